@@ -1,0 +1,4 @@
+#ifndef TIERCACHE_CLMDB_SHIM_H
+#define TIERCACHE_CLMDB_SHIM_H
+#include <lmdb.h>
+#endif

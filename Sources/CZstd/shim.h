@@ -1,0 +1,4 @@
+#ifndef TIERCACHE_CZSTD_SHIM_H
+#define TIERCACHE_CZSTD_SHIM_H
+#include <zstd.h>
+#endif

@@ -1,0 +1,34 @@
+/// Where an entry may be stored, after `URLCache.StoragePolicy`.
+public enum StoragePolicy: String, Hashable, Sendable, CaseIterable, CustomStringConvertible {
+    /// Every tier may store the entry.
+    case allowed
+    /// Only tiers whose ``TierMedium`` is ``TierMedium/memory`` may store the entry; it never
+    /// reaches disk or a shared server.
+    case allowedInMemoryOnly
+    /// No tier stores the entry.
+    case notAllowed
+
+    /// Whether a tier on `medium` may store an entry under this policy.
+    @inline(__always)
+    public func permits(_ medium: TierMedium) -> Bool {
+        switch self {
+        case .allowed: true
+        case .allowedInMemoryOnly: medium == .memory
+        case .notAllowed: false
+        }
+    }
+
+    public var description: String { rawValue }
+}
+
+/// Where a tier keeps its entries; storage policies are decided by it.
+public enum TierMedium: String, Hashable, Sendable, CustomStringConvertible {
+    /// The process's own memory: gone when the process ends.
+    case memory
+    /// Files on this machine.
+    case disk
+    /// A server shared over the network (Redis, ...).
+    case remote
+
+    public var description: String { rawValue }
+}

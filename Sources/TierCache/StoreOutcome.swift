@@ -1,0 +1,33 @@
+/// What a tier did with an entry it was asked to store.
+///
+/// A refusal is not an error: the tier is healthy and the caller's data simply does not belong
+/// there. Every refusal is counted in the tier's ``TierStatistics``.
+public enum StoreOutcome: Hashable, Sendable {
+    /// The entry is stored (replacing any previous entry under the key).
+    case stored
+    /// The entry was not stored, for the given reason. Any previous entry under the key is removed,
+    /// so a reader never sees a value older than the one the caller just tried to store.
+    case refused(RefusalReason)
+
+    /// Whether the entry was stored.
+    public var isStored: Bool { self == .stored }
+}
+
+/// Why an entry was not stored.
+public enum RefusalReason: Hashable, Sendable, CustomStringConvertible {
+    /// The entry's stored size (after compression and framing) exceeds the tier's per-entry limit,
+    /// `maxEntryFraction` of its capacity (URLCache's 5% rule).
+    case tooLarge(size: Int, limit: Int)
+    /// The entry's storage policy does not allow this tier (decided by ``TieredCache``).
+    case policy(StoragePolicy)
+    /// The entry's expiry hint has already passed.
+    case alreadyExpired
+
+    public var description: String {
+        switch self {
+        case .tooLarge(let size, let limit): "too large: \(size) bytes stored, limit \(limit)"
+        case .policy(let policy): "storage policy \(policy) excludes this tier"
+        case .alreadyExpired: "already expired"
+        }
+    }
+}

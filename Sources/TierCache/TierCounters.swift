@@ -1,0 +1,52 @@
+import Synchronization
+
+/// Lock-free counters behind a tier's ``TierStatistics``.
+///
+/// Tiers shipped with TierCache use it, and a tier of your own can too: increment on each event,
+/// and return ``snapshot(usage:)`` from ``CacheTier/statistics()``.
+public final class TierCounters: Sendable {
+    public let hits = Atomic<Int>(0)
+    public let misses = Atomic<Int>(0)
+    public let stores = Atomic<Int>(0)
+    public let evictions = Atomic<Int>(0)
+    public let refusedTooLarge = Atomic<Int>(0)
+    public let refusedExpired = Atomic<Int>(0)
+    public let expirations = Atomic<Int>(0)
+    public let corruptionsRemoved = Atomic<Int>(0)
+    public let errors = Atomic<Int>(0)
+
+    public init() {}
+
+    /// Counts a lookup's result.
+    @inline(__always)
+    public func recordLookup(hit: Bool) {
+        if hit { hits.add(1, ordering: .relaxed) } else { misses.add(1, ordering: .relaxed) }
+    }
+
+    /// Counts the outcome of a store.
+    @inline(__always)
+    public func record(_ outcome: StoreOutcome) {
+        switch outcome {
+        case .stored: stores.add(1, ordering: .relaxed)
+        case .refused(.tooLarge): refusedTooLarge.add(1, ordering: .relaxed)
+        case .refused(.alreadyExpired): refusedExpired.add(1, ordering: .relaxed)
+        case .refused(.policy): break  // counted by the tiered cache, which decides it
+        }
+    }
+
+    /// The counters' current values, with `usage` attached.
+    public func snapshot(usage: TierUsage?) -> TierStatistics {
+        var s = TierStatistics()
+        s.hits = hits.load(ordering: .relaxed)
+        s.misses = misses.load(ordering: .relaxed)
+        s.stores = stores.load(ordering: .relaxed)
+        s.evictions = evictions.load(ordering: .relaxed)
+        s.refusedTooLarge = refusedTooLarge.load(ordering: .relaxed)
+        s.refusedExpired = refusedExpired.load(ordering: .relaxed)
+        s.expirations = expirations.load(ordering: .relaxed)
+        s.corruptionsRemoved = corruptionsRemoved.load(ordering: .relaxed)
+        s.errors = errors.load(ordering: .relaxed)
+        s.usage = usage
+        return s
+    }
+}

@@ -1,0 +1,36 @@
+/// Counters a tier keeps about its own traffic, plus its usage when the snapshot was taken.
+///
+/// Refusals by storage policy are decided above the tier, by ``TieredCache``, which adds them to
+/// the snapshot it reports for each tier.
+public struct TierStatistics: Hashable, Sendable {
+    /// Lookups that returned an entry.
+    public var hits = 0
+    /// Lookups that returned nothing (including expired and damaged entries).
+    public var misses = 0
+    /// Entries stored.
+    public var stores = 0
+    /// Entries removed to make room.
+    public var evictions = 0
+    /// Entries refused because their stored size exceeds the per-entry limit.
+    public var refusedTooLarge = 0
+    /// Entries refused because their storage policy excludes the tier.
+    public var refusedByPolicy = 0
+    /// Entries refused because their expiry hint had already passed.
+    public var refusedExpired = 0
+    /// Entries dropped because their expiry hint passed.
+    public var expirations = 0
+    /// Entries that failed to decode or verify, were treated as misses and deleted.
+    public var corruptionsRemoved = 0
+    /// Operations that failed with an error (a tiered cache counts these and carries on).
+    public var errors = 0
+    /// Usage when the snapshot was taken, if the tier could report it.
+    public var usage: TierUsage?
+
+    public init() {}
+
+    /// Hits divided by lookups, or `nil` before the first lookup.
+    public var hitRatio: Double? {
+        let lookups = hits + misses
+        return lookups == 0 ? nil : Double(hits) / Double(lookups)
+    }
+}

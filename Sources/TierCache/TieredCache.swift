@@ -1,0 +1,204 @@
+import Foundation
+import Synchronization
+
+/// An ordered stack of tiers used as one cache: memory over disk over a shared server, or any
+/// tiers of your own.
+///
+/// - **Reads** go top-down. A hit in a lower tier is promoted into the tiers above it that may
+///   hold it: an entry found on disk or on a server was stored under ``StoragePolicy/allowed``,
+///   so it goes into every tier above; an entry found in a memory tier goes only into memory
+///   tiers above, since it may be ``StoragePolicy/allowedInMemoryOnly``.
+/// - **Writes** go to every tier the entry's ``StoragePolicy`` permits; the others count a
+///   policy refusal. ``StoreReport`` says what each tier did.
+/// - **Removals** reach every tier.
+///
+/// A tier that throws is counted (``TierStatistics/errors``) and skipped: a read treats it as a
+/// miss, a write reports ``StoreReport/Outcome/failed(_:)`` for it. One failing tier degrades the
+/// cache, it does not break it. Removals try every tier and then rethrow the first failure,
+/// because a removal that silently failed could serve data the caller meant to delete.
+///
+/// Synchronous callers use ``localEntry(forKey:)``, which reads the ``LocalCacheTier``s only.
+public final class TieredCache: Sendable {
+    /// A lookup's result: the entry and the tier that had it.
+    public struct Hit: Sendable {
+        public var entry: CacheEntry
+        /// The position in ``TieredCache/tiers`` of the tier that answered.
+        public var tierIndex: Int
+        /// The name of the tier that answered.
+        public var tierName: String
+    }
+
+    /// What each tier did with a stored entry, in tier order.
+    public struct StoreReport: Sendable {
+        public enum Outcome: Sendable {
+            case stored
+            case refused(RefusalReason)
+            case failed(TierCacheError)
+        }
+        public var outcomes: [(tierName: String, outcome: Outcome)]
+
+        /// Whether at least one tier stored the entry.
+        public var isStoredAnywhere: Bool {
+            outcomes.contains { if case .stored = $0.outcome { true } else { false } }
+        }
+    }
+
+    /// One tier and the counters the tiered cache keeps for it.
+    private final class Slot: Sendable {
+        let tier: any CacheTier
+        let local: (any LocalCacheTier)?
+        let refusedByPolicy = Atomic<Int>(0)
+        let errors = Atomic<Int>(0)
+        init(_ tier: any CacheTier) {
+            self.tier = tier
+            self.local = tier as? any LocalCacheTier
+        }
+    }
+
+    private let slots: [Slot]
+    /// The storage policy used by ``store(_:forKey:url:)``.
+    public let policyTable: StoragePolicyTable
+
+    /// The tiers, top (consulted first) to bottom.
+    public var tiers: [any CacheTier] { slots.map(\.tier) }
+
+    /// Creates a cache over `tiers`, listed top (fastest) to bottom.
+    public init(tiers: [any CacheTier], policyTable: StoragePolicyTable = StoragePolicyTable()) {
+        self.slots = tiers.map(Slot.init)
+        self.policyTable = policyTable
+    }
+
+    // MARK: Reading
+
+    /// The entry under `key` from the first tier that has it, promoted into the tiers above.
+    public func lookup(_ key: CacheKey) async -> Hit? {
+        for (index, slot) in slots.enumerated() {
+            let found: CacheEntry?
+            do {
+                found = try await slot.tier.entry(forKey: key)
+            } catch {
+                slot.errors.add(1, ordering: .relaxed)
+                continue
+            }
+            guard let entry = found else { continue }
+            for above in slots[..<index] where Self.mayPromote(from: slot.tier.medium, to: above.tier.medium) {
+                await storeIgnoringFailure(entry, forKey: key, in: above)
+            }
+            return Hit(entry: entry, tierIndex: index, tierName: slot.tier.name)
+        }
+        return nil
+    }
+
+    /// The entry under `key`, or `nil`. See ``lookup(_:)``.
+    public func entry(forKey key: CacheKey) async -> CacheEntry? {
+        await lookup(key)?.entry
+    }
+
+    /// Like ``lookup(_:)``, without suspending: reads and promotes through the
+    /// ``LocalCacheTier``s only and skips the others (a network tier).
+    public func localEntry(forKey key: CacheKey) -> Hit? {
+        for (index, slot) in slots.enumerated() {
+            guard let tier = slot.local else { continue }
+            let found: CacheEntry?
+            do {
+                found = try tier.entry(forKey: key)
+            } catch {
+                slot.errors.add(1, ordering: .relaxed)
+                continue
+            }
+            guard let entry = found else { continue }
+            for above in slots[..<index] where Self.mayPromote(from: tier.medium, to: above.tier.medium) {
+                guard let local = above.local else { continue }
+                do { _ = try local.store(entry, forKey: key) } catch { above.errors.add(1, ordering: .relaxed) }
+            }
+            return Hit(entry: entry, tierIndex: index, tierName: tier.name)
+        }
+        return nil
+    }
+
+    /// An entry found in a memory tier may be memory-only, so it only moves into memory tiers;
+    /// one found elsewhere was stored under `.allowed` and may go anywhere.
+    private static func mayPromote(from source: TierMedium, to target: TierMedium) -> Bool {
+        source != .memory || target == .memory
+    }
+
+    private func storeIgnoringFailure(_ entry: CacheEntry, forKey key: CacheKey, in slot: Slot) async {
+        do { _ = try await slot.tier.store(entry, forKey: key) } catch { slot.errors.add(1, ordering: .relaxed) }
+    }
+
+    // MARK: Writing
+
+    /// Stores `entry` in every tier that `policy` permits.
+    @discardableResult
+    public func store(_ entry: CacheEntry, forKey key: CacheKey, policy: StoragePolicy) async -> StoreReport {
+        var outcomes: [(tierName: String, outcome: StoreReport.Outcome)] = []
+        outcomes.reserveCapacity(slots.count)
+        for slot in slots {
+            guard policy.permits(slot.tier.medium) else {
+                slot.refusedByPolicy.add(1, ordering: .relaxed)
+                // An older entry stored under a wider policy must not outlive this write.
+                do { try await slot.tier.removeEntry(forKey: key) } catch { slot.errors.add(1, ordering: .relaxed) }
+                outcomes.append((slot.tier.name, .refused(.policy(policy))))
+                continue
+            }
+            do {
+                switch try await slot.tier.store(entry, forKey: key) {
+                case .stored: outcomes.append((slot.tier.name, .stored))
+                case .refused(let reason): outcomes.append((slot.tier.name, .refused(reason)))
+                }
+            } catch {
+                slot.errors.add(1, ordering: .relaxed)
+                outcomes.append((slot.tier.name, .failed(Self.tierError(error))))
+            }
+        }
+        return StoreReport(outcomes: outcomes)
+    }
+
+    /// Stores `entry` under the policy that ``policyTable`` gives `url`'s scheme.
+    @discardableResult
+    public func store(_ entry: CacheEntry, forKey key: CacheKey, url: URL) async -> StoreReport {
+        await store(entry, forKey: key, policy: policyTable.policy(for: url))
+    }
+
+    // MARK: Removing
+
+    /// Removes `key` from every tier; tries them all, then rethrows the first failure.
+    public func removeEntry(forKey key: CacheKey) async throws(TierCacheError) {
+        try await forEveryTier { try await $0.removeEntry(forKey: key) }
+    }
+
+    /// Empties every tier; tries them all, then rethrows the first failure.
+    public func removeAll() async throws(TierCacheError) {
+        try await forEveryTier { try await $0.removeAll() }
+    }
+
+    private func forEveryTier(_ body: (any CacheTier) async throws -> Void) async throws(TierCacheError) {
+        var firstError: TierCacheError?
+        for slot in slots {
+            do { try await body(slot.tier) } catch {
+                slot.errors.add(1, ordering: .relaxed)
+                if firstError == nil { firstError = Self.tierError(error) }
+            }
+        }
+        if let firstError { throw firstError }
+    }
+
+    private static func tierError(_ error: any Error) -> TierCacheError {
+        error as? TierCacheError ?? TierCacheError(.storageFailure, "a tier failed", underlying: String(describing: error))
+    }
+
+    // MARK: Statistics
+
+    /// Each tier's statistics, top to bottom, with the policy refusals and errors this cache
+    /// counted for it added in.
+    public func statistics() async -> [(tierName: String, statistics: TierStatistics)] {
+        var reports: [(tierName: String, statistics: TierStatistics)] = []
+        for slot in slots {
+            var statistics = await slot.tier.statistics()
+            statistics.refusedByPolicy += slot.refusedByPolicy.load(ordering: .relaxed)
+            statistics.errors += slot.errors.load(ordering: .relaxed)
+            reports.append((slot.tier.name, statistics))
+        }
+        return reports
+    }
+}

@@ -1,0 +1,35 @@
+import CLMDB
+import Foundation
+import TierCache
+
+/// Turns LMDB's (and the OS's) return codes into ``TierCacheError``s.
+enum LMDBStatus {
+    static func message(_ code: Int32) -> String {
+        guard let text = mdb_strerror(code) else { return "LMDB error \(code)" }
+        return String(cString: text)
+    }
+
+    static func error(_ code: Int32, _ what: String, path: String) -> TierCacheError {
+        let underlying = "\(message(code)) [\(code)]"
+        switch code {
+        case ENOSPC, EDQUOT:
+            return TierCacheError(.diskFull, "\(what) failed: no space left for \(path)", underlying: underlying)
+        case EACCES, EPERM, EROFS:
+            return TierCacheError(.permissionDenied, "\(what) failed: no permission to write \(path)", underlying: underlying)
+        case ENOTDIR:
+            return TierCacheError(.notADirectory, "\(path) is not a directory", underlying: underlying)
+        case MDB_INVALID, MDB_CORRUPTED, MDB_PAGE_NOTFOUND, MDB_BAD_TXN:
+            return TierCacheError(.damagedStore, "\(what) failed: the store at \(path) is damaged", underlying: underlying)
+        case MDB_VERSION_MISMATCH:
+            return TierCacheError(
+                .incompatibleVersion, "the store at \(path) was written by another LMDB version", underlying: underlying)
+        default:
+            return TierCacheError(.storageFailure, "\(what) failed for \(path)", underlying: underlying)
+        }
+    }
+
+    @inline(__always)
+    static func check(_ code: Int32, _ what: @autoclosure () -> String, path: String) throws(TierCacheError) {
+        guard code == MDB_SUCCESS else { throw error(code, what(), path: path) }
+    }
+}

@@ -1,0 +1,72 @@
+import TierCache
+
+extension LMDBTier {
+    /// How hard the tier works to keep committed entries across a power loss.
+    ///
+    /// Every mode keeps every committed entry when the *process* dies (even by `SIGKILL`): LMDB
+    /// hands each commit to the operating system before the call returns. The modes differ only
+    /// when the *machine* loses power or the kernel crashes.
+    public enum Durability: Sendable, Hashable {
+        /// `fsync` data and metadata on every commit: a power loss costs nothing. Slowest.
+        case full
+        /// `fsync` data on every commit but not LMDB's metadata page (`MDB_NOMETASYNC`): a power
+        /// loss may undo the last commit(s), never the store's integrity. The default.
+        case metadataAsync
+        /// No `fsync` (`MDB_NOSYNC`): the operating system writes back when it likes. A power loss
+        /// may lose recent commits and may damage the store, which then opens under
+        /// ``RecoveryPolicy``. Fastest; for caches that are cheap to refill.
+        case none
+    }
+
+    /// What opening does with a store whose files are damaged or were written by an
+    /// incompatible format version.
+    public enum RecoveryPolicy: Sendable, Hashable {
+        /// Delete `data.mdb` and `lock.mdb` and start empty (it is a cache). The default.
+        /// ``LMDBTier/didResetDamagedStore`` tells that it happened.
+        case resetDamagedStore
+        /// Throw ``TierCacheError/Code/damagedStore`` or ``TierCacheError/Code/incompatibleVersion``.
+        case throwError
+    }
+
+    /// The disk tier's settings.
+    public struct Configuration: Sendable {
+        /// The most bytes the store's data file may reach. At least ``LMDBTier/minimumCapacity``.
+        /// Fixed when the store is created: reopening with another capacity throws.
+        public var capacity: Int
+        /// The largest stored entry (after compression and framing), as a fraction of
+        /// ``capacity``; 0.05 by default, URLCache's documented rule.
+        public var maxEntryFraction: Double
+        /// zstd's level: 1 (fast) by default; see ``ZstdCodec``.
+        public var compressionLevel: Int32
+        /// Sync behaviour; ``Durability/metadataAsync`` by default.
+        public var durability: Durability
+        /// What to do with a damaged store; ``RecoveryPolicy/resetDamagedStore`` by default.
+        public var recovery: RecoveryPolicy
+        /// Most concurrent reading threads across all processes (LMDB's reader table); 126 by default.
+        public var maxReaders: Int
+        /// The name in statistics.
+        public var name: String
+        /// The source of "now" for expiry hints.
+        public var clock: CacheClock
+
+        public init(
+            capacity: Int,
+            maxEntryFraction: Double = EntrySizeLimit.urlCacheDefaultFraction,
+            compressionLevel: Int32 = 1,
+            durability: Durability = .metadataAsync,
+            recovery: RecoveryPolicy = .resetDamagedStore,
+            maxReaders: Int = 126,
+            name: String = "lmdb",
+            clock: CacheClock = .system
+        ) {
+            self.capacity = capacity
+            self.maxEntryFraction = maxEntryFraction
+            self.compressionLevel = compressionLevel
+            self.durability = durability
+            self.recovery = recovery
+            self.maxReaders = maxReaders
+            self.name = name
+            self.clock = clock
+        }
+    }
+}

@@ -1,0 +1,103 @@
+import CLMDB
+import Foundation
+import TierCache
+
+extension LMDBTier {
+    /// The smallest capacity accepted: 1 MiB, room for LMDB's own pages and a useful 5% entry.
+    public static let minimumCapacity = 1 << 20
+
+    /// The files LMDB keeps in the tier's directory.
+    static let fileNames = ["data.mdb", "lock.mdb"]
+
+    /// Version of the tier's own layout (databases and record format), kept in the store.
+    static let layoutVersion: UInt64 = 1
+
+    /// Deletes the store in `directory` (its `data.mdb` and `lock.mdb`), leaving other files and
+    /// the directory itself. Only call it when no process has the store open.
+    public static func destroy(directory: URL) throws(TierCacheError) {
+        for name in fileNames {
+            let path = directory.appendingPathComponent(name).path
+            guard unlink(path) == 0 || errno == ENOENT else {
+                throw LMDBStatus.error(errno, "deleting \(name)", path: directory.path)
+            }
+        }
+    }
+
+    /// Creates `directory` (owner-only) when missing, and checks it is a directory.
+    static func prepareDirectory(_ directory: URL) throws(TierCacheError) {
+        let path = directory.path
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
+            guard isDirectory.boolValue else {
+                throw TierCacheError(.notADirectory, "\(path) exists and is not a directory")
+            }
+            return
+        }
+        do {
+            try FileManager.default.createDirectory(
+                at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw TierCacheError(.permissionDenied, "cannot create directory \(path)", underlying: "\(error)")
+        }
+    }
+
+    /// Opens (creating when absent) the environment in `directory`.
+    static func openEnvironment(
+        directory: URL, mapSize: Int?, durability: Durability, maxReaders: Int, readOnly: Bool
+    ) throws(TierCacheError) -> LMDBEnvironment {
+        let path = directory.path
+        var handle: OpaquePointer?
+        try LMDBStatus.check(mdb_env_create(&handle), "creating an environment", path: path)
+        guard let handle else { throw TierCacheError(.storageFailure, "LMDB returned no environment for \(path)") }
+        var flags = UInt32(MDB_NOTLS | MDB_NORDAHEAD)
+        switch durability {
+        case .full: break
+        case .metadataAsync: flags |= UInt32(MDB_NOMETASYNC)
+        case .none: flags |= UInt32(MDB_NOSYNC)
+        }
+        if readOnly { flags |= UInt32(MDB_RDONLY) }
+        var rc = mdb_env_set_maxdbs(handle, 8)
+        if rc == MDB_SUCCESS, let mapSize { rc = mdb_env_set_mapsize(handle, mapSize) }
+        if rc == MDB_SUCCESS { rc = mdb_env_set_maxreaders(handle, UInt32(clamping: maxReaders)) }
+        if rc == MDB_SUCCESS { rc = mdb_env_open(handle, path, flags, 0o600) }
+        guard rc == MDB_SUCCESS else {
+            mdb_env_close(handle)
+            throw LMDBStatus.error(rc, "opening the store", path: path)
+        }
+        // From here the environment object owns the handle and closes it when released.
+        let environment = try LMDBEnvironment(handle: handle, path: path, readOnly: readOnly)
+        if !readOnly { environment.clearStaleReaders() }
+        return environment
+    }
+
+    /// Checks (and on first use, writes) the layout version and capacity kept in the store.
+    static func checkLayout(of environment: LMDBEnvironment, capacity: Int) throws(TierCacheError) {
+        let path = environment.path
+        do {
+            try environment.write { txn in
+                switch try txn.metaValue("layout") {
+                case nil:
+                    try txn.setMetaValue("layout", layoutVersion)
+                    try txn.setMetaValue("capacity", UInt64(capacity))
+                case layoutVersion?:
+                    break
+                case let other?:
+                    throw TierCacheError(
+                        .incompatibleVersion,
+                        "the store at \(path) has layout version \(other); this TierCache reads version \(layoutVersion)")
+                }
+                let stored = try txn.metaValue("capacity") ?? UInt64(capacity)
+                guard stored == UInt64(capacity) else {
+                    throw TierCacheError(
+                        .invalidConfiguration,
+                        "the store at \(path) was created with capacity \(stored) bytes, not \(capacity); "
+                            + "open it with that capacity, or delete it first with LMDBTier.destroy(directory:)")
+                }
+            }
+        } catch let error as TierCacheError {
+            throw error
+        } catch {
+            throw TierCacheError(.storageFailure, "could not initialise the store at \(path)", underlying: "\(error)")
+        }
+    }
+}

@@ -1,0 +1,355 @@
+import CLMDB
+import Foundation
+import TierCache
+import TierCacheCompression
+
+/// A disk tier: one LMDB environment in a directory, values compressed with zstd.
+///
+/// ## Capacity
+/// The environment's map size is the configured capacity, so `data.mdb` never grows past it;
+/// `lock.mdb` beside it takes a further 8 KiB plus 64 bytes per reader slot (about 16 KiB by
+/// default). The tier accounts each entry's pages (key, record, overflow pages rounded to LMDB's
+/// page size, and its two index rows) and keeps that sum under ``fillLimit`` of capacity,
+/// evicting least-recently-used entries in the same transaction as the store. The remainder is
+/// room for LMDB's branch pages, copy-on-write and pages pinned by readers. If LMDB still reports
+/// a full map, the tier evicts more and retries: callers never see `MDB_MAP_FULL`.
+///
+/// ## Recency
+/// Lookups run in read-only transactions and note accesses in memory; the next store applies
+/// them in order before it evicts (see ``AccessLog``), so eviction follows true LRU order unless
+/// more than 16,384 distinct keys are read between two writes.
+///
+/// ## The entry-size rule
+/// An entry whose stored size — the record written, after compression and framing — exceeds
+/// ``Configuration/maxEntryFraction`` of capacity (5% by default) is refused with
+/// ``RefusalReason/tooLarge(size:limit:)``, counted, and any older entry under its key removed.
+///
+/// ## Integrity and crashes
+/// Compressed values are zstd frames with zstd's checksum; values that zstd does not shrink are
+/// stored raw with a checksum of their own. A record that fails to decode or verify is a miss,
+/// is deleted and is counted in ``TierStatistics/corruptionsRemoved``. Every commit is handed to
+/// the operating system before `store` returns, so a process killed at any point (even by
+/// `SIGKILL`) leaves every committed entry in place; what a power loss costs depends on
+/// ``Durability``. Several processes may open one directory at once; LMDB's lock file
+/// serialises their writers. They must all use the same capacity.
+///
+/// ## Keys
+/// LMDB keys are at most 511 bytes; longer ``CacheKey``s are stored under a prefix and a 128-bit
+/// hash, and the record keeps the full key, so a hash collision is a miss, never a wrong value.
+public final class LMDBTier: LocalCacheTier {
+    /// The share of capacity that entries' accounted bytes may fill (75%).
+    public static let fillLimit = 0.75
+
+    public let name: String
+    public var medium: TierMedium { .disk }
+    /// The directory holding the store.
+    public let directory: URL
+    /// Whether opening found a damaged store and started afresh (see ``RecoveryPolicy``).
+    public let didResetDamagedStore: Bool
+
+    private let environment: LMDBEnvironment
+    private let codec: ZstdCodec
+    private let capacity: Int
+    private let budget: Int
+    private let sizeLimit: EntrySizeLimit
+    private let clock: CacheClock
+    private let counters = TierCounters()
+    private let accessLog = AccessLog()
+
+    /// Opens the store in `directory`, creating the directory (owner-only permissions) and the
+    /// store when absent.
+    ///
+    /// - Throws: ``TierCacheError`` with code
+    ///   ``TierCacheError/Code/invalidConfiguration`` (capacity below ``minimumCapacity``, a
+    ///   fraction outside `(0, 1]`, a bad compression level, a capacity other than the store's),
+    ///   ``TierCacheError/Code/notADirectory``, ``TierCacheError/Code/permissionDenied``,
+    ///   ``TierCacheError/Code/foreignStore`` (the directory holds another program's LMDB
+    ///   database), or, with ``RecoveryPolicy/throwError``, ``TierCacheError/Code/damagedStore``
+    ///   and ``TierCacheError/Code/incompatibleVersion``.
+    public init(directory: URL, configuration: Configuration) throws(TierCacheError) {
+        guard configuration.capacity >= Self.minimumCapacity else {
+            throw TierCacheError(
+                .invalidConfiguration,
+                "capacity must be at least \(Self.minimumCapacity) bytes (1 MiB); got \(configuration.capacity)")
+        }
+        guard let codec = ZstdCodec(level: configuration.compressionLevel) else {
+            throw TierCacheError(
+                .invalidConfiguration,
+                "compression level must be in \(ZstdCodec.minimumLevel)...\(ZstdCodec.maximumLevel) and not 0; "
+                    + "got \(configuration.compressionLevel)")
+        }
+        guard configuration.maxReaders > 0 else {
+            throw TierCacheError(.invalidConfiguration, "maxReaders must be positive; got \(configuration.maxReaders)")
+        }
+        self.sizeLimit = try EntrySizeLimit(fraction: configuration.maxEntryFraction, capacity: configuration.capacity)
+        try Self.prepareDirectory(directory)
+
+        var didReset = false
+        func open() throws(TierCacheError) -> LMDBEnvironment {
+            let environment = try Self.openEnvironment(
+                directory: directory, mapSize: configuration.capacity, durability: configuration.durability,
+                maxReaders: configuration.maxReaders, readOnly: false)
+            try Self.checkLayout(of: environment, capacity: configuration.capacity)
+            return environment
+        }
+        do {
+            self.environment = try open()
+        } catch let error where configuration.recovery == .resetDamagedStore
+            && (error.code == .damagedStore || error.code == .incompatibleVersion)
+        {
+            try Self.destroy(directory: directory)
+            didReset = true
+            self.environment = try open()
+        }
+        self.didResetDamagedStore = didReset
+        self.name = configuration.name
+        self.directory = directory
+        self.codec = codec
+        self.capacity = configuration.capacity
+        self.budget = Int(Double(configuration.capacity) * Self.fillLimit)
+        self.clock = configuration.clock
+    }
+
+    /// Opens the store in `directory` with default settings and the given capacity in bytes.
+    public convenience init(directory: URL, capacity: Int) throws(TierCacheError) {
+        try self.init(directory: directory, configuration: Configuration(capacity: capacity))
+    }
+
+    // MARK: Reading
+
+    private enum Lookup {
+        case hit(CacheEntry)
+        case miss
+        case unusable(expired: Bool)
+    }
+
+    public func entry(forKey key: CacheKey) throws -> CacheEntry? {
+        let storageKey = StorageKey(key)
+        let now = clock.now()
+        let lookup = try storageKey.bytes.withUnsafeBytes { keyBytes in
+            try environment.read { txn -> Lookup in
+                guard let record = try txn.get(environment.entries, keyBytes) else { return .miss }
+                guard let header = try? StoredRecord.header(of: record) else { return .unusable(expired: false) }
+                guard StoredRecord.belongs(header, to: storageKey) else { return .miss }
+                if header.metadata.isExpired(at: now) { return .unusable(expired: true) }
+                guard let value = try? StoredRecord.value(of: header, codec: codec) else { return .unusable(expired: false) }
+                return .hit(CacheEntry(value: value, storedAt: header.metadata.storedAt, expiresAt: header.metadata.expiresAt))
+            }
+        }
+        switch lookup {
+        case .hit(let entry):
+            counters.hits.add(1, ordering: .relaxed)
+            accessLog.noteAccess(storageKey.bytes)
+            return entry
+        case .miss:
+            counters.misses.add(1, ordering: .relaxed)
+            return nil
+        case .unusable(let expired):
+            counters.misses.add(1, ordering: .relaxed)
+            if try removeIfUnusable(storageKey, now: now) {
+                if expired {
+                    counters.expirations.add(1, ordering: .relaxed)
+                } else {
+                    counters.corruptionsRemoved.add(1, ordering: .relaxed)
+                }
+            }
+            return nil
+        }
+    }
+
+    /// Deletes the record under `key` if it is still expired or undecodable: a concurrent store
+    /// may have replaced it since the lookup saw it.
+    private func removeIfUnusable(_ key: StorageKey, now: Date) throws -> Bool {
+        try write { txn in
+            try key.bytes.withUnsafeBytes { keyBytes in
+                guard let record = try txn.get(environment.entries, keyBytes) else { return false }
+                if let header = try? StoredRecord.header(of: record) {
+                    if !StoredRecord.belongs(header, to: key) { return false }
+                    let usable = !header.metadata.isExpired(at: now) && (try? StoredRecord.value(of: header, codec: codec)) != nil
+                    if usable { return false }
+                }
+                var used = try txn.metaValue("used").map(Int.init) ?? 0
+                try removeRecord(keyBytes, in: txn, used: &used)
+                try txn.setMetaValue("used", UInt64(max(0, used)))
+                return true
+            }
+        }
+    }
+
+    // MARK: Writing
+
+    public func store(_ entry: CacheEntry, forKey key: CacheKey) throws -> StoreOutcome {
+        let storageKey = StorageKey(key)
+        let outcome: StoreOutcome
+        if entry.metadata.isExpired(at: clock.now()) {
+            outcome = .refused(.alreadyExpired)
+            try removeEntry(storageKey)
+        } else {
+            let record = StoredRecord.encode(entry, fullKey: storageKey.fullKey, codec: codec)
+            if sizeLimit.admits(record.count) {
+                try insert(record, under: storageKey)
+                outcome = .stored
+            } else {
+                outcome = .refused(.tooLarge(size: record.count, limit: sizeLimit.maxBytes))
+                try removeEntry(storageKey)
+            }
+        }
+        counters.record(outcome)
+        return outcome
+    }
+
+    private func insert(_ record: [UInt8], under key: StorageKey) throws {
+        let cost = accountedBytes(keyCount: key.bytes.count, recordCount: record.count)
+        var extraToFree = 0
+        for _ in 0..<8 {
+            do {
+                let evicted = try environment.write { txn -> Int in
+                    var used = try txn.metaValue("used").map(Int.init) ?? 0
+                    var clock = try txn.metaValue("clock") ?? 0
+                    try key.bytes.withUnsafeBytes { keyBytes in
+                        try removeRecord(keyBytes, in: txn, used: &used)
+                    }
+                    let evicted = try evict(in: txn, used: &used, until: budget - cost - extraToFree)
+                    try key.bytes.withUnsafeBytes { keyBytes in
+                        try record.withUnsafeBytes { try txn.put(environment.entries, keyBytes, $0) }
+                    }
+                    try touch(key.bytes, in: txn, clock: &clock)
+                    used += cost
+                    try txn.setMetaValue("used", UInt64(max(0, used)))
+                    try txn.setMetaValue("clock", clock)
+                    return evicted
+                }
+                if evicted > 0 { counters.evictions.add(evicted, ordering: .relaxed) }
+                return
+            } catch is LMDBEnvironment.MapFull {
+                // Pages are taken by structure or pinned by readers beyond what the accounting
+                // sees: free more, in growing steps, and try again.
+                extraToFree = extraToFree == 0 ? max(cost, capacity / 32) : extraToFree * 2
+            }
+        }
+        throw TierCacheError(
+            .storageFailure,
+            "the store at \(directory.path) stayed full after evicting; a long-running reader may be pinning its pages")
+    }
+
+    /// Applies the noted accesses, then evicts least-recently-used entries until `used` ≤ `target`.
+    private func evict(in txn: borrowing Transaction, used: inout Int, until target: Int) throws -> Int {
+        var clock = try txn.metaValue("clock") ?? 0
+        for key in accessLog.drain() {
+            try touch(key, in: txn, clock: &clock, onlyIfPresent: true)
+        }
+        try txn.setMetaValue("clock", clock)
+        var evicted = 0
+        while used > target, let (_, oldestKey) = try txn.first(environment.recency) {
+            try oldestKey.withUnsafeBytes { try removeRecord($0, in: txn, used: &used) }
+            evicted += 1
+        }
+        return evicted
+    }
+
+    /// Gives `key` the next access tick, replacing its previous one in the recency index.
+    private func touch(_ key: [UInt8], in txn: borrowing Transaction, clock: inout UInt64, onlyIfPresent: Bool = false) throws {
+        try key.withUnsafeBytes { keyBytes in
+            if let previous = try txn.get(environment.ticks, keyBytes), previous.count == 8 {
+                let tickBytes = [UInt8](previous)
+                try tickBytes.withUnsafeBytes { _ = try txn.delete(environment.recency, $0) }
+            } else if onlyIfPresent {
+                return
+            }
+            clock &+= 1
+            try withUnsafeBytes(of: clock.bigEndian) { tick in
+                try txn.put(environment.ticks, keyBytes, tick)
+                try txn.put(environment.recency, tick, keyBytes)
+            }
+        }
+    }
+
+    /// Deletes the record, its tick and its recency row, and subtracts its accounted bytes.
+    private func removeRecord(_ key: UnsafeRawBufferPointer, in txn: borrowing Transaction, used: inout Int) throws {
+        if let record = try txn.get(environment.entries, key) {
+            used -= accountedBytes(keyCount: key.count, recordCount: record.count)
+            try txn.delete(environment.entries, key)
+        }
+        if let tick = try txn.get(environment.ticks, key) {
+            let tickBytes = [UInt8](tick)
+            try tickBytes.withUnsafeBytes { _ = try txn.delete(environment.recency, $0) }
+            try txn.delete(environment.ticks, key)
+        }
+    }
+
+    /// The bytes an entry takes in the map: its leaf node or overflow pages, plus its rows in the
+    /// tick and recency databases.
+    private func accountedBytes(keyCount: Int, recordCount: Int) -> Int {
+        let pageSize = environment.pageSize
+        let nodeHeader = 8, pointer = 2
+        let node = nodeHeader + keyCount + recordCount
+        // LMDB moves a value to overflow pages when its node exceeds about half a page.
+        let nodeMax = (pageSize - 16) / 2
+        let entryBytes: Int
+        if node > nodeMax {
+            let overflowPages = (recordCount + 16 + pageSize - 1) / pageSize
+            entryBytes = nodeHeader + keyCount + 8 + pointer + overflowPages * pageSize
+        } else {
+            entryBytes = node + pointer
+        }
+        let indexRow = nodeHeader + keyCount + 8 + pointer
+        return entryBytes + 2 * indexRow
+    }
+
+    // MARK: Removing
+
+    public func removeEntry(forKey key: CacheKey) throws {
+        try removeEntry(StorageKey(key))
+    }
+
+    private func removeEntry(_ key: StorageKey) throws {
+        accessLog.forget(key.bytes)
+        try write { txn in
+            var used = try txn.metaValue("used").map(Int.init) ?? 0
+            try key.bytes.withUnsafeBytes { try removeRecord($0, in: txn, used: &used) }
+            try txn.setMetaValue("used", UInt64(max(0, used)))
+        }
+    }
+
+    public func removeAll() throws {
+        accessLog.removeAll()
+        try write { txn in
+            try txn.clear(environment.entries)
+            try txn.clear(environment.ticks)
+            try txn.clear(environment.recency)
+            try txn.setMetaValue("used", 0)
+        }
+    }
+
+    /// A write transaction that deletes; deleting needs a few free pages, so a full map is met
+    /// by evicting and retrying like a store.
+    private func write<T>(_ body: (borrowing Transaction) throws -> T) throws -> T {
+        do {
+            return try environment.write(body)
+        } catch is LMDBEnvironment.MapFull {
+            throw TierCacheError(.storageFailure, "the store at \(directory.path) is full")
+        } catch let error as TierCacheError {
+            throw error
+        } catch {
+            throw TierCacheError(.storageFailure, "a write failed for \(directory.path)", underlying: "\(error)")
+        }
+    }
+
+    // MARK: Usage
+
+    public func usage() throws -> TierUsage {
+        let (used, count) = try environment.read { txn in
+            (try txn.metaValue("used").map(Int.init) ?? 0, txn.entryCount(environment.entries))
+        }
+        return TierUsage(bytes: used, entries: count, capacity: capacity, maxEntryBytes: sizeLimit.maxBytes)
+    }
+
+    public func statistics() -> TierStatistics {
+        counters.snapshot(usage: try? usage())
+    }
+
+    /// Flushes every committed entry to disk now, whatever the ``Durability``.
+    public func sync() throws {
+        try environment.sync()
+    }
+}

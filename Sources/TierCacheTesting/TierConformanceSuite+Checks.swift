@@ -1,0 +1,224 @@
+import Foundation
+import TierCache
+
+extension TierConformanceSuite {
+    /// The state one check runs with, and the checks themselves.
+    struct Context: Sendable {
+        let check: Check
+        let directory: URL
+        let makeTier: @Sendable (URL) async throws -> any CacheTier
+
+        private let storedAt = Date(timeIntervalSince1970: 1_700_000_000.125)
+
+        init(check: Check, directory: URL, makeTier: @escaping @Sendable (URL) async throws -> any CacheTier) {
+            self.check = check
+            self.directory = directory
+            self.makeTier = makeTier
+        }
+
+        func expect(_ condition: Bool, _ message: @autoclosure () -> String) throws {
+            if !condition { throw Failure(check: check, message: message()) }
+        }
+
+        func key(_ text: String) throws -> CacheKey { try CacheKey(text) }
+
+        func entry(_ value: [UInt8], expiresAt: Date? = nil) -> CacheEntry {
+            CacheEntry(value: value, storedAt: storedAt, expiresAt: expiresAt)
+        }
+
+        func roundTrip() async throws {
+            let tier = try await makeTier(directory)
+            let expires = Date().addingTimeInterval(86_400 * 365)
+            let stored = entry(Array("hello, tier".utf8), expiresAt: expires)
+            let outcome = try await tier.store(stored, forKey: key("a"))
+            try expect(outcome == .stored, "storing a small entry gave \(outcome)")
+            let found = try await tier.entry(forKey: key("a"))
+            try expect(found == stored, "read back \(String(describing: found)), stored \(stored)")
+            let absent = try await tier.entry(forKey: key("absent"))
+            try expect(absent == nil, "an absent key returned \(String(describing: absent))")
+            let usage = try await tier.usage()
+            try expect(usage.entries == 1, "usage counts \(usage.entries) entries after one store")
+            try expect(usage.bytes > 0 && usage.bytes <= usage.capacity, "usage reports \(usage.bytes) of \(usage.capacity) bytes")
+        }
+
+        func emptyValue() async throws {
+            let tier = try await makeTier(directory)
+            _ = try await tier.store(entry([]), forKey: key("empty"))
+            let found = try await tier.entry(forKey: key("empty"))
+            try expect(found?.value == [], "an empty value read back as \(String(describing: found))")
+        }
+
+        func overwrite() async throws {
+            let tier = try await makeTier(directory)
+            _ = try await tier.store(entry(Array("first".utf8)), forKey: key("k"))
+            _ = try await tier.store(entry(Array("second".utf8)), forKey: key("k"))
+            let found = try await tier.entry(forKey: key("k"))
+            try expect(found?.value == Array("second".utf8), "overwrite read back \(String(describing: found))")
+            let entries = try await tier.usage().entries
+            try expect(entries == 1, "\(entries) entries after overwriting one key")
+        }
+
+        func remove() async throws {
+            let tier = try await makeTier(directory)
+            _ = try await tier.store(entry([1, 2, 3]), forKey: key("k"))
+            try await tier.removeEntry(forKey: key("k"))
+            let found = try await tier.entry(forKey: key("k"))
+            try expect(found == nil, "a removed key still returned \(String(describing: found))")
+            try await tier.removeEntry(forKey: key("never-stored"))
+            let usage = try await tier.usage()
+            try expect(usage.entries == 0 && usage.bytes == 0, "usage after removing everything: \(usage)")
+        }
+
+        func removeAll() async throws {
+            let tier = try await makeTier(directory)
+            for index in 0..<20 { _ = try await tier.store(entry([UInt8(index)]), forKey: key("k\(index)")) }
+            try await tier.removeAll()
+            for index in 0..<20 {
+                let found = try await tier.entry(forKey: key("k\(index)"))
+                try expect(found == nil, "k\(index) survived removeAll")
+            }
+            let usage = try await tier.usage()
+            try expect(usage.entries == 0 && usage.bytes == 0, "usage after removeAll: \(usage)")
+        }
+
+        func expiry() async throws {
+            let tier = try await makeTier(directory)
+            _ = try await tier.store(entry([1]), forKey: key("k"))
+            let outcome = try await tier.store(entry([2], expiresAt: .distantPast), forKey: key("k"))
+            try expect(outcome == .refused(.alreadyExpired), "storing an expired entry gave \(outcome)")
+            let found = try await tier.entry(forKey: key("k"))
+            try expect(found == nil, "an expired store left \(String(describing: found)) behind")
+        }
+
+        func longKeys() async throws {
+            let tier = try await makeTier(directory)
+            let prefix = String(repeating: "p", count: CacheKey.maximumUTF8Length - 1)
+            let first = try key(prefix + "1"), second = try key(prefix + "2")
+            _ = try await tier.store(entry([1]), forKey: first)
+            _ = try await tier.store(entry([2]), forKey: second)
+            let one = try await tier.entry(forKey: first), two = try await tier.entry(forKey: second)
+            try expect(one?.value == [1] && two?.value == [2], "long keys read back \(String(describing: one)), \(String(describing: two))")
+            let shorter = try await tier.entry(forKey: key(prefix))
+            try expect(shorter == nil, "a key that is a prefix of a stored key returned \(String(describing: shorter))")
+        }
+
+        func entrySizeRule() async throws {
+            let tier = try await makeTier(directory)
+            let limit = try await tier.usage().maxEntryBytes
+            var random = SplitMix64(seed: 5)
+            _ = try await tier.store(entry([9]), forKey: key("big"))
+            let outcome = try await tier.store(entry(random.bytes(limit + 1)), forKey: key("big"))
+            guard case .refused(.tooLarge(let size, let reported)) = outcome else {
+                throw Failure(check: check, message: "an entry of \(limit + 1) random bytes over a \(limit)-byte limit gave \(outcome)")
+            }
+            try expect(size > reported && reported == limit, "refusal reports size \(size), limit \(reported); expected limit \(limit)")
+            let found = try await tier.entry(forKey: key("big"))
+            try expect(found == nil, "a refused store left the older entry \(String(describing: found)) readable")
+            let fits = try await tier.store(entry(random.bytes(limit / 2)), forKey: key("fits"))
+            try expect(fits == .stored, "an entry of half the limit gave \(fits)")
+            let statistics = await tier.statistics()
+            try expect(statistics.refusedTooLarge >= 1, "the refusal was not counted: \(statistics)")
+        }
+
+        func capacity() async throws {
+            let tier = try await makeTier(directory)
+            let start = try await tier.usage()
+            var random = SplitMix64(seed: 7)
+            var written = 0, index = 0
+            var lastKey = try key("none"), lastValue: [UInt8] = []
+            while written < 4 * start.capacity {
+                let value = random.bytes(Int(random.next() % UInt64(max(1, start.maxEntryBytes / 2))) + 1)
+                lastKey = try key("fill-\(index)")
+                lastValue = value
+                let outcome = try await tier.store(entry(value), forKey: lastKey)
+                try expect(outcome == .stored, "storing \(value.count) bytes (limit \(start.maxEntryBytes)) gave \(outcome)")
+                let usage = try await tier.usage()
+                try expect(usage.bytes <= usage.capacity, "usage \(usage.bytes) exceeds capacity \(usage.capacity) after \(index + 1) stores")
+                written += value.count
+                index += 1
+            }
+            let last = try await tier.entry(forKey: lastKey)
+            try expect(last?.value == lastValue, "the most recently stored entry was evicted")
+            let statistics = await tier.statistics()
+            try expect(statistics.evictions > 0, "writing 4x capacity evicted nothing: \(statistics)")
+        }
+
+        func concurrentUse() async throws {
+            let tier = try await makeTier(directory)
+            let makeKey: @Sendable (Int) throws -> CacheKey = { try CacheKey("shared-\($0)") }
+            let value: @Sendable (Int, Int) -> [UInt8] = { key, writer in Array("\(key):\(writer)".utf8) + [UInt8](repeating: UInt8(key % 251), count: 64) }
+            let storedAt = self.storedAt
+            try await withThrowingTaskGroup(of: String?.self) { group in
+                for worker in 0..<8 {
+                    group.addTask {
+                        var random = SplitMix64(seed: UInt64(worker))
+                        for _ in 0..<300 {
+                            let keyIndex = Int(random.next() % 32)
+                            switch random.next() % 10 {
+                            case 0: try await tier.removeEntry(forKey: makeKey(keyIndex))
+                            case 1...4:
+                                _ = try await tier.store(
+                                    CacheEntry(value: value(keyIndex, worker), storedAt: storedAt), forKey: makeKey(keyIndex))
+                            default:
+                                if let found = try await tier.entry(forKey: makeKey(keyIndex)),
+                                   !String(decoding: found.value.prefix(while: { $0 != UInt8(ascii: ":") }), as: UTF8.self).elementsEqual("\(keyIndex)")
+                                {
+                                    return "key \(keyIndex) returned another key's value"
+                                }
+                            }
+                        }
+                        return nil
+                    }
+                }
+                group.addTask {
+                    for _ in 0..<5 { try await tier.removeAll() }
+                    return nil
+                }
+                for try await problem in group {
+                    if let problem { throw Failure(check: check, message: problem) }
+                }
+            }
+            let usage = try await tier.usage()
+            try expect(usage.bytes <= usage.capacity && usage.entries <= 32, "usage after concurrent use: \(usage)")
+        }
+
+        func persistence() async throws {
+            var expected: [(CacheKey, CacheEntry)] = []
+            do {
+                let tier = try await makeTier(directory)
+                for index in 0..<50 {
+                    let stored = entry(Array("persistent \(index)".utf8))
+                    _ = try await tier.store(stored, forKey: key("p\(index)"))
+                    expected.append((try key("p\(index)"), stored))
+                }
+            }
+            let reopened = try await makeTier(directory)
+            for (key, stored) in expected {
+                let found = try await reopened.entry(forKey: key)
+                try expect(found == stored, "\(key) read back as \(String(describing: found)) after reopening")
+            }
+        }
+    }
+}
+
+/// A small deterministic generator, so a failing check fails the same way every run.
+struct SplitMix64: RandomNumberGenerator {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed &+ 0x9E37_79B9_7F4A_7C15 }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    /// `count` bytes that do not compress.
+    mutating func bytes(_ count: Int) -> [UInt8] {
+        var result = [UInt8]()
+        result.reserveCapacity(count + 8)
+        while result.count < count { withUnsafeBytes(of: next()) { result.append(contentsOf: $0) } }
+        return Array(result.prefix(count))
+    }
+}

@@ -1,0 +1,96 @@
+import Foundation
+import TierCache
+
+/// The checks every ``CacheTier`` must pass: run them against your own tier to prove it keeps
+/// the contract ``TieredCache`` relies on.
+///
+/// The suite works with any test framework: each check throws ``Failure`` when the tier breaks
+/// the contract. With Swift Testing, one parameterised test covers them all:
+///
+/// ```swift
+/// @Test(arguments: TierConformanceSuite.Check.allCases)
+/// func conformance(_ check: TierConformanceSuite.Check) async throws {
+///     let suite = TierConformanceSuite(isPersistent: false) { _ in try MyTier(capacity: 1 << 20) }
+///     try await suite.run(check)
+/// }
+/// ```
+///
+/// `makeTier` receives a fresh, empty directory for each check, and must return an empty tier.
+/// A persistent tier keeps its data there: the ``Check/persistence`` check releases the tier and
+/// calls `makeTier` again with the same directory, expecting the entries back. Capacities of
+/// 1 MiB to 64 MiB keep the suite quick.
+public struct TierConformanceSuite: Sendable {
+    /// One property of the contract.
+    public enum Check: String, CaseIterable, Sendable, CustomStringConvertible {
+        /// A stored entry comes back with the same bytes and metadata; an absent key is a miss.
+        case roundTrip
+        /// An empty value is a value, not a miss.
+        case emptyValue
+        /// Storing again under a key replaces the entry.
+        case overwrite
+        /// Removing a key makes it a miss; removing an absent key is not an error.
+        case remove
+        /// Removing all empties the tier.
+        case removeAll
+        /// An entry whose expiry hint has passed is never returned.
+        case expiry
+        /// The longest keys work, and keys sharing a long prefix stay distinct.
+        case longKeys
+        /// An entry over the per-entry limit is refused as too large, and replaces nothing.
+        case entrySizeRule
+        /// Writing several times the capacity never takes usage past capacity.
+        case capacity
+        /// Many tasks storing, reading and removing at once never see another key's value.
+        case concurrentUse
+        /// A persistent tier keeps its entries when released and opened again.
+        case persistence
+
+        public var description: String { rawValue }
+    }
+
+    /// A broken rule of the contract.
+    public struct Failure: Error, CustomStringConvertible {
+        public let check: Check
+        public let message: String
+        public var description: String { "\(check): \(message)" }
+    }
+
+    private let makeTier: @Sendable (URL) async throws -> any CacheTier
+    private let isPersistent: Bool
+
+    /// Creates the suite for tiers made by `makeTier`.
+    ///
+    /// - Parameters:
+    ///   - isPersistent: whether the tier keeps its entries in the directory across instances.
+    ///   - makeTier: makes an empty tier; a persistent tier stores in the directory given.
+    public init(isPersistent: Bool, makeTier: @escaping @Sendable (_ directory: URL) async throws -> any CacheTier) {
+        self.isPersistent = isPersistent
+        self.makeTier = makeTier
+    }
+
+    /// Runs every check, in order, stopping at the first failure.
+    public func runAll() async throws {
+        for check in Check.allCases { try await run(check) }
+    }
+
+    /// Runs one check in a directory of its own, removed afterwards.
+    public func run(_ check: Check) async throws {
+        let directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("tiercache-conformance-\(UUID().uuidString)", isDirectory: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let context = Context(check: check, directory: directory, makeTier: makeTier)
+        switch check {
+        case .roundTrip: try await context.roundTrip()
+        case .emptyValue: try await context.emptyValue()
+        case .overwrite: try await context.overwrite()
+        case .remove: try await context.remove()
+        case .removeAll: try await context.removeAll()
+        case .expiry: try await context.expiry()
+        case .longKeys: try await context.longKeys()
+        case .entrySizeRule: try await context.entrySizeRule()
+        case .capacity: try await context.capacity()
+        case .concurrentUse: try await context.concurrentUse()
+        case .persistence: if isPersistent { try await context.persistence() }
+        }
+    }
+}
