@@ -200,8 +200,8 @@ public final class LMDBTier: LocalCacheTier {
 
     private func insert(_ record: [UInt8], under key: StorageKey) throws {
         let cost = accountedBytes(keyCount: key.bytes.count, recordCount: record.count)
-        var extraToFree = 0
-        for _ in 0..<8 {
+        var extraToFree = max(cost, capacity / 32)
+        for _ in 0..<12 {
             do {
                 let evicted = try environment.write { txn -> Int in
                     var used = try txn.metaValue("used").map(Int.init) ?? 0
@@ -209,7 +209,7 @@ public final class LMDBTier: LocalCacheTier {
                     try key.bytes.withUnsafeBytes { keyBytes in
                         try removeRecord(keyBytes, in: txn, used: &used)
                     }
-                    let evicted = try evict(in: txn, used: &used, until: budget - cost - extraToFree)
+                    let evicted = try evict(in: txn, used: &used, until: budget - cost)
                     try key.bytes.withUnsafeBytes { keyBytes in
                         try record.withUnsafeBytes { try txn.put(environment.entries, keyBytes, $0) }
                     }
@@ -222,14 +222,28 @@ public final class LMDBTier: LocalCacheTier {
                 if evicted > 0 { counters.evictions.add(evicted, ordering: .relaxed) }
                 return
             } catch is LMDBEnvironment.MapFull {
-                // Pages are taken by structure or pinned by readers beyond what the accounting
-                // sees: free more, in growing steps, and try again.
-                extraToFree = extraToFree == 0 ? max(cost, capacity / 32) : extraToFree * 2
+                // LMDB found no free run of pages long enough: the accounting cannot see
+                // fragmentation or pages pinned by readers. Pages freed in a transaction are only
+                // reusable after it commits, so evict in a transaction of its own, then retry,
+                // freeing more each time.
+                try evictCommitted(until: budget - cost - extraToFree)
+                extraToFree *= 2
             }
         }
         throw TierCacheError(
             .storageFailure,
             "the store at \(directory.path) stayed full after evicting; a long-running reader may be pinning its pages")
+    }
+
+    /// Evicts until `used` ≤ `target` in a transaction of its own.
+    private func evictCommitted(until target: Int) throws {
+        let evicted = try write { txn -> Int in
+            var used = try txn.metaValue("used").map(Int.init) ?? 0
+            let evicted = try evict(in: txn, used: &used, until: max(0, target))
+            try txn.setMetaValue("used", UInt64(max(0, used)))
+            return evicted
+        }
+        if evicted > 0 { counters.evictions.add(evicted, ordering: .relaxed) }
     }
 
     /// Applies the noted accesses, then evicts least-recently-used entries until `used` ≤ `target`.

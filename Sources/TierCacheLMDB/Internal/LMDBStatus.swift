@@ -11,6 +11,10 @@ enum LMDBStatus {
 
     static func error(_ code: Int32, _ what: String, path: String) -> TierCacheError {
         let underlying = "\(message(code)) [\(code)]"
+        // LMDB reports a short write (what a full file system gives a large write) as EIO.
+        if code == EIO, isFileSystemNearlyFull(path) {
+            return TierCacheError(.diskFull, "\(what) failed: no space left for \(path)", underlying: underlying)
+        }
         switch code {
         case ENOSPC, EDQUOT:
             return TierCacheError(.diskFull, "\(what) failed: no space left for \(path)", underlying: underlying)
@@ -26,6 +30,13 @@ enum LMDBStatus {
         default:
             return TierCacheError(.storageFailure, "\(what) failed for \(path)", underlying: underlying)
         }
+    }
+
+    /// Whether the file system holding `path` has less than 1 MiB free for this user.
+    private static func isFileSystemNearlyFull(_ path: String) -> Bool {
+        var stats = statvfs()
+        guard statvfs(path, &stats) == 0 else { return false }
+        return UInt64(stats.f_bavail) * UInt64(stats.f_frsize) < 1 << 20
     }
 
     @inline(__always)

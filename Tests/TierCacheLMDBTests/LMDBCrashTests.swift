@@ -1,0 +1,70 @@
+import Foundation
+import Testing
+import TierCache
+import TierCacheLMDB
+
+@Suite("LMDBTier across processes and crashes")
+struct LMDBCrashTests {
+    /// The value `tiercache crash-writer` writes for `index` (see CrashWriterCommand).
+    func writerValue(_ index: Int) -> [UInt8] {
+        Array(String(repeating: "value \(index) ", count: 1 + index % 50).utf8)
+    }
+
+    @Test("A writer killed with SIGKILL mid-write leaves every committed entry readable")
+    func sigkillMidWrite() throws {
+        let directory = TemporaryDirectory()
+        let process = Process()
+        process.executableURL = try tiercacheExecutable()
+        process.arguments = ["crash-writer", directory.url.path]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+
+        // Read the writer's reports until it has committed a few hundred entries, then kill it
+        // while it is writing more.
+        var lastCommitted = -1
+        var buffer = ""
+        while lastCommitted < 300 {
+            let chunk = output.fileHandleForReading.availableData
+            guard !chunk.isEmpty else { break }
+            buffer += String(decoding: chunk, as: UTF8.self)
+            while let newline = buffer.firstIndex(of: "\n") {
+                let line = buffer[..<newline]
+                buffer = String(buffer[buffer.index(after: newline)...])
+                if line.hasPrefix("committed "), let number = Int(line.dropFirst("committed ".count)) { lastCommitted = number }
+            }
+        }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        #expect(process.terminationReason == .uncaughtSignal)
+        try #require(lastCommitted >= 300, "the writer stopped early")
+
+        let tier = try LMDBTier(directory: directory.url, capacity: 64 << 20)
+        #expect(!tier.didResetDamagedStore)
+        for index in 0...lastCommitted {
+            let found = try tier.entry(forKey: key("entry-\(index)"))
+            #expect(found?.value == writerValue(index), "entry \(index) of \(lastCommitted) committed")
+            if found?.value != writerValue(index) { break }
+        }
+        #expect(try tier.usage().entries >= lastCommitted + 1)
+    }
+
+    @Test("Two processes share one store: entries written by one are read by the other")
+    func twoProcesses() throws {
+        let directory = TemporaryDirectory()
+        let reader = try LMDBTier(directory: directory.url, capacity: 64 << 20)
+        let process = Process()
+        process.executableURL = try tiercacheExecutable()
+        process.arguments = ["crash-writer", directory.url.path, "--count", "50"]
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        for index in 0..<50 {
+            #expect(try reader.entry(forKey: key("entry-\(index)"))?.value == writerValue(index))
+        }
+        // And this process's writes go into the same store, accounted once.
+        _ = try reader.store(entry([1]), forKey: key("from-parent"))
+        #expect(try reader.usage().entries == 51)
+    }
+}

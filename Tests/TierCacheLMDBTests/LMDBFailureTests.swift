@@ -1,0 +1,145 @@
+import CLMDB
+import Foundation
+import Testing
+import TierCache
+import TierCacheLMDB
+
+@Suite("LMDBTier bad input and failures")
+struct LMDBFailureTests {
+    func code(_ body: () throws -> Void) -> TierCacheError.Code? {
+        do {
+            try body()
+            return nil
+        } catch let error as TierCacheError {
+            return error.code
+        } catch {
+            return nil
+        }
+    }
+
+    @Test("Capacities, fractions and levels out of range are configuration errors", arguments: [
+        LMDBTier.Configuration(capacity: 0),
+        LMDBTier.Configuration(capacity: -1),
+        LMDBTier.Configuration(capacity: LMDBTier.minimumCapacity - 1),
+        LMDBTier.Configuration(capacity: 1 << 20, maxEntryFraction: 0),
+        LMDBTier.Configuration(capacity: 1 << 20, maxEntryFraction: 2),
+        LMDBTier.Configuration(capacity: 1 << 20, compressionLevel: 0),
+        LMDBTier.Configuration(capacity: 1 << 20, compressionLevel: 99),
+        LMDBTier.Configuration(capacity: 1 << 20, maxReaders: 0),
+    ])
+    func invalidConfiguration(_ configuration: LMDBTier.Configuration) {
+        let directory = TemporaryDirectory()
+        #expect(code { _ = try LMDBTier(directory: directory.url, configuration: configuration) } == .invalidConfiguration)
+    }
+
+    @Test("Reopening with another capacity is refused with a message naming the stored one")
+    func capacityMismatch() throws {
+        let directory = TemporaryDirectory()
+        _ = try LMDBTier(directory: directory.url, capacity: 2 << 20)
+        #expect(code { _ = try LMDBTier(directory: directory.url, capacity: 1 << 20) } == .invalidConfiguration)
+        try LMDBTier.destroy(directory: directory.url)
+        _ = try LMDBTier(directory: directory.url, capacity: 1 << 20)
+    }
+
+    @Test("A path that is a file is not a directory")
+    func pathIsAFile() throws {
+        let directory = TemporaryDirectory()
+        try FileManager.default.createDirectory(at: directory.url, withIntermediateDirectories: true)
+        let file = directory.url.appendingPathComponent("file")
+        try Data("x".utf8).write(to: file)
+        #expect(code { _ = try LMDBTier(directory: file, capacity: 1 << 20) } == .notADirectory)
+    }
+
+    @Test("A garbage data file is reset by default, or reported as damaged")
+    func damagedFile() throws {
+        let directory = TemporaryDirectory()
+        try FileManager.default.createDirectory(at: directory.url, withIntermediateDirectories: true)
+        try Data(incompressible(64 * 1024)).write(to: directory.url.appendingPathComponent("data.mdb"))
+        let strict = LMDBTier.Configuration(capacity: 1 << 20, recovery: .throwError)
+        #expect(code { _ = try LMDBTier(directory: directory.url, configuration: strict) } == .damagedStore)
+        let tier = try LMDBTier(directory: directory.url, capacity: 1 << 20)
+        #expect(tier.didResetDamagedStore)
+        #expect(try tier.store(entry([1]), forKey: key("k")) == .stored)
+    }
+
+    @Test("Another program's LMDB database is left untouched")
+    func foreignStore() throws {
+        let directory = TemporaryDirectory()
+        try FileManager.default.createDirectory(at: directory.url, withIntermediateDirectories: true)
+        try rawLMDBEdit(directory.url, { txn, dbi in rawPut(txn, dbi, key: Array("theirs".utf8), value: [1]) }, database: "their-data")
+        #expect(code { _ = try LMDBTier(directory: directory.url, capacity: 1 << 20) } == .foreignStore)
+        #expect(code { _ = try LMDBTier.inspect(directory: directory.url) } == .foreignStore)
+    }
+
+    @Test("A damaged record is a miss, is deleted and is counted", arguments: ["header", "payload"])
+    func damagedRecord(_ damage: String) throws {
+        let directory = TemporaryDirectory()
+        do {
+            let tier = try LMDBTier(directory: directory.url, capacity: 1 << 20)
+            _ = try tier.store(entry(compressible(5_000)), forKey: key("k"))
+            _ = try tier.store(entry([7]), forKey: key("other"))
+        }
+        try rawLMDBEdit(directory.url) { txn, dbi in
+            guard var record = rawGet(txn, dbi, key: Array("k".utf8)) else { return }
+            if damage == "header" { record[0] = 99 } else { record[record.count - 1] ^= 0xFF }
+            rawPut(txn, dbi, key: Array("k".utf8), value: record)
+        }
+        let tier = try LMDBTier(directory: directory.url, capacity: 1 << 20)
+        #expect(try tier.entry(forKey: key("k")) == nil)
+        #expect(tier.statistics().corruptionsRemoved == 1)
+        #expect(try tier.usage().entries == 1)
+        #expect(try tier.entry(forKey: key("other"))?.value == [7])
+    }
+
+    @Test("A full disk is a typed error, and the tier keeps working after")
+    func diskFull() throws {
+        guard let mount = TemporaryMount.make(sizeKiB: 512) else {
+            print("skipping: cannot mount a small tmpfs here (needs root) to fill a disk")
+            return
+        }
+        let tier = try LMDBTier(directory: mount.url.appendingPathComponent("cache"), configuration: .init(capacity: 8 << 20, durability: .full))
+        var sawDiskFull = false
+        for index in 0..<200 {
+            do {
+                _ = try tier.store(entry(incompressible(100_000, seed: UInt64(index))), forKey: key("k\(index)"))
+            } catch let error as TierCacheError {
+                #expect(error.code == .diskFull, "\(error)")
+                sawDiskFull = true
+                break
+            }
+        }
+        #expect(sawDiskFull)
+        #expect(try tier.entry(forKey: key("k0"))?.value == incompressible(100_000, seed: 0))
+    }
+
+    @Test("A read-only file system is a permission error")
+    func readOnlyFileSystem() throws {
+        guard let mount = TemporaryMount.make(sizeKiB: 64, readOnly: true) else {
+            print("skipping: cannot mount a read-only tmpfs here (needs root)")
+            return
+        }
+        #expect(code { _ = try LMDBTier(directory: mount.url.appendingPathComponent("cache"), capacity: 1 << 20) } == .permissionDenied)
+        #expect(code { _ = try LMDBTier(directory: mount.url, capacity: 1 << 20) } == .permissionDenied)
+    }
+
+    @Test("removeAll while other tasks read and write leaves a consistent, empty-able tier")
+    func removeAllDuringReads() async throws {
+        let directory = TemporaryDirectory()
+        let tier = try LMDBTier(directory: directory.url, configuration: .init(capacity: 4 << 20, durability: .none))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for worker in 0..<4 {
+                group.addTask {
+                    for index in 0..<200 {
+                        let name = "w\(worker)-\(index % 20)"
+                        _ = try tier.store(entry(Array(name.utf8)), forKey: key(name))
+                        if let found = try tier.entry(forKey: key(name)) { #expect(found.value == Array(name.utf8)) }
+                    }
+                }
+            }
+            group.addTask { for _ in 0..<20 { try tier.removeAll() } }
+            try await group.waitForAll()
+        }
+        try tier.removeAll()
+        #expect(try tier.usage().entries == 0 && tier.usage().bytes == 0)
+    }
+}

@@ -1,0 +1,120 @@
+import Foundation
+import Testing
+import TierCache
+import TierCacheLMDB
+
+@Suite("LMDBTier storage")
+struct LMDBTierTests {
+    @Test("The 5% rule is exact: a record of the limit is stored, one byte more is refused")
+    func entrySizeRuleIsExact() throws {
+        let directory = TemporaryDirectory()
+        let tier = try LMDBTier(directory: directory.url, capacity: 4 << 20)
+        let limit = try tier.usage().maxEntryBytes
+        #expect(limit == Int(Double(4 << 20) * 0.05))
+        // Incompressible values are stored raw: the record is a 32-byte header plus the value.
+        #expect(try tier.store(entry(incompressible(limit - 32)), forKey: key("fits")) == .stored)
+        #expect(try tier.store(entry(incompressible(limit - 31)), forKey: key("over")) == .refused(.tooLarge(size: limit + 1, limit: limit)))
+        // The rule counts stored bytes: a compressible value far over the limit fits once compressed.
+        #expect(try tier.store(entry(compressible(limit * 4)), forKey: key("json")) == .stored)
+        #expect(try tier.entry(forKey: key("json"))?.value == compressible(limit * 4))
+        #expect(tier.statistics().refusedTooLarge == 1)
+    }
+
+    @Test("Compressible values shrink on disk; incompressible ones are stored raw and verified")
+    func compression() throws {
+        let directory = TemporaryDirectory()
+        let tier = try LMDBTier(directory: directory.url, capacity: 8 << 20)
+        _ = try tier.store(entry(compressible(50_000)), forKey: key("json"))
+        let report = try LMDBTier.inspect(directory: directory.url)
+        #expect(report.compressionRatio > 10)
+        _ = try tier.store(entry(incompressible(50_000)), forKey: key("random"))
+        #expect(try tier.entry(forKey: key("random"))?.value == incompressible(50_000))
+        #expect(try tier.entry(forKey: key("json"))?.value == compressible(50_000))
+    }
+
+    @Test("Writing many times the capacity keeps the files within capacity plus the lock file")
+    func filesStayWithinCapacity() throws {
+        let directory = TemporaryDirectory()
+        let capacity = 4 << 20
+        let tier = try LMDBTier(directory: directory.url, configuration: .init(capacity: capacity, durability: .none))
+        var written = 0, index = 0
+        while written < 6 * capacity {
+            let value = incompressible(1 + (index * 7_919) % 40_000, seed: UInt64(index))
+            #expect(try tier.store(entry(value), forKey: key("k\(index)")) == .stored)
+            written += value.count
+            index += 1
+        }
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory.url.path)
+        let sizes = try files.map { try FileManager.default.attributesOfItem(atPath: directory.url.appendingPathComponent($0).path)[.size] as? Int ?? 0 }
+        let dataSize = try FileManager.default.attributesOfItem(atPath: directory.url.appendingPathComponent("data.mdb").path)[.size] as? Int ?? 0
+        #expect(dataSize <= capacity)
+        #expect(sizes.reduce(0, +) <= capacity + 64 * 1024, "files: \(zip(files, sizes).map { "\($0)=\($1)" })")
+        let usage = try tier.usage()
+        #expect(usage.bytes <= Int(Double(capacity) * LMDBTier.fillLimit))
+        #expect(tier.statistics().evictions > 0)
+        #expect(try tier.entry(forKey: key("k\(index - 1)")) != nil, "the newest entry survives eviction")
+    }
+
+    @Test("Eviction follows recency, including reads made between writes")
+    func lruOrder() throws {
+        let directory = TemporaryDirectory()
+        let tier = try LMDBTier(directory: directory.url, configuration: .init(capacity: 1 << 20, durability: .none))
+        // Each 40,000-byte entry takes 10 overflow pages plus its rows (about 41,050 bytes), so 19
+        // fit in the 786,432-byte budget (75% of 1 MiB): the twentieth store evicts exactly one.
+        for index in 0..<10 { _ = try tier.store(entry(incompressible(40_000, seed: UInt64(index))), forKey: key("k\(index)")) }
+        _ = try tier.entry(forKey: key("k0"))  // k1 is now the oldest
+        for index in 10..<20 { _ = try tier.store(entry(incompressible(40_000, seed: UInt64(index))), forKey: key("k\(index)")) }
+        #expect(try tier.entry(forKey: key("k0")) != nil, "a recently read entry survives")
+        #expect(try tier.entry(forKey: key("k1")) == nil, "the least recently used entry goes first")
+        #expect(try tier.entry(forKey: key("k2")) != nil, "only as many entries as needed are evicted")
+        #expect(tier.statistics().evictions == 1)
+    }
+
+    @Test("Expired entries are misses by the injected clock and are deleted")
+    func expiry() throws {
+        let directory = TemporaryDirectory()
+        let clock = ManualClock()
+        let tier = try LMDBTier(directory: directory.url, configuration: .init(capacity: 1 << 20, clock: clock.cacheClock))
+        _ = try tier.store(entry([1, 2, 3], expiresAt: clock.now.addingTimeInterval(10)), forKey: key("k"))
+        #expect(try tier.entry(forKey: key("k"))?.value == [1, 2, 3])
+        clock.advance(by: 10)
+        #expect(try tier.entry(forKey: key("k")) == nil)
+        #expect(try tier.usage().entries == 0)
+        #expect(tier.statistics().expirations == 1)
+    }
+
+    @Test("Keys longer than LMDB's 511 bytes are hashed and still told apart")
+    func longKeys() throws {
+        let directory = TemporaryDirectory()
+        let tier = try LMDBTier(directory: directory.url, capacity: 1 << 20)
+        let base = String(repeating: "https://example.com/path?", count: 40)  // 1,000 bytes
+        _ = try tier.store(entry([1]), forKey: key(base + "a"))
+        _ = try tier.store(entry([2]), forKey: key(base + "b"))
+        #expect(try tier.entry(forKey: key(base + "a"))?.value == [1])
+        #expect(try tier.entry(forKey: key(base + "b"))?.value == [2])
+        #expect(try LMDBTier.inspect(directory: directory.url).largest.contains { $0.key == base + "a" })
+    }
+
+    @Test("The directory is created owner-only")
+    func directoryPermissions() throws {
+        let directory = TemporaryDirectory()
+        let nested = directory.url.appendingPathComponent("a/b")
+        _ = try LMDBTier(directory: nested, capacity: 1 << 20)
+        let permissions = try FileManager.default.attributesOfItem(atPath: nested.path)[.posixPermissions] as? Int
+        #expect(permissions == 0o700)
+    }
+
+    @Test("Entries persist across reopening, and inspect reads them")
+    func persistenceAndInspect() throws {
+        let directory = TemporaryDirectory()
+        do {
+            let tier = try LMDBTier(directory: directory.url, capacity: 2 << 20)
+            for index in 0..<20 { _ = try tier.store(entry(incompressible(1_000 + index)), forKey: key("k\(index)")) }
+        }
+        let report = try LMDBTier.inspect(directory: directory.url, top: 3)
+        #expect(report.entries == 20 && report.capacity == 2 << 20 && report.largest.count == 3)
+        #expect(report.largest.first?.originalBytes == 1_019)
+        let reopened = try LMDBTier(directory: directory.url, capacity: 2 << 20)
+        #expect(try reopened.entry(forKey: key("k19"))?.value == incompressible(1_019))
+    }
+}

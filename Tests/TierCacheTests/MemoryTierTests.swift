@@ -1,0 +1,120 @@
+import Foundation
+import Synchronization
+import Testing
+import TierCache
+
+/// A clock the test moves by hand.
+final class ManualClock: Sendable {
+    private let current = Mutex(Date(timeIntervalSince1970: 1_000_000))
+    var now: Date { current.withLock { $0 } }
+    func advance(by seconds: TimeInterval) { current.withLock { $0 += seconds } }
+    var cacheClock: CacheClock { CacheClock { [self] in self.now } }
+}
+
+/// A key from a literal the test chose; literals are never empty or overlong.
+func key(_ text: String) -> CacheKey {
+    guard let key = try? CacheKey(text) else { preconditionFailure("invalid test key \(text)") }
+    return key
+}
+func entry(_ size: Int, byte: UInt8 = 1, expiresAt: Date? = nil) -> CacheEntry {
+    CacheEntry(value: [UInt8](repeating: byte, count: size), storedAt: Date(timeIntervalSince1970: 0), expiresAt: expiresAt)
+}
+
+@Suite("MemoryTier")
+struct MemoryTierTests {
+    @Test("Evicts the least recently used entry first")
+    func lruOrder() throws {
+        // Each entry costs 100 + 2 (key) + 64 (overhead) = 166 bytes; four fit in 700.
+        let tier = try MemoryTier(.init(capacity: 700, maxEntryFraction: 1))
+        for name in ["k1", "k2", "k3", "k4"] { #expect(tier.store(entry(100), forKey: key(name)) == .stored) }
+        _ = tier.entry(forKey: key("k1"))  // k2 is now the least recently used
+        _ = tier.store(entry(100), forKey: key("k5"))
+        #expect(tier.entry(forKey: key("k2")) == nil)
+        #expect(tier.entry(forKey: key("k1")) != nil)
+        #expect(tier.keysByRecency.map(\.rawValue) == ["k1", "k5", "k4", "k3"])
+        #expect(tier.statistics().evictions == 1)
+    }
+
+    @Test("Never holds more than its capacity or its entry-count limit")
+    func limits() throws {
+        let tier = try MemoryTier(.init(capacity: 10_000, maxEntryCount: 5, maxEntryFraction: 1))
+        for index in 0..<100 {
+            _ = tier.store(entry(index * 37 % 400), forKey: key("k\(index)"))
+            let usage = tier.usage()
+            #expect(usage.bytes <= 10_000 && usage.entries <= 5)
+        }
+        #expect(tier.usage().entries == 5)
+    }
+
+    @Test("Refuses an entry over its share of capacity, exactly at the limit")
+    func entrySizeRule() throws {
+        let tier = try MemoryTier(capacity: 100_000)  // 5% = 5,000 bytes of cost
+        let limit = tier.usage().maxEntryBytes
+        #expect(limit == 5_000)
+        let overhead = MemoryTier.perEntryOverhead + 1  // key "k"
+        #expect(tier.store(entry(limit - overhead), forKey: key("k")) == .stored)
+        #expect(tier.store(entry(limit - overhead + 1), forKey: key("k")) == .refused(.tooLarge(size: limit + 1, limit: limit)))
+        #expect(tier.entry(forKey: key("k")) == nil, "a refused store removes the older entry")
+        #expect(tier.statistics().refusedTooLarge == 1)
+    }
+
+    @Test("Entries past their expiry hint are misses, by the injected clock")
+    func expiry() throws {
+        let clock = ManualClock()
+        let tier = try MemoryTier(.init(capacity: 10_000, clock: clock.cacheClock))
+        _ = tier.store(entry(10, expiresAt: clock.now.addingTimeInterval(60)), forKey: key("k"))
+        #expect(tier.entry(forKey: key("k")) != nil)
+        clock.advance(by: 61)
+        #expect(tier.entry(forKey: key("k")) == nil)
+        let statistics = tier.statistics()
+        #expect(statistics.expirations == 1 && statistics.hits == 1 && statistics.misses == 1)
+    }
+
+    @Test("Rejects capacities, counts and fractions out of range", arguments: [
+        MemoryTier.Configuration(capacity: 0),
+        MemoryTier.Configuration(capacity: -5),
+        MemoryTier.Configuration(capacity: 100, maxEntryCount: 0),
+        MemoryTier.Configuration(capacity: 100, maxEntryFraction: 0),
+        MemoryTier.Configuration(capacity: 100, maxEntryFraction: 1.5),
+        MemoryTier.Configuration(capacity: 100, maxEntryFraction: .nan),
+    ])
+    func invalidConfiguration(_ configuration: MemoryTier.Configuration) {
+        #expect(throws: TierCacheError.self) { try MemoryTier(configuration) }
+        do {
+            _ = try MemoryTier(configuration)
+        } catch {
+            #expect(error.code == .invalidConfiguration)
+        }
+    }
+}
+
+@Suite("CacheKey")
+struct CacheKeyTests {
+    @Test func rejectsEmptyAndOverlongKeys() {
+        #expect(throws: TierCacheError.self) { try CacheKey("") }
+        #expect(throws: TierCacheError.self) { try CacheKey(String(repeating: "x", count: CacheKey.maximumUTF8Length + 1)) }
+        #expect((try? CacheKey(String(repeating: "é", count: CacheKey.maximumUTF8Length / 2))) != nil)
+        #expect(throws: TierCacheError.self) { try CacheKey(String(repeating: "é", count: CacheKey.maximumUTF8Length / 2 + 1)) }
+    }
+}
+
+@Suite("StoragePolicyTable")
+struct StoragePolicyTableTests {
+    @Test func mapsSchemesCaseInsensitivelyWithADefault() throws {
+        var table = StoragePolicyTable(["HTTPS": .allowed, "http": .allowedInMemoryOnly], default: .notAllowed)
+        #expect(table.policy(for: try #require(URL(string: "https://a.example/x"))) == .allowed)
+        #expect(table.policy(for: try #require(URL(string: "HTTP://a.example/x"))) == .allowedInMemoryOnly)
+        #expect(table.policy(for: try #require(URL(string: "ftp://a.example/x"))) == .notAllowed)
+        #expect(table.policy(for: try #require(URL(string: "relative/path"))) == .notAllowed)
+        table["ftp"] = .allowed
+        #expect(table.policy(forScheme: "FTP") == .allowed)
+        #expect(StoragePolicyTable.standard.policy(forScheme: "http") == .allowedInMemoryOnly)
+    }
+
+    @Test func policiesPermitMedia() {
+        #expect(StoragePolicy.allowed.permits(.remote))
+        #expect(StoragePolicy.allowedInMemoryOnly.permits(.memory))
+        #expect(!StoragePolicy.allowedInMemoryOnly.permits(.disk))
+        #expect(!StoragePolicy.notAllowed.permits(.memory))
+    }
+}
