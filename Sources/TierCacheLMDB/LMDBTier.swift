@@ -247,7 +247,7 @@ public final class LMDBTier: LocalCacheTier {
     }
 
     /// Applies the noted accesses, then evicts least-recently-used entries until `used` ≤ `target`.
-    private func evict(in txn: borrowing Transaction, used: inout Int, until target: Int) throws -> Int {
+    private func evict(in txn: Transaction, used: inout Int, until target: Int) throws -> Int {
         var clock = try txn.metaValue("clock") ?? 0
         for key in accessLog.drain() {
             try touch(key, in: txn, clock: &clock, onlyIfPresent: true)
@@ -262,7 +262,7 @@ public final class LMDBTier: LocalCacheTier {
     }
 
     /// Gives `key` the next access tick, replacing its previous one in the recency index.
-    private func touch(_ key: [UInt8], in txn: borrowing Transaction, clock: inout UInt64, onlyIfPresent: Bool = false) throws {
+    private func touch(_ key: [UInt8], in txn: Transaction, clock: inout UInt64, onlyIfPresent: Bool = false) throws {
         try key.withUnsafeBytes { keyBytes in
             if let previous = try txn.get(environment.ticks, keyBytes), previous.count == 8 {
                 let tickBytes = [UInt8](previous)
@@ -279,7 +279,7 @@ public final class LMDBTier: LocalCacheTier {
     }
 
     /// Deletes the record, its tick and its recency row, and subtracts its accounted bytes.
-    private func removeRecord(_ key: UnsafeRawBufferPointer, in txn: borrowing Transaction, used: inout Int) throws {
+    private func removeRecord(_ key: UnsafeRawBufferPointer, in txn: Transaction, used: inout Int) throws {
         if let record = try txn.get(environment.entries, key) {
             used -= accountedBytes(keyCount: key.count, recordCount: record.count)
             try txn.delete(environment.entries, key)
@@ -337,7 +337,7 @@ public final class LMDBTier: LocalCacheTier {
 
     /// A write transaction that deletes; deleting needs a few free pages, so a full map is met
     /// by evicting and retrying like a store.
-    private func write<T>(_ body: (borrowing Transaction) throws -> T) throws -> T {
+    private func write<T>(_ body: (Transaction) throws -> T) throws -> T {
         do {
             return try environment.write(body)
         } catch is LMDBEnvironment.MapFull {

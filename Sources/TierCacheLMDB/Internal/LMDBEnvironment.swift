@@ -79,7 +79,7 @@ final class LMDBEnvironment: @unchecked Sendable {
     }
 
     /// Runs `body` in a read-only transaction. Pointers handed to `body` are valid only inside it.
-    func read<T>(_ body: (borrowing Transaction) throws -> T) throws -> T {
+    func read<T>(_ body: (Transaction) throws -> T) throws -> T {
         var txn: OpaquePointer?
         try LMDBStatus.check(mdb_txn_begin(handle, nil, UInt32(MDB_RDONLY), &txn), "beginning a read", path: path)
         guard let txn else { throw TierCacheError(.storageFailure, "LMDB returned no transaction for \(path)") }
@@ -89,7 +89,7 @@ final class LMDBEnvironment: @unchecked Sendable {
 
     /// Runs `body` in a write transaction and commits it; aborts if `body` throws.
     /// Throws ``MapFull`` when the map has no room, so the caller can evict and retry.
-    func write<T>(_ body: (borrowing Transaction) throws -> T) throws -> T {
+    func write<T>(_ body: (Transaction) throws -> T) throws -> T {
         var txn: OpaquePointer?
         try LMDBStatus.check(mdb_txn_begin(handle, nil, 0, &txn), "beginning a write", path: path)
         guard let txn else { throw TierCacheError(.storageFailure, "LMDB returned no transaction for \(path)") }
@@ -118,9 +118,9 @@ final class LMDBEnvironment: @unchecked Sendable {
     }
 }
 
-/// One LMDB transaction, valid inside the ``LMDBEnvironment/read(_:)`` or
+/// One LMDB transaction (never stored beyond its call), valid inside the ``LMDBEnvironment/read(_:)`` or
 /// ``LMDBEnvironment/write(_:)`` call that made it.
-struct Transaction: ~Copyable {
+struct Transaction {
     let txn: OpaquePointer
     let environment: LMDBEnvironment
 

@@ -1,0 +1,31 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+// The benchmark suite is its own package, depending on TierCache by path (as swift-nio does), so
+// that ordo-one/benchmark never enters the dependency graph of TierCache's users.
+// Run from this directory: `swift package benchmark`.
+let package = Package(
+    name: "TierCacheBenchmarks",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(name: "TierCache", path: ".."),
+        .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
+    ],
+    targets: [
+        // The baselines call LMDB and zstd directly, through modules of their own.
+        .systemLibrary(name: "BenchCLMDB", pkgConfig: "lmdb", providers: [.apt(["liblmdb-dev"]), .brew(["lmdb"])]),
+        .systemLibrary(name: "BenchCZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"]), .brew(["zstd"])]),
+        .executableTarget(
+            name: "TierBenchmarks",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "TierCache", package: "TierCache"),
+                .product(name: "TierCacheLMDB", package: "TierCache"),
+                "BenchCLMDB", "BenchCZstd",
+            ],
+            path: "Benchmarks/TierBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)
