@@ -64,7 +64,7 @@ extension LMDBTier {
                 return LMDBInspection(
                     directory: directory.path,
                     capacity: Int(try txn.metaValue("capacity") ?? 0),
-                    bytesInUse: Int(try txn.metaValue("used") ?? 0),
+                    bytesInUse: try txn.writeState().used,
                     entries: txn.entryCount(environment.entries),
                     dataFileBytes: fileSize ?? 0,
                     compressionRatio: payloadTotal == 0 ? 1 : Double(originalTotal) / Double(payloadTotal),

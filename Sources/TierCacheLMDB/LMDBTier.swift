@@ -168,9 +168,9 @@ public final class LMDBTier: LocalCacheTier {
                     let usable = !header.metadata.isExpired(at: now) && (try? StoredRecord.value(of: header, codec: codec)) != nil
                     if usable { return false }
                 }
-                var used = try txn.metaValue("used").map(Int.init) ?? 0
-                try removeRecord(keyBytes, in: txn, used: &used)
-                try txn.setMetaValue("used", UInt64(max(0, used)))
+                var state = try txn.writeState()
+                try removeRecord(keyBytes, in: txn, state: &state)
+                try txn.setWriteState(state)
                 return true
             }
         }
@@ -204,19 +204,20 @@ public final class LMDBTier: LocalCacheTier {
         for _ in 0..<12 {
             do {
                 let evicted = try environment.write { txn -> Int in
-                    var used = try txn.metaValue("used").map(Int.init) ?? 0
-                    var clock = try txn.metaValue("clock") ?? 0
-                    try key.bytes.withUnsafeBytes { keyBytes in
-                        try removeRecord(keyBytes, in: txn, used: &used)
-                    }
-                    let evicted = try evict(in: txn, used: &used, until: budget - cost)
-                    try key.bytes.withUnsafeBytes { keyBytes in
+                    var state = try txn.writeState()
+                    let evicted = try key.bytes.withUnsafeBytes { keyBytes in
+                        // The put below overwrites the old record and `touch` replaces its tick;
+                        // only its accounted bytes need taking back first.
+                        if let old = try txn.get(environment.entries, keyBytes) {
+                            state.used -= accountedBytes(keyCount: keyBytes.count, recordCount: old.count)
+                        }
+                        let evicted = try evict(in: txn, state: &state, until: budget - cost)
                         try record.withUnsafeBytes { try txn.put(environment.entries, keyBytes, $0) }
+                        try touch(keyBytes, in: txn, state: &state)
+                        return evicted
                     }
-                    try touch(key.bytes, in: txn, clock: &clock)
-                    used += cost
-                    try txn.setMetaValue("used", UInt64(max(0, used)))
-                    try txn.setMetaValue("clock", clock)
+                    state.used += cost
+                    try txn.setWriteState(state)
                     return evicted
                 }
                 if evicted > 0 { counters.evictions.add(evicted, ordering: .relaxed) }
@@ -235,58 +236,55 @@ public final class LMDBTier: LocalCacheTier {
             "the store at \(directory.path) stayed full after evicting; a long-running reader may be pinning its pages")
     }
 
-    /// Evicts until `used` ≤ `target` in a transaction of its own.
+    /// Evicts until the accounted bytes are at most `target`, in a transaction of its own.
     private func evictCommitted(until target: Int) throws {
         let evicted = try write { txn -> Int in
-            var used = try txn.metaValue("used").map(Int.init) ?? 0
-            let evicted = try evict(in: txn, used: &used, until: max(0, target))
-            try txn.setMetaValue("used", UInt64(max(0, used)))
+            var state = try txn.writeState()
+            let evicted = try evict(in: txn, state: &state, until: max(0, target))
+            try txn.setWriteState(state)
             return evicted
         }
         if evicted > 0 { counters.evictions.add(evicted, ordering: .relaxed) }
     }
 
-    /// Applies the noted accesses, then evicts least-recently-used entries until `used` ≤ `target`.
-    private func evict(in txn: Transaction, used: inout Int, until target: Int) throws -> Int {
-        var clock = try txn.metaValue("clock") ?? 0
+    /// Applies the noted accesses, then evicts least-recently-used entries until the accounted
+    /// bytes are at most `target`.
+    private func evict(in txn: Transaction, state: inout WriteState, until target: Int) throws -> Int {
         for key in accessLog.drain() {
-            try touch(key, in: txn, clock: &clock, onlyIfPresent: true)
+            try key.withUnsafeBytes { try touch($0, in: txn, state: &state, onlyIfPresent: true) }
         }
-        try txn.setMetaValue("clock", clock)
         var evicted = 0
-        while used > target, let (_, oldestKey) = try txn.first(environment.recency) {
-            try oldestKey.withUnsafeBytes { try removeRecord($0, in: txn, used: &used) }
+        while state.used > target, let (_, oldestKey) = try txn.first(environment.recency) {
+            try oldestKey.withUnsafeBytes { try removeRecord($0, in: txn, state: &state) }
             evicted += 1
         }
         return evicted
     }
 
     /// Gives `key` the next access tick, replacing its previous one in the recency index.
-    private func touch(_ key: [UInt8], in txn: Transaction, clock: inout UInt64, onlyIfPresent: Bool = false) throws {
-        try key.withUnsafeBytes { keyBytes in
-            if let previous = try txn.get(environment.ticks, keyBytes), previous.count == 8 {
-                let tickBytes = [UInt8](previous)
-                try tickBytes.withUnsafeBytes { _ = try txn.delete(environment.recency, $0) }
-            } else if onlyIfPresent {
-                return
-            }
-            clock &+= 1
-            try withUnsafeBytes(of: clock.bigEndian) { tick in
-                try txn.put(environment.ticks, keyBytes, tick)
-                try txn.put(environment.recency, tick, keyBytes)
-            }
+    private func touch(_ key: UnsafeRawBufferPointer, in txn: Transaction, state: inout WriteState, onlyIfPresent: Bool = false) throws {
+        if let previous = try txn.get(environment.ticks, key), previous.count == 8 {
+            let tick = previous.loadUnaligned(as: UInt64.self)  // stored big-endian; kept as is
+            try withUnsafeBytes(of: tick) { _ = try txn.delete(environment.recency, $0) }
+        } else if onlyIfPresent {
+            return
+        }
+        state.clock &+= 1
+        try withUnsafeBytes(of: state.clock.bigEndian) { tick in
+            try txn.put(environment.ticks, key, tick)
+            try txn.put(environment.recency, tick, key)
         }
     }
 
-    /// Deletes the record, its tick and its recency row, and subtracts its accounted bytes.
-    private func removeRecord(_ key: UnsafeRawBufferPointer, in txn: Transaction, used: inout Int) throws {
+    /// Deletes the record, its tick and its recency row, and takes back its accounted bytes.
+    private func removeRecord(_ key: UnsafeRawBufferPointer, in txn: Transaction, state: inout WriteState) throws {
         if let record = try txn.get(environment.entries, key) {
-            used -= accountedBytes(keyCount: key.count, recordCount: record.count)
+            state.used -= accountedBytes(keyCount: key.count, recordCount: record.count)
             try txn.delete(environment.entries, key)
         }
-        if let tick = try txn.get(environment.ticks, key) {
-            let tickBytes = [UInt8](tick)
-            try tickBytes.withUnsafeBytes { _ = try txn.delete(environment.recency, $0) }
+        if let previous = try txn.get(environment.ticks, key), previous.count == 8 {
+            let tick = previous.loadUnaligned(as: UInt64.self)
+            try withUnsafeBytes(of: tick) { _ = try txn.delete(environment.recency, $0) }
             try txn.delete(environment.ticks, key)
         }
     }
@@ -319,9 +317,9 @@ public final class LMDBTier: LocalCacheTier {
     private func removeEntry(_ key: StorageKey) throws {
         accessLog.forget(key.bytes)
         try write { txn in
-            var used = try txn.metaValue("used").map(Int.init) ?? 0
-            try key.bytes.withUnsafeBytes { try removeRecord($0, in: txn, used: &used) }
-            try txn.setMetaValue("used", UInt64(max(0, used)))
+            var state = try txn.writeState()
+            try key.bytes.withUnsafeBytes { try removeRecord($0, in: txn, state: &state) }
+            try txn.setWriteState(state)
         }
     }
 
@@ -331,7 +329,7 @@ public final class LMDBTier: LocalCacheTier {
             try txn.clear(environment.entries)
             try txn.clear(environment.ticks)
             try txn.clear(environment.recency)
-            try txn.setMetaValue("used", 0)
+            try txn.setWriteState(WriteState(used: 0, clock: try txn.writeState().clock))
         }
     }
 
@@ -353,7 +351,7 @@ public final class LMDBTier: LocalCacheTier {
 
     public func usage() throws -> TierUsage {
         let (used, count) = try environment.read { txn in
-            (try txn.metaValue("used").map(Int.init) ?? 0, txn.entryCount(environment.entries))
+            (try txn.writeState().used, txn.entryCount(environment.entries))
         }
         return TierUsage(bytes: used, entries: count, capacity: capacity, maxEntryBytes: sizeLimit.maxBytes)
     }

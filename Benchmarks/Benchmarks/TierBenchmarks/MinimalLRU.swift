@@ -1,6 +1,9 @@
 /// The physical baseline for the memory tier: the least an LRU needs (a dictionary and an
 /// index-linked list), with no lock, no statistics, no expiry and no byte accounting.
-struct MinimalLRU {
+///
+/// `@unchecked Sendable` only so a benchmark closure can hold it: the benchmark runs on one
+/// thread, and this type is deliberately unsynchronized, which is what it measures.
+final class MinimalLRU: @unchecked Sendable {
     private struct Node {
         var key: String
         var value: [UInt8]
@@ -14,13 +17,13 @@ struct MinimalLRU {
 
     init(capacity: Int) { self.capacity = capacity }
 
-    mutating func get(_ key: String) -> [UInt8]? {
+    func get(_ key: String) -> [UInt8]? {
         guard let position = index[key] else { return nil }
         moveToFront(position)
         return nodes[position].value
     }
 
-    mutating func set(_ key: String, _ value: [UInt8]) {
+    func set(_ key: String, _ value: [UInt8]) {
         if let position = index[key] {
             nodes[position].value = value
             moveToFront(position)
@@ -44,7 +47,7 @@ struct MinimalLRU {
         index[key] = position
     }
 
-    private mutating func moveToFront(_ position: Int) {
+    private func moveToFront(_ position: Int) {
         guard position != head else { return }
         let previous = nodes[position].previous, next = nodes[position].next
         if previous >= 0 { nodes[previous].next = next }

@@ -219,3 +219,30 @@ struct Transaction {
         }
     }
 }
+
+/// What every write reads and updates: the accounted bytes in use and the access-tick clock,
+/// kept together in one metadata row so a write costs one read and one put for both.
+struct WriteState {
+    var used: Int
+    var clock: UInt64
+}
+
+extension Transaction {
+    private static let writeStateName = Array("state".utf8)
+
+    func writeState() throws -> WriteState {
+        try Self.writeStateName.withUnsafeBytes { key in
+            guard let value = try get(environment.meta, key), value.count == 16 else { return WriteState(used: 0, clock: 0) }
+            let used = UInt64(littleEndian: value.loadUnaligned(fromByteOffset: 0, as: UInt64.self))
+            let clock = UInt64(littleEndian: value.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+            return WriteState(used: Int(clamping: used), clock: clock)
+        }
+    }
+
+    func setWriteState(_ state: WriteState) throws {
+        let words = (UInt64(max(0, state.used)).littleEndian, state.clock.littleEndian)
+        try Self.writeStateName.withUnsafeBytes { key in
+            try withUnsafeBytes(of: words) { try put(environment.meta, key, $0) }
+        }
+    }
+}
