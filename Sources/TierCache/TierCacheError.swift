@@ -43,6 +43,7 @@ public struct TierCacheError: Error, Hashable, CustomStringConvertible, Sendable
     /// A description of the underlying failure (an errno or an engine's return code), if any.
     public let underlying: String?
 
+    /// Creates an error; tiers of your own may throw these too.
     public init(_ code: Code, _ message: String, underlying: String? = nil) {
         self.code = code
         self.message = message

@@ -5,16 +5,26 @@ import Synchronization
 /// Tiers shipped with TierCache use it, and a tier of your own can too: increment on each event,
 /// and return ``snapshot(usage:)`` from ``CacheTier/statistics()``.
 public final class TierCounters: Sendable {
+    /// See ``TierStatistics/hits``.
     public let hits = Atomic<Int>(0)
+    /// See ``TierStatistics/misses``.
     public let misses = Atomic<Int>(0)
+    /// See ``TierStatistics/stores``.
     public let stores = Atomic<Int>(0)
+    /// See ``TierStatistics/evictions``.
     public let evictions = Atomic<Int>(0)
+    /// See ``TierStatistics/refusedTooLarge``.
     public let refusedTooLarge = Atomic<Int>(0)
+    /// See ``TierStatistics/refusedExpired``.
     public let refusedExpired = Atomic<Int>(0)
+    /// See ``TierStatistics/expirations``.
     public let expirations = Atomic<Int>(0)
+    /// See ``TierStatistics/corruptionsRemoved``.
     public let corruptionsRemoved = Atomic<Int>(0)
+    /// See ``TierStatistics/errors``.
     public let errors = Atomic<Int>(0)
 
+    /// Creates counters at zero.
     public init() {}
 
     /// Counts a lookup's result.

@@ -21,6 +21,7 @@ import Synchronization
 public final class TieredCache: Sendable {
     /// A lookup's result: the entry and the tier that had it.
     public struct Hit: Sendable {
+        /// The entry found.
         public var entry: CacheEntry
         /// The position in ``TieredCache/tiers`` of the tier that answered.
         public var tierIndex: Int
@@ -30,11 +31,16 @@ public final class TieredCache: Sendable {
 
     /// What each tier did with a stored entry, in tier order.
     public struct StoreReport: Sendable {
+        /// What one tier did.
         public enum Outcome: Sendable {
+            /// The tier stored the entry.
             case stored
+            /// The tier refused the entry (too large, excluded by the policy, already expired).
             case refused(RefusalReason)
+            /// The tier failed; the error is counted in its statistics.
             case failed(TierCacheError)
         }
+        /// Each tier's name and outcome, top to bottom.
         public var outcomes: [(tierName: String, outcome: Outcome)]
 
         /// Whether at least one tier stored the entry.

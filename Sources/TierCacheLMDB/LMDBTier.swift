@@ -184,6 +184,11 @@ public final class LMDBTier: LocalCacheTier {
         if entry.metadata.isExpired(at: clock.now()) {
             outcome = .refused(.alreadyExpired)
             try removeEntry(storageKey)
+        } else if entry.value.count > StoredRecord.maximumValueSize {
+            // The record format counts a value's size in 32 bits; such a value is over any
+            // sensible per-entry limit anyway.
+            outcome = .refused(.tooLarge(size: entry.value.count, limit: sizeLimit.maxBytes))
+            try removeEntry(storageKey)
         } else {
             let record = StoredRecord.encode(entry, fullKey: storageKey.fullKey, codec: codec)
             if sizeLimit.admits(record.count) {

@@ -118,3 +118,48 @@ struct LMDBTierTests {
         #expect(try reopened.entry(forKey: key("k19"))?.value == incompressible(1_019))
     }
 }
+
+@Suite("tiercache inspect")
+struct InspectCommandTests {
+    func run(_ arguments: [String]) throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = try tiercacheExecutable()
+        process.arguments = arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+
+    @Test("Prints the store's summary as JSON for machines")
+    func json() throws {
+        let directory = TemporaryDirectory()
+        do {
+            let tier = try LMDBTier(directory: directory.url, capacity: 2 << 20)
+            for index in 0..<7 { _ = try tier.store(entry(incompressible(2_000 * (index + 1))), forKey: key("item-\(index)")) }
+        }
+        let (status, output) = try run(["inspect", directory.url.path, "--json", "--top", "2"])
+        #expect(status == 0)
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        let report = try decoder.decode(LMDBInspection.self, from: Data(output.utf8))
+        #expect(report.entries == 7 && report.capacity == 2 << 20)
+        #expect(report.largest.map(\.key) == ["item-6", "item-5"])
+        #expect(report.compressionRatio == 1, "random values are stored raw")
+        let (textStatus, text) = try run(["inspect", directory.url.path])
+        #expect(textStatus == 0 && text.contains("7 entries") && text.contains("item-6"))
+    }
+
+    @Test("Names the problem and fails for a directory without a store")
+    func missingStore() throws {
+        let directory = TemporaryDirectory()
+        try FileManager.default.createDirectory(at: directory.url, withIntermediateDirectories: true)
+        let (status, output) = try run(["inspect", directory.url.path])
+        #expect(status != 0)
+        #expect(output.contains("holds no TierCache store"))
+        #expect(!FileManager.default.fileExists(atPath: directory.url.appendingPathComponent("data.mdb").path), "inspect creates nothing")
+    }
+}

@@ -10,8 +10,8 @@ import TierCacheCompression
 /// | 1 | 1 | flags: bit 0 payload is a zstd frame, bit 1 full key follows the header |
 /// | 2 | 2 | reserved (0) |
 /// | 4 | 4 | original value size |
-/// | 8 | 8 | stored-at, seconds since 1970 (IEEE double) |
-/// | 16 | 8 | expires-at, seconds since 1970, NaN when absent |
+/// | 8 | 8 | stored-at, seconds since 2001-01-01 (IEEE double, `Date`'s own representation, so it round-trips exactly) |
+/// | 16 | 8 | expires-at, likewise, NaN when absent |
 /// | 24 | 4 | checksum of a raw payload (zstd frames carry their own), else 0 |
 /// | 28 | 4 | full key length (0 unless flag bit 1) |
 /// | 32 | n | full key, then the payload |
@@ -21,6 +21,8 @@ import TierCacheCompression
 enum StoredRecord {
     static let formatVersion: UInt8 = 1
     static let headerSize = 32
+    /// The largest value a record can describe (its size field is 32 bits).
+    static let maximumValueSize = Int(UInt32.max)
     private static let compressedFlag: UInt8 = 1
     private static let fullKeyFlag: UInt8 = 2
 
@@ -59,9 +61,9 @@ enum StoredRecord {
             raw.storeBytes(of: flags, toByteOffset: 1, as: UInt8.self)
             raw.storeBytes(of: UInt16(0), toByteOffset: 2, as: UInt16.self)
             raw.storeBytes(of: UInt32(valueCount).littleEndian, toByteOffset: 4, as: UInt32.self)
-            let storedAt = entry.metadata.storedAt.timeIntervalSince1970.bitPattern
+            let storedAt = entry.metadata.storedAt.timeIntervalSinceReferenceDate.bitPattern
             raw.storeBytes(of: storedAt.littleEndian, toByteOffset: 8, as: UInt64.self)
-            let expiresAt = (entry.metadata.expiresAt?.timeIntervalSince1970 ?? .nan).bitPattern
+            let expiresAt = (entry.metadata.expiresAt?.timeIntervalSinceReferenceDate ?? .nan).bitPattern
             raw.storeBytes(of: expiresAt.littleEndian, toByteOffset: 16, as: UInt64.self)
             raw.storeBytes(of: checksum.littleEndian, toByteOffset: 24, as: UInt32.self)
             raw.storeBytes(of: UInt32(keyLength).littleEndian, toByteOffset: 28, as: UInt32.self)
@@ -102,8 +104,8 @@ enum StoredRecord {
             isCompressed: isCompressed,
             originalSize: originalSize,
             metadata: CacheEntry.Metadata(
-                storedAt: Date(timeIntervalSince1970: storedAt),
-                expiresAt: expiresAt.isNaN ? nil : Date(timeIntervalSince1970: expiresAt)),
+                storedAt: Date(timeIntervalSinceReferenceDate: storedAt),
+                expiresAt: expiresAt.isNaN ? nil : Date(timeIntervalSinceReferenceDate: expiresAt)),
             checksum: checksum,
             fullKey: hasFullKey ? UnsafeRawBufferPointer(rebasing: record[headerSize..<(headerSize + keyLength)]) : nil,
             payload: payload)
