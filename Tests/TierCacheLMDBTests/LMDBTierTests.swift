@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TierCache
+import TierCacheTesting
 import TierCacheLMDB
 
 @Suite("LMDBTier storage")
@@ -73,7 +74,7 @@ struct LMDBTierTests {
     @Test("Expired entries are misses by the injected clock and are deleted")
     func expiry() throws {
         let directory = TemporaryDirectory()
-        let clock = ManualClock()
+        let clock = ManualCacheClock()
         let tier = try LMDBTier(directory: directory.url, configuration: .init(capacity: 1 << 20, clock: clock.cacheClock))
         _ = try tier.store(entry([1, 2, 3], expiresAt: clock.now.addingTimeInterval(10)), forKey: key("k"))
         #expect(try tier.entry(forKey: key("k"))?.value == [1, 2, 3])

@@ -3,6 +3,7 @@ import Foundation
 import Synchronization
 import Testing
 import TierCache
+import TierCacheTesting
 
 /// A fresh directory under the temporary directory, removed by `cleanUp()`.
 struct TemporaryDirectory: ~Copyable {
@@ -34,13 +35,6 @@ func incompressible(_ count: Int, seed: UInt64 = 1) -> [UInt8] {
 /// Bytes that compress well, like JSON.
 func compressible(_ count: Int) -> [UInt8] {
     Array(String(repeating: "{\"name\":\"value\",\"n\":1}", count: count / 22 + 1).utf8.prefix(count))
-}
-
-final class ManualClock: Sendable {
-    private let current = Mutex(Date(timeIntervalSince1970: 1_000_000))
-    var now: Date { current.withLock { $0 } }
-    func advance(by seconds: TimeInterval) { current.withLock { $0 += seconds } }
-    var cacheClock: CacheClock { CacheClock { [self] in self.now } }
 }
 
 /// Edits a store directly through LMDB, as damage on disk would. The tier must be closed.

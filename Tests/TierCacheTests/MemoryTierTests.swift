@@ -2,14 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 import TierCache
-
-/// A clock the test moves by hand.
-final class ManualClock: Sendable {
-    private let current = Mutex(Date(timeIntervalSince1970: 1_000_000))
-    var now: Date { current.withLock { $0 } }
-    func advance(by seconds: TimeInterval) { current.withLock { $0 += seconds } }
-    var cacheClock: CacheClock { CacheClock { [self] in self.now } }
-}
+import TierCacheTesting
 
 /// A key from a literal the test chose; literals are never empty or overlong.
 func key(_ text: String) -> CacheKey {
@@ -60,7 +53,7 @@ struct MemoryTierTests {
 
     @Test("Entries past their expiry hint are misses, by the injected clock")
     func expiry() throws {
-        let clock = ManualClock()
+        let clock = ManualCacheClock()
         let tier = try MemoryTier(.init(capacity: 10_000, clock: clock.cacheClock))
         _ = tier.store(entry(10, expiresAt: clock.now.addingTimeInterval(60)), forKey: key("k"))
         #expect(tier.entry(forKey: key("k")) != nil)

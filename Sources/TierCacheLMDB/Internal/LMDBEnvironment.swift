@@ -158,22 +158,24 @@ struct Transaction {
 
     /// The first key and value of `dbi` in key order, copied.
     func first(_ dbi: MDB_dbi) throws -> (key: [UInt8], value: [UInt8])? {
-        var cursor: OpaquePointer?
-        let rc = mdb_cursor_open(txn, dbi, &cursor)
-        if rc != MDB_SUCCESS { try fail(rc, "opening a cursor") }
-        defer { mdb_cursor_close(cursor) }
-        var k = MDB_val()
-        var v = MDB_val()
-        let got = mdb_cursor_get(cursor, &k, &v, MDB_FIRST)
-        if got == MDB_NOTFOUND { return nil }
-        if got != MDB_SUCCESS { try fail(got, "reading a cursor") }
-        return (
-            [UInt8](UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size)),
-            [UInt8](UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size)))
+        var first: (key: [UInt8], value: [UInt8])?
+        try scan(dbi) { key, value in
+            first = ([UInt8](key), [UInt8](value))
+            return false
+        }
+        return first
     }
 
     /// Calls `body` with every key and value of `dbi`, in key order.
     func forEach(_ dbi: MDB_dbi, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Void) throws {
+        try scan(dbi) { key, value in
+            try body(key, value)
+            return true
+        }
+    }
+
+    /// Walks `dbi` in key order while `body` returns `true`.
+    private func scan(_ dbi: MDB_dbi, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
         var cursor: OpaquePointer?
         let rc = mdb_cursor_open(txn, dbi, &cursor)
         if rc != MDB_SUCCESS { try fail(rc, "opening a cursor") }
@@ -185,7 +187,9 @@ struct Transaction {
             let got = mdb_cursor_get(cursor, &k, &v, op)
             if got == MDB_NOTFOUND { return }
             if got != MDB_SUCCESS { try fail(got, "reading a cursor") }
-            try body(UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size), UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size))
+            let goOn = try body(
+                UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size), UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size))
+            if !goOn { return }
             op = MDB_NEXT
         }
     }
