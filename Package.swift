@@ -11,10 +11,12 @@ let package = Package(
         .library(name: "TierCache", targets: ["TierCache"]),
         .library(name: "TierCacheLMDB", targets: ["TierCacheLMDB"]),
         .library(name: "TierCacheTesting", targets: ["TierCacheTesting"]),
+        .library(name: "HTTPCaching", targets: ["HTTPCaching"]),
         .executable(name: "tiercache", targets: ["tiercache"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
     ],
     targets: [
         .systemLibrary(
@@ -31,6 +33,10 @@ let package = Package(
         .target(name: "TierCacheCompression", dependencies: ["CZstd"]),
         .target(name: "TierCacheLMDB", dependencies: ["TierCache", "TierCacheCompression", "CLMDB"]),
         .target(name: "TierCacheTesting", dependencies: ["TierCache"]),
+        .target(
+            name: "HTTPCaching",
+            dependencies: ["TierCache", .product(name: "HTTPTypes", package: "swift-http-types")]
+        ),
         .executableTarget(
             name: "tiercache",
             dependencies: [
@@ -41,6 +47,10 @@ let package = Package(
         .testTarget(
             name: "TierCacheTests",
             dependencies: ["TierCache", "TierCacheTesting"]
+        ),
+        .testTarget(
+            name: "HTTPCachingTests",
+            dependencies: ["HTTPCaching", "TierCache", "TierCacheTesting", .product(name: "HTTPTypes", package: "swift-http-types")]
         ),
         .testTarget(
             name: "TierCacheLMDBTests",

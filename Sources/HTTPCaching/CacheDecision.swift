@@ -1,0 +1,123 @@
+import Foundation
+import HTTPTypes
+
+/// What to do with a request, given what the cache holds: the RFC 9111 decision, with no I/O.
+public enum CacheDecision: Hashable, Sendable {
+    /// Answer with the stored response as it is (`stale` says whether it is past its lifetime,
+    /// which a client's `max-stale` or a cache policy allowed).
+    case useStored(stale: Bool)
+    /// Answer with the stored (stale) response now and revalidate it in the background
+    /// (`stale-while-revalidate`, RFC 5861 §3).
+    case useStoredAndRevalidate
+    /// Send a conditional request (or a full one if the stored response has no validator).
+    case revalidate
+    /// Ignore any stored response and fetch.
+    case fetch
+    /// Answer from the cache or not at all: nothing usable is stored (`only-if-cached` →
+    /// 504, RFC 9111 §5.2.1.7; `returnCacheDataDontLoad` → an error).
+    case unsatisfiable
+
+    /// The settings a decision depends on.
+    public struct Context: Sendable {
+        public var shared: Bool
+        public var heuristics: Freshness.Heuristics
+        public var now: Date
+
+        public init(shared: Bool, heuristics: Freshness.Heuristics = .init(), now: Date) {
+            self.shared = shared
+            self.heuristics = heuristics
+            self.now = now
+        }
+    }
+
+    /// Decides for `request` with `requestDirectives`, a stored response that matched its
+    /// secondary key (or `nil`), and the request's cache policy.
+    ///
+    /// With ``RequestCachePolicy/useProtocolCachePolicy``:
+    /// - request `no-cache` (or `Pragma: no-cache` without `Cache-Control`, §5.4) and response
+    ///   `no-cache` (§5.2.2.4) require revalidation;
+    /// - a response is used when fresh (§4.2) and within the request's `max-age` and
+    ///   `min-fresh` (§5.2.1.1, §5.2.1.3);
+    /// - a stale response is used within the request's `max-stale` (§5.2.1.2) unless
+    ///   `must-revalidate` (or `proxy-revalidate` in a shared cache) forbids it (§5.2.2.2, §5.2.2.8);
+    /// - within `stale-while-revalidate` it is used while a background revalidation runs;
+    /// - otherwise it is revalidated; `only-if-cached` turns "fetch" into ``unsatisfiable``.
+    public static func decide(
+        request: HTTPRequest, requestDirectives: CacheControl, stored: StoredResponse?,
+        policy: RequestCachePolicy, context: Context
+    ) -> CacheDecision {
+        switch policy {
+        case .reloadIgnoringLocalCacheData, .reloadIgnoringLocalAndRemoteCacheData:
+            return .fetch
+        case .returnCacheDataElseLoad:
+            return stored == nil ? .fetch : .useStored(stale: isStale(stored, context))
+        case .returnCacheDataDontLoad:
+            return stored == nil ? .unsatisfiable : .useStored(stale: isStale(stored, context))
+        case .reloadRevalidatingCacheData:
+            guard let stored else { return .fetch }
+            let directives = stored.cacheControl
+            if directives.immutable, !isStale(stored, context) { return .useStored(stale: false) }
+            return .revalidate
+        case .useProtocolCachePolicy:
+            break
+        }
+        guard let stored else { return requestDirectives.onlyIfCached ? .unsatisfiable : .fetch }
+        let directives = stored.cacheControl
+        let lifetime = Freshness.lifetime(
+            of: stored.response, directives: directives, responseTime: stored.responseTime,
+            shared: context.shared, heuristics: context.heuristics)
+        let age = Freshness.currentAge(of: stored, now: context.now)
+        let clientWantsRevalidation = requestDirectives.noCache
+            || (request.headerFields[.cacheControl] == nil && hasPragmaNoCache(request.headerFields))
+        if clientWantsRevalidation || directives.noCache {
+            return requestDirectives.onlyIfCached ? .unsatisfiable : .revalidate
+        }
+        if let maxAge = requestDirectives.maxAge, age > TimeInterval(maxAge) {
+            return requestDirectives.onlyIfCached ? .unsatisfiable : .revalidate
+        }
+        let remaining = lifetime - age
+        if remaining > 0 {
+            if let minFresh = requestDirectives.minFresh, remaining < TimeInterval(minFresh) {
+                return requestDirectives.onlyIfCached ? .unsatisfiable : .revalidate
+            }
+            return .useStored(stale: false)
+        }
+        let staleness = -remaining
+        let mayServeStale = !(directives.mustRevalidate || (context.shared && (directives.proxyRevalidate || directives.sharedMaxAge != nil)))
+        if mayServeStale {
+            if let maxStale = requestDirectives.maxStale, staleness <= TimeInterval(maxStale) {
+                return .useStored(stale: true)
+            }
+            if let window = directives.staleWhileRevalidate, staleness <= TimeInterval(window), !requestDirectives.onlyIfCached {
+                return .useStoredAndRevalidate
+            }
+        }
+        return requestDirectives.onlyIfCached ? .unsatisfiable : .revalidate
+    }
+
+    /// `Pragma: no-cache`, which a cache honours only without `Cache-Control` (§5.4).
+    static func hasPragmaNoCache(_ fields: HTTPFields) -> Bool {
+        fields.contains { $0.name.canonicalName == "pragma" && DirectiveParser.fieldNames($0.value).contains("no-cache") }
+    }
+
+    /// Whether `stored` is past its freshness lifetime at `context.now`.
+    public static func isStale(_ stored: StoredResponse?, _ context: Context) -> Bool {
+        guard let stored else { return false }
+        let lifetime = Freshness.lifetime(
+            of: stored.response, directives: stored.cacheControl, responseTime: stored.responseTime,
+            shared: context.shared, heuristics: context.heuristics)
+        return Freshness.currentAge(of: stored, now: context.now) >= lifetime
+    }
+
+    /// Whether `stored` may be served stale after a failed fetch or revalidation, within
+    /// `stale-if-error` (RFC 5861 §4), from the response or the request.
+    public static func staleIfErrorAllows(_ stored: StoredResponse, requestDirectives: CacheControl, context: Context) -> Bool {
+        let directives = stored.cacheControl
+        guard !directives.mustRevalidate, !directives.noCache else { return false }
+        guard let window = requestDirectives.staleIfError ?? directives.staleIfError else { return false }
+        let lifetime = Freshness.lifetime(
+            of: stored.response, directives: directives, responseTime: stored.responseTime,
+            shared: context.shared, heuristics: context.heuristics)
+        return Freshness.currentAge(of: stored, now: context.now) - lifetime <= TimeInterval(window)
+    }
+}

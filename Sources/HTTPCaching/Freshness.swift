@@ -1,0 +1,84 @@
+import Foundation
+import HTTPTypes
+
+/// Freshness lifetime and age (RFC 9111 §4.2).
+public enum Freshness {
+    /// Settings for heuristic freshness (§4.2.2).
+    public struct Heuristics: Hashable, Sendable {
+        /// The fraction of the time since `Last-Modified` a response stays fresh; 0.1 (10%), as
+        /// the RFC suggests.
+        public var fraction: Double
+        /// The longest heuristic lifetime; one day by default, so a years-old `Last-Modified`
+        /// does not pin a response for months.
+        public var maximumLifetime: TimeInterval
+
+        public init(fraction: Double = 0.1, maximumLifetime: TimeInterval = 86_400) {
+            self.fraction = fraction
+            self.maximumLifetime = maximumLifetime
+        }
+    }
+
+    /// Status codes heuristically cacheable (RFC 9110 §15.1): a response with one of them may be
+    /// stored and given a heuristic lifetime without explicit freshness information.
+    public static let heuristicallyCacheableStatuses: Set<Int> = [200, 203, 204, 206, 300, 301, 308, 404, 405, 410, 414, 501]
+
+    /// The freshness lifetime of `response` (§4.2.1), in seconds:
+    /// `s-maxage` (shared caches only), else `max-age`, else `Expires` − `Date` (an invalid
+    /// `Expires` means already expired, §5.3), else a heuristic (§4.2.2) where the status code or
+    /// `public` allows one, else 0.
+    ///
+    /// - Parameter responseTime: the `Date` to assume when the response has none (RFC 9110 §6.6.1).
+    public static func lifetime(
+        of response: HTTPResponse, directives: CacheControl, responseTime: Date, shared: Bool, heuristics: Heuristics
+    ) -> TimeInterval {
+        if shared, let sharedMaxAge = directives.sharedMaxAge { return TimeInterval(sharedMaxAge) }
+        if let maxAge = directives.maxAge { return TimeInterval(maxAge) }
+        let date = dateValue(of: response) ?? responseTime
+        if let expires = response.headerFields[.expires] {
+            guard let expiry = HTTPDate.parse(expires, now: responseTime) else { return 0 }
+            return max(0, expiry.timeIntervalSince(date))
+        }
+        guard directives.isPublic || heuristicallyCacheableStatuses.contains(response.status.code),
+              let lastModifiedText = response.headerFields[.lastModified],
+              let lastModified = HTTPDate.parse(lastModifiedText, now: responseTime),
+              lastModified < date
+        else { return 0 }
+        return min(heuristics.maximumLifetime, date.timeIntervalSince(lastModified) * heuristics.fraction)
+    }
+
+    /// Whether `response` states its lifetime (max-age, s-maxage for shared caches, or Expires).
+    public static func hasExplicitLifetime(_ response: HTTPResponse, directives: CacheControl, shared: Bool) -> Bool {
+        directives.maxAge != nil || (shared && directives.sharedMaxAge != nil) || response.headerFields[.expires] != nil
+    }
+
+    /// The response's `Date`, if valid.
+    public static func dateValue(of response: HTTPResponse) -> Date? {
+        response.headerFields[.date].flatMap { HTTPDate.parse($0) }
+    }
+
+    /// The response's `Age` in seconds (§5.1): the first member of the field; an invalid value
+    /// is ignored (0).
+    public static func ageValue(of response: HTTPResponse) -> TimeInterval {
+        guard let field = response.headerFields[.age] else { return 0 }
+        let first = field.split(separator: ",", maxSplits: 1).first.map { $0.trimmingOWS() } ?? ""
+        return TimeInterval(CacheControl.deltaSeconds(String(first)) ?? 0)
+    }
+
+    /// The current age of a stored response (§4.2.3):
+    ///
+    /// ```
+    /// apparent_age = max(0, response_time - date_value)
+    /// corrected_age_value = age_value + (response_time - request_time)
+    /// corrected_initial_age = max(apparent_age, corrected_age_value)
+    /// current_age = corrected_initial_age + (now - response_time)
+    /// ```
+    public static func currentAge(of stored: StoredResponse, now: Date) -> TimeInterval {
+        let dateValue = dateValue(of: stored.response) ?? stored.responseTime
+        let apparentAge = max(0, stored.responseTime.timeIntervalSince(dateValue))
+        let responseDelay = max(0, stored.responseTime.timeIntervalSince(stored.requestTime))
+        let correctedAgeValue = ageValue(of: stored.response) + responseDelay
+        let correctedInitialAge = max(apparentAge, correctedAgeValue)
+        let residentTime = max(0, now.timeIntervalSince(stored.responseTime))
+        return correctedInitialAge + residentTime
+    }
+}

@@ -1,0 +1,74 @@
+import Foundation
+import HTTPTypes
+import TierCache
+
+extension HTTPCache {
+    /// Whether the cache serves one user (a client's cache) or many (a proxy).
+    public enum Mode: Hashable, Sendable {
+        /// A private cache (RFC 9111 §1): stores `private` responses, ignores `s-maxage`.
+        case `private`
+        /// A shared cache: honours `s-maxage`, `proxy-revalidate`, `private` and the
+        /// `Authorization` rule of §3.5.
+        case shared
+    }
+
+    /// When a failed fetch may be answered with a stored, stale response.
+    public enum OfflineFallback: Hashable, Sendable {
+        /// Never: the transport's error propagates.
+        case never
+        /// Only within a `stale-if-error` window (RFC 5861) of the response or the request.
+        case whereStaleIfErrorAllows
+        /// When the response is at most this many seconds past its lifetime (or within
+        /// `stale-if-error`).
+        case withinMaxStale(TimeInterval)
+        /// Any stored response, as RFC 9111 §4.2.4 lets a disconnected cache, except those whose
+        /// origin forbade it (`must-revalidate`, `no-cache`, and in a shared cache
+        /// `proxy-revalidate` and `s-maxage`). The default.
+        case always
+        /// Any stored response at all, even where the origin forbade serving it stale: the app
+        /// prefers stale data, clearly labelled, over an error.
+        case evenWhenRevalidationRequired
+    }
+
+    /// The engine's settings.
+    public struct Configuration: Sendable {
+        /// Private (the default) or shared.
+        public var mode: Mode
+        /// Which tiers may keep a response, by URL scheme; hooks may override per response.
+        public var storagePolicies: StoragePolicyTable
+        /// Heuristic freshness for responses without explicit lifetime.
+        public var heuristics: Freshness.Heuristics
+        /// When a failed fetch falls back to a stored response; ``OfflineFallback/always`` by default.
+        public var offlineFallback: OfflineFallback
+        /// Which transport errors mean "the network failed" (and so allow the offline fallback);
+        /// by default every error except cancellation.
+        public var isConnectivityError: @Sendable (any Error) -> Bool
+        /// Hooks run, in order, before each store.
+        public var storeHooks: [StoreHook]
+        /// The primary key of a request; `nil` keeps the request out of the cache. By default
+        /// ``HTTPCacheKey/defaultKey(for:)``.
+        public var key: @Sendable (HTTPRequest) -> String?
+        /// The source of "now".
+        public var clock: CacheClock
+
+        public init(
+            mode: Mode = .private,
+            storagePolicies: StoragePolicyTable = .init(["https": .allowed, "http": .allowed], default: .notAllowed),
+            heuristics: Freshness.Heuristics = .init(),
+            offlineFallback: OfflineFallback = .always,
+            isConnectivityError: @escaping @Sendable (any Error) -> Bool = { !($0 is CancellationError) },
+            storeHooks: [StoreHook] = [],
+            key: @escaping @Sendable (HTTPRequest) -> String? = HTTPCacheKey.defaultKey(for:),
+            clock: CacheClock = .system
+        ) {
+            self.mode = mode
+            self.storagePolicies = storagePolicies
+            self.heuristics = heuristics
+            self.offlineFallback = offlineFallback
+            self.isConnectivityError = isConnectivityError
+            self.storeHooks = storeHooks
+            self.key = key
+            self.clock = clock
+        }
+    }
+}

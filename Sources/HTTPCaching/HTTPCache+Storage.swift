@@ -1,0 +1,121 @@
+import Foundation
+import HTTPTypes
+import TierCache
+
+/// How the engine reads and writes the tiers: a response under its primary key, or, for a
+/// resource whose responses carry `Vary`, a ``VariantIndex`` under the primary key and each
+/// variant under a secondary key (RFC 9111 §4.1).
+extension HTTPCache {
+    /// A stored response and the key it is stored under.
+    struct Located: Sendable {
+        var response: StoredResponse
+        var key: String
+    }
+
+    /// The stored response that matches `request`'s secondary key, if any. Entries that fail to
+    /// decode are removed and counted.
+    func lookup(primaryKey: String, request: HTTPRequest) async -> Located? {
+        switch await read(primaryKey) {
+        case .response(let stored)?:
+            return Vary.matches(request, stored) ? Located(response: stored, key: primaryKey) : nil
+        case .variants(let index)?:
+            let variantKey = Self.variantKey(primaryKey, fields: Vary.varyingFields(index.fieldNames, of: request))
+            guard case .response(let stored)? = await read(variantKey), Vary.matches(request, stored) else { return nil }
+            return Located(response: stored, key: variantKey)
+        case nil:
+            return nil
+        }
+    }
+
+    private func read(_ key: String) async -> StoredEntry? {
+        guard let cacheKey = try? CacheKey(key), let entry = await storage.entry(forKey: cacheKey) else { return nil }
+        do {
+            return try StoredEntryCodec.decode(entry.value)
+        } catch {
+            try? await storage.removeEntry(forKey: cacheKey)
+            counters.withLock { $0.corruptEntriesRemoved += 1 }
+            return nil
+        }
+    }
+
+    /// The key of the variant of `primaryKey` selected by `fields`.
+    static func variantKey(_ primaryKey: String, fields: [StoredResponse.VaryingField]) -> String {
+        primaryKey + "\u{1F}vary" + fields.map { "\u{1F}\($0.name)=\($0.value.map { "\"\($0)\"" } ?? "-")" }.joined()
+    }
+
+    /// Stores a response from `exchange` if RFC 9111 §3, the hooks and the storage policy allow.
+    func storeIfAllowed(_ exchange: Exchange, for request: HTTPRequest, primaryKey: String) async {
+        let shared = configuration.mode == .shared
+        let directives = CacheControl(fieldValues: exchange.response.headerFields[values: .cacheControl])
+        let requestDirectives = CacheControl(fieldValues: request.headerFields[values: .cacheControl])
+        if let reason = Storability.reasonNotToStore(
+            request: request, requestDirectives: requestDirectives, response: exchange.response, directives: directives, shared: shared)
+        {
+            counters.withLock { $0.notStorable[reason, default: 0] += 1 }
+            // A response that may not be stored must not leave an older one in its place.
+            if reason == .noStore || reason == .varyStar { await remove(primaryKey: primaryKey) }
+            return
+        }
+        var response = exchange.response
+        response.headerFields = HopByHop.removing(from: response.headerFields)
+        // Fields the origin marked private (shared caches) or no-cache must not be reused
+        // without revalidation: they are not kept at all (§5.2.2.4, §5.2.2.7).
+        let withheld = directives.noCacheFieldNames + (shared ? directives.privateFieldNames : [])
+        for name in withheld { if let fieldName = HTTPField.Name(name) { response.headerFields[values: fieldName] = [] } }
+        if response.headerFields[.date] == nil { response.headerFields[.date] = HTTPDate.format(exchange.responseTime) }
+
+        var candidate = StoreHook.Candidate(
+            request: request, response: response, body: exchange.body,
+            storagePolicy: configuration.storagePolicies.policy(forScheme: request.scheme ?? ""), userInfo: [:])
+        for hook in configuration.storeHooks { hook.apply(to: &candidate) }
+        guard candidate.storagePolicy != .notAllowed else {
+            counters.withLock { $0.refusedByPolicy += 1 }
+            await remove(primaryKey: primaryKey)
+            return
+        }
+        let varyNames = Vary.fieldNames(of: candidate.response)
+        let stored = StoredResponse(
+            response: candidate.response, body: [UInt8](candidate.body), requestTime: exchange.requestTime,
+            responseTime: exchange.responseTime, storedAt: exchange.responseTime,
+            varyingFields: Vary.varyingFields(varyNames, of: request), userInfo: candidate.userInfo)
+
+        if varyNames.isEmpty {
+            await write(stored, under: primaryKey, policy: candidate.storagePolicy)
+            return
+        }
+        let variantKey = Self.variantKey(primaryKey, fields: stored.varyingFields)
+        var index = VariantIndex(fieldNames: varyNames, variantKeys: [])
+        if case .variants(let existing)? = await read(primaryKey), existing.fieldNames == varyNames {
+            index.variantKeys = existing.variantKeys.filter { $0 != variantKey }
+        }
+        index.variantKeys.append(variantKey)
+        if index.variantKeys.count > VariantIndex.limit { index.variantKeys.removeFirst(index.variantKeys.count - VariantIndex.limit) }
+        guard await write(stored, under: variantKey, policy: candidate.storagePolicy) else { return }
+        await writeEntry(.variants(index), under: primaryKey, policy: candidate.storagePolicy)
+    }
+
+    /// Writes a response; returns whether any tier kept it.
+    @discardableResult
+    func write(_ stored: StoredResponse, under key: String, policy: StoragePolicy) async -> Bool {
+        let kept = await writeEntry(.response(stored), under: key, policy: policy)
+        counters.withLock {
+            if kept { $0.stores += 1 } else { $0.refusedTooLarge += 1 }
+        }
+        return kept
+    }
+
+    @discardableResult
+    private func writeEntry(_ entry: StoredEntry, under key: String, policy: StoragePolicy) async -> Bool {
+        guard let cacheKey = try? CacheKey(key) else { return false }
+        let value = CacheEntry(value: StoredEntryCodec.encode(entry), storedAt: configuration.clock.now())
+        return await storage.store(value, forKey: cacheKey, policy: policy).isStoredAnywhere
+    }
+
+    /// Removes a resource: its primary entry and every variant it lists.
+    func remove(primaryKey: String) async {
+        if case .variants(let index)? = await read(primaryKey) {
+            for key in index.variantKeys { if let cacheKey = try? CacheKey(key) { try? await storage.removeEntry(forKey: cacheKey) } }
+        }
+        if let cacheKey = try? CacheKey(primaryKey) { try? await storage.removeEntry(forKey: cacheKey) }
+    }
+}

@@ -1,0 +1,282 @@
+import Foundation
+import HTTPTypes
+import Synchronization
+import TierCache
+
+/// The HTTP caching engine: for each request it looks up the tiers, decides with the RFC 9111
+/// core, fetches or revalidates through a transport, stores, and says where the answer came from.
+///
+/// ```swift
+/// let cache = HTTPCache(storage: tieredCache)
+/// let result = try await cache.response(for: request) { request, body in
+///     try await myTransport(request, body)          // (HTTPResponse, Data)
+/// }
+/// print(result.source, result.age ?? 0)
+/// ```
+///
+/// The transport performs one exchange and throws only when no response arrived (a connection
+/// error); HTTP error statuses are responses. Concurrent misses for the same request share one
+/// exchange; `stale-while-revalidate` revalidates once in the background.
+public final class HTTPCache: Sendable {
+    /// Performs one HTTP exchange: the request and its body in, the response and its body out.
+    public typealias Transport = @Sendable (HTTPRequest, Data?) async throws -> (HTTPResponse, Data)
+
+    /// The tiers responses are kept in.
+    public let storage: TieredCache
+    /// The engine's settings.
+    public let configuration: Configuration
+
+    let counters = Mutex(HTTPCacheStatistics())
+    private let inFlight = InFlightFetches()
+    private let background = BackgroundRevalidations()
+
+    public init(storage: TieredCache, configuration: Configuration = Configuration()) {
+        self.storage = storage
+        self.configuration = configuration
+    }
+
+    /// What the engine has done so far.
+    public var statistics: HTTPCacheStatistics { counters.withLock { $0 } }
+
+    /// Waits until every background revalidation started so far has finished (for tests and
+    /// orderly shutdown).
+    public func waitForBackgroundRevalidations() async {
+        await background.waitForAll()
+    }
+
+    private var context: CacheDecision.Context {
+        CacheDecision.Context(shared: configuration.mode == .shared, heuristics: configuration.heuristics, now: configuration.clock.now())
+    }
+
+    // MARK: The request path
+
+    /// Answers `request` from the cache or through `transport`, following RFC 9111 and `cachePolicy`.
+    ///
+    /// - Throws: the transport's error when the network fails and no stored response may stand
+    ///   in; ``HTTPCacheError/Code/notCached`` for ``RequestCachePolicy/returnCacheDataDontLoad``
+    ///   without a stored response.
+    public func response(
+        for request: HTTPRequest, body: Data? = nil, cachePolicy: RequestCachePolicy = .useProtocolCachePolicy,
+        transport: @escaping Transport
+    ) async throws -> HTTPCacheResponse {
+        guard request.method == .get || request.method == .head, let primaryKey = configuration.key(request) else {
+            return try await forwardUncached(request, body: body, transport: transport)
+        }
+        let requestDirectives = CacheControl(fieldValues: request.headerFields[values: .cacheControl])
+        let stored = await lookup(primaryKey: primaryKey, request: request)
+        let context = self.context
+        let decision = CacheDecision.decide(
+            request: request, requestDirectives: requestDirectives, stored: stored?.response, policy: cachePolicy, context: context)
+
+        switch decision {
+        case .useStored(let stale):
+            guard let stored else { break }
+            counters.withLock {
+                $0.hits += 1
+                if stale { $0.staleServes += 1 }
+            }
+            return served(stored.response, source: .cache, request: request, now: context.now)
+        case .useStoredAndRevalidate:
+            guard let stored else { break }
+            counters.withLock {
+                $0.hits += 1
+                $0.staleServes += 1
+            }
+            background.start(key: stored.key) { [self] in
+                _ = try? await revalidate(request, stored: stored, primaryKey: primaryKey, transport: transport)
+            }
+            return served(stored.response, source: .staleWhileRevalidate, request: request, now: context.now)
+        case .unsatisfiable:
+            if cachePolicy == .returnCacheDataDontLoad {
+                throw HTTPCacheError(.notCached, "no stored response for \(primaryKey), and the cache policy forbids loading")
+            }
+            // only-if-cached with nothing usable: 504 (RFC 9111 §5.2.1.7).
+            return HTTPCacheResponse(response: HTTPResponse(status: .gatewayTimeout), body: Data(), source: .cache)
+        case .revalidate:
+            if let stored { return try await revalidate(request, stored: stored, primaryKey: primaryKey, transport: transport) }
+        case .fetch:
+            break
+        }
+        counters.withLock { $0.misses += 1 }
+        var outgoing = request
+        if cachePolicy == .reloadIgnoringLocalAndRemoteCacheData {
+            outgoing.headerFields[.cacheControl] = "no-cache"
+            if let pragma = HTTPField.Name("Pragma") { outgoing.headerFields[pragma] = "no-cache" }
+        }
+        return try await fetchAndStore(outgoing, original: request, primaryKey: primaryKey, fallback: stored, transport: transport)
+    }
+
+    /// Like ``response(for:body:cachePolicy:transport:)``, as a value for app code that shows
+    /// "may be out of date" when the network failed.
+    public func cachedValue<Value>(
+        for request: HTTPRequest, cachePolicy: RequestCachePolicy = .useProtocolCachePolicy,
+        transport: @escaping Transport, decode: (HTTPCacheResponse) throws -> Value
+    ) async throws -> CachedValue<Value> {
+        let result = try await response(for: request, cachePolicy: cachePolicy, transport: transport)
+        let value = try decode(result)
+        if result.source == .staleFallback { return .cached(value, storedAt: result.storedAt ?? configuration.clock.now()) }
+        return .fresh(value)
+    }
+
+    /// The cache-then-network pattern: the stored response first, whatever its age (if there is
+    /// one), then the response from the network (or a revalidation). A network failure after a
+    /// stored response ends the sequence without an error; with nothing stored, it throws.
+    public func responses(for request: HTTPRequest, transport: @escaping Transport) -> AsyncThrowingStream<HTTPCacheResponse, any Error> {
+        AsyncThrowingStream { continuation in
+            let task = Task {
+                var yieldedStored = false
+                if let primaryKey = configuration.key(request), let stored = await lookup(primaryKey: primaryKey, request: request) {
+                    continuation.yield(served(stored.response, source: .cache, request: request, now: configuration.clock.now()))
+                    yieldedStored = true
+                }
+                do {
+                    let fresh = try await response(for: request, cachePolicy: .reloadRevalidatingCacheData, transport: transport)
+                    if !(yieldedStored && fresh.source == .staleFallback) { continuation.yield(fresh) }
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: yieldedStored ? nil : error)
+                }
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    // MARK: Exchanges
+
+    /// Sends a conditional request for `stored` (or a full one without validators) and handles
+    /// 304, a new response, and failures.
+    private func revalidate(
+        _ request: HTTPRequest, stored: Located, primaryKey: String, transport: @escaping Transport
+    ) async throws -> HTTPCacheResponse {
+        guard let conditional = Validation.conditionalRequest(for: request, revalidating: stored.response) else {
+            counters.withLock { $0.misses += 1 }
+            return try await fetchAndStore(request, original: request, primaryKey: primaryKey, fallback: stored, transport: transport)
+        }
+        let exchange: Exchange
+        do {
+            exchange = try await fetch(conditional, body: nil, transport: transport)
+        } catch {
+            if let fallback = staleFallback(stored, for: request, error: error) { return fallback }
+            throw error
+        }
+        if exchange.response.status.code == 304 {
+            guard Validation.notModified(exchange.response, selects: stored.response) else {
+                // The 304 is for another representation: ask again without preconditions.
+                return try await fetchAndStore(request, original: request, primaryKey: primaryKey, fallback: stored, transport: transport)
+            }
+            let freshened = Validation.freshen(
+                stored.response, with: exchange.response, requestTime: exchange.requestTime, responseTime: exchange.responseTime)
+            counters.withLock { $0.revalidatedNotModified += 1 }
+            await write(freshened, under: stored.key, policy: configuration.storagePolicies.policy(forScheme: request.scheme ?? ""))
+            return served(freshened, source: .revalidated, request: request, now: configuration.clock.now())
+        }
+        if (500...599).contains(exchange.response.status.code),
+           CacheDecision.staleIfErrorAllows(stored.response, requestDirectives: requestDirectives(of: request), context: context)
+        {
+            counters.withLock { $0.staleServes += 1 }
+            return served(stored.response, source: .staleFallback, request: request, now: configuration.clock.now())
+        }
+        counters.withLock { $0.revalidatedModified += 1 }
+        return await handle(exchange, for: request, primaryKey: primaryKey)
+    }
+
+    private func fetchAndStore(
+        _ outgoing: HTTPRequest, original: HTTPRequest, primaryKey: String, fallback: Located?, transport: @escaping Transport
+    ) async throws -> HTTPCacheResponse {
+        let exchange: Exchange
+        do {
+            exchange = try await fetch(outgoing, body: nil, transport: transport)
+        } catch {
+            if let fallback, let response = staleFallback(fallback, for: original, error: error) { return response }
+            throw error
+        }
+        if let fallback, (500...599).contains(exchange.response.status.code),
+           CacheDecision.staleIfErrorAllows(fallback.response, requestDirectives: requestDirectives(of: original), context: context)
+        {
+            counters.withLock { $0.staleServes += 1 }
+            return served(fallback.response, source: .staleFallback, request: original, now: configuration.clock.now())
+        }
+        return await handle(exchange, for: original, primaryKey: primaryKey)
+    }
+
+    /// Performs the exchange, joining an identical one in flight.
+    private func fetch(_ request: HTTPRequest, body: Data?, transport: @escaping Transport) async throws -> Exchange {
+        let clock = configuration.clock
+        let key = "\(request.method) \(HTTPCacheKey.normalizedURI(of: request) ?? "")\n"
+            + request.headerFields.map { "\($0.name.canonicalName): \($0.value)" }.joined(separator: "\n")
+        let (exchange, joined) = try await inFlight.run(key: key) {
+            let requestTime = clock.now()
+            let (response, responseBody) = try await transport(request, body)
+            return Exchange(response: response, body: responseBody, requestTime: requestTime, responseTime: clock.now())
+        }
+        if joined { counters.withLock { $0.coalescedRequests += 1 } }
+        return exchange
+    }
+
+    /// Stores a response from the network if it may be stored, and returns it.
+    private func handle(_ exchange: Exchange, for request: HTTPRequest, primaryKey: String) async -> HTTPCacheResponse {
+        if request.method == .get {
+            await storeIfAllowed(exchange, for: request, primaryKey: primaryKey)
+        }
+        return HTTPCacheResponse(response: exchange.response, body: exchange.body, source: .network)
+    }
+
+    /// Forwards a request the cache does not answer (unsafe methods, uncacheable keys), and
+    /// invalidates what an unsafe method's success changes (RFC 9111 §4.4).
+    private func forwardUncached(_ request: HTTPRequest, body: Data?, transport: Transport) async throws -> HTTPCacheResponse {
+        let (response, responseBody) = try await transport(request, body)
+        for uri in Invalidation.invalidatedURIs(request: request, response: response) {
+            guard let url = URL(string: uri), let key = configuration.key(HTTPRequest(method: .get, url: url)) else { continue }
+            await remove(primaryKey: key)
+            counters.withLock { $0.invalidations += 1 }
+        }
+        return HTTPCacheResponse(response: response, body: responseBody, source: .network)
+    }
+
+    private func requestDirectives(of request: HTTPRequest) -> CacheControl {
+        CacheControl(fieldValues: request.headerFields[values: .cacheControl])
+    }
+
+    /// The stored response as the answer to `request`, if the offline policy allows it after `error`.
+    private func staleFallback(_ stored: Located, for request: HTTPRequest, error: any Error) -> HTTPCacheResponse? {
+        guard configuration.isConnectivityError(error) else { return nil }
+        let context = self.context
+        let response = stored.response
+        let directives = response.cacheControl
+        let allowed: Bool
+        if CacheDecision.staleIfErrorAllows(response, requestDirectives: requestDirectives(of: request), context: context) {
+            allowed = true
+        } else {
+            let forbidden = directives.mustRevalidate || directives.noCache
+                || (context.shared && (directives.proxyRevalidate || directives.sharedMaxAge != nil))
+            switch configuration.offlineFallback {
+            case .never, .whereStaleIfErrorAllows:
+                allowed = false
+            case .withinMaxStale(let bound):
+                let lifetime = Freshness.lifetime(
+                    of: response.response, directives: directives, responseTime: response.responseTime,
+                    shared: context.shared, heuristics: context.heuristics)
+                allowed = !forbidden && Freshness.currentAge(of: response, now: context.now) - lifetime <= bound
+            case .always:
+                allowed = !forbidden
+            case .evenWhenRevalidationRequired:
+                allowed = true
+            }
+        }
+        guard allowed else { return nil }
+        counters.withLock { $0.staleServes += 1 }
+        var result = served(response, source: .staleFallback, request: request, now: context.now)
+        result.networkError = error
+        return result
+    }
+
+    /// A stored response as sent to the caller: with `Age` (RFC 9111 §5.1), without a body for HEAD.
+    private func served(_ stored: StoredResponse, source: HTTPCacheResponse.Source, request: HTTPRequest, now: Date) -> HTTPCacheResponse {
+        let age = Freshness.currentAge(of: stored, now: now)
+        var response = stored.response
+        response.headerFields[.age] = String(Int(min(age, Double(CacheControl.maximumDeltaSeconds)).rounded(.down)))
+        return HTTPCacheResponse(
+            response: response, body: request.method == .head ? Data() : Data(stored.body), source: source,
+            storedAt: stored.storedAt, age: age, userInfo: stored.userInfo)
+    }
+}

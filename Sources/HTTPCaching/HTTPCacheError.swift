@@ -1,0 +1,23 @@
+/// Errors ``HTTPCache`` throws itself (a transport's errors pass through unchanged).
+public struct HTTPCacheError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What kind of failure.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private let name: String
+        private init(_ name: String) { self.name = name }
+        /// ``RequestCachePolicy/returnCacheDataDontLoad`` and nothing stored for the request.
+        public static let notCached = Code("notCached")
+        /// The request cannot be cached or sent (no scheme or authority).
+        public static let invalidRequest = Code("invalidRequest")
+        public var description: String { name }
+    }
+
+    public let code: Code
+    public let message: String
+
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { "HTTPCacheError.\(code): \(message)" }
+}

@@ -1,0 +1,78 @@
+import Foundation
+import HTTPTypes
+
+/// A response from ``HTTPCache``, and where it came from.
+public struct HTTPCacheResponse: Sendable {
+    /// Where a response came from.
+    public enum Source: Hashable, Sendable, CustomStringConvertible {
+        /// The network; the cache had nothing usable (or was told to ignore it).
+        case network
+        /// The cache, fresh (or usable under the request's cache policy or `max-stale`).
+        case cache
+        /// The cache, after the origin answered a conditional request with 304 Not Modified.
+        case revalidated
+        /// The cache, stale, while a background revalidation runs (`stale-while-revalidate`).
+        case staleWhileRevalidate
+        /// The cache, stale, because the network failed (offline fallback or `stale-if-error`).
+        case staleFallback
+
+        /// Whether the body came from storage rather than over the network.
+        public var isFromCache: Bool { self != .network }
+
+        public var description: String {
+            switch self {
+            case .network: "network"
+            case .cache: "cache"
+            case .revalidated: "cache (revalidated)"
+            case .staleWhileRevalidate: "cache (stale while revalidating)"
+            case .staleFallback: "cache (stale, network failed)"
+            }
+        }
+    }
+
+    /// The response; from the cache it carries an `Age` field (RFC 9111 §5.1).
+    public var response: HTTPResponse
+    /// The content.
+    public var body: Data
+    /// Where it came from.
+    public var source: Source
+    /// When the served response was stored, for responses from the cache.
+    public var storedAt: Date?
+    /// The served response's current age in seconds (RFC 9111 §4.2.3), for responses from the cache.
+    public var age: TimeInterval?
+    /// Data a store hook attached to the stored response.
+    public var userInfo: [String: String]
+    /// The error of the fetch that failed, when ``source`` is ``Source/staleFallback``.
+    public var networkError: (any Error)?
+
+    public init(
+        response: HTTPResponse, body: Data, source: Source, storedAt: Date? = nil, age: TimeInterval? = nil,
+        userInfo: [String: String] = [:], networkError: (any Error)? = nil
+    ) {
+        self.response = response
+        self.body = body
+        self.source = source
+        self.storedAt = storedAt
+        self.age = age
+        self.userInfo = userInfo
+        self.networkError = networkError
+    }
+}
+
+/// A value for app code that shows "this may be out of date" when the network failed.
+public enum CachedValue<Value> {
+    /// From the network, or from the cache while fresh.
+    case fresh(Value)
+    /// From the cache, stale, because the network failed; `storedAt` is when it was stored.
+    case cached(Value, storedAt: Date)
+
+    /// The value, whichever case.
+    public var value: Value {
+        switch self {
+        case .fresh(let value), .cached(let value, _): value
+        }
+    }
+}
+
+extension CachedValue: Sendable where Value: Sendable {}
+extension CachedValue: Equatable where Value: Equatable {}

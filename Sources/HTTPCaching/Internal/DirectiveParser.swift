@@ -1,0 +1,81 @@
+/// Splits comma-separated lists of `name[=value]` directives, honouring quoted strings (RFC 9110
+/// §5.6.4) so that a comma inside quotes does not split.
+enum DirectiveParser {
+    /// The directives of one field value, names lower-cased, values unquoted.
+    static func directives(in fieldValue: String) -> [(name: String, value: String?)] {
+        var result: [(String, String?)] = []
+        for element in splitList(fieldValue) {
+            let (name, value) = split(element)
+            guard !name.isEmpty else { continue }
+            result.append((name, value))
+        }
+        return result
+    }
+
+    /// The field names listed in a directive's value (`no-cache="Set-Cookie, Via"`), lower-cased.
+    static func fieldNames(_ value: String) -> [String] {
+        value.split(separator: ",").map { $0.trimmingOWS().lowercased() }.filter { !$0.isEmpty }
+    }
+
+    /// The elements of a comma-separated list, trimmed, with quoted commas kept.
+    static func splitList(_ text: String) -> [Substring] {
+        var elements: [Substring] = []
+        var start = text.startIndex
+        var index = text.startIndex
+        var inQuotes = false
+        var escaped = false
+        while index < text.endIndex {
+            let character = text[index]
+            if escaped {
+                escaped = false
+            } else if inQuotes, character == "\\" {
+                escaped = true
+            } else if character == "\"" {
+                inQuotes.toggle()
+            } else if character == ",", !inQuotes {
+                elements.append(text[start..<index])
+                start = text.index(after: index)
+            }
+            index = text.index(after: index)
+        }
+        elements.append(text[start..<text.endIndex])
+        return elements.map { $0.trimmingOWS() }.filter { !$0.isEmpty }
+    }
+
+    private static func split(_ element: Substring) -> (String, String?) {
+        guard let equals = element.firstIndex(of: "=") else {
+            return (element.trimmingOWS().lowercased(), nil)
+        }
+        let name = element[..<equals].trimmingOWS().lowercased()
+        let rawValue = element[element.index(after: equals)...].trimmingOWS()
+        return (name, unquote(rawValue))
+    }
+
+    /// A quoted string's content with its escapes resolved, or a token as it is.
+    static func unquote(_ value: Substring) -> String {
+        guard value.count >= 2, value.first == "\"", value.last == "\"" else { return String(value) }
+        var result = ""
+        var escaped = false
+        for character in value.dropFirst().dropLast() {
+            if escaped {
+                result.append(character)
+                escaped = false
+            } else if character == "\\" {
+                escaped = true
+            } else {
+                result.append(character)
+            }
+        }
+        return result
+    }
+}
+
+extension StringProtocol {
+    /// Without leading and trailing spaces and tabs (HTTP's optional whitespace).
+    func trimmingOWS() -> Substring {
+        var slice = self[...]
+        while let first = slice.first, first == " " || first == "\t" { slice = slice.dropFirst() }
+        while let last = slice.last, last == " " || last == "\t" { slice = slice.dropLast() }
+        return Substring(slice)
+    }
+}

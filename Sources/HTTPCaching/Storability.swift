@@ -1,0 +1,52 @@
+import HTTPTypes
+
+/// Whether a response may be stored (RFC 9111 §3).
+public enum Storability {
+    /// Why a response may not be stored.
+    public enum Reason: String, Hashable, Sendable, CaseIterable {
+        /// The request method is not GET (the only method this cache stores responses for).
+        case method
+        /// Not a final status, or one the cache does not store (206 partial content, 304).
+        case status
+        /// `no-store` in the request or the response (§5.2.1.5, §5.2.2.5).
+        case noStore
+        /// `private` in a shared cache (§5.2.2.7).
+        case privateResponse
+        /// A shared cache and a request with `Authorization`, without `public`,
+        /// `must-revalidate` or `s-maxage` in the response (§3.5).
+        case authorization
+        /// `Vary: *` can never match a later request (§4.1).
+        case varyStar
+        /// No explicit lifetime, no `public`, and a status not heuristically cacheable (§3).
+        case noFreshnessInformation
+        /// `must-understand` with a status code the cache does not know (§5.2.2.3).
+        case mustUnderstand
+    }
+
+    /// `nil` when `response` to `request` may be stored, or why not.
+    public static func reasonNotToStore(
+        request: HTTPRequest, requestDirectives: CacheControl, response: HTTPResponse, directives: CacheControl, shared: Bool
+    ) -> Reason? {
+        guard request.method == .get else { return .method }
+        let code = response.status.code
+        if directives.mustUnderstand {
+            // The codes whose caching rules this cache implements.
+            guard [200, 203, 204, 300, 301, 308, 404, 405, 410, 414, 501].contains(code) else { return .mustUnderstand }
+        } else if requestDirectives.noStore || directives.noStore {
+            return .noStore
+        }
+        guard code >= 200, code != 206, code != 304 else { return .status }
+        if shared, directives.isPrivate { return .privateResponse }
+        if shared, request.headerFields[.authorization] != nil,
+           !(directives.isPublic || directives.mustRevalidate || directives.sharedMaxAge != nil)
+        {
+            return .authorization
+        }
+        if Vary.fieldNames(of: response) == ["*"] { return .varyStar }
+        let allowed = directives.isPublic
+            || (!shared && directives.isPrivate)
+            || Freshness.hasExplicitLifetime(response, directives: directives, shared: shared)
+            || Freshness.heuristicallyCacheableStatuses.contains(code)
+        return allowed ? nil : .noFreshnessInformation
+    }
+}

@@ -1,0 +1,79 @@
+import Foundation
+import HTTPTypes
+
+/// Revalidation of stored responses (RFC 9111 §4.3).
+public enum Validation {
+    /// The request to send to revalidate `stored` (§4.3.1): `request` with `If-None-Match` from
+    /// the stored `ETag` and `If-Modified-Since` from the stored `Last-Modified`. `nil` when the
+    /// stored response has no validator, so a full request is needed. A request that already
+    /// carries its own preconditions is the client's business and is returned unchanged.
+    public static func conditionalRequest(for request: HTTPRequest, revalidating stored: StoredResponse) -> HTTPRequest? {
+        if request.headerFields[.ifNoneMatch] != nil || request.headerFields[.ifModifiedSince] != nil { return request }
+        let etag = stored.response.headerFields[.eTag].flatMap(EntityTag.init)
+        let lastModified = stored.response.headerFields[.lastModified].flatMap { HTTPDate.parse($0) }
+        guard etag != nil || lastModified != nil else { return nil }
+        var conditional = request
+        if let etag { conditional.headerFields[.ifNoneMatch] = etag.description }
+        if let lastModified { conditional.headerFields[.ifModifiedSince] = HTTPDate.format(lastModified) }
+        return conditional
+    }
+
+    /// Whether a 304 response selects `stored` (§4.3.4): a strong `ETag` in the 304 must match
+    /// the stored one strongly, a weak one weakly; without an `ETag`, a `Last-Modified` must
+    /// match; a 304 with neither selects the response it was asked to validate (it answers a
+    /// conditional request sent for that response alone).
+    public static func notModified(_ response: HTTPResponse, selects stored: StoredResponse) -> Bool {
+        let storedTag = stored.response.headerFields[.eTag].flatMap(EntityTag.init)
+        if let newTag = response.headerFields[.eTag].flatMap(EntityTag.init) {
+            guard let storedTag else { return false }
+            return newTag.isWeak ? newTag.weakMatches(storedTag) : newTag.strongMatches(storedTag)
+        }
+        if let newModified = response.headerFields[.lastModified] {
+            return stored.response.headerFields[.lastModified] == newModified
+        }
+        return true
+    }
+
+    /// Fields a 304 must not overwrite in the stored response (§3.2): its framing, which
+    /// describes the 304's empty body, not the stored content.
+    static let fieldsKeptOnFreshen: Set<HTTPField.Name> = [.contentLength, .transferEncoding, .contentEncoding, .contentRange]
+
+    /// `stored`, with the header fields of a 304 merged in (§3.2, §4.3.4) and the new exchange's
+    /// times: a revalidated response ages from now.
+    public static func freshen(_ stored: StoredResponse, with notModified: HTTPResponse, requestTime: Date, responseTime: Date) -> StoredResponse {
+        var updated = stored
+        var fields = stored.response.headerFields
+        var replaced = Set<HTTPField.Name>()
+        for field in notModified.headerFields
+        where !fieldsKeptOnFreshen.contains(field.name) && !HopByHop.isHopByHop(field.name, in: notModified.headerFields) {
+            if replaced.insert(field.name).inserted { fields[values: field.name] = [] }
+            fields.append(field)
+        }
+        updated.response.headerFields = fields
+        updated.requestTime = requestTime
+        updated.responseTime = responseTime
+        updated.storedAt = responseTime
+        return updated
+    }
+}
+
+/// Hop-by-hop fields (RFC 9110 §7.6.1), which are never stored or forwarded.
+enum HopByHop {
+    static let names: Set<HTTPField.Name> = Set(
+        [.connection, .transferEncoding, .upgrade, .te, .trailer, .proxyAuthenticate]
+            + ["Keep-Alive", "Proxy-Connection"].compactMap { HTTPField.Name($0) })
+
+    static func isHopByHop(_ name: HTTPField.Name, in fields: HTTPFields) -> Bool {
+        if names.contains(name) { return true }
+        return fields[values: .connection].contains { value in
+            DirectiveParser.fieldNames(value).contains(name.canonicalName)
+        }
+    }
+
+    /// `fields` without hop-by-hop fields.
+    static func removing(from fields: HTTPFields) -> HTTPFields {
+        var result = HTTPFields()
+        for field in fields where !isHopByHop(field.name, in: fields) { result.append(field) }
+        return result
+    }
+}
