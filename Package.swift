@@ -50,7 +50,10 @@ let package = Package(
         ),
         .testTarget(
             name: "HTTPCachingTests",
-            dependencies: ["HTTPCaching", "TierCache", "TierCacheTesting", .product(name: "HTTPTypes", package: "swift-http-types")]
+            dependencies: [
+                "HTTPCaching", "TierCache", "TierCacheLMDB", "TierCacheTesting",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
         ),
         .testTarget(
             name: "TierCacheLMDBTests",

@@ -99,7 +99,7 @@ extension HTTPCache {
     func write(_ stored: StoredResponse, under key: String, policy: StoragePolicy) async -> Bool {
         let kept = await writeEntry(.response(stored), under: key, policy: policy)
         counters.withLock {
-            if kept { $0.stores += 1 } else { $0.refusedTooLarge += 1 }
+            if kept { $0.stores += 1 } else if policy == .notAllowed { $0.refusedByPolicy += 1 } else { $0.refusedTooLarge += 1 }
         }
         return kept
     }

@@ -27,7 +27,7 @@ public final class HTTPCache: Sendable {
     public let configuration: Configuration
 
     let counters = Mutex(HTTPCacheStatistics())
-    private let inFlight = InFlightFetches()
+    let inFlight = InFlightFetches()
     private let background = BackgroundRevalidations()
 
     public init(storage: TieredCache, configuration: Configuration = Configuration()) {

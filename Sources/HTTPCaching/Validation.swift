@@ -39,7 +39,7 @@ public enum Validation {
     static let fieldsKeptOnFreshen: Set<HTTPField.Name> = [.contentLength, .transferEncoding, .contentEncoding, .contentRange]
 
     /// `stored`, with the header fields of a 304 merged in (§3.2, §4.3.4) and the new exchange's
-    /// times: a revalidated response ages from now.
+    /// times: a revalidated response ages from the revalidation.
     public static func freshen(_ stored: StoredResponse, with notModified: HTTPResponse, requestTime: Date, responseTime: Date) -> StoredResponse {
         var updated = stored
         var fields = stored.response.headerFields
@@ -49,6 +49,9 @@ public enum Validation {
             if replaced.insert(field.name).inserted { fields[values: field.name] = [] }
             fields.append(field)
         }
+        // A 304 without Date gets the time it arrived (RFC 9110 §6.6.1): the stored Date would
+        // otherwise age the freshened response from its first download.
+        if notModified.headerFields[.date] == nil { fields[.date] = HTTPDate.format(responseTime) }
         updated.response.headerFields = fields
         updated.requestTime = requestTime
         updated.responseTime = responseTime

@@ -13,11 +13,18 @@ struct Exchange: Sendable {
 /// Fetches in flight, so concurrent misses for the same request make one network request.
 final class InFlightFetches: Sendable {
     private let tasks = Mutex<[String: Task<Exchange, any Error>]>([:])
+    private let joins = Mutex(0)
+
+    /// How many callers have joined a fetch already in flight, ever (tests wait on it).
+    var joinCount: Int { joins.withLock { $0 } }
 
     /// Runs `fetch`, or joins the identical fetch already running; `joined` says which.
     func run(key: String, _ fetch: @escaping @Sendable () async throws -> Exchange) async throws -> (Exchange, joined: Bool) {
         let (task, joined) = tasks.withLock { tasks -> (Task<Exchange, any Error>, Bool) in
-            if let running = tasks[key] { return (running, true) }
+            if let running = tasks[key] {
+                joins.withLock { $0 += 1 }
+                return (running, true)
+            }
             let task = Task { try await fetch() }
             tasks[key] = task
             return (task, false)

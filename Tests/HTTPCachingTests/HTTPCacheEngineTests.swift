@@ -1,0 +1,275 @@
+import Foundation
+import HTTPTypes
+import Testing
+import TierCache
+import TierCacheLMDB
+import TierCacheTesting
+@testable import HTTPCaching
+
+@Suite("HTTPCache engine")
+struct HTTPCacheEngineTests {
+    let clock = ManualCacheClock(start: epoch)
+    let memory: MemoryTier
+
+    init() throws {
+        memory = try MemoryTier(capacity: 4 << 20)
+    }
+
+    func makeCache(_ configure: (inout HTTPCache.Configuration) -> Void = { _ in }) -> HTTPCache {
+        var configuration = HTTPCache.Configuration(clock: clock.cacheClock)
+        configure(&configuration)
+        return HTTPCache(storage: TieredCache(tiers: [memory]), configuration: configuration)
+    }
+
+    func ok(_ fields: [(String, String)], body: String = "hello") -> ScriptedOrigin.Reply {
+        .respond(response(200, [("Date", HTTPDate.format(clock.now))] + fields), body)
+    }
+
+    @Test("A miss goes to the network and is stored; the next request is a fresh hit with Age")
+    func missThenHit() async throws {
+        let origin = ScriptedOrigin([ok([("Cache-Control", "max-age=60")])])
+        let cache = makeCache()
+        let first = try await cache.response(for: request(), transport: origin.transport)
+        #expect(first.source == .network && first.body == Data("hello".utf8))
+        clock.advance(by: 10)
+        let second = try await cache.response(for: request(), transport: origin.transport)
+        #expect(second.source == .cache)
+        #expect(second.response.headerFields[.age] == "10" && second.age == 10 && second.storedAt == epoch)
+        #expect(second.body == Data("hello".utf8))
+        #expect(origin.received.count == 1)
+        #expect(cache.statistics.hits == 1 && cache.statistics.misses == 1 && cache.statistics.stores == 1)
+    }
+
+    @Test("§4.3: a stale response is revalidated; 304 freshens it and the body comes from the cache")
+    func revalidation304() async throws {
+        let origin = ScriptedOrigin([ok([("Cache-Control", "max-age=60"), ("ETag", "\"v1\"")])])
+        let cache = makeCache()
+        _ = try await cache.response(for: request(), transport: origin.transport)
+        clock.advance(by: 120)
+        origin.enqueue(.respond(response(304, [("Cache-Control", "max-age=600"), ("ETag", "\"v1\"")]), ""))
+        let revalidated = try await cache.response(for: request(), transport: origin.transport)
+        #expect(revalidated.source == .revalidated && revalidated.body == Data("hello".utf8))
+        #expect(origin.received.last?.headerFields[.ifNoneMatch] == "\"v1\"")
+        clock.advance(by: 300)
+        let hit = try await cache.response(for: request(), transport: origin.transport)
+        #expect(hit.source == .cache && hit.age == 300, "the freshened lifetime (600 s) applies from the revalidation")
+        #expect(cache.statistics.revalidatedNotModified == 1)
+    }
+
+    @Test("§4.3.3: a full response to a revalidation replaces the stored one")
+    func revalidation200() async throws {
+        let origin = ScriptedOrigin([ok([("Cache-Control", "max-age=60"), ("ETag", "\"v1\"")], body: "old")])
+        let cache = makeCache()
+        _ = try await cache.response(for: request(), transport: origin.transport)
+        clock.advance(by: 120)
+        origin.enqueue(ok([("Cache-Control", "max-age=60"), ("ETag", "\"v2\"")], body: "new"))
+        #expect(try await cache.response(for: request(), transport: origin.transport).body == Data("new".utf8))
+        let hit = try await cache.response(for: request(), transport: origin.transport)
+        #expect(hit.source == .cache && hit.body == Data("new".utf8))
+        #expect(cache.statistics.revalidatedModified == 1)
+    }
+
+    @Test("§4.1: variants of one URL are stored side by side")
+    func variants() async throws {
+        let origin = ScriptedOrigin([
+            ok([("Cache-Control", "max-age=60"), ("Vary", "Accept-Language")], body: "english"),
+            ok([("Cache-Control", "max-age=60"), ("Vary", "Accept-Language")], body: "français"),
+        ])
+        let cache = makeCache()
+        let english = request("https://example.com/a", [("Accept-Language", "en")])
+        let french = request("https://example.com/a", [("Accept-Language", "fr")])
+        _ = try await cache.response(for: english, transport: origin.transport)
+        _ = try await cache.response(for: french, transport: origin.transport)
+        let englishAgain = try await cache.response(for: english, transport: origin.transport)
+        let frenchAgain = try await cache.response(for: french, transport: origin.transport)
+        #expect(englishAgain.source == .cache && englishAgain.body == Data("english".utf8))
+        #expect(frenchAgain.source == .cache && frenchAgain.body == Data("français".utf8))
+        #expect(origin.received.count == 2)
+    }
+
+    @Test("§3: no-store responses are not stored and are counted")
+    func noStore() async throws {
+        let origin = ScriptedOrigin([ok([("Cache-Control", "no-store")]), ok([("Cache-Control", "no-store")])])
+        let cache = makeCache()
+        _ = try await cache.response(for: request(), transport: origin.transport)
+        #expect(try await cache.response(for: request(), transport: origin.transport).source == .network)
+        #expect(cache.statistics.notStorable[.noStore] == 2)
+    }
+
+    @Test("Offline: a stale response stands in when the network fails, saying how old it is")
+    func offlineFallback() async throws {
+        let origin = ScriptedOrigin([ok([("Cache-Control", "max-age=60")])])
+        let cache = makeCache()
+        _ = try await cache.response(for: request(), transport: origin.transport)
+        clock.advance(by: 3_600)
+        origin.enqueue(.fail(.notConnectedToInternet))
+        let fallback = try await cache.response(for: request(), transport: origin.transport)
+        #expect(fallback.source == .staleFallback && fallback.age == 3_600 && fallback.storedAt == epoch)
+        #expect((fallback.networkError as? URLError)?.code == .notConnectedToInternet)
+        origin.enqueue(.fail(.notConnectedToInternet))
+        let value = try await cache.cachedValue(for: request(), transport: origin.transport) { String(decoding: $0.body, as: UTF8.self) }
+        #expect(value == .cached("hello", storedAt: epoch))
+    }
+
+    @Test("Offline: must-revalidate is honoured unless the app opts out; never and no stored response propagate the error")
+    func offlineRules() async throws {
+        let origin = ScriptedOrigin([ok([("Cache-Control", "max-age=60, must-revalidate"), ("ETag", "\"a\"")])])
+        let strict = makeCache()
+        _ = try await strict.response(for: request(), transport: origin.transport)
+        clock.advance(by: 120)
+        origin.enqueue(.fail(.timedOut))
+        await #expect(throws: URLError.self) { try await strict.response(for: request(), transport: origin.transport) }
+
+        let lenient = HTTPCache(storage: strict.storage, configuration: .init(offlineFallback: .evenWhenRevalidationRequired, clock: clock.cacheClock))
+        origin.enqueue(.fail(.timedOut))
+        #expect(try await lenient.response(for: request(), transport: origin.transport).source == .staleFallback)
+
+        let never = makeCache { $0.offlineFallback = .never }
+        origin.enqueue(.fail(.timedOut))
+        await #expect(throws: URLError.self) { try await never.response(for: request("https://example.com/other"), transport: origin.transport) }
+    }
+
+    @Test("RFC 5861 §4: stale-if-error serves a stale response when the origin answers 5xx")
+    func staleIfError() async throws {
+        let origin = ScriptedOrigin([ok([("Cache-Control", "max-age=60, stale-if-error=600")])])
+        let cache = makeCache { $0.offlineFallback = .never }
+        _ = try await cache.response(for: request(), transport: origin.transport)
+        clock.advance(by: 120)
+        origin.enqueue(.respond(response(503), "down"))
+        let result = try await cache.response(for: request(), transport: origin.transport)
+        #expect(result.source == .staleFallback && result.body == Data("hello".utf8))
+        clock.advance(by: 1_000)
+        origin.enqueue(.respond(response(503), "down"))
+        #expect(try await cache.response(for: request(), transport: origin.transport).response.status.code == 503)
+    }
+
+    @Test("RFC 5861 §3: stale-while-revalidate answers at once and revalidates once in the background")
+    func staleWhileRevalidate() async throws {
+        let origin = ScriptedOrigin([ok([("Cache-Control", "max-age=60, stale-while-revalidate=600"), ("ETag", "\"a\"")], body: "old")])
+        let cache = makeCache()
+        _ = try await cache.response(for: request(), transport: origin.transport)
+        clock.advance(by: 120)
+        origin.enqueue(ok([("Cache-Control", "max-age=60")], body: "new"))
+        let stale = try await cache.response(for: request(), transport: origin.transport)
+        #expect(stale.source == .staleWhileRevalidate && stale.body == Data("old".utf8))
+        await cache.waitForBackgroundRevalidations()
+        let fresh = try await cache.response(for: request(), transport: origin.transport)
+        #expect(fresh.source == .cache && fresh.body == Data("new".utf8))
+        #expect(origin.received.count == 2)
+    }
+
+    @Test("Concurrent misses for one resource make one request")
+    func coalescing() async throws {
+        let origin = ScriptedOrigin([ok([("Cache-Control", "max-age=60")])])
+        origin.hold()
+        let cache = makeCache()
+        let results = try await withThrowingTaskGroup(of: HTTPCacheResponse.self) { group in
+            for _ in 0..<5 { group.addTask { try await cache.response(for: request(), transport: origin.transport) } }
+            while cache.inFlight.joinCount < 4 { await Task.yield() }
+            origin.release()
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(results.count == 5 && results.allSatisfy { $0.body == Data("hello".utf8) })
+        #expect(origin.received.count == 1)
+        #expect(cache.statistics.coalescedRequests == 4)
+    }
+
+    @Test("§4.4: a successful POST invalidates the stored response")
+    func invalidation() async throws {
+        let origin = ScriptedOrigin([ok([("Cache-Control", "max-age=600")]), .respond(response(201), ""), ok([("Cache-Control", "max-age=600")], body: "after")])
+        let cache = makeCache()
+        _ = try await cache.response(for: request(), transport: origin.transport)
+        _ = try await cache.response(for: request(method: .post), body: Data("x".utf8), transport: origin.transport)
+        let after = try await cache.response(for: request(), transport: origin.transport)
+        #expect(after.source == .network && after.body == Data("after".utf8))
+        #expect(cache.statistics.invalidations == 1)
+    }
+
+    @Test("Hooks strip authentication fields from what is stored, not from what is returned")
+    func stripAuthentication() async throws {
+        let origin = ScriptedOrigin([ok([("Cache-Control", "max-age=60"), ("Set-Cookie", "session=1"), ("X-Token", "t")])])
+        let cache = makeCache { $0.storeHooks = [.stripAuthenticationFields(additionalFields: [HTTPField.Name("X-Token")!])] }
+        let first = try await cache.response(for: request(), transport: origin.transport)
+        #expect(first.response.headerFields[.setCookie] == "session=1")
+        let hit = try await cache.response(for: request(), transport: origin.transport)
+        #expect(hit.source == .cache && hit.response.headerFields[.setCookie] == nil)
+        #expect(hit.response.headerFields[HTTPField.Name("X-Token")!] == nil)
+    }
+
+    @Test("Hooks make an API without caching fields cacheable, stamp user info, and veto")
+    func overrideAndVeto() async throws {
+        let origin = ScriptedOrigin([.respond(response(200), "plain"), .respond(response(200), "secret")])
+        let cache = makeCache {
+            $0.storeHooks = [
+                .overrideCacheControl("max-age=300") { request, _ in request.path?.hasPrefix("/api") == true },
+                .stampUserInfo("fetchedBy") { _, _ in "test" },
+                .storagePolicy { request, _ in request.path == "/api/secret" ? .notAllowed : nil },
+            ]
+        }
+        _ = try await cache.response(for: request("https://example.com/api/items"), transport: origin.transport)
+        let hit = try await cache.response(for: request("https://example.com/api/items"), transport: origin.transport)
+        #expect(hit.source == .cache && hit.userInfo == ["fetchedBy": "test"])
+        _ = try await cache.response(for: request("https://example.com/api/secret"), transport: origin.transport)
+        #expect(cache.statistics.refusedByPolicy == 1)
+    }
+
+    @Test("Request policies: returnCacheDataDontLoad fails without a stored response; only-if-cached gives 504")
+    func policies() async throws {
+        let origin = ScriptedOrigin()
+        let cache = makeCache()
+        await #expect(throws: HTTPCacheError.self) {
+            try await cache.response(for: request(), cachePolicy: .returnCacheDataDontLoad, transport: origin.transport)
+        }
+        let onlyIfCached = try await cache.response(for: request("https://example.com/a", [("Cache-Control", "only-if-cached")]), transport: origin.transport)
+        #expect(onlyIfCached.response.status.code == 504)
+        origin.enqueue(ok([]))
+        _ = try await cache.response(for: request(), cachePolicy: .reloadIgnoringLocalAndRemoteCacheData, transport: origin.transport)
+        #expect(origin.received.last?.headerFields[.cacheControl] == "no-cache")
+    }
+
+    @Test("HEAD is answered from a stored GET without a body")
+    func head() async throws {
+        let origin = ScriptedOrigin([ok([("Cache-Control", "max-age=60")])])
+        let cache = makeCache()
+        _ = try await cache.response(for: request(), transport: origin.transport)
+        let head = try await cache.response(for: request(method: .head), transport: origin.transport)
+        #expect(head.source == .cache && head.body.isEmpty)
+    }
+
+    @Test("A damaged or foreign stored entry is a miss, removed and counted")
+    func damagedEntry() async throws {
+        let cache = makeCache()
+        let key = try CacheKey(try #require(HTTPCacheKey.defaultKey(for: request())))
+        _ = memory.store(CacheEntry(value: Array("TCHE\u{1}\u{1}garbage".utf8), storedAt: epoch), forKey: key)
+        let origin = ScriptedOrigin([ok([("Cache-Control", "max-age=60")])])
+        #expect(try await cache.response(for: request(), transport: origin.transport).source == .network)
+        #expect(cache.statistics.corruptEntriesRemoved == 1)
+    }
+
+    @Test("Cache then network: the stored response first, then the fresh one")
+    func cacheThenNetwork() async throws {
+        let origin = ScriptedOrigin([ok([("Cache-Control", "max-age=60")], body: "v1"), ok([("Cache-Control", "max-age=60")], body: "v2")])
+        let cache = makeCache()
+        _ = try await cache.response(for: request(), transport: origin.transport)
+        var bodies: [String] = []
+        for try await result in cache.responses(for: request(), transport: origin.transport) {
+            bodies.append("\(result.source):\(String(decoding: result.body, as: UTF8.self))")
+        }
+        #expect(bodies == ["cache:v1", "network:v2"])
+    }
+
+    @Test("Storage policy per scheme: http responses stay in memory, https reach disk")
+    func schemePolicies() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("http-cache-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let disk = try LMDBTier(directory: directory, capacity: 4 << 20)
+        let cache = HTTPCache(
+            storage: TieredCache(tiers: [memory, disk]),
+            configuration: .init(storagePolicies: .standard, clock: clock.cacheClock))
+        let origin = ScriptedOrigin([ok([("Cache-Control", "max-age=60")]), ok([("Cache-Control", "max-age=60")])])
+        _ = try await cache.response(for: request("http://example.com/plain"), transport: origin.transport)
+        _ = try await cache.response(for: request("https://example.com/secure"), transport: origin.transport)
+        #expect(try disk.usage().entries == 1)
+        #expect(memory.usage().entries == 2)
+    }
+}
