@@ -12,11 +12,17 @@ let package = Package(
         .library(name: "TierCacheLMDB", targets: ["TierCacheLMDB"]),
         .library(name: "TierCacheTesting", targets: ["TierCacheTesting"]),
         .library(name: "HTTPCaching", targets: ["HTTPCaching"]),
+        .library(name: "HTTPCachingFoundation", targets: ["HTTPCachingFoundation"]),
+        .library(name: "HTTPCachingAsyncHTTPClient", targets: ["HTTPCachingAsyncHTTPClient"]),
+        .library(name: "HTTPCachingCombine", targets: ["HTTPCachingCombine"]),
         .executable(name: "tiercache", targets: ["tiercache"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/OpenCombine/OpenCombine", from: "0.14.0"),
     ],
     targets: [
         .systemLibrary(
@@ -37,6 +43,33 @@ let package = Package(
             name: "HTTPCaching",
             dependencies: ["TierCache", .product(name: "HTTPTypes", package: "swift-http-types")]
         ),
+        .target(
+            name: "HTTPCachingFoundation",
+            dependencies: [
+                "HTTPCaching",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "HTTPTypesFoundation", package: "swift-http-types"),
+            ]
+        ),
+        .target(
+            name: "HTTPCachingAsyncHTTPClient",
+            dependencies: [
+                "HTTPCaching",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
+        .target(
+            name: "HTTPCachingCombine",
+            dependencies: [
+                "HTTPCaching",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "OpenCombineShim", package: "OpenCombine"),
+            ]
+        ),
         .executableTarget(
             name: "tiercache",
             dependencies: [
@@ -53,6 +86,18 @@ let package = Package(
             dependencies: [
                 "HTTPCaching", "TierCache", "TierCacheLMDB", "TierCacheTesting",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
+        ),
+        .testTarget(
+            name: "HTTPCachingAdapterTests",
+            dependencies: [
+                "HTTPCaching", "HTTPCachingFoundation", "HTTPCachingAsyncHTTPClient", "HTTPCachingCombine", "TierCache",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "OpenCombineShim", package: "OpenCombine"),
             ]
         ),
         .testTarget(

@@ -1,0 +1,57 @@
+import AsyncHTTPClient
+import Foundation
+import HTTPCaching
+import HTTPTypes
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+
+extension HTTPCache {
+    /// A transport that performs exchanges with an AsyncHTTPClient `HTTPClient`.
+    ///
+    /// - Parameters:
+    ///   - timeout: the deadline for each exchange, body included.
+    ///   - maximumBodySize: the largest response body read; a larger one fails the exchange
+    ///     (rather than growing memory without bound). 64 MiB by default.
+    public static func asyncHTTPClientTransport(
+        _ client: HTTPClient, timeout: TimeAmount = .seconds(30), maximumBodySize: Int = 64 << 20
+    ) -> Transport {
+        { request, body in
+            guard let url = request.url else {
+                throw HTTPCacheError(.invalidRequest, "the request has no absolute URL: \(request)")
+            }
+            var outgoing = HTTPClientRequest(url: url.absoluteString)
+            outgoing.method = HTTPMethod(rawValue: request.method.rawValue)
+            outgoing.headers = HTTPHeaders(request.headerFields.map { ($0.name.rawName, $0.value) })
+            if let body { outgoing.body = .bytes(ByteBuffer(bytes: body)) }
+            let response = try await client.execute(outgoing, timeout: timeout)
+            var fields = HTTPFields()
+            for (name, value) in response.headers {
+                guard let fieldName = HTTPField.Name(name) else { continue }
+                fields.append(HTTPField(name: fieldName, value: value))
+            }
+            let bytes = try await response.body.collect(upTo: maximumBodySize)
+            let status = HTTPResponse.Status(code: Int(response.status.code), reasonPhrase: response.status.reasonPhrase)
+            return (HTTPResponse(status: status, headerFields: fields), Data(bytes.readableBytesView))
+        }
+    }
+
+    /// Whether an AsyncHTTPClient or NIO error means the origin could not be reached (refused or
+    /// lost connections, timeouts); for ``HTTPCache/Configuration/isConnectivityError``.
+    public static let isAsyncHTTPClientConnectivityError: @Sendable (any Error) -> Bool = { error in
+        if let clientError = error as? HTTPClientError {
+            return [.connectTimeout, .deadlineExceeded, .remoteConnectionClosed, .readTimeout, .writeTimeout, .getConnectionFromPoolTimeout]
+                .contains(clientError)
+        }
+        return error is NIOConnectionError || (error as? IOError) != nil || error is ChannelError
+    }
+
+    /// Executes `request` through the cache with `client`.
+    public func execute(
+        _ request: HTTPRequest, body: Data? = nil, on client: HTTPClient, cachePolicy: RequestCachePolicy = .useProtocolCachePolicy,
+        timeout: TimeAmount = .seconds(30)
+    ) async throws -> HTTPCacheResponse {
+        try await response(
+            for: request, body: body, cachePolicy: cachePolicy, transport: Self.asyncHTTPClientTransport(client, timeout: timeout))
+    }
+}

@@ -1,0 +1,191 @@
+import AsyncHTTPClient
+import Foundation
+import HTTPCaching
+import HTTPCachingAsyncHTTPClient
+import HTTPCachingCombine
+import HTTPCachingFoundation
+import HTTPTypes
+import OpenCombineShim
+import Testing
+import TierCache
+import TierCacheTesting
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+func makeCache(clock: ManualCacheClock, connectivity: @escaping @Sendable (any Error) -> Bool = { !($0 is CancellationError) }) throws -> HTTPCache {
+    HTTPCache(
+        storage: TieredCache(tiers: [try MemoryTier(capacity: 4 << 20)]),
+        configuration: .init(storagePolicies: .init(["http": .allowed], default: .notAllowed), isConnectivityError: connectivity, clock: clock.cacheClock))
+}
+
+func ephemeralSession() -> URLSession {
+    let configuration = URLSessionConfiguration.ephemeral
+    configuration.urlCache = nil
+    configuration.timeoutIntervalForRequest = 10
+    return URLSession(configuration: configuration)
+}
+
+@Suite("URLSession adapter, end to end against a loopback origin", .serialized)
+struct URLSessionAdapterTests {
+    @Test("A fresh response is served from the cache; the origin sees one request")
+    func hit() async throws {
+        let origin = try await LoopbackOrigin.start()
+        let clock = ManualCacheClock(start: Date())
+        let cache = try makeCache(clock: clock)
+        let session = ephemeralSession()
+        let request = URLRequest(url: origin.url("/max-age/60"))
+        let (firstBody, _, first) = try await cache.data(for: request, session: session)
+        clock.advance(by: 5)
+        let (secondBody, secondResponse, second) = try await cache.data(for: request, session: session)
+        #expect(first.source == .network && second.source == .cache)
+        #expect(firstBody == secondBody && String(decoding: secondBody, as: UTF8.self) == "response 1")
+        #expect(secondResponse.value(forHTTPHeaderField: "Age") != nil)
+        #expect(origin.log.requests(to: "/max-age/60").count == 1)
+        try await origin.stop()
+    }
+
+    @Test("A stale response is revalidated with If-None-Match and a 304 from the origin")
+    func revalidation() async throws {
+        let origin = try await LoopbackOrigin.start()
+        let clock = ManualCacheClock(start: Date())
+        let cache = try makeCache(clock: clock)
+        let session = ephemeralSession()
+        _ = try await cache.data(for: URLRequest(url: origin.url("/etag")), session: session)
+        clock.advance(by: 1)
+        let (body, response, result) = try await cache.data(for: URLRequest(url: origin.url("/etag")), session: session)
+        #expect(result.source == .revalidated && response.statusCode == 200)
+        #expect(String(decoding: body, as: UTF8.self) == "etag body")
+        #expect(origin.log.requests(to: "/etag").last?.headers["If-None-Match"] == ["\"v1\""])
+        try await origin.stop()
+    }
+
+    @Test("Vary: each Accept-Language gets its own stored response")
+    func vary() async throws {
+        let origin = try await LoopbackOrigin.start()
+        let cache = try makeCache(clock: ManualCacheClock(start: Date()))
+        let session = ephemeralSession()
+        for language in ["en", "fr", "en", "fr"] {
+            var request = URLRequest(url: origin.url("/vary"))
+            request.setValue(language, forHTTPHeaderField: "Accept-Language")
+            let (body, _, _) = try await cache.data(for: request, session: session)
+            #expect(String(decoding: body, as: UTF8.self) == "language: \(language)")
+        }
+        #expect(origin.log.requests(to: "/vary").count == 2)
+        try await origin.stop()
+    }
+
+    @Test("URLRequest.cachePolicy is honoured")
+    func cachePolicies() async throws {
+        let origin = try await LoopbackOrigin.start()
+        let cache = try makeCache(clock: ManualCacheClock(start: Date()))
+        let session = ephemeralSession()
+        var request = URLRequest(url: origin.url("/max-age/60"))
+        request.cachePolicy = .returnCacheDataDontLoad
+        await #expect(throws: HTTPCacheError.self) { try await cache.data(for: request, session: session) }
+        request.cachePolicy = .useProtocolCachePolicy
+        _ = try await cache.data(for: request, session: session)
+        request.cachePolicy = .reloadIgnoringLocalCacheData
+        let (_, _, reloaded) = try await cache.data(for: request, session: session)
+        #expect(reloaded.source == .network && origin.log.requests(to: "/max-age/60").count == 2)
+        try await origin.stop()
+    }
+
+    @Test("Offline: when the origin is gone, the stale response is served with its age")
+    func offline() async throws {
+        let origin = try await LoopbackOrigin.start()
+        let clock = ManualCacheClock(start: Date())
+        let cache = try makeCache(clock: clock, connectivity: HTTPCache.isURLConnectivityError)
+        let session = ephemeralSession()
+        let request = URLRequest(url: origin.url("/max-age/60"))
+        _ = try await cache.data(for: request, session: session)
+        try await origin.stop()
+        clock.advance(by: 3_600)
+        let (body, _, result) = try await cache.data(for: request, session: session)
+        #expect(result.source == .staleFallback && String(decoding: body, as: UTF8.self) == "response 1")
+        #expect((result.age ?? 0) >= 3_600 && result.networkError is URLError)
+        await #expect(throws: URLError.self) {
+            try await cache.data(for: URLRequest(url: origin.url("/max-age/61")), session: session)
+        }
+    }
+}
+
+@Suite("AsyncHTTPClient adapter, end to end against a loopback origin", .serialized)
+struct AsyncHTTPClientAdapterTests {
+    @Test("Hit, revalidation and offline fallback")
+    func endToEnd() async throws {
+        let origin = try await LoopbackOrigin.start()
+        let clock = ManualCacheClock(start: Date())
+        let cache = try makeCache(clock: clock, connectivity: HTTPCache.isAsyncHTTPClientConnectivityError)
+        let client = HTTPClient(eventLoopGroupProvider: .singleton)
+        do {
+            let fresh = HTTPRequest(method: .get, url: origin.url("/max-age/60"))
+            #expect(try await cache.execute(fresh, on: client).source == .network)
+            #expect(try await cache.execute(fresh, on: client).source == .cache)
+
+            let etag = HTTPRequest(method: .get, url: origin.url("/etag"))
+            _ = try await cache.execute(etag, on: client)
+            clock.advance(by: 1)
+            let revalidated = try await cache.execute(etag, on: client)
+            #expect(revalidated.source == .revalidated && String(decoding: revalidated.body, as: UTF8.self) == "etag body")
+
+            let noStore = HTTPRequest(method: .get, url: origin.url("/no-store"))
+            _ = try await cache.execute(noStore, on: client)
+            #expect(String(decoding: try await cache.execute(noStore, on: client).body, as: UTF8.self) == "not stored 2")
+
+            try await origin.stop()
+            clock.advance(by: 3_600)
+            let offline = try await cache.execute(fresh, on: client)
+            #expect(offline.source == .staleFallback && offline.storedAt != nil)
+        } catch {
+            try? await client.shutdown()
+            throw error
+        }
+        try await client.shutdown()
+    }
+}
+
+@Suite("Combine adapter (OpenCombine on Linux)", .serialized)
+struct CombineAdapterTests {
+    @Test("The publisher delivers the stored response with its stored-at date when the network fails")
+    func offlinePublisher() async throws {
+        let origin = try await LoopbackOrigin.start()
+        let clock = ManualCacheClock(start: Date())
+        let cache = try makeCache(clock: clock, connectivity: HTTPCache.isURLConnectivityError)
+        let transport = HTTPCache.urlSessionTransport(ephemeralSession())
+        let request = HTTPRequest(method: .get, url: origin.url("/max-age/60"))
+        _ = try await cache.response(for: request, transport: transport)
+        try await origin.stop()
+        clock.advance(by: 600)
+
+        let values = try await collect(cache.publisher(for: request, transport: transport))
+        #expect(values.count == 1)
+        #expect(values.first?.source == .staleFallback && values.first?.storedAt != nil && values.first?.networkError != nil)
+        await #expect(throws: URLError.self) {
+            _ = try await collect(cache.publisher(for: HTTPRequest(method: .get, url: origin.url("/max-age/1")), transport: transport))
+        }
+    }
+}
+
+/// Everything a publisher sends, or its failure.
+func collect(_ publisher: AnyPublisher<HTTPCacheResponse, any Error>) async throws -> [HTTPCacheResponse] {
+    let box = CancellableBox()
+    return try await withCheckedThrowingContinuation { continuation in
+        var values: [HTTPCacheResponse] = []
+        box.cancellable = publisher.sink(
+            receiveCompletion: { completion in
+                switch completion {
+                case .finished: continuation.resume(returning: values)
+                case .failure(let error): continuation.resume(throwing: error)
+                }
+            },
+            receiveValue: { values.append($0) })
+    }
+}
+
+/// Keeps a subscription alive until the publisher completes.
+final class CancellableBox: @unchecked Sendable {
+    // Written once, before the subscription delivers anything; read by nobody.
+    var cancellable: AnyCancellable?
+}

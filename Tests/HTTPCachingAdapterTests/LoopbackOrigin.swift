@@ -1,0 +1,116 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import Synchronization
+
+/// A real HTTP/1.1 origin on 127.0.0.1 for end-to-end tests, with scripted routes:
+///
+/// - `/max-age/N`: 200 with `Cache-Control: max-age=N`; the body counts the requests to the path
+/// - `/etag`: 200 with `ETag: "v1"` and `max-age=0`, or 304 when `If-None-Match` matches
+/// - `/vary`: `Vary: Accept-Language`; the body echoes the request's `Accept-Language`
+/// - `/no-store`: `Cache-Control: no-store`
+/// - `/status/N`: status N
+final class LoopbackOrigin: Sendable {
+    let port: Int
+    private let channel: any Channel
+    private let group: MultiThreadedEventLoopGroup
+    let log: RequestLog
+
+    /// What the origin received, per path.
+    final class RequestLog: Sendable {
+        private let state = Mutex<[String: [HTTPRequestHead]]>([:])
+        func record(_ head: HTTPRequestHead) -> Int {
+            state.withLock { state in
+                let path = String(head.uri.split(separator: "?", maxSplits: 1).first ?? "")
+                state[path, default: []].append(head)
+                return state[path, default: []].count
+            }
+        }
+        func requests(to path: String) -> [HTTPRequestHead] { state.withLock { $0[path] ?? [] } }
+    }
+
+    static func start() async throws -> LoopbackOrigin {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let log = RequestLog()
+        let channel = try await ServerBootstrap(group: group)
+            .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
+            .childChannelInitializer { channel in
+                channel.pipeline.configureHTTPServerPipeline().flatMap {
+                    channel.pipeline.addHandler(OriginHandler(log: log))
+                }
+            }
+            .bind(host: "127.0.0.1", port: 0).get()
+        return LoopbackOrigin(channel: channel, group: group, log: log, port: channel.localAddress?.port ?? 0)
+    }
+
+    private init(channel: any Channel, group: MultiThreadedEventLoopGroup, log: RequestLog, port: Int) {
+        self.channel = channel
+        self.group = group
+        self.log = log
+        self.port = port
+    }
+
+    func url(_ path: String) -> URL { URL(string: "http://127.0.0.1:\(port)\(path)")! }
+
+    /// Stops listening: later connections are refused, as with a server that went away.
+    func stop() async throws {
+        try await channel.close()
+        try await group.shutdownGracefully()
+    }
+}
+
+private final class OriginHandler: ChannelInboundHandler, Sendable {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+    let log: LoopbackOrigin.RequestLog
+
+    init(log: LoopbackOrigin.RequestLog) { self.log = log }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard case .head(let head) = unwrapInboundIn(data) else { return }
+        let count = log.record(head)
+        let path = String(head.uri.split(separator: "?", maxSplits: 1).first ?? "")
+        var headers = HTTPHeaders([("Date", HTTPDateFormat.now())])
+        var status = HTTPResponseStatus.ok
+        var body = ""
+        if path.hasPrefix("/max-age/") {
+            headers.add(name: "Cache-Control", value: "max-age=\(path.dropFirst("/max-age/".count))")
+            body = "response \(count)"
+        } else if path == "/etag" {
+            headers.add(name: "ETag", value: "\"v1\"")
+            headers.add(name: "Cache-Control", value: "max-age=0")
+            if head.headers["If-None-Match"].contains("\"v1\"") {
+                status = .notModified
+            } else {
+                body = "etag body"
+            }
+        } else if path == "/vary" {
+            headers.add(name: "Cache-Control", value: "max-age=60")
+            headers.add(name: "Vary", value: "Accept-Language")
+            body = "language: \(head.headers["Accept-Language"].first ?? "none")"
+        } else if path == "/no-store" {
+            headers.add(name: "Cache-Control", value: "no-store")
+            body = "not stored \(count)"
+        } else if path.hasPrefix("/status/"), let code = Int(path.dropFirst("/status/".count)) {
+            status = HTTPResponseStatus(statusCode: code)
+            body = "status \(code)"
+        } else {
+            status = .notFound
+        }
+        headers.add(name: "Content-Length", value: "\(body.utf8.count)")
+        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: status, headers: headers))), promise: nil)
+        if !body.isEmpty { context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: body)))), promise: nil) }
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+    }
+}
+
+private enum HTTPDateFormat {
+    static func now() -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        return formatter.string(from: Date())
+    }
+}
