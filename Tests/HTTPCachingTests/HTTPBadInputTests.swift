@@ -1,0 +1,102 @@
+import Foundation
+import HTTPTypes
+import Testing
+import TierCache
+import TierCacheTesting
+@testable import HTTPCaching
+
+@Suite("HTTPCache with bad input")
+struct HTTPBadInputTests {
+    let clock = ManualCacheClock(start: epoch)
+
+    func makeCache() throws -> (HTTPCache, MemoryTier) {
+        let memory = try MemoryTier(capacity: 4 << 20)
+        return (HTTPCache(storage: TieredCache(tiers: [memory]), configuration: .init(clock: clock.cacheClock)), memory)
+    }
+
+    func ok(_ fields: [(String, String)], body: String = "hello") -> ScriptedOrigin.Reply {
+        .respond(response(200, [("Date", HTTPDate.format(clock.now))] + fields), body)
+    }
+
+    @Test("Huge (64 KiB), duplicated and non-ASCII field values are handled", arguments: [
+        ("Cache-Control", String(repeating: "max-age=60, ", count: 5_500)),
+        ("Cache-Control", "max-age=60, max-age=60, max-age=60"),
+        ("Cache-Control", "max-age=6\u{00F6}0, münchen"),
+        ("Expires", String(repeating: "x", count: 65_536)),
+        ("Vary", String(repeating: "Accept, ", count: 8_000)),
+    ])
+    func hugeAndOddFields(_ name: String, _ value: String) async throws {
+        let (cache, _) = try makeCache()
+        let origin = ScriptedOrigin([ok([(name, value)]), ok([(name, value)])])
+        let first = try await cache.response(for: request(), transport: origin.transport)
+        #expect(first.source == .network)
+        _ = try await cache.response(for: request(), transport: origin.transport)
+    }
+
+    @Test("A 64 KiB request field named by Vary still stores and matches its variant")
+    func hugeVaryingValue() async throws {
+        let (cache, _) = try makeCache()
+        let origin = ScriptedOrigin([ok([("Cache-Control", "max-age=60"), ("Vary", "X-Big")])])
+        let big = request("https://example.com/a", [("X-Big", String(repeating: "b", count: 65_536))])
+        _ = try await cache.response(for: big, transport: origin.transport)
+        #expect(try await cache.response(for: big, transport: origin.transport).source == .cache)
+        let other = request("https://example.com/a", [("X-Big", String(repeating: "c", count: 65_536))])
+        origin.enqueue(ok([("Cache-Control", "max-age=60"), ("Vary", "X-Big")], body: "other"))
+        #expect(try await cache.response(for: other, transport: origin.transport).body == Data("other".utf8))
+    }
+
+    @Test("A URL too long for a cache key is fetched and not cached")
+    func overlongURL() async throws {
+        let (cache, memory) = try makeCache()
+        let origin = ScriptedOrigin([ok([("Cache-Control", "max-age=60")])])
+        let long = request("https://example.com/" + String(repeating: "p", count: CacheKey.maximumUTF8Length))
+        #expect(try await cache.response(for: long, transport: origin.transport).source == .network)
+        #expect(memory.usage().entries == 0)
+    }
+
+    @Test("Negative, overflowing and fractional max-age", arguments: [("-1", false), ("99999999999999999999", true), ("1.5", false)])
+    func oddMaxAge(_ value: String, _ reusable: Bool) async throws {
+        let (cache, _) = try makeCache()
+        let origin = ScriptedOrigin([ok([("Cache-Control", "max-age=\(value)")]), ok([])])
+        _ = try await cache.response(for: request(), transport: origin.transport)
+        clock.advance(by: 1)
+        let second = try await cache.response(for: request(), transport: origin.transport)
+        #expect((second.source == .cache) == reusable)
+    }
+
+    @Test("A 304 with a body keeps the stored body; a 304 nothing asked for passes through")
+    func notModifiedOddities() async throws {
+        let (cache, _) = try makeCache()
+        let origin = ScriptedOrigin([ok([("Cache-Control", "max-age=0"), ("ETag", "\"a\"")], body: "stored")])
+        _ = try await cache.response(for: request(), transport: origin.transport)
+        clock.advance(by: 1)
+        origin.enqueue(.respond(response(304, [("ETag", "\"a\"")]), "junk"))
+        #expect(try await cache.response(for: request(), transport: origin.transport).body == Data("stored".utf8))
+
+        origin.enqueue(.respond(response(304), ""))
+        let own = request("https://example.com/unseen", [("If-None-Match", "\"z\"")])
+        let passed = try await cache.response(for: own, transport: origin.transport)
+        #expect(passed.source == .network && passed.response.status.code == 304)
+    }
+
+    @Test("A stored entry of another format version is a miss and is removed")
+    func otherVersion() async throws {
+        let (cache, memory) = try makeCache()
+        let key = try CacheKey(try #require(HTTPCacheKey.defaultKey(for: request())))
+        var bytes = StoredEntryCodec.encode(.response(stored(response(200, [("Cache-Control", "max-age=600")]))))
+        bytes[4] = 2  // the version byte
+        _ = memory.store(CacheEntry(value: bytes, storedAt: epoch), forKey: key)
+        let origin = ScriptedOrigin([ok([("Cache-Control", "max-age=60")])])
+        #expect(try await cache.response(for: request(), transport: origin.transport).source == .network)
+        #expect(cache.statistics.corruptEntriesRemoved == 1)
+    }
+
+    @Test("Every truncation of a stored entry decodes as a failure, never a crash")
+    func truncations() throws {
+        let bytes = StoredEntryCodec.encode(.response(stored(response(200, [("Cache-Control", "max-age=600"), ("Vary", "Accept")]))))
+        _ = try StoredEntryCodec.decode(bytes)  // the whole entry decodes
+        for length in 0..<bytes.count {
+            #expect(throws: StoredEntryCodec.DecodeFailure.self) { try StoredEntryCodec.decode(Array(bytes.prefix(length))) }
+        }
+    }
+}
