@@ -91,7 +91,7 @@ let package = Package(
         .testTarget(
             name: "HTTPCachingAdapterTests",
             dependencies: [
-                "HTTPCaching", "HTTPCachingFoundation", "HTTPCachingAsyncHTTPClient", "HTTPCachingCombine", "TierCache",
+                "HTTPCaching", "HTTPCachingFoundation", "HTTPCachingAsyncHTTPClient", "HTTPCachingCombine", "TierCache", "TierCacheLMDB",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
