@@ -26,6 +26,16 @@ let package = Package(
             path: "Benchmarks/TierBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
+        .executableTarget(
+            name: "HTTPBenchmarks",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "TierCache", package: "TierCache"),
+                .product(name: "HTTPCaching", package: "TierCache"),
+            ],
+            path: "Benchmarks/HTTPBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -65,10 +65,13 @@ public struct CacheControl: Hashable, Sendable {
 
     /// Parses every `Cache-Control` field line of a message, in order.
     public init(fieldValues: [String]) {
-        var seen = Set<String>()
+        var seen: DirectiveSet = []
         for value in fieldValues {
-            for (name, argument) in DirectiveParser.directives(in: value) {
-                apply(name: name, value: argument, firstTime: seen.insert(name).inserted)
+            var value = value
+            value.withUTF8 { bytes in
+                DirectiveParser.forEachDirective(in: bytes) { name, argument in
+                    apply(name: name, value: argument, seen: &seen)
+                }
             }
         }
     }
@@ -78,37 +81,41 @@ public struct CacheControl: Hashable, Sendable {
         self.init(fieldValues: [fieldValue])
     }
 
-    private mutating func apply(name: String, value: String?, firstTime: Bool) {
-        switch name {
-        case "max-age": maxAge = Self.merge(maxAge, Self.deltaSeconds(value) ?? 0, firstTime: firstTime)
-        case "s-maxage": sharedMaxAge = Self.merge(sharedMaxAge, Self.deltaSeconds(value) ?? 0, firstTime: firstTime)
-        case "no-cache":
-            if let value {
-                noCacheFieldNames += DirectiveParser.fieldNames(value)
-            } else {
-                noCache = true
-            }
-        case "no-store": noStore = true
-        case "private":
-            if let value {
-                privateFieldNames += DirectiveParser.fieldNames(value)
-            } else {
-                isPrivate = true
-            }
-        case "public": isPublic = true
-        case "must-revalidate": mustRevalidate = true
-        case "proxy-revalidate": proxyRevalidate = true
-        case "must-understand": mustUnderstand = true
-        case "no-transform": noTransform = true
-        case "immutable": immutable = true
-        case "only-if-cached": onlyIfCached = true
-        case "max-stale":
+    /// Directives already seen, for the duplicate rule.
+    private struct DirectiveSet: OptionSet {
+        let rawValue: UInt8
+        static let maxAge = DirectiveSet(rawValue: 1)
+        static let sharedMaxAge = DirectiveSet(rawValue: 2)
+    }
+
+    /// Applies one directive. Known names are matched on the raw bytes (no allocation on the
+    /// common path); only values that are kept as text, and unknown directives, become strings.
+    private mutating func apply(name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>?, seen: inout DirectiveSet) {
+        func valueString() -> String? { value.map { DirectiveParser.unquotedString($0) } }
+        switch KnownDirective(name) {
+        case .maxAge:
+            maxAge = Self.merge(maxAge, Self.deltaSeconds(value) ?? 0, firstTime: seen.insert(.maxAge).inserted)
+        case .sMaxage:
+            sharedMaxAge = Self.merge(sharedMaxAge, Self.deltaSeconds(value) ?? 0, firstTime: seen.insert(.sharedMaxAge).inserted)
+        case .noCache:
+            if let text = valueString() { noCacheFieldNames += DirectiveParser.fieldNames(text) } else { noCache = true }
+        case .noStore: noStore = true
+        case .private:
+            if let text = valueString() { privateFieldNames += DirectiveParser.fieldNames(text) } else { isPrivate = true }
+        case .public: isPublic = true
+        case .mustRevalidate: mustRevalidate = true
+        case .proxyRevalidate: proxyRevalidate = true
+        case .mustUnderstand: mustUnderstand = true
+        case .noTransform: noTransform = true
+        case .immutable: immutable = true
+        case .onlyIfCached: onlyIfCached = true
+        case .maxStale:
             // Without a value, any staleness; with an invalid one, none (the safe reading).
             maxStale = value == nil ? Int.max : (Self.deltaSeconds(value) ?? 0)
-        case "min-fresh": minFresh = Self.deltaSeconds(value) ?? minFresh
-        case "stale-while-revalidate": staleWhileRevalidate = Self.deltaSeconds(value) ?? staleWhileRevalidate
-        case "stale-if-error": staleIfError = Self.deltaSeconds(value) ?? staleIfError
-        default: extensions.append(Directive(name: name, value: value))
+        case .minFresh: minFresh = Self.deltaSeconds(value) ?? minFresh
+        case .staleWhileRevalidate: staleWhileRevalidate = Self.deltaSeconds(value) ?? staleWhileRevalidate
+        case .staleIfError: staleIfError = Self.deltaSeconds(value) ?? staleIfError
+        case nil: extensions.append(Directive(name: String(decoding: name, as: UTF8.self).lowercased(), value: valueString()))
         }
     }
 
@@ -121,14 +128,54 @@ public struct CacheControl: Hashable, Sendable {
     /// A delta-seconds value (§1.2.2): digits only; the quoted form is accepted too. Values past
     /// 2^31 are 2^31; anything else is `nil`.
     static func deltaSeconds(_ text: String?) -> Int? {
-        guard let text, !text.isEmpty else { return nil }
+        guard var text else { return nil }
+        return text.withUTF8 { deltaSeconds($0) }
+    }
+
+    static func deltaSeconds(_ bytes: UnsafeBufferPointer<UInt8>?) -> Int? {
+        guard var bytes, !bytes.isEmpty else { return nil }
+        if bytes.count >= 2, bytes.first == UInt8(ascii: "\""), bytes.last == UInt8(ascii: "\"") {
+            bytes = UnsafeBufferPointer(rebasing: bytes[(bytes.startIndex + 1)..<(bytes.endIndex - 1)])
+            guard !bytes.isEmpty else { return nil }
+        }
         var value = 0
-        for byte in text.utf8 {
+        for byte in bytes {
             guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
             if value < maximumDeltaSeconds {
                 value = value * 10 + Int(byte - UInt8(ascii: "0"))
             }
         }
         return min(value, maximumDeltaSeconds)
+    }
+}
+
+/// The directives of RFC 9111 §5.2 and RFC 5861, recognised from raw bytes.
+private enum KnownDirective {
+    case maxAge, sMaxage, noCache, noStore, `private`, `public`, mustRevalidate, proxyRevalidate
+    case mustUnderstand, noTransform, immutable, onlyIfCached, maxStale, minFresh
+    case staleWhileRevalidate, staleIfError
+
+    private static let table: [(StaticString, KnownDirective)] = [
+        ("max-age", .maxAge), ("s-maxage", .sMaxage), ("no-cache", .noCache), ("no-store", .noStore),
+        ("private", .private), ("public", .public), ("must-revalidate", .mustRevalidate),
+        ("proxy-revalidate", .proxyRevalidate), ("must-understand", .mustUnderstand), ("no-transform", .noTransform),
+        ("immutable", .immutable), ("only-if-cached", .onlyIfCached), ("max-stale", .maxStale), ("min-fresh", .minFresh),
+        ("stale-while-revalidate", .staleWhileRevalidate), ("stale-if-error", .staleIfError),
+    ]
+
+    /// The directive named by `name` (ASCII case-insensitive), or `nil`.
+    init?(_ name: UnsafeBufferPointer<UInt8>) {
+        for (candidate, directive) in Self.table where candidate.utf8CodeUnitCount == name.count {
+            let matches = candidate.withUTF8Buffer { known in
+                zip(known, name).allSatisfy { known, byte in
+                    known == (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte)
+                }
+            }
+            if matches {
+                self = directive
+                return
+            }
+        }
+        return nil
     }
 }

@@ -29,8 +29,11 @@ extension HTTPCache {
 
     private func read(_ key: String) async -> StoredEntry? {
         guard let cacheKey = try? CacheKey(key), let entry = await storage.entry(forKey: cacheKey) else { return nil }
+        if let decoded = decodedEntries.entry(forKey: key, bytes: entry.value) { return decoded }
         do {
-            return try StoredEntryCodec.decode(entry.value)
+            let decoded = try StoredEntryCodec.decode(entry.value)
+            decodedEntries.remember(decoded, forKey: key, bytes: entry.value)
+            return decoded
         } catch {
             try? await storage.removeEntry(forKey: cacheKey)
             counters.withLock { $0.corruptEntriesRemoved += 1 }

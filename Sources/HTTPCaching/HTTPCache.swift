@@ -28,6 +28,7 @@ public final class HTTPCache: Sendable {
 
     let counters = Mutex(HTTPCacheStatistics())
     let inFlight = InFlightFetches()
+    let decodedEntries = DecodedEntries()
     private let background = BackgroundRevalidations()
 
     public init(storage: TieredCache, configuration: Configuration = Configuration()) {

@@ -13,12 +13,18 @@ public enum HTTPDate {
     /// The date in `text`, or `nil` when it is in none of the three formats or names an
     /// impossible time.
     public static func parse(_ text: String, now: Date = Date()) -> Date? {
-        var scanner = Scanner(Array(text.utf8.trimmingSpaces()))
-        if let date = scanner.imfFixdate() { return date }
-        scanner.reset()
-        if let date = scanner.rfc850(now: now) { return date }
-        scanner.reset()
-        return scanner.asctime()
+        var text = text
+        return text.withUTF8 { bytes in
+            var low = 0, high = bytes.count
+            while low < high, bytes[low] == UInt8(ascii: " ") || bytes[low] == UInt8(ascii: "\t") { low += 1 }
+            while high > low, bytes[high - 1] == UInt8(ascii: " ") || bytes[high - 1] == UInt8(ascii: "\t") { high -= 1 }
+            var scanner = Scanner(UnsafeBufferPointer(rebasing: bytes[low..<high]))
+            if let date = scanner.imfFixdate() { return date }
+            scanner.reset()
+            if let date = scanner.rfc850(now: now) { return date }
+            scanner.reset()
+            return scanner.asctime()
+        }
     }
 
     /// `date` as an IMF-fixdate, the format HTTP senders must use.
@@ -74,10 +80,13 @@ public enum HTTPDate {
         return Date(timeIntervalSince1970: TimeInterval(total))
     }
 
+    static let longWeekdayNames = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"]
+
+    /// Reads a date from bytes in place, allocating nothing.
     private struct Scanner {
-        let bytes: [UInt8]
+        let bytes: UnsafeBufferPointer<UInt8>
         var index = 0
-        init(_ bytes: [UInt8]) { self.bytes = bytes }
+        init(_ bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
         mutating func reset() { index = 0 }
 
         var atEnd: Bool { index >= bytes.count }
@@ -90,12 +99,14 @@ public enum HTTPDate {
             return true
         }
 
-        mutating func letters() -> String? {
-            let start = index
-            while index < bytes.count, (bytes[index] | 0x20) >= UInt8(ascii: "a"), (bytes[index] | 0x20) <= UInt8(ascii: "z") {
-                index += 1
+        /// Consumes one of `names` (exact case), returning its index.
+        mutating func oneOf(_ names: [String]) -> Int? {
+            for (position, name) in names.enumerated() {
+                let start = index
+                if literal(name) { return position }
+                index = start
             }
-            return index > start ? String(decoding: bytes[start..<index], as: UTF8.self) : nil
+            return nil
         }
 
         /// Exactly `count` digits (or between `count` and `maximum`).
@@ -110,8 +121,7 @@ public enum HTTPDate {
         }
 
         mutating func month() -> Int? {
-            guard let name = letters(), let month = HTTPDate.monthNames.firstIndex(of: name) else { return nil }
-            return month + 1
+            oneOf(HTTPDate.monthNames).map { $0 + 1 }
         }
 
         mutating func time() -> (Int, Int, Int)? {
@@ -120,11 +130,7 @@ public enum HTTPDate {
         }
 
         mutating func weekday(long: Bool) -> Bool {
-            guard let name = letters() else { return false }
-            if long {
-                return ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"].contains(name)
-            }
-            return HTTPDate.weekdayNames.contains(name)
+            oneOf(long ? HTTPDate.longWeekdayNames : HTTPDate.weekdayNames) != nil
         }
 
         /// `Sun, 06 Nov 1994 08:49:37 GMT`
@@ -154,14 +160,5 @@ public enum HTTPDate {
             else { return nil }
             return HTTPDate.makeDate(year: year, month: month, day: day, hour: h, minute: m, second: s)
         }
-    }
-}
-
-extension String.UTF8View {
-    fileprivate func trimmingSpaces() -> Substring.UTF8View {
-        var slice = self[...]
-        while let first = slice.first, first == UInt8(ascii: " ") || first == UInt8(ascii: "\t") { slice = slice.dropFirst() }
-        while let last = slice.last, last == UInt8(ascii: " ") || last == UInt8(ascii: "\t") { slice = slice.dropLast() }
-        return Substring(slice).utf8
     }
 }

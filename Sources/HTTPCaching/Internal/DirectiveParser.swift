@@ -1,6 +1,53 @@
 /// Splits comma-separated lists of `name[=value]` directives, honouring quoted strings (RFC 9110
 /// §5.6.4) so that a comma inside quotes does not split.
 enum DirectiveParser {
+    /// Calls `body` with each directive's name and value (without surrounding whitespace; the
+    /// value still quoted) in a comma-separated list, splitting only outside quoted strings.
+    /// Works on the bytes in place: nothing is allocated.
+    static func forEachDirective(
+        in bytes: UnsafeBufferPointer<UInt8>, _ body: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>?) -> Void
+    ) {
+        var index = 0
+        let count = bytes.count
+        while index < count {
+            var inQuotes = false, escaped = false
+            let start = index
+            var equals: Int?
+            while index < count {
+                let byte = bytes[index]
+                if escaped {
+                    escaped = false
+                } else if inQuotes {
+                    if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inQuotes = false }
+                } else if byte == UInt8(ascii: "\"") {
+                    inQuotes = true
+                } else if byte == UInt8(ascii: ",") {
+                    break
+                } else if byte == UInt8(ascii: "="), equals == nil {
+                    equals = index
+                }
+                index += 1
+            }
+            let name = trim(bytes, start, equals ?? index)
+            if name.count > 0 {
+                body(name, equals.map { trim(bytes, $0 + 1, index) })
+            }
+            index += 1  // past the comma
+        }
+    }
+
+    private static func trim(_ bytes: UnsafeBufferPointer<UInt8>, _ start: Int, _ end: Int) -> UnsafeBufferPointer<UInt8> {
+        var low = start, high = end
+        while low < high, bytes[low] == UInt8(ascii: " ") || bytes[low] == UInt8(ascii: "\t") { low += 1 }
+        while high > low, bytes[high - 1] == UInt8(ascii: " ") || bytes[high - 1] == UInt8(ascii: "\t") { high -= 1 }
+        return UnsafeBufferPointer(rebasing: bytes[low..<high])
+    }
+
+    /// A value's text, unquoted with escapes resolved.
+    static func unquotedString(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
+        unquote(Substring(String(decoding: bytes, as: UTF8.self)))
+    }
+
     /// The directives of one field value, names lower-cased, values unquoted.
     static func directives(in fieldValue: String) -> [(name: String, value: String?)] {
         var result: [(String, String?)] = []

@@ -1,0 +1,58 @@
+import Benchmark
+import Foundation
+import HTTPCaching
+import HTTPTypes
+import TierCache
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+// A fresh hit from the memory tier through HTTPCache (key, lookup, decode, freshness decision,
+// Age) against Foundation's URLCache answering the same request from memory (which evaluates no
+// HTTP rules at all), in the same run.
+
+let benchmarks: @Sendable () -> Void = {
+    Benchmark.defaultConfiguration = .init(
+        metrics: [.throughput, .wallClock, .mallocCountTotal], scalingFactor: .kilo, maxDuration: .seconds(3))
+
+    let url = URL(string: "https://api.example.com/v1/items/42?fields=all")!
+    let body = Data(String(repeating: "{\"id\":42,\"name\":\"item\"}", count: 40).utf8)  // about 1 KiB
+    let headers: [String: String] = ["Cache-Control": "public, max-age=3600", "Content-Type": "application/json", "ETag": "\"v1\""]
+
+    // HTTPCache over a memory tier, primed with one fresh response.
+    guard let memory = try? MemoryTier(capacity: 64 << 20) else { return }
+    let cache = HTTPCache(storage: TieredCache(tiers: [memory]))
+    let request = HTTPRequest(method: .get, url: url)
+    var fields = HTTPFields()
+    for (name, value) in headers { if let fieldName = HTTPField.Name(name) { fields[fieldName] = value } }
+    fields[.date] = HTTPDate.format(Date())
+    let primed = HTTPResponse(status: .ok, headerFields: fields)
+    let transport: HTTPCache.Transport = { _, _ in (primed, body) }
+
+    Benchmark("HTTP fresh memory hit: HTTPCache.response(for:)") { benchmark in
+        for _ in benchmark.scaledIterations {
+            blackHole(try await cache.response(for: request, transport: transport))
+        }
+    } setup: {
+        _ = try await cache.response(for: request, transport: transport)
+    }
+
+    // URLCache answering from memory.
+    let urlCache = URLCache(memoryCapacity: 64 << 20, diskCapacity: 0, diskPath: nil)
+    let urlRequest = URLRequest(url: url)
+    if let response = HTTPURLResponse(url: url, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: headers) {
+        urlCache.storeCachedResponse(CachedURLResponse(response: response, data: body, storagePolicy: .allowedInMemoryOnly), for: urlRequest)
+    }
+    Benchmark("HTTP fresh memory hit: baseline URLCache.cachedResponse(for:)") { benchmark in
+        for _ in benchmark.scaledIterations {
+            blackHole(urlCache.cachedResponse(for: urlRequest))
+        }
+    }
+
+    Benchmark("Cache-Control parse: public, max-age=3600, stale-while-revalidate=60") { benchmark in
+        for _ in benchmark.scaledIterations {
+            blackHole(CacheControl("public, max-age=3600, stale-while-revalidate=60"))
+        }
+    }
+}
