@@ -63,9 +63,7 @@ public enum CacheDecision: Hashable, Sendable {
         }
         guard let stored else { return requestDirectives.onlyIfCached ? .unsatisfiable : .fetch }
         let directives = stored.cacheControl
-        let lifetime = Freshness.lifetime(
-            of: stored.response, directives: directives, responseTime: stored.responseTime,
-            shared: context.shared, heuristics: context.heuristics)
+        let lifetime = Freshness.lifetime(of: stored, shared: context.shared, heuristics: context.heuristics)
         let age = Freshness.currentAge(of: stored, now: context.now)
         let clientWantsRevalidation = requestDirectives.noCache
             || (request.headerFields[.cacheControl] == nil && hasPragmaNoCache(request.headerFields))
@@ -103,9 +101,7 @@ public enum CacheDecision: Hashable, Sendable {
     /// Whether `stored` is past its freshness lifetime at `context.now`.
     public static func isStale(_ stored: StoredResponse?, _ context: Context) -> Bool {
         guard let stored else { return false }
-        let lifetime = Freshness.lifetime(
-            of: stored.response, directives: stored.cacheControl, responseTime: stored.responseTime,
-            shared: context.shared, heuristics: context.heuristics)
+        let lifetime = Freshness.lifetime(of: stored, shared: context.shared, heuristics: context.heuristics)
         return Freshness.currentAge(of: stored, now: context.now) >= lifetime
     }
 
@@ -115,9 +111,7 @@ public enum CacheDecision: Hashable, Sendable {
         let directives = stored.cacheControl
         guard !directives.mustRevalidate, !directives.noCache else { return false }
         guard let window = requestDirectives.staleIfError ?? directives.staleIfError else { return false }
-        let lifetime = Freshness.lifetime(
-            of: stored.response, directives: directives, responseTime: stored.responseTime,
-            shared: context.shared, heuristics: context.heuristics)
+        let lifetime = Freshness.lifetime(of: stored, shared: context.shared, heuristics: context.heuristics)
         return Freshness.currentAge(of: stored, now: context.now) - lifetime <= TimeInterval(window)
     }
 }

@@ -46,6 +46,24 @@ public enum Freshness {
         return min(heuristics.maximumLifetime, date.timeIntervalSince(lastModified) * heuristics.fraction)
     }
 
+    /// The freshness lifetime of a stored response, from its pre-parsed fields (see
+    /// ``lifetime(of:directives:responseTime:shared:heuristics:)`` for the rules).
+    public static func lifetime(of stored: StoredResponse, shared: Bool, heuristics: Heuristics) -> TimeInterval {
+        let facts = stored.facts
+        let directives = facts.directives
+        if shared, let sharedMaxAge = directives.sharedMaxAge { return TimeInterval(sharedMaxAge) }
+        if let maxAge = directives.maxAge { return TimeInterval(maxAge) }
+        let date = facts.date ?? stored.responseTime
+        if facts.hasExpires {
+            guard let expiry = facts.expires else { return 0 }
+            return max(0, expiry.timeIntervalSince(date))
+        }
+        guard directives.isPublic || heuristicallyCacheableStatuses.contains(stored.response.status.code),
+              let lastModified = facts.lastModified, lastModified < date
+        else { return 0 }
+        return min(heuristics.maximumLifetime, date.timeIntervalSince(lastModified) * heuristics.fraction)
+    }
+
     /// Whether `response` states its lifetime (max-age, s-maxage for shared caches, or Expires).
     public static func hasExplicitLifetime(_ response: HTTPResponse, directives: CacheControl, shared: Bool) -> Bool {
         directives.maxAge != nil || (shared && directives.sharedMaxAge != nil) || response.headerFields[.expires] != nil
@@ -73,10 +91,10 @@ public enum Freshness {
     /// current_age = corrected_initial_age + (now - response_time)
     /// ```
     public static func currentAge(of stored: StoredResponse, now: Date) -> TimeInterval {
-        let dateValue = dateValue(of: stored.response) ?? stored.responseTime
+        let dateValue = stored.facts.date ?? stored.responseTime
         let apparentAge = max(0, stored.responseTime.timeIntervalSince(dateValue))
         let responseDelay = max(0, stored.responseTime.timeIntervalSince(stored.requestTime))
-        let correctedAgeValue = ageValue(of: stored.response) + responseDelay
+        let correctedAgeValue = stored.facts.age + responseDelay
         let correctedInitialAge = max(apparentAge, correctedAgeValue)
         let residentTime = max(0, now.timeIntervalSince(stored.responseTime))
         return correctedInitialAge + residentTime

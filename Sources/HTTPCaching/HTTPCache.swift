@@ -254,9 +254,7 @@ public final class HTTPCache: Sendable {
             case .never, .whereStaleIfErrorAllows:
                 allowed = false
             case .withinMaxStale(let bound):
-                let lifetime = Freshness.lifetime(
-                    of: response.response, directives: directives, responseTime: response.responseTime,
-                    shared: context.shared, heuristics: context.heuristics)
+                let lifetime = Freshness.lifetime(of: response, shared: context.shared, heuristics: context.heuristics)
                 allowed = !forbidden && Freshness.currentAge(of: response, now: context.now) - lifetime <= bound
             case .always:
                 allowed = !forbidden

@@ -9,15 +9,18 @@ import HTTPTypes
 public enum HTTPCacheKey {
     /// The normalised URI of `request`, or `nil` without scheme and authority.
     public static func normalizedURI(of request: HTTPRequest) -> String? {
-        guard let scheme = request.scheme?.lowercased(), let authority = request.authority, !authority.isEmpty else { return nil }
-        var host = authority.lowercased()
-        if let userInfoEnd = host.lastIndex(of: "@") { host = String(host[host.index(after: userInfoEnd)...]) }
-        let defaultPort = scheme == "https" ? ":443" : scheme == "http" ? ":80" : nil
-        if let defaultPort, host.hasSuffix(defaultPort) { host.removeLast(defaultPort.count) }
-        var path = request.path ?? "/"
-        if let fragment = path.firstIndex(of: "#") { path = String(path[..<fragment]) }
-        if path.isEmpty || path.first == "?" { path = "/" + path }
-        return "\(scheme)://\(host)\(path)"
+        guard let scheme = request.scheme, let authority = request.authority, !authority.isEmpty else { return nil }
+        let lowerScheme = scheme.lowercased()
+        var host = Substring(authority)
+        if let userInfoEnd = host.utf8.lastIndex(of: UInt8(ascii: "@")) { host = host[host.utf8.index(after: userInfoEnd)...] }
+        let defaultPort = lowerScheme == "https" ? ":443" : lowerScheme == "http" ? ":80" : nil
+        if let defaultPort, host.hasSuffix(defaultPort) {
+            host = host.dropLast(defaultPort.utf8.count)
+        }
+        var path = Substring(request.path ?? "/")
+        if let fragment = path.utf8.firstIndex(of: UInt8(ascii: "#")) { path = path[..<fragment] }
+        let needsSlash = path.isEmpty || path.utf8.first == UInt8(ascii: "?")
+        return lowerScheme + "://" + host.lowercased() + (needsSlash ? "/" : "") + path
     }
 
     /// The default key: `GET <normalised URI>`; `nil` when the request has no absolute URI.

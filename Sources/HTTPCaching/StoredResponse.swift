@@ -6,7 +6,12 @@ import HTTPTypes
 /// `Vary` nominates (§4.1).
 public struct StoredResponse: Hashable, Sendable {
     /// The response's status and header fields.
-    public var response: HTTPResponse
+    public var response: HTTPResponse {
+        didSet { facts = ResponseFacts(response) }
+    }
+    /// What the freshness rules read from ``response``, parsed once per stored response rather
+    /// than on every lookup.
+    private(set) var facts: ResponseFacts
     /// The response's content.
     public var body: [UInt8]
     /// When the request that produced the response was sent (`request_time`).
@@ -36,6 +41,7 @@ public struct StoredResponse: Hashable, Sendable {
         varyingFields: [VaryingField] = [], userInfo: [String: String] = [:]
     ) {
         self.response = response
+        self.facts = ResponseFacts(response)
         self.body = body
         self.requestTime = requestTime
         self.responseTime = responseTime
@@ -45,7 +51,43 @@ public struct StoredResponse: Hashable, Sendable {
     }
 
     /// The response's `Cache-Control` directives.
-    public var cacheControl: CacheControl {
-        CacheControl(fieldValues: response.headerFields[values: .cacheControl])
+    public var cacheControl: CacheControl { facts.directives }
+
+    public static func == (lhs: StoredResponse, rhs: StoredResponse) -> Bool {
+        lhs.response == rhs.response && lhs.body == rhs.body && lhs.requestTime == rhs.requestTime
+            && lhs.responseTime == rhs.responseTime && lhs.storedAt == rhs.storedAt
+            && lhs.varyingFields == rhs.varyingFields && lhs.userInfo == rhs.userInfo
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(response)
+        hasher.combine(body)
+        hasher.combine(storedAt)
+    }
+}
+
+/// The header values freshness and age depend on (RFC 9111 §4.2), parsed from a response.
+/// A class so that copying a stored response (which the engine does freely) costs one retain.
+final class ResponseFacts: Sendable {
+    let directives: CacheControl
+    /// `Date`, if valid.
+    let date: Date?
+    /// `Age` in seconds (§5.1).
+    let age: TimeInterval
+    /// Whether the response has an `Expires` field at all.
+    let hasExpires: Bool
+    /// `Expires`, if valid (an invalid one means already expired, §5.3).
+    let expires: Date?
+    /// `Last-Modified`, if valid.
+    let lastModified: Date?
+
+    init(_ response: HTTPResponse) {
+        directives = CacheControl(fieldValues: response.headerFields[values: .cacheControl])
+        date = Freshness.dateValue(of: response)
+        age = Freshness.ageValue(of: response)
+        let expiresField = response.headerFields[.expires]
+        hasExpires = expiresField != nil
+        expires = expiresField.flatMap { HTTPDate.parse($0) }
+        lastModified = response.headerFields[.lastModified].flatMap { HTTPDate.parse($0) }
     }
 }
