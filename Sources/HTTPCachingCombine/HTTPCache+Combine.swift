@@ -16,32 +16,31 @@ extension HTTPCache {
     public func publisher(
         for request: HTTPRequest, cachePolicy: RequestCachePolicy = .useProtocolCachePolicy, transport: @escaping Transport
     ) -> AnyPublisher<HTTPCacheResponse, any Error> {
-        let subject = PassthroughSubject<HTTPCacheResponse, any Error>()
-        return subject
-            .handleEvents(receiveSubscription: { [self] _ in
-                let box = SubjectBox(subject)
-                Task {
-                    do {
-                        box.subject.send(try await self.response(for: request, cachePolicy: cachePolicy, transport: transport))
-                        box.subject.send(completion: .finished)
-                    } catch {
-                        box.subject.send(completion: .failure(error))
-                    }
-                }
-            })
-            .eraseToAnyPublisher()
+        Self.publisher { [self] send in
+            send(try await response(for: request, cachePolicy: cachePolicy, transport: transport))
+        }
     }
 
     /// The cache-then-network pattern as a publisher: the stored response first (if any), then
     /// the response from the network; see ``HTTPCache/responses(for:transport:)``.
     public func cacheThenNetworkPublisher(for request: HTTPRequest, transport: @escaping Transport) -> AnyPublisher<HTTPCacheResponse, any Error> {
+        Self.publisher { [self] send in
+            for try await response in responses(for: request, transport: transport) { send(response) }
+        }
+    }
+
+    /// A publisher that runs `produce` in a task when subscribed, publishing what it sends and
+    /// finishing when it returns (or failing with what it throws).
+    private static func publisher(
+        _ produce: @escaping @Sendable (_ send: (HTTPCacheResponse) -> Void) async throws -> Void
+    ) -> AnyPublisher<HTTPCacheResponse, any Error> {
         let subject = PassthroughSubject<HTTPCacheResponse, any Error>()
         return subject
-            .handleEvents(receiveSubscription: { [self] _ in
+            .handleEvents(receiveSubscription: { _ in
                 let box = SubjectBox(subject)
                 Task {
                     do {
-                        for try await response in self.responses(for: request, transport: transport) { box.subject.send(response) }
+                        try await produce { box.subject.send($0) }
                         box.subject.send(completion: .finished)
                     } catch {
                         box.subject.send(completion: .failure(error))
