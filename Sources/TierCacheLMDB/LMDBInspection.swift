@@ -66,7 +66,7 @@ extension LMDBTier {
                     capacity: Int(try txn.metaValue("capacity") ?? 0),
                     bytesInUse: try txn.writeState().used,
                     entries: txn.entryCount(environment.entries),
-                    dataFileBytes: fileSize ?? 0,
+                    dataFileBytes: fileSize,
                     compressionRatio: payloadTotal == 0 ? 1 : Double(originalTotal) / Double(payloadTotal),
                     damagedRecords: damaged,
                     largest: Array(all.sorted { $0.storedBytes > $1.storedBytes }.prefix(top)),
