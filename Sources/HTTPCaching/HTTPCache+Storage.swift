@@ -88,7 +88,7 @@ extension HTTPCache {
         }
         let varyNames = Vary.fieldNames(of: candidate.response)
         let stored = StoredResponse(
-            response: candidate.response, body: [UInt8](candidate.body), requestTime: exchange.requestTime,
+            response: candidate.response, body: candidate.body, requestTime: exchange.requestTime,
             responseTime: exchange.responseTime, storedAt: exchange.responseTime,
             varyingFields: Vary.varyingFields(varyNames, of: request), userInfo: candidate.userInfo)
 

@@ -275,7 +275,7 @@ public final class HTTPCache: Sendable {
         var response = stored.response
         response.headerFields[.age] = String(Int(min(age, Double(CacheControl.maximumDeltaSeconds)).rounded(.down)))
         return HTTPCacheResponse(
-            response: response, body: request.method == .head ? Data() : Data(stored.body), source: source,
+            response: response, body: request.method == .head ? Data() : stored.body, source: source,
             storedAt: stored.storedAt, age: age, userInfo: stored.userInfo)
     }
 }

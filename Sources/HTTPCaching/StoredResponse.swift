@@ -13,7 +13,7 @@ public struct StoredResponse: Hashable, Sendable {
     /// than on every lookup.
     private(set) var facts: ResponseFacts
     /// The response's content.
-    public var body: [UInt8]
+    public var body: Data
     /// When the request that produced the response was sent (`request_time`).
     public var requestTime: Date
     /// When the response was received (`response_time`).
@@ -37,7 +37,7 @@ public struct StoredResponse: Hashable, Sendable {
     }
 
     public init(
-        response: HTTPResponse, body: [UInt8], requestTime: Date, responseTime: Date, storedAt: Date,
+        response: HTTPResponse, body: Data, requestTime: Date, responseTime: Date, storedAt: Date,
         varyingFields: [VaryingField] = [], userInfo: [String: String] = [:]
     ) {
         self.response = response

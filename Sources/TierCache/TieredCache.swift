@@ -81,7 +81,12 @@ public final class TieredCache: Sendable {
         for (index, slot) in slots.enumerated() {
             let found: CacheEntry?
             do {
-                found = try await slot.tier.entry(forKey: key)
+                // A local tier is called synchronously: no suspension point on the hit path.
+                if let local = slot.local {
+                    found = try Self.synchronousEntry(local, key)
+                } else {
+                    found = try await slot.tier.entry(forKey: key)
+                }
             } catch {
                 slot.errors.add(1, ordering: .relaxed)
                 continue
@@ -120,6 +125,11 @@ public final class TieredCache: Sendable {
             return Hit(entry: entry, tierIndex: index, tierName: tier.name)
         }
         return nil
+    }
+
+    /// Calls the synchronous requirement (in an async context the async overload would be chosen).
+    private static func synchronousEntry(_ tier: any LocalCacheTier, _ key: CacheKey) throws -> CacheEntry? {
+        try tier.entry(forKey: key)
     }
 
     /// An entry found in a memory tier may be memory-only, so it only moves into memory tiers;

@@ -19,7 +19,7 @@ func response(_ status: Int = 200, _ fields: [(String, String)] = []) -> HTTPRes
 /// A response received at `received` (after a request sent at `sent`), stored then.
 func stored(_ response: HTTPResponse, sent: Date = epoch, received: Date = epoch, request: HTTPRequest = request()) -> StoredResponse {
     StoredResponse(
-        response: response, body: Array("body".utf8), requestTime: sent, responseTime: received, storedAt: received,
+        response: response, body: Data("body".utf8), requestTime: sent, responseTime: received, storedAt: received,
         varyingFields: Vary.varyingFields(Vary.fieldNames(of: response), of: request))
 }
 

@@ -97,7 +97,7 @@ enum StoredEntryCodec {
                 let key = try reader.string()
                 userInfo[key] = try reader.string()
             }
-            let body = try reader.bytes(Int(try reader.u32()))
+            let body = Data(try reader.bytes(Int(try reader.u32())))
             guard reader.isAtEnd else { throw DecodeFailure(description: "trailing bytes") }
             return .response(StoredResponse(
                 response: HTTPResponse(status: .init(code: code, reasonPhrase: reason), headerFields: fields),
@@ -123,7 +123,7 @@ enum StoredEntryCodec {
         mutating func date(_ date: Date) {
             withUnsafeBytes(of: date.timeIntervalSinceReferenceDate.bitPattern.littleEndian) { output.append(contentsOf: $0) }
         }
-        mutating func bytes(_ bytes: [UInt8]) { output.append(contentsOf: bytes) }
+        mutating func bytes(_ bytes: some Sequence<UInt8>) { output.append(contentsOf: bytes) }
         mutating func string(_ text: String) {
             u32(UInt32(clamping: text.utf8.count))
             output.append(contentsOf: text.utf8)
