@@ -41,11 +41,10 @@ enum StoredRecord {
             var checksum: UInt32 = 0
             var payloadCount = valueCount
             entry.value.withUnsafeBytes { value in
-                // Compress into at most valueCount - 1 bytes: a frame that does not shrink the
-                // value is not worth its decompression cost.
-                if valueCount > 0,
-                   let compressed = codec.compress(value, into: UnsafeMutableRawBufferPointer(rebasing: payload[..<(valueCount - 1)]))
-                {
+                // Compress with room for the worst case (zstd compresses in one pass only when
+                // the output cannot run short), then keep the frame only if it shrank the value:
+                // one that does not is not worth its decompression cost.
+                if valueCount > 0, let compressed = codec.compress(value, into: payload), compressed < valueCount {
                     flags |= compressedFlag
                     payloadCount = compressed
                 } else {
