@@ -95,7 +95,10 @@ func diskBenchmarks(valueSize: Int, entries: Int) {
     let keys = strings.compactMap { try? CacheKey($0) }
     let values = (0..<64).map { Workload.json(size: valueSize, seed: $0) }
     let capacity = 2 << 30
-    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tier-bench-\(UUID().uuidString)")
+    // One directory per value size, emptied at the start of each run, so repeated runs do not
+    // leave stores behind.
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tiercache-bench-\(valueSize)")
+    try? FileManager.default.removeItem(at: directory)
 
     guard let tier = try? LMDBTier(directory: directory, capacity: capacity) else { return }
     let raw = RawLMDB(capacity: capacity)
