@@ -33,12 +33,14 @@ extension HTTPCache {
     /// ``HTTPCache/Configuration/isConnectivityError`` so other failures (a bad URL, a TLS
     /// error) propagate instead of falling back to stale data.
     public static let isURLConnectivityError: @Sendable (any Error) -> Bool = { error in
-        guard let urlError = error as? URLError else { return false }
         let connectivity: Set<URLError.Code> = [
             .notConnectedToInternet, .timedOut, .cannotConnectToHost, .networkConnectionLost, .cannotFindHost,
             .dnsLookupFailed, .internationalRoamingOff, .dataNotAllowed, .callIsActive,
         ]
-        return connectivity.contains(urlError.code)
+        if let urlError = error as? URLError { return connectivity.contains(urlError.code) }
+        // swift-corelibs-foundation may deliver these as plain NSErrors in NSURLErrorDomain.
+        let nsError = error as NSError
+        return nsError.domain == NSURLErrorDomain && connectivity.contains { $0.rawValue == nsError.code }
     }
 
     /// Loads `urlRequest` through the cache with `session`, honouring its `cachePolicy`.

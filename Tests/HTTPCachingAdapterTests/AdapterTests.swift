@@ -111,6 +111,49 @@ struct URLSessionAdapterTests {
     }
 }
 
+@Suite("Slow origins and timeouts, end to end", .serialized)
+struct SlowOriginTests {
+    @Test("A request that times out against a slow origin falls back to the stored response")
+    func timeoutFallsBack() async throws {
+        let origin = try await LoopbackOrigin.start()
+        let clock = ManualCacheClock(start: Date())
+        let cache = try makeCache(clock: clock, connectivity: HTTPCache.isURLConnectivityError)
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.urlCache = nil
+        configuration.timeoutIntervalForRequest = 1  // whole seconds: corelibs Foundation truncates fractions
+        let session = URLSession(configuration: configuration)
+        _ = try await cache.data(for: URLRequest(url: origin.url("/max-age/1")), session: session)
+        clock.advance(by: 60)
+        var slow = URLRequest(url: origin.url("/max-age/1"))
+        slow.setValue("5000", forHTTPHeaderField: "X-Delay-Milliseconds")
+        let (_, _, result) = try await cache.data(for: slow, session: session)
+        #expect(result.source == .staleFallback)
+        #expect(result.networkError.map { ($0 as NSError).code } == URLError.Code.timedOut.rawValue)
+        try await origin.stop()
+    }
+
+    @Test("AsyncHTTPClient: a deadline against a slow origin is a connectivity error and falls back")
+    func asyncHTTPClientDeadline() async throws {
+        let origin = try await LoopbackOrigin.start()
+        let clock = ManualCacheClock(start: Date())
+        let cache = try makeCache(clock: clock, connectivity: HTTPCache.isAsyncHTTPClientConnectivityError)
+        let client = HTTPClient(eventLoopGroupProvider: .singleton)
+        do {
+            _ = try await cache.execute(HTTPRequest(method: .get, url: origin.url("/max-age/1")), on: client)
+            clock.advance(by: 60)
+            var slow = HTTPRequest(method: .get, url: origin.url("/max-age/1"))
+            slow.headerFields[HTTPField.Name("X-Delay-Milliseconds")!] = "5000"
+            let result = try await cache.execute(slow, on: client, timeout: .milliseconds(500))
+            #expect(result.source == .staleFallback)
+        } catch {
+            try? await client.shutdown()
+            throw error
+        }
+        try await client.shutdown()
+        try await origin.stop()
+    }
+}
+
 @Suite("AsyncHTTPClient adapter, end to end against a loopback origin", .serialized)
 struct AsyncHTTPClientAdapterTests {
     @Test("Hit, revalidation and offline fallback")

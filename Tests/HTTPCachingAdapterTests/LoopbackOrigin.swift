@@ -11,6 +11,8 @@ import Synchronization
 /// - `/vary`: `Vary: Accept-Language`; the body echoes the request's `Accept-Language`
 /// - `/no-store`: `Cache-Control: no-store`
 /// - `/status/N`: status N
+///
+/// A request with `X-Delay-Milliseconds: N` is answered N ms late, like a slow origin.
 final class LoopbackOrigin: Sendable {
     let port: Int
     private let channel: any Channel
@@ -99,7 +101,21 @@ private final class OriginHandler: ChannelInboundHandler, Sendable {
             status = .notFound
         }
         headers.add(name: "Content-Length", value: "\(body.utf8.count)")
-        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: status, headers: headers))), promise: nil)
+        let responseHead = HTTPResponseHead(version: head.version, status: status, headers: headers)
+        let delay = head.headers["X-Delay-Milliseconds"].first.flatMap(Int64.init) ?? 0
+        guard delay > 0 else {
+            send(responseHead, body, context: context)
+            return
+        }
+        let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        context.eventLoop.scheduleTask(in: .milliseconds(delay)) {
+            let (handler, context) = bound.value
+            handler.send(responseHead, body, context: context)
+        }
+    }
+
+    private func send(_ head: HTTPResponseHead, _ body: String, context: ChannelHandlerContext) {
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
         if !body.isEmpty { context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: body)))), promise: nil) }
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
     }
