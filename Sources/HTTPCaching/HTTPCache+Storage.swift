@@ -90,7 +90,8 @@ extension HTTPCache {
         let stored = StoredResponse(
             response: candidate.response, body: candidate.body, requestTime: exchange.requestTime,
             responseTime: exchange.responseTime, storedAt: exchange.responseTime,
-            varyingFields: Vary.varyingFields(varyNames, of: request), userInfo: candidate.userInfo)
+            varyingFields: Vary.varyingFields(varyNames, of: request), userInfo: candidate.userInfo,
+            storagePolicy: candidate.storagePolicy)
 
         if varyNames.isEmpty {
             await write(stored, under: primaryKey, policy: candidate.storagePolicy)

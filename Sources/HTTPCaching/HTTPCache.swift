@@ -168,7 +168,7 @@ public final class HTTPCache: Sendable {
             let freshened = Validation.freshen(
                 stored.response, with: exchange.response, requestTime: exchange.requestTime, responseTime: exchange.responseTime)
             counters.withLock { $0.revalidatedNotModified += 1 }
-            await write(freshened, under: stored.key, policy: configuration.storagePolicies.policy(forScheme: request.scheme ?? ""))
+            await write(freshened, under: stored.key, policy: freshened.storagePolicy)
             return served(freshened, source: .revalidated, request: request, now: configuration.clock.now())
         }
         if (500...599).contains(exchange.response.status.code),

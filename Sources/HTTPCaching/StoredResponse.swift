@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import TierCache
 
 /// A response as the cache keeps it: the response, its body, the times of the exchange that
 /// produced it (for the age calculation of RFC 9111 §4.2.3) and the request field values its
@@ -25,6 +26,9 @@ public struct StoredResponse: Hashable, Sendable {
     public var varyingFields: [VaryingField]
     /// Application data attached by a store hook.
     public var userInfo: [String: String]
+    /// The storage policy the response was stored under (after hooks), which a revalidation
+    /// that freshens it keeps.
+    public var storagePolicy: StoragePolicy
 
     /// One request field nominated by `Vary`, as the request that produced the response sent it.
     public struct VaryingField: Hashable, Sendable {
@@ -38,7 +42,7 @@ public struct StoredResponse: Hashable, Sendable {
 
     public init(
         response: HTTPResponse, body: Data, requestTime: Date, responseTime: Date, storedAt: Date,
-        varyingFields: [VaryingField] = [], userInfo: [String: String] = [:]
+        varyingFields: [VaryingField] = [], userInfo: [String: String] = [:], storagePolicy: StoragePolicy = .allowed
     ) {
         self.response = response
         self.facts = ResponseFacts(response)
@@ -48,6 +52,7 @@ public struct StoredResponse: Hashable, Sendable {
         self.storedAt = storedAt
         self.varyingFields = varyingFields
         self.userInfo = userInfo
+        self.storagePolicy = storagePolicy
     }
 
     /// The response's `Cache-Control` directives.
@@ -56,7 +61,7 @@ public struct StoredResponse: Hashable, Sendable {
     public static func == (lhs: StoredResponse, rhs: StoredResponse) -> Bool {
         lhs.response == rhs.response && lhs.body == rhs.body && lhs.requestTime == rhs.requestTime
             && lhs.responseTime == rhs.responseTime && lhs.storedAt == rhs.storedAt
-            && lhs.varyingFields == rhs.varyingFields && lhs.userInfo == rhs.userInfo
+            && lhs.varyingFields == rhs.varyingFields && lhs.userInfo == rhs.userInfo && lhs.storagePolicy == rhs.storagePolicy
     }
 
     public func hash(into hasher: inout Hasher) {

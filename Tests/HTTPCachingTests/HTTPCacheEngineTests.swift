@@ -273,3 +273,27 @@ struct HTTPCacheEngineTests {
         #expect(memory.usage().entries == 2)
     }
 }
+
+@Suite("HTTPCache keeps per-response policies")
+struct PolicyPersistenceTests {
+    @Test("A revalidation keeps a hook's memory-only policy: the freshened response never reaches disk")
+    func revalidationKeepsPolicy() async throws {
+        let clock = ManualCacheClock(start: epoch)
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("http-policy-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let memory = try MemoryTier(capacity: 4 << 20)
+        let disk = try LMDBTier(directory: directory, capacity: 4 << 20)
+        let cache = HTTPCache(
+            storage: TieredCache(tiers: [memory, disk]),
+            configuration: .init(storeHooks: [.storagePolicy { _, _ in .allowedInMemoryOnly }], clock: clock.cacheClock))
+        let origin = ScriptedOrigin([
+            .respond(response(200, [("Date", HTTPDate.format(epoch)), ("Cache-Control", "max-age=60"), ("ETag", "\"a\"")]), "personal"),
+        ])
+        _ = try await cache.response(for: request(), transport: origin.transport)
+        clock.advance(by: 120)
+        origin.enqueue(.respond(response(304, [("ETag", "\"a\"")]), ""))
+        #expect(try await cache.response(for: request(), transport: origin.transport).source == .revalidated)
+        #expect(try disk.usage().entries == 0)
+        #expect(memory.usage().entries == 1)
+    }
+}

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import TierCache
 
 /// What the HTTP cache keeps under a key: a response, or (for a `Vary`ing resource) the index
 /// of its variants, each stored under a secondary key.
@@ -25,6 +26,7 @@ struct VariantIndex: Equatable {
 enum StoredEntryCodec {
     static let magic: [UInt8] = Array("TCHE".utf8)
     static let version: UInt8 = 1
+    static let policyCodes: [StoragePolicy: UInt8] = [.allowed: 1, .allowedInMemoryOnly: 2, .notAllowed: 3]
 
     struct DecodeFailure: Error, CustomStringConvertible {
         let description: String
@@ -58,6 +60,7 @@ enum StoredEntryCodec {
                 writer.string(key)
                 writer.string(value)
             }
+            writer.u8(Self.policyCodes[stored.storagePolicy] ?? 0)
             writer.u32(UInt32(clamping: stored.body.count))
             writer.bytes(stored.body)
         case .variants(let index):
@@ -97,12 +100,16 @@ enum StoredEntryCodec {
                 let key = try reader.string()
                 userInfo[key] = try reader.string()
             }
+            let policyCode = try reader.u8()
+            guard let policy = Self.policyCodes.first(where: { $0.value == policyCode })?.key else {
+                throw DecodeFailure(description: "storage policy \(policyCode)")
+            }
             let body = Data(try reader.bytes(Int(try reader.u32())))
             guard reader.isAtEnd else { throw DecodeFailure(description: "trailing bytes") }
             return .response(StoredResponse(
                 response: HTTPResponse(status: .init(code: code, reasonPhrase: reason), headerFields: fields),
                 body: body, requestTime: requestTime, responseTime: responseTime, storedAt: storedAt,
-                varyingFields: varying, userInfo: userInfo))
+                varyingFields: varying, userInfo: userInfo, storagePolicy: policy))
         case 2:
             var names: [String] = []
             for _ in 0..<(try reader.count()) { names.append(try reader.string()) }
