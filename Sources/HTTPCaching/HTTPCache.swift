@@ -272,8 +272,8 @@ public final class HTTPCache: Sendable {
     /// A stored response as sent to the caller: with `Age` (RFC 9111 §5.1), without a body for HEAD.
     private func served(_ stored: StoredResponse, source: HTTPCacheResponse.Source, request: HTTPRequest, now: Date) -> HTTPCacheResponse {
         let age = Freshness.currentAge(of: stored, now: now)
-        var response = stored.response
-        response.headerFields[.age] = String(Int(min(age, Double(CacheControl.maximumDeltaSeconds)).rounded(.down)))
+        let ageSeconds = Int(min(age, Double(CacheControl.maximumDeltaSeconds)).rounded(.down))
+        let response = stored.facts.response(stored.response, servedAtAge: ageSeconds)
         return HTTPCacheResponse(
             response: response, body: request.method == .head ? Data() : stored.body, source: source,
             storedAt: stored.storedAt, age: age, userInfo: stored.userInfo)

@@ -9,23 +9,64 @@ import HTTPTypes
 public enum HTTPCacheKey {
     /// The normalised URI of `request`, or `nil` without scheme and authority.
     public static func normalizedURI(of request: HTTPRequest) -> String? {
-        guard let scheme = request.scheme, let authority = request.authority, !authority.isEmpty else { return nil }
-        let lowerScheme = scheme.lowercased()
-        var host = Substring(authority)
-        if let userInfoEnd = host.utf8.lastIndex(of: UInt8(ascii: "@")) { host = host[host.utf8.index(after: userInfoEnd)...] }
-        let defaultPort = lowerScheme == "https" ? ":443" : lowerScheme == "http" ? ":80" : nil
-        if let defaultPort, host.hasSuffix(defaultPort) {
-            host = host.dropLast(defaultPort.utf8.count)
-        }
-        var path = Substring(request.path ?? "/")
-        if let fragment = path.utf8.firstIndex(of: UInt8(ascii: "#")) { path = path[..<fragment] }
-        let needsSlash = path.isEmpty || path.utf8.first == UInt8(ascii: "?")
-        return lowerScheme + "://" + host.lowercased() + (needsSlash ? "/" : "") + path
+        normalized(request, prefix: "")
     }
 
     /// The default key: `GET <normalised URI>`; `nil` when the request has no absolute URI.
     public static func defaultKey(for request: HTTPRequest) -> String? {
-        normalizedURI(of: request).map { "GET " + $0 }
+        normalized(request, prefix: "GET ")
+    }
+
+    /// `prefix` and the normalised URI, built in one pass over the bytes into one allocation
+    /// (this runs on every lookup).
+    private static func normalized(_ request: HTTPRequest, prefix: StaticString) -> String? {
+        guard var scheme = request.scheme, var authority = request.authority, !authority.isEmpty else { return nil }
+        var path = request.path ?? "/"
+        return scheme.withUTF8 { scheme in
+            authority.withUTF8 { authority in
+                path.withUTF8 { path in
+                    // Drop user information, then the scheme's default port.
+                    var host = authority
+                    if let at = host.lastIndex(of: UInt8(ascii: "@")) { host = UnsafeBufferPointer(rebasing: host[(at + 1)...]) }
+                    let defaultPort: StaticString? =
+                        equalsIgnoringCase(scheme, "https") ? ":443" : equalsIgnoringCase(scheme, "http") ? ":80" : nil
+                    if let defaultPort, host.count > defaultPort.utf8CodeUnitCount,
+                       defaultPort.withUTF8Buffer({ suffix in host.suffix(suffix.count).elementsEqual(suffix) })
+                    {
+                        host = UnsafeBufferPointer(rebasing: host[..<(host.count - defaultPort.utf8CodeUnitCount)])
+                    }
+                    var pathEnd = path.count
+                    if let fragment = path.firstIndex(of: UInt8(ascii: "#")) { pathEnd = fragment }
+                    let needsSlash = pathEnd == 0 || path[0] == UInt8(ascii: "?")
+                    let capacity = prefix.utf8CodeUnitCount + scheme.count + 3 + host.count + (needsSlash ? 1 : 0) + pathEnd
+                    return String(unsafeUninitializedCapacity: capacity) { output in
+                        var index = 0
+                        func put(_ byte: UInt8) {
+                            output[index] = byte
+                            index += 1
+                        }
+                        prefix.withUTF8Buffer { for byte in $0 { put(byte) } }
+                        for byte in scheme { put(lowercase(byte)) }
+                        for byte in "://".utf8 { put(byte) }
+                        for byte in host { put(lowercase(byte)) }
+                        if needsSlash { put(UInt8(ascii: "/")) }
+                        for byte in path[..<pathEnd] { put(byte) }
+                        return index
+                    }
+                }
+            }
+        }
+    }
+
+    @inline(__always)
+    private static func lowercase(_ byte: UInt8) -> UInt8 {
+        byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
+    }
+
+    private static func equalsIgnoringCase(_ bytes: UnsafeBufferPointer<UInt8>, _ text: StaticString) -> Bool {
+        text.withUTF8Buffer { expected in
+            expected.count == bytes.count && zip(expected, bytes).allSatisfy { $0 == lowercase($1) }
+        }
     }
 
     /// A key function that removes query items whose names `isDropped` accepts (tracking
