@@ -6,32 +6,33 @@ import TierCache
 /// resource whose responses carry `Vary`, a ``VariantIndex`` under the primary key and each
 /// variant under a secondary key (RFC 9111 §4.1).
 extension HTTPCache {
-    /// A stored response and the key it is stored under.
-    struct Located: Sendable {
-        var response: StoredResponse
-        var key: String
-    }
-
     /// The stored response that matches `request`'s secondary key, if any. Entries that fail to
     /// decode are removed and counted.
     func lookup(primaryKey: String, request: HTTPRequest) async -> Located? {
         switch await read(primaryKey) {
-        case .response(let stored)?:
-            return Vary.matches(request, stored) ? Located(response: stored, key: primaryKey) : nil
+        case .response(let located)?:
+            return Vary.matches(request, located.response) ? located : nil
         case .variants(let index)?:
             let variantKey = Self.variantKey(primaryKey, fields: Vary.varyingFields(index.fieldNames, of: request))
-            guard case .response(let stored)? = await read(variantKey), Vary.matches(request, stored) else { return nil }
-            return Located(response: stored, key: variantKey)
+            guard case .response(let located)? = await read(variantKey), Vary.matches(request, located.response) else { return nil }
+            return located
         case nil:
             return nil
         }
     }
 
-    private func read(_ key: String) async -> StoredEntry? {
-        guard let cacheKey = try? CacheKey(key), let entry = await storage.entry(forKey: cacheKey) else { return nil }
+    /// The decoded entry under `key`. Tiers that are all local are read without suspending.
+    private func read(_ key: String) async -> DecodedEntry? {
+        guard let cacheKey = try? CacheKey(key) else { return nil }
+        let found = storage.isEntirelyLocal ? storage.localEntry(forKey: cacheKey)?.entry : await storage.entry(forKey: cacheKey)
+        guard let entry = found else { return nil }
         if let decoded = decodedEntries.entry(forKey: key, bytes: entry.value) { return decoded }
         do {
-            let decoded = try StoredEntryCodec.decode(entry.value)
+            let decoded: DecodedEntry
+            switch try StoredEntryCodec.decode(entry.value) {
+            case .response(let response): decoded = .response(Located(response: response, key: key))
+            case .variants(let index): decoded = .variants(index)
+            }
             decodedEntries.remember(decoded, forKey: key, bytes: entry.value)
             return decoded
         } catch {

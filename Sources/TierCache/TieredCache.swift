@@ -65,12 +65,16 @@ public final class TieredCache: Sendable {
     /// The storage policy used by ``store(_:forKey:url:)``.
     public let policyTable: StoragePolicyTable
 
+    /// Whether every tier is a ``LocalCacheTier``, so ``localEntry(forKey:)`` reads them all.
+    public let isEntirelyLocal: Bool
+
     /// The tiers, top (consulted first) to bottom.
     public var tiers: [any CacheTier] { slots.map(\.tier) }
 
     /// Creates a cache over `tiers`, listed top (fastest) to bottom.
     public init(tiers: [any CacheTier], policyTable: StoragePolicyTable = StoragePolicyTable()) {
         self.slots = tiers.map(Slot.init)
+        self.isEntirelyLocal = slots.allSatisfy { $0.local != nil }
         self.policyTable = policyTable
     }
 
