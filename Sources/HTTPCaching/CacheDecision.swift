@@ -46,34 +46,45 @@ public enum CacheDecision: Hashable, Sendable {
         request: HTTPRequest, requestDirectives: CacheControl, stored: StoredResponse?,
         policy: RequestCachePolicy, context: Context
     ) -> CacheDecision {
+        decide(
+            request: request, requestDirectives: requestDirectives, located: stored.map { Located(response: $0, key: "") },
+            policy: policy, context: context)
+    }
+
+    /// The decision for a located response: the engine's path, which reads the stored response's
+    /// pre-parsed facts in place instead of copying the response.
+    static func decide(
+        request: HTTPRequest, requestDirectives: CacheControl, located: Located?,
+        policy: RequestCachePolicy, context: Context
+    ) -> CacheDecision {
         switch policy {
         case .reloadIgnoringLocalCacheData, .reloadIgnoringLocalAndRemoteCacheData:
             return .fetch
         case .returnCacheDataElseLoad:
-            return stored == nil ? .fetch : .useStored(stale: isStale(stored, context))
+            guard let located else { return .fetch }
+            return .useStored(stale: Measure(located, context).isStale)
         case .returnCacheDataDontLoad:
-            return stored == nil ? .unsatisfiable : .useStored(stale: isStale(stored, context))
+            guard let located else { return .unsatisfiable }
+            return .useStored(stale: Measure(located, context).isStale)
         case .reloadRevalidatingCacheData:
-            guard let stored else { return .fetch }
-            let directives = stored.cacheControl
-            if directives.immutable, !isStale(stored, context) { return .useStored(stale: false) }
+            guard let located else { return .fetch }
+            if located.response.facts.directives.immutable, !Measure(located, context).isStale { return .useStored(stale: false) }
             return .revalidate
         case .useProtocolCachePolicy:
             break
         }
-        guard let stored else { return requestDirectives.onlyIfCached ? .unsatisfiable : .fetch }
-        let directives = stored.cacheControl
-        let lifetime = Freshness.lifetime(of: stored, shared: context.shared, heuristics: context.heuristics)
-        let age = Freshness.currentAge(of: stored, now: context.now)
+        guard let located else { return requestDirectives.onlyIfCached ? .unsatisfiable : .fetch }
+        let measure = Measure(located, context)
+        let directives = measure.facts.directives
         let clientWantsRevalidation = requestDirectives.noCache
             || (request.headerFields[.cacheControl] == nil && hasPragmaNoCache(request.headerFields))
         if clientWantsRevalidation || directives.noCache {
             return requestDirectives.onlyIfCached ? .unsatisfiable : .revalidate
         }
-        if let maxAge = requestDirectives.maxAge, age > TimeInterval(maxAge) {
+        if let maxAge = requestDirectives.maxAge, measure.age > TimeInterval(maxAge) {
             return requestDirectives.onlyIfCached ? .unsatisfiable : .revalidate
         }
-        let remaining = lifetime - age
+        let remaining = measure.lifetime - measure.age
         if remaining > 0 {
             if let minFresh = requestDirectives.minFresh, remaining < TimeInterval(minFresh) {
                 return requestDirectives.onlyIfCached ? .unsatisfiable : .revalidate
@@ -93,6 +104,22 @@ public enum CacheDecision: Hashable, Sendable {
         return requestDirectives.onlyIfCached ? .unsatisfiable : .revalidate
     }
 
+    /// A stored response's lifetime and current age.
+    struct Measure {
+        let facts: ResponseFacts
+        let lifetime: TimeInterval
+        let age: TimeInterval
+
+        init(_ located: Located, _ context: Context) {
+            facts = located.response.facts
+            let responseTime = located.response.responseTime
+            lifetime = Freshness.lifetime(facts, responseTime: responseTime, shared: context.shared, heuristics: context.heuristics)
+            age = Freshness.currentAge(facts, requestTime: located.response.requestTime, responseTime: responseTime, now: context.now)
+        }
+
+        var isStale: Bool { age >= lifetime }
+    }
+
     /// `Pragma: no-cache`, which a cache honours only without `Cache-Control` (§5.4).
     static func hasPragmaNoCache(_ fields: HTTPFields) -> Bool {
         fields.contains { $0.name.canonicalName == "pragma" && DirectiveParser.fieldNames($0.value).contains("no-cache") }
@@ -101,17 +128,20 @@ public enum CacheDecision: Hashable, Sendable {
     /// Whether `stored` is past its freshness lifetime at `context.now`.
     public static func isStale(_ stored: StoredResponse?, _ context: Context) -> Bool {
         guard let stored else { return false }
-        let lifetime = Freshness.lifetime(of: stored, shared: context.shared, heuristics: context.heuristics)
-        return Freshness.currentAge(of: stored, now: context.now) >= lifetime
+        return Measure(Located(response: stored, key: ""), context).isStale
     }
 
     /// Whether `stored` may be served stale after a failed fetch or revalidation, within
     /// `stale-if-error` (RFC 5861 §4), from the response or the request.
     public static func staleIfErrorAllows(_ stored: StoredResponse, requestDirectives: CacheControl, context: Context) -> Bool {
-        let directives = stored.cacheControl
+        staleIfErrorAllows(Located(response: stored, key: ""), requestDirectives: requestDirectives, context: context)
+    }
+
+    static func staleIfErrorAllows(_ located: Located, requestDirectives: CacheControl, context: Context) -> Bool {
+        let measure = Measure(located, context)
+        let directives = measure.facts.directives
         guard !directives.mustRevalidate, !directives.noCache else { return false }
         guard let window = requestDirectives.staleIfError ?? directives.staleIfError else { return false }
-        let lifetime = Freshness.lifetime(of: stored, shared: context.shared, heuristics: context.heuristics)
-        return Freshness.currentAge(of: stored, now: context.now) - lifetime <= TimeInterval(window)
+        return measure.age - measure.lifetime <= TimeInterval(window)
     }
 }

@@ -49,16 +49,19 @@ public enum Freshness {
     /// The freshness lifetime of a stored response, from its pre-parsed fields (see
     /// ``lifetime(of:directives:responseTime:shared:heuristics:)`` for the rules).
     public static func lifetime(of stored: StoredResponse, shared: Bool, heuristics: Heuristics) -> TimeInterval {
-        let facts = stored.facts
+        lifetime(stored.facts, responseTime: stored.responseTime, shared: shared, heuristics: heuristics)
+    }
+
+    static func lifetime(_ facts: ResponseFacts, responseTime: Date, shared: Bool, heuristics: Heuristics) -> TimeInterval {
         let directives = facts.directives
         if shared, let sharedMaxAge = directives.sharedMaxAge { return TimeInterval(sharedMaxAge) }
         if let maxAge = directives.maxAge { return TimeInterval(maxAge) }
-        let date = facts.date ?? stored.responseTime
+        let date = facts.date ?? responseTime
         if facts.hasExpires {
             guard let expiry = facts.expires else { return 0 }
             return max(0, expiry.timeIntervalSince(date))
         }
-        guard directives.isPublic || heuristicallyCacheableStatuses.contains(stored.response.status.code),
+        guard directives.isPublic || heuristicallyCacheableStatuses.contains(facts.statusCode),
               let lastModified = facts.lastModified, lastModified < date
         else { return 0 }
         return min(heuristics.maximumLifetime, date.timeIntervalSince(lastModified) * heuristics.fraction)
@@ -91,12 +94,16 @@ public enum Freshness {
     /// current_age = corrected_initial_age + (now - response_time)
     /// ```
     public static func currentAge(of stored: StoredResponse, now: Date) -> TimeInterval {
-        let dateValue = stored.facts.date ?? stored.responseTime
-        let apparentAge = max(0, stored.responseTime.timeIntervalSince(dateValue))
-        let responseDelay = max(0, stored.responseTime.timeIntervalSince(stored.requestTime))
-        let correctedAgeValue = stored.facts.age + responseDelay
+        currentAge(stored.facts, requestTime: stored.requestTime, responseTime: stored.responseTime, now: now)
+    }
+
+    static func currentAge(_ facts: ResponseFacts, requestTime: Date, responseTime: Date, now: Date) -> TimeInterval {
+        let dateValue = facts.date ?? responseTime
+        let apparentAge = max(0, responseTime.timeIntervalSince(dateValue))
+        let responseDelay = max(0, responseTime.timeIntervalSince(requestTime))
+        let correctedAgeValue = facts.age + responseDelay
         let correctedInitialAge = max(apparentAge, correctedAgeValue)
-        let residentTime = max(0, now.timeIntervalSince(stored.responseTime))
+        let residentTime = max(0, now.timeIntervalSince(responseTime))
         return correctedInitialAge + residentTime
     }
 }

@@ -67,7 +67,7 @@ public final class HTTPCache: Sendable {
         let stored = await lookup(primaryKey: primaryKey, request: request)
         let context = self.context
         let decision = CacheDecision.decide(
-            request: request, requestDirectives: requestDirectives, stored: stored?.response, policy: cachePolicy, context: context)
+            request: request, requestDirectives: requestDirectives, located: stored, policy: cachePolicy, context: context)
 
         switch decision {
         case .useStored(let stale):
@@ -76,7 +76,7 @@ public final class HTTPCache: Sendable {
                 $0.hits += 1
                 if stale { $0.staleServes += 1 }
             }
-            return served(stored.response, source: .cache, request: request, now: context.now)
+            return served(stored, source: .cache, request: request, now: context.now)
         case .useStoredAndRevalidate:
             guard let stored else { break }
             counters.withLock {
@@ -86,7 +86,7 @@ public final class HTTPCache: Sendable {
             background.start(key: stored.key) { [self] in
                 _ = try? await revalidate(request, stored: stored, primaryKey: primaryKey, transport: transport)
             }
-            return served(stored.response, source: .staleWhileRevalidate, request: request, now: context.now)
+            return served(stored, source: .staleWhileRevalidate, request: request, now: context.now)
         case .unsatisfiable:
             if cachePolicy == .returnCacheDataDontLoad {
                 throw HTTPCacheError(.notCached, "no stored response for \(primaryKey), and the cache policy forbids loading")
@@ -127,7 +127,7 @@ public final class HTTPCache: Sendable {
             let task = Task {
                 var yieldedStored = false
                 if let primaryKey = configuration.key(request), let stored = await lookup(primaryKey: primaryKey, request: request) {
-                    continuation.yield(served(stored.response, source: .cache, request: request, now: configuration.clock.now()))
+                    continuation.yield(served(stored, source: .cache, request: request, now: configuration.clock.now()))
                     yieldedStored = true
                 }
                 do {
@@ -169,13 +169,13 @@ public final class HTTPCache: Sendable {
                 stored.response, with: exchange.response, requestTime: exchange.requestTime, responseTime: exchange.responseTime)
             counters.withLock { $0.revalidatedNotModified += 1 }
             await write(freshened, under: stored.key, policy: freshened.storagePolicy)
-            return served(freshened, source: .revalidated, request: request, now: configuration.clock.now())
+            return served(Located(response: freshened, key: stored.key), source: .revalidated, request: request, now: configuration.clock.now())
         }
         if (500...599).contains(exchange.response.status.code),
-           CacheDecision.staleIfErrorAllows(stored.response, requestDirectives: requestDirectives(of: request), context: context)
+           CacheDecision.staleIfErrorAllows(stored, requestDirectives: requestDirectives(of: request), context: context)
         {
             counters.withLock { $0.staleServes += 1 }
-            return served(stored.response, source: .staleFallback, request: request, now: configuration.clock.now())
+            return served(stored, source: .staleFallback, request: request, now: configuration.clock.now())
         }
         counters.withLock { $0.revalidatedModified += 1 }
         return await handle(exchange, for: request, primaryKey: primaryKey)
@@ -192,10 +192,10 @@ public final class HTTPCache: Sendable {
             throw error
         }
         if let fallback, (500...599).contains(exchange.response.status.code),
-           CacheDecision.staleIfErrorAllows(fallback.response, requestDirectives: requestDirectives(of: original), context: context)
+           CacheDecision.staleIfErrorAllows(fallback, requestDirectives: requestDirectives(of: original), context: context)
         {
             counters.withLock { $0.staleServes += 1 }
-            return served(fallback.response, source: .staleFallback, request: original, now: configuration.clock.now())
+            return served(fallback, source: .staleFallback, request: original, now: configuration.clock.now())
         }
         return await handle(exchange, for: original, primaryKey: primaryKey)
     }
@@ -242,10 +242,10 @@ public final class HTTPCache: Sendable {
     private func staleFallback(_ stored: Located, for request: HTTPRequest, error: any Error) -> HTTPCacheResponse? {
         guard configuration.isConnectivityError(error) else { return nil }
         let context = self.context
-        let response = stored.response
-        let directives = response.cacheControl
+        let measure = CacheDecision.Measure(stored, context)
+        let directives = measure.facts.directives
         let allowed: Bool
-        if CacheDecision.staleIfErrorAllows(response, requestDirectives: requestDirectives(of: request), context: context) {
+        if CacheDecision.staleIfErrorAllows(stored, requestDirectives: requestDirectives(of: request), context: context) {
             allowed = true
         } else {
             let forbidden = directives.mustRevalidate || directives.noCache
@@ -254,8 +254,7 @@ public final class HTTPCache: Sendable {
             case .never, .whereStaleIfErrorAllows:
                 allowed = false
             case .withinMaxStale(let bound):
-                let lifetime = Freshness.lifetime(of: response, shared: context.shared, heuristics: context.heuristics)
-                allowed = !forbidden && Freshness.currentAge(of: response, now: context.now) - lifetime <= bound
+                allowed = !forbidden && measure.age - measure.lifetime <= bound
             case .always:
                 allowed = !forbidden
             case .evenWhenRevalidationRequired:
@@ -264,18 +263,22 @@ public final class HTTPCache: Sendable {
         }
         guard allowed else { return nil }
         counters.withLock { $0.staleServes += 1 }
-        var result = served(response, source: .staleFallback, request: request, now: context.now)
+        var result = served(stored, source: .staleFallback, request: request, now: context.now)
         result.networkError = error
         return result
     }
 
     /// A stored response as sent to the caller: with `Age` (RFC 9111 §5.1), without a body for HEAD.
-    private func served(_ stored: StoredResponse, source: HTTPCacheResponse.Source, request: HTTPRequest, now: Date) -> HTTPCacheResponse {
-        let age = Freshness.currentAge(of: stored, now: now)
+    private func served(_ located: Located, source: HTTPCacheResponse.Source, request: HTTPRequest, now: Date) -> HTTPCacheResponse {
+        // Read through `located` field by field: copying the whole stored response would cost a
+        // retain and release per field on every hit.
+        let facts = located.response.facts
+        let age = Freshness.currentAge(
+            facts, requestTime: located.response.requestTime, responseTime: located.response.responseTime, now: now)
         let ageSeconds = Int(min(age, Double(CacheControl.maximumDeltaSeconds)).rounded(.down))
-        let response = stored.facts.response(stored.response, servedAtAge: ageSeconds)
         return HTTPCacheResponse(
-            response: response, body: request.method == .head ? Data() : stored.body, source: source,
-            storedAt: stored.storedAt, age: age, userInfo: stored.userInfo)
+            response: facts.response(located.response.response, servedAtAge: ageSeconds),
+            body: request.method == .head ? Data() : located.response.body, source: source,
+            storedAt: located.response.storedAt, age: age, userInfo: located.response.userInfo)
     }
 }

@@ -86,6 +86,8 @@ final class ResponseFacts: Sendable {
     let expires: Date?
     /// `Last-Modified`, if valid.
     let lastModified: Date?
+    /// The status code.
+    let statusCode: Int
     /// The response as last served with its `Age` field, reused while the age in whole seconds
     /// is unchanged: a hot entry then costs no copy of its fields per hit.
     private let lastServed = Mutex<(age: Int, response: HTTPResponse)?>(nil)
@@ -107,5 +109,6 @@ final class ResponseFacts: Sendable {
         hasExpires = expiresField != nil
         expires = expiresField.flatMap { HTTPDate.parse($0) }
         lastModified = response.headerFields[.lastModified].flatMap { HTTPDate.parse($0) }
+        statusCode = response.status.code
     }
 }
