@@ -9,37 +9,70 @@ extension HTTPCache {
     /// The stored response that matches `request`'s secondary key, if any. Entries that fail to
     /// decode are removed and counted.
     func lookup(primaryKey: String, request: HTTPRequest) async -> Located? {
+        if storage.isEntirelyLocal { return lookupLocally(primaryKey: primaryKey, request: request) }
         switch await read(primaryKey) {
         case .response(let located)?:
-            return Vary.matches(request, located.response) ? located : nil
+            return Vary.matches(request, located.response.varyingFields) ? located : nil
         case .variants(let index)?:
-            let variantKey = Self.variantKey(primaryKey, fields: Vary.varyingFields(index.fieldNames, of: request))
-            guard case .response(let located)? = await read(variantKey), Vary.matches(request, located.response) else { return nil }
-            return located
+            guard case .response(let located)? = await read(Self.variantKey(primaryKey, index, request)) else { return nil }
+            return Vary.matches(request, located.response.varyingFields) ? located : nil
         case nil:
             return nil
         }
     }
 
-    /// The decoded entry under `key`. Tiers that are all local are read without suspending.
+    /// ``lookup(primaryKey:request:)`` when every tier is local: no suspension on the hit path.
+    private func lookupLocally(primaryKey: String, request: HTTPRequest) -> Located? {
+        switch readLocally(primaryKey) {
+        case .response(let located)?:
+            return Vary.matches(request, located.response.varyingFields) ? located : nil
+        case .variants(let index)?:
+            guard case .response(let located)? = readLocally(Self.variantKey(primaryKey, index, request)) else { return nil }
+            return Vary.matches(request, located.response.varyingFields) ? located : nil
+        case nil:
+            return nil
+        }
+    }
+
     private func read(_ key: String) async -> DecodedEntry? {
-        guard let cacheKey = try? CacheKey(key) else { return nil }
-        let found = storage.isEntirelyLocal ? storage.localEntry(forKey: cacheKey)?.entry : await storage.entry(forKey: cacheKey)
-        guard let entry = found else { return nil }
+        guard let cacheKey = try? CacheKey(key), let entry = await storage.entry(forKey: cacheKey) else { return nil }
+        guard let decoded = decode(entry, key: key) else {
+            try? await storage.removeEntry(forKey: cacheKey)
+            return nil
+        }
+        return decoded
+    }
+
+    private func readLocally(_ key: String) -> DecodedEntry? {
+        guard let cacheKey = try? CacheKey(key), let entry = storage.localEntry(forKey: cacheKey)?.entry else { return nil }
+        guard let decoded = decode(entry, key: key) else {
+            try? storage.removeLocalEntry(forKey: cacheKey)
+            return nil
+        }
+        return decoded
+    }
+
+    /// The entry's decoded form, reused while the tier hands out the same bytes; `nil` (and
+    /// counted) when it does not decode, for the caller to remove.
+    private func decode(_ entry: CacheEntry, key: String) -> DecodedEntry? {
         if let decoded = decodedEntries.entry(forKey: key, bytes: entry.value) { return decoded }
+        let decoded: DecodedEntry
         do {
-            let decoded: DecodedEntry
             switch try StoredEntryCodec.decode(entry.value) {
             case .response(let response): decoded = .response(Located(response: response, key: key))
             case .variants(let index): decoded = .variants(index)
             }
-            decodedEntries.remember(decoded, forKey: key, bytes: entry.value)
-            return decoded
         } catch {
-            try? await storage.removeEntry(forKey: cacheKey)
             counters.withLock { $0.corruptEntriesRemoved += 1 }
             return nil
         }
+        decodedEntries.remember(decoded, forKey: key, bytes: entry.value)
+        return decoded
+    }
+
+    /// The key of the variant `request` selects among those `index` lists.
+    private static func variantKey(_ primaryKey: String, _ index: VariantIndex, _ request: HTTPRequest) -> String {
+        variantKey(primaryKey, fields: Vary.varyingFields(index.fieldNames, of: request))
     }
 
     /// The key of the variant of `primaryKey` selected by `fields`. Long field values (a 64 KiB

@@ -63,7 +63,7 @@ public final class HTTPCache: Sendable {
         guard request.method == .get || request.method == .head, let primaryKey = configuration.key(request) else {
             return try await forwardUncached(request, body: body, transport: transport)
         }
-        let requestDirectives = CacheControl(fieldValues: request.headerFields[values: .cacheControl])
+        let requestDirectives = requestDirectives(of: request)
         let stored = await lookup(primaryKey: primaryKey, request: request)
         let context = self.context
         let decision = CacheDecision.decide(
@@ -235,7 +235,7 @@ public final class HTTPCache: Sendable {
     }
 
     private func requestDirectives(of request: HTTPRequest) -> CacheControl {
-        CacheControl(fieldValues: request.headerFields[values: .cacheControl])
+        request.headerFields[.cacheControl] == nil ? CacheControl() : CacheControl(fieldValues: request.headerFields[values: .cacheControl])
     }
 
     /// The stored response as the answer to `request`, if the offline policy allows it after `error`.

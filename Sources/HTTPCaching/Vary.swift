@@ -45,6 +45,10 @@ public enum Vary {
     /// Whether `request` matches the request that produced `stored` on every field its `Vary`
     /// names (§4.1): same presence, same normalised value.
     public static func matches(_ request: HTTPRequest, _ stored: StoredResponse) -> Bool {
-        stored.varyingFields.allSatisfy { normalizedValue(of: $0.name, in: request) == $0.value }
+        matches(request, stored.varyingFields)
+    }
+
+    static func matches(_ request: HTTPRequest, _ varyingFields: [StoredResponse.VaryingField]) -> Bool {
+        varyingFields.allSatisfy { normalizedValue(of: $0.name, in: request) == $0.value }
     }
 }

@@ -192,6 +192,20 @@ public final class TieredCache: Sendable {
         try await forEveryTier { try await $0.removeAll() }
     }
 
+    /// Removes `key` from the local tiers without suspending (for synchronous callers; a network
+    /// tier is not reached). Tries them all, then rethrows the first failure.
+    public func removeLocalEntry(forKey key: CacheKey) throws(TierCacheError) {
+        var firstError: TierCacheError?
+        for slot in slots {
+            guard let local = slot.local else { continue }
+            do { try local.removeEntry(forKey: key) } catch {
+                slot.errors.add(1, ordering: .relaxed)
+                if firstError == nil { firstError = Self.tierError(error) }
+            }
+        }
+        if let firstError { throw firstError }
+    }
+
     private func forEveryTier(_ body: (any CacheTier) async throws -> Void) async throws(TierCacheError) {
         var firstError: TierCacheError?
         for slot in slots {
