@@ -22,7 +22,7 @@ extension HTTPCache {
     }
 
     /// ``lookup(primaryKey:request:)`` when every tier is local: no suspension on the hit path.
-    private func lookupLocally(primaryKey: String, request: HTTPRequest) -> Located? {
+    func lookupLocally(primaryKey: String, request: HTTPRequest) -> Located? {
         switch readLocally(primaryKey) {
         case .response(let located)?:
             return Vary.matches(request, located.response.varyingFields) ? located : nil

@@ -64,7 +64,9 @@ public final class HTTPCache: Sendable {
             return try await forwardUncached(request, body: body, transport: transport)
         }
         let requestDirectives = requestDirectives(of: request)
-        let stored = await lookup(primaryKey: primaryKey, request: request)
+        // With only local tiers, the hit path never suspends.
+        let stored = storage.isEntirelyLocal
+            ? lookupLocally(primaryKey: primaryKey, request: request) : await lookup(primaryKey: primaryKey, request: request)
         let context = self.context
         let decision = CacheDecision.decide(
             request: request, requestDirectives: requestDirectives, located: stored, policy: cachePolicy, context: context)
