@@ -100,3 +100,23 @@ struct HTTPBadInputTests {
         }
     }
 }
+
+@Suite("Decoded-entry memo")
+struct DecodedEntriesTests {
+    @Test("It is bounded by entries and bytes, keeps nothing too large, and matches only the same bytes")
+    func bounds() {
+        let memo = DecodedEntries()
+        let index = DecodedEntry.variants(VariantIndex(fieldNames: [], variantKeys: []))
+        for number in 0..<(DecodedEntries.entryLimit + 100) { memo.remember(index, forKey: "k\(number)", bytes: [1, 2, 3]) }
+        #expect(memo.usage.entries == DecodedEntries.entryLimit)
+        let megabyte = [UInt8](repeating: 7, count: 1 << 20)
+        for number in 0..<64 { memo.remember(index, forKey: "big\(number)", bytes: megabyte + [UInt8(number)]) }
+        #expect(memo.usage.bytes <= DecodedEntries.byteLimit)
+        memo.remember(index, forKey: "huge", bytes: [UInt8](repeating: 1, count: DecodedEntries.byteLimit / 8))
+        #expect(memo.entry(forKey: "huge", bytes: []) == nil)
+        let kept = [UInt8](repeating: 9, count: 10)
+        memo.remember(index, forKey: "same", bytes: kept)
+        #expect(memo.entry(forKey: "same", bytes: kept) != nil)
+        #expect(memo.entry(forKey: "same", bytes: [UInt8](repeating: 9, count: 10)) == nil, "equal bytes in another array are decoded anew")
+    }
+}

@@ -24,27 +24,38 @@ enum DecodedEntry: Sendable {
 /// decoding when the array is the one decoded last time. Identity is checked by the array's
 /// storage address and length; the memo holds the array, so its storage cannot be freed and
 /// reused by other bytes while the entry is here. Bytes from a disk tier are a new array on every
-/// read and simply miss. At most ``limit`` entries are kept; beyond that an arbitrary one goes.
+/// read and simply miss.
+///
+/// The memo keeps arrays alive that a tier may already have evicted, so it is bounded: at most
+/// ``entryLimit`` entries and ``byteLimit`` bytes (entries over a sixteenth of that are not kept);
+/// past either, arbitrary entries go.
 final class DecodedEntries: Sendable {
-    static let limit = 4_096
-    private let entries = Mutex<[String: (bytes: [UInt8], entry: DecodedEntry)]>([:])
+    static let entryLimit = 4_096
+    static let byteLimit = 32 << 20
+    private let state = Mutex<(entries: [String: (bytes: [UInt8], entry: DecodedEntry)], bytes: Int)>(([:], 0))
+
+    /// Entries and bytes held (for tests).
+    var usage: (entries: Int, bytes: Int) { state.withLock { ($0.entries.count, $0.bytes) } }
 
     func entry(forKey key: String, bytes: [UInt8]) -> DecodedEntry? {
-        entries.withLock { entries in
-            guard let cached = entries[key], Self.sameStorage(cached.bytes, bytes) else { return nil }
+        state.withLock { state in
+            guard let cached = state.entries[key], Self.sameStorage(cached.bytes, bytes) else { return nil }
             return cached.entry
         }
     }
 
     func remember(_ entry: DecodedEntry, forKey key: String, bytes: [UInt8]) {
-        entries.withLock { entries in
-            if entries.count >= Self.limit, entries[key] == nil { entries.remove(at: entries.startIndex) }
-            entries[key] = (bytes, entry)
+        guard bytes.count <= Self.byteLimit / 16 else { return }
+        state.withLock { state in
+            if let previous = state.entries.removeValue(forKey: key) { state.bytes -= previous.bytes.count }
+            while !state.entries.isEmpty,
+                  state.entries.count >= Self.entryLimit || state.bytes + bytes.count > Self.byteLimit
+            {
+                state.bytes -= state.entries.remove(at: state.entries.startIndex).value.bytes.count
+            }
+            state.entries[key] = (bytes, entry)
+            state.bytes += bytes.count
         }
-    }
-
-    func forget(_ key: String) {
-        _ = entries.withLock { $0.removeValue(forKey: key) }
     }
 
     private static func sameStorage(_ a: [UInt8], _ b: [UInt8]) -> Bool {
