@@ -21,10 +21,10 @@ enum DecodedEntry: Sendable {
 /// Decoded entries, reused while a tier keeps handing out the very same bytes.
 ///
 /// A memory tier returns the stored byte array itself (shared copy-on-write), so a hit can skip
-/// decoding when the array is the one decoded last time. Identity is checked by the array's
-/// storage address and length; the memo holds the array, so its storage cannot be freed and
-/// reused by other bytes while the entry is here. Bytes from a disk tier are a new array on every
-/// read and simply miss.
+/// decoding when the array is the one decoded last time. The memo is keyed by the array's
+/// storage address (an integer: cheaper to hash than the cache key) and checks length and cache
+/// key; it holds the array, so that storage cannot be freed and reused by other bytes while the
+/// entry is here. Bytes from a disk tier are a new array on every read and simply miss.
 ///
 /// The memo keeps arrays alive that a tier may already have evicted, so it is bounded: at most
 /// ``entryLimit`` entries and ``byteLimit`` bytes (entries over a sixteenth of that are not kept);
@@ -32,33 +32,35 @@ enum DecodedEntry: Sendable {
 final class DecodedEntries: Sendable {
     static let entryLimit = 4_096
     static let byteLimit = 32 << 20
-    private let state = Mutex<(entries: [String: (bytes: [UInt8], entry: DecodedEntry)], bytes: Int)>(([:], 0))
+    private let state = Mutex<(entries: [Int: (key: String, bytes: [UInt8], entry: DecodedEntry)], bytes: Int)>(([:], 0))
 
     /// Entries and bytes held (for tests).
     var usage: (entries: Int, bytes: Int) { state.withLock { ($0.entries.count, $0.bytes) } }
 
     func entry(forKey key: String, bytes: [UInt8]) -> DecodedEntry? {
-        state.withLock { state in
-            guard let cached = state.entries[key], Self.sameStorage(cached.bytes, bytes) else { return nil }
+        let address = Self.address(of: bytes)
+        return state.withLock { state in
+            guard let cached = state.entries[address], cached.bytes.count == bytes.count, cached.key == key else { return nil }
             return cached.entry
         }
     }
 
     func remember(_ entry: DecodedEntry, forKey key: String, bytes: [UInt8]) {
-        guard bytes.count <= Self.byteLimit / 16 else { return }
+        guard bytes.count <= Self.byteLimit / 16, !bytes.isEmpty else { return }
+        let address = Self.address(of: bytes)
         state.withLock { state in
-            if let previous = state.entries.removeValue(forKey: key) { state.bytes -= previous.bytes.count }
+            if let previous = state.entries.removeValue(forKey: address) { state.bytes -= previous.bytes.count }
             while !state.entries.isEmpty,
                   state.entries.count >= Self.entryLimit || state.bytes + bytes.count > Self.byteLimit
             {
                 state.bytes -= state.entries.remove(at: state.entries.startIndex).value.bytes.count
             }
-            state.entries[key] = (bytes, entry)
+            state.entries[address] = (key, bytes, entry)
             state.bytes += bytes.count
         }
     }
 
-    private static func sameStorage(_ a: [UInt8], _ b: [UInt8]) -> Bool {
-        a.count == b.count && a.withUnsafeBufferPointer { a in b.withUnsafeBufferPointer { b in a.baseAddress == b.baseAddress } }
+    private static func address(of bytes: [UInt8]) -> Int {
+        bytes.withUnsafeBufferPointer { Int(bitPattern: $0.baseAddress) }
     }
 }
