@@ -31,19 +31,7 @@ public enum Freshness {
     public static func lifetime(
         of response: HTTPResponse, directives: CacheControl, responseTime: Date, shared: Bool, heuristics: Heuristics
     ) -> TimeInterval {
-        if shared, let sharedMaxAge = directives.sharedMaxAge { return TimeInterval(sharedMaxAge) }
-        if let maxAge = directives.maxAge { return TimeInterval(maxAge) }
-        let date = dateValue(of: response) ?? responseTime
-        if let expires = response.headerFields[.expires] {
-            guard let expiry = HTTPDate.parse(expires, now: responseTime) else { return 0 }
-            return max(0, expiry.timeIntervalSince(date))
-        }
-        guard directives.isPublic || heuristicallyCacheableStatuses.contains(response.status.code),
-              let lastModifiedText = response.headerFields[.lastModified],
-              let lastModified = HTTPDate.parse(lastModifiedText, now: responseTime),
-              lastModified < date
-        else { return 0 }
-        return min(heuristics.maximumLifetime, date.timeIntervalSince(lastModified) * heuristics.fraction)
+        lifetime(ResponseFacts(response, directives: directives), responseTime: responseTime, shared: shared, heuristics: heuristics)
     }
 
     /// The freshness lifetime of a stored response, from its pre-parsed fields (see

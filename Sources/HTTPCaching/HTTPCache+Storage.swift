@@ -81,13 +81,7 @@ extension HTTPCache {
     static func variantKey(_ primaryKey: String, fields: [StoredResponse.VaryingField]) -> String {
         let secondary = fields.map { "\u{1F}\($0.name)=\($0.value.map { "\"\($0)\"" } ?? "-")" }.joined()
         guard secondary.utf8.count > 512 else { return primaryKey + "\u{1F}vary" + secondary }
-        var digest = ""
-        for seed: UInt64 in [0xCBF2_9CE4_8422_2325, 0x6C62_272E_07BB_0142] {
-            var hash = seed
-            for byte in secondary.utf8 { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
-            digest += String(hash, radix: 16)
-        }
-        return primaryKey + "\u{1F}vary#" + digest
+        return primaryKey + "\u{1F}vary#" + KeyDigest.hex(of: secondary.utf8)
     }
 
     /// Stores a response from `exchange` if RFC 9111 §3, the hooks and the storage policy allow.

@@ -101,8 +101,13 @@ final class ResponseFacts: Sendable {
         return served
     }
 
-    init(_ response: HTTPResponse) {
-        directives = CacheControl(fieldValues: response.headerFields[values: .cacheControl])
+    convenience init(_ response: HTTPResponse) {
+        self.init(response, directives: CacheControl(fieldValues: response.headerFields[values: .cacheControl]))
+    }
+
+    /// Facts of `response` with its directives already parsed.
+    init(_ response: HTTPResponse, directives: CacheControl) {
+        self.directives = directives
         date = Freshness.dateValue(of: response)
         age = Freshness.ageValue(of: response)
         let expiresField = response.headerFields[.expires]

@@ -107,7 +107,7 @@ public final class MemoryTier: LocalCacheTier {
         let outcome: StoreOutcome
         if !sizeLimit.admits(cost) {
             outcome = .refused(.tooLarge(size: cost, limit: sizeLimit.maxBytes))
-        } else if entry.metadata.isExpired(at: clock.now()) {
+        } else if entry.metadata.expiresAt != nil, entry.metadata.isExpired(at: clock.now()) {
             outcome = .refused(.alreadyExpired)
         } else {
             outcome = .stored

@@ -48,13 +48,15 @@ enum DirectiveParser {
         unquote(Substring(String(decoding: bytes, as: UTF8.self)))
     }
 
-    /// The directives of one field value, names lower-cased, values unquoted.
+    /// The directives of one field value, names lower-cased, values unquoted (built on
+    /// ``forEachDirective(in:_:)``, the one splitter).
     static func directives(in fieldValue: String) -> [(name: String, value: String?)] {
+        var fieldValue = fieldValue
         var result: [(String, String?)] = []
-        for element in splitList(fieldValue) {
-            let (name, value) = split(element)
-            guard !name.isEmpty else { continue }
-            result.append((name, value))
+        fieldValue.withUTF8 { bytes in
+            forEachDirective(in: bytes) { name, value in
+                result.append((String(decoding: name, as: UTF8.self).lowercased(), value.map(unquotedString)))
+            }
         }
         return result
     }
@@ -62,40 +64,6 @@ enum DirectiveParser {
     /// The field names listed in a directive's value (`no-cache="Set-Cookie, Via"`), lower-cased.
     static func fieldNames(_ value: String) -> [String] {
         value.split(separator: ",").map { $0.trimmingOWS().lowercased() }.filter { !$0.isEmpty }
-    }
-
-    /// The elements of a comma-separated list, trimmed, with quoted commas kept.
-    static func splitList(_ text: String) -> [Substring] {
-        var elements: [Substring] = []
-        var start = text.startIndex
-        var index = text.startIndex
-        var inQuotes = false
-        var escaped = false
-        while index < text.endIndex {
-            let character = text[index]
-            if escaped {
-                escaped = false
-            } else if inQuotes, character == "\\" {
-                escaped = true
-            } else if character == "\"" {
-                inQuotes.toggle()
-            } else if character == ",", !inQuotes {
-                elements.append(text[start..<index])
-                start = text.index(after: index)
-            }
-            index = text.index(after: index)
-        }
-        elements.append(text[start..<text.endIndex])
-        return elements.map { $0.trimmingOWS() }.filter { !$0.isEmpty }
-    }
-
-    private static func split(_ element: Substring) -> (String, String?) {
-        guard let equals = element.firstIndex(of: "=") else {
-            return (element.trimmingOWS().lowercased(), nil)
-        }
-        let name = element[..<equals].trimmingOWS().lowercased()
-        let rawValue = element[element.index(after: equals)...].trimmingOWS()
-        return (name, unquote(rawValue))
     }
 
     /// A quoted string's content with its escapes resolved, or a token as it is.

@@ -29,12 +29,6 @@ struct LRUList<Key: Hashable, Value> {
         return nodes[index].value
     }
 
-    /// The value for `key` without changing its recency.
-    func peek(_ key: Key) -> Value? {
-        guard let index = indexByKey[key] else { return nil }
-        return nodes[index].value
-    }
-
     /// Inserts or replaces `key`'s value as most recently used.
     mutating func set(_ value: Value, cost: Int, for key: Key) {
         if let index = indexByKey[key] {

@@ -23,11 +23,9 @@ struct StorageKey {
         }
         var mapped = Array(utf8[..<Self.prefixLength])
         mapped.append(0xFF)
-        for seed: UInt64 in [0xCBF2_9CE4_8422_2325, 0x6C62_272E_07BB_0142] {
-            var hash = seed
-            for byte in utf8 { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
-            withUnsafeBytes(of: hash.littleEndian) { mapped.append(contentsOf: $0) }
-        }
+        let (first, second) = KeyDigest.words(of: utf8)
+        withUnsafeBytes(of: first.littleEndian) { mapped.append(contentsOf: $0) }
+        withUnsafeBytes(of: second.littleEndian) { mapped.append(contentsOf: $0) }
         bytes = mapped
         fullKey = utf8
     }
