@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "TierCacheLMDB", targets: ["TierCacheLMDB"]),
         .library(name: "TierCacheTesting", targets: ["TierCacheTesting"]),
         .library(name: "HTTPCaching", targets: ["HTTPCaching"]),
+        .library(name: "CacheSimulation", targets: ["CacheSimulation"]),
         .library(name: "HTTPCachingFoundation", targets: ["HTTPCachingFoundation"]),
         .library(name: "HTTPCachingAsyncHTTPClient", targets: ["HTTPCachingAsyncHTTPClient"]),
         .library(name: "HTTPCachingCombine", targets: ["HTTPCachingCombine"]),
@@ -35,7 +36,18 @@ let package = Package(
             pkgConfig: "libzstd",
             providers: [.apt(["libzstd-dev"]), .brew(["zstd"])]
         ),
+        .systemLibrary(
+            name: "CZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]
+        ),
+        .systemLibrary(
+            name: "CLzma",
+            pkgConfig: "liblzma",
+            providers: [.apt(["liblzma-dev"]), .brew(["xz"])]
+        ),
         .target(name: "TierCache"),
+        .target(name: "CacheSimulation", dependencies: ["TierCache", "CZstd", "CZlib", "CLzma"]),
         .target(name: "TierCacheCompression", dependencies: ["CZstd"]),
         .target(name: "TierCacheLMDB", dependencies: ["TierCache", "TierCacheCompression", "CLMDB"]),
         .target(name: "TierCacheTesting", dependencies: ["TierCache"]),
@@ -76,6 +88,10 @@ let package = Package(
                 "TierCache", "TierCacheLMDB",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
+        ),
+        .testTarget(
+            name: "CacheSimulationTests",
+            dependencies: ["CacheSimulation", "TierCache"]
         ),
         .testTarget(
             name: "TierCacheTests",

@@ -1,0 +1,101 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Splits a decompressed byte stream into lines, handing each to a closure without copying it.
+///
+/// `\n` ends a line and a `\r` before it is dropped (some traces have CRLF endings); the last line
+/// needs no terminator. Lines longer than `maximumLineLength` are reported as malformed rather than
+/// buffered without bound.
+struct LineScanner {
+    static let maximumLineLength = 1 << 16
+
+    let reader: DecompressingFileReader
+
+    /// Calls `body` with each line and its 1-based number until it returns false.
+    func forEachLine(_ body: (UnsafeBufferPointer<UInt8>, Int) throws(TraceError) -> Bool) throws(TraceError) {
+        var buffer = [UInt8](repeating: 0, count: DecompressingFileReader.chunkSize + Self.maximumLineLength)
+        var carried = 0  // bytes of an unfinished line kept at the start of `buffer`
+        var lineNumber = 0
+        try buffer.withUnsafeMutableBufferPointer { storage throws(TraceError) in
+            guard let base = storage.baseAddress else { return }
+            while true {
+                let free = UnsafeMutableRawBufferPointer(start: base + carried, count: DecompressingFileReader.chunkSize)
+                let produced = try reader.read(into: free)
+                let end = carried + produced
+                var lineStart = 0
+                var index = carried
+                while index < end {
+                    if base[index] == UInt8(ascii: "\n") {
+                        lineNumber += 1
+                        guard try body(Self.trimmed(base, from: lineStart, to: index), lineNumber) else { return }
+                        lineStart = index + 1
+                    }
+                    index += 1
+                }
+                carried = end - lineStart
+                if produced == 0 {
+                    if carried > 0 {
+                        lineNumber += 1
+                        _ = try body(Self.trimmed(base, from: lineStart, to: end), lineNumber)
+                    }
+                    return
+                }
+                guard carried <= Self.maximumLineLength else {
+                    throw TraceError(file: reader.path, record: lineNumber + 1, reason: .malformed("a line is longer than \(Self.maximumLineLength) bytes"))
+                }
+                if carried > 0, lineStart > 0 {
+                    memmove(base, base + lineStart, carried)
+                }
+            }
+        }
+    }
+
+    private static func trimmed(_ base: UnsafeMutablePointer<UInt8>, from start: Int, to end: Int) -> UnsafeBufferPointer<UInt8> {
+        var end = end
+        if end > start, base[end - 1] == UInt8(ascii: "\r") { end -= 1 }
+        return UnsafeBufferPointer(start: base + start, count: end - start)
+    }
+}
+
+/// Splits a decompressed byte stream into fixed-size binary records.
+struct RecordScanner {
+    let reader: DecompressingFileReader
+    let recordSize: Int
+
+    /// Calls `body` with each record and its 1-based number until it returns false; a partial record
+    /// at the end is an error.
+    func forEachRecord(_ body: (UnsafeRawBufferPointer, Int) throws(TraceError) -> Bool) throws(TraceError) {
+        let capacity = (DecompressingFileReader.chunkSize / recordSize + 1) * recordSize
+        var buffer = [UInt8](repeating: 0, count: capacity)
+        var filled = 0
+        var recordNumber = 0
+        try buffer.withUnsafeMutableBufferPointer { storage throws(TraceError) in
+            guard let typedBase = storage.baseAddress else { return }
+            let base = UnsafeMutableRawPointer(typedBase)
+            while true {
+                let produced = try reader.read(into: UnsafeMutableRawBufferPointer(start: base + filled, count: capacity - filled))
+                filled += produced
+                var offset = 0
+                while filled - offset >= recordSize {
+                    recordNumber += 1
+                    guard try body(UnsafeRawBufferPointer(start: base + offset, count: recordSize), recordNumber) else { return }
+                    offset += recordSize
+                }
+                let left = filled - offset
+                if produced == 0 {
+                    if left > 0 {
+                        throw TraceError(file: reader.path, record: recordNumber + 1, reason: .truncated("the last record has \(left) of \(recordSize) bytes"))
+                    }
+                    return
+                }
+                if left > 0, offset > 0 { memmove(base, base + offset, left) }
+                filled = left
+            }
+        }
+    }
+}

@@ -1,0 +1,100 @@
+/// Belady's MIN (1966), the offline optimum of demand paging for unit sizes: every requested object
+/// is brought in, and when room is needed the resident object whose next request lies furthest in
+/// the future leaves. With variable sizes, evicting the furthest objects until the new one fits is the
+/// usual heuristic (the exact problem is NP-hard).
+public struct BeladyPolicy: EvictionPolicy {
+    public static let name = "Belady"
+    public static let needsFuture = true
+
+    private let nextUse: [UInt32]
+    private let sizes: [UInt32]
+    private let capacity: UInt64
+    private var used: UInt64 = 0
+    /// The next-use position of each cached object; `notCached` otherwise.
+    private var cachedUntil: [UInt32]
+    /// A max-heap of (next use, object), with stale entries skipped when they surface.
+    private var heap = FutureHeap()
+    private static let notCached = UInt32.max - 1
+
+    public init(context: PolicyContext) {
+        nextUse = context.nextUse
+        sizes = context.objectSizes
+        capacity = context.capacity
+        cachedUntil = [UInt32](repeating: Self.notCached, count: context.objectCount)
+    }
+
+    public mutating func access(_ object: UInt32, position: Int) -> Bool {
+        let id = Int(object)
+        let next = position < nextUse.count ? nextUse[position] : UInt32.max
+        if cachedUntil[id] != Self.notCached {
+            cachedUntil[id] = next
+            heap.push(next, object)
+            return true
+        }
+        let size = UInt64(sizes[id])
+        guard size <= capacity else { return false }
+        cachedUntil[id] = next
+        used += size
+        evictWhileOverCapacity()
+        heap.push(next, object)
+        return false
+    }
+
+    /// Evicts the furthest-used resident objects while the cache holds more than its capacity. The
+    /// object being requested is not in the heap yet, so it is never its own victim.
+    private mutating func evictWhileOverCapacity() {
+        while used > capacity, let (next, object) = heap.popMax() {
+            let id = Int(object)
+            guard cachedUntil[id] == next else { continue }  // a stale entry
+            cachedUntil[id] = Self.notCached
+            used -= UInt64(sizes[id])
+        }
+    }
+
+    /// The next-use position of every request: one backward pass over the trace.
+    public static func nextUses(of requests: [UInt32], objectCount: Int) -> [UInt32] {
+        var seen = [UInt32](repeating: UInt32.max, count: objectCount)
+        var result = [UInt32](repeating: UInt32.max, count: requests.count)
+        for position in stride(from: requests.count - 1, through: 0, by: -1) {
+            let object = Int(requests[position])
+            result[position] = seen[object]
+            seen[object] = UInt32(position)
+        }
+        return result
+    }
+}
+
+/// A binary max-heap of (next use, object) pairs packed into one `UInt64` each.
+struct FutureHeap {
+    private var items: [UInt64] = []
+
+    mutating func push(_ next: UInt32, _ object: UInt32) {
+        items.append(UInt64(next) << 32 | UInt64(object))
+        var child = items.count - 1
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard items[parent] < items[child] else { break }
+            items.swapAt(parent, child)
+            child = parent
+        }
+    }
+
+    mutating func popMax() -> (UInt32, UInt32)? {
+        guard let top = items.first else { return nil }
+        let last = items.removeLast()
+        if !items.isEmpty {
+            items[0] = last
+            var parent = 0
+            while true {
+                let left = 2 * parent + 1
+                guard left < items.count else { break }
+                var largest = left
+                if left + 1 < items.count, items[left + 1] > items[left] { largest = left + 1 }
+                guard items[largest] > items[parent] else { break }
+                items.swapAt(parent, largest)
+                parent = largest
+            }
+        }
+        return (UInt32(top >> 32), UInt32(truncatingIfNeeded: top))
+    }
+}

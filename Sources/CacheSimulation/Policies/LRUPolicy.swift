@@ -1,0 +1,26 @@
+/// Least recently used: a hit moves the object to the head; the tail is evicted.
+public struct LRUPolicy: EvictionPolicy {
+    public static let name = "LRU"
+    private static let cache: UInt8 = 1
+    private var queues: ObjectQueues
+    private let capacity: UInt64
+
+    public init(context: PolicyContext) {
+        queues = ObjectQueues(queueCount: 1, objectSizes: context.objectSizes)
+        capacity = context.capacity
+    }
+
+    public mutating func access(_ object: UInt32, position: Int) -> Bool {
+        if queues.queue(of: object) == Self.cache {
+            queues.moveToHead(object, Self.cache)
+            return true
+        }
+        let size = queues.size(of: object)
+        guard size <= capacity else { return false }
+        while queues.weight(Self.cache) + size > capacity {
+            _ = queues.popTail(Self.cache)
+        }
+        queues.pushHead(object, Self.cache)
+        return false
+    }
+}

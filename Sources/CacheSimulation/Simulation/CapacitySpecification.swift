@@ -1,0 +1,81 @@
+/// A capacity as people write it: `10%` of the trace's footprint, `50000` objects, or `64MiB`.
+///
+/// Percentages resolve against the footprint in the simulation's unit (distinct objects, or the
+/// bytes of all distinct objects). A byte unit (`B`, `KiB`, `MiB`, `GiB`, `TiB`; `KB`/`MB`/`GB` mean
+/// the same powers of 1024) asks for byte mode; a bare number counts objects.
+public enum CapacitySpecification: Sendable, Hashable, CustomStringConvertible {
+    case fraction(Double)
+    case objects(UInt64)
+    case bytes(UInt64)
+
+    public struct ParseError: Error, Sendable, Equatable, CustomStringConvertible {
+        public let text: String
+        public var description: String {
+            "\"\(text)\" is not a capacity: write a percentage of the footprint (10%), a number of objects (50000) or a size (64MiB)"
+        }
+    }
+
+    /// Parses one capacity.
+    public init(parsing text: String) throws(ParseError) {
+        let trimmed = text.trimmingWhitespace()
+        if trimmed.hasSuffix("%") {
+            guard let percent = Double(trimmed.dropLast()), percent > 0, percent <= 100 else { throw ParseError(text: text) }
+            self = .fraction(percent / 100)
+            return
+        }
+        let units: [(String, UInt64)] = [("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10),
+                                         ("TB", 1 << 40), ("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10), ("B", 1)]
+        for (suffix, factor) in units where trimmed.hasSuffix(suffix) {
+            guard let value = Double(trimmed.dropLast(suffix.count).trimmingWhitespace()), value > 0,
+                  value * Double(factor) < 9.0e18 else { throw ParseError(text: text) }
+            self = .bytes(UInt64(value * Double(factor)))
+            return
+        }
+        guard let count = UInt64(trimmed), count > 0 else { throw ParseError(text: text) }
+        self = .objects(count)
+    }
+
+    /// Parses a comma-separated list (`1%,10%,50000`).
+    public static func parseList(_ text: String) throws(ParseError) -> [CapacitySpecification] {
+        var result: [CapacitySpecification] = []
+        for part in text.split(separator: ",") where !part.trimmingWhitespace().isEmpty {
+            result.append(try CapacitySpecification(parsing: String(part)))
+        }
+        guard !result.isEmpty else { throw ParseError(text: text) }
+        return result
+    }
+
+    /// The unit this capacity asks for, if it asks for one.
+    public var impliedUnit: CapacityUnit? {
+        switch self {
+        case .fraction: nil
+        case .objects: .objects
+        case .bytes: .bytes
+        }
+    }
+
+    /// The capacity in the given unit for a trace (at least 1).
+    public func resolve(for trace: Trace, unit: CapacityUnit) -> UInt64 {
+        switch self {
+        case .fraction(let fraction):
+            let footprint = unit == .bytes ? Double(trace.footprintBytes) : Double(trace.objectCount)
+            return max(1, UInt64((footprint * fraction).rounded()))
+        case .objects(let count): return count
+        case .bytes(let bytes): return bytes
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .fraction(let fraction): "\(fraction * 100)%"
+        case .objects(let count): "\(count)"
+        case .bytes(let bytes): "\(bytes)B"
+        }
+    }
+}
+
+extension StringProtocol {
+    func trimmingWhitespace() -> String {
+        String(drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
+    }
+}

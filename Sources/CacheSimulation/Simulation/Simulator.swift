@@ -1,0 +1,109 @@
+import Dispatch
+import Synchronization
+
+/// Replays a loaded ``Trace`` through eviction policies.
+///
+/// ```swift
+/// let trace = try Trace.load(TraceReader(path: "OLTP.lis.zst"))
+/// let simulator = try Simulator(trace: trace, unit: .objects)
+/// let lru = simulator.replay(.lru, capacity: 1000)
+/// print(lru.hitRatio)
+/// ```
+///
+/// A grid of replays (``replay(policies:capacities:parallelism:progress:)``) runs on every core:
+/// each replay is independent and reads the shared trace without copying it.
+public struct Simulator: Sendable {
+    public let trace: Trace
+    public let unit: CapacityUnit
+    private let sizes: [UInt32]
+    private let future: FutureIndex
+
+    public struct UnitError: Error, Sendable, CustomStringConvertible {
+        public let trace: String
+        public var description: String {
+            "\(trace) has no object sizes, so capacities in bytes mean nothing for it; give capacities in objects or percent"
+        }
+    }
+
+    public init(trace: Trace, unit: CapacityUnit) throws(UnitError) {
+        guard unit == .objects || trace.hasSizes else { throw UnitError(trace: trace.name) }
+        self.trace = trace
+        self.unit = unit
+        self.sizes = unit == .bytes ? trace.objectSizes : [UInt32](repeating: 1, count: trace.objectCount)
+        self.future = FutureIndex()
+    }
+
+    /// Replays the whole trace through one built-in policy.
+    public func replay(_ kind: PolicyKind, capacity: UInt64) -> SimulationResult {
+        replay(kind.policyType, capacity: capacity)
+    }
+
+    /// Replays the whole trace through any policy type, built-in or yours.
+    public func replay<Policy: EvictionPolicy>(_ type: Policy.Type, capacity: UInt64) -> SimulationResult {
+        let nextUse = Policy.needsFuture ? future.nextUses(of: trace) : []
+        let context = PolicyContext(capacity: capacity, objectSizes: sizes, nextUse: nextUse)
+        let start = ContinuousClock.now
+        var policy = Policy(context: context)
+        var hits = 0
+        var hitBytes: UInt64 = 0
+        trace.requests.withUnsafeBufferPointer { requests in
+            sizes.withUnsafeBufferPointer { sizes in
+                for position in 0..<requests.count {
+                    let object = requests[position]
+                    if policy.access(object, position: position) {
+                        hits += 1
+                        hitBytes &+= UInt64(sizes[Int(object)])
+                    }
+                }
+            }
+        }
+        let elapsed = ContinuousClock.now - start
+        let requestedBytes = unit == .bytes ? trace.requestedBytes : UInt64(trace.requestCount)
+        return SimulationResult(
+            policy: Policy.name, capacity: capacity, unit: unit, requests: trace.requestCount, hits: hits,
+            requestedBytes: requestedBytes, hitBytes: unit == .bytes ? hitBytes : UInt64(hits),
+            seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+    }
+
+    /// Replays every (policy, capacity) pair, `parallelism` at a time, and returns the results in
+    /// policy-major order. `progress` is called (from any thread) with (finished, total).
+    public func replay(
+        policies: [PolicyKind], capacities: [UInt64], parallelism: Int = Simulator.defaultParallelism,
+        progress: (@Sendable (Int, Int) -> Void)? = nil
+    ) -> [SimulationResult] {
+        let jobs = policies.flatMap { policy in capacities.map { (policy, $0) } }
+        if policies.contains(where: { $0.policyType.needsFuture }) { _ = future.nextUses(of: trace) }
+        let results = Mutex([SimulationResult?](repeating: nil, count: jobs.count))
+        let next = Atomic<Int>(0)
+        let finished = Atomic<Int>(0)
+        let workers = max(1, min(parallelism, jobs.count))
+        DispatchQueue.concurrentPerform(iterations: workers) { _ in
+            while true {
+                let index = next.add(1, ordering: .relaxed).oldValue
+                guard index < jobs.count else { return }
+                let result = replay(jobs[index].0, capacity: jobs[index].1)
+                results.withLock { $0[index] = result }
+                let done = finished.add(1, ordering: .relaxed).newValue
+                progress?(done, jobs.count)
+            }
+        }
+        return results.withLock { $0.compactMap { $0 } }
+    }
+
+    /// The number of active processors.
+    public static var defaultParallelism: Int { ProcessInfoLite.activeProcessorCount }
+}
+
+/// The next-use index Belady needs, computed once per simulator and shared by its replays.
+final class FutureIndex: Sendable {
+    private let cached = Mutex<[UInt32]?>(nil)
+
+    func nextUses(of trace: Trace) -> [UInt32] {
+        cached.withLock { cached in
+            if let cached { return cached }
+            let computed = BeladyPolicy.nextUses(of: trace.requests, objectCount: trace.objectCount)
+            cached = computed
+            return computed
+        }
+    }
+}

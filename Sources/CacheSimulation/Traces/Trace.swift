@@ -1,0 +1,83 @@
+/// A trace loaded into memory in compact form, ready to be replayed many times.
+///
+/// Keys are renumbered densely (`0..<objectCount`) in order of first appearance, so a policy can keep
+/// its per-object state in arrays instead of hash tables: that is what makes replays run at tens of
+/// millions of requests per second. Each object has one size, the largest it was requested with
+/// (libCacheSim's `oracleGeneral` traces never vary; its CSV sometimes does).
+public struct Trace: Sendable {
+    /// A label for reports, usually the file name.
+    public var name: String
+    /// The dense object id of every request, in order.
+    public let requests: [UInt32]
+    /// The size in bytes of every object, indexed by id.
+    public let objectSizes: [UInt32]
+    /// Whether the sizes came from the trace (false: every object counts as 1 byte).
+    public let hasSizes: Bool
+
+    public var requestCount: Int { requests.count }
+    public var objectCount: Int { objectSizes.count }
+    /// The sum of all objects' sizes: the capacity at which nothing is ever evicted (byte mode).
+    public let footprintBytes: UInt64
+    /// The bytes of all requests together.
+    public let requestedBytes: UInt64
+
+    /// Loads a trace file.
+    /// - Parameter limit: stop after this many requests (nil: read all).
+    public static func load(_ reader: TraceReader, limit: Int? = nil) throws(TraceError) -> Trace {
+        var builder = Builder()
+        let limit = limit ?? Int.max
+        if limit > 0 {
+            try reader.forEach(while: { request throws(TraceError) in
+                try builder.append(request, file: reader.path)
+                return builder.requests.count < limit
+            })
+        }
+        let name = String(reader.path.split(separator: "/").last ?? Substring(reader.path))
+        return builder.build(name: name, hasSizes: reader.format.hasSizes)
+    }
+
+    /// Builds a trace from requests in memory (tests, synthetic workloads).
+    public init(name: String, requests: some Sequence<TraceRequest>, hasSizes: Bool = false) throws(TraceError) {
+        var builder = Builder()
+        for request in requests { try builder.append(request, file: name) }
+        self = builder.build(name: name, hasSizes: hasSizes)
+    }
+
+    private init(name: String, requests: [UInt32], objectSizes: [UInt32], hasSizes: Bool, requestedBytes: UInt64) {
+        self.name = name
+        self.requests = requests
+        self.objectSizes = objectSizes
+        self.hasSizes = hasSizes
+        self.footprintBytes = objectSizes.reduce(0) { $0 + UInt64($1) }
+        self.requestedBytes = requestedBytes
+    }
+
+    private struct Builder {
+        var ids: [UInt64: UInt32] = [:]
+        var requests: [UInt32] = []
+        var sizes: [UInt32] = []
+        var requestedBytes: UInt64 = 0
+
+        mutating func append(_ request: TraceRequest, file: String) throws(TraceError) {
+            let id: UInt32
+            if let known = ids[request.key] {
+                id = known
+                if request.size > sizes[Int(id)] { sizes[Int(id)] = request.size }
+            } else {
+                guard sizes.count < Int(UInt32.max) else {
+                    throw TraceError(file: file, record: requests.count + 1, reason: .malformed("more than \(UInt32.max) distinct objects"))
+                }
+                id = UInt32(sizes.count)
+                ids[request.key] = id
+                sizes.append(request.size)
+            }
+            requests.append(id)
+            requestedBytes &+= UInt64(request.size)
+        }
+
+        func build(name: String, hasSizes: Bool) -> Trace {
+            Trace(name: name, requests: requests, objectSizes: hasSizes ? sizes : [UInt32](repeating: 1, count: sizes.count),
+                  hasSizes: hasSizes, requestedBytes: hasSizes ? requestedBytes : UInt64(requests.count))
+        }
+    }
+}

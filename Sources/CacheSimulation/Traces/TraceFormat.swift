@@ -1,0 +1,49 @@
+/// The trace formats TierCache reads. Each may be compressed with zstd, gzip or xz.
+public enum TraceFormat: String, Sendable, CaseIterable, CustomStringConvertible {
+    /// The ARC paper's `.lis` traces: `start_block n_blocks ignore request_no` per line, expanded
+    /// into `n_blocks` consecutive requests for 512-byte pages.
+    case arc
+    /// The LIRS paper's traces: one integer block number per line; `*` marker lines and blank lines
+    /// are not requests.
+    case lirs
+    /// cache2k's traces: big-endian signed 32-bit keys, one per request.
+    case cache2k
+    /// libCacheSim's `oracleGeneral` binary: 24-byte little-endian records
+    /// `uint32 time, uint64 obj_id, uint32 size, int64 next_access_vtime`.
+    case oracleGeneral = "oracle-general"
+    /// CSV with a header line naming its columns: the key column is `lbn`, `obj_id`, `key` or `id`;
+    /// optional `size`/`obj_size` and `time`/`timestamp` columns. libCacheSim's CSV traces read as is.
+    case csv
+    /// TierCache's plain format for users' own traces: `key[,size[,timestamp]]` per line. A key that
+    /// is a decimal integer is used as is; any other key is hashed (FNV-1a, 64 bits). Blank lines and
+    /// lines starting with `#` are skipped.
+    case plain
+
+    public var description: String { rawValue }
+
+    /// Whether requests of this format carry object sizes (ARC pages count as 512 bytes each).
+    public var hasSizes: Bool {
+        switch self {
+        case .arc, .oracleGeneral, .csv, .plain: return true
+        case .lirs, .cache2k: return false
+        }
+    }
+
+    /// Guesses the format from a file name: `.lis` is ARC, `oracleGeneral` in the name is libCacheSim's
+    /// binary, `.csv` is CSV, `.trace.xz` is cache2k, `.trace` (optionally `.gz`) is LIRS, `.txt` is plain.
+    public static func guess(fromFileName path: String) -> TraceFormat? {
+        let file = path.split(separator: "/").last.map(String.init) ?? path
+        if file.hasSuffix(".trace.xz") { return .cache2k }
+        var base = Substring(file)
+        for suffix in [".zst", ".gz", ".xz"] where base.hasSuffix(suffix) {
+            base = base.dropLast(suffix.count)
+            break
+        }
+        if base.contains("oracleGeneral") { return .oracleGeneral }
+        if base.hasSuffix(".lis") { return .arc }
+        if base.hasSuffix(".csv") { return .csv }
+        if base.hasSuffix(".trace") { return .lirs }
+        if base.hasSuffix(".txt") { return .plain }
+        return nil
+    }
+}

@@ -1,0 +1,151 @@
+/// Streams the requests of a trace file, in any ``TraceFormat``, compressed or not.
+///
+/// Reading is streaming: memory stays at a few MiB however long the trace is. Damaged, truncated or
+/// malformed input ends the read with a ``TraceError`` naming the file and the record.
+///
+/// ```swift
+/// let reader = try TraceReader(path: "traces/arc/OLTP.lis.zst")
+/// var count = 0
+/// try reader.forEach { _ in count += 1 }
+/// ```
+public struct TraceReader: Sendable {
+    public let path: String
+    public let format: TraceFormat
+
+    /// - Parameter format: the trace's format; guessed from the file name when nil
+    ///   (``TraceFormat/guess(fromFileName:)``), and an error when it cannot be guessed.
+    public init(path: String, format: TraceFormat? = nil) throws(TraceError) {
+        guard let format = format ?? TraceFormat.guess(fromFileName: path) else {
+            throw TraceError(file: path, reason: .unknownFormat("cannot tell the trace format from the file name; name one (\(TraceFormat.allCases.map(\.rawValue).joined(separator: ", ")))"))
+        }
+        self.path = path
+        self.format = format
+    }
+
+    /// Calls `body` with every request, in order.
+    public func forEach(_ body: (TraceRequest) throws(TraceError) -> Void) throws(TraceError) {
+        try forEach(while: { request throws(TraceError) in
+            try body(request)
+            return true
+        })
+    }
+
+    /// Calls `body` with the requests, in order, until it returns false.
+    public func forEach(while body: (TraceRequest) throws(TraceError) -> Bool) throws(TraceError) {
+        let reader = try DecompressingFileReader(path: path)
+        switch format {
+        case .arc: try readARC(reader, body)
+        case .lirs: try readLIRS(reader, body)
+        case .cache2k: try readCache2k(reader, body)
+        case .oracleGeneral: try readOracleGeneral(reader, body)
+        case .csv: try readCSV(reader, body)
+        case .plain: try readPlain(reader, body)
+        }
+    }
+
+    private func malformed(_ line: Int, _ message: String) -> TraceError {
+        TraceError(file: path, record: line, reason: .malformed(message))
+    }
+
+    private func readARC(_ reader: DecompressingFileReader, _ body: (TraceRequest) throws(TraceError) -> Bool) throws(TraceError) {
+        var fields: [UnsafeBufferPointer<UInt8>] = []
+        try LineScanner(reader: reader).forEachLine { line, number throws(TraceError) in
+            ASCIIFields.split(line, separators: (UInt8(ascii: " "), UInt8(ascii: "\t")), into: &fields)
+            if fields.isEmpty { return true }
+            guard fields.count >= 2, let start = ASCIIFields.unsigned(fields[0]), let blocks = ASCIIFields.unsigned(fields[1]) else {
+                throw malformed(number, "expected `start_block n_blocks ...`, found \"\(ASCIIFields.text(line))\"")
+            }
+            guard blocks <= 1 << 24, start <= UInt64.max - blocks else {
+                throw malformed(number, "a run of \(blocks) blocks from \(start) is out of range")
+            }
+            for page in 0..<blocks {
+                guard try body(TraceRequest(key: start + page, size: 512)) else { return false }
+            }
+            return true
+        }
+    }
+
+    private func readLIRS(_ reader: DecompressingFileReader, _ body: (TraceRequest) throws(TraceError) -> Bool) throws(TraceError) {
+        try LineScanner(reader: reader).forEachLine { line, number throws(TraceError) in
+            let field = ASCIIFields.trimmingSpaces(line)
+            if field.isEmpty || field[0] == UInt8(ascii: "*") { return true }
+            guard let key = ASCIIFields.unsigned(field) else {
+                throw malformed(number, "expected a block number, found \"\(ASCIIFields.text(line))\"")
+            }
+            return try body(TraceRequest(key: key))
+        }
+    }
+
+    private func readCache2k(_ reader: DecompressingFileReader, _ body: (TraceRequest) throws(TraceError) -> Bool) throws(TraceError) {
+        try RecordScanner(reader: reader, recordSize: 4).forEachRecord { record, _ throws(TraceError) in
+            let key = UInt32(bigEndian: record.loadUnaligned(as: UInt32.self))
+            return try body(TraceRequest(key: UInt64(key)))
+        }
+    }
+
+    private func readOracleGeneral(_ reader: DecompressingFileReader, _ body: (TraceRequest) throws(TraceError) -> Bool) throws(TraceError) {
+        try RecordScanner(reader: reader, recordSize: 24).forEachRecord { record, _ throws(TraceError) in
+            let time = UInt32(littleEndian: record.loadUnaligned(fromByteOffset: 0, as: UInt32.self))
+            let key = UInt64(littleEndian: record.loadUnaligned(fromByteOffset: 4, as: UInt64.self))
+            let size = UInt32(littleEndian: record.loadUnaligned(fromByteOffset: 12, as: UInt32.self))
+            return try body(TraceRequest(key: key, size: max(size, 1), timestamp: UInt64(time)))
+        }
+    }
+
+    private func readCSV(_ reader: DecompressingFileReader, _ body: (TraceRequest) throws(TraceError) -> Bool) throws(TraceError) {
+        var fields: [UnsafeBufferPointer<UInt8>] = []
+        var columns: (key: Int, size: Int?, time: Int?)?
+        try LineScanner(reader: reader).forEachLine { line, number throws(TraceError) in
+            if ASCIIFields.trimmingSpaces(line).isEmpty { return true }
+            ASCIIFields.splitCSV(line, into: &fields)
+            guard let layout = columns else {
+                let names = fields.map { ASCIIFields.text($0).lowercased() }
+                guard let key = names.firstIndex(where: { ["lbn", "obj_id", "key", "id"].contains($0) }) else {
+                    throw malformed(number, "the CSV header names no key column (lbn, obj_id, key or id): \"\(ASCIIFields.text(line))\"")
+                }
+                columns = (key, names.firstIndex(where: { ["size", "obj_size"].contains($0) }), names.firstIndex(where: { ["time", "timestamp"].contains($0) }))
+                return true
+            }
+            guard fields.count > layout.key, let key = ASCIIFields.unsigned(fields[layout.key]) else {
+                throw malformed(number, "expected an integer key in column \(layout.key + 1), found \"\(ASCIIFields.text(line))\"")
+            }
+            var request = TraceRequest(key: key)
+            if let column = layout.size {
+                guard fields.count > column, let size = ASCIIFields.unsigned(fields[column]), size <= UInt32.max else {
+                    throw malformed(number, "expected a size (at most \(UInt32.max)) in column \(column + 1), found \"\(ASCIIFields.text(line))\"")
+                }
+                request.size = UInt32(max(size, 1))
+            }
+            if let column = layout.time, fields.count > column, let time = ASCIIFields.unsigned(fields[column]) {
+                request.timestamp = time
+            }
+            return try body(request)
+        }
+    }
+
+    private func readPlain(_ reader: DecompressingFileReader, _ body: (TraceRequest) throws(TraceError) -> Bool) throws(TraceError) {
+        var fields: [UnsafeBufferPointer<UInt8>] = []
+        try LineScanner(reader: reader).forEachLine { line, number throws(TraceError) in
+            let trimmed = ASCIIFields.trimmingSpaces(line)
+            if trimmed.isEmpty || trimmed[0] == UInt8(ascii: "#") { return true }
+            ASCIIFields.splitCSV(trimmed, into: &fields)
+            guard fields.count <= 3, !fields[0].isEmpty else {
+                throw malformed(number, "expected `key[,size[,timestamp]]`, found \"\(ASCIIFields.text(line))\"")
+            }
+            var request = TraceRequest(key: ASCIIFields.unsigned(fields[0]) ?? ASCIIFields.fnv1a(fields[0]))
+            if fields.count > 1 {
+                guard let size = ASCIIFields.unsigned(fields[1]), size >= 1, size <= UInt32.max else {
+                    throw malformed(number, "the size must be an integer from 1 to \(UInt32.max), found \"\(ASCIIFields.text(fields[1]))\"")
+                }
+                request.size = UInt32(size)
+            }
+            if fields.count > 2 {
+                guard let time = ASCIIFields.unsigned(fields[2]) else {
+                    throw malformed(number, "the timestamp must be a non-negative integer, found \"\(ASCIIFields.text(fields[2]))\"")
+                }
+                request.timestamp = time
+            }
+            return try body(request)
+        }
+    }
+}
