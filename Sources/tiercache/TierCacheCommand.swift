@@ -4,7 +4,7 @@ import ArgumentParser
 struct TierCacheCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tiercache",
-        abstract: "Inspect and exercise TierCache stores.",
-        subcommands: [DemoCommand.self, InspectCommand.self, CrashWriterCommand.self],
-        defaultSubcommand: DemoCommand.self)
+        abstract: "Benchmark, simulate and tune TierCache caches, and inspect their stores.",
+        subcommands: [BenchCommand.self, SimulateCommand.self, TuneCommand.self, InspectCommand.self, DemoCommand.self, CrashWriterCommand.self],
+        defaultSubcommand: BenchCommand.self)
 }

@@ -1,0 +1,90 @@
+/// Counts of stack distances, from which a miss-ratio curve follows.
+///
+/// Two bucket layouts: `linear` (fixed width; width 1 is exact, and curves are exact at every bucket
+/// boundary) for offline analysis where the footprint is known, and `logarithmic` (64 buckets per
+/// power of two, about 1.1% relative resolution, at most 4,096 buckets) for the live sampler whose
+/// footprint is not known in advance.
+struct DistanceHistogram: Sendable {
+    enum Layout: Sendable {
+        case linear(width: UInt64)
+        case logarithmic
+    }
+
+    private static let subBuckets = 64
+
+    let layout: Layout
+    private(set) var counts: [Double] = []
+    /// References that were never seen before (infinite distance).
+    private(set) var coldMisses: Double = 0
+    private(set) var total: Double = 0
+
+    init(layout: Layout) {
+        self.layout = layout
+    }
+
+    @inline(__always)
+    mutating func record(distance: UInt64?, weight: Double = 1) {
+        total += weight
+        guard let distance else {
+            coldMisses += weight
+            return
+        }
+        let bucket = index(of: distance)
+        if bucket >= counts.count { counts += [Double](repeating: 0, count: bucket + 1 - counts.count) }
+        counts[bucket] += weight
+    }
+
+    /// Adds `weight` references at the smallest distance (SHARDS' sample-count adjustment).
+    mutating func adjustSmallest(by weight: Double) {
+        if counts.isEmpty { counts = [0] }
+        counts[0] = max(0, counts[0] + weight)
+        total = max(0, total + weight)
+    }
+
+    /// Multiplies every count by `factor` (fixed-size SHARDS after it lowers its sampling rate).
+    mutating func scale(by factor: Double) {
+        for index in counts.indices { counts[index] *= factor }
+        coldMisses *= factor
+        total *= factor
+    }
+
+    @inline(__always)
+    func index(of distance: UInt64) -> Int {
+        switch layout {
+        case .linear(let width):
+            return Int((distance + width - 1) / width)
+        case .logarithmic:
+            if distance < UInt64(Self.subBuckets) { return Int(distance) }
+            let magnitude = 63 - distance.leadingZeroBitCount  // ≥ 6
+            let shift = magnitude - 5
+            let mantissa = Int(distance >> UInt64(shift))  // 32...63
+            return (magnitude - 5) * 32 + mantissa
+        }
+    }
+
+    /// The largest distance that falls into bucket `index`.
+    func upperBound(ofBucket index: Int) -> UInt64 {
+        switch layout {
+        case .linear(let width):
+            return UInt64(index) * width
+        case .logarithmic:
+            if index < Self.subBuckets { return UInt64(index) }
+            let shift = index / 32 - 1
+            let mantissa = UInt64(index % 32 + 32)
+            return ((mantissa + 1) << UInt64(shift)) - 1
+        }
+    }
+
+    /// The hit-ratio curve: for each non-empty bucket, the capacity at its upper bound and the
+    /// fraction of references whose distance is within it.
+    func curve(unit: CapacityUnit, scale: Double = 1) -> MissRatioCurve {
+        var points: [MissRatioCurve.Point] = []
+        var cumulative = 0.0
+        for (index, count) in counts.enumerated() where count > 0 {
+            cumulative += count
+            let capacity = UInt64((Double(upperBound(ofBucket: index)) * scale).rounded())
+            points.append(.init(capacity: capacity, hitRatio: total > 0 ? min(1, cumulative / total) : 0))
+        }
+        return MissRatioCurve(unit: unit, points: points)
+    }
+}

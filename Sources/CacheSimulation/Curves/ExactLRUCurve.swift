@@ -1,0 +1,29 @@
+/// The exact LRU hit-ratio curve of a trace in one pass (Mattson et al., 1970).
+///
+/// LRU is a stack algorithm: a request hits in every cache larger than its stack distance (the
+/// number, or bytes, of distinct objects used since the object's previous request, itself included).
+/// One pass with an order-statistics tree (``RecencyIndex``) gives every distance in O(log m), so
+/// the curve for all capacities costs about as much as one replay at a single capacity.
+///
+/// In object mode the curve is exact at every capacity. In byte mode distances are grouped into
+/// buckets of `footprint / 65,536` bytes, and the curve is exact at every bucket boundary.
+public enum ExactLRUCurve {
+    public static func compute(_ trace: Trace, unit: CapacityUnit, progress: ((Double) -> Void)? = nil) -> MissRatioCurve {
+        let width: UInt64 = unit == .objects ? 1 : max(1, (trace.footprintBytes + 65_535) / 65_536)
+        var histogram = DistanceHistogram(layout: .linear(width: width))
+        var index = RecencyIndex(slots: trace.objectCount)
+        let byteMode = unit == .bytes && trace.hasSizes
+        let step = max(1, trace.requestCount / 100)
+        trace.requests.withUnsafeBufferPointer { requests in
+            trace.objectSizes.withUnsafeBufferPointer { sizes in
+                for position in 0..<requests.count {
+                    let object = Int(requests[position])
+                    let weight = byteMode ? UInt64(sizes[object]) : 1
+                    histogram.record(distance: index.access(object, weight: weight))
+                    if let progress, position % step == 0 { progress(Double(position) / Double(requests.count)) }
+                }
+            }
+        }
+        return histogram.curve(unit: unit)
+    }
+}

@@ -1,0 +1,162 @@
+/// Approximate LRU hit-ratio curves by spatially hashed sampling (Waldspurger et al., FAST 2015).
+///
+/// A key is sampled when `hash(key) mod P < T`, so the sample keeps every request of the keys it
+/// keeps, at rate `R = T / P`. Stack distances inside the sample, divided by R, estimate the full
+/// trace's distances. Two variants:
+/// - ``Mode/fixedRate(_:)``: a constant R (0.01 tracks 1% of the keys). The count of sampled
+///   references is corrected to its expectation (the paper's SHARDS-adj).
+/// - ``Mode/fixedSize(maximumKeys:)``: R starts at 1 and drops whenever more than `maximumKeys`
+///   keys are tracked, evicting the keys with the largest hashes: memory stays bounded on any
+///   workload, which is what the live sampler needs.
+public struct SHARDS: Sendable {
+    public enum Mode: Sendable, Hashable, CustomStringConvertible {
+        case fixedRate(Double)
+        case fixedSize(maximumKeys: Int)
+
+        public var description: String {
+            switch self {
+            case .fixedRate(let rate): "fixed rate \(rate)"
+            case .fixedSize(let keys): "fixed size \(keys) keys"
+            }
+        }
+    }
+
+    static let modulus: UInt64 = 1 << 24
+
+    public let mode: Mode
+    public let unit: CapacityUnit
+    private var threshold: UInt64
+    private var slots: [UInt64: Int32] = [:]
+    private var freeSlots: [Int32] = []
+    private var index = RecencyIndex(slots: 0)
+    private var histogram: DistanceHistogram
+    /// For fixed-size mode: the tracked keys by hash, largest first, to lower the threshold.
+    private var byHash = KeyHeap()
+    private(set) var requestsSeen: UInt64 = 0
+    private(set) var requestsSampled: UInt64 = 0
+
+    /// - Parameter bucketWidth: a linear histogram of this width (offline use, where the footprint
+    ///   is known); nil for logarithmic buckets (live use).
+    public init(mode: Mode, unit: CapacityUnit, bucketWidth: UInt64? = nil) {
+        self.mode = mode
+        self.unit = unit
+        switch mode {
+        case .fixedRate(let rate):
+            threshold = UInt64((min(max(rate, 1.0 / Double(Self.modulus)), 1) * Double(Self.modulus)).rounded())
+        case .fixedSize:
+            threshold = Self.modulus
+        }
+        histogram = DistanceHistogram(layout: bucketWidth.map { .linear(width: max(1, $0)) } ?? .logarithmic)
+    }
+
+    /// The current sampling rate.
+    public var rate: Double { Double(threshold) / Double(Self.modulus) }
+
+    /// How many keys the sample tracks now.
+    public var trackedKeys: Int { slots.count }
+
+    @inline(__always)
+    static func hash(_ key: UInt64) -> UInt64 {
+        var x = key &+ 0x9E37_79B9_7F4A_7C15
+        x = (x ^ (x >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        x = (x ^ (x >> 27)) &* 0x94D0_49BB_1331_11EB
+        return (x ^ (x >> 31)) % modulus
+    }
+
+    /// Feeds one request.
+    public mutating func record(key: UInt64, size: UInt64) {
+        requestsSeen += 1
+        let hash = Self.hash(key)
+        guard hash < threshold else { return }
+        requestsSampled += 1
+        let slot: Int
+        if let known = slots[key] {
+            slot = Int(known)
+        } else {
+            slot = freeSlots.popLast().map(Int.init) ?? slots.count
+            index.ensureSlots(slot + 1)
+            slots[key] = Int32(slot)
+            if case .fixedSize = mode { byHash.push(hash: hash, key: key) }
+        }
+        let weight = unit == .bytes ? size : 1
+        let distance = index.access(slot, weight: weight)
+        histogram.record(distance: distance.map { UInt64((Double($0) / rate).rounded()) })
+        if case .fixedSize(let maximum) = mode, slots.count > maximum { lowerThreshold() }
+    }
+
+    /// Drops the keys with the largest hashes until the sample is back within its size.
+    private mutating func lowerThreshold() {
+        guard case .fixedSize(let maximum) = mode else { return }
+        let oldRate = rate
+        while slots.count > maximum, let (hash, _) = byHash.peek() {
+            threshold = hash
+            while let (top, key) = byHash.peek(), top >= threshold {
+                _ = byHash.pop()
+                if let slot = slots.removeValue(forKey: key) {
+                    index.remove(Int(slot))
+                    freeSlots.append(slot)
+                }
+            }
+        }
+        // Earlier counts were sampled at a higher rate: weigh them as if sampled at the new one.
+        histogram.scale(by: rate / oldRate)
+    }
+
+    /// The estimated hit-ratio curve so far.
+    public func curve() -> MissRatioCurve {
+        var adjusted = histogram
+        if case .fixedRate = mode {
+            let expected = Double(requestsSeen) * rate
+            adjusted.adjustSmallest(by: expected - adjusted.total)
+        }
+        return adjusted.curve(unit: unit)
+    }
+
+    /// Runs SHARDS over a whole trace. Bucket widths follow ``ExactLRUCurve`` so the two compare point by point.
+    public static func compute(_ trace: Trace, unit: CapacityUnit, mode: Mode) -> MissRatioCurve {
+        let width: UInt64 = unit == .objects ? 1 : max(1, (trace.footprintBytes + 65_535) / 65_536)
+        var sampler = SHARDS(mode: mode, unit: unit, bucketWidth: width)
+        let byteMode = unit == .bytes && trace.hasSizes
+        for object in trace.requests {
+            sampler.record(key: UInt64(object), size: byteMode ? UInt64(trace.objectSizes[Int(object)]) : 1)
+        }
+        return sampler.curve()
+    }
+}
+
+/// A max-heap of (hash, key).
+struct KeyHeap: Sendable {
+    private var items: [(hash: UInt64, key: UInt64)] = []
+
+    func peek() -> (UInt64, UInt64)? { items.first.map { ($0.hash, $0.key) } }
+
+    mutating func push(hash: UInt64, key: UInt64) {
+        items.append((hash, key))
+        var child = items.count - 1
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard items[parent].hash < items[child].hash else { break }
+            items.swapAt(parent, child)
+            child = parent
+        }
+    }
+
+    mutating func pop() -> (UInt64, UInt64)? {
+        guard let top = items.first else { return nil }
+        let last = items.removeLast()
+        if !items.isEmpty {
+            items[0] = last
+            var parent = 0
+            while true {
+                let left = 2 * parent + 1
+                guard left < items.count else { break }
+                var largest = left
+                if left + 1 < items.count, items[left + 1].hash > items[left].hash { largest = left + 1 }
+                guard items[largest].hash > items[parent].hash else { break }
+                items.swapAt(parent, largest)
+                parent = largest
+            }
+        }
+        return (top.hash, top.key)
+    }
+}

@@ -1,0 +1,117 @@
+/// A chart in a report, rendered to standalone SVG (no scripts, no external fonts).
+public enum Chart: Sendable {
+    /// Lines through (x, y) points, one per series: hit ratio against capacity per policy.
+    case lines(LineChart)
+    /// One bar per label: throughput per tier.
+    case bars(BarChart)
+
+    public var title: String {
+        switch self {
+        case .lines(let chart): chart.title
+        case .bars(let chart): chart.title
+        }
+    }
+
+    public var svg: String {
+        switch self {
+        case .lines(let chart): chart.svg
+        case .bars(let chart): chart.svg
+        }
+    }
+}
+
+public struct LineChart: Sendable {
+    public struct Series: Sendable {
+        public var name: String
+        public var points: [(x: Double, y: Double)]
+        /// Drawn as steps (a miss-ratio curve is a step function) rather than straight segments.
+        public var stepped: Bool
+
+        public init(name: String, points: [(x: Double, y: Double)], stepped: Bool = false) {
+            self.name = name
+            self.points = points
+            self.stepped = stepped
+        }
+    }
+
+    public var title: String
+    public var xLabel: String
+    public var yLabel: String
+    public var logarithmicX: Bool
+    public var series: [Series]
+    /// Horizontal reference lines (a target hit ratio), with labels.
+    public var guides: [(y: Double, label: String)]
+    /// Formats x tick labels (e.g. as byte sizes).
+    public var formatX: @Sendable (Double) -> String
+
+    public init(title: String, xLabel: String, yLabel: String, logarithmicX: Bool, series: [Series],
+                guides: [(y: Double, label: String)] = [], formatX: @escaping @Sendable (Double) -> String = { ChartFormat.compact($0) }) {
+        self.title = title
+        self.xLabel = xLabel
+        self.yLabel = yLabel
+        self.logarithmicX = logarithmicX
+        self.series = series
+        self.guides = guides
+        self.formatX = formatX
+    }
+}
+
+public struct BarChart: Sendable {
+    public var title: String
+    public var yLabel: String
+    public var bars: [(label: String, value: Double)]
+
+    public init(title: String, yLabel: String, bars: [(label: String, value: Double)]) {
+        self.title = title
+        self.yLabel = yLabel
+        self.bars = bars
+    }
+}
+
+/// Number formatting for axes and tables.
+public enum ChartFormat {
+    /// 1234 → "1.2k", 3_500_000 → "3.5M".
+    public static func compact(_ value: Double) -> String {
+        let magnitude = abs(value)
+        let (scaled, suffix): (Double, String) =
+            magnitude >= 1e9 ? (value / 1e9, "G") : magnitude >= 1e6 ? (value / 1e6, "M") : magnitude >= 1e3 ? (value / 1e3, "k") : (value, "")
+        return fixed(scaled, digits: scaled == scaled.rounded() || abs(scaled) >= 100 ? 0 : 1) + suffix
+    }
+
+    /// Bytes in binary units: 1536 → "1.5 KiB".
+    public static func bytes(_ value: Double) -> String {
+        let units = ["B", "KiB", "MiB", "GiB", "TiB"]
+        var scaled = value
+        var unit = 0
+        while abs(scaled) >= 1024, unit < units.count - 1 {
+            scaled /= 1024
+            unit += 1
+        }
+        return fixed(scaled, digits: unit == 0 || scaled >= 100 || scaled == scaled.rounded() ? 0 : 1) + " " + units[unit]
+    }
+
+    /// A fixed number of decimals without Foundation's `String(format:)`.
+    public static func fixed(_ value: Double, digits: Int) -> String {
+        guard value.isFinite else { return "\(value)" }
+        var factor = 1.0
+        for _ in 0..<digits { factor *= 10 }
+        let rounded = (abs(value) * factor).rounded()
+        let whole = Int(rounded / factor)
+        let sign = value < 0 && rounded != 0 ? "-" : ""
+        guard digits > 0 else { return sign + String(whole) }
+        let fraction = Int(rounded - Double(whole) * factor)
+        let fractionText = String(fraction)
+        return sign + String(whole) + "." + String(repeating: "0", count: digits - fractionText.count) + fractionText
+    }
+
+    /// Capacities as bytes or as object counts.
+    public static func capacity(in unit: CapacityUnit) -> @Sendable (Double) -> String {
+        switch unit {
+        case .bytes: return { bytes($0) }
+        case .objects: return { compact($0) }
+        }
+    }
+
+    /// A ratio 0...1 as a percentage with two decimals: 0.32831 → "32.83%".
+    public static func percent(_ ratio: Double) -> String { fixed(ratio * 100, digits: 2) + "%" }
+}

@@ -1,0 +1,71 @@
+import Foundation
+
+extension Report {
+    /// The report of `tiercache simulate`: hit ratios per policy and capacity.
+    public static func simulation(trace: Trace, unit: CapacityUnit, results: [SimulationResult], seconds: Double) -> Report {
+        let footprint = unit == .bytes ? Double(trace.footprintBytes) : Double(trace.objectCount)
+        let formatCapacity = ChartFormat.capacity(in: unit)
+        let rows = results.map { result in
+            [result.policy, formatCapacity(Double(result.capacity)), ChartFormat.percent(Double(result.capacity) / footprint),
+             ChartFormat.percent(result.hitRatio), ChartFormat.percent(result.byteHitRatio),
+             ChartFormat.compact(result.requestsPerSecond)]
+        }
+        let policies = results.reduce(into: [String]()) { names, result in if !names.contains(result.policy) { names.append(result.policy) } }
+        let capacities = results.map(\.capacity)
+        let spread = Double(capacities.max() ?? 1) / Double(max(capacities.min() ?? 1, 1))
+        let chart = LineChart(
+            title: "Hit ratio by capacity — \(trace.name)", xLabel: "capacity (\(unit))", yLabel: "hit ratio",
+            logarithmicX: spread >= 20,
+            series: policies.map { policy in
+                LineChart.Series(name: policy, points: results.filter { $0.policy == policy }.map { (Double($0.capacity), $0.hitRatio) })
+            },
+            formatX: formatCapacity)
+        struct Payload: Encodable {
+            let trace: TraceSummary
+            let results: [SimulationResult]
+        }
+        return Report(
+            title: "TierCache simulation: \(trace.name)",
+            summary: trace.summaryLines(unit: unit) + [("Replay time", ChartFormat.fixed(seconds, digits: 2) + " s")],
+            tables: [Table(title: "Results", columns: ["policy", "capacity", "of footprint", "hit ratio", "byte hit ratio", "requests/s"], rows: rows)],
+            charts: [.lines(chart)],
+            json: encodeJSON(Payload(trace: TraceSummary(trace), results: results)))
+    }
+}
+
+/// The facts about a trace that every report states.
+public struct TraceSummary: Sendable, Codable {
+    public var name: String
+    public var requests: Int
+    public var objects: Int
+    public var footprintBytes: UInt64
+    public var hasSizes: Bool
+
+    public init(_ trace: Trace) {
+        name = trace.name
+        requests = trace.requestCount
+        objects = trace.objectCount
+        footprintBytes = trace.footprintBytes
+        hasSizes = trace.hasSizes
+    }
+}
+
+extension Trace {
+    func summaryLines(unit: CapacityUnit) -> [(String, String)] {
+        var lines = [("Trace", name), ("Requests", "\(requestCount)"), ("Distinct objects", "\(objectCount)")]
+        if hasSizes { lines.append(("Footprint", ChartFormat.bytes(Double(footprintBytes)))) }
+        lines.append(("Capacity unit", unit.rawValue))
+        return lines
+    }
+}
+
+/// Pretty, key-sorted JSON; an encoding failure becomes a JSON error object rather than a crash.
+func encodeJSON(_ value: some Encodable) -> String {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+    do {
+        return String(decoding: try encoder.encode(value), as: UTF8.self) + "\n"
+    } catch {
+        return "{\"error\": \"\(String(describing: error).xmlEscaped)\"}\n"
+    }
+}

@@ -1,0 +1,89 @@
+/// A report of one run (`simulate`, `tune` or `bench`), renderable as CSV, JSON, SVG and HTML.
+///
+/// It holds what a person reads — a summary, tables, charts — and, separately, the machine-readable
+/// payload that becomes the JSON file.
+public struct Report: Sendable {
+    public var title: String
+    /// Key facts shown above everything else (trace, unit, machine, duration, …).
+    public var summary: [(String, String)]
+    public var tables: [Table]
+    public var charts: [Chart]
+    /// The JSON document, already encoded (the callers own the schema of their results).
+    public var json: String
+
+    public init(title: String, summary: [(String, String)], tables: [Table], charts: [Chart], json: String) {
+        self.title = title
+        self.summary = summary
+        self.tables = tables
+        self.charts = charts
+        self.json = json
+    }
+
+    /// A table: its first one becomes the CSV file.
+    public struct Table: Sendable {
+        public var title: String
+        public var columns: [String]
+        public var rows: [[String]]
+
+        public init(title: String, columns: [String], rows: [[String]]) {
+            self.title = title
+            self.columns = columns
+            self.rows = rows
+        }
+
+        /// RFC 4180 CSV: fields with commas, quotes or line breaks are quoted.
+        public var csv: String {
+            ([columns] + rows).map { row in row.map(Self.csvField).joined(separator: ",") }.joined(separator: "\n") + "\n"
+        }
+
+        /// The table as aligned plain text for a terminal.
+        public var text: String {
+            var widths = columns.map(\.count)
+            for row in rows {
+                for (index, cell) in row.enumerated() where index < widths.count { widths[index] = max(widths[index], cell.count) }
+            }
+            func line(_ cells: [String]) -> String {
+                cells.enumerated().map { index, cell in
+                    let pad = String(repeating: " ", count: max(0, widths[min(index, widths.count - 1)] - cell.count))
+                    return index == 0 ? cell + pad : pad + cell
+                }.joined(separator: "  ")
+            }
+            let rule = widths.map { String(repeating: "-", count: $0) }.joined(separator: "  ")
+            return ([line(columns), rule] + rows.map(line)).joined(separator: "\n")
+        }
+
+        private static func csvField(_ field: String) -> String {
+            guard field.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return field }
+            return "\"" + field.replacingAll("\"", with: "\"\"") + "\""
+        }
+    }
+}
+
+extension String {
+    /// Replaces every occurrence of a character (no Foundation needed).
+    func replacingAll(_ character: Character, with replacement: String) -> String {
+        var result = ""
+        result.reserveCapacity(count)
+        for scalar in self {
+            if scalar == character { result += replacement } else { result.append(scalar) }
+        }
+        return result
+    }
+
+    /// Escapes text for XML and HTML.
+    var xmlEscaped: String {
+        var result = ""
+        result.reserveCapacity(count)
+        for character in self {
+            switch character {
+            case "&": result += "&amp;"
+            case "<": result += "&lt;"
+            case ">": result += "&gt;"
+            case "\"": result += "&quot;"
+            case "'": result += "&#39;"
+            default: result.append(character)
+            }
+        }
+        return result
+    }
+}

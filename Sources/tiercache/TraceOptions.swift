@@ -1,0 +1,56 @@
+import ArgumentParser
+import CacheSimulation
+
+/// `--trace`, `--format`, `--limit`: which trace to read and how.
+struct TraceOptions: ParsableArguments {
+    @Option(help: "The trace file (zstd, gzip and xz are decompressed on the fly).")
+    var trace: String
+
+    @Option(help: ArgumentHelp("The trace format (default: guessed from the file name).",
+                               valueName: TraceFormat.allCases.map(\.rawValue).joined(separator: "|")))
+    var format: String?
+
+    @Option(help: "Read at most this many requests.")
+    var limit: Int?
+
+    func validate() throws {
+        if let format, TraceFormat(rawValue: format) == nil {
+            throw ValidationError("unknown trace format \"\(format)\"; use one of \(TraceFormat.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        if let limit, limit <= 0 { throw ValidationError("--limit must be positive") }
+    }
+
+    /// Loads the trace, with a progress line on a terminal.
+    func load() throws -> Trace {
+        let reader = try TraceReader(path: trace, format: format.flatMap(TraceFormat.init(rawValue:)))
+        let progress = ProgressBar(label: "reading \(trace.split(separator: "/").last.map(String.init) ?? trace)")
+        let trace = try Trace.load(reader, limit: limit)
+        progress.finish()
+        return trace
+    }
+}
+
+/// `--unit`: objects or bytes.
+extension CapacityUnit: ExpressibleByArgument {}
+
+/// `--output` and `--report`: where report files go and which.
+struct ReportOptions: ParsableArguments {
+    @Option(help: "Write report files (CSV, JSON, SVG, HTML) into this directory.")
+    var output: String?
+
+    @Option(help: "Report formats to write with --output, comma-separated (csv,json,svg,html).")
+    var report = "csv,json,svg,html"
+
+    func validate() throws {
+        for name in report.split(separator: ",") where ReportWriter.Format(rawValue: String(name)) == nil {
+            throw ValidationError("unknown report format \"\(name)\"; use csv, json, svg or html")
+        }
+    }
+
+    func write(_ report: Report, baseName: String) throws {
+        guard let output else { return }
+        let formats = Set(self.report.split(separator: ",").compactMap { ReportWriter.Format(rawValue: String($0)) })
+        let writer = ReportWriter(directory: URLPath.url(output), baseName: baseName, formats: formats)
+        for path in try writer.write(report) { print("wrote \(path)") }
+    }
+}

@@ -1,0 +1,71 @@
+import ArgumentParser
+import CacheSimulation
+import Foundation
+
+/// `tiercache tune`: miss-ratio curves and the capacity each policy needs for a target hit ratio.
+struct TuneCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "tune",
+        abstract: "Find the capacity that reaches a target hit ratio, per policy, from a trace.",
+        discussion: """
+            LRU's curve is exact (one pass over stack distances); --sample-rate or --sample-size adds a SHARDS estimate \
+            and reports its error. Other policies are replayed at a logarithmic grid of capacities on every core.
+            """)
+
+    @OptionGroup var traceOptions: TraceOptions
+
+    @Option(help: "The hit ratio to reach, 0 to 1.")
+    var targetHitRatio = 0.9
+
+    @Option(help: "Policies to compare with LRU's exact curve, comma-separated (\"none\" for LRU only).")
+    var policy = "s3-fifo,arc,w-tinylfu"
+
+    @Option(help: "What a capacity counts: objects or bytes.")
+    var unit: CapacityUnit = .objects
+
+    @Option(help: "Capacities on the replay grid (log-spaced from 0.1% to 100% of the footprint).")
+    var gridPoints = 16
+
+    @Option(help: "Also estimate LRU's curve with fixed-rate SHARDS at this sampling rate (e.g. 0.01).")
+    var sampleRate: Double?
+
+    @Option(help: "Also estimate LRU's curve with fixed-size SHARDS tracking at most this many keys.")
+    var sampleSize: Int?
+
+    @OptionGroup var reportOptions: ReportOptions
+
+    func validate() throws {
+        guard targetHitRatio > 0, targetHitRatio <= 1 else { throw ValidationError("--target-hit-ratio must be in (0, 1]") }
+        guard gridPoints >= 2, gridPoints <= 200 else { throw ValidationError("--grid-points must be from 2 to 200") }
+        if let sampleRate, !(sampleRate > 0 && sampleRate <= 1) { throw ValidationError("--sample-rate must be in (0, 1]") }
+        if let sampleSize, sampleSize < 16 { throw ValidationError("--sample-size must be at least 16") }
+        if sampleRate != nil, sampleSize != nil { throw ValidationError("use --sample-rate or --sample-size, not both") }
+        if policy != "none" { _ = try SimulateCommand.policies(policy) }
+    }
+
+    func run() throws {
+        let policies = policy == "none" ? [] : try SimulateCommand.policies(policy)
+        let trace = try traceOptions.load()
+        var sampling: SHARDS.Mode?
+        if let sampleRate { sampling = .fixedRate(sampleRate) }
+        if let sampleSize { sampling = .fixedSize(maximumKeys: sampleSize) }
+        let tuner = CapacityTuner(options: .init(unit: unit, targetHitRatio: targetHitRatio, policies: policies,
+                                                 gridPoints: gridPoints, sampling: sampling))
+        let progress = ProgressBar(label: "tuning")
+        let start = ContinuousClock.now
+        let result: CapacityTuner.Result
+        do {
+            result = try tuner.tune(trace) { stage, fraction in progress.update(fraction, detail: stage) }
+        } catch {
+            throw ValidationError(error.description)
+        }
+        progress.finish()
+        let elapsed = ContinuousClock.now - start
+        let report = Report.tuning(trace: trace, result: result,
+                                   seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+        for (key, value) in report.summary { print("\(key): \(value)") }
+        print("")
+        print(report.tables[0].text)
+        try reportOptions.write(report, baseName: "tune-" + SimulateCommand.baseName(trace.name))
+    }
+}
