@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import CacheSimulation
+import CacheSimulation
 
 /// LRU and ARC against the hit ratios published in the ARC paper (Megiddo & Modha, FAST 2003),
 /// on the paper's own traces: LRU to within ±0.01 and ARC to within ±0.05 percentage points.
@@ -60,5 +60,38 @@ struct PublishedTableTests {
         let counts = (summary[name] as? [Any])?.compactMap { ($0 as? NSNumber)?.intValue } ?? []
         let trace = try SharedTraces.trace("arc/\(name).lis.zst")
         #expect(counts == [trace.requestCount, trace.objectCount])
+    }
+
+    @Test("Table IV: Belady's MIN on OLTP matches the paper's MIN column") func minOLTP() throws {
+        let tables = try SharedTraces.paperTables()
+        let rows = try #require(tables["table_IV_OLTP"] as? [String: Any])
+        let capacities = column(rows, "c").map { UInt64($0) }
+        let published = column(rows, "MIN")
+        let simulator = try Simulator(trace: SharedTraces.trace("arc/OLTP.lis.zst"), unit: .objects)
+        for (result, expected) in zip(simulator.replay(policies: [.belady], capacities: capacities), published) {
+            #expect(abs(result.hitRatio * 100 - expected) <= 0.05, "MIN at c=\(result.capacity): \(result.hitRatio * 100) vs \(expected)")
+        }
+    }
+
+    @Test("The one-pass exact LRU curve equals LRU replays at Table V's capacities") func exactCurveMatchesReplays() throws {
+        let tables = try SharedTraces.paperTables()
+        let rows = try #require(tables["table_V_P12"] as? [String: Any])
+        let capacities = column(rows, "c").map { UInt64($0) }
+        let published = column(rows, "LRU")
+        let curve = ExactLRUCurve.compute(try SharedTraces.trace("arc/P12.lis.zst"), unit: .objects)
+        for (capacity, expected) in zip(capacities, published) {
+            #expect(abs(curve.hitRatio(at: capacity) * 100 - expected) <= 0.01, "curve at \(capacity): \(curve.hitRatio(at: capacity) * 100) vs \(expected)")
+        }
+    }
+
+    @Test("SHARDS at rate 0.01 stays within 0.01 mean absolute error of the exact curve on P12") func shardsError() throws {
+        let trace = try SharedTraces.trace("arc/P12.lis.zst")
+        let exact = ExactLRUCurve.compute(trace, unit: .objects)
+        let grid = CapacityTuner.grid(footprint: UInt64(trace.objectCount), points: 50)
+        let sampled = SHARDS.compute(trace, unit: .objects, mode: .fixedRate(0.01))
+        let error = sampled.meanAbsoluteError(against: exact.sampled(at: grid))
+        #expect(error <= 0.01, "mean absolute error \(error)")
+        let fixedSize = SHARDS.compute(trace, unit: .objects, mode: .fixedSize(maximumKeys: 8192))
+        #expect(fixedSize.meanAbsoluteError(against: exact.sampled(at: grid)) <= 0.02)
     }
 }

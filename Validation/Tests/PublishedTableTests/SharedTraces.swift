@@ -1,7 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
-@testable import CacheSimulation
+import CacheSimulation
 
 /// The public traces in `../shared/traces`, located through `TIERCACHE_TRACES` (which `.ci/run` sets).
 /// A fresh clone has no such folder: the tests that need it are disabled with this message.
