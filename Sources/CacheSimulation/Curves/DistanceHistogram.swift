@@ -18,8 +18,12 @@ struct DistanceHistogram: Sendable {
     private(set) var coldMisses: Double = 0
     private(set) var total: Double = 0
 
-    init(layout: Layout) {
+    /// - Parameter expectedMaximum: the largest distance expected, to size the buckets once.
+    init(layout: Layout, expectedMaximum: UInt64? = nil) {
         self.layout = layout
+        if let expectedMaximum, case .linear = layout {
+            counts = [Double](repeating: 0, count: index(of: expectedMaximum) + 2)
+        }
     }
 
     @inline(__always)

@@ -10,17 +10,33 @@
 public enum ExactLRUCurve {
     public static func compute(_ trace: Trace, unit: CapacityUnit, progress: ((Double) -> Void)? = nil) -> MissRatioCurve {
         let width: UInt64 = unit == .objects ? 1 : max(1, (trace.footprintBytes + 65_535) / 65_536)
-        var histogram = DistanceHistogram(layout: .linear(width: width))
-        var index = RecencyIndex(slots: trace.objectCount)
+        let footprint = unit == .objects ? UInt64(trace.objectCount) : trace.footprintBytes
+        var histogram = DistanceHistogram(layout: .linear(width: width), expectedMaximum: footprint)
+        if unit == .bytes && trace.hasSizes {
+            return compute(trace, unit: unit, histogram: histogram, index: RecencyIndex<UInt64>(slots: trace.objectCount), progress: progress)
+        }
+        return compute(trace, unit: unit, histogram: histogram, index: RecencyIndex<UInt32>(slots: trace.objectCount), progress: progress)
+    }
+
+    private static func compute<Weight>(
+        _ trace: Trace, unit: CapacityUnit, histogram: DistanceHistogram, index: RecencyIndex<Weight>, progress: ((Double) -> Void)?
+    ) -> MissRatioCurve {
+        var histogram = histogram
+        var index = index
         let byteMode = unit == .bytes && trace.hasSizes
-        let step = max(1, trace.requestCount / 100)
+        let chunk = max(1, trace.requestCount / 100)
         trace.requests.withUnsafeBufferPointer { requests in
             trace.objectSizes.withUnsafeBufferPointer { sizes in
-                for position in 0..<requests.count {
-                    let object = Int(requests[position])
-                    let weight = byteMode ? UInt64(sizes[object]) : 1
-                    histogram.record(distance: index.access(object, weight: weight))
-                    if let progress, position % step == 0 { progress(Double(position) / Double(requests.count)) }
+                var start = 0
+                while start < requests.count {
+                    let end = min(start + chunk, requests.count)
+                    for position in start..<end {
+                        let object = Int(requests[position])
+                        let weight: Weight = byteMode ? Weight(sizes[object]) : 1
+                        histogram.record(distance: index.access(object, weight: weight))
+                    }
+                    progress?(Double(end) / Double(requests.count))
+                    start = end
                 }
             }
         }

@@ -28,7 +28,7 @@ public struct SHARDS: Sendable {
     private var threshold: UInt64
     private var slots: [UInt64: Int32] = [:]
     private var freeSlots: [Int32] = []
-    private var index = RecencyIndex(slots: 0)
+    private var index = RecencyIndex<UInt64>(slots: 0)
     private var histogram: DistanceHistogram
     /// For fixed-size mode: the tracked keys by hash, largest first, to lower the threshold.
     private var byHash = KeyHeap()

@@ -17,10 +17,12 @@ struct FrequencySketch {
         let counters = Self.powerOfTwo(atLeast: max(expectedObjects, 16))
         table = [UInt64](repeating: 0, count: counters / 16 * 4)  // 4 counters per key in 4 rows' worth
         tableMask = table.count - 1
-        let bits = Self.powerOfTwo(atLeast: max(expectedObjects * 8, 64))
+        sampleSize = 10 * max(expectedObjects, 16)
+        // Up to `sampleSize` distinct keys pass the doorkeeper between two resets: 4 bits per key
+        // keeps its false-positive rate (2 hash functions) under 5%.
+        let bits = Self.powerOfTwo(atLeast: max(sampleSize * 4, 64))
         doorkeeper = [UInt64](repeating: 0, count: bits / 64)
         doorkeeperMask = bits - 1
-        sampleSize = 10 * max(expectedObjects, 16)
     }
 
     private static func powerOfTwo(atLeast value: Int) -> Int {

@@ -1,0 +1,87 @@
+import Testing
+@testable import CacheSimulation
+
+@Suite struct CurveTests {
+    private func randomTrace(count: Int, keys: UInt64, sized: Bool, seed: UInt64) throws -> Trace {
+        var state = seed
+        let requests = (0..<count).map { _ -> TraceRequest in
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            let uniform = Double(state >> 11) / Double(1 << 53)
+            let key = UInt64(uniform * uniform * Double(keys))
+            return TraceRequest(key: key, size: sized ? UInt32(100 + key % 13 * 50) : 1)
+        }
+        return try Trace(name: "random", requests: requests, hasSizes: sized)
+    }
+
+    @Test(arguments: [CapacityUnit.objects, .bytes])
+    func theExactCurveEqualsLRUReplaysAtEveryCapacity(unit: CapacityUnit) throws {
+        let trace = try randomTrace(count: 20_000, keys: 3_000, sized: unit == .bytes, seed: 11)
+        let curve = ExactLRUCurve.compute(trace, unit: unit)
+        let simulator = try Simulator(trace: trace, unit: unit)
+        let footprint = unit == .bytes ? trace.footprintBytes : UInt64(trace.objectCount)
+        let width = unit == .objects ? 1 : max(1, (footprint + 65_535) / 65_536)
+        for capacity in CapacityTuner.grid(footprint: footprint, points: 12) {
+            let aligned = capacity / width * width  // byte-mode curves are exact at bucket boundaries
+            #expect(curve.hitRatio(at: aligned) == simulator.replay(.lru, capacity: aligned).hitRatio, "at \(aligned)")
+        }
+    }
+
+    @Test func distancesSurviveTheTimeRenumbering() throws {
+        // Few objects, many requests: the recency index compacts its time axis many times.
+        let trace = try randomTrace(count: 50_000, keys: 40, sized: false, seed: 5)
+        let curve = ExactLRUCurve.compute(trace, unit: .objects)
+        let simulator = try Simulator(trace: trace, unit: .objects)
+        for capacity: UInt64 in [1, 5, 10, 20, 39] {
+            #expect(curve.hitRatio(at: capacity) == simulator.replay(.lru, capacity: capacity).hitRatio)
+        }
+    }
+
+    @Test func shardsAtFullRateIsExact() throws {
+        let trace = try randomTrace(count: 10_000, keys: 1_000, sized: false, seed: 2)
+        let exact = ExactLRUCurve.compute(trace, unit: .objects)
+        let sampled = SHARDS.compute(trace, unit: .objects, mode: .fixedRate(1))
+        #expect(sampled.meanAbsoluteError(against: exact) < 1e-12)
+    }
+
+    @Test func fixedSizeShardsStaysWithinItsKeyBudget() throws {
+        var sampler = SHARDS(mode: .fixedSize(maximumKeys: 64), unit: .objects)
+        for key in 0..<100_000 { sampler.record(key: UInt64(key % 5_000), size: 1) }
+        #expect(sampler.trackedKeys <= 64)
+        #expect(sampler.rate < 0.05)
+        let curve = sampler.curve()
+        #expect(curve.points.allSatisfy { (0...1).contains($0.hitRatio) })
+    }
+
+    @Test func curvesAnswerTheTuningQuestions() {
+        let curve = MissRatioCurve(unit: .objects, points: [
+            .init(capacity: 10, hitRatio: 0.2), .init(capacity: 100, hitRatio: 0.7),
+            .init(capacity: 1_000, hitRatio: 0.8), .init(capacity: 10_000, hitRatio: 0.85),
+        ])
+        #expect(curve.hitRatio(at: 5) == 0)
+        #expect(curve.hitRatio(at: 150) == 0.7)
+        #expect(curve.smallestCapacity(reaching: 0.75) == 1_000)
+        #expect(curve.smallestCapacity(reaching: 0.9) == nil)
+        #expect(curve.knee?.capacity == 100 || curve.knee?.capacity == 1_000)
+    }
+
+    @Test func capacitiesParse() throws {
+        #expect(try CapacitySpecification(parsing: "10%") == .fraction(0.1))
+        #expect(try CapacitySpecification(parsing: "50000") == .objects(50_000))
+        #expect(try CapacitySpecification(parsing: "64MiB") == .bytes(64 << 20))
+        #expect(try CapacitySpecification(parsing: "1.5 GiB") == .bytes(3 << 29))
+        for bad in ["", "0", "-5", "150%", "abc", "12 parsecs", "0%"] {
+            #expect(throws: CapacitySpecification.ParseError.self, "\(bad)") { try CapacitySpecification(parsing: bad) }
+        }
+        #expect(try CapacitySpecification.parseList("1%,10%,50000").count == 3)
+    }
+
+    @Test func theTunerRecommendsACapacityPerPolicy() throws {
+        let trace = try randomTrace(count: 20_000, keys: 2_000, sized: false, seed: 9)
+        let tuner = CapacityTuner(options: .init(targetHitRatio: 0.5, policies: [.lru, .s3fifo], gridPoints: 8, sampling: .fixedRate(0.5)))
+        let result = try tuner.tune(trace)
+        #expect(result.curves.map(\.policy) == ["LRU", "LRU (SHARDS)", "S3-FIFO"])
+        let lru = try #require(result.curves.first?.capacityForTarget)
+        #expect(ExactLRUCurve.compute(trace, unit: .objects).hitRatio(at: lru) >= 0.5)
+        #expect(result.samplingError.map { $0 < 0.05 } == true)
+    }
+}

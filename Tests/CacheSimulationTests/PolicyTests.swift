@@ -1,0 +1,139 @@
+import Testing
+@testable import CacheSimulation
+
+/// Policies on small traces worked out by hand, and properties every policy must have.
+@Suite struct PolicyTests {
+    private func hits(_ kind: PolicyKind, _ keys: [UInt64], capacity: UInt64) throws -> [Bool] {
+        let trace = try Trace(name: "hand", requests: keys.map { TraceRequest(key: $0) })
+        let simulator = try Simulator(trace: trace, unit: .objects)
+        var policyHits: [Bool] = []
+        let nextUse = BeladyPolicy.nextUses(of: trace.requests, objectCount: trace.objectCount)
+        func run<P: EvictionPolicy>(_ type: P.Type) {
+            var policy = P(context: PolicyContext(capacity: capacity, objectSizes: [UInt32](repeating: 1, count: trace.objectCount), nextUse: nextUse))
+            for (position, object) in trace.requests.enumerated() { policyHits.append(policy.access(object, position: position)) }
+        }
+        run(kind.policyType)
+        #expect(simulator.replay(kind, capacity: capacity).hits == policyHits.filter { $0 }.count)
+        return policyHits
+    }
+
+    private let sequence: [UInt64] = [1, 2, 3, 1, 4, 2, 5, 1]
+
+    @Test func lru() throws {
+        // [3 2 1] → 1 hits → 4 evicts 2 → 2 evicts 3 → 5 evicts 1 → 1 misses.
+        #expect(try hits(.lru, sequence, capacity: 3) == [false, false, false, true, false, false, false, false])
+    }
+
+    @Test func fifo() throws {
+        // Hits change nothing: 4 evicts 1, so 2 still hits; 5 evicts 2; 1 was evicted.
+        #expect(try hits(.fifo, sequence, capacity: 3) == [false, false, false, true, false, true, false, false])
+    }
+
+    @Test func clock() throws {
+        // 4: 1 has its bit → second chance, 2 leaves; 2 misses (3 leaves); 5: 1 leaves; 1 misses.
+        #expect(try hits(.clock, sequence, capacity: 3) == [false, false, false, true, false, false, false, false])
+    }
+
+    @Test func sieve() throws {
+        // 4: the hand clears 1's bit and evicts 2 in place; 2 evicts 3; 5 evicts 4; 1 is still there.
+        #expect(try hits(.sieve, sequence, capacity: 3) == [false, false, false, true, false, false, false, true])
+    }
+
+    @Test("Belady's MIN on the textbook reference string: 9 faults with 3 frames")
+    func beladyTextbook() throws {
+        let reference: [UInt64] = [7, 0, 1, 2, 0, 3, 0, 4, 2, 3, 0, 3, 2, 1, 2, 0, 1, 7, 0, 1]
+        #expect(try hits(.belady, reference, capacity: 3).filter { !$0 }.count == 9)
+        // LRU needs 12 and FIFO 15 on the same string (the textbook's other two answers).
+        #expect(try hits(.lru, reference, capacity: 3).filter { !$0 }.count == 12)
+        #expect(try hits(.fifo, reference, capacity: 3).filter { !$0 }.count == 15)
+    }
+
+    /// Hot keys seen twice, then a long scan of one-time keys, then the hot keys again.
+    private var scan: [UInt64] {
+        let hot: [UInt64] = [1, 2, 3]
+        return hot + hot + (100..<200).map { UInt64($0) } + hot
+    }
+
+    @Test(arguments: [PolicyKind.arc, .s3fifo, .wtinylfu])
+    func scanResistantPoliciesKeepTheHotKeys(kind: PolicyKind) throws {
+        // 20 slots: W-TinyLFU's sketch ages every 10 × 20 requests, after the scan is over.
+        let result = try hits(kind, scan, capacity: 20)
+        #expect(result.suffix(3) == [true, true, true], "\(kind) lost hot keys to a scan")
+        #expect(try hits(.lru, scan, capacity: 20).suffix(3) == [false, false, false])
+    }
+
+    @Test func wTinyLFUAdmitsByFrequency() throws {
+        // 50 keys seen 5 times each, then 2,000 one-time keys, then the 50 again.
+        let hot = (0..<50).map { UInt64($0) }
+        let keys = Array((0..<5).map { _ in hot }.joined()) + (1000..<3000).map { UInt64($0) } + hot
+        let result = try hits(.wtinylfu, keys, capacity: 100)
+        #expect(result.suffix(50).filter { $0 }.count >= 45)
+    }
+
+    /// A deterministic skewed random trace.
+    private func randomKeys(count: Int, keys: UInt64, seed: UInt64) -> [UInt64] {
+        var state = seed
+        return (0..<count).map { _ in
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            let uniform = Double(state >> 11) / Double(1 << 53)
+            return UInt64(uniform * uniform * Double(keys))  // skewed towards small keys
+        }
+    }
+
+    @Test(arguments: PolicyKind.allCases)
+    func noPolicyBeatsBeladyAndAHugeCacheOnlyMissesColdKeys(kind: PolicyKind) throws {
+        let trace = try Trace(name: "random", requests: randomKeys(count: 20_000, keys: 2_000, seed: 7).map { TraceRequest(key: $0) })
+        let simulator = try Simulator(trace: trace, unit: .objects)
+        for capacity: UInt64 in [1, 10, 100, 500] {
+            #expect(simulator.replay(kind, capacity: capacity).hits <= simulator.replay(.belady, capacity: capacity).hits)
+        }
+        let huge = simulator.replay(kind, capacity: UInt64(trace.objectCount))
+        #expect(huge.hits == trace.requestCount - trace.objectCount)
+    }
+
+    @Test(arguments: PolicyKind.allCases)
+    func byteModeNeverAdmitsAnObjectLargerThanTheCache(kind: PolicyKind) throws {
+        let requests = (0..<2_000).map { (index: Int) -> TraceRequest in
+            let key = index % 40
+            let size: UInt32 = key == 0 ? 5_000 : UInt32(10 + key * 7)
+            return TraceRequest(key: UInt64(key), size: size)
+        }
+        let trace = try Trace(name: "sized", requests: requests, hasSizes: true)
+        let simulator = try Simulator(trace: trace, unit: .bytes)
+        let result = simulator.replay(kind, capacity: 1_000)
+        // Key 0 (5,000 bytes) is requested 50 times and can never hit; everything else fits in 1,000 B... or not.
+        #expect(result.hits <= 2_000 - 50 - 39)
+        #expect(result.hitBytes <= result.requestedBytes && result.byteHitRatio <= 1)
+        let all = simulator.replay(kind, capacity: trace.footprintBytes)
+        #expect(all.hits == trace.requestCount - trace.objectCount)
+    }
+
+    @Test func byteModeLRUEvictsUntilTheNewObjectFits() throws {
+        // capacity 10: a(6) b(5) evicts a; c(4) fits with b; b hits; a(6) evicts b and c.
+        let requests = [TraceRequest(key: 1, size: 6), TraceRequest(key: 2, size: 5), TraceRequest(key: 3, size: 4),
+                        TraceRequest(key: 2, size: 5), TraceRequest(key: 1, size: 6), TraceRequest(key: 2, size: 5)]
+        let simulator = try Simulator(trace: Trace(name: "b", requests: requests, hasSizes: true), unit: .bytes)
+        #expect(simulator.replay(.lru, capacity: 10).hits == 1)
+    }
+
+    @Test func bytesNeedSizes() throws {
+        let trace = try Trace(name: "no sizes", requests: [TraceRequest(key: 1)])
+        #expect(throws: Simulator.UnitError.self) { try Simulator(trace: trace, unit: .bytes) }
+    }
+
+    @Test func gridReplaysKeepPolicyMajorOrder() throws {
+        let trace = try Trace(name: "random", requests: randomKeys(count: 5_000, keys: 500, seed: 3).map { TraceRequest(key: $0) })
+        let simulator = try Simulator(trace: trace, unit: .objects)
+        let results = simulator.replay(policies: [.lru, .arc], capacities: [10, 50, 100], parallelism: 2)
+        #expect(results.map(\.policy) == ["LRU", "LRU", "LRU", "ARC", "ARC", "ARC"])
+        #expect(results.map(\.capacity) == [10, 50, 100, 10, 50, 100])
+        #expect(results[1].hits == simulator.replay(.lru, capacity: 50).hits)
+    }
+
+    @Test func policyNamesParse() {
+        #expect(PolicyKind(name: "S3FIFO") == .s3fifo)
+        #expect(PolicyKind(name: "tinylfu") == .wtinylfu)
+        #expect(PolicyKind(name: "opt") == .belady)
+        #expect(PolicyKind(name: "lfu") == nil)
+    }
+}

@@ -1,0 +1,58 @@
+import Foundation
+import Testing
+@testable import CacheSimulation
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+
+@Suite struct ReportTests {
+    private func sampleReport() throws -> Report {
+        let trace = try Trace(name: "t<&>.txt", requests: (0..<1_000).map { TraceRequest(key: UInt64($0 % 97)) })
+        let simulator = try Simulator(trace: trace, unit: .objects)
+        let results = simulator.replay(policies: [.lru, .sieve], capacities: [5, 20, 80])
+        return Report.simulation(trace: trace, unit: .objects, results: results, seconds: 0.1)
+    }
+
+    @Test func csvQuotesWhatNeedsQuoting() {
+        let table = Report.Table(title: "t", columns: ["a", "b"], rows: [["x,y", "say \"hi\""], ["plain", "1"]])
+        #expect(table.csv == "a,b\n\"x,y\",\"say \"\"hi\"\"\"\nplain,1\n")
+    }
+
+    @Test func svgIsWellFormedXMLWithEscapedText() throws {
+        let report = try sampleReport()
+        let svg = try #require(report.charts.first?.svg)
+        #expect(svg.contains("t&lt;&amp;&gt;.txt"))
+        let parser = XMLParser(data: Data(svg.utf8))
+        #expect(parser.parse(), "SVG does not parse: \(String(describing: parser.parserError))")
+    }
+
+    @Test func htmlIsSelfContained() throws {
+        let html = HTMLReport.render(try sampleReport())
+        #expect(html.contains("<svg"))
+        #expect(!html.contains("<script"))
+        #expect(!html.contains("src=\"http") && !html.contains("href=\"http") && !html.contains("@import"))
+        #expect(html.contains("<td>LRU</td>"))
+    }
+
+    @Test func jsonRoundTripsTheResults() throws {
+        let report = try sampleReport()
+        let object = try JSONSerialization.jsonObject(with: Data(report.json.utf8)) as? [String: Any]
+        #expect((object?["results"] as? [Any])?.count == 6)
+    }
+
+    @Test func theWriterWritesEveryFormat() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tiercache-report-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let written = try ReportWriter(directory: directory, baseName: "r").write(try sampleReport())
+        #expect(Set(written.map { URL(fileURLWithPath: $0).lastPathComponent }) == ["r.csv", "r.json", "r.svg", "r.html"])
+    }
+
+    @Test func numbersFormatWithoutFoundation() {
+        #expect(ChartFormat.fixed(3.14159, digits: 2) == "3.14")
+        #expect(ChartFormat.fixed(-0.5, digits: 1) == "-0.5")
+        #expect(ChartFormat.fixed(2.05, digits: 1) == "2.1" || ChartFormat.fixed(2.05, digits: 1) == "2.0")
+        #expect(ChartFormat.percent(0.32831) == "32.83%")
+        #expect(ChartFormat.bytes(1536) == "1.5 KiB")
+        #expect(ChartFormat.compact(3_500_000) == "3.5M")
+    }
+}

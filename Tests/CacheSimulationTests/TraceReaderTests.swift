@@ -1,0 +1,121 @@
+import Foundation
+import Testing
+@testable import CacheSimulation
+
+@Suite struct TraceReaderTests {
+    @Test func arcRunsExpandIntoConsecutivePagesFromEveryCompression() throws {
+        let fixtures = try TraceFixtures()
+        defer { fixtures.remove() }
+        let expected = [100, 101, 102, 5, 100].map { TraceRequest(key: $0, size: 512) }
+        let plain = try fixtures.write("a.lis", text: "100 3 0 1\n5 1 0 2\n100 1 0 3\n")
+        #expect(try TraceFixtures.requests(plain) == expected)
+        #expect(try TraceFixtures.requests(fixtures.write("a.lis.xz", TraceFixtures.arcXz)) == expected)
+        #expect(try TraceFixtures.requests(fixtures.write("a.lis.zst", TraceFixtures.arcZstd)) == expected)
+        // The codec comes from the magic number, not the name.
+        #expect(try TraceFixtures.requests(fixtures.write("renamed.lis", TraceFixtures.arcZstd)) == expected)
+    }
+
+    @Test func lirsSkipsMarkersBlankLinesAndCarriageReturns() throws {
+        let fixtures = try TraceFixtures()
+        defer { fixtures.remove() }
+        let path = try fixtures.write("x.trace.gz", TraceFixtures.lirsGzip)
+        #expect(try TraceFixtures.requests(path).map(\.key) == [7, 8, 7, 9])
+    }
+
+    @Test func cache2kKeysAreBigEndianInt32() throws {
+        let fixtures = try TraceFixtures()
+        defer { fixtures.remove() }
+        let path = try fixtures.write("c.trace", [0, 0, 1, 0, 0xFF, 0xFF, 0xFF, 0xFF])
+        #expect(try TraceFixtures.requests(path, format: .cache2k).map(\.key) == [256, 0xFFFF_FFFF])
+    }
+
+    @Test func oracleGeneralRecordsAreLittleEndian() throws {
+        var record: [UInt8] = []
+        func append<T: FixedWidthInteger>(_ value: T) { withUnsafeBytes(of: value.littleEndian) { record += $0 } }
+        append(UInt32(17)); append(UInt64(0xABCDEF)); append(UInt32(4096)); append(Int64(-1))
+        let fixtures = try TraceFixtures()
+        defer { fixtures.remove() }
+        let path = try fixtures.write("t.oracleGeneral.bin", record + record)
+        #expect(try TraceFixtures.requests(path) == [TraceRequest(key: 0xABCDEF, size: 4096, timestamp: 17), TraceRequest(key: 0xABCDEF, size: 4096, timestamp: 17)])
+    }
+
+    @Test func csvFindsItsColumnsByHeader() throws {
+        let fixtures = try TraceFixtures()
+        defer { fixtures.remove() }
+        let path = try fixtures.write("t.csv", text: "version,time,op,size,lbn\n1,10,0x2a,4096,77\n1,11,0x28,512,78\n")
+        #expect(try TraceFixtures.requests(path) == [TraceRequest(key: 77, size: 4096, timestamp: 10), TraceRequest(key: 78, size: 512, timestamp: 11)])
+    }
+
+    @Test func plainTakesIntegerOrStringKeysWithOptionalSizeAndTime() throws {
+        let fixtures = try TraceFixtures()
+        defer { fixtures.remove() }
+        let path = try fixtures.write("t.txt", text: "# a comment\n42\n/img/logo.png,2048\n\n42,10,99\n/img/logo.png")
+        let requests = try TraceFixtures.requests(path)
+        #expect(requests.map(\.key)[0] == 42 && requests[2] == TraceRequest(key: 42, size: 10, timestamp: 99))
+        #expect(requests[1].key == requests[3].key && requests[1].size == 2048 && requests[3].size == 1)
+    }
+
+    @Test func malformedLinesNameTheFileAndLine() throws {
+        let fixtures = try TraceFixtures()
+        defer { fixtures.remove() }
+        let path = try fixtures.write("bad.lis", text: "1 1 0 1\n2 x 0 2\n")
+        let error = #expect(throws: TraceError.self) { try TraceFixtures.requests(path) }
+        #expect(error?.record == 2 && error?.file == path)
+        #expect(error.map { "\($0)".contains("bad.lis, record 2") } == true)
+        let plain = try fixtures.write("bad.txt", text: "1,0\n")
+        #expect(throws: TraceError.self) { try TraceFixtures.requests(plain) }
+        let csv = try fixtures.write("nokey.csv", text: "time,size\n1,2\n")
+        #expect(throws: TraceError.self) { try TraceFixtures.requests(csv) }
+    }
+
+    @Test func truncatedBinaryRecordsAreReported() throws {
+        let fixtures = try TraceFixtures()
+        defer { fixtures.remove() }
+        let path = try fixtures.write("short.trace", [0, 0, 0, 1, 0, 0])
+        let error = #expect(throws: TraceError.self) { try TraceFixtures.requests(path, format: .cache2k) }
+        #expect(error?.record == 2)
+        if case .truncated = error?.reason {} else { Issue.record("expected .truncated, got \(String(describing: error))") }
+    }
+
+    @Test(arguments: ["zst", "xz", "gz"])
+    func everyTruncationOfACompressedFileFailsCleanly(codec: String) throws {
+        let fixtures = try TraceFixtures()
+        defer { fixtures.remove() }
+        let bytes = codec == "zst" ? TraceFixtures.arcZstd : codec == "xz" ? TraceFixtures.arcXz : TraceFixtures.lirsGzip
+        for length in 1..<bytes.count {
+            let path = try fixtures.write("cut.lis.\(codec)", Array(bytes.prefix(length)))
+            // Either an error, or (for a cut inside the trailer only) every request: never a crash.
+            do { _ = try TraceFixtures.requests(path, format: codec == "gz" ? .lirs : .arc) } catch {}
+        }
+        let damaged = bytes.enumerated().map { $0.offset == bytes.count / 2 ? $0.element ^ 0xFF : $0.element }
+        let path = try fixtures.write("damaged.\(codec)", damaged)
+        #expect(throws: TraceError.self) { try TraceFixtures.requests(path, format: codec == "gz" ? .lirs : .arc) }
+    }
+
+    @Test func missingFilesAndUnknownNamesAreErrors() throws {
+        #expect(throws: TraceError.self) { try TraceFixtures.requests("/nonexistent/x.lis") }
+        let error = #expect(throws: TraceError.self) { try TraceReader(path: "/tmp/trace.bin") }
+        if case .unknownFormat = error?.reason {} else { Issue.record("expected .unknownFormat") }
+    }
+
+    @Test func formatsAreGuessedFromNames() {
+        #expect(TraceFormat.guess(fromFileName: "arc/P12.lis.zst") == .arc)
+        #expect(TraceFormat.guess(fromFileName: "lirs/cs.trace.gz") == .lirs)
+        #expect(TraceFormat.guess(fromFileName: "cache2k/web07.trace.xz") == .cache2k)
+        #expect(TraceFormat.guess(fromFileName: "x.oracleGeneral.bin.zst") == .oracleGeneral)
+        #expect(TraceFormat.guess(fromFileName: "x.csv.zst") == .csv)
+        #expect(TraceFormat.guess(fromFileName: "mine.txt") == .plain)
+        #expect(TraceFormat.guess(fromFileName: "unknown.dat") == nil)
+    }
+
+    @Test func loadingRenumbersKeysAndKeepsTheLargestSize() throws {
+        let trace = try Trace(name: "t", requests: [TraceRequest(key: 9, size: 10), TraceRequest(key: 3, size: 5), TraceRequest(key: 9, size: 30)], hasSizes: true)
+        #expect(trace.requests == [0, 1, 0])
+        #expect(trace.objectSizes == [30, 5])
+        #expect(trace.footprintBytes == 35 && trace.requestedBytes == 45)
+        let fixtures = try TraceFixtures()
+        defer { fixtures.remove() }
+        let limited = try Trace.load(TraceReader(path: fixtures.write("a.lis", text: "100 3 0 1\n5 1 0 2\n")), limit: 2)
+        #expect(limited.requestCount == 2)
+    }
+}
