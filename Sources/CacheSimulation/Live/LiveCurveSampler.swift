@@ -1,0 +1,86 @@
+import Synchronization
+import TierCache
+
+/// Keeps a running cache's own miss-ratio curve from its production traffic, in bounded memory.
+///
+/// Every lookup's key goes through fixed-size SHARDS (``SHARDS/Mode/fixedSize(maximumKeys:)``):
+/// at most `maximumKeys` keys are tracked (about 100 bytes each, so the default 4,096 stays well
+/// under 1 MiB), and the sampling rate drops by itself as the key space grows. Ask it what a
+/// different capacity would have given:
+///
+/// ```swift
+/// let sampler = LiveCurveSampler()
+/// let memory = SampledTier(try MemoryTier(capacity: 64 << 20), sampler: sampler)
+/// // … serve traffic through a TieredCache that has `memory` as a tier …
+/// let now = sampler.estimatedHitRatio(forCapacityBytes: 64 << 20)
+/// let doubled = sampler.estimatedHitRatio(forCapacityBytes: 128 << 20)
+/// ```
+///
+/// The curve is LRU's, in objects; byte capacities are converted with the mean size of the entries
+/// stored so far, which is accurate when sizes do not correlate with popularity.
+public final class LiveCurveSampler: Sendable {
+    private struct State {
+        var shards: SHARDS
+        var storedEntries = 0
+        var storedBytes = 0
+    }
+
+    private let state: Mutex<State>
+    public let maximumKeys: Int
+
+    /// - Parameter maximumKeys: the most keys tracked at once (at least 64).
+    public init(maximumKeys: Int = 4_096) {
+        self.maximumKeys = max(64, maximumKeys)
+        state = Mutex(State(shards: SHARDS(mode: .fixedSize(maximumKeys: max(64, maximumKeys)), unit: .objects)))
+    }
+
+    /// Notes one lookup of `key`.
+    public func recordLookup(_ key: CacheKey) {
+        let hash = Self.stableHash(key)
+        state.withLock { $0.shards.record(key: hash, size: 1) }
+    }
+
+    /// Notes one stored entry of `bytes` (for the bytes-per-object estimate).
+    public func recordStore(bytes: Int) {
+        state.withLock {
+            $0.storedEntries += 1
+            $0.storedBytes += bytes
+        }
+    }
+
+    /// The LRU hit-ratio curve of the traffic so far, capacities in objects.
+    public func curve() -> MissRatioCurve {
+        state.withLock { $0.shards.curve() }
+    }
+
+    /// The hit ratio an LRU cache of `objects` entries would have had.
+    public func estimatedHitRatio(forCapacityObjects objects: Int) -> Double {
+        curve().hitRatio(at: UInt64(max(0, objects)))
+    }
+
+    /// The hit ratio an LRU cache of `bytes` would have had; nil before anything was stored.
+    public func estimatedHitRatio(forCapacityBytes bytes: Int) -> Double? {
+        guard let meanSize = meanEntrySize, meanSize > 0 else { return nil }
+        return estimatedHitRatio(forCapacityObjects: Int(Double(bytes) / meanSize))
+    }
+
+    /// The mean size of stored entries, nil before the first store.
+    public var meanEntrySize: Double? {
+        state.withLock { $0.storedEntries > 0 ? Double($0.storedBytes) / Double($0.storedEntries) : nil }
+    }
+
+    /// Lookups seen, and the current sampling rate.
+    public var sampling: (lookups: UInt64, rate: Double, trackedKeys: Int) {
+        state.withLock { ($0.shards.requestsSeen, $0.shards.rate, $0.shards.trackedKeys) }
+    }
+
+    /// 64-bit FNV-1a of the key's UTF-8: the same key hashes the same in every process.
+    static func stableHash(_ key: CacheKey) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in key.rawValue.utf8 {
+            hash ^= UInt64(byte)
+            hash &*= 0x0000_0100_0000_01B3
+        }
+        return hash
+    }
+}

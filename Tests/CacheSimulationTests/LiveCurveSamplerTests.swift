@@ -1,0 +1,54 @@
+import Foundation
+import Testing
+import TierCache
+@testable import CacheSimulation
+
+@Suite struct LiveCurveSamplerTests {
+    /// A skewed, deterministic key sequence.
+    private func keys(count: Int, distinct: Int) -> [Int] {
+        var state: UInt64 = 99
+        return (0..<count).map { _ in
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            let uniform = Double(state >> 11) / Double(1 << 53)
+            return Int(uniform * uniform * uniform * Double(distinct))
+        }
+    }
+
+    @Test func aSampledMemoryTierPredictsItsOwnHitRatio() async throws {
+        let sampler = LiveCurveSampler(maximumKeys: 2_048)
+        let tier = SampledTier(try MemoryTier(capacity: 1 << 30, maxEntryCount: 1_000), sampler: sampler)
+        let cache = TieredCache(tiers: [tier])
+        #expect(cache.isEntirelyLocal, "wrapping a local tier must keep the synchronous path")
+        let sequence = keys(count: 60_000, distinct: 20_000)
+        var hits = 0
+        for index in sequence {
+            let key = try CacheKey("item/\(index)")
+            if cache.localEntry(forKey: key) != nil {
+                hits += 1
+            } else {
+                _ = await cache.store(CacheEntry(value: [UInt8](repeating: 1, count: 100), storedAt: Date()), forKey: key, policy: .allowed)
+            }
+        }
+        let observed = Double(hits) / Double(sequence.count)
+        let predicted = sampler.estimatedHitRatio(forCapacityObjects: 1_000)
+        #expect(abs(predicted - observed) < 0.05, "predicted \(predicted), observed \(observed)")
+        #expect(sampler.estimatedHitRatio(forCapacityObjects: 4_000) > predicted)
+        #expect(sampler.sampling.trackedKeys <= 2_048)
+        #expect(sampler.meanEntrySize == 100)
+        #expect(sampler.estimatedHitRatio(forCapacityBytes: 100_000) == predicted)
+    }
+
+    @Test func theSampledCurveFollowsTheExactOne() throws {
+        let sequence = keys(count: 200_000, distinct: 50_000)
+        let sampler = LiveCurveSampler()
+        for index in sequence { sampler.recordLookup(try CacheKey("k\(index)")) }
+        let trace = try Trace(name: "live", requests: sequence.map { TraceRequest(key: UInt64($0)) })
+        let exact = ExactLRUCurve.compute(trace, unit: .objects)
+        let grid = CapacityTuner.grid(footprint: UInt64(trace.objectCount), points: 30)
+        #expect(sampler.curve().meanAbsoluteError(against: exact.sampled(at: grid)) < 0.03)
+    }
+
+    @Test func nothingStoredMeansNoByteEstimate() {
+        #expect(LiveCurveSampler().estimatedHitRatio(forCapacityBytes: 1 << 20) == nil)
+    }
+}
