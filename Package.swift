@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "HTTPCachingAsyncHTTPClient", targets: ["HTTPCachingAsyncHTTPClient"]),
         .library(name: "HTTPCachingCombine", targets: ["HTTPCachingCombine"]),
         .executable(name: "tiercache", targets: ["tiercache"]),
+        .plugin(name: "TuneCapacityPlugin", targets: ["TuneCapacityPlugin"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -90,6 +91,13 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ]
+        ),
+        .plugin(
+            name: "TuneCapacityPlugin",
+            capability: .command(
+                intent: .custom(verb: "tune-capacity", description: "Find the cache capacity that reaches a target hit ratio on a trace, and write a report."),
+                permissions: [.writeToPackageDirectory(reason: "The capacity report (CSV, JSON, SVG, HTML) is written to capacity-report/ in the package.")]
+            )
         ),
         .testTarget(
             name: "CacheSimulationTests",
