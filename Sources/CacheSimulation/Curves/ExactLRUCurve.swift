@@ -11,7 +11,7 @@ public enum ExactLRUCurve {
     public static func compute(_ trace: Trace, unit: CapacityUnit, progress: ((Double) -> Void)? = nil) -> MissRatioCurve {
         let width: UInt64 = unit == .objects ? 1 : max(1, (trace.footprintBytes + 65_535) / 65_536)
         let footprint = unit == .objects ? UInt64(trace.objectCount) : trace.footprintBytes
-        var histogram = DistanceHistogram(layout: .linear(width: width), expectedMaximum: footprint)
+        let histogram = DistanceHistogram(layout: .linear(width: width), expectedMaximum: footprint)
         if unit == .bytes && trace.hasSizes {
             return compute(trace, unit: unit, histogram: histogram, index: RecencyIndex<UInt64>(slots: trace.objectCount), progress: progress)
         }

@@ -31,7 +31,7 @@ public struct SHARDS: Sendable {
     private var index = RecencyIndex<UInt64>(slots: 0)
     private var histogram: DistanceHistogram
     /// For fixed-size mode: the tracked keys by hash, largest first, to lower the threshold.
-    private var byHash = KeyHeap()
+    private var byHash = MaxHeap<SampledKey>()
     private(set) var requestsSeen: UInt64 = 0
     private(set) var requestsSampled: UInt64 = 0
 
@@ -76,7 +76,7 @@ public struct SHARDS: Sendable {
             slot = freeSlots.popLast().map(Int.init) ?? slots.count
             index.ensureSlots(slot + 1)
             slots[key] = Int32(slot)
-            if case .fixedSize = mode { byHash.push(hash: hash, key: key) }
+            if case .fixedSize = mode { byHash.push(SampledKey(hash: hash, key: key)) }
         }
         let weight = unit == .bytes ? size : 1
         let distance = index.access(slot, weight: weight)
@@ -88,11 +88,11 @@ public struct SHARDS: Sendable {
     private mutating func lowerThreshold() {
         guard case .fixedSize(let maximum) = mode else { return }
         let oldRate = rate
-        while slots.count > maximum, let (hash, _) = byHash.peek() {
-            threshold = hash
-            while let (top, key) = byHash.peek(), top >= threshold {
-                _ = byHash.pop()
-                if let slot = slots.removeValue(forKey: key) {
+        while slots.count > maximum, let largest = byHash.max {
+            threshold = largest.hash
+            while let top = byHash.max, top.hash >= threshold {
+                _ = byHash.popMax()
+                if let slot = slots.removeValue(forKey: top.key) {
                     index.remove(Int(slot))
                     freeSlots.append(slot)
                 }
@@ -124,39 +124,10 @@ public struct SHARDS: Sendable {
     }
 }
 
-/// A max-heap of (hash, key).
-struct KeyHeap: Sendable {
-    private var items: [(hash: UInt64, key: UInt64)] = []
+/// A tracked key, ordered by its sampling hash.
+struct SampledKey: Comparable, Sendable {
+    let hash: UInt64
+    let key: UInt64
 
-    func peek() -> (UInt64, UInt64)? { items.first.map { ($0.hash, $0.key) } }
-
-    mutating func push(hash: UInt64, key: UInt64) {
-        items.append((hash, key))
-        var child = items.count - 1
-        while child > 0 {
-            let parent = (child - 1) / 2
-            guard items[parent].hash < items[child].hash else { break }
-            items.swapAt(parent, child)
-            child = parent
-        }
-    }
-
-    mutating func pop() -> (UInt64, UInt64)? {
-        guard let top = items.first else { return nil }
-        let last = items.removeLast()
-        if !items.isEmpty {
-            items[0] = last
-            var parent = 0
-            while true {
-                let left = 2 * parent + 1
-                guard left < items.count else { break }
-                var largest = left
-                if left + 1 < items.count, items[left + 1].hash > items[left].hash { largest = left + 1 }
-                guard items[largest].hash > items[parent].hash else { break }
-                items.swapAt(parent, largest)
-                parent = largest
-            }
-        }
-        return (top.hash, top.key)
-    }
+    static func < (lhs: SampledKey, rhs: SampledKey) -> Bool { lhs.hash < rhs.hash }
 }

@@ -12,8 +12,9 @@ public struct BeladyPolicy: EvictionPolicy {
     private var used: UInt64 = 0
     /// The next-use position of each cached object; `notCached` otherwise.
     private var cachedUntil: [UInt32]
-    /// A max-heap of (next use, object), with stale entries skipped when they surface.
-    private var heap = FutureHeap()
+    /// (next use, object) packed as `next << 32 | object`, largest first; stale entries are
+    /// skipped when they surface.
+    private var heap = MaxHeap<UInt64>()
     private static let notCached = UInt32.max - 1
 
     public init(context: PolicyContext) {
@@ -28,7 +29,7 @@ public struct BeladyPolicy: EvictionPolicy {
         let next = position < nextUse.count ? nextUse[position] : UInt32.max
         if cachedUntil[id] != Self.notCached {
             cachedUntil[id] = next
-            heap.push(next, object)
+            heap.push(UInt64(next) << 32 | UInt64(object))
             return true
         }
         let size = UInt64(sizes[id])
@@ -36,15 +37,16 @@ public struct BeladyPolicy: EvictionPolicy {
         cachedUntil[id] = next
         used += size
         evictWhileOverCapacity()
-        heap.push(next, object)
+        heap.push(UInt64(next) << 32 | UInt64(object))
         return false
     }
 
     /// Evicts the furthest-used resident objects while the cache holds more than its capacity. The
     /// object being requested is not in the heap yet, so it is never its own victim.
     private mutating func evictWhileOverCapacity() {
-        while used > capacity, let (next, object) = heap.popMax() {
-            let id = Int(object)
+        while used > capacity, let packed = heap.popMax() {
+            let next = UInt32(packed >> 32)
+            let id = Int(UInt32(truncatingIfNeeded: packed))
             guard cachedUntil[id] == next else { continue }  // a stale entry
             cachedUntil[id] = Self.notCached
             used -= UInt64(sizes[id])
@@ -61,40 +63,5 @@ public struct BeladyPolicy: EvictionPolicy {
             seen[object] = UInt32(position)
         }
         return result
-    }
-}
-
-/// A binary max-heap of (next use, object) pairs packed into one `UInt64` each.
-struct FutureHeap {
-    private var items: [UInt64] = []
-
-    mutating func push(_ next: UInt32, _ object: UInt32) {
-        items.append(UInt64(next) << 32 | UInt64(object))
-        var child = items.count - 1
-        while child > 0 {
-            let parent = (child - 1) / 2
-            guard items[parent] < items[child] else { break }
-            items.swapAt(parent, child)
-            child = parent
-        }
-    }
-
-    mutating func popMax() -> (UInt32, UInt32)? {
-        guard let top = items.first else { return nil }
-        let last = items.removeLast()
-        if !items.isEmpty {
-            items[0] = last
-            var parent = 0
-            while true {
-                let left = 2 * parent + 1
-                guard left < items.count else { break }
-                var largest = left
-                if left + 1 < items.count, items[left + 1] > items[left] { largest = left + 1 }
-                guard items[largest] > items[parent] else { break }
-                items.swapAt(parent, largest)
-                parent = largest
-            }
-        }
-        return (UInt32(top >> 32), UInt32(truncatingIfNeeded: top))
     }
 }

@@ -1,0 +1,37 @@
+/// A binary max-heap: Belady's furthest next use, SHARDS' largest sampled hash.
+struct MaxHeap<Element: Comparable & Sendable>: Sendable {
+    private var items: [Element] = []
+
+    var count: Int { items.count }
+    var max: Element? { items.first }
+
+    mutating func push(_ element: Element) {
+        items.append(element)
+        var child = items.count - 1
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard items[parent] < items[child] else { break }
+            items.swapAt(parent, child)
+            child = parent
+        }
+    }
+
+    mutating func popMax() -> Element? {
+        guard let top = items.first else { return nil }
+        let last = items.removeLast()
+        if !items.isEmpty {
+            items[0] = last
+            var parent = 0
+            while true {
+                let left = 2 * parent + 1
+                guard left < items.count else { break }
+                var largest = left
+                if left + 1 < items.count, items[left] < items[left + 1] { largest = left + 1 }
+                guard items[parent] < items[largest] else { break }
+                items.swapAt(parent, largest)
+                parent = largest
+            }
+        }
+        return top
+    }
+}
