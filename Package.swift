@@ -10,6 +10,7 @@ let package = Package(
     products: [
         .library(name: "TierCache", targets: ["TierCache"]),
         .library(name: "TierCacheLMDB", targets: ["TierCacheLMDB"]),
+        .library(name: "TierCacheRedis", targets: ["TierCacheRedis"]),
         .library(name: "TierCacheTesting", targets: ["TierCacheTesting"]),
         .library(name: "HTTPCaching", targets: ["HTTPCaching"]),
         .library(name: "CacheSimulation", targets: ["CacheSimulation"]),
@@ -50,8 +51,16 @@ let package = Package(
         ),
         .target(name: "TierCache"),
         .target(name: "CacheSimulation", dependencies: ["TierCache", "CZstd", "CZlib", "CLzma"]),
-        .target(name: "TierCacheCompression", dependencies: ["CZstd"]),
+        .target(name: "TierCacheCompression", dependencies: ["TierCache", "CZstd"]),
         .target(name: "TierCacheLMDB", dependencies: ["TierCache", "TierCacheCompression", "CLMDB"]),
+        .target(
+            name: "TierCacheRedis",
+            dependencies: [
+                "TierCache", "TierCacheCompression",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
         .target(name: "TierCacheTesting", dependencies: ["TierCache"]),
         .target(
             name: "HTTPCaching",
@@ -98,6 +107,14 @@ let package = Package(
                 intent: .custom(verb: "tune-capacity", description: "Find the cache capacity that reaches a target hit ratio on a trace, and write a report."),
                 permissions: [.writeToPackageDirectory(reason: "The capacity report (CSV, JSON, SVG, HTML) is written to capacity-report/ in the package.")]
             )
+        ),
+        .testTarget(
+            name: "TierCacheRedisTests",
+            dependencies: [
+                "TierCacheRedis", "TierCache", "TierCacheTesting",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
         ),
         .testTarget(
             name: "CacheSimulationTests",

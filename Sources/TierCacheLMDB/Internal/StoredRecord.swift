@@ -1,115 +1,10 @@
-import Foundation
-import TierCache
 import TierCacheCompression
 
-/// The stored form of an entry (format version 1), little-endian:
-///
-/// | offset | size | field |
-/// |---|---|---|
-/// | 0 | 1 | format version (1) |
-/// | 1 | 1 | flags: bit 0 payload is a zstd frame, bit 1 full key follows the header |
-/// | 2 | 2 | reserved (0) |
-/// | 4 | 4 | original value size |
-/// | 8 | 8 | stored-at, seconds since 2001-01-01 (IEEE double, `Date`'s own representation, so it round-trips exactly) |
-/// | 16 | 8 | expires-at, likewise, NaN when absent |
-/// | 24 | 4 | checksum of a raw payload (zstd frames carry their own), else 0 |
-/// | 28 | 4 | full key length (0 unless flag bit 1) |
-/// | 32 | n | full key, then the payload |
-///
-/// Anything that does not match (another version, impossible lengths, a bad checksum, a frame
-/// that fails to decode) decodes as ``DecodeFailure``: the tier deletes the record and counts it.
-enum StoredRecord {
-    static let formatVersion: UInt8 = 1
-    static let headerSize = 32
-    /// The largest value a record can describe (its size field is 32 bits).
-    static let maximumValueSize = Int(UInt32.max)
-    private static let compressedFlag: UInt8 = 1
-    private static let fullKeyFlag: UInt8 = 2
+/// LMDB stores the shared ``EntryRecord`` format; long keys are hashed, so a record carries its
+/// full key and must be checked against the one asked for.
+typealias StoredRecord = EntryRecord
 
-    struct DecodeFailure: Error { let reason: String }
-
-    /// Encodes `entry`, compressing the value when that makes it smaller.
-    static func encode(_ entry: CacheEntry, fullKey: [UInt8]?, codec: ZstdCodec) -> [UInt8] {
-        let keyLength = fullKey?.count ?? 0
-        let payloadOffset = headerSize + keyLength
-        let valueCount = entry.value.count
-        let bound = max(ZstdCodec.compressedBound(valueCount), valueCount)
-        return [UInt8](unsafeUninitializedCapacity: payloadOffset + bound) { buffer, initialized in
-            let raw = UnsafeMutableRawBufferPointer(buffer)
-            let payload = UnsafeMutableRawBufferPointer(rebasing: raw[payloadOffset...])
-            var flags: UInt8 = 0
-            var checksum: UInt32 = 0
-            var payloadCount = valueCount
-            entry.value.withUnsafeBytes { value in
-                // Compress with room for the worst case (zstd compresses in one pass only when
-                // the output cannot run short), then keep the frame only if it shrank the value:
-                // one that does not is not worth its decompression cost.
-                if valueCount > 0, let compressed = codec.compress(value, into: payload), compressed < valueCount {
-                    flags |= compressedFlag
-                    payloadCount = compressed
-                } else {
-                    if valueCount > 0 { payload.copyMemory(from: value) }
-                    checksum = Checksum.of(value)
-                }
-            }
-            if let fullKey {
-                flags |= fullKeyFlag
-                fullKey.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: raw[headerSize...]).copyMemory(from: $0) }
-            }
-            raw.storeBytes(of: formatVersion, toByteOffset: 0, as: UInt8.self)
-            raw.storeBytes(of: flags, toByteOffset: 1, as: UInt8.self)
-            raw.storeBytes(of: UInt16(0), toByteOffset: 2, as: UInt16.self)
-            raw.storeBytes(of: UInt32(valueCount).littleEndian, toByteOffset: 4, as: UInt32.self)
-            let storedAt = entry.metadata.storedAt.timeIntervalSinceReferenceDate.bitPattern
-            raw.storeBytes(of: storedAt.littleEndian, toByteOffset: 8, as: UInt64.self)
-            let expiresAt = (entry.metadata.expiresAt?.timeIntervalSinceReferenceDate ?? .nan).bitPattern
-            raw.storeBytes(of: expiresAt.littleEndian, toByteOffset: 16, as: UInt64.self)
-            raw.storeBytes(of: checksum.littleEndian, toByteOffset: 24, as: UInt32.self)
-            raw.storeBytes(of: UInt32(keyLength).littleEndian, toByteOffset: 28, as: UInt32.self)
-            initialized = payloadOffset + payloadCount
-        }
-    }
-
-    /// The header fields, without touching the payload.
-    struct Header {
-        var isCompressed: Bool
-        var originalSize: Int
-        var metadata: CacheEntry.Metadata
-        var checksum: UInt32
-        var fullKey: UnsafeRawBufferPointer?
-        var payload: UnsafeRawBufferPointer
-    }
-
-    static func header(of record: UnsafeRawBufferPointer) throws(DecodeFailure) -> Header {
-        guard record.count >= headerSize else { throw DecodeFailure(reason: "record shorter than its header") }
-        let version = record.load(fromByteOffset: 0, as: UInt8.self)
-        guard version == formatVersion else { throw DecodeFailure(reason: "format version \(version)") }
-        let flags = record.load(fromByteOffset: 1, as: UInt8.self)
-        let originalSize = Int(UInt32(littleEndian: record.loadUnaligned(fromByteOffset: 4, as: UInt32.self)))
-        let storedAt = Double(bitPattern: UInt64(littleEndian: record.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
-        let expiresAt = Double(bitPattern: UInt64(littleEndian: record.loadUnaligned(fromByteOffset: 16, as: UInt64.self)))
-        let checksum = UInt32(littleEndian: record.loadUnaligned(fromByteOffset: 24, as: UInt32.self))
-        let keyLength = Int(UInt32(littleEndian: record.loadUnaligned(fromByteOffset: 28, as: UInt32.self)))
-        guard storedAt.isFinite else { throw DecodeFailure(reason: "stored-at is not a time") }
-        guard keyLength <= record.count - headerSize else { throw DecodeFailure(reason: "key length past the end") }
-        let hasFullKey = flags & fullKeyFlag != 0
-        guard hasFullKey || keyLength == 0 else { throw DecodeFailure(reason: "key length without key flag") }
-        let payload = UnsafeRawBufferPointer(rebasing: record[(headerSize + keyLength)...])
-        let isCompressed = flags & compressedFlag != 0
-        guard isCompressed || payload.count == originalSize else {
-            throw DecodeFailure(reason: "raw payload of \(payload.count) bytes, header says \(originalSize)")
-        }
-        return Header(
-            isCompressed: isCompressed,
-            originalSize: originalSize,
-            metadata: CacheEntry.Metadata(
-                storedAt: Date(timeIntervalSinceReferenceDate: storedAt),
-                expiresAt: expiresAt.isNaN ? nil : Date(timeIntervalSinceReferenceDate: expiresAt)),
-            checksum: checksum,
-            fullKey: hasFullKey ? UnsafeRawBufferPointer(rebasing: record[headerSize..<(headerSize + keyLength)]) : nil,
-            payload: payload)
-    }
-
+extension EntryRecord {
     /// Whether the record belongs to `key` (the stored full key matches, or neither has one).
     static func belongs(_ header: Header, to key: StorageKey) -> Bool {
         switch (header.fullKey, key.fullKey) {
@@ -119,16 +14,4 @@ enum StoredRecord {
         }
     }
 
-    /// The value, decompressed and verified.
-    static func value(of header: Header, codec: ZstdCodec) throws(DecodeFailure) -> [UInt8] {
-        if header.isCompressed {
-            do {
-                return try codec.decompress(header.payload, originalSize: header.originalSize)
-            } catch {
-                throw DecodeFailure(reason: error.description)
-            }
-        }
-        guard Checksum.of(header.payload) == header.checksum else { throw DecodeFailure(reason: "checksum mismatch") }
-        return [UInt8](header.payload)
-    }
 }

@@ -1,0 +1,167 @@
+import NIOCore
+import Synchronization
+
+/// A Redis Cluster: the slot map comes from `CLUSTER SLOTS`, each command goes to the primary that
+/// owns its key's slot, `MOVED` updates the map (and triggers a refresh) and retries, `ASK` retries
+/// once on the named node after `ASKING`. A node that stops answering makes its slots' commands
+/// fail fast (its pool backs off) until the cluster fails over and a refresh finds the new owner.
+final class ClusterRedisClient: RedisClient {
+    private struct State {
+        var owners = [Int](repeating: -1, count: HashSlot.count)
+        var nodes: [RedisEndpoint] = []
+        var pools: [RedisEndpoint: RedisConnectionPool] = [:]
+        var lastRefresh: ContinuousClock.Instant?
+    }
+
+    private let seeds: [RedisEndpoint]
+    private let group: any EventLoopGroup
+    private let options: RedisConnectionPool.Options
+    private let state = Mutex(State())
+    private static let maximumRedirections = 5
+
+    init(seeds: [RedisEndpoint], group: any EventLoopGroup, options: RedisConnectionPool.Options) {
+        self.seeds = seeds
+        self.group = group
+        self.options = options
+    }
+
+    private func pool(for endpoint: RedisEndpoint) -> RedisConnectionPool {
+        state.withLock { state in
+            if let pool = state.pools[endpoint] { return pool }
+            let pool = RedisConnectionPool(endpoint: endpoint, group: group, options: options)
+            state.pools[endpoint] = pool
+            return pool
+        }
+    }
+
+    /// Reloads the slot map from the first node that answers (known nodes first, then the seeds).
+    /// At most one reload per 100 ms unless `force`.
+    func refreshSlots(force: Bool = false) async throws(RedisError) {
+        let (candidates, skip) = state.withLock { state -> ([RedisEndpoint], Bool) in
+            if !force, let last = state.lastRefresh, ContinuousClock.now - last < .milliseconds(100) { return ([], true) }
+            state.lastRefresh = .now
+            return (state.nodes + seeds.filter { !state.nodes.contains($0) }, false)
+        }
+        if skip { return }
+        var lastError = RedisError.unavailable("no cluster node answered CLUSTER SLOTS")
+        for candidate in candidates {
+            do {
+                let connection = try await pool(for: candidate).connection()
+                let reply = try await connection.sendChecked([Array("CLUSTER".utf8), Array("SLOTS".utf8)])
+                try apply(reply, queried: candidate)
+                return
+            } catch {
+                lastError = error
+            }
+        }
+        throw lastError
+    }
+
+    private func apply(_ reply: RESPValue, queried: RedisEndpoint) throws(RedisError) {
+        guard case .array(let ranges) = reply else { throw .protocolViolation("CLUSTER SLOTS did not answer an array") }
+        var owners = [Int](repeating: -1, count: HashSlot.count)
+        var nodes: [RedisEndpoint] = []
+        for range in ranges {
+            guard case .array(let fields) = range, fields.count >= 3,
+                  case .integer(let first) = fields[0], case .integer(let last) = fields[1],
+                  case .array(let primary) = fields[2], primary.count >= 2,
+                  let host = primary[0].string, case .integer(let port) = primary[1],
+                  first >= 0, last < HashSlot.count, first <= last, (1...65535).contains(port) else {
+                throw .protocolViolation("a CLUSTER SLOTS range is malformed")
+            }
+            var endpoint = queried
+            endpoint.host = host.isEmpty || host == "?" ? queried.host : host
+            endpoint.port = Int(port)
+            endpoint.database = 0
+            let index = nodes.firstIndex(of: endpoint) ?? { nodes.append(endpoint); return nodes.count - 1 }()
+            for slot in Int(first)...Int(last) { owners[slot] = index }
+        }
+        state.withLock { state in
+            state.owners = owners
+            state.nodes = nodes
+        }
+    }
+
+    private func owner(of slot: Int) -> RedisEndpoint? {
+        state.withLock { state in
+            let index = state.owners[slot]
+            return index >= 0 ? state.nodes[index] : nil
+        }
+    }
+
+    func send(_ arguments: [[UInt8]], key: [UInt8]?) async throws(RedisError) -> RESPValue {
+        if state.withLock({ $0.nodes.isEmpty }) { try await refreshSlots(force: true) }
+        let slot = key.map(HashSlot.of) ?? 0
+        guard var target = owner(of: slot) ?? state.withLock({ $0.nodes.first }) else {
+            throw .unavailable("the cluster has no known nodes")
+        }
+        var asking = false
+        for _ in 0...Self.maximumRedirections {
+            let pool = pool(for: target)
+            let connection = try await pool.connection()
+            let reply: RESPValue
+            do {
+                reply = asking
+                    ? try await connection.pipeline([[Array("ASKING".utf8)], arguments])[1]
+                    : try await connection.send(arguments)
+            } catch {
+                pool.discard(connection)
+                // The node may have failed over: learn the new map for the next commands.
+                try? await refreshSlots()
+                throw error
+            }
+            guard case .error(let message) = reply else { return reply }
+            if var redirect = Self.redirection(message, moved: "MOVED ") {
+                redirect.username = target.username
+                redirect.password = target.password
+                state.withLock { state in
+                    let index = state.nodes.firstIndex(of: redirect) ?? { state.nodes.append(redirect); return state.nodes.count - 1 }()
+                    state.owners[slot] = index
+                }
+                try? await refreshSlots()
+                target = redirect
+                asking = false
+            } else if var redirect = Self.redirection(message, moved: "ASK ") {
+                redirect.username = target.username
+                redirect.password = target.password
+                target = redirect
+                asking = true
+            } else {
+                throw .server(message)
+            }
+        }
+        throw .server("too many cluster redirections for one command")
+    }
+
+    /// Parses `MOVED 3999 127.0.0.1:6381` (or `ASK …`), keeping the seeds' credentials.
+    private static func redirection(_ message: String, moved prefix: String) -> RedisEndpoint? {
+        guard message.hasPrefix(prefix) else { return nil }
+        let parts = message.split(separator: " ")
+        guard parts.count >= 3, let colon = parts[2].lastIndex(of: ":"), let port = Int(parts[2][parts[2].index(after: colon)...]) else { return nil }
+        return RedisEndpoint(host: String(parts[2][..<colon]), port: port)
+    }
+
+    func primaries() async throws(RedisError) -> [RedisEndpoint] {
+        if state.withLock({ $0.nodes.isEmpty }) { try await refreshSlots(force: true) }
+        return state.withLock { $0.nodes }
+    }
+
+    func send(_ arguments: [[UInt8]], to node: RedisEndpoint) async throws(RedisError) -> RESPValue {
+        let pool = pool(for: node)
+        let connection = try await pool.connection()
+        let reply: RESPValue
+        do {
+            reply = try await connection.send(arguments)
+        } catch {
+            pool.discard(connection)
+            throw error
+        }
+        if case .error(let message) = reply { throw .server(message) }
+        return reply
+    }
+
+    func close() {
+        let pools = state.withLock { Array($0.pools.values) }
+        for pool in pools { pool.close() }
+    }
+}

@@ -1,0 +1,42 @@
+import NIOCore
+
+/// Sends commands to a Redis deployment: one server, or a cluster routed by key slot.
+protocol RedisClient: Sendable {
+    /// Sends a command about `key` (nil: any node) and returns its reply; error replies throw
+    /// ``RedisError/server(_:)``.
+    func send(_ arguments: [[UInt8]], key: [UInt8]?) async throws(RedisError) -> RESPValue
+    /// The primaries holding data: the one server, or the cluster's slot owners.
+    func primaries() async throws(RedisError) -> [RedisEndpoint]
+    /// Sends a command to one node (`SCAN`, `INFO`, `DBSIZE`); error replies throw.
+    func send(_ arguments: [[UInt8]], to node: RedisEndpoint) async throws(RedisError) -> RESPValue
+    func close()
+}
+
+/// One Redis server.
+final class StandaloneRedisClient: RedisClient {
+    private let pool: RedisConnectionPool
+
+    init(endpoint: RedisEndpoint, group: any EventLoopGroup, options: RedisConnectionPool.Options) {
+        pool = RedisConnectionPool(endpoint: endpoint, group: group, options: options)
+    }
+
+    func send(_ arguments: [[UInt8]], key: [UInt8]?) async throws(RedisError) -> RESPValue {
+        let connection = try await pool.connection()
+        do throws(RedisError) {
+            let reply = try await connection.send(arguments)
+            if case .error(let message) = reply { throw RedisError.server(message) }
+            return reply
+        } catch {
+            if case .server = error {} else { pool.discard(connection) }
+            throw error
+        }
+    }
+
+    func primaries() -> [RedisEndpoint] { [pool.endpoint] }
+
+    func send(_ arguments: [[UInt8]], to node: RedisEndpoint) async throws(RedisError) -> RESPValue {
+        try await send(arguments, key: nil)
+    }
+
+    func close() { pool.close() }
+}

@@ -1,0 +1,112 @@
+import NIOCore
+import NIOPosix
+
+/// One TCP connection to one Redis server, with pipelining and a timeout on every command.
+public final class RedisConnection: Sendable {
+    public let endpoint: RedisEndpoint
+    private let channel: any Channel
+    private let commandTimeout: TimeAmount
+
+    private init(endpoint: RedisEndpoint, channel: any Channel, commandTimeout: TimeAmount) {
+        self.endpoint = endpoint
+        self.channel = channel
+        self.commandTimeout = commandTimeout
+    }
+
+    /// Connects, then logs in (`AUTH`) and selects the database when the endpoint asks for it.
+    public static func connect(
+        to endpoint: RedisEndpoint, on group: any EventLoopGroup, connectTimeout: TimeAmount, commandTimeout: TimeAmount
+    ) async throws(RedisError) -> RedisConnection {
+        let channel: any Channel
+        do {
+            channel = try await ClientBootstrap(group: group)
+                .connectTimeout(connectTimeout)
+                .channelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
+                .channelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandler(RedisCommandHandler())
+                    }
+                }
+                .connect(host: endpoint.host, port: endpoint.port)
+                .get()
+        } catch {
+            throw .connectionFailed("\(endpoint): \(error)")
+        }
+        let connection = RedisConnection(endpoint: endpoint, channel: channel, commandTimeout: commandTimeout)
+        do {
+            if let password = endpoint.password {
+                let auth = endpoint.username.map { ["AUTH", $0, password] } ?? ["AUTH", password]
+                _ = try await connection.sendChecked(auth.map { Array($0.utf8) })
+            }
+            if endpoint.database != 0 {
+                _ = try await connection.sendChecked([Array("SELECT".utf8), Array(String(endpoint.database).utf8)])
+            }
+        } catch {
+            connection.close()
+            throw error
+        }
+        return connection
+    }
+
+    /// Whether the connection is still open.
+    public var isActive: Bool { channel.isActive }
+
+    /// Sends one command and returns its reply, error replies included (the cluster layer reads
+    /// `MOVED` and `ASK` from them).
+    public func send(_ arguments: [[UInt8]]) async throws(RedisError) -> RESPValue {
+        guard channel.isActive else { throw .connectionFailed("\(endpoint): the connection is closed") }
+        let promise = channel.eventLoop.makePromise(of: RESPValue.self)
+        let channel = self.channel
+        let timeout = channel.eventLoop.scheduleTask(in: commandTimeout) {
+            channel.pipeline.fireUserInboundEventTriggered(RedisTimeoutEvent())
+        }
+        promise.futureResult.whenComplete { _ in timeout.cancel() }
+        channel.writeAndFlush(RedisRequest(arguments: arguments, promise: promise), promise: nil)
+        do {
+            return try await promise.futureResult.get()
+        } catch let error as RedisError {
+            throw error
+        } catch {
+            throw .connectionFailed("\(endpoint): \(error)")
+        }
+    }
+
+    /// Sends several commands back to back on this connection and returns their replies in order.
+    public func pipeline(_ commands: [[[UInt8]]]) async throws(RedisError) -> [RESPValue] {
+        guard channel.isActive else { throw .connectionFailed("\(endpoint): the connection is closed") }
+        let channel = self.channel
+        let futures = commands.map { command -> EventLoopFuture<RESPValue> in
+            let promise = channel.eventLoop.makePromise(of: RESPValue.self)
+            channel.write(RedisRequest(arguments: command, promise: promise), promise: nil)
+            return promise.futureResult
+        }
+        channel.flush()
+        let timeout = channel.eventLoop.scheduleTask(in: commandTimeout) {
+            channel.pipeline.fireUserInboundEventTriggered(RedisTimeoutEvent())
+        }
+        defer { timeout.cancel() }
+        var replies: [RESPValue] = []
+        for future in futures {
+            do {
+                replies.append(try await future.get())
+            } catch let error as RedisError {
+                throw error
+            } catch {
+                throw .connectionFailed("\(endpoint): \(error)")
+            }
+        }
+        return replies
+    }
+
+    /// Like ``send(_:)``, but an error reply throws ``RedisError/server(_:)``.
+    @discardableResult
+    public func sendChecked(_ arguments: [[UInt8]]) async throws(RedisError) -> RESPValue {
+        let reply = try await send(arguments)
+        if case .error(let message) = reply { throw .server(message) }
+        return reply
+    }
+
+    public func close() {
+        channel.close(promise: nil)
+    }
+}

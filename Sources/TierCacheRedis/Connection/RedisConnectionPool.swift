@@ -1,0 +1,103 @@
+import NIOCore
+import Synchronization
+
+/// Up to `size` connections to one node, opened on demand and shared: commands pipeline on them.
+/// A broken connection is dropped and replaced on the next command; after a failed connect the
+/// pool waits (backoff doubling from 50 ms to 5 s) before trying again, answering `unavailable`
+/// meanwhile, so a dead node costs callers nothing but a fast error.
+final class RedisConnectionPool: Sendable {
+    struct Options: Sendable {
+        var size: Int
+        var connectTimeout: TimeAmount
+        var commandTimeout: TimeAmount
+    }
+
+    private struct State {
+        var connections: [RedisConnection] = []
+        var connecting = 0
+        var next = 0
+        var backoff: Duration = .zero
+        var retryAfter: ContinuousClock.Instant?
+        var closed = false
+    }
+
+    let endpoint: RedisEndpoint
+    private let group: any EventLoopGroup
+    private let options: Options
+    private let state = Mutex(State())
+
+    init(endpoint: RedisEndpoint, group: any EventLoopGroup, options: Options) {
+        self.endpoint = endpoint
+        self.group = group
+        self.options = options
+    }
+
+    /// A live connection: an existing one round-robin, or a new one while below `size`.
+    func connection() async throws(RedisError) -> RedisConnection {
+        enum Choice { case use(RedisConnection), open, wait }
+        let now = ContinuousClock.now
+        let choice: Choice = try state.withLock { (state: inout State) throws(RedisError) -> Choice in
+            guard !state.closed else { throw .unavailable("\(endpoint): the pool is closed") }
+            state.connections.removeAll { !$0.isActive }
+            if let retryAfter = state.retryAfter, now < retryAfter, state.connections.isEmpty {
+                throw .unavailable("\(endpoint): reconnecting after a failure")
+            }
+            if state.connections.count + state.connecting < options.size {
+                state.connecting += 1
+                return .open
+            }
+            guard !state.connections.isEmpty else { return .wait }
+            state.next = (state.next + 1) % state.connections.count
+            return .use(state.connections[state.next])
+        }
+        switch choice {
+        case .use(let connection):
+            return connection
+        case .wait:
+            // Every slot is being opened by other callers; open one more rather than queueing.
+            state.withLock { $0.connecting += 1 }
+            return try await open()
+        case .open:
+            return try await open()
+        }
+    }
+
+    private func open() async throws(RedisError) -> RedisConnection {
+        do {
+            let connection = try await RedisConnection.connect(
+                to: endpoint, on: group, connectTimeout: options.connectTimeout, commandTimeout: options.commandTimeout)
+            let keep = state.withLock { state in
+                state.connecting -= 1
+                state.backoff = .zero
+                state.retryAfter = nil
+                guard !state.closed else { return false }
+                state.connections.append(connection)
+                return true
+            }
+            if !keep { connection.close() }
+            return connection
+        } catch {
+            state.withLock { state in
+                state.connecting -= 1
+                state.backoff = min(max(state.backoff * 2, .milliseconds(50)), .seconds(5))
+                state.retryAfter = .now + state.backoff
+            }
+            throw error
+        }
+    }
+
+    /// Forgets a connection that failed (the next command opens another).
+    func discard(_ connection: RedisConnection) {
+        connection.close()
+        state.withLock { $0.connections.removeAll { $0 === connection } }
+    }
+
+    func close() {
+        let connections = state.withLock { state in
+            state.closed = true
+            defer { state.connections = [] }
+            return state.connections
+        }
+        for connection in connections { connection.close() }
+    }
+}

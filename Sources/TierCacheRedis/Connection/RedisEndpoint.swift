@@ -1,0 +1,45 @@
+import Foundation
+
+/// Where a Redis server listens, and how to log in.
+public struct RedisEndpoint: Sendable, Hashable, CustomStringConvertible {
+    public var host: String
+    public var port: Int
+    /// The ACL user (Redis 6+); nil for the default user.
+    public var username: String?
+    /// The password for `AUTH`; nil when the server has none.
+    public var password: String?
+    /// The database for `SELECT` (standalone only; a cluster has only database 0).
+    public var database: Int
+
+    public init(host: String, port: Int = 6379, username: String? = nil, password: String? = nil, database: Int = 0) {
+        self.host = host
+        self.port = port
+        self.username = username
+        self.password = password
+        self.database = database
+    }
+
+    /// Parses `redis://[[user]:password@]host[:port][/database]`. (`rediss://`, TLS, is an
+    /// extension point not built in: see ``RedisTier/Configuration``.)
+    public init(url text: String) throws(RedisError) {
+        guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased() else {
+            throw .invalidConfiguration("\"\(text)\" is not a URL; write redis://host:port")
+        }
+        guard scheme == "redis" else {
+            throw .invalidConfiguration(scheme == "rediss" ? "TLS (rediss://) is not built in; terminate TLS in front of Redis or add a TLS handler" : "the scheme must be redis://, not \(scheme)://")
+        }
+        guard let host = components.host, !host.isEmpty else { throw .invalidConfiguration("\"\(text)\" names no host") }
+        let port = components.port ?? 6379
+        guard (1...65535).contains(port) else { throw .invalidConfiguration("port \(port) is out of range") }
+        var database = 0
+        let path = components.path.trimmingCharacters(in: CharacterSet(charactersIn: "/"))
+        if !path.isEmpty {
+            guard let number = Int(path), number >= 0 else { throw .invalidConfiguration("\"\(path)\" is not a database number") }
+            database = number
+        }
+        let user = components.user.flatMap { $0.isEmpty ? nil : $0.removingPercentEncoding ?? $0 }
+        self.init(host: host, port: port, username: user, password: components.password.map { $0.removingPercentEncoding ?? $0 }, database: database)
+    }
+
+    public var description: String { "\(host):\(port)" }
+}

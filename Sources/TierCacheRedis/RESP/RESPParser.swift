@@ -1,0 +1,112 @@
+import NIOCore
+
+/// Parses RESP2 and RESP3 replies from a `ByteBuffer`, without consuming anything until a whole
+/// reply is there. Garbage — an unknown type byte, a bad length, a line without CRLF, nesting or
+/// sizes past the limits — throws ``RedisError`` (`protocolViolation`), never crashes.
+struct RESPParser {
+    var maximumBulkLength = 512 << 20
+    var maximumAggregateCount = 1 << 20
+    var maximumDepth = 32
+    var maximumLineLength = 64 << 10
+
+    /// Parses one reply starting at the buffer's reader index: the value and the bytes it spans,
+    /// or nil when more bytes are needed.
+    func parse(_ buffer: ByteBuffer) throws(RedisError) -> (RESPValue, Int)? {
+        var offset = buffer.readerIndex
+        guard let value = try parseValue(buffer, &offset, depth: 0) else { return nil }
+        return (value, offset - buffer.readerIndex)
+    }
+
+    private func parseValue(_ buffer: ByteBuffer, _ offset: inout Int, depth: Int) throws(RedisError) -> RESPValue? {
+        guard depth <= maximumDepth else { throw .protocolViolation("replies nested more than \(maximumDepth) deep") }
+        guard let type = buffer.getInteger(at: offset, as: UInt8.self) else { return nil }
+        var cursor = offset + 1
+        guard let line = try readLine(buffer, &cursor) else { return nil }
+        let value: RESPValue
+        switch type {
+        case UInt8(ascii: "+"): value = .simpleString(String(decoding: line, as: UTF8.self))
+        case UInt8(ascii: "-"): value = .error(String(decoding: line, as: UTF8.self))
+        case UInt8(ascii: ":"): value = .integer(try integer(line))
+        case UInt8(ascii: "("): value = .bigNumber(String(decoding: line, as: UTF8.self))
+        case UInt8(ascii: "_"): value = .null
+        case UInt8(ascii: "#"):
+            guard line == [UInt8(ascii: "t")] || line == [UInt8(ascii: "f")] else { throw .protocolViolation("a boolean must be t or f") }
+            value = .boolean(line[0] == UInt8(ascii: "t"))
+        case UInt8(ascii: ","):
+            let text = String(decoding: line, as: UTF8.self)
+            guard let number = Double(text) ?? (text == "inf" ? .infinity : text == "-inf" ? -.infinity : nil) else {
+                throw .protocolViolation("\"\(text.prefix(40))\" is not a double")
+            }
+            value = .double(number)
+        case UInt8(ascii: "$"), UInt8(ascii: "="), UInt8(ascii: "!"):
+            let length = try integer(line)
+            if length == -1, type == UInt8(ascii: "$") {
+                value = .null
+                break
+            }
+            guard length >= 0, length <= maximumBulkLength else { throw .protocolViolation("a bulk string of \(length) bytes") }
+            let count = Int(length)
+            guard buffer.writerIndex - cursor >= count + 2 else { return nil }
+            guard buffer.getInteger(at: cursor + count, as: UInt8.self) == 13, buffer.getInteger(at: cursor + count + 1, as: UInt8.self) == 10 else {
+                throw .protocolViolation("a bulk string is not followed by CRLF")
+            }
+            let bytes = buffer.getBytes(at: cursor, length: count) ?? []
+            cursor += count + 2
+            switch type {
+            case UInt8(ascii: "$"): value = .bulkString(bytes)
+            case UInt8(ascii: "="): value = .bulkString(Array(bytes.dropFirst(min(4, bytes.count))))  // "txt:" prefix
+            default: value = .error(String(decoding: bytes, as: UTF8.self))
+            }
+        case UInt8(ascii: "*"), UInt8(ascii: "~"), UInt8(ascii: ">"), UInt8(ascii: "%"), UInt8(ascii: "|"):
+            let count = try integer(line)
+            if count == -1, type == UInt8(ascii: "*") {
+                value = .null
+                break
+            }
+            guard count >= 0, count <= maximumAggregateCount else { throw .protocolViolation("an aggregate of \(count) elements") }
+            let elements = type == UInt8(ascii: "%") || type == UInt8(ascii: "|") ? Int(count) * 2 : Int(count)
+            var items: [RESPValue] = []
+            items.reserveCapacity(min(elements, 1024))
+            for _ in 0..<elements {
+                guard let item = try parseValue(buffer, &cursor, depth: depth + 1) else { return nil }
+                items.append(item)
+            }
+            switch type {
+            case UInt8(ascii: "%"), UInt8(ascii: "|"):
+                value = .map(stride(from: 0, to: items.count, by: 2).map { (items[$0], items[$0 + 1]) })
+            case UInt8(ascii: ">"): value = .push(items)
+            default: value = .array(items)
+            }
+        default:
+            throw .protocolViolation("unknown reply type byte 0x\(String(type, radix: 16))")
+        }
+        offset = cursor
+        return value
+    }
+
+    /// The bytes up to CRLF, advancing past it; nil when the line is not complete yet.
+    private func readLine(_ buffer: ByteBuffer, _ cursor: inout Int) throws(RedisError) -> [UInt8]? {
+        let available = buffer.writerIndex - cursor
+        let searchLength = min(available, maximumLineLength + 2)
+        guard let view = buffer.viewBytes(at: cursor, length: searchLength) else { return nil }
+        guard let carriageReturn = view.firstIndex(of: 13) else {
+            if available > maximumLineLength + 1 { throw .protocolViolation("a reply line longer than \(maximumLineLength) bytes") }
+            return nil
+        }
+        let lineLength = carriageReturn - view.startIndex
+        guard lineLength + 1 < searchLength else { return nil }
+        guard buffer.getInteger(at: cursor + lineLength + 1, as: UInt8.self) == 10 else {
+            throw .protocolViolation("a reply line ends in CR without LF")
+        }
+        let line = buffer.getBytes(at: cursor, length: lineLength) ?? []
+        cursor += lineLength + 2
+        return line
+    }
+
+    private func integer(_ line: [UInt8]) throws(RedisError) -> Int64 {
+        guard let value = Int64(String(decoding: line, as: UTF8.self)) else {
+            throw .protocolViolation("\"\(String(decoding: line.prefix(40), as: UTF8.self))\" is not an integer")
+        }
+        return value
+    }
+}

@@ -1,0 +1,67 @@
+import TierCache
+
+extension RedisTier {
+    /// How a ``RedisTier`` reaches Redis and what it stores there.
+    ///
+    /// Capacity is enforced by Redis itself: set the server's `maxmemory` and an eviction policy
+    /// (`maxmemory-policy allkeys-lru`; see the README for the recommended settings). `capacity`
+    /// here is the share of that memory this tier may assume, used for the per-entry size rule and
+    /// reported as the tier's capacity.
+    ///
+    /// TLS is an extension point, not built in: put a TLS terminator (stunnel, a service mesh) in
+    /// front of Redis, or add a NIOSSL handler to ``RedisConnection``'s pipeline in a fork.
+    public struct Configuration: Sendable {
+        public enum Deployment: Sendable, Hashable {
+            /// One server (with `AUTH` and `SELECT` from the endpoint).
+            case standalone(RedisEndpoint)
+            /// A Redis Cluster, discovered from any of these nodes.
+            case cluster(seeds: [RedisEndpoint])
+        }
+
+        /// What to do when Redis fails.
+        public enum FailureMode: Sendable, Hashable {
+            /// Lookups miss and stores, removals and usage throw ``TierCacheError`` (which
+            /// ``TieredCache`` counts and carries on from): the request path never waits on a dead Redis
+            /// beyond one timeout, and not at all while the circuit breaker is open.
+            case degrade
+            /// Lookups throw too.
+            case throwErrors
+        }
+
+        public var deployment: Deployment
+        /// Prefixed to every key, so several caches (or applications) share one Redis.
+        public var keyPrefix: String
+        /// The memory this tier may use, in bytes (match it to Redis's `maxmemory`).
+        public var capacity: Int
+        /// The largest entry, as a fraction of `capacity` (URLCache's 5% by default).
+        public var maxEntryFraction: Double
+        /// zstd level for values (the same codec and record format as the LMDB tier).
+        public var compressionLevel: Int32
+        public var connectionsPerNode: Int
+        public var connectTimeout: Duration
+        public var commandTimeout: Duration
+        public var failureMode: FailureMode
+        /// Consecutive failures that open the circuit breaker, and how long it stays open.
+        public var breakerThreshold: Int
+        public var breakerOpenDuration: Duration
+
+        public init(
+            deployment: Deployment, keyPrefix: String = "tiercache:", capacity: Int,
+            maxEntryFraction: Double = EntrySizeLimit.urlCacheDefaultFraction, compressionLevel: Int32 = 1,
+            connectionsPerNode: Int = 2, connectTimeout: Duration = .seconds(1), commandTimeout: Duration = .milliseconds(500),
+            failureMode: FailureMode = .degrade, breakerThreshold: Int = 5, breakerOpenDuration: Duration = .seconds(2)
+        ) {
+            self.deployment = deployment
+            self.keyPrefix = keyPrefix
+            self.capacity = capacity
+            self.maxEntryFraction = maxEntryFraction
+            self.compressionLevel = compressionLevel
+            self.connectionsPerNode = connectionsPerNode
+            self.connectTimeout = connectTimeout
+            self.commandTimeout = commandTimeout
+            self.failureMode = failureMode
+            self.breakerThreshold = breakerThreshold
+            self.breakerOpenDuration = breakerOpenDuration
+        }
+    }
+}

@@ -1,0 +1,268 @@
+import Foundation
+import NIOCore
+import Synchronization
+import NIOPosix
+import TierCache
+import TierCacheCompression
+
+/// A ``CacheTier`` in a shared Redis or Redis Cluster, for fleets whose machines should share the
+/// tier below their own memory and disk.
+///
+/// Values are stored in the same compressed, checksummed record as ``LMDBTier``'s (zstd), with a
+/// TTL (`SET … PX`) from the entry's expiry hint. A record that fails to decode is a miss, is
+/// deleted and is counted. Failures are counted as errors and, by default, turn into misses; a
+/// circuit breaker makes a dead Redis cost nothing while it is open.
+///
+/// ```swift
+/// let redis = try RedisTier(configuration: .init(
+///     deployment: .standalone(try RedisEndpoint(url: "redis://127.0.0.1:6379")), capacity: 1 << 30))
+/// let cache = TieredCache(tiers: [try MemoryTier(capacity: 64 << 20), disk, redis])
+/// ```
+public final class RedisTier: CacheTier {
+    public let name: String
+    public var medium: TierMedium { .remote }
+    public let configuration: Configuration
+
+    private let client: any RedisClient
+    private let codec: ZstdCodec
+    private let sizeLimit: EntrySizeLimit
+    private let counters = TierCounters()
+    private let breaker: CircuitBreaker
+    private let prefix: [UInt8]
+    /// `SCAN MATCH` pattern for this tier's keys: the prefix, glob characters escaped, then `*`.
+    private let scanPattern: [UInt8]
+    private let evictionBaseline = Mutex<Int?>(nil)
+
+    public init(configuration: Configuration, name: String = "redis", eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) throws(TierCacheError) {
+        guard configuration.capacity > 0 else { throw TierCacheError(.invalidConfiguration, "a Redis tier's capacity must be positive") }
+        guard configuration.connectionsPerNode > 0 else { throw TierCacheError(.invalidConfiguration, "connectionsPerNode must be at least 1") }
+        guard configuration.commandTimeout > .zero, configuration.connectTimeout > .zero else {
+            throw TierCacheError(.invalidConfiguration, "timeouts must be positive")
+        }
+        guard configuration.breakerThreshold > 0 else { throw TierCacheError(.invalidConfiguration, "breakerThreshold must be at least 1") }
+        guard let codec = ZstdCodec(level: configuration.compressionLevel) else {
+            throw TierCacheError(.invalidConfiguration, "zstd level \(configuration.compressionLevel) is out of range")
+        }
+        self.sizeLimit = try EntrySizeLimit(fraction: configuration.maxEntryFraction, capacity: configuration.capacity)
+        self.name = name
+        self.configuration = configuration
+        self.codec = codec
+        self.prefix = Array(configuration.keyPrefix.utf8)
+        self.scanPattern = Array(configuration.keyPrefix.utf8).flatMap { byte -> [UInt8] in
+            Array("*?[]\\".utf8).contains(byte) ? [UInt8(ascii: "\\"), byte] : [byte]
+        } + [UInt8(ascii: "*")]
+        self.breaker = CircuitBreaker(options: .init(failureThreshold: configuration.breakerThreshold, openDuration: configuration.breakerOpenDuration))
+        let options = RedisConnectionPool.Options(
+            size: configuration.connectionsPerNode,
+            connectTimeout: Self.timeAmount(configuration.connectTimeout),
+            commandTimeout: Self.timeAmount(configuration.commandTimeout))
+        switch configuration.deployment {
+        case .standalone(let endpoint):
+            client = StandaloneRedisClient(endpoint: endpoint, group: eventLoopGroup, options: options)
+        case .cluster(let seeds):
+            guard !seeds.isEmpty else { throw TierCacheError(.invalidConfiguration, "a cluster needs at least one seed node") }
+            client = ClusterRedisClient(seeds: seeds, group: eventLoopGroup, options: options)
+        }
+    }
+
+    deinit { client.close() }
+
+    private static func timeAmount(_ duration: Duration) -> TimeAmount {
+        .nanoseconds(duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
+    }
+
+    private func redisKey(_ key: CacheKey) -> [UInt8] { prefix + Array(key.rawValue.utf8) }
+
+    /// Runs a command through the circuit breaker, counting failures.
+    private func run(_ arguments: [[UInt8]], key: [UInt8]?) async throws(RedisError) -> RESPValue {
+        guard breaker.allows() else {
+            counters.errors.add(1, ordering: .relaxed)
+            throw .unavailable("the circuit breaker is open after repeated failures")
+        }
+        do {
+            let reply = try await client.send(arguments, key: key)
+            breaker.recordSuccess()
+            return reply
+        } catch {
+            // A server error reply means Redis is up; anything else counts towards opening the breaker.
+            if case .server = error { breaker.recordSuccess() } else { breaker.recordFailure() }
+            counters.errors.add(1, ordering: .relaxed)
+            throw error
+        }
+    }
+
+    private func tierError(_ error: RedisError) -> TierCacheError {
+        TierCacheError(.storageFailure, "\(name): \(error)")
+    }
+
+    public func entry(forKey key: CacheKey) async throws -> CacheEntry? {
+        let redisKey = redisKey(key)
+        let reply: RESPValue
+        do {
+            reply = try await run([Array("GET".utf8), redisKey], key: redisKey)
+        } catch {
+            counters.recordLookup(hit: false)
+            if configuration.failureMode == .throwErrors { throw tierError(error) }
+            return nil
+        }
+        guard case .bulkString(let record) = reply else {
+            counters.recordLookup(hit: false)
+            return nil
+        }
+        let decoded: CacheEntry
+        do {
+            decoded = try record.withUnsafeBytes { bytes throws(EntryRecord.DecodeFailure) in
+                let header = try EntryRecord.header(of: bytes)
+                guard header.fullKey == nil else { throw EntryRecord.DecodeFailure(reason: "unexpected key in a Redis record") }
+                let value = try EntryRecord.value(of: header, codec: codec)
+                return CacheEntry(value: value, storedAt: header.metadata.storedAt, expiresAt: header.metadata.expiresAt)
+            }
+        } catch {
+            counters.corruptionsRemoved.add(1, ordering: .relaxed)
+            counters.recordLookup(hit: false)
+            _ = try? await run([Array("DEL".utf8), redisKey], key: redisKey)
+            return nil
+        }
+        if decoded.metadata.isExpired(at: Date()) {
+            // Redis's TTL normally removes it first; clocks differ by a little.
+            counters.expirations.add(1, ordering: .relaxed)
+            counters.recordLookup(hit: false)
+            return nil
+        }
+        counters.recordLookup(hit: true)
+        return decoded
+    }
+
+    public func store(_ entry: CacheEntry, forKey key: CacheKey) async throws -> StoreOutcome {
+        let now = Date()
+        if entry.metadata.isExpired(at: now) {
+            counters.record(.refused(.alreadyExpired))
+            try await removeEntry(forKey: key)
+            return .refused(.alreadyExpired)
+        }
+        guard entry.value.count <= EntryRecord.maximumValueSize else {
+            counters.record(.refused(.tooLarge(size: entry.value.count, limit: sizeLimit.maxBytes)))
+            try await removeEntry(forKey: key)
+            return .refused(.tooLarge(size: entry.value.count, limit: sizeLimit.maxBytes))
+        }
+        let record = EntryRecord.encode(entry, fullKey: nil, codec: codec)
+        let redisKey = redisKey(key)
+        guard sizeLimit.admits(record.count + redisKey.count) else {
+            let outcome = StoreOutcome.refused(.tooLarge(size: record.count + redisKey.count, limit: sizeLimit.maxBytes))
+            counters.record(outcome)
+            try await removeEntry(forKey: key)
+            return outcome
+        }
+        if evictionBaseline.withLock({ $0 == nil }), let evicted = await serverEvictions() {
+            evictionBaseline.withLock { if $0 == nil { $0 = evicted } }
+        }
+        var command: [[UInt8]] = [Array("SET".utf8), redisKey, record]
+        if let expiresAt = entry.metadata.expiresAt {
+            let milliseconds = max(1, Int64((expiresAt.timeIntervalSince(now) * 1000).rounded(.up)))
+            command += [Array("PX".utf8), Array(String(milliseconds).utf8)]
+        }
+        do {
+            _ = try await run(command, key: redisKey)
+        } catch {
+            throw tierError(error)
+        }
+        counters.record(.stored)
+        return .stored
+    }
+
+    public func removeEntry(forKey key: CacheKey) async throws {
+        let redisKey = redisKey(key)
+        do {
+            _ = try await run([Array("DEL".utf8), redisKey], key: redisKey)
+        } catch {
+            throw tierError(error)
+        }
+    }
+
+    /// Deletes every key under the prefix, on every primary (`SCAN` + `UNLINK`), never other keys.
+    public func removeAll() async throws {
+        do throws(RedisError) {
+            for node in try await client.primaries() {
+                var cursor: [UInt8] = Array("0".utf8)
+                repeat {
+                    let reply = try await client.send(
+                        [Array("SCAN".utf8), cursor, Array("MATCH".utf8), scanPattern, Array("COUNT".utf8), Array("1000".utf8)], to: node)
+                    guard case .array(let parts) = reply, parts.count == 2, let next = parts[0].bytes, case .array(let keys) = parts[1] else {
+                        throw .protocolViolation("SCAN answered something else than [cursor, keys]")
+                    }
+                    for case .bulkString(let key) in keys {
+                        _ = try await run([Array("UNLINK".utf8), key], key: key)
+                    }
+                    cursor = next
+                } while cursor != Array("0".utf8)
+            }
+        } catch {
+            throw tierError(error)
+        }
+    }
+
+    /// This tier's entries and their stored bytes (key and record), counted under its prefix with
+    /// `SCAN` + `STRLEN` on every primary: O(entries), meant for statistics and reports, not for
+    /// the request path. The capacity is ``Configuration/capacity``; Redis's own `maxmemory`
+    /// enforces it, with the memory Redis adds per key on top of these bytes.
+    public func usage() async throws -> TierUsage {
+        do throws(RedisError) {
+            var bytes = 0
+            var entries = 0
+            for node in try await client.primaries() {
+                var cursor: [UInt8] = Array("0".utf8)
+                repeat {
+                    let reply = try await client.send(
+                        [Array("SCAN".utf8), cursor, Array("MATCH".utf8), scanPattern, Array("COUNT".utf8), Array("1000".utf8)], to: node)
+                    guard case .array(let parts) = reply, parts.count == 2, let next = parts[0].bytes, case .array(let keys) = parts[1] else {
+                        throw .protocolViolation("SCAN answered something else than [cursor, keys]")
+                    }
+                    for case .bulkString(let key) in keys {
+                        let length = try await client.send([Array("STRLEN".utf8), key], to: node)
+                        if case .integer(let count) = length, count > 0 {
+                            entries += 1
+                            bytes += Int(count) + key.count
+                        }
+                    }
+                    cursor = next
+                } while cursor != Array("0".utf8)
+            }
+            return TierUsage(bytes: bytes, entries: entries, capacity: configuration.capacity, maxEntryBytes: sizeLimit.maxBytes)
+        } catch {
+            throw tierError(error)
+        }
+    }
+
+    /// Keys Redis evicted (`evicted_keys` of `INFO stats`, summed over the primaries) since this
+    /// tier's first store. Redis counts per server, not per prefix: exact when the tier has its Redis
+    /// to itself, as the README recommends.
+    private func serverEvictions() async -> Int? {
+        do throws(RedisError) {
+            var total = 0
+            for node in try await client.primaries() {
+                let text = try await client.send([Array("INFO".utf8), Array("stats".utf8)], to: node).string ?? ""
+                for line in text.split(whereSeparator: \.isNewline) where line.hasPrefix("evicted_keys:") {
+                    total += Int(line.dropFirst("evicted_keys:".count)) ?? 0
+                }
+            }
+            return total
+        } catch {
+            return nil
+        }
+    }
+
+    public func statistics() async -> TierStatistics {
+        var statistics = counters.snapshot(usage: try? await usage())
+        if let evicted = await serverEvictions() {
+            let baseline = evictionBaseline.withLock { baseline in
+                if baseline == nil { baseline = evicted }
+                return baseline ?? evicted
+            }
+            statistics.evictions = max(0, evicted - baseline)
+        }
+        return statistics
+    }
+
+    /// Whether the circuit breaker is open (Redis is being skipped after repeated failures).
+    public var isCircuitOpen: Bool { breaker.isOpen }
+}
