@@ -263,6 +263,9 @@ public final class RedisTier: CacheTier {
         return statistics
     }
 
+    /// The counters without the usage and eviction queries ``statistics()`` makes.
+    public var counterSnapshot: TierStatistics { counters.snapshot(usage: nil) }
+
     /// Whether the circuit breaker is open (Redis is being skipped after repeated failures).
     public var isCircuitOpen: Bool { breaker.isOpen }
 }

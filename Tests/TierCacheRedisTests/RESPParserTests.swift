@@ -1,0 +1,88 @@
+import NIOCore
+import Testing
+@testable import TierCacheRedis
+
+@Suite struct RESPParserTests {
+    private func parse(_ text: String, parser: RESPParser = RESPParser()) throws -> (RESPValue, Int)? {
+        try parser.parse(ByteBuffer(string: text))
+    }
+
+    @Test func resp2Replies() throws {
+        #expect(try parse("+OK\r\n")?.0 == .simpleString("OK"))
+        #expect(try parse("-ERR wrong\r\n")?.0 == .error("ERR wrong"))
+        #expect(try parse(":-42\r\n")?.0 == .integer(-42))
+        #expect(try parse("$5\r\nhello\r\n")?.0 == .bulkString(Array("hello".utf8)))
+        #expect(try parse("$0\r\n\r\n")?.0 == .bulkString([]))
+        #expect(try parse("$-1\r\n")?.0 == .null)
+        #expect(try parse("*-1\r\n")?.0 == .null)
+        #expect(try parse("*2\r\n$1\r\na\r\n:1\r\n")?.0 == .array([.bulkString([97]), .integer(1)]))
+        // A binary bulk string may contain CRLF.
+        #expect(try parse("$4\r\n\r\n\r\n\r\n")?.0 == .bulkString([13, 10, 13, 10]))
+    }
+
+    @Test func resp3Replies() throws {
+        #expect(try parse("_\r\n")?.0 == .null)
+        #expect(try parse("#t\r\n")?.0 == .boolean(true))
+        #expect(try parse(",3.5\r\n")?.0 == .double(3.5))
+        #expect(try parse(",inf\r\n")?.0 == .double(.infinity))
+        #expect(try parse("(12345678901234567890\r\n")?.0 == .bigNumber("12345678901234567890"))
+        #expect(try parse("%1\r\n+a\r\n:1\r\n")?.0 == .map([(.simpleString("a"), .integer(1))]))
+        #expect(try parse("~1\r\n:1\r\n")?.0 == .array([.integer(1)]))
+        #expect(try parse(">2\r\n+message\r\n+x\r\n")?.0 == .push([.simpleString("message"), .simpleString("x")]))
+        #expect(try parse("=7\r\ntxt:abc\r\n")?.0 == .bulkString(Array("abc".utf8)))
+        #expect(try parse("!3\r\nERR\r\n")?.0 == .error("ERR"))
+    }
+
+    @Test func incompleteRepliesWaitForMoreBytes() throws {
+        let whole = "*2\r\n$5\r\nhello\r\n:7\r\n"
+        for length in 0..<whole.utf8.count {
+            // Cut by bytes ("\r\n" is one Character).
+            let cut = String(decoding: Array(whole.utf8.prefix(length)), as: UTF8.self)
+            #expect(try parse(cut) == nil, "prefix \(length)")
+        }
+        #expect(try parse(whole)?.1 == whole.utf8.count)
+    }
+
+    @Test(arguments: ["?what\r\n", ":12x\r\n", "$abc\r\n", "$3\r\nabcd\r\n", "#x\r\n", ",nope\r\n", "+OK\rX", "$-2\r\n", "*-5\r\n"])
+    func garbageIsAProtocolViolation(_ text: String) {
+        #expect(throws: RedisError.self) { try parse(text) }
+    }
+
+    @Test func limitsAreEnforced() {
+        var parser = RESPParser()
+        parser.maximumBulkLength = 10
+        parser.maximumAggregateCount = 2
+        parser.maximumDepth = 2
+        parser.maximumLineLength = 8
+        #expect(throws: RedisError.self) { try parse("$11\r\n", parser: parser) }
+        #expect(throws: RedisError.self) { try parse("*3\r\n", parser: parser) }
+        #expect(throws: RedisError.self) { try parse("*1\r\n*1\r\n*1\r\n*1\r\n:1\r\n", parser: parser) }
+        #expect(throws: RedisError.self) { try parse("+" + String(repeating: "x", count: 20), parser: parser) }
+    }
+}
+
+@Suite struct HashSlotTests {
+    @Test func slotsMatchTheClusterSpecification() {
+        #expect(HashSlot.crc16(Array("123456789".utf8)[...]) == 0x31C3)
+        #expect(HashSlot.of(Array("foo".utf8)) == 12182)
+        #expect(HashSlot.of(Array("bar".utf8)) == 5061)
+    }
+
+    @Test func hashTagsGroupKeys() {
+        let following = HashSlot.of(Array("{user1000}.following".utf8))
+        #expect(following == HashSlot.of(Array("{user1000}.followers".utf8)))
+        #expect(following == HashSlot.of(Array("user1000".utf8)))
+        // An empty tag does not count: the whole key is hashed.
+        #expect(HashSlot.of(Array("foo{}{bar}".utf8)) == Int(HashSlot.crc16(Array("foo{}{bar}".utf8)[...]) % 16384))
+        #expect(HashSlot.of(Array("foo{{bar}}zap".utf8)) == HashSlot.of(Array("{bar".utf8)))
+    }
+
+    @Test func endpointsParse() throws {
+        let endpoint = try RedisEndpoint(url: "redis://app:s%40cret@cache.internal:6380/3")
+        #expect(endpoint == RedisEndpoint(host: "cache.internal", port: 6380, username: "app", password: "s@cret", database: 3))
+        #expect(try RedisEndpoint(url: "redis://:pw@h").password == "pw")
+        for bad in ["cache:6379", "http://h", "rediss://h", "redis://h/x", "redis://"] {
+            #expect(throws: RedisError.self, "\(bad)") { try RedisEndpoint(url: bad) }
+        }
+    }
+}

@@ -1,0 +1,53 @@
+import Foundation
+import Testing
+import TierCache
+@testable import TierCacheRedis
+
+/// Redis failing in the ways production sees: garbage, broken connections, silence, a dead port.
+@Suite struct RedisFailureTests {
+    private func tier(port: Int, mode: RedisTier.Configuration.FailureMode = .degrade, threshold: Int = 5) throws -> RedisTier {
+        try RedisTier(configuration: .init(
+            deployment: .standalone(RedisEndpoint(host: "127.0.0.1", port: port)), capacity: 1 << 20,
+            connectTimeout: .milliseconds(500), commandTimeout: .milliseconds(200), failureMode: mode,
+            breakerThreshold: threshold, breakerOpenDuration: .seconds(60)))
+    }
+
+    @Test(arguments: [MisbehavingServer.Behaviour.garbage, .closeMidReply, .silent])
+    func brokenServersAreMissesNotCrashes(_ behaviour: MisbehavingServer.Behaviour) async throws {
+        let server = try await MisbehavingServer(behaviour)
+        let tier = try tier(port: server.port)
+        let key = try CacheKey("k")
+        #expect(try await tier.entry(forKey: key) == nil)
+        await #expect(throws: TierCacheError.self) { try await tier.store(CacheEntry(value: [1], storedAt: Date()), forKey: key) }
+        let statistics = tier.counterSnapshot
+        #expect(statistics.errors == 2 && statistics.misses == 1)
+        let strict = try self.tier(port: server.port, mode: .throwErrors)
+        await #expect(throws: TierCacheError.self) { try await strict.entry(forKey: key) }
+        try await server.shutdown()
+    }
+
+    @Test func aClosedPortIsAMissAndTheBreakerOpens() async throws {
+        let server = try await MisbehavingServer(.silent)
+        let port = server.port
+        try await server.shutdown()  // nothing listens there now
+        let tier = try tier(port: port, threshold: 3)
+        let key = try CacheKey("k")
+        for _ in 0..<3 { #expect(try await tier.entry(forKey: key) == nil) }
+        #expect(tier.isCircuitOpen)
+        // While open, nothing is tried: still a miss, counted as an error.
+        #expect(try await tier.entry(forKey: key) == nil)
+        #expect(tier.counterSnapshot.errors == 4)
+    }
+
+    @Test func invalidConfigurationsAreRejected() {
+        let endpoint = RedisEndpoint(host: "127.0.0.1", port: 1)
+        #expect(throws: TierCacheError.self) { try RedisTier(configuration: .init(deployment: .standalone(endpoint), capacity: 0)) }
+        #expect(throws: TierCacheError.self) { try RedisTier(configuration: .init(deployment: .cluster(seeds: []), capacity: 1 << 20)) }
+        #expect(throws: TierCacheError.self) {
+            try RedisTier(configuration: .init(deployment: .standalone(endpoint), capacity: 1 << 20, commandTimeout: .zero))
+        }
+        #expect(throws: TierCacheError.self) {
+            try RedisTier(configuration: .init(deployment: .standalone(endpoint), capacity: 1 << 20, maxEntryFraction: 2))
+        }
+    }
+}

@@ -1,0 +1,109 @@
+import Foundation
+import Testing
+import TierCache
+@testable import TierCacheRedis
+
+/// A real Redis killed and restarted under the tier; a real cluster resharded under it.
+@Suite struct RedisRecoveryTests {
+    @Test(.enabled(if: RedisProcess.serverPath != nil, "redis-server is not installed"))
+    func aKilledServerIsMissesUntilItComesBack() async throws {
+        let server = try await RedisProcess()
+        let tier = try RedisTier(configuration: .init(
+            deployment: .standalone(RedisEndpoint(host: "127.0.0.1", port: server.port)), capacity: 1 << 20,
+            commandTimeout: .milliseconds(300), breakerThreshold: 2, breakerOpenDuration: .milliseconds(100)))
+        let key = try CacheKey("survivor")
+        #expect(try await tier.store(CacheEntry(value: [1, 2, 3], storedAt: Date()), forKey: key) == .stored)
+        #expect(try await tier.entry(forKey: key)?.value == [1, 2, 3])
+
+        server.kill()
+        for _ in 0..<5 { #expect(try await tier.entry(forKey: key) == nil) }
+        #expect(tier.counterSnapshot.errors >= 5)
+
+        try await server.start()  // empty again: no persistence
+        // The pool's backoff (at most 5 s) and the breaker (100 ms) let a retry through soon.
+        var recovered = false
+        for _ in 0..<150 where !recovered {
+            recovered = (try? await tier.store(CacheEntry(value: [4], storedAt: Date()), forKey: key)) == .stored
+            if !recovered { try await Task.sleep(for: .milliseconds(50)) }
+        }
+        #expect(recovered, "the tier did not reconnect after the server came back")
+        #expect(try await tier.entry(forKey: key)?.value == [4])
+    }
+
+    @Test(.enabled(if: RedisServers.available && RedisProcess.cliPath != nil, RedisServers.missingMessage))
+    func reshardingIsFollowedThroughASKAndMOVED() async throws {
+        let seeds = try #require(RedisServers.clusterSeeds)
+        let tier = try RedisServers.tier(cluster: true, prefix: "reshard:\(UUID().uuidString):")
+        let key = try CacheKey("moving")
+        #expect(try await tier.store(CacheEntry(value: [7], storedAt: Date()), forKey: key) == .stored)
+        let redisKey = tier.configuration.keyPrefix + key.rawValue
+        let slot = HashSlot.of(Array(redisKey.utf8))
+        let cli = RedisCLI(seeds: seeds)
+        let source = try cli.owner(of: slot)
+        let target = try #require(seeds.first { $0 != source })
+        let sourceID = try cli.run(source, "CLUSTER", "MYID")
+        let targetID = try cli.run(target, "CLUSTER", "MYID")
+
+        // Mid-migration: the key has moved, the slot not yet — the source answers ASK.
+        _ = try cli.run(target, "CLUSTER", "SETSLOT", "\(slot)", "IMPORTING", sourceID)
+        _ = try cli.run(source, "CLUSTER", "SETSLOT", "\(slot)", "MIGRATING", targetID)
+        _ = try cli.run(source, "MIGRATE", target.host, "\(target.port)", redisKey, "0", "5000")
+        #expect(try await tier.entry(forKey: key)?.value == [7], "ASK was not followed")
+
+        // Migration finished: every node says the target owns the slot — the source answers MOVED.
+        for node in seeds { _ = try cli.run(node, "CLUSTER", "SETSLOT", "\(slot)", "NODE", targetID) }
+        #expect(try await tier.entry(forKey: key)?.value == [7], "MOVED was not followed")
+        #expect(try await tier.store(CacheEntry(value: [8], storedAt: Date()), forKey: key) == .stored)
+        #expect(try await tier.entry(forKey: key)?.value == [8])
+        #expect(tier.counterSnapshot.errors == 0)
+    }
+}
+
+extension RedisProcess {
+    static var cliPath: String? {
+        serverPath.map { URL(fileURLWithPath: $0).deletingLastPathComponent().appendingPathComponent("redis-cli").path }
+            .flatMap { FileManager.default.isExecutableFile(atPath: $0) ? $0 : nil }
+    }
+}
+
+/// Runs redis-cli against one node (for cluster administration the tier itself never does).
+struct RedisCLI {
+    let seeds: [RedisEndpoint]
+
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    func run(_ node: RedisEndpoint, _ arguments: String...) throws -> String {
+        guard let path = RedisProcess.cliPath else { throw Failure(description: "redis-cli is missing") }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = ["-h", node.host, "-p", "\(node.port)"] + arguments
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard process.terminationStatus == 0, !text.hasPrefix("ERR") else { throw Failure(description: "redis-cli \(arguments): \(text)") }
+        return text
+    }
+
+    /// The primary serving `slot`, from CLUSTER SHARDS-free parsing of CLUSTER NODES.
+    func owner(of slot: Int) throws -> RedisEndpoint {
+        let nodes = try run(seeds[0], "CLUSTER", "NODES")
+        for line in nodes.split(separator: "\n") {
+            let fields = line.split(separator: " ")
+            guard fields.count >= 9, fields[2].contains("master") else { continue }
+            let address = fields[1].split(separator: "@")[0]
+            for range in fields[8...] where !range.hasPrefix("[") {
+                let bounds = range.split(separator: "-").compactMap { Int($0) }
+                if let low = bounds.first, let high = bounds.last, (low...high).contains(slot),
+                   let colon = address.lastIndex(of: ":"), let port = Int(address[address.index(after: colon)...]) {
+                    return RedisEndpoint(host: String(address[..<colon]), port: port)
+                }
+            }
+        }
+        throw Failure(description: "no primary owns slot \(slot)")
+    }
+}
