@@ -30,6 +30,44 @@ import TierCache
         #expect(try await tier.entry(forKey: key)?.value == [4])
     }
 
+    @Test(.enabled(if: RedisProcess.cliPath != nil, "redis-server and redis-cli are not installed"))
+    func aKilledClusterNodeCostsOnlyItsOwnSlots() async throws {
+        // A cluster of its own (the shared one stays whole for the other tests), which keeps
+        // serving the slots it still covers when a primary dies.
+        let options = ["--cluster-enabled", "yes", "--cluster-node-timeout", "1000", "--cluster-require-full-coverage", "no"]
+        var nodes: [RedisProcess] = []
+        for _ in 0..<3 { nodes.append(try await RedisProcess(arguments: options)) }
+        let endpoints = nodes.map { RedisEndpoint(host: "127.0.0.1", port: $0.port) }
+        let cli = RedisCLI(seeds: endpoints)
+        _ = try cli.runTool(["--cluster", "create"] + endpoints.map { "\($0.host):\($0.port)" } + ["--cluster-replicas", "0", "--cluster-yes"])
+        try await cli.waitForState("ok", on: endpoints[0])
+
+        let tier = try RedisTier(configuration: .init(
+            deployment: .cluster(seeds: endpoints), capacity: 1 << 20, commandTimeout: .milliseconds(300),
+            breakerThreshold: 1_000, breakerOpenDuration: .milliseconds(100)))
+        let keys = try (0..<60).map { try CacheKey("spread-\($0)") }
+        for key in keys { #expect(try await tier.store(CacheEntry(value: [9], storedAt: Date()), forKey: key) == .stored) }
+        let victim = endpoints[1]
+        let onVictim = try keys.filter { try cli.owner(of: HashSlot.of(Array(("tiercache:" + $0.rawValue).utf8))) == victim }
+        #expect(!onVictim.isEmpty && onVictim.count < keys.count)
+
+        nodes[1].kill()
+        for key in keys {
+            let value = try await tier.entry(forKey: key)
+            #expect(onVictim.contains(key) ? value == nil : value?.value == [9], "\(key)")
+        }
+
+        try await nodes[1].start()  // rejoins with its nodes.conf, empty
+        try await cli.waitForState("ok", on: endpoints[0])
+        var recovered = false
+        for _ in 0..<150 where !recovered {
+            recovered = (try? await tier.store(CacheEntry(value: [10], storedAt: Date()), forKey: onVictim[0])) == .stored
+            if !recovered { try await Task.sleep(for: .milliseconds(50)) }
+        }
+        #expect(recovered, "the tier did not recover the restarted node's slots")
+        #expect(try await tier.entry(forKey: onVictim[0])?.value == [10])
+    }
+
     @Test(.enabled(if: RedisServers.available && RedisProcess.cliPath != nil, RedisServers.missingMessage))
     func reshardingIsFollowedThroughASKAndMOVED() async throws {
         let seeds = try #require(RedisServers.clusterSeeds)
@@ -87,6 +125,32 @@ struct RedisCLI {
         let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         guard process.terminationStatus == 0, !text.hasPrefix("ERR") else { throw Failure(description: "redis-cli \(arguments): \(text)") }
         return text
+    }
+
+    /// Runs redis-cli with its own arguments (`--cluster create …`).
+    func runTool(_ arguments: [String]) throws -> String {
+        guard let path = RedisProcess.cliPath else { throw Failure(description: "redis-cli is missing") }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let text = String(decoding: data, as: UTF8.self)
+        guard process.terminationStatus == 0 else { throw Failure(description: "redis-cli \(arguments): \(text)") }
+        return text
+    }
+
+    /// Waits (at most 10 s) until `CLUSTER INFO` on `node` reports `cluster_state:STATE`.
+    func waitForState(_ state: String, on node: RedisEndpoint) async throws {
+        for _ in 0..<400 {
+            if (try? run(node, "CLUSTER", "INFO"))?.contains("cluster_state:\(state)") == true { return }
+            try await Task.sleep(for: .milliseconds(25))
+        }
+        throw Failure(description: "the cluster did not reach cluster_state:\(state)")
     }
 
     /// The primary serving `slot`, from CLUSTER SHARDS-free parsing of CLUSTER NODES.
