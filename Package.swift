@@ -111,7 +111,7 @@ let package = Package(
         .testTarget(
             name: "TierCacheRedisTests",
             dependencies: [
-                "TierCacheRedis", "TierCache", "TierCacheTesting",
+                "TierCacheRedis", "TierCache", "TierCacheTesting", "TierCacheLMDB",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
