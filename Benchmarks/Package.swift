@@ -37,6 +37,16 @@ let package = Package(
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
         .executableTarget(
+            name: "RedisBenchmarks",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "TierCache", package: "TierCache"),
+                .product(name: "TierCacheRedis", package: "TierCache"),
+            ],
+            path: "Benchmarks/RedisBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+        .executableTarget(
             name: "SimulationBenchmarks",
             dependencies: [
                 .product(name: "Benchmark", package: "benchmark"),

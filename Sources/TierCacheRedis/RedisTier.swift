@@ -182,22 +182,25 @@ public final class RedisTier: CacheTier {
     /// Deletes every key under the prefix, on every primary (`SCAN` + `UNLINK`), never other keys.
     public func removeAll() async throws {
         do throws(RedisError) {
-            for node in try await client.primaries() {
-                var cursor: [UInt8] = Array("0".utf8)
-                repeat {
-                    let reply = try await client.send(
-                        [Array("SCAN".utf8), cursor, Array("MATCH".utf8), scanPattern, Array("COUNT".utf8), Array("1000".utf8)], to: node)
-                    guard case .array(let parts) = reply, parts.count == 2, let next = parts[0].bytes, case .array(let keys) = parts[1] else {
-                        throw .protocolViolation("SCAN answered something else than [cursor, keys]")
-                    }
-                    for case .bulkString(let key) in keys {
-                        _ = try await run([Array("UNLINK".utf8), key], key: key)
-                    }
-                    cursor = next
-                } while cursor != Array("0".utf8)
-            }
+            try await forEachKey { key, _ throws(RedisError) in _ = try await run([Array("UNLINK".utf8), key], key: key) }
         } catch {
             throw tierError(error)
+        }
+    }
+
+    /// Calls `body` with every key under the prefix and the primary holding it (`SCAN MATCH`).
+    private func forEachKey(_ body: ([UInt8], RedisEndpoint) async throws(RedisError) -> Void) async throws(RedisError) {
+        for node in try await client.primaries() {
+            var cursor: [UInt8] = Array("0".utf8)
+            repeat {
+                let reply = try await client.send(
+                    [Array("SCAN".utf8), cursor, Array("MATCH".utf8), scanPattern, Array("COUNT".utf8), Array("1000".utf8)], to: node)
+                guard case .array(let parts) = reply, parts.count == 2, let next = parts[0].bytes, case .array(let keys) = parts[1] else {
+                    throw .protocolViolation("SCAN answered something else than [cursor, keys]")
+                }
+                for case .bulkString(let key) in keys { try await body(key, node) }
+                cursor = next
+            } while cursor != Array("0".utf8)
         }
     }
 
@@ -209,23 +212,12 @@ public final class RedisTier: CacheTier {
         do throws(RedisError) {
             var bytes = 0
             var entries = 0
-            for node in try await client.primaries() {
-                var cursor: [UInt8] = Array("0".utf8)
-                repeat {
-                    let reply = try await client.send(
-                        [Array("SCAN".utf8), cursor, Array("MATCH".utf8), scanPattern, Array("COUNT".utf8), Array("1000".utf8)], to: node)
-                    guard case .array(let parts) = reply, parts.count == 2, let next = parts[0].bytes, case .array(let keys) = parts[1] else {
-                        throw .protocolViolation("SCAN answered something else than [cursor, keys]")
-                    }
-                    for case .bulkString(let key) in keys {
-                        let length = try await client.send([Array("STRLEN".utf8), key], to: node)
-                        if case .integer(let count) = length, count > 0 {
-                            entries += 1
-                            bytes += Int(count) + key.count
-                        }
-                    }
-                    cursor = next
-                } while cursor != Array("0".utf8)
+            try await forEachKey { key, node throws(RedisError) in
+                let length = try await client.send([Array("STRLEN".utf8), key], to: node)
+                if case .integer(let count) = length, count > 0 {
+                    entries += 1
+                    bytes += Int(count) + key.count
+                }
             }
             return TierUsage(bytes: bytes, entries: entries, capacity: configuration.capacity, maxEntryBytes: sizeLimit.maxBytes)
         } catch {

@@ -40,7 +40,7 @@ import TierCache
         let endpoints = nodes.map { RedisEndpoint(host: "127.0.0.1", port: $0.port) }
         let cli = RedisCLI(seeds: endpoints)
         _ = try cli.runTool(["--cluster", "create"] + endpoints.map { "\($0.host):\($0.port)" } + ["--cluster-replicas", "0", "--cluster-yes"])
-        try await cli.waitForState("ok", on: endpoints[0])
+        for endpoint in endpoints { try await cli.waitForState("ok", on: endpoint) }
 
         let tier = try RedisTier(configuration: .init(
             deployment: .cluster(seeds: endpoints), capacity: 1 << 20, commandTimeout: .milliseconds(300),
@@ -58,7 +58,7 @@ import TierCache
         }
 
         try await nodes[1].start()  // rejoins with its nodes.conf, empty
-        try await cli.waitForState("ok", on: endpoints[0])
+        for endpoint in endpoints { try await cli.waitForState("ok", on: endpoint) }
         var recovered = false
         for _ in 0..<150 where !recovered {
             recovered = (try? await tier.store(CacheEntry(value: [10], storedAt: Date()), forKey: onVictim[0])) == .stored

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# RedisTier against redis-benchmark, on the same freshly started redis-server, in one run:
+# GET and SET of 1 KiB values over one connection, unpipelined (-P 1) and 16 in flight (-P 16).
+# Prints redis-benchmark's requests/s, then the RedisBenchmarks target's; compare the two.
+set -euo pipefail
+cd "$(dirname "$0")"
+dir=$(mktemp -d)
+trap '../scripts/redis-servers stop "$dir"; rm -rf "$dir"' EXIT
+eval "$(../scripts/redis-servers start "$dir")"
+port=${TIERCACHE_REDIS_URL##*:}
+echo "== redis-benchmark, one connection, 1 KiB values =="
+redis-benchmark -p "$port" -t set,get -n 200000 -d 1024 -c 1 -q
+echo "== redis-benchmark, one connection, 16 pipelined =="
+redis-benchmark -p "$port" -t get -n 1000000 -d 1024 -c 1 -P 16 -q
+echo "== RedisTier (RedisBenchmarks) =="
+swift package --allow-writing-to-package-directory benchmark --target RedisBenchmarks --format markdown "$@"
