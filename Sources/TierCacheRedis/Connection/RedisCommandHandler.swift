@@ -13,6 +13,9 @@ struct RedisTimeoutEvent {}
 /// promises in order: Redis answers a connection's commands in the order it received them, so any
 /// number of commands can be in flight (pipelining). Every promise is completed exactly once —
 /// by its reply, or by the failure that ends the connection.
+///
+/// Writes flush themselves at the end of the event loop's current tick: commands that several
+/// tasks send at about the same time leave in one `write(2)`, as a pipeline would.
 final class RedisCommandHandler: ChannelDuplexHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundIn = RedisRequest
@@ -20,6 +23,7 @@ final class RedisCommandHandler: ChannelDuplexHandler {
 
     private var pending = CircularBuffer<EventLoopPromise<RESPValue>>()
     private var received: ByteBuffer?
+    private var flushScheduled = false
     private let parser: RESPParser
 
     init(parser: RESPParser = RESPParser()) {
@@ -37,6 +41,14 @@ final class RedisCommandHandler: ChannelDuplexHandler {
         }
         pending.append(request.promise)
         context.write(wrapOutboundOut(buffer), promise: promise)
+        if !flushScheduled {
+            flushScheduled = true
+            // Runs on this event loop, after the writes already queued for it.
+            context.eventLoop.assumeIsolated().execute {
+                self.flushScheduled = false
+                context.flush()
+            }
+        }
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {

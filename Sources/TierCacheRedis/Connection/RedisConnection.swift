@@ -61,7 +61,8 @@ public final class RedisConnection: Sendable {
             channel.pipeline.fireUserInboundEventTriggered(RedisTimeoutEvent())
         }
         promise.futureResult.whenComplete { _ in timeout.cancel() }
-        channel.writeAndFlush(RedisRequest(arguments: arguments, promise: promise), promise: nil)
+        // The handler flushes at the end of the event loop's tick, with whatever else was written.
+        channel.write(RedisRequest(arguments: arguments, promise: promise), promise: nil)
         do {
             return try await promise.futureResult.get()
         } catch let error as RedisError {
