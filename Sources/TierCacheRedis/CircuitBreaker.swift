@@ -1,8 +1,9 @@
 import Synchronization
 
-/// Turns a failing Redis into fast misses: after `failureThreshold` consecutive failures the
+/// Turns a failing Redis node into fast misses: after `failureThreshold` consecutive failures the
 /// breaker opens and calls are not attempted for `openDuration`; then one call is let through
-/// (half-open), and its success closes the breaker again.
+/// (half-open), and its success closes the breaker again. A trial whose outcome is never
+/// reported does not keep the breaker open: another is allowed after `openDuration`.
 final class CircuitBreaker: Sendable {
     struct Options: Sendable {
         var failureThreshold: Int
@@ -12,7 +13,7 @@ final class CircuitBreaker: Sendable {
     private struct State {
         var consecutiveFailures = 0
         var openUntil: ContinuousClock.Instant?
-        var trialInFlight = false
+        var trialStartedAt: ContinuousClock.Instant?
     }
 
     private let options: Options
@@ -26,8 +27,9 @@ final class CircuitBreaker: Sendable {
     func allows(now: ContinuousClock.Instant = .now) -> Bool {
         state.withLock { state in
             guard let openUntil = state.openUntil else { return true }
-            guard now >= openUntil, !state.trialInFlight else { return false }
-            state.trialInFlight = true  // half-open: one trial call
+            guard now >= openUntil else { return false }
+            if let trial = state.trialStartedAt, now - trial < options.openDuration { return false }
+            state.trialStartedAt = now  // half-open: one trial call
             return true
         }
     }
@@ -36,14 +38,14 @@ final class CircuitBreaker: Sendable {
         state.withLock { state in
             state.consecutiveFailures = 0
             state.openUntil = nil
-            state.trialInFlight = false
+            state.trialStartedAt = nil
         }
     }
 
     func recordFailure(now: ContinuousClock.Instant = .now) {
         state.withLock { state in
             state.consecutiveFailures += 1
-            state.trialInFlight = false
+            state.trialStartedAt = nil
             if state.consecutiveFailures >= options.failureThreshold || state.openUntil != nil {
                 state.openUntil = now + options.openDuration
             }

@@ -41,7 +41,8 @@ extension RedisTier {
         public var connectTimeout: Duration
         public var commandTimeout: Duration
         public var failureMode: FailureMode
-        /// Consecutive failures that open the circuit breaker, and how long it stays open.
+        /// Consecutive failures of one node that open its circuit breaker, and how long it stays
+        /// open: a dead node's keys become fast misses without touching the other nodes.
         public var breakerThreshold: Int
         public var breakerOpenDuration: Duration
 

@@ -11,7 +11,7 @@ import TierCacheCompression
 /// Values are stored in the same compressed, checksummed record as ``LMDBTier``'s (zstd), with a
 /// TTL (`SET … PX`) from the entry's expiry hint. A record that fails to decode is a miss, is
 /// deleted and is counted. Failures are counted as errors and, by default, turn into misses; a
-/// circuit breaker makes a dead Redis cost nothing while it is open.
+/// circuit breaker per node makes a dead Redis node cost nothing while it is open.
 ///
 /// ```swift
 /// let redis = try RedisTier(configuration: .init(
@@ -27,7 +27,6 @@ public final class RedisTier: CacheTier {
     private let codec: ZstdCodec
     private let sizeLimit: EntrySizeLimit
     private let counters = TierCounters()
-    private let breaker: CircuitBreaker
     private let prefix: [UInt8]
     /// `SCAN MATCH` pattern for this tier's keys: the prefix, glob characters escaped, then `*`.
     private let scanPattern: [UInt8]
@@ -51,11 +50,11 @@ public final class RedisTier: CacheTier {
         self.scanPattern = Array(configuration.keyPrefix.utf8).flatMap { byte -> [UInt8] in
             Array("*?[]\\".utf8).contains(byte) ? [UInt8(ascii: "\\"), byte] : [byte]
         } + [UInt8(ascii: "*")]
-        self.breaker = CircuitBreaker(options: .init(failureThreshold: configuration.breakerThreshold, openDuration: configuration.breakerOpenDuration))
         let options = RedisConnectionPool.Options(
             size: configuration.connectionsPerNode,
             connectTimeout: Self.timeAmount(configuration.connectTimeout),
-            commandTimeout: Self.timeAmount(configuration.commandTimeout))
+            commandTimeout: Self.timeAmount(configuration.commandTimeout),
+            breaker: .init(failureThreshold: configuration.breakerThreshold, openDuration: configuration.breakerOpenDuration))
         switch configuration.deployment {
         case .standalone(let endpoint):
             client = StandaloneRedisClient(endpoint: endpoint, group: eventLoopGroup, options: options)
@@ -73,19 +72,11 @@ public final class RedisTier: CacheTier {
 
     private func redisKey(_ key: CacheKey) -> [UInt8] { prefix + Array(key.rawValue.utf8) }
 
-    /// Runs a command through the circuit breaker, counting failures.
+    /// Runs a command (through its node's circuit breaker), counting failures.
     private func run(_ arguments: [[UInt8]], key: [UInt8]?) async throws(RedisError) -> RESPValue {
-        guard breaker.allows() else {
-            counters.errors.add(1, ordering: .relaxed)
-            throw .unavailable("the circuit breaker is open after repeated failures")
-        }
         do {
-            let reply = try await client.send(arguments, key: key)
-            breaker.recordSuccess()
-            return reply
+            return try await client.send(arguments, key: key)
         } catch {
-            // A server error reply means Redis is up; anything else counts towards opening the breaker.
-            if case .server = error { breaker.recordSuccess() } else { breaker.recordFailure() }
             counters.errors.add(1, ordering: .relaxed)
             throw error
         }
@@ -258,6 +249,6 @@ public final class RedisTier: CacheTier {
     /// The counters without the usage and eviction queries ``statistics()`` makes.
     public var counterSnapshot: TierStatistics { counters.snapshot(usage: nil) }
 
-    /// Whether the circuit breaker is open (Redis is being skipped after repeated failures).
-    public var isCircuitOpen: Bool { breaker.isOpen }
+    /// Whether any node's circuit breaker is open (it is being skipped after repeated failures).
+    public var isCircuitOpen: Bool { !client.nodesWithOpenCircuit.isEmpty }
 }

@@ -7,7 +7,7 @@ import TierCacheTesting
 /// The tier contract, against a real standalone Redis and a real 3-primary cluster.
 // Serialized: the capacity check fills the servers until Redis evicts, which would evict the keys
 // of checks running beside it.
-@Suite(.enabled(if: RedisServers.available, RedisServers.missingMessage), .serialized)
+@Suite(.enabled(if: RedisServers.available, RedisServers.missingMessage), .serialized, .timeLimit(.minutes(5)))
 struct RedisConformanceTests {
     @Test(arguments: TierConformanceSuite.Check.allCases)
     func standalone(_ check: TierConformanceSuite.Check) async throws {

@@ -4,7 +4,8 @@ import TierCache
 @testable import TierCacheRedis
 
 /// Redis failing in the ways production sees: garbage, broken connections, silence, a dead port.
-@Suite struct RedisFailureTests {
+/// (The suites that talk to servers have time limits: a hang is a failure, not a stuck CI.)
+@Suite(.timeLimit(.minutes(1))) struct RedisFailureTests {
     private func tier(port: Int, mode: RedisTier.Configuration.FailureMode = .degrade, threshold: Int = 5) throws -> RedisTier {
         try RedisTier(configuration: .init(
             deployment: .standalone(RedisEndpoint(host: "127.0.0.1", port: port)), capacity: 1 << 20,

@@ -4,7 +4,7 @@ import TierCache
 @testable import TierCacheRedis
 
 /// AUTH, ACL users, SELECT, TTLs and key slots, checked against real servers.
-@Suite(.enabled(if: RedisProcess.cliPath != nil, "redis-server and redis-cli are not installed"))
+@Suite(.enabled(if: RedisProcess.cliPath != nil, "redis-server and redis-cli are not installed"), .timeLimit(.minutes(1)))
 struct RedisLoginAndKeyTests {
     private func tier(_ endpoint: RedisEndpoint, prefix: String = "login:") throws -> RedisTier {
         try RedisTier(configuration: .init(deployment: .standalone(endpoint), keyPrefix: prefix, capacity: 1 << 20,
@@ -43,6 +43,19 @@ struct RedisLoginAndKeyTests {
         let ttl = Int(try cli.runTool(["-p", "\(server.port)", "PTTL", "ttl:short"]).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
         #expect(ttl > 50_000 && ttl <= 60_000)
         #expect(try cli.runTool(["-p", "\(server.port)", "PTTL", "ttl:forever"]).contains("-1"))
+    }
+
+    @Test func aDamagedRecordIsAMissDeletedAndCounted() async throws {
+        let server = try await RedisProcess()
+        let tier = try tier(RedisEndpoint(host: "127.0.0.1", port: server.port), prefix: "damaged:")
+        let key = try CacheKey("k")
+        _ = try await tier.store(CacheEntry(value: Array(repeating: 7, count: 500), storedAt: Date()), forKey: key)
+        let cli = RedisCLI(seeds: [])
+        // Another program (or a bug) overwrote the value: not a record of ours.
+        _ = try cli.runTool(["-p", "\(server.port)", "SET", "damaged:k", "not a tiercache record"])
+        #expect(try await tier.entry(forKey: key) == nil)
+        #expect(tier.counterSnapshot.corruptionsRemoved == 1)
+        #expect(try cli.runTool(["-p", "\(server.port)", "EXISTS", "damaged:k"]).contains("0"))
     }
 
     @Test(.enabled(if: RedisServers.available, RedisServers.missingMessage))

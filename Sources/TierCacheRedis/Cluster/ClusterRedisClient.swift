@@ -110,6 +110,7 @@ final class ClusterRedisClient: RedisClient {
                 try? await refreshSlots()
                 throw error
             }
+            pool.record(success: true)
             guard case .error(let message) = reply else { return reply }
             if var redirect = Self.redirection(message, moved: "MOVED ") {
                 redirect.username = target.username
@@ -156,8 +157,13 @@ final class ClusterRedisClient: RedisClient {
             pool.discard(connection)
             throw error
         }
+        pool.record(success: true)
         if case .error(let message) = reply { throw .server(message) }
         return reply
+    }
+
+    var nodesWithOpenCircuit: [RedisEndpoint] {
+        state.withLock { state in state.pools.filter { $0.value.isCircuitOpen }.map(\.key) }
     }
 
     func close() {

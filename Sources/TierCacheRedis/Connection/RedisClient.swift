@@ -9,6 +9,8 @@ protocol RedisClient: Sendable {
     func primaries() async throws(RedisError) -> [RedisEndpoint]
     /// Sends a command to one node (`SCAN`, `INFO`, `DBSIZE`); error replies throw.
     func send(_ arguments: [[UInt8]], to node: RedisEndpoint) async throws(RedisError) -> RESPValue
+    /// The nodes whose circuit breaker is open.
+    var nodesWithOpenCircuit: [RedisEndpoint] { get }
     func close()
 }
 
@@ -22,15 +24,19 @@ final class StandaloneRedisClient: RedisClient {
 
     func send(_ arguments: [[UInt8]], key: [UInt8]?) async throws(RedisError) -> RESPValue {
         let connection = try await pool.connection()
-        do throws(RedisError) {
-            let reply = try await connection.send(arguments)
-            if case .error(let message) = reply { throw RedisError.server(message) }
-            return reply
+        let reply: RESPValue
+        do {
+            reply = try await connection.send(arguments)
         } catch {
-            if case .server = error {} else { pool.discard(connection) }
+            pool.discard(connection)
             throw error
         }
+        pool.record(success: true)
+        if case .error(let message) = reply { throw .server(message) }
+        return reply
     }
+
+    var nodesWithOpenCircuit: [RedisEndpoint] { pool.isCircuitOpen ? [pool.endpoint] : [] }
 
     func primaries() -> [RedisEndpoint] { [pool.endpoint] }
 

@@ -59,10 +59,15 @@ public final class RedisConnection: Sendable {
         let channel = self.channel
         let timeout = channel.eventLoop.scheduleTask(in: commandTimeout) {
             channel.pipeline.fireUserInboundEventTriggered(RedisTimeoutEvent())
+            // Also directly: should the handler be gone (the channel closed meanwhile), nothing else
+            // would. A promise completes once; later completions are ignored.
+            promise.fail(RedisError.timeout)
         }
         promise.futureResult.whenComplete { _ in timeout.cancel() }
         // The handler flushes at the end of the event loop's tick, with whatever else was written.
-        channel.write(RedisRequest(arguments: arguments, promise: promise), promise: nil)
+        let written = channel.eventLoop.makePromise(of: Void.self)
+        written.futureResult.whenFailure { error in promise.fail(RedisError.connectionFailed("\(error)")) }
+        channel.write(RedisRequest(arguments: arguments, promise: promise), promise: written)
         do {
             return try await promise.futureResult.get()
         } catch let error as RedisError {
@@ -76,14 +81,18 @@ public final class RedisConnection: Sendable {
     public func pipeline(_ commands: [[[UInt8]]]) async throws(RedisError) -> [RESPValue] {
         guard channel.isActive else { throw .connectionFailed("\(endpoint): the connection is closed") }
         let channel = self.channel
-        let futures = commands.map { command -> EventLoopFuture<RESPValue> in
+        let promises = commands.map { command -> EventLoopPromise<RESPValue> in
             let promise = channel.eventLoop.makePromise(of: RESPValue.self)
-            channel.write(RedisRequest(arguments: command, promise: promise), promise: nil)
-            return promise.futureResult
+            let written = channel.eventLoop.makePromise(of: Void.self)
+            written.futureResult.whenFailure { error in promise.fail(RedisError.connectionFailed("\(error)")) }
+            channel.write(RedisRequest(arguments: command, promise: promise), promise: written)
+            return promise
         }
+        let futures = promises.map(\.futureResult)
         channel.flush()
         let timeout = channel.eventLoop.scheduleTask(in: commandTimeout) {
             channel.pipeline.fireUserInboundEventTriggered(RedisTimeoutEvent())
+            for promise in promises { promise.fail(RedisError.timeout) }
         }
         defer { timeout.cancel() }
         var replies: [RESPValue] = []

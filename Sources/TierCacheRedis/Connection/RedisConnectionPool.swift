@@ -4,12 +4,14 @@ import Synchronization
 /// Up to `size` connections to one node, opened on demand and shared: commands pipeline on them.
 /// A broken connection is dropped and replaced on the next command; after a failed connect the
 /// pool waits (backoff doubling from 50 ms to 5 s) before trying again, answering `unavailable`
-/// meanwhile, so a dead node costs callers nothing but a fast error.
+/// meanwhile, so a dead node costs callers nothing but a fast error. Each pool has its own
+/// ``CircuitBreaker``: a node that times out repeatedly is skipped without affecting the others.
 final class RedisConnectionPool: Sendable {
     struct Options: Sendable {
         var size: Int
         var connectTimeout: TimeAmount
         var commandTimeout: TimeAmount
+        var breaker: CircuitBreaker.Options
     }
 
     private struct State {
@@ -25,22 +27,35 @@ final class RedisConnectionPool: Sendable {
     private let group: any EventLoopGroup
     private let options: Options
     private let state = Mutex(State())
+    private let breaker: CircuitBreaker
 
     init(endpoint: RedisEndpoint, group: any EventLoopGroup, options: Options) {
         self.endpoint = endpoint
         self.group = group
         self.options = options
+        self.breaker = CircuitBreaker(options: options.breaker)
+    }
+
+    /// Whether this node's breaker is open.
+    var isCircuitOpen: Bool { breaker.isOpen }
+
+    /// Reports how a command on one of this pool's connections went (a server error reply is a
+    /// success: the node answered).
+    func record(success: Bool) {
+        if success { breaker.recordSuccess() } else { breaker.recordFailure() }
     }
 
     /// A live connection: an existing one round-robin, or a new one while below `size`.
     func connection() async throws(RedisError) -> RedisConnection {
         enum Choice { case use(RedisConnection), open, wait }
+        guard breaker.allows() else { throw .unavailable("\(endpoint): circuit open after repeated failures") }
         let now = ContinuousClock.now
         let choice: Choice = try state.withLock { (state: inout State) throws(RedisError) -> Choice in
             guard !state.closed else { throw .unavailable("\(endpoint): the pool is closed") }
             state.connections.removeAll { !$0.isActive }
             if let retryAfter = state.retryAfter, now < retryAfter, state.connections.isEmpty {
-                throw .unavailable("\(endpoint): reconnecting after a failure")
+                breaker.recordFailure()  // still failing, as far as callers can tell
+                throw .unavailable("\(endpoint): waiting to reconnect after a failure")
             }
             if state.connections.count + state.connecting < options.size {
                 state.connecting += 1
@@ -66,6 +81,7 @@ final class RedisConnectionPool: Sendable {
         do {
             let connection = try await RedisConnection.connect(
                 to: endpoint, on: group, connectTimeout: options.connectTimeout, commandTimeout: options.commandTimeout)
+            breaker.recordSuccess()
             let keep = state.withLock { state in
                 state.connecting -= 1
                 state.backoff = .zero
@@ -77,6 +93,7 @@ final class RedisConnectionPool: Sendable {
             if !keep { connection.close() }
             return connection
         } catch {
+            breaker.recordFailure()
             state.withLock { state in
                 state.connecting -= 1
                 state.backoff = min(max(state.backoff * 2, .milliseconds(50)), .seconds(5))
@@ -86,8 +103,9 @@ final class RedisConnectionPool: Sendable {
         }
     }
 
-    /// Forgets a connection that failed (the next command opens another).
+    /// Forgets a connection that failed (the next command opens another) and counts the failure.
     func discard(_ connection: RedisConnection) {
+        breaker.recordFailure()
         connection.close()
         state.withLock { $0.connections.removeAll { $0 === connection } }
     }
