@@ -45,6 +45,20 @@ struct RedisLoginAndKeyTests {
         #expect(try cli.runTool(["-p", "\(server.port)", "PTTL", "ttl:forever"]).contains("-1"))
     }
 
+    @Test func aBurstOnAColdPoolOpensNoMoreConnectionsThanItsSize() async throws {
+        let server = try await RedisProcess()
+        let tier = try RedisTier(configuration: .init(
+            deployment: .standalone(RedisEndpoint(host: "127.0.0.1", port: server.port)), capacity: 1 << 20, connectionsPerNode: 2))
+        let key = try CacheKey("absent")
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<64 { group.addTask { _ = try? await tier.entry(forKey: key) } }
+        }
+        #expect(tier.counterSnapshot.misses == 64 && tier.counterSnapshot.errors == 0)
+        // CLIENT LIST shows the tier's connections and redis-cli's own.
+        let clients = try RedisCLI(seeds: []).runTool(["-p", "\(server.port)", "CLIENT", "LIST"]).split(separator: "\n").count
+        #expect(clients <= 3, "\(clients - 1) connections for a pool of 2")
+    }
+
     @Test func aDamagedRecordIsAMissDeletedAndCounted() async throws {
         let server = try await RedisProcess()
         let tier = try tier(RedisEndpoint(host: "127.0.0.1", port: server.port), prefix: "damaged:")

@@ -21,6 +21,8 @@ final class RedisConnectionPool: Sendable {
         var backoff: Duration = .zero
         var retryAfter: ContinuousClock.Instant?
         var closed = false
+        /// Callers waiting while every slot is being opened; resumed when an attempt ends.
+        var waiters: [CheckedContinuation<Void, Never>] = []
     }
 
     let endpoint: RedisEndpoint
@@ -45,36 +47,55 @@ final class RedisConnectionPool: Sendable {
         if success { breaker.recordSuccess() } else { breaker.recordFailure() }
     }
 
-    /// A live connection: an existing one round-robin, or a new one while below `size`.
+    /// A live connection: an existing one round-robin, or a new one while below `size`. When every
+    /// slot is still connecting, waits for one of those attempts instead of opening more, so a burst
+    /// of callers on a cold pool opens at most `size` connections.
     func connection() async throws(RedisError) -> RedisConnection {
         enum Choice { case use(RedisConnection), open, wait }
         guard breaker.allows() else { throw .unavailable("\(endpoint): circuit open after repeated failures") }
-        let now = ContinuousClock.now
-        let choice: Choice = try state.withLock { (state: inout State) throws(RedisError) -> Choice in
-            guard !state.closed else { throw .unavailable("\(endpoint): the pool is closed") }
-            state.connections.removeAll { !$0.isActive }
-            if let retryAfter = state.retryAfter, now < retryAfter, state.connections.isEmpty {
-                breaker.recordFailure()  // still failing, as far as callers can tell
-                throw .unavailable("\(endpoint): waiting to reconnect after a failure")
+        while true {
+            let now = ContinuousClock.now
+            let choice: Choice = try state.withLock { (state: inout State) throws(RedisError) -> Choice in
+                guard !state.closed else { throw .unavailable("\(endpoint): the pool is closed") }
+                state.connections.removeAll { !$0.isActive }
+                if let retryAfter = state.retryAfter, now < retryAfter, state.connections.isEmpty {
+                    breaker.recordFailure()  // still failing, as far as callers can tell
+                    throw .unavailable("\(endpoint): waiting to reconnect after a failure")
+                }
+                if state.connections.count + state.connecting < options.size {
+                    state.connecting += 1
+                    return .open
+                }
+                guard !state.connections.isEmpty else { return .wait }
+                state.next = (state.next + 1) % state.connections.count
+                return .use(state.connections[state.next])
             }
-            if state.connections.count + state.connecting < options.size {
-                state.connecting += 1
-                return .open
+            switch choice {
+            case .use(let connection): return connection
+            case .open: return try await open()
+            case .wait: await waitForAttempt()
             }
-            guard !state.connections.isEmpty else { return .wait }
-            state.next = (state.next + 1) % state.connections.count
-            return .use(state.connections[state.next])
         }
-        switch choice {
-        case .use(let connection):
-            return connection
-        case .wait:
-            // Every slot is being opened by other callers; open one more rather than queueing.
-            state.withLock { $0.connecting += 1 }
-            return try await open()
-        case .open:
-            return try await open()
+    }
+
+    /// Returns once a connection attempt in progress ends (at once if none is).
+    private func waitForAttempt() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let waits = state.withLock { state in
+                guard state.connecting > 0, !state.closed, state.connections.isEmpty else { return false }
+                state.waiters.append(continuation)
+                return true
+            }
+            if !waits { continuation.resume() }
         }
+    }
+
+    private func resumeWaiters() {
+        let waiters = state.withLock { state in
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
     }
 
     private func open() async throws(RedisError) -> RedisConnection {
@@ -90,6 +111,7 @@ final class RedisConnectionPool: Sendable {
                 state.connections.append(connection)
                 return true
             }
+            resumeWaiters()
             if !keep { connection.close() }
             return connection
         } catch {
@@ -99,6 +121,7 @@ final class RedisConnectionPool: Sendable {
                 state.backoff = min(max(state.backoff * 2, .milliseconds(50)), .seconds(5))
                 state.retryAfter = .now + state.backoff
             }
+            resumeWaiters()
             throw error
         }
     }
@@ -117,5 +140,6 @@ final class RedisConnectionPool: Sendable {
             return state.connections
         }
         for connection in connections { connection.close() }
+        resumeWaiters()
     }
 }
