@@ -101,7 +101,7 @@ struct BenchRunner {
                                   bytesInUse: statistics.usage?.bytes)
         }
         return BenchOutcome(subject: subject.rawValue, requests: requests, hits: perTask.reduce(0) { $0 + $1.hits },
-                            seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18,
+                            seconds: elapsed.inSeconds,
                             latencyNanoseconds: latency, tiers: tiers)
     }
 }

@@ -67,7 +67,7 @@ struct DemoCommand: AsyncParsableCommand {
             }
         }
         let elapsed = ContinuousClock.now - start
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let seconds = elapsed.inSeconds
 
         print(Self.row("tier", "hits", "misses", "hit ratio", "stores", "evictions", "refused", "in use"))
         for (name, s) in await cache.statistics() {

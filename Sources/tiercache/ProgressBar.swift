@@ -28,7 +28,7 @@ final class ProgressBar: Sendable {
         let clamped = min(max(fraction, 0), 1)
         let width = 30
         let filled = Int(Double(width) * clamped)
-        let elapsed = Self.seconds(now - start)
+        let elapsed = (now - start).inSeconds
         let eta = clamped > 0.01 ? " ETA \(Self.clock(elapsed / clamped - elapsed))" : ""
         let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)
         FileHandle.standardError.write(Data("\r\u{1B}[2K\(label) [\(bar)] \(Int(clamped * 100))%\(eta) \(detail)".utf8))
@@ -38,10 +38,6 @@ final class ProgressBar: Sendable {
     func finish() {
         guard enabled else { return }
         FileHandle.standardError.write(Data("\r\u{1B}[2K".utf8))
-    }
-
-    private static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
     private static func clock(_ seconds: Double) -> String {

@@ -30,9 +30,7 @@ extension Report {
             let tasks: Int
             let outcomes: [BenchOutcome]
         }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        let json = (try? encoder.encode(Payload(workload: workload, tasks: tasks, outcomes: outcomes))).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+        let json = Report.jsonDocument(Payload(workload: workload, tasks: tasks, outcomes: outcomes))
         return Report(
             title: "TierCache bench",
             summary: [("Workload", workload), ("Tasks", "\(tasks)"), ("Processors", "\(ProcessInfo.processInfo.activeProcessorCount)")],
@@ -42,6 +40,6 @@ extension Report {
                 .bars(BarChart(title: "p99 latency per subject (µs)", yLabel: "µs",
                                bars: outcomes.map { ($0.subject, Double($0.latencyNanoseconds["p99"] ?? 0) / 1000) })),
             ],
-            json: json + "\n")
+            json: json)
     }
 }

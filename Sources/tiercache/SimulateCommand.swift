@@ -77,7 +77,7 @@ struct SimulateCommand: ParsableCommand {
         progress.finish()
         let elapsed = ContinuousClock.now - start
         let report = Report.simulation(trace: trace, unit: unit, results: results,
-                                       seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+                                       seconds: elapsed.inSeconds)
         print(report.tables[0].text)
         try reportOptions.write(report, baseName: "simulate-" + Self.baseName(trace.name))
     }

@@ -20,13 +20,9 @@ struct TraceOptions: ParsableArguments {
         if let limit, limit <= 0 { throw ValidationError("--limit must be positive") }
     }
 
-    /// Loads the trace, with a progress line on a terminal.
+    /// Loads the trace.
     func load() throws -> Trace {
-        let reader = try TraceReader(path: trace, format: format.flatMap(TraceFormat.init(rawValue:)))
-        let progress = ProgressBar(label: "reading \(trace.split(separator: "/").last.map(String.init) ?? trace)")
-        let trace = try Trace.load(reader, limit: limit)
-        progress.finish()
-        return trace
+        try Trace.load(TraceReader(path: trace, format: format.flatMap(TraceFormat.init(rawValue:))), limit: limit)
     }
 }
 

@@ -62,7 +62,7 @@ struct TuneCommand: ParsableCommand {
         progress.finish()
         let elapsed = ContinuousClock.now - start
         let report = Report.tuning(trace: trace, result: result,
-                                   seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+                                   seconds: elapsed.inSeconds)
         for (key, value) in report.summary { print("\(key): \(value)") }
         print("")
         print(report.tables[0].text)

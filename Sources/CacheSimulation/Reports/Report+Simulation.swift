@@ -59,6 +59,14 @@ extension Trace {
     }
 }
 
+extension Report {
+    /// Pretty, key-sorted JSON for a report's payload; an encoding failure becomes a JSON error
+    /// object rather than a crash.
+    public static func jsonDocument(_ value: some Encodable) -> String {
+        encodeJSON(value)
+    }
+}
+
 /// Pretty, key-sorted JSON; an encoding failure becomes a JSON error object rather than a crash.
 func encodeJSON(_ value: some Encodable) -> String {
     let encoder = JSONEncoder()

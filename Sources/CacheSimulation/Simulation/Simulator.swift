@@ -62,7 +62,7 @@ public struct Simulator: Sendable {
         return SimulationResult(
             policy: Policy.name, capacity: capacity, unit: unit, requests: trace.requestCount, hits: hits,
             requestedBytes: requestedBytes, hitBytes: unit == .bytes ? hitBytes : UInt64(hits),
-            seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+            seconds: elapsed.inSeconds)
     }
 
     /// Replays every (policy, capacity) pair, `parallelism` at a time, and returns the results in

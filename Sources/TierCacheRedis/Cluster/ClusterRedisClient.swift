@@ -45,9 +45,9 @@ final class ClusterRedisClient: RedisClient {
         if skip { return }
         var lastError = RedisError.unavailable("no cluster node answered CLUSTER SLOTS")
         for candidate in candidates {
-            do {
-                let connection = try await pool(for: candidate).connection()
-                let reply = try await connection.sendChecked([Array("CLUSTER".utf8), Array("SLOTS".utf8)])
+            do throws(RedisError) {
+                let reply = try await pool(for: candidate).send([Array("CLUSTER".utf8), Array("SLOTS".utf8)])
+                if case .error(let message) = reply { throw .server(message) }
                 try apply(reply, queried: candidate)
                 return
             } catch {
@@ -97,20 +97,14 @@ final class ClusterRedisClient: RedisClient {
         }
         var asking = false
         for _ in 0...Self.maximumRedirections {
-            let pool = pool(for: target)
-            let connection = try await pool.connection()
             let reply: RESPValue
             do {
-                reply = asking
-                    ? try await connection.pipeline([[Array("ASKING".utf8)], arguments])[1]
-                    : try await connection.send(arguments)
+                reply = try await pool(for: target).send(arguments, asking: asking)
             } catch {
-                pool.discard(connection)
                 // The node may have failed over: learn the new map for the next commands.
-                try? await refreshSlots()
+                if case .unavailable = error {} else { try? await refreshSlots() }
                 throw error
             }
-            pool.record(success: true)
             guard case .error(let message) = reply else { return reply }
             if var redirect = Self.redirection(message, moved: "MOVED ") {
                 redirect.username = target.username
@@ -148,16 +142,7 @@ final class ClusterRedisClient: RedisClient {
     }
 
     func send(_ arguments: [[UInt8]], to node: RedisEndpoint) async throws(RedisError) -> RESPValue {
-        let pool = pool(for: node)
-        let connection = try await pool.connection()
-        let reply: RESPValue
-        do {
-            reply = try await connection.send(arguments)
-        } catch {
-            pool.discard(connection)
-            throw error
-        }
-        pool.record(success: true)
+        let reply = try await pool(for: node).send(arguments)
         if case .error(let message) = reply { throw .server(message) }
         return reply
     }

@@ -23,15 +23,7 @@ final class StandaloneRedisClient: RedisClient {
     }
 
     func send(_ arguments: [[UInt8]], key: [UInt8]?) async throws(RedisError) -> RESPValue {
-        let connection = try await pool.connection()
-        let reply: RESPValue
-        do {
-            reply = try await connection.send(arguments)
-        } catch {
-            pool.discard(connection)
-            throw error
-        }
-        pool.record(success: true)
+        let reply = try await pool.send(arguments)
         if case .error(let message) = reply { throw .server(message) }
         return reply
     }

@@ -126,6 +126,24 @@ final class RedisConnectionPool: Sendable {
         }
     }
 
+    /// Sends one command on a pooled connection and returns its reply, error replies included.
+    /// A connection that fails is discarded and counted against the breaker; any reply counts as
+    /// a success (the node answered).
+    func send(_ arguments: [[UInt8]], asking: Bool = false) async throws(RedisError) -> RESPValue {
+        let connection = try await connection()
+        let reply: RESPValue
+        do {
+            reply = asking
+                ? try await connection.pipeline([[Array("ASKING".utf8)], arguments])[1]
+                : try await connection.send(arguments)
+        } catch {
+            discard(connection)
+            throw error
+        }
+        record(success: true)
+        return reply
+    }
+
     /// Forgets a connection that failed (the next command opens another) and counts the failure.
     func discard(_ connection: RedisConnection) {
         breaker.recordFailure()
