@@ -17,7 +17,10 @@ let package = Package(
         .library(name: "HTTPCachingFoundation", targets: ["HTTPCachingFoundation"]),
         .library(name: "HTTPCachingAsyncHTTPClient", targets: ["HTTPCachingAsyncHTTPClient"]),
         .library(name: "HTTPCachingCombine", targets: ["HTTPCachingCombine"]),
+        .library(name: "HTTPCachingHummingbird", targets: ["HTTPCachingHummingbird"]),
+        .library(name: "TierCacheProxy", targets: ["TierCacheProxy"]),
         .executable(name: "tiercache", targets: ["tiercache"]),
+        .executable(name: "tiercache-proxy", targets: ["tiercache-proxy"]),
         .plugin(name: "TuneCapacityPlugin", targets: ["TuneCapacityPlugin"]),
     ],
     dependencies: [
@@ -27,6 +30,13 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/OpenCombine/OpenCombine", from: "0.14.0"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
+        // Only the proxy and the Hummingbird middleware use these; `tiercache` (the main job) does not
+        // build them. swift-configuration support is left out (trait off).
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: ["FullFoundation"]),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
         .systemLibrary(
@@ -93,6 +103,45 @@ let package = Package(
                 .product(name: "OpenCombineShim", package: "OpenCombine"),
             ]
         ),
+        .target(
+            name: "HTTPCachingHummingbird",
+            dependencies: [
+                "HTTPCaching",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]
+        ),
+        .target(
+            name: "TierCacheProxy",
+            dependencies: [
+                "HTTPCaching", "HTTPCachingAsyncHTTPClient", "TierCache",
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+            ]
+        ),
+        .executableTarget(
+            name: "tiercache-proxy",
+            dependencies: [
+                "TierCacheProxy", "HTTPCaching", "HTTPCachingAsyncHTTPClient", "TierCache", "TierCacheLMDB", "TierCacheRedis",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
         .executableTarget(
             name: "tiercache",
             dependencies: [
@@ -141,6 +190,18 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "OpenCombineShim", package: "OpenCombine"),
+            ]
+        ),
+        .testTarget(
+            name: "TierCacheProxyTests",
+            dependencies: [
+                "TierCacheProxy", "HTTPCaching", "HTTPCachingHummingbird", "TierCache", "tiercache-proxy",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
         .testTarget(

@@ -84,8 +84,10 @@ extension HTTPCache {
         return primaryKey + "\u{1F}vary#" + KeyDigest.hex(of: secondary.utf8)
     }
 
-    /// Stores a response from `exchange` if RFC 9111 §3, the hooks and the storage policy allow.
-    func storeIfAllowed(_ exchange: Exchange, for request: HTTPRequest, primaryKey: String) async {
+    /// Stores a response from `exchange` if RFC 9111 §3, the hooks and the storage policy allow;
+    /// returns whether any tier kept it.
+    @discardableResult
+    func storeIfAllowed(_ exchange: Exchange, for request: HTTPRequest, primaryKey: String) async -> Bool {
         let shared = configuration.mode == .shared
         let directives = CacheControl(fieldValues: exchange.response.headerFields[values: .cacheControl])
         let requestDirectives = CacheControl(fieldValues: request.headerFields[values: .cacheControl])
@@ -95,7 +97,7 @@ extension HTTPCache {
             counters.withLock { $0.notStorable[reason, default: 0] += 1 }
             // A response that may not be stored must not leave an older one in its place.
             if reason == .noStore || reason == .varyStar { await remove(primaryKey: primaryKey) }
-            return
+            return false
         }
         var response = exchange.response
         response.headerFields = HopByHop.removing(from: response.headerFields)
@@ -112,7 +114,7 @@ extension HTTPCache {
         guard candidate.storagePolicy != .notAllowed else {
             counters.withLock { $0.refusedByPolicy += 1 }
             await remove(primaryKey: primaryKey)
-            return
+            return false
         }
         let varyNames = Vary.fieldNames(of: candidate.response)
         let stored = StoredResponse(
@@ -122,8 +124,7 @@ extension HTTPCache {
             storagePolicy: candidate.storagePolicy)
 
         if varyNames.isEmpty {
-            await write(stored, under: primaryKey, policy: candidate.storagePolicy)
-            return
+            return await write(stored, under: primaryKey, policy: candidate.storagePolicy)
         }
         let variantKey = Self.variantKey(primaryKey, fields: stored.varyingFields)
         var index = VariantIndex(fieldNames: varyNames, variantKeys: [])
@@ -132,8 +133,8 @@ extension HTTPCache {
         }
         index.variantKeys.append(variantKey)
         if index.variantKeys.count > VariantIndex.limit { index.variantKeys.removeFirst(index.variantKeys.count - VariantIndex.limit) }
-        guard await write(stored, under: variantKey, policy: candidate.storagePolicy) else { return }
-        await writeEntry(.variants(index), under: primaryKey, policy: candidate.storagePolicy)
+        guard await write(stored, under: variantKey, policy: candidate.storagePolicy) else { return false }
+        return await writeEntry(.variants(index), under: primaryKey, policy: candidate.storagePolicy)
     }
 
     /// Writes a response; returns whether any tier kept it.

@@ -218,10 +218,11 @@ public final class HTTPCache: Sendable {
 
     /// Stores a response from the network if it may be stored, and returns it.
     private func handle(_ exchange: Exchange, for request: HTTPRequest, primaryKey: String) async -> HTTPCacheResponse {
+        var result = HTTPCacheResponse(response: exchange.response, body: exchange.body, source: .network)
         if request.method == .get {
-            await storeIfAllowed(exchange, for: request, primaryKey: primaryKey)
+            result.wasStored = await storeIfAllowed(exchange, for: request, primaryKey: primaryKey)
         }
-        return HTTPCacheResponse(response: exchange.response, body: exchange.body, source: .network)
+        return result
     }
 
     /// Forwards a request the cache does not answer (unsafe methods, uncacheable keys), and

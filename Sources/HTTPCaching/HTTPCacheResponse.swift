@@ -44,6 +44,8 @@ public struct HTTPCacheResponse: Sendable {
     public var userInfo: [String: String]
     /// The error of the fetch that failed, when ``source`` is ``Source/staleFallback``.
     public var networkError: (any Error)?
+    /// For a response from the network: whether the cache stored it (in at least one tier).
+    public var wasStored = false
 
     public init(
         response: HTTPResponse, body: Data, source: Source, storedAt: Date? = nil, age: TimeInterval? = nil,

@@ -60,13 +60,17 @@ public enum Validation {
     }
 }
 
-/// Hop-by-hop fields (RFC 9110 §7.6.1), which are never stored or forwarded.
-enum HopByHop {
-    static let names: Set<HTTPField.Name> = Set(
+/// Hop-by-hop fields (RFC 9110 §7.6.1), which are never stored or forwarded: the fixed set
+/// (`Connection`, `Transfer-Encoding`, `Upgrade`, `TE`, `Trailer`, `Proxy-Authenticate`,
+/// `Keep-Alive`, `Proxy-Connection`) and every field a `Connection` field names.
+public enum HopByHop {
+    /// The fields that are hop-by-hop whatever `Connection` says.
+    public static let names: Set<HTTPField.Name> = Set(
         [.connection, .transferEncoding, .upgrade, .te, .trailer, .proxyAuthenticate]
             + ["Keep-Alive", "Proxy-Connection"].compactMap { HTTPField.Name($0) })
 
-    static func isHopByHop(_ name: HTTPField.Name, in fields: HTTPFields) -> Bool {
+    /// Whether `name` is hop-by-hop in a message with `fields`.
+    public static func isHopByHop(_ name: HTTPField.Name, in fields: HTTPFields) -> Bool {
         if names.contains(name) { return true }
         return fields[values: .connection].contains { value in
             DirectiveParser.fieldNames(value).contains(name.canonicalName)
@@ -74,7 +78,7 @@ enum HopByHop {
     }
 
     /// `fields` without hop-by-hop fields.
-    static func removing(from fields: HTTPFields) -> HTTPFields {
+    public static func removing(from fields: HTTPFields) -> HTTPFields {
         var result = HTTPFields()
         for field in fields where !isHopByHop(field.name, in: fields) { result.append(field) }
         return result

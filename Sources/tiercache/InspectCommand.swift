@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import TierCache
 import TierCacheLMDB
 
 struct InspectCommand: ParsableCommand {

@@ -1,0 +1,112 @@
+import Foundation
+import HTTPCaching
+import HTTPTypes
+import Hummingbird
+import NIOCore
+
+/// A Hummingbird middleware that caches the responses of the app's own routes with an
+/// ``HTTPCache``: a fresh stored response is answered without running the route; a stale one is
+/// revalidated through the route (which may answer 304 to the conditional request); unsafe
+/// methods run the route and invalidate what they change (RFC 9111 §4.4).
+///
+/// ```swift
+/// let router = Router()
+/// router.add(middleware: HTTPCacheMiddleware(cache: HTTPCache(storage: TieredCache(tiers: [memory]))))
+/// router.get("/report") { _, _ in
+///     Response(status: .ok, headers: [.cacheControl: "max-age=60"], body: .init(byteBuffer: ByteBuffer(string: "…")))
+/// }
+/// ```
+///
+/// The route's response body is read whole before it is stored and sent (the tiers refuse what is
+/// too large for them, counted in their statistics): add the middleware to a router group of
+/// cacheable routes, not in front of streaming downloads.
+///
+/// Routes run in the request that needs them: a background revalidation
+/// (`stale-while-revalidate`) cannot call a route after its request ended, so the stale response
+/// keeps being served within its window and the first request after it revalidates.
+public struct HTTPCacheMiddleware<Context: RequestContext>: RouterMiddleware {
+    /// The cache the responses are kept in.
+    public let cache: HTTPCache
+    /// The scheme of the cache keys (requests reach a server without one); `http` by default.
+    public let scheme: String
+
+    public init(cache: HTTPCache, scheme: String = "http") {
+        self.cache = cache
+        self.scheme = scheme
+    }
+
+    public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        var head = request.head
+        head.scheme = scheme
+        if head.authority == nil { head.authority = "localhost" }
+        guard head.method == .get || head.method == .head else {
+            let response = try await next(request, context)
+            await invalidate(after: head, response: response.head)
+            return response
+        }
+        // The engine calls the transport from its own tasks; the route must run here, in this
+        // request's scope. Calls arrive as jobs and are served until the engine's answer is in.
+        let (jobs, jobSink) = AsyncStream.makeStream(of: RouteCall.self)
+        let transport: HTTPCache.Transport = { routeRequest, _ in
+            try await withCheckedThrowingContinuation { continuation in
+                if case .terminated = jobSink.yield(RouteCall(request: routeRequest, continuation: continuation)) {
+                    continuation.resume(throwing: HTTPCacheError(.invalidRequest, "the request that could run the route has ended"))
+                }
+            }
+        }
+        let cache = self.cache
+        let cacheRequest = head
+        async let answer = { () async throws -> HTTPCacheResponse in
+            defer { jobSink.finish() }
+            return try await cache.response(for: cacheRequest, transport: transport)
+        }()
+        for await call in jobs {
+            do {
+                let routeResponse = try await next(Request(head: call.request, body: RequestBody(buffer: ByteBuffer())), context)
+                let body = try await Self.collect(routeResponse.body)
+                call.continuation.resume(returning: (routeResponse.head, body))
+            } catch {
+                call.continuation.resume(throwing: error)
+            }
+        }
+        let result = try await answer
+        var response = Response(status: result.response.status, headers: result.response.headerFields)
+        if head.method == .get { response.body = ResponseBody(byteBuffer: ByteBuffer(bytes: result.body)) }
+        response.headers[.contentLength] = String(result.body.count)
+        return response
+    }
+
+    /// Lets the engine invalidate what a successful unsafe request changed.
+    private func invalidate(after request: HTTPRequest, response: HTTPResponse) async {
+        _ = try? await cache.response(for: request) { _, _ in (response, Data()) }
+    }
+
+    /// The whole body of a route's response.
+    static func collect(_ body: ResponseBody) async throws -> Data {
+        let collector = BodyCollector()
+        try await body.write(CollectingWriter(collector: collector))
+        return Data(collector.buffer.readableBytesView)
+    }
+}
+
+/// One call of the route, asked for by the engine.
+private struct RouteCall: Sendable {
+    let request: HTTPRequest
+    let continuation: CheckedContinuation<(HTTPResponse, Data), any Error>
+}
+
+/// Where ``CollectingWriter`` puts a route's response body; used by one task.
+private final class BodyCollector {
+    var buffer = ByteBuffer()
+}
+
+private struct CollectingWriter: ResponseBodyWriter {
+    let collector: BodyCollector
+
+    mutating func write(_ buffer: ByteBuffer) async throws {
+        var buffer = buffer
+        collector.buffer.writeBuffer(&buffer)
+    }
+
+    consuming func finish(_ trailingHeaders: HTTPFields?) async throws {}
+}

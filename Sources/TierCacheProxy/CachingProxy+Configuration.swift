@@ -1,0 +1,123 @@
+import Foundation
+import HTTPCaching
+import NIOCore
+
+extension CachingProxy {
+    /// The proxy's settings. The cache's own settings (shared or private mode, storage policies,
+    /// heuristics, offline behaviour) are the ``HTTPCache``'s.
+    public struct Configuration: Sendable {
+        /// The origin every request goes to: `http://HOST[:PORT][/PREFIX]` (or `https`). The proxy
+        /// forwards nowhere else: requests in absolute form for another host are refused.
+        public var upstream: Upstream
+        /// The address to listen on; `127.0.0.1` by default.
+        public var host: String
+        /// The port to listen on; 0 picks a free one (see ``CachingProxy/run(onListening:)``).
+        public var port: Int
+        /// The largest request header section (request line and fields) accepted; a larger one is
+        /// answered 431. 32 KiB by default.
+        public var maximumRequestHeaderBytes: Int
+        /// The largest request body forwarded; a larger one is answered 413. 16 MiB by default.
+        public var maximumRequestBodyBytes: Int
+        /// Responses up to this size are read whole and offered to the cache; larger ones (more
+        /// than the tiers would keep) stream from the origin to the client uncached. Also the
+        /// bound on the memory one response can take. 8 MiB by default.
+        public var maximumCacheableBodyBytes: Int
+        /// How long the origin has to answer (head and cached body); past it the answer is 504,
+        /// or a stale response where allowed.
+        public var upstreamTimeout: TimeAmount
+        /// A targeted cache-control field (RFC 9213), e.g. `CDN-Cache-Control`: when the origin
+        /// sends it, its directives replace `Cache-Control` for this cache, while clients still
+        /// receive the origin's `Cache-Control`. Off (`nil`) by default.
+        public var targetedCacheControl: String?
+        /// The cache's name in `Cache-Status` (RFC 9211) and `Via`.
+        public var name: String
+        /// How long an idle client connection stays open.
+        public var idleTimeout: TimeAmount
+
+        public init(
+            upstream: Upstream, host: String = "127.0.0.1", port: Int = 8080,
+            maximumRequestHeaderBytes: Int = 32 << 10, maximumRequestBodyBytes: Int = 16 << 20,
+            maximumCacheableBodyBytes: Int = 8 << 20, upstreamTimeout: TimeAmount = .seconds(30),
+            targetedCacheControl: String? = nil, name: String = "TierCache", idleTimeout: TimeAmount = .seconds(60)
+        ) {
+            self.upstream = upstream
+            self.host = host
+            self.port = port
+            self.maximumRequestHeaderBytes = maximumRequestHeaderBytes
+            self.maximumRequestBodyBytes = maximumRequestBodyBytes
+            self.maximumCacheableBodyBytes = maximumCacheableBodyBytes
+            self.upstreamTimeout = upstreamTimeout
+            self.targetedCacheControl = targetedCacheControl
+            self.name = name
+            self.idleTimeout = idleTimeout
+        }
+
+        /// Throws ``CachingProxyError`` for settings the proxy cannot run with.
+        func validate() throws(CachingProxyError) {
+            guard (0...65535).contains(port) else { throw CachingProxyError("the port must be in 0...65535; got \(port)") }
+            for (name, value) in [
+                ("maximumRequestHeaderBytes", maximumRequestHeaderBytes), ("maximumRequestBodyBytes", maximumRequestBodyBytes),
+                ("maximumCacheableBodyBytes", maximumCacheableBodyBytes),
+            ] where value <= 0 {
+                throw CachingProxyError("\(name) must be positive; got \(value)")
+            }
+            guard upstreamTimeout > .zero else { throw CachingProxyError("the upstream timeout must be positive") }
+            if let targetedCacheControl, targetedCacheControl.isEmpty || targetedCacheControl.contains(where: { $0 == ":" || $0.isWhitespace }) {
+                throw CachingProxyError("'\(targetedCacheControl)' is not a field name for targeted cache control")
+            }
+            guard !name.isEmpty, name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-._".contains($0)) }) else {
+                throw CachingProxyError("the cache name must be a token (letters, digits, '-', '.', '_'); got '\(name)'")
+            }
+        }
+    }
+
+    /// The origin server behind the proxy.
+    public struct Upstream: Sendable, Hashable, CustomStringConvertible {
+        /// `http` or `https`.
+        public let scheme: String
+        /// The host name or address.
+        public let host: String
+        /// The port (the scheme's default when the URL gives none).
+        public let port: Int
+        /// A path prefix put before every request's path (`""` for none).
+        public let pathPrefix: String
+
+        /// Parses `http://HOST[:PORT][/PREFIX]`; throws ``CachingProxyError`` for anything else
+        /// (another scheme, user info, a query or fragment, no host).
+        public init(_ text: String) throws(CachingProxyError) {
+            guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased(),
+                  scheme == "http" || scheme == "https"
+            else { throw CachingProxyError("the upstream must be an http:// or https:// URL; got '\(text)'") }
+            guard let host = components.host, !host.isEmpty else { throw CachingProxyError("the upstream URL '\(text)' has no host") }
+            guard components.user == nil, components.password == nil, components.query == nil, components.fragment == nil else {
+                throw CachingProxyError("the upstream URL '\(text)' must not have user info, a query or a fragment")
+            }
+            let port = components.port ?? (scheme == "https" ? 443 : 80)
+            guard (1...65535).contains(port) else { throw CachingProxyError("the upstream port must be in 1...65535; got \(port)") }
+            self.scheme = scheme
+            self.host = host
+            self.port = port
+            var prefix = components.percentEncodedPath
+            while prefix.hasSuffix("/") { prefix.removeLast() }
+            self.pathPrefix = prefix
+        }
+
+        /// `HOST:PORT` as a request's authority (the port left out when it is the scheme's default).
+        public var authority: String {
+            let bracketed = host.contains(":") ? "[\(host)]" : host
+            return port == (scheme == "https" ? 443 : 80) ? bracketed : "\(bracketed):\(port)"
+        }
+
+        public var description: String { "\(scheme)://\(authority)\(pathPrefix)" }
+    }
+}
+
+/// A setting the proxy cannot run with, or a request it cannot forward.
+public struct CachingProxyError: Error, Sendable, CustomStringConvertible {
+    /// What is wrong, in words.
+    public let message: String
+
+    public init(_ message: String) { self.message = message }
+
+    public var description: String { message }
+}

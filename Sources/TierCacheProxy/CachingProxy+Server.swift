@@ -1,0 +1,31 @@
+import HummingbirdCore
+import Logging
+import NIOCore
+import NIOPosix
+import ServiceLifecycle
+
+extension CachingProxy {
+    /// The HTTP/1.1 server as a swift-service-lifecycle `Service`, for a `ServiceGroup` of the
+    /// caller's (alongside a metrics endpoint, say). `onListening` receives the bound port.
+    public func makeServer(onListening: (@Sendable (Int) async -> Void)? = nil) throws -> any Service {
+        var channelConfiguration = HTTP1Channel.Configuration(idleTimeout: configuration.idleTimeout)
+        // The parser's own limits sit above the proxy's, so that an oversized header section is
+        // answered 431 by the proxy rather than 400 by the parser (up to twice the limit).
+        let parserLimit = max(2 * configuration.maximumRequestHeaderBytes, 16 << 10)
+        channelConfiguration.httpDecoder = .init(maxHeaderFieldSize: parserLimit, maxHeaderListSize: parserLimit)
+        return try HTTPServerBuilder.http1(configuration: channelConfiguration).buildServer(
+            configuration: ServerConfiguration(address: .hostname(configuration.host, port: configuration.port)),
+            eventLoopGroup: MultiThreadedEventLoopGroup.singleton, logger: logger,
+            responder: { [self] request, writer, _ in try await respond(to: request, writer: writer) },
+            onServerRunning: { channel in await onListening?(channel.localAddress?.port ?? 0) })
+    }
+
+    /// Runs the proxy until SIGTERM or SIGINT, then stops accepting connections and lets the
+    /// requests in flight finish.
+    public func run(onListening: (@Sendable (Int) async -> Void)? = nil) async throws {
+        let group = ServiceGroup(
+            configuration: .init(
+                services: [try makeServer(onListening: onListening)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        try await group.run()
+    }
+}

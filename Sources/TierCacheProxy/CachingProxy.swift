@@ -1,0 +1,315 @@
+import AsyncHTTPClient
+import Foundation
+import HTTPCaching
+import HTTPCachingAsyncHTTPClient
+import HTTPTypes
+import HummingbirdCore
+import Logging
+import NIOCore
+import TierCache
+
+/// A caching reverse proxy: an ``HTTPCache`` (shared mode by default) between HTTP clients and one
+/// origin server.
+///
+/// ```swift
+/// let proxy = try CachingProxy(
+///     configuration: .init(upstream: try .init("http://127.0.0.1:9000"), port: 8080),
+///     storage: TieredCache(tiers: [try MemoryTier(capacity: 256 << 20)]))
+/// try await proxy.run()                      // until SIGTERM or SIGINT; in-flight requests finish
+/// ```
+///
+/// Every response carries `Via` and `Cache-Status` (RFC 9211); responses from storage carry `Age`.
+/// Hop-by-hop fields are removed both ways (RFC 9110 §7.6.1). A client's conditional GET is
+/// answered 304 from storage when the stored response matches. HEAD is answered from a stored
+/// GET (a HEAD miss fetches the GET, as nginx does). Responses larger than
+/// ``Configuration/maximumCacheableBodyBytes`` stream through uncached; so do range requests.
+/// The origin unreachable gives 502, too slow 504, unless a stale response may stand in.
+public final class CachingProxy: Sendable {
+    /// The proxy's settings.
+    public let configuration: Configuration
+    /// The cache engine between clients and the origin.
+    public let cache: HTTPCache
+    let upstream: UpstreamTransport
+    let logger: Logger
+    let metrics: ProxyMetrics
+    let via: String
+
+    /// Creates a proxy. `cacheConfiguration` is shared mode by default; the proxy makes sure a
+    /// response too large to cache never counts as a network failure.
+    ///
+    /// - Throws: ``CachingProxyError`` for invalid settings.
+    public init(
+        configuration: Configuration, storage: TieredCache,
+        cacheConfiguration: HTTPCache.Configuration = HTTPCache.Configuration(
+            mode: .shared, isConnectivityError: HTTPCache.isAsyncHTTPClientConnectivityError),
+        httpClient: HTTPClient = .shared, logger: Logger = Logger(label: "tiercache.proxy")
+    ) throws(CachingProxyError) {
+        try configuration.validate()
+        var targeted: HTTPField.Name?
+        if let name = configuration.targetedCacheControl {
+            guard let fieldName = HTTPField.Name(name) else { throw CachingProxyError("'\(name)' is not a field name") }
+            targeted = fieldName
+        }
+        var cacheConfiguration = cacheConfiguration
+        let isConnectivityError = cacheConfiguration.isConnectivityError
+        cacheConfiguration.isConnectivityError = { !($0 is OversizedResponse) && isConnectivityError($0) }
+        self.configuration = configuration
+        self.cache = HTTPCache(storage: storage, configuration: cacheConfiguration)
+        self.metrics = ProxyMetrics()
+        self.upstream = UpstreamTransport(
+            client: httpClient, timeout: configuration.upstreamTimeout, bufferLimit: configuration.maximumCacheableBodyBytes,
+            targetedCacheControl: targeted, latency: metrics.upstreamLatency)
+        self.logger = logger
+        self.via = "1.1 \(configuration.name)"
+    }
+
+    /// One line describing the running configuration, for the start-up log.
+    public func summary() async -> String {
+        var tiers: [String] = []
+        for tier in cache.storage.tiers {
+            let capacity = (try? await tier.usage()).map { " " + ByteCount.format($0.capacity) } ?? ""
+            tiers.append("\(tier.name)\(capacity)")
+        }
+        let mode = cache.configuration.mode == .shared ? "shared" : "private"
+        var line = "tiercache proxy: \(configuration.host):\(configuration.port) -> \(configuration.upstream), \(mode) cache, tiers [\(tiers.joined(separator: ", "))]"
+        line += ", cacheable bodies up to \(ByteCount.format(configuration.maximumCacheableBodyBytes))"
+        if let targeted = configuration.targetedCacheControl { line += ", targeted cache control \(targeted)" }
+        return line
+    }
+
+    // MARK: Requests
+
+    /// Answers one request from a client.
+    func respond(to request: Request, writer: consuming ResponseWriter) async throws {
+        let started = ContinuousClock.now
+        let answer = await answer(request)
+        var sent = 0
+        switch answer.body {
+        case .buffered(let body):
+            sent = body.readableBytes
+            try await writer.write(response: answer.head, body: sent == 0 ? ResponseBody() : ResponseBody(byteBuffer: body))
+        case .streamed(let oversized):
+            var bodyWriter = try await writer.writeHead(answer.head)
+            while let chunk = try await oversized.next() {
+                sent += chunk.readableBytes
+                try await bodyWriter.write(chunk)
+            }
+            try await bodyWriter.finish(nil)
+        }
+        metrics.count(answer.outcome)
+        metrics.bytesSent.increment(by: sent)
+        logger.info(
+            "\(request.head.method) \(request.head.path ?? "") \(answer.head.status.code) \(sent)B",
+            metadata: [
+                "cache_status": "\(answer.head.headerFields[CacheStatus.fieldName] ?? "")",
+                "duration_ms": "\(started.duration(to: .now).components.attoseconds / 1_000_000_000_000_000)",
+            ])
+    }
+
+    /// What to send for `request`.
+    func answer(_ request: Request) async -> Answer {
+        let head = request.head
+        let headerBytes = (head.path?.utf8.count ?? 0) + head.headerFields.reduce(0) { $0 + $1.name.rawName.utf8.count + $1.value.utf8.count + 4 }
+        guard headerBytes <= configuration.maximumRequestHeaderBytes else {
+            return errorAnswer(.init(code: 431, reasonPhrase: "Request Header Fields Too Large"), "request header section over \(configuration.maximumRequestHeaderBytes) bytes")
+        }
+        guard head.method != .connect, let path = head.path, path.hasPrefix("/") else {
+            return errorAnswer(.badRequest, "only origin-form requests are forwarded (this proxy is not an open proxy)")
+        }
+        var body: Data?
+        if head.method != .get && head.method != .head {
+            switch await collectBody(of: request) {
+            case .success(let collected): body = collected
+            case .failure(let failure): return failure.answer
+            }
+        }
+        var outgoing = HTTPRequest(
+            method: head.method == .head ? .get : head.method, scheme: configuration.upstream.scheme,
+            authority: configuration.upstream.authority, path: configuration.upstream.pathPrefix + path,
+            headerFields: Self.forwardedFields(head.headerFields))
+        outgoing.headerFields.append(HTTPField(name: .via, value: via))
+        let preconditions = ClientPreconditions.extract(from: &outgoing)
+        if outgoing.headerFields[.range] != nil {
+            // Partial content is not cached; the client's own preconditions go with it.
+            return await bypass(head, outgoing: outgoing, body: body, preconditions: preconditions)
+        }
+        let wantsKey = head.headerFields[Self.cacheKeyRequest] != nil
+        do {
+            let result = try await cache.response(for: outgoing, body: body, transport: upstream.transport)
+            return cachedAnswer(result, request: head, outgoing: outgoing, preconditions: preconditions, wantsKey: wantsKey)
+        } catch let oversized as OversizedResponse {
+            guard oversized.claim() else {
+                // A coalesced fetch handed this body to another request: fetch it again.
+                return await bypass(head, outgoing: outgoing, body: body, preconditions: preconditions)
+            }
+            var status = CacheStatus(cacheName: configuration.name)
+            status.forward = head.method == .get || head.method == .head ? .uriMiss : .method
+            status.detail = "too-large"
+            return streamedAnswer(oversized, request: head, status: status)
+        } catch {
+            return upstreamFailure(error)
+        }
+    }
+
+    /// Forwards a request past the cache and streams the response back.
+    private func bypass(_ head: HTTPRequest, outgoing: HTTPRequest, body: Data?, preconditions: ClientPreconditions?) async -> Answer {
+        var outgoing = outgoing
+        outgoing.method = head.method
+        if let preconditions {
+            outgoing.headerFields[values: .ifNoneMatch] = preconditions.ifNoneMatch
+            if let since = preconditions.ifModifiedSince { outgoing.headerFields[.ifModifiedSince] = HTTPDate.format(since) }
+        }
+        do {
+            let (responseHead, response) = try await upstream.send(outgoing, body: body)
+            var status = CacheStatus(cacheName: configuration.name)
+            status.forward = .bypass
+            let oversized = OversizedResponse(head: responseHead, buffered: ByteBuffer(), rest: response.body.makeAsyncIterator())
+            _ = oversized.claim()
+            return streamedAnswer(oversized, request: head, status: status)
+        } catch {
+            return upstreamFailure(error)
+        }
+    }
+
+    // MARK: Building answers
+
+    /// A response to send: its head, and its body in memory or still streaming from the origin.
+    struct Answer: Sendable {
+        enum Body: Sendable {
+            case buffered(ByteBuffer)
+            case streamed(OversizedResponse)
+        }
+
+        var head: HTTPResponse
+        var body: Body
+        var outcome: ProxyMetrics.Outcome
+    }
+
+    /// The name of the request field that asks for the cache key in `Cache-Status`.
+    public static let cacheKeyRequest = HTTPField.Name("TierCache-Debug-Key")!
+
+    private func cachedAnswer(
+        _ result: HTTPCacheResponse, request: HTTPRequest, outgoing: HTTPRequest, preconditions: ClientPreconditions?, wantsKey: Bool
+    ) -> Answer {
+        var status = CacheStatus(cacheName: configuration.name)
+        let outcome: ProxyMetrics.Outcome
+        switch result.source {
+        case .cache:
+            status.hit = true
+            outcome = .hit
+        case .staleWhileRevalidate:
+            status.hit = true
+            status.detail = "stale-while-revalidate"
+            outcome = .staleWhileRevalidate
+        case .revalidated:
+            status.forward = .stale
+            status.forwardStatus = 304
+            outcome = .revalidated
+        case .staleFallback:
+            status.forward = .stale
+            status.detail = "stale-on-error"
+            outcome = .staleOnError
+        case .network:
+            let requestDirectives = CacheControl(fieldValues: outgoing.headerFields[values: .cacheControl])
+            if request.method != .get && request.method != .head {
+                status.forward = .method
+            } else if requestDirectives.noCache || requestDirectives.maxAge == 0 {
+                status.forward = .request
+            } else {
+                status.forward = .uriMiss
+            }
+            status.forwardStatus = result.response.status.code
+            status.stored = result.wasStored
+            outcome = .miss
+        }
+        if result.source != .network || result.wasStored { status.ttl = timeToLive(of: result) }
+        if wantsKey { status.key = cache.configuration.key(outgoing) }
+
+        var head = result.response
+        head.headerFields = HopByHop.removing(from: head.headerFields)
+        UpstreamTransport.restoringOriginCacheControl(&head.headerFields)
+        head.headerFields.append(HTTPField(name: .via, value: via))
+        head.headerFields[CacheStatus.fieldName] = status.description
+        if let preconditions, preconditions.notModified(head) {
+            return Answer(head: ClientPreconditions.notModifiedResponse(for: head), body: .buffered(ByteBuffer()), outcome: .notModified)
+        }
+        head.headerFields[.contentLength] = String(result.body.count)
+        let body = request.method == .head ? ByteBuffer() : ByteBuffer(bytes: result.body)
+        return Answer(head: head, body: .buffered(body), outcome: outcome)
+    }
+
+    private func streamedAnswer(_ oversized: OversizedResponse, request: HTTPRequest, status: CacheStatus) -> Answer {
+        var head = oversized.head
+        var status = status
+        status.forwardStatus = head.status.code
+        UpstreamTransport.restoringOriginCacheControl(&head.headerFields)
+        head.headerFields.append(HTTPField(name: .via, value: via))
+        head.headerFields[CacheStatus.fieldName] = status.description
+        if request.method == .head { return Answer(head: head, body: .buffered(ByteBuffer()), outcome: .bypass) }
+        return Answer(head: head, body: .streamed(oversized), outcome: .bypass)
+    }
+
+    /// Seconds of freshness left (negative when stale), as `Cache-Status` reports it.
+    private func timeToLive(of result: HTTPCacheResponse) -> Int {
+        let response = result.response
+        let lifetime = Freshness.lifetime(
+            of: response, directives: CacheControl(fieldValues: response.headerFields[values: .cacheControl]),
+            responseTime: cache.configuration.clock.now(), shared: cache.configuration.mode == .shared,
+            heuristics: cache.configuration.heuristics)
+        let remaining = lifetime - (result.age ?? 0)
+        return Int(max(min(remaining, Double(Int32.max)), Double(Int32.min)).rounded(.down))
+    }
+
+    private func upstreamFailure(_ error: any Error) -> Answer {
+        if let clientError = error as? HTTPClientError,
+           [.deadlineExceeded, .readTimeout, .connectTimeout, .getConnectionFromPoolTimeout].contains(clientError)
+        {
+            return errorAnswer(.gatewayTimeout, "the origin did not answer in time")
+        }
+        logger.warning("upstream request failed", metadata: ["error": "\(error)"])
+        return errorAnswer(.badGateway, "the origin could not be reached")
+    }
+
+    private func errorAnswer(_ status: HTTPResponse.Status, _ message: String) -> Answer {
+        let body = ByteBuffer(string: "\(status.code) \(status.reasonPhrase): \(message)\n")
+        var cacheStatus = CacheStatus(cacheName: configuration.name)
+        cacheStatus.detail = "proxy-error"
+        let head = HTTPResponse(status: status, headerFields: [
+            .contentType: "text/plain; charset=utf-8", .contentLength: String(body.readableBytes), .via: via,
+            CacheStatus.fieldName: cacheStatus.description,
+        ])
+        return Answer(head: head, body: .buffered(body), outcome: .error)
+    }
+
+    // MARK: Requests to the origin
+
+    /// The request's fields as forwarded: without hop-by-hop fields and credentials meant for
+    /// this proxy (`Proxy-Authorization`).
+    static func forwardedFields(_ fields: HTTPFields) -> HTTPFields {
+        var forwarded = HopByHop.removing(from: fields)
+        forwarded[values: .proxyAuthorization] = []
+        forwarded[values: cacheKeyRequest] = []
+        return forwarded
+    }
+
+    /// The request body, or the 413 to answer when it is larger than allowed.
+    private func collectBody(of request: Request) async -> Result<Data?, AnswerError> {
+        let limit = configuration.maximumRequestBodyBytes
+        let tooLarge = AnswerError(answer: errorAnswer(.contentTooLarge, "request body over \(limit) bytes"))
+        if let declared = request.head.headerFields[.contentLength].flatMap(Int.init), declared > limit { return .failure(tooLarge) }
+        var collected = ByteBuffer()
+        do {
+            for try await var chunk in request.body {
+                guard collected.readableBytes + chunk.readableBytes <= limit else { return .failure(tooLarge) }
+                collected.writeBuffer(&chunk)
+            }
+        } catch {
+            return .failure(AnswerError(answer: errorAnswer(.badRequest, "the request body could not be read")))
+        }
+        return .success(collected.readableBytes == 0 && request.head.headerFields[.contentLength] == nil ? nil : Data(collected.readableBytesView))
+    }
+
+    struct AnswerError: Error {
+        let answer: Answer
+    }
+}

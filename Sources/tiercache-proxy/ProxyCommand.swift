@@ -1,0 +1,155 @@
+import ArgumentParser
+import Foundation
+import HTTPCaching
+import HTTPCachingAsyncHTTPClient
+import Logging
+import Metrics
+import Prometheus
+import ServiceLifecycle
+import TierCache
+import TierCacheLMDB
+import TierCacheProxy
+import TierCacheRedis
+
+/// `tiercache-proxy` (also run as `tiercache proxy`): a caching reverse proxy in front of one origin.
+@main
+struct ProxyCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "tiercache-proxy",
+        abstract: "A caching reverse proxy (RFC 9111 shared cache) in front of one origin server.",
+        discussion: """
+            Tiers are consulted in the order memory, disk, Redis. Every response carries Cache-Status \
+            (RFC 9211) and Via; the proxy forwards only to --upstream. SIGTERM or SIGINT stops \
+            accepting connections and lets requests in flight finish.
+            """)
+
+    @Option(help: "The address to listen on, HOST:PORT (port 0 picks a free one).")
+    var listen = "127.0.0.1:8080"
+
+    @Option(help: "The origin, http://HOST[:PORT][/PREFIX].")
+    var upstream: String
+
+    @Option(help: "Memory tier capacity (0 for none).")
+    var memory = ByteCount(bytes: 256 << 20)
+
+    @Option(help: "Directory of an LMDB disk tier (none by default).")
+    var disk: String?
+
+    @Option(help: "Capacity of the disk tier; it refuses entries over 5% of it.")
+    var diskCapacity = ByteCount(bytes: 2 << 30)
+
+    @Option(help: "A Redis tier: redis://[user:password@]HOST[:PORT][/DB].")
+    var redis: String?
+
+    @Flag(help: "Treat --redis as a seed node of a Redis Cluster.")
+    var redisCluster = false
+
+    @Option(help: "Capacity of the Redis tier's share of the server.")
+    var redisCapacity = ByteCount(bytes: 1 << 30)
+
+    @Option(name: .customLong("storage-policy"), help: "SCHEME=POLICY, with POLICY allowed, allowedInMemoryOnly or notAllowed (repeatable).")
+    var storagePolicies: [String] = []
+
+    @Flag(help: "Run as a private cache (stores 'private' responses, ignores s-maxage).")
+    var `private` = false
+
+    @Option(help: "Honour a targeted cache-control field (RFC 9213), e.g. CDN-Cache-Control.")
+    var targetedCacheControl: String?
+
+    @Option(help: "Largest response body offered to the cache (default: the largest entry a tier accepts, at most 64MiB); larger ones stream through.")
+    var maxCacheableBody: ByteCount?
+
+    @Option(help: "Largest request body forwarded (413 beyond).")
+    var maxRequestBody = ByteCount(bytes: 16 << 20)
+
+    @Option(help: "Largest request header section (431 beyond).")
+    var maxRequestHeader = ByteCount(bytes: 32 << 10)
+
+    @Option(help: "Seconds the origin has to answer (504 beyond).")
+    var upstreamTimeout: Double = 30
+
+    @Option(help: "Serve Prometheus metrics on HOST:PORT at /metrics.")
+    var metrics: String?
+
+    @Option(help: "trace, debug, info (request lines), notice, warning, error or critical.")
+    var logLevel = "info"
+
+    mutating func run() async throws {
+        guard let level = Logger.Level(rawValue: logLevel) else { throw ValidationError("unknown log level '\(logLevel)'") }
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "tiercache.proxy")
+        let (host, port) = try Self.address(listen)
+        let registry = PrometheusCollectorRegistry()
+        if metrics != nil { MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry)) }
+
+        let tiers = try makeTiers()
+        guard !tiers.isEmpty else { throw ValidationError("no tiers: give --memory, --disk or --redis") }
+        var cacheConfiguration = HTTPCache.Configuration(
+            mode: self.private ? .private : .shared, isConnectivityError: HTTPCache.isAsyncHTTPClientConnectivityError)
+        cacheConfiguration.storagePolicies = try storagePolicyTable()
+        var largestEntry = 0
+        for tier in tiers { largestEntry = max(largestEntry, (try? await tier.usage().maxEntryBytes) ?? 0) }
+        guard upstreamTimeout > 0, upstreamTimeout.isFinite else { throw ValidationError("--upstream-timeout must be positive") }
+
+        let configuration = CachingProxy.Configuration(
+            upstream: try CachingProxy.Upstream(upstream), host: host, port: port,
+            maximumRequestHeaderBytes: maxRequestHeader.bytes, maximumRequestBodyBytes: maxRequestBody.bytes,
+            maximumCacheableBodyBytes: maxCacheableBody?.bytes ?? max(1, min(largestEntry, 64 << 20)),
+            upstreamTimeout: .nanoseconds(Int64(upstreamTimeout * 1e9)), targetedCacheControl: targetedCacheControl)
+        let proxy = try CachingProxy(
+            configuration: configuration, storage: TieredCache(tiers: tiers), cacheConfiguration: cacheConfiguration, logger: logger)
+        let summary = await proxy.summary()
+        var services: [any Service] = [
+            try proxy.makeServer { port in
+                // The one line a person (or a test) waits for: the configuration and the bound port.
+                FileHandle.standardOutput.write(Data("\(summary) (listening on port \(port))\n".utf8))
+            }
+        ]
+        if let metrics {
+            let (metricsHost, metricsPort) = try Self.address(metrics)
+            services.append(try MetricsEndpoint(host: metricsHost, port: metricsPort, registry: registry, logger: logger).makeServer())
+        }
+        try await ServiceGroup(configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)).run()
+    }
+
+    private func makeTiers() throws -> [any CacheTier] {
+        var tiers: [any CacheTier] = []
+        if memory.bytes > 0 { tiers.append(try MemoryTier(capacity: memory.bytes)) }
+        if let disk {
+            tiers.append(try LMDBTier(directory: URL(fileURLWithPath: disk), capacity: diskCapacity.bytes))
+        }
+        if let redis {
+            let endpoint = try RedisEndpoint(url: redis)
+            let deployment: RedisTier.Configuration.Deployment = redisCluster ? .cluster(seeds: [endpoint]) : .standalone(endpoint)
+            tiers.append(try RedisTier(configuration: .init(deployment: deployment, capacity: redisCapacity.bytes)))
+        }
+        return tiers
+    }
+
+    private func storagePolicyTable() throws -> StoragePolicyTable {
+        var table = StoragePolicyTable(["https": .allowed, "http": .allowed], default: .notAllowed)
+        for entry in storagePolicies {
+            let parts = entry.split(separator: "=", maxSplits: 1).map(String.init)
+            guard parts.count == 2, !parts[0].isEmpty, let policy = StoragePolicy(rawValue: parts[1]) else {
+                throw ValidationError("--storage-policy takes SCHEME=POLICY with POLICY one of \(StoragePolicy.allCases.map(\.rawValue).joined(separator: ", ")); got '\(entry)'")
+            }
+            table[parts[0]] = policy
+        }
+        return table
+    }
+
+    /// `HOST:PORT` (`[::1]:PORT` for IPv6).
+    static func address(_ text: String) throws -> (String, Int) {
+        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (0...65535).contains(port) else {
+            throw ValidationError("'\(text)' is not HOST:PORT")
+        }
+        var host = String(text[..<colon])
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        guard !host.isEmpty else { throw ValidationError("'\(text)' has no host") }
+        return (host, port)
+    }
+}

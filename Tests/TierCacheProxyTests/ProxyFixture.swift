@@ -1,0 +1,52 @@
+import AsyncHTTPClient
+import Foundation
+import HTTPTypes
+import NIOCore
+import NIOHTTP1
+import Testing
+
+/// A response as a client saw it.
+struct Received {
+    var status: Int
+    var headers: HTTPHeaders
+    var body: String
+
+    func field(_ name: String) -> String? { headers.first(name: name) }
+    var cacheStatus: String { field("Cache-Status") ?? "" }
+}
+
+/// A scripted origin and a proxy process in front of it, stopped again at the end.
+func withProxy(
+    _ arguments: [String] = [], _ body: (ScriptedOrigin, ProxyProcess) async throws -> Void
+) async throws {
+    let origin = try await ScriptedOrigin()
+    let proxy: ProxyProcess
+    do {
+        proxy = try ProxyProcess(["--upstream", origin.url] + arguments)
+    } catch {
+        await origin.stop()
+        throw error
+    }
+    do {
+        try await body(origin, proxy)
+    } catch {
+        _ = proxy.stop()
+        await origin.stop()
+        throw error
+    }
+    #expect(proxy.stop() == 0, "the proxy exits cleanly on SIGTERM")
+    await origin.stop()
+}
+
+/// Sends one request through AsyncHTTPClient.
+func send(
+    _ method: HTTPMethod = .GET, _ url: String, headers: [(String, String)] = [], body: String? = nil, timeout: TimeAmount = .seconds(20)
+) async throws -> Received {
+    var request = HTTPClientRequest(url: url)
+    request.method = method
+    request.headers = HTTPHeaders(headers)
+    if let body { request.body = .bytes(ByteBuffer(string: body)) }
+    let response = try await HTTPClient.shared.execute(request, timeout: timeout)
+    let bytes = try await response.body.collect(upTo: 64 << 20)
+    return Received(status: Int(response.status.code), headers: response.headers, body: String(buffer: bytes))
+}

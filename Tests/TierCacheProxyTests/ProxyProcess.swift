@@ -1,0 +1,78 @@
+import Foundation
+import Testing
+
+/// `tiercache-proxy` started as a real process on a free port, as a user would run it.
+final class ProxyProcess: Sendable {
+    let process: Process
+    let port: Int
+    /// The first line it printed: its configuration summary.
+    let summary: String
+    private let output: Pipe
+
+    /// Starts the proxy with `arguments` (after `--listen 127.0.0.1:0`) and waits for its
+    /// "listening" line.
+    init(_ arguments: [String]) throws {
+        let process = Process()
+        process.executableURL = try Self.executable()
+        process.arguments = ["--listen", "127.0.0.1:0", "--log-level", "warning"] + arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        self.process = process
+        self.output = output
+        // Read the summary line (the proxy prints it once listening, or exits on bad options).
+        var line = Data()
+        while true {
+            let byte = output.fileHandleForReading.readData(ofLength: 1)
+            if byte.isEmpty || byte == Data("\n".utf8) { break }
+            line.append(byte)
+        }
+        summary = String(decoding: line, as: UTF8.self)
+        guard let range = summary.range(of: "listening on port "), let port = Int(summary[range.upperBound...].prefix { $0.isNumber }) else {
+            process.terminate()
+            throw ProxyStartFailure(output: summary)
+        }
+        self.port = port
+    }
+
+    var url: String { "http://127.0.0.1:\(port)" }
+
+    /// Sends SIGTERM and returns the exit status.
+    func stop() -> Int32 {
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    deinit { if process.isRunning { process.terminate() } }
+
+    static func executable() throws -> URL {
+        let candidates = [
+            URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("tiercache-proxy"),
+            Bundle.main.bundleURL.appendingPathComponent("tiercache-proxy"),
+            Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent("tiercache-proxy"),
+        ]
+        return try #require(candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }, "tiercache-proxy is not built beside the tests")
+    }
+
+    /// Runs the proxy with `arguments` expecting it to refuse them; returns its exit status and
+    /// what it printed on standard error.
+    static func refusal(_ arguments: [String]) throws -> (status: Int32, message: String) {
+        let process = Process()
+        process.executableURL = try executable()
+        process.arguments = arguments
+        let errors = Pipe()
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = errors
+        try process.run()
+        let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return (process.terminationStatus, message)
+    }
+}
+
+struct ProxyStartFailure: Error, CustomStringConvertible {
+    let output: String
+    var description: String { "the proxy did not start; it printed: \(output)" }
+}

@@ -1,0 +1,156 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+import ServiceLifecycle
+import Synchronization
+
+/// An origin server on 127.0.0.1 with scripted responses, counting the requests each path gets
+/// and remembering the last request's fields.
+final class ScriptedOrigin: Sendable {
+    private let recorder = Recorder()
+    /// From now on every route answers 500 (to test stale-if-error).
+    func startFailing() { recorder.failing.store(true, ordering: .relaxed) }
+    /// Requests to `/gated` wait here until the test opens the gate.
+    let gate = Gate()
+    private let group: ServiceGroup
+    private let runner: Task<Void, any Error>
+    let port: Int
+
+    static let largeBody = String(repeating: "0123456789abcdef", count: 1 << 16)  // 1 MiB
+    static let mediumBody = String(repeating: "fedcba9876543210", count: 100 << 6)  // 100 KiB
+
+    init() async throws {
+        let router = Router()
+        let gate = self.gate
+        router.middlewares.add(CountingMiddleware(recorder: recorder))
+
+        router.get("/fresh") { _, _ in Self.text("fresh", ["Cache-Control": "max-age=600", "ETag": "\"f1\"", "Last-Modified": "Sun, 01 Nov 2026 00:00:00 GMT"]) }
+        router.post("/fresh") { _, _ in Self.text("posted", [:]) }
+        router.get("/etag") { request, _ in
+            if request.headers[.ifNoneMatch] == "\"v1\"" {
+                return Response(status: .notModified, headers: [.eTag: "\"v1\"", .cacheControl: "max-age=0"])
+            }
+            return Self.text("validated", ["Cache-Control": "max-age=0", "ETag": "\"v1\""])
+        }
+        router.get("/private") { _, _ in Self.text("mine", ["Cache-Control": "private, max-age=600"]) }
+        router.get("/s-maxage") { _, _ in Self.text("shared", ["Cache-Control": "max-age=0, s-maxage=600"]) }
+        router.get("/no-store") { _, _ in Self.text("never", ["Cache-Control": "no-store"]) }
+        router.get("/vary") { request, _ in
+            let language = request.headers[.acceptLanguage] ?? "none"
+            return Self.text("hello in \(language)", ["Cache-Control": "max-age=600", "Vary": "Accept-Language"])
+        }
+        router.get("/echo") { request, _ in
+            let lines = request.headers.map { "\($0.name.canonicalName): \($0.value)" }.sorted().joined(separator: "\n")
+            return Self.text(lines, [:])
+        }
+        router.get("/hop") { _, _ in
+            Self.text("hop", ["Cache-Control": "max-age=600", "Connection": "X-Secret", "X-Secret": "1", "Keep-Alive": "timeout=5", "X-Kept": "yes"])
+        }
+        router.get("/swr") { _, _ in Self.text("swr", ["Cache-Control": "max-age=0, stale-while-revalidate=600", "ETag": "\"s1\""]) }
+        router.get("/sie") { _, _ in Self.text("sie", ["Cache-Control": "max-age=0, stale-if-error=600"]) }
+        router.get("/cdn") { _, _ in Self.text("cdn", ["Cache-Control": "no-store", "CDN-Cache-Control": "max-age=600"]) }
+        router.get("/large") { _, _ in Self.text(Self.largeBody, ["Cache-Control": "max-age=600"]) }
+        router.get("/medium") { _, _ in Self.text(Self.mediumBody, ["Cache-Control": "max-age=600"]) }
+        router.get("/large-chunked") { _, _ in
+            // No Content-Length: the proxy finds out the size while reading.
+            Response(status: .ok, headers: [.cacheControl: "max-age=600"], body: ResponseBody { writer in
+                for _ in 0..<16 { try await writer.write(ByteBuffer(string: String(repeating: "x", count: 1 << 16))) }
+                try await writer.finish(nil)
+            })
+        }
+        router.get("/slow") { _, _ in
+            try await Task.sleep(for: .seconds(30))  // the origin being slow is what is under test
+            return Self.text("late", [:])
+        }
+        router.get("/gated") { _, _ in
+            await gate.arriveAndWait()
+            return Self.text("gated", ["Cache-Control": "max-age=600"])
+        }
+
+        let (portStream, portContinuation) = AsyncStream.makeStream(of: Int.self)
+        var logger = Logger(label: "origin")
+        logger.logLevel = .critical
+        let app = Application(
+            router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+            onServerRunning: { channel in portContinuation.yield(channel.localAddress?.port ?? 0) }, logger: logger)
+        group = ServiceGroup(configuration: .init(services: [app], logger: logger))
+        let group = self.group
+        runner = Task { try await group.run() }
+        var iterator = portStream.makeAsyncIterator()
+        port = await iterator.next() ?? 0
+    }
+
+    var url: String { "http://127.0.0.1:\(port)" }
+
+    func count(_ path: String) -> Int { recorder.counts.withLock { $0[path] ?? 0 } }
+    func lastRequestFields(_ path: String) -> HTTPFields? { recorder.lastFields.withLock { $0[path] } }
+
+    func stop() async {
+        await group.triggerGracefulShutdown()
+        _ = await runner.result
+    }
+
+    static func text(_ body: String, _ fields: [String: String]) -> Response {
+        var headers = HTTPFields()
+        for (name, value) in fields { if let name = HTTPField.Name(name) { headers.append(HTTPField(name: name, value: value)) } }
+        headers[.contentType] = "text/plain"
+        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: body)))
+    }
+}
+
+/// What the origin has been asked.
+private final class Recorder: Sendable {
+    let counts = Mutex<[String: Int]>([:])
+    let lastFields = Mutex<[String: HTTPFields]>([:])
+    let failing = Atomic(false)
+}
+
+private struct CountingMiddleware: RouterMiddleware {
+    typealias Context = BasicRequestContext
+    let recorder: Recorder
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let path = request.uri.path
+        recorder.counts.withLock { $0[path, default: 0] += 1 }
+        recorder.lastFields.withLock { $0[path] = request.headers }
+        if recorder.failing.load(ordering: .relaxed) { return Response(status: .internalServerError) }
+        return try await next(request, context)
+    }
+}
+
+/// Lets a test know a request reached the origin, and hold it there until released.
+final class Gate: Sendable {
+    private let arrivals: AsyncStream<Void>
+    private let arrivalSink: AsyncStream<Void>.Continuation
+    private let waiting = Mutex<[CheckedContinuation<Void, Never>]>([])
+    private let opened = Mutex(false)
+
+    init() { (arrivals, arrivalSink) = AsyncStream.makeStream(of: Void.self) }
+
+    func arriveAndWait() async {
+        arrivalSink.yield()
+        await withCheckedContinuation { continuation in
+            let open = opened.withLock { open in
+                if !open { waiting.withLock { $0.append(continuation) } }
+                return open
+            }
+            if open { continuation.resume() }
+        }
+    }
+
+    /// Returns once a request has arrived.
+    func waitForArrival() async {
+        var iterator = arrivals.makeAsyncIterator()
+        _ = await iterator.next()
+    }
+
+    func open() {
+        let released = opened.withLock { open in
+            open = true
+            return waiting.withLock { list in defer { list = [] }; return list }
+        }
+        for continuation in released { continuation.resume() }
+    }
+}
