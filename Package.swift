@@ -195,7 +195,7 @@ let package = Package(
         .testTarget(
             name: "TierCacheProxyTests",
             dependencies: [
-                "TierCacheProxy", "HTTPCaching", "HTTPCachingHummingbird", "TierCache", "tiercache-proxy",
+                "TierCacheProxy", "HTTPCaching", "HTTPCachingHummingbird", "TierCache", "tiercache-proxy", "tiercache",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

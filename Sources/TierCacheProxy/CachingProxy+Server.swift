@@ -26,6 +26,12 @@ extension CachingProxy {
         let group = ServiceGroup(
             configuration: .init(
                 services: [try makeServer(onListening: onListening)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
-        try await group.run()
+        do {
+            try await group.run()
+        } catch {
+            try? await shutdown()
+            throw error
+        }
+        try await shutdown()
     }
 }

@@ -34,15 +34,21 @@ public final class CachingProxy: Sendable {
     let metrics: ProxyMetrics
     let via: String
 
+    /// The client this proxy created (and must shut down), when none was given.
+    private let ownedClient: HTTPClient?
+
     /// Creates a proxy. `cacheConfiguration` is shared mode by default; the proxy makes sure a
     /// response too large to cache never counts as a network failure.
     ///
+    /// - Parameter httpClient: the client for the origin; by default one made by
+    ///   ``makeUpstreamClient(_:)`` and shut down by ``shutdown()``. A client of your own must
+    ///   not follow redirects or decompress bodies (a proxy passes both on as they are).
     /// - Throws: ``CachingProxyError`` for invalid settings.
     public init(
         configuration: Configuration, storage: TieredCache,
         cacheConfiguration: HTTPCache.Configuration = HTTPCache.Configuration(
             mode: .shared, isConnectivityError: HTTPCache.isAsyncHTTPClientConnectivityError),
-        httpClient: HTTPClient = .shared, logger: Logger = Logger(label: "tiercache.proxy")
+        httpClient: HTTPClient? = nil, logger: Logger = Logger(label: "tiercache.proxy")
     ) throws(CachingProxyError) {
         try configuration.validate()
         var targeted: HTTPField.Name?
@@ -56,11 +62,30 @@ public final class CachingProxy: Sendable {
         self.configuration = configuration
         self.cache = HTTPCache(storage: storage, configuration: cacheConfiguration)
         self.metrics = ProxyMetrics()
+        self.ownedClient = httpClient == nil ? Self.makeUpstreamClient(configuration) : nil
         self.upstream = UpstreamTransport(
-            client: httpClient, timeout: configuration.upstreamTimeout, bufferLimit: configuration.maximumCacheableBodyBytes,
+            client: httpClient ?? ownedClient ?? .shared, timeout: configuration.upstreamTimeout, bufferLimit: configuration.maximumCacheableBodyBytes,
             targetedCacheControl: targeted, latency: metrics.upstreamLatency)
         self.logger = logger
         self.via = "1.1 \(configuration.name)"
+    }
+
+    /// A client for the origin as a proxy needs one: redirects and bodies passed on untouched,
+    /// one connection attempt per request (a refused connection is a 502 at once, not retried
+    /// until the deadline), connections bounded by the upstream timeout.
+    public static func makeUpstreamClient(_ configuration: Configuration) -> HTTPClient {
+        var client = HTTPClient.Configuration(
+            redirectConfiguration: .disallow, timeout: .init(connect: min(configuration.upstreamTimeout, .seconds(10))),
+            decompression: .disabled)
+        client.connectionPool.retryConnectionEstablishment = false
+        client.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 64
+        client.httpVersion = .http1Only
+        return HTTPClient(eventLoopGroupProvider: .singleton, configuration: client)
+    }
+
+    /// Shuts down the client the proxy made for the origin (after the server stopped).
+    public func shutdown() async throws {
+        try await ownedClient?.shutdown()
     }
 
     /// One line describing the running configuration, for the start-up log.

@@ -113,7 +113,14 @@ struct ProxyCommand: AsyncParsableCommand {
             let (metricsHost, metricsPort) = try Self.address(metrics)
             services.append(try MetricsEndpoint(host: metricsHost, port: metricsPort, registry: registry, logger: logger).makeServer())
         }
-        try await ServiceGroup(configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)).run()
+        let group = ServiceGroup(configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        do {
+            try await group.run()
+        } catch {
+            try? await proxy.shutdown()
+            throw error
+        }
+        try await proxy.shutdown()
     }
 
     private func makeTiers() throws -> [any CacheTier] {

@@ -4,7 +4,7 @@ import ArgumentParser
 struct TierCacheCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tiercache",
-        abstract: "Benchmark, simulate and tune TierCache caches, and inspect their stores.",
-        subcommands: [BenchCommand.self, SimulateCommand.self, TuneCommand.self, InspectCommand.self, DemoCommand.self, CrashWriterCommand.self],
+        abstract: "Benchmark, simulate and tune TierCache caches, inspect their stores, and run the caching proxy.",
+        subcommands: [BenchCommand.self, SimulateCommand.self, TuneCommand.self, InspectCommand.self, ProxyCommand.self, DemoCommand.self, CrashWriterCommand.self],
         defaultSubcommand: BenchCommand.self)
 }

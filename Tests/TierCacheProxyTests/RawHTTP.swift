@@ -6,9 +6,18 @@ import Glibc
 /// Bytes over a plain TCP connection to 127.0.0.1, for requests no well-behaved client sends.
 enum RawHTTP {
     /// Sends `request` and returns what came back before the server closed the connection (or
-    /// `readTimeout` seconds passed).
-    static func exchange(port: Int, _ request: [UInt8], readTimeout: Int = 10, readLimit: Int? = nil) throws -> String {
-        let socket = try connect(port: port)
+    /// `readTimeout` seconds passed, or `readLimit` bytes arrived). The blocking socket calls run
+    /// on a Dispatch thread: on the concurrency pool they would starve the in-process origin.
+    static func exchange(port: Int, _ request: [UInt8], readTimeout: Int = 10, readLimit: Int? = nil) async throws -> String {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(with: Result { try blockingExchange(port: port, request, readTimeout: readTimeout, readLimit: readLimit) })
+            }
+        }
+    }
+
+    private static func blockingExchange(port: Int, _ request: [UInt8], readTimeout: Int, readLimit: Int?) throws -> String {
+        let socket = try connect(port: port, readTimeout: readTimeout)
         defer { close(socket) }
         try send(socket, request)
         var received = [UInt8]()
@@ -48,5 +57,26 @@ enum RawHTTP {
             guard sent > 0 else { throw POSIXError(.EPIPE) }
             offset += sent
         }
+    }
+}
+
+extension RawHTTP {
+    /// A loopback port that was free a moment ago (bound, then closed).
+    static func unusedPort() throws -> Int {
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socket >= 0 else { throw POSIXError(.EIO) }
+        defer { close(socket) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                Glibc.bind(socket, pointer, length) == 0 && getsockname(socket, pointer, &length) == 0
+            }
+        }
+        guard bound else { throw POSIXError(.EADDRINUSE) }
+        return Int(UInt16(bigEndian: address.sin_port))
     }
 }

@@ -61,7 +61,7 @@ final class ScriptedOrigin: Sendable {
             })
         }
         router.get("/slow") { _, _ in
-            try await Task.sleep(for: .seconds(30))  // the origin being slow is what is under test
+            try await Task.sleep(for: .seconds(2))  // the origin being slow is what is under test
             return Self.text("late", [:])
         }
         router.get("/gated") { _, _ in

@@ -1,0 +1,33 @@
+import ArgumentParser
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `tiercache proxy …` runs `tiercache-proxy …`, a separate executable, so that the benchmark
+/// tool (the main job) does not build the HTTP server and client stacks it never uses.
+struct ProxyCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "proxy",
+        abstract: "Run the caching reverse proxy (the tiercache-proxy executable; see tiercache-proxy --help).",
+        discussion: "Build it with `swift build -c release --product tiercache-proxy`; it must sit beside tiercache.")
+
+    @Argument(parsing: .allUnrecognized, help: "Options for tiercache-proxy.")
+    var arguments: [String] = []
+
+    func run() throws {
+        let directory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+        let executable = directory.appendingPathComponent("tiercache-proxy").path
+        guard FileManager.default.isExecutableFile(atPath: executable) else {
+            throw ValidationError(
+                "tiercache-proxy is not built beside \(directory.path); run `swift build -c release --product tiercache-proxy` (or `swift run tiercache-proxy …`)")
+        }
+        // Replace this process, so that signals (SIGTERM for a graceful stop) reach the proxy.
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        execv(executable, argv)
+        throw ValidationError("could not start \(executable): \(String(cString: strerror(errno)))")
+    }
+}

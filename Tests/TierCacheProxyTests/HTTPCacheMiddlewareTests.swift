@@ -1,0 +1,131 @@
+import AsyncHTTPClient
+import Foundation
+import HTTPCaching
+import HTTPCachingHummingbird
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+import ServiceLifecycle
+import Synchronization
+import TierCache
+import Testing
+
+/// `HTTPCacheMiddleware` in a real Hummingbird app on 127.0.0.1.
+@Suite("HTTPCacheMiddleware in a Hummingbird app", .timeLimit(.minutes(2)))
+struct HTTPCacheMiddlewareTests {
+    /// Runs an app whose routes count their calls, with the middleware in front.
+    func withApp(mode: HTTPCache.Mode = .shared, _ body: (String, RouteCalls, HTTPCache) async throws -> Void) async throws {
+        let calls = RouteCalls()
+        let cache = HTTPCache(storage: TieredCache(tiers: [try MemoryTier(capacity: 1 << 20)]), configuration: .init(mode: mode))
+        // README:begin middleware
+        let router = Router()
+        router.add(middleware: HTTPCacheMiddleware(cache: cache))
+        router.get("/report") { _, _ in
+            calls.increment("/report")
+            return Response(
+                status: .ok, headers: [.cacheControl: "max-age=60", .eTag: "\"r1\""],
+                body: ResponseBody(byteBuffer: ByteBuffer(string: "expensive report")))
+        }
+        // README:end
+        router.get("/validated") { request, _ in
+            calls.increment("/validated")
+            if request.headers[.ifNoneMatch] == "\"v1\"" { return Response(status: .notModified, headers: [.eTag: "\"v1\""]) }
+            return Response(status: .ok, headers: [.cacheControl: "no-cache", .eTag: "\"v1\""], body: ResponseBody(byteBuffer: ByteBuffer(string: "validated")))
+        }
+        router.get("/uncacheable") { _, _ in
+            calls.increment("/uncacheable")
+            return Response(status: .ok, headers: [.cacheControl: "no-store"], body: ResponseBody(byteBuffer: ByteBuffer(string: "fresh every time")))
+        }
+        router.get("/swr") { _, _ in
+            calls.increment("/swr")
+            return Response(
+                status: .ok, headers: [.cacheControl: "max-age=0, stale-while-revalidate=600"],
+                body: ResponseBody(byteBuffer: ByteBuffer(string: "swr")))
+        }
+        router.post("/report") { _, _ in
+            calls.increment("POST /report")
+            return Response(status: .noContent)
+        }
+        let (ports, portSink) = AsyncStream.makeStream(of: Int.self)
+        var logger = Logger(label: "middleware-app")
+        logger.logLevel = .critical
+        let app = Application(
+            router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+            onServerRunning: { portSink.yield($0.localAddress?.port ?? 0) }, logger: logger)
+        let group = ServiceGroup(configuration: .init(services: [app], logger: logger))
+        let runner = Task { try await group.run() }
+        var iterator = ports.makeAsyncIterator()
+        let port = try #require(await iterator.next())
+        do {
+            try await body("http://127.0.0.1:\(port)", calls, cache)
+        } catch {
+            await group.triggerGracefulShutdown()
+            throw error
+        }
+        await group.triggerGracefulShutdown()
+        try await runner.value
+    }
+
+    @Test("A fresh stored response is answered without running the route")
+    func freshHit() async throws {
+        try await withApp { base, calls, cache in
+            let first = try await send(.GET, "\(base)/report")
+            let second = try await send(.GET, "\(base)/report")
+            #expect(first.body == "expensive report" && second.body == "expensive report")
+            #expect(second.field("Age") != nil)
+            #expect(calls.count("/report") == 1)
+            #expect(cache.statistics.hits == 1)
+        }
+    }
+
+    @Test("A stale response is revalidated through the route, which answers 304")
+    func revalidation() async throws {
+        try await withApp { base, calls, cache in
+            _ = try await send(.GET, "\(base)/validated")
+            let second = try await send(.GET, "\(base)/validated")
+            #expect(second.status == 200 && second.body == "validated")
+            #expect(calls.count("/validated") == 2)
+            #expect(cache.statistics.revalidatedNotModified == 1)
+        }
+    }
+
+    @Test("no-store responses run the route every time")
+    func noStore() async throws {
+        try await withApp { base, calls, _ in
+            for _ in 0..<2 { _ = try await send(.GET, "\(base)/uncacheable") }
+            #expect(calls.count("/uncacheable") == 2)
+        }
+    }
+
+    @Test("stale-while-revalidate serves the stored response; the background revalidation cannot call the route and fails quietly")
+    func staleWhileRevalidate() async throws {
+        try await withApp { base, calls, cache in
+            _ = try await send(.GET, "\(base)/swr")
+            let stale = try await send(.GET, "\(base)/swr")
+            #expect(stale.status == 200 && stale.body == "swr")
+            await cache.waitForBackgroundRevalidations()
+            #expect(calls.count("/swr") == 1)
+            #expect(cache.statistics.hits == 1)
+        }
+    }
+
+    @Test("RFC 9111 §4.4: a successful POST invalidates the stored GET")
+    func invalidation() async throws {
+        try await withApp { base, calls, cache in
+            _ = try await send(.GET, "\(base)/report")
+            let post = try await send(.POST, "\(base)/report", body: "")
+            #expect(post.status == 204)
+            _ = try await send(.GET, "\(base)/report")
+            #expect(calls.count("/report") == 2)
+            #expect(cache.statistics.invalidations == 1)
+        }
+    }
+}
+
+/// How often each route ran.
+final class RouteCalls: Sendable {
+    private let counts = Mutex<[String: Int]>([:])
+    func increment(_ route: String) { counts.withLock { $0[route, default: 0] += 1 } }
+    func count(_ route: String) -> Int { counts.withLock { $0[route] ?? 0 } }
+}

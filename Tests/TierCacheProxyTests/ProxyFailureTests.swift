@@ -1,0 +1,181 @@
+import AsyncHTTPClient
+import Foundation
+import NIOHTTP1
+import Testing
+
+/// The proxy's limits and failure paths: bad requests, oversized headers and bodies, an origin
+/// that is down or slow, clients that go away, bad options, and shutdown.
+@Suite("Caching proxy, limits and failures", .timeLimit(.minutes(5)))
+struct ProxyFailureTests {
+    @Test("An origin that refuses connections gives 502; one that is too slow gives 504")
+    func upstreamDownAndSlow() async throws {
+        // A port nothing listens on: bind one, note it, close it.
+        let closedPort = try RawHTTP.unusedPort()
+        let down = try ProxyProcess(["--upstream", "http://127.0.0.1:\(closedPort)"])
+        let refused = try await send(.GET, "\(down.url)/anything")
+        #expect(refused.status == 502)
+        #expect(refused.cacheStatus.contains("detail=proxy-error"))
+        #expect(down.stop() == 0)
+
+        try await withProxy(["--upstream-timeout", "0.3"]) { _, proxy in
+            let slow = try await send(.GET, "\(proxy.url)/slow")
+            #expect(slow.status == 504)
+        }
+    }
+
+    @Test("Malformed requests get 400, CONNECT and non-origin-form targets too (never an open proxy)")
+    func badRequests() async throws {
+        try await withProxy { origin, proxy in
+            let garbage = try await RawHTTP.exchange(port: proxy.port, Array("THIS IS NOT HTTP\r\n\r\n".utf8))
+            #expect(garbage.hasPrefix("HTTP/1.1 400"))
+            let connect = try await RawHTTP.exchange(port: proxy.port, Array("CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\nConnection: close\r\n\r\n".utf8))
+            #expect(connect.hasPrefix("HTTP/1.1 400"))
+            let asterisk = try await RawHTTP.exchange(port: proxy.port, Array("OPTIONS * HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8))
+            #expect(asterisk.hasPrefix("HTTP/1.1 400"))
+            // Absolute form naming another host still goes to the configured origin only.
+            let absolute = try await RawHTTP.exchange(port: proxy.port, Array("GET http://example.com/fresh HTTP/1.1\r\nHost: example.com\r\nConnection: close\r\n\r\n".utf8))
+            #expect(absolute.hasPrefix("HTTP/1.1 200"))
+            #expect(absolute.hasSuffix("fresh"))
+            #expect(origin.count("/fresh") == 1)
+        }
+    }
+
+    @Test("A header section over --max-request-header gets 431; a body over --max-request-body gets 413")
+    func sizeLimits() async throws {
+        try await withProxy(["--max-request-header", "8KiB", "--max-request-body", "1KiB"]) { origin, proxy in
+            let huge = try await send(.GET, "\(proxy.url)/fresh", headers: [("X-Big", String(repeating: "a", count: 10 << 10))])
+            #expect(huge.status == 431)
+            let tooLong = try await send(.POST, "\(proxy.url)/fresh", body: String(repeating: "b", count: 2 << 10))
+            #expect(tooLong.status == 413)
+            let fine = try await send(.POST, "\(proxy.url)/fresh", body: "small")
+            #expect(fine.status == 200 && fine.body == "posted")
+            #expect(origin.count("/fresh") == 1, "only the small POST reached the origin")
+        }
+    }
+
+    @Test("A response larger than the cacheable limit streams through uncached, with or without Content-Length")
+    func oversizedResponsesStream() async throws {
+        try await withProxy(["--max-cacheable-body", "512KiB"]) { origin, proxy in
+            for _ in 0..<2 {
+                let large = try await send(.GET, "\(proxy.url)/large")
+                #expect(large.status == 200 && large.body == ScriptedOrigin.largeBody)
+                #expect(large.cacheStatus.contains("detail=too-large"))
+                let chunked = try await send(.GET, "\(proxy.url)/large-chunked")
+                #expect(chunked.body.count == 1 << 20 && chunked.body.allSatisfy { $0 == "x" })
+            }
+            #expect(origin.count("/large") == 2)
+            #expect(origin.count("/large-chunked") == 2)
+        }
+    }
+
+    @Test("A disk tier refuses a response over 5% of its capacity; a smaller one is stored on disk")
+    func diskTierFivePercentRule() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tiercache-proxy-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // 4 MiB of disk: entries up to 209,715 bytes. /medium (100 KiB, compressible) fits; /large (1 MiB) does not.
+        try await withProxy(["--memory", "0", "--disk", directory.path, "--disk-capacity", "4MiB"]) { origin, proxy in
+            #expect(proxy.summary.contains("tiers [lmdb 4.0 MiB]"))
+            #expect(proxy.summary.contains("cacheable bodies up to 204.8 KiB"))
+            for _ in 0..<2 {
+                let medium = try await send(.GET, "\(proxy.url)/medium")
+                let large = try await send(.GET, "\(proxy.url)/large")
+                #expect(medium.body == ScriptedOrigin.mediumBody && large.body == ScriptedOrigin.largeBody)
+            }
+            #expect(origin.count("/medium") == 1)
+            #expect(origin.count("/large") == 2)
+        }
+        #expect(FileManager.default.fileExists(atPath: directory.appendingPathComponent("data.mdb").path))
+    }
+
+    @Test("A client that disconnects mid-response leaves nothing half-stored")
+    func clientDisconnects() async throws {
+        try await withProxy(["--max-cacheable-body", "4MiB"]) { origin, proxy in
+            // Read the head and a little of /large, then hang up.
+            let partial = try await RawHTTP.exchange(
+                port: proxy.port, Array("GET /large HTTP/1.1\r\nHost: x\r\n\r\n".utf8), readLimit: 4096)
+            #expect(partial.hasPrefix("HTTP/1.1 200"))
+            let whole = try await send(.GET, "\(proxy.url)/large")
+            #expect(whole.body == ScriptedOrigin.largeBody)
+            #expect(whole.field("Content-Length") == String(ScriptedOrigin.largeBody.utf8.count))
+            #expect(origin.count("/large") == 1, "the first, whole download was stored before any byte went to the client")
+        }
+    }
+
+    @Test("SIGTERM lets a request in flight finish, then the proxy exits 0")
+    func gracefulShutdown() async throws {
+        let origin = try await ScriptedOrigin()
+        let proxy = try ProxyProcess(["--upstream", origin.url])
+        async let inFlight = send(.GET, "\(proxy.url)/gated")
+        await origin.gate.waitForArrival()
+        kill(proxy.process.processIdentifier, SIGTERM)
+        origin.gate.open()
+        let response = try await inFlight
+        #expect(response.status == 200 && response.body == "gated")
+        #expect(proxy.stop() == 0)
+        await origin.stop()
+    }
+
+    @Test("Bad options are refused with a message and a non-zero exit")
+    func badOptions() throws {
+        let cases: [([String], String)] = [
+            (["--upstream", "ftp://example.com"], "http:// or https://"),
+            (["--upstream", "http://127.0.0.1:1", "--listen", "nowhere"], "is not HOST:PORT"),
+            (["--upstream", "http://127.0.0.1:1", "--storage-policy", "https=sometimes"], "SCHEME=POLICY"),
+            (["--upstream", "http://127.0.0.1:1", "--memory", "lots"], "memory"),
+            (["--upstream", "http://127.0.0.1:1", "--memory", "0"], "no tiers"),
+            (["--upstream", "http://127.0.0.1:1", "--targeted-cache-control", "Bad Name"], "targeted cache control"),
+        ]
+        for (arguments, expected) in cases {
+            let (status, message) = try ProxyProcess.refusal(arguments)
+            #expect(status != 0, "\(arguments)")
+            #expect(message.contains(expected), "\(arguments): \(message)")
+        }
+    }
+
+    @Test("`tiercache proxy` runs tiercache-proxy with the same options")
+    func throughTheMainTool() throws {
+        let tiercache = try ProxyProcess.executable().deletingLastPathComponent().appendingPathComponent("tiercache")
+        let process = Process()
+        process.executableURL = tiercache
+        process.arguments = ["proxy", "--upstream", "gopher://example.com"]
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus != 0)
+        #expect(message.contains("the upstream must be an http:// or https:// URL; got 'gopher://example.com'"))
+    }
+
+    @Test("--metrics serves Prometheus counters of requests by outcome")
+    func metrics() async throws {
+        let metricsPort = try RawHTTP.unusedPort()
+        try await withProxy(["--metrics", "127.0.0.1:\(metricsPort)"]) { _, proxy in
+            for _ in 0..<3 { _ = try await send(.GET, "\(proxy.url)/fresh") }
+            let text = try await send(.GET, "http://127.0.0.1:\(metricsPort)/metrics").body
+            #expect(text.contains(#"tiercache_proxy_requests_total{outcome="hit"} 2"#))
+            #expect(text.contains(#"tiercache_proxy_requests_total{outcome="miss"} 1"#))
+            #expect(text.contains("tiercache_proxy_response_body_bytes_total 15"))
+            #expect(text.contains("tiercache_proxy_upstream_latency_seconds"))
+        }
+    }
+
+    @Test("A Redis tier behind the proxy keeps responses for a second proxy process")
+    func redisTier() async throws {
+        guard let redisURL = ProcessInfo.processInfo.environment["TIERCACHE_REDIS_URL"] else {
+            print("skipped: TIERCACHE_REDIS_URL is not set (scripts/test starts a Redis server)")
+            return
+        }
+        let origin = try await ScriptedOrigin()
+        let path = "/fresh?redis=\(UUID().uuidString)"
+        for _ in 0..<2 {
+            let proxy = try ProxyProcess(["--upstream", origin.url, "--memory", "0", "--redis", redisURL])
+            let response = try await send(.GET, "\(proxy.url)\(path)")
+            #expect(response.body == "fresh")
+            #expect(proxy.stop() == 0)
+        }
+        #expect(origin.count("/fresh") == 1, "the second proxy found the response in Redis")
+        await origin.stop()
+    }
+}
