@@ -109,6 +109,29 @@ public final class HTTPCache: Sendable {
         return try await fetchAndStore(outgoing, original: request, primaryKey: primaryKey, fallback: stored, transport: transport)
     }
 
+    /// The stored response for `request` when it may be used as it is, found without suspending:
+    /// every tier is local, a response is stored, and RFC 9111 lets it answer without contacting
+    /// the origin (fresh, or stale within the request's `max-stale`). `nil` in every other case,
+    /// and then nothing was counted: call ``response(for:body:cachePolicy:transport:)``.
+    ///
+    /// For servers that answer hits on their event loop (the caching proxy does) rather than
+    /// starting an async task per request.
+    public func usableStoredResponse(for request: HTTPRequest) -> HTTPCacheResponse? {
+        guard storage.isEntirelyLocal, request.method == .get || request.method == .head,
+              let primaryKey = configuration.key(request), let stored = lookupLocally(primaryKey: primaryKey, request: request)
+        else { return nil }
+        let context = self.context
+        let decision = CacheDecision.decide(
+            request: request, requestDirectives: requestDirectives(of: request), located: stored, policy: .useProtocolCachePolicy,
+            context: context)
+        guard case .useStored(let stale) = decision else { return nil }
+        counters.withLock {
+            $0.hits += 1
+            if stale { $0.staleServes += 1 }
+        }
+        return served(stored, source: .cache, request: request, now: context.now)
+    }
+
     /// Like ``response(for:body:cachePolicy:transport:)``, as a value for app code that shows
     /// "may be out of date" when the network failed.
     public func cachedValue<Value>(
@@ -279,9 +302,12 @@ public final class HTTPCache: Sendable {
         let age = Freshness.currentAge(
             facts, requestTime: located.response.requestTime, responseTime: located.response.responseTime, now: now)
         let ageSeconds = Int(min(age, Double(CacheControl.maximumDeltaSeconds)).rounded(.down))
-        return HTTPCacheResponse(
+        var result = HTTPCacheResponse(
             response: facts.response(located.response.response, servedAtAge: ageSeconds),
             body: request.method == .head ? Data() : located.response.body, source: source,
             storedAt: located.response.storedAt, age: age, userInfo: located.response.userInfo)
+        result.freshnessLifetime = Freshness.lifetime(
+            facts, responseTime: located.response.responseTime, shared: configuration.mode == .shared, heuristics: configuration.heuristics)
+        return result
     }
 }

@@ -46,6 +46,9 @@ public struct HTTPCacheResponse: Sendable {
     public var networkError: (any Error)?
     /// For a response from the network: whether the cache stored it (in at least one tier).
     public var wasStored = false
+    /// The served response's freshness lifetime in seconds (RFC 9111 §4.2.1), for responses from
+    /// the cache; fresh for `freshnessLifetime - age` more seconds (negative: stale).
+    public var freshnessLifetime: TimeInterval?
 
     public init(
         response: HTTPResponse, body: Data, source: Source, storedAt: Date? = nil, age: TimeInterval? = nil,

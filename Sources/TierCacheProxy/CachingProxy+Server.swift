@@ -8,7 +8,11 @@ extension CachingProxy {
     /// The HTTP/1.1 server as a swift-service-lifecycle `Service`, for a `ServiceGroup` of the
     /// caller's (alongside a metrics endpoint, say). `onListening` receives the bound port.
     public func makeServer(onListening: (@Sendable (Int) async -> Void)? = nil) throws -> any Service {
-        var channelConfiguration = HTTP1Channel.Configuration(idleTimeout: configuration.idleTimeout)
+        // Idle connections are closed by an IdleStateHandler that the fast path watches: the
+        // server's own idle timer does not see the requests answered on the event loop.
+        let idleTimeout = configuration.idleTimeout
+        var channelConfiguration = HTTP1Channel.Configuration(
+            additionalChannelHandlers: [IdleStateHandler(readTimeout: idleTimeout), CacheHitFastPath(proxy: self)])
         // The parser's own limits sit above the proxy's, so that an oversized header section is
         // answered 431 by the proxy rather than 400 by the parser (up to twice the limit).
         let parserLimit = max(2 * configuration.maximumRequestHeaderBytes, 16 << 10)

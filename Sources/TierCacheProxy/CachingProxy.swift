@@ -104,7 +104,8 @@ public final class CachingProxy: Sendable {
 
     // MARK: Requests
 
-    /// Answers one request from a client.
+    /// Answers one request from a client (the path for everything the event loop did not answer
+    /// from storage, see ``CacheHitFastPath``).
     func respond(to request: Request, writer: consuming ResponseWriter) async throws {
         let started = ContinuousClock.now
         let answer = await answer(request)
@@ -121,25 +122,72 @@ public final class CachingProxy: Sendable {
             }
             try await bodyWriter.finish(nil)
         }
+        record(answer, for: request.head, bytesSent: sent, started: started)
+    }
+
+    /// Counts and logs one answered request.
+    func record(_ answer: Answer, for request: HTTPRequest, bytesSent: Int, started: ContinuousClock.Instant) {
         metrics.count(answer.outcome)
-        metrics.bytesSent.increment(by: sent)
+        metrics.bytesSent.increment(by: bytesSent)
+        guard logger.logLevel <= .info else { return }
+        let elapsed = started.duration(to: .now).components
         logger.info(
-            "\(request.head.method) \(request.head.path ?? "") \(answer.head.status.code) \(sent)B",
+            "\(request.method) \(request.path ?? "") \(answer.head.status.code) \(bytesSent)B",
             metadata: [
                 "cache_status": "\(answer.head.headerFields[CacheStatus.fieldName] ?? "")",
-                "duration_ms": "\(started.duration(to: .now).components.attoseconds / 1_000_000_000_000_000)",
+                "duration_us": "\(elapsed.seconds * 1_000_000 + elapsed.attoseconds / 1_000_000_000_000)",
             ])
+    }
+
+    /// A request as it goes to the cache and the origin.
+    struct Forwarding: Sendable {
+        /// To the upstream: its URL, forwarded fields, `Via`, and HEAD as GET (a HEAD is answered
+        /// from the GET's stored response; a miss fetches the GET, as nginx does).
+        var outgoing: HTTPRequest
+        /// The client's own conditional fields, evaluated by the proxy.
+        var preconditions: ClientPreconditions?
+        /// Whether `Cache-Status` should carry the cache key.
+        var wantsKey: Bool
+    }
+
+    /// The checks that come before anything else (header size, method, target form) and the
+    /// request to forward; or the error answer.
+    func prepare(_ head: HTTPRequest) -> Result<Forwarding, AnswerError> {
+        var headerBytes = head.path?.utf8.count ?? 0
+        for field in head.headerFields { headerBytes += field.name.rawName.utf8.count + field.value.utf8.count + 4 }
+        guard headerBytes <= configuration.maximumRequestHeaderBytes else {
+            return .failure(AnswerError(answer: errorAnswer(
+                .init(code: 431, reasonPhrase: "Request Header Fields Too Large"),
+                "request header section over \(configuration.maximumRequestHeaderBytes) bytes")))
+        }
+        guard head.method != .connect, let path = head.path, path.hasPrefix("/") else {
+            return .failure(AnswerError(answer: errorAnswer(.badRequest, "only origin-form requests are forwarded (this proxy is not an open proxy)")))
+        }
+        var outgoing = HTTPRequest(
+            method: head.method == .head ? .get : head.method, scheme: configuration.upstream.scheme,
+            authority: configuration.upstream.authority, path: configuration.upstream.pathPrefix + path,
+            headerFields: Self.forwardedFields(head.headerFields))
+        outgoing.headerFields.append(HTTPField(name: .via, value: via))
+        let preconditions = ClientPreconditions.extract(from: &outgoing)
+        return .success(Forwarding(outgoing: outgoing, preconditions: preconditions, wantsKey: head.headerFields[Self.cacheKeyRequest] != nil))
+    }
+
+    /// The answer from storage, found without suspending, when a stored response may be used as
+    /// it is; `nil` when the request needs the full path (a miss, revalidation, a body, a range).
+    func answerFromStorage(_ head: HTTPRequest) -> Answer? {
+        guard head.method == .get || head.method == .head, case .success(let forwarding) = prepare(head),
+              forwarding.outgoing.headerFields[.range] == nil, let result = cache.usableStoredResponse(for: forwarding.outgoing)
+        else { return nil }
+        return cachedAnswer(result, request: head, forwarding: forwarding)
     }
 
     /// What to send for `request`.
     func answer(_ request: Request) async -> Answer {
         let head = request.head
-        let headerBytes = (head.path?.utf8.count ?? 0) + head.headerFields.reduce(0) { $0 + $1.name.rawName.utf8.count + $1.value.utf8.count + 4 }
-        guard headerBytes <= configuration.maximumRequestHeaderBytes else {
-            return errorAnswer(.init(code: 431, reasonPhrase: "Request Header Fields Too Large"), "request header section over \(configuration.maximumRequestHeaderBytes) bytes")
-        }
-        guard head.method != .connect, let path = head.path, path.hasPrefix("/") else {
-            return errorAnswer(.badRequest, "only origin-form requests are forwarded (this proxy is not an open proxy)")
+        let forwarding: Forwarding
+        switch prepare(head) {
+        case .success(let prepared): forwarding = prepared
+        case .failure(let failure): return failure.answer
         }
         var body: Data?
         if head.method != .get && head.method != .head {
@@ -148,24 +196,18 @@ public final class CachingProxy: Sendable {
             case .failure(let failure): return failure.answer
             }
         }
-        var outgoing = HTTPRequest(
-            method: head.method == .head ? .get : head.method, scheme: configuration.upstream.scheme,
-            authority: configuration.upstream.authority, path: configuration.upstream.pathPrefix + path,
-            headerFields: Self.forwardedFields(head.headerFields))
-        outgoing.headerFields.append(HTTPField(name: .via, value: via))
-        let preconditions = ClientPreconditions.extract(from: &outgoing)
+        let outgoing = forwarding.outgoing
         if outgoing.headerFields[.range] != nil {
             // Partial content is not cached; the client's own preconditions go with it.
-            return await bypass(head, outgoing: outgoing, body: body, preconditions: preconditions)
+            return await bypass(head, outgoing: outgoing, body: body, preconditions: forwarding.preconditions)
         }
-        let wantsKey = head.headerFields[Self.cacheKeyRequest] != nil
         do {
             let result = try await cache.response(for: outgoing, body: body, transport: upstream.transport)
-            return cachedAnswer(result, request: head, outgoing: outgoing, preconditions: preconditions, wantsKey: wantsKey)
+            return cachedAnswer(result, request: head, forwarding: forwarding)
         } catch let oversized as OversizedResponse {
             guard oversized.claim() else {
                 // A coalesced fetch handed this body to another request: fetch it again.
-                return await bypass(head, outgoing: outgoing, body: body, preconditions: preconditions)
+                return await bypass(head, outgoing: outgoing, body: body, preconditions: forwarding.preconditions)
             }
             var status = CacheStatus(cacheName: configuration.name)
             status.forward = head.method == .get || head.method == .head ? .uriMiss : .method
@@ -213,9 +255,8 @@ public final class CachingProxy: Sendable {
     /// The name of the request field that asks for the cache key in `Cache-Status`.
     public static let cacheKeyRequest = HTTPField.Name("TierCache-Debug-Key")!
 
-    private func cachedAnswer(
-        _ result: HTTPCacheResponse, request: HTTPRequest, outgoing: HTTPRequest, preconditions: ClientPreconditions?, wantsKey: Bool
-    ) -> Answer {
+    private func cachedAnswer(_ result: HTTPCacheResponse, request: HTTPRequest, forwarding: Forwarding) -> Answer {
+        let outgoing = forwarding.outgoing
         var status = CacheStatus(cacheName: configuration.name)
         let outcome: ProxyMetrics.Outcome
         switch result.source {
@@ -248,14 +289,15 @@ public final class CachingProxy: Sendable {
             outcome = .miss
         }
         if result.source != .network || result.wasStored { status.ttl = timeToLive(of: result) }
-        if wantsKey { status.key = cache.configuration.key(outgoing) }
+        if forwarding.wantsKey { status.key = cache.configuration.key(outgoing) }
 
+        // Hop-by-hop fields are gone already: the transport removes them from every origin
+        // response, before the cache stores it.
         var head = result.response
-        head.headerFields = HopByHop.removing(from: head.headerFields)
         UpstreamTransport.restoringOriginCacheControl(&head.headerFields)
         head.headerFields.append(HTTPField(name: .via, value: via))
         head.headerFields[CacheStatus.fieldName] = status.description
-        if let preconditions, preconditions.notModified(head) {
+        if let preconditions = forwarding.preconditions, preconditions.notModified(head) {
             return Answer(head: ClientPreconditions.notModifiedResponse(for: head), body: .buffered(ByteBuffer()), outcome: .notModified)
         }
         head.headerFields[.contentLength] = String(result.body.count)
@@ -277,7 +319,7 @@ public final class CachingProxy: Sendable {
     /// Seconds of freshness left (negative when stale), as `Cache-Status` reports it.
     private func timeToLive(of result: HTTPCacheResponse) -> Int {
         let response = result.response
-        let lifetime = Freshness.lifetime(
+        let lifetime = result.freshnessLifetime ?? Freshness.lifetime(
             of: response, directives: CacheControl(fieldValues: response.headerFields[values: .cacheControl]),
             responseTime: cache.configuration.clock.now(), shared: cache.configuration.mode == .shared,
             heuristics: cache.configuration.heuristics)

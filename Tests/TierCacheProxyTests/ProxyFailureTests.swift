@@ -179,3 +179,37 @@ struct ProxyFailureTests {
         await origin.stop()
     }
 }
+
+/// Requests answered on the event loop and requests that take the async path, on one connection.
+@Suite("Caching proxy, event-loop hits", .timeLimit(.minutes(2)))
+struct ProxyFastPathTests {
+    @Test("Pipelined requests are answered in order when a hit follows a request on the async path")
+    func pipelinedOrder() async throws {
+        try await withProxy { origin, proxy in
+            _ = try await send(.GET, "\(proxy.url)/fresh")  // stored: the next one is an event-loop hit
+            let pipelined = "GET /etag HTTP/1.1\r\nHost: x\r\n\r\nGET /fresh HTTP/1.1\r\nHost: x\r\n\r\nGET /echo HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+            let output = try await RawHTTP.exchange(port: proxy.port, Array(pipelined.utf8))
+            let validated = try #require(output.range(of: "validated"))
+            let fresh = try #require(output.range(of: "\r\n\r\nfresh"))
+            let echo = try #require(output.range(of: "via: 1.1 TierCache"))
+            #expect(validated.upperBound <= fresh.lowerBound && fresh.upperBound <= echo.lowerBound)
+            #expect(origin.count("/fresh") == 1)
+        }
+    }
+
+    @Test("A hit answered on the event loop carries the same fields as one from the async path")
+    func sameFieldsEitherWay() async throws {
+        try await withProxy { _, proxy in
+            _ = try await send(.GET, "\(proxy.url)/fresh")
+            let eventLoopHit = try await send(.GET, "\(proxy.url)/fresh")
+            // Connection: close keeps a request off the fast path.
+            let asyncHit = try await send(.GET, "\(proxy.url)/fresh", headers: [("Connection", "close")])
+            for hit in [eventLoopHit, asyncHit] {
+                #expect(hit.body == "fresh")
+                #expect(hit.cacheStatus.hasPrefix("TierCache; hit; ttl="))
+                #expect(hit.field("Age") != nil && hit.field("Via") == "1.1 TierCache" && hit.field("ETag") == "\"f1\"")
+                #expect(hit.field("Content-Length") == "5")
+            }
+        }
+    }
+}
