@@ -152,7 +152,8 @@ public final class CachingProxy: Sendable {
 
     /// The checks that come before anything else (header size, method, target form) and the
     /// request to forward; or the error answer.
-    func prepare(_ head: HTTPRequest) -> Result<Forwarding, AnswerError> {
+    /// `addingVia: false` leaves out the `Via` field, for a lookup that will not reach the origin.
+    func prepare(_ head: HTTPRequest, addingVia: Bool = true) -> Result<Forwarding, AnswerError> {
         var headerBytes = head.path?.utf8.count ?? 0
         for field in head.headerFields { headerBytes += field.name.rawName.utf8.count + field.value.utf8.count + 4 }
         guard headerBytes <= configuration.maximumRequestHeaderBytes else {
@@ -167,7 +168,7 @@ public final class CachingProxy: Sendable {
             method: head.method == .head ? .get : head.method, scheme: configuration.upstream.scheme,
             authority: configuration.upstream.authority, path: configuration.upstream.pathPrefix + path,
             headerFields: Self.forwardedFields(head.headerFields))
-        outgoing.headerFields.append(HTTPField(name: .via, value: via))
+        if addingVia { outgoing.headerFields.append(HTTPField(name: .via, value: via)) }
         let preconditions = ClientPreconditions.extract(from: &outgoing)
         return .success(Forwarding(outgoing: outgoing, preconditions: preconditions, wantsKey: head.headerFields[Self.cacheKeyRequest] != nil))
     }
@@ -175,7 +176,7 @@ public final class CachingProxy: Sendable {
     /// The answer from storage, found without suspending, when a stored response may be used as
     /// it is; `nil` when the request needs the full path (a miss, revalidation, a body, a range).
     func answerFromStorage(_ head: HTTPRequest) -> Answer? {
-        guard head.method == .get || head.method == .head, case .success(let forwarding) = prepare(head),
+        guard head.method == .get || head.method == .head, case .success(let forwarding) = prepare(head, addingVia: false),
               forwarding.outgoing.headerFields[.range] == nil, let result = cache.usableStoredResponse(for: forwarding.outgoing)
         else { return nil }
         return cachedAnswer(result, request: head, forwarding: forwarding)
@@ -354,8 +355,9 @@ public final class CachingProxy: Sendable {
     /// this proxy (`Proxy-Authorization`).
     static func forwardedFields(_ fields: HTTPFields) -> HTTPFields {
         var forwarded = HopByHop.removing(from: fields)
-        forwarded[values: .proxyAuthorization] = []
-        forwarded[values: cacheKeyRequest] = []
+        // Only when present: an assignment would copy the fields on every request.
+        if forwarded[.proxyAuthorization] != nil { forwarded[values: .proxyAuthorization] = [] }
+        if forwarded[cacheKeyRequest] != nil { forwarded[values: cacheKeyRequest] = [] }
         return forwarded
     }
 
