@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
 # tiercache-proxy against nginx's proxy_cache, in the same run, on 127.0.0.1.
 #
-#   Benchmarks/proxy-vs-nginx.sh [seconds per load, default 10] [connections, default 64]
+#   Benchmarks/proxy-vs-nginx.sh [seconds per load, default 10] [connections, default 64] [rounds, default 3]
 #
 # Starts one origin (nginx serving static files with Cache-Control: max-age=3600), then in front
 # of it nginx with proxy_cache (memory keys, disk cache in a temp dir, like a default setup) and
 # tiercache-proxy (memory tier), and loads each with wrk for a cached 1 KiB and a cached 64 KiB
-# response. Prints requests/s and p99 latency side by side with the ratio. Run by hand, not in
-# CI: it takes about a minute and needs nginx-light and wrk (installed when missing).
+# response, alternating between the two for several rounds (this machine's speed drifts; the
+# rounds share the drift). Prints the median requests/s and p99 latency side by side with the
+# ratio of the medians. Run by hand, not in CI: it takes two to three minutes and needs
+# nginx-light and wrk (installed when missing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 duration=${1:-10}
 connections=${2:-64}
+rounds=${3:-3}
 
 need=()
 command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || need+=(nginx-light)
@@ -105,11 +108,25 @@ measure() {
     echo "$rps $p99"
 }
 
-printf '\n%-10s %16s %12s %16s %12s %10s\n' "response" "nginx req/s" "nginx p99" "tiercache req/s" "tiercache p99" "ratio"
+median() { python3 -c 'import statistics, sys; print(statistics.median(float(x) for x in sys.argv[1:]))' "$@"; }
+milliseconds() { python3 -c '
+import sys
+value = sys.argv[1]
+for unit, factor in (("us", 0.001), ("ms", 1.0), ("s", 1000.0)):
+    if value.endswith(unit):
+        print(float(value[: -len(unit)]) * factor)
+        break' "$1"; }
+
+printf '\n%-10s %16s %14s %16s %16s %8s\n' "response" "nginx req/s" "nginx p99 ms" "tiercache req/s" "tiercache p99 ms" "ratio"
 for path in 1k 64k; do
-    read -r nginx_rps nginx_p99 < <(measure "http://127.0.0.1:$nginx_port/$path")
-    read -r proxy_rps proxy_p99 < <(measure "http://127.0.0.1:$proxy_port/$path")
-    ratio=$(python3 -c "print(f'{$proxy_rps / $nginx_rps:.2f}x')")
-    printf '%-10s %16s %12s %16s %12s %10s\n' "$path" "$nginx_rps" "$nginx_p99" "$proxy_rps" "$proxy_p99" "$ratio"
+    nginx_rps=(); nginx_p99=(); proxy_rps=(); proxy_p99=()
+    for _ in $(seq 1 "$rounds"); do
+        read -r rps p99 < <(measure "http://127.0.0.1:$nginx_port/$path"); nginx_rps+=("$rps"); nginx_p99+=("$(milliseconds "$p99")")
+        read -r rps p99 < <(measure "http://127.0.0.1:$proxy_port/$path"); proxy_rps+=("$rps"); proxy_p99+=("$(milliseconds "$p99")")
+    done
+    n_rps=$(median "${nginx_rps[@]}"); p_rps=$(median "${proxy_rps[@]}")
+    ratio=$(python3 -c "print(f'{$p_rps / $n_rps:.2f}x')")
+    printf '%-10s %16.0f %14.2f %16.0f %16.2f %8s\n' "$path" "$n_rps" "$(median "${nginx_p99[@]}")" "$p_rps" "$(median "${proxy_p99[@]}")" "$ratio"
+    echo "           rounds: nginx ${nginx_rps[*]}; tiercache ${proxy_rps[*]}"
 done
-echo "(wrk -t2 -c$connections -d${duration}s on 127.0.0.1, $(nproc) cores; ratio = tiercache-proxy / nginx requests/s)"
+echo "(wrk -t2 -c$connections -d${duration}s on 127.0.0.1, $(nproc) cores, medians of $rounds alternating rounds; ratio = tiercache-proxy / nginx requests/s)"

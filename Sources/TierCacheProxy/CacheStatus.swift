@@ -24,15 +24,31 @@ struct CacheStatus: Sendable, CustomStringConvertible {
     static let fieldName = HTTPField.Name("Cache-Status")!
 
     var description: String {
-        var parts = [cacheName]
-        if hit { parts.append("hit") }
-        if let forward { parts.append("fwd=\(forward.rawValue)") }
-        if let forwardStatus { parts.append("fwd-status=\(forwardStatus)") }
-        if stored { parts.append("stored") }
-        if let ttl { parts.append("ttl=\(ttl)") }
-        if let key { parts.append("key=\(Self.quoted(key))") }
-        if let detail { parts.append("detail=\(detail)") }
-        return parts.joined(separator: "; ")
+        // Appended in place: this runs on every response.
+        var text = cacheName
+        if hit { text += "; hit" }
+        if let forward {
+            text += "; fwd="
+            text += forward.rawValue
+        }
+        if let forwardStatus {
+            text += "; fwd-status="
+            text += String(forwardStatus)
+        }
+        if stored { text += "; stored" }
+        if let ttl {
+            text += "; ttl="
+            text += String(ttl)
+        }
+        if let key {
+            text += "; key="
+            text += Self.quoted(key)
+        }
+        if let detail {
+            text += "; detail="
+            text += detail
+        }
+        return text
     }
 
     /// A structured-field string (RFC 8941 §3.3.3): only printable ASCII, with `"` and `\` escaped.

@@ -161,7 +161,9 @@ public final class CachingProxy: Sendable {
                 .init(code: 431, reasonPhrase: "Request Header Fields Too Large"),
                 "request header section over \(configuration.maximumRequestHeaderBytes) bytes")))
         }
-        guard head.method != .connect, let path = head.path, path.hasPrefix("/") else {
+        // `utf8.first`, not `hasPrefix`: with Foundation imported, `hasPrefix` resolved to a
+        // `range(of:)` search that cost 3.5% of a hit.
+        guard head.method != .connect, let path = head.path, path.utf8.first == UInt8(ascii: "/") else {
             return .failure(AnswerError(answer: errorAnswer(.badRequest, "only origin-form requests are forwarded (this proxy is not an open proxy)")))
         }
         var outgoing = HTTPRequest(
