@@ -150,12 +150,15 @@ extension HTTPCache {
     @discardableResult
     private func writeEntry(_ entry: StoredEntry, under key: String, policy: StoragePolicy) async -> Bool {
         guard let cacheKey = try? CacheKey(key) else { return false }
+        // After the change, so an answer built from the old entry meanwhile is not reused.
+        defer { generation.add(1, ordering: .releasing) }
         let value = CacheEntry(value: StoredEntryCodec.encode(entry), storedAt: configuration.clock.now())
         return await storage.store(value, forKey: cacheKey, policy: policy).isStoredAnywhere
     }
 
     /// Removes a resource: its primary entry and every variant it lists.
     func remove(primaryKey: String) async {
+        defer { generation.add(1, ordering: .releasing) }
         if case .variants(let index)? = await read(primaryKey) {
             for key in index.variantKeys { if let cacheKey = try? CacheKey(key) { try? await storage.removeEntry(forKey: cacheKey) } }
         }

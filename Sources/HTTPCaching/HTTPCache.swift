@@ -27,6 +27,7 @@ public final class HTTPCache: Sendable {
     public let configuration: Configuration
 
     let counters = Mutex(HTTPCacheStatistics())
+    let generation = Atomic<UInt64>(0)
     let inFlight = InFlightFetches()
     let decodedEntries = DecodedEntries()
     private let background = BackgroundRevalidations()
@@ -38,6 +39,18 @@ public final class HTTPCache: Sendable {
 
     /// What the engine has done so far.
     public var statistics: HTTPCacheStatistics { counters.withLock { $0 } }
+
+    /// A number that changes whenever the engine writes or removes a stored entry (stores,
+    /// revalidations, invalidations; not evictions by a tier). A front end may reuse an answer
+    /// it built from a stored response, for at most the second in which its `Age` is unchanged,
+    /// while this stays the same (the caching proxy does, for repeated hits).
+    public var storageGeneration: UInt64 { generation.load(ordering: .acquiring) }
+
+    /// Counts hits a front end answered by reusing an answer this engine gave (see
+    /// ``storageGeneration``), so that ``statistics`` still counts every hit.
+    public func countReusedHits(_ count: Int = 1) {
+        counters.withLock { $0.hits += count }
+    }
 
     /// Waits until every background revalidation started so far has finished (for tests and
     /// orderly shutdown).

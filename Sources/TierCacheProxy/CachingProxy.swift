@@ -33,6 +33,7 @@ public final class CachingProxy: Sendable {
     let logger: Logger
     let metrics: ProxyMetrics
     let via: String
+    let memo = AnswerMemo()
 
     /// The client this proxy created (and must shut down), when none was given.
     private let ownedClient: HTTPClient?
@@ -178,10 +179,30 @@ public final class CachingProxy: Sendable {
     /// The answer from storage, found without suspending, when a stored response may be used as
     /// it is; `nil` when the request needs the full path (a miss, revalidation, a body, a range).
     func answerFromStorage(_ head: HTTPRequest) -> Answer? {
+        let now = ContinuousClock.now
+        let generation = cache.storageGeneration
+        let memoKey = AnswerMemo.key(for: head)
+        if let memoKey, let reused = memo.answer(forKey: memoKey, generation: generation, now: now) {
+            cache.countReusedHits()
+            return Answer(head: reused.head, body: .buffered(reused.body), outcome: .hit)
+        }
         guard head.method == .get || head.method == .head, case .success(let forwarding) = prepare(head, addingVia: false),
               forwarding.outgoing.headerFields[.range] == nil, let result = cache.usableStoredResponse(for: forwarding.outgoing)
         else { return nil }
-        return cachedAnswer(result, request: head, forwarding: forwarding)
+        let answer = cachedAnswer(result, request: head, forwarding: forwarding)
+        if let memoKey, answer.outcome == .hit, result.response.headerFields[.vary] == nil, case .buffered(let body) = answer.body,
+           let age = result.age, let lifetime = result.freshnessLifetime
+        {
+            // Reusable until Age or the Cache-Status ttl would read differently, and while fresh.
+            let remaining = lifetime - age
+            let window = min(1 - (age - age.rounded(.down)), remaining - remaining.rounded(.down), remaining)
+            if window > 0 {
+                memo.remember(
+                    AnswerMemo.Entry(head: answer.head, body: body, generation: generation, validUntil: now + .seconds(window)),
+                    forKey: memoKey)
+            }
+        }
+        return answer
     }
 
     /// What to send for `request`.

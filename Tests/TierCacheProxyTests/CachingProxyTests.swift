@@ -135,6 +135,20 @@ struct CachingProxyTests {
         }
     }
 
+    @Test("Repeated hits reuse the answer, and an invalidation ends the reuse at once")
+    func reusedAnswersEndWithInvalidation() async throws {
+        try await withProxy { origin, proxy in
+            for _ in 0..<3 {
+                let response = try await send(.GET, "\(proxy.url)/fresh")
+                #expect(response.body == "fresh")
+            }
+            _ = try await send(.POST, "\(proxy.url)/fresh", body: "data")
+            let after = try await send(.GET, "\(proxy.url)/fresh")
+            #expect(after.cacheStatus.hasPrefix("TierCache; fwd=uri-miss"))
+            #expect(origin.count("/fresh") == 3)  // the first GET, the POST, the GET after it
+        }
+    }
+
     @Test("RFC 9110 §7.6.1: hop-by-hop fields are removed both ways; Via is added")
     func hopByHop() async throws {
         try await withProxy { origin, proxy in

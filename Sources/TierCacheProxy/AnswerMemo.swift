@@ -1,0 +1,57 @@
+import HTTPTypes
+import NIOCore
+import Synchronization
+
+/// Answers built from stored responses, reused for identical requests within the second their
+/// `Age` and `Cache-Status` ttl stay the same: a repeated hit costs one dictionary lookup instead
+/// of building the request, consulting the engine and assembling the response fields again.
+///
+/// Only plain requests are memoized (GET or HEAD with none of the fields that change the answer:
+/// preconditions, ranges, cache directives, credentials, the debug key), and only answers from a
+/// stored response without `Vary`. An entry is reused while the engine's
+/// ``HTTPCache/storageGeneration`` is unchanged (no store, revalidation or invalidation since)
+/// and at most until its `Age` would change, which is within one second. At most
+/// ``capacity`` entries; when full it starts over.
+final class AnswerMemo: Sendable {
+    struct Entry: Sendable {
+        var head: HTTPResponse
+        var body: ByteBuffer
+        var generation: UInt64
+        var validUntil: ContinuousClock.Instant
+    }
+
+    /// The most entries kept (each holds one response body, at most the proxy's cacheable size).
+    let capacity: Int
+    private let entries = Mutex<[String: Entry]>([:])
+
+    init(capacity: Int = 1024) {
+        self.capacity = capacity
+    }
+
+    /// Request fields that make an answer specific to the request.
+    private static let disqualifyingFields: [HTTPField.Name] = [
+        .cacheControl, HTTPField.Name("Pragma")!, .ifNoneMatch, .ifModifiedSince, .ifMatch, .ifUnmodifiedSince, .ifRange, .range,
+        .authorization, .connection, CachingProxy.cacheKeyRequest,
+    ]
+
+    /// The memo key of `request`, or `nil` when its answer may not be reused.
+    static func key(for request: HTTPRequest) -> String? {
+        guard request.method == .get || request.method == .head, let path = request.path else { return nil }
+        for name in disqualifyingFields where request.headerFields[name] != nil { return nil }
+        return request.method == .get ? path : "HEAD " + path
+    }
+
+    func answer(forKey key: String, generation: UInt64, now: ContinuousClock.Instant) -> Entry? {
+        entries.withLock { entries in
+            guard let entry = entries[key], entry.generation == generation, now < entry.validUntil else { return nil }
+            return entry
+        }
+    }
+
+    func remember(_ entry: Entry, forKey key: String) {
+        entries.withLock { entries in
+            if entries.count >= capacity, entries[key] == nil { entries.removeAll(keepingCapacity: true) }
+            entries[key] = entry
+        }
+    }
+}

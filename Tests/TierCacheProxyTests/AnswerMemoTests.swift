@@ -1,0 +1,73 @@
+import Foundation
+import HTTPCaching
+import HTTPTypes
+import NIOCore
+import TierCache
+import Testing
+
+@testable import TierCacheProxy
+
+/// The reuse of answers built from stored responses (`AnswerMemo`) and the engine counter it relies on.
+@Suite("Answer memo")
+struct AnswerMemoTests {
+    let now = ContinuousClock.now
+
+    func entry(generation: UInt64, validFor seconds: Double) -> AnswerMemo.Entry {
+        AnswerMemo.Entry(
+            head: HTTPResponse(status: .ok), body: ByteBuffer(string: "x"), generation: generation, validUntil: now + .seconds(seconds))
+    }
+
+    @Test("Only plain GET and HEAD requests have a key; fields that change the answer disqualify them")
+    func keys() {
+        #expect(AnswerMemo.key(for: HTTPRequest(method: .get, scheme: nil, authority: "a", path: "/x?y=1")) == "/x?y=1")
+        #expect(AnswerMemo.key(for: HTTPRequest(method: .head, scheme: nil, authority: "a", path: "/x")) == "HEAD /x")
+        #expect(AnswerMemo.key(for: HTTPRequest(method: .post, scheme: nil, authority: "a", path: "/x")) == nil)
+        for (name, value) in [
+            ("Cache-Control", "no-cache"), ("Pragma", "no-cache"), ("If-None-Match", "\"a\""), ("If-Modified-Since", "x"), ("Range", "bytes=0-1"),
+            ("Authorization", "Bearer t"), ("Connection", "close"), ("TierCache-Debug-Key", "1"),
+        ] {
+            var request = HTTPRequest(method: .get, scheme: nil, authority: "a", path: "/x")
+            request.headerFields[HTTPField.Name(name)!] = value
+            #expect(AnswerMemo.key(for: request) == nil, "\(name)")
+        }
+    }
+
+    @Test("An entry is reused only while the generation is unchanged and before it expires")
+    func validity() {
+        let memo = AnswerMemo()
+        memo.remember(entry(generation: 7, validFor: 0.5), forKey: "/x")
+        #expect(memo.answer(forKey: "/x", generation: 7, now: now) != nil)
+        #expect(memo.answer(forKey: "/x", generation: 8, now: now) == nil, "a store or removal since")
+        #expect(memo.answer(forKey: "/x", generation: 7, now: now + .seconds(0.5)) == nil, "its Age would have changed")
+        #expect(memo.answer(forKey: "/y", generation: 7, now: now) == nil)
+    }
+
+    @Test("A full memo starts over rather than growing")
+    func bounded() {
+        let memo = AnswerMemo(capacity: 2)
+        memo.remember(entry(generation: 1, validFor: 1), forKey: "/a")
+        memo.remember(entry(generation: 1, validFor: 1), forKey: "/b")
+        memo.remember(entry(generation: 1, validFor: 1), forKey: "/c")
+        #expect(memo.answer(forKey: "/a", generation: 1, now: now) == nil)
+        #expect(memo.answer(forKey: "/c", generation: 1, now: now) != nil)
+    }
+
+    @Test("The engine's storage generation changes on stores and invalidations, not on hits")
+    func storageGeneration() async throws {
+        let cache = HTTPCache(storage: TieredCache(tiers: [try MemoryTier(capacity: 1 << 20)]))
+        let request = HTTPRequest(method: .get, url: URL(string: "https://example.com/a")!)
+        let transport: HTTPCache.Transport = { _, _ in
+            (HTTPResponse(status: .ok, headerFields: [.cacheControl: "max-age=60"]), Data("a".utf8))
+        }
+        let initial = cache.storageGeneration
+        _ = try await cache.response(for: request, transport: transport)
+        let afterStore = cache.storageGeneration
+        #expect(afterStore != initial)
+        _ = try await cache.response(for: request, transport: transport)
+        #expect(cache.storageGeneration == afterStore)
+        _ = try await cache.response(for: HTTPRequest(method: .post, url: URL(string: "https://example.com/a")!), transport: transport)
+        #expect(cache.storageGeneration != afterStore)
+        cache.countReusedHits(3)
+        #expect(cache.statistics.hits == 4)
+    }
+}
