@@ -1,5 +1,5 @@
-import HTTPTypes
 import NIOCore
+import NIOHTTP1
 import Synchronization
 
 /// Answers built from stored responses, reused for identical requests within the second their
@@ -14,7 +14,7 @@ import Synchronization
 /// ``capacity`` entries; when full it starts over.
 final class AnswerMemo: Sendable {
     struct Entry: Sendable {
-        var head: HTTPResponse
+        var head: HTTPResponseHead
         var body: ByteBuffer
         var generation: UInt64
         var validUntil: ContinuousClock.Instant
@@ -29,16 +29,16 @@ final class AnswerMemo: Sendable {
     }
 
     /// Request fields that make an answer specific to the request.
-    private static let disqualifyingFields: [HTTPField.Name] = [
-        .cacheControl, HTTPField.Name("Pragma")!, .ifNoneMatch, .ifModifiedSince, .ifMatch, .ifUnmodifiedSince, .ifRange, .range,
-        .authorization, .connection, CachingProxy.cacheKeyRequest,
+    private static let disqualifyingFields = [
+        "cache-control", "pragma", "if-none-match", "if-modified-since", "if-match", "if-unmodified-since", "if-range", "range",
+        "authorization", "connection", CachingProxy.cacheKeyRequest.canonicalName,
     ]
 
     /// The memo key of `request`, or `nil` when its answer may not be reused.
-    static func key(for request: HTTPRequest) -> String? {
-        guard request.method == .get || request.method == .head, let path = request.path else { return nil }
-        for name in disqualifyingFields where request.headerFields[name] != nil { return nil }
-        return request.method == .get ? path : "HEAD " + path
+    static func key(for request: HTTPRequestHead) -> String? {
+        guard request.method == .GET || request.method == .HEAD else { return nil }
+        for name in disqualifyingFields where request.headers.contains(name: name) { return nil }
+        return request.method == .GET ? request.uri : "HEAD " + request.uri
     }
 
     func answer(forKey key: String, generation: UInt64, now: ContinuousClock.Instant) -> Entry? {

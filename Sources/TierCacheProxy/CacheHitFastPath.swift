@@ -1,34 +1,38 @@
 import HTTPTypes
 import NIOCore
+import NIOHTTP1
 import NIOHTTPTypes
+import NIOHTTPTypesHTTP1
 
 /// Answers requests whose stored response may be used as it is on the connection's event loop,
 /// without the async hop of the general path: a hit costs a lookup and a write, no task.
 ///
-/// Sits in the pipeline between the HTTP codec and the server's async request handling. A
-/// GET or HEAD without a body is held until its end; if ``CachingProxy/answerFromStorage(_:)``
-/// has an answer it is written here, otherwise the request goes on to the async path. Responses
-/// keep request order: while a request is with the async path, later ones follow it there
-/// (pipelined requests are never answered out of turn).
+/// It works at the HTTP/1 level, right after the request decoder: a repeated hit (see
+/// ``AnswerMemo``) is answered without converting the request or the response to HTTP types.
+/// An HTTP/1.1 GET or HEAD without a body is held until its end; if the proxy has an answer from
+/// storage it is written here, otherwise the request goes on, through the HTTP-types codec, to
+/// the async path. Responses keep request order: while a request is with the async path, later
+/// ones follow it there (pipelined requests are never answered out of turn); the
+/// ``AsyncResponseObserver`` says when the async path's responses end.
 ///
 /// It also closes connections idle for the configured time (the async path's own idle timer
 /// cannot see the requests answered here).
 final class CacheHitFastPath: ChannelDuplexHandler, RemovableChannelHandler {
-    typealias InboundIn = HTTPRequestPart
-    typealias InboundOut = HTTPRequestPart
-    typealias OutboundIn = HTTPResponsePart
-    typealias OutboundOut = HTTPResponsePart
+    typealias InboundIn = HTTPServerRequestPart
+    typealias InboundOut = HTTPServerRequestPart
+    typealias OutboundIn = HTTPServerResponsePart
+    typealias OutboundOut = HTTPServerResponsePart
 
     private enum State {
         /// Between requests.
         case idle
         /// A GET or HEAD head arrived; waiting for its end.
-        case holding(HTTPRequest)
+        case holding(HTTPRequestHead)
         /// The current request went to the async path.
         case passing
     }
 
-    private let proxy: CachingProxy
+    let proxy: CachingProxy
     private var state = State.idle
     /// Requests handed to the async path whose response has not ended yet.
     private var requestsWithAsyncPath = 0
@@ -41,7 +45,9 @@ final class CacheHitFastPath: ChannelDuplexHandler, RemovableChannelHandler {
         let part = unwrapInboundIn(data)
         switch (state, part) {
         case (.idle, .head(let head)):
-            if requestsWithAsyncPath == 0, head.method == .get || head.method == .head, head.headerFields[.connection] == nil {
+            if requestsWithAsyncPath == 0, head.version == .http1_1, head.method == .GET || head.method == .HEAD,
+               !head.headers.contains(name: "connection")
+            {
                 state = .holding(head)
             } else {
                 pass(.head(head), context: context)
@@ -49,11 +55,13 @@ final class CacheHitFastPath: ChannelDuplexHandler, RemovableChannelHandler {
         case (.holding(let head), .end(let trailers)):
             state = .idle
             let started = ContinuousClock.now
-            if let answer = proxy.answerFromStorage(head), case .buffered(let body) = answer.body {
+            if let answer = proxy.answerFromStorage(head) {
                 context.write(wrapOutboundOut(.head(answer.head)), promise: nil)
-                if body.readableBytes > 0 { context.write(wrapOutboundOut(.body(body)), promise: nil) }
+                if answer.body.readableBytes > 0 { context.write(wrapOutboundOut(.body(.byteBuffer(answer.body))), promise: nil) }
                 context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
-                proxy.record(answer, for: head, bytesSent: body.readableBytes, started: started)
+                proxy.metrics.eventLoopAnswers.increment()
+                proxy.record(answer.outcome, method: head.method.rawValue, path: head.uri, status: Int(answer.head.status.code),
+                             cacheStatus: answer.head.headers.first(name: "cache-status"), bytesSent: answer.body.readableBytes, started: started)
             } else {
                 pass(.head(head), context: context)
                 context.fireChannelRead(wrapInboundOut(.end(trailers)))
@@ -72,15 +80,15 @@ final class CacheHitFastPath: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     /// Hands a request head to the async path.
-    private func pass(_ head: HTTPRequestPart, context: ChannelHandlerContext) {
+    private func pass(_ head: HTTPServerRequestPart, context: ChannelHandlerContext) {
         requestsWithAsyncPath += 1
         state = .passing
         context.fireChannelRead(wrapInboundOut(head))
     }
 
-    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        if case .end = unwrapOutboundIn(data), requestsWithAsyncPath > 0 { requestsWithAsyncPath -= 1 }
-        context.write(data, promise: promise)
+    /// A response from the async path has ended.
+    func asyncResponseEnded() {
+        if requestsWithAsyncPath > 0 { requestsWithAsyncPath -= 1 }
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
@@ -89,5 +97,38 @@ final class CacheHitFastPath: ChannelDuplexHandler, RemovableChannelHandler {
             return
         }
         context.fireUserInboundEventTriggered(event)
+    }
+}
+
+/// Put in the pipeline by the server's setup (after the HTTP-types codec, where its extra
+/// handlers go): places an idle timer and the ``CacheHitFastPath`` in front of the codec, and then
+/// tells the fast path when a response of the async path ends.
+final class AsyncResponseObserver: ChannelOutboundHandler, RemovableChannelHandler {
+    typealias OutboundIn = HTTPResponsePart
+    typealias OutboundOut = HTTPResponsePart
+
+    private let fastPath: CacheHitFastPath
+    private let idleTimeout: TimeAmount
+
+    init(proxy: CachingProxy, idleTimeout: TimeAmount) {
+        self.fastPath = CacheHitFastPath(proxy: proxy)
+        self.idleTimeout = idleTimeout
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        do {
+            let codec = try context.pipeline.syncOperations.context(handlerType: HTTP1ToHTTPServerCodec.self)
+            try context.pipeline.syncOperations.addHandler(IdleStateHandler(readTimeout: idleTimeout), position: .before(codec.handler))
+            try context.pipeline.syncOperations.addHandler(fastPath, position: .before(codec.handler))
+        } catch {
+            // Without the fast path every request takes the async path: slower, still correct
+            // (idle connections then stay open until the client closes them).
+            fastPath.proxy.logger.error("the event-loop hit path could not be installed: \(error)")
+        }
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        if case .end = unwrapOutboundIn(data) { fastPath.asyncResponseEnded() }
+        context.write(data, promise: promise)
     }
 }

@@ -12,7 +12,7 @@ extension CachingProxy {
         // server's own idle timer does not see the requests answered on the event loop.
         let idleTimeout = configuration.idleTimeout
         var channelConfiguration = HTTP1Channel.Configuration(
-            additionalChannelHandlers: [IdleStateHandler(readTimeout: idleTimeout), CacheHitFastPath(proxy: self)])
+            additionalChannelHandlers: [AsyncResponseObserver(proxy: self, idleTimeout: idleTimeout)])
         // The parser's own limits sit above the proxy's, so that an oversized header section is
         // answered 431 by the proxy rather than 400 by the parser (up to twice the limit).
         let parserLimit = max(2 * configuration.maximumRequestHeaderBytes, 16 << 10)

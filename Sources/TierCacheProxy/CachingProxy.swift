@@ -6,6 +6,8 @@ import HTTPTypes
 import HummingbirdCore
 import Logging
 import NIOCore
+import NIOHTTP1
+import NIOHTTPTypesHTTP1
 import TierCache
 
 /// A caching reverse proxy: an ``HTTPCache`` (shared mode by default) between HTTP clients and one
@@ -128,14 +130,24 @@ public final class CachingProxy: Sendable {
 
     /// Counts and logs one answered request.
     func record(_ answer: Answer, for request: HTTPRequest, bytesSent: Int, started: ContinuousClock.Instant) {
-        metrics.count(answer.outcome)
+        record(
+            answer.outcome, method: request.method.rawValue, path: request.path ?? "", status: answer.head.status.code,
+            cacheStatus: answer.head.headerFields[CacheStatus.fieldName], bytesSent: bytesSent, started: started)
+    }
+
+    /// Counts and logs one answered request.
+    func record(
+        _ outcome: ProxyMetrics.Outcome, method: String, path: String, status: Int, cacheStatus: String?, bytesSent: Int,
+        started: ContinuousClock.Instant
+    ) {
+        metrics.count(outcome)
         metrics.bytesSent.increment(by: bytesSent)
         guard logger.logLevel <= .info else { return }
         let elapsed = started.duration(to: .now).components
         logger.info(
-            "\(request.method) \(request.path ?? "") \(answer.head.status.code) \(bytesSent)B",
+            "\(method) \(path) \(status) \(bytesSent)B",
             metadata: [
-                "cache_status": "\(answer.head.headerFields[CacheStatus.fieldName] ?? "")",
+                "cache_status": "\(cacheStatus ?? "")",
                 "duration_us": "\(elapsed.seconds * 1_000_000 + elapsed.attoseconds / 1_000_000_000_000)",
             ])
     }
@@ -176,33 +188,50 @@ public final class CachingProxy: Sendable {
         return .success(Forwarding(outgoing: outgoing, preconditions: preconditions, wantsKey: head.headerFields[Self.cacheKeyRequest] != nil))
     }
 
+    /// An answer from storage at the HTTP/1 level, as the event-loop path writes it.
+    struct StorageAnswer {
+        var head: HTTPResponseHead
+        var body: ByteBuffer
+        var outcome: ProxyMetrics.Outcome
+    }
+
     /// The answer from storage, found without suspending, when a stored response may be used as
     /// it is; `nil` when the request needs the full path (a miss, revalidation, a body, a range).
-    func answerFromStorage(_ head: HTTPRequest) -> Answer? {
+    /// Repeated plain hits reuse the answer (``AnswerMemo``).
+    func answerFromStorage(_ head: HTTPRequestHead) -> StorageAnswer? {
         let now = ContinuousClock.now
         let generation = cache.storageGeneration
         let memoKey = AnswerMemo.key(for: head)
         if let memoKey, let reused = memo.answer(forKey: memoKey, generation: generation, now: now) {
             cache.countReusedHits()
-            return Answer(head: reused.head, body: .buffered(reused.body), outcome: .hit)
+            return StorageAnswer(head: reused.head, body: reused.body, outcome: .hit)
         }
+        guard let request = try? HTTPRequest(head, secure: false, splitCookie: false),
+              let (answer, reuseWindow) = answerFromStorage(request), case .buffered(let body) = answer.body
+        else { return nil }
+        let responseHead = HTTPResponseHead(answer.head)
+        if let memoKey, let reuseWindow {
+            memo.remember(
+                AnswerMemo.Entry(head: responseHead, body: body, generation: generation, validUntil: now + .seconds(reuseWindow)),
+                forKey: memoKey)
+        }
+        return StorageAnswer(head: responseHead, body: body, outcome: answer.outcome)
+    }
+
+    /// ``answerFromStorage(_:)-(HTTPRequestHead)`` in HTTP types, and for how many seconds the
+    /// answer may be reused (while its `Age` and `Cache-Status` ttl read the same and it is fresh;
+    /// `nil` when it may not be: not a plain hit, or the response varies).
+    func answerFromStorage(_ head: HTTPRequest) -> (Answer, reuseWindow: Double?)? {
         guard head.method == .get || head.method == .head, case .success(let forwarding) = prepare(head, addingVia: false),
               forwarding.outgoing.headerFields[.range] == nil, let result = cache.usableStoredResponse(for: forwarding.outgoing)
         else { return nil }
         let answer = cachedAnswer(result, request: head, forwarding: forwarding)
-        if let memoKey, answer.outcome == .hit, result.response.headerFields[.vary] == nil, case .buffered(let body) = answer.body,
-           let age = result.age, let lifetime = result.freshnessLifetime
-        {
-            // Reusable until Age or the Cache-Status ttl would read differently, and while fresh.
-            let remaining = lifetime - age
-            let window = min(1 - (age - age.rounded(.down)), remaining - remaining.rounded(.down), remaining)
-            if window > 0 {
-                memo.remember(
-                    AnswerMemo.Entry(head: answer.head, body: body, generation: generation, validUntil: now + .seconds(window)),
-                    forKey: memoKey)
-            }
-        }
-        return answer
+        guard answer.outcome == .hit, result.response.headerFields[.vary] == nil, let age = result.age,
+              let lifetime = result.freshnessLifetime
+        else { return (answer, nil) }
+        let remaining = lifetime - age
+        let window = min(1 - (age - age.rounded(.down)), remaining - remaining.rounded(.down), remaining)
+        return (answer, window > 0 ? window : nil)
     }
 
     /// What to send for `request`.

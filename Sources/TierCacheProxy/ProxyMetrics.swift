@@ -26,6 +26,9 @@ struct ProxyMetrics: Sendable {
     private let requests: [Outcome: Counter]
     /// Bytes of response bodies sent to clients.
     let bytesSent: Counter
+    /// Requests answered on the connection's event loop (``CacheHitFastPath``), a subset of the
+    /// hits.
+    let eventLoopAnswers: Counter
     /// Time to the origin's response head.
     let upstreamLatency: Metrics.Timer
 
@@ -36,6 +39,7 @@ struct ProxyMetrics: Sendable {
         }
         self.requests = requests
         bytesSent = Counter(label: "\(prefix)_response_body_bytes_total")
+        eventLoopAnswers = Counter(label: "\(prefix)_event_loop_answers_total")
         upstreamLatency = Metrics.Timer(label: "\(prefix)_upstream_latency_seconds", preferredDisplayUnit: .seconds)
     }
 

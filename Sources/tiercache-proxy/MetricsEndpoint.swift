@@ -13,7 +13,7 @@ struct MetricsEndpoint: Sendable {
     let registry: PrometheusCollectorRegistry
     let logger: Logger
 
-    func makeServer() throws -> any Service {
+    func makeServer(onListening: @escaping @Sendable () -> Void) throws -> any Service {
         try HTTPServerBuilder.http1().buildServer(
             configuration: ServerConfiguration(address: .hostname(host, port: port)),
             eventLoopGroup: MultiThreadedEventLoopGroup.singleton, logger: logger,
@@ -28,6 +28,7 @@ struct MetricsEndpoint: Sendable {
                         .contentType: "text/plain; version=0.0.4", .contentLength: String(text.count),
                     ]),
                     body: ResponseBody(byteBuffer: ByteBuffer(bytes: text)))
-            })
+            },
+            onServerRunning: { _ in onListening() })
     }
 }

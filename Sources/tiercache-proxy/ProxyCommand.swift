@@ -103,16 +103,24 @@ struct ProxyCommand: AsyncParsableCommand {
         let proxy = try CachingProxy(
             configuration: configuration, storage: TieredCache(tiers: tiers), cacheConfiguration: cacheConfiguration, logger: logger)
         let summary = await proxy.summary()
-        var services: [any Service] = [
-            try proxy.makeServer { port in
-                // The one line a person (or a test) waits for: the configuration and the bound port.
-                FileHandle.standardOutput.write(Data("\(summary) (listening on port \(port))\n".utf8))
-            }
-        ]
+        let (metricsListening, metricsListeningSink) = AsyncStream.makeStream(of: Void.self)
+        var services: [any Service] = []
         if let metrics {
             let (metricsHost, metricsPort) = try Self.address(metrics)
-            services.append(try MetricsEndpoint(host: metricsHost, port: metricsPort, registry: registry, logger: logger).makeServer())
+            services.append(
+                try MetricsEndpoint(host: metricsHost, port: metricsPort, registry: registry, logger: logger).makeServer {
+                    metricsListeningSink.yield()
+                })
+        } else {
+            metricsListeningSink.yield()
         }
+        services.append(
+            try proxy.makeServer { port in
+                // The one line a person (or a test) waits for: the configuration and the bound
+                // port, once every endpoint accepts connections.
+                for await _ in metricsListening { break }
+                FileHandle.standardOutput.write(Data("\(summary) (listening on port \(port))\n".utf8))
+            })
         let group = ServiceGroup(configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         do {
             try await group.run()

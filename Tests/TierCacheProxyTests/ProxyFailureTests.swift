@@ -158,6 +158,7 @@ struct ProxyFailureTests {
             #expect(text.contains(#"tiercache_proxy_requests_total{outcome="miss"} 1"#))
             #expect(text.contains("tiercache_proxy_response_body_bytes_total 15"))
             #expect(text.contains("tiercache_proxy_upstream_latency_seconds"))
+            #expect(text.contains("tiercache_proxy_event_loop_answers_total 2"), "both hits were answered on the event loop")
         }
     }
 

@@ -27,15 +27,24 @@ func withProxy(
         await origin.stop()
         throw error
     }
+    let client = HTTPClient(eventLoopGroupProvider: .singleton)
     do {
-        try await body(origin, proxy)
+        try await TestClient.$current.withValue(client) { try await body(origin, proxy) }
     } catch {
         _ = proxy.stop()
         await origin.stop()
+        try? await client.shutdown()
         throw error
     }
     #expect(proxy.stop() == 0, "the proxy exits cleanly on SIGTERM")
     await origin.stop()
+    try await client.shutdown()
+}
+
+/// The client `send` uses: one per proxy fixture, so that no pooled connection outlives the
+/// process it was open to (ports are reused from test to test).
+enum TestClient {
+    @TaskLocal static var current: HTTPClient?
 }
 
 /// Sends one request through AsyncHTTPClient.
@@ -46,7 +55,19 @@ func send(
     request.method = method
     request.headers = HTTPHeaders(headers)
     if let body { request.body = .bytes(ByteBuffer(string: body)) }
-    let response = try await HTTPClient.shared.execute(request, timeout: timeout)
-    let bytes = try await response.body.collect(upTo: 64 << 20)
-    return Received(status: Int(response.status.code), headers: response.headers, body: String(buffer: bytes))
+    if let client = TestClient.current {
+        let response = try await client.execute(request, timeout: timeout)
+        let bytes = try await response.body.collect(upTo: 64 << 20)
+        return Received(status: Int(response.status.code), headers: response.headers, body: String(buffer: bytes))
+    }
+    let client = HTTPClient(eventLoopGroupProvider: .singleton)
+    do {
+        let response = try await client.execute(request, timeout: timeout)
+        let bytes = try await response.body.collect(upTo: 64 << 20)
+        try await client.shutdown()
+        return Received(status: Int(response.status.code), headers: response.headers, body: String(buffer: bytes))
+    } catch {
+        try? await client.shutdown()
+        throw error
+    }
 }
