@@ -38,3 +38,14 @@ for group, subjects in groups.items():
             best, base_best = bests[name], bests[base_name]
             print(f"{group}: {subject} vs {baseline[9:]}: median {median:,.0f}/s vs {base_median:,.0f}/s = {median / base_median:.2f}x; "
                   f"best {best:,.0f}/s vs {base_best:,.0f}/s = {best / base_best:.2f}x throughput ({base_best / best:.2f}x time)")
+
+# Paired-slice benchmarks report their ratio themselves, as a custom metric "... speed-up ... x100".
+for block in re.split(r"^### ", text, flags=re.M)[1:]:
+    name = block.splitlines()[0].strip()
+    row = re.search(r"^\| ([^|]*speed-up[^|]*x100)\s*\|([^\n]*)", block, flags=re.M)
+    if not row:
+        continue
+    cells = [c.strip() for c in row.group(2).split("|") if c.strip()]
+    p25, p50, p75 = (float(cells[i]) / 100 for i in (1, 2, 3))
+    low, high = min(p25, p75), max(p25, p75)
+    print(f"{name}: median {p50:.2f}x (middle half {low:.2f}x to {high:.2f}x) over {cells[-1]} pairs of adjacent slices")
