@@ -55,19 +55,20 @@ func send(
     request.method = method
     request.headers = HTTPHeaders(headers)
     if let body { request.body = .bytes(ByteBuffer(string: body)) }
-    if let client = TestClient.current {
-        let response = try await client.execute(request, timeout: timeout)
-        let bytes = try await response.body.collect(upTo: 64 << 20)
-        return Received(status: Int(response.status.code), headers: response.headers, body: String(buffer: bytes))
-    }
+    if let client = TestClient.current { return try await exchange(request, on: client, timeout: timeout) }
     let client = HTTPClient(eventLoopGroupProvider: .singleton)
     do {
-        let response = try await client.execute(request, timeout: timeout)
-        let bytes = try await response.body.collect(upTo: 64 << 20)
+        let received = try await exchange(request, on: client, timeout: timeout)
         try await client.shutdown()
-        return Received(status: Int(response.status.code), headers: response.headers, body: String(buffer: bytes))
+        return received
     } catch {
         try? await client.shutdown()
         throw error
     }
+}
+
+private func exchange(_ request: HTTPClientRequest, on client: HTTPClient, timeout: TimeAmount) async throws -> Received {
+    let response = try await client.execute(request, timeout: timeout)
+    let bytes = try await response.body.collect(upTo: 64 << 20)
+    return Received(status: Int(response.status.code), headers: response.headers, body: String(buffer: bytes))
 }
