@@ -34,9 +34,13 @@ final class AnswerMemo: Sendable {
         "authorization", "connection", CachingProxy.cacheKeyRequest.canonicalName,
     ]
 
-    /// The memo key of `request`, or `nil` when its answer may not be reused.
-    static func key(for request: HTTPRequestHead) -> String? {
+    /// The memo key of `request`, or `nil` when its answer may not be reused (or when its header
+    /// section is over `maximumHeaderBytes`, which the full path answers with 431).
+    static func key(for request: HTTPRequestHead, maximumHeaderBytes: Int = .max) -> String? {
         guard request.method == .GET || request.method == .HEAD else { return nil }
+        var headerBytes = request.uri.utf8.count
+        for (name, value) in request.headers { headerBytes += name.utf8.count + value.utf8.count + 4 }
+        guard headerBytes <= maximumHeaderBytes else { return nil }
         for name in disqualifyingFields where request.headers.contains(name: name) { return nil }
         return request.method == .GET ? request.uri : "HEAD " + request.uri
     }

@@ -201,7 +201,7 @@ public final class CachingProxy: Sendable {
     func answerFromStorage(_ head: HTTPRequestHead) -> StorageAnswer? {
         let now = ContinuousClock.now
         let generation = cache.storageGeneration
-        let memoKey = AnswerMemo.key(for: head)
+        let memoKey = AnswerMemo.key(for: head, maximumHeaderBytes: configuration.maximumRequestHeaderBytes)
         if let memoKey, let reused = memo.answer(forKey: memoKey, generation: generation, now: now) {
             cache.countReusedHits()
             return StorageAnswer(head: reused.head, body: reused.body, outcome: .hit)

@@ -23,6 +23,8 @@ struct AnswerMemoTests {
         #expect(AnswerMemo.key(for: HTTPRequestHead(version: .http1_1, method: .GET, uri: "/x?y=1")) == "/x?y=1")
         #expect(AnswerMemo.key(for: HTTPRequestHead(version: .http1_1, method: .HEAD, uri: "/x")) == "HEAD /x")
         #expect(AnswerMemo.key(for: HTTPRequestHead(version: .http1_1, method: .POST, uri: "/x")) == nil)
+        let large = HTTPRequestHead(version: .http1_1, method: .GET, uri: "/x", headers: ["X-Big": String(repeating: "a", count: 100)])
+        #expect(AnswerMemo.key(for: large, maximumHeaderBytes: 64) == nil, "the full path answers 431")
         for (name, value) in [
             ("Cache-Control", "no-cache"), ("Pragma", "no-cache"), ("If-None-Match", "\"a\""), ("If-Modified-Since", "x"), ("Range", "bytes=0-1"),
             ("authorization", "Bearer t"), ("Connection", "close"), ("TierCache-Debug-Key", "1"),
