@@ -111,6 +111,42 @@ struct CachingProxyTests {
         }
     }
 
+    @Test("RFC 9111 §5.2.2.4: a no-cache response is revalidated on every request, and served from storage after 304")
+    func noCacheResponse() async throws {
+        try await withProxy { origin, proxy in
+            for _ in 0..<3 {
+                let response = try await send(.GET, "\(proxy.url)/no-cache")
+                #expect(response.status == 200 && response.body == "check first")
+            }
+            #expect(origin.count("/no-cache") == 3)
+            #expect(origin.lastRequestFields("/no-cache")?[.ifNoneMatch] == "\"n1\"")
+        }
+    }
+
+    @Test("RFC 9111 §4.2.4, §5.2.2.2, §5.2.2.8: with the origin down a stale response stands in, unless it says must-revalidate or proxy-revalidate")
+    func revalidationRequired() async throws {
+        try await withProxy { origin, proxy in
+            for path in ["/etag", "/must-revalidate", "/proxy-revalidate"] { _ = try await send(.GET, "\(proxy.url)\(path)") }
+            await origin.stop()
+            let stale = try await send(.GET, "\(proxy.url)/etag")
+            #expect(stale.status == 200 && stale.body == "validated")
+            #expect(stale.cacheStatus.contains("detail=stale-on-error"))
+            let strict = try await send(.GET, "\(proxy.url)/must-revalidate")
+            let strictForProxies = try await send(.GET, "\(proxy.url)/proxy-revalidate")
+            #expect(strict.status == 502 && strictForProxies.status == 502)
+        }
+    }
+
+    @Test("RFC 9111 §4.2.2: a response without explicit lifetime is fresh for a tenth of its age since Last-Modified")
+    func heuristicFreshness() async throws {
+        try await withProxy { origin, proxy in
+            _ = try await send(.GET, "\(proxy.url)/heuristic")
+            let second = try await send(.GET, "\(proxy.url)/heuristic")
+            #expect(second.cacheStatus.hasPrefix("TierCache; hit; ttl="))
+            #expect(origin.count("/heuristic") == 1)
+        }
+    }
+
     @Test("RFC 9111 §4.1: Vary keeps one variant per Accept-Language")
     func vary() async throws {
         try await withProxy { origin, proxy in

@@ -50,6 +50,16 @@ final class ScriptedOrigin: Sendable {
         }
         router.get("/swr") { _, _ in Self.text("swr", ["Cache-Control": "max-age=0, stale-while-revalidate=600", "ETag": "\"s1\""]) }
         router.get("/sie") { _, _ in Self.text("sie", ["Cache-Control": "max-age=0, stale-if-error=600"]) }
+        router.get("/no-cache") { request, _ in
+            if request.headers[.ifNoneMatch] == "\"n1\"" { return Response(status: .notModified, headers: [.eTag: "\"n1\""]) }
+            return Self.text("check first", ["Cache-Control": "no-cache", "ETag": "\"n1\""])
+        }
+        router.get("/must-revalidate") { _, _ in Self.text("strict", ["Cache-Control": "max-age=0, must-revalidate"]) }
+        router.get("/proxy-revalidate") { _, _ in Self.text("strict for proxies", ["Cache-Control": "max-age=0, proxy-revalidate"]) }
+        router.get("/heuristic") { _, _ in
+            // No explicit lifetime: a tenth of the time since Last-Modified (about a year) applies.
+            Self.text("old news", ["Last-Modified": "Mon, 01 Jan 2024 00:00:00 GMT"])
+        }
         router.get("/cdn") { _, _ in Self.text("cdn", ["Cache-Control": "no-store", "CDN-Cache-Control": "max-age=600"]) }
         router.get("/large") { _, _ in Self.text(Self.largeBody, ["Cache-Control": "max-age=600"]) }
         router.get("/medium") { _, _ in Self.text(Self.mediumBody, ["Cache-Control": "max-age=600"]) }
