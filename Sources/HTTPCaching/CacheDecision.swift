@@ -53,9 +53,11 @@ public enum CacheDecision: Hashable, Sendable {
 
     /// The decision for a located response: the engine's path, which reads the stored response's
     /// pre-parsed facts in place instead of copying the response.
+    /// `measure`, when given, is `Measure(located, context)` computed by the caller (which then
+    /// reuses it for the served response's age).
     static func decide(
         request: HTTPRequest, requestDirectives: CacheControl, located: Located?,
-        policy: RequestCachePolicy, context: Context
+        policy: RequestCachePolicy, context: Context, measure precomputed: Measure? = nil
     ) -> CacheDecision {
         switch policy {
         case .reloadIgnoringLocalCacheData, .reloadIgnoringLocalAndRemoteCacheData:
@@ -74,7 +76,7 @@ public enum CacheDecision: Hashable, Sendable {
             break
         }
         guard let located else { return requestDirectives.onlyIfCached ? .unsatisfiable : .fetch }
-        let measure = Measure(located, context)
+        let measure = precomputed ?? Measure(located, context)
         let directives = measure.facts.directives
         let clientWantsRevalidation = requestDirectives.noCache
             || (request.headerFields[.cacheControl] == nil && hasPragmaNoCache(request.headerFields))

@@ -81,8 +81,10 @@ public final class HTTPCache: Sendable {
         let stored = storage.isEntirelyLocal
             ? lookupLocally(primaryKey: primaryKey, request: request) : await lookup(primaryKey: primaryKey, request: request)
         let context = self.context
+        let measure = stored.map { CacheDecision.Measure($0, context) }
         let decision = CacheDecision.decide(
-            request: request, requestDirectives: requestDirectives, located: stored, policy: cachePolicy, context: context)
+            request: request, requestDirectives: requestDirectives, located: stored, policy: cachePolicy, context: context,
+            measure: measure)
 
         switch decision {
         case .useStored(let stale):
@@ -91,7 +93,7 @@ public final class HTTPCache: Sendable {
                 $0.hits += 1
                 if stale { $0.staleServes += 1 }
             }
-            return served(stored, source: .cache, request: request, now: context.now)
+            return served(stored, source: .cache, request: request, now: context.now, measure: measure)
         case .useStoredAndRevalidate:
             guard let stored else { break }
             counters.withLock {
@@ -134,15 +136,16 @@ public final class HTTPCache: Sendable {
               let primaryKey = configuration.key(request), let stored = lookupLocally(primaryKey: primaryKey, request: request)
         else { return nil }
         let context = self.context
+        let measure = CacheDecision.Measure(stored, context)
         let decision = CacheDecision.decide(
             request: request, requestDirectives: requestDirectives(of: request), located: stored, policy: .useProtocolCachePolicy,
-            context: context)
+            context: context, measure: measure)
         guard case .useStored(let stale) = decision else { return nil }
         counters.withLock {
             $0.hits += 1
             if stale { $0.staleServes += 1 }
         }
-        return served(stored, source: .cache, request: request, now: context.now)
+        return served(stored, source: .cache, request: request, now: context.now, measure: measure)
     }
 
     /// Like ``response(for:body:cachePolicy:transport:)``, as a value for app code that shows
@@ -308,19 +311,21 @@ public final class HTTPCache: Sendable {
     }
 
     /// A stored response as sent to the caller: with `Age` (RFC 9111 §5.1), without a body for HEAD.
-    private func served(_ located: Located, source: HTTPCacheResponse.Source, request: HTTPRequest, now: Date) -> HTTPCacheResponse {
+    /// `measure`, when the caller has it, is the stored response's age and lifetime at `now`.
+    private func served(
+        _ located: Located, source: HTTPCacheResponse.Source, request: HTTPRequest, now: Date, measure: CacheDecision.Measure? = nil
+    ) -> HTTPCacheResponse {
         // Read through `located` field by field: copying the whole stored response would cost a
         // retain and release per field on every hit.
-        let facts = located.response.facts
-        let age = Freshness.currentAge(
-            facts, requestTime: located.response.requestTime, responseTime: located.response.responseTime, now: now)
+        let measure = measure ?? CacheDecision.Measure(located, CacheDecision.Context(
+            shared: configuration.mode == .shared, heuristics: configuration.heuristics, now: now))
+        let age = measure.age
         let ageSeconds = Int(min(age, Double(CacheControl.maximumDeltaSeconds)).rounded(.down))
         var result = HTTPCacheResponse(
-            response: facts.response(located.response.response, servedAtAge: ageSeconds),
+            response: measure.facts.response(located.response.response, servedAtAge: ageSeconds),
             body: request.method == .head ? Data() : located.response.body, source: source,
             storedAt: located.response.storedAt, age: age, userInfo: located.response.userInfo)
-        result.freshnessLifetime = Freshness.lifetime(
-            facts, responseTime: located.response.responseTime, shared: configuration.mode == .shared, heuristics: configuration.heuristics)
+        result.freshnessLifetime = measure.lifetime
         return result
     }
 }
