@@ -381,6 +381,10 @@ public final class CachingProxy: Sendable {
     }
 
     private func upstreamFailure(_ error: any Error) -> Answer {
+        if let invalid = error as? CachingProxyError {
+            // The request could not be turned into one for the origin (a target that is no URL).
+            return errorAnswer(.badRequest, invalid.message)
+        }
         if let clientError = error as? HTTPClientError,
            [.deadlineExceeded, .readTimeout, .connectTimeout, .getConnectionFromPoolTimeout].contains(clientError)
         {
