@@ -321,11 +321,9 @@ public final class HTTPCache: Sendable {
             shared: configuration.mode == .shared, heuristics: configuration.heuristics, now: now))
         let age = measure.age
         let ageSeconds = Int(min(age, Double(CacheControl.maximumDeltaSeconds)).rounded(.down))
-        var result = HTTPCacheResponse(
+        return HTTPCacheResponse(
             response: measure.facts.response(located.response.response, servedAtAge: ageSeconds),
             body: request.method == .head ? Data() : located.response.body, source: source,
-            storedAt: located.response.storedAt, age: age, userInfo: located.response.userInfo)
-        result.freshnessLifetime = measure.lifetime
-        return result
+            storedAt: located.response.storedAt, age: age, userInfo: located.response.userInfo, freshnessLifetime: measure.lifetime)
     }
 }

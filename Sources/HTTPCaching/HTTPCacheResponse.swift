@@ -52,7 +52,7 @@ public struct HTTPCacheResponse: Sendable {
 
     public init(
         response: HTTPResponse, body: Data, source: Source, storedAt: Date? = nil, age: TimeInterval? = nil,
-        userInfo: [String: String] = [:], networkError: (any Error)? = nil
+        userInfo: [String: String] = [:], networkError: (any Error)? = nil, freshnessLifetime: TimeInterval? = nil
     ) {
         self.response = response
         self.body = body
@@ -61,6 +61,7 @@ public struct HTTPCacheResponse: Sendable {
         self.age = age
         self.userInfo = userInfo
         self.networkError = networkError
+        self.freshnessLifetime = freshnessLifetime
     }
 }
 
