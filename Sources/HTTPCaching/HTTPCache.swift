@@ -268,12 +268,20 @@ public final class HTTPCache: Sendable {
     /// invalidates what an unsafe method's success changes (RFC 9111 §4.4).
     private func forwardUncached(_ request: HTTPRequest, body: Data?, transport: Transport) async throws -> HTTPCacheResponse {
         let (response, responseBody) = try await transport(request, body)
+        await invalidate(after: request, response: response)
+        return HTTPCacheResponse(response: response, body: responseBody, source: .network)
+    }
+
+    /// Removes what `request` changed, given the `response` it got, when it is an unsafe method
+    /// with a non-error response: the target URI and same-origin `Location` / `Content-Location`
+    /// (RFC 9111 §4.4). For front ends that forward such requests themselves (the Hummingbird
+    /// middleware runs the route); ``response(for:body:cachePolicy:transport:)`` does it already.
+    public func invalidate(after request: HTTPRequest, response: HTTPResponse) async {
         for uri in Invalidation.invalidatedURIs(request: request, response: response) {
             guard let url = URL(string: uri), let key = configuration.key(HTTPRequest(method: .get, url: url)) else { continue }
             await remove(primaryKey: key)
             counters.withLock { $0.invalidations += 1 }
         }
-        return HTTPCacheResponse(response: response, body: responseBody, source: .network)
     }
 
     private func requestDirectives(of request: HTTPRequest) -> CacheControl {

@@ -17,23 +17,35 @@ extension HTTPCache {
         _ client: HTTPClient, timeout: TimeAmount = .seconds(30), maximumBodySize: Int = 64 << 20
     ) -> Transport {
         { request, body in
-            guard let url = request.url else {
+            guard let outgoing = clientRequest(for: request, body: body) else {
                 throw HTTPCacheError(.invalidRequest, "the request has no absolute URL: \(request)")
             }
-            var outgoing = HTTPClientRequest(url: url.absoluteString)
-            outgoing.method = HTTPMethod(rawValue: request.method.rawValue)
-            outgoing.headers = HTTPHeaders(request.headerFields.map { ($0.name.rawName, $0.value) })
-            if let body { outgoing.body = .bytes(ByteBuffer(bytes: body)) }
             let response = try await client.execute(outgoing, timeout: timeout)
-            var fields = HTTPFields()
-            for (name, value) in response.headers {
-                guard let fieldName = HTTPField.Name(name) else { continue }
-                fields.append(HTTPField(name: fieldName, value: value))
-            }
             let bytes = try await response.body.collect(upTo: maximumBodySize)
-            let status = HTTPResponse.Status(code: Int(response.status.code), reasonPhrase: response.status.reasonPhrase)
-            return (HTTPResponse(status: status, headerFields: fields), Data(bytes.readableBytesView))
+            return (responseHead(of: response), Data(bytes.readableBytesView))
         }
+    }
+
+    /// `request` (and its body) for AsyncHTTPClient; `nil` when it has no absolute URL. Shared with
+    /// the caching proxy's upstream transport.
+    package static func clientRequest(for request: HTTPRequest, body: Data?) -> HTTPClientRequest? {
+        guard let url = request.url else { return nil }
+        var outgoing = HTTPClientRequest(url: url.absoluteString)
+        outgoing.method = HTTPMethod(rawValue: request.method.rawValue)
+        outgoing.headers = HTTPHeaders(request.headerFields.map { ($0.name.rawName, $0.value) })
+        if let body { outgoing.body = .bytes(ByteBuffer(bytes: body)) }
+        return outgoing
+    }
+
+    /// The status and fields of an AsyncHTTPClient response (fields with invalid names dropped).
+    package static func responseHead(of response: HTTPClientResponse) -> HTTPResponse {
+        var fields = HTTPFields()
+        for (name, value) in response.headers {
+            guard let fieldName = HTTPField.Name(name) else { continue }
+            fields.append(HTTPField(name: fieldName, value: value))
+        }
+        let status = HTTPResponse.Status(code: Int(response.status.code), reasonPhrase: response.status.reasonPhrase)
+        return HTTPResponse(status: status, headerFields: fields)
     }
 
     /// Whether an AsyncHTTPClient or NIO error means the origin could not be reached (refused or

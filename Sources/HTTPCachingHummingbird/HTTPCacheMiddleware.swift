@@ -41,7 +41,7 @@ public struct HTTPCacheMiddleware<Context: RequestContext>: RouterMiddleware {
         if head.authority == nil { head.authority = "localhost" }
         guard head.method == .get || head.method == .head else {
             let response = try await next(request, context)
-            await invalidate(after: head, response: response.head)
+            await cache.invalidate(after: head, response: response.head)
             return response
         }
         // The engine calls the transport from its own tasks; the route must run here, in this
@@ -74,11 +74,6 @@ public struct HTTPCacheMiddleware<Context: RequestContext>: RouterMiddleware {
         if head.method == .get { response.body = ResponseBody(byteBuffer: ByteBuffer(bytes: result.body)) }
         response.headers[.contentLength] = String(result.body.count)
         return response
-    }
-
-    /// Lets the engine invalidate what a successful unsafe request changed.
-    private func invalidate(after request: HTTPRequest, response: HTTPResponse) async {
-        _ = try? await cache.response(for: request) { _, _ in (response, Data()) }
     }
 
     /// The whole body of a route's response.

@@ -1,10 +1,10 @@
 import AsyncHTTPClient
 import Foundation
 import HTTPCaching
+import HTTPCachingAsyncHTTPClient
 import HTTPTypes
 import Metrics
 import NIOCore
-import NIOHTTP1
 
 /// Exchanges with the origin through AsyncHTTPClient, for the cache engine.
 ///
@@ -46,28 +46,25 @@ struct UpstreamTransport: Sendable {
     /// Sends `request`; returns the response head (hop-by-hop fields removed, targeted cache
     /// control applied) and the response, whose body is still to be read.
     func send(_ request: HTTPRequest, body: Data?) async throws -> (HTTPResponse, HTTPClientResponse) {
-        guard let url = request.url else { throw CachingProxyError("the request has no absolute URL: \(request)") }
-        var outgoing = HTTPClientRequest(url: url.absoluteString)
-        outgoing.method = HTTPMethod(rawValue: request.method.rawValue)
-        outgoing.headers = HTTPHeaders(request.headerFields.map { ($0.name.rawName, $0.value) })
-        if let body { outgoing.body = .bytes(ByteBuffer(bytes: body)) }
+        guard let outgoing = HTTPCache.clientRequest(for: request, body: body) else {
+            throw CachingProxyError("the request has no absolute URL: \(request)")
+        }
         let started = ContinuousClock.now
         let response = try await client.execute(outgoing, timeout: timeout)
         let elapsed = started.duration(to: .now).components
         latency.recordNanoseconds(elapsed.seconds * 1_000_000_000 + elapsed.attoseconds / 1_000_000_000)
 
-        var fields = HTTPFields()
-        for (name, value) in response.headers {
-            guard let fieldName = HTTPField.Name(name), fieldName != Self.originCacheControl else { continue }
-            fields.append(HTTPField(name: fieldName, value: value))
-        }
+        var head = HTTPCache.responseHead(of: response)
+        var fields = head.headerFields
+        // The stash field is the proxy's own: an origin cannot set it.
+        if fields[Self.originCacheControl] != nil { fields[values: Self.originCacheControl] = [] }
         fields = HopByHop.removing(from: fields)
         if let targeted = targetedCacheControl, fields[targeted] != nil {
             fields[Self.originCacheControl] = fields[values: .cacheControl].joined(separator: ", ")
             fields[values: .cacheControl] = fields[values: targeted]
         }
-        let status = HTTPResponse.Status(code: Int(response.status.code), reasonPhrase: response.status.reasonPhrase)
-        return (HTTPResponse(status: status, headerFields: fields), response)
+        head.headerFields = fields
+        return (head, response)
     }
 
     /// Puts back the origin's `Cache-Control` where a targeted field stood in for it.
