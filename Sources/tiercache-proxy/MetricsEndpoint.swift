@@ -13,7 +13,8 @@ struct MetricsEndpoint: Sendable {
     let registry: PrometheusCollectorRegistry
     let logger: Logger
 
-    func makeServer(onListening: @escaping @Sendable () -> Void) throws -> any Service {
+    /// `onListening` receives the bound port (the one asked for, or the one picked for port 0).
+    func makeServer(onListening: @escaping @Sendable (Int) -> Void) throws -> any Service {
         try HTTPServerBuilder.http1().buildServer(
             configuration: ServerConfiguration(address: .hostname(host, port: port)),
             eventLoopGroup: MultiThreadedEventLoopGroup.singleton, logger: logger,
@@ -29,6 +30,6 @@ struct MetricsEndpoint: Sendable {
                     ]),
                     body: ResponseBody(byteBuffer: ByteBuffer(bytes: text)))
             },
-            onServerRunning: { _ in onListening() })
+            onServerRunning: { channel in onListening(channel.localAddress?.port ?? port) })
     }
 }

@@ -68,7 +68,7 @@ struct ProxyCommand: AsyncParsableCommand {
     @Option(help: "Seconds the origin has to answer (504 beyond).")
     var upstreamTimeout: Double = 30
 
-    @Option(help: "Serve Prometheus metrics on HOST:PORT at /metrics.")
+    @Option(help: "Serve Prometheus metrics on HOST:PORT at /metrics (port 0 picks a free one).")
     var metrics: String?
 
     @Option(help: "trace, debug, info (request lines), notice, warning, error or critical.")
@@ -103,24 +103,28 @@ struct ProxyCommand: AsyncParsableCommand {
         let proxy = try CachingProxy(
             configuration: configuration, storage: TieredCache(tiers: tiers), cacheConfiguration: cacheConfiguration, logger: logger)
         let summary = await proxy.summary()
-        let (metricsListening, metricsListeningSink) = AsyncStream.makeStream(of: Void.self)
+        // The metrics endpoint reports its port through this stream; it finishes without one when
+        // the group stops first (the endpoint could not bind), and then no summary is printed.
+        let (metricsListening, metricsListeningSink) = AsyncStream.makeStream(of: Int?.self)
         var services: [any Service] = []
         if let metrics {
             let (metricsHost, metricsPort) = try Self.address(metrics)
-            services.append(
-                try MetricsEndpoint(host: metricsHost, port: metricsPort, registry: registry, logger: logger).makeServer {
-                    metricsListeningSink.yield()
-                })
+            let endpoint = try MetricsEndpoint(host: metricsHost, port: metricsPort, registry: registry, logger: logger).makeServer { port in
+                metricsListeningSink.yield(port)
+            }
+            services.append(NamedEndpoint(option: "--metrics", address: metrics, server: endpoint))
         } else {
-            metricsListeningSink.yield()
+            metricsListeningSink.yield(nil)
         }
-        services.append(
-            try proxy.makeServer { port in
-                // The one line a person (or a test) waits for: the configuration and the bound
-                // port, once every endpoint accepts connections.
-                for await _ in metricsListening { break }
-                FileHandle.standardOutput.write(Data("\(summary) (listening on port \(port))\n".utf8))
-            })
+        let proxyEndpoint = try proxy.makeServer { port in
+            // The one line a person (or a test) waits for: the configuration and the bound
+            // ports, printed only once every endpoint accepts connections.
+            var iterator = metricsListening.makeAsyncIterator()
+            guard let metricsPort = await iterator.next() else { return }
+            let metricsNote = metricsPort.map { ", metrics on port \($0)" } ?? ""
+            FileHandle.standardOutput.write(Data("\(summary) (listening on port \(port)\(metricsNote))\n".utf8))
+        }
+        services.append(NamedEndpoint(option: "--listen", address: listen, server: proxyEndpoint))
         let group = ServiceGroup(configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         do {
             try await group.run()

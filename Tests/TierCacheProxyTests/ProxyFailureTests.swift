@@ -9,9 +9,8 @@ import Testing
 struct ProxyFailureTests {
     @Test("An origin that refuses connections gives 502; one that is too slow gives 504")
     func upstreamDownAndSlow() async throws {
-        // A port nothing listens on: bind one, note it, close it.
-        let closedPort = try RawHTTP.unusedPort()
-        let down = try ProxyProcess(["--upstream", "http://127.0.0.1:\(closedPort)"])
+        let closedPort = try ReservedPort()
+        let down = try ProxyProcess(["--upstream", "http://127.0.0.1:\(closedPort.port)"])
         let refused = try await send(.GET, "\(down.url)/anything")
         #expect(refused.status == 502)
         #expect(refused.cacheStatus.contains("detail=proxy-error"))
@@ -127,7 +126,7 @@ struct ProxyFailureTests {
             (["--upstream", "http://127.0.0.1:1", "--targeted-cache-control", "Bad Name"], "targeted cache control"),
         ]
         for (arguments, expected) in cases {
-            let (status, message) = try ProxyProcess.refusal(arguments)
+            let (status, message, _) = try ProxyProcess.refusal(arguments)
             #expect(status != 0, "\(arguments)")
             #expect(message.contains(expected), "\(arguments): \(message)")
         }
@@ -151,8 +150,8 @@ struct ProxyFailureTests {
 
     @Test("--metrics serves Prometheus counters of requests by outcome")
     func metrics() async throws {
-        let metricsPort = try RawHTTP.unusedPort()
-        try await withProxy(["--metrics", "127.0.0.1:\(metricsPort)"]) { _, proxy in
+        try await withProxy(["--metrics", "127.0.0.1:0"]) { _, proxy in
+            let metricsPort = try #require(proxy.metricsPort, "the summary names the metrics port: \(proxy.summary)")
             for _ in 0..<3 { _ = try await send(.GET, "\(proxy.url)/fresh") }
             let text = try await send(.GET, "http://127.0.0.1:\(metricsPort)/metrics").body
             #expect(text.contains(#"tiercache_proxy_requests_total{outcome="hit"} 2"#))
@@ -160,6 +159,19 @@ struct ProxyFailureTests {
             #expect(text.contains("tiercache_proxy_response_body_bytes_total 15"))
             #expect(text.contains("tiercache_proxy_upstream_latency_seconds"))
             #expect(text.contains("tiercache_proxy_event_loop_answers_total 2"), "both hits were answered on the event loop")
+        }
+    }
+
+    @Test("An address that cannot be bound stops the proxy with an error naming the option, before any summary")
+    func unbindableAddress() throws {
+        let taken = try ReservedPort()
+        for option in ["--metrics", "--listen"] {
+            var arguments = ["--upstream", "http://127.0.0.1:1", "--listen", "127.0.0.1:0", "--log-level", "critical"]
+            arguments += [option, "127.0.0.1:\(taken.port)"]
+            let (status, message, output) = try ProxyProcess.refusal(arguments)
+            #expect(status != 0)
+            #expect(message.contains("could not serve \(option) on 127.0.0.1:\(taken.port)"), "\(message)")
+            #expect(output.isEmpty, "no summary line: a test or a person waiting for it would connect to nothing")
         }
     }
 

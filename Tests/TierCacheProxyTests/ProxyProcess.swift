@@ -5,6 +5,8 @@ import Testing
 final class ProxyProcess: Sendable {
     let process: Process
     let port: Int
+    /// The port of the `--metrics` endpoint, when there is one.
+    let metricsPort: Int?
     /// The first line it printed: its configuration summary.
     let summary: String
     private let output: Pipe
@@ -34,6 +36,11 @@ final class ProxyProcess: Sendable {
             throw ProxyStartFailure(output: summary)
         }
         self.port = port
+        if let range = summary.range(of: "metrics on port ") {
+            metricsPort = Int(summary[range.upperBound...].prefix { $0.isNumber })
+        } else {
+            metricsPort = nil
+        }
     }
 
     var url: String { "http://127.0.0.1:\(port)" }
@@ -57,18 +64,22 @@ final class ProxyProcess: Sendable {
     }
 
     /// Runs the proxy with `arguments` expecting it to refuse them; returns its exit status and
-    /// what it printed on standard error.
-    static func refusal(_ arguments: [String]) throws -> (status: Int32, message: String) {
+    /// what it printed on standard error and on standard output.
+    static func refusal(_ arguments: [String]) throws -> (status: Int32, message: String, output: String) {
         let process = Process()
         process.executableURL = try executable()
         process.arguments = arguments
         let errors = Pipe()
-        process.standardOutput = FileHandle.nullDevice
+        let output = Pipe()
+        process.standardOutput = output
         process.standardError = errors
         try process.run()
+        // Standard output is read after standard error closes: both are small, and the process
+        // writes its error last.
         let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
-        return (process.terminationStatus, message)
+        return (process.terminationStatus, message, printed)
     }
 }
 

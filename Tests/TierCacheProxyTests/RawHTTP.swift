@@ -60,12 +60,16 @@ enum RawHTTP {
     }
 }
 
-extension RawHTTP {
-    /// A loopback port that was free a moment ago (bound, then closed).
-    static func unusedPort() throws -> Int {
+/// A loopback port held bound but not listening for as long as this value lives: connecting to
+/// it is refused, and nothing else can bind it meanwhile (choosing a free port and closing it
+/// again races with every other test binding or connecting in parallel).
+final class ReservedPort: Sendable {
+    let port: Int
+    private let socket: Int32
+
+    init() throws {
         let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard socket >= 0 else { throw POSIXError(.EIO) }
-        defer { close(socket) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = 0
@@ -76,7 +80,13 @@ extension RawHTTP {
                 Glibc.bind(socket, pointer, length) == 0 && getsockname(socket, pointer, &length) == 0
             }
         }
-        guard bound else { throw POSIXError(.EADDRINUSE) }
-        return Int(UInt16(bigEndian: address.sin_port))
+        guard bound else {
+            close(socket)
+            throw POSIXError(.EADDRINUSE)
+        }
+        self.socket = socket
+        port = Int(UInt16(bigEndian: address.sin_port))
     }
+
+    deinit { close(socket) }
 }
