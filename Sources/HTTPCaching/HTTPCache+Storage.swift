@@ -6,36 +6,40 @@ import TierCache
 /// resource whose responses carry `Vary`, a ``VariantIndex`` under the primary key and each
 /// variant under a secondary key (RFC 9111 §4.1).
 extension HTTPCache {
-    /// The stored response that matches `request`'s secondary key, if any. Entries that fail to
-    /// decode are removed and counted.
-    func lookup(primaryKey: String, request: HTTPRequest) async -> Located? {
-        if storage.isEntirelyLocal { return lookupLocally(primaryKey: primaryKey, request: request) }
-        switch await read(primaryKey) {
+    /// The stored response that matches `request`'s secondary key, if any, from the tiers at
+    /// `firstTier` and below (the ones above were read already and had nothing). Entries that
+    /// fail to decode are removed and counted.
+    func lookup(primaryKey: String, request: HTTPRequest, from firstTier: Int = 0) async -> Located? {
+        if storage.isEntirelyLocal {
+            return lookupLocally(primaryKey: primaryKey, request: request, tiers: firstTier..<Int.max)
+        }
+        switch await read(primaryKey, from: firstTier) {
         case .response(let located)?:
             return Vary.matches(request, located.response.varyingFields) ? located : nil
         case .variants(let index)?:
-            guard case .response(let located)? = await read(Self.variantKey(primaryKey, index, request)) else { return nil }
+            guard case .response(let located)? = await read(Self.variantKey(primaryKey, index, request), from: firstTier) else { return nil }
             return Vary.matches(request, located.response.varyingFields) ? located : nil
         case nil:
             return nil
         }
     }
 
-    /// ``lookup(primaryKey:request:)`` when every tier is local: no suspension on the hit path.
-    func lookupLocally(primaryKey: String, request: HTTPRequest) -> Located? {
-        switch readLocally(primaryKey) {
+    /// ``lookup(primaryKey:request:from:)`` through the local tiers only (those in `tiers`, or
+    /// all): no suspension.
+    func lookupLocally(primaryKey: String, request: HTTPRequest, tiers: Range<Int>? = nil) -> Located? {
+        switch readLocally(primaryKey, tiers: tiers) {
         case .response(let located)?:
             return Vary.matches(request, located.response.varyingFields) ? located : nil
         case .variants(let index)?:
-            guard case .response(let located)? = readLocally(Self.variantKey(primaryKey, index, request)) else { return nil }
+            guard case .response(let located)? = readLocally(Self.variantKey(primaryKey, index, request), tiers: tiers) else { return nil }
             return Vary.matches(request, located.response.varyingFields) ? located : nil
         case nil:
             return nil
         }
     }
 
-    private func read(_ key: String) async -> DecodedEntry? {
-        guard let cacheKey = try? CacheKey(key), let entry = await storage.entry(forKey: cacheKey) else { return nil }
+    private func read(_ key: String, from firstTier: Int = 0) async -> DecodedEntry? {
+        guard let cacheKey = try? CacheKey(key), let entry = await storage.lookup(cacheKey, from: firstTier)?.entry else { return nil }
         guard let decoded = decode(entry, key: key) else {
             try? await storage.removeEntry(forKey: cacheKey)
             return nil
@@ -43,8 +47,8 @@ extension HTTPCache {
         return decoded
     }
 
-    private func readLocally(_ key: String) -> DecodedEntry? {
-        guard let cacheKey = try? CacheKey(key), let entry = storage.localEntry(forKey: cacheKey)?.entry else { return nil }
+    private func readLocally(_ key: String, tiers: Range<Int>?) -> DecodedEntry? {
+        guard let cacheKey = try? CacheKey(key), let entry = storage.localEntry(forKey: cacheKey, tiers: tiers)?.entry else { return nil }
         guard let decoded = decode(entry, key: key) else {
             try? storage.removeLocalEntry(forKey: cacheKey)
             return nil

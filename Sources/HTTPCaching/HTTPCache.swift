@@ -66,20 +66,63 @@ public final class HTTPCache: Sendable {
 
     /// Answers `request` from the cache or through `transport`, following RFC 9111 and `cachePolicy`.
     ///
+    /// A fresh hit in the memory tiers at the top of the stack is answered on the caller's
+    /// executor, without a hop (`nonisolated(nonsending)`): from the main actor it costs what a
+    /// synchronous `URLCache` lookup does. Everything else (reading a disk or network tier,
+    /// revalidating, fetching, storing) runs on the global concurrent executor, so the caller's
+    /// actor never waits for a disk, the network or compression.
+    ///
     /// - Throws: the transport's error when the network fails and no stored response may stand
     ///   in; ``HTTPCacheError/Code/notCached`` for ``RequestCachePolicy/returnCacheDataDontLoad``
     ///   without a stored response.
-    public func response(
+    nonisolated(nonsending) public func response(
         for request: HTTPRequest, body: Data? = nil, cachePolicy: RequestCachePolicy = .useProtocolCachePolicy,
         transport: @escaping Transport
     ) async throws -> HTTPCacheResponse {
         guard request.method == .get || request.method == .head, let primaryKey = configuration.key(request) else {
             return try await forwardUncached(request, body: body, transport: transport)
         }
+        let memoryTiers = storage.leadingMemoryTiers
+        let inMemory = memoryTiers > 0 ? lookupLocally(primaryKey: primaryKey, request: request, tiers: 0..<memoryTiers) : nil
+        if let inMemory, let answer = answerWithoutNetwork(request, stored: inMemory, cachePolicy: cachePolicy) {
+            return answer
+        }
+        return try await respond(
+            to: request, cachePolicy: cachePolicy, transport: transport, primaryKey: primaryKey,
+            found: inMemory, searchedTiers: inMemory == nil ? memoryTiers : 0)
+    }
+
+    /// The answer for `request` from `stored` when RFC 9111 and `cachePolicy` let it be used
+    /// as it is (counted as a hit); `nil` when the origin has to be asked.
+    private func answerWithoutNetwork(_ request: HTTPRequest, stored: Located, cachePolicy: RequestCachePolicy) -> HTTPCacheResponse? {
+        let context = self.context
+        let measure = CacheDecision.Measure(stored, context)
+        let decision = CacheDecision.decide(
+            request: request, requestDirectives: requestDirectives(of: request), located: stored, policy: cachePolicy,
+            context: context, measure: measure)
+        guard case .useStored(let stale) = decision else { return nil }
+        counters.withLock {
+            $0.hits += 1
+            if stale { $0.staleServes += 1 }
+        }
+        return served(stored, source: .cache, request: request, now: context.now, measure: measure)
+    }
+
+    /// The rest of ``response(for:body:cachePolicy:transport:)``, off the caller's executor:
+    /// `found` is what the memory tiers held (if anything), and `searchedTiers` how many tiers at
+    /// the top were read already and had nothing.
+    @concurrent
+    private func respond(
+        to request: HTTPRequest, cachePolicy: RequestCachePolicy, transport: @escaping Transport, primaryKey: String,
+        found: Located?, searchedTiers: Int
+    ) async throws -> HTTPCacheResponse {
         let requestDirectives = requestDirectives(of: request)
-        // With only local tiers, the hit path never suspends.
-        let stored = storage.isEntirelyLocal
-            ? lookupLocally(primaryKey: primaryKey, request: request) : await lookup(primaryKey: primaryKey, request: request)
+        let stored: Located?
+        if let found {
+            stored = found
+        } else {
+            stored = await lookup(primaryKey: primaryKey, request: request, from: searchedTiers)
+        }
         let context = self.context
         let measure = stored.map { CacheDecision.Measure($0, context) }
         let decision = CacheDecision.decide(
@@ -135,22 +178,12 @@ public final class HTTPCache: Sendable {
         guard storage.isEntirelyLocal, request.method == .get || request.method == .head,
               let primaryKey = configuration.key(request), let stored = lookupLocally(primaryKey: primaryKey, request: request)
         else { return nil }
-        let context = self.context
-        let measure = CacheDecision.Measure(stored, context)
-        let decision = CacheDecision.decide(
-            request: request, requestDirectives: requestDirectives(of: request), located: stored, policy: .useProtocolCachePolicy,
-            context: context, measure: measure)
-        guard case .useStored(let stale) = decision else { return nil }
-        counters.withLock {
-            $0.hits += 1
-            if stale { $0.staleServes += 1 }
-        }
-        return served(stored, source: .cache, request: request, now: context.now, measure: measure)
+        return answerWithoutNetwork(request, stored: stored, cachePolicy: .useProtocolCachePolicy)
     }
 
     /// Like ``response(for:body:cachePolicy:transport:)``, as a value for app code that shows
     /// "may be out of date" when the network failed.
-    public func cachedValue<Value>(
+    nonisolated(nonsending) public func cachedValue<Value>(
         for request: HTTPRequest, cachePolicy: RequestCachePolicy = .useProtocolCachePolicy,
         transport: @escaping Transport, decode: (HTTPCacheResponse) throws -> Value
     ) async throws -> CachedValue<Value> {
@@ -266,7 +299,8 @@ public final class HTTPCache: Sendable {
 
     /// Forwards a request the cache does not answer (unsafe methods, uncacheable keys), and
     /// invalidates what an unsafe method's success changes (RFC 9111 §4.4).
-    private func forwardUncached(_ request: HTTPRequest, body: Data?, transport: Transport) async throws -> HTTPCacheResponse {
+    @concurrent
+    private func forwardUncached(_ request: HTTPRequest, body: Data?, transport: @escaping Transport) async throws -> HTTPCacheResponse {
         let (response, responseBody) = try await transport(request, body)
         await invalidate(after: request, response: response)
         return HTTPCacheResponse(response: response, body: responseBody, source: .network)

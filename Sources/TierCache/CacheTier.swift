@@ -30,7 +30,7 @@
 /// Requirements are `async` so that a tier on the network (Redis) fits. Tiers that answer from
 /// this machine conform to ``LocalCacheTier`` as well, whose synchronous requirements satisfy the
 /// async ones: a caller that cannot suspend (a `URLProtocol` callback, a C callback) calls them
-/// directly, and ``TieredCache/localEntry(forKey:)`` reads through the local tiers without
+/// directly, and ``TieredCache/localEntry(forKey:tiers:)`` reads through the local tiers without
 /// an async hop.
 public protocol CacheTier: Sendable {
     /// A short name for statistics and logs ("memory", "lmdb", ...).

@@ -17,7 +17,7 @@ import Synchronization
 /// cache, it does not break it. Removals try every tier and then rethrow the first failure,
 /// because a removal that silently failed could serve data the caller meant to delete.
 ///
-/// Synchronous callers use ``localEntry(forKey:)``, which reads the ``LocalCacheTier``s only.
+/// Synchronous callers use ``localEntry(forKey:tiers:)``, which reads the ``LocalCacheTier``s only.
 public final class TieredCache: Sendable {
     /// A lookup's result: the entry and the tier that had it.
     public struct Hit: Sendable {
@@ -65,8 +65,12 @@ public final class TieredCache: Sendable {
     /// The storage policy used by ``store(_:forKey:url:)``.
     public let policyTable: StoragePolicyTable
 
-    /// Whether every tier is a ``LocalCacheTier``, so ``localEntry(forKey:)`` reads them all.
+    /// Whether every tier is a ``LocalCacheTier``, so ``localEntry(forKey:tiers:)`` reads them all.
     public let isEntirelyLocal: Bool
+
+    /// How many tiers at the top of the stack are local memory tiers: the ones a lookup can read
+    /// without I/O (`localEntry(forKey:tiers: 0..<leadingMemoryTiers)`).
+    public let leadingMemoryTiers: Int
 
     /// The tiers, top (consulted first) to bottom.
     public var tiers: [any CacheTier] { slots.map(\.tier) }
@@ -75,14 +79,19 @@ public final class TieredCache: Sendable {
     public init(tiers: [any CacheTier], policyTable: StoragePolicyTable = StoragePolicyTable()) {
         self.slots = tiers.map(Slot.init)
         self.isEntirelyLocal = slots.allSatisfy { $0.local != nil }
+        self.leadingMemoryTiers = slots.prefix { $0.local != nil && $0.tier.medium == .memory }.count
         self.policyTable = policyTable
     }
 
     // MARK: Reading
 
     /// The entry under `key` from the first tier that has it, promoted into the tiers above.
-    public func lookup(_ key: CacheKey) async -> Hit? {
-        for (index, slot) in slots.enumerated() {
+    ///
+    /// `firstTier` skips the tiers above it, for a caller that has just read them (with
+    /// ``localEntry(forKey:tiers:)``) and found nothing; a hit is still promoted into them.
+    public func lookup(_ key: CacheKey, from firstTier: Int = 0) async -> Hit? {
+        for index in min(max(0, firstTier), slots.count)..<slots.count {
+            let slot = slots[index]
             let found: CacheEntry?
             do {
                 // A local tier is called synchronously: no suspension point on the hit path.
@@ -104,15 +113,20 @@ public final class TieredCache: Sendable {
         return nil
     }
 
-    /// The entry under `key`, or `nil`. See ``lookup(_:)``.
+    /// The entry under `key`, or `nil`. See ``lookup(_:from:)``.
     public func entry(forKey key: CacheKey) async -> CacheEntry? {
         await lookup(key)?.entry
     }
 
-    /// Like ``lookup(_:)``, without suspending: reads and promotes through the
+    /// Like ``lookup(_:from:)``, without suspending: reads and promotes through the
     /// ``LocalCacheTier``s only and skips the others (a network tier).
-    public func localEntry(forKey key: CacheKey) -> Hit? {
-        for (index, slot) in slots.enumerated() {
+    ///
+    /// `tiers` limits the read to those positions (`0..<leadingMemoryTiers`: memory only, for a
+    /// caller that must not touch a disk); a hit is promoted into every local tier above it.
+    public func localEntry(forKey key: CacheKey, tiers: Range<Int>? = nil) -> Hit? {
+        let range = (tiers ?? 0..<slots.count).clamped(to: 0..<slots.count)
+        for index in range {
+            let slot = slots[index]
             guard let tier = slot.local else { continue }
             let found: CacheEntry?
             do {

@@ -272,6 +272,30 @@ struct HTTPCacheEngineTests {
         #expect(try disk.usage().entries == 1)
         #expect(memory.usage().entries == 2)
     }
+
+    @Test("A response only on disk is read once per tier: one memory miss, one disk hit, then promoted")
+    func diskHitReadsEachTierOnce() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("http-tiers-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let disk = try LMDBTier(directory: directory, capacity: 4 << 20)
+        let cache = HTTPCache(storage: TieredCache(tiers: [memory, disk]), configuration: .init(clock: clock.cacheClock))
+        let origin = ScriptedOrigin([ok([("Cache-Control", "max-age=60")])])
+        _ = try await cache.response(for: request(), transport: origin.transport)
+        memory.removeAll()  // as if the process had restarted: only the disk tier has it
+        let before = (memory: memory.statistics(), disk: disk.statistics())
+
+        let fromDisk = try await cache.response(for: request(), transport: origin.transport)
+        #expect(fromDisk.source == .cache && fromDisk.body == Data("hello".utf8))
+        #expect(memory.statistics().misses - before.memory.misses == 1, "the memory tier was read once, not again below")
+        #expect(disk.statistics().hits - before.disk.hits == 1)
+        #expect(memory.usage().entries == 1, "promoted into memory")
+
+        let fromMemory = try await cache.response(for: request(), transport: origin.transport)
+        #expect(fromMemory.source == .cache)
+        #expect(disk.statistics().hits - before.disk.hits == 1, "answered from memory without reading the disk")
+        #expect(origin.received.count == 1)
+        #expect(cache.statistics.hits == 2)
+    }
 }
 
 @Suite("HTTPCache keeps per-response policies")

@@ -114,6 +114,21 @@ struct TieredCacheTests {
         #expect(memory.entry(forKey: key("k")) != nil)
         #expect(cache.localEntry(forKey: key("absent")) == nil)
     }
+
+    @Test("Lookups limited to some tiers read only those, and still promote into every tier above")
+    func partialLookups() async throws {
+        #expect(cache.leadingMemoryTiers == 1)
+        #expect(TieredCache(tiers: [disk, memory]).leadingMemoryTiers == 0, "memory under a disk tier is not at the top")
+        _ = disk.store(entry(10), forKey: key("k"))
+        #expect(cache.localEntry(forKey: key("k"), tiers: 0..<cache.leadingMemoryTiers) == nil, "the disk tier was not read")
+        #expect(disk.statistics().hits == 0)
+        let hit = try #require(await cache.lookup(key("k"), from: cache.leadingMemoryTiers))
+        #expect(hit.tierName == "disk")
+        #expect(memory.statistics().misses == 1, "the memory tier was read once, by the limited lookup")
+        #expect(memory.entry(forKey: key("k")) == entry(10), "promoted into the tier it skipped")
+        #expect(cache.localEntry(forKey: key("k"), tiers: 5..<9) == nil, "a range past the stack reads nothing")
+        #expect(await cache.lookup(key("k"), from: 7) == nil)
+    }
 }
 
 /// A tier whose storage is broken: every operation throws.
