@@ -106,17 +106,19 @@ public enum CacheDecision: Hashable, Sendable {
         return requestDirectives.onlyIfCached ? .unsatisfiable : .revalidate
     }
 
-    /// A stored response's lifetime and current age.
+    /// A stored response's lifetime and its age at `now`.
     struct Measure {
         let facts: ResponseFacts
         let lifetime: TimeInterval
         let age: TimeInterval
+        let now: Date
 
         init(_ located: Located, _ context: Context) {
             facts = located.response.facts
             let responseTime = located.response.responseTime
             lifetime = Freshness.lifetime(facts, responseTime: responseTime, shared: context.shared, heuristics: context.heuristics)
             age = Freshness.currentAge(facts, requestTime: located.response.requestTime, responseTime: responseTime, now: context.now)
+            now = context.now
         }
 
         var isStale: Bool { age >= lifetime }

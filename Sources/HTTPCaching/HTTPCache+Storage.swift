@@ -48,7 +48,7 @@ extension HTTPCache {
     }
 
     private func readLocally(_ key: String, tiers: Range<Int>?) -> DecodedEntry? {
-        guard let cacheKey = try? CacheKey(key), let entry = storage.localEntry(forKey: cacheKey, tiers: tiers)?.entry else { return nil }
+        guard let cacheKey = try? CacheKey(key), let entry = storage.localValue(forKey: cacheKey, tiers: tiers) else { return nil }
         guard let decoded = decode(entry, key: key) else {
             try? storage.removeLocalEntry(forKey: cacheKey)
             return nil
@@ -56,10 +56,10 @@ extension HTTPCache {
         return decoded
     }
 
-    /// The entry's decoded form, reused while the tier hands out the same bytes; `nil` (and
-    /// counted) when it does not decode, for the caller to remove.
+    /// The entry's decoded form, from its memo when a reader (or the write that stored it) left
+    /// one there; `nil` (and counted) when it does not decode, for the caller to remove.
     private func decode(_ entry: CacheEntry, key: String) -> DecodedEntry? {
-        if let decoded = decodedEntries.entry(forKey: key, bytes: entry.value) { return decoded }
+        if let form = entry.memo.value(as: DecodedForm.self), form.key == key { return form.entry }
         let decoded: DecodedEntry
         do {
             switch try StoredEntryCodec.decode(entry.value) {
@@ -70,7 +70,7 @@ extension HTTPCache {
             counters.withLock { $0.corruptEntriesRemoved += 1 }
             return nil
         }
-        decodedEntries.remember(decoded, forKey: key, bytes: entry.value)
+        entry.memo.setIfEmpty(DecodedForm(key: key, entry: decoded))
         return decoded
     }
 
@@ -157,6 +157,12 @@ extension HTTPCache {
         // After the change, so an answer built from the old entry meanwhile is not reused.
         defer { generation.add(1, ordering: .releasing) }
         let value = CacheEntry(value: StoredEntryCodec.encode(entry), storedAt: configuration.clock.now())
+        // The first hit from memory then skips decoding what was just encoded.
+        let decoded: DecodedEntry = switch entry {
+        case .response(let response): .response(Located(response: response, key: key))
+        case .variants(let index): .variants(index)
+        }
+        value.memo.setIfEmpty(DecodedForm(key: key, entry: decoded))
         return await storage.store(value, forKey: cacheKey, policy: policy).isStoredAnywhere
     }
 

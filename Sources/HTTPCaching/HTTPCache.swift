@@ -29,7 +29,6 @@ public final class HTTPCache: Sendable {
     let counters = Mutex(HTTPCacheStatistics())
     let generation = Atomic<UInt64>(0)
     let inFlight = InFlightFetches()
-    let decodedEntries = DecodedEntries()
     private let background = BackgroundRevalidations()
 
     public init(storage: TieredCache, configuration: Configuration = Configuration()) {
@@ -84,17 +83,22 @@ public final class HTTPCache: Sendable {
         }
         let memoryTiers = storage.leadingMemoryTiers
         let inMemory = memoryTiers > 0 ? lookupLocally(primaryKey: primaryKey, request: request, tiers: 0..<memoryTiers) : nil
-        if let inMemory, let answer = answerWithoutNetwork(request, stored: inMemory, cachePolicy: cachePolicy) {
-            return answer
+        if let inMemory, let measure = usableWithoutNetwork(request, stored: inMemory, cachePolicy: cachePolicy) {
+            // Built in the return statement: an optional response unwrapped here would be
+            // copied and destroyed on every hit.
+            return served(inMemory, source: .cache, request: request, now: measure.now, measure: measure)
         }
         return try await respond(
             to: request, cachePolicy: cachePolicy, transport: transport, primaryKey: primaryKey,
             found: inMemory, searchedTiers: inMemory == nil ? memoryTiers : 0)
     }
 
-    /// The answer for `request` from `stored` when RFC 9111 and `cachePolicy` let it be used
-    /// as it is (counted as a hit); `nil` when the origin has to be asked.
-    private func answerWithoutNetwork(_ request: HTTPRequest, stored: Located, cachePolicy: RequestCachePolicy) -> HTTPCacheResponse? {
+    /// When RFC 9111 and `cachePolicy` let `stored` answer `request` as it is: the hit is
+    /// counted, and its measure (at the decision's `now`) returned for the served response. `nil` when the origin has to
+    /// be asked (nothing counted).
+    private func usableWithoutNetwork(
+        _ request: HTTPRequest, stored: Located, cachePolicy: RequestCachePolicy
+    ) -> CacheDecision.Measure? {
         let context = self.context
         let measure = CacheDecision.Measure(stored, context)
         let decision = CacheDecision.decide(
@@ -105,7 +109,7 @@ public final class HTTPCache: Sendable {
             $0.hits += 1
             if stale { $0.staleServes += 1 }
         }
-        return served(stored, source: .cache, request: request, now: context.now, measure: measure)
+        return measure
     }
 
     /// The rest of ``response(for:body:cachePolicy:transport:)``, off the caller's executor:
@@ -178,7 +182,8 @@ public final class HTTPCache: Sendable {
         guard storage.isEntirelyLocal, request.method == .get || request.method == .head,
               let primaryKey = configuration.key(request), let stored = lookupLocally(primaryKey: primaryKey, request: request)
         else { return nil }
-        return answerWithoutNetwork(request, stored: stored, cachePolicy: .useProtocolCachePolicy)
+        guard let usable = usableWithoutNetwork(request, stored: stored, cachePolicy: .useProtocolCachePolicy) else { return nil }
+        return served(stored, source: .cache, request: request, now: usable.now, measure: usable)
     }
 
     /// Like ``response(for:body:cachePolicy:transport:)``, as a value for app code that shows

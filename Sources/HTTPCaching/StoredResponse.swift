@@ -94,7 +94,13 @@ final class ResponseFacts: Sendable {
 
     /// `response` with `Age: age` (RFC 9111 §5.1).
     func response(_ response: HTTPResponse, servedAtAge age: Int) -> HTTPResponse {
-        if let last = lastServed.withLock({ $0 }), last.age == age { return last.response }
+        // Only the response is copied out, not the whole remembered pair.
+        if let reused = lastServed.withLock({ last -> HTTPResponse? in
+            guard let last, last.age == age else { return nil }
+            return last.response
+        }) {
+            return reused
+        }
         var served = response
         served.headerFields[.age] = String(age)
         lastServed.withLock { $0 = (age, served) }

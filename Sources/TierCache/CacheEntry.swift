@@ -5,9 +5,14 @@ import Foundation
 /// Tiers know nothing of what the bytes mean (the HTTP layer stores an encoded response).
 public struct CacheEntry: Hashable, Sendable {
     /// The stored bytes.
-    public var value: [UInt8]
+    public var value: [UInt8] {
+        didSet { memo = Memo() }
+    }
     /// When the entry was stored and when it stops being worth keeping.
     public var metadata: Metadata
+    /// What a reader made of ``value``, shared by the copies of this entry (see ``Memo``). Not
+    /// part of the entry's equality.
+    public private(set) var memo = Memo()
 
     /// Creates an entry. `storedAt` is normally the cache clock's current time.
     public init(value: [UInt8], storedAt: Date, expiresAt: Date? = nil) {
@@ -22,6 +27,15 @@ public struct CacheEntry: Hashable, Sendable {
 
     /// The size of ``value`` in bytes, before any compression a tier applies.
     public var size: Int { value.count }
+
+    public static func == (lhs: CacheEntry, rhs: CacheEntry) -> Bool {
+        lhs.value == rhs.value && lhs.metadata == rhs.metadata
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(value)
+        hasher.combine(metadata)
+    }
 
     /// The metadata record kept beside every value.
     public struct Metadata: Hashable, Sendable {

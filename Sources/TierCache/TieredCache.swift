@@ -124,6 +124,17 @@ public final class TieredCache: Sendable {
     /// `tiers` limits the read to those positions (`0..<leadingMemoryTiers`: memory only, for a
     /// caller that must not touch a disk); a hit is promoted into every local tier above it.
     public func localEntry(forKey key: CacheKey, tiers: Range<Int>? = nil) -> Hit? {
+        guard let (entry, index) = localRead(key, tiers: tiers) else { return nil }
+        return Hit(entry: entry, tierIndex: index, tierName: slots[index].tier.name)
+    }
+
+    /// ``localEntry(forKey:tiers:)`` without the ``Hit``: for the HTTP engine's hit path, which
+    /// needs only the entry (and not a copy of the tier's name per hit).
+    package func localValue(forKey key: CacheKey, tiers: Range<Int>? = nil) -> CacheEntry? {
+        localRead(key, tiers: tiers)?.entry
+    }
+
+    private func localRead(_ key: CacheKey, tiers: Range<Int>?) -> (entry: CacheEntry, tierIndex: Int)? {
         let range = (tiers ?? 0..<slots.count).clamped(to: 0..<slots.count)
         for index in range {
             let slot = slots[index]
@@ -136,11 +147,13 @@ public final class TieredCache: Sendable {
                 continue
             }
             guard let entry = found else { continue }
-            for above in slots[..<index] where Self.mayPromote(from: tier.medium, to: above.tier.medium) {
-                guard let local = above.local else { continue }
-                do { _ = try local.store(entry, forKey: key) } catch { above.errors.add(1, ordering: .relaxed) }
+            if index > 0 {
+                for above in slots[..<index] where Self.mayPromote(from: tier.medium, to: above.tier.medium) {
+                    guard let local = above.local else { continue }
+                    do { _ = try local.store(entry, forKey: key) } catch { above.errors.add(1, ordering: .relaxed) }
+                }
             }
-            return Hit(entry: entry, tierIndex: index, tierName: tier.name)
+            return (entry, index)
         }
         return nil
     }

@@ -108,9 +108,10 @@ private final class OriginHandler: ChannelInboundHandler, Sendable {
             return
         }
         let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        let delayedBody = body
         context.eventLoop.scheduleTask(in: .milliseconds(delay)) {
             let (handler, context) = bound.value
-            handler.send(responseHead, body, context: context)
+            handler.send(responseHead, delayedBody, context: context)
         }
     }
 

@@ -101,22 +101,28 @@ struct HTTPBadInputTests {
     }
 }
 
-@Suite("Decoded-entry memo")
-struct DecodedEntriesTests {
-    @Test("It is bounded by entries and bytes, keeps nothing too large, and matches only the same bytes")
-    func bounds() {
-        let memo = DecodedEntries()
-        let index = DecodedEntry.variants(VariantIndex(fieldNames: [], variantKeys: []))
-        for number in 0..<(DecodedEntries.entryLimit + 100) { memo.remember(index, forKey: "k\(number)", bytes: [1, 2, 3]) }
-        #expect(memo.usage.entries == DecodedEntries.entryLimit)
-        let megabyte = [UInt8](repeating: 7, count: 1 << 20)
-        for number in 0..<64 { memo.remember(index, forKey: "big\(number)", bytes: megabyte + [UInt8(number)]) }
-        #expect(memo.usage.bytes <= DecodedEntries.byteLimit)
-        memo.remember(index, forKey: "huge", bytes: [UInt8](repeating: 1, count: DecodedEntries.byteLimit / 8))
-        #expect(memo.entry(forKey: "huge", bytes: []) == nil)
-        let kept = [UInt8](repeating: 9, count: 10)
-        memo.remember(index, forKey: "same", bytes: kept)
-        #expect(memo.entry(forKey: "same", bytes: kept) != nil)
-        #expect(memo.entry(forKey: "same", bytes: [UInt8](repeating: 9, count: 10)) == nil, "equal bytes in another array are decoded anew")
+@Suite("Decoded forms kept in a tier entry's memo")
+struct DecodedFormTests {
+    @Test("A hit uses the decoded form in the entry's memo, but only one made under the same key")
+    func memoUnderItsKey() async throws {
+        let memory = try MemoryTier(capacity: 1 << 20)
+        let cache = HTTPCache(storage: TieredCache(tiers: [memory]), configuration: .init(clock: ManualCacheClock(start: epoch).cacheClock))
+        let keyText = try #require(HTTPCacheKey.defaultKey(for: request()))
+        let decoded = DecodedEntry.response(Located(response: stored(response(200, [("Cache-Control", "max-age=600")])), key: keyText))
+        // Bytes that do not decode, with a decoded form in the memo: the memo answers.
+        let entry = CacheEntry(value: Array("not an encoded response".utf8), storedAt: epoch)
+        entry.memo.setIfEmpty(DecodedForm(key: keyText, entry: decoded))
+        _ = memory.store(entry, forKey: try CacheKey(keyText))
+        let origin = ScriptedOrigin([.respond(response(200, [("Cache-Control", "max-age=60")]), "network")])
+        #expect(try await cache.response(for: request(), transport: origin.transport).source == .cache)
+        #expect(origin.received.isEmpty)
+
+        // The same entry under another key: its memo describes another key, so the bytes are
+        // decoded, fail, and the entry is removed.
+        let other = request("https://example.com/other")
+        let otherKey = try CacheKey(try #require(HTTPCacheKey.defaultKey(for: other)))
+        _ = memory.store(entry, forKey: otherKey)
+        #expect(try await cache.response(for: other, transport: origin.transport).source == .network)
+        #expect(cache.statistics.corruptEntriesRemoved == 1)
     }
 }

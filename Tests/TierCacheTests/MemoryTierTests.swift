@@ -111,3 +111,44 @@ struct StoragePolicyTableTests {
         #expect(!StoragePolicy.notAllowed.permits(.memory))
     }
 }
+
+@Suite("CacheEntry memo")
+struct CacheEntryMemoTests {
+    final class Decoded: Sendable {
+        let text: String
+        init(_ text: String) { self.text = text }
+    }
+    final class Other: Sendable {}
+
+    @Test("Copies share the memo; it is written once, typed, and emptied when the value changes")
+    func sharing() throws {
+        let original = entry(10)
+        var copy = original
+        #expect(copy.memo.value(as: Decoded.self) == nil)
+        original.memo.setIfEmpty(Decoded("first"))
+        original.memo.setIfEmpty(Decoded("second"))
+        #expect(copy.memo.value(as: Decoded.self)?.text == "first", "a copy sees it; a second write is ignored")
+        #expect(copy.memo.value(as: Other.self) == nil, "only a value of the type asked for")
+        copy.value = [1, 2, 3]
+        #expect(copy.memo.value(as: Decoded.self) == nil, "new bytes, new memo")
+        #expect(original.memo.value(as: Decoded.self)?.text == "first")
+        #expect(original == entry(10), "the memo is not part of equality")
+    }
+
+    @Test("A memory tier hands out entries that share its memo, and a memo frees its value with the entry")
+    func lifetime() throws {
+        let tier = try MemoryTier(capacity: 1 << 20)
+        weak var observed: Decoded?
+        do {
+            let stored = entry(10)
+            _ = tier.store(stored, forKey: key("k"))
+            let decoded = Decoded("d")
+            observed = decoded
+            try #require(tier.entry(forKey: key("k"))).memo.setIfEmpty(decoded)
+        }
+        #expect(tier.entry(forKey: key("k"))?.memo.value(as: Decoded.self)?.text == "d")
+        #expect(observed != nil)
+        tier.removeAll()
+        #expect(observed == nil, "evicting the entry releases what its memo held")
+    }
+}
