@@ -46,8 +46,12 @@ extension HTTPCache {
         /// Hooks run, in order, before each store.
         public var storeHooks: [StoreHook]
         /// The primary key of a request; `nil` keeps the request out of the cache. By default
-        /// ``HTTPCacheKey/defaultKey(for:)``.
-        public var key: @Sendable (HTTPRequest) -> String?
+        /// ``HTTPCacheKey/defaultKey(for:)`` (which the engine then memoises per request target).
+        public var key: @Sendable (HTTPRequest) -> String? {
+            didSet { usesDefaultKey = false }
+        }
+        /// Whether ``key`` is the default, whose keys the engine may reuse for equal targets.
+        var usesDefaultKey: Bool
         /// The source of "now".
         public var clock: CacheClock
 
@@ -58,7 +62,7 @@ extension HTTPCache {
             offlineFallback: OfflineFallback = .always,
             isConnectivityError: @escaping @Sendable (any Error) -> Bool = { !($0 is CancellationError) },
             storeHooks: [StoreHook] = [],
-            key: @escaping @Sendable (HTTPRequest) -> String? = HTTPCacheKey.defaultKey(for:),
+            key: (@Sendable (HTTPRequest) -> String?)? = nil,
             clock: CacheClock = .system
         ) {
             self.mode = mode
@@ -67,7 +71,8 @@ extension HTTPCache {
             self.offlineFallback = offlineFallback
             self.isConnectivityError = isConnectivityError
             self.storeHooks = storeHooks
-            self.key = key
+            self.key = key ?? HTTPCacheKey.defaultKey(for:)
+            self.usesDefaultKey = key == nil
             self.clock = clock
         }
     }

@@ -30,6 +30,7 @@ public final class HTTPCache: Sendable {
     let generation = Atomic<UInt64>(0)
     let inFlight = InFlightFetches()
     private let background = BackgroundRevalidations()
+    private let normalizedKeys = NormalizedKeys()
 
     public init(storage: TieredCache, configuration: Configuration = Configuration()) {
         self.storage = storage
@@ -78,7 +79,7 @@ public final class HTTPCache: Sendable {
         for request: HTTPRequest, body: Data? = nil, cachePolicy: RequestCachePolicy = .useProtocolCachePolicy,
         transport: @escaping Transport
     ) async throws -> HTTPCacheResponse {
-        guard request.method == .get || request.method == .head, let primaryKey = configuration.key(request) else {
+        guard request.method == .get || request.method == .head, let primaryKey = primaryKey(for: request) else {
             return try await forwardUncached(request, body: body, transport: transport)
         }
         let memoryTiers = storage.leadingMemoryTiers
@@ -180,7 +181,7 @@ public final class HTTPCache: Sendable {
     /// starting an async task per request.
     public func usableStoredResponse(for request: HTTPRequest) -> HTTPCacheResponse? {
         guard storage.isEntirelyLocal, request.method == .get || request.method == .head,
-              let primaryKey = configuration.key(request), let stored = lookupLocally(primaryKey: primaryKey, request: request)
+              let primaryKey = primaryKey(for: request), let stored = lookupLocally(primaryKey: primaryKey, request: request)
         else { return nil }
         guard let usable = usableWithoutNetwork(request, stored: stored, cachePolicy: .useProtocolCachePolicy) else { return nil }
         return served(stored, source: .cache, request: request, now: usable.now, measure: usable)
@@ -205,7 +206,7 @@ public final class HTTPCache: Sendable {
         AsyncThrowingStream { continuation in
             let task = Task {
                 var yieldedStored = false
-                if let primaryKey = configuration.key(request), let stored = await lookup(primaryKey: primaryKey, request: request) {
+                if let primaryKey = primaryKey(for: request), let stored = await lookup(primaryKey: primaryKey, request: request) {
                     continuation.yield(served(stored, source: .cache, request: request, now: configuration.clock.now()))
                     yieldedStored = true
                 }
@@ -317,10 +318,16 @@ public final class HTTPCache: Sendable {
     /// middleware runs the route); ``response(for:body:cachePolicy:transport:)`` does it already.
     public func invalidate(after request: HTTPRequest, response: HTTPResponse) async {
         for uri in Invalidation.invalidatedURIs(request: request, response: response) {
-            guard let url = URL(string: uri), let key = configuration.key(HTTPRequest(method: .get, url: url)) else { continue }
+            guard let url = URL(string: uri), let key = primaryKey(for: HTTPRequest(method: .get, url: url)) else { continue }
             await remove(primaryKey: key)
             counters.withLock { $0.invalidations += 1 }
         }
+    }
+
+    /// The request's primary key: ``Configuration/key``, with the default key's results reused
+    /// for equal request targets.
+    private func primaryKey(for request: HTTPRequest) -> String? {
+        configuration.usesDefaultKey ? normalizedKeys.key(for: request) : configuration.key(request)
     }
 
     private func requestDirectives(of request: HTTPRequest) -> CacheControl {

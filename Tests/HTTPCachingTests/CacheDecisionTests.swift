@@ -1,6 +1,8 @@
 import Foundation
 import HTTPTypes
 import Testing
+import TierCache
+import TierCacheTesting
 @testable import HTTPCaching
 
 @Suite("Using stored responses (RFC 9111 §4, §5.2.1, RFC 5861)")
@@ -182,5 +184,43 @@ struct InvalidationTests {
         let filter = HTTPCacheKey.droppingQueryItems { $0.hasPrefix("utm_") }
         #expect(filter(request("https://example.com/p?id=1&utm_source=x&utm_medium=y")) == "GET https://example.com/p?id=1")
         #expect(filter(request("https://example.com/p?utm_source=x")) == "GET https://example.com/p")
+    }
+}
+
+@Suite("Default keys reused per request target")
+struct NormalizedKeysTests {
+    @Test("Every target gets exactly the default key, through collisions and repeats")
+    func sameAsDefault() throws {
+        let keys = NormalizedKeys()
+        let targets = (0..<3 * NormalizedKeys.slotCount).map { "https://Host\($0 % 7).example.COM:443/items/\($0)?page=\($0 % 5)" }
+        for _ in 0..<2 {
+            for target in targets {
+                let built = try #require(HTTPCacheKey.defaultKey(for: request(target)))
+                #expect(keys.key(for: request(target)) == built, "\(target)")
+            }
+        }
+        // Targets that differ only in scheme, authority or path case.
+        for target in ["http://a.example/x", "https://a.example/x", "https://b.example/x", "https://a.example/X", "https://a.example:8443/x"] {
+            #expect(keys.key(for: request(target)) == HTTPCacheKey.defaultKey(for: request(target)))
+        }
+        #expect(keys.key(for: HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/relative")) == nil)
+        #expect(keys.key(for: HTTPRequest(method: .get, scheme: "https", authority: "", path: "/")) == nil)
+    }
+
+    @Test("A key function of one's own is always called, also when set after the configuration was made")
+    func customKeyFunctions() async throws {
+        let dropTracking = HTTPCacheKey.droppingQueryItems { $0.hasPrefix("utm_") }
+        var configuration = HTTPCache.Configuration(clock: ManualCacheClock(start: epoch).cacheClock)
+        #expect(configuration.usesDefaultKey)
+        configuration.key = dropTracking
+        #expect(!configuration.usesDefaultKey)
+        #expect(!HTTPCache.Configuration(key: dropTracking).usesDefaultKey)
+
+        let cache = HTTPCache(storage: TieredCache(tiers: [try MemoryTier(capacity: 1 << 20)]), configuration: configuration)
+        let origin = ScriptedOrigin([.respond(response(200, [("Date", HTTPDate.format(epoch)), ("Cache-Control", "max-age=60")]), "one")])
+        _ = try await cache.response(for: request("https://example.com/p?id=1&utm_source=mail"), transport: origin.transport)
+        let second = try await cache.response(for: request("https://example.com/p?id=1&utm_source=feed"), transport: origin.transport)
+        #expect(second.source == .cache, "both map to the key without tracking items")
+        #expect(origin.received.count == 1)
     }
 }
