@@ -77,6 +77,33 @@ let benchmarks: @Sendable () -> Void = {
         _ = try await cache.response(for: request, transport: transport)
     }
 
+    // The same pairs with the caller on the main actor, where an app's UI code calls from: a
+    // memory hit is answered there without leaving it (URLCache's lookup is synchronous).
+    Benchmark(
+        "HTTP fresh memory hit from the main actor: HTTPCache over URLCache, paired slices",
+        configuration: .init(metrics: [speedup], scalingFactor: .one, maxDuration: .seconds(6), maxIterations: 200)
+    ) { benchmark in
+        let requests = (0..<64).map { _ in HTTPRequest(method: .get, url: url) }
+        let urlRequests = (0..<64).map { _ in URLRequest(url: url) }
+        let iterations = benchmark.scaledIterations
+        let ratios = try await Task { @MainActor in
+            let clock = ContinuousClock()
+            var ratios: [Int] = []
+            for _ in iterations {
+                let cacheStart = clock.now
+                for call in 0..<2_000 { blackHole(try await cache.response(for: requests[call & 63], transport: transport)) }
+                let cacheTime = cacheStart.duration(to: clock.now)
+                let urlCacheStart = clock.now
+                for call in 0..<2_000 { blackHole(urlCache.cachedResponse(for: urlRequests[call & 63])) }
+                ratios.append(Int((urlCacheStart.duration(to: clock.now) / cacheTime * 100).rounded()))
+            }
+            return ratios
+        }.value
+        for ratio in ratios { benchmark.measurement(speedup, ratio) }
+    } setup: {
+        _ = try await cache.response(for: request, transport: transport)
+    }
+
     Benchmark("Cache-Control parse: public, max-age=3600, stale-while-revalidate=60") { benchmark in
         for _ in benchmark.scaledIterations {
             blackHole(CacheControl("public, max-age=3600, stale-while-revalidate=60"))
