@@ -54,6 +54,11 @@ extension HTTPCache {
         var usesDefaultKey: Bool
         /// The source of "now".
         public var clock: CacheClock
+        /// The most bytes of decoded responses kept beside memory-tier entries, so that their
+        /// hits skip decoding (counted by encoded size; a decoded response roughly doubles its
+        /// entry's memory, which the tier's capacity does not include). Beyond it, further
+        /// entries are decoded on every hit. 32 MiB by default; 0 (or less) turns it off.
+        public var decodedResponsesLimit: Int
 
         public init(
             mode: Mode = .private,
@@ -63,7 +68,8 @@ extension HTTPCache {
             isConnectivityError: @escaping @Sendable (any Error) -> Bool = { !($0 is CancellationError) },
             storeHooks: [StoreHook] = [],
             key: (@Sendable (HTTPRequest) -> String?)? = nil,
-            clock: CacheClock = .system
+            clock: CacheClock = .system,
+            decodedResponsesLimit: Int = 32 << 20
         ) {
             self.mode = mode
             self.storagePolicies = storagePolicies
@@ -74,6 +80,7 @@ extension HTTPCache {
             self.key = key ?? HTTPCacheKey.defaultKey(for:)
             self.usesDefaultKey = key == nil
             self.clock = clock
+            self.decodedResponsesLimit = decodedResponsesLimit
         }
     }
 }

@@ -70,8 +70,14 @@ extension HTTPCache {
             counters.withLock { $0.corruptEntriesRemoved += 1 }
             return nil
         }
-        entry.memo.setIfEmpty(DecodedForm(key: key, entry: decoded))
+        remember(decoded, in: entry, key: key)
         return decoded
+    }
+
+    /// Leaves `decoded` in `entry`'s memo, if the budget for decoded forms has room.
+    private func remember(_ decoded: DecodedEntry, in entry: CacheEntry, key: String) {
+        guard let form = DecodedForm(key: key, entry: decoded, cost: entry.size, budget: decodedForms) else { return }
+        entry.memo.setIfEmpty(form)
     }
 
     /// The key of the variant `request` selects among those `index` lists.
@@ -162,7 +168,7 @@ extension HTTPCache {
         case .response(let response): .response(Located(response: response, key: key))
         case .variants(let index): .variants(index)
         }
-        value.memo.setIfEmpty(DecodedForm(key: key, entry: decoded))
+        remember(decoded, in: value, key: key)
         return await storage.store(value, forKey: cacheKey, policy: policy).isStoredAnywhere
     }
 

@@ -31,10 +31,12 @@ public final class HTTPCache: Sendable {
     let inFlight = InFlightFetches()
     private let background = BackgroundRevalidations()
     private let normalizedKeys = NormalizedKeys()
+    let decodedForms: DecodedFormBudget
 
     public init(storage: TieredCache, configuration: Configuration = Configuration()) {
         self.storage = storage
         self.configuration = configuration
+        self.decodedForms = DecodedFormBudget(limit: configuration.decodedResponsesLimit)
     }
 
     /// What the engine has done so far.
@@ -95,8 +97,8 @@ public final class HTTPCache: Sendable {
     }
 
     /// When RFC 9111 and `cachePolicy` let `stored` answer `request` as it is: the hit is
-    /// counted, and its measure (at the decision's `now`) returned for the served response. `nil` when the origin has to
-    /// be asked (nothing counted).
+    /// counted, and its measure (at the decision's `now`) returned for the served response.
+    /// `nil` when the origin has to be asked (nothing counted).
     private func usableWithoutNetwork(
         _ request: HTTPRequest, stored: Located, cachePolicy: RequestCachePolicy
     ) -> CacheDecision.Measure? {

@@ -58,8 +58,10 @@ extension HTTPCache {
         return error is NIOConnectionError || (error as? IOError) != nil || error is ChannelError
     }
 
-    /// Executes `request` through the cache with `client`.
-    public func execute(
+    /// Executes `request` through the cache with `client`. Like
+    /// ``HTTPCache/response(for:body:cachePolicy:transport:)``, a memory hit is answered on the
+    /// caller's executor.
+    nonisolated(nonsending) public func execute(
         _ request: HTTPRequest, body: Data? = nil, on client: HTTPClient, cachePolicy: RequestCachePolicy = .useProtocolCachePolicy,
         timeout: TimeAmount = .seconds(30)
     ) async throws -> HTTPCacheResponse {

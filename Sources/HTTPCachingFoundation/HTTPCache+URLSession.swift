@@ -43,11 +43,13 @@ extension HTTPCache {
         return nsError.domain == NSURLErrorDomain && connectivity.contains { $0.rawValue == nsError.code }
     }
 
-    /// Loads `urlRequest` through the cache with `session`, honouring its `cachePolicy`.
+    /// Loads `urlRequest` through the cache with `session`, honouring its `cachePolicy`. Like
+    /// ``HTTPCache/response(for:body:cachePolicy:transport:)``, a memory hit is answered on the
+    /// caller's executor (the main actor's, for UI code) and everything else off it.
     ///
     /// - Returns: the body, the response as `HTTPURLResponse` (with `Age` when from the cache),
     ///   and the full ``HTTPCacheResponse`` saying where it came from.
-    public func data(
+    nonisolated(nonsending) public func data(
         for urlRequest: URLRequest, session: URLSession
     ) async throws -> (Data, HTTPURLResponse, HTTPCacheResponse) {
         guard let request = urlRequest.httpRequest else {

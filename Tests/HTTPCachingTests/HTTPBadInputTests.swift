@@ -111,7 +111,7 @@ struct DecodedFormTests {
         let decoded = DecodedEntry.response(Located(response: stored(response(200, [("Cache-Control", "max-age=600")])), key: keyText))
         // Bytes that do not decode, with a decoded form in the memo: the memo answers.
         let entry = CacheEntry(value: Array("not an encoded response".utf8), storedAt: epoch)
-        entry.memo.setIfEmpty(DecodedForm(key: keyText, entry: decoded))
+        entry.memo.setIfEmpty(try #require(DecodedForm(key: keyText, entry: decoded, cost: 1, budget: cache.decodedForms)))
         _ = memory.store(entry, forKey: try CacheKey(keyText))
         let origin = ScriptedOrigin([.respond(response(200, [("Cache-Control", "max-age=60")]), "network")])
         #expect(try await cache.response(for: request(), transport: origin.transport).source == .cache)
@@ -124,5 +124,29 @@ struct DecodedFormTests {
         _ = memory.store(entry, forKey: otherKey)
         #expect(try await cache.response(for: other, transport: origin.transport).source == .network)
         #expect(cache.statistics.corruptEntriesRemoved == 1)
+    }
+
+    @Test("Decoded forms are bounded by the configured bytes, and give their share back when evicted")
+    func budget() async throws {
+        let memory = try MemoryTier(capacity: 4 << 20)
+        let clock = ManualCacheClock(start: epoch)
+        let cache = HTTPCache(
+            storage: TieredCache(tiers: [memory]), configuration: .init(clock: clock.cacheClock, decodedResponsesLimit: 4_096))
+        let body = String(repeating: "x", count: 1_000)
+        let origin = ScriptedOrigin((0..<10).map { _ in .respond(response(200, [("Date", HTTPDate.format(epoch)), ("Cache-Control", "max-age=600")]), body) })
+        for number in 0..<10 {
+            _ = try await cache.response(for: request("https://example.com/\(number)"), transport: origin.transport)
+        }
+        #expect(cache.decodedForms.bytesInUse > 0)
+        #expect(cache.decodedForms.bytesInUse <= 4_096, "only as many decoded forms as the limit allows")
+        for number in 0..<10 {
+            let hit = try await cache.response(for: request("https://example.com/\(number)"), transport: origin.transport)
+            #expect(hit.source == .cache && hit.body == Data(body.utf8), "past the limit, entries are decoded per hit")
+        }
+        memory.removeAll()
+        #expect(cache.decodedForms.bytesInUse == 0, "evicted entries free their decoded forms")
+
+        let off = DecodedFormBudget(limit: -1)
+        #expect(off.limit == 0 && !off.reserve(1))
     }
 }
