@@ -4,8 +4,9 @@ import NIOPosix
 
 /// A redis-server of a test's own, on a free loopback port, that the test may kill and restart.
 final class RedisProcess: @unchecked Sendable {
-    // @unchecked: `process` is only touched by the test that owns this object, one call at a time.
-    let port: Int
+    // @unchecked: `process` and `port` are only touched by the test that owns this object, one
+    // call at a time.
+    private(set) var port = 0
     private let directory: URL
     private let extraArguments: [String]
     private var process: Process?
@@ -18,31 +19,60 @@ final class RedisProcess: @unchecked Sendable {
     /// - Parameter arguments: more redis-server options (cluster mode, say).
     init(arguments: [String] = []) async throws {
         extraArguments = arguments
-        // Let the kernel pick a free port, then hand it to Redis; a cluster node also listens on
-        // port + 10000 (its bus), which must stay a valid port.
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("tiercache-redis-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        // A port that was free a moment ago may be taken by another test (a listener, or the
+        // local end of a connection) before redis-server binds it; the server then exits, and
+        // another free port is tried.
+        var lastFailure: (any Error)?
+        for _ in 0..<5 {
+            port = try await Self.freePort(cluster: arguments.contains("--cluster-enabled"))
+            do {
+                try await start()
+                return
+            } catch let failure as PortTaken {
+                lastFailure = failure
+            }
+        }
+        throw lastFailure ?? PortTaken(port: port)
+    }
+
+    /// A port the kernel picks as free; a cluster node also listens on port + 10000 (its bus),
+    /// which must stay a valid port.
+    private static func freePort(cluster: Bool) async throws -> Int {
         var chosen = 0
         repeat {
             let probe = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton).bind(host: "127.0.0.1", port: 0).get()
             chosen = probe.localAddress?.port ?? 0
             try await probe.close()
-        } while arguments.contains("--cluster-enabled") && chosen > 55_535
-        port = chosen
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("tiercache-redis-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        try await start()
+        } while cluster && chosen > 55_535
+        return chosen
     }
 
+    /// Starts the server on ``port`` and returns once it accepts connections, as its own log
+    /// says (a connection alone could reach another program that took the port).
+    /// - Throws: ``PortTaken`` when the server exits instead (it could not bind the port).
     func start() async throws {
         guard let path = Self.serverPath else { throw CocoaError(.fileNoSuchFile) }
+        let log = directory.appendingPathComponent("redis-server.log")
+        try? FileManager.default.removeItem(at: log)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = ["--bind", "127.0.0.1", "--port", "\(port)", "--save", "", "--appendonly", "no", "--dir", directory.path] + extraArguments
+        process.arguments = [
+            "--bind", "127.0.0.1", "--port", "\(port)", "--save", "", "--appendonly", "no", "--dir", directory.path,
+            "--logfile", log.path,
+        ] + extraArguments
         process.standardOutput = FileHandle.nullDevice
         try process.run()
         self.process = process
-        // Ready when it accepts a connection.
-        for _ in 0..<200 {
-            if let channel = try? await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton).connect(host: "127.0.0.1", port: port).get() {
+        // Polls an external process: there is no event to wait for.
+        for _ in 0..<400 {
+            guard process.isRunning else {
+                self.process = nil
+                throw PortTaken(port: port)
+            }
+            let ready = (try? String(contentsOf: log, encoding: .utf8))?.contains("Ready to accept connections") ?? false
+            if ready, let channel = try? await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton).connect(host: "127.0.0.1", port: port).get() {
                 try? await channel.close()
                 return
             }
@@ -61,4 +91,10 @@ final class RedisProcess: @unchecked Sendable {
         kill()
         try? FileManager.default.removeItem(at: directory)
     }
+}
+
+/// redis-server exited at start: another program took its port first.
+struct PortTaken: Error, CustomStringConvertible {
+    let port: Int
+    var description: String { "redis-server could not listen on port \(port)" }
 }
