@@ -62,10 +62,7 @@ extension HTTPCache {
         if let form = entry.memo.value(as: DecodedForm.self), form.key == key { return form.entry }
         let decoded: DecodedEntry
         do {
-            switch try StoredEntryCodec.decode(entry.value) {
-            case .response(let response): decoded = .response(Located(response: response, key: key))
-            case .variants(let index): decoded = .variants(index)
-            }
+            decoded = DecodedEntry(try StoredEntryCodec.decode(entry.value), key: key)
         } catch {
             counters.withLock { $0.corruptEntriesRemoved += 1 }
             return nil
@@ -164,11 +161,7 @@ extension HTTPCache {
         defer { generation.add(1, ordering: .releasing) }
         let value = CacheEntry(value: StoredEntryCodec.encode(entry), storedAt: configuration.clock.now())
         // The first hit from memory then skips decoding what was just encoded.
-        let decoded: DecodedEntry = switch entry {
-        case .response(let response): .response(Located(response: response, key: key))
-        case .variants(let index): .variants(index)
-        }
-        remember(decoded, in: value, key: key)
+        remember(DecodedEntry(entry, key: key), in: value, key: key)
         return await storage.store(value, forKey: cacheKey, policy: policy).isStoredAnywhere
     }
 

@@ -20,8 +20,20 @@ public enum HTTPCacheKey {
     /// `prefix` and the normalised URI, built in one pass over the bytes into one allocation
     /// (this runs on every lookup).
     private static func normalized(_ request: HTTPRequest, prefix: StaticString) -> String? {
-        guard var scheme = request.scheme, var authority = request.authority, !authority.isEmpty else { return nil }
-        var path = request.path ?? "/"
+        guard let scheme = request.scheme, let authority = request.authority else { return nil }
+        return normalized(scheme: scheme, authority: authority, path: request.path ?? "/", prefix: prefix)
+    }
+
+    /// The default key from a request target's parts, for a caller that has read them already.
+    static func defaultKey(scheme: String, authority: String, path: String) -> String? {
+        normalized(scheme: scheme, authority: authority, path: path, prefix: "GET ")
+    }
+
+    private static func normalized(scheme: String, authority: String, path: String, prefix: StaticString) -> String? {
+        guard !authority.isEmpty else { return nil }
+        var scheme = scheme
+        var authority = authority
+        var path = path
         return scheme.withUTF8 { scheme in
             authority.withUTF8 { authority in
                 path.withUTF8 { path in

@@ -16,6 +16,14 @@ final class Located: Sendable {
 enum DecodedEntry: Sendable {
     case response(Located)
     case variants(VariantIndex)
+
+    /// `entry`, stored under `key`.
+    init(_ entry: StoredEntry, key: String) {
+        switch entry {
+        case .response(let response): self = .response(Located(response: response, key: key))
+        case .variants(let index): self = .variants(index)
+        }
+    }
 }
 
 /// A decoded entry kept in the tier entry's ``CacheEntry/Memo``: a memory tier hands out copies

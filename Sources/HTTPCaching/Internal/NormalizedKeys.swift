@@ -36,7 +36,7 @@ final class NormalizedKeys: Sendable {
         let index = Self.slotIndex(authority: authority, path: path)
         let slot = slots.withLock { $0[index] }
         if let slot, slot.path == path, slot.authority == authority, slot.scheme == scheme { return slot.key }
-        guard let key = HTTPCacheKey.defaultKey(for: request) else { return nil }
+        guard let key = HTTPCacheKey.defaultKey(scheme: scheme, authority: authority, path: path) else { return nil }
         let built = Slot(scheme: scheme, authority: authority, path: path, key: key)
         slots.withLock { $0[index] = built }
         return key
