@@ -35,12 +35,18 @@ final class AnswerMemo: Sendable {
     ]
 
     /// The memo key of `request`, or `nil` when its answer may not be reused (or when its header
-    /// section is over `maximumHeaderBytes`, which the full path answers with 431).
+    /// section is over `maximumHeaderBytes`, or it has more than one Host field: the full path
+    /// answers those with 431 and 400).
     static func key(for request: HTTPRequestHead, maximumHeaderBytes: Int = .max) -> String? {
         guard request.method == .GET || request.method == .HEAD else { return nil }
         var headerBytes = request.uri.utf8.count
-        for (name, value) in request.headers { headerBytes += name.utf8.count + value.utf8.count + 4 }
-        guard headerBytes <= maximumHeaderBytes else { return nil }
+        var hostFields = 0
+        for (name, value) in request.headers {
+            headerBytes += name.utf8.count + value.utf8.count + 4
+            if name.utf8.count == 4, name.lowercased() == "host" { hostFields += 1 }
+        }
+        // Over the limit: 431 on the full path; more than one Host: 400 there (RFC 9112 §3.2).
+        guard headerBytes <= maximumHeaderBytes, hostFields <= 1 else { return nil }
         for name in disqualifyingFields where request.headers.contains(name: name) { return nil }
         return request.method == .GET ? request.uri : "HEAD " + request.uri
     }

@@ -33,12 +33,18 @@ extension CachingProxy {
         public var name: String
         /// How long an idle client connection stays open.
         public var idleTimeout: TimeAmount
+        /// Whether client requests keep the fields that steer an origin without changing the cache
+        /// key (`Forwarded`, `X-Forwarded-Host`, `X-HTTP-Method-Override` and the like). Off by
+        /// default: they are removed, so that no client can poison a stored response through them.
+        /// Turn it on only behind another proxy that sets those fields itself.
+        public var forwardsClientRoutingFields: Bool
 
         public init(
             upstream: Upstream, host: String = "127.0.0.1", port: Int = 8080,
             maximumRequestHeaderBytes: Int = 32 << 10, maximumRequestBodyBytes: Int = 16 << 20,
             maximumCacheableBodyBytes: Int = 8 << 20, upstreamTimeout: TimeAmount = .seconds(30),
-            targetedCacheControl: String? = nil, name: String = "TierCache", idleTimeout: TimeAmount = .seconds(60)
+            targetedCacheControl: String? = nil, name: String = "TierCache", idleTimeout: TimeAmount = .seconds(60),
+            forwardsClientRoutingFields: Bool = false
         ) {
             self.upstream = upstream
             self.host = host
@@ -50,6 +56,7 @@ extension CachingProxy {
             self.targetedCacheControl = targetedCacheControl
             self.name = name
             self.idleTimeout = idleTimeout
+            self.forwardsClientRoutingFields = forwardsClientRoutingFields
         }
 
         /// Throws ``CachingProxyError`` for settings the proxy cannot run with.

@@ -168,11 +168,22 @@ public final class CachingProxy: Sendable {
     /// `addingVia: false` leaves out the `Via` field, for a lookup that will not reach the origin.
     func prepare(_ head: HTTPRequest, addingVia: Bool = true) -> Result<Forwarding, AnswerError> {
         var headerBytes = head.path?.utf8.count ?? 0
-        for field in head.headerFields { headerBytes += field.name.rawName.utf8.count + field.value.utf8.count + 4 }
+        var hasRoutingFields = false
+        var hasSecondHost = false
+        for field in head.headerFields {
+            headerBytes += field.name.rawName.utf8.count + field.value.utf8.count + 4
+            if ClientRoutingFields.contains(field.name) { hasRoutingFields = true }
+            if field.name.canonicalName == "host" { hasSecondHost = true }
+        }
         guard headerBytes <= configuration.maximumRequestHeaderBytes else {
             return .failure(AnswerError(answer: errorAnswer(
                 .init(code: 431, reasonPhrase: "Request Header Fields Too Large"),
                 "request header section over \(configuration.maximumRequestHeaderBytes) bytes")))
+        }
+        // RFC 9112 §3.2: a request with more than one Host field gets 400. The first became the
+        // authority; a second one is left among the fields.
+        guard !hasSecondHost else {
+            return .failure(AnswerError(answer: errorAnswer(.badRequest, "more than one Host field")))
         }
         // `utf8.first`, not `hasPrefix`: with Foundation imported, `hasPrefix` resolved to a
         // `range(of:)` search that cost 3.5% of a hit.
@@ -182,7 +193,9 @@ public final class CachingProxy: Sendable {
         var outgoing = HTTPRequest(
             method: head.method == .head ? .get : head.method, scheme: configuration.upstream.scheme,
             authority: configuration.upstream.authority, path: configuration.upstream.pathPrefix + path,
-            headerFields: Self.forwardedFields(head.headerFields))
+            headerFields: Self.forwardedFields(
+                hasRoutingFields && !configuration.forwardsClientRoutingFields
+                    ? ClientRoutingFields.removing(from: head.headerFields) : head.headerFields))
         if addingVia { outgoing.headerFields.append(HTTPField(name: .via, value: via)) }
         let preconditions = ClientPreconditions.extract(from: &outgoing)
         return .success(Forwarding(outgoing: outgoing, preconditions: preconditions, wantsKey: head.headerFields[Self.cacheKeyRequest] != nil))

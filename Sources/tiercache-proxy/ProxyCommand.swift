@@ -56,6 +56,9 @@ struct ProxyCommand: AsyncParsableCommand {
     @Option(help: "Honour a targeted cache-control field (RFC 9213), e.g. CDN-Cache-Control.")
     var targetedCacheControl: String?
 
+    @Flag(help: "Forward clients' Forwarded, X-Forwarded-*, X-HTTP-Method-Override and similar fields (removed by default: they can poison cached responses). Only behind a proxy that sets them.")
+    var forwardClientRoutingFields = false
+
     @Option(help: "Largest response body offered to the cache (default: the largest entry a tier accepts, at most 64MiB); larger ones stream through.")
     var maxCacheableBody: ByteCount?
 
@@ -99,7 +102,8 @@ struct ProxyCommand: AsyncParsableCommand {
             upstream: try CachingProxy.Upstream(upstream), host: host, port: port,
             maximumRequestHeaderBytes: maxRequestHeader.bytes, maximumRequestBodyBytes: maxRequestBody.bytes,
             maximumCacheableBodyBytes: maxCacheableBody?.bytes ?? max(1, min(largestEntry, 64 << 20)),
-            upstreamTimeout: .nanoseconds(Int64(upstreamTimeout * 1e9)), targetedCacheControl: targetedCacheControl)
+            upstreamTimeout: .nanoseconds(Int64(upstreamTimeout * 1e9)), targetedCacheControl: targetedCacheControl,
+            forwardsClientRoutingFields: forwardClientRoutingFields)
         let proxy = try CachingProxy(
             configuration: configuration, storage: TieredCache(tiers: tiers), cacheConfiguration: cacheConfiguration, logger: logger)
         let summary = await proxy.summary()

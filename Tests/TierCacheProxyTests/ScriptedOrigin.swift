@@ -45,6 +45,13 @@ final class ScriptedOrigin: Sendable {
             let lines = request.headers.map { "\($0.name.canonicalName): \($0.value)" }.sorted().joined(separator: "\n")
             return Self.text(lines, [:])
         }
+        router.get("/reflect") { request, _ in
+            // An origin that builds its page from fields the cache key does not cover (a web
+            // cache poisoning gadget): what it says must not depend on what one client sent.
+            let host = request.headers[HTTPField.Name("X-Forwarded-Host")!] ?? "origin.example"
+            let method = request.headers[HTTPField.Name("X-HTTP-Method-Override")!] ?? "GET"
+            return Self.text("<a href=\"https://\(host)/\">\(method)</a>", ["Cache-Control": "max-age=600"])
+        }
         router.get("/hop") { _, _ in
             Self.text("hop", ["Cache-Control": "max-age=600", "Connection": "X-Secret", "X-Secret": "1", "Keep-Alive": "timeout=5", "X-Kept": "yes"])
         }

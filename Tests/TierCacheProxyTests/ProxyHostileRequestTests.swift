@@ -1,0 +1,101 @@
+import Foundation
+import HTTPTypes
+import Testing
+
+/// Requests written to break or poison a cache: request smuggling through conflicting framing,
+/// repeated and malformed fields, and unkeyed fields that steer the origin. Each must end as a
+/// clear 4xx (or the connection closed), never reach the origin as something else, and never
+/// leave a stored response that another client would receive.
+@Suite("Caching proxy, hostile requests", .timeLimit(.minutes(5)))
+struct ProxyHostileRequestTests {
+    static let forwardedHost = HTTPField.Name("X-Forwarded-Host")!  // a valid literal name
+    static let forwarded = HTTPField.Name("Forwarded")!
+    /// RFC 9112 §6.1: a message with both Transfer-Encoding and Content-Length is a smuggling
+    /// attempt that a server may reject; it must not be read in two ways.
+    @Test("RFC 9112 §6.1, §6.3: conflicting Content-Length and Transfer-Encoding get 400 and smuggle nothing")
+    func conflictingFraming() async throws {
+        try await withProxy { origin, proxy in
+            let both = "POST /fresh HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n"
+                + "0\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n"
+            let answer = try await RawHTTP.exchange(port: proxy.port, Array(both.utf8))
+            #expect(answer.hasPrefix("HTTP/1.1 400"), "got: \(answer.prefix(80))")
+            let twoLengths = "POST /fresh HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nContent-Length: 40\r\n\r\nbody"
+            #expect(try await RawHTTP.exchange(port: proxy.port, Array(twoLengths.utf8)).hasPrefix("HTTP/1.1 400"))
+            let badChunk = "POST /fresh HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nGET /smuggled HTTP/1.1\r\n\r\n"
+            let chunkAnswer = try await RawHTTP.exchange(port: proxy.port, Array(badChunk.utf8))
+            #expect(!chunkAnswer.contains("HTTP/1.1 200"), "a malformed chunk size is no request")
+            #expect(origin.count("/smuggled") == 0)
+            #expect(origin.count("/fresh") == 0, "no half-read POST went on")
+            // The proxy still serves well-formed requests afterwards.
+            #expect(try await send(.GET, "\(proxy.url)/fresh").status == 200)
+        }
+    }
+
+    @Test("RFC 9112 §3.2: a request with two Host fields gets 400, on the stored-answer path too")
+    func duplicateHost() async throws {
+        try await withProxy { origin, proxy in
+            for _ in 0..<2 { #expect(try await send(.GET, "\(proxy.url)/fresh").status == 200) }  // stored and memoized
+            let twoHosts = "GET /fresh HTTP/1.1\r\nHost: a.example\r\nHost: b.example\r\nConnection: close\r\n\r\n"
+            let answer = try await RawHTTP.exchange(port: proxy.port, Array(twoHosts.utf8))
+            #expect(answer.hasPrefix("HTTP/1.1 400"), "got: \(answer.prefix(80))")
+            #expect(origin.count("/fresh") == 1)
+        }
+    }
+
+    @Test("RFC 9110 §5.1, §5.5; RFC 9112 §5.2: field names with odd bytes, control bytes in values and obs-fold get 400")
+    func malformedFields() async throws {
+        try await withProxy { origin, proxy in
+            let requests = [
+                "GET /fresh HTTP/1.1\r\nHost: x\r\nX Bad: y\r\n\r\n",
+                "GET /fresh HTTP/1.1\r\nHost: x\r\nX\u{1}Bad: y\r\n\r\n",
+                "GET /fresh HTTP/1.1\r\nHost: x\r\nX-Bad\u{7F}: y\r\n\r\n",
+                "GET /fresh HTTP/1.1\r\nHost: x\r\nX-Null: a\u{0}b\r\n\r\n",
+                "GET /fresh HTTP/1.1\r\nHost: x\r\nX-Folded: a\r\n b\r\n\r\n",
+                "GET /fresh HTTP/1.1\r\nHost: x\r\n: no name\r\n\r\n",
+                "GET /fr esh HTTP/1.1\r\nHost: x\r\n\r\n",
+            ]
+            for request in requests {
+                let answer = try await RawHTTP.exchange(port: proxy.port, Array(request.utf8))
+                #expect(answer.hasPrefix("HTTP/1.1 400"), "\(request.debugDescription) got: \(answer.prefix(60))")
+            }
+            #expect(origin.count("/fresh") == 0)
+        }
+    }
+
+    @Test("Thousands of repeated fields are refused by size (431), not by a crash or a stall")
+    func repeatedFields() async throws {
+        try await withProxy(["--max-request-header", "16KiB"]) { origin, proxy in
+            let repeated = String(repeating: "X-Dup: a\r\n", count: 3000)
+            let answer = try await RawHTTP.exchange(port: proxy.port, Array("GET /fresh HTTP/1.1\r\nHost: x\r\n\(repeated)Connection: close\r\n\r\n".utf8))
+            #expect(answer.hasPrefix("HTTP/1.1 431") || answer.hasPrefix("HTTP/1.1 400"), "got: \(answer.prefix(60))")
+            #expect(origin.count("/fresh") == 0)
+            #expect(try await send(.GET, "\(proxy.url)/fresh").status == 200)
+        }
+    }
+
+    @Test("Unkeyed X-Forwarded-Host and X-HTTP-Method-Override never reach the origin, so no stored response is poisoned")
+    func unkeyedFieldsCannotPoison() async throws {
+        try await withProxy { origin, proxy in
+            let attack = try await send(
+                .GET, "\(proxy.url)/reflect",
+                headers: [("X-Forwarded-Host", "evil.example"), ("X-HTTP-Method-Override", "DELETE"), ("Forwarded", "host=evil.example")])
+            #expect(attack.status == 200)
+            #expect(!attack.body.contains("evil.example") && !attack.body.contains("DELETE"))
+            let fields = try #require(origin.lastRequestFields("/reflect"))
+            #expect(fields[Self.forwardedHost] == nil)
+            #expect(fields[Self.forwarded] == nil)
+            let victim = try await send(.GET, "\(proxy.url)/reflect")
+            #expect(victim.cacheStatus.contains("hit"))
+            #expect(victim.body == "<a href=\"https://origin.example/\">GET</a>")
+        }
+    }
+
+    @Test("--forward-client-routing-fields passes them on, for a proxy behind one that sets them")
+    func routingFieldsCanBeTrusted() async throws {
+        try await withProxy(["--forward-client-routing-fields"]) { origin, proxy in
+            let answer = try await send(.GET, "\(proxy.url)/reflect", headers: [("X-Forwarded-Host", "edge.example")])
+            #expect(answer.body.contains("edge.example"))
+            #expect(origin.lastRequestFields("/reflect")?[Self.forwardedHost] == "edge.example")
+        }
+    }
+}
