@@ -23,6 +23,9 @@ let package = Package(
         .executable(name: "tiercache-proxy", targets: ["tiercache-proxy"]),
         .plugin(name: "TuneCapacityPlugin", targets: ["TuneCapacityPlugin"]),
     ],
+    traits: [
+        .trait(name: "TSanLocks", description: "Locks that ThreadSanitizer sees on Linux (pthread mutexes instead of futex-based Mutex); scripts/tsan turns it on."),
+    ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
@@ -60,7 +63,11 @@ let package = Package(
             pkgConfig: "liblzma",
             providers: [.apt(["liblzma-dev"]), .brew(["xz"])]
         ),
-        .target(name: "TierCache"),
+        .target(
+            name: "TierCache",
+            // scripts/tsan: locks ThreadSanitizer can see (see Sources/TierCache/Internal/Locked.swift).
+            swiftSettings: [.define("TIERCACHE_TSAN_LOCKS", .when(traits: ["TSanLocks"]))]
+        ),
         .target(name: "CacheSimulation", dependencies: ["TierCache", "CZstd", "CZlib", "CLzma"]),
         .target(name: "TierCacheCompression", dependencies: ["TierCache", "CZstd"]),
         .target(name: "TierCacheLMDB", dependencies: ["TierCache", "TierCacheCompression", "CLMDB"]),

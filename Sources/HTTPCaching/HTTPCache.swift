@@ -26,7 +26,7 @@ public final class HTTPCache: Sendable {
     /// The engine's settings.
     public let configuration: Configuration
 
-    let counters = Mutex(HTTPCacheStatistics())
+    let counters = Locked(HTTPCacheStatistics())
     let generation = Atomic<UInt64>(0)
     let inFlight = InFlightFetches()
     private let background = BackgroundRevalidations()

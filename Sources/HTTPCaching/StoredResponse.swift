@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import HTTPTypes
 import TierCache
 
@@ -90,7 +89,7 @@ final class ResponseFacts: Sendable {
     let statusCode: Int
     /// The response as last served with its `Age` field, reused while the age in whole seconds
     /// is unchanged: a hot entry then costs no copy of its fields per hit.
-    private let lastServed = Mutex<(age: Int, response: HTTPResponse)?>(nil)
+    private let lastServed = Locked<(age: Int, response: HTTPResponse)?>(nil)
 
     /// `response` with `Age: age` (RFC 9111 §5.1).
     func response(_ response: HTTPResponse, servedAtAge age: Int) -> HTTPResponse {

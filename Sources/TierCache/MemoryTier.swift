@@ -1,4 +1,3 @@
-import Synchronization
 
 /// An in-memory tier: least-recently-used eviction by bytes, with an optional entry-count limit.
 ///
@@ -58,7 +57,7 @@ public final class MemoryTier: LocalCacheTier {
     private let sizeLimit: EntrySizeLimit
     private let clock: CacheClock
     private let counters = TierCounters()
-    private let lru = Mutex(LRUList<CacheKey, CacheEntry>())
+    private let lru = Locked(LRUList<CacheKey, CacheEntry>())
 
     /// Creates a memory tier, or throws ``TierCacheError/Code/invalidConfiguration`` for a
     /// capacity or count that is not positive or a fraction outside `(0, 1]`.

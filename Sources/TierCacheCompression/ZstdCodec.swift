@@ -1,5 +1,5 @@
 import CZstd
-import Synchronization
+import TierCache
 
 /// zstd compression for tier values, shared by the disk and network tiers.
 ///
@@ -109,8 +109,8 @@ final class ZstdContext: @unchecked Sendable {
 
 /// Idle contexts, at most ``limit`` of each kind kept for reuse.
 final class ContextPools: Sendable {
-    private let compressors = Mutex<[ZstdContext]>([])
-    private let decompressors = Mutex<[ZstdContext]>([])
+    private let compressors = Locked<[ZstdContext]>([])
+    private let decompressors = Locked<[ZstdContext]>([])
     private let limit = 16
 
     func checkOutCompressor(level: Int32) -> ZstdContext {

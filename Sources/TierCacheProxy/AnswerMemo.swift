@@ -1,6 +1,6 @@
 import NIOCore
 import NIOHTTP1
-import Synchronization
+import TierCache
 
 /// Answers built from stored responses, reused for identical requests within the second their
 /// `Age` and `Cache-Status` ttl stay the same: a repeated hit costs one dictionary lookup instead
@@ -22,7 +22,7 @@ final class AnswerMemo: Sendable {
 
     /// The most entries kept (each holds one response body, at most the proxy's cacheable size).
     let capacity: Int
-    private let entries = Mutex<[String: Entry]>([:])
+    private let entries = Locked<[String: Entry]>([:])
 
     init(capacity: Int = 1024) {
         self.capacity = capacity

@@ -1,4 +1,4 @@
-import Synchronization
+import TierCache
 
 /// Turns a failing Redis node into fast misses: after `failureThreshold` consecutive failures the
 /// breaker opens and calls are not attempted for `openDuration`; then one call is let through
@@ -17,7 +17,7 @@ final class CircuitBreaker: Sendable {
     }
 
     private let options: Options
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     init(options: Options) {
         self.options = options

@@ -1,6 +1,5 @@
 import Foundation
 import NIOCore
-import Synchronization
 import NIOPosix
 import TierCache
 import TierCacheCompression
@@ -30,7 +29,7 @@ public final class RedisTier: CacheTier {
     private let prefix: [UInt8]
     /// `SCAN MATCH` pattern for this tier's keys: the prefix, glob characters escaped, then `*`.
     private let scanPattern: [UInt8]
-    private let evictionBaseline = Mutex<Int?>(nil)
+    private let evictionBaseline = Locked<Int?>(nil)
 
     public init(configuration: Configuration, name: String = "redis", eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) throws(TierCacheError) {
         guard configuration.capacity > 0 else { throw TierCacheError(.invalidConfiguration, "a Redis tier's capacity must be positive") }

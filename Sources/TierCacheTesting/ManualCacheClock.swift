@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import TierCache
 
 /// A clock that moves only when a test moves it, so tests of expiry and age never sleep.
@@ -10,11 +9,11 @@ import TierCache
 /// clock.advance(by: 61)
 /// ```
 public final class ManualCacheClock: Sendable {
-    private let current: Mutex<Date>
+    private let current: Locked<Date>
 
     /// Starts the clock at `start`.
     public init(start: Date = Date(timeIntervalSince1970: 1_000_000)) {
-        current = Mutex(start)
+        current = Locked(start)
     }
 
     /// The clock's time.

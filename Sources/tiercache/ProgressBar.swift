@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import TierCache
 
 /// A one-line progress bar with an ETA on standard error, shown only on a terminal and never in CI,
 /// so pipes and logs stay clean.
@@ -7,7 +7,7 @@ final class ProgressBar: Sendable {
     private let label: String
     private let enabled: Bool
     private let start = ContinuousClock.now
-    private let lastDrawn = Mutex<ContinuousClock.Instant?>(nil)
+    private let lastDrawn = Locked<ContinuousClock.Instant?>(nil)
 
     init(label: String) {
         self.label = label

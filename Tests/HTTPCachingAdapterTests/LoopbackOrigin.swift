@@ -2,7 +2,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
-import Synchronization
+import TierCache
 
 /// A real HTTP/1.1 origin on 127.0.0.1 for end-to-end tests, with scripted routes:
 ///
@@ -21,7 +21,7 @@ final class LoopbackOrigin: Sendable {
 
     /// What the origin received, per path.
     final class RequestLog: Sendable {
-        private let state = Mutex<[String: [HTTPRequestHead]]>([:])
+        private let state = Locked<[String: [HTTPRequestHead]]>([:])
         func record(_ head: HTTPRequestHead) -> Int {
             state.withLock { state in
                 let path = String(head.uri.split(separator: "?", maxSplits: 1).first ?? "")

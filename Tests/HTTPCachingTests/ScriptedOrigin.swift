@@ -1,7 +1,7 @@
 import Foundation
 import HTTPTypes
-import Synchronization
 @testable import HTTPCaching
+import TierCache
 
 /// The origin side of engine tests: answers each request with the next scripted reply and
 /// records what it was sent. (End-to-end tests of the adapters use a real HTTP server.)
@@ -11,8 +11,8 @@ final class ScriptedOrigin: Sendable {
         case fail(URLError.Code)
     }
 
-    private let state = Mutex<(replies: [Reply], received: [HTTPRequest])>(([], []))
-    private let gate = Mutex<(holding: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
+    private let state = Locked<(replies: [Reply], received: [HTTPRequest])>(([], []))
+    private let gate = Locked<(holding: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
 
     init(_ replies: [Reply] = []) { state.withLock { $0.replies = replies } }
 

@@ -7,7 +7,6 @@ import Hummingbird
 import Logging
 import NIOCore
 import ServiceLifecycle
-import Synchronization
 import TierCache
 import Testing
 
@@ -125,7 +124,7 @@ struct HTTPCacheMiddlewareTests {
 
 /// How often each route ran.
 final class RouteCalls: Sendable {
-    private let counts = Mutex<[String: Int]>([:])
+    private let counts = Locked<[String: Int]>([:])
     func increment(_ route: String) { counts.withLock { $0[route, default: 0] += 1 } }
     func count(_ route: String) -> Int { counts.withLock { $0[route] ?? 0 } }
 }

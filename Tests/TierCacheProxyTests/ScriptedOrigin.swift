@@ -5,6 +5,7 @@ import Logging
 import NIOCore
 import ServiceLifecycle
 import Synchronization
+import TierCache
 
 /// An origin server on 127.0.0.1 with scripted responses, counting the requests each path gets
 /// and remembering the last request's fields.
@@ -119,8 +120,8 @@ final class ScriptedOrigin: Sendable {
 
 /// What the origin has been asked.
 private final class Recorder: Sendable {
-    let counts = Mutex<[String: Int]>([:])
-    let lastFields = Mutex<[String: HTTPFields]>([:])
+    let counts = Locked<[String: Int]>([:])
+    let lastFields = Locked<[String: HTTPFields]>([:])
     let failing = Atomic(false)
 }
 
@@ -141,8 +142,8 @@ private struct CountingMiddleware: RouterMiddleware {
 final class Gate: Sendable {
     private let arrivals: AsyncStream<Void>
     private let arrivalSink: AsyncStream<Void>.Continuation
-    private let waiting = Mutex<[CheckedContinuation<Void, Never>]>([])
-    private let opened = Mutex(false)
+    private let waiting = Locked<[CheckedContinuation<Void, Never>]>([])
+    private let opened = Locked(false)
 
     init() { (arrivals, arrivalSink) = AsyncStream.makeStream(of: Void.self) }
 

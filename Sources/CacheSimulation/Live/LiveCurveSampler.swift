@@ -1,4 +1,3 @@
-import Synchronization
 import TierCache
 
 /// Keeps a running cache's own miss-ratio curve from its production traffic, in bounded memory.
@@ -25,13 +24,13 @@ public final class LiveCurveSampler: Sendable {
         var storedBytes = 0
     }
 
-    private let state: Mutex<State>
+    private let state: Locked<State>
     public let maximumKeys: Int
 
     /// - Parameter maximumKeys: the most keys tracked at once (at least 64).
     public init(maximumKeys: Int = 4_096) {
         self.maximumKeys = max(64, maximumKeys)
-        state = Mutex(State(shards: SHARDS(mode: .fixedSize(maximumKeys: max(64, maximumKeys)), unit: .objects)))
+        state = Locked(State(shards: SHARDS(mode: .fixedSize(maximumKeys: max(64, maximumKeys)), unit: .objects)))
     }
 
     /// Notes one lookup of `key`.

@@ -1,5 +1,6 @@
 import Dispatch
 import Synchronization
+import TierCache
 
 /// Replays a loaded ``Trace`` through eviction policies.
 ///
@@ -73,7 +74,7 @@ public struct Simulator: Sendable {
     ) -> [SimulationResult] {
         let jobs = policies.flatMap { policy in capacities.map { (policy, $0) } }
         if policies.contains(where: { $0.policyType.needsFuture }) { _ = future.nextUses(of: trace) }
-        let results = Mutex([SimulationResult?](repeating: nil, count: jobs.count))
+        let results = Locked([SimulationResult?](repeating: nil, count: jobs.count))
         let next = Atomic<Int>(0)
         let finished = Atomic<Int>(0)
         let workers = max(1, min(parallelism, jobs.count))
@@ -96,7 +97,7 @@ public struct Simulator: Sendable {
 
 /// The next-use index Belady needs, computed once per simulator and shared by its replays.
 final class FutureIndex: Sendable {
-    private let cached = Mutex<[UInt32]?>(nil)
+    private let cached = Locked<[UInt32]?>(nil)
 
     func nextUses(of trace: Trace) -> [UInt32] {
         cached.withLock { cached in

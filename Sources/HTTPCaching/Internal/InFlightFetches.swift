@@ -1,6 +1,6 @@
 import Foundation
 import HTTPTypes
-import Synchronization
+import TierCache
 
 /// One exchange with the origin and when it happened.
 struct Exchange: Sendable {
@@ -12,8 +12,8 @@ struct Exchange: Sendable {
 
 /// Fetches in flight, so concurrent misses for the same request make one network request.
 final class InFlightFetches: Sendable {
-    private let tasks = Mutex<[String: Task<Exchange, any Error>]>([:])
-    private let joins = Mutex(0)
+    private let tasks = Locked<[String: Task<Exchange, any Error>]>([:])
+    private let joins = Locked(0)
 
     /// How many callers have joined a fetch already in flight, ever (tests wait on it).
     var joinCount: Int { joins.withLock { $0 } }
@@ -38,7 +38,7 @@ final class InFlightFetches: Sendable {
 
 /// Background revalidations (`stale-while-revalidate`), at most one per key.
 final class BackgroundRevalidations: Sendable {
-    private let tasks = Mutex<[String: Task<Void, Never>]>([:])
+    private let tasks = Locked<[String: Task<Void, Never>]>([:])
 
     /// Starts `work` unless a revalidation for `key` is already running.
     func start(key: String, _ work: @escaping @Sendable () async -> Void) {

@@ -1,5 +1,5 @@
 import HTTPTypes
-import Synchronization
+import TierCache
 
 /// Recently built default keys (``HTTPCacheKey/defaultKey(for:)``), by the request target they
 /// were built from, so that a hit does not build (allocate, copy, lower-case, validate) the same
@@ -26,7 +26,7 @@ final class NormalizedKeys: Sendable {
         }
     }
 
-    private let slots = Mutex<[Slot?]>(Array(repeating: nil, count: NormalizedKeys.slotCount))
+    private let slots = Locked<[Slot?]>(Array(repeating: nil, count: NormalizedKeys.slotCount))
 
     /// `HTTPCacheKey.defaultKey(for: request)`, from the table when the same target was keyed
     /// last in its slot.

@@ -1,4 +1,4 @@
-import Synchronization
+import TierCache
 
 /// Accesses seen by lookups, waiting to be written into the recency index.
 ///
@@ -9,7 +9,7 @@ import Synchronization
 /// keys are not noted until the next write (an approximation of LRU, never a failure).
 final class AccessLog: Sendable {
     let limit: Int
-    private let pending = Mutex<(sequence: UInt64, keys: [[UInt8]: UInt64])>((0, [:]))
+    private let pending = Locked<(sequence: UInt64, keys: [[UInt8]: UInt64])>((0, [:]))
 
     init(limit: Int = 16_384) { self.limit = limit }
 

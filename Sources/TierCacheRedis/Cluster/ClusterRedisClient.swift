@@ -1,5 +1,5 @@
 import NIOCore
-import Synchronization
+import TierCache
 
 /// A Redis Cluster: the slot map comes from `CLUSTER SLOTS`, each command goes to the primary that
 /// owns its key's slot, `MOVED` updates the map (and triggers a refresh) and retries, `ASK` retries
@@ -16,7 +16,7 @@ final class ClusterRedisClient: RedisClient {
     private let seeds: [RedisEndpoint]
     private let group: any EventLoopGroup
     private let options: RedisConnectionPool.Options
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private static let maximumRedirections = 5
 
     init(seeds: [RedisEndpoint], group: any EventLoopGroup, options: RedisConnectionPool.Options) {

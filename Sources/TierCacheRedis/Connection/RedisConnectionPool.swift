@@ -1,5 +1,5 @@
 import NIOCore
-import Synchronization
+import TierCache
 
 /// Up to `size` connections to one node, opened on demand and shared: commands pipeline on them.
 /// A broken connection is dropped and replaced on the next command; after a failed connect the
@@ -28,7 +28,7 @@ final class RedisConnectionPool: Sendable {
     let endpoint: RedisEndpoint
     private let group: any EventLoopGroup
     private let options: Options
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let breaker: CircuitBreaker
 
     init(endpoint: RedisEndpoint, group: any EventLoopGroup, options: Options) {
