@@ -22,8 +22,8 @@
 /// only recorded in S as a non-resident entry, so a second request soon enough admits it as LIR.
 /// With unit sizes every step is exactly the paper's.
 ///
-/// Cost: per object two link sets of ``ObjectQueues`` (18 bytes); every request is O(1) amortised
-/// (pruning removes each entry of S at most once per insertion) and allocates nothing.
+/// Cost: a 20-byte record an object (``LIRSNode``); every request is O(1) amortised (pruning
+/// removes each entry of S at most once per insertion) and allocates nothing.
 public struct LIRSPolicy: EvictionPolicy {
     public static let name = "LIRS"
     /// The paper's share of the cache for resident HIR objects.
@@ -31,22 +31,10 @@ public struct LIRSPolicy: EvictionPolicy {
     /// Non-resident entries kept in S, as a multiple of the capacity (Caffeine's default).
     public static let defaultNonResidentFactor = 2.0
 
-    /// Stack S in `stack` (head = top, the most recent).
-    private static let s: UInt8 = 1
-    /// List Q of resident HIR objects in `lists` (head = end, the most recent; tail = front, the next victim).
-    private static let q: UInt8 = 1
-    /// The non-resident HIR entries of S in `lists`, in eviction order (tail = evicted longest ago).
-    private static let nonResident: UInt8 = 2
-
-    private var stack: ObjectQueues
-    private var lists: ObjectQueues
-    private let capacity: UInt64
-    /// Llirs: the most the LIR set may hold.
-    let lirLimit: UInt64
-    /// The most the non-resident entries of S may add up to.
-    let nonResidentLimit: UInt64
-    /// What the LIR objects add up to.
-    private var lirWeight: UInt64 = 0
+    private var nodes: [LIRSNode]
+    private let sizes: [UInt32]
+    private var ends = LIRSEnds()
+    let limits: LIRSLimits
 
     public init(context: PolicyContext) {
         self.init(context: context, hirFraction: Self.defaultHIRFraction, nonResidentFactor: Self.defaultNonResidentFactor)
@@ -59,98 +47,131 @@ public struct LIRSPolicy: EvictionPolicy {
     ///   - nonResidentFactor: how many times the capacity the non-resident entries of S may weigh
     ///     (`.infinity`: unbounded, as in the paper).
     public init(context: PolicyContext, hirFraction: Double, nonResidentFactor: Double) {
-        stack = ObjectQueues(queueCount: 1, objectSizes: context.objectSizes)
-        lists = ObjectQueues(queueCount: 2, objectSizes: context.objectSizes)
-        capacity = context.capacity
+        nodes = [LIRSNode](repeating: LIRSNode(), count: context.objectCount)
+        sizes = context.objectSizes
         let fraction = hirFraction.isFinite ? min(max(hirFraction, 0), 1) : Self.defaultHIRFraction
         // Rounded down on the HIR side, as libCacheSim and the authors' lirs.c do.
         let hirLimit = min(context.capacity, max(1, UInt64(fraction * Double(context.capacity))))
-        lirLimit = context.capacity - hirLimit
         let factor = nonResidentFactor.isNaN ? Self.defaultNonResidentFactor : max(nonResidentFactor, 0)
-        let limit = factor * Double(context.capacity)
-        nonResidentLimit = limit >= Double(UInt64.max) ? UInt64.max : UInt64(limit)
+        let nonResident = factor * Double(context.capacity)
+        limits = LIRSLimits(capacity: context.capacity, lir: context.capacity - hirLimit,
+                            nonResident: nonResident >= Double(UInt64.max) ? UInt64.max : UInt64(nonResident))
     }
 
     public mutating func access(_ object: UInt32, position: Int) -> Bool {
-        let inStack = stack.queue(of: object) == Self.s
-        let list = lists.queue(of: object)
-        if list == ObjectQueues.none, inStack {
+        guard let id = Int32(exactly: object), Int(object) < nodes.count else { return false }
+        // The records leave `self` for the request so that one uniqueness check covers all its link writes.
+        var records: [LIRSNode] = []
+        swap(&records, &nodes)
+        defer { swap(&records, &nodes) }
+        let (limits, ends) = (self.limits, self.ends)
+        let (hit, after) = records.withUnsafeMutableBufferPointer { records in
+            sizes.withUnsafeBufferPointer { sizes -> (Bool, LIRSEnds) in
+                guard let nodes = records.baseAddress, let sizes = sizes.baseAddress else { return (false, ends) }
+                var links = LIRSLinks(nodes: nodes, sizes: sizes, ends: ends)
+                let hit = links.access(id, limits)
+                return (hit, links.ends)
+            }
+        }
+        self.ends = after
+        return hit
+    }
+}
+
+/// The capacities LIRS works with, in objects or bytes.
+struct LIRSLimits: Sendable {
+    let capacity: UInt64
+    /// Llirs: the most the LIR set may hold (the capacity less Lhirs).
+    let lir: UInt64
+    /// The most the non-resident entries of S may add up to.
+    let nonResident: UInt64
+}
+
+extension LIRSLinks {
+    /// One request, by the paper's rules (section 3.3).
+    mutating func access(_ id: Int32, _ limits: LIRSLimits) -> Bool {
+        let inStack = self.inStack(id)
+        let list = self.list(id)
+        if list == Self.noList, inStack {
             // A LIR object: to the top of S; if it was the bottom, pruning finds the next LIR one.
-            stack.moveToHead(object, Self.s)
+            moveToTop(id)
             prune()
             return true
         }
-        let size = stack.size(of: object)
+        let size = self.size(id)
         if list == Self.q {
-            if inStack, size <= lirLimit {
+            if inStack, size <= limits.lir {
                 // A resident HIR object still in S: its IRR beats the oldest LIR object's recency.
-                lists.remove(object)
-                stack.moveToHead(object, Self.s)
-                lirWeight += size
-                demoteLIROverflow()
+                removeFromList(id)
+                moveToTop(id)
+                ends.lirWeight += size
+                demoteLIROverflow(limits)
             } else {
                 // Not in S (its last request is older than every LIR object's): stays HIR.
-                stack.moveToHead(object, Self.s)
-                lists.moveToHead(object, Self.q)
+                moveToTop(id)
+                if ends.qHead != id {
+                    removeFromList(id)
+                    pushHead(id, Self.q)
+                }
             }
             return true
         }
         // A miss: a non-resident entry of S, or an object LIRS does not remember.
-        guard size <= capacity else { return false }
-        if list == Self.nonResident { lists.remove(object) }
-        if lirWeight + size <= lirLimit || (inStack && size <= lirLimit) {
+        guard size <= limits.capacity else { return false }
+        if list == Self.nonResident { removeFromList(id) }
+        if ends.lirWeight + size <= limits.lir || (inStack && size <= limits.lir) {
             // The LIR set is not full yet (warm-up), or a non-resident entry of S comes back.
-            stack.moveToHead(object, Self.s)
-            lirWeight += size
-            demoteLIROverflow()
-            while lirWeight + lists.weight(Self.q) > capacity, evictHIR() {}
-        } else if size <= capacity - lirWeight {
+            moveToTop(id)
+            ends.lirWeight += size
+            demoteLIROverflow(limits)
+            while ends.lirWeight + ends.qWeight > limits.capacity, evictHIR() {}
+        } else if size <= limits.capacity - ends.lirWeight {
             // A new HIR object: Q's front makes room; it enters at the top of S and the end of Q.
-            while lirWeight + lists.weight(Self.q) + size > capacity, evictHIR() {}
-            stack.moveToHead(object, Self.s)
-            lists.pushHead(object, Self.q)
+            while ends.lirWeight + ends.qWeight + size > limits.capacity, evictHIR() {}
+            moveToTop(id)
+            pushHead(id, Self.q)
         } else {
             // Larger than what the LIR set leaves (byte mode only): remembered, not admitted.
-            stack.moveToHead(object, Self.s)
-            lists.pushHead(object, Self.nonResident)
+            moveToTop(id)
+            pushHead(id, Self.nonResident)
         }
-        limitNonResidentEntries()
+        while ends.nonResidentWeight > limits.nonResident, let oldest = popTail(Self.nonResident) {
+            removeFromStack(oldest)
+        }
         return false
     }
 
     /// Moves S's bottom LIR objects to the end of Q until the LIR set fits in its share again.
-    private mutating func demoteLIROverflow() {
-        while lirWeight > lirLimit, let bottom = stack.tail(Self.s) {
-            stack.remove(bottom)
-            lists.pushHead(bottom, Self.q)
-            lirWeight -= stack.size(of: bottom)
+    private mutating func demoteLIROverflow(_ limits: LIRSLimits) {
+        while ends.lirWeight > limits.lir {
             prune()
+            let bottom = ends.bottom
+            guard bottom >= 0, isLIR(bottom) else { return }
+            removeFromStack(bottom)
+            pushHead(bottom, Self.q)
+            ends.lirWeight -= size(bottom)
         }
+        prune()
     }
 
     /// Stack pruning: removes the HIR entries at S's bottom until a LIR object is there. Resident
     /// ones stay in Q; non-resident ones are forgotten.
     private mutating func prune() {
-        while let bottom = stack.tail(Self.s) {
-            let list = lists.queue(of: bottom)
-            if list == ObjectQueues.none { return }
-            stack.remove(bottom)
-            if list == Self.nonResident { lists.remove(bottom) }
+        while ends.bottom >= 0 {
+            let bottom = ends.bottom
+            let list = self.list(bottom)
+            if list == Self.noList { return }
+            removeFromStack(bottom)
+            if list == Self.nonResident { removeFromList(bottom) }
         }
     }
 
     /// Evicts Q's front object; it stays in S, as a non-resident entry, if it is there.
     /// - Returns: false when Q is empty.
     private mutating func evictHIR() -> Bool {
-        guard let victim = lists.popTail(Self.q) else { return false }
-        if stack.queue(of: victim) == Self.s { lists.pushHead(victim, Self.nonResident) }
+        guard let victim = popTail(Self.q) else { return false }
+        if inStack(victim) { pushHead(victim, Self.nonResident) }
         return true
-    }
-
-    private mutating func limitNonResidentEntries() {
-        while lists.weight(Self.nonResident) > nonResidentLimit, let oldest = lists.popTail(Self.nonResident) {
-            stack.remove(oldest)
-        }
     }
 }
 
@@ -160,17 +181,26 @@ extension LIRSPolicy {
         case lir, residentHIR, nonResidentHIR
     }
 
-    /// Stack S from top to bottom, with each entry's status (for tests).
+    /// Stack S from top to bottom, with each entry's status (for tests). O(n).
     var stackS: [(object: UInt32, status: Status)] {
-        stack.members(of: Self.s).map { object in
-            switch lists.queue(of: object) {
-            case Self.q: (object, .residentHIR)
-            case Self.nonResident: (object, .nonResidentHIR)
-            default: (object, .lir)
-            }
+        var result: [(object: UInt32, status: Status)] = []
+        var cursor = ends.top
+        while cursor >= 0 {
+            let node = nodes[Int(cursor)]
+            result.append((UInt32(cursor), node.list == LIRSLinks.q ? .residentHIR : node.list == LIRSLinks.nonResident ? .nonResidentHIR : .lir))
+            cursor = node.down
         }
+        return result
     }
 
-    /// List Q from its end (the most recent) to its front (the next victim) (for tests).
-    var listQ: [UInt32] { lists.members(of: Self.q) }
+    /// List Q from its end (the most recent) to its front (the next victim) (for tests). O(n).
+    var listQ: [UInt32] {
+        var result: [UInt32] = []
+        var cursor = ends.qHead
+        while cursor >= 0 {
+            result.append(UInt32(cursor))
+            cursor = nodes[Int(cursor)].older
+        }
+        return result
+    }
 }
