@@ -44,7 +44,9 @@ struct SimulateCommand: ParsableCommand {
             return kind
         }
         guard !kinds.isEmpty else { throw ValidationError("name at least one policy") }
-        return kinds
+        // Two spellings of one policy (`2q,twoq`) would replay it twice and draw it twice.
+        var seen = Set<PolicyKind>()
+        return kinds.filter { seen.insert($0).inserted }
     }
 
     static func capacities(_ text: String, unit: CapacityUnit?) throws -> (specs: [CapacitySpecification], unit: CapacityUnit) {
