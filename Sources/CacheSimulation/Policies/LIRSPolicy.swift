@@ -3,7 +3,7 @@
 /// Objects whose last two requests were close together (a low inter-reference recency, IRR) form
 /// the LIR set, which holds `capacity − Lhirs` of the cache and is never evicted directly; every
 /// other resident object is a resident HIR object and waits in list Q, which holds the remaining
-/// `Lhirs` (1% of the capacity, at least 1, as the paper and libCacheSim choose). Stack S orders
+/// `Lhirs` (1% of the capacity as in the paper, and at least 1 as in libCacheSim). Stack S orders
 /// LIR objects, and HIR objects more recent than the oldest LIR object, by recency; its bottom is
 /// always a LIR object ("stack pruning" removes the HIR entries below it). A miss evicts Q's
 /// front; an evicted object that is still in S stays there as a non-resident HIR entry, and if it
