@@ -74,4 +74,20 @@ import Testing
             }
         }
     }
+
+    @Test("Capacities near UInt64.max and unusual parameters build and cache everything", arguments: [UInt64.max, UInt64.max - 1, 1 << 63])
+    func hugeCapacities(capacity: UInt64) throws {
+        let trace = try randomTrace(seed: 4)
+        let context = PolicyContext(capacity: capacity, objectSizes: trace.objectSizes)
+        let policies: [any EvictionPolicy] = [
+            LIRSPolicy(context: context), LIRSPolicy(context: context, hirFraction: .nan, nonResidentFactor: .infinity),
+            LIRSPolicy(context: context, hirFraction: 2, nonResidentFactor: -1),
+            TwoQPolicy(context: context), TwoQPolicy(context: context, inFraction: 1, outFraction: .infinity),
+        ]
+        for var policy in policies {
+            // Nothing is ever evicted: every request but the first of each object hits.
+            let hits = trace.requests.enumerated().filter { policy.access($1, position: $0) }.count
+            #expect(hits == trace.requestCount - trace.objectCount, "\(type(of: policy)) at \(capacity)")
+        }
+    }
 }

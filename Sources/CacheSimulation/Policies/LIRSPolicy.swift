@@ -55,11 +55,11 @@ public struct LIRSPolicy: EvictionPolicy {
         sizes = context.objectSizes
         let fraction = hirFraction.isFinite ? min(max(hirFraction, 0), 1) : Self.defaultHIRFraction
         // Rounded down on the HIR side, as libCacheSim and the authors' lirs.c do.
-        let hirLimit = min(context.capacity, max(1, UInt64(fraction * Double(context.capacity))))
+        let hirLimit = min(context.capacity, max(1, context.capacity.scaled(by: fraction)))
         let factor = nonResidentFactor.isNaN ? Self.defaultNonResidentFactor : max(nonResidentFactor, 0)
-        let nonResident = factor * Double(context.capacity)
-        limits = LIRSLimits(capacity: context.capacity, lir: context.capacity - hirLimit,
-                            nonResident: nonResident >= Double(UInt64.max) ? UInt64.max : UInt64(nonResident))
+        // An unbounded factor (infinity) stays unbounded even for a capacity of 0.
+        let nonResident = factor == .infinity ? UInt64.max : context.capacity.scaled(by: factor)
+        limits = LIRSLimits(capacity: context.capacity, lir: context.capacity - hirLimit, nonResident: nonResident)
     }
 
     public mutating func access(_ object: UInt32, position: Int) -> Bool {

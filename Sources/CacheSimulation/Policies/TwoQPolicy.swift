@@ -45,9 +45,8 @@ public struct TwoQPolicy: EvictionPolicy {
         capacity = context.capacity
         let kin = inFraction.isFinite ? min(max(inFraction, 0), 1) : Self.defaultInFraction
         let kout = outFraction.isFinite ? max(outFraction, 0) : Self.defaultOutFraction
-        inLimit = UInt64(kin * Double(context.capacity))
-        let out = kout * Double(context.capacity)
-        outLimit = out >= Double(UInt64.max) ? UInt64.max : UInt64(out)
+        inLimit = context.capacity.scaled(by: kin)
+        outLimit = context.capacity.scaled(by: kout)
     }
 
     public mutating func access(_ object: UInt32, position: Int) -> Bool {
