@@ -10,13 +10,13 @@ struct SimulateCommand: ParsableCommand {
         discussion: """
             Capacities: a percentage of the footprint (10%), a number of objects (50000) or a size (64MiB, byte mode).
             Policies: \(PolicyKind.allCases.map(\.rawValue).joined(separator: ", ")).
-            Example: tiercache simulate --trace OLTP.lis.zst --policy lru,arc,s3-fifo --capacity 1000,5000,1%
+            Example: tiercache simulate --trace OLTP.lis.zst --policy lru,arc,s3-fifo,lirs,2q --capacity 1000,5000,1%
             """)
 
     @OptionGroup var traceOptions: TraceOptions
 
     @Option(help: "Policies, comma-separated (or \"all\").")
-    var policy = "lru,fifo,clock,sieve,s3-fifo,arc,w-tinylfu"
+    var policy = "lru,fifo,clock,sieve,s3-fifo,arc,w-tinylfu,lirs,2q"
 
     @Option(help: "Capacities, comma-separated.")
     var capacity = "1%,10%"
@@ -44,7 +44,9 @@ struct SimulateCommand: ParsableCommand {
             return kind
         }
         guard !kinds.isEmpty else { throw ValidationError("name at least one policy") }
-        return kinds
+        // Two spellings of one policy (`2q,twoq`) would replay it twice and draw it twice.
+        var seen = Set<PolicyKind>()
+        return kinds.filter { seen.insert($0).inserted }
     }
 
     static func capacities(_ text: String, unit: CapacityUnit?) throws -> (specs: [CapacitySpecification], unit: CapacityUnit) {

@@ -29,7 +29,7 @@ let benchmarks: @Sendable () -> Void = {
           let oltpSimulator = try? Simulator(trace: oltp, unit: .objects),
           let p12Simulator = try? Simulator(trace: p12, unit: .objects) else { return }
 
-    for kind in [PolicyKind.lru, .s3fifo, .arc] {
+    for kind in [PolicyKind.lru, .s3fifo, .arc, .lirs, .twoQ] {
         Benchmark("Replay \(kind.displayName) OLTP c=5000") { benchmark in
             for _ in benchmark.scaledIterations { blackHole(oltpSimulator.replay(kind, capacity: 5_000)) }
         }

@@ -5,6 +5,8 @@ public enum PolicyKind: String, Sendable, CaseIterable, CustomStringConvertible 
     case arc
     case wtinylfu = "w-tinylfu"
     case belady
+    case lirs
+    case twoQ = "2q"
 
     public var description: String { rawValue }
 
@@ -18,6 +20,7 @@ public enum PolicyKind: String, Sendable, CaseIterable, CustomStringConvertible 
         case "s3fifo": self = .s3fifo
         case "wtinylfu", "tinylfu", "w-tiny-lfu": self = .wtinylfu
         case "min", "opt", "optimal": self = .belady
+        case "twoq", "two-q", "2-q": self = .twoQ
         default:
             guard let kind = PolicyKind(rawValue: folded) else { return nil }
             self = kind
@@ -35,6 +38,8 @@ public enum PolicyKind: String, Sendable, CaseIterable, CustomStringConvertible 
         case .arc: ARCPolicy.self
         case .wtinylfu: WTinyLFUPolicy.self
         case .belady: BeladyPolicy.self
+        case .lirs: LIRSPolicy.self
+        case .twoQ: TwoQPolicy.self
         }
     }
 }
