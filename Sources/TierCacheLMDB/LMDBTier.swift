@@ -46,9 +46,15 @@ public final class LMDBTier: LocalCacheTier {
     public let directory: URL
     /// Whether opening found a damaged store and started afresh (see ``RecoveryPolicy``).
     public let didResetDamagedStore: Bool
+    /// Why opening deleted and recreated the store (damage the check found, a check that crashed
+    /// a previous process, or an open LMDB refused), or `nil` when it did not. Also counted in
+    /// ``TierStatistics/storeResets`` and passed to ``Configuration/onStoreReset``.
+    public let storeResetReason: String?
 
-    private let environment: LMDBEnvironment
-    private let codec: ZstdCodec
+    let environment: LMDBEnvironment
+    let codec: ZstdCodec
+    /// Holds the store's users lock while the tier is open (see ``CheckMarker``).
+    private let marker: CheckMarker
     private let capacity: Int
     private let budget: Int
     private let sizeLimit: EntrySizeLimit
@@ -84,24 +90,15 @@ public final class LMDBTier: LocalCacheTier {
         self.sizeLimit = try EntrySizeLimit(fraction: configuration.maxEntryFraction, capacity: configuration.capacity)
         try Self.prepareDirectory(directory)
 
-        var didReset = false
-        func open() throws(TierCacheError) -> LMDBEnvironment {
-            let environment = try Self.openEnvironment(
-                directory: directory, mapSize: configuration.capacity, durability: configuration.durability,
-                maxReaders: configuration.maxReaders, readOnly: false)
-            try Self.checkLayout(of: environment, capacity: configuration.capacity)
-            return environment
+        let opened = try Self.openChecked(directory: directory, configuration: configuration)
+        self.environment = opened.environment
+        self.marker = opened.marker
+        self.didResetDamagedStore = opened.resetReason != nil
+        self.storeResetReason = opened.resetReason
+        if let reason = opened.resetReason {
+            counters.storeResets.add(1, ordering: .relaxed)
+            configuration.onStoreReset?(directory, reason)
         }
-        do {
-            self.environment = try open()
-        } catch let error where configuration.recovery == .resetDamagedStore
-            && (error.code == .damagedStore || error.code == .incompatibleVersion)
-        {
-            try Self.destroy(directory: directory)
-            didReset = true
-            self.environment = try open()
-        }
-        self.didResetDamagedStore = didReset
         self.name = configuration.name
         self.directory = directory
         self.codec = codec

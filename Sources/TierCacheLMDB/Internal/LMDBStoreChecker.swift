@@ -1,0 +1,525 @@
+import Foundation
+import TierCacheCompression
+
+/// Walks a store's `data.mdb` with `pread`, never through LMDB's map, and checks every field LMDB
+/// would follow: the meta pages, every branch and leaf page of every B-tree (page numbers in
+/// range, each page used once, node offsets and sizes inside their page, keys in order, the tree
+/// balanced, page and entry counts equal to the ones LMDB keeps), the header and extent of every
+/// overflow value, and the free-page lists. A store that passes cannot make LMDB read outside its
+/// file. Damage is reported, never trapped on: every read is bounds-checked.
+///
+/// Cost: one `pread` per branch or leaf page, one per overflow value (its first page header) and
+/// per free-list record; with ``Scope/records``, also every overflow page and a decode of every
+/// entry. Memory: one bit per page for the visited set.
+struct LMDBStoreChecker {
+    /// How much to read.
+    enum Scope {
+        /// Every B-tree page and the first page of every overflow value; not the values.
+        case structure
+        /// Also every entry record, decoded and verified like a lookup would.
+        case records(ZstdCodec)
+    }
+
+    /// What the walk found.
+    struct Report {
+        /// The first structural damage, `nil` when the store is sound.
+        var damage: String?
+        /// Set when the file is a well-formed LMDB environment that TierCache did not write.
+        var foreign: String?
+        var pageSize = 0
+        var transactionID: UInt64 = 0
+        /// Branch, leaf and overflow pages of every tree, including the free-page tree.
+        var pagesWalked = 0
+        /// Pages on the free lists.
+        var freePages = 0
+        /// Records in `tiercache.entries`.
+        var entries = 0
+        /// With ``Scope/records``: records that failed to decode or verify, and the first few keys.
+        var damagedRecords = 0
+        var damagedRecordKeys: [String] = []
+        var bytesRead = 0
+    }
+
+    /// The names of TierCache's databases (see ``LMDBEnvironment``).
+    static let databaseNames: Set<String> = ["tiercache.meta", "tiercache.entries", "tiercache.ticks", "tiercache.recency"]
+
+    private struct Damage: Error {
+        let message: String
+        init(_ message: String) { self.message = message }
+    }
+
+    private struct Foreign: Error {
+        let message: String
+    }
+
+    let path: String
+
+    init(dataFile path: String) {
+        self.path = path
+    }
+
+    /// Checks the store. With `transactionID`, walks the snapshot whose meta page carries that
+    /// transaction (a reader holding it open keeps its pages from being reused); otherwise the
+    /// newer meta page, as LMDB picks it at open.
+    func check(scope: Scope, transactionID: UInt64? = nil) -> Report {
+        var report = Report()
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            report.damage = "cannot read \(path): \(String(cString: strerror(errno)))"
+            return report
+        }
+        defer { close(fd) }
+        var walk = Walk(fd: fd, scope: scope)
+        do {
+            try walk.run(transactionID: transactionID)
+        } catch let damage as Damage {
+            report.damage = damage.message
+        } catch let foreign as Foreign {
+            report.foreign = foreign.message
+        } catch {
+            report.damage = "\(error)"
+        }
+        report.pageSize = walk.pageSize
+        report.transactionID = walk.meta?.transactionID ?? 0
+        report.pagesWalked = walk.pagesWalked
+        report.freePages = walk.freePages
+        report.entries = walk.entries
+        report.damagedRecords = walk.damagedRecords
+        report.damagedRecordKeys = walk.damagedRecordKeys
+        report.bytesRead = walk.bytesRead
+        return report
+    }
+
+    /// Checks a store that another process may be writing without holding a read transaction:
+    /// a walk that finds damage is repeated when two or more commits landed during it (from the
+    /// third commit on, a writer may reuse pages of the snapshot being walked).
+    func checkWhileOthersMayWrite(scope: Scope) -> Report {
+        var report = check(scope: scope)
+        for _ in 0..<3 {
+            guard report.damage != nil || report.damagedRecords > 0,
+                  let now = newestTransactionID(), now >= report.transactionID &+ 2
+            else { return report }
+            report = check(scope: scope)
+        }
+        return report
+    }
+
+    /// The transaction of the newer meta page, or `nil` when the meta pages are damaged.
+    func newestTransactionID() -> UInt64? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var walk = Walk(fd: fd, scope: .structure)
+        return (try? walk.readMeta(transactionID: nil))?.transactionID
+    }
+
+    /// Reads only the two meta pages: what `mdb_env_open` reads. Returns the damage, if any.
+    func checkHeader() -> String? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return "cannot read \(path): \(String(cString: strerror(errno)))" }
+        defer { close(fd) }
+        var walk = Walk(fd: fd, scope: .structure)
+        do {
+            _ = try walk.readMeta(transactionID: nil)
+            return nil
+        } catch let damage as Damage {
+            return damage.message
+        } catch {
+            return nil
+        }
+    }
+
+    /// One walk's state.
+    private struct Walk {
+        typealias F = LMDBFileFormat
+        let fd: Int32
+        let scope: Scope
+        var fileSize = 0
+        var pageSize = 0
+        var meta: LMDBMetaPage?
+        var visited: [UInt64] = []
+        var pagesWalked = 0
+        var freePages = 0
+        var entries = 0
+        var damagedRecords = 0
+        var damagedRecordKeys: [String] = []
+        var bytesRead = 0
+
+        init(fd: Int32, scope: Scope) {
+            self.fd = fd
+            self.scope = scope
+        }
+
+        // MARK: Reading
+
+        mutating func read(_ count: Int, at offset: Int) throws -> [UInt8] {
+            guard count >= 0, offset >= 0, offset <= fileSize - count else {
+                throw Damage("a read of \(count) bytes at offset \(offset) is past the end of data.mdb (\(fileSize) bytes)")
+            }
+            var bytes = [UInt8](repeating: 0, count: count)
+            var done = 0
+            while done < count {
+                let got = bytes.withUnsafeMutableBytes { buffer in
+                    pread(fd, buffer.baseAddress! + done, count - done, off_t(offset + done))
+                }
+                if got < 0, errno == EINTR { continue }
+                guard got > 0 else { throw Damage("reading data.mdb at offset \(offset + done) failed") }
+                done += got
+            }
+            bytesRead += count
+            return bytes
+        }
+
+        mutating func page(_ number: UInt64) throws -> [UInt8] {
+            try read(pageSize, at: Int(number) * pageSize)
+        }
+
+        // MARK: Meta pages
+
+        mutating func readMeta(transactionID: UInt64?) throws -> LMDBMetaPage {
+            var stats = stat()
+            guard fstat(fd, &stats) == 0 else { throw Damage("cannot stat data.mdb") }
+            fileSize = Int(stats.st_size)
+            guard fileSize >= 2 * F.pageSizes.lowerBound else {
+                throw Damage("data.mdb is \(fileSize) bytes, too short for LMDB's two meta pages")
+            }
+            let first = try parseMeta(try read(F.Meta.end, at: 0), number: 0)
+            pageSize = first.pageSize
+            guard fileSize >= 2 * pageSize else { throw Damage("data.mdb is shorter than its two meta pages") }
+            let second = try parseMeta(try read(F.Meta.end, at: pageSize), number: 1)
+            guard second.pageSize == pageSize else {
+                throw Damage("the meta pages disagree on the page size (\(pageSize), \(second.pageSize))")
+            }
+            let chosen: LMDBMetaPage
+            if let transactionID {
+                guard let match = [first, second].first(where: { $0.transactionID == transactionID }) else {
+                    throw Damage("no meta page carries transaction \(transactionID)")
+                }
+                chosen = match
+            } else {
+                // mdb_env_pick_meta: the higher transaction, the first page on a tie.
+                chosen = second.transactionID > first.transactionID ? second : first
+            }
+            guard chosen.lastPage >= F.metaPageCount - 1, chosen.lastPage < UInt64(fileSize / pageSize) else {
+                throw Damage("the meta page's last page \(chosen.lastPage) is outside data.mdb (\(fileSize / pageSize) pages)")
+            }
+            guard chosen.mapSize >= (chosen.lastPage + 1) * UInt64(pageSize), chosen.mapSize <= 1 << 48 else {
+                throw Damage("the meta page's map size \(chosen.mapSize) does not fit its \(chosen.lastPage + 1) pages")
+            }
+            meta = chosen
+            return chosen
+        }
+
+        func parseMeta(_ bytes: [UInt8], number: UInt64) throws -> LMDBMetaPage {
+            let flags = bytes.loadLittleEndian(UInt16.self, at: 10)
+            guard flags & F.metaPage != 0 else { throw Damage("page \(number) is not a meta page (flags \(flags))") }
+            let magic = bytes.loadLittleEndian(UInt32.self, at: F.Meta.magic)
+            guard magic == F.magic else { throw Damage("meta page \(number) has no LMDB magic number") }
+            let version = bytes.loadLittleEndian(UInt32.self, at: F.Meta.version)
+            guard version == F.dataVersion else { throw Damage("meta page \(number) has data version \(version)") }
+            guard let free = LMDBDatabaseRecord(bytes, at: F.Meta.freeDatabase),
+                  let main = LMDBDatabaseRecord(bytes, at: F.Meta.mainDatabase)
+            else { throw Damage("meta page \(number) is cut short") }
+            let pageSize = Int(free.pageSizeOrPad)
+            guard F.pageSizes.contains(pageSize), pageSize & (pageSize - 1) == 0 else {
+                throw Damage("meta page \(number) has page size \(pageSize)")
+            }
+            return LMDBMetaPage(
+                pageSize: pageSize,
+                mapSize: bytes.loadLittleEndian(UInt64.self, at: F.Meta.mapSize),
+                free: free, main: main,
+                lastPage: bytes.loadLittleEndian(UInt64.self, at: F.Meta.lastPage),
+                transactionID: bytes.loadLittleEndian(UInt64.self, at: F.Meta.transactionID))
+        }
+
+        // MARK: The walk
+
+        mutating func run(transactionID: UInt64?) throws {
+            let meta = try readMeta(transactionID: transactionID)
+            visited = [UInt64](repeating: 0, count: Int(meta.lastPage + 1) / 64 + 1)
+            // The free database keeps its own flags (integer keys); its page-size field is `mm_psize`.
+            guard meta.free.flags == F.integerKey else {
+                throw Damage("the free-page database has flags \(meta.free.flags)")
+            }
+            guard meta.main.flags == 0 else { throw Damage("the main database has flags \(meta.main.flags)") }
+            var freeLists: [[UInt64]] = []
+            try walkTree(meta.free, name: "free pages", integerKeys: true, minimumBranchKeys: 1) { walk, key, flags, value in
+                freeLists.append(try walk.freeList(key: key, flags: flags, value: value))
+            }
+            var databases: [(String, LMDBDatabaseRecord)] = []
+            try walkTree(meta.main, name: "main", integerKeys: false, minimumBranchKeys: 2) { _, key, flags, value in
+                let name = String(decoding: key, as: UTF8.self)
+                guard flags & F.subData != 0 else {
+                    throw Foreign(message: "the main database holds a plain record \(name.debugDescription)")
+                }
+                guard flags == F.subData, case .inline(let bytes) = value, let record = LMDBDatabaseRecord([UInt8](bytes), at: 0),
+                      bytes.count == F.databaseRecordSize
+                else { throw Damage("the record of database \(name.debugDescription) is malformed") }
+                guard LMDBStoreChecker.databaseNames.contains(name) else {
+                    throw Foreign(message: "the store holds a database named \(name.debugDescription)")
+                }
+                databases.append((name, record))
+            }
+            if meta.main.entries > 0, !databases.contains(where: { $0.0 == "tiercache.meta" }) {
+                throw Foreign(message: "the store has no tiercache.meta database")
+            }
+            for (name, record) in databases {
+                guard record.flags == 0 else { throw Damage("database \(name) has flags \(record.flags)") }
+                let isEntries = name == "tiercache.entries"
+                try walkTree(record, name: name, integerKeys: false, minimumBranchKeys: 2) { walk, key, flags, value in
+                    guard flags & ~F.bigData == 0 else { throw Damage("a record in \(name) has node flags \(flags)") }
+                    if isEntries { try walk.visitEntry(key: key, value: value) }
+                }
+            }
+            // A page on a free list is reused by the next write: it must not also be in a tree.
+            for list in freeLists {
+                for number in list {
+                    guard number >= F.metaPageCount, number <= meta.lastPage else {
+                        throw Damage("free list names page \(number), outside 2...\(meta.lastPage)")
+                    }
+                    guard !isVisited(number) else { throw Damage("page \(number) is both in use and on a free list") }
+                    markVisited(number)
+                    freePages += 1
+                }
+            }
+        }
+
+        /// A leaf value: inline bytes, or the first page and size of an overflow value.
+        enum Value {
+            case inline(ArraySlice<UInt8>)
+            case overflow(page: UInt64, size: Int)
+        }
+
+        struct Counts {
+            var branch: UInt64 = 0
+            var leaf: UInt64 = 0
+            var overflow: UInt64 = 0
+            var entries: UInt64 = 0
+        }
+
+        mutating func walkTree(
+            _ record: LMDBDatabaseRecord, name: String, integerKeys: Bool, minimumBranchKeys: Int,
+            leaf: (inout Walk, ArraySlice<UInt8>, UInt16, Value) throws -> Void
+        ) throws {
+            if record.root == F.invalidPage {
+                guard record.depth == 0, record.entries == 0, record.branchPages == 0, record.leafPages == 0,
+                      record.overflowPages == 0
+                else { throw Damage("database \(name) has no root but counts pages or entries") }
+                return
+            }
+            guard record.depth >= 1, Int(record.depth) <= F.maximumDepth else {
+                throw Damage("database \(name) has depth \(record.depth)")
+            }
+            var counts = Counts()
+            try walkPage(
+                record.root, level: 1, depth: Int(record.depth), lower: nil, upper: nil, name: name,
+                integerKeys: integerKeys, minimumBranchKeys: minimumBranchKeys, counts: &counts, leaf: leaf)
+            guard counts.branch == record.branchPages, counts.leaf == record.leafPages,
+                  counts.overflow == record.overflowPages, counts.entries == record.entries
+            else {
+                throw Damage(
+                    "database \(name) counts \(record.branchPages) branch, \(record.leafPages) leaf, "
+                        + "\(record.overflowPages) overflow pages and \(record.entries) entries; the walk found "
+                        + "\(counts.branch), \(counts.leaf), \(counts.overflow) and \(counts.entries)")
+            }
+        }
+
+        func isVisited(_ number: UInt64) -> Bool {
+            visited[Int(number / 64)] & (1 << (number % 64)) != 0
+        }
+
+        mutating func markVisited(_ number: UInt64) {
+            visited[Int(number / 64)] |= 1 << (number % 64)
+        }
+
+        mutating func claim(_ number: UInt64, in name: String) throws {
+            guard let meta, number >= F.metaPageCount, number <= meta.lastPage else {
+                throw Damage("database \(name) points to page \(number), outside 2...\(meta?.lastPage ?? 0)")
+            }
+            guard !isVisited(number) else { throw Damage("page \(number) is reached twice (database \(name))") }
+            markVisited(number)
+            pagesWalked += 1
+        }
+
+        // swiftlint:disable:next function_parameter_count
+        mutating func walkPage(
+            _ number: UInt64, level: Int, depth: Int, lower: ArraySlice<UInt8>?, upper: ArraySlice<UInt8>?, name: String,
+            integerKeys: Bool, minimumBranchKeys: Int, counts: inout Counts,
+            leaf: (inout Walk, ArraySlice<UInt8>, UInt16, Value) throws -> Void
+        ) throws {
+            try claim(number, in: name)
+            let bytes = try page(number)
+            let storedNumber = bytes.loadLittleEndian(UInt64.self, at: 0)
+            guard storedNumber == number else { throw Damage("page \(number) says it is page \(storedNumber)") }
+            let flags = bytes.loadLittleEndian(UInt16.self, at: 10)
+            let isLeaf = level == depth
+            guard flags == (isLeaf ? F.leafPage : F.branchPage) else {
+                throw Damage("page \(number) of \(name) at level \(level) of \(depth) has flags \(flags)")
+            }
+            let lowerBound = Int(bytes.loadLittleEndian(UInt16.self, at: 12))
+            let upperBound = Int(bytes.loadLittleEndian(UInt16.self, at: 14))
+            guard lowerBound >= F.pageHeaderSize, lowerBound <= upperBound, upperBound <= pageSize,
+                  (lowerBound - F.pageHeaderSize) % 2 == 0
+            else { throw Damage("page \(number) has free space bounds \(lowerBound)...\(upperBound)") }
+            let count = (lowerBound - F.pageHeaderSize) / 2
+            guard count >= (isLeaf ? 1 : minimumBranchKeys) else {
+                throw Damage("\(isLeaf ? "leaf" : "branch") page \(number) of \(name) holds \(count) nodes")
+            }
+            if isLeaf { counts.leaf += 1 } else { counts.branch += 1 }
+
+            // Every node: its offset, header and key inside the page.
+            var nodes: [(offset: Int, key: ArraySlice<UInt8>)] = []
+            nodes.reserveCapacity(count)
+            for index in 0..<count {
+                let offset = Int(bytes.loadLittleEndian(UInt16.self, at: F.pageHeaderSize + 2 * index))
+                guard offset >= upperBound, offset % 2 == 0, offset + F.nodeHeaderSize <= pageSize else {
+                    throw Damage("node \(index) of page \(number) is at offset \(offset)")
+                }
+                let keySize = Int(bytes.loadLittleEndian(UInt16.self, at: offset + 6))
+                let keyStart = offset + F.nodeHeaderSize
+                guard keyStart + keySize <= pageSize else { throw Damage("the key of node \(index) of page \(number) runs past the page") }
+                nodes.append((offset, bytes[keyStart..<(keyStart + keySize)]))
+            }
+            // The nodes tile the space from the upper bound to the page's end, without gaps or
+            // overlaps, as LMDB keeps them: a size that overlaps the next node would make LMDB
+            // move bytes past the page when it deletes the node (heap corruption, not a crash
+            // where the damage is).
+            var extents: [(start: Int, end: Int)] = []
+            extents.reserveCapacity(count)
+            for (index, node) in nodes.enumerated() {
+                var size = F.nodeHeaderSize + node.key.count
+                if isLeaf {
+                    let nodeFlags = bytes.loadLittleEndian(UInt16.self, at: node.offset + 4)
+                    size += nodeFlags & F.bigData != 0
+                        ? 8
+                        : Int(bytes.loadLittleEndian(UInt16.self, at: node.offset))
+                            | Int(bytes.loadLittleEndian(UInt16.self, at: node.offset + 2)) << 16
+                }
+                let end = node.offset + (size + 1) & ~1
+                guard end <= pageSize else { throw Damage("node \(index) of page \(number) of \(name) runs past the page") }
+                extents.append((node.offset, end))
+            }
+            extents.sort { $0.start < $1.start }
+            var expected = upperBound
+            for extent in extents {
+                guard extent.start == expected else {
+                    throw Damage("the nodes of page \(number) of \(name) overlap or leave gaps at offset \(expected)")
+                }
+                expected = extent.end
+            }
+            guard expected == pageSize else { throw Damage("the nodes of page \(number) of \(name) end at \(expected), not the page's end") }
+
+            // Keys strictly ascending, inside the range the parent gave this page. A branch's first
+            // key is not used (it stands for everything below the second).
+            func precedes(_ a: ArraySlice<UInt8>, _ b: ArraySlice<UInt8>) -> Bool {
+                if integerKeys, a.count == 8, b.count == 8 {
+                    return [UInt8](a).loadLittleEndian(UInt64.self, at: 0) < [UInt8](b).loadLittleEndian(UInt64.self, at: 0)
+                }
+                return a.lexicographicallyPrecedes(b)
+            }
+            let firstKeyed = isLeaf ? 0 : 1
+            for index in firstKeyed..<count {
+                let key = nodes[index].key
+                if integerKeys { guard key.count == 8 else { throw Damage("a key of \(name) is \(key.count) bytes") } }
+                if index > firstKeyed, !precedes(nodes[index - 1].key, key) {
+                    throw Damage("keys out of order in page \(number) of \(name)")
+                }
+                if let lower, precedes(key, lower) { throw Damage("a key in page \(number) of \(name) is below its parent's range") }
+                if let upper, !precedes(key, upper) { throw Damage("a key in page \(number) of \(name) is above its parent's range") }
+            }
+
+            if !isLeaf {
+                for index in 0..<count {
+                    let offset = nodes[index].offset
+                    let child = UInt64(bytes.loadLittleEndian(UInt16.self, at: offset))
+                        | UInt64(bytes.loadLittleEndian(UInt16.self, at: offset + 2)) << 16
+                        | UInt64(bytes.loadLittleEndian(UInt16.self, at: offset + 4)) << 32
+                    try walkPage(
+                        child, level: level + 1, depth: depth,
+                        lower: index == 0 ? lower : nodes[index].key,
+                        upper: index + 1 < count ? nodes[index + 1].key : upper,
+                        name: name, integerKeys: integerKeys, minimumBranchKeys: minimumBranchKeys, counts: &counts, leaf: leaf)
+                }
+                return
+            }
+
+            for (index, node) in nodes.enumerated() {
+                let size = Int(bytes.loadLittleEndian(UInt16.self, at: node.offset))
+                    | Int(bytes.loadLittleEndian(UInt16.self, at: node.offset + 2)) << 16
+                let nodeFlags = bytes.loadLittleEndian(UInt16.self, at: node.offset + 4)
+                let dataStart = node.offset + F.nodeHeaderSize + node.key.count
+                guard nodeFlags & F.dupData == 0 else { throw Damage("node \(index) of page \(number) of \(name) is a duplicate set") }
+                counts.entries += 1
+                if nodeFlags & F.bigData != 0 {
+                    guard dataStart + 8 <= pageSize else { throw Damage("node \(index) of page \(number) runs past the page") }
+                    let first = bytes.loadLittleEndian(UInt64.self, at: dataStart)
+                    counts.overflow += UInt64(try claimOverflow(first, size: size, in: name))
+                    try leaf(&self, node.key, nodeFlags, .overflow(page: first, size: size))
+                } else {
+                    guard dataStart + size <= pageSize else {
+                        throw Damage("the value of node \(index) of page \(number) (\(size) bytes) runs past the page")
+                    }
+                    try leaf(&self, node.key, nodeFlags, .inline(bytes[dataStart..<(dataStart + size)]))
+                }
+            }
+        }
+
+        /// Checks an overflow value's first page and marks its run of pages; returns the run's length.
+        mutating func claimOverflow(_ first: UInt64, size: Int, in name: String) throws -> Int {
+            guard let meta, first >= F.metaPageCount, first <= meta.lastPage else {
+                throw Damage("a value in \(name) starts at page \(first), outside the file")
+            }
+            let header = try read(F.pageHeaderSize, at: Int(first) * pageSize)
+            let storedNumber = header.loadLittleEndian(UInt64.self, at: 0)
+            let flags = header.loadLittleEndian(UInt16.self, at: 10)
+            let pages = Int(header.loadLittleEndian(UInt32.self, at: 12))
+            guard storedNumber == first, flags == F.overflowPage else {
+                throw Damage("page \(first) (a value in \(name)) is not an overflow page")
+            }
+            let needed = F.overflowPages(forValueSize: size, pageSize: pageSize)
+            guard pages >= needed, first + UInt64(pages) - 1 <= meta.lastPage else {
+                throw Damage("the overflow value at page \(first) in \(name) (\(size) bytes) spans \(pages) pages")
+            }
+            for number in first..<(first + UInt64(pages)) {
+                guard !isVisited(number) else { throw Damage("page \(number) is reached twice (a value in \(name))") }
+                markVisited(number)
+            }
+            pagesWalked += pages
+            return pages
+        }
+
+        /// The bytes of a value (reads overflow pages).
+        mutating func valueBytes(_ value: Value) throws -> [UInt8] {
+            switch value {
+            case .inline(let bytes): return [UInt8](bytes)
+            case .overflow(let page, let size): return try read(size, at: Int(page) * pageSize + F.pageHeaderSize)
+            }
+        }
+
+        /// A free-list record: a count, then that many page numbers.
+        mutating func freeList(key: ArraySlice<UInt8>, flags: UInt16, value: Value) throws -> [UInt64] {
+            guard flags & ~F.bigData == 0 else { throw Damage("a free-list record has node flags \(flags)") }
+            let bytes = try valueBytes(value)
+            guard bytes.count >= 8, bytes.count % 8 == 0 else { throw Damage("a free-list record is \(bytes.count) bytes") }
+            let count = bytes.loadLittleEndian(UInt64.self, at: 0)
+            guard count == UInt64(bytes.count / 8 - 1) else {
+                throw Damage("a free-list record counts \(count) pages in \(bytes.count) bytes")
+            }
+            return (0..<Int(count)).map { bytes.loadLittleEndian(UInt64.self, at: 8 * ($0 + 1)) }
+        }
+
+        mutating func visitEntry(key: ArraySlice<UInt8>, value: Value) throws {
+            entries += 1
+            guard case .records(let codec) = scope else { return }
+            let bytes = try valueBytes(value)
+            let sound = bytes.withUnsafeBytes { record in
+                guard let header = try? StoredRecord.header(of: record) else { return false }
+                return (try? StoredRecord.value(of: header, codec: codec)) != nil
+            }
+            if !sound {
+                damagedRecords += 1
+                if damagedRecordKeys.count < 10 { damagedRecordKeys.append(String(decoding: key, as: UTF8.self)) }
+            }
+        }
+    }
+}

@@ -1,0 +1,72 @@
+import ArgumentParser
+import Foundation
+import TierCache
+import TierCacheLMDB
+
+/// Opens a store the way an app does at launch, reads back every entry `--populate` wrote, then
+/// writes a few more, and prints one line describing what happened: for the damage campaign
+/// test, which runs it in a child process so that a crash is observed rather than suffered.
+struct DamageReaderCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "damage-reader",
+        abstract: "Open a store, read entries 0..<count and write a few, printing one outcome line (for tests).",
+        shouldDisplay: false)
+
+    @Argument var directory: String
+    @Option var capacity = 64 << 20
+    @Option var count = 1_000
+    @Flag(help: "Write entries 0..<count (every tenth a few pages of incompressible bytes) instead of reading.")
+    var populate = false
+
+    /// Entry `index`'s value: text that compresses, and for every tenth entry bytes that do not
+    /// (stored in LMDB overflow pages).
+    static func value(_ index: Int) -> [UInt8] {
+        guard index % 10 == 0 else { return CrashWriterCommand.value(index) }
+        var state = UInt64(index) &+ 0x9E37_79B9_7F4A_7C15
+        return (0..<(5_000 + index % 7 * 1_000)).map { _ in
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return UInt8(truncatingIfNeeded: state >> 56)
+        }
+    }
+
+    func run() throws {
+        if populate {
+            let tier = try LMDBTier(directory: URL(fileURLWithPath: directory), capacity: capacity)
+            for index in 0..<count {
+                _ = try tier.store(CacheEntry(value: Self.value(index), storedAt: Date()), forKey: try CacheKey("entry-\(index)"))
+            }
+            return
+        }
+        let tier: LMDBTier
+        do {
+            tier = try LMDBTier(directory: URL(fileURLWithPath: directory), capacity: capacity)
+        } catch {
+            print("error \(error.code) \(error.message)")
+            throw ExitCode(3)
+        }
+        var hits = 0, misses = 0, wrong = 0, errors = 0
+        for index in 0..<count {
+            do {
+                switch try tier.entry(forKey: try CacheKey("entry-\(index)")) {
+                case let found? where found.value == Self.value(index): hits += 1
+                case .some: wrong += 1
+                case nil: misses += 1
+                }
+            } catch {
+                errors += 1
+            }
+        }
+        for index in 0..<8 {
+            do {
+                _ = try tier.store(CacheEntry(value: Self.value(index), storedAt: Date()), forKey: try CacheKey("after-\(index)"))
+            } catch {
+                errors += 1
+            }
+        }
+        let statistics = tier.statistics()
+        print(
+            "opened reset=\(tier.didResetDamagedStore ? 1 : 0) hits=\(hits) misses=\(misses) wrong=\(wrong) errors=\(errors) "
+                + "corruptionsRemoved=\(statistics.corruptionsRemoved) storeResets=\(statistics.storeResets)"
+                + (tier.storeResetReason.map { " reason=\($0.replacingOccurrences(of: " ", with: "_"))" } ?? ""))
+    }
+}
