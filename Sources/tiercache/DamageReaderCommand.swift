@@ -17,6 +17,10 @@ struct DamageReaderCommand: ParsableCommand {
     @Option var count = 1_000
     @Flag(help: "Write entries 0..<count (every tenth a few pages of incompressible bytes) instead of reading.")
     var populate = false
+    @Flag(help: "With --populate: do not fsync each commit (for building large stores quickly).")
+    var noSync = false
+    @Flag(help: "Time opening the store with the check (alone) and without it (beside an open tier), and a full verify.")
+    var timeOpen = false
 
     /// Entry `index`'s value: text that compresses, and for every tenth entry bytes that do not
     /// (stored in LMDB overflow pages).
@@ -31,12 +35,16 @@ struct DamageReaderCommand: ParsableCommand {
 
     func run() throws {
         if populate {
-            let tier = try LMDBTier(directory: URL(fileURLWithPath: directory), capacity: capacity)
+            let tier = try LMDBTier(
+                directory: URL(fileURLWithPath: directory),
+                configuration: .init(capacity: capacity, durability: noSync ? .none : .metadataAsync))
             for index in 0..<count {
                 _ = try tier.store(CacheEntry(value: Self.value(index), storedAt: Date()), forKey: try CacheKey("entry-\(index)"))
             }
+            try tier.sync()
             return
         }
+        if timeOpen { return try timeOpening() }
         let tier: LMDBTier
         do {
             tier = try LMDBTier(directory: URL(fileURLWithPath: directory), capacity: capacity)
@@ -68,5 +76,33 @@ struct DamageReaderCommand: ParsableCommand {
             "opened reset=\(tier.didResetDamagedStore ? 1 : 0) hits=\(hits) misses=\(misses) wrong=\(wrong) errors=\(errors) "
                 + "corruptionsRemoved=\(statistics.corruptionsRemoved) storeResets=\(statistics.storeResets)"
                 + (tier.storeResetReason.map { " reason=\($0.replacingOccurrences(of: " ", with: "_"))" } ?? ""))
+    }
+}
+
+extension DamageReaderCommand {
+    /// Prints the cost of the check at open: an open that checks (this process is the store's
+    /// only user) against one that does not (another tier has it open), and a full `verify()`.
+    private func timeOpening() throws {
+        let url = URL(fileURLWithPath: directory)
+        let clock = ContinuousClock()
+        var checked: LMDBTier?
+        let checkedTime = try clock.measure { checked = try LMDBTier(directory: url, capacity: capacity) }
+        var unchecked: LMDBTier?
+        let uncheckedTime = try clock.measure { unchecked = try LMDBTier(directory: url, capacity: capacity) }
+        var report: LMDBVerification?
+        let verifyTime = try clock.measure { report = try checked?.verify() }
+        let entries = try unchecked?.usage().entries ?? 0
+        let fileBytes = (try? FileManager.default.attributesOfItem(atPath: url.appendingPathComponent("data.mdb").path)[.size] as? Int) ?? 0
+        print(
+            "entries=\(entries) dataFileBytes=\(fileBytes) pagesWalked=\(report?.pagesWalked ?? 0) "
+                + "checkedOpenMs=\(checkedTime.milliseconds) uncheckedOpenMs=\(uncheckedTime.milliseconds) "
+                + "fullVerifyMs=\(verifyTime.milliseconds)")
+    }
+}
+
+extension Duration {
+    fileprivate var milliseconds: String {
+        let (seconds, attoseconds) = components
+        return String(format: "%.1f", Double(seconds) * 1e3 + Double(attoseconds) / 1e15)
     }
 }

@@ -265,10 +265,9 @@ struct LMDBStoreChecker {
             }
             for (name, record) in databases {
                 guard record.flags == 0 else { throw Damage("database \(name) has flags \(record.flags)") }
-                let isEntries = name == "tiercache.entries"
                 try walkTree(record, name: name, integerKeys: false, minimumBranchKeys: 2) { walk, key, flags, value in
                     guard flags & ~F.bigData == 0 else { throw Damage("a record in \(name) has node flags \(flags)") }
-                    if isEntries { try walk.visitEntry(key: key, value: value) }
+                    if name == "tiercache.entries" { try walk.visitEntry(key: key, value: value) }
                 }
             }
             // A page on a free list is reused by the next write: it must not also be in a tree.
@@ -299,7 +298,7 @@ struct LMDBStoreChecker {
 
         mutating func walkTree(
             _ record: LMDBDatabaseRecord, name: String, integerKeys: Bool, minimumBranchKeys: Int,
-            leaf: (inout Walk, ArraySlice<UInt8>, UInt16, Value) throws -> Void
+            leaf: LeafVisitor? = nil
         ) throws {
             if record.root == F.invalidPage {
                 guard record.depth == 0, record.entries == 0, record.branchPages == 0, record.leafPages == 0,
@@ -341,125 +340,133 @@ struct LMDBStoreChecker {
             pagesWalked += 1
         }
 
-        // swiftlint:disable:next function_parameter_count
+        /// Called with each leaf node's key, flags and value, for the databases whose values the
+        /// walk must look into.
+        typealias LeafVisitor = (inout Walk, ArraySlice<UInt8>, UInt16, Value) throws -> Void
+
+        /// Whether key `a` sorts before key `b` in LMDB's order for the database: bytes compared
+        /// as unsigned, a prefix first (`mdb_cmp_memn`), or native integers (`MDB_INTEGERKEY`).
+        static func precedes(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer, integerKeys: Bool) -> Bool {
+            if integerKeys, a.count == 8, b.count == 8 {
+                return a.loadUnaligned(as: UInt64.self) < b.loadUnaligned(as: UInt64.self)
+            }
+            let common = min(a.count, b.count)
+            if common > 0, let left = a.baseAddress, let right = b.baseAddress {
+                let order = memcmp(left, right, common)
+                if order != 0 { return order < 0 }
+            }
+            return a.count < b.count
+        }
+
         mutating func walkPage(
-            _ number: UInt64, level: Int, depth: Int, lower: ArraySlice<UInt8>?, upper: ArraySlice<UInt8>?, name: String,
-            integerKeys: Bool, minimumBranchKeys: Int, counts: inout Counts,
-            leaf: (inout Walk, ArraySlice<UInt8>, UInt16, Value) throws -> Void
+            _ number: UInt64, level: Int, depth: Int, lower: [UInt8]?, upper: [UInt8]?, name: String,
+            integerKeys: Bool, minimumBranchKeys: Int, counts: inout Counts, leaf: LeafVisitor?
         ) throws {
             try claim(number, in: name)
             let bytes = try page(number)
-            let storedNumber = bytes.loadLittleEndian(UInt64.self, at: 0)
-            guard storedNumber == number else { throw Damage("page \(number) says it is page \(storedNumber)") }
-            let flags = bytes.loadLittleEndian(UInt16.self, at: 10)
             let isLeaf = level == depth
-            guard flags == (isLeaf ? F.leafPage : F.branchPage) else {
-                throw Damage("page \(number) of \(name) at level \(level) of \(depth) has flags \(flags)")
-            }
-            let lowerBound = Int(bytes.loadLittleEndian(UInt16.self, at: 12))
-            let upperBound = Int(bytes.loadLittleEndian(UInt16.self, at: 14))
-            guard lowerBound >= F.pageHeaderSize, lowerBound <= upperBound, upperBound <= pageSize,
-                  (lowerBound - F.pageHeaderSize) % 2 == 0
-            else { throw Damage("page \(number) has free space bounds \(lowerBound)...\(upperBound)") }
-            let count = (lowerBound - F.pageHeaderSize) / 2
-            guard count >= (isLeaf ? 1 : minimumBranchKeys) else {
-                throw Damage("\(isLeaf ? "leaf" : "branch") page \(number) of \(name) holds \(count) nodes")
-            }
-            if isLeaf { counts.leaf += 1 } else { counts.branch += 1 }
-
-            // Every node: its offset, header and key inside the page.
-            var nodes: [(offset: Int, key: ArraySlice<UInt8>)] = []
-            nodes.reserveCapacity(count)
-            for index in 0..<count {
-                let offset = Int(bytes.loadLittleEndian(UInt16.self, at: F.pageHeaderSize + 2 * index))
-                guard offset >= upperBound, offset % 2 == 0, offset + F.nodeHeaderSize <= pageSize else {
-                    throw Damage("node \(index) of page \(number) is at offset \(offset)")
+            let pageSize = pageSize
+            // Everything LMDB reads in this page, checked on the raw bytes; children and values
+            // are followed afterwards.
+            let nodes = try bytes.withUnsafeBytes { page throws -> [(offset: Int, keyStart: Int, keyEnd: Int)] in
+                func u16(_ offset: Int) -> Int { Int(UInt16(littleEndian: page.loadUnaligned(fromByteOffset: offset, as: UInt16.self))) }
+                let storedNumber = UInt64(littleEndian: page.loadUnaligned(fromByteOffset: 0, as: UInt64.self))
+                guard storedNumber == number else { throw Damage("page \(number) says it is page \(storedNumber)") }
+                let flags = UInt16(u16(10))
+                guard flags == (isLeaf ? F.leafPage : F.branchPage) else {
+                    throw Damage("page \(number) of \(name) at level \(level) of \(depth) has flags \(flags)")
                 }
-                let keySize = Int(bytes.loadLittleEndian(UInt16.self, at: offset + 6))
-                let keyStart = offset + F.nodeHeaderSize
-                guard keyStart + keySize <= pageSize else { throw Damage("the key of node \(index) of page \(number) runs past the page") }
-                nodes.append((offset, bytes[keyStart..<(keyStart + keySize)]))
-            }
-            // The nodes tile the space from the upper bound to the page's end, without gaps or
-            // overlaps, as LMDB keeps them: a size that overlaps the next node would make LMDB
-            // move bytes past the page when it deletes the node (heap corruption, not a crash
-            // where the damage is).
-            var extents: [(start: Int, end: Int)] = []
-            extents.reserveCapacity(count)
-            for (index, node) in nodes.enumerated() {
-                var size = F.nodeHeaderSize + node.key.count
-                if isLeaf {
-                    let nodeFlags = bytes.loadLittleEndian(UInt16.self, at: node.offset + 4)
-                    size += nodeFlags & F.bigData != 0
-                        ? 8
-                        : Int(bytes.loadLittleEndian(UInt16.self, at: node.offset))
-                            | Int(bytes.loadLittleEndian(UInt16.self, at: node.offset + 2)) << 16
+                let lowerBound = u16(12), upperBound = u16(14)
+                guard lowerBound >= F.pageHeaderSize, lowerBound <= upperBound, upperBound <= pageSize,
+                      (lowerBound - F.pageHeaderSize) % 2 == 0
+                else { throw Damage("page \(number) has free space bounds \(lowerBound)...\(upperBound)") }
+                let count = (lowerBound - F.pageHeaderSize) / 2
+                guard count >= (isLeaf ? 1 : minimumBranchKeys) else {
+                    throw Damage("\(isLeaf ? "leaf" : "branch") page \(number) of \(name) holds \(count) nodes")
                 }
-                let end = node.offset + (size + 1) & ~1
-                guard end <= pageSize else { throw Damage("node \(index) of page \(number) of \(name) runs past the page") }
-                extents.append((node.offset, end))
-            }
-            extents.sort { $0.start < $1.start }
-            var expected = upperBound
-            for extent in extents {
-                guard extent.start == expected else {
-                    throw Damage("the nodes of page \(number) of \(name) overlap or leave gaps at offset \(expected)")
-                }
-                expected = extent.end
-            }
-            guard expected == pageSize else { throw Damage("the nodes of page \(number) of \(name) end at \(expected), not the page's end") }
-
-            // Keys strictly ascending, inside the range the parent gave this page. A branch's first
-            // key is not used (it stands for everything below the second).
-            func precedes(_ a: ArraySlice<UInt8>, _ b: ArraySlice<UInt8>) -> Bool {
-                if integerKeys, a.count == 8, b.count == 8 {
-                    return [UInt8](a).loadLittleEndian(UInt64.self, at: 0) < [UInt8](b).loadLittleEndian(UInt64.self, at: 0)
-                }
-                return a.lexicographicallyPrecedes(b)
-            }
-            let firstKeyed = isLeaf ? 0 : 1
-            for index in firstKeyed..<count {
-                let key = nodes[index].key
-                if integerKeys { guard key.count == 8 else { throw Damage("a key of \(name) is \(key.count) bytes") } }
-                if index > firstKeyed, !precedes(nodes[index - 1].key, key) {
-                    throw Damage("keys out of order in page \(number) of \(name)")
-                }
-                if let lower, precedes(key, lower) { throw Damage("a key in page \(number) of \(name) is below its parent's range") }
-                if let upper, !precedes(key, upper) { throw Damage("a key in page \(number) of \(name) is above its parent's range") }
-            }
-
-            if !isLeaf {
+                // Every node's header and key inside the page, and the nodes tiling the space
+                // from the upper bound to the page's end without gaps or overlaps, as LMDB keeps
+                // them: a size that overlaps the next node would make LMDB move bytes past the
+                // page when it deletes the node (heap corruption, not a crash where the damage is).
+                var nodes: [(offset: Int, keyStart: Int, keyEnd: Int)] = []
+                var extents: [(start: Int, end: Int)] = []
+                nodes.reserveCapacity(count)
+                extents.reserveCapacity(count)
                 for index in 0..<count {
+                    let offset = u16(F.pageHeaderSize + 2 * index)
+                    guard offset >= upperBound, offset % 2 == 0, offset + F.nodeHeaderSize <= pageSize else {
+                        throw Damage("node \(index) of page \(number) is at offset \(offset)")
+                    }
+                    let keyStart = offset + F.nodeHeaderSize
+                    let keyEnd = keyStart + u16(offset + 6)
+                    var end = keyEnd
+                    if isLeaf {
+                        let nodeFlags = UInt16(u16(offset + 4))
+                        guard nodeFlags & F.dupData == 0 else { throw Damage("node \(index) of page \(number) of \(name) is a duplicate set") }
+                        end += nodeFlags & F.bigData != 0 ? 8 : u16(offset) | u16(offset + 2) << 16
+                    }
+                    end = (end + 1) & ~1
+                    guard end <= pageSize else { throw Damage("node \(index) of page \(number) of \(name) runs past the page") }
+                    nodes.append((offset, keyStart, keyEnd))
+                    extents.append((offset, end))
+                }
+                extents.sort { $0.start < $1.start }
+                var expected = upperBound
+                for extent in extents {
+                    guard extent.start == expected else {
+                        throw Damage("the nodes of page \(number) of \(name) overlap or leave gaps at offset \(expected)")
+                    }
+                    expected = extent.end
+                }
+                guard expected == pageSize else { throw Damage("the nodes of page \(number) of \(name) end at \(expected), not the page's end") }
+
+                // Keys strictly ascending, inside the range the parent gave this page. A branch's
+                // first key is not used (it stands for everything below the second).
+                func key(_ index: Int) -> UnsafeRawBufferPointer {
+                    UnsafeRawBufferPointer(rebasing: page[nodes[index].keyStart..<nodes[index].keyEnd])
+                }
+                let firstKeyed = isLeaf ? 0 : 1
+                for index in firstKeyed..<count {
+                    let current = key(index)
+                    if integerKeys, current.count != 8 { throw Damage("a key of \(name) is \(current.count) bytes") }
+                    if index > firstKeyed, !Self.precedes(key(index - 1), current, integerKeys: integerKeys) {
+                        throw Damage("keys out of order in page \(number) of \(name)")
+                    }
+                    if let lower, lower.withUnsafeBytes({ Self.precedes(current, $0, integerKeys: integerKeys) }) {
+                        throw Damage("a key in page \(number) of \(name) is below its parent's range")
+                    }
+                    if let upper, !upper.withUnsafeBytes({ Self.precedes(current, $0, integerKeys: integerKeys) }) {
+                        throw Damage("a key in page \(number) of \(name) is above its parent's range")
+                    }
+                }
+                return nodes
+            }
+
+            func u16(_ offset: Int) -> Int { Int(bytes.loadLittleEndian(UInt16.self, at: offset)) }
+            if !isLeaf {
+                counts.branch += 1
+                for index in nodes.indices {
                     let offset = nodes[index].offset
-                    let child = UInt64(bytes.loadLittleEndian(UInt16.self, at: offset))
-                        | UInt64(bytes.loadLittleEndian(UInt16.self, at: offset + 2)) << 16
-                        | UInt64(bytes.loadLittleEndian(UInt16.self, at: offset + 4)) << 32
+                    let child = UInt64(u16(offset)) | UInt64(u16(offset + 2)) << 16 | UInt64(u16(offset + 4)) << 32
                     try walkPage(
                         child, level: level + 1, depth: depth,
-                        lower: index == 0 ? lower : nodes[index].key,
-                        upper: index + 1 < count ? nodes[index + 1].key : upper,
+                        lower: index == 0 ? lower : Array(bytes[nodes[index].keyStart..<nodes[index].keyEnd]),
+                        upper: index + 1 < nodes.count ? Array(bytes[nodes[index + 1].keyStart..<nodes[index + 1].keyEnd]) : upper,
                         name: name, integerKeys: integerKeys, minimumBranchKeys: minimumBranchKeys, counts: &counts, leaf: leaf)
                 }
                 return
             }
-
-            for (index, node) in nodes.enumerated() {
-                let size = Int(bytes.loadLittleEndian(UInt16.self, at: node.offset))
-                    | Int(bytes.loadLittleEndian(UInt16.self, at: node.offset + 2)) << 16
-                let nodeFlags = bytes.loadLittleEndian(UInt16.self, at: node.offset + 4)
-                let dataStart = node.offset + F.nodeHeaderSize + node.key.count
-                guard nodeFlags & F.dupData == 0 else { throw Damage("node \(index) of page \(number) of \(name) is a duplicate set") }
-                counts.entries += 1
+            counts.leaf += 1
+            counts.entries += UInt64(nodes.count)
+            for node in nodes {
+                let size = u16(node.offset) | u16(node.offset + 2) << 16
+                let nodeFlags = UInt16(u16(node.offset + 4))
                 if nodeFlags & F.bigData != 0 {
-                    guard dataStart + 8 <= pageSize else { throw Damage("node \(index) of page \(number) runs past the page") }
-                    let first = bytes.loadLittleEndian(UInt64.self, at: dataStart)
+                    let first = bytes.loadLittleEndian(UInt64.self, at: node.keyEnd)
                     counts.overflow += UInt64(try claimOverflow(first, size: size, in: name))
-                    try leaf(&self, node.key, nodeFlags, .overflow(page: first, size: size))
+                    try leaf?(&self, bytes[node.keyStart..<node.keyEnd], nodeFlags, .overflow(page: first, size: size))
                 } else {
-                    guard dataStart + size <= pageSize else {
-                        throw Damage("the value of node \(index) of page \(number) (\(size) bytes) runs past the page")
-                    }
-                    try leaf(&self, node.key, nodeFlags, .inline(bytes[dataStart..<(dataStart + size)]))
+                    try leaf?(&self, bytes[node.keyStart..<node.keyEnd], nodeFlags, .inline(bytes[node.keyEnd..<(node.keyEnd + size)]))
                 }
             }
         }
