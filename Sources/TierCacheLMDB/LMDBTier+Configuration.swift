@@ -19,8 +19,9 @@ extension LMDBTier {
         case none
     }
 
-    /// What opening does with a store whose files are damaged or were written by an
-    /// incompatible format version.
+    /// What opening does with a store whose files are damaged (the check at open finds damage,
+    /// LMDB refuses the file, or a previous process died while checking it) or were written by
+    /// an incompatible format version.
     public enum RecoveryPolicy: Sendable, Hashable {
         /// Delete `data.mdb` and `lock.mdb` and start empty (it is a cache). The default.
         /// ``LMDBTier/didResetDamagedStore`` tells that it happened.

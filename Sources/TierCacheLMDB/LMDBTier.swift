@@ -33,6 +33,21 @@ import TierCacheCompression
 /// ``Durability``. Several processes may open one directory at once; LMDB's lock file
 /// serialises their writers. They must all use the same capacity.
 ///
+/// ## Damaged stores
+/// LMDB has no page checksums and follows whatever page numbers and offsets it finds, so a
+/// damaged page can crash any reader. An opener that finds no other tier using the store checks
+/// it before LMDB reads it: it writes a "being checked" mark (a sidecar file, fsynced), walks the
+/// file with bounds-checked reads (meta pages, every branch and leaf page, the extent of every
+/// overflow value, the free lists; see ``verify()``), then steps LMDB through every B-tree, and
+/// clears the mark. Damage the walk finds resets the store (deletes and recreates it, counted in
+/// ``TierStatistics/storeResets``, reported by ``storeResetReason`` and
+/// ``Configuration/onStoreReset``). If LMDB crashes the process anyway, the mark stays, and the
+/// next open resets the store instead of reading it again: a damaged store costs at most one
+/// crash. The sidecar files' `flock`s keep this safe for several processes (a mark being written
+/// by a live process is waited for, never taken for a dead one's). The check costs about one
+/// read of the store's B-tree pages (see the README's reliability section for figures); an open
+/// beside another open tier skips it.
+///
 /// ## Keys
 /// LMDB keys are at most 511 bytes; longer ``CacheKey``s are stored under a prefix and a 128-bit
 /// hash, and the record keeps the full key, so a hash collision is a miss, never a wrong value.
