@@ -48,6 +48,9 @@ extension LMDBTier {
         if let foreign = check.foreign {
             throw TierCacheError(.foreignStore, "\(directory.path) holds an LMDB database that TierCache did not create (\(foreign))")
         }
+        if let unreadable = check.unreadable {
+            throw TierCacheError(.storageFailure, "could not check the store at \(directory.path): \(unreadable)")
+        }
         if let damage = check.damage {
             throw TierCacheError(.damagedStore, "the store at \(directory.path) is damaged: \(damage)")
         }

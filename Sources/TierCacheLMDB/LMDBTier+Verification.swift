@@ -78,6 +78,9 @@ extension LMDBTier {
                 let dataFile = directory.appendingPathComponent("data.mdb").path
                 if FileManager.default.fileExists(atPath: dataFile) {
                     let report = LMDBStoreChecker(dataFile: dataFile).check(scope: .structure)
+                    if let unreadable = report.unreadable {
+                        throw TierCacheError(.storageFailure, "could not check the store at \(path): \(unreadable)")
+                    }
                     if let foreign = report.foreign {
                         throw TierCacheError(
                             .foreignStore, "\(path) holds an LMDB database that TierCache did not create (\(foreign)); choose another directory")
@@ -125,6 +128,9 @@ extension LMDBTier {
         do {
             return try environment.read { txn in
                 let report = LMDBStoreChecker(dataFile: dataFile).check(scope: .records(codec), transactionID: UInt64(mdb_txn_id(txn.txn)))
+                if let unreadable = report.unreadable {
+                    throw TierCacheError(.storageFailure, "could not check the store at \(directory.path): \(unreadable)")
+                }
                 return LMDBVerification(report)
             }
         } catch let error as TierCacheError {
@@ -149,6 +155,9 @@ extension LMDBTier {
         let report = LMDBStoreChecker(dataFile: dataFile).checkWhileOthersMayWrite(scope: .records(codec))
         if let foreign = report.foreign {
             throw TierCacheError(.foreignStore, "\(directory.path) holds an LMDB database that TierCache did not create (\(foreign))")
+        }
+        if let unreadable = report.unreadable {
+            throw TierCacheError(.storageFailure, "could not check the store at \(directory.path): \(unreadable)")
         }
         return LMDBVerification(report)
     }

@@ -26,6 +26,8 @@ struct LMDBStoreChecker {
         var damage: String?
         /// Set when the file is a well-formed LMDB environment that TierCache did not write.
         var foreign: String?
+        /// Set when the file could not be read to check it (it was not found damaged).
+        var unreadable: String?
         var pageSize = 0
         var transactionID: UInt64 = 0
         /// Branch, leaf and overflow pages of every tree, including the free-page tree.
@@ -52,6 +54,11 @@ struct LMDBStoreChecker {
         let message: String
     }
 
+    /// The file could not be read at all (not damage: nothing was learnt about its contents).
+    private struct Unreadable: Error {
+        let message: String
+    }
+
     let path: String
 
     init(dataFile path: String) {
@@ -70,12 +77,15 @@ struct LMDBStoreChecker {
         }
         defer { close(fd) }
         var walk = Walk(fd: fd, scope: scope)
+        defer { walk.unmapFile() }
         do {
             try walk.run(transactionID: transactionID)
         } catch let damage as Damage {
             report.damage = damage.message
         } catch let foreign as Foreign {
             report.foreign = foreign.message
+        } catch let unreadable as Unreadable {
+            report.unreadable = unreadable.message
         } catch {
             report.damage = "\(error)"
         }
@@ -137,6 +147,8 @@ struct LMDBStoreChecker {
         var fileSize = 0
         var pageSize = 0
         var meta: LMDBMetaPage?
+        /// The file mapped read-only for the walk (`nil` before ``mapFile()``).
+        var map: UnsafeRawBufferPointer?
         var visited: [UInt64] = []
         var pagesWalked = 0
         var freePages = 0
@@ -170,8 +182,32 @@ struct LMDBStoreChecker {
             return bytes
         }
 
-        mutating func page(_ number: UInt64) throws -> [UInt8] {
-            try read(pageSize, at: Int(number) * pageSize)
+        /// Maps the file read-only: the walk then reads pages without a system call or a copy.
+        /// Reads stay inside the size the file had when mapped, and LMDB never shrinks its data
+        /// file, so no read can fault.
+        mutating func mapFile() throws {
+            guard let address = mmap(nil, fileSize, PROT_READ, MAP_SHARED, fd, 0), address != MAP_FAILED else {
+                throw Unreadable(message: "cannot map data.mdb: \(String(cString: strerror(errno)))")
+            }
+            map = UnsafeRawBufferPointer(start: address, count: fileSize)
+        }
+
+        func unmapFile() {
+            if let map, let address = map.baseAddress { munmap(UnsafeMutableRawPointer(mutating: address), map.count) }
+        }
+
+        /// `count` bytes at `offset` of the mapped file, valid until ``unmapFile()``.
+        mutating func view(_ count: Int, at offset: Int) throws -> UnsafeRawBufferPointer {
+            guard let map else { throw Unreadable(message: "data.mdb is not mapped") }
+            guard count >= 0, offset >= 0, offset <= map.count - count else {
+                throw Damage("a read of \(count) bytes at offset \(offset) is past the end of data.mdb (\(map.count) bytes)")
+            }
+            bytesRead += count
+            return UnsafeRawBufferPointer(rebasing: map[offset..<(offset + count)])
+        }
+
+        mutating func page(_ number: UInt64) throws -> UnsafeRawBufferPointer {
+            try view(pageSize, at: Int(number) * pageSize)
         }
 
         // MARK: Meta pages
@@ -236,6 +272,7 @@ struct LMDBStoreChecker {
 
         mutating func run(transactionID: UInt64?) throws {
             let meta = try readMeta(transactionID: transactionID)
+            try mapFile()
             visited = [UInt64](repeating: 0, count: Int(meta.lastPage + 1) / 64 + 1)
             // The free database keeps its own flags (integer keys); its page-size field is `mm_psize`.
             guard meta.free.flags == F.integerKey else {
@@ -285,7 +322,7 @@ struct LMDBStoreChecker {
 
         /// A leaf value: inline bytes, or the first page and size of an overflow value.
         enum Value {
-            case inline(ArraySlice<UInt8>)
+            case inline(UnsafeRawBufferPointer)
             case overflow(page: UInt64, size: Int)
         }
 
@@ -342,7 +379,12 @@ struct LMDBStoreChecker {
 
         /// Called with each leaf node's key, flags and value, for the databases whose values the
         /// walk must look into.
-        typealias LeafVisitor = (inout Walk, ArraySlice<UInt8>, UInt16, Value) throws -> Void
+        typealias LeafVisitor = (inout Walk, UnsafeRawBufferPointer, UInt16, Value) throws -> Void
+
+        /// Runs `body` on a page's bytes (a named step for the checks that read only the page).
+        static func inspect<T>(_ page: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T {
+            try body(page)
+        }
 
         /// Whether key `a` sorts before key `b` in LMDB's order for the database: bytes compared
         /// as unsigned, a prefix first (`mdb_cmp_memn`), or native integers (`MDB_INTEGERKEY`).
@@ -368,7 +410,7 @@ struct LMDBStoreChecker {
             let pageSize = pageSize
             // Everything LMDB reads in this page, checked on the raw bytes; children and values
             // are followed afterwards.
-            let nodes = try bytes.withUnsafeBytes { page throws -> [(offset: Int, keyStart: Int, keyEnd: Int)] in
+            let nodes = try Self.inspect(bytes) { page throws -> [(offset: Int, keyStart: Int, keyEnd: Int)] in
                 func u16(_ offset: Int) -> Int { Int(UInt16(littleEndian: page.loadUnaligned(fromByteOffset: offset, as: UInt16.self))) }
                 let storedNumber = UInt64(littleEndian: page.loadUnaligned(fromByteOffset: 0, as: UInt64.self))
                 guard storedNumber == number else { throw Damage("page \(number) says it is page \(storedNumber)") }
@@ -442,7 +484,8 @@ struct LMDBStoreChecker {
                 return nodes
             }
 
-            func u16(_ offset: Int) -> Int { Int(bytes.loadLittleEndian(UInt16.self, at: offset)) }
+            func u16(_ offset: Int) -> Int { Int(UInt16(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt16.self))) }
+            func slice(_ start: Int, _ end: Int) -> UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: bytes[start..<end]) }
             if !isLeaf {
                 counts.branch += 1
                 for index in nodes.indices {
@@ -450,8 +493,8 @@ struct LMDBStoreChecker {
                     let child = UInt64(u16(offset)) | UInt64(u16(offset + 2)) << 16 | UInt64(u16(offset + 4)) << 32
                     try walkPage(
                         child, level: level + 1, depth: depth,
-                        lower: index == 0 ? lower : Array(bytes[nodes[index].keyStart..<nodes[index].keyEnd]),
-                        upper: index + 1 < nodes.count ? Array(bytes[nodes[index + 1].keyStart..<nodes[index + 1].keyEnd]) : upper,
+                        lower: index == 0 ? lower : Array(slice(nodes[index].keyStart, nodes[index].keyEnd)),
+                        upper: index + 1 < nodes.count ? Array(slice(nodes[index + 1].keyStart, nodes[index + 1].keyEnd)) : upper,
                         name: name, integerKeys: integerKeys, minimumBranchKeys: minimumBranchKeys, counts: &counts, leaf: leaf)
                 }
                 return
@@ -462,11 +505,11 @@ struct LMDBStoreChecker {
                 let size = u16(node.offset) | u16(node.offset + 2) << 16
                 let nodeFlags = UInt16(u16(node.offset + 4))
                 if nodeFlags & F.bigData != 0 {
-                    let first = bytes.loadLittleEndian(UInt64.self, at: node.keyEnd)
+                    let first = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: node.keyEnd, as: UInt64.self))
                     counts.overflow += UInt64(try claimOverflow(first, size: size, in: name))
-                    try leaf?(&self, bytes[node.keyStart..<node.keyEnd], nodeFlags, .overflow(page: first, size: size))
+                    try leaf?(&self, slice(node.keyStart, node.keyEnd), nodeFlags, .overflow(page: first, size: size))
                 } else {
-                    try leaf?(&self, bytes[node.keyStart..<node.keyEnd], nodeFlags, .inline(bytes[node.keyEnd..<(node.keyEnd + size)]))
+                    try leaf?(&self, slice(node.keyStart, node.keyEnd), nodeFlags, .inline(slice(node.keyEnd, node.keyEnd + size)))
                 }
             }
         }
@@ -476,10 +519,10 @@ struct LMDBStoreChecker {
             guard let meta, first >= F.metaPageCount, first <= meta.lastPage else {
                 throw Damage("a value in \(name) starts at page \(first), outside the file")
             }
-            let header = try read(F.pageHeaderSize, at: Int(first) * pageSize)
-            let storedNumber = header.loadLittleEndian(UInt64.self, at: 0)
-            let flags = header.loadLittleEndian(UInt16.self, at: 10)
-            let pages = Int(header.loadLittleEndian(UInt32.self, at: 12))
+            let header = try view(F.pageHeaderSize, at: Int(first) * pageSize)
+            let storedNumber = UInt64(littleEndian: header.loadUnaligned(fromByteOffset: 0, as: UInt64.self))
+            let flags = UInt16(littleEndian: header.loadUnaligned(fromByteOffset: 10, as: UInt16.self))
+            let pages = Int(UInt32(littleEndian: header.loadUnaligned(fromByteOffset: 12, as: UInt32.self)))
             guard storedNumber == first, flags == F.overflowPage else {
                 throw Damage("page \(first) (a value in \(name)) is not an overflow page")
             }
@@ -499,12 +542,12 @@ struct LMDBStoreChecker {
         mutating func valueBytes(_ value: Value) throws -> [UInt8] {
             switch value {
             case .inline(let bytes): return [UInt8](bytes)
-            case .overflow(let page, let size): return try read(size, at: Int(page) * pageSize + F.pageHeaderSize)
+            case .overflow(let page, let size): return [UInt8](try view(size, at: Int(page) * pageSize + F.pageHeaderSize))
             }
         }
 
         /// A free-list record: a count, then that many page numbers.
-        mutating func freeList(key: ArraySlice<UInt8>, flags: UInt16, value: Value) throws -> [UInt64] {
+        mutating func freeList(key: UnsafeRawBufferPointer, flags: UInt16, value: Value) throws -> [UInt64] {
             guard flags & ~F.bigData == 0 else { throw Damage("a free-list record has node flags \(flags)") }
             let bytes = try valueBytes(value)
             guard bytes.count >= 8, bytes.count % 8 == 0 else { throw Damage("a free-list record is \(bytes.count) bytes") }
@@ -515,7 +558,7 @@ struct LMDBStoreChecker {
             return (0..<Int(count)).map { bytes.loadLittleEndian(UInt64.self, at: 8 * ($0 + 1)) }
         }
 
-        mutating func visitEntry(key: ArraySlice<UInt8>, value: Value) throws {
+        mutating func visitEntry(key: UnsafeRawBufferPointer, value: Value) throws {
             entries += 1
             guard case .records(let codec) = scope else { return }
             let bytes = try valueBytes(value)
