@@ -302,9 +302,10 @@ struct LMDBStoreChecker {
             }
             for (name, record) in databases {
                 guard record.flags == 0 else { throw Damage("database \(name) has flags \(record.flags)") }
+                let isEntries = name == "tiercache.entries"
                 try walkTree(record, name: name, integerKeys: false, minimumBranchKeys: 2) { walk, key, flags, value in
                     guard flags & ~F.bigData == 0 else { throw Damage("a record in \(name) has node flags \(flags)") }
-                    if name == "tiercache.entries" { try walk.visitEntry(key: key, value: value) }
+                    if isEntries { try walk.visitEntry(key: key, value: value) }
                 }
             }
             // A page on a free list is reused by the next write: it must not also be in a tree.
