@@ -119,7 +119,8 @@ extension LMDBTier {
 
     /// Walks every page and every record of the open store and reports damage, without changing
     /// anything. Safe to call while other processes use the store: the walk reads the snapshot of
-    /// one read transaction, with `pread`, so damage is reported rather than followed.
+    /// one read transaction, bounds-checking every access, so damage is reported rather than
+    /// followed.
     ///
     /// Cost: reads the whole used part of `data.mdb` and decodes every entry (a full scan).
     public func verify() throws(TierCacheError) -> LMDBVerification {

@@ -71,7 +71,9 @@ final class CheckMarker: Sendable {
         close(usersFD)
     }
 
-    /// Writes the mark and flushes it to disk before the check reads the store.
+    /// Writes the mark and flushes it to disk before the check reads the store. A mark that cannot
+    /// be written (a full disk) only loses the crash-loop guard for this open: the check itself
+    /// still runs, so it is not an error.
     func mark() {
         let text = Array("checking pid \(getpid())\n".utf8)
         _ = ftruncate(markFD, 0)

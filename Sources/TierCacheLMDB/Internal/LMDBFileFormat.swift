@@ -4,7 +4,7 @@
 ///
 /// LMDB trusts its file: it has no page checksums, and a damaged page number or node offset makes
 /// it read outside the map (`SIGSEGV`/`SIGBUS`) or trip an internal assertion (`SIGABRT`). The
-/// checker reads the file with `pread` and bounds-checks every field LMDB would follow, so it
+/// checker reads the file itself and bounds-checks every field LMDB would follow, so it
 /// can report damage that would crash LMDB.
 enum LMDBFileFormat {
     static let magic: UInt32 = 0xBEEF_C0DE

@@ -1,16 +1,18 @@
 import Foundation
 import TierCacheCompression
 
-/// Walks a store's `data.mdb` with `pread`, never through LMDB's map, and checks every field LMDB
+/// Walks a store's `data.mdb` through a read-only mapping of its own (every access checked
+/// against the file's size, so nothing can fault), never through LMDB, and checks every field LMDB
 /// would follow: the meta pages, every branch and leaf page of every B-tree (page numbers in
 /// range, each page used once, node offsets and sizes inside their page, keys in order, the tree
 /// balanced, page and entry counts equal to the ones LMDB keeps), the header and extent of every
 /// overflow value, and the free-page lists. A store that passes cannot make LMDB read outside its
 /// file. Damage is reported, never trapped on: every read is bounds-checked.
 ///
-/// Cost: one `pread` per branch or leaf page, one per overflow value (its first page header) and
-/// per free-list record; with ``Scope/records``, also every overflow page and a decode of every
-/// entry. Memory: one bit per page for the visited set.
+/// Cost: a look at every branch and leaf page, the first page header of every overflow value and
+/// every free-list record; with ``Scope/records``, also every overflow page and a decode of every
+/// entry. About 60 ms of CPU for a store of 100,000 entries (118 MiB) with ``Scope/structure``.
+/// Memory: one bit per page for the visited set.
 struct LMDBStoreChecker {
     /// How much to read.
     enum Scope {
