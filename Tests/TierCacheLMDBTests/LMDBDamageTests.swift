@@ -105,6 +105,7 @@ struct LMDBDamageTests {
                 outcome = .crashThenReset
             } else if first.line.hasPrefix("error ") {
                 #expect(first.reason == .exit && first.status == 3, "\(first), \(context)")
+                print("byte-flip campaign (\(target)) trial \(trial): \(first.line)")
                 outcome = .typedError
             } else {
                 #expect(first.reason == .exit && first.status == 0 && first.line.hasPrefix("opened"), "\(first), \(context)")
