@@ -285,22 +285,27 @@ struct LMDBStoreChecker {
             try walkTree(meta.free, name: "free pages", integerKeys: true, minimumBranchKeys: 1) { walk, key, flags, value in
                 freeLists.append(try walk.freeList(key: key, flags: flags, value: value))
             }
+            // The main database names the tier's four databases. A store holding none of them is
+            // someone else's (left alone); one holding some of them and anything else is ours, damaged
+            // (a flipped bit in a name must not turn a damaged cache into a "foreign" one forever).
             var databases: [(String, LMDBDatabaseRecord)] = []
+            var strangers: [String] = []
             try walkTree(meta.main, name: "main", integerKeys: false, minimumBranchKeys: 2) { _, key, flags, value in
                 let name = String(decoding: key, as: UTF8.self)
-                guard flags & F.subData != 0 else {
-                    throw Foreign(message: "the main database holds a plain record \(name.debugDescription)")
-                }
-                guard flags == F.subData, case .inline(let bytes) = value, let record = LMDBDatabaseRecord([UInt8](bytes), at: 0),
-                      bytes.count == F.databaseRecordSize
-                else { throw Damage("the record of database \(name.debugDescription) is malformed") }
                 guard LMDBStoreChecker.databaseNames.contains(name) else {
-                    throw Foreign(message: "the store holds a database named \(name.debugDescription)")
+                    strangers.append(flags & F.subData != 0 ? "a database named \(name.debugDescription)" : "a plain record \(name.debugDescription)")
+                    return
                 }
+                guard flags == F.subData, case .inline(let bytes) = value, bytes.count == F.databaseRecordSize,
+                      let record = LMDBDatabaseRecord([UInt8](bytes), at: 0)
+                else { throw Damage("the record of database \(name.debugDescription) is malformed") }
                 databases.append((name, record))
             }
-            if meta.main.entries > 0, !databases.contains(where: { $0.0 == "tiercache.meta" }) {
-                throw Foreign(message: "the store has no tiercache.meta database")
+            if databases.isEmpty, meta.main.entries > 0 {
+                throw Foreign(message: "the store holds \(strangers.first ?? "no tiercache databases")")
+            }
+            if let stranger = strangers.first {
+                throw Damage("the main database holds \(stranger) beside the tier's databases")
             }
             for (name, record) in databases {
                 guard record.flags == 0 else { throw Damage("database \(name) has flags \(record.flags)") }
