@@ -17,7 +17,10 @@ struct InspectCommand: ParsableCommand {
     @Flag(help: "Print JSON instead of text.")
     var json = false
 
-    @Flag(help: "Walk every page and record and report damage, in a child process so that damage the walk misses cannot crash this one. Exits 1 when the store is damaged, 2 when the walk crashed.")
+    @Flag(help: ArgumentHelp(
+        "Walk every page and record and report damage.",
+        discussion: "The walk runs in a child process, so damage it misses cannot crash this one. "
+            + "Exits 1 when the store is damaged, 2 when the walk crashed."))
     var verify = false
 
     /// Set in the child that `--verify` starts: walk here and print JSON.
