@@ -199,6 +199,42 @@ struct LMDBDamageTests {
         #expect(try readMark(directory.url).isEmpty, "the mark is cleared after a check that finished")
     }
 
+    @Test("A process killed while checking leaves its mark, and the next open resets the store rather than checking it again")
+    func killedWhileChecking() throws {
+        let directory = TemporaryDirectory()
+        let populate = try runTiercache(["damage-reader", directory.url.path, "--populate", "--no-sync", "--count", "20000"])
+        try #require(populate.reason == .exit && populate.status == 0, "\(populate)")
+        let markPath = directory.url.appendingPathComponent("tiercache.check").path
+        // Start an opener and kill it the moment its mark is on disk (the check of 20,000 entries
+        // takes long enough in a debug build to be caught; if every attempt finishes first, skip).
+        var killed = false
+        for _ in 0..<20 where !killed {
+            let opener = Process()
+            opener.executableURL = try tiercacheExecutable()
+            opener.arguments = ["damage-reader", directory.url.path, "--count", "0"]
+            opener.standardOutput = FileHandle.nullDevice
+            opener.standardError = FileHandle.nullDevice
+            try opener.run()
+            while opener.isRunning, !killed {
+                if let size = try? FileManager.default.attributesOfItem(atPath: markPath)[.size] as? Int, size > 0 {
+                    kill(opener.processIdentifier, SIGKILL)
+                    killed = true
+                }
+            }
+            opener.waitUntilExit()
+            if killed, opener.terminationReason != .uncaughtSignal { killed = false }  // it had finished after all
+        }
+        guard killed else {
+            print("skipping: the check always finished before it could be interrupted")
+            return
+        }
+        #expect(try readMark(directory.url).hasPrefix("checking pid"))
+        let tier = try LMDBTier(directory: directory.url, capacity: 64 << 20)
+        #expect(tier.didResetDamagedStore && tier.statistics().storeResets == 1)
+        #expect(try tier.usage().entries == 0)
+        #expect(try readMark(directory.url).isEmpty)
+    }
+
     @Test("A mark found while another tier has the store open is not grounds for deleting it under that tier")
     func markWithLiveUserDoesNotReset() throws {
         let directory = TemporaryDirectory()
