@@ -23,6 +23,8 @@ public final class TierCounters: Sendable {
     public let corruptionsRemoved = Atomic<Int>(0)
     /// See ``TierStatistics/errors``.
     public let errors = Atomic<Int>(0)
+    /// See ``TierStatistics/storeResets``.
+    public let storeResets = Atomic<Int>(0)
 
     /// Creates counters at zero.
     public init() {}
@@ -56,6 +58,7 @@ public final class TierCounters: Sendable {
         s.expirations = expirations.load(ordering: .relaxed)
         s.corruptionsRemoved = corruptionsRemoved.load(ordering: .relaxed)
         s.errors = errors.load(ordering: .relaxed)
+        s.storeResets = storeResets.load(ordering: .relaxed)
         s.usage = usage
         return s
     }

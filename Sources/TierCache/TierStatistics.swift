@@ -23,6 +23,9 @@ public struct TierStatistics: Hashable, Sendable {
     public var corruptionsRemoved = 0
     /// Operations that failed with an error (a tiered cache counts these and carries on).
     public var errors = 0
+    /// Times the tier found its store damaged (or left half-checked by a process that died) and
+    /// started it afresh, deleting what it held.
+    public var storeResets = 0
     /// Usage when the snapshot was taken, if the tier could report it.
     public var usage: TierUsage?
 

@@ -41,6 +41,19 @@ extension LMDBTier {
         else {
             throw TierCacheError(.foreignStore, "\(directory.path) holds no TierCache store (no data.mdb)")
         }
+        // LMDB follows whatever page numbers and offsets it finds; check them first, so a damaged
+        // store is reported rather than crashing the inspector.
+        let check = LMDBStoreChecker(dataFile: directory.appendingPathComponent("data.mdb").path)
+            .checkWhileOthersMayWrite(scope: .structure)
+        if let foreign = check.foreign {
+            throw TierCacheError(.foreignStore, "\(directory.path) holds an LMDB database that TierCache did not create (\(foreign))")
+        }
+        if let unreadable = check.unreadable {
+            throw TierCacheError(.storageFailure, "could not check the store at \(directory.path): \(unreadable)")
+        }
+        if let damage = check.damage {
+            throw TierCacheError(.damagedStore, "the store at \(directory.path) is damaged: \(damage)")
+        }
         let environment = try openEnvironment(
             directory: directory, mapSize: nil, durability: .metadataAsync, maxReaders: 126, readOnly: true)
         do {

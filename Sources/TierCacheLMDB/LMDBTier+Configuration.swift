@@ -1,3 +1,4 @@
+import Foundation
 import TierCache
 
 extension LMDBTier {
@@ -18,8 +19,9 @@ extension LMDBTier {
         case none
     }
 
-    /// What opening does with a store whose files are damaged or were written by an
-    /// incompatible format version.
+    /// What opening does with a store whose files are damaged (the check at open finds damage,
+    /// LMDB refuses the file, or a previous process died while checking it) or were written by
+    /// an incompatible format version.
     public enum RecoveryPolicy: Sendable, Hashable {
         /// Delete `data.mdb` and `lock.mdb` and start empty (it is a cache). The default.
         /// ``LMDBTier/didResetDamagedStore`` tells that it happened.
@@ -48,6 +50,10 @@ extension LMDBTier {
         public var name: String
         /// The source of "now" for expiry hints.
         public var clock: CacheClock
+        /// Called (on the opening thread, before the initializer returns) when opening deletes and
+        /// recreates a damaged store, with the directory and the reason: the place to log it.
+        /// The reset is also counted in ``TierStatistics/storeResets``.
+        public var onStoreReset: (@Sendable (_ directory: URL, _ reason: String) -> Void)?
 
         public init(
             capacity: Int,
@@ -57,7 +63,8 @@ extension LMDBTier {
             recovery: RecoveryPolicy = .resetDamagedStore,
             maxReaders: Int = 126,
             name: String = "lmdb",
-            clock: CacheClock = .system
+            clock: CacheClock = .system,
+            onStoreReset: (@Sendable (_ directory: URL, _ reason: String) -> Void)? = nil
         ) {
             self.capacity = capacity
             self.maxEntryFraction = maxEntryFraction
@@ -67,6 +74,7 @@ extension LMDBTier {
             self.maxReaders = maxReaders
             self.name = name
             self.clock = clock
+            self.onStoreReset = onStoreReset
         }
     }
 }

@@ -12,9 +12,11 @@ extension LMDBTier {
     /// Version of the tier's own layout (databases and record format), kept in the store.
     static let layoutVersion: UInt64 = 1
 
-    /// Deletes the store in `directory` (its `data.mdb` and `lock.mdb`), leaving other files and
-    /// the directory itself. Only call it when no process has the store open.
+    /// Deletes the store in `directory` (its `data.mdb` and `lock.mdb`) and clears its "being
+    /// checked" mark, leaving other files and the directory itself. Only call it when no process
+    /// has the store open.
     public static func destroy(directory: URL) throws(TierCacheError) {
+        CheckMarker.clearMark(in: directory)
         for name in fileNames {
             let path = directory.appendingPathComponent(name).path
             guard unlink(path) == 0 || errno == ENOENT else {

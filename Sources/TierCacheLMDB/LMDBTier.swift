@@ -33,6 +33,21 @@ import TierCacheCompression
 /// ``Durability``. Several processes may open one directory at once; LMDB's lock file
 /// serialises their writers. They must all use the same capacity.
 ///
+/// ## Damaged stores
+/// LMDB has no page checksums and follows whatever page numbers and offsets it finds, so a
+/// damaged page can crash any reader. An opener that finds no other tier using the store checks
+/// it before LMDB reads it: it writes a "being checked" mark (a sidecar file, fsynced), walks the
+/// file with bounds-checked reads (meta pages, every branch and leaf page, the extent of every
+/// overflow value, the free lists; see ``verify()``), then steps LMDB through every B-tree, and
+/// clears the mark. Damage the walk finds resets the store (deletes and recreates it, counted in
+/// ``TierStatistics/storeResets``, reported by ``storeResetReason`` and
+/// ``Configuration/onStoreReset``). If LMDB crashes the process anyway, the mark stays, and the
+/// next open resets the store instead of reading it again: a damaged store costs at most one
+/// crash. The sidecar files' `flock`s keep this safe for several processes (a mark being written
+/// by a live process is waited for, never taken for a dead one's). The check costs about one
+/// read of the store's B-tree pages (see the README's reliability section for figures); an open
+/// beside another open tier skips it.
+///
 /// ## Keys
 /// LMDB keys are at most 511 bytes; longer ``CacheKey``s are stored under a prefix and a 128-bit
 /// hash, and the record keeps the full key, so a hash collision is a miss, never a wrong value.
@@ -46,9 +61,15 @@ public final class LMDBTier: LocalCacheTier {
     public let directory: URL
     /// Whether opening found a damaged store and started afresh (see ``RecoveryPolicy``).
     public let didResetDamagedStore: Bool
+    /// Why opening deleted and recreated the store (damage the check found, a check that crashed
+    /// a previous process, or an open LMDB refused), or `nil` when it did not. Also counted in
+    /// ``TierStatistics/storeResets`` and passed to ``Configuration/onStoreReset``.
+    public let storeResetReason: String?
 
-    private let environment: LMDBEnvironment
-    private let codec: ZstdCodec
+    let environment: LMDBEnvironment
+    let codec: ZstdCodec
+    /// Holds the store's users lock while the tier is open (see ``CheckMarker``).
+    private let marker: CheckMarker
     private let capacity: Int
     private let budget: Int
     private let sizeLimit: EntrySizeLimit
@@ -84,24 +105,15 @@ public final class LMDBTier: LocalCacheTier {
         self.sizeLimit = try EntrySizeLimit(fraction: configuration.maxEntryFraction, capacity: configuration.capacity)
         try Self.prepareDirectory(directory)
 
-        var didReset = false
-        func open() throws(TierCacheError) -> LMDBEnvironment {
-            let environment = try Self.openEnvironment(
-                directory: directory, mapSize: configuration.capacity, durability: configuration.durability,
-                maxReaders: configuration.maxReaders, readOnly: false)
-            try Self.checkLayout(of: environment, capacity: configuration.capacity)
-            return environment
+        let opened = try Self.openChecked(directory: directory, configuration: configuration)
+        self.environment = opened.environment
+        self.marker = opened.marker
+        self.didResetDamagedStore = opened.resetReason != nil
+        self.storeResetReason = opened.resetReason
+        if let reason = opened.resetReason {
+            counters.storeResets.add(1, ordering: .relaxed)
+            configuration.onStoreReset?(directory, reason)
         }
-        do {
-            self.environment = try open()
-        } catch let error where configuration.recovery == .resetDamagedStore
-            && (error.code == .damagedStore || error.code == .incompatibleVersion)
-        {
-            try Self.destroy(directory: directory)
-            didReset = true
-            self.environment = try open()
-        }
-        self.didResetDamagedStore = didReset
         self.name = configuration.name
         self.directory = directory
         self.codec = codec

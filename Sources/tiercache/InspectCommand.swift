@@ -17,7 +17,19 @@ struct InspectCommand: ParsableCommand {
     @Flag(help: "Print JSON instead of text.")
     var json = false
 
+    @Flag(help: ArgumentHelp(
+        "Walk every page and record and report damage.",
+        discussion: "The walk runs in a child process, so damage it misses cannot crash this one. "
+            + "Exits 1 when the store is damaged, 2 when the walk crashed."))
+    var verify = false
+
+    /// Set in the child that `--verify` starts: walk here and print JSON.
+    @Flag(help: .hidden)
+    var verifyInThisProcess = false
+
     func run() throws {
+        if verifyInThisProcess { return try verifyHere() }
+        if verify { return try verifyInChild() }
         let report: LMDBInspection
         do {
             report = try LMDBTier.inspect(directory: URL(fileURLWithPath: directory), top: max(0, top))
@@ -44,5 +56,66 @@ struct InspectCommand: ParsableCommand {
                     + "(\(ByteCount.format(entry.originalBytes)) raw)  \(dateFormatter.string(from: entry.storedAt))  \(entry.key.prefix(100))")
             }
         }
+    }
+}
+
+extension InspectCommand {
+    /// The child's side: walk, print the report as JSON.
+    private func verifyHere() throws {
+        let report: LMDBVerification
+        do {
+            report = try LMDBTier.verify(directory: URL(fileURLWithPath: directory))
+        } catch {
+            throw ValidationError("\(error)")
+        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        print(String(decoding: try encoder.encode(report), as: UTF8.self))
+    }
+
+    /// Runs this executable again with `--verify-in-this-process` and reports what it found, or
+    /// that it crashed.
+    private func verifyInChild() throws {
+        let process = Process()
+        process.executableURL = Self.currentExecutable()
+        process.arguments = ["inspect", directory, "--verify-in-this-process"]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        if process.terminationReason == .uncaughtSignal {
+            let message = "the verifier crashed (signal \(process.terminationStatus)) reading \(directory): the store is damaged"
+            if json {
+                print("{\n  \"crashed\" : true,\n  \"signal\" : \(process.terminationStatus)\n}")
+            } else {
+                print(message)
+            }
+            throw ExitCode(2)
+        }
+        guard process.terminationStatus == 0,
+              let report = try? JSONDecoder().decode(LMDBVerification.self, from: data)
+        else { throw ExitCode(process.terminationStatus == 0 ? 1 : process.terminationStatus) }
+        if json {
+            print(String(decoding: data, as: UTF8.self), terminator: "")
+        } else {
+            print("store        \(directory)")
+            print("walked       \(report.pagesWalked) pages of \(ByteCount.format(report.pageSize)) "
+                + "(\(ByteCount.format(report.bytesRead)) read), \(report.freePages) free pages, \(report.entries) entries")
+            print("structure    \(report.structuralDamage.map { "DAMAGED: \($0)" } ?? "sound")")
+            print("records      \(report.damagedRecords == 0 ? "sound" : "\(report.damagedRecords) damaged")")
+            for key in report.damagedRecordKeys { print("  damaged    \(key.prefix(100))") }
+        }
+        if !report.isSound { throw ExitCode(1) }
+    }
+
+    /// This executable's path (`/proc/self/exe` where it exists, so a relative `argv[0]` is fine).
+    static func currentExecutable() -> URL {
+        if FileManager.default.fileExists(atPath: "/proc/self/exe") {
+            if let resolved = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
+                return URL(fileURLWithPath: resolved)
+            }
+        }
+        return Bundle.main.executableURL ?? URL(fileURLWithPath: CommandLine.arguments[0])
     }
 }

@@ -1,0 +1,192 @@
+import CLMDB
+import Foundation
+import TierCache
+import TierCacheCompression
+
+/// What ``LMDBTier/verify()`` or ``LMDBTier/verify(directory:)`` found in a store.
+public struct LMDBVerification: Sendable, Codable, Hashable {
+    /// The first structural damage found (a page LMDB would misread), or `nil`. A store with
+    /// structural damage must not be read by LMDB: opening it resets it (or, with
+    /// ``LMDBTier/RecoveryPolicy/throwError``, throws ``TierCacheError/Code/damagedStore``).
+    public var structuralDamage: String?
+    /// Entry records that fail to decode or verify. Each is a miss, deleted when looked up.
+    public var damagedRecords: Int
+    /// Up to ten keys of damaged records.
+    public var damagedRecordKeys: [String]
+    /// Entry records walked.
+    public var entries: Int
+    /// Pages read: branch, leaf and overflow pages of every B-tree.
+    public var pagesWalked: Int
+    /// Pages on LMDB's free lists.
+    public var freePages: Int
+    /// LMDB's page size.
+    public var pageSize: Int
+    /// Bytes read from `data.mdb`.
+    public var bytesRead: Int
+
+    /// Whether nothing is damaged.
+    public var isSound: Bool { structuralDamage == nil && damagedRecords == 0 }
+}
+
+extension LMDBTier {
+    /// What opening found and did.
+    struct CheckedOpen {
+        var environment: LMDBEnvironment
+        var marker: CheckMarker
+        /// Why the store was deleted and recreated, if it was.
+        var resetReason: String?
+    }
+
+    /// Opens the environment under the "being checked" protocol (see ``CheckMarker``): when no
+    /// other tier has the store open, marks it, checks its structure, opens it with LMDB and
+    /// walks every B-tree through LMDB, then clears the mark. A mark found left behind by a
+    /// process that died means that process crashed checking this store: the store is reset
+    /// (or, with ``RecoveryPolicy/throwError``, reported as damaged) without being read again.
+    static func openChecked(directory: URL, configuration: Configuration) throws(TierCacheError) -> CheckedOpen {
+        let marker = try CheckMarker(directory: directory)
+        func open() throws(TierCacheError) -> LMDBEnvironment {
+            let environment = try Self.openEnvironment(
+                directory: directory, mapSize: configuration.capacity, durability: configuration.durability,
+                maxReaders: configuration.maxReaders, readOnly: false)
+            try Self.checkLayout(of: environment, capacity: configuration.capacity)
+            return environment
+        }
+        let path = directory.path
+        switch marker.situation {
+        case .shared(let stale?):
+            throw TierCacheError(
+                .damagedStore,
+                "a process died while checking the store at \(path) (\(stale)); other processes still have it open, "
+                    + "so it cannot be reset now")
+        case .shared(nil):
+            // Whoever opened it first checked it, and it is in use: not at rest to walk or reset.
+            let environment = try open()
+            marker.finishOpening()
+            return CheckedOpen(environment: environment, marker: marker, resetReason: nil)
+        case .alone(let stale):
+            var resetReason: String?
+            if let stale {
+                guard configuration.recovery == .resetDamagedStore else {
+                    throw TierCacheError(
+                        .damagedStore, "a process died while checking the store at \(path) (\(stale)); it may crash readers")
+                }
+                try destroy(directory: directory)
+                resetReason = "a process died while checking the store (\(stale))"
+            }
+            marker.mark()
+            do throws(TierCacheError) {
+                let dataFile = directory.appendingPathComponent("data.mdb").path
+                if FileManager.default.fileExists(atPath: dataFile) {
+                    let report = LMDBStoreChecker(dataFile: dataFile).check(scope: .structure)
+                    if let unreadable = report.unreadable {
+                        throw TierCacheError(.storageFailure, "could not check the store at \(path): \(unreadable)")
+                    }
+                    if let foreign = report.foreign {
+                        throw TierCacheError(
+                            .foreignStore, "\(path) holds an LMDB database that TierCache did not create (\(foreign)); choose another directory")
+                    }
+                    if let damage = report.damage {
+                        guard configuration.recovery == .resetDamagedStore else {
+                            throw TierCacheError(.damagedStore, "the store at \(path) is damaged: \(damage)")
+                        }
+                        try destroy(directory: directory)
+                        resetReason = "the store was damaged: \(damage)"
+                    }
+                }
+                let environment: LMDBEnvironment
+                do {
+                    environment = try open()
+                } catch let error where configuration.recovery == .resetDamagedStore
+                    && (error.code == .damagedStore || error.code == .incompatibleVersion)
+                {
+                    try destroy(directory: directory)
+                    resetReason = "LMDB could not open the store: \(error.message)"
+                    environment = try open()
+                }
+                // Under the mark: if LMDB itself trips over something the check missed, it does
+                // so here, once, and the next open resets the store instead of crashing again.
+                try environment.readEveryPage()
+                marker.clear()
+                marker.finishOpening()
+                return CheckedOpen(environment: environment, marker: marker, resetReason: resetReason)
+            } catch {
+                // Thrown, not crashed: the mark must not make the next open reset the store.
+                marker.clear()
+                throw error
+            }
+        }
+    }
+
+    /// Walks every page and every record of the open store and reports damage, without changing
+    /// anything. Safe to call while other processes use the store: the walk reads the snapshot of
+    /// one read transaction, bounds-checking every access, so damage is reported rather than
+    /// followed.
+    ///
+    /// Cost: reads the whole used part of `data.mdb` and decodes every entry (a full scan).
+    public func verify() throws(TierCacheError) -> LMDBVerification {
+        let dataFile = directory.appendingPathComponent("data.mdb").path
+        let codec = codec
+        do {
+            return try environment.read { txn in
+                let report = LMDBStoreChecker(dataFile: dataFile).check(scope: .records(codec), transactionID: UInt64(mdb_txn_id(txn.txn)))
+                if let unreadable = report.unreadable {
+                    throw TierCacheError(.storageFailure, "could not check the store at \(directory.path): \(unreadable)")
+                }
+                return LMDBVerification(report)
+            }
+        } catch let error as TierCacheError {
+            throw error
+        } catch {
+            throw TierCacheError(.storageFailure, "could not verify the store at \(directory.path)", underlying: "\(error)")
+        }
+    }
+
+    /// Walks every page and every record of the store in `directory` without opening it with
+    /// LMDB, and reports damage. Changes nothing. Meant for a store no process is writing (a
+    /// concurrent writer can make a sound store look damaged); ``verify()`` on an open tier reads
+    /// a consistent snapshot instead.
+    ///
+    /// - Throws: ``TierCacheError/Code/foreignStore`` when there is no TierCache store there.
+    public static func verify(directory: URL) throws(TierCacheError) -> LMDBVerification {
+        let dataFile = directory.appendingPathComponent("data.mdb").path
+        guard FileManager.default.fileExists(atPath: dataFile) else {
+            throw TierCacheError(.foreignStore, "\(directory.path) holds no TierCache store (no data.mdb)")
+        }
+        guard let codec = ZstdCodec(level: 1) else { throw TierCacheError(.storageFailure, "zstd is unavailable") }
+        let report = LMDBStoreChecker(dataFile: dataFile).checkWhileOthersMayWrite(scope: .records(codec))
+        if let foreign = report.foreign {
+            throw TierCacheError(.foreignStore, "\(directory.path) holds an LMDB database that TierCache did not create (\(foreign))")
+        }
+        if let unreadable = report.unreadable {
+            throw TierCacheError(.storageFailure, "could not check the store at \(directory.path): \(unreadable)")
+        }
+        return LMDBVerification(report)
+    }
+}
+
+extension LMDBVerification {
+    init(_ report: LMDBStoreChecker.Report) {
+        self.init(
+            structuralDamage: report.damage, damagedRecords: report.damagedRecords, damagedRecordKeys: report.damagedRecordKeys,
+            entries: report.entries, pagesWalked: report.pagesWalked, freePages: report.freePages, pageSize: report.pageSize,
+            bytesRead: report.bytesRead)
+    }
+}
+
+extension LMDBEnvironment {
+    /// Steps a cursor through every B-tree (free pages, main, and the tier's four databases), so
+    /// LMDB visits every branch and leaf page a lookup or a write could reach.
+    func readEveryPage() throws(TierCacheError) {
+        do {
+            try read { txn in
+                for dbi in [MDB_dbi(0), MDB_dbi(1), meta, entries, ticks, recency] {
+                    try txn.forEach(dbi) { _, _ in }
+                }
+            }
+        } catch let error as TierCacheError {
+            throw error
+        } catch {
+            throw TierCacheError(.storageFailure, "could not read the store at \(path)", underlying: "\(error)")
+        }
+    }
+}
