@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Testing
 import TierCache
 import TierCacheLMDB
@@ -358,7 +357,7 @@ struct LMDBDamageTests {
 
 /// Reasons passed to `onStoreReset`, collected from whichever thread calls it.
 final class Reasons: Sendable {
-    private let storage = Mutex<[String]>([])
+    private let storage = Locked<[String]>([])
     func append(_ reason: String) { storage.withLock { $0.append(reason) } }
     var all: [String] { storage.withLock { $0 } }
 }
