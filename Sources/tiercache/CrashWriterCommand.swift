@@ -14,10 +14,16 @@ struct CrashWriterCommand: ParsableCommand {
     @Argument var directory: String
     @Option var capacity = 64 << 20
     @Option var count = 1_000_000
+    @Option(help: "The first entry's number (scripts/crash-loop continues where the last run stopped).")
+    var start = 0
 
     func run() throws {
         let tier = try LMDBTier(directory: URL(fileURLWithPath: directory), capacity: capacity)
-        for index in 0..<count {
+        // The kill loop kills only after this line: a kill while the store is being checked at
+        // open resets it by design (see LMDBTier's "Damaged stores"), which is not what it tests.
+        FileHandle.standardOutput.write(Data("opened\n".utf8))
+        guard start >= 0, count >= 0, start <= Int.max - count else { throw ValidationError("--start and --count must be non-negative") }
+        for index in start..<(start + count) {
             let outcome = try tier.store(
                 CacheEntry(value: Self.value(index), storedAt: Date(timeIntervalSince1970: Double(index))),
                 forKey: try CacheKey("entry-\(index)"))
