@@ -20,7 +20,7 @@ struct CrashCheckCommand: ParsableCommand {
     func run() throws {
         let tier = try LMDBTier(directory: URL(fileURLWithPath: directory), capacity: capacity)
         if tier.didResetDamagedStore {
-            throw ValidationError("the store was reset at open: \(tier.storeResetReason ?? "no reason given")")
+            throw CrashCheckFailure(description: "the store was reset at open: \(tier.storeResetReason ?? "no reason given")")
         }
         var missing: [Int] = []
         var wrong: [Int] = []
@@ -32,9 +32,14 @@ struct CrashCheckCommand: ParsableCommand {
             if entry.value != CrashWriterCommand.value(index) { wrong.append(index) }
         }
         guard missing.isEmpty, wrong.isEmpty else {
-            throw ValidationError(
+            throw CrashCheckFailure(description:
                 "of entries 0...\(through): \(missing.count) missing (first \(missing.prefix(5))), \(wrong.count) with another value (first \(wrong.prefix(5)))")
         }
         print("checked \(through + 1) entries: all present, all equal")
     }
+}
+
+/// A check that found entries missing or changed (an error, not a usage mistake: no usage text).
+struct CrashCheckFailure: Error, CustomStringConvertible {
+    let description: String
 }
