@@ -218,7 +218,7 @@ public final class LMDBTier: LocalCacheTier {
     private func insert(_ record: [UInt8], under key: StorageKey) throws {
         let cost = accountedBytes(keyCount: key.bytes.count, recordCount: record.count)
         var extraToFree = max(cost, capacity / 32)
-        for _ in 0..<12 {
+        for attempt in 0..<12 {
             do {
                 let evicted = try environment.write { txn -> Int in
                     var state = try txn.writeState()
@@ -244,8 +244,15 @@ public final class LMDBTier: LocalCacheTier {
                 // fragmentation or pages pinned by readers. Pages freed in a transaction are only
                 // reusable after it commits, so evict in a transaction of its own, then retry,
                 // freeing more each time.
-                try evictCommitted(until: budget - cost - extraToFree)
+                do {
+                    try evictCommitted(until: budget - cost - extraToFree)
+                } catch is LMDBEnvironment.MapFull {
+                    // Even the eviction found no page to write: readers (here or in other
+                    // processes) hold snapshots that pin the freed pages. They are short, so wait
+                    // for them, below.
+                }
                 extraToFree *= 2
+                MapFullBackoff.wait(attempt: attempt, environment: environment)
             }
         }
         throw TierCacheError(
@@ -254,8 +261,9 @@ public final class LMDBTier: LocalCacheTier {
     }
 
     /// Evicts until the accounted bytes are at most `target`, in a transaction of its own.
+    /// Throws ``LMDBEnvironment/MapFull`` when even that found no page to write.
     private func evictCommitted(until target: Int) throws {
-        let evicted = try write { txn -> Int in
+        let evicted = try environment.write { txn -> Int in
             var state = try txn.writeState()
             let evicted = try evict(in: txn, state: &state, until: max(0, target))
             try txn.setWriteState(state)
@@ -307,7 +315,14 @@ public final class LMDBTier: LocalCacheTier {
     }
 
     /// The bytes an entry takes in the map: its leaf node or overflow pages, plus its rows in the
-    /// tick and recency databases.
+    /// tick and recency databases, each leaf row scaled by how full leaf pages are on average.
+    ///
+    /// Leaf pages are not full: a B-tree filled in random key order keeps its leaves about ln 2
+    /// (69%) full (Yao, "On random 2-3 trees", 1978), a page holds whole nodes only, and the
+    /// recency index, filled in increasing tick order and split in the middle by LMDB, is about
+    /// half full. Counting only the rows' own
+    /// bytes let a store of random keys fill its map at 65% of the budget, and then even an
+    /// eviction found no page to write (the many-writers test found it).
     private func accountedBytes(keyCount: Int, recordCount: Int) -> Int {
         let pageSize = environment.pageSize
         let nodeHeader = 8, pointer = 2
@@ -317,12 +332,20 @@ public final class LMDBTier: LocalCacheTier {
         let entryBytes: Int
         if node > nodeMax {
             let overflowPages = (recordCount + 16 + pageSize - 1) / pageSize
-            entryBytes = nodeHeader + keyCount + 8 + pointer + overflowPages * pageSize
+            entryBytes = Self.leafShare(nodeHeader + keyCount + 8 + pointer, fill: 69) + overflowPages * pageSize
         } else {
-            entryBytes = node + pointer
+            // Pages hold whole nodes: of nodes of a few hundred bytes and more, a page ~69% full
+            // holds only so many (a 1.2 KB node: two to a 4 KiB page, so 2 KiB each, as measured).
+            let perPage = max(1, (pageSize - 16) * 69 / (100 * (node + pointer)))
+            entryBytes = max(Self.leafShare(node + pointer, fill: 69), pageSize / perPage)
         }
         let indexRow = nodeHeader + keyCount + 8 + pointer
-        return entryBytes + 2 * indexRow
+        return entryBytes + Self.leafShare(indexRow, fill: 69) + Self.leafShare(indexRow, fill: 50)
+    }
+
+    /// The page bytes a leaf row of `bytes` takes in leaves `fill` percent full on average.
+    private static func leafShare(_ bytes: Int, fill: Int) -> Int {
+        (bytes * 100 + fill - 1) / fill
     }
 
     // MARK: Removing
@@ -354,9 +377,17 @@ public final class LMDBTier: LocalCacheTier {
     /// by evicting and retrying like a store.
     private func write<T>(_ body: (Transaction) throws -> T) throws -> T {
         do {
-            return try environment.write(body)
-        } catch is LMDBEnvironment.MapFull {
-            throw TierCacheError(.storageFailure, "the store at \(directory.path) is full")
+            for attempt in 0..<8 {
+                do {
+                    return try environment.write(body)
+                } catch is LMDBEnvironment.MapFull {
+                    // Readers pin the pages the deletion needs; try to free some, then wait for them.
+                    try? evictCommitted(until: max(0, budget - capacity / 16))
+                    MapFullBackoff.wait(attempt: attempt, environment: environment)
+                }
+            }
+            throw TierCacheError(
+                .storageFailure, "the store at \(directory.path) stayed full; a long-running reader may be pinning its pages")
         } catch let error as TierCacheError {
             throw error
         } catch {
