@@ -22,12 +22,18 @@ public enum RefusalReason: Hashable, Sendable, CustomStringConvertible {
     case policy(StoragePolicy)
     /// The entry's expiry hint has already passed.
     case alreadyExpired
+    /// The tier's storage has no room left that eviction could make: the file system is full
+    /// (`ENOSPC`), over quota (`EDQUOT`) or over the process's file-size limit (`EFBIG`), or the
+    /// store's map stayed full after evicting. Entries already stored stay readable, and the tier
+    /// stores again by itself once space returns. `detail` says which.
+    case outOfSpace(detail: String)
 
     public var description: String {
         switch self {
         case .tooLarge(let size, let limit): "too large: \(size) bytes stored, limit \(limit)"
         case .policy(let policy): "storage policy \(policy) excludes this tier"
         case .alreadyExpired: "already expired"
+        case .outOfSpace(let detail): "out of space: \(detail)"
         }
     }
 }

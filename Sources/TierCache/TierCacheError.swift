@@ -9,7 +9,7 @@ public struct TierCacheError: Error, Hashable, CustomStringConvertible, Sendable
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
             case invalidKey, invalidConfiguration, notADirectory, permissionDenied
-            case diskFull, damagedStore, foreignStore, incompatibleVersion, storageFailure
+            case diskFull, mapFull, damagedStore, foreignStore, incompatibleVersion, storageFailure
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -22,8 +22,12 @@ public struct TierCacheError: Error, Hashable, CustomStringConvertible, Sendable
         public static let notADirectory = Code(.notADirectory)
         /// The process may not read or write the tier's files.
         public static let permissionDenied = Code(.permissionDenied)
-        /// The file system has no space left; the entry was not stored.
+        /// The file system has no space left (or the quota or the process's file-size limit is
+        /// reached); the entry was not stored.
         public static let diskFull = Code(.diskFull)
+        /// A store's fixed-size map stayed full after evicting (readers held on to the pages
+        /// eviction freed); the entry was not stored.
+        public static let mapFull = Code(.mapFull)
         /// The tier's files exist but are damaged; see the tier's recovery options.
         public static let damagedStore = Code(.damagedStore)
         /// The directory holds a database that TierCache did not create; it is left untouched.

@@ -17,6 +17,8 @@ public final class TierCounters: Sendable {
     public let refusedTooLarge = Atomic<Int>(0)
     /// See ``TierStatistics/refusedExpired``.
     public let refusedExpired = Atomic<Int>(0)
+    /// See ``TierStatistics/refusedOutOfSpace``.
+    public let refusedOutOfSpace = Atomic<Int>(0)
     /// See ``TierStatistics/expirations``.
     public let expirations = Atomic<Int>(0)
     /// See ``TierStatistics/corruptionsRemoved``.
@@ -42,6 +44,7 @@ public final class TierCounters: Sendable {
         case .stored: stores.add(1, ordering: .relaxed)
         case .refused(.tooLarge): refusedTooLarge.add(1, ordering: .relaxed)
         case .refused(.alreadyExpired): refusedExpired.add(1, ordering: .relaxed)
+        case .refused(.outOfSpace): refusedOutOfSpace.add(1, ordering: .relaxed)
         case .refused(.policy): break  // counted by the tiered cache, which decides it
         }
     }
@@ -55,6 +58,7 @@ public final class TierCounters: Sendable {
         s.evictions = evictions.load(ordering: .relaxed)
         s.refusedTooLarge = refusedTooLarge.load(ordering: .relaxed)
         s.refusedExpired = refusedExpired.load(ordering: .relaxed)
+        s.refusedOutOfSpace = refusedOutOfSpace.load(ordering: .relaxed)
         s.expirations = expirations.load(ordering: .relaxed)
         s.corruptionsRemoved = corruptionsRemoved.load(ordering: .relaxed)
         s.errors = errors.load(ordering: .relaxed)

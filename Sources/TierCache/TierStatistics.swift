@@ -17,6 +17,8 @@ public struct TierStatistics: Hashable, Sendable {
     public var refusedByPolicy = 0
     /// Entries refused because their expiry hint had already passed.
     public var refusedExpired = 0
+    /// Stores refused because the storage had no room left (``RefusalReason/outOfSpace(detail:)``).
+    public var refusedOutOfSpace = 0
     /// Entries dropped because their expiry hint passed.
     public var expirations = 0
     /// Entries that failed to decode or verify, were treated as misses and deleted.

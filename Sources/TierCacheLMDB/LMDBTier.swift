@@ -204,8 +204,15 @@ public final class LMDBTier: LocalCacheTier {
         } else {
             let record = StoredRecord.encode(entry, fullKey: storageKey.fullKey, codec: codec)
             if sizeLimit.admits(record.count) {
-                try insert(record, under: storageKey)
-                outcome = .stored
+                do {
+                    try insert(record, under: storageKey)
+                    outcome = .stored
+                } catch let error as TierCacheError where error.code == .diskFull || error.code == .mapFull {
+                    // A full disk (or a map that stayed full) refuses this write; what is stored
+                    // stays readable, and the next store tries again. The old entry goes if it can.
+                    outcome = .refused(.outOfSpace(detail: error.message))
+                    try? removeEntry(storageKey)
+                }
             } else {
                 outcome = .refused(.tooLarge(size: record.count, limit: sizeLimit.maxBytes))
                 try removeEntry(storageKey)
@@ -256,7 +263,7 @@ public final class LMDBTier: LocalCacheTier {
             }
         }
         throw TierCacheError(
-            .storageFailure,
+            .mapFull,
             "the store at \(directory.path) stayed full after evicting; a long-running reader may be pinning its pages")
     }
 

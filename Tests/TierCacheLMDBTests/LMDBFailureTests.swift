@@ -91,26 +91,7 @@ struct LMDBFailureTests {
         #expect(try tier.entry(forKey: key("other"))?.value == [7])
     }
 
-    @Test("A full disk is a typed error, and the tier keeps working after")
-    func diskFull() throws {
-        guard let mount = TemporaryMount.make(sizeKiB: 512) else {
-            print("skipping: cannot mount a small tmpfs here (needs root) to fill a disk")
-            return
-        }
-        let tier = try LMDBTier(directory: mount.url.appendingPathComponent("cache"), configuration: .init(capacity: 8 << 20, durability: .full))
-        var sawDiskFull = false
-        for index in 0..<200 {
-            do {
-                _ = try tier.store(entry(incompressible(100_000, seed: UInt64(index))), forKey: key("k\(index)"))
-            } catch let error as TierCacheError {
-                #expect(error.code == .diskFull, "\(error)")
-                sawDiskFull = true
-                break
-            }
-        }
-        #expect(sawDiskFull)
-        #expect(try tier.entry(forKey: key("k0"))?.value == incompressible(100_000, seed: 0))
-    }
+    // A full disk: LMDBDiskFullTests.
 
     @Test("A read-only file system is a permission error")
     func readOnlyFileSystem() throws {

@@ -11,12 +11,16 @@ enum LMDBStatus {
 
     static func error(_ code: Int32, _ what: String, path: String) -> TierCacheError {
         let underlying = "\(message(code)) [\(code)]"
-        // LMDB reports a short write (what a full file system gives a large write) as EIO.
+        // LMDB reports a short write (what a full file system, or the file-size limit, gives a
+        // large write) as EIO.
         if code == EIO, isFileSystemNearlyFull(path) {
             return TierCacheError(.diskFull, "\(what) failed: no space left for \(path)", underlying: underlying)
         }
+        if code == EIO, isAtFileSizeLimit(path) {
+            return TierCacheError(.diskFull, "\(what) failed: the store reached the process's file-size limit (RLIMIT_FSIZE)", underlying: underlying)
+        }
         switch code {
-        case ENOSPC, EDQUOT:
+        case ENOSPC, EDQUOT, EFBIG:
             return TierCacheError(.diskFull, "\(what) failed: no space left for \(path)", underlying: underlying)
         case EACCES, EPERM, EROFS:
             return TierCacheError(.permissionDenied, "\(what) failed: no permission to write \(path)", underlying: underlying)
@@ -30,6 +34,20 @@ enum LMDBStatus {
         default:
             return TierCacheError(.storageFailure, "\(what) failed for \(path)", underlying: underlying)
         }
+    }
+
+    /// Whether the store's data file is within 1 MiB of the process's file-size limit.
+    private static func isAtFileSizeLimit(_ path: String) -> Bool {
+        #if os(Linux)
+        var limit = rlimit()
+        // RLIM_INFINITY is all bits set.
+        guard getrlimit(Int32(RLIMIT_FSIZE.rawValue), &limit) == 0, limit.rlim_cur != rlim_t.max else { return false }
+        var status = stat()
+        guard stat(path + "/data.mdb", &status) == 0 else { return false }
+        return UInt64(status.st_size) + (1 << 20) >= UInt64(limit.rlim_cur)
+        #else
+        return false
+        #endif
     }
 
     /// Whether the file system holding `path` has less than 1 MiB free for this user.

@@ -1,0 +1,71 @@
+import Foundation
+import Testing
+import TierCache
+import TierCacheLMDB
+
+/// A store on a full disk: the write that does not fit is refused with
+/// `RefusalReason.outOfSpace` (typed and counted), what is stored stays readable, and the same
+/// tier stores again once space returns.
+@Suite("LMDBTier on a full disk")
+struct LMDBDiskFullTests {
+    @Test("On a real 3 MiB file system (tmpfs): ENOSPC refuses the store, stored entries read back, freed space is used again")
+    func tmpfs() throws {
+        guard let mount = TemporaryMount.make(sizeKiB: 3 << 10) else {
+            print("disk-full test: no tmpfs could be mounted here (needs root); the RLIMIT_FSIZE test covers a full disk instead")
+            return
+        }
+        print("disk-full test: ran on a tmpfs of 3 MiB")
+        // Ballast to delete later, when the test gives space back.
+        let ballast = mount.url.appendingPathComponent("ballast")
+        try Data(count: 1 << 20).write(to: ballast)
+
+        // The capacity (16 MiB) is over the file system's size: the disk, not the tier, is the limit.
+        let tier = try LMDBTier(directory: mount.url.appendingPathComponent("store"), configuration: .init(capacity: 16 << 20, durability: .full))
+        var stored: [Int] = []
+        var refusal: String?
+        for index in 0..<200 {
+            let outcome = try tier.store(entry(incompressible(32 << 10, seed: UInt64(index + 1))), forKey: key("full-\(index)"))
+            if case .refused(.outOfSpace(let detail)) = outcome {
+                refusal = detail
+                break
+            }
+            try #require(outcome == .stored, "entry \(index): \(outcome)")
+            stored.append(index)
+        }
+        let detail = try #require(refusal, "3 MiB filled without a refusal")
+        #expect(detail.contains("no space left"))
+        #expect(stored.count > 10)
+        #expect(tier.statistics().refusedOutOfSpace == 1)
+        for index in stored {
+            #expect(try tier.entry(forKey: key("full-\(index)"))?.value == incompressible(32 << 10, seed: UInt64(index + 1)))
+        }
+
+        try FileManager.default.removeItem(at: ballast)
+        let again = try tier.store(entry(Array("back".utf8)), forKey: key("after"))
+        #expect(again == .stored, "the same tier stores again once space returns")
+        #expect(try tier.entry(forKey: key("after"))?.value == Array("back".utf8))
+    }
+
+    @Test("Over RLIMIT_FSIZE (EFBIG, reported by LMDB as a short write): refused, readable, and storing again once the limit is lifted")
+    func fileSizeLimit() throws {
+        #if os(Linux)
+        let directory = TemporaryDirectory()
+        let process = Process()
+        process.executableURL = try tiercacheExecutable()
+        process.arguments = ["disk-full-probe", directory.url.appendingPathComponent("store").path, "--file-size-limit", String(2 << 20)]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        print("disk-full test: ran under RLIMIT_FSIZE of 2 MiB in a child process: \(text)", terminator: "")
+        #expect(process.terminationStatus == 0, "\(text)")
+        let fields = LMDBManyWritersTests.fields(text)
+        let stored = try #require(fields["stored"], "\(text)")
+        #expect(stored > 10 && fields["readBack"] == stored, "\(text)")
+        #expect(fields["refusedOutOfSpace"] == 1)
+        #expect(text.contains("file-size limit") && text.contains("afterLimitLifted=stored"), "\(text)")
+        #endif
+    }
+}
