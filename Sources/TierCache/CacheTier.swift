@@ -21,9 +21,11 @@
 /// (relaxed counters), and approximate LRU (batching access-time updates, sampling).
 ///
 /// ## Errors
-/// Methods throw ``TierCacheError`` when the storage itself fails (a full disk, a lost
-/// connection, a damaged file it cannot recover from). A miss is `nil`, not an error; a refusal
-/// is a ``StoreOutcome``, not an error. ``TieredCache`` counts a tier's errors and carries on with
+/// Methods throw ``TierCacheError`` when the storage itself fails (a lost connection, a damaged
+/// file it cannot recover from). A miss is `nil`, not an error; a refusal is a ``StoreOutcome``,
+/// not an error: a tier whose storage has no room (a full disk or quota) should refuse with
+/// ``RefusalReason/outOfSpace(detail:)``, keep what it holds, and take stores again once space
+/// returns. ``TieredCache`` counts a tier's errors and carries on with
 /// the other tiers, so one failing tier degrades the cache rather than breaking it.
 ///
 /// ## Synchronous and asynchronous tiers

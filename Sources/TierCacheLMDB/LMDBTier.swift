@@ -12,7 +12,19 @@ import TierCacheCompression
 /// page size, and its two index rows) and keeps that sum under ``fillLimit`` of capacity,
 /// evicting least-recently-used entries in the same transaction as the store. The remainder is
 /// room for LMDB's branch pages, copy-on-write and pages pinned by readers. If LMDB still reports
-/// a full map, the tier evicts more and retries: callers never see `MDB_MAP_FULL`.
+/// a full map, the tier evicts more and retries (waiting briefly for readers that pin freed
+/// pages): callers never see `MDB_MAP_FULL`; a map that stays full (a long-running reader
+/// pinning pages) refuses the entry with ``RefusalReason/outOfSpace(detail:)``.
+///
+/// ## A full disk
+/// When the file system is full (`ENOSPC`), the quota is used up (`EDQUOT`) or the process's
+/// file-size limit is reached (`EFBIG`), a store is refused with
+/// ``RefusalReason/outOfSpace(detail:)`` and counted in ``TierStatistics/refusedOutOfSpace``:
+/// entries already stored stay readable (nothing is evicted to make room: LMDB never shrinks its
+/// file), and stores succeed again as soon as space returns, without reopening. A lookup that
+/// cannot delete an expired or damaged record for lack of space is still a plain miss. A process
+/// that lowers `RLIMIT_FSIZE` must ignore `SIGXFSZ` (`signal(SIGXFSZ, SIG_IGN)`), whose default
+/// action kills it; the tier installs no signal handlers of its own.
 ///
 /// ## Recency
 /// Lookups run in read-only transactions and note accesses in memory; the next store applies
@@ -158,7 +170,14 @@ public final class LMDBTier: LocalCacheTier {
             return nil
         case .unusable(let expired):
             counters.misses.add(1, ordering: .relaxed)
-            if try removeIfUnusable(storageKey, now: now) {
+            // Deleting is tidying up: on a full disk the answer is still a miss, not an error.
+            let removed: Bool
+            do {
+                removed = try removeIfUnusable(storageKey, now: now)
+            } catch let error as TierCacheError where error.code == .diskFull || error.code == .mapFull {
+                removed = false
+            }
+            if removed {
                 if expired {
                     counters.expirations.add(1, ordering: .relaxed)
                 } else {
@@ -364,9 +383,13 @@ public final class LMDBTier: LocalCacheTier {
     private func removeEntry(_ key: StorageKey) throws {
         accessLog.forget(key.bytes)
         try write { txn in
-            var state = try txn.writeState()
-            try key.bytes.withUnsafeBytes { try removeRecord($0, in: txn, state: &state) }
-            try txn.setWriteState(state)
+            try key.bytes.withUnsafeBytes { keyBytes in
+                // Removing an absent key writes nothing, so it cannot fail on a full disk.
+                guard try txn.get(environment.entries, keyBytes) != nil || txn.get(environment.ticks, keyBytes) != nil else { return }
+                var state = try txn.writeState()
+                try removeRecord(keyBytes, in: txn, state: &state)
+                try txn.setWriteState(state)
+            }
         }
     }
 

@@ -68,4 +68,52 @@ struct LMDBDiskFullTests {
         #expect(text.contains("file-size limit") && text.contains("afterLimitLifted=stored"), "\(text)")
         #endif
     }
+
+    @Test("A map that stays full while another process's reader pins its pages refuses as outOfSpace, and takes stores again once the reader ends")
+    func mapStaysFull() throws {
+        let directory = TemporaryDirectory()
+        let tier = try LMDBTier(directory: directory.url, configuration: .init(capacity: 1 << 20, durability: .none))
+        for index in 0..<15 {
+            #expect(try tier.store(entry(incompressible(40_000, seed: UInt64(index))), forKey: key("k\(index)")) == .stored)
+        }
+        let reader = Process()
+        reader.executableURL = try tiercacheExecutable()
+        reader.arguments = ["hold-reader", directory.url.path]
+        let input = Pipe(), output = Pipe()
+        reader.standardInput = input
+        reader.standardOutput = output
+        try reader.run()
+        // The child says when its read transaction is open: from then on no page of the snapshot
+        // it reads, nor any freed after it, can be reused.
+        var said = ""
+        while !said.contains("reading") {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            said += String(decoding: chunk, as: UTF8.self)
+        }
+        try #require(said.contains("reading"), "hold-reader did not start: \(said)")
+
+        // 15 entries of 40 kB pin about 600 kB of the 1 MiB map, so the map fills within a
+        // dozen more stores, however many entries the tier evicts.
+        var refusal: StoreOutcome?
+        var index = 15
+        while index < 100, refusal == nil {
+            let outcome = try tier.store(entry(incompressible(40_000, seed: UInt64(index))), forKey: key("k\(index)"))
+            if outcome != .stored { refusal = outcome }
+            index += 1
+        }
+        if case .refused(.outOfSpace(let detail)) = refusal {
+            #expect(detail.contains("stayed full"), "\(detail)")
+        } else {
+            Issue.record("expected an out-of-space refusal, got \(String(describing: refusal))")
+        }
+        #expect(tier.statistics().refusedOutOfSpace == 1)
+        #expect(try tier.usage().bytes <= 1 << 20)
+
+        try input.fileHandleForWriting.close()
+        reader.waitUntilExit()
+        #expect(reader.terminationStatus == 0)
+        #expect(try tier.store(entry(incompressible(40_000, seed: 1_000)), forKey: key("after")) == .stored)
+        #expect(try tier.entry(forKey: key("after"))?.value == incompressible(40_000, seed: 1_000))
+    }
 }
