@@ -109,6 +109,39 @@ struct KeyedQueues<Key: Hashable, Value> {
         return tail < 0 ? nil : tail
     }
 
+    /// The newest node of `queue`, if any.
+    @inline(__always) func head(_ queue: UInt8) -> Slot? {
+        let head = heads[Int(queue)]
+        return head < 0 ? nil : head
+    }
+
+    /// The neighbour of `slot` towards the head (newer end) of its queue, if any.
+    @inline(__always) func newer(than slot: Slot) -> Slot? {
+        let link = nodes[Int(slot)].previous
+        return link < 0 ? nil : link
+    }
+
+    /// The neighbour of `slot` towards the tail (older end) of its queue, if any.
+    @inline(__always) func older(than slot: Slot) -> Slot? {
+        let link = nodes[Int(slot)].next
+        return link < 0 ? nil : link
+    }
+
+    /// Inserts a node that is in no queue at the tail (oldest end) of `queue`.
+    @inline(__always)
+    mutating func pushTail(_ slot: Slot, _ queue: UInt8) {
+        let id = Int(slot)
+        let q = Int(queue)
+        let oldTail = tails[q]
+        nodes[id].queue = queue
+        nodes[id].next = Self.nil32
+        nodes[id].previous = oldTail
+        if oldTail >= 0 { nodes[Int(oldTail)].next = slot } else { heads[q] = slot }
+        tails[q] = slot
+        counts[q] += 1
+        weights[q] += nodes[id].cost
+    }
+
     /// Inserts a node that is in no queue at the head of `queue`.
     @inline(__always)
     mutating func pushHead(_ slot: Slot, _ queue: UInt8) {

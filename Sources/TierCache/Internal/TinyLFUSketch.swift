@@ -1,32 +1,42 @@
-/// TinyLFU's popularity estimate for the memory tier's W-TinyLFU: the simulator's
-/// `FrequencySketch`, rule for rule, over a 64-bit key hash the caller supplies (the simulator
-/// hashes its object ids; the tier hashes keys once, when they are stored).
+/// TinyLFU's popularity estimate, shared by the memory tier's W-TinyLFU and the simulator's
+/// (`package` access), over a 64-bit key hash the caller supplies: the simulator hashes its
+/// object ids with ``mix(_:_:)``; the tier hashes keys once, when they are stored.
 ///
 /// A count-min sketch of 4-bit counters behind a "doorkeeper" Bloom filter: a key's first
 /// occurrence only sets its doorkeeper bits, later ones increment the counters, so one-hit
 /// wonders never occupy counters. After `sampleSize` increments every counter is halved and the
-/// doorkeeper cleared, so the estimate follows a changing workload.
-struct TinyLFUSketch {
-    private var table: [UInt64]       // 16 four-bit counters per word
-    private var tableMask: Int
-    private var doorkeeper: [UInt64]  // a Bloom filter, 2 bits per key
-    private var doorkeeperMask: Int
-    /// The increments between two agings; the hill climber's sample size too.
-    private(set) var sampleSize: Int
-    private var additions = 0
-    /// The entry count the sketch is sized for.
-    private(set) var expectedObjects: Int
+/// doorkeeper cleared, so the estimate follows a changing workload. Its size and sample follow
+/// Caffeine's `FrequencySketch.ensureCapacity` (see there).
+package struct TinyLFUSketch {
+    package init() {}
 
-    /// - Parameter expectedObjects: how many entries the cache holds; sizes the sketch (at least 16).
-    init(expectedObjects: Int) {
-        self.expectedObjects = max(expectedObjects, 16)
-        let counters = Self.powerOfTwo(atLeast: self.expectedObjects)
-        table = [UInt64](repeating: 0, count: counters / 16 * 4)
+    private var table: [UInt64] = []       // 16 four-bit counters per word
+    private var tableMask = 0
+    private var doorkeeper: [UInt64] = []  // a Bloom filter, 2 bits per key
+    private var doorkeeperMask = 0
+    /// The increments between two agings; the hill climber's sample size too.
+    package private(set) var sampleSize = 0
+    private var additions = 0
+    /// The most entries the current table is sized for; 0 before the first `ensureCapacity`.
+    private var tableCapacity = 0
+
+    /// Whether the sketch counts yet: as Caffeine's, it starts when the cache is first half full.
+    package var isInitialized: Bool { tableCapacity > 0 }
+
+    /// Sizes the sketch for `entries` entries, as Caffeine's `ensureCapacity`: nothing changes
+    /// while the table is large enough; otherwise it is replaced by an empty one of the next power
+    /// of two (at least 16), aging every `10 × entries` increments.
+    package mutating func ensureCapacity(_ entries: Int) {
+        let entries = max(entries, 0)
+        if isInitialized, tableCapacity >= entries { return }
+        tableCapacity = Self.powerOfTwo(atLeast: max(entries, 16))
+        table = [UInt64](repeating: 0, count: tableCapacity / 16 * 4)
         tableMask = table.count - 1
-        sampleSize = 10 * self.expectedObjects
+        sampleSize = entries == 0 ? 10 : 10 * entries
         let bits = Self.powerOfTwo(atLeast: max(sampleSize * 4, 64))
         doorkeeper = [UInt64](repeating: 0, count: bits / 64)
         doorkeeperMask = bits - 1
+        additions = 0
     }
 
     private static func powerOfTwo(atLeast value: Int) -> Int {
@@ -37,7 +47,7 @@ struct TinyLFUSketch {
 
     /// The simulator's hash of a 32-bit id (SplitMix64's finalizer), also used for sketch rows.
     @inline(__always)
-    static func mix(_ key: UInt32, _ seed: UInt64) -> UInt64 {
+    package static func mix(_ key: UInt32, _ seed: UInt64) -> UInt64 {
         var x = (UInt64(key) &+ seed) &* 0x9E37_79B9_7F4A_7C15
         x = (x ^ (x >> 30)) &* 0xBF58_476D_1CE4_E5B9
         x = (x ^ (x >> 27)) &* 0x94D0_49BB_1331_11EB
@@ -45,7 +55,8 @@ struct TinyLFUSketch {
     }
 
     /// The estimated number of recent occurrences of the key hashed to `hash` (0...16).
-    func frequency(_ hash: UInt64) -> Int {
+    package func frequency(_ hash: UInt64) -> Int {
+        guard isInitialized else { return 0 }
         var minimum = 15
         for row in 0..<4 {
             minimum = min(minimum, counter(hash, row))
@@ -54,7 +65,8 @@ struct TinyLFUSketch {
     }
 
     /// Records one occurrence of the key hashed to `hash`.
-    mutating func increment(_ hash: UInt64) {
+    package mutating func increment(_ hash: UInt64) {
+        guard isInitialized else { return }
         if !doorkeeperContains(hash) {
             setDoorkeeper(hash)
         } else {

@@ -1,179 +1,321 @@
-/// W-TinyLFU (Einziger, Friedman & Manes, 2017; Caffeine's policy) over costed entries, rule for
-/// rule as the simulator's `WTinyLFUPolicy` (a test replays a trace through both and compares hits).
+/// W-TinyLFU (Einziger, Friedman & Manes, 2017) over costed entries, following Caffeine's
+/// `BoundedLocalCache` for a weighted cache, as the simulator's `WTinyLFUPolicy` does (a test
+/// replays traces through both and compares hits).
 ///
-/// A small LRU window admits every new entry; entries leaving it must win a frequency contest
-/// (``TinyLFUSketch``) against the victim of the main cache, a segmented LRU (20% probation, 80%
-/// protected). The window starts at 1% of the capacity and Caffeine's hill climber resizes it.
-/// The sketch is sized, as Caffeine sizes a weighted cache's, by the number of entries held once
-/// the cache is half full, growing (and restarting) by powers of two.
+/// New entries enter an LRU window (1% of the capacity at first). Entries leaving the window
+/// become candidates at the young end of the main cache's probation segment; while the cache is
+/// over capacity, the oldest probation entry (the victim) and the candidate meet, and the one the
+/// frequency sketch counts less often leaves (the candidate on a tie). A probation hit promotes to
+/// the protected segment (80% of the main cache); its overflow returns to probation. Caffeine's
+/// hill climber moves capacity between the window and the protected segment after every sample
+/// of `10 × entries` requests.
+///
+/// Requests are applied one at a time (Caffeine buffers them and applies them in batches): a hit
+/// reorders, a store adds and evicts, and each is followed by the climber's step.
 struct WTinyLFUStore: EvictingStore {
     typealias Slot = KeyedQueues<CacheKey, CacheEntry>.Slot
     private static let window: UInt8 = 1
     private static let probation: UInt8 = 2
     private static let protected: UInt8 = 3
+    // Caffeine's constants.
+    private static let percentMain = 0.99
+    private static let percentMainProtected = 0.80
+    private static let stepPercent = 0.0625
+    private static let stepDecayRate = 0.98
+    private static let restartThreshold = 0.05
+    private static let queueTransferThreshold = 1_000
+    private static let admitHashDoSThreshold = 5
 
     /// The tier's default sketch hash: the key's `Hashable` hash (randomly seeded per process, so
-    /// crafted keys cannot aim at one counter).
+    /// crafted keys cannot aim at chosen counters).
     static let defaultSketchHash: @Sendable (CacheKey) -> UInt64 = { UInt64(bitPattern: Int64($0.hashValue)) }
 
     private var queues = KeyedQueues<CacheKey, CacheEntry>(queueCount: 3)
-    private var sketch = TinyLFUSketch(expectedObjects: 16)
+    private var sketch = TinyLFUSketch()
     private let sketchHash: @Sendable (CacheKey) -> UInt64
     private let capacity: Int
     private let maxEntryCount: Int
-    private var windowLimit: Int
-    private var protectedLimit: Int
-    private var climber: WindowHillClimber
+    private var windowMaximum = 0
+    private var protectedMaximum = 0
+    private var hitsInSample = 0
+    private var missesInSample = 0
+    private var previousSampleHitRate = 0.0
+    private var stepSize = 0.0
+    private var adjustment = 0
+    private var random = AdmissionRandom()
 
     init(capacity: Int, maxEntryCount: Int, sketchHash: @escaping @Sendable (CacheKey) -> UInt64) {
         self.capacity = capacity
         self.maxEntryCount = maxEntryCount
         self.sketchHash = sketchHash
-        windowLimit = max(1, capacity / 100)
-        protectedLimit = (capacity - windowLimit) * 8 / 10
-        climber = WindowHillClimber(capacity: capacity)
+        reset()
     }
 
-    var totalCost: Int { queues.weight(Self.window) + mainWeight }
+    /// Caffeine's `setMaximumSize`.
+    private mutating func reset() {
+        windowMaximum = capacity - Int(Self.percentMain * Double(capacity))
+        protectedMaximum = Int(Self.percentMainProtected * Double(capacity - windowMaximum))
+        hitsInSample = 0
+        missesInSample = 0
+        previousSampleHitRate = 0
+        stepSize = -Self.stepPercent * Double(capacity)
+        adjustment = 0
+        sketch = TinyLFUSketch()
+        random = AdmissionRandom()
+    }
+
+    var totalCost: Int { queues.weight(Self.window) + queues.weight(Self.probation) + queues.weight(Self.protected) }
     var count: Int { queues.count(Self.window) + queues.count(Self.probation) + queues.count(Self.protected) }
     var largestAdmissibleCost: Int { capacity }
-    private var mainWeight: Int { queues.weight(Self.probation) + queues.weight(Self.protected) }
 
     @inline(__always)
     mutating func lookup(_ key: CacheKey) -> CacheEntry? {
         guard let slot = queues.slot(of: key) else { return nil }
-        hit(slot)
+        onAccess(slot)
+        climb()
         return queues.value(of: slot)
     }
 
-    /// A request that finds `slot`'s entry.
+    /// Caffeine's `onAccess`: count the key, then move the entry up its segment.
     @inline(__always)
-    private mutating func hit(_ slot: Slot) {
+    private mutating func onAccess(_ slot: Slot) {
         sketch.increment(queues.hash(of: slot))
         switch queues.queue(of: slot) {
-        case Self.window:
-            queues.moveToHead(slot, Self.window)
+        case Self.window: queues.moveToHead(slot, Self.window)
         case Self.probation:
-            queues.moveToHead(slot, Self.protected)
-            demoteProtectedOverflow()
-        default:
-            queues.moveToHead(slot, Self.protected)
+            // An entry heavier than the protected segment stays in probation (Caffeine's
+            // `reorderProbation`); the protected overflow is demoted when the climber runs.
+            let segment = queues.cost(of: slot) > protectedMaximum ? Self.probation : Self.protected
+            queues.moveToHead(slot, segment)
+        default: queues.moveToHead(slot, Self.protected)
         }
-        recordRequest(hit: true)
+        hitsInSample += 1
     }
 
     mutating func store(_ entry: CacheEntry, cost: Int, for key: CacheKey) -> Int {
         if let slot = queues.slot(of: key) {
-            return replace(slot, with: entry, cost: cost)
+            // Caffeine's UpdateTask: the new weight counts, and the write is an access.
+            let queue = queues.queue(of: slot)
+            queues.remove(slot)
+            queues.update(slot, value: entry, cost: cost)
+            queues.pushHead(slot, queue)
+            onAccess(slot)
+        } else {
+            add(entry, cost: cost, for: key)
         }
+        var evicted = evictEntries()
+        while count > maxEntryCount, let victim = queues.tail(Self.probation) ?? queues.tail(Self.protected) ?? queues.tail(Self.window) {
+            // The entry-count limit, which Caffeine's weighted caches do not have: the policy's
+            // next victims go first.
+            queues.free(victim)
+            evicted += 1
+        }
+        climb()
+        return evicted
+    }
+
+    /// Caffeine's `AddTask`: the entry joins the window, the sketch is sized once the cache is
+    /// half full, and the key is counted.
+    private mutating func add(_ entry: CacheEntry, cost: Int, for key: CacheKey) {
         let hash = sketchHash(key)
         let slot = queues.allocate(key, value: entry, cost: cost, hash: hash)
-        ensureSketchCapacity(adding: 1)
-        sketch.increment(hash)
-        queues.pushHead(slot, Self.window)
-        var evicted = evictFromWindow()
-        evicted += enforceEntryCount(sparing: slot)
-        recordRequest(hit: false)
-        return evicted
-    }
-
-    /// A new value for a resident key counts as a hit on it; a larger cost may then evict the
-    /// main cache's oldest entries, then the window's (never the entry itself).
-    private mutating func replace(_ slot: Slot, with entry: CacheEntry, cost: Int) -> Int {
-        let queue = queues.queue(of: slot)
-        queues.remove(slot)
-        queues.update(slot, value: entry, cost: cost)
-        queues.pushHead(slot, queue)
-        hit(slot)
-        var evicted = 0
-        while totalCost > capacity, let victim = mainVictim(sparing: slot) ?? windowVictim(sparing: slot) {
-            queues.free(victim)
-            evicted += 1
+        if totalCost + cost >= capacity / 2 {
+            sketch.ensureCapacity(count + 1)
         }
-        return evicted
+        sketch.increment(hash)
+        missesInSample += 1
+        // An entry heavier than the whole window is the first to leave it.
+        if cost > windowMaximum {
+            queues.pushTail(slot, Self.window)
+        } else {
+            queues.pushHead(slot, Self.window)
+        }
     }
 
-    /// Caffeine sizes a weighted cache's sketch for the entries held once it is half full.
-    private mutating func ensureSketchCapacity(adding: Int) {
-        guard totalCost >= capacity / 2, count > sketch.expectedObjects else { return }
-        var size = sketch.expectedObjects
-        while size < count { size <<= 1 }
-        sketch = TinyLFUSketch(expectedObjects: size)
+    private mutating func evictEntries() -> Int {
+        let candidates = evictFromWindow()
+        return evictFromMain(candidates: candidates)
     }
 
-    /// Moves the window's overflow into probation. While the cache is then over capacity, each such
-    /// candidate meets the main cache's victim (probation's oldest entry, else protected's) and the
-    /// less frequent of the two leaves.
+    /// Moves the window's oldest entries to the young end of probation while the window is over
+    /// its maximum; returns how many moved (the candidates).
     private mutating func evictFromWindow() -> Int {
+        var candidates = 0
+        var node = queues.tail(Self.window)
+        while queues.weight(Self.window) > windowMaximum {
+            guard let current = node else { break }
+            node = queues.newer(than: current)
+            if queues.cost(of: current) != 0 {
+                queues.remove(current)
+                queues.pushHead(current, Self.probation)
+                candidates += 1
+            }
+        }
+        return candidates
+    }
+
+    /// Caffeine's `evictFromMain`: while over capacity, the candidates (probation's young end,
+    /// then the window) meet the victims (probation's old end, then protected's, then the
+    /// window's); the one with the lower frequency leaves.
+    private mutating func evictFromMain(candidates startingCandidates: Int) -> Int {
         var evicted = 0
-        while queues.weight(Self.window) > windowLimit, let candidate = queues.popTail(Self.window) {
-            queues.pushHead(candidate, Self.probation)
-            while queues.weight(Self.window) + mainWeight > capacity, queues.queue(of: candidate) == Self.probation {
-                var victim = queues.tail(Self.probation)
-                if victim == candidate { victim = queues.tail(Self.protected) }
-                guard let victim,
-                      sketch.frequency(queues.hash(of: candidate)) > sketch.frequency(queues.hash(of: victim))
-                else {
-                    queues.free(candidate)
-                    evicted += 1
+        var candidates = startingCandidates
+        var victimQueue = Self.probation
+        var victim = queues.tail(Self.probation)
+        var candidate = queues.head(Self.probation)
+        while totalCost > capacity {
+            if candidates == 0 { candidate = queues.head(Self.window) }
+            guard let currentCandidate = candidate else {
+                guard let currentVictim = victim else {
+                    if victimQueue == Self.probation {
+                        victim = queues.tail(Self.protected)
+                        victimQueue = Self.protected
+                        continue
+                    } else if victimQueue == Self.protected {
+                        victim = queues.tail(Self.window)
+                        victimQueue = Self.window
+                        continue
+                    }
                     break
                 }
-                queues.free(victim)
+                // Only a victim: it leaves.
+                victim = queues.newer(than: currentVictim)
+                queues.free(currentVictim)
                 evicted += 1
+                continue
             }
-        }
-        return evicted
-    }
-
-    /// The entry-count limit, which the simulator does not have: the main cache's victims go first.
-    private mutating func enforceEntryCount(sparing spared: Slot) -> Int {
-        var evicted = 0
-        while count > maxEntryCount, let victim = mainVictim(sparing: spared) ?? windowVictim(sparing: spared) {
-            queues.free(victim)
+            guard let currentVictim = victim else {
+                // Only a candidate: it leaves.
+                candidate = queues.older(than: currentCandidate)
+                candidates -= 1
+                queues.free(currentCandidate)
+                evicted += 1
+                continue
+            }
+            if currentVictim == currentCandidate {
+                victim = queues.newer(than: currentVictim)
+                queues.free(currentCandidate)
+                evicted += 1
+                candidates -= 1
+                candidate = nil
+                continue
+            }
+            if queues.cost(of: currentCandidate) > capacity {
+                candidate = candidates > 0 ? queues.older(than: currentCandidate) : queues.newer(than: currentCandidate)
+                candidates -= 1
+                queues.free(currentCandidate)
+                evicted += 1
+                continue
+            }
+            candidates -= 1
+            if admit(candidate: currentCandidate, victim: currentVictim) {
+                victim = queues.newer(than: currentVictim)
+                queues.free(currentVictim)
+                candidate = queues.older(than: currentCandidate)
+            } else {
+                candidate = candidates > 0 ? queues.older(than: currentCandidate) : queues.newer(than: currentCandidate)
+                queues.free(currentCandidate)
+            }
             evicted += 1
         }
         return evicted
     }
 
-    private func mainVictim(sparing spared: Slot) -> Slot? {
-        if let tail = queues.tail(Self.probation), tail != spared { return tail }
-        if let tail = queues.tail(Self.protected), tail != spared { return tail }
-        return nil
+    /// The candidate enters if the sketch counts it more often than the victim. A warm candidate
+    /// (frequency above 5) that loses is still admitted once in 128 (Caffeine's defence against
+    /// hash-collision attacks that inflate a victim's count), drawn from a fixed-seed generator so
+    /// that the tier and the simulator draw alike.
+    private mutating func admit(candidate: Slot, victim: Slot) -> Bool {
+        let victimFrequency = sketch.frequency(queues.hash(of: victim))
+        let candidateFrequency = sketch.frequency(queues.hash(of: candidate))
+        if candidateFrequency > victimFrequency { return true }
+        if candidateFrequency <= Self.admitHashDoSThreshold { return false }
+        return random.next() & 127 == 0
     }
 
-    private func windowVictim(sparing spared: Slot) -> Slot? {
-        guard let tail = queues.tail(Self.window), tail != spared else { return nil }
-        return tail
-    }
-
-    private mutating func demoteProtectedOverflow() {
-        while queues.weight(Self.protected) > protectedLimit, let oldest = queues.popTail(Self.protected) {
-            queues.pushHead(oldest, Self.probation)
+    /// Caffeine's `climb`: at the end of a sample, move the window's size in the direction that
+    /// raised the hit rate; demote protected's overflow.
+    private mutating func climb() {
+        determineAdjustment()
+        demoteFromProtected()
+        if adjustment > 0 {
+            increaseWindow()
+        } else if adjustment < 0 {
+            decreaseWindow()
         }
     }
 
-    private mutating func recordRequest(hit: Bool) {
-        if let adjustment = climber.record(hit: hit, sampleSize: sketch.sampleSize) { resizeWindow(by: adjustment) }
+    private mutating func determineAdjustment() {
+        guard sketch.isInitialized else {
+            previousSampleHitRate = 0
+            missesInSample = 0
+            hitsInSample = 0
+            return
+        }
+        let requestCount = hitsInSample + missesInSample
+        guard requestCount >= sketch.sampleSize else { return }
+        let hitRate = Double(hitsInSample) / Double(requestCount)
+        let hitRateChange = hitRate - previousSampleHitRate
+        let amount = hitRateChange >= 0 ? stepSize : -stepSize
+        let nextStepSize = abs(hitRateChange) >= Self.restartThreshold
+            ? Self.stepPercent * Double(capacity) * (amount >= 0 ? 1 : -1)
+            : Self.stepDecayRate * amount
+        previousSampleHitRate = hitRate
+        adjustment = Int(amount)
+        stepSize = nextStepSize
+        missesInSample = 0
+        hitsInSample = 0
     }
 
-    private mutating func resizeWindow(by amount: Double) {
-        let mainCapacity = capacity - windowLimit
-        if amount > 0 {
-            let step = min(Int(amount), protectedLimit, mainCapacity > 1 ? mainCapacity - 1 : 0)
-            windowLimit += step
-            protectedLimit -= step
-            // The window grows into the main cache's space: its oldest entries move over.
-            while queues.weight(Self.window) + 1 <= windowLimit, mainWeight > capacity - windowLimit,
-                  let oldest = queues.popTail(Self.probation) ?? queues.popTail(Self.protected) {
-                queues.pushHead(oldest, Self.window)
+    private mutating func increaseWindow() {
+        guard protectedMaximum != 0 else { return }
+        var quota = min(adjustment, protectedMaximum)
+        protectedMaximum -= quota
+        windowMaximum += quota
+        demoteFromProtected()
+        for _ in 0..<Self.queueTransferThreshold {
+            var candidate = queues.tail(Self.probation)
+            if let probationTail = candidate, quota >= queues.cost(of: probationTail) {
+                // The oldest probation entry fits in the quota: it moves.
+            } else {
+                candidate = queues.tail(Self.protected)
             }
-        } else if amount < 0 {
-            let step = min(Int(-amount), windowLimit > 1 ? windowLimit - 1 : 0)
-            windowLimit -= step
-            protectedLimit += step
-            _ = evictFromWindow()
+            guard let moving = candidate else { break }
+            let weight = queues.cost(of: moving)
+            if quota < weight { break }
+            quota -= weight
+            queues.remove(moving)
+            queues.pushHead(moving, Self.window)
         }
-        demoteProtectedOverflow()
+        protectedMaximum += quota
+        windowMaximum -= quota
+        adjustment = quota
+    }
+
+    private mutating func decreaseWindow() {
+        guard windowMaximum > 1 else { return }
+        var quota = min(-adjustment, max(0, windowMaximum - 1))
+        protectedMaximum += quota
+        windowMaximum -= quota
+        for _ in 0..<Self.queueTransferThreshold {
+            guard let moving = queues.tail(Self.window) else { break }
+            let weight = queues.cost(of: moving)
+            if quota < weight { break }
+            quota -= weight
+            queues.remove(moving)
+            queues.pushHead(moving, Self.probation)
+        }
+        protectedMaximum -= quota
+        windowMaximum += quota
+        adjustment = -quota
+    }
+
+    private mutating func demoteFromProtected() {
+        for _ in 0..<Self.queueTransferThreshold {
+            guard queues.weight(Self.protected) > protectedMaximum,
+                  let demoted = queues.popTail(Self.protected) else { break }
+            queues.pushHead(demoted, Self.probation)
+        }
     }
 
     mutating func remove(_ key: CacheKey) {
@@ -182,10 +324,7 @@ struct WTinyLFUStore: EvictingStore {
 
     mutating func removeAll() {
         queues.removeAll()
-        sketch = TinyLFUSketch(expectedObjects: 16)
-        windowLimit = max(1, capacity / 100)
-        protectedLimit = (capacity - windowLimit) * 8 / 10
-        climber = WindowHillClimber(capacity: capacity)
+        reset()
     }
 
     var keysByRetention: [CacheKey] {
@@ -193,37 +332,17 @@ struct WTinyLFUStore: EvictingStore {
     }
 }
 
-/// Caffeine's hill climber for the window size, as the simulator's `HillClimber`.
-struct WindowHillClimber {
-    private static let stepFraction = 0.0625
-    private static let decay = 0.98
-    private static let restartThreshold = 0.05
+/// SplitMix64 from a fixed seed: the admission's 1-in-128 draw, reproducible by the simulator.
+package struct AdmissionRandom {
+    private var state: UInt64 = 0x5EED_CAFE_F00D_D00D
 
-    private let capacity: Double
-    private var hits = 0
-    private var requests = 0
-    private var previousHitRatio = 0.0
-    private var stepSize: Double
+    package init() {}
 
-    init(capacity: Int) {
-        self.capacity = Double(capacity)
-        stepSize = -Self.stepFraction * Double(capacity)
-    }
-
-    /// Counts one request; at the end of a sample returns how much to grow (positive) or shrink the window.
-    mutating func record(hit: Bool, sampleSize: Int) -> Double? {
-        requests += 1
-        if hit { hits += 1 }
-        guard requests >= max(sampleSize, 1) else { return nil }
-        let hitRatio = Double(hits) / Double(requests)
-        let change = hitRatio - previousHitRatio
-        let amount = change >= 0 ? stepSize : -stepSize
-        stepSize = abs(change) >= Self.restartThreshold
-            ? Self.stepFraction * capacity * (amount >= 0 ? 1 : -1)
-            : Self.decay * amount
-        previousHitRatio = hitRatio
-        hits = 0
-        requests = 0
-        return amount
+    package mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var x = state
+        x = (x ^ (x >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        x = (x ^ (x >> 27)) &* 0x94D0_49BB_1331_11EB
+        return x ^ (x >> 31)
     }
 }
