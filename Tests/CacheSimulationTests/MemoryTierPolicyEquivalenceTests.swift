@@ -152,3 +152,18 @@ struct MemoryTierPolicyEquivalenceTests {
         try Self.expectSameDecisions(cloudWorkload, capacity: max(64 << 20, 25 * (largest + 200)), Self.pairs[pairIndex])
     }
 }
+
+@Suite("The memory tier configuration a tuning result names")
+struct MemoryTierConfigurationTests {
+    @Test func snippets() throws {
+        #expect(PolicyKind.s3fifo.memoryTierConfiguration(capacityBytes: 256 << 20) == "MemoryTier(capacity: 256 << 20, policy: .s3fifo)")
+        #expect(PolicyKind.wtinylfu.memoryTierConfiguration(capacityBytes: 1_536) == "MemoryTier(capacity: 1536, policy: .wTinyLFU)")
+        #expect(PolicyKind.lru.memoryTierConfiguration(capacityBytes: 3 << 10) == "MemoryTier(capacity: 3 << 10, policy: .lru)")
+        #expect(PolicyKind.lru.memoryTierConfiguration(capacityBytes: 1_000) == "MemoryTier(capacity: 1000, policy: .lru)")
+        #expect(PolicyKind.arc.memoryTierConfiguration(capacityBytes: 1 << 20) == nil, "the tier has no ARC")
+        #expect(PolicyKind.s3fifo.memoryTierConfiguration(capacityBytes: 0) == nil)
+        // Every policy the tier has is named by one simulator policy.
+        let named = Set(PolicyKind.allCases.compactMap(\.memoryTierPolicy))
+        #expect(named == Set(MemoryTier.EvictionPolicy.allCases))
+    }
+}
