@@ -8,11 +8,12 @@ import Synchronization
 /// front of the recency list) and returns the entry (its bytes are shared copy-on-write, not copied).
 ///
 /// ## Eviction policy
-/// ``EvictionPolicy`` names the policies; `tiercache tune` replays a trace through each and prints
-/// the configuration of the best one, e.g. `MemoryTier(capacity: 256 << 20, policy: .s3fifo)`.
-/// Each policy here takes the same decisions as the simulator's policy of the same name (a test
-/// replays traces through both and compares every hit), so the hit ratio the tuner reports is the
-/// one this tier reaches on the same requests.
+/// ``EvictionPolicy`` names the policies. `tiercache tune` replays a trace through the simulator's
+/// policies, and CacheSimulation's `PolicyKind.memoryTierConfiguration(capacityBytes:)` writes the
+/// one line that configures its recommendation, e.g. `MemoryTier(capacity: 256 << 20, policy: .s3fifo)`.
+/// Each policy here takes the same decisions as the simulator's policy of the same name (tests
+/// replay traces through both and compare every hit), so the hit ratio the simulator reports in
+/// byte mode, with each object's size set to its entry's cost, is the one this tier reaches.
 ///
 /// ## Capacity
 /// Each entry costs its value's size, plus its key's UTF-8 size, plus ``perEntryOverhead`` bytes
@@ -24,7 +25,8 @@ import Synchronization
 /// ``Configuration/maxEntryFraction`` of its capacity, by default the same 5%. One large entry
 /// admitted to a small memory tier would evict most of the hot set for a value that is rarely hot
 /// itself; refusing it keeps the tier's hit ratio, and the disk tier below still holds the entry
-/// when it fits there. Raise the fraction for tiers that cache a few large objects.
+/// when it fits there. Raise the fraction for tiers that cache a few large objects. Under S3-FIFO
+/// the limit is also below 10% of the capacity, whatever the fraction (see ``EvictionPolicy/s3fifo``).
 public final class MemoryTier: LocalCacheTier {
     /// How a ``MemoryTier`` chooses the entries it evicts.
     ///
@@ -43,9 +45,11 @@ public final class MemoryTier: LocalCacheTier {
         /// W-TinyLFU (Einziger, Friedman & Manes, 2017; Caffeine's policy): a small LRU window
         /// admits new entries, which then enter the main segmented LRU only if a frequency sketch
         /// says they are more popular than the entry they would evict; a hill climber sizes the
-        /// window. Best on frequency-skewed workloads. Costs: a 4-bit count-min sketch (about
-        /// 8 bytes per entry the capacity holds, outside the byte budget) updated on every hit
-        /// and store.
+        /// window. Best on frequency-skewed workloads. Costs: a 4-bit count-min sketch and its
+        /// doorkeeper filter (7 to 12 bytes per entry held, outside the byte budget) updated on
+        /// every hit and store; every hit relinks the entry. Like Caffeine, the sketch starts
+        /// counting once the tier is half full, and a new entry that loses the frequency contest
+        /// can be evicted by its own store.
         case wTinyLFU
 
         public var description: String {
