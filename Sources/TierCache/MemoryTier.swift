@@ -45,11 +45,11 @@ public final class MemoryTier: LocalCacheTier {
         /// W-TinyLFU (Einziger, Friedman & Manes, 2017; Caffeine's policy): a small LRU window
         /// admits new entries, which then enter the main segmented LRU only if a frequency sketch
         /// says they are more popular than the entry they would evict; a hill climber sizes the
-        /// window. Best on frequency-skewed workloads. Costs: a 4-bit count-min sketch and its
-        /// doorkeeper filter (7 to 12 bytes per entry held, outside the byte budget) updated on
-        /// every hit and store; every hit relinks the entry. Like Caffeine, the sketch starts
-        /// counting once the tier is half full, and a new entry that loses the frequency contest
-        /// can be evicted by its own store.
+        /// window. Best on frequency-skewed workloads. Costs: Caffeine's 4-bit count-min sketch
+        /// (8 to 16 bytes per entry held, outside the byte budget), updated on every hit and
+        /// store; every hit relinks the entry. Like Caffeine's, the sketch starts counting once
+        /// the tier is half full. Unlike Caffeine's, the entry being stored is never the one its
+        /// own store evicts (the tier's contract: a store is readable right after it).
         case wTinyLFU
 
         public var description: String {

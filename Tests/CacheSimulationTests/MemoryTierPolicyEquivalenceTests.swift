@@ -20,7 +20,7 @@ struct MemoryTierPolicyEquivalenceTests {
         var valueSizes: [Int]
     }
 
-    /// The simulator's hash of an object id for W-TinyLFU's sketch (`FrequencySketch.mix(id, 0)`);
+    /// The simulator's hash of an object id for W-TinyLFU's sketch (`TinyLFUSketch.mix(id, 0)`);
     /// the tier is given the same hash of the key naming that id, so both sketches count alike.
     static func sketchHash(_ id: UInt32) -> UInt64 {
         var x = UInt64(id) &* 0x9E37_79B9_7F4A_7C15

@@ -61,7 +61,7 @@ public struct WTinyLFUPolicy: EvictionPolicy {
         // An object larger than the cache is never admitted (the tier refuses it before its policy).
         guard cost(of: object) <= capacity else { return false }
         add(object)
-        _ = evictFromMain(candidates: evictFromWindow())
+        _ = evictFromMain(candidates: evictFromWindow(), sparing: object)
         climb()
         return false
     }
@@ -116,8 +116,10 @@ public struct WTinyLFUPolicy: EvictionPolicy {
 
     /// Caffeine's `evictFromMain`: while over capacity, the candidates (probation's young end,
     /// then the window) meet the victims (probation's old end, then protected's, then the
-    /// window's); the one with the lower frequency leaves.
-    private mutating func evictFromMain(candidates startingCandidates: Int) -> Int {
+    /// window's); the one with the lower frequency leaves. As in the tier (whose contract is that
+    /// a store is readable right after it), the object being added is never evicted: as a
+    /// candidate it always wins, as a victim it is passed over.
+    private mutating func evictFromMain(candidates startingCandidates: Int, sparing spared: UInt32?) -> Int {
         var evicted = 0
         var candidates = startingCandidates
         var victimQueue = Self.probation
@@ -139,6 +141,7 @@ public struct WTinyLFUPolicy: EvictionPolicy {
                     break
                 }
                 victim = queues.newer(than: currentVictim)
+                if currentVictim == spared { continue }
                 queues.remove(currentVictim)
                 evicted += 1
                 continue
@@ -146,16 +149,22 @@ public struct WTinyLFUPolicy: EvictionPolicy {
             guard let currentVictim = victim else {
                 candidate = queues.older(than: currentCandidate)
                 candidates -= 1
+                if currentCandidate == spared { continue }
                 queues.remove(currentCandidate)
                 evicted += 1
                 continue
             }
             if currentVictim == currentCandidate {
                 victim = queues.newer(than: currentVictim)
-                queues.remove(currentCandidate)
-                evicted += 1
                 candidates -= 1
                 candidate = nil
+                if currentCandidate == spared { continue }
+                queues.remove(currentCandidate)
+                evicted += 1
+                continue
+            }
+            if currentVictim == spared {
+                victim = queues.newer(than: currentVictim)
                 continue
             }
             if cost(of: currentCandidate) > capacity {
@@ -166,7 +175,7 @@ public struct WTinyLFUPolicy: EvictionPolicy {
                 continue
             }
             candidates -= 1
-            if admit(candidate: currentCandidate, victim: currentVictim) {
+            if currentCandidate == spared || admit(candidate: currentCandidate, victim: currentVictim) {
                 victim = queues.newer(than: currentVictim)
                 queues.remove(currentVictim)
                 candidate = queues.older(than: currentCandidate)

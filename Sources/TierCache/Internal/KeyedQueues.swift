@@ -76,6 +76,16 @@ struct KeyedQueues<Key: Hashable, Value> {
         nodes[Int(slot)].cost = cost
     }
 
+    /// Replaces a node's value and cost where it stands, in its queue or in none.
+    @inline(__always)
+    mutating func replace(_ slot: Slot, value: Value?, cost: Int) {
+        let id = Int(slot)
+        let queue = Int(nodes[id].queue)
+        if queue != 0 { weights[queue] += cost - nodes[id].cost }
+        nodes[id].value = value
+        nodes[id].cost = cost
+    }
+
     /// Takes a node out of its queue and forgets its key; the slot is reused.
     mutating func free(_ slot: Slot) {
         remove(slot)

@@ -93,20 +93,19 @@ struct WTinyLFUStore: EvictingStore {
     }
 
     mutating func store(_ entry: CacheEntry, cost: Int, for key: CacheKey) -> Int {
+        let stored: Slot
         if let slot = queues.slot(of: key) {
             // Caffeine's UpdateTask: the new weight counts, and the write is an access.
-            let queue = queues.queue(of: slot)
-            queues.remove(slot)
-            queues.update(slot, value: entry, cost: cost)
-            queues.pushHead(slot, queue)
+            queues.replace(slot, value: entry, cost: cost)
             onAccess(slot)
+            stored = slot
         } else {
-            add(entry, cost: cost, for: key)
+            stored = add(entry, cost: cost, for: key)
         }
-        var evicted = evictEntries()
-        while count > maxEntryCount, let victim = queues.tail(Self.probation) ?? queues.tail(Self.protected) ?? queues.tail(Self.window) {
-            // The entry-count limit, which Caffeine's weighted caches do not have: the policy's
-            // next victims go first.
+        var evicted = evictEntries(sparing: stored)
+        // The entry-count limit, which Caffeine's weighted caches do not have: the oldest entry
+        // of probation, else protected, else the window goes (never the one just stored).
+        while count > maxEntryCount, let victim = oldest(sparing: stored) {
             queues.free(victim)
             evicted += 1
         }
@@ -116,7 +115,16 @@ struct WTinyLFUStore: EvictingStore {
 
     /// Caffeine's `AddTask`: the entry joins the window, the sketch is sized once the cache is
     /// half full, and the key is counted.
-    private mutating func add(_ entry: CacheEntry, cost: Int, for key: CacheKey) {
+    private func oldest(sparing spared: Slot) -> Slot? {
+        for queue in [Self.probation, Self.protected, Self.window] {
+            var slot = queues.tail(queue)
+            while let current = slot, current == spared { slot = queues.newer(than: current) }
+            if let slot { return slot }
+        }
+        return nil
+    }
+
+    private mutating func add(_ entry: CacheEntry, cost: Int, for key: CacheKey) -> Slot {
         let hash = sketchHash(key)
         let slot = queues.allocate(key, value: entry, cost: cost, hash: hash)
         if totalCost + cost >= capacity / 2 {
@@ -130,11 +138,14 @@ struct WTinyLFUStore: EvictingStore {
         } else {
             queues.pushHead(slot, Self.window)
         }
+        return slot
     }
 
-    private mutating func evictEntries() -> Int {
+    @inline(__always)
+    private mutating func evictEntries(sparing spared: Slot) -> Int {
+        guard queues.weight(Self.window) > windowMaximum || totalCost > capacity else { return 0 }
         let candidates = evictFromWindow()
-        return evictFromMain(candidates: candidates)
+        return evictFromMain(candidates: candidates, sparing: spared)
     }
 
     /// Moves the window's oldest entries to the young end of probation while the window is over
@@ -156,8 +167,10 @@ struct WTinyLFUStore: EvictingStore {
 
     /// Caffeine's `evictFromMain`: while over capacity, the candidates (probation's young end,
     /// then the window) meet the victims (probation's old end, then protected's, then the
-    /// window's); the one with the lower frequency leaves.
-    private mutating func evictFromMain(candidates startingCandidates: Int) -> Int {
+    /// window's); the one with the lower frequency leaves. One deviation, for the tier's contract
+    /// that a store is readable right after it: the `spared` entry (the one being stored) is
+    /// never evicted; as a candidate it always wins, as a victim it is passed over.
+    private mutating func evictFromMain(candidates startingCandidates: Int, sparing spared: Slot?) -> Int {
         var evicted = 0
         var candidates = startingCandidates
         var victimQueue = Self.probation
@@ -180,6 +193,7 @@ struct WTinyLFUStore: EvictingStore {
                 }
                 // Only a victim: it leaves.
                 victim = queues.newer(than: currentVictim)
+                if currentVictim == spared { continue }
                 queues.free(currentVictim)
                 evicted += 1
                 continue
@@ -188,16 +202,22 @@ struct WTinyLFUStore: EvictingStore {
                 // Only a candidate: it leaves.
                 candidate = queues.older(than: currentCandidate)
                 candidates -= 1
+                if currentCandidate == spared { continue }
                 queues.free(currentCandidate)
                 evicted += 1
                 continue
             }
             if currentVictim == currentCandidate {
                 victim = queues.newer(than: currentVictim)
-                queues.free(currentCandidate)
-                evicted += 1
                 candidates -= 1
                 candidate = nil
+                if currentCandidate == spared { continue }
+                queues.free(currentCandidate)
+                evicted += 1
+                continue
+            }
+            if currentVictim == spared {
+                victim = queues.newer(than: currentVictim)
                 continue
             }
             if queues.cost(of: currentCandidate) > capacity {
@@ -208,7 +228,7 @@ struct WTinyLFUStore: EvictingStore {
                 continue
             }
             candidates -= 1
-            if admit(candidate: currentCandidate, victim: currentVictim) {
+            if currentCandidate == spared || admit(candidate: currentCandidate, victim: currentVictim) {
                 victim = queues.newer(than: currentVictim)
                 queues.free(currentVictim)
                 candidate = queues.older(than: currentCandidate)
@@ -235,6 +255,7 @@ struct WTinyLFUStore: EvictingStore {
 
     /// Caffeine's `climb`: at the end of a sample, move the window's size in the direction that
     /// raised the hit rate; demote protected's overflow.
+    @inline(__always)
     private mutating func climb() {
         determineAdjustment()
         demoteFromProtected()
