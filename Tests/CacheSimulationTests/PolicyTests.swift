@@ -48,18 +48,22 @@ import Testing
         #expect(try hits(.fifo, reference, capacity: 3).filter { !$0 }.count == 15)
     }
 
-    /// Hot keys seen twice, then a long scan of one-time keys, then the hot keys again.
+    /// 150 one-time keys fill the cache past half (W-TinyLFU's sketch, as Caffeine's, starts
+    /// counting then), 30 hot keys seen three times, a scan of 1,000 one-time keys, the hot keys again.
     private var scan: [UInt64] {
-        let hot: [UInt64] = [1, 2, 3]
-        return hot + hot + (100..<200).map { UInt64($0) } + hot
+        let hot = (1...30).map { UInt64($0) }
+        return (1_000..<1_150).map { UInt64($0) } + hot + hot + hot + (10_000..<11_000).map { UInt64($0) } + hot
     }
 
     @Test(arguments: [PolicyKind.arc, .s3fifo, .wtinylfu])
     func scanResistantPoliciesKeepTheHotKeys(kind: PolicyKind) throws {
-        // 20 slots: W-TinyLFU's sketch ages every 10 × 20 requests, after the scan is over.
-        let result = try hits(kind, scan, capacity: 20)
-        #expect(result.suffix(3) == [true, true, true], "\(kind) lost hot keys to a scan")
-        #expect(try hits(.lru, scan, capacity: 20).suffix(3) == [false, false, false])
+        // 200 slots. libCacheSim's S3FIFO (pip libcachesim 0.3.5) hits all 30 hot keys at the end
+        // of this trace and its LRU none. W-TinyLFU's sketch is approximate (hash collisions can
+        // lift a scan key's count), so it must keep 27 of the 30.
+        let result = try hits(kind, scan, capacity: 200)
+        let hotHits = result.suffix(30).filter { $0 }.count
+        #expect(hotHits >= (kind == .wtinylfu ? 27 : 30), "\(kind) lost hot keys to a scan")
+        #expect(try hits(.lru, scan, capacity: 200).suffix(30).filter { $0 }.count == 0)
     }
 
     @Test func wTinyLFUAdmitsByFrequency() throws {
@@ -105,7 +109,10 @@ import Testing
         #expect(result.hits <= 2_000 - 50 - 39)
         #expect(result.hitBytes <= result.requestedBytes && result.byteHitRatio <= 1)
         let all = simulator.replay(kind, capacity: trace.footprintBytes)
-        #expect(all.hits == trace.requestCount - trace.objectCount)
+        // S3-FIFO (libCacheSim's rule) admits no object as large as its small queue, 10% of the
+        // capacity: key 0 (5,000 of 10,850 bytes) misses all 50 times.
+        let neverAdmitted = kind == .s3fifo ? 49 : 0
+        #expect(all.hits == trace.requestCount - trace.objectCount - neverAdmitted)
     }
 
     @Test func byteModeLRUEvictsUntilTheNewObjectFits() throws {

@@ -4,9 +4,9 @@ import TierCacheTesting
 
 @Suite("Conformance of the in-memory tiers")
 struct ConformanceTests {
-    @Test(arguments: TierConformanceSuite.Check.allCases)
-    func memoryTier(_ check: TierConformanceSuite.Check) async throws {
-        let suite = TierConformanceSuite(isPersistent: false) { _ in try MemoryTier(capacity: 1 << 20) }
+    @Test(arguments: TierConformanceSuite.Check.allCases, MemoryTier.EvictionPolicy.allCases)
+    func memoryTier(_ check: TierConformanceSuite.Check, policy: MemoryTier.EvictionPolicy) async throws {
+        let suite = TierConformanceSuite(isPersistent: false) { _ in try MemoryTier(capacity: 1 << 20, policy: policy) }
         try await suite.run(check)
     }
 

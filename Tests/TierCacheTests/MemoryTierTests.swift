@@ -28,9 +28,9 @@ struct MemoryTierTests {
         #expect(tier.statistics().evictions == 1)
     }
 
-    @Test("Never holds more than its capacity or its entry-count limit")
-    func limits() throws {
-        let tier = try MemoryTier(.init(capacity: 10_000, maxEntryCount: 5, maxEntryFraction: 1))
+    @Test("Never holds more than its capacity or its entry-count limit", arguments: MemoryTier.EvictionPolicy.allCases)
+    func limits(policy: MemoryTier.EvictionPolicy) throws {
+        let tier = try MemoryTier(.init(capacity: 10_000, maxEntryCount: 5, maxEntryFraction: 1, policy: policy))
         for index in 0..<100 {
             _ = tier.store(entry(index * 37 % 400), forKey: key("k\(index)"))
             let usage = tier.usage()
@@ -39,9 +39,9 @@ struct MemoryTierTests {
         #expect(tier.usage().entries == 5)
     }
 
-    @Test("Refuses an entry over its share of capacity, exactly at the limit")
-    func entrySizeRule() throws {
-        let tier = try MemoryTier(capacity: 100_000)  // 5% = 5,000 bytes of cost
+    @Test("Refuses an entry over its share of capacity, exactly at the limit", arguments: MemoryTier.EvictionPolicy.allCases)
+    func entrySizeRule(policy: MemoryTier.EvictionPolicy) throws {
+        let tier = try MemoryTier(capacity: 100_000, policy: policy)  // 5% = 5,000 bytes of cost
         let limit = tier.usage().maxEntryBytes
         #expect(limit == 5_000)
         let overhead = MemoryTier.perEntryOverhead + 1  // key "k"
@@ -51,10 +51,10 @@ struct MemoryTierTests {
         #expect(tier.statistics().refusedTooLarge == 1)
     }
 
-    @Test("Entries past their expiry hint are misses, by the injected clock")
-    func expiry() throws {
+    @Test("Entries past their expiry hint are misses, by the injected clock", arguments: MemoryTier.EvictionPolicy.allCases)
+    func expiry(policy: MemoryTier.EvictionPolicy) throws {
         let clock = ManualCacheClock()
-        let tier = try MemoryTier(.init(capacity: 10_000, clock: clock.cacheClock))
+        let tier = try MemoryTier(.init(capacity: 10_000, policy: policy, clock: clock.cacheClock))
         _ = tier.store(entry(10, expiresAt: clock.now.addingTimeInterval(60)), forKey: key("k"))
         #expect(tier.entry(forKey: key("k")) != nil)
         clock.advance(by: 61)

@@ -15,6 +15,7 @@ let benchmarks: @Sendable () -> Void = {
         maxIterations: 1_000_000
     )
     memoryBenchmarks()
+    memoryPolicyBenchmarks()
     diskBenchmarks(valueSize: 1_024, entries: 20_000)
     diskBenchmarks(valueSize: 16 * 1_024, entries: 4_000)
 }

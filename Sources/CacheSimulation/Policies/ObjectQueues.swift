@@ -49,6 +49,33 @@ struct ObjectQueues {
         return link < 0 ? nil : UInt32(link)
     }
 
+    /// The newest object of `queue`, if any.
+    @inline(__always) func head(_ queue: UInt8) -> UInt32? {
+        let head = heads[Int(queue)]
+        return head < 0 ? nil : UInt32(head)
+    }
+
+    /// The neighbour of `object` towards the tail of its queue, if any.
+    @inline(__always) func older(than object: UInt32) -> UInt32? {
+        let link = next[Int(object)]
+        return link < 0 ? nil : UInt32(link)
+    }
+
+    /// Inserts an object that is in no queue at the tail (oldest end) of `queue`.
+    @inline(__always)
+    mutating func pushTail(_ object: UInt32, _ queue: UInt8) {
+        let id = Int(object)
+        let q = Int(queue)
+        let oldTail = tails[q]
+        owner[id] = queue
+        next[id] = Self.nil32
+        previous[id] = oldTail
+        if oldTail >= 0 { next[Int(oldTail)] = Int32(id) } else { heads[q] = Int32(id) }
+        tails[q] = Int32(id)
+        counts[q] += 1
+        weights[q] += UInt64(sizes[id])
+    }
+
     /// Inserts an object that is in no queue at the head of `queue`.
     @inline(__always)
     mutating func pushHead(_ object: UInt32, _ queue: UInt8) {

@@ -1,140 +1,282 @@
-/// W-TinyLFU (Einziger, Friedman & Manes, 2017), the policy of Caffeine: a small LRU "window" admits
-/// every new object; objects leaving it must win a frequency contest (``FrequencySketch``) against
-/// the victim of the main cache, a segmented LRU (20% probation, 80% protected).
+import TierCache
+
+/// W-TinyLFU (Einziger, Friedman & Manes, 2017), following Caffeine's `BoundedLocalCache` for a
+/// weighted cache, rule for rule as `MemoryTier`'s `.wTinyLFU` (a test replays traces through both
+/// and compares every hit). The frequency sketch is the tier's (`TinyLFUSketch`, shared).
 ///
-/// The window starts at 1% of the capacity and is resized by Caffeine's hill climber: every
-/// `10 × capacity` requests it compares the sample's hit ratio with the previous one and keeps
-/// moving the window size in the direction that helped (steps of 6.25% of the capacity, decaying by
-/// 0.98, restarting when the hit ratio changes by 5 points or more).
+/// New objects enter an LRU window (1% of the capacity at first). Objects leaving the window
+/// become candidates at the young end of the main cache's probation segment; while the cache is
+/// over capacity, the oldest probation object (the victim) and the candidate meet, and the one the
+/// sketch counts less often leaves (the candidate on a tie; a warm candidate still wins 1 in 128).
+/// A probation hit promotes to the protected segment (80% of the main cache), whose overflow
+/// returns to probation. Caffeine's hill climber moves capacity between the window and the
+/// protected segment after every sample of `10 × objects` requests; the sketch is sized, and
+/// starts counting, once the cache is half full.
 public struct WTinyLFUPolicy: EvictionPolicy {
     public static let name = "W-TinyLFU"
     private static let window: UInt8 = 1
     private static let probation: UInt8 = 2
     private static let protected: UInt8 = 3
+    // Caffeine's constants.
+    private static let percentMain = 0.99
+    private static let percentMainProtected = 0.80
+    private static let stepPercent = 0.0625
+    private static let stepDecayRate = 0.98
+    private static let restartThreshold = 0.05
+    private static let queueTransferThreshold = 1_000
+    private static let admitHashDoSThreshold = 5
 
     private var queues: ObjectQueues
-    private var sketch: FrequencySketch
-    private let capacity: UInt64
-    private var windowLimit: UInt64
-    private var protectedLimit: UInt64
-    private var climber: HillClimber
+    private var sketch = TinyLFUSketch()
+    private let capacity: Int
+    private var windowMaximum: Int
+    private var protectedMaximum: Int
+    private var hitsInSample = 0
+    private var missesInSample = 0
+    private var previousSampleHitRate = 0.0
+    private var stepSize: Double
+    private var adjustment = 0
+    private var random = AdmissionRandom()
 
     public init(context: PolicyContext) {
         queues = ObjectQueues(queueCount: 3, objectSizes: context.objectSizes)
-        capacity = context.capacity
-        let meanSize = max(1, context.objectSizes.isEmpty ? 1 : context.objectSizes.reduce(0) { $0 + UInt64($1) } / UInt64(context.objectCount))
-        let expectedObjects = Int(min(UInt64(context.objectCount), max(1, context.capacity / meanSize)))
-        sketch = FrequencySketch(expectedObjects: expectedObjects)
-        windowLimit = max(1, context.capacity / 100)
-        protectedLimit = (context.capacity - windowLimit) * 8 / 10
-        climber = HillClimber(capacity: context.capacity, sampleSize: 10 * expectedObjects)
+        capacity = Int(clamping: context.capacity)
+        windowMaximum = capacity - Int(Self.percentMain * Double(capacity))
+        protectedMaximum = Int(Self.percentMainProtected * Double(capacity - windowMaximum))
+        stepSize = -Self.stepPercent * Double(capacity)
     }
+
+    @inline(__always) private func weight(_ queue: UInt8) -> Int { Int(queues.weight(queue)) }
+    @inline(__always) private func cost(of object: UInt32) -> Int { Int(queues.size(of: object)) }
+    @inline(__always) private func hash(of object: UInt32) -> UInt64 { TinyLFUSketch.mix(object, 0) }
+    private var totalCost: Int { weight(Self.window) + weight(Self.probation) + weight(Self.protected) }
+    private var count: Int { queues.count(Self.window) + queues.count(Self.probation) + queues.count(Self.protected) }
 
     public mutating func access(_ object: UInt32, position: Int) -> Bool {
-        sketch.increment(object)
-        let hit: Bool
-        switch queues.queue(of: object) {
-        case Self.window:
-            queues.moveToHead(object, Self.window)
-            hit = true
-        case Self.probation:
-            queues.moveToHead(object, Self.protected)
-            demoteProtectedOverflow()
-            hit = true
-        case Self.protected:
-            queues.moveToHead(object, Self.protected)
-            hit = true
-        default:
-            hit = false
-            if queues.size(of: object) <= capacity {
-                queues.pushHead(object, Self.window)
-                evictFromWindow()
-            }
+        if queues.queue(of: object) != ObjectQueues.none {
+            onAccess(object)
+            climb()
+            return true
         }
-        if let adjustment = climber.record(hit: hit) { resizeWindow(by: adjustment) }
-        return hit
+        // An object larger than the cache is never admitted (the tier refuses it before its policy).
+        guard cost(of: object) <= capacity else { return false }
+        add(object)
+        _ = evictFromMain(candidates: evictFromWindow(), sparing: object)
+        climb()
+        return false
     }
 
-    private var mainWeight: UInt64 { queues.weight(Self.probation) + queues.weight(Self.protected) }
+    /// Caffeine's `onAccess`: count the key, then move the object up its segment.
+    private mutating func onAccess(_ object: UInt32) {
+        sketch.increment(hash(of: object))
+        switch queues.queue(of: object) {
+        case Self.window: queues.moveToHead(object, Self.window)
+        case Self.probation:
+            // An object heavier than the protected segment stays in probation (`reorderProbation`).
+            let segment = cost(of: object) > protectedMaximum ? Self.probation : Self.protected
+            queues.moveToHead(object, segment)
+        default: queues.moveToHead(object, Self.protected)
+        }
+        hitsInSample += 1
+    }
 
-    /// Moves the window's overflow into probation. While the cache is then over capacity, each such
-    /// candidate meets the main cache's victim (probation's oldest object, else protected's) and the
-    /// less frequent of the two leaves.
-    private mutating func evictFromWindow() {
-        while queues.weight(Self.window) > windowLimit, let candidate = queues.popTail(Self.window) {
-            queues.pushHead(candidate, Self.probation)
-            while queues.weight(Self.window) + mainWeight > capacity, queues.queue(of: candidate) == Self.probation {
-                var victim = queues.tail(Self.probation)
-                if victim == candidate { victim = queues.tail(Self.protected) }
-                guard let victim, sketch.frequency(candidate) > sketch.frequency(victim) else {
-                    queues.remove(candidate)
+    /// Caffeine's `AddTask`: the object joins the window, the sketch is sized once the cache is
+    /// half full, and the key is counted.
+    private mutating func add(_ object: UInt32) {
+        let size = cost(of: object)
+        if totalCost + size >= capacity / 2 {
+            sketch.ensureCapacity(count + 1)
+        }
+        sketch.increment(hash(of: object))
+        missesInSample += 1
+        // An object heavier than the whole window is the first to leave it.
+        if size > windowMaximum {
+            queues.pushTail(object, Self.window)
+        } else {
+            queues.pushHead(object, Self.window)
+        }
+    }
+
+    /// Moves the window's oldest objects to the young end of probation while the window is over
+    /// its maximum; returns how many moved (the candidates).
+    private mutating func evictFromWindow() -> Int {
+        var candidates = 0
+        var node = queues.tail(Self.window)
+        while weight(Self.window) > windowMaximum {
+            guard let current = node else { break }
+            node = queues.newer(than: current)
+            if cost(of: current) != 0 {
+                queues.remove(current)
+                queues.pushHead(current, Self.probation)
+                candidates += 1
+            }
+        }
+        return candidates
+    }
+
+    /// Caffeine's `evictFromMain`: while over capacity, the candidates (probation's young end,
+    /// then the window) meet the victims (probation's old end, then protected's, then the
+    /// window's); the one with the lower frequency leaves. As in the tier (whose contract is that
+    /// a store is readable right after it), the object being added is never evicted: as a
+    /// candidate it always wins, as a victim it is passed over.
+    private mutating func evictFromMain(candidates startingCandidates: Int, sparing spared: UInt32?) -> Int {
+        var evicted = 0
+        var candidates = startingCandidates
+        var victimQueue = Self.probation
+        var victim = queues.tail(Self.probation)
+        var candidate = queues.head(Self.probation)
+        while totalCost > capacity {
+            if candidates == 0 { candidate = queues.head(Self.window) }
+            guard let currentCandidate = candidate else {
+                guard let currentVictim = victim else {
+                    if victimQueue == Self.probation {
+                        victim = queues.tail(Self.protected)
+                        victimQueue = Self.protected
+                        continue
+                    } else if victimQueue == Self.protected {
+                        victim = queues.tail(Self.window)
+                        victimQueue = Self.window
+                        continue
+                    }
                     break
                 }
-                queues.remove(victim)
+                victim = queues.newer(than: currentVictim)
+                if currentVictim == spared { continue }
+                queues.remove(currentVictim)
+                evicted += 1
+                continue
             }
-        }
-    }
-
-    private mutating func demoteProtectedOverflow() {
-        while queues.weight(Self.protected) > protectedLimit, let oldest = queues.popTail(Self.protected) {
-            queues.pushHead(oldest, Self.probation)
-        }
-    }
-
-    private mutating func resizeWindow(by amount: Double) {
-        let mainCapacity = capacity - windowLimit
-        if amount > 0 {
-            let step = min(UInt64(amount), protectedLimit, mainCapacity > 1 ? mainCapacity - 1 : 0)
-            windowLimit += step
-            protectedLimit -= step
-            // The window grows into the main cache's space: its oldest objects move over.
-            while queues.weight(Self.window) + 1 <= windowLimit, mainWeight > capacity - windowLimit,
-                  let oldest = queues.popTail(Self.probation) ?? queues.popTail(Self.protected) {
-                queues.pushHead(oldest, Self.window)
+            guard let currentVictim = victim else {
+                candidate = queues.older(than: currentCandidate)
+                candidates -= 1
+                if currentCandidate == spared { continue }
+                queues.remove(currentCandidate)
+                evicted += 1
+                continue
             }
-        } else if amount < 0 {
-            let step = min(UInt64(-amount), windowLimit > 1 ? windowLimit - 1 : 0)
-            windowLimit -= step
-            protectedLimit += step
-            evictFromWindow()
+            if currentVictim == currentCandidate {
+                victim = queues.newer(than: currentVictim)
+                candidates -= 1
+                candidate = nil
+                if currentCandidate == spared { continue }
+                queues.remove(currentCandidate)
+                evicted += 1
+                continue
+            }
+            if currentVictim == spared {
+                victim = queues.newer(than: currentVictim)
+                continue
+            }
+            if cost(of: currentCandidate) > capacity {
+                candidate = candidates > 0 ? queues.older(than: currentCandidate) : queues.newer(than: currentCandidate)
+                candidates -= 1
+                queues.remove(currentCandidate)
+                evicted += 1
+                continue
+            }
+            candidates -= 1
+            if currentCandidate == spared || admit(candidate: currentCandidate, victim: currentVictim) {
+                victim = queues.newer(than: currentVictim)
+                queues.remove(currentVictim)
+                candidate = queues.older(than: currentCandidate)
+            } else {
+                candidate = candidates > 0 ? queues.older(than: currentCandidate) : queues.newer(than: currentCandidate)
+                queues.remove(currentCandidate)
+            }
+            evicted += 1
         }
-        demoteProtectedOverflow()
-    }
-}
-
-/// Caffeine's hill climber for the window size.
-struct HillClimber {
-    private static let stepFraction = 0.0625
-    private static let decay = 0.98
-    private static let restartThreshold = 0.05
-
-    private let capacity: Double
-    private let sampleSize: Int
-    private var hits = 0
-    private var requests = 0
-    private var previousHitRatio = 0.0
-    private var stepSize: Double
-
-    init(capacity: UInt64, sampleSize: Int) {
-        self.capacity = Double(capacity)
-        self.sampleSize = max(sampleSize, 1)
-        stepSize = -Self.stepFraction * Double(capacity)
+        return evicted
     }
 
-    /// Counts one request; at the end of a sample returns how much to grow (positive) or shrink the window.
-    mutating func record(hit: Bool) -> Double? {
-        requests += 1
-        if hit { hits += 1 }
-        guard requests >= sampleSize else { return nil }
-        let hitRatio = Double(hits) / Double(requests)
-        let change = hitRatio - previousHitRatio
-        let amount = change >= 0 ? stepSize : -stepSize
-        stepSize = abs(change) >= Self.restartThreshold
-            ? Self.stepFraction * capacity * (amount >= 0 ? 1 : -1)
-            : Self.decay * amount
-        previousHitRatio = hitRatio
-        hits = 0
-        requests = 0
-        return amount
+    private mutating func admit(candidate: UInt32, victim: UInt32) -> Bool {
+        let victimFrequency = sketch.frequency(hash(of: victim))
+        let candidateFrequency = sketch.frequency(hash(of: candidate))
+        if candidateFrequency > victimFrequency { return true }
+        if candidateFrequency <= Self.admitHashDoSThreshold { return false }
+        return random.next() & 127 == 0
+    }
+
+    /// Caffeine's `climb`.
+    private mutating func climb() {
+        determineAdjustment()
+        demoteFromProtected()
+        if adjustment > 0 {
+            increaseWindow()
+        } else if adjustment < 0 {
+            decreaseWindow()
+        }
+    }
+
+    private mutating func determineAdjustment() {
+        guard sketch.isInitialized else {
+            previousSampleHitRate = 0
+            missesInSample = 0
+            hitsInSample = 0
+            return
+        }
+        let requestCount = hitsInSample + missesInSample
+        guard requestCount >= sketch.sampleSize else { return }
+        let hitRate = Double(hitsInSample) / Double(requestCount)
+        let hitRateChange = hitRate - previousSampleHitRate
+        let amount = hitRateChange >= 0 ? stepSize : -stepSize
+        let nextStepSize = abs(hitRateChange) >= Self.restartThreshold
+            ? Self.stepPercent * Double(capacity) * (amount >= 0 ? 1 : -1)
+            : Self.stepDecayRate * amount
+        previousSampleHitRate = hitRate
+        adjustment = Int(amount)
+        stepSize = nextStepSize
+        missesInSample = 0
+        hitsInSample = 0
+    }
+
+    private mutating func increaseWindow() {
+        guard protectedMaximum != 0 else { return }
+        var quota = min(adjustment, protectedMaximum)
+        protectedMaximum -= quota
+        windowMaximum += quota
+        demoteFromProtected()
+        for _ in 0..<Self.queueTransferThreshold {
+            var candidate = queues.tail(Self.probation)
+            if let probationTail = candidate, quota >= cost(of: probationTail) {
+                // The oldest probation object fits in the quota: it moves.
+            } else {
+                candidate = queues.tail(Self.protected)
+            }
+            guard let moving = candidate else { break }
+            let size = cost(of: moving)
+            if quota < size { break }
+            quota -= size
+            queues.remove(moving)
+            queues.pushHead(moving, Self.window)
+        }
+        protectedMaximum += quota
+        windowMaximum -= quota
+        adjustment = quota
+    }
+
+    private mutating func decreaseWindow() {
+        guard windowMaximum > 1 else { return }
+        var quota = min(-adjustment, max(0, windowMaximum - 1))
+        protectedMaximum += quota
+        windowMaximum -= quota
+        for _ in 0..<Self.queueTransferThreshold {
+            guard let moving = queues.tail(Self.window) else { break }
+            let size = cost(of: moving)
+            if quota < size { break }
+            quota -= size
+            queues.remove(moving)
+            queues.pushHead(moving, Self.probation)
+        }
+        protectedMaximum -= quota
+        windowMaximum += quota
+        adjustment = -quota
+    }
+
+    private mutating func demoteFromProtected() {
+        for _ in 0..<Self.queueTransferThreshold {
+            guard weight(Self.protected) > protectedMaximum,
+                  let demoted = queues.popTail(Self.protected) else { break }
+            queues.pushHead(demoted, Self.probation)
+        }
     }
 }

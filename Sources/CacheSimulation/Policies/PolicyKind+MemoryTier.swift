@@ -1,0 +1,35 @@
+import TierCache
+
+extension PolicyKind {
+    /// The ``TierCache/MemoryTier`` policy that takes this policy's decisions, or `nil` when the
+    /// tier has none (FIFO, CLOCK, SIEVE, ARC, LIRS, 2Q, and Belady's offline MIN).
+    ///
+    /// A test replays traces through both and checks they hit on the same requests, so a hit
+    /// ratio the simulator reports in byte mode, with each object's size set to the tier's cost of
+    /// its entry, is the one the tier reaches.
+    public var memoryTierPolicy: MemoryTier.EvictionPolicy? {
+        switch self {
+        case .lru: .lru
+        case .s3fifo: .s3fifo
+        case .wtinylfu: .wTinyLFU
+        case .fifo, .clock, .sieve, .arc, .lirs, .twoQ, .belady: nil
+        }
+    }
+
+    /// The one line of Swift that configures a memory tier of `capacityBytes` with this policy,
+    /// e.g. `MemoryTier(capacity: 256 << 20, policy: .s3fifo)`, for `tiercache tune` to print
+    /// beside its recommendation; `nil` when the tier has no such policy or the capacity is not
+    /// positive. Capacities that are whole MiB or KiB are written as shifts.
+    public func memoryTierConfiguration(capacityBytes: UInt64) -> String? {
+        guard let policy = memoryTierPolicy, capacityBytes > 0, capacityBytes <= UInt64(Int.max) else { return nil }
+        let capacity: String
+        if capacityBytes % (1 << 20) == 0 {
+            capacity = "\(capacityBytes >> 20) << 20"
+        } else if capacityBytes % (1 << 10) == 0 {
+            capacity = "\(capacityBytes >> 10) << 10"
+        } else {
+            capacity = "\(capacityBytes)"
+        }
+        return "MemoryTier(capacity: \(capacity), policy: \(policy))"
+    }
+}

@@ -1,0 +1,119 @@
+/// TinyLFU's popularity estimate, shared by the memory tier's W-TinyLFU and the simulator's
+/// (`package` access): Caffeine's `FrequencySketch`, rule for rule, over a hash the caller
+/// supplies (the simulator hashes its object ids with ``mix(_:_:)``; the tier hashes keys once,
+/// when they are stored).
+///
+/// A count-min sketch of 4-bit counters, 16 to a 64-bit word. A key's four counters lie in one
+/// 64-byte block of eight words (one cache line), so a count or an estimate touches one line.
+/// After `10 × entries` additions every counter is halved, so the estimate follows a changing
+/// workload. As Caffeine's, the sketch counts nothing until ``ensureCapacity(_:)`` first sizes it
+/// (W-TinyLFU does when the cache is half full), and resizing forgets all counts.
+package struct TinyLFUSketch {
+    private var table: [UInt64] = []
+    private var blockMask: UInt32 = 0
+    /// The additions between two agings; the hill climber's sample size too.
+    package private(set) var sampleSize = 0
+    private var size = 0
+
+    package init() {}
+
+    /// Whether the sketch counts yet.
+    package var isInitialized: Bool { !table.isEmpty }
+
+    /// Sizes the sketch for `entries` entries, as Caffeine's `ensureCapacity`: nothing changes
+    /// while the table has at least `entries` words; otherwise it is replaced by an empty one of
+    /// the next power of two (at least 8 words), aging every `10 × entries` additions.
+    package mutating func ensureCapacity(_ entries: Int) {
+        let maximum = min(max(entries, 0), Int(Int32.max >> 1))
+        if isInitialized, table.count >= maximum { return }
+        sampleSize = entries == 0 ? 10 : 10 * maximum
+        var length = 8
+        while length < maximum { length <<= 1 }
+        table = [UInt64](repeating: 0, count: length)
+        blockMask = UInt32(length >> 3) - 1
+        size = 0
+    }
+
+    /// SplitMix64's finalizer: how the simulator turns a 32-bit object id into a key hash.
+    @inline(__always)
+    package static func mix(_ key: UInt32, _ seed: UInt64) -> UInt64 {
+        var x = (UInt64(key) &+ seed) &* 0x9E37_79B9_7F4A_7C15
+        x = (x ^ (x >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        x = (x ^ (x >> 27)) &* 0x94D0_49BB_1331_11EB
+        return x ^ (x >> 31)
+    }
+
+    /// Caffeine's supplemental hash of a 32-bit hash code.
+    @inline(__always)
+    private static func spread(_ value: UInt32) -> UInt32 {
+        var x = value
+        x ^= x >> 17
+        x &*= 0xED5A_D4BB
+        x ^= x >> 11
+        x &*= 0xAC4C_1B51
+        x ^= x >> 15
+        return x
+    }
+
+    @inline(__always)
+    private static func rehash(_ value: UInt32) -> UInt32 {
+        var x = value &* 0x3184_8BAB
+        x ^= x >> 14
+        return x
+    }
+
+    /// The block (first word) and the hash that picks the four counters in it.
+    @inline(__always)
+    private func locate(_ hash: UInt64) -> (block: Int, counterHash: UInt32) {
+        let blockHash = Self.spread(UInt32(truncatingIfNeeded: hash ^ (hash >> 32)))
+        return (Int(blockHash & blockMask) << 3, Self.rehash(blockHash))
+    }
+
+    /// The estimated number of recent occurrences of the key hashed to `hash` (0...15).
+    @inline(__always)
+    package func frequency(_ hash: UInt64) -> Int {
+        guard isInitialized else { return 0 }
+        let (block, counterHash) = locate(hash)
+        var frequency = 15
+        for row in 0..<4 {
+            let h = counterHash >> UInt32(row << 3)
+            let index = (h >> 1) & 15
+            let slot = block + Int(h & 1) + (row << 1)
+            frequency = min(frequency, Int((table[slot] >> UInt64(index << 2)) & 0xF))
+        }
+        return frequency
+    }
+
+    /// Records one occurrence of the key hashed to `hash`.
+    @inline(__always)
+    package mutating func increment(_ hash: UInt64) {
+        guard isInitialized else { return }
+        let (block, counterHash) = locate(hash)
+        var added = false
+        for row in 0..<4 {
+            let h = counterHash >> UInt32(row << 3)
+            let index = (h >> 1) & 15
+            let slot = block + Int(h & 1) + (row << 1)
+            let offset = UInt64(index << 2)
+            let mask: UInt64 = 0xF << offset
+            if table[slot] & mask != mask {
+                table[slot] &+= 1 << offset
+                added = true
+            }
+        }
+        if added {
+            size += 1
+            if size == sampleSize { reset() }
+        }
+    }
+
+    /// Halves every counter; `size` keeps the additions that survive (Caffeine's rounding).
+    private mutating func reset() {
+        var odd = 0
+        for index in table.indices {
+            odd += (table[index] & 0x1111_1111_1111_1111).nonzeroBitCount
+            table[index] = (table[index] >> 1) & 0x7777_7777_7777_7777
+        }
+        size = (size - (odd >> 2)) >> 1
+    }
+}

@@ -1,0 +1,169 @@
+import CacheSimulation
+import Foundation
+import Testing
+import TierCache
+
+/// `MemoryTier`'s policies take the simulator's decisions: the same trace replayed through the
+/// tier (a lookup, and a store on a miss) and through the simulator's policy of the same name, in
+/// byte mode with each object's size set to the tier's cost of its entry, hits on exactly the same
+/// requests. So the hit ratio `tiercache tune` reports for a policy is the one the tier reaches.
+@Suite("MemoryTier policies take the simulator's decisions")
+struct MemoryTierPolicyEquivalenceTests {
+    /// The tier's policies and the simulator's types of the same name.
+    static let pairs: [(MemoryTier.EvictionPolicy, PolicyKind)] = [
+        (.lru, .lru), (.s3fifo, .s3fifo), (.wTinyLFU, .wtinylfu),
+    ]
+
+    /// A trace of dense object ids with one size (value bytes) per object.
+    struct Workload {
+        var requests: [UInt32]
+        var valueSizes: [Int]
+    }
+
+    /// The simulator's hash of an object id for W-TinyLFU's sketch (`TinyLFUSketch.mix(id, 0)`);
+    /// the tier is given the same hash of the key naming that id, so both sketches count alike.
+    static func sketchHash(_ id: UInt32) -> UInt64 {
+        var x = UInt64(id) &* 0x9E37_79B9_7F4A_7C15
+        x = (x ^ (x >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        x = (x ^ (x >> 27)) &* 0x94D0_49BB_1331_11EB
+        return x ^ (x >> 31)
+    }
+
+    /// Fixed-width keys, so that equal values give equal costs.
+    static func keyText(_ id: UInt32) -> String {
+        let digits = String(id)
+        return "k" + String(repeating: "0", count: max(0, 8 - digits.count)) + digits
+    }
+
+    static func cost(valueSize: Int, id: UInt32) -> Int {
+        valueSize + keyText(id).utf8.count + MemoryTier.perEntryOverhead
+    }
+
+    /// Per-request hits of the tier and of the simulator, replaying `workload` at `capacity` bytes.
+    static func replay(
+        _ workload: Workload, capacity: Int, tierPolicy: MemoryTier.EvictionPolicy, simulatorPolicy: PolicyKind
+    ) throws -> (tier: [Bool], simulator: [Bool]) {
+        let tier = try MemoryTier(
+            .init(capacity: capacity, maxEntryFraction: 1, policy: tierPolicy),
+            sketchHash: { key in sketchHash(UInt32(key.rawValue.dropFirst()) ?? 0) })
+        let keys = try (0..<workload.valueSizes.count).map { try CacheKey(keyText(UInt32($0))) }
+        var values: [Int: CacheEntry] = [:]
+        var tierHits: [Bool] = []
+        tierHits.reserveCapacity(workload.requests.count)
+        for id in workload.requests {
+            let key = keys[Int(id)]
+            if tier.entry(forKey: key) != nil {
+                tierHits.append(true)
+                continue
+            }
+            tierHits.append(false)
+            let size = workload.valueSizes[Int(id)]
+            let entry = values[size] ?? CacheEntry(value: [UInt8](repeating: 1, count: size), storedAt: Date(timeIntervalSince1970: 0))
+            values[size] = entry
+            _ = tier.store(entry, forKey: key)
+            #expect(tier.usage().bytes <= capacity)
+        }
+
+        let sizes = workload.valueSizes.indices.map { UInt32(cost(valueSize: workload.valueSizes[$0], id: UInt32($0))) }
+        let context = PolicyContext(capacity: UInt64(capacity), objectSizes: sizes)
+        var simulatorHits: [Bool] = []
+        simulatorHits.reserveCapacity(workload.requests.count)
+        func run<P: EvictionPolicy>(_: P.Type) {
+            var policy = P(context: context)
+            for (position, id) in workload.requests.enumerated() {
+                simulatorHits.append(policy.access(id, position: position))
+            }
+        }
+        run(simulatorPolicy.policyType)
+        return (tierHits, simulatorHits)
+    }
+
+    static func expectSameDecisions(_ workload: Workload, capacity: Int, _ pair: (MemoryTier.EvictionPolicy, PolicyKind)) throws {
+        let (tier, simulator) = try replay(workload, capacity: capacity, tierPolicy: pair.0, simulatorPolicy: pair.1)
+        let firstDifference = zip(tier, simulator).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+        #expect(firstDifference == nil, "\(pair.0) and the simulator's \(pair.1) first differ at request \(firstDifference ?? -1)")
+        let tierHits = tier.filter { $0 }.count
+        #expect(tierHits == simulator.filter { $0 }.count)
+        // A replay where nothing hits, or nothing is evicted, would prove little.
+        #expect(tierHits > 0 && tierHits < tier.count)
+    }
+
+    /// Zipf(0.9)-distributed ids over `objects` ids by inverse-CDF sampling with a fixed SplitMix64
+    /// stream, so every run replays the same requests.
+    static func zipf(objects: Int, requests: Int, valueSize: (UInt32) -> Int) -> Workload {
+        var cumulative: [Double] = []
+        cumulative.reserveCapacity(objects)
+        var sum = 0.0
+        for rank in 1...objects {
+            sum += 1 / pow(Double(rank), 0.9)
+            cumulative.append(sum)
+        }
+        var state: UInt64 = 0x1234_5678
+        var ids: [UInt32] = []
+        ids.reserveCapacity(requests)
+        for _ in 0..<requests {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            let uniform = Double(sketchHash(UInt32(truncatingIfNeeded: state >> 20)) >> 11) / Double(1 << 53) * sum
+            var low = 0
+            var high = objects - 1
+            while low < high {
+                let middle = (low + high) / 2
+                if cumulative[middle] < uniform { low = middle + 1 } else { high = middle }
+            }
+            // Ranks are scattered over ids so that popularity does not follow id order.
+            ids.append(UInt32((low &* 7_919) % objects))
+        }
+        return Workload(requests: ids, valueSizes: (0..<objects).map { valueSize(UInt32($0)) })
+    }
+
+    @Test("Same hits on a Zipf trace with equal entry sizes", arguments: [0, 1, 2])
+    func zipfUniformSizes(pairIndex: Int) throws {
+        let workload = Self.zipf(objects: 5_000, requests: 60_000) { _ in 1 }
+        let entryCost = Self.cost(valueSize: 1, id: 0)
+        for entries in [100, 700] {
+            try Self.expectSameDecisions(workload, capacity: entries * entryCost, Self.pairs[pairIndex])
+        }
+    }
+
+    @Test("Same hits on a Zipf trace with entry sizes from 1 byte to 2 KB", arguments: [0, 1, 2])
+    func zipfVariableSizes(pairIndex: Int) throws {
+        let workload = Self.zipf(objects: 5_000, requests: 60_000) { id in 1 + Int(Self.sketchHash(id ^ 0x5A5A) % 2_048) }
+        for capacity in [300 << 10, 2 << 20] {
+            try Self.expectSameDecisions(workload, capacity: capacity, Self.pairs[pairIndex])
+        }
+    }
+
+    /// Real traces, if `TIERCACHE_TRACES` names the public trace folder: a LIRS block trace (equal
+    /// sizes) and libCacheSim's CloudPhysics sample (block sizes 512 B and up).
+    @Test("Same hits on real traces", arguments: [0, 1, 2])
+    func realTraces(pairIndex: Int) throws {
+        guard let folder = ProcessInfo.processInfo.environment["TIERCACHE_TRACES"] else {
+            print("skipped: set TIERCACHE_TRACES to the public trace folder to replay real traces")
+            return
+        }
+        let lirs = try Trace.load(TraceReader(path: folder + "/lirs/multi2.trace.gz"))
+        let lirsWorkload = Workload(requests: lirs.requests, valueSizes: [Int](repeating: 1, count: lirs.objectCount))
+        try Self.expectSameDecisions(lirsWorkload, capacity: 600 * Self.cost(valueSize: 1, id: 0), Self.pairs[pairIndex])
+
+        let cloud = try Trace.load(TraceReader(path: folder + "/libcachesim/cloudPhysicsIO.oracleGeneral.bin.zst"), limit: 60_000)
+        let cloudWorkload = Workload(requests: cloud.requests, valueSizes: cloud.objectSizes.map { Int($0) })
+        let largest = cloudWorkload.valueSizes.max() ?? 1
+        // At least 20 of the largest entry, so the entry-size rules of both never refuse one.
+        try Self.expectSameDecisions(cloudWorkload, capacity: max(64 << 20, 25 * (largest + 200)), Self.pairs[pairIndex])
+    }
+}
+
+@Suite("The memory tier configuration a tuning result names")
+struct MemoryTierConfigurationTests {
+    @Test func snippets() throws {
+        #expect(PolicyKind.s3fifo.memoryTierConfiguration(capacityBytes: 256 << 20) == "MemoryTier(capacity: 256 << 20, policy: .s3fifo)")
+        #expect(PolicyKind.wtinylfu.memoryTierConfiguration(capacityBytes: 1_536) == "MemoryTier(capacity: 1536, policy: .wTinyLFU)")
+        #expect(PolicyKind.lru.memoryTierConfiguration(capacityBytes: 3 << 10) == "MemoryTier(capacity: 3 << 10, policy: .lru)")
+        #expect(PolicyKind.lru.memoryTierConfiguration(capacityBytes: 1_000) == "MemoryTier(capacity: 1000, policy: .lru)")
+        #expect(PolicyKind.arc.memoryTierConfiguration(capacityBytes: 1 << 20) == nil, "the tier has no ARC")
+        #expect(PolicyKind.s3fifo.memoryTierConfiguration(capacityBytes: 0) == nil)
+        // Every policy the tier has is named by one simulator policy.
+        let named = Set(PolicyKind.allCases.compactMap(\.memoryTierPolicy))
+        #expect(named == Set(MemoryTier.EvictionPolicy.allCases))
+    }
+}

@@ -1,0 +1,173 @@
+import Foundation
+import Testing
+import TierCache
+
+/// MemoryTier's eviction policies against their reference implementation and their own rules.
+@Suite("MemoryTier eviction policies")
+struct MemoryTierPolicyTests {
+    /// Zipf(0.9) ids over `objects` ids (inverse-CDF sampling, a fixed SplitMix64 stream; the same
+    /// generator as CacheSimulationTests' equivalence test). Keys are `k` + 8 digits.
+    static func zipf(objects: Int, requests: Int) -> [UInt32] {
+        func mix(_ id: UInt32) -> UInt64 {
+            var x = UInt64(id) &* 0x9E37_79B9_7F4A_7C15
+            x = (x ^ (x >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            x = (x ^ (x >> 27)) &* 0x94D0_49BB_1331_11EB
+            return x ^ (x >> 31)
+        }
+        var cumulative: [Double] = []
+        var sum = 0.0
+        for rank in 1...objects {
+            sum += 1 / pow(Double(rank), 0.9)
+            cumulative.append(sum)
+        }
+        var state: UInt64 = 0x1234_5678
+        return (0..<requests).map { _ in
+            state &+= 0x9E37_79B9_7F4A_7C15
+            let uniform = Double(mix(UInt32(truncatingIfNeeded: state >> 20)) >> 11) / Double(1 << 53) * sum
+            var low = 0
+            var high = objects - 1
+            while low < high {
+                let middle = (low + high) / 2
+                if cumulative[middle] < uniform { low = middle + 1 } else { high = middle }
+            }
+            return UInt32((low &* 7_919) % objects)
+        }
+    }
+
+    static func valueSize(_ id: UInt32, variable: Bool) -> Int {
+        guard variable else { return 1 }
+        var x = UInt64(id ^ 0x5A5A) &* 0x9E37_79B9_7F4A_7C15
+        x = (x ^ (x >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        x = (x ^ (x >> 27)) &* 0x94D0_49BB_1331_11EB
+        return 1 + Int((x ^ (x >> 31)) % 2_048)
+    }
+
+    /// Replays the trace as a cache user does (a lookup; a store on a miss); returns the hits.
+    static func hits(policy: MemoryTier.EvictionPolicy, capacity: Int, variable: Bool) throws -> Int {
+        let tier = try MemoryTier(.init(capacity: capacity, maxEntryFraction: 1, policy: policy))
+        var hits = 0
+        for id in zipf(objects: 5_000, requests: 60_000) {
+            let digits = String(id)
+            let key = try CacheKey("k" + String(repeating: "0", count: 8 - digits.count) + digits)
+            if tier.entry(forKey: key) != nil {
+                hits += 1
+            } else {
+                let value = [UInt8](repeating: 1, count: valueSize(id, variable: variable))
+                _ = tier.store(CacheEntry(value: value, storedAt: Date(timeIntervalSince1970: 0)), forKey: key)
+            }
+        }
+        return hits
+    }
+
+    /// Hit counts of libCacheSim (pip `libcachesim` 0.3.5: `S3FIFO(cache_size:)`, `LRU(cache_size:)`,
+    /// `get` of a request per line) on the same trace with each object's size set to the tier's
+    /// cost of its entry (value + 9 key bytes + 64): the tier must reach exactly these.
+    @Test("S3-FIFO and LRU hit exactly as libCacheSim's on a Zipf trace", arguments: [
+        // (policy, capacity, variable sizes, libCacheSim's hits)
+        (MemoryTier.EvictionPolicy.s3fifo, 7_400, false, 25_750),
+        (.s3fifo, 51_800, false, 39_525),
+        (.s3fifo, 307_200, true, 32_379),
+        (.s3fifo, 2_097_152, true, 47_640),
+        (.lru, 7_400, false, 18_632),
+        (.lru, 307_200, true, 26_810),
+    ])
+    func libCacheSimHits(policy: MemoryTier.EvictionPolicy, capacity: Int, variable: Bool, expected: Int) throws {
+        #expect(try Self.hits(policy: policy, capacity: capacity, variable: variable) == expected)
+    }
+
+    @Test("S3-FIFO keeps an entry hit twice and lets one-hit wonders go, then remembers them in its ghost")
+    func s3fifoSmallQueue() throws {
+        // Each entry costs 1 + 2 + 64 = 67 bytes; capacity 680 holds 10. The small queue's share
+        // is 68 bytes, the main queue's 612, the ghost's 612 (libCacheSim's 10% / 90% / 90%).
+        let tier = try MemoryTier(.init(capacity: 680, maxEntryFraction: 0.1, policy: .s3fifo))
+        // Before the first eviction, new entries go to the small queue until it holds its share:
+        // a0 and a1 (67 < 68 after a0), then a2...a9 to the main queue.
+        for index in 0..<10 { #expect(tier.store(entry(1), forKey: key("a\(index)")) == .stored) }
+        // Two hits make a0 eligible for the main queue.
+        _ = tier.entry(forKey: key("a0"))
+        _ = tier.entry(forKey: key("a0"))
+        // b0 needs room; main (536 B) is within its share, so the small queue is evicted from:
+        // a0 (hit twice) moves to main, a1 (never hit) leaves for the ghost.
+        _ = tier.store(entry(1), forKey: key("b0"))
+        #expect(tier.entry(forKey: key("a0")) != nil)
+        #expect(tier.entry(forKey: key("a1")) == nil)
+        #expect(tier.statistics().evictions == 1)
+        // b1 needs room; main (603 B) is within its share, so b0 (never hit) leaves for the ghost.
+        _ = tier.store(entry(1), forKey: key("b1"))
+        #expect(tier.entry(forKey: key("b0")) == nil)
+        // Stored again, b0 is remembered by the ghost and enters the main queue (b1 leaves).
+        _ = tier.store(entry(1), forKey: key("b0"))
+        #expect(tier.keysByRecency.first?.rawValue == "b0", "an entry remembered by the ghost enters the main queue")
+        #expect(tier.entry(forKey: key("b1")) == nil)
+        #expect(tier.usage() == TierUsage(bytes: 670, entries: 10, capacity: 680, maxEntryBytes: 67))
+    }
+
+    @Test("S3-FIFO refuses an entry as large as its small queue, whatever the entry-size fraction")
+    func s3fifoLargestEntry() throws {
+        let tier = try MemoryTier(.init(capacity: 10_000, maxEntryFraction: 1, policy: .s3fifo))
+        #expect(tier.usage().maxEntryBytes == 999)
+        let overhead = MemoryTier.perEntryOverhead + 1
+        #expect(tier.store(entry(999 - overhead), forKey: key("k")) == .stored)
+        #expect(tier.store(entry(1_000 - overhead), forKey: key("k")) == .refused(.tooLarge(size: 1_000, limit: 999)))
+        let lru = try MemoryTier(.init(capacity: 10_000, maxEntryFraction: 1, policy: .lru))
+        #expect(lru.usage().maxEntryBytes == 10_000)
+    }
+
+    @Test("W-TinyLFU keeps frequent entries through a scan of one-time keys; LRU does not")
+    func wTinyLFUScan() throws {
+        func hotHitsAfterScan(_ policy: MemoryTier.EvictionPolicy) throws -> Int {
+            // 200 entries of 1 + 7 + 64 = 72 bytes.
+            let tier = try MemoryTier(.init(capacity: 200 * 72, maxEntryFraction: 1, policy: policy))
+            func request(_ name: String) -> Bool {
+                if tier.entry(forKey: key(name)) != nil { return true }
+                _ = tier.store(entry(1), forKey: key(name))
+                return false
+            }
+            for index in 0..<150 { _ = request("w\(String(100_000 + index))") }
+            let hot = (0..<30).map { "h\(String(100_000 + $0))" }
+            for _ in 0..<3 { for name in hot { _ = request(name) } }
+            for index in 0..<1_000 { _ = request("s\(String(100_000 + index))") }
+            return hot.filter { request($0) }.count
+        }
+        #expect(try hotHitsAfterScan(.wTinyLFU) >= 27)
+        #expect(try hotHitsAfterScan(.lru) == 0)
+    }
+
+    @Test("Replacing an entry's value keeps the key and accounts the new size", arguments: MemoryTier.EvictionPolicy.allCases)
+    func replace(policy: MemoryTier.EvictionPolicy) throws {
+        let tier = try MemoryTier(.init(capacity: 10_000, maxEntryFraction: 0.05, policy: policy))
+        for index in 0..<50 { _ = tier.store(entry(100), forKey: key("k\(index)")) }
+        #expect(tier.store(entry(300, byte: 9), forKey: key("k49")) == .stored)
+        #expect(tier.entry(forKey: key("k49"))?.value == [UInt8](repeating: 9, count: 300))
+        // The usage is the sum of the resident entries' costs: value + key + overhead.
+        let residents = tier.keysByRecency
+        let expected = residents.reduce(0) { sum, key in
+            sum + (key.rawValue == "k49" ? 300 : 100) + key.rawValue.utf8.count + MemoryTier.perEntryOverhead
+        }
+        #expect(residents.contains(key("k49")))
+        #expect(tier.usage() == TierUsage(bytes: expected, entries: residents.count, capacity: 10_000, maxEntryBytes: 500))
+    }
+
+    @Test("Many tasks reading and writing keep every limit", arguments: MemoryTier.EvictionPolicy.allCases)
+    func concurrentUse(policy: MemoryTier.EvictionPolicy) async throws {
+        let tier = try MemoryTier(.init(capacity: 20_000, maxEntryCount: 120, policy: policy))
+        await withTaskGroup(of: Void.self) { group in
+            for worker in 0..<8 {
+                group.addTask {
+                    for index in 0..<2_000 {
+                        let name = "k\((index * 31 + worker * 7) % 400)"
+                        if tier.entry(forKey: key(name)) == nil { _ = tier.store(entry(index % 200), forKey: key(name)) }
+                        if index % 97 == 0 { tier.removeEntry(forKey: key(name)) }
+                    }
+                }
+            }
+        }
+        let usage = tier.usage()
+        #expect(usage.bytes <= 20_000 && usage.entries <= 120)
+        #expect(usage.entries == tier.keysByRecency.count)
+        let statistics = tier.statistics()
+        #expect(statistics.hits + statistics.misses == 16_000)
+        tier.removeAll()
+        #expect(tier.usage() == TierUsage(bytes: 0, entries: 0, capacity: 20_000, maxEntryBytes: tier.usage().maxEntryBytes))
+    }
+}
