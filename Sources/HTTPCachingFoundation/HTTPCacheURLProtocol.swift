@@ -20,6 +20,11 @@ import FoundationNetworking
 /// ```
 /// which registers `cache` and puts this class first in `configuration.protocolClasses`.
 ///
+/// The registration is process-wide, like `URLProtocol.registerClass`: every session whose
+/// configuration lists this class answers from the cache registered last. (URLSession creates
+/// protocol instances itself and tells them nothing about their session's configuration, so a
+/// per-session cache would need one subclass per cache.)
+///
 /// The cache fetches from the origin with its own `URLSession` (an ephemeral one with no
 /// `URLCache`, unless ``register(_:transport:)`` is given another). That session must not route
 /// through this protocol: do not register the class globally with `URLProtocol.registerClass`.

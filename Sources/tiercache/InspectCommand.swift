@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import TierCache
+import TierCacheCommandLine
 import TierCacheLMDB
 
 struct InspectCommand: ParsableCommand {
