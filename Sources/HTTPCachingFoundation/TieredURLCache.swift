@@ -165,7 +165,7 @@ public final class TieredURLCache: URLCache, @unchecked Sendable {
         storeCachedResponse(cachedResponse, for: request)
     }
 
-    /// ``storeCachedResponse(_:for:)-(_,URLRequest)``, saying what each local tier did (network
+    /// `storeCachedResponse(_:for:)` with a request, saying what each local tier did (network
     /// tiers are written asynchronously and not reported). Empty when nothing was attempted:
     /// no key, not an HTTP response, or a policy of `.notAllowed`.
     @discardableResult

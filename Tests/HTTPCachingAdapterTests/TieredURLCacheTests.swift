@@ -184,11 +184,57 @@ struct TieredURLCacheTests {
         #expect(urlCache.cachedResponse(for: request) == nil)
         // Garbage under the key: a miss, and the entry is gone.
         let key = try CacheKey(try #require(TieredURLCache.defaultKey(for: request)))
-        _ = storage.tiers.first.map { tier in (tier as? MemoryTier).map { try? $0.store(CacheEntry(value: [1, 2, 3], storedAt: Date()), forKey: key) } }
+        let memory = try #require(storage.tiers.first as? MemoryTier)
+        _ = memory.store(CacheEntry(value: [1, 2, 3], storedAt: Date()), forKey: key)
         #expect(urlCache.cachedResponse(for: request) == nil)
         #expect(storage.localEntry(forKey: key) == nil)
         urlCache.storeCachedResponse(CachedURLResponse(response: response, data: Data("b".utf8)), for: request)
         urlCache.removeAllCachedResponses()
         #expect(urlCache.cachedResponse(for: request) == nil && urlCache.currentMemoryUsage == 0)
+    }
+
+    /// Stored values that are not records: each reads as a miss and is removed from the tier.
+    static let corruptValues: [[UInt8]] = [
+        [],
+        Array("TUC1".utf8),
+        Array("TUC1".utf8) + [0xFF, 0xFF, 0xFF, 0xFF] + Array("{}".utf8),
+        Array("TUC1".utf8) + [0, 0, 0, 2] + Array("{}".utf8),
+        Array("XXXX".utf8) + [0, 0, 0, 0],
+        record(#"{"status":99,"fields":[],"userInfo":{},"storagePolicy":"allowed","storedAt":0}"#),
+        record(#"{"status":200,"fields":[["only-a-name"]],"userInfo":{},"storagePolicy":"allowed","storedAt":0}"#),
+        record(#"{"status":200,"fields":[],"userInfo":{},"storagePolicy":"sometimes","storedAt":0}"#),
+    ]
+
+    static func record(_ header: String) -> [UInt8] {
+        let bytes = Array(header.utf8)
+        let length = UInt32(bytes.count)
+        return Array("TUC1".utf8) + [UInt8(length >> 24), UInt8(length >> 16 & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length & 0xFF)] + bytes + Array("body".utf8)
+    }
+
+    @Test("A corrupt stored value is a miss and is removed", arguments: corruptValues)
+    func corruptValue(_ value: [UInt8]) throws {
+        let memory = try MemoryTier(capacity: 1 << 20)
+        let urlCache = TieredURLCache(storage: TieredCache(tiers: [memory]))
+        let request = URLRequest(url: try #require(URL(string: "https://example.com/x")))
+        let key = try CacheKey(try #require(TieredURLCache.defaultKey(for: request)))
+        _ = memory.store(CacheEntry(value: value, storedAt: Date()), forKey: key)
+        #expect(urlCache.cachedResponse(for: request) == nil)
+        #expect(memory.entry(forKey: key) == nil)
+    }
+
+    @Test("A well-formed record written by hand reads back as the response it describes")
+    func handWrittenRecord() throws {
+        let memory = try MemoryTier(capacity: 1 << 20)
+        let urlCache = TieredURLCache(storage: TieredCache(tiers: [memory]))
+        let request = URLRequest(url: try #require(URL(string: "https://example.com/x")))
+        let key = try CacheKey(try #require(TieredURLCache.defaultKey(for: request)))
+        let value = Self.record(#"{"status":203,"fields":[["X-A","1"],["X-A","2"]],"userInfo":{"k":"v"},"storagePolicy":"allowedInMemoryOnly","storedAt":0}"#)
+        _ = memory.store(CacheEntry(value: value, storedAt: Date()), forKey: key)
+        let cached = try #require(urlCache.cachedResponse(for: request))
+        let response = try #require(cached.response as? HTTPURLResponse)
+        #expect(response.statusCode == 203 && response.value(forHTTPHeaderField: "X-A") == "1, 2")
+        #expect(text(cached.data) == "body" && cached.storagePolicy == .allowedInMemoryOnly)
+        #expect(cached.userInfo?["k"] as? String == "v")
+        #expect(cached.userInfo?[TieredURLCache.storedAtUserInfoKey] as? Date == Date(timeIntervalSinceReferenceDate: 0))
     }
 }
