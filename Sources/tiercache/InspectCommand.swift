@@ -1,7 +1,6 @@
 import ArgumentParser
 import Foundation
 import TierCache
-import TierCacheCommandLine
 import TierCacheLMDB
 
 struct InspectCommand: ParsableCommand {
