@@ -244,4 +244,26 @@ extension HTTPCacheURLProtocolTests {
         #expect(urlCache.cachedResponse(for: URLRequest(url: second)).map { text($0.data) } == "png")
         #expect(urlCache.cachedResponse(for: URLRequest(url: try #require(URL(string: "https://example.com/a.png?w=200")))) == nil)
     }
+
+    @Test("Example, the Alamofire-like wrapper in URLProtocol mode: one configuration line, TierCache's rules")
+    func exampleWrapperWithProtocol() async throws {
+        let origin = try await LoopbackOrigin.start()
+        let cache = HTTPCache(
+            storage: TieredCache(tiers: [try MemoryTier(capacity: 4 << 20)]),
+            configuration: .init(storagePolicies: .init(["http": .allowed], default: .notAllowed), storeHooks: [.stripAuthenticationFields()]))
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.urlCache = nil
+        HTTPCacheURLProtocol.install(cache, in: configuration)  // the adoption
+        let client = MiniAlamofire(configuration: configuration)
+        let request = URLRequest(url: origin.url("/cookie"))
+        let (first, firstResponse) = try await client.request(request)
+        let (second, secondResponse) = try await client.request(request)
+        #expect(text(first) == "with cookie 1" && text(second) == "with cookie 1")
+        #expect(firstResponse.value(forHTTPHeaderField: "Set-Cookie") == "session=secret")
+        // The hit is the stored copy, which the hook stripped.
+        #expect(secondResponse.value(forHTTPHeaderField: "Cache-Status") == "TierCache; hit")
+        #expect(secondResponse.value(forHTTPHeaderField: "Set-Cookie") == nil)
+        #expect(origin.log.requests(to: "/cookie").count == 1)
+        try await origin.stop()
+    }
 }
