@@ -10,7 +10,8 @@ import FoundationNetworking
 
 /// A `URLCache` whose storage is a ``TieredCache``: `URLSession`'s own caching (its freshness
 /// rules, `cachePolicy`, `willCacheResponse` delegates) keeps working unchanged and reads and
-/// stores through TierCache's tiers.
+/// stores through TierCache's tiers. That is Apple's Foundation; FoundationNetworking on Linux
+/// reads but never stores (see "Linux" below).
 ///
 /// Adoption is one line: `URLCache.shared = TieredURLCache(storage: cache)` or
 /// `configuration.urlCache = TieredURLCache(storage: cache)`.
