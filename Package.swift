@@ -137,10 +137,15 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
             ]
         ),
+        // `ByteCount: ExpressibleByArgument`, shared by both executables (one conformance).
+        .target(
+            name: "TierCacheCommandLine",
+            dependencies: ["TierCache", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
         .executableTarget(
             name: "tiercache-proxy",
             dependencies: [
-                "TierCacheProxy", "HTTPCaching", "HTTPCachingAsyncHTTPClient", "TierCache", "TierCacheLMDB", "TierCacheRedis",
+                "TierCacheCommandLine", "TierCacheProxy", "HTTPCaching", "HTTPCachingAsyncHTTPClient", "TierCache", "TierCacheLMDB", "TierCacheRedis",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -155,7 +160,7 @@ let package = Package(
         .executableTarget(
             name: "tiercache",
             dependencies: [
-                "TierCache", "TierCacheLMDB", "CacheSimulation",
+                "TierCacheCommandLine", "TierCache", "TierCacheLMDB", "CacheSimulation",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ]

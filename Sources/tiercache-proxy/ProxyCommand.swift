@@ -7,6 +7,7 @@ import Metrics
 import Prometheus
 import ServiceLifecycle
 import TierCache
+import TierCacheCommandLine
 import TierCacheLMDB
 import TierCacheProxy
 import TierCacheRedis

@@ -3,6 +3,7 @@ import CacheSimulation
 import Foundation
 import Histogram
 import TierCache
+import TierCacheCommandLine
 import TierCacheLMDB
 
 /// `tiercache bench`: the README's main job. Drives the real tiers with a read-through workload and

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import TierCache
+import TierCacheCommandLine
 import TierCacheLMDB
 
 /// The README's main job: a memory tier over an LMDB tier in a temporary directory, driven by a

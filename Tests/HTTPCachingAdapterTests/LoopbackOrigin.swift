@@ -10,6 +10,7 @@ import TierCache
 /// - `/etag`: 200 with `ETag: "v1"` and `max-age=0`, or 304 when `If-None-Match` matches
 /// - `/vary`: `Vary: Accept-Language`; the body echoes the request's `Accept-Language`
 /// - `/no-store`: `Cache-Control: no-store`
+/// - `/cookie`: 200 with `Set-Cookie` and `Cache-Control: max-age=60`
 /// - `/status/N`: status N
 ///
 /// A request with `X-Delay-Milliseconds: N` is answered N ms late, like a slow origin.
@@ -91,6 +92,10 @@ private final class OriginHandler: ChannelInboundHandler, Sendable {
             headers.add(name: "Cache-Control", value: "max-age=60")
             headers.add(name: "Vary", value: "Accept-Language")
             body = "language: \(head.headers["Accept-Language"].first ?? "none")"
+        } else if path == "/cookie" {
+            headers.add(name: "Cache-Control", value: "max-age=60")
+            headers.add(name: "Set-Cookie", value: "session=secret")
+            body = "with cookie \(count)"
         } else if path == "/no-store" {
             headers.add(name: "Cache-Control", value: "no-store")
             body = "not stored \(count)"

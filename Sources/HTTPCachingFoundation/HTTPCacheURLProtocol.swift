@@ -1,0 +1,155 @@
+import Foundation
+import HTTPCaching
+import HTTPTypes
+import TierCache
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A `URLProtocol` that answers `http` and `https` requests through an ``HTTPCache``, for apps
+/// that want TierCache's rules instead of URLSession's: full RFC 9111 freshness and
+/// revalidation, `stale-while-revalidate`, `stale-if-error`, the offline fallback (a stored
+/// response, with its `Date` and `Age`, when the origin cannot be reached), coalescing of
+/// concurrent identical requests, store hooks, and a `Cache-Status` field (RFC 9211) on every
+/// response.
+///
+/// Adoption is one line per session configuration:
+/// ```swift
+/// HTTPCacheURLProtocol.install(cache, in: configuration)
+/// ```
+/// which registers `cache` and puts this class first in `configuration.protocolClasses`.
+///
+/// The registration is process-wide, like `URLProtocol.registerClass`: every session whose
+/// configuration lists this class answers from the cache registered last. (URLSession creates
+/// protocol instances itself and tells them nothing about their session's configuration, so a
+/// per-session cache would need one subclass per cache.)
+///
+/// The cache fetches from the origin with its own `URLSession` (an ephemeral one with no
+/// `URLCache`, unless ``register(_:transport:)`` is given another). That session must not route
+/// through this protocol: do not register the class globally with `URLProtocol.registerClass`.
+///
+/// The response goes to URLSession with `cacheStoragePolicy: .notAllowed`, so the session's own
+/// `URLCache` (if any) keeps nothing: ``HTTPCache`` is the cache. The request's `cachePolicy`
+/// is honoured (see ``RequestCachePolicy``).
+///
+/// Client callbacks come from the task that ran the request, not the thread that called
+/// `startLoading()`. FoundationNetworking (Linux) accepts that; on Apple platforms the URL
+/// loading system documents calls on the loading thread, which this class does not guarantee.
+///
+/// Cost: one `Task` per request; a memory hit does not touch the network session.
+public final class HTTPCacheURLProtocol: URLProtocol {
+    /// What the request's task needs of the protocol: itself and its client, to report to.
+    ///
+    /// @unchecked Sendable: URLProtocol is not Sendable (FoundationNetworking marks it so), but
+    /// the task only passes `owner` back to `client`'s callbacks, which URLSession's protocol
+    /// client accepts from any thread (it hops to its own queues); `owner`'s `request` and
+    /// `client` are set at init and never change, and the task touches no other state of it.
+    private final class Delivery: @unchecked Sendable {
+        let owner: URLProtocol
+        let client: (any URLProtocolClient)?
+        init(owner: URLProtocol, client: (any URLProtocolClient)?) {
+            self.owner = owner
+            self.client = client
+        }
+    }
+
+    private struct Registration: Sendable {
+        let cache: HTTPCache
+        let transport: URLSession
+    }
+
+    private static let registration = Locked<Registration?>(nil)
+    private let work = Locked<Task<Void, Never>?>(nil)
+
+    /// The `Cache-Status` field name (RFC 9211) and this cache's name in it.
+    public static let cacheStatusField = "Cache-Status"
+    /// The cache's identifier in ``cacheStatusField``.
+    public static let cacheName = "TierCache"
+
+    /// Makes `cache` the one this protocol answers from, fetching with `transport` (by default
+    /// an ephemeral session with no `URLCache`). Later registrations replace earlier ones.
+    public static func register(_ cache: HTTPCache, transport: URLSession? = nil) {
+        let session = transport ?? {
+            let configuration = URLSessionConfiguration.ephemeral
+            configuration.urlCache = nil
+            return URLSession(configuration: configuration)
+        }()
+        registration.withLock { $0 = Registration(cache: cache, transport: session) }
+    }
+
+    /// Registers `cache` and puts this class first in `configuration.protocolClasses`: the
+    /// whole adoption for a session made from `configuration` afterwards.
+    public static func install(_ cache: HTTPCache, in configuration: URLSessionConfiguration, transport: URLSession? = nil) {
+        register(cache, transport: transport)
+        configuration.protocolClasses = [HTTPCacheURLProtocol.self] + (configuration.protocolClasses ?? []).filter { $0 != HTTPCacheURLProtocol.self }
+    }
+
+    /// Removes the registration; requests then fall through to the next protocol class.
+    public static func unregister() {
+        registration.withLock { $0 = nil }
+    }
+
+    /// `http` and `https` requests, while a cache is registered.
+    public override class func canInit(with request: URLRequest) -> Bool {
+        guard let scheme = request.url?.scheme?.lowercased(), scheme == "http" || scheme == "https" else { return false }
+        return registration.withLock { $0 != nil }
+    }
+
+    /// The request unchanged: the cache computes its own keys.
+    public override class func canonicalRequest(for request: URLRequest) -> URLRequest { request }
+
+    /// Starts answering the request through the registered cache.
+    public override func startLoading() {
+        guard let registration = Self.registration.withLock({ $0 }) else {
+            client?.urlProtocol(self, didFailWithError: URLError(.unsupportedURL))
+            return
+        }
+        let request = self.request
+        let delivery = Delivery(owner: self, client: client)
+        let task = Task { await HTTPCacheURLProtocol.answer(request, from: registration, to: delivery) }
+        work.withLock { $0 = task }
+    }
+
+    /// Loads `request` through the cache and reports the outcome to `delivery`'s client.
+    private static func answer(_ request: URLRequest, from registration: Registration, to delivery: Delivery) async {
+        do {
+            let (body, response, result) = try await registration.cache.data(for: request, session: registration.transport)
+            guard !Task.isCancelled else { return }
+            delivery.client?.urlProtocol(delivery.owner, didReceive: labelled(response, with: result), cacheStoragePolicy: .notAllowed)
+            delivery.client?.urlProtocol(delivery.owner, didLoad: body)
+            delivery.client?.urlProtocolDidFinishLoading(delivery.owner)
+        } catch {
+            guard !Task.isCancelled else { return }
+            delivery.client?.urlProtocol(delivery.owner, didFailWithError: error)
+        }
+    }
+
+    /// Cancels the request's task; the cache's fetch, if shared with other requests, goes on
+    /// for them.
+    public override func stopLoading() {
+        work.withLock { $0?.cancel() }
+    }
+
+    /// `response` with a `Cache-Status` field saying where it came from (RFC 9211).
+    static func labelled(_ response: HTTPURLResponse, with result: HTTPCacheResponse) -> HTTPURLResponse {
+        guard let url = response.url else { return response }
+        var fields: [String: String] = [:]
+        for (name, value) in response.allHeaderFields {
+            if let name = name as? String, let value = value as? String { fields[name] = value }
+        }
+        fields[cacheStatusField] = cacheStatus(of: result)
+        return HTTPURLResponse(url: url, statusCode: response.statusCode, httpVersion: "HTTP/1.1", headerFields: fields) ?? response
+    }
+
+    /// The `Cache-Status` value for `result`.
+    public static func cacheStatus(of result: HTTPCacheResponse) -> String {
+        switch result.source {
+        case .cache: "\(cacheName); hit"
+        case .revalidated: "\(cacheName); fwd=stale; fwd-status=304"
+        case .staleWhileRevalidate: "\(cacheName); hit; detail=stale-while-revalidate"
+        case .staleFallback: "\(cacheName); hit; detail=stale-network-failed"
+        case .network: "\(cacheName); fwd=uri-miss; fwd-status=\(result.response.status.code)" + (result.wasStored ? "; stored" : "")
+        }
+    }
+}

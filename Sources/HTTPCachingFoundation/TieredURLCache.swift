@@ -1,0 +1,332 @@
+import Foundation
+import HTTPCaching
+import HTTPTypes
+import HTTPTypesFoundation
+import TierCache
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A `URLCache` whose storage is a ``TieredCache``: `URLSession`'s own caching (its freshness
+/// rules, `cachePolicy`, `willCacheResponse` delegates) keeps working unchanged and reads and
+/// stores through TierCache's tiers. That is Apple's Foundation; FoundationNetworking on Linux
+/// reads but never stores (see "Linux" below).
+///
+/// Adoption is one line: `URLCache.shared = TieredURLCache(storage: cache)` or
+/// `configuration.urlCache = TieredURLCache(storage: cache)`.
+///
+/// What it applies on every store, in this order:
+/// 1. the storage policy: the narrower of the `CachedURLResponse`'s `storagePolicy` and the one
+///    ``TieredCache/policyTable`` gives the URL's scheme (`.allowedInMemoryOnly` keeps the
+///    response out of disk and network tiers, `.notAllowed` out of all);
+/// 2. the ``StoreHook``s, in order (they may rewrite the stored response, stamp `userInfo`, or
+///    override the policy; what the caller already received is unchanged);
+/// 3. each tier's own capacity and per-entry size rule (``EntrySizeLimit``, by default 5% of the
+///    tier's capacity, as Apple's `URLCache` documents for its disk cache): a tier that refuses
+///    an entry simply does not keep it.
+///
+/// `URLCache`'s API is synchronous, so this class never suspends and never blocks a thread on
+/// async work: reads go through the *local* tiers only (``LocalCacheTier``: memory, LMDB), with
+/// the same promotion as ``TieredCache/localEntry(forKey:tiers:)``; stores and removals reach
+/// local tiers synchronously and a network tier (Redis) from a detached task, so a response
+/// stored to Redis is visible to *other* processes, while this process reads it back from its
+/// local tiers. A cache whose tiers are all network tiers therefore never answers a read.
+///
+/// `userInfo` is kept for its `String` keys with `String` values (other entries are dropped:
+/// they cannot be stored on disk portably); the stored date is returned as
+/// ``storedAtUserInfoKey``.
+///
+/// ## Linux (swift-corelibs-foundation)
+/// FoundationNetworking's `URLSession` differs from Apple's in what it asks of a `URLCache`:
+/// - It reads through `getCachedResponse(for:completionHandler:)` (the data-task variant,
+///   which this class routes to ``cachedResponse(for:)``) and serves what that returns without
+///   checking the request's `cachePolicy` or the response's freshness; so on Linux this class
+///   applies both itself (see ``getCachedResponse(for:completionHandler:)``). It never
+///   revalidates a stale response: that goes to the origin unconditionally.
+/// - It never *stores*: its HTTP protocol reports every response with
+///   `cacheStoragePolicy: .notAllowed`, so `storeCachedResponse(_:for:)` (either variant) is not
+///   called and `willCacheResponse` delegates are not asked. An app on Linux stores responses
+///   itself (`urlCache.storeCachedResponse(CachedURLResponse(response:data:), for: request)`,
+///   as an Alamofire-style `willCacheResponse` hook would), or uses ``HTTPCacheURLProtocol``,
+///   which stores through ``HTTPCache`` on every platform.
+///
+/// Cost: a read decodes the stored entry (a header of a few hundred bytes of JSON and the
+/// body); a store encodes it once and writes it to each permitted tier.
+public final class TieredURLCache: URLCache, @unchecked Sendable {
+    // @unchecked Sendable: every stored property is a `let` of a Sendable type (TieredCache,
+    // [StoreHook], a @Sendable closure); the superclass's own storage is never used (it is
+    // created with zero capacities), so no mutable state is shared.
+
+    /// The tiers behind this cache.
+    public let storage: TieredCache
+    /// The hooks run before each store.
+    public let storeHooks: [StoreHook]
+    private let key: @Sendable (URLRequest) -> String?
+
+    /// The `userInfo` key under which a cached response carries the `Date` it was stored.
+    public static let storedAtUserInfoKey = "TierCache.storedAt"
+
+    /// A cache over `storage`.
+    ///
+    /// - Parameters:
+    ///   - storage: the tiers; its ``TieredCache/policyTable`` is the per-scheme storage policy.
+    ///   - storeHooks: run before each store (see ``StoreHook``).
+    ///   - key: the storage key of a request, `nil` to keep it out of the cache; by default
+    ///     ``defaultKey(for:)`` (method and URL without fragment). Use it to drop volatile query
+    ///     items, as SDWebImage's `cacheKeyFilter` does.
+    public init(storage: TieredCache, storeHooks: [StoreHook] = [], key: (@Sendable (URLRequest) -> String?)? = nil) {
+        self.storage = storage
+        self.storeHooks = storeHooks
+        self.key = key ?? Self.defaultKey(for:)
+        // Zero capacities: the base class keeps nothing itself. (On Linux it still creates its
+        // cache directory under the user's caches directory, as every URLCache does.)
+        super.init(memoryCapacity: 0, diskCapacity: 0, diskPath: nil)
+    }
+
+    /// The default storage key: `"urlcache GET <url>"` for GET requests without a fragment;
+    /// `nil` (not cached) for other methods, as `URLSession` caches only GET responses.
+    public static func defaultKey(for request: URLRequest) -> String? {
+        guard let url = request.url, (request.httpMethod ?? "GET") == "GET" else { return nil }
+        var components = URLComponents(url: url, resolvingAgainstBaseURL: false)
+        components?.fragment = nil
+        guard let absolute = components?.url?.absoluteString else { return nil }
+        return "urlcache GET \(absolute)"
+    }
+
+    private func cacheKey(for request: URLRequest) -> CacheKey? {
+        guard let raw = key(request) else { return nil }
+        return try? CacheKey(raw)
+    }
+
+    // MARK: Reading
+
+    /// The response stored for `request` in the local tiers, or `nil`. An entry that does not
+    /// decode is removed.
+    public override func cachedResponse(for request: URLRequest) -> CachedURLResponse? {
+        guard let key = cacheKey(for: request), let hit = storage.localEntry(forKey: key) else { return nil }
+        guard let record = try? URLCacheRecord.decode(hit.entry.value), let url = request.url,
+              let response = record.urlResponse(for: url) else {
+            try? storage.removeLocalEntry(forKey: key)
+            return nil
+        }
+        var userInfo: [AnyHashable: Any] = record.userInfo
+        userInfo[Self.storedAtUserInfoKey] = record.storedAt
+        return CachedURLResponse(response: response, data: record.body, userInfo: userInfo, storagePolicy: record.storagePolicy.urlCachePolicy)
+    }
+
+    /// The data-task variant: the one `URLSession` consults before loading.
+    ///
+    /// On Linux it also applies the request's `cachePolicy` and RFC 9111 freshness, because
+    /// FoundationNetworking's `URLSession` serves whatever this returns without checking either:
+    /// `.reloadIgnoringLocalCacheData`, `.reloadIgnoringLocalAndRemoteCacheData` and
+    /// `.reloadRevalidatingCacheData` get `nil`; `.useProtocolCachePolicy` gets the response
+    /// only while it is fresh (stale ones go to the origin unconditionally: FoundationNetworking
+    /// does not revalidate); `.returnCacheDataElseLoad` and `.returnCacheDataDontLoad` get any
+    /// stored response. On Apple platforms the response is handed over as is and URLSession
+    /// applies its own rules.
+    public override func getCachedResponse(for dataTask: URLSessionDataTask, completionHandler: @escaping (CachedURLResponse?) -> Void) {
+        guard let request = dataTask.currentRequest ?? dataTask.originalRequest else { return completionHandler(nil) }
+        #if canImport(FoundationNetworking)
+        switch request.cachePolicy {
+        case .returnCacheDataElseLoad, .returnCacheDataDontLoad:
+            completionHandler(cachedResponse(for: request))
+        case .useProtocolCachePolicy:
+            completionHandler(cachedResponse(for: request).flatMap { Self.isFresh($0, now: Date()) ? $0 : nil })
+        default:
+            completionHandler(nil)
+        }
+        #else
+        completionHandler(cachedResponse(for: request))
+        #endif
+    }
+
+    /// Whether `cached` is fresh at `now` by RFC 9111 §4.2 (as a private cache, with the
+    /// engine's default heuristics), and not marked `no-cache`.
+    static func isFresh(_ cached: CachedURLResponse, now: Date) -> Bool {
+        guard let httpURLResponse = cached.response as? HTTPURLResponse, let response = httpURLResponse.httpResponse,
+              let storedAt = cached.userInfo?[storedAtUserInfoKey] as? Date else { return false }
+        let stored = StoredResponse(response: response, body: cached.data, requestTime: storedAt, responseTime: storedAt, storedAt: storedAt)
+        if stored.cacheControl.noCache { return false }
+        let lifetime = Freshness.lifetime(of: stored, shared: false, heuristics: .init())
+        return Freshness.currentAge(of: stored, now: now) < lifetime
+    }
+
+    // MARK: Storing
+
+    /// Stores `cachedResponse` for `request` under the narrower of its storage policy and the
+    /// scheme's, after the store hooks; each tier applies its capacity and entry-size rule.
+    public override func storeCachedResponse(_ cachedResponse: CachedURLResponse, for request: URLRequest) {
+        _ = store(cachedResponse, for: request)
+    }
+
+    /// The data-task variant; FoundationNetworking's `URLSession` calls this one.
+    public override func storeCachedResponse(_ cachedResponse: CachedURLResponse, for dataTask: URLSessionDataTask) {
+        guard let request = dataTask.currentRequest ?? dataTask.originalRequest else { return }
+        storeCachedResponse(cachedResponse, for: request)
+    }
+
+    /// `storeCachedResponse(_:for:)` with a request, saying what each local tier did (network
+    /// tiers are written asynchronously and not reported). Empty when nothing was attempted:
+    /// no key, not an HTTP response, or a policy of `.notAllowed`.
+    @discardableResult
+    public func store(_ cachedResponse: CachedURLResponse, for request: URLRequest) -> [(tierName: String, outcome: StoreOutcome)] {
+        guard let key = cacheKey(for: request), let url = request.url,
+              let httpURLResponse = cachedResponse.response as? HTTPURLResponse,
+              let response = httpURLResponse.httpResponse,
+              let httpRequest = request.httpRequest else { return [] }
+        var candidate = StoreHook.Candidate(
+            storing: response, body: cachedResponse.data, for: httpRequest,
+            storagePolicy: TierCache.StoragePolicy(cachedResponse.storagePolicy).narrower(than: storage.policyTable.policy(for: url)),
+            userInfo: Self.stringUserInfo(cachedResponse.userInfo))
+        storeHooks.run(on: &candidate)
+        let policy = candidate.storagePolicy
+        guard policy != .notAllowed else {
+            removeEverywhere(key)
+            return []
+        }
+        let now = Date()
+        let record = URLCacheRecord(
+            status: candidate.response.status.code,
+            fields: candidate.response.headerFields.map { [$0.name.rawName, $0.value] },
+            userInfo: candidate.userInfo, storagePolicy: policy, storedAt: now, body: candidate.body)
+        guard let encoded = try? record.encode() else { return [] }
+        let entry = CacheEntry(value: encoded, storedAt: now)
+        var outcomes: [(tierName: String, outcome: StoreOutcome)] = []
+        for tier in storage.tiers {
+            let permitted = policy.permits(tier.medium)
+            if let local = tier as? any LocalCacheTier {
+                if permitted {
+                    if let outcome = try? Self.storeLocally(entry, key, in: local) { outcomes.append((tier.name, outcome)) }
+                } else {
+                    try? Self.removeLocally(key, from: local)
+                }
+            } else {
+                // A network tier cannot be reached without suspending: write (or, under a
+                // narrower policy, remove) in the background. Failures are counted by the tier.
+                Task.detached {
+                    if permitted { _ = try? await tier.store(entry, forKey: key) } else { try? await tier.removeEntry(forKey: key) }
+                }
+            }
+        }
+        return outcomes
+    }
+
+    private static func storeLocally(_ entry: CacheEntry, _ key: CacheKey, in tier: any LocalCacheTier) throws -> StoreOutcome {
+        try tier.store(entry, forKey: key)
+    }
+
+    private static func removeLocally(_ key: CacheKey, from tier: any LocalCacheTier) throws {
+        try tier.removeEntry(forKey: key)
+    }
+
+    private static func stringUserInfo(_ userInfo: [AnyHashable: Any]?) -> [String: String] {
+        var strings: [String: String] = [:]
+        for (key, value) in userInfo ?? [:] {
+            if let key = key.base as? String, let value = value as? String { strings[key] = value }
+        }
+        return strings
+    }
+
+    // MARK: Removing
+
+    /// Removes the response stored for `request` from every tier (local ones now, network ones
+    /// in the background).
+    public override func removeCachedResponse(for request: URLRequest) {
+        guard let key = cacheKey(for: request) else { return }
+        removeEverywhere(key)
+    }
+
+    /// The data-task variant.
+    public override func removeCachedResponse(for dataTask: URLSessionDataTask) {
+        guard let request = dataTask.currentRequest ?? dataTask.originalRequest else { return }
+        removeCachedResponse(for: request)
+    }
+
+    /// Empties every tier (local ones now, network ones in the background).
+    public override func removeAllCachedResponses() {
+        for tier in storage.tiers {
+            if let local = tier as? any LocalCacheTier {
+                try? Self.removeAllLocally(local)
+            } else {
+                Task.detached { try? await tier.removeAll() }
+            }
+        }
+    }
+
+    /// Tiers cannot be enumerated by date, so this removes *every* response: nothing stored
+    /// since `date` survives, which is what callers of this method rely on (Apple's removes only
+    /// those stored since `date`).
+    public override func removeCachedResponses(since date: Date) {
+        removeAllCachedResponses()
+    }
+
+    private static func removeAllLocally(_ tier: any LocalCacheTier) throws { try tier.removeAll() }
+
+    private func removeEverywhere(_ key: CacheKey) {
+        try? storage.removeLocalEntry(forKey: key)
+        for tier in storage.tiers where !(tier is any LocalCacheTier) {
+            Task.detached { try? await tier.removeEntry(forKey: key) }
+        }
+    }
+
+    // MARK: Usage
+
+    /// The summed capacity of the local memory tiers. Setting it has no effect: a tier's
+    /// capacity is fixed when it is made.
+    public override var memoryCapacity: Int {
+        get { localUsage(where: { $0 == .memory }).capacity }
+        set {}
+    }
+
+    /// The summed capacity of the local disk tiers. Setting it has no effect.
+    public override var diskCapacity: Int {
+        get { localUsage(where: { $0 != .memory }).capacity }
+        set {}
+    }
+
+    /// The bytes held by the local memory tiers.
+    public override var currentMemoryUsage: Int { localUsage(where: { $0 == .memory }).bytes }
+
+    /// The bytes held by the local disk tiers.
+    public override var currentDiskUsage: Int { localUsage(where: { $0 != .memory }).bytes }
+
+    private func localUsage(where isIncluded: (TierMedium) -> Bool) -> (bytes: Int, capacity: Int) {
+        var total = (bytes: 0, capacity: 0)
+        for tier in storage.tiers where isIncluded(tier.medium) {
+            guard let local = tier as? any LocalCacheTier, let usage = try? Self.usage(of: local) else { continue }
+            total.bytes += usage.bytes
+            total.capacity += usage.capacity
+        }
+        return total
+    }
+
+    private static func usage(of tier: any LocalCacheTier) throws -> TierUsage { try tier.usage() }
+}
+
+extension TierCache.StoragePolicy {
+    /// The policy matching `URLCache.StoragePolicy`.
+    public init(_ policy: URLCache.StoragePolicy) {
+        switch policy {
+        case .allowed: self = .allowed
+        case .allowedInMemoryOnly: self = .allowedInMemoryOnly
+        default: self = .notAllowed
+        }
+    }
+
+    /// The matching `URLCache.StoragePolicy`.
+    public var urlCachePolicy: URLCache.StoragePolicy {
+        switch self {
+        case .allowed: .allowed
+        case .allowedInMemoryOnly: .allowedInMemoryOnly
+        case .notAllowed: .notAllowed
+        }
+    }
+
+    /// The more restrictive of `self` and `other`.
+    func narrower(than other: StoragePolicy) -> StoragePolicy {
+        if self == .notAllowed || other == .notAllowed { return .notAllowed }
+        if self == .allowedInMemoryOnly || other == .allowedInMemoryOnly { return .allowedInMemoryOnly }
+        return .allowed
+    }
+}

@@ -1,0 +1,93 @@
+import Foundation
+import TierCache
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// How ``TieredURLCache`` keeps a `CachedURLResponse` in a tier: `"TUC1"`, a 4-byte big-endian
+/// header length, a JSON header (status, fields, user info, policy, date), then the body as is.
+/// A format of its own (not the HTTP engine's) because a `URLCache` entry carries what
+/// `URLSession` decided, not the engine's request and response times.
+struct URLCacheRecord: Codable, Equatable {
+    var status: Int
+    /// Name-value pairs in order (a name may repeat).
+    var fields: [[String]]
+    var userInfo: [String: String]
+    var storagePolicy: StoragePolicy
+    var storedAt: Date
+    var body: Data
+
+    private enum CodingKeys: String, CodingKey { case status, fields, userInfo, storagePolicy, storedAt }
+
+    init(status: Int, fields: [[String]], userInfo: [String: String], storagePolicy: StoragePolicy, storedAt: Date, body: Data) {
+        self.status = status
+        self.fields = fields
+        self.userInfo = userInfo
+        self.storagePolicy = storagePolicy
+        self.storedAt = storedAt
+        self.body = body
+    }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        status = try container.decode(Int.self, forKey: .status)
+        fields = try container.decode([[String]].self, forKey: .fields)
+        userInfo = try container.decode([String: String].self, forKey: .userInfo)
+        let policyName = try container.decode(String.self, forKey: .storagePolicy)
+        guard let policy = StoragePolicy(rawValue: policyName) else {
+            throw DecodingError.dataCorruptedError(forKey: .storagePolicy, in: container, debugDescription: "unknown storage policy \(policyName)")
+        }
+        storagePolicy = policy
+        storedAt = try container.decode(Date.self, forKey: .storedAt)
+        body = Data()
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(status, forKey: .status)
+        try container.encode(fields, forKey: .fields)
+        try container.encode(userInfo, forKey: .userInfo)
+        try container.encode(storagePolicy.rawValue, forKey: .storagePolicy)
+        try container.encode(storedAt, forKey: .storedAt)
+    }
+
+    static let magic: [UInt8] = Array("TUC1".utf8)
+
+    /// Why a stored value is not a record.
+    struct DecodeFailure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    func encode() throws -> [UInt8] {
+        let header = try JSONEncoder().encode(self)
+        var bytes = Self.magic
+        bytes.reserveCapacity(8 + header.count + body.count)
+        let length = UInt32(header.count)
+        bytes += [UInt8(length >> 24), UInt8(length >> 16 & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length & 0xFF)]
+        bytes += header
+        bytes += body
+        return bytes
+    }
+
+    static func decode(_ bytes: [UInt8]) throws -> URLCacheRecord {
+        guard bytes.count >= 8, Array(bytes[0..<4]) == magic else { throw DecodeFailure(description: "not a TieredURLCache record") }
+        let length = Int(bytes[4]) << 24 | Int(bytes[5]) << 16 | Int(bytes[6]) << 8 | Int(bytes[7])
+        guard length <= bytes.count - 8 else { throw DecodeFailure(description: "header length \(length) exceeds the record") }
+        var record = try JSONDecoder().decode(URLCacheRecord.self, from: Data(bytes[8..<(8 + length)]))
+        guard (100...599).contains(record.status), record.fields.allSatisfy({ $0.count == 2 }) else {
+            throw DecodeFailure(description: "bad status or fields")
+        }
+        record.body = Data(bytes[(8 + length)...])
+        return record
+    }
+
+    /// The response as `HTTPURLResponse` for `url`.
+    func urlResponse(for url: URL) -> HTTPURLResponse? {
+        var headers: [String: String] = [:]
+        for pair in fields {
+            headers[pair[0]] = headers[pair[0]].map { "\($0), \(pair[1])" } ?? pair[1]
+        }
+        return HTTPURLResponse(url: url, statusCode: status, httpVersion: "HTTP/1.1", headerFields: headers)
+    }
+}

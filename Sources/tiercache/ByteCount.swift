@@ -1,6 +1,0 @@
-import ArgumentParser
-import TierCache
-
-extension ByteCount: ExpressibleByArgument {
-    public init?(argument: String) { self.init(argument) }
-}

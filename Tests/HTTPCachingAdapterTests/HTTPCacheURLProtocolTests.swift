@@ -1,0 +1,119 @@
+import Foundation
+import HTTPCaching
+import HTTPCachingFoundation
+import HTTPTypes
+import Testing
+import TierCache
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// These tests share `HTTPCacheURLProtocol`'s one registration, so they run one at a time.
+@Suite("HTTPCacheURLProtocol: URLSession answered through HTTPCache, against a loopback origin", .serialized)
+struct HTTPCacheURLProtocolTests {
+    func installedSession(_ cache: HTTPCache) -> URLSession {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.urlCache = nil
+        configuration.timeoutIntervalForRequest = 10
+        HTTPCacheURLProtocol.install(cache, in: configuration)
+        return URLSession(configuration: configuration)
+    }
+
+    func makeHTTPCache() throws -> HTTPCache {
+        HTTPCache(
+            storage: TieredCache(tiers: [try MemoryTier(capacity: 4 << 20)]),
+            configuration: .init(storagePolicies: .init(["http": .allowed], default: .notAllowed), isConnectivityError: HTTPCache.isURLConnectivityError))
+    }
+
+    @Test("A fresh response is answered by the cache with Cache-Status: hit; the origin sees one request")
+    func hit() async throws {
+        let origin = try await LoopbackOrigin.start()
+        let cache = try makeHTTPCache()
+        let session = installedSession(cache)
+        let request = URLRequest(url: origin.url("/max-age/60"))
+        let (first, firstResponse) = try await session.loaded(request)
+        let (second, secondResponse) = try await session.loaded(request)
+        #expect(text(first) == "response 1" && text(second) == "response 1")
+        let firstStatus = (firstResponse as? HTTPURLResponse)?.value(forHTTPHeaderField: "Cache-Status")
+        let secondStatus = (secondResponse as? HTTPURLResponse)?.value(forHTTPHeaderField: "Cache-Status")
+        #expect(firstStatus == "TierCache; fwd=uri-miss; fwd-status=200; stored")
+        #expect(secondStatus == "TierCache; hit")
+        #expect((secondResponse as? HTTPURLResponse)?.value(forHTTPHeaderField: "Age") != nil)
+        #expect(origin.log.requests(to: "/max-age/60").count == 1)
+        // The async API goes through the protocol too.
+        let (third, _) = try await session.data(for: request)
+        #expect(text(third) == "response 1")
+        #expect(origin.log.requests(to: "/max-age/60").count == 1)
+        try await origin.stop()
+    }
+
+    @Test("A stale response is revalidated with If-None-Match; a 304 is answered from the cache")
+    func revalidation() async throws {
+        let origin = try await LoopbackOrigin.start()
+        let session = installedSession(try makeHTTPCache())
+        _ = try await session.loaded(URLRequest(url: origin.url("/etag")))
+        let (body, response) = try await session.loaded(URLRequest(url: origin.url("/etag")))
+        #expect(text(body) == "etag body")
+        #expect((response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Cache-Status") == "TierCache; fwd=stale; fwd-status=304")
+        #expect(origin.log.requests(to: "/etag").last?.headers["If-None-Match"] == ["\"v1\""])
+        try await origin.stop()
+    }
+
+    @Test("Offline fallback: with the origin gone, the stored response comes back with its Date and a stale Cache-Status")
+    func offlineFallback() async throws {
+        let origin = try await LoopbackOrigin.start()
+        let session = installedSession(try makeHTTPCache())
+        let request = URLRequest(url: origin.url("/max-age/0"))
+        let (_, firstResponse) = try await session.loaded(request)
+        let storedDate = (firstResponse as? HTTPURLResponse)?.value(forHTTPHeaderField: "Date")
+        try await origin.stop()
+        let (body, response) = try await session.loaded(request)
+        let http = try #require(response as? HTTPURLResponse)
+        #expect(text(body) == "response 1")
+        #expect(http.value(forHTTPHeaderField: "Cache-Status") == "TierCache; hit; detail=stale-network-failed")
+        #expect(storedDate != nil && http.value(forHTTPHeaderField: "Date") == storedDate)
+        // Without a stored response the error reaches the caller.
+        await #expect(throws: (any Error).self) { try await session.loaded(URLRequest(url: origin.url("/max-age/5"))) }
+    }
+
+    @Test("Concurrent identical requests are coalesced into one origin request")
+    func coalescing() async throws {
+        let origin = try await LoopbackOrigin.start()
+        let session = installedSession(try makeHTTPCache())
+        var delayed = URLRequest(url: origin.url("/max-age/60"))
+        delayed.setValue("300", forHTTPHeaderField: "X-Delay-Milliseconds")
+        let request = delayed
+        let bodies = try await withThrowingTaskGroup(of: String.self) { group in
+            for _ in 0..<6 { group.addTask { text(try await session.loaded(request).0) } }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(bodies == Array(repeating: "response 1", count: 6))
+        #expect(origin.log.requests(to: "/max-age/60").count == 1)
+        try await origin.stop()
+    }
+
+    @Test("cachePolicy reaches the engine: reloadIgnoringLocalCacheData fetches again")
+    func cachePolicy() async throws {
+        let origin = try await LoopbackOrigin.start()
+        let session = installedSession(try makeHTTPCache())
+        var request = URLRequest(url: origin.url("/max-age/60"))
+        _ = try await session.loaded(request)
+        request.cachePolicy = .reloadIgnoringLocalCacheData
+        let (body, _) = try await session.loaded(request)
+        #expect(text(body) == "response 2")
+        #expect(origin.log.requests(to: "/max-age/60").count == 2)
+        try await origin.stop()
+    }
+
+    @Test("Only http and https are taken, and only while a cache is registered")
+    func canInit() throws {
+        HTTPCacheURLProtocol.register(try makeHTTPCache())
+        let http = URLRequest(url: try #require(URL(string: "http://example.com/")))
+        let file = URLRequest(url: try #require(URL(string: "file:///tmp/x")))
+        #expect(HTTPCacheURLProtocol.canInit(with: http))
+        #expect(!HTTPCacheURLProtocol.canInit(with: file))
+        HTTPCacheURLProtocol.unregister()
+        #expect(!HTTPCacheURLProtocol.canInit(with: http))
+    }
+}

@@ -1,0 +1,240 @@
+import Foundation
+import HTTPCaching
+import HTTPCachingFoundation
+import HTTPTypes
+import Testing
+import TierCache
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A session whose only cache is `urlCache`: the one line of configuration an app adds.
+func session(with urlCache: URLCache) -> URLSession {
+    let configuration = URLSessionConfiguration.default
+    configuration.urlCache = urlCache
+    configuration.requestCachePolicy = .useProtocolCachePolicy
+    configuration.timeoutIntervalForRequest = 10
+    return URLSession(configuration: configuration)
+}
+
+func text(_ data: Data) -> String { String(decoding: data, as: UTF8.self) }
+
+extension URLSession {
+    /// `dataTask(with:completionHandler:)`, awaited: the form Alamofire-style libraries use and
+    /// the one through which FoundationNetworking stores into `configuration.urlCache` (its
+    /// async `data(for:)` does not store; see TieredURLCache's documentation).
+    func loaded(_ request: URLRequest) async throws -> (Data, URLResponse) {
+        try await withCheckedThrowingContinuation { continuation in
+            dataTask(with: request) { data, response, error in
+                if let data, let response {
+                    continuation.resume(returning: (data, response))
+                } else {
+                    continuation.resume(throwing: error ?? URLError(.badServerResponse))
+                }
+            }.resume()
+        }
+    }
+}
+
+@Suite("TieredURLCache: URLSession's own caching over TierCache's tiers, against a loopback origin", .serialized)
+struct TieredURLCacheTests {
+    func memoryCache(capacity: Int = 4 << 20, policies: StoragePolicyTable = .init(["http": .allowed], default: .notAllowed)) throws -> TieredCache {
+        TieredCache(tiers: [try MemoryTier(capacity: capacity)], policyTable: policies)
+    }
+
+    /// Puts `request`'s answer into `urlCache` the way URLSession does on Apple platforms; on
+    /// Linux FoundationNetworking never stores (its HTTP protocol reports every response with
+    /// `cacheStoragePolicy: .notAllowed`), so the app (or its networking library) stores it.
+    func load(_ request: URLRequest, with session: URLSession, into urlCache: TieredURLCache, expectStored: Bool = true) async throws -> (Data, URLResponse) {
+        let (data, response) = try await session.loaded(request)
+        #if canImport(FoundationNetworking)
+        if (response as? HTTPURLResponse)?.statusCode == 200 {
+            // FoundationNetworking stored nothing itself: this is the difference the docs state.
+            #expect(urlCache.cachedResponse(for: request) == nil)
+            urlCache.storeCachedResponse(CachedURLResponse(response: response, data: data), for: request)
+        }
+        #endif
+        #expect((urlCache.cachedResponse(for: request) != nil) == expectStored)
+        return (data, response)
+    }
+
+    @Test("URLSession answers from the subclass's tiers; the origin sees one request")
+    func storesAndServes() async throws {
+        let origin = try await LoopbackOrigin.start()
+        let storage = try memoryCache()
+        let urlCache = TieredURLCache(storage: storage)
+        let session = session(with: urlCache)
+        let request = URLRequest(url: origin.url("/max-age/60"))
+        let (first, _) = try await load(request, with: session, into: urlCache)
+        // The response is in the tier, not in URLCache's own storage (capacity 0).
+        let stored = urlCache.cachedResponse(for: request)
+        #expect(stored.map { text($0.data) } == "response 1")
+        #expect(stored?.userInfo?[TieredURLCache.storedAtUserInfoKey] is Date)
+        #expect(urlCache.currentMemoryUsage > 0)
+        let (second, response) = try await session.loaded(request)
+        #expect(text(first) == "response 1" && text(second) == "response 1")
+        #expect((response as? HTTPURLResponse)?.statusCode == 200)
+        #expect(origin.log.requests(to: "/max-age/60").count == 1)
+        try await origin.stop()
+    }
+
+    @Test("cachePolicy is respected: reloadIgnoringLocalCacheData goes to the origin, returnCacheDataElseLoad answers with the origin gone")
+    func cachePolicy() async throws {
+        let origin = try await LoopbackOrigin.start()
+        let urlCache = TieredURLCache(storage: try memoryCache())
+        let session = session(with: urlCache)
+        var request = URLRequest(url: origin.url("/max-age/60"))
+        _ = try await load(request, with: session, into: urlCache)
+        request.cachePolicy = .reloadIgnoringLocalCacheData
+        let (reloaded, _) = try await session.loaded(request)
+        #expect(text(reloaded) == "response 2")
+        #expect(origin.log.requests(to: "/max-age/60").count == 2)
+        try await origin.stop()
+        request.cachePolicy = .returnCacheDataElseLoad
+        let (offline, _) = try await session.loaded(request)
+        #expect(text(offline).hasPrefix("response "))
+        #expect(origin.log.requests(to: "/max-age/60").count == 2)
+    }
+
+    @Test("A stored response past its max-age is not served under useProtocolCachePolicy")
+    func expired() async throws {
+        let origin = try await LoopbackOrigin.start()
+        let urlCache = TieredURLCache(storage: try memoryCache())
+        let session = session(with: urlCache)
+        let request = URLRequest(url: origin.url("/max-age/0"))
+        let url = origin.url("/max-age/0")
+        let old = try #require(HTTPURLResponse(url: url, statusCode: 200, httpVersion: "HTTP/1.1",
+            headerFields: ["Cache-Control": "max-age=1", "Date": "Mon, 01 Jan 2024 00:00:00 GMT"]))
+        urlCache.storeCachedResponse(CachedURLResponse(response: old, data: Data("old".utf8)), for: request)
+        let (body, _) = try await session.loaded(request)
+        #expect(text(body) == "response 1")
+        #expect(origin.log.requests(to: "/max-age/0").count == 1)
+        try await origin.stop()
+    }
+
+    @Test("A response the origin marks no-store is neither stored nor served")
+    func noStore() async throws {
+        let origin = try await LoopbackOrigin.start()
+        let urlCache = TieredURLCache(storage: try memoryCache())
+        let session = session(with: urlCache)
+        let request = URLRequest(url: origin.url("/no-store"))
+        _ = try await session.loaded(request)
+        let (second, _) = try await session.loaded(request)
+        #expect(text(second) == "not stored 2")
+        #expect(urlCache.cachedResponse(for: request) == nil)
+        try await origin.stop()
+    }
+
+    @Test("The scheme table applies: http not allowed means nothing is stored and every request reaches the origin")
+    func schemePolicy() async throws {
+        let origin = try await LoopbackOrigin.start()
+        let urlCache = TieredURLCache(storage: try memoryCache(policies: .init(["https": .allowedInMemoryOnly], default: .notAllowed)))
+        let session = session(with: urlCache)
+        let request = URLRequest(url: origin.url("/max-age/60"))
+        _ = try await load(request, with: session, into: urlCache, expectStored: false)
+        _ = try await session.loaded(request)
+        #expect(urlCache.cachedResponse(for: request) == nil)
+        #expect(urlCache.currentMemoryUsage == 0)
+        #expect(origin.log.requests(to: "/max-age/60").count == 2)
+        try await origin.stop()
+    }
+
+    @Test("The 5% rule: a tier refuses an entry above 5% of its capacity, so URLSession goes back to the origin")
+    func entrySizeRule() async throws {
+        let origin = try await LoopbackOrigin.start()
+        // 1,000 bytes of capacity admit entries up to 50 bytes; a stored response (fields and
+        // body) is several hundred.
+        let urlCache = TieredURLCache(storage: try memoryCache(capacity: 1_000))
+        #expect(urlCache.memoryCapacity == 1_000)
+        let session = session(with: urlCache)
+        let request = URLRequest(url: origin.url("/max-age/60"))
+        _ = try await load(request, with: session, into: urlCache, expectStored: false)
+        _ = try await session.loaded(request)
+        #expect(urlCache.cachedResponse(for: request) == nil)
+        #expect(origin.log.requests(to: "/max-age/60").count == 2)
+        try await origin.stop()
+    }
+
+    @Test("Direct use: storage policy, store hooks, removal, and a corrupt entry read as a miss and removed")
+    func directUse() throws {
+        let storage = try memoryCache(policies: .init(["https": .allowed], default: .notAllowed))
+        let hooks = [StoreHook.stripAuthenticationFields(), StoreHook.stampUserInfo("via") { _, _ in "hook" }]
+        let urlCache = TieredURLCache(storage: storage, storeHooks: hooks)
+        let url = try #require(URL(string: "https://example.com/a?x=1"))
+        let request = URLRequest(url: url)
+        let response = try #require(HTTPURLResponse(url: url, statusCode: 200, httpVersion: "HTTP/1.1",
+                                                     headerFields: ["Set-Cookie": "s=1", "Cache-Control": "max-age=60"]))
+        // .notAllowed on the response wins over the table's .allowed.
+        let refused = urlCache.store(CachedURLResponse(response: response, data: Data("x".utf8), userInfo: nil, storagePolicy: .notAllowed), for: request)
+        #expect(refused.isEmpty && urlCache.cachedResponse(for: request) == nil)
+        urlCache.storeCachedResponse(CachedURLResponse(response: response, data: Data("body".utf8), userInfo: ["app": "1", "n": 2], storagePolicy: .allowed), for: request)
+        let cached = try #require(urlCache.cachedResponse(for: request))
+        let cachedHTTP = try #require(cached.response as? HTTPURLResponse)
+        #expect(text(cached.data) == "body")
+        #expect(cachedHTTP.value(forHTTPHeaderField: "Set-Cookie") == nil)
+        #expect(cachedHTTP.value(forHTTPHeaderField: "Cache-Control") == "max-age=60")
+        #expect(cached.userInfo?["via"] as? String == "hook" && cached.userInfo?["app"] as? String == "1")
+        #expect(cached.userInfo?["n"] == nil)
+        // A POST is not cached by the default key.
+        var post = request
+        post.httpMethod = "POST"
+        #expect(urlCache.cachedResponse(for: post) == nil)
+        urlCache.removeCachedResponse(for: request)
+        #expect(urlCache.cachedResponse(for: request) == nil)
+        // Garbage under the key: a miss, and the entry is gone.
+        let key = try CacheKey(try #require(TieredURLCache.defaultKey(for: request)))
+        let memory = try #require(storage.tiers.first as? MemoryTier)
+        _ = memory.store(CacheEntry(value: [1, 2, 3], storedAt: Date()), forKey: key)
+        #expect(urlCache.cachedResponse(for: request) == nil)
+        #expect(storage.localEntry(forKey: key) == nil)
+        urlCache.storeCachedResponse(CachedURLResponse(response: response, data: Data("b".utf8)), for: request)
+        urlCache.removeAllCachedResponses()
+        #expect(urlCache.cachedResponse(for: request) == nil && urlCache.currentMemoryUsage == 0)
+    }
+
+    /// Stored values that are not records: each reads as a miss and is removed from the tier.
+    static let corruptValues: [[UInt8]] = [
+        [],
+        Array("TUC1".utf8),
+        Array("TUC1".utf8) + [0xFF, 0xFF, 0xFF, 0xFF] + Array("{}".utf8),
+        Array("TUC1".utf8) + [0, 0, 0, 2] + Array("{}".utf8),
+        Array("XXXX".utf8) + [0, 0, 0, 0],
+        record(#"{"status":99,"fields":[],"userInfo":{},"storagePolicy":"allowed","storedAt":0}"#),
+        record(#"{"status":200,"fields":[["only-a-name"]],"userInfo":{},"storagePolicy":"allowed","storedAt":0}"#),
+        record(#"{"status":200,"fields":[],"userInfo":{},"storagePolicy":"sometimes","storedAt":0}"#),
+    ]
+
+    static func record(_ header: String) -> [UInt8] {
+        let bytes = Array(header.utf8)
+        let length = UInt32(bytes.count)
+        return Array("TUC1".utf8) + [UInt8(length >> 24), UInt8(length >> 16 & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length & 0xFF)] + bytes + Array("body".utf8)
+    }
+
+    @Test("A corrupt stored value is a miss and is removed", arguments: corruptValues)
+    func corruptValue(_ value: [UInt8]) throws {
+        let memory = try MemoryTier(capacity: 1 << 20)
+        let urlCache = TieredURLCache(storage: TieredCache(tiers: [memory]))
+        let request = URLRequest(url: try #require(URL(string: "https://example.com/x")))
+        let key = try CacheKey(try #require(TieredURLCache.defaultKey(for: request)))
+        _ = memory.store(CacheEntry(value: value, storedAt: Date()), forKey: key)
+        #expect(urlCache.cachedResponse(for: request) == nil)
+        #expect(memory.entry(forKey: key) == nil)
+    }
+
+    @Test("A well-formed record written by hand reads back as the response it describes")
+    func handWrittenRecord() throws {
+        let memory = try MemoryTier(capacity: 1 << 20)
+        let urlCache = TieredURLCache(storage: TieredCache(tiers: [memory]))
+        let request = URLRequest(url: try #require(URL(string: "https://example.com/x")))
+        let key = try CacheKey(try #require(TieredURLCache.defaultKey(for: request)))
+        let value = Self.record(#"{"status":203,"fields":[["X-A","1"],["X-A","2"]],"userInfo":{"k":"v"},"storagePolicy":"allowedInMemoryOnly","storedAt":0}"#)
+        _ = memory.store(CacheEntry(value: value, storedAt: Date()), forKey: key)
+        let cached = try #require(urlCache.cachedResponse(for: request))
+        let response = try #require(cached.response as? HTTPURLResponse)
+        #expect(response.statusCode == 203 && response.value(forHTTPHeaderField: "X-A") == "1, 2")
+        #expect(text(cached.data) == "body" && cached.storagePolicy == .allowedInMemoryOnly)
+        #expect(cached.userInfo?["k"] as? String == "v")
+        #expect(cached.userInfo?[TieredURLCache.storedAtUserInfoKey] as? Date == Date(timeIntervalSinceReferenceDate: 0))
+    }
+}
