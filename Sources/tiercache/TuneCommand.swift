@@ -32,6 +32,9 @@ struct TuneCommand: ParsableCommand {
     @Option(help: "Also estimate LRU's curve with fixed-size SHARDS tracking at most this many keys.")
     var sampleSize: Int?
 
+    @Flag(help: "Keep every point of every curve in the report (otherwise at most 2,000 log-spaced points per curve plus crossings and knees).")
+    var fullCurves = false
+
     @OptionGroup var reportOptions: ReportOptions
 
     func validate() throws {
@@ -49,8 +52,10 @@ struct TuneCommand: ParsableCommand {
         var sampling: SHARDS.Mode?
         if let sampleRate { sampling = .fixedRate(sampleRate) }
         if let sampleSize { sampling = .fixedSize(maximumKeys: sampleSize) }
-        let tuner = CapacityTuner(options: .init(unit: unit, targetHitRatio: targetHitRatio, policies: policies,
-                                                 gridPoints: gridPoints, sampling: sampling))
+        var options = CapacityTuner.Options(unit: unit, targetHitRatio: targetHitRatio, policies: policies,
+                                            gridPoints: gridPoints, sampling: sampling)
+        options.fullCurves = fullCurves
+        let tuner = CapacityTuner(options: options)
         let progress = ProgressBar(label: "tuning")
         let start = ContinuousClock.now
         let result: CapacityTuner.Result

@@ -84,4 +84,47 @@ import Testing
         #expect(ExactLRUCurve.compute(trace, unit: .objects).hitRatio(at: lru) >= 0.5)
         #expect(result.samplingError.map { $0 < 0.05 } == true)
     }
+
+    /// hit ratio c / (c + 1000) reaches 50% exactly at c = 1000 (solve c / (c + 1000) = 0.5): the
+    /// grid brackets it between 562 and 1778, bisection must land in [1000, 1010].
+    @Test func bisectionFindsADerivableCrossingWithinOnePercent() {
+        let hitRatio = { (capacity: UInt64) in Double(capacity) / Double(capacity + 1000) }
+        let grid = CapacityTuner.grid(footprint: 100_000, points: 9)
+        let curve = MissRatioCurve(unit: .objects, points: grid.map { .init(capacity: $0, hitRatio: hitRatio($0)) })
+        let gridAnswer = try? #require(curve.smallestCapacity(reaching: 0.5))
+        #expect((gridAnswer ?? 0) > 1010, "the grid alone must miss the crossing for this test to mean anything")
+        let refined = CapacityTuner.refineCrossing(of: curve, target: 0.5, hitRatio: hitRatio)
+        let capacity = refined.capacity ?? 0
+        #expect(capacity >= 1000 && capacity <= 1010)
+        #expect(refined.points.allSatisfy { $0.hitRatio == hitRatio($0.capacity) })
+        #expect(CapacityTuner.refineCrossing(of: curve, target: 0.999, hitRatio: hitRatio).capacity == nil)
+    }
+
+    @Test func theTunersReplayedCrossingIsWithinOnePercentOfADirectReplay() throws {
+        let trace = try randomTrace(count: 30_000, keys: 4_000, sized: false, seed: 3)
+        let tuner = CapacityTuner(options: .init(targetHitRatio: 0.5, policies: [.fifo], gridPoints: 6))
+        let result = try tuner.tune(trace)
+        let fifo = try #require(result.curves.first { $0.policy == PolicyKind.fifo.displayName })
+        let capacity = try #require(fifo.capacityForTarget)
+        let simulator = try Simulator(trace: trace, unit: .objects)
+        #expect(simulator.replay(.fifo, capacity: capacity).hitRatio >= 0.5)
+        let below = UInt64((Double(capacity) * 0.99).rounded(.down))
+        #expect(simulator.replay(.fifo, capacity: below).hitRatio < 0.5)
+    }
+
+    @Test func reportedCurvesAreThinnedUnlessAskedForInFull() throws {
+        let trace = try randomTrace(count: 80_000, keys: 20_000, sized: false, seed: 5)
+        var options = CapacityTuner.Options(targetHitRatio: 0.5, policies: [.lru])
+        let thin = try CapacityTuner(options: options).tune(trace)
+        options.fullCurves = true
+        let full = try CapacityTuner(options: options).tune(trace)
+        let fullLRU = try #require(full.curves.first)
+        try #require(fullLRU.curve.points.count > CapacityTuner.reportedPoints, "the trace must have more distances than a report keeps")
+        let thinLRU = try #require(thin.curves.first)
+        #expect(thinLRU.curve.points.count <= CapacityTuner.reportedPoints)
+        let crossing = try #require(fullLRU.capacityForTarget)
+        #expect(thinLRU.capacityForTarget == crossing)
+        #expect(thinLRU.curve.points.contains { $0.capacity == crossing })
+        #expect(thinLRU.curve.hitRatio(at: crossing) == fullLRU.curve.hitRatio(at: crossing))
+    }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Capacity tuning: hit-ratio curves per policy and the capacities they recommend.
 ///
@@ -17,6 +18,10 @@ public struct CapacityTuner: Sendable {
         /// Also estimate LRU's curve with SHARDS in this mode.
         public var sampling: SHARDS.Mode?
         public var parallelism: Int
+        /// Keep every point of every curve (an exact curve has one per distinct stack distance,
+        /// 272k on P12); otherwise curves are thinned to ``reportedPoints`` log-spaced points plus
+        /// their crossing and knee.
+        public var fullCurves: Bool = false
 
         public init(unit: CapacityUnit = .objects, targetHitRatio: Double = 0.9, policies: [PolicyKind] = [.lru, .s3fifo, .arc, .wtinylfu],
                     gridPoints: Int = 16, sampling: SHARDS.Mode? = nil, parallelism: Int = Simulator.defaultParallelism) {
@@ -33,7 +38,8 @@ public struct CapacityTuner: Sendable {
     public struct PolicyCurve: Sendable, Codable {
         public var policy: String
         public var curve: MissRatioCurve
-        /// The smallest capacity on the curve reaching the target, nil when none does.
+        /// The smallest capacity reaching the target, nil when none does: exact for LRU's curve, within
+        /// ``CapacityTuner/crossingTolerance`` of the crossing for replayed policies (refined by bisection).
         public var capacityForTarget: UInt64?
         /// The knee of the curve.
         public var knee: MissRatioCurve.Point?
@@ -91,17 +97,68 @@ public struct CapacityTuner: Sendable {
             let results = simulator.replay(policies: replayed, capacities: grid, parallelism: options.parallelism) { done, total in
                 progress?("replays", Double(done) / Double(total))
             }
+            let gridCurves = replayed.map { policy in MissRatioCurve(results: results.filter { $0.policy == policy.displayName }) }
+            // The grid only brackets each crossing; bisect inside the bracket with extra replays, one
+            // policy per worker, so the reported capacity is within 1% of where the curve crosses.
+            progress?("refining crossings", 0)
+            let refined = Mutex([(capacity: UInt64?, points: [MissRatioCurve.Point])](repeating: (nil, []), count: replayed.count))
+            DispatchQueue.concurrentPerform(iterations: replayed.count) { index in
+                let policy = replayed[index]
+                let outcome = Self.refineCrossing(of: gridCurves[index], target: target) { capacity in
+                    simulator.replay(policy, capacity: capacity).hitRatio
+                }
+                refined.withLock { $0[index] = outcome }
+            }
+            let refinements = refined.withLock { $0 }
             let seconds = Self.seconds(since: start)
-            for policy in replayed {
-                let curve = MissRatioCurve(results: results.filter { $0.policy == policy.displayName })
-                curves.append(PolicyCurve(policy: policy.displayName, curve: curve, capacityForTarget: curve.smallestCapacity(reaching: target),
-                                          knee: curve.knee, method: "replays at \(grid.count) capacities", seconds: seconds))
+            for (index, policy) in replayed.enumerated() {
+                let curve = MissRatioCurve(unit: gridCurves[index].unit, points: gridCurves[index].points + refinements[index].points)
+                let extra = refinements[index].points.count
+                curves.append(PolicyCurve(policy: policy.displayName, curve: curve, capacityForTarget: refinements[index].capacity,
+                                          knee: gridCurves[index].knee,
+                                          method: "replays at \(grid.count) capacities + \(extra) bisecting the crossing", seconds: seconds))
+            }
+        }
+        if !options.fullCurves {
+            for index in curves.indices {
+                let crossing = curves[index].capacityForTarget.map { MissRatioCurve.Point(capacity: $0, hitRatio: curves[index].curve.hitRatio(at: $0)) }
+                let kept = [crossing, curves[index].knee].compactMap { $0 }
+                curves[index].curve = curves[index].curve.thinned(maximumPoints: Self.reportedPoints - kept.count - 2, keeping: kept)
             }
         }
         let compulsory = trace.requestCount == 0 ? 0 : Double(trace.requestCount - trace.objectCount) / Double(trace.requestCount)
         return Result(trace: trace.name, requests: trace.requestCount, objects: trace.objectCount, footprint: footprint,
                       unit: options.unit, targetHitRatio: target, curves: curves, samplingError: samplingError,
                       compulsoryHitRatio: compulsory)
+    }
+
+    /// The most points a curve keeps in a result unless ``Options/fullCurves`` is set.
+    public static let reportedPoints = 2000
+
+    /// The relative width to which ``refineCrossing(of:target:tolerance:hitRatio:)`` narrows a crossing.
+    public static let crossingTolerance = 0.01
+
+    /// Narrows where `curve` first reaches `target` by bisection between the last measured capacity
+    /// below the target and the first at or above it, measuring `hitRatio` at each midpoint, until
+    /// the bracket is at most `tolerance` of its upper end wide (or one unit).
+    ///
+    /// Returns the upper end of the final bracket (a capacity measured to reach the target, so the
+    /// recommendation is never optimistic) and the points measured on the way; nil when no point of
+    /// `curve` reaches the target. Costs about log2(bracket ratio / tolerance) calls of `hitRatio`.
+    public static func refineCrossing(of curve: MissRatioCurve, target: Double, tolerance: Double = crossingTolerance,
+                                      hitRatio: (UInt64) -> Double) -> (capacity: UInt64?, points: [MissRatioCurve.Point]) {
+        guard let upperIndex = curve.points.firstIndex(where: { $0.hitRatio >= target }) else { return (nil, []) }
+        var high = curve.points[upperIndex].capacity
+        // A capacity of 0 holds nothing, so its hit ratio (0) is below any positive target.
+        var low: UInt64 = upperIndex == 0 ? 0 : curve.points[upperIndex - 1].capacity
+        var measured: [MissRatioCurve.Point] = []
+        while high - low > 1, Double(high - low) > tolerance * Double(high) {
+            let middle = low + (high - low) / 2
+            let ratio = hitRatio(middle)
+            measured.append(.init(capacity: middle, hitRatio: ratio))
+            if ratio >= target { high = middle } else { low = middle }
+        }
+        return (high, measured)
     }
 
     /// `points` capacities spaced evenly on a log scale from 0.1% of the footprint to all of it.

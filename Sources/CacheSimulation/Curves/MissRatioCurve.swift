@@ -71,4 +71,15 @@ public struct MissRatioCurve: Sendable, Codable, Hashable {
     public func sampled(at capacities: [UInt64]) -> MissRatioCurve {
         MissRatioCurve(unit: unit, points: capacities.map { Point(capacity: $0, hitRatio: hitRatio(at: $0)) })
     }
+
+    /// At most about `maximumPoints` points, log-spaced between the first and last capacity, plus the
+    /// `kept` points (crossings, knees) exactly: a curve small enough for a report that still
+    /// reads the same at every kept capacity. Curves already small enough are returned unchanged.
+    public func thinned(maximumPoints: Int, keeping kept: [Point] = []) -> MissRatioCurve {
+        guard points.count > maximumPoints, let first = points.first, let last = points.last, maximumPoints >= 2 else { return self }
+        let grid = CapacityTuner.grid(footprint: last.capacity, points: maximumPoints).filter { $0 >= first.capacity }
+        var byCapacity: [UInt64: Point] = [:]
+        for point in sampled(at: grid).points + [first, last] + kept { byCapacity[point.capacity] = point }
+        return MissRatioCurve(unit: unit, points: Array(byCapacity.values))
+    }
 }
