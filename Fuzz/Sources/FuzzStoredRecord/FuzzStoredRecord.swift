@@ -1,0 +1,29 @@
+import Foundation
+import FuzzDriver
+import TierCache
+import TierCacheCompression
+
+/// The codec the tiers read records with (shared across inputs, as in a tier).
+let codec = ZstdCodec(level: 1)
+
+/// The disk record format (LMDB and Redis values): header, checksum, zstd payload.
+@_cdecl("FuzzStoredRecord_main")
+func fuzzMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    if let directory = seedDirectory(argc, argv), let codec {
+        let values: [[UInt8]] = [[], Array("{\"id\":42}".utf8), Array(repeating: 7, count: 3000), (0..<600).map { UInt8(truncatingIfNeeded: $0 &* 97) }]
+        for (index, value) in values.enumerated() {
+            let entry = CacheEntry(value: value, storedAt: Date(timeIntervalSince1970: 1_800_000_000), expiresAt: index % 2 == 0 ? nil : Date(timeIntervalSince1970: 1_900_000_000))
+            let record = EntryRecord.encode(entry, fullKey: index % 2 == 0 ? Array("GET https://a.example/\(index)".utf8) : nil, codec: codec)
+            FileManager.default.createFile(atPath: "\(directory)/record\(index)", contents: Data(record))
+        }
+        return 0
+    }
+    return runFuzzer(argc, argv) { data, size in
+        guard let codec else { return 0 }
+        bytes(data, size).withUnsafeBytes { raw in
+            guard let header = try? EntryRecord.header(of: raw) else { return }
+            _ = try? EntryRecord.value(of: header, codec: codec)
+        }
+        return 0
+    }
+}

@@ -1,0 +1,32 @@
+import Foundation
+import FuzzDriver
+import HTTPTypes
+@testable import HTTPCaching
+
+/// The HTTP layer's stored-response codec (responses and Vary variant indexes).
+@_cdecl("FuzzStoredResponse_main")
+func fuzzMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    if let directory = seedDirectory(argc, argv) {
+        let date = Date(timeIntervalSince1970: 1_800_000_000)
+        let response = HTTPResponse(status: .ok, headerFields: [.cacheControl: "max-age=600", .eTag: "\"v1\"", .vary: "Accept-Language"])
+        let entries: [StoredEntry] = [
+            .response(StoredResponse(response: response, body: Data("hello".utf8), requestTime: date, responseTime: date, storedAt: date,
+                                     varyingFields: [.init(name: "accept-language", value: "en")], userInfo: ["k": "v"])),
+            .response(StoredResponse(response: HTTPResponse(status: .notFound), body: Data(), requestTime: date, responseTime: date, storedAt: date,
+                                     storagePolicy: .allowedInMemoryOnly)),
+            .variants(VariantIndex(fieldNames: ["accept-language", "accept-encoding"], variantKeys: ["GET https://a.example/ en", "GET https://a.example/ de"])),
+        ]
+        for (index, entry) in entries.enumerated() {
+            FileManager.default.createFile(atPath: "\(directory)/entry\(index)", contents: Data(StoredEntryCodec.encode(entry)))
+        }
+        return 0
+    }
+    return runFuzzer(argc, argv) { data, size in
+        let input = bytes(data, size)
+        if let entry = try? StoredEntryCodec.decode(input) {
+            // What decodes must encode again to the same bytes' meaning: decode the re-encoding.
+            _ = try? StoredEntryCodec.decode(StoredEntryCodec.encode(entry))
+        }
+        return 0
+    }
+}
