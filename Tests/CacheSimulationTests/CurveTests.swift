@@ -127,4 +127,17 @@ import Testing
         #expect(thinLRU.curve.points.contains { $0.capacity == crossing })
         #expect(thinLRU.curve.hitRatio(at: crossing) == fullLRU.curve.hitRatio(at: crossing))
     }
+
+    @Test("A percentage of the footprint rounds down, as other simulators do: 0.1% of 186,880 objects is 186")
+    func percentagesRoundDown() throws {
+        func trace(objects: UInt64) throws -> Trace {
+            try Trace(name: "distinct", requests: (0..<objects).map { TraceRequest(key: $0) })
+        }
+        let oltpSized = try trace(objects: 186_880)  // OLTP's footprint (ARC paper, Table III)
+        #expect(try CapacitySpecification(parsing: "0.1%").resolve(for: oltpSized, unit: .objects) == 186)
+        #expect(try CapacitySpecification(parsing: "10%").resolve(for: oltpSized, unit: .objects) == 18_688)
+        let hundred = try trace(objects: 100)
+        #expect(try CapacitySpecification(parsing: "29%").resolve(for: hundred, unit: .objects) == 29)
+        #expect(try CapacitySpecification(parsing: "0.5%").resolve(for: hundred, unit: .objects) == 1, "never below one object")
+    }
 }

@@ -55,11 +55,16 @@ public enum CapacitySpecification: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The capacity in the given unit for a trace (at least 1).
+    ///
+    /// A percentage of the footprint is rounded down, as libCacheSim and Caffeine's simulator do
+    /// (0.1% of 186,880 objects is 186), so capacities compare cell by cell with theirs. The
+    /// product gets a relative nudge of 1e-12 first, so that a percentage whose decimal value is
+    /// whole (29% of 100) is not one short for binary rounding (28.999999999999996).
     public func resolve(for trace: Trace, unit: CapacityUnit) -> UInt64 {
         switch self {
         case .fraction(let fraction):
             let footprint = unit == .bytes ? Double(trace.footprintBytes) : Double(trace.objectCount)
-            return max(1, UInt64((footprint * fraction).rounded()))
+            return max(1, UInt64((footprint * fraction * (1 + 1e-12)).rounded(.down)))
         case .objects(let count): return count
         case .bytes(let bytes): return bytes
         }
