@@ -9,7 +9,9 @@ struct TuneCommand: ParsableCommand {
         abstract: "Find the capacity that reaches a target hit ratio, per policy, from a trace.",
         discussion: """
             LRU's curve is exact (one pass over stack distances); --sample-rate or --sample-size adds a SHARDS estimate \
-            and reports its error. Other policies are replayed at a logarithmic grid of capacities on every core.
+            and reports its error. Other policies' curves come from miniature simulations (sampled, scaled-down \
+            replays; --full-replays for full ones) at a logarithmic grid of capacities on every core, and each \
+            crossing of the target is then bisected with full replays to within 1%.
             """)
 
     @OptionGroup var traceOptions: TraceOptions
@@ -32,6 +34,18 @@ struct TuneCommand: ParsableCommand {
     @Option(help: "Also estimate LRU's curve with fixed-size SHARDS tracking at most this many keys.")
     var sampleSize: Int?
 
+    @Flag(help: "Draw the other policies' curves from full replays instead of miniature simulations.")
+    var fullReplays = false
+
+    @Option(help: "The miniature simulations' lowest sampling rate (0 to 1).")
+    var miniatureRate = 0.01
+
+    @Option(help: "The fewest objects a miniature simulation's scaled cache holds; smaller capacities are sampled at higher rates.")
+    var miniatureMinimumObjects = 64.0
+
+    @Flag(help: "Also replay the full grid and report each miniature curve's mean absolute error against it.")
+    var compareWithFullReplays = false
+
     @Flag(help: "Keep every point of every curve in the report (otherwise at most 2,000 log-spaced points per curve plus crossings and knees).")
     var fullCurves = false
 
@@ -43,6 +57,9 @@ struct TuneCommand: ParsableCommand {
         if let sampleRate, !(sampleRate > 0 && sampleRate <= 1) { throw ValidationError("--sample-rate must be in (0, 1]") }
         if let sampleSize, sampleSize < 16 { throw ValidationError("--sample-size must be at least 16") }
         if sampleRate != nil, sampleSize != nil { throw ValidationError("use --sample-rate or --sample-size, not both") }
+        guard miniatureRate > 0, miniatureRate <= 1 else { throw ValidationError("--miniature-rate must be in (0, 1]") }
+        guard miniatureMinimumObjects >= 1 else { throw ValidationError("--miniature-minimum-objects must be at least 1") }
+        if fullReplays, compareWithFullReplays { throw ValidationError("--compare-with-full-replays compares miniature curves; drop --full-replays") }
         if policy != "none" { _ = try SimulateCommand.policies(policy) }
     }
 
@@ -55,6 +72,9 @@ struct TuneCommand: ParsableCommand {
         var options = CapacityTuner.Options(unit: unit, targetHitRatio: targetHitRatio, policies: policies,
                                             gridPoints: gridPoints, sampling: sampling)
         options.fullCurves = fullCurves
+        options.curveMethod = fullReplays
+            ? .fullReplays : .miniature(.init(rate: miniatureRate, minimumScaledObjects: miniatureMinimumObjects))
+        options.compareWithFullReplays = compareWithFullReplays
         let tuner = CapacityTuner(options: options)
         let progress = ProgressBar(label: "tuning")
         let start = ContinuousClock.now

@@ -4,8 +4,11 @@ import Synchronization
 /// Capacity tuning: hit-ratio curves per policy and the capacities they recommend.
 ///
 /// LRU's curve is exact, from one pass (``ExactLRUCurve``); optionally SHARDS estimates it too and its
-/// error against the exact curve is reported. Other policies are not stack algorithms, so their
-/// curves come from parallel replays at a logarithmic grid of capacities.
+/// error against the exact curve is reported. Other policies are not stack algorithms: their curves
+/// come from miniature simulations (``MiniatureSimulation``, the default: sampled replays at a
+/// fraction of the cost) or from full replays, at a logarithmic grid of capacities. Either way each
+/// policy's crossing of the target is then found by bisection with full replays, to within
+/// ``crossingTolerance``.
 public struct CapacityTuner: Sendable {
     public struct Options: Sendable {
         public var unit: CapacityUnit
@@ -22,6 +25,11 @@ public struct CapacityTuner: Sendable {
         /// 272k on P12); otherwise curves are thinned to ``reportedPoints`` log-spaced points plus
         /// their crossing and knee.
         public var fullCurves: Bool = false
+        /// How the curves of policies other than LRU are drawn.
+        public var curveMethod: CurveMethod = .miniature(MiniatureSimulation.Options())
+        /// With miniature curves: also replay the full grid and report each curve's mean absolute
+        /// error against it (costs what the miniature saves).
+        public var compareWithFullReplays: Bool = false
 
         public init(unit: CapacityUnit = .objects, targetHitRatio: Double = 0.9, policies: [PolicyKind] = [.lru, .s3fifo, .arc, .wtinylfu],
                     gridPoints: Int = 16, sampling: SHARDS.Mode? = nil, parallelism: Int = Simulator.defaultParallelism) {
@@ -32,6 +40,14 @@ public struct CapacityTuner: Sendable {
             self.sampling = sampling
             self.parallelism = parallelism
         }
+    }
+
+    /// Where the curves of policies other than LRU come from.
+    public enum CurveMethod: Sendable, Hashable {
+        /// Sampled, scaled-down replays (``MiniatureSimulation``).
+        case miniature(MiniatureSimulation.Options)
+        /// A full replay at every grid capacity.
+        case fullReplays
     }
 
     /// One policy's curve and what it recommends.
@@ -45,7 +61,14 @@ public struct CapacityTuner: Sendable {
         public var knee: MissRatioCurve.Point?
         /// Where the curve came from: "exact (stack distances)", "SHARDS …", "replays".
         public var method: String
+        /// Seconds spent drawing the curve (for replayed policies: the whole batch of them, which
+        /// runs in parallel).
         public var seconds: Double
+        /// Seconds spent refining the crossing with full replays.
+        public var refiningSeconds: Double? = nil
+        /// A miniature curve's mean absolute error against full replays at the same capacities,
+        /// when ``Options/compareWithFullReplays`` asked for it.
+        public var errorAgainstFullReplays: Double? = nil
     }
 
     public struct Result: Sendable, Codable {
@@ -93,31 +116,7 @@ public struct CapacityTuner: Sendable {
         let grid = Self.grid(footprint: footprint, points: options.gridPoints)
         let replayed = options.policies.filter { $0 != .lru }
         if !replayed.isEmpty {
-            let start = ContinuousClock.now
-            let results = simulator.replay(policies: replayed, capacities: grid, parallelism: options.parallelism) { done, total in
-                progress?("replays", Double(done) / Double(total))
-            }
-            let gridCurves = replayed.map { policy in MissRatioCurve(results: results.filter { $0.policy == policy.displayName }) }
-            // The grid only brackets each crossing; bisect inside the bracket with extra replays, one
-            // policy per worker, so the reported capacity is within 1% of where the curve crosses.
-            progress?("refining crossings", 0)
-            let refined = Mutex([(capacity: UInt64?, points: [MissRatioCurve.Point])](repeating: (nil, []), count: replayed.count))
-            DispatchQueue.concurrentPerform(iterations: replayed.count) { index in
-                let policy = replayed[index]
-                let outcome = Self.refineCrossing(of: gridCurves[index], target: target) { capacity in
-                    simulator.replay(policy, capacity: capacity).hitRatio
-                }
-                refined.withLock { $0[index] = outcome }
-            }
-            let refinements = refined.withLock { $0 }
-            let seconds = Self.seconds(since: start)
-            for (index, policy) in replayed.enumerated() {
-                let curve = MissRatioCurve(unit: gridCurves[index].unit, points: gridCurves[index].points + refinements[index].points)
-                let extra = refinements[index].points.count
-                curves.append(PolicyCurve(policy: policy.displayName, curve: curve, capacityForTarget: refinements[index].capacity,
-                                          knee: gridCurves[index].knee,
-                                          method: "replays at \(grid.count) capacities + \(extra) bisecting the crossing", seconds: seconds))
-            }
+            curves += try replayedCurves(replayed, trace: trace, simulator: simulator, grid: grid, footprint: footprint, progress: progress)
         }
         if !options.fullCurves {
             for index in curves.indices {
@@ -130,6 +129,72 @@ public struct CapacityTuner: Sendable {
         return Result(trace: trace.name, requests: trace.requestCount, objects: trace.objectCount, footprint: footprint,
                       unit: options.unit, targetHitRatio: target, curves: curves, samplingError: samplingError,
                       compulsoryHitRatio: compulsory)
+    }
+
+    /// The curves of policies that are not stack algorithms, from miniature simulations or full
+    /// replays on `grid`, each with its crossing refined by bisection with full replays.
+    private func replayedCurves(
+        _ replayed: [PolicyKind], trace: Trace, simulator: Simulator, grid: [UInt64], footprint: UInt64,
+        progress: (@Sendable (String, Double) -> Void)?
+    ) throws(Simulator.UnitError) -> [PolicyCurve] {
+        let target = options.targetHitRatio
+        let start = ContinuousClock.now
+        let gridCurves: [MissRatioCurve]
+        var fullCurves: [MissRatioCurve]?
+        let method: String
+        switch options.curveMethod {
+        case .fullReplays:
+            gridCurves = fullReplayCurves(replayed, simulator: simulator, grid: grid, progress: progress)
+            method = "replays at \(grid.count) capacities"
+        case .miniature(let miniatureOptions):
+            progress?("miniature simulations", 0)
+            let miniature = try MiniatureSimulation(trace: trace, unit: options.unit, options: miniatureOptions, capacities: grid)
+            gridCurves = miniature.curves(policies: replayed, capacities: grid, parallelism: options.parallelism)
+            method = "\(miniatureOptions) at \(grid.count) capacities"
+        }
+        let curveSeconds = Self.seconds(since: start)
+        if case .miniature = options.curveMethod, options.compareWithFullReplays {
+            fullCurves = fullReplayCurves(replayed, simulator: simulator, grid: grid, progress: progress)
+        }
+        // A curve only brackets the crossing (and a miniature one only estimates it); bisect with full
+        // replays, one policy per worker, so the reported capacity is within 1% of where the true
+        // curve crosses.
+        progress?("refining crossings", 0)
+        let refineStart = ContinuousClock.now
+        let refined = Mutex([(capacity: UInt64?, points: [MissRatioCurve.Point])](repeating: (nil, []), count: replayed.count))
+        DispatchQueue.concurrentPerform(iterations: replayed.count) { index in
+            let policy = replayed[index]
+            let hitRatio = { (capacity: UInt64) in simulator.replay(policy, capacity: capacity).hitRatio }
+            let outcome: (capacity: UInt64?, points: [MissRatioCurve.Point])
+            switch options.curveMethod {
+            case .fullReplays:
+                outcome = Self.refineCrossing(of: gridCurves[index], target: target, hitRatio: hitRatio)
+            case .miniature:
+                let estimate = gridCurves[index].smallestCapacity(reaching: target) ?? footprint
+                outcome = Self.refineCrossing(near: estimate, upperBound: footprint, target: target, hitRatio: hitRatio)
+            }
+            refined.withLock { $0[index] = outcome }
+        }
+        let refinements = refined.withLock { $0 }
+        let refiningSeconds = Self.seconds(since: refineStart)
+        return replayed.indices.map { index in
+            var points = gridCurves[index].points
+            if case .fullReplays = options.curveMethod { points += refinements[index].points }
+            let curve = MissRatioCurve(unit: gridCurves[index].unit, points: points)
+            return PolicyCurve(policy: replayed[index].displayName, curve: curve, capacityForTarget: refinements[index].capacity,
+                               knee: gridCurves[index].knee,
+                               method: method + ", crossing bisected by \(refinements[index].points.count) full replays",
+                               seconds: curveSeconds, refiningSeconds: refiningSeconds,
+                               errorAgainstFullReplays: fullCurves.map { gridCurves[index].meanAbsoluteError(against: $0[index]) })
+        }
+    }
+
+    private func fullReplayCurves(_ policies: [PolicyKind], simulator: Simulator, grid: [UInt64],
+                                  progress: (@Sendable (String, Double) -> Void)?) -> [MissRatioCurve] {
+        let results = simulator.replay(policies: policies, capacities: grid, parallelism: options.parallelism) { done, total in
+            progress?("replays", Double(done) / Double(total))
+        }
+        return policies.map { policy in MissRatioCurve(results: results.filter { $0.policy == policy.displayName }) }
     }
 
     /// The most points a curve keeps in a result unless ``Options/fullCurves`` is set.
@@ -157,6 +222,43 @@ public struct CapacityTuner: Sendable {
             let ratio = hitRatio(middle)
             measured.append(.init(capacity: middle, hitRatio: ratio))
             if ratio >= target { high = middle } else { low = middle }
+        }
+        return (high, measured)
+    }
+
+    /// Finds where a curve known only by `hitRatio` first reaches `target`, starting from an
+    /// estimate (a miniature curve's crossing): steps of 25% up or down from `estimate` until the
+    /// target is bracketed, then bisection as in ``refineCrossing(of:target:tolerance:hitRatio:)``.
+    /// Nil when even `upperBound` does not reach the target.
+    public static func refineCrossing(near estimate: UInt64, upperBound: UInt64, target: Double, tolerance: Double = crossingTolerance,
+                                      hitRatio: (UInt64) -> Double) -> (capacity: UInt64?, points: [MissRatioCurve.Point]) {
+        var measured: [MissRatioCurve.Point] = []
+        func reaches(_ capacity: UInt64) -> Bool {
+            // A capacity of 0 holds nothing, so its hit ratio (0) is below any positive target.
+            guard capacity > 0 else { return false }
+            let ratio = hitRatio(capacity)
+            measured.append(.init(capacity: capacity, hitRatio: ratio))
+            return ratio >= target
+        }
+        let upperBound = max(upperBound, 1)
+        var high = min(max(estimate, 1), upperBound)
+        var low: UInt64
+        if reaches(high) {
+            low = high - high / 5 - (high < 5 ? 1 : 0)
+            while reaches(low) {
+                high = low
+                low = low - low / 5 - (low < 5 ? 1 : 0)
+            }
+        } else {
+            repeat {
+                low = high
+                guard high < upperBound else { return (nil, measured) }
+                high = min(upperBound, high + max(1, high / 4))
+            } while !reaches(high)
+        }
+        while high - low > 1, Double(high - low) > tolerance * Double(high) {
+            let middle = low + (high - low) / 2
+            if reaches(middle) { high = middle } else { low = middle }
         }
         return (high, measured)
     }

@@ -7,7 +7,10 @@ extension Report {
         let rows = result.curves.map { curve -> [String] in
             let target = curve.capacityForTarget.map { "\(formatCapacity(Double($0))) (\(ChartFormat.percent(Double($0) / footprint)))" } ?? "not reached"
             let knee = curve.knee.map { "\(formatCapacity(Double($0.capacity))) → \(ChartFormat.percent($0.hitRatio))" } ?? "—"
-            return [curve.policy, target, knee, curve.method, ChartFormat.fixed(curve.seconds, digits: 2) + " s"]
+            let time = ChartFormat.fixed(curve.seconds, digits: 2) + " s"
+                + (curve.refiningSeconds.map { " + " + ChartFormat.fixed($0, digits: 2) + " s refining" } ?? "")
+            let error = curve.errorAgainstFullReplays.map { ChartFormat.fixed($0, digits: 4) } ?? "—"
+            return [curve.policy, target, knee, curve.method, time, error]
         }
         let chart = LineChart(
             title: "Hit ratio by capacity — \(trace.name)", xLabel: "capacity (\(unit))", yLabel: "hit ratio", logarithmicX: true,
@@ -26,7 +29,7 @@ extension Report {
         return Report(
             title: "TierCache capacity tuning: \(trace.name)",
             summary: summary,
-            tables: [Table(title: "Recommendations", columns: ["policy", "smallest capacity reaching the target", "knee", "curve from", "time"], rows: rows)],
+            tables: [Table(title: "Recommendations", columns: ["policy", "smallest capacity reaching the target", "knee", "curve from", "time", "mean abs. error vs full replays"], rows: rows)],
             charts: [.lines(chart)],
             json: encodeJSON(result))
     }

@@ -43,7 +43,8 @@ public struct Trace: Sendable {
         self = builder.build(name: name, hasSizes: hasSizes)
     }
 
-    private init(name: String, requests: [UInt32], objectSizes: [UInt32], hasSizes: Bool, requestedBytes: UInt64) {
+    /// A trace from already-dense parts (a sample of another trace, see ``MiniatureSimulation``).
+    init(name: String, requests: [UInt32], objectSizes: [UInt32], hasSizes: Bool, requestedBytes: UInt64) {
         self.name = name
         self.requests = requests
         self.objectSizes = objectSizes

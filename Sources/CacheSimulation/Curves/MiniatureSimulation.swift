@@ -1,0 +1,150 @@
+import Dispatch
+import Synchronization
+import TierCache
+
+/// Hit-ratio curves of any policy from scaled-down replays: miniature simulation (Waldspurger,
+/// Saemundsson, Ahmad & Park, "Cache Modeling and Optimization using Miniature Simulations",
+/// USENIX ATC 2017).
+///
+/// SHARDS' spatial sampling works for any policy, not only for stack algorithms: keep every request
+/// of the objects whose hash falls below a threshold (a fraction `R` of the objects, independent of
+/// how often they are requested), and replay that sample through a cache scaled by the same `R`.
+/// The sample's hit ratio estimates the full trace's at the full capacity, at about `R` of the cost.
+///
+/// A scaled cache of a handful of objects is noisy, so each capacity gets the smallest rate of the
+/// form `rate × 2^k` (at most 1) at which the scaled cache still holds ``Options/minimumScaledObjects``
+/// objects on average: small capacities are simulated at higher rates, large ones at `rate`. The
+/// samples are nested (a lower rate keeps a subset of a higher rate's objects), built once per rate
+/// and shared by every policy.
+///
+/// ```swift
+/// let miniature = try MiniatureSimulation(trace: trace, unit: .objects)
+/// let curves = miniature.curves(policies: [.s3fifo, .arc], capacities: [1_000, 10_000, 100_000])
+/// ```
+public struct MiniatureSimulation: Sendable {
+    public struct Options: Sendable, Hashable, CustomStringConvertible {
+        /// The lowest sampling rate, used wherever the scaled cache stays large enough (0...1).
+        public var rate: Double
+        /// How many objects (on average, by the trace's mean object size in byte mode) a scaled
+        /// cache must hold; smaller capacities are simulated at a higher rate.
+        public var minimumScaledObjects: Double
+
+        public init(rate: Double = 0.01, minimumScaledObjects: Double = 64) {
+            self.rate = rate
+            self.minimumScaledObjects = minimumScaledObjects
+        }
+
+        public var description: String {
+            "miniature simulation, rate \(rate), scaled caches of ≥ \(Int(minimumScaledObjects)) objects"
+        }
+    }
+
+    public let trace: Trace
+    public let unit: CapacityUnit
+    public let options: Options
+    private let meanObjectSize: Double
+    /// The sampled traces' simulators by sampling threshold (out of ``SHARDS``' modulus).
+    private let samples: [UInt64: Simulator]
+
+    /// Prepares the samples every capacity in `capacities` needs (or every rate from `rate` to 1
+    /// when `capacities` is nil).
+    public init(trace: Trace, unit: CapacityUnit, options: Options = Options(), capacities: [UInt64]? = nil) throws(Simulator.UnitError) {
+        let full = try Simulator(trace: trace, unit: unit)
+        self.trace = trace
+        self.unit = unit
+        self.options = Options(rate: min(max(options.rate, 1.0 / Double(SHARDS.modulus)), 1),
+                               minimumScaledObjects: max(options.minimumScaledObjects, 1))
+        meanObjectSize = unit == .bytes && trace.objectCount > 0 ? Double(trace.footprintBytes) / Double(trace.objectCount) : 1
+        var thresholds = Set<UInt64>()
+        if let capacities {
+            for capacity in capacities { thresholds.insert(Self.threshold(rate: Self.rate(for: capacity, options: self.options, meanObjectSize: meanObjectSize))) }
+        } else {
+            var rate = self.options.rate
+            while rate < 1 { thresholds.insert(Self.threshold(rate: rate)); rate *= 2 }
+            thresholds.insert(SHARDS.modulus)
+        }
+        var samples: [UInt64: Simulator] = [:]
+        for threshold in thresholds {
+            samples[threshold] = threshold >= SHARDS.modulus ? full : try Simulator(trace: Self.sample(trace, threshold: threshold), unit: unit)
+        }
+        self.samples = samples
+    }
+
+    /// The sampling rate used for `capacity`: the smallest `rate × 2^k` (at most 1) whose scaled
+    /// cache holds ``Options/minimumScaledObjects`` objects on average.
+    public func rate(for capacity: UInt64) -> Double {
+        Double(Self.threshold(rate: Self.rate(for: capacity, options: options, meanObjectSize: meanObjectSize))) / Double(SHARDS.modulus)
+    }
+
+    static func rate(for capacity: UInt64, options: Options, meanObjectSize: Double) -> Double {
+        let objects = Double(capacity) / max(meanObjectSize, 1)
+        var rate = options.rate
+        while rate < 1, objects * rate < options.minimumScaledObjects { rate *= 2 }
+        return min(rate, 1)
+    }
+
+    static func threshold(rate: Double) -> UInt64 {
+        min(SHARDS.modulus, max(1, UInt64((rate * Double(SHARDS.modulus)).rounded())))
+    }
+
+    /// The requests of the objects whose hash is below `threshold`, renumbered densely, sizes kept.
+    static func sample(_ trace: Trace, threshold: UInt64) -> Trace {
+        var newID = [UInt32](repeating: UInt32.max, count: trace.objectCount)
+        var sizes: [UInt32] = []
+        for object in 0..<trace.objectCount where SHARDS.hash(UInt64(object)) < threshold {
+            newID[object] = UInt32(sizes.count)
+            sizes.append(trace.objectSizes[object])
+        }
+        var requests: [UInt32] = []
+        requests.reserveCapacity(Int(Double(trace.requestCount) * Double(threshold) / Double(SHARDS.modulus) * 1.2))
+        var requestedBytes: UInt64 = 0
+        trace.requests.withUnsafeBufferPointer { all in
+            newID.withUnsafeBufferPointer { newID in
+                for object in all {
+                    let id = newID[Int(object)]
+                    guard id != UInt32.max else { continue }
+                    requests.append(id)
+                    requestedBytes &+= UInt64(sizes[Int(id)])
+                }
+            }
+        }
+        let rate = Double(threshold) / Double(SHARDS.modulus)
+        return Trace(name: "\(trace.name) (sampled at \(rate))", requests: requests, objectSizes: sizes,
+                     hasSizes: trace.hasSizes, requestedBytes: requestedBytes)
+    }
+
+    /// The estimated hit ratio of `policy` at `capacity`: the sample's hit ratio in a cache scaled
+    /// by the sample's rate.
+    public func hitRatio(_ policy: PolicyKind, capacity: UInt64) -> Double {
+        let threshold = Self.threshold(rate: Self.rate(for: capacity, options: options, meanObjectSize: meanObjectSize))
+        // A capacity not announced at init is simulated in full rather than guessed.
+        let simulator = samples[threshold] ?? samples[SHARDS.modulus]
+        guard let simulator, simulator.trace.requestCount > 0 else {
+            return (try? Simulator(trace: trace, unit: unit).replay(policy, capacity: capacity).hitRatio) ?? 0
+        }
+        let rate = Double(threshold) / Double(SHARDS.modulus)
+        let scaled = threshold >= SHARDS.modulus ? capacity : max(1, UInt64((Double(capacity) * rate).rounded()))
+        return simulator.replay(policy, capacity: scaled).hitRatio
+    }
+
+    /// The curves of `policies` at `capacities`, replayed `parallelism` at a time; in the order of `policies`.
+    public func curves(policies: [PolicyKind], capacities: [UInt64], parallelism: Int = Simulator.defaultParallelism) -> [MissRatioCurve] {
+        let jobs = policies.indices.flatMap { policy in capacities.map { (policy, $0) } }
+        let ratios = Locked([Double](repeating: 0, count: jobs.count))
+        let next = Atomic<Int>(0)
+        DispatchQueue.concurrentPerform(iterations: max(1, min(parallelism, jobs.count))) { _ in
+            while true {
+                let index = next.add(1, ordering: .relaxed).oldValue
+                guard index < jobs.count else { return }
+                let ratio = hitRatio(policies[jobs[index].0], capacity: jobs[index].1)
+                ratios.withLock { $0[index] = ratio }
+            }
+        }
+        let measured = ratios.withLock { $0 }
+        return policies.indices.map { policy in
+            MissRatioCurve(unit: unit, points: jobs.indices.filter { jobs[$0].0 == policy }.map {
+                MissRatioCurve.Point(capacity: jobs[$0].1, hitRatio: measured[$0])
+            })
+        }
+    }
+}
