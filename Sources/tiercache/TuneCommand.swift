@@ -41,7 +41,7 @@ struct TuneCommand: ParsableCommand {
     var miniatureRate = 0.01
 
     @Option(help: "The fewest objects a miniature simulation's scaled cache holds; smaller capacities are sampled at higher rates.")
-    var miniatureMinimumObjects = 64.0
+    var miniatureMinimumObjects = 256.0
 
     @Flag(help: "Also replay the full grid and report each miniature curve's mean absolute error against it.")
     var compareWithFullReplays = false

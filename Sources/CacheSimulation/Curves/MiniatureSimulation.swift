@@ -29,7 +29,7 @@ public struct MiniatureSimulation: Sendable {
         /// cache must hold; smaller capacities are simulated at a higher rate.
         public var minimumScaledObjects: Double
 
-        public init(rate: Double = 0.01, minimumScaledObjects: Double = 64) {
+        public init(rate: Double = 0.01, minimumScaledObjects: Double = 256) {
             self.rate = rate
             self.minimumScaledObjects = minimumScaledObjects
         }
