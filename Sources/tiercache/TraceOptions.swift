@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import CacheSimulation
 
 /// `--trace`, `--format`, `--limit`: which trace to read and how.
@@ -13,16 +14,30 @@ struct TraceOptions: ParsableArguments {
     @Option(help: "Read at most this many requests.")
     var limit: Int?
 
+    @Option(help: ArgumentHelp("Where binary copies of parsed traces are kept, so later runs skip parsing (default: $TIERCACHE_TRACE_CACHE, else ~/.cache/tiercache/traces).",
+                               valueName: "directory"))
+    var traceCache: String?
+
+    @Flag(help: "Parse the trace without reading or writing a binary copy.")
+    var noTraceCache = false
+
     func validate() throws {
         if let format, TraceFormat(rawValue: format) == nil {
             throw ValidationError("unknown trace format \"\(format)\"; use one of \(TraceFormat.allCases.map(\.rawValue).joined(separator: ", "))")
         }
         if let limit, limit <= 0 { throw ValidationError("--limit must be positive") }
+        if noTraceCache, traceCache != nil { throw ValidationError("use --trace-cache or --no-trace-cache, not both") }
     }
 
-    /// Loads the trace.
+    /// Loads the trace (from its binary copy when there is a current one) and says how long that took.
     func load() throws -> Trace {
-        try Trace.load(TraceReader(path: trace, format: format.flatMap(TraceFormat.init(rawValue:))), limit: limit)
+        let directory = noTraceCache ? nil : traceCache ?? TraceCache.defaultDirectory
+        let loaded = try Trace.load(TraceReader(path: trace, format: format.flatMap(TraceFormat.init(rawValue:))), limit: limit,
+                                    cache: directory.map(TraceCache.init(directory:)))
+        if let loading = loaded.loading {
+            FileHandle.standardError.write(Data("loaded \(loaded.name): \(loaded.requestCount) requests in \(loading.summary)\n".utf8))
+        }
+        return loaded
     }
 }
 

@@ -40,6 +40,8 @@ public struct TraceSummary: Sendable, Codable {
     public var objects: Int
     public var footprintBytes: UInt64
     public var hasSizes: Bool
+    /// How the trace was loaded and how long that took (apart from the replays).
+    public var loading: Trace.Loading?
 
     public init(_ trace: Trace) {
         name = trace.name
@@ -47,6 +49,7 @@ public struct TraceSummary: Sendable, Codable {
         objects = trace.objectCount
         footprintBytes = trace.footprintBytes
         hasSizes = trace.hasSizes
+        loading = trace.loading
     }
 }
 
@@ -55,6 +58,7 @@ extension Trace {
         var lines = [("Trace", name), ("Requests", "\(requestCount)"), ("Distinct objects", "\(objectCount)")]
         if hasSizes { lines.append(("Footprint", ChartFormat.bytes(Double(footprintBytes)))) }
         lines.append(("Capacity unit", unit.rawValue))
+        if let loading { lines.append(("Load time", loading.summary)) }
         return lines
     }
 }
@@ -75,5 +79,12 @@ func encodeJSON(_ value: some Encodable) -> String {
         return String(decoding: try encoder.encode(value), as: UTF8.self) + "\n"
     } catch {
         return "{\"error\": \"\(String(describing: error).xmlEscaped)\"}\n"
+    }
+}
+
+extension Trace.Loading {
+    /// "1.84 s (parsed)" or "0.03 s (binary copy)", for report summaries and the command line.
+    public var summary: String {
+        ChartFormat.fixed(seconds, digits: 2) + " s (" + source.rawValue + (storeFailure.map { "; \($0)" } ?? "") + ")"
     }
 }

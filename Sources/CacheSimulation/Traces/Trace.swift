@@ -21,9 +21,36 @@ public struct Trace: Sendable {
     /// The bytes of all requests together.
     public let requestedBytes: UInt64
 
+    /// How the trace was loaded, when it came from ``load(_:limit:cache:)``.
+    public struct Loading: Sendable, Codable, Hashable {
+        public enum Source: String, Sendable, Codable, Hashable {
+            /// Decompressed and parsed from the trace file.
+            case parsed
+            /// Read back from a ``TraceCache`` copy.
+            case binaryCopy = "binary copy"
+        }
+
+        public var source: Source
+        /// Wall-clock seconds the load took (reading, parsing and numbering the keys).
+        public var seconds: Double
+        /// Why a binary copy could not be written after parsing, if one was asked for and failed.
+        public var storeFailure: String?
+    }
+
+    /// How this trace was loaded (nil for traces built in memory).
+    public internal(set) var loading: Loading?
+
     /// Loads a trace file.
-    /// - Parameter limit: stop after this many requests (nil: read all).
-    public static func load(_ reader: TraceReader, limit: Int? = nil) throws(TraceError) -> Trace {
+    /// - Parameters:
+    ///   - limit: stop after this many requests (nil: read all).
+    ///   - cache: where binary copies of parsed traces live: a copy that still describes the file
+    ///     is read instead of parsing, and a parsed trace leaves one for the next run.
+    public static func load(_ reader: TraceReader, limit: Int? = nil, cache: TraceCache? = nil) throws(TraceError) -> Trace {
+        let start = ContinuousClock.now
+        if let cache, var copy = cache.load(reader, limit: limit) {
+            copy.loading = Loading(source: .binaryCopy, seconds: (ContinuousClock.now - start).inSeconds)
+            return copy
+        }
         var builder = Builder()
         let limit = limit ?? Int.max
         if limit > 0 {
@@ -33,7 +60,13 @@ public struct Trace: Sendable {
             })
         }
         let name = String(reader.path.split(separator: "/").last ?? Substring(reader.path))
-        return builder.build(name: name, hasSizes: reader.format.hasSizes)
+        var trace = builder.build(name: name, hasSizes: reader.format.hasSizes)
+        var storeFailure: String?
+        if let cache {
+            do { try cache.store(trace, for: reader, limit: limit == Int.max ? nil : limit) } catch { storeFailure = error.description }
+        }
+        trace.loading = Loading(source: .parsed, seconds: (ContinuousClock.now - start).inSeconds, storeFailure: storeFailure)
+        return trace
     }
 
     /// Builds a trace from requests in memory (tests, synthetic workloads).
@@ -54,23 +87,22 @@ public struct Trace: Sendable {
     }
 
     private struct Builder {
-        var ids: [UInt64: UInt32] = [:]
+        var ids = DenseIDTable()
         var requests: [UInt32] = []
         var sizes: [UInt32] = []
         var requestedBytes: UInt64 = 0
 
+        @inline(__always)
         mutating func append(_ request: TraceRequest, file: String) throws(TraceError) {
-            let id: UInt32
-            if let known = ids[request.key] {
-                id = known
-                if request.size > sizes[Int(id)] { sizes[Int(id)] = request.size }
-            } else {
-                guard sizes.count < Int(UInt32.max) else {
-                    throw TraceError(file: file, record: requests.count + 1, reason: .malformed("more than \(UInt32.max) distinct objects"))
-                }
-                id = UInt32(sizes.count)
-                ids[request.key] = id
+            // Ids run to UInt32.max - 1: the id table keeps UInt32.max to mark an empty slot.
+            guard ids.count < Int(UInt32.max) - 1 else {
+                throw TraceError(file: file, record: requests.count + 1, reason: .malformed("more than \(UInt32.max - 1) distinct objects"))
+            }
+            let (id, isNew) = ids.id(for: request.key)
+            if isNew {
                 sizes.append(request.size)
+            } else if request.size > sizes[Int(id)] {
+                sizes[Int(id)] = request.size
             }
             requests.append(id)
             requestedBytes &+= UInt64(request.size)

@@ -1,0 +1,121 @@
+import Foundation
+import Testing
+@testable import CacheSimulation
+
+@Suite struct TraceLoadingTests {
+    /// Dense ids are the order of first appearance, whatever the keys look like: runs of neighbouring
+    /// blocks, keys that are all multiples of 4096 (byte offsets), the extremes of UInt64, and enough
+    /// keys to make the table grow many times. The reference is a plain Dictionary.
+    @Test(arguments: ["runs", "aligned", "extremes", "random"])
+    func idsFollowFirstAppearance(shape: String) {
+        var state: UInt64 = 42
+        func next() -> UInt64 {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return state
+        }
+        var keys: [UInt64] = []
+        switch shape {
+        case "runs":
+            for run in 0..<2_000 {
+                let start = UInt64(run * 13 % 701) * 64
+                for offset in 0..<UInt64(run % 37 + 1) { keys.append(start + offset) }
+            }
+        case "aligned":
+            for _ in 0..<60_000 { keys.append((next() >> 44) * 4096) }
+        case "extremes":
+            keys = [0, UInt64.max, 1, UInt64.max - 1, 0, UInt64.max, 1 << 63, 15, 16, 17, 1 << 63]
+        default:
+            for _ in 0..<60_000 { keys.append(next() >> 45) }
+        }
+        var reference: [UInt64: UInt32] = [:]
+        var table = DenseIDTable(minimumCapacity: 4)
+        for key in keys {
+            let expected = reference[key] ?? UInt32(reference.count)
+            let isNew = reference[key] == nil
+            reference[key] = expected
+            let (id, assigned) = table.id(for: key)
+            #expect(id == expected && assigned == isNew, "key \(key)")
+        }
+        #expect(table.count == reference.count)
+    }
+
+    private func arcTrace(_ fixtures: TraceFixtures) throws -> String {
+        try fixtures.write("small.lis", text: "100 3 0 1\n5 2 0 2\n100 1 0 3\n7 1 0 4\n")
+    }
+
+    /// A parsed trace leaves a binary copy; the next load reads the copy and gets the same trace.
+    @Test func theBinaryCopyReadsBackAsTheParsedTrace() throws {
+        let fixtures = try TraceFixtures()
+        defer { fixtures.remove() }
+        let path = try arcTrace(fixtures)
+        let cache = TraceCache(directory: fixtures.directory.appendingPathComponent("copies/nested").path)
+        let parsed = try Trace.load(TraceReader(path: path), cache: cache)
+        #expect(parsed.loading?.source == .parsed)
+        #expect(parsed.loading?.storeFailure == nil)
+        // 100 101 102 5 6 100 7 as pages of 512 bytes: ids by first appearance.
+        #expect(parsed.requests == [0, 1, 2, 3, 4, 0, 5])
+        let copy = try Trace.load(TraceReader(path: path), cache: cache)
+        #expect(copy.loading?.source == .binaryCopy)
+        #expect(copy.requests == parsed.requests && copy.objectSizes == parsed.objectSizes)
+        #expect(copy.hasSizes == parsed.hasSizes && copy.requestedBytes == parsed.requestedBytes)
+        #expect(copy.footprintBytes == parsed.footprintBytes && copy.name == parsed.name)
+        // A limit is another trace: it gets a copy of its own.
+        let limited = try Trace.load(TraceReader(path: path), limit: 4, cache: cache)
+        #expect(limited.loading?.source == .parsed && limited.requests == [0, 1, 2, 3])
+        #expect(try Trace.load(TraceReader(path: path), limit: 4, cache: cache).requests == [0, 1, 2, 3])
+        #expect(try Trace.load(TraceReader(path: path), cache: cache).requests.count == 7)
+    }
+
+    /// A copy whose source changed is not used: the new contents are parsed.
+    @Test func aChangedSourceIsParsedAgain() throws {
+        let fixtures = try TraceFixtures()
+        defer { fixtures.remove() }
+        let path = try arcTrace(fixtures)
+        let cache = TraceCache(directory: fixtures.directory.appendingPathComponent("copies").path)
+        _ = try Trace.load(TraceReader(path: path), cache: cache)
+        _ = try fixtures.write("small.lis", text: "9 2 0 1\n")
+        let reloaded = try Trace.load(TraceReader(path: path), cache: cache)
+        #expect(reloaded.loading?.source == .parsed)
+        #expect(reloaded.requests == [0, 1] && reloaded.objectCount == 2)
+    }
+
+    /// Damage to a copy (a flipped byte anywhere, a truncation, an id forged out of range with a
+    /// matching checksum impossible to hit by chance) is never read as a trace: it is parsed again.
+    @Test(arguments: ["flip header", "flip requests", "flip sizes", "truncate", "extend", "empty"])
+    func aDamagedCopyIsParsedAgain(damage: String) throws {
+        let fixtures = try TraceFixtures()
+        defer { fixtures.remove() }
+        let path = try arcTrace(fixtures)
+        let cache = TraceCache(directory: fixtures.directory.appendingPathComponent("copies").path)
+        let parsed = try Trace.load(TraceReader(path: path), cache: cache)
+        let copyPath = cache.path(for: try TraceReader(path: path), limit: nil).path
+        var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: copyPath)))
+        let header = TraceCache.headerWords * 8
+        switch damage {
+        case "flip header": bytes[36] ^= 0x01  // the request count
+        case "flip requests": bytes[header + 5] ^= 0x80
+        case "flip sizes": bytes[bytes.count - 2] ^= 0x01
+        case "truncate": bytes.removeLast(3)
+        case "extend": bytes += [0, 0, 0, 0]
+        default: bytes = []
+        }
+        try Data(bytes).write(to: URL(fileURLWithPath: copyPath))
+        let reloaded = try Trace.load(TraceReader(path: path), cache: cache)
+        #expect(reloaded.loading?.source == .parsed)
+        #expect(reloaded.requests == parsed.requests && reloaded.objectSizes == parsed.objectSizes)
+    }
+
+    /// A cache directory that cannot be created does not stop the load; the report says why.
+    @Test func anUnwritableCacheIsReportedNotFatal() throws {
+        let fixtures = try TraceFixtures()
+        defer { fixtures.remove() }
+        let path = try arcTrace(fixtures)
+        let blocker = try fixtures.write("not-a-directory", text: "x")
+        let trace = try Trace.load(TraceReader(path: path), cache: TraceCache(directory: blocker + "/copies"))
+        #expect(trace.requests.count == 7)
+        #expect(trace.loading?.source == .parsed)
+        #expect(trace.loading?.storeFailure?.contains("cannot create") == true)
+        let summary = Report.simulation(trace: trace, unit: .objects, results: [], seconds: 0).summary
+        #expect(summary.contains { $0.0 == "Load time" && $0.1.contains("parsed") })
+    }
+}
