@@ -2,20 +2,9 @@ import Testing
 @testable import CacheSimulation
 
 @Suite struct CurveTests {
-    private func randomTrace(count: Int, keys: UInt64, sized: Bool, seed: UInt64) throws -> Trace {
-        var state = seed
-        let requests = (0..<count).map { _ -> TraceRequest in
-            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-            let uniform = Double(state >> 11) / Double(1 << 53)
-            let key = UInt64(uniform * uniform * Double(keys))
-            return TraceRequest(key: key, size: sized ? UInt32(100 + key % 13 * 50) : 1)
-        }
-        return try Trace(name: "random", requests: requests, hasSizes: sized)
-    }
-
     @Test(arguments: [CapacityUnit.objects, .bytes])
     func theExactCurveEqualsLRUReplaysAtEveryCapacity(unit: CapacityUnit) throws {
-        let trace = try randomTrace(count: 20_000, keys: 3_000, sized: unit == .bytes, seed: 11)
+        let trace = try skewedTrace(count: 20_000, keys: 3_000, sized: unit == .bytes, seed: 11)
         let curve = ExactLRUCurve.compute(trace, unit: unit)
         let simulator = try Simulator(trace: trace, unit: unit)
         let footprint = unit == .bytes ? trace.footprintBytes : UInt64(trace.objectCount)
@@ -28,7 +17,7 @@ import Testing
 
     @Test func distancesSurviveTheTimeRenumbering() throws {
         // Few objects, many requests: the recency index compacts its time axis many times.
-        let trace = try randomTrace(count: 50_000, keys: 40, sized: false, seed: 5)
+        let trace = try skewedTrace(count: 50_000, keys: 40, sized: false, seed: 5)
         let curve = ExactLRUCurve.compute(trace, unit: .objects)
         let simulator = try Simulator(trace: trace, unit: .objects)
         for capacity: UInt64 in [1, 5, 10, 20, 39] {
@@ -37,7 +26,7 @@ import Testing
     }
 
     @Test func shardsAtFullRateIsExact() throws {
-        let trace = try randomTrace(count: 10_000, keys: 1_000, sized: false, seed: 2)
+        let trace = try skewedTrace(count: 10_000, keys: 1_000, sized: false, seed: 2)
         let exact = ExactLRUCurve.compute(trace, unit: .objects)
         let sampled = SHARDS.compute(trace, unit: .objects, mode: .fixedRate(1))
         #expect(sampled.meanAbsoluteError(against: exact) < 1e-12)
@@ -76,7 +65,7 @@ import Testing
     }
 
     @Test func theTunerRecommendsACapacityPerPolicy() throws {
-        let trace = try randomTrace(count: 20_000, keys: 2_000, sized: false, seed: 9)
+        let trace = try skewedTrace(count: 20_000, keys: 2_000, sized: false, seed: 9)
         let tuner = CapacityTuner(options: .init(targetHitRatio: 0.5, policies: [.lru, .s3fifo], gridPoints: 8, sampling: .fixedRate(0.5)))
         let result = try tuner.tune(trace)
         #expect(result.curves.map(\.policy) == ["LRU", "LRU (SHARDS)", "S3-FIFO"])
@@ -101,7 +90,7 @@ import Testing
     }
 
     @Test func theTunersReplayedCrossingIsWithinOnePercentOfADirectReplay() throws {
-        let trace = try randomTrace(count: 30_000, keys: 4_000, sized: false, seed: 3)
+        let trace = try skewedTrace(count: 30_000, keys: 4_000, sized: false, seed: 3)
         let tuner = CapacityTuner(options: .init(targetHitRatio: 0.5, policies: [.fifo], gridPoints: 6))
         let result = try tuner.tune(trace)
         let fifo = try #require(result.curves.first { $0.policy == PolicyKind.fifo.displayName })
@@ -113,7 +102,7 @@ import Testing
     }
 
     @Test func reportedCurvesAreThinnedUnlessAskedForInFull() throws {
-        let trace = try randomTrace(count: 80_000, keys: 20_000, sized: false, seed: 5)
+        let trace = try skewedTrace(count: 80_000, keys: 20_000, sized: false, seed: 5)
         var options = CapacityTuner.Options(targetHitRatio: 0.5, policies: [.lru])
         let thin = try CapacityTuner(options: options).tune(trace)
         options.fullCurves = true

@@ -151,30 +151,26 @@ public struct TraceCache: Sendable {
 
     private static func readFully<T>(_ descriptor: Int32, into array: inout [T]) -> Bool {
         array.withUnsafeMutableBytes { buffer in
-            guard let base = buffer.baseAddress else { return true }  // nothing to read
-            var offset = 0
-            while offset < buffer.count {
-                let count = read(descriptor, base + offset, buffer.count - offset)
-                if count < 0, errno == EINTR { continue }
-                guard count > 0 else { return false }
-                offset += count
-            }
-            return true
+            transferFully(UnsafeRawBufferPointer(buffer)) { read(descriptor, UnsafeMutableRawPointer(mutating: $0), $1) }
         }
     }
 
     private static func writeFully<T>(_ descriptor: Int32, _ array: [T]) -> Bool {
-        array.withUnsafeBytes { buffer in
-            guard let base = buffer.baseAddress else { return true }  // nothing to write
-            var offset = 0
-            while offset < buffer.count {
-                let count = write(descriptor, base + offset, buffer.count - offset)
-                if count < 0, errno == EINTR { continue }
-                guard count > 0 else { return false }
-                offset += count
-            }
-            return true
+        array.withUnsafeBytes { buffer in transferFully(buffer) { write(descriptor, $0, $1) } }
+    }
+
+    /// Calls `transfer` (a `read` or `write`) until all of `buffer` has gone through, retrying
+    /// interrupted calls; false on an error or an early end of file.
+    private static func transferFully(_ buffer: UnsafeRawBufferPointer, _ transfer: (UnsafeRawPointer, Int) -> Int) -> Bool {
+        guard let base = buffer.baseAddress else { return true }  // nothing to move
+        var offset = 0
+        while offset < buffer.count {
+            let count = transfer(base + offset, buffer.count - offset)
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { return false }
+            offset += count
         }
+        return true
     }
 
     // MARK: - Hashes
