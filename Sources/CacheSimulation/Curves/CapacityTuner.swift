@@ -178,9 +178,9 @@ public struct CapacityTuner: Sendable {
         let refinements = refined.withLock { $0 }
         let refiningSeconds = Self.seconds(since: refineStart)
         return replayed.indices.map { index in
-            var points = gridCurves[index].points
-            if case .fullReplays = options.curveMethod { points += refinements[index].points }
-            let curve = MissRatioCurve(unit: gridCurves[index].unit, points: points)
+            // The bisection's full replays join the curve, so that near the crossing the chart shows
+            // what the reported capacity was measured on.
+            let curve = MissRatioCurve(unit: gridCurves[index].unit, points: gridCurves[index].points + refinements[index].points)
             return PolicyCurve(policy: replayed[index].displayName, curve: curve, capacityForTarget: refinements[index].capacity,
                                knee: gridCurves[index].knee,
                                method: method + ", crossing bisected by \(refinements[index].points.count) full replays",
