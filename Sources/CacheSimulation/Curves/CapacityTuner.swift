@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// Capacity tuning: hit-ratio curves per policy and the capacities they recommend.
 ///
@@ -131,6 +130,9 @@ public struct CapacityTuner: Sendable {
                       compulsoryHitRatio: compulsory)
     }
 
+    /// A crossing found by bisection, and the points measured on the way.
+    private typealias Refinement = (capacity: UInt64?, points: [MissRatioCurve.Point])
+
     /// The curves of policies that are not stack algorithms, from miniature simulations or full
     /// replays on `grid`, each with its crossing refined by bisection with full replays.
     private func replayedCurves(
@@ -161,21 +163,17 @@ public struct CapacityTuner: Sendable {
         // curve crosses.
         progress?("refining crossings", 0)
         let refineStart = ContinuousClock.now
-        let refined = Mutex([(capacity: UInt64?, points: [MissRatioCurve.Point])](repeating: (nil, []), count: replayed.count))
-        DispatchQueue.concurrentPerform(iterations: replayed.count) { index in
+        let refinements = concurrentMap(count: replayed.count, parallelism: replayed.count) { index -> Refinement in
             let policy = replayed[index]
             let hitRatio = { (capacity: UInt64) in simulator.replay(policy, capacity: capacity).hitRatio }
-            let outcome: (capacity: UInt64?, points: [MissRatioCurve.Point])
             switch options.curveMethod {
             case .fullReplays:
-                outcome = Self.refineCrossing(of: gridCurves[index], target: target, hitRatio: hitRatio)
+                return Self.refineCrossing(of: gridCurves[index], target: target, hitRatio: hitRatio)
             case .miniature:
                 let estimate = gridCurves[index].smallestCapacity(reaching: target) ?? footprint
-                outcome = Self.refineCrossing(near: estimate, upperBound: footprint, target: target, hitRatio: hitRatio)
+                return Self.refineCrossing(near: estimate, upperBound: footprint, target: target, hitRatio: hitRatio)
             }
-            refined.withLock { $0[index] = outcome }
         }
-        let refinements = refined.withLock { $0 }
         let refiningSeconds = Self.seconds(since: refineStart)
         return replayed.indices.map { index in
             // The bisection's full replays join the curve, so that near the crossing the chart shows

@@ -1,7 +1,3 @@
-import Dispatch
-import Synchronization
-import TierCache
-
 /// Hit-ratio curves of any policy from scaled-down replays: miniature simulation (Waldspurger,
 /// Saemundsson, Ahmad & Park, "Cache Modeling and Optimization using Miniature Simulations",
 /// USENIX ATC 2017).
@@ -43,6 +39,8 @@ public struct MiniatureSimulation: Sendable {
     public let unit: CapacityUnit
     public let options: Options
     private let meanObjectSize: Double
+    /// The whole trace's simulator: rate 1, and capacities not announced at init.
+    private let full: Simulator
     /// The sampled traces' simulators by sampling threshold (out of ``SHARDS``' modulus).
     private let samples: [UInt64: Simulator]
 
@@ -50,6 +48,7 @@ public struct MiniatureSimulation: Sendable {
     /// when `capacities` is nil).
     public init(trace: Trace, unit: CapacityUnit, options: Options = Options(), capacities: [UInt64]? = nil) throws(Simulator.UnitError) {
         let full = try Simulator(trace: trace, unit: unit)
+        self.full = full
         self.trace = trace
         self.unit = unit
         self.options = Options(rate: min(max(options.rate, 1.0 / Double(SHARDS.modulus)), 1),
@@ -57,15 +56,15 @@ public struct MiniatureSimulation: Sendable {
         meanObjectSize = unit == .bytes && trace.objectCount > 0 ? Double(trace.footprintBytes) / Double(trace.objectCount) : 1
         var thresholds = Set<UInt64>()
         if let capacities {
-            for capacity in capacities { thresholds.insert(Self.threshold(rate: Self.rate(for: capacity, options: self.options, meanObjectSize: meanObjectSize))) }
+            for capacity in capacities { thresholds.insert(Self.threshold(for: capacity, options: self.options, meanObjectSize: meanObjectSize)) }
         } else {
             var rate = self.options.rate
             while rate < 1 { thresholds.insert(Self.threshold(rate: rate)); rate *= 2 }
             thresholds.insert(SHARDS.modulus)
         }
         var samples: [UInt64: Simulator] = [:]
-        for threshold in thresholds {
-            samples[threshold] = threshold >= SHARDS.modulus ? full : try Simulator(trace: Self.sample(trace, threshold: threshold), unit: unit)
+        for threshold in thresholds where threshold < SHARDS.modulus {
+            samples[threshold] = try Simulator(trace: Self.sample(trace, threshold: threshold), unit: unit)
         }
         self.samples = samples
     }
@@ -73,14 +72,15 @@ public struct MiniatureSimulation: Sendable {
     /// The sampling rate used for `capacity`: the smallest `rate × 2^k` (at most 1) whose scaled
     /// cache holds ``Options/minimumScaledObjects`` objects on average.
     public func rate(for capacity: UInt64) -> Double {
-        Double(Self.threshold(rate: Self.rate(for: capacity, options: options, meanObjectSize: meanObjectSize))) / Double(SHARDS.modulus)
+        Double(Self.threshold(for: capacity, options: options, meanObjectSize: meanObjectSize)) / Double(SHARDS.modulus)
     }
 
-    static func rate(for capacity: UInt64, options: Options, meanObjectSize: Double) -> Double {
+    /// The sampling threshold (out of ``SHARDS``' modulus) of the rate ``rate(for:)`` describes.
+    static func threshold(for capacity: UInt64, options: Options, meanObjectSize: Double) -> UInt64 {
         let objects = Double(capacity) / max(meanObjectSize, 1)
         var rate = options.rate
         while rate < 1, objects * rate < options.minimumScaledObjects { rate *= 2 }
-        return min(rate, 1)
+        return threshold(rate: min(rate, 1))
     }
 
     static func threshold(rate: Double) -> UInt64 {
@@ -116,31 +116,22 @@ public struct MiniatureSimulation: Sendable {
     /// The estimated hit ratio of `policy` at `capacity`: the sample's hit ratio in a cache scaled
     /// by the sample's rate.
     public func hitRatio(_ policy: PolicyKind, capacity: UInt64) -> Double {
-        let threshold = Self.threshold(rate: Self.rate(for: capacity, options: options, meanObjectSize: meanObjectSize))
-        // A capacity not announced at init is simulated in full rather than guessed.
-        let simulator = samples[threshold] ?? samples[SHARDS.modulus]
-        guard let simulator, simulator.trace.requestCount > 0 else {
-            return (try? Simulator(trace: trace, unit: unit).replay(policy, capacity: capacity).hitRatio) ?? 0
+        let threshold = Self.threshold(for: capacity, options: options, meanObjectSize: meanObjectSize)
+        // Rate 1, a capacity not announced at init, or a sample that caught no request: the
+        // whole trace, simulated rather than guessed.
+        guard let sample = samples[threshold], sample.trace.requestCount > 0 else {
+            return full.replay(policy, capacity: capacity).hitRatio
         }
-        let rate = Double(threshold) / Double(SHARDS.modulus)
-        let scaled = threshold >= SHARDS.modulus ? capacity : max(1, UInt64((Double(capacity) * rate).rounded()))
-        return simulator.replay(policy, capacity: scaled).hitRatio
+        let scaled = max(1, UInt64((Double(capacity) * Double(threshold) / Double(SHARDS.modulus)).rounded()))
+        return sample.replay(policy, capacity: scaled).hitRatio
     }
 
     /// The curves of `policies` at `capacities`, replayed `parallelism` at a time; in the order of `policies`.
     public func curves(policies: [PolicyKind], capacities: [UInt64], parallelism: Int = Simulator.defaultParallelism) -> [MissRatioCurve] {
         let jobs = policies.indices.flatMap { policy in capacities.map { (policy, $0) } }
-        let ratios = Locked([Double](repeating: 0, count: jobs.count))
-        let next = Atomic<Int>(0)
-        DispatchQueue.concurrentPerform(iterations: max(1, min(parallelism, jobs.count))) { _ in
-            while true {
-                let index = next.add(1, ordering: .relaxed).oldValue
-                guard index < jobs.count else { return }
-                let ratio = hitRatio(policies[jobs[index].0], capacity: jobs[index].1)
-                ratios.withLock { $0[index] = ratio }
-            }
+        let measured = concurrentMap(count: jobs.count, parallelism: parallelism) { index in
+            hitRatio(policies[jobs[index].0], capacity: jobs[index].1)
         }
-        let measured = ratios.withLock { $0 }
         return policies.indices.map { policy in
             MissRatioCurve(unit: unit, points: jobs.indices.filter { jobs[$0].0 == policy }.map {
                 MissRatioCurve.Point(capacity: jobs[$0].1, hitRatio: measured[$0])

@@ -74,21 +74,9 @@ public struct Simulator: Sendable {
     ) -> [SimulationResult] {
         let jobs = policies.flatMap { policy in capacities.map { (policy, $0) } }
         if policies.contains(where: { $0.policyType.needsFuture }) { _ = future.nextUses(of: trace) }
-        let results = Locked([SimulationResult?](repeating: nil, count: jobs.count))
-        let next = Atomic<Int>(0)
-        let finished = Atomic<Int>(0)
-        let workers = max(1, min(parallelism, jobs.count))
-        DispatchQueue.concurrentPerform(iterations: workers) { _ in
-            while true {
-                let index = next.add(1, ordering: .relaxed).oldValue
-                guard index < jobs.count else { return }
-                let result = replay(jobs[index].0, capacity: jobs[index].1)
-                results.withLock { $0[index] = result }
-                let done = finished.add(1, ordering: .relaxed).newValue
-                progress?(done, jobs.count)
-            }
+        return concurrentMap(count: jobs.count, parallelism: parallelism, progress: progress) { index in
+            replay(jobs[index].0, capacity: jobs[index].1)
         }
-        return results.withLock { $0.compactMap { $0 } }
     }
 
     /// The number of active processors.
@@ -107,4 +95,25 @@ final class FutureIndex: Sendable {
             return computed
         }
     }
+}
+
+/// `body(0) … body(count - 1)` on up to `parallelism` threads, each taking the next index as it
+/// finishes one (replays differ in cost by orders of magnitude, so static shares would leave
+/// threads idle); the results in index order. `progress` is called (from any thread) with
+/// (finished, count).
+func concurrentMap<T: Sendable>(count: Int, parallelism: Int, progress: (@Sendable (Int, Int) -> Void)? = nil,
+                                _ body: @Sendable (Int) -> T) -> [T] {
+    let results = Locked([T?](repeating: nil, count: count))
+    let next = Atomic<Int>(0)
+    let finished = Atomic<Int>(0)
+    DispatchQueue.concurrentPerform(iterations: max(1, min(parallelism, count))) { _ in
+        while true {
+            let index = next.add(1, ordering: .relaxed).oldValue
+            guard index < count else { return }
+            let result = body(index)
+            results.withLock { $0[index] = result }
+            progress?(finished.add(1, ordering: .relaxed).newValue, count)
+        }
+    }
+    return results.withLock { $0.compactMap { $0 } }
 }
