@@ -133,6 +133,21 @@ struct MemoryTierPolicyEquivalenceTests {
         }
     }
 
+    @Test("Same hits while W-TinyLFU's climber moves the window")
+    func movingWindow() throws {
+        // Phases of fresh working sets that fit the cache: the climber moves the window from 1%
+        // towards the whole cache (WindowClimberTests), so both must make the same moves.
+        let requests = WindowClimberTests.phases(30, keysPerPhase: 600, requestsPerPhase: 8_000)
+        let workload = Workload(requests: requests, valueSizes: [Int](repeating: 1, count: 30 * 600))
+        let capacity = 1_000 * Self.cost(valueSize: 1, id: 0)
+        var policy = WTinyLFUPolicy(context: PolicyContext(
+            capacity: UInt64(capacity),
+            objectSizes: (0..<workload.valueSizes.count).map { UInt32(Self.cost(valueSize: 1, id: UInt32($0))) }))
+        for (position, id) in requests.enumerated() { _ = policy.access(id, position: position) }
+        #expect(policy.windowMaximum > capacity / 2, "the window must have moved for this test to prove anything")
+        try Self.expectSameDecisions(workload, capacity: capacity, Self.pairs[2])
+    }
+
     /// Real traces, if `TIERCACHE_TRACES` names the public trace folder: a LIRS block trace (equal
     /// sizes) and libCacheSim's CloudPhysics sample (block sizes 512 B and up).
     @Test("Same hits on real traces", arguments: [0, 1, 2])

@@ -9,9 +9,13 @@ import TierCache
 /// over capacity, the oldest probation object (the victim) and the candidate meet, and the one the
 /// sketch counts less often leaves (the candidate on a tie; a warm candidate still wins 1 in 128).
 /// A probation hit promotes to the protected segment (80% of the main cache), whose overflow
-/// returns to probation. Caffeine's hill climber moves capacity between the window and the
-/// protected segment after every sample of `10 × objects` requests; the sketch is sized, and
-/// starts counting, once the cache is half full.
+/// returns to probation. The sketch is sized, and starts counting, once the cache is half full.
+///
+/// One deviation from Caffeine, shared with the tier: the window is sized by miniature simulation
+/// (`MiniatureWindowClimber`, started when the sketch is), not by Caffeine's hill climber, which
+/// moves too slowly to keep W-TinyLFU level with LRU on recency-heavy traces. When the climber
+/// names a new window share, the window takes it at once, the main cache's protected segment
+/// stays 80% of what is left, and up to 1,000 objects move across (Caffeine's transfer limit).
 public struct WTinyLFUPolicy: EvictionPolicy {
     public static let name = "W-TinyLFU"
     private static let window: UInt8 = 1
@@ -20,30 +24,22 @@ public struct WTinyLFUPolicy: EvictionPolicy {
     // Caffeine's constants.
     private static let percentMain = 0.99
     private static let percentMainProtected = 0.80
-    private static let stepPercent = 0.0625
-    private static let stepDecayRate = 0.98
-    private static let restartThreshold = 0.05
     private static let queueTransferThreshold = 1_000
     private static let admitHashDoSThreshold = 5
 
     private var queues: ObjectQueues
     private var sketch = TinyLFUSketch()
     private let capacity: Int
-    private var windowMaximum: Int
+    package private(set) var windowMaximum: Int
     private var protectedMaximum: Int
-    private var hitsInSample = 0
-    private var missesInSample = 0
-    private var previousSampleHitRate = 0.0
-    private var stepSize: Double
-    private var adjustment = 0
     private var random = AdmissionRandom()
+    private var climber = MiniatureWindowClimber()
 
     public init(context: PolicyContext) {
         queues = ObjectQueues(queueCount: 3, objectSizes: context.objectSizes)
         capacity = Int(clamping: context.capacity)
         windowMaximum = capacity - Int(Self.percentMain * Double(capacity))
         protectedMaximum = Int(Self.percentMainProtected * Double(capacity - windowMaximum))
-        stepSize = -Self.stepPercent * Double(capacity)
     }
 
     @inline(__always) private func weight(_ queue: UInt8) -> Int { Int(queues.weight(queue)) }
@@ -55,14 +51,16 @@ public struct WTinyLFUPolicy: EvictionPolicy {
     public mutating func access(_ object: UInt32, position: Int) -> Bool {
         if queues.queue(of: object) != ObjectQueues.none {
             onAccess(object)
-            climb()
+            demoteFromProtected()
+            adapt(hash(of: object), cost: cost(of: object))
             return true
         }
         // An object larger than the cache is never admitted (the tier refuses it before its policy).
         guard cost(of: object) <= capacity else { return false }
         add(object)
         _ = evictFromMain(candidates: evictFromWindow(), sparing: object)
-        climb()
+        demoteFromProtected()
+        adapt(hash(of: object), cost: cost(of: object))
         return false
     }
 
@@ -77,7 +75,6 @@ public struct WTinyLFUPolicy: EvictionPolicy {
             queues.moveToHead(object, segment)
         default: queues.moveToHead(object, Self.protected)
         }
-        hitsInSample += 1
     }
 
     /// Caffeine's `AddTask`: the object joins the window, the sketch is sized once the cache is
@@ -86,9 +83,13 @@ public struct WTinyLFUPolicy: EvictionPolicy {
         let size = cost(of: object)
         if totalCost + size >= capacity / 2 {
             sketch.ensureCapacity(count + 1)
+            if !climber.isStarted {
+                // The entries a full cache will hold, from the half that holds count + 1 now.
+                let entries = Int(Double(count + 1) * Double(capacity) / Double(max(1, totalCost + size)))
+                climber.start(capacity: capacity, entries: entries, initialShare: 1 - Self.percentMain)
+            }
         }
         sketch.increment(hash(of: object))
-        missesInSample += 1
         // An object heavier than the whole window is the first to leave it.
         if size > windowMaximum {
             queues.pushTail(object, Self.window)
@@ -196,80 +197,42 @@ public struct WTinyLFUPolicy: EvictionPolicy {
         return random.next() & 127 == 0
     }
 
-    /// Caffeine's `climb`.
-    private mutating func climb() {
-        determineAdjustment()
-        demoteFromProtected()
-        if adjustment > 0 {
-            increaseWindow()
-        } else if adjustment < 0 {
-            decreaseWindow()
-        }
+    /// Moves the window to the share the miniatures rank best, when they name a new one.
+    private mutating func adapt(_ hash: UInt64, cost: Int) {
+        guard let share = climber.record(hash, cost: cost) else { return }
+        resizeWindow(to: Int(share * Double(capacity)))
     }
 
-    private mutating func determineAdjustment() {
-        guard sketch.isInitialized else {
-            previousSampleHitRate = 0
-            missesInSample = 0
-            hitsInSample = 0
-            return
-        }
-        let requestCount = hitsInSample + missesInSample
-        guard requestCount >= sketch.sampleSize else { return }
-        let hitRate = Double(hitsInSample) / Double(requestCount)
-        let hitRateChange = hitRate - previousSampleHitRate
-        let amount = hitRateChange >= 0 ? stepSize : -stepSize
-        let nextStepSize = abs(hitRateChange) >= Self.restartThreshold
-            ? Self.stepPercent * Double(capacity) * (amount >= 0 ? 1 : -1)
-            : Self.stepDecayRate * amount
-        previousSampleHitRate = hitRate
-        adjustment = Int(amount)
-        stepSize = nextStepSize
-        missesInSample = 0
-        hitsInSample = 0
-    }
-
-    private mutating func increaseWindow() {
-        guard protectedMaximum != 0 else { return }
-        var quota = min(adjustment, protectedMaximum)
-        protectedMaximum -= quota
-        windowMaximum += quota
-        demoteFromProtected()
-        for _ in 0..<Self.queueTransferThreshold {
-            var candidate = queues.tail(Self.probation)
-            if let probationTail = candidate, quota >= cost(of: probationTail) {
-                // The oldest probation object fits in the quota: it moves.
-            } else {
-                candidate = queues.tail(Self.protected)
+    /// Sets the window's maximum (the main cache keeps its 80% protected share) and moves up to
+    /// `queueTransferThreshold` entries across, as Caffeine's `increaseWindow` and
+    /// `decreaseWindow` do; the rest follows as entries arrive and leave.
+    private mutating func resizeWindow(to target: Int) {
+        let target = min(capacity, max(1, target))
+        if target > windowMaximum {
+            var room = target - windowMaximum
+            windowMaximum = target
+            protectedMaximum = Int(Self.percentMainProtected * Double(capacity - windowMaximum))
+            demoteFromProtected()
+            for _ in 0..<Self.queueTransferThreshold {
+                var moving = queues.tail(Self.probation)
+                if let probationTail = moving, room >= cost(of: probationTail) {
+                    // The oldest probation object fits in the room: it moves.
+                } else {
+                    moving = queues.tail(Self.protected)
+                }
+                guard let object = moving, room >= cost(of: object) else { break }
+                room -= cost(of: object)
+                queues.remove(object)
+                queues.pushHead(object, Self.window)
             }
-            guard let moving = candidate else { break }
-            let size = cost(of: moving)
-            if quota < size { break }
-            quota -= size
-            queues.remove(moving)
-            queues.pushHead(moving, Self.window)
+        } else if target < windowMaximum {
+            windowMaximum = target
+            protectedMaximum = Int(Self.percentMainProtected * Double(capacity - windowMaximum))
+            for _ in 0..<Self.queueTransferThreshold {
+                guard weight(Self.window) > windowMaximum, let object = queues.popTail(Self.window) else { break }
+                queues.pushHead(object, Self.probation)
+            }
         }
-        protectedMaximum += quota
-        windowMaximum -= quota
-        adjustment = quota
-    }
-
-    private mutating func decreaseWindow() {
-        guard windowMaximum > 1 else { return }
-        var quota = min(-adjustment, max(0, windowMaximum - 1))
-        protectedMaximum += quota
-        windowMaximum -= quota
-        for _ in 0..<Self.queueTransferThreshold {
-            guard let moving = queues.tail(Self.window) else { break }
-            let size = cost(of: moving)
-            if quota < size { break }
-            quota -= size
-            queues.remove(moving)
-            queues.pushHead(moving, Self.probation)
-        }
-        protectedMaximum -= quota
-        windowMaximum += quota
-        adjustment = -quota
     }
 
     private mutating func demoteFromProtected() {

@@ -6,9 +6,9 @@
 /// become candidates at the young end of the main cache's probation segment; while the cache is
 /// over capacity, the oldest probation entry (the victim) and the candidate meet, and the one the
 /// frequency sketch counts less often leaves (the candidate on a tie). A probation hit promotes to
-/// the protected segment (80% of the main cache); its overflow returns to probation. Caffeine's
-/// hill climber moves capacity between the window and the protected segment after every sample
-/// of `10 × entries` requests.
+/// the protected segment (80% of the main cache); its overflow returns to probation. The window
+/// is sized by miniature simulation (`MiniatureWindowClimber`), not by Caffeine's hill climber,
+/// which moves too slowly to keep W-TinyLFU level with LRU on recency-heavy workloads.
 ///
 /// Requests are applied one at a time (Caffeine buffers them and applies them in batches): a hit
 /// reorders, a store adds and evicts, and each is followed by the climber's step.
@@ -20,9 +20,6 @@ struct WTinyLFUStore: EvictingStore {
     // Caffeine's constants.
     private static let percentMain = 0.99
     private static let percentMainProtected = 0.80
-    private static let stepPercent = 0.0625
-    private static let stepDecayRate = 0.98
-    private static let restartThreshold = 0.05
     private static let queueTransferThreshold = 1_000
     private static let admitHashDoSThreshold = 5
 
@@ -37,12 +34,8 @@ struct WTinyLFUStore: EvictingStore {
     private let maxEntryCount: Int
     private var windowMaximum = 0
     private var protectedMaximum = 0
-    private var hitsInSample = 0
-    private var missesInSample = 0
-    private var previousSampleHitRate = 0.0
-    private var stepSize = 0.0
-    private var adjustment = 0
     private var random = AdmissionRandom()
+    private var climber = MiniatureWindowClimber()
 
     init(capacity: Int, maxEntryCount: Int, sketchHash: @escaping @Sendable (CacheKey) -> UInt64) {
         self.capacity = capacity
@@ -55,13 +48,9 @@ struct WTinyLFUStore: EvictingStore {
     private mutating func reset() {
         windowMaximum = capacity - Int(Self.percentMain * Double(capacity))
         protectedMaximum = Int(Self.percentMainProtected * Double(capacity - windowMaximum))
-        hitsInSample = 0
-        missesInSample = 0
-        previousSampleHitRate = 0
-        stepSize = -Self.stepPercent * Double(capacity)
-        adjustment = 0
         sketch = TinyLFUSketch()
         random = AdmissionRandom()
+        climber = MiniatureWindowClimber()
     }
 
     var totalCost: Int { queues.weight(Self.window) + queues.weight(Self.probation) + queues.weight(Self.protected) }
@@ -72,7 +61,8 @@ struct WTinyLFUStore: EvictingStore {
     mutating func lookup(_ key: CacheKey) -> CacheEntry? {
         guard let slot = queues.slot(of: key) else { return nil }
         onAccess(slot)
-        climb()
+        demoteFromProtected()
+        adapt(queues.hash(of: slot), cost: queues.cost(of: slot))
         return queues.value(of: slot)
     }
 
@@ -84,12 +74,11 @@ struct WTinyLFUStore: EvictingStore {
         case Self.window: queues.moveToHead(slot, Self.window)
         case Self.probation:
             // An entry heavier than the protected segment stays in probation (Caffeine's
-            // `reorderProbation`); the protected overflow is demoted when the climber runs.
+            // `reorderProbation`); the protected overflow is demoted after the request.
             let segment = queues.cost(of: slot) > protectedMaximum ? Self.probation : Self.protected
             queues.moveToHead(slot, segment)
         default: queues.moveToHead(slot, Self.protected)
         }
-        hitsInSample += 1
     }
 
     mutating func store(_ entry: CacheEntry, cost: Int, for key: CacheKey) -> Int {
@@ -109,7 +98,8 @@ struct WTinyLFUStore: EvictingStore {
             queues.free(victim)
             evicted += 1
         }
-        climb()
+        demoteFromProtected()
+        adapt(queues.hash(of: stored), cost: queues.cost(of: stored))
         return evicted
     }
 
@@ -129,9 +119,13 @@ struct WTinyLFUStore: EvictingStore {
         let slot = queues.allocate(key, value: entry, cost: cost, hash: hash)
         if totalCost + cost >= capacity / 2 {
             sketch.ensureCapacity(count + 1)
+            if !climber.isStarted {
+                // The entries a full cache will hold, from the half that holds count + 1 now.
+                let entries = Int(Double(count + 1) * Double(capacity) / Double(max(1, totalCost + cost)))
+                climber.start(capacity: capacity, entries: entries, initialShare: 1 - Self.percentMain)
+            }
         }
         sketch.increment(hash)
-        missesInSample += 1
         // An entry heavier than the whole window is the first to leave it.
         if cost > windowMaximum {
             queues.pushTail(slot, Self.window)
@@ -253,82 +247,44 @@ struct WTinyLFUStore: EvictingStore {
         return random.next() & 127 == 0
     }
 
-    /// Caffeine's `climb`: at the end of a sample, move the window's size in the direction that
-    /// raised the hit rate; demote protected's overflow.
+    /// Moves the window to the share the miniatures rank best, when they name a new one.
     @inline(__always)
-    private mutating func climb() {
-        determineAdjustment()
-        demoteFromProtected()
-        if adjustment > 0 {
-            increaseWindow()
-        } else if adjustment < 0 {
-            decreaseWindow()
-        }
+    private mutating func adapt(_ hash: UInt64, cost: Int) {
+        guard let share = climber.record(hash, cost: cost) else { return }
+        resizeWindow(to: Int(share * Double(capacity)))
     }
 
-    private mutating func determineAdjustment() {
-        guard sketch.isInitialized else {
-            previousSampleHitRate = 0
-            missesInSample = 0
-            hitsInSample = 0
-            return
-        }
-        let requestCount = hitsInSample + missesInSample
-        guard requestCount >= sketch.sampleSize else { return }
-        let hitRate = Double(hitsInSample) / Double(requestCount)
-        let hitRateChange = hitRate - previousSampleHitRate
-        let amount = hitRateChange >= 0 ? stepSize : -stepSize
-        let nextStepSize = abs(hitRateChange) >= Self.restartThreshold
-            ? Self.stepPercent * Double(capacity) * (amount >= 0 ? 1 : -1)
-            : Self.stepDecayRate * amount
-        previousSampleHitRate = hitRate
-        adjustment = Int(amount)
-        stepSize = nextStepSize
-        missesInSample = 0
-        hitsInSample = 0
-    }
-
-    private mutating func increaseWindow() {
-        guard protectedMaximum != 0 else { return }
-        var quota = min(adjustment, protectedMaximum)
-        protectedMaximum -= quota
-        windowMaximum += quota
-        demoteFromProtected()
-        for _ in 0..<Self.queueTransferThreshold {
-            var candidate = queues.tail(Self.probation)
-            if let probationTail = candidate, quota >= queues.cost(of: probationTail) {
-                // The oldest probation entry fits in the quota: it moves.
-            } else {
-                candidate = queues.tail(Self.protected)
+    /// Sets the window's maximum (the main cache keeps its 80% protected share) and moves up to
+    /// `queueTransferThreshold` entries across, as Caffeine's `increaseWindow` and
+    /// `decreaseWindow` do; the rest follows as entries arrive and leave.
+    private mutating func resizeWindow(to target: Int) {
+        let target = min(capacity, max(1, target))
+        if target > windowMaximum {
+            var room = target - windowMaximum
+            windowMaximum = target
+            protectedMaximum = Int(Self.percentMainProtected * Double(capacity - windowMaximum))
+            demoteFromProtected()
+            for _ in 0..<Self.queueTransferThreshold {
+                var moving = queues.tail(Self.probation)
+                if let probationTail = moving, room >= queues.cost(of: probationTail) {
+                    // The oldest probation entry fits in the room: it moves.
+                } else {
+                    moving = queues.tail(Self.protected)
+                }
+                guard let slot = moving, room >= queues.cost(of: slot) else { break }
+                room -= queues.cost(of: slot)
+                queues.remove(slot)
+                queues.pushHead(slot, Self.window)
             }
-            guard let moving = candidate else { break }
-            let weight = queues.cost(of: moving)
-            if quota < weight { break }
-            quota -= weight
-            queues.remove(moving)
-            queues.pushHead(moving, Self.window)
+        } else if target < windowMaximum {
+            windowMaximum = target
+            protectedMaximum = Int(Self.percentMainProtected * Double(capacity - windowMaximum))
+            for _ in 0..<Self.queueTransferThreshold {
+                guard queues.weight(Self.window) > windowMaximum,
+                      let slot = queues.popTail(Self.window) else { break }
+                queues.pushHead(slot, Self.probation)
+            }
         }
-        protectedMaximum += quota
-        windowMaximum -= quota
-        adjustment = quota
-    }
-
-    private mutating func decreaseWindow() {
-        guard windowMaximum > 1 else { return }
-        var quota = min(-adjustment, max(0, windowMaximum - 1))
-        protectedMaximum += quota
-        windowMaximum -= quota
-        for _ in 0..<Self.queueTransferThreshold {
-            guard let moving = queues.tail(Self.window) else { break }
-            let weight = queues.cost(of: moving)
-            if quota < weight { break }
-            quota -= weight
-            queues.remove(moving)
-            queues.pushHead(moving, Self.probation)
-        }
-        protectedMaximum -= quota
-        windowMaximum += quota
-        adjustment = -quota
     }
 
     private mutating func demoteFromProtected() {

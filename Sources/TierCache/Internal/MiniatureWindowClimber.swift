@@ -1,0 +1,219 @@
+/// How W-TinyLFU sizes its admission window: by miniature simulation (Waldspurger et al.,
+/// "Cache Modeling and Optimization using Miniature Simulation", USENIX ATC 2017), as the
+/// `MiniSimClimber` of Caffeine's simulator does (Eytan, Einziger, Friedman & Manes), shared by
+/// the memory tier's `.wTinyLFU` and the simulator's policy (`package` access) so that both make
+/// the same decisions.
+///
+/// Caffeine's production hill climber moves the window by 6.25% of the capacity once per
+/// `10 × entries` requests, in whichever direction last raised the hit rate. On recency-heavy
+/// workloads (database and storage block traces) that is far too slow: a cache that sees its
+/// working set turn over a dozen times in all gets four or five steps, starts from a 1% window,
+/// and stays behind plain LRU by several points of miss ratio. Miniature simulation measures
+/// instead of probing: a spatially hashed sample of the keys (1 in `samplingModulus`) is replayed
+/// through small W-TinyLFU caches, one per candidate window share from 1% to 100%, each scaled
+/// to `capacity / samplingModulus`. Four times per turnover of a miniature's contents, the cache
+/// takes the window of the miniature that missed least, in one move, if the evidence says so
+/// (below). A 100% window is plain LRU, so the choice includes LRU's behaviour and W-TinyLFU
+/// tracks the better of recency and frequency.
+///
+/// Two safeguards keep noise from moving the window (Caffeine's `MiniSimClimber` has neither and
+/// flips between windows every period on workloads with recurring phases):
+/// - Evidence accumulates and fades slowly (over ``evidenceHorizon`` turnovers), instead of being
+///   judged one period at a time.
+/// - The move must pass McNemar's test on the paired outcomes: counting the sampled requests that
+///   the current window's miniature missed and the best one hit, and the other way round, the
+///   first must exceed the second by ``significance`` standard deviations. The miniatures see the
+///   same requests, so only these discordant requests tell them apart; cold misses, which all of
+///   them take, add nothing, and a sparse sample of a large cache that cannot tell windows apart
+///   leaves the window where it is.
+package struct MiniatureWindowClimber {
+    /// The window shares the miniatures try: fine steps near Caffeine's 1% default, where
+    /// frequency-skewed workloads do best, coarser ones up to 100% (LRU).
+    package static let windowShares: [Double] = [
+        0.01, 0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1,
+    ]
+    /// Entries a miniature holds at least (the sample is never sparser than that allows): at 256
+    /// the miniature's miss ratios are within about 0.01 of full replays (the simulator's
+    /// `MiniatureSimulation` measurements), fine enough to rank windows.
+    package static let minimumMiniatureEntries = 256
+    /// How many turnovers of the cache's contents the evidence spans (older evidence fades by
+    /// half in about 44 turnovers): long enough that a workload's recurring phases average out,
+    /// short enough that a lasting change of workload wins within a few dozen turnovers.
+    static let evidenceHorizon = 64
+    /// The one-sided z-score the paired evidence must reach to move the window (about 98%
+    /// confidence): sampling noise in a sparse sample must not move it.
+    static let significance = 2.0
+
+    private var miniatures: [MiniatureWTinyLFU] = []
+    private var sketch = TinyLFUSketch()
+    private var scores: [Double] = []
+    private var discordant: [Double] = []
+    private var allMissed: UInt32 = 0
+    private var missesAtLastPeriod: [Int] = []
+    private var sampledInPeriod = 0
+    private var periodLength = 0
+    private var decay = 1.0
+    private var bestIndex = 0
+    /// 1 in this many keys (by hash) is replayed through the miniatures.
+    package private(set) var samplingModulus: UInt64 = 1
+
+    package init() {}
+
+    /// Whether ``start(capacity:entries:initialShare:)`` has run.
+    package var isStarted: Bool { !miniatures.isEmpty }
+
+    /// The window share the miniatures currently rank best.
+    package var bestShare: Double { Self.windowShares[bestIndex] }
+
+    /// Starts the miniatures for a cache of `capacity` (in its cost unit) expected to hold
+    /// `entries` entries when full; the sampling rate keeps each miniature at
+    /// ``minimumMiniatureEntries`` entries or more.
+    package mutating func start(capacity: Int, entries: Int, initialShare: Double) {
+        samplingModulus = UInt64(max(1, entries / Self.minimumMiniatureEntries))
+        let scaledCapacity = max(1, capacity / Int(samplingModulus))
+        let scaledEntries = max(1, entries / Int(samplingModulus))
+        miniatures = Self.windowShares.map { MiniatureWTinyLFU(capacity: scaledCapacity, windowShare: $0) }
+        scores = [Double](repeating: 0, count: miniatures.count)
+        discordant = [Double](repeating: 0, count: miniatures.count * miniatures.count)
+        allMissed = UInt32(1 << miniatures.count) - 1
+        missesAtLastPeriod = [Int](repeating: 0, count: miniatures.count)
+        sketch = TinyLFUSketch()
+        sketch.ensureCapacity(scaledEntries)
+        // Decide four times per turnover of a miniature's contents (about one of the real cache's),
+        // weighing the evidence of the last `evidenceHorizon` turnovers.
+        periodLength = max(16, scaledEntries / 4)
+        decay = 1 - Double(periodLength) / Double(Self.evidenceHorizon * scaledEntries)
+        bestIndex = Self.windowShares.firstIndex { $0 >= initialShare } ?? 0
+        sampledInPeriod = 0
+    }
+
+    /// Replays a request for the key hashed to `hash` (of `cost`) through the miniatures if the
+    /// key is in the sample. Returns the window share to move to when a period ends with a new
+    /// best miniature, else nil.
+    @inline(__always)
+    package mutating func record(_ hash: UInt64, cost: Int) -> Double? {
+        guard isStarted, Self.sampleHash(hash) % samplingModulus == 0 else { return nil }
+        return recordSampled(hash, cost: cost)
+    }
+
+    private mutating func recordSampled(_ hash: UInt64, cost: Int) -> Double? {
+        sketch.increment(hash)
+        var missed: UInt32 = 0
+        for index in miniatures.indices where miniatures[index].access(hash, cost: cost, sketch: sketch) {
+            missed |= 1 << UInt32(index)
+        }
+        if missed != 0, missed != allMissed {
+            // A request some miniatures missed and others hit: the evidence that tells windows apart.
+            var rows = missed
+            while rows != 0 {
+                let row = rows.trailingZeroBitCount
+                rows &= rows - 1
+                var columns = ~missed & allMissed
+                while columns != 0 {
+                    let column = columns.trailingZeroBitCount
+                    columns &= columns - 1
+                    discordant[row * miniatures.count + column] += 1
+                }
+            }
+        }
+        sampledInPeriod += 1
+        guard sampledInPeriod >= periodLength else { return nil }
+        sampledInPeriod = 0
+        for index in miniatures.indices {
+            let misses = miniatures[index].misses
+            scores[index] = scores[index] * decay + Double(misses - missesAtLastPeriod[index])
+            missesAtLastPeriod[index] = misses
+        }
+        var best = bestIndex
+        for index in scores.indices where scores[index] < scores[best] {
+            best = index
+        }
+        for index in discordant.indices { discordant[index] *= decay }
+        // McNemar's test on the paired outcomes: move only if the current window missed where
+        // the best hit significantly more often than the other way round.
+        let currentOnly = discordant[bestIndex * miniatures.count + best]
+        let bestOnly = discordant[best * miniatures.count + bestIndex]
+        guard currentOnly - bestOnly > Self.significance * (currentOnly + bestOnly).squareRoot() else { return nil }
+        guard best != bestIndex else { return nil }
+        bestIndex = best
+        return Self.windowShares[best]
+    }
+
+    /// Decorrelates the sample from the sketch's and the key table's use of the same hash.
+    @inline(__always)
+    private static func sampleHash(_ hash: UInt64) -> UInt64 {
+        var x = hash &* 0xD6E8_FEB8_6659_FD93
+        x ^= x >> 32
+        return x
+    }
+}
+
+/// One miniature: W-TinyLFU with a fixed window share (the W-TinyLFU paper's structure: an LRU
+/// window, an 80%-protected segmented LRU main cache, one candidate against the oldest probation
+/// entry, the sketch deciding), over key hashes, costed.
+package struct MiniatureWTinyLFU {
+    private static let window: UInt8 = 1
+    private static let probation: UInt8 = 2
+    private static let protected: UInt8 = 3
+
+    private var queues = KeyedQueues<UInt64, Void>(queueCount: 3)
+    private let capacity: Int
+    private let windowMaximum: Int
+    private let protectedMaximum: Int
+    package private(set) var misses = 0
+
+    package init(capacity: Int, windowShare: Double) {
+        self.capacity = capacity
+        windowMaximum = Int(windowShare * Double(capacity))
+        protectedMaximum = Int(0.8 * Double(capacity - windowMaximum))
+    }
+
+    private var totalCost: Int {
+        queues.weight(Self.window) + queues.weight(Self.probation) + queues.weight(Self.protected)
+    }
+
+    /// Replays one request; returns whether it missed. `sketch` must have counted it already.
+    @discardableResult
+    package mutating func access(_ hash: UInt64, cost: Int, sketch: TinyLFUSketch) -> Bool {
+        if let slot = queues.slot(of: hash) {
+            switch queues.queue(of: slot) {
+            case Self.window: queues.moveToHead(slot, Self.window)
+            default:
+                queues.moveToHead(slot, Self.protected)
+                while queues.weight(Self.protected) > protectedMaximum,
+                      let demoted = queues.popTail(Self.protected) {
+                    queues.pushHead(demoted, Self.probation)
+                }
+            }
+            return false
+        }
+        misses += 1
+        guard cost <= capacity else { return true }
+        let slot = queues.allocate(hash, value: (), cost: cost, hash: hash)
+        queues.pushHead(slot, Self.window)
+        while queues.weight(Self.window) > windowMaximum, let candidate = queues.popTail(Self.window) {
+            queues.pushHead(candidate, Self.probation)
+            admit(candidate, sketch: sketch)
+        }
+        return true
+    }
+
+    /// While over capacity the candidate meets the oldest entry of the main cache; the one the
+    /// sketch counts less often leaves (the candidate on a tie).
+    private mutating func admit(_ candidate: KeyedQueues<UInt64, Void>.Slot, sketch: TinyLFUSketch) {
+        while totalCost > capacity {
+            var victim = queues.tail(Self.probation)
+            if victim == candidate, queues.count(Self.probation) == 1 {
+                victim = queues.tail(Self.protected) ?? candidate
+            }
+            guard let victim else { return }
+            if victim == candidate
+                || sketch.frequency(queues.hash(of: candidate)) <= sketch.frequency(queues.hash(of: victim)) {
+                queues.free(candidate)
+                return
+            }
+            queues.free(victim)
+        }
+    }
+}
+

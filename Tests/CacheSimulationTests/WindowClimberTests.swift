@@ -1,0 +1,106 @@
+import CacheSimulation
+import Testing
+import TierCache
+
+/// W-TinyLFU's window sizing by miniature simulation (`MiniatureWindowClimber`), checked against
+/// what follows from the algorithm's definition rather than against its own output.
+@Suite("W-TinyLFU's window climber")
+struct WindowClimberTests {
+    /// A well-mixed 64-bit hash per key, as the simulator gives its objects.
+    static func hash(_ key: UInt32) -> UInt64 { TinyLFUSketch.mix(key, 0) }
+
+    /// Phases of `keysPerPhase` fresh keys each, requested uniformly at random `requestsPerPhase`
+    /// times; no key outlives its phase. While a phase's keys fit in the cache, LRU misses each of
+    /// them exactly once, which no policy can beat: every miss is a first reference.
+    static func phases(_ count: Int, keysPerPhase: Int, requestsPerPhase: Int) -> [UInt32] {
+        var state: UInt64 = 0x00C0_FFEE
+        var keys: [UInt32] = []
+        for phase in 0..<count {
+            for _ in 0..<requestsPerPhase {
+                state &+= 0x9E37_79B9_7F4A_7C15
+                let offset = Int(TinyLFUSketch.mix(UInt32(truncatingIfNeeded: state >> 17), 1) % UInt64(keysPerPhase))
+                keys.append(UInt32(phase * keysPerPhase + offset))
+            }
+        }
+        return keys
+    }
+
+    @Test("A miniature whose window is the whole cache is LRU, request for request")
+    func wholeWindowIsLRU() throws {
+        // Skewed random keys, so that the main cache's frequency contest would matter if it ran.
+        var state: UInt64 = 7
+        let keys: [UInt32] = (0..<30_000).map { _ in
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            let uniform = Double(state >> 11) / Double(1 << 53)
+            return UInt32(uniform * uniform * 3_000)
+        }
+        let trace = try Trace(name: "skewed", requests: keys.map { TraceRequest(key: UInt64($0)) })
+        let lru = try Simulator(trace: trace, unit: .objects).replay(.lru, capacity: 300)
+        var sketch = TinyLFUSketch()
+        sketch.ensureCapacity(300)
+        var miniature = MiniatureWTinyLFU(capacity: 300, windowShare: 1)
+        for key in keys {
+            sketch.increment(Self.hash(key))
+            miniature.access(Self.hash(key), cost: 1, sketch: sketch)
+        }
+        #expect(miniature.misses == trace.requestCount - lru.hits)
+    }
+
+    @Test("Keys never requested twice give the miniatures nothing to tell apart: the window stays")
+    func noEvidenceNoMove() {
+        var climber = MiniatureWindowClimber()
+        climber.start(capacity: 2_000, entries: 2_000, initialShare: 0.01)
+        #expect(climber.samplingModulus == 7)  // 2,000 entries / 256 per miniature
+        var moves = 0
+        for key in UInt32(0)..<200_000 where climber.record(Self.hash(key), cost: 1) != nil {
+            moves += 1
+        }
+        #expect(moves == 0)
+        #expect(climber.bestShare == 0.01)
+    }
+
+    @Test("Phases of fresh working sets that fit the cache, where LRU is optimal: W-TinyLFU's window grows and its misses come within 0.5% of LRU's")
+    func recencyWorkloadMovesTheWindow() throws {
+        // 40 phases of 600 keys in a cache of 1,000: LRU misses only first references.
+        let keys = Self.phases(40, keysPerPhase: 600, requestsPerPhase: 12_000)
+        let trace = try Trace(name: "phases", requests: keys.map { TraceRequest(key: UInt64($0)) })
+        let firstReferences = Set(keys).count
+        let simulator = try Simulator(trace: trace, unit: .objects)
+        let lru = simulator.replay(.lru, capacity: 1_000)
+        #expect(trace.requestCount - lru.hits == firstReferences)
+
+        var policy = WTinyLFUPolicy(context: PolicyContext(capacity: 1_000, objectSizes: [UInt32](repeating: 1, count: trace.objectCount)))
+        var misses = 0
+        for (position, key) in trace.requests.enumerated() where !policy.access(key, position: position) {
+            misses += 1
+        }
+        // A 1% window would hold 10 of the 600 keys; the climber must have moved it far enough to
+        // hold a phase.
+        #expect(policy.windowMaximum >= 600)
+        let excess = Double(misses - firstReferences) / Double(trace.requestCount)
+        #expect(excess <= 0.005, "W-TinyLFU misses \(misses), first references \(firstReferences)")
+    }
+
+    @Test("A frequency-skewed workload keeps a small window: W-TinyLFU beats LRU")
+    func frequencyWorkloadKeepsASmallWindow() throws {
+        // A hot set of 500 keys (80% of requests) among a stream of one-time keys.
+        var state: UInt64 = 11
+        var next: UInt32 = 1_000
+        let keys: [UInt32] = (0..<200_000).map { _ in
+            state &+= 0x9E37_79B9_7F4A_7C15
+            let draw = TinyLFUSketch.mix(UInt32(truncatingIfNeeded: state >> 13), 2)
+            if draw % 10 < 8 { return UInt32(draw >> 32) % 500 }
+            next += 1
+            return next
+        }
+        let trace = try Trace(name: "hot-and-scan", requests: keys.map { TraceRequest(key: UInt64($0)) })
+        let simulator = try Simulator(trace: trace, unit: .objects)
+        let lru = simulator.replay(.lru, capacity: 600)
+        let tinyLFU = simulator.replay(.wtinylfu, capacity: 600)
+        #expect(tinyLFU.hits > lru.hits)
+        var policy = WTinyLFUPolicy(context: PolicyContext(capacity: 600, objectSizes: [UInt32](repeating: 1, count: trace.objectCount)))
+        for (position, key) in trace.requests.enumerated() { _ = policy.access(key, position: position) }
+        // The scan keys would push the hot set out of a large window: it stays at most 20%.
+        #expect(policy.windowMaximum <= 120)
+    }
+}
