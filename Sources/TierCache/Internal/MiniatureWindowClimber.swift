@@ -44,7 +44,8 @@ package struct MiniatureWindowClimber {
     /// confidence): sampling noise in a sparse sample must not move it.
     static let significance = 2.0
 
-    private var miniatures: [MiniatureWTinyLFU] = []
+    private var miniatures: MiniatureCaches?
+    private var shareCount: Int { Self.windowShares.count }
     private var sketch = TinyLFUSketch()
     private var scores: [Double] = []
     private var discordant: [Double] = []
@@ -60,7 +61,7 @@ package struct MiniatureWindowClimber {
     package init() {}
 
     /// Whether ``start(capacity:entries:initialShare:)`` has run.
-    package var isStarted: Bool { !miniatures.isEmpty }
+    package var isStarted: Bool { miniatures != nil }
 
     /// The window share the miniatures currently rank best.
     package var bestShare: Double { Self.windowShares[bestIndex] }
@@ -72,11 +73,11 @@ package struct MiniatureWindowClimber {
         samplingModulus = UInt64(max(1, entries / Self.minimumMiniatureEntries))
         let scaledCapacity = max(1, capacity / Int(samplingModulus))
         let scaledEntries = max(1, entries / Int(samplingModulus))
-        miniatures = Self.windowShares.map { MiniatureWTinyLFU(capacity: scaledCapacity, windowShare: $0) }
-        scores = [Double](repeating: 0, count: miniatures.count)
-        discordant = [Double](repeating: 0, count: miniatures.count * miniatures.count)
-        allMissed = UInt32(1 << miniatures.count) - 1
-        missesAtLastPeriod = [Int](repeating: 0, count: miniatures.count)
+        miniatures = MiniatureCaches(capacity: scaledCapacity, windowShares: Self.windowShares)
+        scores = [Double](repeating: 0, count: shareCount)
+        discordant = [Double](repeating: 0, count: shareCount * shareCount)
+        allMissed = UInt32(1 << shareCount) - 1
+        missesAtLastPeriod = [Int](repeating: 0, count: shareCount)
         sketch = TinyLFUSketch()
         sketch.ensureCapacity(scaledEntries)
         // Decide four times per turnover of a miniature's contents (about one of the real cache's),
@@ -98,10 +99,7 @@ package struct MiniatureWindowClimber {
 
     private mutating func recordSampled(_ hash: UInt64, cost: Int) -> Double? {
         sketch.increment(hash)
-        var missed: UInt32 = 0
-        for index in miniatures.indices where miniatures[index].access(hash, cost: cost, sketch: sketch) {
-            missed |= 1 << UInt32(index)
-        }
+        guard let missed = miniatures?.access(hash, cost: cost, sketch: sketch) else { return nil }
         if missed != 0, missed != allMissed {
             // A request some miniatures missed and others hit: the evidence that tells windows apart.
             var rows = missed
@@ -112,15 +110,14 @@ package struct MiniatureWindowClimber {
                 while columns != 0 {
                     let column = columns.trailingZeroBitCount
                     columns &= columns - 1
-                    discordant[row * miniatures.count + column] += 1
+                    discordant[row * shareCount + column] += 1
                 }
             }
         }
         sampledInPeriod += 1
         guard sampledInPeriod >= periodLength else { return nil }
         sampledInPeriod = 0
-        for index in miniatures.indices {
-            let misses = miniatures[index].misses
+        for (index, misses) in (miniatures?.misses ?? []).enumerated() {
             scores[index] = scores[index] * decay + Double(misses - missesAtLastPeriod[index])
             missesAtLastPeriod[index] = misses
         }
@@ -131,8 +128,8 @@ package struct MiniatureWindowClimber {
         for index in discordant.indices { discordant[index] *= decay }
         // McNemar's test on the paired outcomes: move only if the current window missed where
         // the best hit significantly more often than the other way round.
-        let currentOnly = discordant[bestIndex * miniatures.count + best]
-        let bestOnly = discordant[best * miniatures.count + bestIndex]
+        let currentOnly = discordant[bestIndex * shareCount + best]
+        let bestOnly = discordant[best * shareCount + bestIndex]
         guard currentOnly - bestOnly > Self.significance * (currentOnly + bestOnly).squareRoot() else { return nil }
         guard best != bestIndex else { return nil }
         bestIndex = best
@@ -147,73 +144,3 @@ package struct MiniatureWindowClimber {
         return x
     }
 }
-
-/// One miniature: W-TinyLFU with a fixed window share (the W-TinyLFU paper's structure: an LRU
-/// window, an 80%-protected segmented LRU main cache, one candidate against the oldest probation
-/// entry, the sketch deciding), over key hashes, costed.
-package struct MiniatureWTinyLFU {
-    private static let window: UInt8 = 1
-    private static let probation: UInt8 = 2
-    private static let protected: UInt8 = 3
-
-    private var queues = KeyedQueues<UInt64, Void>(queueCount: 3)
-    private let capacity: Int
-    private let windowMaximum: Int
-    private let protectedMaximum: Int
-    package private(set) var misses = 0
-
-    package init(capacity: Int, windowShare: Double) {
-        self.capacity = capacity
-        windowMaximum = Int(windowShare * Double(capacity))
-        protectedMaximum = Int(0.8 * Double(capacity - windowMaximum))
-    }
-
-    private var totalCost: Int {
-        queues.weight(Self.window) + queues.weight(Self.probation) + queues.weight(Self.protected)
-    }
-
-    /// Replays one request; returns whether it missed. `sketch` must have counted it already.
-    @discardableResult
-    package mutating func access(_ hash: UInt64, cost: Int, sketch: TinyLFUSketch) -> Bool {
-        if let slot = queues.slot(of: hash) {
-            switch queues.queue(of: slot) {
-            case Self.window: queues.moveToHead(slot, Self.window)
-            default:
-                queues.moveToHead(slot, Self.protected)
-                while queues.weight(Self.protected) > protectedMaximum,
-                      let demoted = queues.popTail(Self.protected) {
-                    queues.pushHead(demoted, Self.probation)
-                }
-            }
-            return false
-        }
-        misses += 1
-        guard cost <= capacity else { return true }
-        let slot = queues.allocate(hash, value: (), cost: cost, hash: hash)
-        queues.pushHead(slot, Self.window)
-        while queues.weight(Self.window) > windowMaximum, let candidate = queues.popTail(Self.window) {
-            queues.pushHead(candidate, Self.probation)
-            admit(candidate, sketch: sketch)
-        }
-        return true
-    }
-
-    /// While over capacity the candidate meets the oldest entry of the main cache; the one the
-    /// sketch counts less often leaves (the candidate on a tie).
-    private mutating func admit(_ candidate: KeyedQueues<UInt64, Void>.Slot, sketch: TinyLFUSketch) {
-        while totalCost > capacity {
-            var victim = queues.tail(Self.probation)
-            if victim == candidate, queues.count(Self.probation) == 1 {
-                victim = queues.tail(Self.protected) ?? candidate
-            }
-            guard let victim else { return }
-            if victim == candidate
-                || sketch.frequency(queues.hash(of: candidate)) <= sketch.frequency(queues.hash(of: victim)) {
-                queues.free(candidate)
-                return
-            }
-            queues.free(victim)
-        }
-    }
-}
-
