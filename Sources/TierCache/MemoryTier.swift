@@ -43,11 +43,16 @@ public final class MemoryTier: LocalCacheTier {
         case s3fifo
         /// W-TinyLFU (Einziger, Friedman & Manes, 2017; Caffeine's policy): a small LRU window
         /// admits new entries, which then enter the main segmented LRU only if a frequency sketch
-        /// says they are more popular than the entry they would evict; a hill climber sizes the
-        /// window. Best on frequency-skewed workloads. Costs: Caffeine's 4-bit count-min sketch
-        /// (8 to 16 bytes per entry held, outside the byte budget), updated on every hit and
-        /// store; every hit relinks the entry. Like Caffeine's, the sketch starts counting once
-        /// the tier is half full. Unlike Caffeine's, the entry being stored is never the one its
+        /// says they are more popular than the entry they would evict. The window is sized by
+        /// miniature simulation: a hashed sample of the keys (about 256 per miniature) replays
+        /// through 14 small W-TinyLFU caches with windows from 1% to 100% (LRU), and the window
+        /// follows the best of them when the evidence is significant, so recency-heavy workloads
+        /// get LRU's hit ratio and frequency-skewed ones TinyLFU's. Costs: Caffeine's 4-bit
+        /// count-min sketch (8 to 16 bytes per entry held, outside the byte budget), updated on
+        /// every hit and store; every hit relinks the entry; the miniatures hold about
+        /// 14 × 512 sampled keys (under 1 MB), and a tier of fewer than 512 entries
+        /// replays every request through them. Like Caffeine's, the sketch (and the miniatures)
+        /// start once the tier is half full. Unlike Caffeine's, the entry being stored is never the one its
         /// own store evicts (the tier's contract: a store is readable right after it).
         case wTinyLFU
 
