@@ -11,7 +11,7 @@
 package struct TinyLFUSketch {
     private var table: [UInt64] = []
     private var blockMask: UInt32 = 0
-    /// The additions between two agings; the hill climber's sample size too.
+    /// The additions between two agings.
     package private(set) var sampleSize = 0
     private var size = 0
 
