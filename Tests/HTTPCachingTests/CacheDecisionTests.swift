@@ -163,6 +163,33 @@ struct VaryTests {
         #expect(!Vary.matches(request("https://example.com/a", [("Accept-Language", "de")]), stored))
         #expect(!Vary.matches(request(), stored), "absent is not the same as present")
     }
+
+    @Test("A Vary of thousands of names (an origin's choice) lists each once, in order, and matches by every one")
+    func manyNames() {
+        // 3,000 names, each listed twice in mixed case; the request sends 2,000 of them, some on
+        // two lines, so the indexed lookup (used above `indexedLookupThreshold` names) is compared
+        // with the one-name lookup on present, absent and multi-line fields.
+        let names = (0..<3_000).map { "x-f\($0)" }
+        let varyValue = (names + names.map { $0.uppercased() }).joined(separator: ",")
+        let varied = response(200, [("Vary", varyValue)])
+        #expect(Vary.fieldNames(of: varied) == names)
+        var fields = (0..<2_000).map { ("X-F\($0)", "v\($0)  w") }
+        fields.append(("x-f7", "second line"))
+        let original = request("https://example.com/a", fields)
+        let recorded = Vary.varyingFields(names, of: original)
+        #expect(recorded.count == 3_000)
+        for (name, field) in zip(names, recorded) {
+            #expect(field.value == Vary.normalizedValue(of: name, in: original), "\(name)")
+        }
+        #expect(recorded[7].value == "v7 w, second line")
+        #expect(recorded[2_500].value == nil)
+        let storedResponse = stored(varied, request: original)
+        #expect(Vary.matches(original, storedResponse))
+        var changed = fields
+        changed[1_999].1 = "other"
+        #expect(!Vary.matches(request("https://example.com/a", changed), storedResponse))
+        #expect(!Vary.matches(request("https://example.com/a", fields + [("X-F2999", "now present")]), storedResponse))
+    }
 }
 
 @Suite("Invalidation (RFC 9111 §4.4) and keys")
