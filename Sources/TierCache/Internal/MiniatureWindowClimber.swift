@@ -130,8 +130,8 @@ package struct MiniatureWindowClimber {
         // the best hit significantly more often than the other way round.
         let currentOnly = discordant[bestIndex * shareCount + best]
         let bestOnly = discordant[best * shareCount + bestIndex]
+        // (When the best is the current window both counts are 0 and the test fails.)
         guard currentOnly - bestOnly > Self.significance * (currentOnly + bestOnly).squareRoot() else { return nil }
-        guard best != bestIndex else { return nil }
         bestIndex = best
         return Self.windowShares[best]
     }
