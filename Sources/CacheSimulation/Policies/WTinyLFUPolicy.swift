@@ -235,7 +235,11 @@ public struct WTinyLFUPolicy: EvictionPolicy {
         }
     }
 
+    /// Returns protected's overflow to probation (up to `queueTransferThreshold` entries); runs
+    /// after every request, so the usual case (no overflow) returns at once.
+    @inline(__always)
     private mutating func demoteFromProtected() {
+        guard weight(Self.protected) > protectedMaximum else { return }
         for _ in 0..<Self.queueTransferThreshold {
             guard weight(Self.protected) > protectedMaximum,
                   let demoted = queues.popTail(Self.protected) else { break }

@@ -103,8 +103,8 @@ struct WTinyLFUStore: EvictingStore {
         return evicted
     }
 
-    /// Caffeine's `AddTask`: the entry joins the window, the sketch is sized once the cache is
-    /// half full, and the key is counted.
+    /// The entry the entry-count limit removes: the oldest of probation, else protected, else
+    /// the window, never `spared`.
     private func oldest(sparing spared: Slot) -> Slot? {
         for queue in [Self.probation, Self.protected, Self.window] {
             var slot = queues.tail(queue)
@@ -114,6 +114,8 @@ struct WTinyLFUStore: EvictingStore {
         return nil
     }
 
+    /// Caffeine's `AddTask`: the entry joins the window, the sketch is sized once the cache is
+    /// half full, and the key is counted.
     private mutating func add(_ entry: CacheEntry, cost: Int, for key: CacheKey) -> Slot {
         let hash = sketchHash(key)
         let slot = queues.allocate(key, value: entry, cost: cost, hash: hash)
@@ -287,7 +289,11 @@ struct WTinyLFUStore: EvictingStore {
         }
     }
 
+    /// Returns protected's overflow to probation (up to `queueTransferThreshold` entries); runs
+    /// after every request, so the usual case (no overflow) returns at once.
+    @inline(__always)
     private mutating func demoteFromProtected() {
+        guard queues.weight(Self.protected) > protectedMaximum else { return }
         for _ in 0..<Self.queueTransferThreshold {
             guard queues.weight(Self.protected) > protectedMaximum,
                   let demoted = queues.popTail(Self.protected) else { break }
