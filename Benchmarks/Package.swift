@@ -46,6 +46,12 @@ let package = Package(
             path: "Benchmarks/RedisBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
+        // A plain loop over the memory policy benchmarks' workloads, for policy-instructions.sh.
+        .executableTarget(
+            name: "PolicyInstructions",
+            dependencies: [.product(name: "TierCache", package: "TierCache")],
+            path: "Benchmarks/PolicyInstructions"
+        ),
         .executableTarget(
             name: "SimulationBenchmarks",
             dependencies: [
