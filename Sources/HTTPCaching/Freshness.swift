@@ -27,7 +27,12 @@ public enum Freshness {
     /// `Expires` means already expired, §5.3), else a heuristic (§4.2.2) where the status code or
     /// `public` allows one, else 0.
     ///
-    /// - Parameter responseTime: the `Date` to assume when the response has none (RFC 9110 §6.6.1).
+    /// - Parameters:
+    ///   - response: the stored response.
+    ///   - directives: the response's cache directives (`Cache-Control`, or a targeted field).
+    ///   - responseTime: the `Date` to assume when the response has none (RFC 9110 §6.6.1).
+    ///   - shared: whether the cache is shared (`s-maxage` then applies, §5.2.2.10).
+    ///   - heuristics: the heuristic lifetime's rule, for responses without explicit freshness.
     public static func lifetime(
         of response: HTTPResponse, directives: CacheControl, responseTime: Date, shared: Bool, heuristics: Heuristics
     ) -> TimeInterval {

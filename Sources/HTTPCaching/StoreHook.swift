@@ -6,7 +6,7 @@ import TierCache
 /// override its storage policy.
 ///
 /// Hooks run in order on a ``Candidate``; setting ``Candidate/storagePolicy`` to
-/// ``StoragePolicy/notAllowed`` vetoes the store. The response sent to the caller is never
+/// `StoragePolicy.notAllowed` vetoes the store. The response sent to the caller is never
 /// changed by a hook: hooks shape only what is kept.
 public struct StoreHook: Sendable {
     /// What is about to be stored.

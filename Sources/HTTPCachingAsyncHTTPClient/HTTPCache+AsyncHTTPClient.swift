@@ -10,6 +10,7 @@ extension HTTPCache {
     /// A transport that performs exchanges with an AsyncHTTPClient `HTTPClient`.
     ///
     /// - Parameters:
+    ///   - client: the client that sends the requests; the caller owns it and shuts it down.
     ///   - timeout: the deadline for each exchange, body included.
     ///   - maximumBodySize: the largest response body read; a larger one fails the exchange
     ///     (rather than growing memory without bound). 64 MiB by default.
@@ -49,7 +50,7 @@ extension HTTPCache {
     }
 
     /// Whether an AsyncHTTPClient or NIO error means the origin could not be reached (refused or
-    /// lost connections, timeouts); for ``HTTPCache/Configuration/isConnectivityError``.
+    /// lost connections, timeouts); for `HTTPCache.Configuration.isConnectivityError`.
     public static let isAsyncHTTPClientConnectivityError: @Sendable (any Error) -> Bool = { error in
         if let clientError = error as? HTTPClientError {
             return [.connectTimeout, .deadlineExceeded, .remoteConnectionClosed, .readTimeout, .writeTimeout, .getConnectionFromPoolTimeout]
@@ -59,7 +60,7 @@ extension HTTPCache {
     }
 
     /// Executes `request` through the cache with `client`. Like
-    /// ``HTTPCache/response(for:body:cachePolicy:transport:)``, a memory hit is answered on the
+    /// `HTTPCache.response(for:body:cachePolicy:transport:)`, a memory hit is answered on the
     /// caller's executor.
     nonisolated(nonsending) public func execute(
         _ request: HTTPRequest, body: Data? = nil, on client: HTTPClient, cachePolicy: RequestCachePolicy = .useProtocolCachePolicy,

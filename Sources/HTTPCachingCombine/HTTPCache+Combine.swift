@@ -7,9 +7,9 @@ extension HTTPCache {
     /// A publisher that fetches `request` through the cache when subscribed.
     ///
     /// On a connectivity error it publishes the stored response instead of failing, when the
-    /// cache's offline policy allows: the value's ``HTTPCacheResponse/source`` is then
-    /// ``HTTPCacheResponse/Source/staleFallback``, with ``HTTPCacheResponse/storedAt`` and the
-    /// ``HTTPCacheResponse/networkError``, so the subscriber knows the network failed and how old
+    /// cache's offline policy allows: the value's `HTTPCacheResponse.source` is then
+    /// `HTTPCacheResponse.Source.staleFallback`, with `HTTPCacheResponse.storedAt` and the
+    /// `HTTPCacheResponse.networkError`, so the subscriber knows the network failed and how old
     /// the data is. Without a usable stored response, the publisher fails with the error.
     ///
     /// Uses Combine on Apple platforms and OpenCombine elsewhere.
@@ -22,7 +22,7 @@ extension HTTPCache {
     }
 
     /// The cache-then-network pattern as a publisher: the stored response first (if any), then
-    /// the response from the network; see ``HTTPCache/responses(for:transport:)``.
+    /// the response from the network; see `HTTPCache.responses(for:transport:)`.
     public func cacheThenNetworkPublisher(for request: HTTPRequest, transport: @escaping Transport) -> AnyPublisher<HTTPCacheResponse, any Error> {
         Self.publisher { [self] send in
             for try await response in responses(for: request, transport: transport) { send(response) }

@@ -30,7 +30,7 @@ extension HTTPCache {
 
     /// Whether a `URLError` means the network could not be reached: no connection, a timeout, a
     /// refused or lost connection, a failed DNS lookup. Use it as
-    /// ``HTTPCache/Configuration/isConnectivityError`` so other failures (a bad URL, a TLS
+    /// `HTTPCache.Configuration.isConnectivityError` so other failures (a bad URL, a TLS
     /// error) propagate instead of falling back to stale data.
     public static let isURLConnectivityError: @Sendable (any Error) -> Bool = { error in
         let connectivity: Set<URLError.Code> = [
@@ -44,11 +44,11 @@ extension HTTPCache {
     }
 
     /// Loads `urlRequest` through the cache with `session`, honouring its `cachePolicy`. Like
-    /// ``HTTPCache/response(for:body:cachePolicy:transport:)``, a memory hit is answered on the
+    /// `HTTPCache.response(for:body:cachePolicy:transport:)`, a memory hit is answered on the
     /// caller's executor (the main actor's, for UI code) and everything else off it.
     ///
     /// - Returns: the body, the response as `HTTPURLResponse` (with `Age` when from the cache),
-    ///   and the full ``HTTPCacheResponse`` saying where it came from.
+    ///   and the full `HTTPCacheResponse` saying where it came from.
     nonisolated(nonsending) public func data(
         for urlRequest: URLRequest, session: URLSession
     ) async throws -> (Data, HTTPURLResponse, HTTPCacheResponse) {

@@ -7,7 +7,7 @@ import TierCache
 import FoundationNetworking
 #endif
 
-/// A `URLProtocol` that answers `http` and `https` requests through an ``HTTPCache``, for apps
+/// A `URLProtocol` that answers `http` and `https` requests through an `HTTPCache`, for apps
 /// that want TierCache's rules instead of URLSession's: full RFC 9111 freshness and
 /// revalidation, `stale-while-revalidate`, `stale-if-error`, the offline fallback (a stored
 /// response, with its `Date` and `Age`, when the origin cannot be reached), coalescing of
@@ -30,8 +30,8 @@ import FoundationNetworking
 /// through this protocol: do not register the class globally with `URLProtocol.registerClass`.
 ///
 /// The response goes to URLSession with `cacheStoragePolicy: .notAllowed`, so the session's own
-/// `URLCache` (if any) keeps nothing: ``HTTPCache`` is the cache. The request's `cachePolicy`
-/// is honoured (see ``RequestCachePolicy``).
+/// `URLCache` (if any) keeps nothing: `HTTPCache` is the cache. The request's `cachePolicy`
+/// is honoured (see `RequestCachePolicy`).
 ///
 /// Client callbacks come from the task that ran the request, not the thread that called
 /// `startLoading()`. FoundationNetworking (Linux) accepts that; on Apple platforms the URL

@@ -8,7 +8,7 @@ import TierCache
 import FoundationNetworking
 #endif
 
-/// A `URLCache` whose storage is a ``TieredCache``: `URLSession`'s own caching (its freshness
+/// A `URLCache` whose storage is a `TieredCache`: `URLSession`'s own caching (its freshness
 /// rules, `cachePolicy`, `willCacheResponse` delegates) keeps working unchanged and reads and
 /// stores through TierCache's tiers. That is Apple's Foundation; FoundationNetworking on Linux
 /// reads but never stores (see "Linux" below).
@@ -18,17 +18,17 @@ import FoundationNetworking
 ///
 /// What it applies on every store, in this order:
 /// 1. the storage policy: the narrower of the `CachedURLResponse`'s `storagePolicy` and the one
-///    ``TieredCache/policyTable`` gives the URL's scheme (`.allowedInMemoryOnly` keeps the
+///    `TieredCache.policyTable` gives the URL's scheme (`.allowedInMemoryOnly` keeps the
 ///    response out of disk and network tiers, `.notAllowed` out of all);
-/// 2. the ``StoreHook``s, in order (they may rewrite the stored response, stamp `userInfo`, or
+/// 2. the `StoreHook`s, in order (they may rewrite the stored response, stamp `userInfo`, or
 ///    override the policy; what the caller already received is unchanged);
-/// 3. each tier's own capacity and per-entry size rule (``EntrySizeLimit``, by default 5% of the
+/// 3. each tier's own capacity and per-entry size rule (`EntrySizeLimit`, by default 5% of the
 ///    tier's capacity, as Apple's `URLCache` documents for its disk cache): a tier that refuses
 ///    an entry simply does not keep it.
 ///
 /// `URLCache`'s API is synchronous, so this class never suspends and never blocks a thread on
-/// async work: reads go through the *local* tiers only (``LocalCacheTier``: memory, LMDB), with
-/// the same promotion as ``TieredCache/localEntry(forKey:tiers:)``; stores and removals reach
+/// async work: reads go through the *local* tiers only (`LocalCacheTier`: memory, LMDB), with
+/// the same promotion as `TieredCache.localEntry(forKey:tiers:)`; stores and removals reach
 /// local tiers synchronously and a network tier (Redis) from a detached task, so a response
 /// stored to Redis is visible to *other* processes, while this process reads it back from its
 /// local tiers. A cache whose tiers are all network tiers therefore never answers a read.
@@ -49,7 +49,7 @@ import FoundationNetworking
 ///   called and `willCacheResponse` delegates are not asked. An app on Linux stores responses
 ///   itself (`urlCache.storeCachedResponse(CachedURLResponse(response:data:), for: request)`,
 ///   as an Alamofire-style `willCacheResponse` hook would), or uses ``HTTPCacheURLProtocol``,
-///   which stores through ``HTTPCache`` on every platform.
+///   which stores through `HTTPCache` on every platform.
 ///
 /// Cost: a read decodes the stored entry (a header of a few hundred bytes of JSON and the
 /// body); a store encodes it once and writes it to each permitted tier.
@@ -70,8 +70,8 @@ public final class TieredURLCache: URLCache, @unchecked Sendable {
     /// A cache over `storage`.
     ///
     /// - Parameters:
-    ///   - storage: the tiers; its ``TieredCache/policyTable`` is the per-scheme storage policy.
-    ///   - storeHooks: run before each store (see ``StoreHook``).
+    ///   - storage: the tiers; its `TieredCache.policyTable` is the per-scheme storage policy.
+    ///   - storeHooks: run before each store (see `StoreHook`).
     ///   - key: the storage key of a request, `nil` to keep it out of the cache; by default
     ///     ``defaultKey(for:)`` (method and URL without fragment). Use it to drop volatile query
     ///     items, as SDWebImage's `cacheKeyFilter` does.

@@ -5,7 +5,7 @@ import Hummingbird
 import NIOCore
 
 /// A Hummingbird middleware that caches the responses of the app's own routes with an
-/// ``HTTPCache``: a fresh stored response is answered without running the route; a stale one is
+/// `HTTPCache`: a fresh stored response is answered without running the route; a stale one is
 /// revalidated through the route (which may answer 304 to the conditional request); unsafe
 /// methods run the route and invalidate what they change (RFC 9111 §4.4).
 ///

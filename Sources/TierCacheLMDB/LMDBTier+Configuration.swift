@@ -26,7 +26,7 @@ extension LMDBTier {
         /// Delete `data.mdb` and `lock.mdb` and start empty (it is a cache). The default.
         /// ``LMDBTier/didResetDamagedStore`` tells that it happened.
         case resetDamagedStore
-        /// Throw ``TierCacheError/Code/damagedStore`` or ``TierCacheError/Code/incompatibleVersion``.
+        /// Throw `TierCacheError.Code.damagedStore` or `TierCacheError.Code.incompatibleVersion`.
         case throwError
     }
 
@@ -38,7 +38,7 @@ extension LMDBTier {
         /// The largest stored entry (after compression and framing), as a fraction of
         /// ``capacity``; 0.05 by default, URLCache's documented rule.
         public var maxEntryFraction: Double
-        /// zstd's level: 1 (fast) by default; see ``ZstdCodec``.
+        /// zstd's level: 1 (fast) by default; see `ZstdCodec`.
         public var compressionLevel: Int32
         /// Sync behaviour; ``Durability/metadataAsync`` by default.
         public var durability: Durability
@@ -52,7 +52,7 @@ extension LMDBTier {
         public var clock: CacheClock
         /// Called (on the opening thread, before the initializer returns) when opening deletes and
         /// recreates a damaged store, with the directory and the reason: the place to log it.
-        /// The reset is also counted in ``TierStatistics/storeResets``.
+        /// The reset is also counted in `TierStatistics.storeResets`.
         public var onStoreReset: (@Sendable (_ directory: URL, _ reason: String) -> Void)?
 
         public init(

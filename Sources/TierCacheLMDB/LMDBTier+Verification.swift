@@ -7,7 +7,7 @@ import TierCacheCompression
 public struct LMDBVerification: Sendable, Codable, Hashable {
     /// The first structural damage found (a page LMDB would misread), or `nil`. A store with
     /// structural damage must not be read by LMDB: opening it resets it (or, with
-    /// ``LMDBTier/RecoveryPolicy/throwError``, throws ``TierCacheError/Code/damagedStore``).
+    /// ``LMDBTier/RecoveryPolicy/throwError``, throws `TierCacheError.Code.damagedStore`).
     public var structuralDamage: String?
     /// Entry records that fail to decode or verify. Each is a miss, deleted when looked up.
     public var damagedRecords: Int
@@ -146,7 +146,7 @@ extension LMDBTier {
     /// concurrent writer can make a sound store look damaged); ``verify()`` on an open tier reads
     /// a consistent snapshot instead.
     ///
-    /// - Throws: ``TierCacheError/Code/foreignStore`` when there is no TierCache store there.
+    /// - Throws: `TierCacheError.Code.foreignStore` when there is no TierCache store there.
     public static func verify(directory: URL) throws(TierCacheError) -> LMDBVerification {
         let dataFile = directory.appendingPathComponent("data.mdb").path
         guard FileManager.default.fileExists(atPath: dataFile) else {

@@ -14,12 +14,12 @@ import TierCacheCompression
 /// room for LMDB's branch pages, copy-on-write and pages pinned by readers. If LMDB still reports
 /// a full map, the tier evicts more and retries (waiting briefly for readers that pin freed
 /// pages): callers never see `MDB_MAP_FULL`; a map that stays full (a long-running reader
-/// pinning pages) refuses the entry with ``RefusalReason/outOfSpace(detail:)``.
+/// pinning pages) refuses the entry with `RefusalReason.outOfSpace(detail:)`.
 ///
 /// ## A full disk
 /// When the file system is full (`ENOSPC`), the quota is used up (`EDQUOT`) or the process's
 /// file-size limit is reached (`EFBIG`), a store is refused with
-/// ``RefusalReason/outOfSpace(detail:)`` and counted in ``TierStatistics/refusedOutOfSpace``:
+/// `RefusalReason.outOfSpace(detail:)` and counted in `TierStatistics.refusedOutOfSpace`:
 /// entries already stored stay readable (nothing is evicted to make room: LMDB never shrinks its
 /// file), and stores succeed again as soon as space returns, without reopening. A lookup that
 /// cannot delete an expired or damaged record for lack of space is still a plain miss. A process
@@ -28,18 +28,18 @@ import TierCacheCompression
 ///
 /// ## Recency
 /// Lookups run in read-only transactions and note accesses in memory; the next store applies
-/// them in order before it evicts (see ``AccessLog``), so eviction follows true LRU order unless
+/// them in order before it evicts (see `AccessLog`), so eviction follows true LRU order unless
 /// more than 16,384 distinct keys are read between two writes.
 ///
 /// ## The entry-size rule
 /// An entry whose stored size — the record written, after compression and framing — exceeds
 /// ``Configuration/maxEntryFraction`` of capacity (5% by default) is refused with
-/// ``RefusalReason/tooLarge(size:limit:)``, counted, and any older entry under its key removed.
+/// `RefusalReason.tooLarge(size:limit:)`, counted, and any older entry under its key removed.
 ///
 /// ## Integrity and crashes
 /// Compressed values are zstd frames with zstd's checksum; values that zstd does not shrink are
 /// stored raw with a checksum of their own. A record that fails to decode or verify is a miss,
-/// is deleted and is counted in ``TierStatistics/corruptionsRemoved``. Every commit is handed to
+/// is deleted and is counted in `TierStatistics.corruptionsRemoved`. Every commit is handed to
 /// the operating system before `store` returns, so a process killed at any point (even by
 /// `SIGKILL`) leaves every committed entry in place; what a power loss costs depends on
 /// ``Durability``. Several processes may open one directory at once; LMDB's lock file
@@ -52,7 +52,7 @@ import TierCacheCompression
 /// file with bounds-checked reads (meta pages, every branch and leaf page, the extent of every
 /// overflow value, the free lists; see ``verify()``), then steps LMDB through every B-tree, and
 /// clears the mark. Damage the walk finds resets the store (deletes and recreates it, counted in
-/// ``TierStatistics/storeResets``, reported by ``storeResetReason`` and
+/// `TierStatistics.storeResets`, reported by ``storeResetReason`` and
 /// ``Configuration/onStoreReset``). If LMDB crashes the process anyway, the mark stays, and the
 /// next open resets the store instead of reading it again: a damaged store costs at most one
 /// crash. The sidecar files' `flock`s keep this safe for several processes (a mark being written
@@ -61,7 +61,7 @@ import TierCacheCompression
 /// beside another open tier skips it.
 ///
 /// ## Keys
-/// LMDB keys are at most 511 bytes; longer ``CacheKey``s are stored under a prefix and a 128-bit
+/// LMDB keys are at most 511 bytes; longer `CacheKey`s are stored under a prefix and a 128-bit
 /// hash, and the record keeps the full key, so a hash collision is a miss, never a wrong value.
 public final class LMDBTier: LocalCacheTier {
     /// The share of capacity that entries' accounted bytes may fill (75%).
@@ -75,7 +75,7 @@ public final class LMDBTier: LocalCacheTier {
     public let didResetDamagedStore: Bool
     /// Why opening deleted and recreated the store (damage the check found, a check that crashed
     /// a previous process, or an open LMDB refused), or `nil` when it did not. Also counted in
-    /// ``TierStatistics/storeResets`` and passed to ``Configuration/onStoreReset``.
+    /// `TierStatistics.storeResets` and passed to ``Configuration/onStoreReset``.
     public let storeResetReason: String?
 
     let environment: LMDBEnvironment
@@ -92,13 +92,13 @@ public final class LMDBTier: LocalCacheTier {
     /// Opens the store in `directory`, creating the directory (owner-only permissions) and the
     /// store when absent.
     ///
-    /// - Throws: ``TierCacheError`` with code
-    ///   ``TierCacheError/Code/invalidConfiguration`` (capacity below ``minimumCapacity``, a
+    /// - Throws: `TierCacheError` with code
+    ///   `TierCacheError.Code.invalidConfiguration` (capacity below ``minimumCapacity``, a
     ///   fraction outside `(0, 1]`, a bad compression level, a capacity other than the store's),
-    ///   ``TierCacheError/Code/notADirectory``, ``TierCacheError/Code/permissionDenied``,
-    ///   ``TierCacheError/Code/foreignStore`` (the directory holds another program's LMDB
-    ///   database), or, with ``RecoveryPolicy/throwError``, ``TierCacheError/Code/damagedStore``
-    ///   and ``TierCacheError/Code/incompatibleVersion``.
+    ///   `TierCacheError.Code.notADirectory`, `TierCacheError.Code.permissionDenied`,
+    ///   `TierCacheError.Code.foreignStore` (the directory holds another program's LMDB
+    ///   database), or, with ``RecoveryPolicy/throwError``, `TierCacheError.Code.damagedStore`
+    ///   and `TierCacheError.Code.incompatibleVersion`.
     public init(directory: URL, configuration: Configuration) throws(TierCacheError) {
         guard configuration.capacity >= Self.minimumCapacity else {
             throw TierCacheError(

@@ -9,7 +9,7 @@ import TierCache
 /// Only plain requests are memoized (GET or HEAD with none of the fields that change the answer:
 /// preconditions, ranges, cache directives, credentials, the debug key), and only answers from a
 /// stored response without `Vary`. An entry is reused while the engine's
-/// ``HTTPCache/storageGeneration`` is unchanged (no store, revalidation or invalidation since)
+/// `HTTPCache.storageGeneration` is unchanged (no store, revalidation or invalidation since)
 /// and at most until its `Age` would change, which is within one second. At most
 /// ``capacity`` entries; when full it starts over.
 final class AnswerMemo: Sendable {

@@ -4,7 +4,7 @@ import NIOCore
 
 extension CachingProxy {
     /// The proxy's settings. The cache's own settings (shared or private mode, storage policies,
-    /// heuristics, offline behaviour) are the ``HTTPCache``'s.
+    /// heuristics, offline behaviour) are the `HTTPCache`'s.
     public struct Configuration: Sendable {
         /// The origin every request goes to: `http://HOST[:PORT][/PREFIX]` (or `https`). The proxy
         /// forwards nowhere else: requests in absolute form for another host are refused.

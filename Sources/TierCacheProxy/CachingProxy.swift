@@ -10,7 +10,7 @@ import NIOHTTP1
 import NIOHTTPTypesHTTP1
 import TierCache
 
-/// A caching reverse proxy: an ``HTTPCache`` (shared mode by default) between HTTP clients and one
+/// A caching reverse proxy: an `HTTPCache` (shared mode by default) between HTTP clients and one
 /// origin server.
 ///
 /// ```swift
@@ -43,9 +43,14 @@ public final class CachingProxy: Sendable {
     /// Creates a proxy. `cacheConfiguration` is shared mode by default; the proxy makes sure a
     /// response too large to cache never counts as a network failure.
     ///
-    /// - Parameter httpClient: the client for the origin; by default one made by
-    ///   ``makeUpstreamClient(_:)`` and shut down by ``shutdown()``. A client of your own must
-    ///   not follow redirects or decompress bodies (a proxy passes both on as they are).
+    /// - Parameters:
+    ///   - configuration: the origin, the listening address and the proxy's limits.
+    ///   - storage: the tiers responses are stored in.
+    ///   - cacheConfiguration: the HTTP cache's rules.
+    ///   - httpClient: the client for the origin; by default one made by
+    ///     ``makeUpstreamClient(_:)`` and shut down by ``shutdown()``. A client of your own must
+    ///     not follow redirects or decompress bodies (a proxy passes both on as they are).
+    ///   - logger: where the proxy logs each request (at `info`) and failures of the origin.
     /// - Throws: ``CachingProxyError`` for invalid settings.
     public init(
         configuration: Configuration, storage: TieredCache,

@@ -20,8 +20,8 @@ extension RedisTier {
 
         /// What to do when Redis fails.
         public enum FailureMode: Sendable, Hashable {
-            /// Lookups miss and stores, removals and usage throw ``TierCacheError`` (which
-            /// ``TieredCache`` counts and carries on from): the request path never waits on a dead Redis
+            /// Lookups miss and stores, removals and usage throw `TierCacheError` (which
+            /// `TieredCache` counts and carries on from): the request path never waits on a dead Redis
             /// beyond one timeout, and not at all while the circuit breaker is open.
             case degrade
             /// Lookups throw too.

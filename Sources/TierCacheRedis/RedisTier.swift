@@ -4,10 +4,10 @@ import NIOPosix
 import TierCache
 import TierCacheCompression
 
-/// A ``CacheTier`` in a shared Redis or Redis Cluster, for fleets whose machines should share the
+/// A `CacheTier` in a shared Redis or Redis Cluster, for fleets whose machines should share the
 /// tier below their own memory and disk.
 ///
-/// Values are stored in the same compressed, checksummed record as ``LMDBTier``'s (zstd), with a
+/// Values are stored in the same compressed, checksummed record as `LMDBTier`'s (zstd), with a
 /// TTL (`SET … PX`) from the entry's expiry hint. A record that fails to decode is a miss, is
 /// deleted and is counted. Failures are counted as errors and, by default, turn into misses; a
 /// circuit breaker per node makes a dead Redis node cost nothing while it is open.

@@ -24,6 +24,6 @@ public final class ManualCacheClock: Sendable {
         current.withLock { $0 += seconds }
     }
 
-    /// The clock as a ``CacheClock`` to give to tiers and caches.
+    /// The clock as a `CacheClock` to give to tiers and caches.
     public var cacheClock: CacheClock { CacheClock { [self] in self.now } }
 }

@@ -1,8 +1,8 @@
 import Foundation
 import TierCache
 
-/// The checks every ``CacheTier`` must pass: run them against your own tier to prove it keeps
-/// the contract ``TieredCache`` relies on.
+/// The checks every `CacheTier` must pass: run them against your own tier to prove it keeps
+/// the contract `TieredCache` relies on.
 ///
 /// The suite works with any test framework: each check throws ``Failure`` when the tier breaks
 /// the contract. With Swift Testing, one parameterised test covers them all:

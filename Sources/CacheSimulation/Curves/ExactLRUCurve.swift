@@ -2,7 +2,7 @@
 ///
 /// LRU is a stack algorithm: a request hits in every cache larger than its stack distance (the
 /// number, or bytes, of distinct objects used since the object's previous request, itself included).
-/// One pass with an order-statistics tree (``RecencyIndex``) gives every distance in O(log m), so
+/// One pass with an order-statistics tree (`RecencyIndex`) gives every distance in O(log m), so
 /// the curve for all capacities costs about as much as one replay at a single capacity.
 ///
 /// In object mode the curve is exact at every capacity. In byte mode distances are grouped into

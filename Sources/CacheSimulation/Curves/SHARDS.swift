@@ -35,8 +35,13 @@ public struct SHARDS: Sendable {
     private(set) var requestsSeen: UInt64 = 0
     private(set) var requestsSampled: UInt64 = 0
 
-    /// - Parameter bucketWidth: a linear histogram of this width (offline use, where the footprint
-    ///   is known); nil for logarithmic buckets (live use).
+    /// A sampler that has seen nothing yet.
+    /// - Parameters:
+    ///   - mode: fixed-rate sampling, or fixed-size sampling that lowers its rate to keep a bounded
+    ///     number of keys.
+    ///   - unit: whether capacities and distances count objects or bytes.
+    ///   - bucketWidth: a linear histogram of this width (offline use, where the footprint
+    ///     is known); nil for logarithmic buckets (live use).
     public init(mode: Mode, unit: CapacityUnit, bucketWidth: UInt64? = nil) {
         self.mode = mode
         self.unit = unit

@@ -1,8 +1,8 @@
 import TierCache
 
 /// A tier that reports every lookup and store to a ``LiveCurveSampler`` and otherwise behaves exactly
-/// like the tier it wraps (same name, medium, capacity, statistics). Wrapping a ``LocalCacheTier``
-/// keeps the synchronous path, so a ``TieredCache`` of local tiers stays suspension-free.
+/// like the tier it wraps (same name, medium, capacity, statistics). Wrapping a `LocalCacheTier`
+/// keeps the synchronous path, so a `TieredCache` of local tiers stays suspension-free.
 public struct SampledTier<Base: CacheTier>: CacheTier {
     public let base: Base
     public let sampler: LiveCurveSampler

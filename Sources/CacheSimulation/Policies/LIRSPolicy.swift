@@ -26,7 +26,7 @@
 /// at four of five sizes (the paper's fifth figure is out of line with its own column); Table V
 /// (P12) tuned Lhirs per size offline, and the best of a few Lhirs values lands within 0.5 points.
 ///
-/// Cost: a 20-byte record an object (``LIRSNode``); every request is O(1) amortised (pruning
+/// Cost: a 20-byte record an object (`LIRSNode`); every request is O(1) amortised (pruning
 /// removes each entry of S at most once per insertion) and allocates nothing.
 public struct LIRSPolicy: EvictionPolicy {
     public static let name = "LIRS"
@@ -46,6 +46,7 @@ public struct LIRSPolicy: EvictionPolicy {
 
     /// A LIRS cache with other parameters than the paper's.
     /// - Parameters:
+    ///   - context: the trace's objects and the capacity.
     ///   - hirFraction: the share of the capacity for resident HIR objects (Lhirs), 0...1; at least
     ///     one unit of capacity whatever the fraction.
     ///   - nonResidentFactor: how many times the capacity the non-resident entries of S may weigh

@@ -1,7 +1,7 @@
 import TierCache
 
 extension PolicyKind {
-    /// The ``TierCache/MemoryTier`` policy that takes this policy's decisions, or `nil` when the
+    /// The `TierCache.MemoryTier` policy that takes this policy's decisions, or `nil` when the
     /// tier has none (FIFO, CLOCK, SIEVE, ARC, LIRS, 2Q, and Belady's offline MIN).
     ///
     /// A test replays traces through both and checks they hit on the same requests, so a hit

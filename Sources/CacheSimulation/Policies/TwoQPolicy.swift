@@ -13,7 +13,7 @@
 /// best of Kin = 5%, 25%, 90% is within 0.3 points. In byte mode the sizes of A1in, A1out and Am
 /// are sums of object sizes.
 ///
-/// Cost: one ``ObjectQueues`` link set (9 bytes an object); O(1) a request, no allocation.
+/// Cost: one `ObjectQueues` link set (9 bytes an object); O(1) a request, no allocation.
 public struct TwoQPolicy: EvictionPolicy {
     public static let name = "2Q"
     /// Kin, as a share of the capacity (the paper's recommendation).
@@ -38,6 +38,7 @@ public struct TwoQPolicy: EvictionPolicy {
 
     /// A 2Q cache with other Kin and Kout than the paper's.
     /// - Parameters:
+    ///   - context: the trace's objects and the capacity.
     ///   - inFraction: Kin as a share of the capacity, 0...1.
     ///   - outFraction: Kout as a share of the capacity (0 or more; keys only, so it may exceed 1).
     public init(context: PolicyContext, inFraction: Double, outFraction: Double) {

@@ -42,6 +42,7 @@ public struct Trace: Sendable {
 
     /// Loads a trace file.
     /// - Parameters:
+    ///   - reader: the file to read, and its format.
     ///   - limit: stop after this many requests (nil: read all).
     ///   - cache: where binary copies of parsed traces live: a copy that still describes the file
     ///     is read instead of parsing, and a parsed trace leaves one for the next run.

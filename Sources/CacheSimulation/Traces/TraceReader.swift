@@ -12,8 +12,11 @@ public struct TraceReader: Sendable {
     public let path: String
     public let format: TraceFormat
 
-    /// - Parameter format: the trace's format; guessed from the file name when nil
-    ///   (``TraceFormat/guess(fromFileName:)``), and an error when it cannot be guessed.
+    /// A reader of the trace file at `path`; nothing is read until the trace is loaded.
+    /// - Parameters:
+    ///   - path: the trace file, compressed (zstd, gzip, xz) or not.
+    ///   - format: the trace's format; guessed from the file name when nil
+    ///     (``TraceFormat/guess(fromFileName:)``), and an error when it cannot be guessed.
     public init(path: String, format: TraceFormat? = nil) throws(TraceError) {
         guard let format = format ?? TraceFormat.guess(fromFileName: path) else {
             throw TraceError(file: path, reason: .unknownFormat("cannot tell the trace format from the file name; name one (\(TraceFormat.allCases.map(\.rawValue).joined(separator: ", ")))"))

@@ -2,7 +2,7 @@ import CLMDB
 import Foundation
 import TierCache
 
-/// Turns LMDB's (and the OS's) return codes into ``TierCacheError``s.
+/// Turns LMDB's (and the OS's) return codes into `TierCacheError`s.
 enum LMDBStatus {
     static func message(_ code: Int32) -> String {
         guard let text = mdb_strerror(code) else { return "LMDB error \(code)" }

@@ -1,6 +1,6 @@
 import TierCache
 
-/// The bytes a ``CacheKey`` is stored under in LMDB, whose keys are at most 511 bytes.
+/// The bytes a `CacheKey` is stored under in LMDB, whose keys are at most 511 bytes.
 ///
 /// A key that fits is stored as its UTF-8 bytes. A longer key is stored as its first
 /// ``prefixLength`` bytes, a 0xFF byte (never part of UTF-8) and a 128-bit hash of the whole key;
