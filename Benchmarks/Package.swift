@@ -12,6 +12,8 @@ let package = Package(
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
     ],
     targets: [
+        // The workloads the benchmarks share (keys, Zipf accesses, JSON bodies).
+        .target(name: "Workloads", path: "Benchmarks/Workloads"),
         // The baselines call LMDB and zstd directly, through modules of their own.
         .systemLibrary(name: "BenchCLMDB", pkgConfig: "lmdb", providers: [.apt(["liblmdb-dev"]), .brew(["lmdb"])]),
         .systemLibrary(name: "BenchCZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"]), .brew(["zstd"])]),
@@ -21,7 +23,7 @@ let package = Package(
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "TierCache", package: "TierCache"),
                 .product(name: "TierCacheLMDB", package: "TierCache"),
-                "BenchCLMDB", "BenchCZstd",
+                "BenchCLMDB", "BenchCZstd", "Workloads",
             ],
             path: "Benchmarks/TierBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
@@ -49,7 +51,7 @@ let package = Package(
         // A plain loop over the memory policy benchmarks' workloads, for policy-instructions.sh.
         .executableTarget(
             name: "PolicyInstructions",
-            dependencies: [.product(name: "TierCache", package: "TierCache")],
+            dependencies: [.product(name: "TierCache", package: "TierCache"), "Workloads"],
             path: "Benchmarks/PolicyInstructions"
         ),
         .executableTarget(

@@ -1,5 +1,6 @@
 import Foundation
 import TierCache
+import Workloads
 
 // The memory policy benchmarks' workloads (PolicyBenchmarks.swift) as a plain loop, for counting
 // instructions per operation under callgrind (`policy-instructions.sh`): a count that another
@@ -17,28 +18,10 @@ guard let policy = policies[arguments[2]], ["get", "set", "get-or-set"].contains
     exit(2)
 }
 
-// Zipf(0.99) over 100,000 keys, the generator and seed of the benchmarks' `Workload`.
-let keyCount = 100_000
-let accesses: [Int] = {
-    var cumulative = [Double]()
-    var total = 0.0
-    for rank in 1...keyCount {
-        total += 1 / pow(Double(rank), 0.99)
-        cumulative.append(total)
-    }
-    var state: UInt64 = 42
-    return (0..<keyCount).map { _ in
-        state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-        let target = Double(state >> 11) / Double(1 << 53) * total
-        var low = 0, high = keyCount - 1
-        while low < high {
-            let mid = (low + high) / 2
-            if cumulative[mid] < target { low = mid + 1 } else { high = mid }
-        }
-        return low
-    }
-}()
-let keys = (0..<keyCount).compactMap { try? CacheKey("GET https://api.example.com/v1/items/\($0)?fields=all") }
+// The benchmarks' Zipf(0.99) accesses over 100,000 keys.
+let keyCount = Workload.keyCount
+let accesses = Workload.accesses
+let keys = Workload.keyStrings.compactMap { try? CacheKey($0) }
 let entry = CacheEntry(value: [UInt8](repeating: 7, count: 100), storedAt: Date())
 
 // get and set: every key fits and is stored first; get-or-set: about 10,000 of the keys fit.

@@ -1,6 +1,7 @@
 import Benchmark
 import Foundation
 import TierCache
+import Workloads
 
 // MemoryTier under each eviction policy, beside MemoryTier's default (LRU) and the minimal LRU
 // in the same run: the figures that matter are each policy's throughput over LRU's (the goal is

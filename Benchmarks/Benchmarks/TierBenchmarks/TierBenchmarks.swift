@@ -2,6 +2,7 @@ import Benchmark
 import Foundation
 import TierCache
 import TierCacheLMDB
+import Workloads
 
 // Each tier is measured beside its physical baseline in the same run; the ratio of their
 // throughputs is the figure that matters (absolute numbers depend on the machine).

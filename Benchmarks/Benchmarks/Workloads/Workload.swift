@@ -1,11 +1,11 @@
 import Foundation
 
-/// Inputs shared by the benchmarks, built once outside the timed regions.
-enum Workload {
-    static let keyCount = 100_000
+/// Inputs shared by the benchmarks (and PolicyInstructions), built once outside the timed regions.
+public enum Workload {
+    public static let keyCount = 100_000
 
     /// Zipf(0.99)-distributed key indices: a few keys hot, a long tail cold.
-    static let accesses: [Int] = {
+    public static let accesses: [Int] = {
         var cumulative = [Double]()
         cumulative.reserveCapacity(keyCount)
         var total = 0.0
@@ -26,10 +26,10 @@ enum Workload {
         }
     }()
 
-    static let keyStrings: [String] = (0..<keyCount).map { "GET https://api.example.com/v1/items/\($0)?fields=all" }
+    public static let keyStrings: [String] = (0..<keyCount).map { "GET https://api.example.com/v1/items/\($0)?fields=all" }
 
     /// A JSON document of about `size` bytes: varied words and numbers, compressing 3-5x like API responses.
-    static func json(size: Int, seed: Int) -> [UInt8] {
+    public static func json(size: Int, seed: Int) -> [UInt8] {
         let words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet", "kilo", "lima"]
         var state = UInt64(truncatingIfNeeded: seed) &+ 0x9E37_79B9
         var text = "{\"id\":\(seed),\"items\":["
