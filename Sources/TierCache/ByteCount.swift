@@ -6,6 +6,7 @@ public struct ByteCount: Hashable, Sendable, CustomStringConvertible {
     /// The count.
     public let bytes: Int
 
+    /// A count of `bytes` bytes.
     public init(bytes: Int) { self.bytes = bytes }
 
     /// Parses `text`; `nil` for a negative, malformed or overflowing count.

@@ -18,6 +18,7 @@ extension CacheEntry {
         // retain), and then retains it as an ordinary strong reference.
         private let slot = Atomic<Unmanaged<AnyObject & Sendable>?>(nil)
 
+        /// An empty memo.
         public init() {}
 
         /// The value a reader stored, if it is a `Value`.

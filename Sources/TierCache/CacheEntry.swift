@@ -28,10 +28,12 @@ public struct CacheEntry: Hashable, Sendable {
     /// The size of ``value`` in bytes, before any compression a tier applies.
     public var size: Int { value.count }
 
+    /// Entries are equal when their values and metadata are; the memo does not count.
     public static func == (lhs: CacheEntry, rhs: CacheEntry) -> Bool {
         lhs.value == rhs.value && lhs.metadata == rhs.metadata
     }
 
+    /// Hashes the value and the metadata (not the memo), as `==` compares them.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(value)
         hasher.combine(metadata)
@@ -46,6 +48,7 @@ public struct CacheEntry: Hashable, Sendable {
         /// after. `nil` means the entry is kept until evicted.
         public var expiresAt: Date?
 
+        /// A metadata record for an entry stored at `storedAt`, with an optional expiry hint.
         public init(storedAt: Date, expiresAt: Date? = nil) {
             self.storedAt = storedAt
             self.expiresAt = expiresAt

@@ -27,5 +27,6 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
         self.rawValue = rawValue
     }
 
+    /// The key as given.
     public var description: String { rawValue }
 }

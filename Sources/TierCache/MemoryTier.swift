@@ -56,6 +56,7 @@ public final class MemoryTier: LocalCacheTier {
         /// own store evicts (the tier's contract: a store is readable right after it).
         case wTinyLFU
 
+        /// The policy as written in Swift (`.lru`, `.s3fifo`, `.wTinyLFU`).
         public var description: String {
             switch self {
             case .lru: ".lru"
@@ -80,6 +81,7 @@ public final class MemoryTier: LocalCacheTier {
         /// The source of "now" for expiry hints.
         public var clock: CacheClock
 
+/// A configuration; only the capacity (in bytes) is required.
         public init(
             capacity: Int,
             maxEntryCount: Int? = nil,
@@ -101,7 +103,9 @@ public final class MemoryTier: LocalCacheTier {
     /// and the entry's metadata.
     public static let perEntryOverhead = 64
 
+/// The tier's name in statistics and reports.
     public let name: String
+/// Memory: the tier does not persist, so `allowedInMemoryOnly` entries may be stored in it.
     public var medium: TierMedium { .memory }
     /// The eviction policy the tier was created with.
     public let policy: EvictionPolicy
@@ -151,6 +155,8 @@ public final class MemoryTier: LocalCacheTier {
         entry.value.count + key.rawValue.utf8.count + perEntryOverhead
     }
 
+/// The entry stored under `key`, or nil; a hit counts as an access for the eviction policy,
+/// and an entry past its expiry hint is removed and missed.
     public func entry(forKey key: CacheKey) -> CacheEntry? {
         let found: CacheEntry?
         switch storage {
@@ -175,6 +181,9 @@ public final class MemoryTier: LocalCacheTier {
         }
     }
 
+/// Stores `entry` under `key`, evicting as the policy decides to stay within the capacity.
+/// An entry over the per-entry limit or already past its expiry hint is refused, and the key's
+/// older entry is removed.
     public func store(_ entry: CacheEntry, forKey key: CacheKey) -> StoreOutcome {
         let cost = Self.cost(of: entry, key: key)
         let outcome: StoreOutcome
@@ -210,6 +219,7 @@ public final class MemoryTier: LocalCacheTier {
         }
     }
 
+/// Removes the entry stored under `key`, if any.
     public func removeEntry(forKey key: CacheKey) {
         switch storage {
         case .lru(let store): store.state.withLock { $0.remove(key) }
@@ -218,6 +228,7 @@ public final class MemoryTier: LocalCacheTier {
         }
     }
 
+/// Removes every entry (the policy's history too).
     public func removeAll() {
         switch storage {
         case .lru(let store): store.state.withLock { $0.removeAll() }
@@ -226,6 +237,7 @@ public final class MemoryTier: LocalCacheTier {
         }
     }
 
+/// The bytes and entries held now, against the capacity.
     public func usage() -> TierUsage {
         let (bytes, entries) =
             switch storage {
@@ -236,6 +248,7 @@ public final class MemoryTier: LocalCacheTier {
         return TierUsage(bytes: bytes, entries: entries, capacity: capacity, maxEntryBytes: maxEntryCost)
     }
 
+/// The counters since the tier was created, with its usage.
     public func statistics() -> TierStatistics {
         counters.snapshot(usage: usage())
     }

@@ -18,6 +18,7 @@ public enum StoragePolicy: String, Hashable, Sendable, CaseIterable, CustomStrin
         }
     }
 
+    /// The policy's name, as `URLCache.StoragePolicy` spells its cases.
     public var description: String { rawValue }
 }
 
@@ -30,5 +31,6 @@ public enum TierMedium: String, Hashable, Sendable, CustomStringConvertible {
     /// A server shared over the network (Redis, ...).
     case remote
 
+    /// The medium's name.
     public var description: String { rawValue }
 }

@@ -28,6 +28,7 @@ public enum RefusalReason: Hashable, Sendable, CustomStringConvertible {
     /// stores again by itself once space returns. `detail` says which.
     case outOfSpace(detail: String)
 
+    /// The reason in words, with its figures.
     public var description: String {
         switch self {
         case .tooLarge(let size, let limit): "too large: \(size) bytes stored, limit \(limit)"

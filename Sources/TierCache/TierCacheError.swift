@@ -37,6 +37,7 @@ public struct TierCacheError: Error, Hashable, CustomStringConvertible, Sendable
         /// Any other failure of the underlying storage engine; the message has its details.
         public static let storageFailure = Code(.storageFailure)
 
+        /// The code's name, such as `diskFull`.
         public var description: String { base.rawValue }
     }
 
@@ -54,6 +55,7 @@ public struct TierCacheError: Error, Hashable, CustomStringConvertible, Sendable
         self.underlying = underlying
     }
 
+    /// The code, the message and the underlying failure, for logs.
     public var description: String {
         if let underlying { return "TierCacheError.\(code): \(message) (\(underlying))" }
         return "TierCacheError.\(code): \(message)"

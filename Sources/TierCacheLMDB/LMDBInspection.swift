@@ -5,19 +5,25 @@ import TierCache
 public struct LMDBInspection: Sendable, Codable, Hashable {
     /// One entry in a listing.
     public struct Entry: Sendable, Codable, Hashable {
+        /// The entry's key.
         public var key: String
         /// The value's size before compression.
         public var originalBytes: Int
         /// The record's size on disk (header, key if hashed, payload).
         public var storedBytes: Int
+        /// When the entry was stored.
         public var storedAt: Date
+        /// The entry's expiry hint, if it has one.
         public var expiresAt: Date?
     }
 
+    /// The store's directory.
     public var directory: String
+    /// The capacity the store was created with, in bytes.
     public var capacity: Int
     /// Accounted bytes in use (see ``LMDBTier``).
     public var bytesInUse: Int
+    /// How many entries the store holds.
     public var entries: Int
     /// Size of `data.mdb` on disk.
     public var dataFileBytes: Int

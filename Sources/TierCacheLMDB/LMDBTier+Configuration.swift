@@ -55,6 +55,7 @@ extension LMDBTier {
         /// The reset is also counted in `TierStatistics.storeResets`.
         public var onStoreReset: (@Sendable (_ directory: URL, _ reason: String) -> Void)?
 
+        /// A configuration; only the capacity (in bytes) is required.
         public init(
             capacity: Int,
             maxEntryFraction: Double = EntrySizeLimit.urlCacheDefaultFraction,

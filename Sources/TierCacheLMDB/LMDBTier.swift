@@ -67,7 +67,9 @@ public final class LMDBTier: LocalCacheTier {
     /// The share of capacity that entries' accounted bytes may fill (75%).
     public static let fillLimit = 0.75
 
+    /// The tier's name in statistics and reports.
     public let name: String
+    /// Disk: the tier persists, so `allowedInMemoryOnly` entries are not stored in it.
     public var medium: TierMedium { .disk }
     /// The directory holding the store.
     public let directory: URL
@@ -147,6 +149,8 @@ public final class LMDBTier: LocalCacheTier {
         case unusable(expired: Bool)
     }
 
+    /// The entry stored under `key`, or nil. A record that fails to decode or verify is removed,
+    /// counted and missed; an entry past its expiry hint is removed and missed.
     public func entry(forKey key: CacheKey) throws -> CacheEntry? {
         let storageKey = StorageKey(key)
         let now = clock.now()
@@ -209,6 +213,9 @@ public final class LMDBTier: LocalCacheTier {
 
     // MARK: Writing
 
+    /// Stores `entry` under `key` in one transaction, evicting least-recently-used entries
+    /// to stay within the capacity. An entry whose record exceeds the per-entry limit, or already
+    /// expired, or that does not fit on a full disk, is refused and the key's older entry removed.
     public func store(_ entry: CacheEntry, forKey key: CacheKey) throws -> StoreOutcome {
         let storageKey = StorageKey(key)
         let outcome: StoreOutcome
@@ -376,6 +383,7 @@ public final class LMDBTier: LocalCacheTier {
 
     // MARK: Removing
 
+    /// Removes the entry stored under `key`, if any.
     public func removeEntry(forKey key: CacheKey) throws {
         try removeEntry(StorageKey(key))
     }
@@ -393,6 +401,7 @@ public final class LMDBTier: LocalCacheTier {
         }
     }
 
+    /// Removes every entry.
     public func removeAll() throws {
         accessLog.removeAll()
         try write { txn in
@@ -427,6 +436,7 @@ public final class LMDBTier: LocalCacheTier {
 
     // MARK: Usage
 
+    /// The bytes accounted to entries and their number, against the capacity.
     public func usage() throws -> TierUsage {
         let (used, count) = try environment.read { txn in
             (try txn.writeState().used, txn.entryCount(environment.entries))
@@ -434,6 +444,7 @@ public final class LMDBTier: LocalCacheTier {
         return TierUsage(bytes: used, entries: count, capacity: capacity, maxEntryBytes: sizeLimit.maxBytes)
     }
 
+    /// The counters since the tier was opened, with its usage.
     public func statistics() -> TierStatistics {
         counters.snapshot(usage: try? usage())
     }

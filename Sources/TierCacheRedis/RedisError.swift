@@ -13,6 +13,7 @@ public enum RedisError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A bad URL or option.
     case invalidConfiguration(String)
 
+    /// What failed, in words for a log.
     public var description: String {
         switch self {
         case .connectionFailed(let detail): "Redis connection failed: \(detail)"

@@ -11,6 +11,7 @@ extension RedisTier {
     /// TLS is an extension point, not built in: put a TLS terminator (stunnel, a service mesh) in
     /// front of Redis, or add a NIOSSL handler to ``RedisConnection``'s pipeline in a fork.
     public struct Configuration: Sendable {
+        /// Where Redis runs: one server, or a cluster.
         public enum Deployment: Sendable, Hashable {
             /// One server (with `AUTH` and `SELECT` from the endpoint).
             case standalone(RedisEndpoint)
@@ -28,6 +29,7 @@ extension RedisTier {
             case throwErrors
         }
 
+        /// The server or the cluster.
         public var deployment: Deployment
         /// Prefixed to every key, so several caches (or applications) share one Redis.
         public var keyPrefix: String
@@ -37,15 +39,21 @@ extension RedisTier {
         public var maxEntryFraction: Double
         /// zstd level for values (the same codec and record format as the LMDB tier).
         public var compressionLevel: Int32
+        /// Connections kept open to each node; requests are spread over them.
         public var connectionsPerNode: Int
+        /// How long a connection attempt may take before it fails.
         public var connectTimeout: Duration
+        /// How long a command may wait for its reply before it fails.
         public var commandTimeout: Duration
+        /// What callers see when Redis fails; ``FailureMode/degrade`` by default.
         public var failureMode: FailureMode
         /// Consecutive failures of one node that open its circuit breaker, and how long it stays
         /// open: a dead node's keys become fast misses without touching the other nodes.
         public var breakerThreshold: Int
+        /// How long an open circuit breaker stays open before the node is tried again.
         public var breakerOpenDuration: Duration
 
+        /// A configuration; only the deployment and the capacity are required.
         public init(
             deployment: Deployment, keyPrefix: String = "tiercache:", capacity: Int,
             maxEntryFraction: Double = EntrySizeLimit.urlCacheDefaultFraction, compressionLevel: Int32 = 1,

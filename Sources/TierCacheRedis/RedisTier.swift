@@ -18,8 +18,11 @@ import TierCacheCompression
 /// let cache = TieredCache(tiers: [try MemoryTier(capacity: 64 << 20), disk, redis])
 /// ```
 public final class RedisTier: CacheTier {
+    /// The tier's name in statistics and reports.
     public let name: String
+    /// Remote: a server shared over the network.
     public var medium: TierMedium { .remote }
+    /// The configuration the tier was created with.
     public let configuration: Configuration
 
     private let client: any RedisClient
@@ -31,6 +34,8 @@ public final class RedisTier: CacheTier {
     private let scanPattern: [UInt8]
     private let evictionBaseline = Locked<Int?>(nil)
 
+    /// A tier over the deployment in `configuration`; connections open on first use.
+    /// Throws `TierCacheError` (`invalidConfiguration`) for impossible settings.
     public init(configuration: Configuration, name: String = "redis", eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) throws(TierCacheError) {
         guard configuration.capacity > 0 else { throw TierCacheError(.invalidConfiguration, "a Redis tier's capacity must be positive") }
         guard configuration.connectionsPerNode > 0 else { throw TierCacheError(.invalidConfiguration, "connectionsPerNode must be at least 1") }
@@ -85,6 +90,8 @@ public final class RedisTier: CacheTier {
         TierCacheError(.storageFailure, "\(name): \(error)")
     }
 
+    /// The entry stored under `key`, or nil. A record that fails to decode is removed and missed;
+    /// when Redis fails, the ``Configuration/failureMode`` decides between a miss and an error.
     public func entry(forKey key: CacheKey) async throws -> CacheEntry? {
         let redisKey = redisKey(key)
         let reply: RESPValue
@@ -123,6 +130,8 @@ public final class RedisTier: CacheTier {
         return decoded
     }
 
+    /// Stores `entry` under `key`, compressed, with a TTL from its expiry hint; an entry over the
+    /// per-entry limit or already expired is refused and the key's older entry removed.
     public func store(_ entry: CacheEntry, forKey key: CacheKey) async throws -> StoreOutcome {
         let now = Date()
         if entry.metadata.isExpired(at: now) {
@@ -160,6 +169,7 @@ public final class RedisTier: CacheTier {
         return .stored
     }
 
+    /// Removes the entry stored under `key`, if any.
     public func removeEntry(forKey key: CacheKey) async throws {
         let redisKey = redisKey(key)
         do {
@@ -233,6 +243,7 @@ public final class RedisTier: CacheTier {
         }
     }
 
+    /// The counters since the tier was created, with its usage when Redis answers.
     public func statistics() async -> TierStatistics {
         var statistics = counters.snapshot(usage: try? await usage())
         if let evicted = await serverEvictions() {

@@ -45,13 +45,17 @@ public struct TierConformanceSuite: Sendable {
         /// A persistent tier keeps its entries when released and opened again.
         case persistence
 
+        /// The check's name.
         public var description: String { rawValue }
     }
 
     /// A broken rule of the contract.
     public struct Failure: Error, CustomStringConvertible {
+        /// The check that failed.
         public let check: Check
+        /// What the tier did against the rule.
         public let message: String
+        /// The check and the message.
         public var description: String { "\(check): \(message)" }
     }
 

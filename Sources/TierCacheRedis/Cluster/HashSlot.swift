@@ -1,5 +1,6 @@
 /// Redis Cluster's key slots: CRC16 (XMODEM) of the key, or of its hash tag, modulo 16,384.
 public enum HashSlot {
+    /// The number of slots in a Redis Cluster.
     public static let count = 16_384
 
     /// The slot of `key`. When the key has a `{…}` with at least one byte between the first `{`

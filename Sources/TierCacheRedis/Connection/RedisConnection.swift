@@ -3,6 +3,7 @@ import NIOPosix
 
 /// One TCP connection to one Redis server, with pipelining and a timeout on every command.
 public final class RedisConnection: Sendable {
+    /// The server this connection is to.
     public let endpoint: RedisEndpoint
     private let channel: any Channel
     private let commandTimeout: TimeAmount
@@ -116,6 +117,7 @@ public final class RedisConnection: Sendable {
         return reply
     }
 
+    /// Closes the connection (asynchronously; the call does not wait).
     public func close() {
         channel.close(promise: nil)
     }

@@ -2,7 +2,9 @@ import Foundation
 
 /// Where a Redis server listens, and how to log in.
 public struct RedisEndpoint: Sendable, Hashable, CustomStringConvertible {
+    /// The server's host name or address.
     public var host: String
+    /// The server's port (6379 by default).
     public var port: Int
     /// The ACL user (Redis 6+); nil for the default user.
     public var username: String?
@@ -11,6 +13,7 @@ public struct RedisEndpoint: Sendable, Hashable, CustomStringConvertible {
     /// The database for `SELECT` (standalone only; a cluster has only database 0).
     public var database: Int
 
+    /// An endpoint; without a user, password or database, the server's defaults.
     public init(host: String, port: Int = 6379, username: String? = nil, password: String? = nil, database: Int = 0) {
         self.host = host
         self.port = port
@@ -41,5 +44,6 @@ public struct RedisEndpoint: Sendable, Hashable, CustomStringConvertible {
         self.init(host: host, port: port, username: user, password: components.password.map { $0.removingPercentEncoding ?? $0 }, database: database)
     }
 
+    /// `host:port` (never the password).
     public var description: String { "\(host):\(port)" }
 }

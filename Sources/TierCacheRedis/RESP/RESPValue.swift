@@ -29,6 +29,8 @@ public enum RESPValue: Sendable, Hashable {
     /// The text of a bulk or simple string.
     public var string: String? { bytes.map { String(decoding: $0, as: UTF8.self) } }
 
+    /// Values of the same kind with equal contents are equal; a NaN double equals a NaN double, so
+    /// every value equals itself.
     public static func == (lhs: RESPValue, rhs: RESPValue) -> Bool {
         switch (lhs, rhs) {
         case (.simpleString(let a), .simpleString(let b)), (.error(let a), .error(let b)), (.bigNumber(let a), .bigNumber(let b)): a == b
@@ -43,6 +45,7 @@ public enum RESPValue: Sendable, Hashable {
         }
     }
 
+    /// Hashes the contents, consistently with `==`.
     public func hash(into hasher: inout Hasher) {
         switch self {
         case .simpleString(let text), .error(let text), .bigNumber(let text): hasher.combine(text)
