@@ -53,7 +53,9 @@ public struct CacheControl: Hashable, Sendable {
 
     /// An unrecognised directive.
     public struct Directive: Hashable, Sendable {
+        /// The directive's name, lower-cased.
         public var name: String
+        /// The directive's argument, unquoted, if it has one.
         public var value: String?
     }
 

@@ -19,10 +19,14 @@ public enum CacheDecision: Hashable, Sendable {
 
     /// The settings a decision depends on.
     public struct Context: Sendable {
+        /// Whether the cache is shared (a proxy or CDN) rather than private to one user.
         public var shared: Bool
+        /// How responses without explicit freshness are given a lifetime.
         public var heuristics: Freshness.Heuristics
+        /// The time of the decision.
         public var now: Date
 
+        /// A context for a decision at `now`.
         public init(shared: Bool, heuristics: Freshness.Heuristics = .init(), now: Date) {
             self.shared = shared
             self.heuristics = heuristics

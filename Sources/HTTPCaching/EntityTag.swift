@@ -5,6 +5,7 @@ public struct EntityTag: Hashable, Sendable, CustomStringConvertible {
     /// Whether the tag is weak.
     public var isWeak: Bool
 
+    /// An entity tag with `opaqueTag` between its quotes.
     public init(opaqueTag: String, isWeak: Bool) {
         self.opaqueTag = opaqueTag
         self.isWeak = isWeak
@@ -21,6 +22,7 @@ public struct EntityTag: Hashable, Sendable, CustomStringConvertible {
         opaqueTag = String(tag)
     }
 
+    /// The tag as a field carries it: `"…"` or `W/"…"`.
     public var description: String { (isWeak ? "W/" : "") + "\"\(opaqueTag)\"" }
 
     /// Strong comparison: both strong and identical (§8.8.3.2).

@@ -12,6 +12,7 @@ public enum Freshness {
         /// does not pin a response for months.
         public var maximumLifetime: TimeInterval
 
+        /// Heuristics with the RFC's suggested fraction and a one-day cap by default.
         public init(fraction: Double = 0.1, maximumLifetime: TimeInterval = 86_400) {
             self.fraction = fraction
             self.maximumLifetime = maximumLifetime

@@ -60,6 +60,7 @@ extension HTTPCache {
         /// entries are decoded on every hit. 32 MiB by default; 0 (or less) turns it off.
         public var decodedResponsesLimit: Int
 
+        /// A configuration; every setting has a default (a private cache).
         public init(
             mode: Mode = .private,
             storagePolicies: StoragePolicyTable = .init(["https": .allowed, "http": .allowed], default: .notAllowed),

@@ -33,6 +33,7 @@ public final class HTTPCache: Sendable {
     private let normalizedKeys = NormalizedKeys()
     let decodedForms: DecodedFormBudget
 
+    /// A cache that keeps its responses in `storage`'s tiers, by the rules in `configuration`.
     public init(storage: TieredCache, configuration: Configuration = Configuration()) {
         self.storage = storage
         self.configuration = configuration

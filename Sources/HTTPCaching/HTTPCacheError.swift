@@ -8,16 +8,21 @@ public struct HTTPCacheError: Error, Hashable, Sendable, CustomStringConvertible
         public static let notCached = Code("notCached")
         /// The request cannot be cached or sent (no scheme or authority).
         public static let invalidRequest = Code("invalidRequest")
+        /// The code's name.
         public var description: String { name }
     }
 
+    /// What kind of failure this is.
     public let code: Code
+    /// What went wrong, in words for a log.
     public let message: String
 
+    /// An error of `code` with a message.
     public init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message
     }
 
+    /// The code and the message.
     public var description: String { "HTTPCacheError.\(code): \(message)" }
 }

@@ -19,6 +19,7 @@ public struct HTTPCacheResponse: Sendable {
         /// Whether the body came from storage rather than over the network.
         public var isFromCache: Bool { self != .network }
 
+        /// The source in words, for logs.
         public var description: String {
             switch self {
             case .network: "network"
@@ -50,6 +51,7 @@ public struct HTTPCacheResponse: Sendable {
     /// the cache; fresh for `freshnessLifetime - age` more seconds (negative: stale).
     public var freshnessLifetime: TimeInterval?
 
+    /// A response as the cache returns it; the optional facts apply to responses from storage.
     public init(
         response: HTTPResponse, body: Data, source: Source, storedAt: Date? = nil, age: TimeInterval? = nil,
         userInfo: [String: String] = [:], networkError: (any Error)? = nil, freshnessLifetime: TimeInterval? = nil

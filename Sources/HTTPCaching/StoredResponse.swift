@@ -32,14 +32,18 @@ public struct StoredResponse: Hashable, Sendable {
 
     /// One request field nominated by `Vary`, as the request that produced the response sent it.
     public struct VaryingField: Hashable, Sendable {
+        /// The field's name.
         public var name: String
+        /// The field's value in the request, or nil when the request did not send it.
         public var value: String?
+        /// A field nominated by `Vary`, with the value the request sent.
         public init(name: String, value: String?) {
             self.name = name
             self.value = value
         }
     }
 
+    /// A stored response with the times RFC 9111 §4.2.3 computes its age from.
     public init(
         response: HTTPResponse, body: Data, requestTime: Date, responseTime: Date, storedAt: Date,
         varyingFields: [VaryingField] = [], userInfo: [String: String] = [:], storagePolicy: StoragePolicy = .allowed
@@ -58,12 +62,14 @@ public struct StoredResponse: Hashable, Sendable {
     /// The response's `Cache-Control` directives.
     public var cacheControl: CacheControl { facts.directives }
 
+    /// Stored responses are equal when every stored part is.
     public static func == (lhs: StoredResponse, rhs: StoredResponse) -> Bool {
         lhs.response == rhs.response && lhs.body == rhs.body && lhs.requestTime == rhs.requestTime
             && lhs.responseTime == rhs.responseTime && lhs.storedAt == rhs.storedAt
             && lhs.varyingFields == rhs.varyingFields && lhs.userInfo == rhs.userInfo && lhs.storagePolicy == rhs.storagePolicy
     }
 
+    /// Hashes the response, the body and the storage time (equal responses hash alike).
     public func hash(into hasher: inout Hasher) {
         hasher.combine(response)
         hasher.combine(body)

@@ -30,11 +30,14 @@ public struct HTTPCacheMiddleware<Context: RequestContext>: RouterMiddleware {
     /// The scheme of the cache keys (requests reach a server without one); `http` by default.
     public let scheme: String
 
+    /// A middleware storing responses in `cache`, with cache keys in `scheme`.
     public init(cache: HTTPCache, scheme: String = "http") {
         self.cache = cache
         self.scheme = scheme
     }
 
+    /// Answers `request` from the cache when a stored response may be used, else through `next`,
+    /// storing what `next` returns when it may be stored.
     public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var head = request.head
         head.scheme = scheme

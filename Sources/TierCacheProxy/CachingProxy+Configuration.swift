@@ -39,6 +39,7 @@ extension CachingProxy {
         /// Turn it on only behind another proxy that sets those fields itself.
         public var forwardsClientRoutingFields: Bool
 
+        /// A configuration; only the origin is required (listening on 127.0.0.1:8080 by default).
         public init(
             upstream: Upstream, host: String = "127.0.0.1", port: Int = 8080,
             maximumRequestHeaderBytes: Int = 32 << 10, maximumRequestBodyBytes: Int = 16 << 20,
@@ -115,6 +116,7 @@ extension CachingProxy {
             return port == (scheme == "https" ? 443 : 80) ? bracketed : "\(bracketed):\(port)"
         }
 
+        /// The origin as a URL prefix.
         public var description: String { "\(scheme)://\(authority)\(pathPrefix)" }
     }
 }
@@ -124,7 +126,9 @@ public struct CachingProxyError: Error, Sendable, CustomStringConvertible {
     /// What is wrong, in words.
     public let message: String
 
+    /// An error saying `message`.
     public init(_ message: String) { self.message = message }
 
+    /// The message.
     public var description: String { message }
 }
