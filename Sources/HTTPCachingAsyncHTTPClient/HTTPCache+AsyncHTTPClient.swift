@@ -6,6 +6,7 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 
+/// AsyncHTTPClient as `HTTPCache`'s transport.
 extension HTTPCache {
     /// A transport that performs exchanges with an AsyncHTTPClient `HTTPClient`.
     ///

@@ -3,6 +3,7 @@ import HTTPCaching
 import HTTPTypes
 import OpenCombineShim
 
+/// Combine publishers over `HTTPCache` (OpenCombine where Combine is missing).
 extension HTTPCache {
     /// A publisher that fetches `request` through the cache when subscribed.
     ///

@@ -7,6 +7,7 @@ import HTTPTypesFoundation
 import FoundationNetworking
 #endif
 
+/// URLSession as `HTTPCache`'s transport: fetch through the cache with a `URLSession`.
 extension HTTPCache {
     /// A transport that performs exchanges with `session`.
     ///
@@ -65,6 +66,7 @@ extension HTTPCache {
     }
 }
 
+/// Conversion from `URLRequest.CachePolicy`.
 extension RequestCachePolicy {
     /// The policy matching a `URLRequest.CachePolicy`.
     public init(_ policy: URLRequest.CachePolicy) {

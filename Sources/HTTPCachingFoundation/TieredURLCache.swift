@@ -304,6 +304,7 @@ public final class TieredURLCache: URLCache, @unchecked Sendable {
     private static func usage(of tier: any LocalCacheTier) throws -> TierUsage { try tier.usage() }
 }
 
+/// Conversions from and to `URLCache.StoragePolicy`.
 extension TierCache.StoragePolicy {
     /// The policy matching `URLCache.StoragePolicy`.
     public init(_ policy: URLCache.StoragePolicy) {
