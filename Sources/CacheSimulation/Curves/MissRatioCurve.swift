@@ -4,21 +4,28 @@
 /// other policies come from replays at a grid of capacities (``init(results:)``). Reading between
 /// points gives the value of the nearest point at or below the capacity, never an interpolation.
 public struct MissRatioCurve: Sendable, Codable, Hashable {
+    /// One measured point of the curve.
     public struct Point: Sendable, Codable, Hashable {
+        /// The capacity, in the curve's unit.
         public var capacity: UInt64
+        /// The hit ratio at that capacity, 0...1.
         public var hitRatio: Double
+        /// The miss ratio at that capacity, 0...1.
         public var missRatio: Double { 1 - hitRatio }
 
+        /// A point of the curve.
         public init(capacity: UInt64, hitRatio: Double) {
             self.capacity = capacity
             self.hitRatio = hitRatio
         }
     }
 
+    /// Whether capacities count objects or bytes.
     public var unit: CapacityUnit
     /// Points in increasing capacity (and non-decreasing hit ratio for stack algorithms).
     public var points: [Point]
 
+    /// A curve through `points`, in any order (they are sorted by capacity).
     public init(unit: CapacityUnit, points: [Point]) {
         self.unit = unit
         self.points = points.sorted { $0.capacity < $1.capacity }

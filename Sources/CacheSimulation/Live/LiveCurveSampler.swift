@@ -25,6 +25,7 @@ public final class LiveCurveSampler: Sendable {
     }
 
     private let state: Locked<State>
+    /// The most keys the sample tracks at once.
     public let maximumKeys: Int
 
     /// - Parameter maximumKeys: the most keys tracked at once (at least 64).

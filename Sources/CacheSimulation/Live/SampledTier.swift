@@ -4,48 +4,65 @@ import TierCache
 /// like the tier it wraps (same name, medium, capacity, statistics). Wrapping a `LocalCacheTier`
 /// keeps the synchronous path, so a `TieredCache` of local tiers stays suspension-free.
 public struct SampledTier<Base: CacheTier>: CacheTier {
+    /// The tier that stores the entries.
     public let base: Base
+    /// The sampler that sees every lookup and store.
     public let sampler: LiveCurveSampler
 
+    /// Wraps `base`, reporting its traffic to `sampler`.
     public init(_ base: Base, sampler: LiveCurveSampler) {
         self.base = base
         self.sampler = sampler
     }
 
+    /// The wrapped tier's name.
     public var name: String { base.name }
+    /// The wrapped tier's medium.
     public var medium: TierMedium { base.medium }
 
+    /// Records the lookup, then looks `key` up in the wrapped tier.
     public func entry(forKey key: CacheKey) async throws -> CacheEntry? {
         sampler.recordLookup(key)
         return try await base.entry(forKey: key)
     }
 
+    /// Stores in the wrapped tier, then records the stored bytes.
     public func store(_ entry: CacheEntry, forKey key: CacheKey) async throws -> StoreOutcome {
         let outcome = try await base.store(entry, forKey: key)
         sampler.recordStore(bytes: entry.value.count)
         return outcome
     }
 
+    /// Removes from the wrapped tier.
     public func removeEntry(forKey key: CacheKey) async throws { try await base.removeEntry(forKey: key) }
+    /// Empties the wrapped tier.
     public func removeAll() async throws { try await base.removeAll() }
+    /// The wrapped tier's usage.
     public func usage() async throws -> TierUsage { try await base.usage() }
+    /// The wrapped tier's statistics.
     public func statistics() async -> TierStatistics { await base.statistics() }
 }
 
 extension SampledTier: LocalCacheTier where Base: LocalCacheTier {
+    /// Records the lookup, then looks `key` up in the wrapped tier, synchronously.
     public func entry(forKey key: CacheKey) throws -> CacheEntry? {
         sampler.recordLookup(key)
         return try base.entry(forKey: key)
     }
 
+    /// Stores in the wrapped tier, synchronously, then records the stored bytes.
     public func store(_ entry: CacheEntry, forKey key: CacheKey) throws -> StoreOutcome {
         let outcome = try base.store(entry, forKey: key)
         sampler.recordStore(bytes: entry.value.count)
         return outcome
     }
 
+    /// Removes from the wrapped tier, synchronously.
     public func removeEntry(forKey key: CacheKey) throws { try base.removeEntry(forKey: key) }
+    /// Empties the wrapped tier, synchronously.
     public func removeAll() throws { try base.removeAll() }
+    /// The wrapped tier's usage, synchronously.
     public func usage() throws -> TierUsage { try base.usage() }
+    /// The wrapped tier's statistics, synchronously.
     public func statistics() -> TierStatistics { base.statistics() }
 }

@@ -6,6 +6,7 @@
 /// paper becomes a sum of sizes and each single step becomes a loop until the object fits; with unit
 /// sizes this is exactly the paper's algorithm (the tests check its published hit ratios).
 public struct ARCPolicy: EvictionPolicy {
+    /// The policy's name in reports.
     public static let name = "ARC"
     private static let t1: UInt8 = 1
     private static let t2: UInt8 = 2
@@ -17,11 +18,13 @@ public struct ARCPolicy: EvictionPolicy {
     /// The target size of T1.
     private var p: Double = 0
 
+    /// An empty cache of `context`'s capacity, with the default parameters.
     public init(context: PolicyContext) {
         queues = ObjectQueues(queueCount: 4, objectSizes: context.objectSizes)
         capacity = context.capacity
     }
 
+    /// Replays the request at `position` for `object`; returns whether it hit.
     public mutating func access(_ object: UInt32, position: Int) -> Bool {
         let queue = queues.queue(of: object)
         // Case I: a hit in T1 or T2.

@@ -3,7 +3,9 @@
 /// the future leaves. With variable sizes, evicting the furthest objects until the new one fits is the
 /// usual heuristic (the exact problem is NP-hard).
 public struct BeladyPolicy: EvictionPolicy {
+    /// The policy's name in reports.
     public static let name = "Belady"
+    /// MIN evicts the object requested furthest in the future, so it needs each request's next use.
     public static let needsFuture = true
 
     private let nextUse: [UInt32]
@@ -17,6 +19,7 @@ public struct BeladyPolicy: EvictionPolicy {
     private var heap = MaxHeap<UInt64>()
     private static let notCached = UInt32.max - 1
 
+    /// An empty cache of `context`'s capacity, with the default parameters.
     public init(context: PolicyContext) {
         nextUse = context.nextUse
         sizes = context.objectSizes
@@ -24,6 +27,7 @@ public struct BeladyPolicy: EvictionPolicy {
         cachedUntil = [UInt32](repeating: Self.notCached, count: context.objectCount)
     }
 
+    /// Replays the request at `position` for `object`; returns whether it hit.
     public mutating func access(_ object: UInt32, position: Int) -> Bool {
         let id = Int(object)
         let next = position < nextUse.count ? nextUse[position] : UInt32.max

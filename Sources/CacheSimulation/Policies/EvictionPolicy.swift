@@ -19,6 +19,7 @@ public protocol EvictionPolicy {
 }
 
 extension EvictionPolicy {
+    /// Online policies do not look ahead.
     public static var needsFuture: Bool { false }
 }
 
@@ -32,8 +33,10 @@ public struct PolicyContext: Sendable {
     /// or `UInt32.max` when there is none. Empty for online policies.
     public let nextUse: [UInt32]
 
+    /// The number of distinct objects in the trace (ids run from 0 to `objectCount - 1`).
     public var objectCount: Int { objectSizes.count }
 
+    /// A context for a policy of `capacity` over objects of `objectSizes`.
     public init(capacity: UInt64, objectSizes: [UInt32], nextUse: [UInt32] = []) {
         self.capacity = capacity
         self.objectSizes = objectSizes

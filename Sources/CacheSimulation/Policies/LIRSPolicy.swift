@@ -29,6 +29,7 @@
 /// Cost: a 20-byte record an object (`LIRSNode`); every request is O(1) amortised (pruning
 /// removes each entry of S at most once per insertion) and allocates nothing.
 public struct LIRSPolicy: EvictionPolicy {
+    /// The policy's name in reports.
     public static let name = "LIRS"
     /// The paper's share of the cache for resident HIR objects.
     public static let defaultHIRFraction = 0.01
@@ -40,6 +41,7 @@ public struct LIRSPolicy: EvictionPolicy {
     private var ends = LIRSEnds()
     let limits: LIRSLimits
 
+    /// An empty cache of `context`'s capacity, with the default parameters.
     public init(context: PolicyContext) {
         self.init(context: context, hirFraction: Self.defaultHIRFraction, nonResidentFactor: Self.defaultNonResidentFactor)
     }
@@ -63,6 +65,7 @@ public struct LIRSPolicy: EvictionPolicy {
         limits = LIRSLimits(capacity: context.capacity, lir: context.capacity - hirLimit, nonResident: nonResident)
     }
 
+    /// Replays the request at `position` for `object`; returns whether it hit.
     public mutating func access(_ object: UInt32, position: Int) -> Bool {
         guard let id = Int32(exactly: object), Int(object) < nodes.count else { return false }
         // The records leave `self` for the request so that one uniqueness check covers all its link writes.

@@ -1,15 +1,18 @@
 /// Least recently used: a hit moves the object to the head; the tail is evicted.
 public struct LRUPolicy: EvictionPolicy {
+    /// The policy's name in reports.
     public static let name = "LRU"
     private static let cache: UInt8 = 1
     private var queues: ObjectQueues
     private let capacity: UInt64
 
+    /// An empty cache of `context`'s capacity, with the default parameters.
     public init(context: PolicyContext) {
         queues = ObjectQueues(queueCount: 1, objectSizes: context.objectSizes)
         capacity = context.capacity
     }
 
+    /// Replays the request at `position` for `object`; returns whether it hit.
     public mutating func access(_ object: UInt32, position: Int) -> Bool {
         if queues.queue(of: object) == Self.cache {
             queues.moveToHead(object, Self.cache)

@@ -8,6 +8,7 @@ public enum PolicyKind: String, Sendable, CaseIterable, CustomStringConvertible 
     case lirs
     case twoQ = "2q"
 
+    /// The policy as the command line names it (`lru`, `s3-fifo`, `w-tinylfu`, …).
     public var description: String { rawValue }
 
     /// The name in reports (``EvictionPolicy/name``).

@@ -12,6 +12,7 @@
 ///   at least twice, else it leaves for the ghost; the main queue's oldest object is reinserted
 ///   with its frequency lowered by one while that frequency is not zero, else it leaves.
 public struct S3FIFOPolicy: EvictionPolicy {
+    /// The policy's name in reports.
     public static let name = "S3-FIFO"
     private static let small: UInt8 = 1
     private static let main: UInt8 = 2
@@ -29,6 +30,7 @@ public struct S3FIFOPolicy: EvictionPolicy {
     private let ghostCapacity: UInt64
     private var hasEvicted = false
 
+    /// An empty cache of `context`'s capacity, with the default parameters.
     public init(context: PolicyContext) {
         queues = ObjectQueues(queueCount: 3, objectSizes: context.objectSizes)
         frequency = [UInt8](repeating: 0, count: context.objectCount)
@@ -38,6 +40,7 @@ public struct S3FIFOPolicy: EvictionPolicy {
         ghostCapacity = UInt64(Double(context.capacity) * 0.90)
     }
 
+    /// Replays the request at `position` for `object`; returns whether it hit.
     public mutating func access(_ object: UInt32, position: Int) -> Bool {
         let queue = queues.queue(of: object)
         if queue == Self.small || queue == Self.main {

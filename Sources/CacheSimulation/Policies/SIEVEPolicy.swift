@@ -2,6 +2,7 @@
 /// towards the head, clearing visited bits and evicting the first unvisited object in place. Unlike
 /// CLOCK, survivors keep their position, so new objects are evicted quickly ("quick demotion").
 public struct SIEVEPolicy: EvictionPolicy {
+    /// The policy's name in reports.
     public static let name = "SIEVE"
     private static let cache: UInt8 = 1
     private var queues: ObjectQueues
@@ -9,12 +10,14 @@ public struct SIEVEPolicy: EvictionPolicy {
     private var hand: UInt32?
     private let capacity: UInt64
 
+    /// An empty cache of `context`'s capacity, with the default parameters.
     public init(context: PolicyContext) {
         queues = ObjectQueues(queueCount: 1, objectSizes: context.objectSizes)
         visited = [Bool](repeating: false, count: context.objectCount)
         capacity = context.capacity
     }
 
+    /// Replays the request at `position` for `object`; returns whether it hit.
     public mutating func access(_ object: UInt32, position: Int) -> Bool {
         if queues.queue(of: object) == Self.cache {
             visited[Int(object)] = true

@@ -15,6 +15,7 @@
 ///
 /// Cost: one `ObjectQueues` link set (9 bytes an object); O(1) a request, no allocation.
 public struct TwoQPolicy: EvictionPolicy {
+    /// The policy's name in reports.
     public static let name = "2Q"
     /// Kin, as a share of the capacity (the paper's recommendation).
     public static let defaultInFraction = 0.25
@@ -32,6 +33,7 @@ public struct TwoQPolicy: EvictionPolicy {
     /// Kout: the most the keys in A1out may add up to.
     let outLimit: UInt64
 
+    /// An empty cache of `context`'s capacity, with the default parameters.
     public init(context: PolicyContext) {
         self.init(context: context, inFraction: Self.defaultInFraction, outFraction: Self.defaultOutFraction)
     }
@@ -50,6 +52,7 @@ public struct TwoQPolicy: EvictionPolicy {
         outLimit = context.capacity.scaled(by: kout)
     }
 
+    /// Replays the request at `position` for `object`; returns whether it hit.
     public mutating func access(_ object: UInt32, position: Int) -> Bool {
         switch queues.queue(of: object) {
         case Self.am:

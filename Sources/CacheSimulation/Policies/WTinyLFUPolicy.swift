@@ -17,6 +17,7 @@ import TierCache
 /// names a new window share, the window takes it at once, the main cache's protected segment
 /// stays 80% of what is left, and up to 1,000 objects move across (Caffeine's transfer limit).
 public struct WTinyLFUPolicy: EvictionPolicy {
+    /// The policy's name in reports.
     public static let name = "W-TinyLFU"
     private static let window: UInt8 = 1
     private static let probation: UInt8 = 2
@@ -35,6 +36,7 @@ public struct WTinyLFUPolicy: EvictionPolicy {
     private var random = AdmissionRandom()
     private var climber = MiniatureWindowClimber()
 
+    /// An empty cache of `context`'s capacity, with the default parameters.
     public init(context: PolicyContext) {
         queues = ObjectQueues(queueCount: 3, objectSizes: context.objectSizes)
         capacity = Int(clamping: context.capacity)
@@ -48,6 +50,7 @@ public struct WTinyLFUPolicy: EvictionPolicy {
     private var totalCost: Int { weight(Self.window) + weight(Self.probation) + weight(Self.protected) }
     private var count: Int { queues.count(Self.window) + queues.count(Self.probation) + queues.count(Self.protected) }
 
+    /// Replays the request at `position` for `object`; returns whether it hit.
     public mutating func access(_ object: UInt32, position: Int) -> Bool {
         if queues.queue(of: object) != ObjectQueues.none {
             onAccess(object)

@@ -5,5 +5,6 @@ public enum CapacityUnit: String, Sendable, Codable, CustomStringConvertible {
     /// Objects count by their size in bytes; needs a trace with sizes.
     case bytes
 
+    /// The unit's name.
     public var description: String { rawValue }
 }

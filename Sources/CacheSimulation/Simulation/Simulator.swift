@@ -14,18 +14,24 @@ import TierCache
 /// A grid of replays (``replay(policies:capacities:parallelism:progress:)``) runs on every core:
 /// each replay is independent and reads the shared trace without copying it.
 public struct Simulator: Sendable {
+    /// The trace every replay reads.
     public let trace: Trace
+    /// Whether capacities count objects or bytes.
     public let unit: CapacityUnit
     private let sizes: [UInt32]
     private let future: FutureIndex
 
+    /// A byte-mode simulation of a trace without object sizes.
     public struct UnitError: Error, Sendable, CustomStringConvertible {
+        /// The trace's name.
         public let trace: String
+        /// What is wrong and what to do instead.
         public var description: String {
             "\(trace) has no object sizes, so capacities in bytes mean nothing for it; give capacities in objects or percent"
         }
     }
 
+    /// A simulator of `trace` in `unit`; bytes need a trace with object sizes.
     public init(trace: Trace, unit: CapacityUnit) throws(UnitError) {
         guard unit == .objects || trace.hasSizes else { throw UnitError(trace: trace.name) }
         self.trace = trace

@@ -14,7 +14,9 @@ public struct Trace: Sendable {
     /// Whether the sizes came from the trace (false: every object counts as 1 byte).
     public let hasSizes: Bool
 
+    /// The number of requests.
     public var requestCount: Int { requests.count }
+    /// The number of distinct objects (the footprint in objects).
     public var objectCount: Int { objectSizes.count }
     /// The sum of all objects' sizes: the capacity at which nothing is ever evicted (byte mode).
     public let footprintBytes: UInt64
@@ -23,6 +25,7 @@ public struct Trace: Sendable {
 
     /// How the trace was loaded, when it came from ``load(_:limit:cache:)``.
     public struct Loading: Sendable, Codable, Hashable {
+        /// Where the trace's requests came from.
         public enum Source: String, Sendable, Codable, Hashable {
             /// Decompressed and parsed from the trace file.
             case parsed
@@ -30,6 +33,7 @@ public struct Trace: Sendable {
             case binaryCopy = "binary copy"
         }
 
+        /// Parsed afresh, or read from a binary copy.
         public var source: Source
         /// Wall-clock seconds the load took (reading, parsing and numbering the keys).
         public var seconds: Double

@@ -22,6 +22,7 @@ public struct TraceCache: Sendable {
     /// Where the copies live.
     public let directory: String
 
+    /// A cache of binary copies in `directory` (created when the first copy is written).
     public init(directory: String) {
         self.directory = directory
     }
@@ -42,8 +43,11 @@ public struct TraceCache: Sendable {
 
     /// Why a copy could not be stored.
     public struct StoreError: Error, Sendable, CustomStringConvertible {
+        /// The copy that could not be written.
         public let path: String
+        /// Why, in words.
         public let reason: String
+        /// The path and the reason.
         public var description: String { "cannot write the binary copy \(path): \(reason)" }
     }
 

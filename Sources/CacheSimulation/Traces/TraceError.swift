@@ -3,6 +3,7 @@
 /// Trace readers never crash on bad input: a truncated download, a damaged archive or a line that is
 /// not a number all end the read with one of these.
 public struct TraceError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What went wrong.
     public enum Reason: Error, Sendable, Equatable {
         /// The file could not be opened or read.
         case unreadable(String)
@@ -20,14 +21,17 @@ public struct TraceError: Error, Sendable, Equatable, CustomStringConvertible {
     public let file: String
     /// The 1-based line (text formats) or record (binary formats) where reading stopped, if any.
     public let record: Int?
+    /// What went wrong.
     public let reason: Reason
 
+    /// An error reading `file`, at `record` where it applies.
     public init(file: String, record: Int? = nil, reason: Reason) {
         self.file = file
         self.record = record
         self.reason = reason
     }
 
+    /// The file, the record and what went wrong, for a person to read.
     public var description: String {
         let location = record.map { "\(file), record \($0)" } ?? file
         switch reason {

@@ -19,6 +19,7 @@ public enum TraceFormat: String, Sendable, CaseIterable, CustomStringConvertible
     /// lines starting with `#` are skipped.
     case plain
 
+    /// The format as the command line names it.
     public var description: String { rawValue }
 
     /// Whether requests of this format carry object sizes (ARC pages count as 512 bytes each).

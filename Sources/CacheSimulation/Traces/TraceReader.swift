@@ -9,7 +9,9 @@
 /// try reader.forEach { _ in count += 1 }
 /// ```
 public struct TraceReader: Sendable {
+    /// The trace file.
     public let path: String
+    /// The trace's format.
     public let format: TraceFormat
 
     /// A reader of the trace file at `path`; nothing is read until the trace is loaded.

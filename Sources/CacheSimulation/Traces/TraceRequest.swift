@@ -7,6 +7,7 @@ public struct TraceRequest: Sendable, Hashable {
     /// The request's timestamp in the trace's own unit, 0 where the format has none.
     public var timestamp: UInt64
 
+    /// A request for `key`; size 1 and timestamp 0 where the format has none.
     public init(key: UInt64, size: UInt32 = 1, timestamp: UInt64 = 0) {
         self.key = key
         self.size = size
