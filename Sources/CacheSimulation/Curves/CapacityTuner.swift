@@ -9,7 +9,9 @@ import Foundation
 /// policy's crossing of the target is then found by bisection with full replays, to within
 /// ``crossingTolerance``.
 public struct CapacityTuner: Sendable {
+    /// What to tune for and how.
     public struct Options: Sendable {
+        /// Whether capacities count objects or bytes.
         public var unit: CapacityUnit
         /// The hit ratio the recommendation aims for (0...1).
         public var targetHitRatio: Double
@@ -19,6 +21,7 @@ public struct CapacityTuner: Sendable {
         public var gridPoints: Int
         /// Also estimate LRU's curve with SHARDS in this mode.
         public var sampling: SHARDS.Mode?
+        /// How many replays run at once (the machine's cores by default).
         public var parallelism: Int
         /// Keep every point of every curve (an exact curve has one per distinct stack distance,
         /// 272k on P12); otherwise curves are thinned to ``reportedPoints`` log-spaced points plus
@@ -51,7 +54,9 @@ public struct CapacityTuner: Sendable {
 
     /// One policy's curve and what it recommends.
     public struct PolicyCurve: Sendable, Codable {
+        /// The policy's name.
         public var policy: String
+        /// The policy's hit-ratio curve.
         public var curve: MissRatioCurve
         /// The smallest capacity reaching the target, nil when none does: exact for LRU's curve, within
         /// ``CapacityTuner/crossingTolerance`` of the crossing for replayed policies (refined by bisection).
@@ -70,13 +75,21 @@ public struct CapacityTuner: Sendable {
         public var errorAgainstFullReplays: Double? = nil
     }
 
+    /// What a tuning run found, as `tune` reports it.
     public struct Result: Sendable, Codable {
+        /// The trace's name.
         public var trace: String
+        /// The trace's requests.
         public var requests: Int
+        /// The trace's distinct objects.
         public var objects: Int
+        /// The trace's footprint in the tuning's unit.
         public var footprint: UInt64
+        /// Whether capacities count objects or bytes.
         public var unit: CapacityUnit
+        /// The target the capacities were sought for.
         public var targetHitRatio: Double
+        /// One curve per policy, LRU's first.
         public var curves: [PolicyCurve]
         /// SHARDS' mean absolute error against the exact LRU curve, when sampling ran.
         public var samplingError: Double?
@@ -84,12 +97,16 @@ public struct CapacityTuner: Sendable {
         public var compulsoryHitRatio: Double
     }
 
+    /// What the tuner was created with.
     public let options: Options
 
+    /// A tuner with `options`.
     public init(options: Options) {
         self.options = options
     }
 
+    /// Draws every policy's curve over `trace` and finds each one's capacity for the target;
+    /// `progress` hears each stage's name and its completed share (0...1).
     public func tune(_ trace: Trace, progress: (@Sendable (String, Double) -> Void)? = nil) throws(Simulator.UnitError) -> Result {
         let simulator = try Simulator(trace: trace, unit: options.unit)
         let target = options.targetHitRatio

@@ -8,6 +8,7 @@
 /// In object mode the curve is exact at every capacity. In byte mode distances are grouped into
 /// buckets of `footprint / 65,536` bytes, and the curve is exact at every bucket boundary.
 public enum ExactLRUCurve {
+    /// LRU's curve over `trace` in one pass; `progress` hears the completed share (0...1).
     public static func compute(_ trace: Trace, unit: CapacityUnit, progress: ((Double) -> Void)? = nil) -> MissRatioCurve {
         let width: UInt64 = unit == .objects ? 1 : max(1, (trace.footprintBytes + 65_535) / 65_536)
         let footprint = unit == .objects ? UInt64(trace.objectCount) : trace.footprintBytes

@@ -18,6 +18,7 @@
 /// let curves = miniature.curves(policies: [.s3fifo, .arc], capacities: [1_000, 10_000, 100_000])
 /// ```
 public struct MiniatureSimulation: Sendable {
+    /// The sampling rate and the smallest scaled cache.
     public struct Options: Sendable, Hashable, CustomStringConvertible {
         /// The lowest sampling rate, used wherever the scaled cache stays large enough (0...1).
         public var rate: Double
@@ -25,18 +26,23 @@ public struct MiniatureSimulation: Sendable {
         /// cache must hold; smaller capacities are simulated at a higher rate.
         public var minimumScaledObjects: Double
 
+        /// Options; by default a 1% sample and scaled caches of at least 256 objects.
         public init(rate: Double = 0.01, minimumScaledObjects: Double = 256) {
             self.rate = rate
             self.minimumScaledObjects = minimumScaledObjects
         }
 
+        /// The options in words, for reports.
         public var description: String {
             "miniature simulation, rate \(rate), scaled caches of ≥ \(Int(minimumScaledObjects)) objects"
         }
     }
 
+    /// The whole trace the samples are drawn from.
     public let trace: Trace
+    /// Whether capacities count objects or bytes.
     public let unit: CapacityUnit
+    /// The sampling options.
     public let options: Options
     private let meanObjectSize: Double
     /// The whole trace's simulator: rate 1, and capacities not announced at init.

@@ -9,10 +9,14 @@
 ///   keys are tracked, evicting the keys with the largest hashes: memory stays bounded on any
 ///   workload, which is what the live sampler needs.
 public struct SHARDS: Sendable {
+    /// How keys are sampled.
     public enum Mode: Sendable, Hashable, CustomStringConvertible {
+        /// A fixed share of the keys, by hash (0...1).
         case fixedRate(Double)
+        /// At most `maximumKeys` keys: the rate falls as more keys arrive (bounded memory).
         case fixedSize(maximumKeys: Int)
 
+        /// The mode in words, for reports.
         public var description: String {
             switch self {
             case .fixedRate(let rate): "fixed rate \(rate)"
@@ -23,7 +27,9 @@ public struct SHARDS: Sendable {
 
     static let modulus: UInt64 = 1 << 24
 
+    /// How keys are sampled.
     public let mode: Mode
+    /// Whether distances count objects or bytes.
     public let unit: CapacityUnit
     private var threshold: UInt64
     private var slots: [UInt64: Int32] = [:]

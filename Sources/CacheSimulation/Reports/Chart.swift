@@ -5,6 +5,7 @@ public enum Chart: Sendable {
     /// One bar per label: throughput per tier.
     case bars(BarChart)
 
+    /// The chart's title.
     public var title: String {
         switch self {
         case .lines(let chart): chart.title
@@ -12,6 +13,7 @@ public enum Chart: Sendable {
         }
     }
 
+    /// The chart as a standalone SVG document.
     public var svg: String {
         switch self {
         case .lines(let chart): chart.svg
@@ -20,13 +22,18 @@ public enum Chart: Sendable {
     }
 }
 
+/// A line chart: one line per series, with optional horizontal guides.
 public struct LineChart: Sendable {
+    /// One line of the chart.
     public struct Series: Sendable {
+        /// The series' name in the legend.
         public var name: String
+        /// The points, in increasing x.
         public var points: [(x: Double, y: Double)]
         /// Drawn as steps (a miss-ratio curve is a step function) rather than straight segments.
         public var stepped: Bool
 
+        /// A series through `points`.
         public init(name: String, points: [(x: Double, y: Double)], stepped: Bool = false) {
             self.name = name
             self.points = points
@@ -34,16 +41,22 @@ public struct LineChart: Sendable {
         }
     }
 
+    /// The chart's title.
     public var title: String
+    /// The horizontal axis's label.
     public var xLabel: String
+    /// The vertical axis's label.
     public var yLabel: String
+    /// Whether the horizontal axis is logarithmic (capacities spanning decades).
     public var logarithmicX: Bool
+    /// The lines.
     public var series: [Series]
     /// Horizontal reference lines (a target hit ratio), with labels.
     public var guides: [(y: Double, label: String)]
     /// Formats x tick labels (e.g. as byte sizes).
     public var formatX: @Sendable (Double) -> String
 
+    /// A line chart of `series`.
     public init(title: String, xLabel: String, yLabel: String, logarithmicX: Bool, series: [Series],
                 guides: [(y: Double, label: String)] = [], formatX: @escaping @Sendable (Double) -> String = { ChartFormat.compact($0) }) {
         self.title = title
@@ -56,11 +69,16 @@ public struct LineChart: Sendable {
     }
 }
 
+/// A bar chart: one bar per label.
 public struct BarChart: Sendable {
+    /// The chart's title.
     public var title: String
+    /// The vertical axis's label.
     public var yLabel: String
+    /// The bars, in order.
     public var bars: [(label: String, value: Double)]
 
+    /// A bar chart of `bars`.
     public init(title: String, yLabel: String, bars: [(label: String, value: Double)]) {
         self.title = title
         self.yLabel = yLabel

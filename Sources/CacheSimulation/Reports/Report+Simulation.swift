@@ -35,14 +35,20 @@ extension Report {
 
 /// The facts about a trace that every report states.
 public struct TraceSummary: Sendable, Codable {
+    /// The trace's name (its file name).
     public var name: String
+    /// The number of requests.
     public var requests: Int
+    /// The number of distinct objects.
     public var objects: Int
+    /// The sum of all objects' sizes.
     public var footprintBytes: UInt64
+    /// Whether the trace gives object sizes.
     public var hasSizes: Bool
     /// How the trace was loaded and how long that took (apart from the replays).
     public var loading: Trace.Loading?
 
+    /// The facts of `trace`.
     public init(_ trace: Trace) {
         name = trace.name
         requests = trace.requestCount

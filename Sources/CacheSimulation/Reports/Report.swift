@@ -3,14 +3,18 @@
 /// It holds what a person reads — a summary, tables, charts — and, separately, the machine-readable
 /// payload that becomes the JSON file.
 public struct Report: Sendable {
+    /// The report's heading.
     public var title: String
     /// Key facts shown above everything else (trace, unit, machine, duration, …).
     public var summary: [(String, String)]
+    /// The tables, in order; the first also becomes the CSV file.
     public var tables: [Table]
+    /// The charts, in order.
     public var charts: [Chart]
     /// The JSON document, already encoded (the callers own the schema of their results).
     public var json: String
 
+    /// A report of the given parts.
     public init(title: String, summary: [(String, String)], tables: [Table], charts: [Chart], json: String) {
         self.title = title
         self.summary = summary
@@ -21,10 +25,14 @@ public struct Report: Sendable {
 
     /// A table: its first one becomes the CSV file.
     public struct Table: Sendable {
+        /// The table's heading.
         public var title: String
+        /// The column headings.
         public var columns: [String]
+        /// The rows, one cell per column.
         public var rows: [[String]]
 
+        /// A table of `rows` under `columns`.
         public init(title: String, columns: [String], rows: [[String]]) {
             self.title = title
             self.columns = columns

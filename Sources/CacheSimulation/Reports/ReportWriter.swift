@@ -3,14 +3,19 @@ import Foundation
 /// Writes a ``Report`` as files: `NAME.csv` (the first table), `NAME.json`, `NAME-N.svg` (one per
 /// chart) and `NAME.html`, a single self-contained page with the charts inline.
 public struct ReportWriter: Sendable {
+    /// A kind of file the writer can produce.
     public enum Format: String, Sendable, CaseIterable {
         case csv, json, svg, html
     }
 
+    /// Where the files go (created if missing).
     public let directory: URL
+    /// The files' common name, before the extension.
     public let baseName: String
+    /// Which files to write.
     public let formats: Set<Format>
 
+    /// A writer of `formats` (all by default) into `directory`.
     public init(directory: URL, baseName: String, formats: Set<Format> = Set(Format.allCases)) {
         self.directory = directory
         self.baseName = baseName
@@ -41,6 +46,7 @@ public struct ReportWriter: Sendable {
 
 /// One self-contained HTML page: inline CSS and SVG, no scripts, no external fonts or images.
 public enum HTMLReport {
+    /// The report as one HTML page.
     public static func render(_ report: Report) -> String {
         var html = """
         <!DOCTYPE html>

@@ -8,8 +8,11 @@ public enum CapacitySpecification: Sendable, Hashable, CustomStringConvertible {
     case objects(UInt64)
     case bytes(UInt64)
 
+    /// A capacity written in a form this type does not read.
     public struct ParseError: Error, Sendable, Equatable, CustomStringConvertible {
+        /// The text as given.
         public let text: String
+        /// What was wrong and the forms that work.
         public var description: String {
             "\"\(text)\" is not a capacity: write a percentage of the footprint (10%), a number of objects (50000) or a size (64MiB)"
         }
@@ -70,6 +73,7 @@ public enum CapacitySpecification: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// The capacity as written on the command line.
     public var description: String {
         switch self {
         case .fraction(let fraction): "\(fraction * 100)%"
