@@ -25,5 +25,6 @@ public struct HTTPCacheStatistics: Hashable, Sendable {
     /// Requests that joined a fetch already in flight for the same resource.
     public var coalescedRequests = 0
 
+    /// Statistics with every counter at zero.
     public init() {}
 }

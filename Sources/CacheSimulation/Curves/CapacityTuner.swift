@@ -33,6 +33,7 @@ public struct CapacityTuner: Sendable {
         /// error against it (costs what the miniature saves).
         public var compareWithFullReplays: Bool = false
 
+        /// Options; by default objects, a 90% target, LRU, S3-FIFO, ARC and W-TinyLFU on 16 grid points.
         public init(unit: CapacityUnit = .objects, targetHitRatio: Double = 0.9, policies: [PolicyKind] = [.lru, .s3fifo, .arc, .wtinylfu],
                     gridPoints: Int = 16, sampling: SHARDS.Mode? = nil, parallelism: Int = Simulator.defaultParallelism) {
             self.unit = unit
