@@ -13,7 +13,7 @@ let package = Package(
     ],
     targets: [
         // The workloads the benchmarks share (keys, Zipf accesses, JSON bodies).
-        .target(name: "Workloads", path: "Benchmarks/Workloads"),
+        .target(name: "Workloads", dependencies: [.product(name: "TierCache", package: "TierCache")], path: "Benchmarks/Workloads"),
         // The baselines call LMDB and zstd directly, through modules of their own.
         .systemLibrary(name: "BenchCLMDB", pkgConfig: "lmdb", providers: [.apt(["liblmdb-dev"]), .brew(["lmdb"])]),
         .systemLibrary(name: "BenchCZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"]), .brew(["zstd"])]),

@@ -22,11 +22,10 @@ guard let policy = policies[arguments[2]], ["get", "set", "get-or-set"].contains
 let keyCount = Workload.keyCount
 let accesses = Workload.accesses
 let keys = Workload.keyStrings.compactMap { try? CacheKey($0) }
-let entry = CacheEntry(value: [UInt8](repeating: 7, count: 100), storedAt: Date())
+let entry = CacheEntry(value: Workload.policyValue, storedAt: Date())
 
 // get and set: every key fits and is stored first; get-or-set: about 10,000 of the keys fit.
-let fitting = 10_000 * (100 + 54 + MemoryTier.perEntryOverhead)
-let tier = try MemoryTier(capacity: arguments[1] == "get-or-set" ? fitting : 256 << 20, policy: policy)
+let tier = try MemoryTier(capacity: arguments[1] == "get-or-set" ? Workload.fittingCapacity : 256 << 20, policy: policy)
 if arguments[1] != "get-or-set" {
     for key in keys { _ = tier.store(entry, forKey: key) }
 }

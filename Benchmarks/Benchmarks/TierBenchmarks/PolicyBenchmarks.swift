@@ -11,7 +11,7 @@ func memoryPolicyBenchmarks() {
     let accesses = Workload.accesses
     let strings = Workload.keyStrings
     let keys = strings.compactMap { try? CacheKey($0) }
-    let value = [UInt8](repeating: 7, count: 100)
+    let value = Workload.policyValue
     let storedAt = Date()
     let policies: [(name: String, policy: MemoryTier.EvictionPolicy)] = [
         ("LRU", .lru), ("S3-FIFO", .s3fifo), ("W-TinyLFU", .wTinyLFU),
@@ -39,11 +39,10 @@ func memoryPolicyBenchmarks() {
     }
 
     // A cache user's loop with evictions: look up, store on a miss, in a tier that holds about
-    // 10,000 of the 100,000 keys (each entry costs its 100-byte value, its ~54-byte key and 64).
-    let fitting = 10_000
-    let capacity = fitting * (value.count + 54 + MemoryTier.perEntryOverhead)
+    // 10,000 of the 100,000 keys.
+    let fitting = Workload.fittingEntries
     for (name, policy) in policies {
-        guard let tier = try? MemoryTier(capacity: capacity, policy: policy) else { return }
+        guard let tier = try? MemoryTier(capacity: Workload.fittingCapacity, policy: policy) else { return }
         let entry = CacheEntry(value: value, storedAt: storedAt)
         Benchmark("Memory policy get or set (Zipf, 100k keys, 10k fit): MemoryTier \(name)") { benchmark in
             var position = 0

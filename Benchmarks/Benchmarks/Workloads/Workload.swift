@@ -1,7 +1,15 @@
 import Foundation
+import TierCache
 
 /// Inputs shared by the benchmarks (and PolicyInstructions), built once outside the timed regions.
 public enum Workload {
+    /// The value the memory policy workloads store: 100 bytes.
+    public static let policyValue = [UInt8](repeating: 7, count: 100)
+    /// How many entries the memory policy workloads' evicting tier holds: a tenth of the keys.
+    public static let fittingEntries = 10_000
+    /// A `MemoryTier` capacity for about ``fittingEntries`` entries of ``policyValue``: each costs
+    /// its value, its key (about 54 bytes) and `MemoryTier.perEntryOverhead`.
+    public static let fittingCapacity = fittingEntries * (policyValue.count + 54 + MemoryTier.perEntryOverhead)
     public static let keyCount = 100_000
 
     /// Zipf(0.99)-distributed key indices: a few keys hot, a long tail cold.

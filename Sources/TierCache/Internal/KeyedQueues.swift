@@ -80,12 +80,6 @@ struct KeyedQueues<Key: Hashable, Value> {
         return slot
     }
 
-    /// Replaces a node's value and cost; it must be in no queue (the weights would be wrong).
-    mutating func update(_ slot: Slot, value: Value?, cost: Int) {
-        valueBySlot[Int(slot)] = value
-        links[Int(slot)].cost = cost
-    }
-
     /// Replaces a node's value and cost where it stands, in its queue or in none.
     @inline(__always)
     mutating func replace(_ slot: Slot, value: Value?, cost: Int) {

@@ -85,7 +85,7 @@ struct S3FIFOStore: EvictingStore {
         }
         queues.remove(slot)
         let evicted = makeRoom(for: cost)
-        queues.update(slot, value: entry, cost: cost)
+        queues.replace(slot, value: entry, cost: cost)
         queues.setFrequency(min(frequency + 1, Self.maximumFrequency), of: slot)
         queues.pushHead(slot, queue)
         return evicted
@@ -146,7 +146,7 @@ struct S3FIFOStore: EvictingStore {
         while queues.weight(Self.ghost) + cost > ghostCapacity, let oldest = queues.popTail(Self.ghost) {
             queues.free(oldest)
         }
-        queues.update(slot, value: nil, cost: cost)
+        queues.replace(slot, value: nil, cost: cost)
         queues.setFrequency(0, of: slot)
         queues.pushHead(slot, Self.ghost)
     }
