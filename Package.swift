@@ -1,8 +1,9 @@
 // swift-tools-version: 6.1
 import PackageDescription
 
-// The library targets depend on nothing but the system's LMDB and zstd; only the `tiercache`
-// command-line tool pulls in swift-argument-parser. Benchmarks live in their own package
+// The core libraries depend on the system's LMDB and zstd and on the swift-log and swift-metrics
+// API packages (small, no backends); only the `tiercache` command-line tool pulls in
+// swift-argument-parser. Benchmarks live in their own package
 // (Benchmarks/Package.swift) so that ordo-one/benchmark never enters a user's dependency graph.
 let package = Package(
     name: "TierCache",
@@ -67,24 +68,42 @@ let package = Package(
         ),
         .target(
             name: "TierCache",
+            dependencies: [
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+            ],
             // scripts/tsan: locks ThreadSanitizer can see (see Sources/TierCache/Internal/Locked.swift).
             swiftSettings: [.define("TIERCACHE_TSAN_LOCKS", .when(traits: ["TSanLocks"]))]
         ),
         .target(name: "CacheSimulation", dependencies: ["TierCache", "CZstd", "CZlib", "CLzma"]),
         .target(name: "TierCacheCompression", dependencies: ["TierCache", "CZstd"]),
-        .target(name: "TierCacheLMDB", dependencies: ["TierCache", "TierCacheCompression", "CLMDB"]),
+        .target(
+            name: "TierCacheLMDB",
+            dependencies: [
+                "TierCache", "TierCacheCompression", "CLMDB",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+            ]
+        ),
         .target(
             name: "TierCacheRedis",
             dependencies: [
                 "TierCache", "TierCacheCompression",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
             ]
         ),
         .target(name: "TierCacheTesting", dependencies: ["TierCache"]),
         .target(
             name: "HTTPCaching",
-            dependencies: ["TierCache", .product(name: "HTTPTypes", package: "swift-http-types")]
+            dependencies: [
+                "TierCache",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+            ]
         ),
         .target(
             name: "HTTPCachingFoundation",
@@ -178,6 +197,10 @@ let package = Package(
             name: "TierCacheRedisTests",
             dependencies: [
                 "TierCacheRedis", "TierCache", "TierCacheTesting", "TierCacheLMDB",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "InMemoryLogging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
@@ -188,13 +211,23 @@ let package = Package(
         ),
         .testTarget(
             name: "TierCacheTests",
-            dependencies: ["TierCache", "TierCacheTesting"]
+            dependencies: [
+                "TierCache", "TierCacheTesting",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "InMemoryLogging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+            ]
         ),
         .testTarget(
             name: "HTTPCachingTests",
             dependencies: [
                 "HTTPCaching", "TierCache", "TierCacheLMDB", "TierCacheTesting",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "InMemoryLogging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]
         ),
         .testTarget(
@@ -224,7 +257,13 @@ let package = Package(
         ),
         .testTarget(
             name: "TierCacheLMDBTests",
-            dependencies: ["TierCacheLMDB", "TierCacheCompression", "TierCacheTesting", "CLMDB", "tiercache"]
+            dependencies: [
+                "TierCacheLMDB", "TierCacheCompression", "TierCacheTesting", "CLMDB", "tiercache",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "InMemoryLogging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

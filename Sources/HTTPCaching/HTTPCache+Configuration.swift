@@ -1,5 +1,7 @@
+import CoreMetrics
 import Foundation
 import HTTPTypes
+import Logging
 import TierCache
 
 extension HTTPCache {
@@ -59,6 +61,13 @@ extension HTTPCache {
         /// entry's memory, which the tier's capacity does not include). Beyond it, further
         /// entries are decoded on every hit. 32 MiB by default; 0 (or less) turns it off.
         public var decodedResponsesLimit: Int
+        /// Where the engine logs a stale response served because the origin failed (`notice`),
+        /// stored responses that failed to decode (`warning`) and failed background
+        /// revalidations (`debug`). `nil`, the default, logs nothing.
+        public var logger: Logger?
+        /// Where the engine records its metrics (`MetricLabels`' `http…` names); `nil`, the
+        /// default, means the factory the process bootstrapped when the engine is created.
+        public var metricsFactory: (any MetricsFactory)?
 
         /// A configuration; every setting has a default (a private cache).
         public init(
@@ -70,7 +79,9 @@ extension HTTPCache {
             storeHooks: [StoreHook] = [],
             key: (@Sendable (HTTPRequest) -> String?)? = nil,
             clock: CacheClock = .system,
-            decodedResponsesLimit: Int = 32 << 20
+            decodedResponsesLimit: Int = 32 << 20,
+            logger: Logger? = nil,
+            metricsFactory: (any MetricsFactory)? = nil
         ) {
             self.mode = mode
             self.storagePolicies = storagePolicies
@@ -82,6 +93,8 @@ extension HTTPCache {
             self.usesDefaultKey = key == nil
             self.clock = clock
             self.decodedResponsesLimit = decodedResponsesLimit
+            self.logger = logger
+            self.metricsFactory = metricsFactory
         }
     }
 }

@@ -64,7 +64,8 @@ extension HTTPCache {
         do {
             decoded = DecodedEntry(try StoredEntryCodec.decode(entry.value), key: key)
         } catch {
-            counters.withLock { $0.corruptEntriesRemoved += 1 }
+            counters.recordCorruptEntryRemoved()
+            logger?.warning("stored response failed to decode; removed (a miss)", metadata: ["key": "\(key)", "error": "\(error)"])
             return nil
         }
         remember(decoded, in: entry, key: key)
@@ -101,7 +102,7 @@ extension HTTPCache {
         if let reason = Storability.reasonNotToStore(
             request: request, requestDirectives: requestDirectives, response: exchange.response, directives: directives, shared: shared)
         {
-            counters.withLock { $0.notStorable[reason, default: 0] += 1 }
+            counters.recordNotStorable(reason)
             // A response that may not be stored must not leave an older one in its place.
             if reason == .noStore || reason == .varyStar { await remove(primaryKey: primaryKey) }
             return false
@@ -119,7 +120,7 @@ extension HTTPCache {
             storagePolicy: configuration.storagePolicies.policy(forScheme: request.scheme ?? ""), userInfo: [:])
         for hook in configuration.storeHooks { hook.apply(to: &candidate) }
         guard candidate.storagePolicy != .notAllowed else {
-            counters.withLock { $0.refusedByPolicy += 1 }
+            counters.recordRefusedByPolicy()
             await remove(primaryKey: primaryKey)
             return false
         }
@@ -148,9 +149,7 @@ extension HTTPCache {
     @discardableResult
     func write(_ stored: StoredResponse, under key: String, policy: StoragePolicy) async -> Bool {
         let kept = await writeEntry(.response(stored), under: key, policy: policy)
-        counters.withLock {
-            if kept { $0.stores += 1 } else if policy == .notAllowed { $0.refusedByPolicy += 1 } else { $0.refusedTooLarge += 1 }
-        }
+        counters.recordWrite(kept: kept, policy: policy)
         return kept
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import Logging
 import Synchronization
 import TierCache
 
@@ -26,7 +27,8 @@ public final class HTTPCache: Sendable {
     /// The engine's settings.
     public let configuration: Configuration
 
-    let counters = Locked(HTTPCacheStatistics())
+    let counters: HTTPCacheCounters
+    let logger: Logger?
     let generation = Atomic<UInt64>(0)
     let inFlight = InFlightFetches()
     private let background = BackgroundRevalidations()
@@ -38,10 +40,12 @@ public final class HTTPCache: Sendable {
         self.storage = storage
         self.configuration = configuration
         self.decodedForms = DecodedFormBudget(limit: configuration.decodedResponsesLimit)
+        self.counters = HTTPCacheCounters(metricsFactory: configuration.metricsFactory)
+        self.logger = configuration.logger
     }
 
     /// What the engine has done so far.
-    public var statistics: HTTPCacheStatistics { counters.withLock { $0 } }
+    public var statistics: HTTPCacheStatistics { counters.snapshot }
 
     /// A number that changes whenever the engine writes or removes a stored entry (stores,
     /// revalidations, invalidations; not evictions by a tier). A front end may reuse an answer
@@ -52,7 +56,7 @@ public final class HTTPCache: Sendable {
     /// Counts hits a front end answered by reusing an answer this engine gave (see
     /// ``storageGeneration``), so that ``statistics`` still counts every hit.
     public func countReusedHits(_ count: Int = 1) {
-        counters.withLock { $0.hits += count }
+        counters.recordHits(count)
     }
 
     /// Waits until every background revalidation started so far has finished (for tests and
@@ -109,10 +113,7 @@ public final class HTTPCache: Sendable {
             request: request, requestDirectives: requestDirectives(of: request), located: stored, policy: cachePolicy,
             context: context, measure: measure)
         guard case .useStored(let stale) = decision else { return nil }
-        counters.withLock {
-            $0.hits += 1
-            if stale { $0.staleServes += 1 }
-        }
+        counters.recordHits(stale: stale)
         return measure
     }
 
@@ -140,19 +141,17 @@ public final class HTTPCache: Sendable {
         switch decision {
         case .useStored(let stale):
             guard let stored else { break }
-            counters.withLock {
-                $0.hits += 1
-                if stale { $0.staleServes += 1 }
-            }
+            counters.recordHits(stale: stale)
             return served(stored, source: .cache, request: request, now: context.now, measure: measure)
         case .useStoredAndRevalidate:
             guard let stored else { break }
-            counters.withLock {
-                $0.hits += 1
-                $0.staleServes += 1
-            }
+            counters.recordHits(stale: true)
             background.start(key: stored.key) { [self] in
-                _ = try? await revalidate(request, stored: stored, primaryKey: primaryKey, transport: transport)
+                do {
+                    _ = try await revalidate(request, stored: stored, primaryKey: primaryKey, transport: transport)
+                } catch {
+                    logger?.debug("background revalidation failed", metadata: ["key": "\(stored.key)", "error": "\(error)"])
+                }
             }
             return served(stored, source: .staleWhileRevalidate, request: request, now: context.now)
         case .unsatisfiable:
@@ -166,7 +165,7 @@ public final class HTTPCache: Sendable {
         case .fetch:
             break
         }
-        counters.withLock { $0.misses += 1 }
+        counters.recordMiss()
         var outgoing = request
         if cachePolicy == .reloadIgnoringLocalAndRemoteCacheData {
             outgoing.headerFields[.cacheControl] = "no-cache"
@@ -233,7 +232,7 @@ public final class HTTPCache: Sendable {
         _ request: HTTPRequest, stored: Located, primaryKey: String, transport: @escaping Transport
     ) async throws -> HTTPCacheResponse {
         guard let conditional = Validation.conditionalRequest(for: request, revalidating: stored.response) else {
-            counters.withLock { $0.misses += 1 }
+            counters.recordMiss()
             return try await fetchAndStore(request, original: request, primaryKey: primaryKey, fallback: stored, transport: transport)
         }
         let exchange: Exchange
@@ -250,17 +249,17 @@ public final class HTTPCache: Sendable {
             }
             let freshened = Validation.freshen(
                 stored.response, with: exchange.response, requestTime: exchange.requestTime, responseTime: exchange.responseTime)
-            counters.withLock { $0.revalidatedNotModified += 1 }
+            counters.recordRevalidation(modified: false)
             await write(freshened, under: stored.key, policy: freshened.storagePolicy)
             return served(Located(response: freshened, key: stored.key), source: .revalidated, request: request, now: configuration.clock.now())
         }
         if (500...599).contains(exchange.response.status.code),
            CacheDecision.staleIfErrorAllows(stored, requestDirectives: requestDirectives(of: request), context: context)
         {
-            counters.withLock { $0.staleServes += 1 }
+            counters.recordStaleServe()
             return served(stored, source: .staleFallback, request: request, now: configuration.clock.now())
         }
-        counters.withLock { $0.revalidatedModified += 1 }
+        counters.recordRevalidation(modified: true)
         return await handle(exchange, for: request, primaryKey: primaryKey)
     }
 
@@ -277,7 +276,7 @@ public final class HTTPCache: Sendable {
         if let fallback, (500...599).contains(exchange.response.status.code),
            CacheDecision.staleIfErrorAllows(fallback, requestDirectives: requestDirectives(of: original), context: context)
         {
-            counters.withLock { $0.staleServes += 1 }
+            counters.recordStaleServe()
             return served(fallback, source: .staleFallback, request: original, now: configuration.clock.now())
         }
         return await handle(exchange, for: original, primaryKey: primaryKey)
@@ -293,7 +292,7 @@ public final class HTTPCache: Sendable {
             let (response, responseBody) = try await transport(request, body)
             return Exchange(response: response, body: responseBody, requestTime: requestTime, responseTime: clock.now())
         }
-        if joined { counters.withLock { $0.coalescedRequests += 1 } }
+        if joined { counters.recordCoalesced() }
         return exchange
     }
 
@@ -323,7 +322,7 @@ public final class HTTPCache: Sendable {
         for uri in Invalidation.invalidatedURIs(request: request, response: response) {
             guard let url = URL(string: uri), let key = primaryKey(for: HTTPRequest(method: .get, url: url)) else { continue }
             await remove(primaryKey: key)
-            counters.withLock { $0.invalidations += 1 }
+            counters.recordInvalidation()
         }
     }
 
@@ -361,7 +360,10 @@ public final class HTTPCache: Sendable {
             }
         }
         guard allowed else { return nil }
-        counters.withLock { $0.staleServes += 1 }
+        counters.recordStaleServe()
+        logger?.notice(
+            "origin unreachable; served the stored response",
+            metadata: ["url": "\(request.url?.absoluteString ?? "")", "age": "\(Int(measure.age))", "error": "\(error)"])
         var result = served(stored, source: .staleFallback, request: request, now: context.now)
         result.networkError = error
         return result

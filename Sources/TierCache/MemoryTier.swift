@@ -1,3 +1,5 @@
+import CoreMetrics
+import Logging
 
 /// An in-memory tier: eviction by bytes under a chosen policy (least recently used by default,
 /// or S3-FIFO or W-TinyLFU), with an optional entry-count limit.
@@ -80,15 +82,22 @@ public final class MemoryTier: LocalCacheTier {
         public var name: String
         /// The source of "now" for expiry hints.
         public var clock: CacheClock
+        /// Where the tier logs refusals (at `debug`); `nil`, the default, logs nothing.
+        public var logger: Logger?
+        /// Where the tier records its metrics (``MetricLabels``); `nil`, the default, means the
+        /// factory the process bootstrapped when the tier is created (none: nothing recorded).
+        public var metricsFactory: (any MetricsFactory)?
 
-/// A configuration; only the capacity (in bytes) is required.
+        /// A configuration; only the capacity (in bytes) is required.
         public init(
             capacity: Int,
             maxEntryCount: Int? = nil,
             maxEntryFraction: Double = EntrySizeLimit.urlCacheDefaultFraction,
             policy: EvictionPolicy = .lru,
             name: String = "memory",
-            clock: CacheClock = .system
+            clock: CacheClock = .system,
+            logger: Logger? = nil,
+            metricsFactory: (any MetricsFactory)? = nil
         ) {
             self.capacity = capacity
             self.maxEntryCount = maxEntryCount
@@ -96,6 +105,8 @@ public final class MemoryTier: LocalCacheTier {
             self.policy = policy
             self.name = name
             self.clock = clock
+            self.logger = logger
+            self.metricsFactory = metricsFactory
         }
     }
 
@@ -103,9 +114,9 @@ public final class MemoryTier: LocalCacheTier {
     /// and the entry's metadata.
     public static let perEntryOverhead = 64
 
-/// The tier's name in statistics and reports.
+    /// The tier's name in statistics and reports.
     public let name: String
-/// Memory: the tier does not persist, so `allowedInMemoryOnly` entries may be stored in it.
+    /// Memory: the tier does not persist, so `allowedInMemoryOnly` entries may be stored in it.
     public var medium: TierMedium { .memory }
     /// The eviction policy the tier was created with.
     public let policy: EvictionPolicy
@@ -114,7 +125,8 @@ public final class MemoryTier: LocalCacheTier {
     /// The largest entry cost accepted: the entry-size rule, and what the policy can admit.
     private let maxEntryCost: Int
     private let clock: CacheClock
-    private let counters = TierCounters()
+    private let counters: TierCounters
+    private let logger: Logger?
     private let storage: Storage
 
     /// The designated initializer; `sketchHash` maps a key to W-TinyLFU's sketch hash (tests give
@@ -133,6 +145,8 @@ public final class MemoryTier: LocalCacheTier {
         self.policy = configuration.policy
         self.capacity = configuration.capacity
         self.clock = configuration.clock
+        self.counters = TierCounters(tierName: configuration.name, metricsFactory: configuration.metricsFactory)
+        self.logger = configuration.logger
         self.storage = Storage(
             configuration.policy, capacity: configuration.capacity,
             maxEntryCount: configuration.maxEntryCount ?? .max, sketchHash: sketchHash)
@@ -155,16 +169,17 @@ public final class MemoryTier: LocalCacheTier {
         entry.value.count + key.rawValue.utf8.count + perEntryOverhead
     }
 
-/// The entry stored under `key`, or nil; a hit counts as an access for the eviction policy,
-/// and an entry past its expiry hint is removed and missed.
+    /// The entry stored under `key`, or nil; a hit counts as an access for the eviction policy,
+    /// and an entry past its expiry hint is removed and missed.
     public func entry(forKey key: CacheKey) -> CacheEntry? {
+        let timing = counters.startLookup()
         let found: CacheEntry?
         switch storage {
         case .lru(let locked): found = lookup(key, in: locked)
         case .s3fifo(let locked): found = lookup(key, in: locked)
         case .wTinyLFU(let locked): found = lookup(key, in: locked)
         }
-        counters.recordLookup(hit: found != nil)
+        counters.recordLookup(hit: found != nil, timing: timing)
         return found
     }
 
@@ -174,16 +189,16 @@ public final class MemoryTier: LocalCacheTier {
             guard let entry = store.lookup(key) else { return nil }
             if entry.metadata.expiresAt != nil, entry.metadata.isExpired(at: clock.now()) {
                 store.remove(key)
-                counters.expirations.add(1, ordering: .relaxed)
+                counters.recordExpiration()
                 return nil
             }
             return entry
         }
     }
 
-/// Stores `entry` under `key`, evicting as the policy decides to stay within the capacity.
-/// An entry over the per-entry limit or already past its expiry hint is refused, and the key's
-/// older entry is removed.
+    /// Stores `entry` under `key`, evicting as the policy decides to stay within the capacity.
+    /// An entry over the per-entry limit or already past its expiry hint is refused, and the key's
+    /// older entry is removed.
     public func store(_ entry: CacheEntry, forKey key: CacheKey) -> StoreOutcome {
         let cost = Self.cost(of: entry, key: key)
         let outcome: StoreOutcome
@@ -201,7 +216,11 @@ public final class MemoryTier: LocalCacheTier {
         case .wTinyLFU(let locked): evicted = store(entry, cost: cost, key: key, outcome: outcome, in: locked)
         }
         counters.record(outcome)
-        if evicted > 0 { counters.evictions.add(evicted, ordering: .relaxed) }
+        counters.recordEvictions(evicted)
+        if counters.isRecordingMetrics { counters.recordUsage(usage()) }
+        if case .refused(let reason) = outcome {
+            logger?.debug("memory tier refused an entry", metadata: ["tier": "\(name)", "key": "\(key.rawValue)", "reason": "\(reason)"])
+        }
         return outcome
     }
 
@@ -219,25 +238,27 @@ public final class MemoryTier: LocalCacheTier {
         }
     }
 
-/// Removes the entry stored under `key`, if any.
+    /// Removes the entry stored under `key`, if any.
     public func removeEntry(forKey key: CacheKey) {
         switch storage {
         case .lru(let store): store.state.withLock { $0.remove(key) }
         case .s3fifo(let store): store.state.withLock { $0.remove(key) }
         case .wTinyLFU(let store): store.state.withLock { $0.remove(key) }
         }
+        if counters.isRecordingMetrics { counters.recordUsage(usage()) }
     }
 
-/// Removes every entry (the policy's history too).
+    /// Removes every entry (the policy's history too).
     public func removeAll() {
         switch storage {
         case .lru(let store): store.state.withLock { $0.removeAll() }
         case .s3fifo(let store): store.state.withLock { $0.removeAll() }
         case .wTinyLFU(let store): store.state.withLock { $0.removeAll() }
         }
+        if counters.isRecordingMetrics { counters.recordUsage(usage()) }
     }
 
-/// The bytes and entries held now, against the capacity.
+    /// The bytes and entries held now, against the capacity.
     public func usage() -> TierUsage {
         let (bytes, entries) =
             switch storage {
@@ -248,7 +269,7 @@ public final class MemoryTier: LocalCacheTier {
         return TierUsage(bytes: bytes, entries: entries, capacity: capacity, maxEntryBytes: maxEntryCost)
     }
 
-/// The counters since the tier was created, with its usage.
+    /// The counters since the tier was created, with its usage.
     public func statistics() -> TierStatistics {
         counters.snapshot(usage: usage())
     }

@@ -1,52 +1,119 @@
+import CoreMetrics
 import Synchronization
 
-/// Lock-free counters behind a tier's ``TierStatistics``.
+/// A tier's event counters: the numbers behind its ``TierStatistics``, and, when the tier was
+/// given a name to record under, the same events sent to swift-metrics (see ``MetricLabels``).
 ///
-/// Tiers shipped with TierCache use it, and a tier of your own can too: increment on each event,
-/// and return ``snapshot(usage:)`` from ``CacheTier/statistics()``.
+/// Tiers shipped with TierCache use it, and a tier of your own can too: call the `record`
+/// methods on each event, and return ``snapshot(usage:)`` from ``CacheTier/statistics()``.
+///
+/// The counters are atomics (relaxed: each is exact, a snapshot is not one instant across them).
+/// With no metrics backend, each event costs one atomic add and one branch.
 public final class TierCounters: Sendable {
-    /// See ``TierStatistics/hits``.
-    public let hits = Atomic<Int>(0)
-    /// See ``TierStatistics/misses``.
-    public let misses = Atomic<Int>(0)
-    /// See ``TierStatistics/stores``.
-    public let stores = Atomic<Int>(0)
-    /// See ``TierStatistics/evictions``.
-    public let evictions = Atomic<Int>(0)
-    /// See ``TierStatistics/refusedTooLarge``.
-    public let refusedTooLarge = Atomic<Int>(0)
-    /// See ``TierStatistics/refusedExpired``.
-    public let refusedExpired = Atomic<Int>(0)
-    /// See ``TierStatistics/refusedOutOfSpace``.
-    public let refusedOutOfSpace = Atomic<Int>(0)
-    /// See ``TierStatistics/expirations``.
-    public let expirations = Atomic<Int>(0)
-    /// See ``TierStatistics/corruptionsRemoved``.
-    public let corruptionsRemoved = Atomic<Int>(0)
-    /// See ``TierStatistics/errors``.
-    public let errors = Atomic<Int>(0)
-    /// See ``TierStatistics/storeResets``.
-    public let storeResets = Atomic<Int>(0)
+    private let hits = Atomic<Int>(0)
+    private let misses = Atomic<Int>(0)
+    private let stores = Atomic<Int>(0)
+    private let evictions = Atomic<Int>(0)
+    private let refusedTooLarge = Atomic<Int>(0)
+    private let refusedExpired = Atomic<Int>(0)
+    private let refusedOutOfSpace = Atomic<Int>(0)
+    private let expirations = Atomic<Int>(0)
+    private let corruptionsRemoved = Atomic<Int>(0)
+    private let errors = Atomic<Int>(0)
+    private let storeResets = Atomic<Int>(0)
+    private let metrics: TierMetrics?
 
-    /// Creates counters at zero.
-    public init() {}
-
-    /// Counts a lookup's result.
-    @inline(__always)
-    public func recordLookup(hit: Bool) {
-        if hit { hits.add(1, ordering: .relaxed) } else { misses.add(1, ordering: .relaxed) }
+    /// Counters at zero that record to no metrics backend.
+    public init() {
+        metrics = nil
     }
 
-    /// Counts the outcome of a store.
+    /// Counters at zero that also record to swift-metrics, under ``MetricLabels``' names with
+    /// dimension `tier` = `tierName`: through `metricsFactory`, or when it is `nil` the factory
+    /// the process bootstrapped (read now: bootstrap before creating tiers).
+    public init(tierName: String, metricsFactory: (any MetricsFactory)? = nil) {
+        metrics = MetricsSystem.resolving(metricsFactory).map { TierMetrics(tierName: tierName, factory: $0) }
+    }
+
+    /// Whether events also go to a metrics backend (a tier may skip work only metrics need).
+    public var isRecordingMetrics: Bool { metrics != nil }
+
+    /// Starts timing a lookup for ``recordLookup(hit:timing:)``; reads the clock only when
+    /// recording metrics.
+    @inline(__always)
+    public func startLookup() -> LookupTiming {
+        LookupTiming(stopwatch: MetricsStopwatch(enabled: metrics != nil))
+    }
+
+    /// Counts a lookup's result, and with `timing` its duration.
+    @inline(__always)
+    public func recordLookup(hit: Bool, timing: LookupTiming? = nil) {
+        if hit { hits.add(1, ordering: .relaxed) } else { misses.add(1, ordering: .relaxed) }
+        guard let metrics else { return }
+        (hit ? metrics.hits : metrics.misses).increment()
+        timing?.stopwatch.stop(into: metrics.lookupDuration)
+    }
+
+    /// Counts the outcome of a store. Refusals by ``RefusalReason/policy(_:)`` are left to the
+    /// ``TieredCache``, which decides them.
     @inline(__always)
     public func record(_ outcome: StoreOutcome) {
         switch outcome {
-        case .stored: stores.add(1, ordering: .relaxed)
-        case .refused(.tooLarge): refusedTooLarge.add(1, ordering: .relaxed)
-        case .refused(.alreadyExpired): refusedExpired.add(1, ordering: .relaxed)
-        case .refused(.outOfSpace): refusedOutOfSpace.add(1, ordering: .relaxed)
-        case .refused(.policy): break  // counted by the tiered cache, which decides it
+        case .stored:
+            stores.add(1, ordering: .relaxed)
+            metrics?.stored.increment()
+        case .refused(.tooLarge):
+            refusedTooLarge.add(1, ordering: .relaxed)
+            metrics?.refusedTooLarge.increment()
+        case .refused(.alreadyExpired):
+            refusedExpired.add(1, ordering: .relaxed)
+            metrics?.refusedExpired.increment()
+        case .refused(.outOfSpace):
+            refusedOutOfSpace.add(1, ordering: .relaxed)
+            metrics?.refusedOutOfSpace.increment()
+        case .refused(.policy):
+            break
         }
+    }
+
+    /// Counts `count` entries evicted to make room.
+    @inline(__always)
+    public func recordEvictions(_ count: Int) {
+        guard count > 0 else { return }
+        evictions.add(count, ordering: .relaxed)
+        metrics?.evictions.increment(by: count)
+    }
+
+    /// Counts an entry dropped because its expiry hint passed.
+    public func recordExpiration() {
+        expirations.add(1, ordering: .relaxed)
+        metrics?.expirations.increment()
+    }
+
+    /// Counts a damaged entry removed.
+    public func recordCorruptionRemoved() {
+        corruptionsRemoved.add(1, ordering: .relaxed)
+        metrics?.corruptionsRemoved.increment()
+    }
+
+    /// Counts an operation that failed.
+    public func recordError() {
+        errors.add(1, ordering: .relaxed)
+        metrics?.errors.increment()
+    }
+
+    /// Counts a damaged store deleted and started afresh.
+    public func recordStoreReset() {
+        storeResets.add(1, ordering: .relaxed)
+        metrics?.storeResets.increment()
+    }
+
+    /// Sets the bytes and entries gauges (no-op without metrics). Local tiers call it after each
+    /// change; a tier whose usage needs I/O to learn may call it when it learns it.
+    public func recordUsage(_ usage: TierUsage) {
+        guard let metrics else { return }
+        metrics.bytes.record(usage.bytes)
+        metrics.entries.record(usage.entries)
     }
 
     /// The counters' current values, with `usage` attached.
@@ -65,5 +132,10 @@ public final class TierCounters: Sendable {
         s.storeResets = storeResets.load(ordering: .relaxed)
         s.usage = usage
         return s
+    }
+
+    /// When a lookup started, for its duration metric (empty when no metrics are recorded).
+    public struct LookupTiming: Sendable {
+        fileprivate let stopwatch: MetricsStopwatch
     }
 }

@@ -31,7 +31,7 @@ public struct TierStatistics: Hashable, Sendable {
     /// Usage when the snapshot was taken, if the tier could report it.
     public var usage: TierUsage?
 
-/// Statistics with every counter at zero.
+    /// Statistics with every counter at zero.
     public init() {}
 
     /// Hits divided by lookups, or `nil` before the first lookup.

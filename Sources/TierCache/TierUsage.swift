@@ -9,7 +9,7 @@ public struct TierUsage: Hashable, Sendable {
     /// The largest stored size of a single entry the tier accepts.
     public var maxEntryBytes: Int
 
-/// A usage report; `bytes` should not exceed `capacity`.
+    /// A usage report; `bytes` should not exceed `capacity`.
     public init(bytes: Int, entries: Int, capacity: Int, maxEntryBytes: Int) {
         self.bytes = bytes
         self.entries = entries

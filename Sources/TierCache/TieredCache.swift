@@ -1,4 +1,6 @@
+import CoreMetrics
 import Foundation
+import Logging
 import Synchronization
 
 /// An ordered stack of tiers used as one cache: memory over disk over a shared server, or any
@@ -18,6 +20,11 @@ import Synchronization
 /// because a removal that silently failed could serve data the caller meant to delete.
 ///
 /// Synchronous callers use ``localEntry(forKey:tiers:)``, which reads the ``LocalCacheTier``s only.
+///
+/// With a `Logger`, the cache logs a tier that starts failing (`warning`, with the error) and
+/// its recovery (`notice`), once per change rather than per operation; failures in between are
+/// logged at `debug`. Its metrics (cache-wide lookups and their duration, each tier's policy
+/// refusals and errors) are listed in ``MetricLabels``.
 public final class TieredCache: Sendable {
     /// A lookup's result: the entry and the tier that had it.
     public struct Hit: Sendable {
@@ -49,19 +56,9 @@ public final class TieredCache: Sendable {
         }
     }
 
-    /// One tier and the counters the tiered cache keeps for it.
-    private final class Slot: Sendable {
-        let tier: any CacheTier
-        let local: (any LocalCacheTier)?
-        let refusedByPolicy = Atomic<Int>(0)
-        let errors = Atomic<Int>(0)
-        init(_ tier: any CacheTier) {
-            self.tier = tier
-            self.local = tier as? any LocalCacheTier
-        }
-    }
-
-    private let slots: [Slot]
+    private let slots: [TierSlot]
+    private let metrics: TieredCacheMetrics?
+    private let logger: Logger?
     /// The storage policy used by ``store(_:forKey:url:)``.
     public let policyTable: StoragePolicyTable
 
@@ -76,8 +73,21 @@ public final class TieredCache: Sendable {
     public var tiers: [any CacheTier] { slots.map(\.tier) }
 
     /// Creates a cache over `tiers`, listed top (fastest) to bottom.
-    public init(tiers: [any CacheTier], policyTable: StoragePolicyTable = StoragePolicyTable()) {
-        self.slots = tiers.map(Slot.init)
+    ///
+    /// - Parameters:
+    ///   - tiers: the tiers, fastest first.
+    ///   - policyTable: the storage policy per URL scheme, for ``store(_:forKey:url:)``.
+    ///   - logger: where tier failures and recoveries are logged; `nil`, the default, logs nothing.
+    ///   - metricsFactory: where metrics are recorded (``MetricLabels``); `nil`, the default,
+    ///     means the factory the process bootstrapped when the cache is created.
+    public init(
+        tiers: [any CacheTier], policyTable: StoragePolicyTable = StoragePolicyTable(), logger: Logger? = nil,
+        metricsFactory: (any MetricsFactory)? = nil
+    ) {
+        let factory = MetricsSystem.resolving(metricsFactory)
+        self.slots = tiers.map { TierSlot($0, metricsFactory: factory) }
+        self.metrics = factory.map(TieredCacheMetrics.init)
+        self.logger = logger
         self.isEntirelyLocal = slots.allSatisfy { $0.local != nil }
         self.leadingMemoryTiers = slots.prefix { $0.local != nil && $0.tier.medium == .memory }.count
         self.policyTable = policyTable
@@ -90,6 +100,13 @@ public final class TieredCache: Sendable {
     /// `firstTier` skips the tiers above it, for a caller that has just read them (with
     /// ``localEntry(forKey:tiers:)``) and found nothing; a hit is still promoted into them.
     public func lookup(_ key: CacheKey, from firstTier: Int = 0) async -> Hit? {
+        let stopwatch = MetricsStopwatch(enabled: metrics != nil)
+        let hit = await lookupUntimed(key, from: firstTier)
+        metrics?.record(hit: hit != nil, stopwatch)
+        return hit
+    }
+
+    private func lookupUntimed(_ key: CacheKey, from firstTier: Int) async -> Hit? {
         for index in min(max(0, firstTier), slots.count)..<slots.count {
             let slot = slots[index]
             let found: CacheEntry?
@@ -101,9 +118,10 @@ public final class TieredCache: Sendable {
                     found = try await slot.tier.entry(forKey: key)
                 }
             } catch {
-                slot.errors.add(1, ordering: .relaxed)
+                slot.failed(error, during: "lookup", logger: logger)
                 continue
             }
+            slot.succeeded(logger: logger)
             guard let entry = found else { continue }
             for above in slots[..<index] where Self.mayPromote(from: slot.tier.medium, to: above.tier.medium) {
                 await storeIgnoringFailure(entry, forKey: key, in: above)
@@ -124,14 +142,20 @@ public final class TieredCache: Sendable {
     /// `tiers` limits the read to those positions (`0..<leadingMemoryTiers`: memory only, for a
     /// caller that must not touch a disk); a hit is promoted into every local tier above it.
     public func localEntry(forKey key: CacheKey, tiers: Range<Int>? = nil) -> Hit? {
-        guard let (entry, index) = localRead(key, tiers: tiers) else { return nil }
+        let stopwatch = MetricsStopwatch(enabled: metrics != nil)
+        let found = localRead(key, tiers: tiers)
+        metrics?.record(hit: found != nil, stopwatch)
+        guard let (entry, index) = found else { return nil }
         return Hit(entry: entry, tierIndex: index, tierName: slots[index].tier.name)
     }
 
     /// ``localEntry(forKey:tiers:)`` without the ``Hit``: for the HTTP engine's hit path, which
     /// needs only the entry (and not a copy of the tier's name per hit).
     package func localValue(forKey key: CacheKey, tiers: Range<Int>? = nil) -> CacheEntry? {
-        localRead(key, tiers: tiers)?.entry
+        let stopwatch = MetricsStopwatch(enabled: metrics != nil)
+        let found = localRead(key, tiers: tiers)?.entry
+        metrics?.record(hit: found != nil, stopwatch)
+        return found
     }
 
     private func localRead(_ key: CacheKey, tiers: Range<Int>?) -> (entry: CacheEntry, tierIndex: Int)? {
@@ -143,14 +167,15 @@ public final class TieredCache: Sendable {
             do {
                 found = try tier.entry(forKey: key)
             } catch {
-                slot.errors.add(1, ordering: .relaxed)
+                slot.failed(error, during: "lookup", logger: logger)
                 continue
             }
+            slot.succeeded(logger: logger)
             guard let entry = found else { continue }
             if index > 0 {
                 for above in slots[..<index] where Self.mayPromote(from: tier.medium, to: above.tier.medium) {
                     guard let local = above.local else { continue }
-                    do { _ = try local.store(entry, forKey: key) } catch { above.errors.add(1, ordering: .relaxed) }
+                    do { _ = try local.store(entry, forKey: key) } catch { above.failed(error, during: "promotion", logger: logger) }
                 }
             }
             return (entry, index)
@@ -169,8 +194,8 @@ public final class TieredCache: Sendable {
         source != .memory || target == .memory
     }
 
-    private func storeIgnoringFailure(_ entry: CacheEntry, forKey key: CacheKey, in slot: Slot) async {
-        do { _ = try await slot.tier.store(entry, forKey: key) } catch { slot.errors.add(1, ordering: .relaxed) }
+    private func storeIgnoringFailure(_ entry: CacheEntry, forKey key: CacheKey, in slot: TierSlot) async {
+        do { _ = try await slot.tier.store(entry, forKey: key) } catch { slot.failed(error, during: "promotion", logger: logger) }
     }
 
     // MARK: Writing
@@ -182,9 +207,9 @@ public final class TieredCache: Sendable {
         outcomes.reserveCapacity(slots.count)
         for slot in slots {
             guard policy.permits(slot.tier.medium) else {
-                slot.refusedByPolicy.add(1, ordering: .relaxed)
+                slot.recordRefusalByPolicy()
                 // An older entry stored under a wider policy must not outlive this write.
-                do { try await slot.tier.removeEntry(forKey: key) } catch { slot.errors.add(1, ordering: .relaxed) }
+                do { try await slot.tier.removeEntry(forKey: key) } catch { slot.failed(error, during: "removal", logger: logger) }
                 outcomes.append((slot.tier.name, .refused(.policy(policy))))
                 continue
             }
@@ -193,8 +218,9 @@ public final class TieredCache: Sendable {
                 case .stored: outcomes.append((slot.tier.name, .stored))
                 case .refused(let reason): outcomes.append((slot.tier.name, .refused(reason)))
                 }
+                slot.succeeded(logger: logger)
             } catch {
-                slot.errors.add(1, ordering: .relaxed)
+                slot.failed(error, during: "store", logger: logger)
                 outcomes.append((slot.tier.name, .failed(Self.tierError(error))))
             }
         }
@@ -226,7 +252,7 @@ public final class TieredCache: Sendable {
         for slot in slots {
             guard let local = slot.local else { continue }
             do { try local.removeEntry(forKey: key) } catch {
-                slot.errors.add(1, ordering: .relaxed)
+                slot.failed(error, during: "removal", logger: logger)
                 if firstError == nil { firstError = Self.tierError(error) }
             }
         }
@@ -237,7 +263,7 @@ public final class TieredCache: Sendable {
         var firstError: TierCacheError?
         for slot in slots {
             do { try await body(slot.tier) } catch {
-                slot.errors.add(1, ordering: .relaxed)
+                slot.failed(error, during: "removal", logger: logger)
                 if firstError == nil { firstError = Self.tierError(error) }
             }
         }

@@ -1,4 +1,6 @@
+import CoreMetrics
 import Foundation
+import Logging
 import TierCache
 
 extension LMDBTier {
@@ -54,6 +56,13 @@ extension LMDBTier {
         /// recreates a damaged store, with the directory and the reason: the place to log it.
         /// The reset is also counted in `TierStatistics.storeResets`.
         public var onStoreReset: (@Sendable (_ directory: URL, _ reason: String) -> Void)?
+        /// Where the tier logs what a production operator should hear of: a damaged store reset
+        /// (`error`), damaged entries removed and a full disk (`warning`), refusals of entries
+        /// over the size limit (`debug`). `nil`, the default, logs nothing.
+        public var logger: Logger?
+        /// Where the tier records its metrics (`MetricLabels`); `nil`, the default, means the
+        /// factory the process bootstrapped when the tier is opened (none: nothing recorded).
+        public var metricsFactory: (any MetricsFactory)?
 
         /// A configuration; only the capacity (in bytes) is required.
         public init(
@@ -65,7 +74,9 @@ extension LMDBTier {
             maxReaders: Int = 126,
             name: String = "lmdb",
             clock: CacheClock = .system,
-            onStoreReset: (@Sendable (_ directory: URL, _ reason: String) -> Void)? = nil
+            onStoreReset: (@Sendable (_ directory: URL, _ reason: String) -> Void)? = nil,
+            logger: Logger? = nil,
+            metricsFactory: (any MetricsFactory)? = nil
         ) {
             self.capacity = capacity
             self.maxEntryFraction = maxEntryFraction
@@ -76,6 +87,8 @@ extension LMDBTier {
             self.name = name
             self.clock = clock
             self.onStoreReset = onStoreReset
+            self.logger = logger
+            self.metricsFactory = metricsFactory
         }
     }
 }

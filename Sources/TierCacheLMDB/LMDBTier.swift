@@ -1,5 +1,6 @@
 import CLMDB
 import Foundation
+import Logging
 import TierCache
 import TierCacheCompression
 
@@ -88,7 +89,8 @@ public final class LMDBTier: LocalCacheTier {
     private let budget: Int
     private let sizeLimit: EntrySizeLimit
     private let clock: CacheClock
-    private let counters = TierCounters()
+    private let counters: TierCounters
+    private let logger: Logger?
     private let accessLog = AccessLog()
 
     /// Opens the store in `directory`, creating the directory (owner-only permissions) and the
@@ -124,8 +126,13 @@ public final class LMDBTier: LocalCacheTier {
         self.marker = opened.marker
         self.didResetDamagedStore = opened.resetReason != nil
         self.storeResetReason = opened.resetReason
+        self.counters = TierCounters(tierName: configuration.name, metricsFactory: configuration.metricsFactory)
+        self.logger = configuration.logger
         if let reason = opened.resetReason {
-            counters.storeResets.add(1, ordering: .relaxed)
+            counters.recordStoreReset()
+            configuration.logger?.error(
+                "damaged store deleted and started afresh; its entries are lost",
+                metadata: ["tier": "\(configuration.name)", "directory": "\(directory.path)", "reason": "\(reason)"])
             configuration.onStoreReset?(directory, reason)
         }
         self.name = configuration.name
@@ -152,6 +159,7 @@ public final class LMDBTier: LocalCacheTier {
     /// The entry stored under `key`, or nil. A record that fails to decode or verify is removed,
     /// counted and missed; an entry past its expiry hint is removed and missed.
     public func entry(forKey key: CacheKey) throws -> CacheEntry? {
+        let timing = counters.startLookup()
         let storageKey = StorageKey(key)
         let now = clock.now()
         let lookup = try storageKey.bytes.withUnsafeBytes { keyBytes in
@@ -166,14 +174,14 @@ public final class LMDBTier: LocalCacheTier {
         }
         switch lookup {
         case .hit(let entry):
-            counters.hits.add(1, ordering: .relaxed)
+            counters.recordLookup(hit: true, timing: timing)
             accessLog.noteAccess(storageKey.bytes)
             return entry
         case .miss:
-            counters.misses.add(1, ordering: .relaxed)
+            counters.recordLookup(hit: false, timing: timing)
             return nil
         case .unusable(let expired):
-            counters.misses.add(1, ordering: .relaxed)
+            counters.recordLookup(hit: false, timing: timing)
             // Deleting is tidying up: on a full disk the answer is still a miss, not an error.
             let removed: Bool
             do {
@@ -183,9 +191,11 @@ public final class LMDBTier: LocalCacheTier {
             }
             if removed {
                 if expired {
-                    counters.expirations.add(1, ordering: .relaxed)
+                    counters.recordExpiration()
                 } else {
-                    counters.corruptionsRemoved.add(1, ordering: .relaxed)
+                    counters.recordCorruptionRemoved()
+                    logger?.warning(
+                        "damaged entry removed (a miss)", metadata: ["tier": "\(name)", "key": "\(key.rawValue)"])
                 }
             }
             return nil
@@ -245,6 +255,7 @@ public final class LMDBTier: LocalCacheTier {
             }
         }
         counters.record(outcome)
+        report(outcome, key: key)
         return outcome
     }
 
@@ -270,7 +281,7 @@ public final class LMDBTier: LocalCacheTier {
                     try txn.setWriteState(state)
                     return evicted
                 }
-                if evicted > 0 { counters.evictions.add(evicted, ordering: .relaxed) }
+                counters.recordEvictions(evicted)
                 return
             } catch is LMDBEnvironment.MapFull {
                 // LMDB found no free run of pages long enough: the accounting cannot see
@@ -302,7 +313,7 @@ public final class LMDBTier: LocalCacheTier {
             try txn.setWriteState(state)
             return evicted
         }
-        if evicted > 0 { counters.evictions.add(evicted, ordering: .relaxed) }
+        counters.recordEvictions(evicted)
     }
 
     /// Applies the noted accesses, then evicts least-recently-used entries until the accounted
@@ -386,6 +397,7 @@ public final class LMDBTier: LocalCacheTier {
     /// Removes the entry stored under `key`, if any.
     public func removeEntry(forKey key: CacheKey) throws {
         try removeEntry(StorageKey(key))
+        recordUsageIfObserved()
     }
 
     private func removeEntry(_ key: StorageKey) throws {
@@ -410,6 +422,12 @@ public final class LMDBTier: LocalCacheTier {
             try txn.clear(environment.recency)
             try txn.setWriteState(WriteState(used: 0, clock: try txn.writeState().clock))
         }
+        recordUsageIfObserved()
+    }
+
+    /// Sets the usage gauges (one read transaction) when metrics are recorded.
+    private func recordUsageIfObserved() {
+        if counters.isRecordingMetrics, let usage = try? usage() { counters.recordUsage(usage) }
     }
 
     /// A write transaction that deletes; deleting needs a few free pages, so a full map is met
@@ -442,6 +460,18 @@ public final class LMDBTier: LocalCacheTier {
             (try txn.writeState().used, txn.entryCount(environment.entries))
         }
         return TierUsage(bytes: used, entries: count, capacity: capacity, maxEntryBytes: sizeLimit.maxBytes)
+    }
+
+    /// Logs a refusal, and sets the usage gauges (a read transaction) when metrics are recorded.
+    private func report(_ outcome: StoreOutcome, key: CacheKey) {
+        recordUsageIfObserved()
+        guard let logger, case .refused(let reason) = outcome else { return }
+        let metadata: Logger.Metadata = ["tier": "\(name)", "key": "\(key.rawValue)", "reason": "\(reason)"]
+        if case .outOfSpace = reason {
+            logger.warning("disk tier out of space; entry not stored, stored entries stay readable", metadata: metadata)
+        } else {
+            logger.debug("disk tier refused an entry", metadata: metadata)
+        }
     }
 
     /// The counters since the tier was opened, with its usage.

@@ -1,3 +1,5 @@
+import CoreMetrics
+import Logging
 import TierCache
 
 extension RedisTier {
@@ -52,13 +54,22 @@ extension RedisTier {
         public var breakerThreshold: Int
         /// How long an open circuit breaker stays open before the node is tried again.
         public var breakerOpenDuration: Duration
+        /// Where the tier logs Redis becoming unreachable (`warning`, once, with the error) and
+        /// coming back (`notice`), failures in between (`debug`) and damaged records removed
+        /// (`warning`). `nil`, the default, logs nothing.
+        public var logger: Logger?
+        /// Where the tier records its metrics (`MetricLabels`; no usage gauges: Redis's memory is
+        /// the server's to report); `nil`, the default, means the factory the process bootstrapped
+        /// when the tier is created (none: nothing recorded).
+        public var metricsFactory: (any MetricsFactory)?
 
         /// A configuration; only the deployment and the capacity are required.
         public init(
             deployment: Deployment, keyPrefix: String = "tiercache:", capacity: Int,
             maxEntryFraction: Double = EntrySizeLimit.urlCacheDefaultFraction, compressionLevel: Int32 = 1,
             connectionsPerNode: Int = 2, connectTimeout: Duration = .seconds(1), commandTimeout: Duration = .milliseconds(500),
-            failureMode: FailureMode = .degrade, breakerThreshold: Int = 5, breakerOpenDuration: Duration = .seconds(2)
+            failureMode: FailureMode = .degrade, breakerThreshold: Int = 5, breakerOpenDuration: Duration = .seconds(2),
+            logger: Logger? = nil, metricsFactory: (any MetricsFactory)? = nil
         ) {
             self.deployment = deployment
             self.keyPrefix = keyPrefix
@@ -71,6 +82,8 @@ extension RedisTier {
             self.failureMode = failureMode
             self.breakerThreshold = breakerThreshold
             self.breakerOpenDuration = breakerOpenDuration
+            self.logger = logger
+            self.metricsFactory = metricsFactory
         }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import NIOCore
 import NIOPosix
 import TierCache
@@ -28,7 +29,9 @@ public final class RedisTier: CacheTier {
     private let client: any RedisClient
     private let codec: ZstdCodec
     private let sizeLimit: EntrySizeLimit
-    private let counters = TierCounters()
+    private let counters: TierCounters
+    /// Redis going away and coming back is logged once each.
+    private let streak = FailureStreak()
     private let prefix: [UInt8]
     /// `SCAN MATCH` pattern for this tier's keys: the prefix, glob characters escaped, then `*`.
     private let scanPattern: [UInt8]
@@ -49,6 +52,7 @@ public final class RedisTier: CacheTier {
         self.sizeLimit = try EntrySizeLimit(fraction: configuration.maxEntryFraction, capacity: configuration.capacity)
         self.name = name
         self.configuration = configuration
+        self.counters = TierCounters(tierName: name, metricsFactory: configuration.metricsFactory)
         self.codec = codec
         self.prefix = Array(configuration.keyPrefix.utf8)
         self.scanPattern = Array(configuration.keyPrefix.utf8).flatMap { byte -> [UInt8] in
@@ -76,12 +80,25 @@ public final class RedisTier: CacheTier {
 
     private func redisKey(_ key: CacheKey) -> [UInt8] { prefix + Array(key.rawValue.utf8) }
 
-    /// Runs a command (through its node's circuit breaker), counting failures.
+    /// Runs a command (through its node's circuit breaker), counting failures and logging
+    /// Redis's going away and coming back.
     private func run(_ arguments: [[UInt8]], key: [UInt8]?) async throws(RedisError) -> RESPValue {
         do {
-            return try await client.send(arguments, key: key)
+            let reply = try await client.send(arguments, key: key)
+            if let logger = configuration.logger, streak.noteSuccess() {
+                logger.notice("Redis tier recovered", metadata: ["tier": "\(name)"])
+            }
+            return reply
         } catch {
-            counters.errors.add(1, ordering: .relaxed)
+            counters.recordError()
+            if let logger = configuration.logger {
+                let metadata: Logger.Metadata = ["tier": "\(name)", "error": "\(error)"]
+                if streak.noteFailure() {
+                    logger.warning("Redis tier failing; logged again when it recovers", metadata: metadata)
+                } else {
+                    logger.debug("Redis tier command failed", metadata: metadata)
+                }
+            }
             throw error
         }
     }
@@ -93,17 +110,18 @@ public final class RedisTier: CacheTier {
     /// The entry stored under `key`, or nil. A record that fails to decode is removed and missed;
     /// when Redis fails, the ``Configuration/failureMode`` decides between a miss and an error.
     public func entry(forKey key: CacheKey) async throws -> CacheEntry? {
+        let timing = counters.startLookup()
         let redisKey = redisKey(key)
         let reply: RESPValue
         do {
             reply = try await run([Array("GET".utf8), redisKey], key: redisKey)
         } catch {
-            counters.recordLookup(hit: false)
+            counters.recordLookup(hit: false, timing: timing)
             if configuration.failureMode == .throwErrors { throw tierError(error) }
             return nil
         }
         guard case .bulkString(let record) = reply else {
-            counters.recordLookup(hit: false)
+            counters.recordLookup(hit: false, timing: timing)
             return nil
         }
         let decoded: CacheEntry
@@ -115,18 +133,19 @@ public final class RedisTier: CacheTier {
                 return CacheEntry(value: value, storedAt: header.metadata.storedAt, expiresAt: header.metadata.expiresAt)
             }
         } catch {
-            counters.corruptionsRemoved.add(1, ordering: .relaxed)
-            counters.recordLookup(hit: false)
+            counters.recordCorruptionRemoved()
+            counters.recordLookup(hit: false, timing: timing)
+            configuration.logger?.warning("damaged record removed (a miss)", metadata: ["tier": "\(name)", "key": "\(key.rawValue)"])
             _ = try? await run([Array("DEL".utf8), redisKey], key: redisKey)
             return nil
         }
         if decoded.metadata.isExpired(at: Date()) {
             // Redis's TTL normally removes it first; clocks differ by a little.
-            counters.expirations.add(1, ordering: .relaxed)
-            counters.recordLookup(hit: false)
+            counters.recordExpiration()
+            counters.recordLookup(hit: false, timing: timing)
             return nil
         }
-        counters.recordLookup(hit: true)
+        counters.recordLookup(hit: true, timing: timing)
         return decoded
     }
 

@@ -90,10 +90,13 @@ struct ProxyCommand: AsyncParsableCommand {
         let registry = PrometheusCollectorRegistry()
         if metrics != nil { MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry)) }
 
-        let tiers = try makeTiers()
+        // After the metrics bootstrap: tiers, the tiered cache and the engine record through the
+        // factory installed when they are created, and /metrics shows them with no code here.
+        let tiers = try makeTiers(logger: logger)
         guard !tiers.isEmpty else { throw ValidationError("no tiers: give --memory, --disk or --redis") }
         var cacheConfiguration = HTTPCache.Configuration(
             mode: self.private ? .private : .shared, isConnectivityError: HTTPCache.isAsyncHTTPClientConnectivityError)
+        cacheConfiguration.logger = logger
         cacheConfiguration.storagePolicies = try storagePolicyTable()
         var largestEntry = 0
         for tier in tiers { largestEntry = max(largestEntry, (try? await tier.usage().maxEntryBytes) ?? 0) }
@@ -106,7 +109,7 @@ struct ProxyCommand: AsyncParsableCommand {
             upstreamTimeout: .nanoseconds(Int64(upstreamTimeout * 1e9)), targetedCacheControl: targetedCacheControl,
             forwardsClientRoutingFields: forwardClientRoutingFields)
         let proxy = try CachingProxy(
-            configuration: configuration, storage: TieredCache(tiers: tiers), cacheConfiguration: cacheConfiguration, logger: logger)
+            configuration: configuration, storage: TieredCache(tiers: tiers, logger: logger), cacheConfiguration: cacheConfiguration, logger: logger)
         let summary = await proxy.summary()
         // The metrics endpoint reports its port through this stream; it finishes without one when
         // the group stops first (the endpoint could not bind), and then no summary is printed.
@@ -140,16 +143,16 @@ struct ProxyCommand: AsyncParsableCommand {
         try await proxy.shutdown()
     }
 
-    private func makeTiers() throws -> [any CacheTier] {
+    private func makeTiers(logger: Logger) throws -> [any CacheTier] {
         var tiers: [any CacheTier] = []
-        if memory.bytes > 0 { tiers.append(try MemoryTier(capacity: memory.bytes)) }
+        if memory.bytes > 0 { tiers.append(try MemoryTier(.init(capacity: memory.bytes, logger: logger))) }
         if let disk {
-            tiers.append(try LMDBTier(directory: URL(fileURLWithPath: disk), capacity: diskCapacity.bytes))
+            tiers.append(try LMDBTier(directory: URL(fileURLWithPath: disk), configuration: .init(capacity: diskCapacity.bytes, logger: logger)))
         }
         if let redis {
             let endpoint = try RedisEndpoint(url: redis)
             let deployment: RedisTier.Configuration.Deployment = redisCluster ? .cluster(seeds: [endpoint]) : .standalone(endpoint)
-            tiers.append(try RedisTier(configuration: .init(deployment: deployment, capacity: redisCapacity.bytes)))
+            tiers.append(try RedisTier(configuration: .init(deployment: deployment, capacity: redisCapacity.bytes, logger: logger)))
         }
         return tiers
     }

@@ -148,7 +148,7 @@ struct ProxyFailureTests {
         #expect(message.contains("the upstream must be an http:// or https:// URL; got 'gopher://example.com'"))
     }
 
-    @Test("--metrics serves Prometheus counters of requests by outcome")
+    @Test("--metrics serves Prometheus counters of requests by outcome, and the libraries' own metrics")
     func metrics() async throws {
         try await withProxy(["--metrics", "127.0.0.1:0"]) { _, proxy in
             let metricsPort = try #require(proxy.metricsPort, "the summary names the metrics port: \(proxy.summary)")
@@ -159,6 +159,18 @@ struct ProxyFailureTests {
             #expect(text.contains("tiercache_proxy_response_body_bytes_total 15"))
             #expect(text.contains("tiercache_proxy_upstream_latency_seconds"))
             #expect(text.contains("tiercache_proxy_event_loop_answers_total 2"), "both hits were answered on the event loop")
+            // The engine, the tiered cache and the memory tier record through the bootstrapped
+            // factory with no code of the proxy's: one response fetched and stored, two hits.
+            #expect(text.contains(#"tiercache_http_requests_total{result="hit"} 2"#), "\(text)")
+            #expect(text.contains(#"tiercache_http_requests_total{result="miss"} 1"#))
+            #expect(text.contains(#"tiercache_http_stores_total{outcome="stored"} 1"#))
+            #expect(text.contains(#"tiercache_tier_stores_total{tier="memory",outcome="stored"} 1"#))
+            #expect(text.contains(#"tiercache_tier_lookups_total{tier="memory",result="hit"}"#))
+            #expect(text.contains(#"tiercache_tier_lookups_total{tier="memory",result="miss"}"#))
+            #expect(text.contains(#"tiercache_lookups_total{result="hit"}"#))
+            #expect(text.contains("tiercache_tier_lookup_duration_seconds_bucket"))
+            let bytes = text.split(separator: "\n").first { $0.hasPrefix(#"tiercache_tier_bytes{tier="memory"}"#) }
+            #expect((bytes?.split(separator: " ").last).flatMap { Double($0) }.map { $0 > 0 } == true, "a stored response occupies memory")
         }
     }
 

@@ -1,4 +1,7 @@
 import Foundation
+import InMemoryLogging
+import Logging
+import MetricsTestKit
 import Testing
 import TierCache
 @testable import TierCacheRedis
@@ -38,6 +41,27 @@ import TierCache
         // While open, nothing is tried: still a miss, counted as an error.
         #expect(try await tier.entry(forKey: key) == nil)
         #expect(tier.counterSnapshot.errors == 4)
+    }
+
+    @Test("Redis going away is logged once at warning, then at debug, and counted as errors")
+    func failuresAreLoggedOnce() async throws {
+        let server = try await MisbehavingServer(.silent)
+        let port = server.port
+        try await server.shutdown()  // nothing listens there now
+        let logs = InMemoryLogHandler()
+        var logger = Logger(label: "test", factory: { _ in logs })
+        logger.logLevel = .debug
+        let metrics = TestMetrics()
+        let tier = try RedisTier(configuration: .init(
+            deployment: .standalone(RedisEndpoint(host: "127.0.0.1", port: port)), capacity: 1 << 20,
+            connectTimeout: .milliseconds(500), commandTimeout: .milliseconds(200), logger: logger, metricsFactory: metrics),
+            name: "shared")
+        let key = try CacheKey("k")
+        for _ in 0..<3 { #expect(try await tier.entry(forKey: key) == nil) }
+        #expect(logs.entries.map(\.level) == [.warning, .debug, .debug])
+        #expect(logs.entries.first?.metadata["tier"] == "shared")
+        #expect(try metrics.expectCounter("tiercache_tier_errors_total", [("tier", "shared")]).totalValue == 3)
+        #expect(try metrics.expectCounter("tiercache_tier_lookups_total", [("tier", "shared"), ("result", "miss")]).totalValue == 3)
     }
 
     @Test func invalidConfigurationsAreRejected() {

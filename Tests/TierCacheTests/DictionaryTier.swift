@@ -8,7 +8,7 @@ final class DictionaryTier: LocalCacheTier {
     let medium: TierMedium
     private let capacity: Int
     private let maxEntryBytes: Int
-    private let counters = TierCounters()
+    private let counters: TierCounters
     // A user's own tier would hold this in a `Synchronization.Mutex`; `Locked` is that `Mutex`,
     // except under scripts/tsan, where it is a lock ThreadSanitizer can see on Linux.
     private let state = Locked<(entries: [CacheKey: CacheEntry], order: [CacheKey], bytes: Int)>(([:], [], 0))
@@ -18,6 +18,8 @@ final class DictionaryTier: LocalCacheTier {
         self.medium = medium
         self.capacity = capacity
         self.maxEntryBytes = capacity / 20
+        // Named counters also feed the app's metrics backend, as the shipped tiers' do.
+        self.counters = TierCounters(tierName: name)
     }
 
     func entry(forKey key: CacheKey) -> CacheEntry? {
@@ -48,7 +50,7 @@ final class DictionaryTier: LocalCacheTier {
             return evicted
         }
         counters.record(outcome)
-        counters.evictions.add(evicted, ordering: .relaxed)
+        counters.recordEvictions(evicted)
         return outcome
     }
 

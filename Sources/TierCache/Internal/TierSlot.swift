@@ -1,0 +1,70 @@
+import CoreMetrics
+import Logging
+import Synchronization
+
+/// One tier of a ``TieredCache`` and what the cache counts for it: refusals by policy (decided
+/// by the cache, not the tier), failures it carried on past, and whether the tier is failing now,
+/// so that a broken tier is logged once when it breaks and once when it recovers.
+final class TierSlot: Sendable {
+    let tier: any CacheTier
+    let local: (any LocalCacheTier)?
+    let refusedByPolicy = Atomic<Int>(0)
+    let errors = Atomic<Int>(0)
+    private let streak = FailureStreak()
+    private let refusedByPolicyMetric: Counter?
+    private let errorsMetric: Counter?
+
+    init(_ tier: any CacheTier, metricsFactory: (any MetricsFactory)?) {
+        self.tier = tier
+        self.local = tier as? any LocalCacheTier
+        let dimensions = [("tier", tier.name)]
+        refusedByPolicyMetric = metricsFactory.map {
+            Counter(label: MetricLabels.tierStores, dimensions: dimensions + [("outcome", "policy")], factory: $0)
+        }
+        errorsMetric = metricsFactory.map { Counter(label: MetricLabels.tierErrors, dimensions: dimensions, factory: $0) }
+    }
+
+    func recordRefusalByPolicy() {
+        refusedByPolicy.add(1, ordering: .relaxed)
+        refusedByPolicyMetric?.increment()
+    }
+
+    /// Counts a failed operation; logs it at `warning` if the tier was working until now.
+    func failed(_ error: any Error, during operation: StaticString, logger: Logger?) {
+        errors.add(1, ordering: .relaxed)
+        errorsMetric?.increment()
+        guard let logger else { return }
+        let metadata: Logger.Metadata = ["tier": "\(tier.name)", "operation": "\(operation)", "error": "\(error)"]
+        if streak.noteFailure() {
+            logger.warning("tier failed; carrying on without it until it recovers", metadata: metadata)
+        } else {
+            logger.debug("tier still failing; carrying on without it", metadata: metadata)
+        }
+    }
+
+    /// Notes a successful operation; logs the recovery of a tier that was failing.
+    @inline(__always)
+    func succeeded(logger: Logger?) {
+        guard let logger, streak.noteSuccess() else { return }
+        logger.notice("tier recovered", metadata: ["tier": "\(tier.name)"])
+    }
+}
+
+/// A ``TieredCache``'s own metric handles: cache-wide lookups and their duration.
+struct TieredCacheMetrics: Sendable {
+    let hits: Counter
+    let misses: Counter
+    let lookupDuration: CoreMetrics.Timer
+
+    init(factory: any MetricsFactory) {
+        hits = Counter(label: MetricLabels.lookups, dimensions: [("result", "hit")], factory: factory)
+        misses = Counter(label: MetricLabels.lookups, dimensions: [("result", "miss")], factory: factory)
+        lookupDuration = CoreMetrics.Timer(label: MetricLabels.lookupDuration, factory: factory)
+    }
+
+    @inline(__always)
+    func record(hit: Bool, _ stopwatch: MetricsStopwatch) {
+        (hit ? hits : misses).increment()
+        stopwatch.stop(into: lookupDuration)
+    }
+}
