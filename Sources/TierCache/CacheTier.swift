@@ -65,10 +65,16 @@ public protocol CacheTier: Sendable {
 /// The synchronous requirements also satisfy ``CacheTier``'s asynchronous ones, so a conforming
 /// type implements each operation once.
 public protocol LocalCacheTier: CacheTier {
+    /// ``CacheTier/entry(forKey:)``, without suspending.
     func entry(forKey key: CacheKey) throws -> CacheEntry?
+    /// ``CacheTier/store(_:forKey:)``, without suspending.
     func store(_ entry: CacheEntry, forKey key: CacheKey) throws -> StoreOutcome
+    /// ``CacheTier/removeEntry(forKey:)``, without suspending.
     func removeEntry(forKey key: CacheKey) throws
+    /// ``CacheTier/removeAll()``, without suspending.
     func removeAll() throws
+    /// ``CacheTier/usage()``, without suspending.
     func usage() throws -> TierUsage
+    /// ``CacheTier/statistics()``, without suspending.
     func statistics() -> TierStatistics
 }

@@ -11,6 +11,7 @@ public protocol EvictionPolicy {
     /// Offline policies (Belady's MIN) read the future: the simulator then fills ``PolicyContext/nextUse``.
     static var needsFuture: Bool { get }
 
+    /// An empty cache of `context`'s capacity, for the trace `context` describes.
     init(context: PolicyContext)
 
     /// Serves the request at `position` in the trace for `object`.

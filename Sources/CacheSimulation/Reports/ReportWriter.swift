@@ -5,7 +5,14 @@ import Foundation
 public struct ReportWriter: Sendable {
     /// A kind of file the writer can produce.
     public enum Format: String, Sendable, CaseIterable {
-        case csv, json, svg, html
+        /// The report's first table as comma-separated values.
+        case csv
+        /// The whole report (tables, charts' series, notes) as JSON.
+        case json
+        /// Each chart as an SVG image.
+        case svg
+        /// One self-contained page with the tables and the charts inline.
+        case html
     }
 
     /// Where the files go (created if missing).

@@ -4,8 +4,11 @@
 /// bytes of all distinct objects). A byte unit (`B`, `KiB`, `MiB`, `GiB`, `TiB`; `KB`/`MB`/`GB` mean
 /// the same powers of 1024) asks for byte mode; a bare number counts objects.
 public enum CapacitySpecification: Sendable, Hashable, CustomStringConvertible {
+    /// A share of the footprint, from 0 to 1 (`10%` is `fraction(0.1)`); resolved by rounding down.
     case fraction(Double)
+    /// A number of objects.
     case objects(UInt64)
+    /// A number of bytes (byte mode: each object costs its size).
     case bytes(UInt64)
 
     /// A capacity written in a form this type does not read.

@@ -1,20 +1,27 @@
 /// A reply from Redis, in RESP2 or RESP3 (https://redis.io/docs/latest/develop/reference/protocol-spec/).
 public enum RESPValue: Sendable, Hashable {
+    /// A simple string (`+OK`).
     case simpleString(String)
     /// An error reply (`-ERR …`, `-MOVED …`); ``RedisConnection`` hands these back as values so
     /// that the cluster layer can follow redirections.
     case error(String)
+    /// An integer (`:1`).
     case integer(Int64)
+    /// A binary-safe string (`$3 foo`): values and most replies.
     case bulkString([UInt8])
+    /// An array of replies (`*2 …`); also RESP3's sets.
     case array([RESPValue])
     /// RESP2's null bulk string and null array, and RESP3's `_`.
     case null
+    /// A RESP3 double (`,1.5`).
     case double(Double)
+    /// A RESP3 boolean (`#t`, `#f`).
     case boolean(Bool)
     /// RESP3 maps, as key–value pairs in the server's order.
     case map([(RESPValue, RESPValue)])
     /// RESP3 big numbers, verbatim strings and pushes keep their text or elements.
     case bigNumber(String)
+    /// A RESP3 push (`>…`): out-of-band messages such as invalidations.
     case push([RESPValue])
 
     /// The bytes of a bulk, simple or verbatim string.
