@@ -41,7 +41,7 @@ struct TuneCommand: ParsableCommand {
     var miniatureRate = 0.01
 
     @Option(help: "The fewest objects a miniature simulation's scaled cache holds; smaller capacities are sampled at higher rates.")
-    var miniatureMinimumObjects = 256.0
+    var miniatureMinimumObjects = MiniatureSimulation.Options().minimumScaledObjects
 
     @Flag(help: "Also replay the full grid and report each miniature curve's mean absolute error against it.")
     var compareWithFullReplays = false

@@ -41,15 +41,29 @@ import Testing
         }
     }
 
-    /// The rate for a capacity is the smallest `rate × 2^k` (at most 1) whose scaled cache holds the
-    /// minimum: with rate 0.01 and 64 objects, 100,000 objects need 0.01 (1,000 scaled objects), 1,000
-    /// need 0.08 (0.04 × 1,000 = 40 < 64 ≤ 80), 10 need 1.
+    /// The rate for a capacity is the smallest rate, from the base rate to 1, whose scaled cache
+    /// holds the minimum: with rate 0.01 and 64 objects, 100,000 objects need 0.01 (1,000 scaled
+    /// objects), 1,000 need 64 / 1,000 = 0.064, 10 need 1 (64 / 10 is over 1).
     @Test func smallCapacitiesAreSimulatedAtHigherRates() throws {
         let trace = try skewedTrace(count: 1_000, keys: 500, sized: false, seed: 1)
         let miniature = try MiniatureSimulation(trace: trace, unit: .objects, options: .init(rate: 0.01, minimumScaledObjects: 64))
         #expect(abs(miniature.rate(for: 100_000) - 0.01) < 1e-6)
-        #expect(abs(miniature.rate(for: 1_000) - 0.08) < 1e-6)
+        #expect(abs(miniature.rate(for: 1_000) - 0.064) < 1e-6)
+        #expect(miniature.rate(for: 1_000) * 1_000 >= 64, "rounding never takes a scaled cache below the minimum")
         #expect(miniature.rate(for: 10) == 1)
+    }
+
+    /// A capacity not announced at init is still estimated from a sample of its own rate, not
+    /// from the whole trace: at rate 0.05 on a trace of 40,000 keys the estimate differs from the
+    /// full replay (it is an estimate), and equals what the same capacity gives when announced.
+    @Test func unannouncedCapacitiesDrawTheirOwnSample() throws {
+        let trace = try skewedTrace(count: 200_000, keys: 40_000, sized: false, seed: 5)
+        let options = MiniatureSimulation.Options(rate: 0.05, minimumScaledObjects: 64)
+        let lazy = try MiniatureSimulation(trace: trace, unit: .objects, options: options)
+        let announced = try MiniatureSimulation(trace: trace, unit: .objects, options: options, capacities: [4_000])
+        #expect(lazy.hitRatio(.arc, capacity: 4_000) == announced.hitRatio(.arc, capacity: 4_000))
+        let full = try Simulator(trace: trace, unit: .objects).replay(.arc, capacity: 4_000).hitRatio
+        #expect(lazy.hitRatio(.arc, capacity: 4_000) != full)
     }
 
     /// The miniature simulation paper reports mean absolute errors around 0.01 or less at rates of

@@ -54,8 +54,9 @@ package struct MiniatureCaches {
     private var freeRecords: [Int32] = []
     /// Per miniature, per queue (index `miniature * 4 + queue`).
     private var ends: [Ends]
-    /// The record being accessed: it outlives evictions until every miniature has seen it.
-    private var accessing = none
+    /// Records one request emptied, freed once every miniature has seen it (one slot per record,
+    /// so that the request path never grows an array).
+    private var emptiedRecords: [Int32] = []
 
     /// Miniatures of `capacity` each, one per share of `windowShares` (at most 32).
     package init(capacity: Int, windowShares: [Double]) {
@@ -73,79 +74,69 @@ package struct MiniatureCaches {
 
     /// Replays one request through every miniature; `sketch` must have counted it already.
     /// Returns a mask of the miniatures that missed (bit i for share i).
+    ///
+    /// The miniatures' arrays are opened once per request, not once per link move: each
+    /// `withUnsafeMutableBufferPointer` checks its array's uniqueness, and those checks were a
+    /// tenth of a W-TinyLFU miniature curve's time when every queue operation made its own.
     @discardableResult
     package mutating func access(_ key: UInt64, cost: Int, sketch: TinyLFUSketch) -> UInt32 {
-        let record: Int32
-        if let existing = recordByKey[key] {
-            record = existing
-        } else {
-            record = allocate(key, cost: cost)
-        }
-        accessing = record
+        let record = recordByKey[key] ?? allocate(key, cost: cost)
+        let capacity = capacity, width = width
         var missed: UInt32 = 0
-        for miniature in 0..<width {
-            if !hit(record, in: miniature) {
-                missed |= 1 << UInt32(miniature)
-                insert(record, into: miniature, sketch: sketch)
+        var emptied = 0
+        links.withUnsafeMutableBufferPointer { links in
+            ends.withUnsafeMutableBufferPointer { ends in
+                residents.withUnsafeMutableBufferPointer { residents in
+                    miniatures.withUnsafeMutableBufferPointer { miniatures in
+                        keys.withUnsafeBufferPointer { keys in
+                            costs.withUnsafeBufferPointer { costs in
+                                emptiedRecords.withUnsafeMutableBufferPointer { emptiedRecords in
+                                    let queues = Queues(links: links, ends: ends, costs: costs, width: width)
+                                    for miniature in 0..<width {
+                                        if queues.hit(record, miniature, protectedMaximum: miniatures[miniature].protectedMaximum) { continue }
+                                        missed |= 1 << UInt32(miniature)
+                                        miniatures[miniature].misses += 1
+                                        guard costs[Int(record)] <= capacity else { continue }
+                                        queues.pushHead(record, Self.window, miniature)
+                                        residents[Int(record)] += 1
+                                        while queues.weight(Self.window, miniature) > miniatures[miniature].windowMaximum,
+                                              let candidate = queues.tail(Self.window, miniature) {
+                                            queues.unlink(candidate, miniature)
+                                            queues.pushHead(candidate, Self.probation, miniature)
+                                            // While over capacity the candidate meets the oldest entry of the
+                                            // main cache; the one the sketch counts less often leaves (the
+                                            // candidate on a tie).
+                                            while queues.totalWeight(miniature) > capacity {
+                                                var victim = queues.tail(Self.probation, miniature)
+                                                if victim == candidate, queues.count(Self.probation, miniature) == 1 {
+                                                    victim = queues.tail(Self.protected, miniature) ?? candidate
+                                                }
+                                                guard let victim else { break }
+                                                let leaving = victim == candidate
+                                                    || sketch.frequency(keys[Int(candidate)]) <= sketch.frequency(keys[Int(victim)])
+                                                    ? candidate : victim
+                                                queues.unlink(leaving, miniature)
+                                                residents[Int(leaving)] -= 1
+                                                // Freed after the request: the accessed record outlives evictions
+                                                // until every miniature has seen it.
+                                                if residents[Int(leaving)] == 0, leaving != record {
+                                                    emptiedRecords[emptied] = leaving
+                                                    emptied += 1
+                                                }
+                                                if leaving == candidate { break }
+                                            }
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
             }
         }
-        accessing = Self.none
+        for index in 0..<emptied { free(emptiedRecords[index]) }
         if residents[Int(record)] == 0 { free(record) }
         return missed
-    }
-
-    /// Moves a held record up its miniature's queues; false if the miniature does not hold it.
-    @inline(__always)
-    private mutating func hit(_ record: Int32, in miniature: Int) -> Bool {
-        switch queue(record, miniature) {
-        case 0: return false
-        case Self.window: moveToHead(record, Self.window, miniature)
-        default:
-            moveToHead(record, Self.protected, miniature)
-            while weight(Self.protected, miniature) > miniatures[miniature].protectedMaximum,
-                  let demoted = tail(Self.protected, miniature) {
-                unlink(demoted, miniature)
-                pushHead(demoted, Self.probation, miniature)
-            }
-        }
-        return true
-    }
-
-    private mutating func insert(_ record: Int32, into miniature: Int, sketch: TinyLFUSketch) {
-        miniatures[miniature].misses += 1
-        guard costs[Int(record)] <= capacity else { return }
-        pushHead(record, Self.window, miniature)
-        residents[Int(record)] += 1
-        while weight(Self.window, miniature) > miniatures[miniature].windowMaximum,
-              let candidate = tail(Self.window, miniature) {
-            unlink(candidate, miniature)
-            pushHead(candidate, Self.probation, miniature)
-            admit(candidate, miniature, sketch: sketch)
-        }
-    }
-
-    /// While the miniature is over capacity the candidate meets the oldest entry of the main
-    /// cache; the one the sketch counts less often leaves (the candidate on a tie).
-    private mutating func admit(_ candidate: Int32, _ miniature: Int, sketch: TinyLFUSketch) {
-        while totalWeight(miniature) > capacity {
-            var victim = tail(Self.probation, miniature)
-            if victim == candidate, count(Self.probation, miniature) == 1 {
-                victim = tail(Self.protected, miniature) ?? candidate
-            }
-            guard let victim else { return }
-            if victim == candidate
-                || sketch.frequency(keys[Int(candidate)]) <= sketch.frequency(keys[Int(victim)]) {
-                evict(candidate, miniature)
-                return
-            }
-            evict(victim, miniature)
-        }
-    }
-
-    private mutating func evict(_ record: Int32, _ miniature: Int) {
-        unlink(record, miniature)
-        residents[Int(record)] -= 1
-        if residents[Int(record)] == 0, record != accessing { free(record) }
     }
 
     // MARK: Records
@@ -161,6 +152,9 @@ package struct MiniatureCaches {
         keys.append(key)
         costs.append(cost)
         residents.append(0)
+        // A request empties at most one record per miniature per eviction, and each eviction
+        // removes a resident: the records themselves bound how many one request can empty.
+        emptiedRecords.append(Self.none)
         links.append(contentsOf: repeatElement(Link(previous: Self.none, next: Self.none, queue: 0), count: width))
         recordByKey[key] = record
         return record
@@ -173,65 +167,78 @@ package struct MiniatureCaches {
 
     // MARK: Queues
 
-    @inline(__always) private func slot(_ record: Int32, _ miniature: Int) -> Int { Int(record) * width + miniature }
-    @inline(__always) private func queue(_ record: Int32, _ miniature: Int) -> UInt8 { links[slot(record, miniature)].queue }
-    @inline(__always) private func end(_ queue: UInt8, _ miniature: Int) -> Int { miniature * 4 + Int(queue) }
-    @inline(__always) private func weight(_ queue: UInt8, _ miniature: Int) -> Int { ends[end(queue, miniature)].weight }
-    @inline(__always) private func count(_ queue: UInt8, _ miniature: Int) -> Int { ends[end(queue, miniature)].count }
+    /// The miniatures' queues through the arrays opened for one request.
+    private struct Queues {
+        let links: UnsafeMutableBufferPointer<Link>
+        let ends: UnsafeMutableBufferPointer<Ends>
+        let costs: UnsafeBufferPointer<Int>
+        let width: Int
 
-    @inline(__always)
-    private func totalWeight(_ miniature: Int) -> Int {
-        ends[miniature * 4 + 1].weight + ends[miniature * 4 + 2].weight + ends[miniature * 4 + 3].weight
-    }
+        @inline(__always) func slot(_ record: Int32, _ miniature: Int) -> Int { Int(record) * width + miniature }
+        @inline(__always) func end(_ queue: UInt8, _ miniature: Int) -> Int { miniature * 4 + Int(queue) }
+        @inline(__always) func weight(_ queue: UInt8, _ miniature: Int) -> Int { ends[end(queue, miniature)].weight }
+        @inline(__always) func count(_ queue: UInt8, _ miniature: Int) -> Int { ends[end(queue, miniature)].count }
 
-    @inline(__always)
-    private func tail(_ queue: UInt8, _ miniature: Int) -> Int32? {
-        let tail = ends[end(queue, miniature)].tail
-        return tail == Self.none ? nil : tail
-    }
+        @inline(__always)
+        func totalWeight(_ miniature: Int) -> Int {
+            ends[miniature * 4 + 1].weight + ends[miniature * 4 + 2].weight + ends[miniature * 4 + 3].weight
+        }
 
-    private mutating func pushHead(_ record: Int32, _ queue: UInt8, _ miniature: Int) {
-        let index = slot(record, miniature)
-        let queueEnds = end(queue, miniature)
-        let cost = costs[Int(record)]
-        let width = width
-        ends.withUnsafeMutableBufferPointer { ends in
-            links.withUnsafeMutableBufferPointer { links in
-                let head = ends[queueEnds].head
-                links[index] = Link(previous: Self.none, next: head, queue: queue)
-                if head != Self.none {
-                    links[Int(head) * width + miniature].previous = record
-                } else {
-                    ends[queueEnds].tail = record
+        @inline(__always)
+        func tail(_ queue: UInt8, _ miniature: Int) -> Int32? {
+            let tail = ends[end(queue, miniature)].tail
+            return tail == MiniatureCaches.none ? nil : tail
+        }
+
+        /// Moves a held record up its miniature's queues; false if the miniature does not hold it.
+        @inline(__always)
+        func hit(_ record: Int32, _ miniature: Int, protectedMaximum: Int) -> Bool {
+            switch links[slot(record, miniature)].queue {
+            case 0: return false
+            case MiniatureCaches.window: moveToHead(record, MiniatureCaches.window, miniature)
+            default:
+                moveToHead(record, MiniatureCaches.protected, miniature)
+                while weight(MiniatureCaches.protected, miniature) > protectedMaximum,
+                      let demoted = tail(MiniatureCaches.protected, miniature) {
+                    unlink(demoted, miniature)
+                    pushHead(demoted, MiniatureCaches.probation, miniature)
                 }
-                ends[queueEnds].head = record
-                ends[queueEnds].weight += cost
-                ends[queueEnds].count += 1
             }
+            return true
         }
-    }
 
-    private mutating func unlink(_ record: Int32, _ miniature: Int) {
-        let index = slot(record, miniature)
-        let cost = costs[Int(record)]
-        let width = width
-        ends.withUnsafeMutableBufferPointer { ends in
-            links.withUnsafeMutableBufferPointer { links in
-                let link = links[index]
-                let queueEnds = miniature * 4 + Int(link.queue)
-                if link.previous != Self.none { links[Int(link.previous) * width + miniature].next = link.next } else { ends[queueEnds].head = link.next }
-                if link.next != Self.none { links[Int(link.next) * width + miniature].previous = link.previous } else { ends[queueEnds].tail = link.previous }
-                links[index].queue = 0
-                ends[queueEnds].weight -= cost
-                ends[queueEnds].count -= 1
+        @inline(__always)
+        func pushHead(_ record: Int32, _ queue: UInt8, _ miniature: Int) {
+            let queueEnds = end(queue, miniature)
+            let head = ends[queueEnds].head
+            links[slot(record, miniature)] = Link(previous: MiniatureCaches.none, next: head, queue: queue)
+            if head != MiniatureCaches.none {
+                links[slot(head, miniature)].previous = record
+            } else {
+                ends[queueEnds].tail = record
             }
+            ends[queueEnds].head = record
+            ends[queueEnds].weight += costs[Int(record)]
+            ends[queueEnds].count += 1
         }
-    }
 
-    @inline(__always)
-    private mutating func moveToHead(_ record: Int32, _ queue: UInt8, _ miniature: Int) {
-        if self.queue(record, miniature) == queue, ends[end(queue, miniature)].head == record { return }
-        unlink(record, miniature)
-        pushHead(record, queue, miniature)
+        @inline(__always)
+        func unlink(_ record: Int32, _ miniature: Int) {
+            let index = slot(record, miniature)
+            let link = links[index]
+            let queueEnds = miniature * 4 + Int(link.queue)
+            if link.previous != MiniatureCaches.none { links[slot(link.previous, miniature)].next = link.next } else { ends[queueEnds].head = link.next }
+            if link.next != MiniatureCaches.none { links[slot(link.next, miniature)].previous = link.previous } else { ends[queueEnds].tail = link.previous }
+            links[index].queue = 0
+            ends[queueEnds].weight -= costs[Int(record)]
+            ends[queueEnds].count -= 1
+        }
+
+        @inline(__always)
+        func moveToHead(_ record: Int32, _ queue: UInt8, _ miniature: Int) {
+            if links[slot(record, miniature)].queue == queue, ends[end(queue, miniature)].head == record { return }
+            unlink(record, miniature)
+            pushHead(record, queue, miniature)
+        }
     }
 }

@@ -12,8 +12,18 @@ struct MiniatureSimulationAccuracyTests {
         let trace = try SharedTraces.trace("arc/P12.lis.zst")
         let grid = CapacityTuner.grid(footprint: UInt64(trace.objectCount), points: 16)
         let policies: [PolicyKind] = [.fifo, .clock, .sieve, .s3fifo, .arc, .wtinylfu, .lirs, .twoQ]
+        // Timed as `tiercache tune` draws them: the samples, then each policy's curve on every core.
+        let clock = ContinuousClock()
+        let started = clock.now
         let miniature = try MiniatureSimulation(trace: trace, unit: .objects, capacities: grid)
-        let curves = miniature.curves(policies: policies, capacities: grid)
+        print("miniature samples of P12: \(started.duration(to: clock.now))")
+        var curves: [MissRatioCurve] = []
+        for policy in policies {
+            let policyStarted = clock.now
+            curves += miniature.curves(policies: [policy], capacities: grid)
+            print("miniature \(policy) curve on P12: \(policyStarted.duration(to: clock.now))")
+        }
+        print("miniature curves of \(policies.count) policies on P12, samples included: \(started.duration(to: clock.now))")
         let simulator = try Simulator(trace: trace, unit: .objects)
         let results = simulator.replay(policies: policies, capacities: grid)
         for (policy, curve) in zip(policies, curves) {

@@ -10,9 +10,10 @@ import CacheSimulation
 ///
 /// Three cells, on two of the LIRS paper's small synthetic traces, are allowed 0.015: backf (9,000
 /// requests) at 10% and 50%, and zigzag (52,001 requests) at 50%. On both, LRU equals Belady's MIN
-/// (it is optimal), and a window that starts at 1% needs a few thousand requests of evidence before
-/// the climber can move it with confidence; a trace this short ends before that start-up is
-/// repaid. They are listed so that a regression there still fails.
+/// (it is optimal), and the whole gap is lost in the first pass over the objects, where every
+/// admission contest is a tie that keeps the older object, before the miniatures can show that a
+/// larger window wins (docs/eviction-policies.md). They are listed so that a regression there
+/// still fails.
 @Suite(.enabled(if: SharedTraces.available, SharedTraces.missingMessage), .serialized)
 struct WTinyLFUAgainstLRUTests {
     static let fractions = [0.001, 0.01, 0.1, 0.5]
