@@ -11,7 +11,7 @@ import TierCache
 import Testing
 
 /// `HTTPCacheMiddleware` in a real Hummingbird app on 127.0.0.1.
-@Suite("HTTPCacheMiddleware in a Hummingbird app", .timeLimit(.minutes(2)))
+@Suite("HTTPCacheMiddleware in a Hummingbird app", .timeLimit(.minutes(5)))
 struct HTTPCacheMiddlewareTests {
     /// Runs an app whose routes count their calls, with the middleware in front.
     func withApp(mode: HTTPCache.Mode = .shared, _ body: (String, RouteCalls, HTTPCache) async throws -> Void) async throws {

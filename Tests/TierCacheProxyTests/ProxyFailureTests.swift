@@ -207,7 +207,7 @@ struct ProxyFailureTests {
 }
 
 /// Requests answered on the event loop and requests that take the async path, on one connection.
-@Suite("Caching proxy, event-loop hits", .timeLimit(.minutes(2)))
+@Suite("Caching proxy, event-loop hits", .timeLimit(.minutes(5)))
 struct ProxyFastPathTests {
     @Test("Pipelined requests are answered in order when a hit follows a request on the async path")
     func pipelinedOrder() async throws {

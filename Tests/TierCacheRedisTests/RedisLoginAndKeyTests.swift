@@ -4,7 +4,7 @@ import TierCache
 @testable import TierCacheRedis
 
 /// AUTH, ACL users, SELECT, TTLs and key slots, checked against real servers.
-@Suite(.enabled(if: RedisProcess.cliPath != nil, "redis-server and redis-cli are not installed"), .timeLimit(.minutes(1)))
+@Suite(.enabled(if: RedisProcess.cliPath != nil, "redis-server and redis-cli are not installed"), .timeLimit(.minutes(5)))
 struct RedisLoginAndKeyTests {
     private func tier(_ endpoint: RedisEndpoint, prefix: String = "login:") throws -> RedisTier {
         try RedisTier(configuration: .init(deployment: .standalone(endpoint), keyPrefix: prefix, capacity: 1 << 20,

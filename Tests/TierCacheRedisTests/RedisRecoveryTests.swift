@@ -4,7 +4,7 @@ import TierCache
 @testable import TierCacheRedis
 
 /// A real Redis killed and restarted under the tier; a real cluster resharded under it.
-@Suite(.timeLimit(.minutes(2))) struct RedisRecoveryTests {
+@Suite(.timeLimit(.minutes(5))) struct RedisRecoveryTests {
     @Test(.enabled(if: RedisProcess.serverPath != nil, "redis-server is not installed"))
     func aKilledServerIsMissesUntilItComesBack() async throws {
         let server = try await RedisProcess()

@@ -5,7 +5,7 @@ import TierCacheLMDB
 @testable import TierCacheRedis
 
 /// Memory over LMDB over Redis, as the README shows it.
-@Suite(.enabled(if: RedisServers.available, RedisServers.missingMessage), .timeLimit(.minutes(1)))
+@Suite(.enabled(if: RedisServers.available, RedisServers.missingMessage), .timeLimit(.minutes(5)))
 struct ThreeTierTests {
     @Test func aRedisHitIsPromotedAndMemoryOnlyEntriesNeverReachRedis() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tiercache-three-\(UUID().uuidString)")
