@@ -28,7 +28,10 @@ struct DenseIDTable {
     /// hash, and the place in the group is the low bits XOR middle bits of that hash, so keys that
     /// are all multiples of 16 (byte offsets, aligned block numbers) still use every slot.
     @inline(__always)
-    private func slot(of key: UInt64) -> Int {
+    private func slot(of key: UInt64) -> Int { Self.slot(of: key, shift: shift) }
+
+    @inline(__always)
+    private static func slot(of key: UInt64, shift: UInt64) -> Int {
         let hash = (key >> 4) &* 0x9E37_79B9_7F4A_7C15
         let group = hash >> (shift + 4)
         return Int(truncatingIfNeeded: group << 4 | ((key ^ (hash >> 32)) & 15))
@@ -51,6 +54,50 @@ struct DenseIDTable {
         count += 1
         if count * 2 > ids.count { grow() }
         return (id, true)
+    }
+
+    /// Numbers a chunk of requests: writes each request's id to `output` (as long as `chunk`),
+    /// appends the size of each new key to `sizes` and raises a known key's size to the largest
+    /// seen. The same ids as ``id(for:)`` request by request, with the table's arrays opened once
+    /// per chunk instead of checked on every access (loading P12 numbers 13.2M requests).
+    mutating func number(_ chunk: UnsafeBufferPointer<TraceRequest>, into output: UnsafeMutableBufferPointer<UInt32>, sizes: inout [UInt32]) {
+        // Room for every key of the chunk being new, so the table never grows mid-chunk.
+        while (count + chunk.count) * 2 > ids.count { grow() }
+        let firstNew = sizes.count
+        sizes.append(contentsOf: repeatElement(0, count: chunk.count))
+        var count = self.count
+        let mask = mask, shift = shift
+        keys.withUnsafeMutableBufferPointer { keys in
+            ids.withUnsafeMutableBufferPointer { ids in
+                sizes.withUnsafeMutableBufferPointer { sizes in
+                    for (position, request) in chunk.enumerated() {
+                        var index = Self.slot(of: request.key, shift: shift)
+                        var id = UInt32.max
+                        while true {
+                            let found = ids[index]
+                            if found == Self.empty { break }
+                            if keys[index] == request.key {
+                                id = found
+                                break
+                            }
+                            index = (index + 1) & mask
+                        }
+                        if id == UInt32.max {
+                            id = UInt32(count)
+                            keys[index] = request.key
+                            ids[index] = id
+                            sizes[count] = request.size
+                            count += 1
+                        } else if request.size > sizes[Int(id)] {
+                            sizes[Int(id)] = request.size
+                        }
+                        output[position] = id
+                    }
+                }
+            }
+        }
+        sizes.removeLast(firstNew + chunk.count - count)
+        self.count = count
     }
 
     private mutating func grow() {

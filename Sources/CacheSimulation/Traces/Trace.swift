@@ -59,8 +59,8 @@ public struct Trace: Sendable {
         var builder = Builder()
         let limit = limit ?? Int.max
         if limit > 0 {
-            try reader.forEach(while: { request throws(TraceError) in
-                try builder.append(request, file: reader.path)
+            try reader.forEachChunkParsedAhead(while: { chunk throws(TraceError) in
+                try builder.append(contentsOf: UnsafeBufferPointer(rebasing: chunk.prefix(limit - builder.requests.count)), file: reader.path)
                 return builder.requests.count < limit
             })
         }
@@ -111,6 +111,21 @@ public struct Trace: Sendable {
             }
             requests.append(id)
             requestedBytes &+= UInt64(request.size)
+        }
+
+        /// ``append(_:file:)`` for a chunk of requests, numbered at once (``DenseIDTable/number(_:into:sizes:)``).
+        mutating func append(contentsOf chunk: UnsafeBufferPointer<TraceRequest>, file: String) throws(TraceError) {
+            guard ids.count + chunk.count < Int(UInt32.max) - 1 else {
+                // Near the id limit: one at a time, so the error names the exact record.
+                for request in chunk { try append(request, file: file) }
+                return
+            }
+            let start = requests.count
+            requests.append(contentsOf: repeatElement(0, count: chunk.count))
+            requests.withUnsafeMutableBufferPointer { requests in
+                ids.number(chunk, into: UnsafeMutableBufferPointer(rebasing: requests[start...]), sizes: &sizes)
+            }
+            for request in chunk { requestedBytes &+= UInt64(request.size) }
         }
 
         func build(name: String, hasSizes: Bool) -> Trace {
