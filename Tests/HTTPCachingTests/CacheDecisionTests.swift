@@ -129,6 +129,19 @@ struct ValidationTests {
         #expect(!Validation.notModified(response(304, [("Last-Modified", "Mon, 07 Nov 1994 08:49:37 GMT")]), selects: dated))
     }
 
+    /// RFC 9111 §4.3.4, last case: a 304 with no validator at all identifies a stored response for
+    /// update only when that stored response lacks a validator too. A bare 304 to a request that
+    /// carried the stored response's ETag or Last-Modified does not say which representation it
+    /// confirms, so it must not freshen one that has a validator.
+    @Test("§4.3.4: a 304 without validators selects only a stored response without validators")
+    func bareNotModified() {
+        let bare = response(304, [("Cache-Control", "max-age=60")])
+        #expect(Validation.notModified(bare, selects: stored(response(200, [("Cache-Control", "max-age=10")]))))
+        #expect(!Validation.notModified(bare, selects: stored(response(200, [("ETag", "\"a\"")]))))
+        #expect(!Validation.notModified(bare, selects: stored(response(200, [("ETag", "W/\"a\"")]))))
+        #expect(!Validation.notModified(bare, selects: stored(response(200, [("Last-Modified", "Sun, 06 Nov 1994 08:49:37 GMT")]))))
+    }
+
     @Test("§3.2/§4.3.4: freshening replaces fields, keeps framing and the body, restarts the age")
     func freshen() {
         let s = stored(response(200, [("Cache-Control", "max-age=60"), ("Content-Length", "4"), ("X-Old", "1"), ("ETag", "\"a\"")]))

@@ -1,4 +1,6 @@
 import Foundation
+import InMemoryLogging
+import Logging
 import Testing
 import TierCache
 import TierCacheLMDB
@@ -20,7 +22,9 @@ struct LMDBDiskFullTests {
         try Data(count: 1 << 20).write(to: ballast)
 
         // The capacity (16 MiB) is over the file system's size: the disk, not the tier, is the limit.
-        let tier = try LMDBTier(directory: mount.url.appendingPathComponent("store"), configuration: .init(capacity: 16 << 20, durability: .full))
+        let logs = InMemoryLogHandler()
+        let tier = try LMDBTier(directory: mount.url.appendingPathComponent("store"), configuration: .init(
+            capacity: 16 << 20, durability: .full, logger: Logger(label: "test", factory: { _ in logs })))
         var stored: [Int] = []
         var refusal: String?
         for index in 0..<200 {
@@ -36,6 +40,9 @@ struct LMDBDiskFullTests {
         #expect(detail.contains("no space left"))
         #expect(stored.count > 10)
         #expect(tier.statistics().refusedOutOfSpace == 1)
+        // An operator hears of it: one warning, naming the entry.
+        #expect(logs.entries.map(\.level) == [.warning])
+        #expect(logs.entries.first?.metadata["key"].map { "\($0)" } == "full-\(stored.count)")
         for index in stored {
             #expect(try tier.entry(forKey: key("full-\(index)"))?.value == incompressible(32 << 10, seed: UInt64(index + 1)))
         }
