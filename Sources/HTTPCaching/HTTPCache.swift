@@ -282,8 +282,18 @@ public final class HTTPCache: Sendable {
         return await handle(exchange, for: original, primaryKey: primaryKey)
     }
 
+    /// `request` without its hop-by-hop fields (RFC 9110 §7.6.1): they describe the caller's
+    /// connection, not the transport's, whatever the transport (URLSession, AsyncHTTPClient, the
+    /// proxy's, a user's own).
+    static func forwardable(_ request: HTTPRequest) -> HTTPRequest {
+        var request = request
+        request.headerFields = HopByHop.removing(from: request.headerFields)
+        return request
+    }
+
     /// Performs the exchange, joining an identical one in flight.
     private func fetch(_ request: HTTPRequest, body: Data?, transport: @escaping Transport) async throws -> Exchange {
+        let request = Self.forwardable(request)
         let clock = configuration.clock
         let key = "\(request.method) \(HTTPCacheKey.normalizedURI(of: request) ?? "")\n"
             + request.headerFields.map { "\($0.name.canonicalName): \($0.value)" }.joined(separator: "\n")
@@ -309,7 +319,7 @@ public final class HTTPCache: Sendable {
     /// invalidates what an unsafe method's success changes (RFC 9111 §4.4).
     @concurrent
     private func forwardUncached(_ request: HTTPRequest, body: Data?, transport: @escaping Transport) async throws -> HTTPCacheResponse {
-        let (response, responseBody) = try await transport(request, body)
+        let (response, responseBody) = try await transport(Self.forwardable(request), body)
         await invalidate(after: request, response: response)
         return HTTPCacheResponse(response: response, body: responseBody, source: .network)
     }

@@ -20,8 +20,9 @@ public enum Validation {
 
     /// Whether a 304 response selects `stored` (§4.3.4): a strong `ETag` in the 304 must match
     /// the stored one strongly, a weak one weakly; without an `ETag`, a `Last-Modified` must
-    /// match; a 304 with neither selects the response it was asked to validate (it answers a
-    /// conditional request sent for that response alone).
+    /// match; a 304 with neither selects `stored` only when `stored` has no validator either (a
+    /// bare 304 does not say which representation it confirms, so it must not freshen one that
+    /// carries a validator).
     public static func notModified(_ response: HTTPResponse, selects stored: StoredResponse) -> Bool {
         let storedTag = stored.response.headerFields[.eTag].flatMap(EntityTag.init)
         if let newTag = response.headerFields[.eTag].flatMap(EntityTag.init) {
@@ -31,7 +32,7 @@ public enum Validation {
         if let newModified = response.headerFields[.lastModified] {
             return stored.response.headerFields[.lastModified] == newModified
         }
-        return true
+        return storedTag == nil && stored.response.headerFields[.lastModified] == nil
     }
 
     /// Fields a 304 must not overwrite in the stored response (§3.2): its framing, which
