@@ -58,7 +58,6 @@ public final class TieredCache: Sendable {
 
     private let slots: [TierSlot]
     private let metrics: TieredCacheMetrics?
-    private let logger: Logger?
     /// The storage policy used by ``store(_:forKey:url:)``.
     public let policyTable: StoragePolicyTable
 
@@ -85,9 +84,8 @@ public final class TieredCache: Sendable {
         metricsFactory: (any MetricsFactory)? = nil
     ) {
         let factory = MetricsSystem.resolving(metricsFactory)
-        self.slots = tiers.map { TierSlot($0, metricsFactory: factory) }
+        self.slots = tiers.map { TierSlot($0, logger: logger, metricsFactory: factory) }
         self.metrics = factory.map(TieredCacheMetrics.init)
-        self.logger = logger
         self.isEntirelyLocal = slots.allSatisfy { $0.local != nil }
         self.leadingMemoryTiers = slots.prefix { $0.local != nil && $0.tier.medium == .memory }.count
         self.policyTable = policyTable
@@ -118,10 +116,10 @@ public final class TieredCache: Sendable {
                     found = try await slot.tier.entry(forKey: key)
                 }
             } catch {
-                slot.failed(error, during: "lookup", logger: logger)
+                slot.failed(error, during: "lookup")
                 continue
             }
-            slot.succeeded(logger: logger)
+            slot.succeeded()
             guard let entry = found else { continue }
             for above in slots[..<index] where Self.mayPromote(from: slot.tier.medium, to: above.tier.medium) {
                 await storeIgnoringFailure(entry, forKey: key, in: above)
@@ -142,23 +140,25 @@ public final class TieredCache: Sendable {
     /// `tiers` limits the read to those positions (`0..<leadingMemoryTiers`: memory only, for a
     /// caller that must not touch a disk); a hit is promoted into every local tier above it.
     public func localEntry(forKey key: CacheKey, tiers: Range<Int>? = nil) -> Hit? {
-        let stopwatch = MetricsStopwatch(enabled: metrics != nil)
-        let found = localRead(key, tiers: tiers)
-        metrics?.record(hit: found != nil, stopwatch)
-        guard let (entry, index) = found else { return nil }
+        guard let (entry, index) = localRead(key, tiers: tiers) else { return nil }
         return Hit(entry: entry, tierIndex: index, tierName: slots[index].tier.name)
     }
 
     /// ``localEntry(forKey:tiers:)`` without the ``Hit``: for the HTTP engine's hit path, which
     /// needs only the entry (and not a copy of the tier's name per hit).
     package func localValue(forKey key: CacheKey, tiers: Range<Int>? = nil) -> CacheEntry? {
+        localRead(key, tiers: tiers)?.entry
+    }
+
+    /// The synchronous lookup both local entry points share, counted and timed once here.
+    private func localRead(_ key: CacheKey, tiers: Range<Int>?) -> (entry: CacheEntry, tierIndex: Int)? {
         let stopwatch = MetricsStopwatch(enabled: metrics != nil)
-        let found = localRead(key, tiers: tiers)?.entry
+        let found = localReadUntimed(key, tiers: tiers)
         metrics?.record(hit: found != nil, stopwatch)
         return found
     }
 
-    private func localRead(_ key: CacheKey, tiers: Range<Int>?) -> (entry: CacheEntry, tierIndex: Int)? {
+    private func localReadUntimed(_ key: CacheKey, tiers: Range<Int>?) -> (entry: CacheEntry, tierIndex: Int)? {
         let range = (tiers ?? 0..<slots.count).clamped(to: 0..<slots.count)
         for index in range {
             let slot = slots[index]
@@ -167,15 +167,15 @@ public final class TieredCache: Sendable {
             do {
                 found = try tier.entry(forKey: key)
             } catch {
-                slot.failed(error, during: "lookup", logger: logger)
+                slot.failed(error, during: "lookup")
                 continue
             }
-            slot.succeeded(logger: logger)
+            slot.succeeded()
             guard let entry = found else { continue }
             if index > 0 {
                 for above in slots[..<index] where Self.mayPromote(from: tier.medium, to: above.tier.medium) {
                     guard let local = above.local else { continue }
-                    do { _ = try local.store(entry, forKey: key) } catch { above.failed(error, during: "promotion", logger: logger) }
+                    do { _ = try local.store(entry, forKey: key) } catch { above.failed(error, during: "promotion") }
                 }
             }
             return (entry, index)
@@ -195,7 +195,7 @@ public final class TieredCache: Sendable {
     }
 
     private func storeIgnoringFailure(_ entry: CacheEntry, forKey key: CacheKey, in slot: TierSlot) async {
-        do { _ = try await slot.tier.store(entry, forKey: key) } catch { slot.failed(error, during: "promotion", logger: logger) }
+        do { _ = try await slot.tier.store(entry, forKey: key) } catch { slot.failed(error, during: "promotion") }
     }
 
     // MARK: Writing
@@ -209,7 +209,7 @@ public final class TieredCache: Sendable {
             guard policy.permits(slot.tier.medium) else {
                 slot.recordRefusalByPolicy()
                 // An older entry stored under a wider policy must not outlive this write.
-                do { try await slot.tier.removeEntry(forKey: key) } catch { slot.failed(error, during: "removal", logger: logger) }
+                do { try await slot.tier.removeEntry(forKey: key) } catch { slot.failed(error, during: "removal") }
                 outcomes.append((slot.tier.name, .refused(.policy(policy))))
                 continue
             }
@@ -218,9 +218,9 @@ public final class TieredCache: Sendable {
                 case .stored: outcomes.append((slot.tier.name, .stored))
                 case .refused(let reason): outcomes.append((slot.tier.name, .refused(reason)))
                 }
-                slot.succeeded(logger: logger)
+                slot.succeeded()
             } catch {
-                slot.failed(error, during: "store", logger: logger)
+                slot.failed(error, during: "store")
                 outcomes.append((slot.tier.name, .failed(Self.tierError(error))))
             }
         }
@@ -252,7 +252,7 @@ public final class TieredCache: Sendable {
         for slot in slots {
             guard let local = slot.local else { continue }
             do { try local.removeEntry(forKey: key) } catch {
-                slot.failed(error, during: "removal", logger: logger)
+                slot.failed(error, during: "removal")
                 if firstError == nil { firstError = Self.tierError(error) }
             }
         }
@@ -263,7 +263,7 @@ public final class TieredCache: Sendable {
         var firstError: TierCacheError?
         for slot in slots {
             do { try await body(slot.tier) } catch {
-                slot.failed(error, during: "removal", logger: logger)
+                slot.failed(error, during: "removal")
                 if firstError == nil { firstError = Self.tierError(error) }
             }
         }

@@ -85,15 +85,16 @@ public final class RedisTier: CacheTier {
     private func run(_ arguments: [[UInt8]], key: [UInt8]?) async throws(RedisError) -> RESPValue {
         do {
             let reply = try await client.send(arguments, key: key)
-            if let logger = configuration.logger, streak.noteSuccess() {
-                logger.notice("Redis tier recovered", metadata: ["tier": "\(name)"])
+            if streak.noteSuccess() {
+                configuration.logger?.notice("Redis tier recovered", metadata: ["tier": "\(name)"])
             }
             return reply
         } catch {
             counters.recordError()
+            let isFirst = streak.noteFailure()
             if let logger = configuration.logger {
                 let metadata: Logger.Metadata = ["tier": "\(name)", "error": "\(error)"]
-                if streak.noteFailure() {
+                if isFirst {
                     logger.warning("Redis tier failing; logged again when it recovers", metadata: metadata)
                 } else {
                     logger.debug("Redis tier command failed", metadata: metadata)

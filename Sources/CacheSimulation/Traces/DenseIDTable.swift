@@ -41,13 +41,11 @@ struct DenseIDTable {
     /// - Returns: the id and whether it was just assigned.
     @inline(__always)
     mutating func id(for key: UInt64) -> (id: UInt32, isNew: Bool) {
-        var index = slot(of: key)
-        while true {
-            let id = ids[index]
-            if id == Self.empty { break }
-            if keys[index] == key { return (id, false) }
-            index = (index + 1) & mask
+        let mask = mask, shift = shift
+        let (index, found) = keys.withUnsafeBufferPointer { keys in
+            ids.withUnsafeBufferPointer { ids in Self.find(key, keys: keys, ids: ids, mask: mask, shift: shift) }
         }
+        if let found { return (found, false) }
         let id = UInt32(count)
         keys[index] = key
         ids[index] = id
@@ -71,33 +69,39 @@ struct DenseIDTable {
             ids.withUnsafeMutableBufferPointer { ids in
                 sizes.withUnsafeMutableBufferPointer { sizes in
                     for (position, request) in chunk.enumerated() {
-                        var index = Self.slot(of: request.key, shift: shift)
-                        var id = UInt32.max
-                        while true {
-                            let found = ids[index]
-                            if found == Self.empty { break }
-                            if keys[index] == request.key {
-                                id = found
-                                break
-                            }
-                            index = (index + 1) & mask
-                        }
-                        if id == UInt32.max {
-                            id = UInt32(count)
+                        let (index, found) = Self.find(
+                            request.key, keys: UnsafeBufferPointer(keys), ids: UnsafeBufferPointer(ids), mask: mask, shift: shift)
+                        if let found {
+                            if request.size > sizes[Int(found)] { sizes[Int(found)] = request.size }
+                            output[position] = found
+                        } else {
                             keys[index] = request.key
-                            ids[index] = id
+                            ids[index] = UInt32(count)
                             sizes[count] = request.size
+                            output[position] = UInt32(count)
                             count += 1
-                        } else if request.size > sizes[Int(id)] {
-                            sizes[Int(id)] = request.size
                         }
-                        output[position] = id
                     }
                 }
             }
         }
         sizes.removeLast(firstNew + chunk.count - count)
         self.count = count
+    }
+
+    /// Where `key` is: its slot and id, or the empty slot it would take (linear probing from its
+    /// group's slot).
+    @inline(__always)
+    private static func find(
+        _ key: UInt64, keys: UnsafeBufferPointer<UInt64>, ids: UnsafeBufferPointer<UInt32>, mask: Int, shift: UInt64
+    ) -> (index: Int, id: UInt32?) {
+        var index = slot(of: key, shift: shift)
+        while true {
+            let id = ids[index]
+            if id == empty { return (index, nil) }
+            if keys[index] == key { return (index, id) }
+            index = (index + 1) & mask
+        }
     }
 
     private mutating func grow() {

@@ -11,12 +11,14 @@ final class TierSlot: Sendable {
     let refusedByPolicy = Atomic<Int>(0)
     let errors = Atomic<Int>(0)
     private let streak = FailureStreak()
+    private let logger: Logger?
     private let refusedByPolicyMetric: Counter?
     private let errorsMetric: Counter?
 
-    init(_ tier: any CacheTier, metricsFactory: (any MetricsFactory)?) {
+    init(_ tier: any CacheTier, logger: Logger?, metricsFactory: (any MetricsFactory)?) {
         self.tier = tier
         self.local = tier as? any LocalCacheTier
+        self.logger = logger
         let dimensions = [("tier", tier.name)]
         refusedByPolicyMetric = metricsFactory.map {
             Counter(label: MetricLabels.tierStores, dimensions: dimensions + [("outcome", "policy")], factory: $0)
@@ -30,23 +32,25 @@ final class TierSlot: Sendable {
     }
 
     /// Counts a failed operation; logs it at `warning` if the tier was working until now.
-    func failed(_ error: any Error, during operation: StaticString, logger: Logger?) {
+    func failed(_ error: any Error, during operation: StaticString) {
         errors.add(1, ordering: .relaxed)
         errorsMetric?.increment()
+        let isFirst = streak.noteFailure()
         guard let logger else { return }
         let metadata: Logger.Metadata = ["tier": "\(tier.name)", "operation": "\(operation)", "error": "\(error)"]
-        if streak.noteFailure() {
+        if isFirst {
             logger.warning("tier failed; carrying on without it until it recovers", metadata: metadata)
         } else {
             logger.debug("tier still failing; carrying on without it", metadata: metadata)
         }
     }
 
-    /// Notes a successful operation; logs the recovery of a tier that was failing.
+    /// Notes a successful operation (one relaxed load while the tier is healthy); logs the
+    /// recovery of a tier that was failing.
     @inline(__always)
-    func succeeded(logger: Logger?) {
-        guard let logger, streak.noteSuccess() else { return }
-        logger.notice("tier recovered", metadata: ["tier": "\(tier.name)"])
+    func succeeded() {
+        guard streak.noteSuccess() else { return }
+        logger?.notice("tier recovered", metadata: ["tier": "\(tier.name)"])
     }
 }
 
