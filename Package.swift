@@ -61,6 +61,8 @@ let package = Package(
             pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]
         ),
+        // A header-only module: the prefetch hint the trace loader's id table issues ahead of its probes.
+        .systemLibrary(name: "CPrefetch"),
         .systemLibrary(
             name: "CLzma",
             pkgConfig: "liblzma",
@@ -75,7 +77,7 @@ let package = Package(
             // scripts/tsan: locks ThreadSanitizer can see (see Sources/TierCache/Internal/Locked.swift).
             swiftSettings: [.define("TIERCACHE_TSAN_LOCKS", .when(traits: ["TSanLocks"]))]
         ),
-        .target(name: "CacheSimulation", dependencies: ["TierCache", "CZstd", "CZlib", "CLzma"]),
+        .target(name: "CacheSimulation", dependencies: ["TierCache", "CZstd", "CZlib", "CLzma", "CPrefetch"]),
         .target(name: "TierCacheCompression", dependencies: ["TierCache", "CZstd"]),
         .target(
             name: "TierCacheLMDB",

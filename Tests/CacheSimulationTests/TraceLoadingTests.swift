@@ -39,6 +39,48 @@ import Testing
         #expect(table.count == reference.count)
     }
 
+    /// The chunked numbering (prefetching ahead, the table grown before a chunk) gives the ids of
+    /// a plain Dictionary and the largest size of each key, chunk after chunk.
+    @Test func chunkedNumberingMatchesADictionary() {
+        var state: UInt64 = 7
+        func next() -> UInt64 {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return state
+        }
+        let requests = (0..<50_000).map { _ in TraceRequest(key: next() >> 48, size: UInt32(next() >> 54) + 1) }
+        var referenceIDs: [UInt64: UInt32] = [:]
+        var referenceSizes: [UInt32] = []
+        var expected: [UInt32] = []
+        for request in requests {
+            if let id = referenceIDs[request.key] {
+                referenceSizes[Int(id)] = max(referenceSizes[Int(id)], request.size)
+                expected.append(id)
+            } else {
+                referenceIDs[request.key] = UInt32(referenceSizes.count)
+                expected.append(UInt32(referenceSizes.count))
+                referenceSizes.append(request.size)
+            }
+        }
+        var table = DenseIDTable(minimumCapacity: 4)
+        var sizes: [UInt32] = []
+        var smallest = UInt32.max
+        var numbered: [UInt32] = []
+        for chunkStart in stride(from: 0, to: requests.count, by: 3_000) {
+            let chunk = Array(requests[chunkStart..<min(requests.count, chunkStart + 3_000)])
+            var output = [UInt32](repeating: .max, count: chunk.count)
+            chunk.withUnsafeBufferPointer { chunk in
+                output.withUnsafeMutableBufferPointer { output in
+                    table.number(chunk, into: output, sizes: &sizes, smallestSize: &smallest)
+                }
+            }
+            numbered += output
+        }
+        #expect(numbered == expected)
+        #expect(sizes == referenceSizes)
+        #expect(smallest == referenceSizes.min())
+        #expect(table.count == referenceIDs.count)
+    }
+
     private func arcTrace(_ fixtures: TraceFixtures) throws -> String {
         try fixtures.write("small.lis", text: "100 3 0 1\n5 2 0 2\n100 1 0 3\n7 1 0 4\n")
     }

@@ -15,6 +15,22 @@ import Testing
         #expect(try TraceFixtures.requests(fixtures.write("renamed.lis", TraceFixtures.arcZstd)) == expected)
     }
 
+    /// The ARC format is `start_block n_blocks ignored ignored`: fields split by any run of spaces
+    /// or tabs, only the first two read, blank lines skipped.
+    @Test func arcFieldsSplitOnAnyRunOfSpacesOrTabs() throws {
+        let fixtures = try TraceFixtures()
+        defer { fixtures.remove() }
+        let text = "  100\t 2   0 1\r\n\t\n   \n7 1\n9\t\t1\t0\t0 extra fields\n"
+        let path = try fixtures.write("spaced.lis", text: text)
+        #expect(try TraceFixtures.requests(path).map(\.key) == [100, 101, 7, 9])
+        for (bad, line) in [("1 1 0 1\n42\n", 2), ("1 1\n \t 5 \t\n", 2), ("1 -2 0 0\n", 1), ("1 2x\n", 1)] {
+            let error = #expect(throws: TraceError.self, "\(bad.debugDescription)") {
+                try TraceFixtures.requests(fixtures.write("bad.lis", text: bad))
+            }
+            #expect(error?.record == line, "\(bad.debugDescription)")
+        }
+    }
+
     @Test func lirsSkipsMarkersBlankLinesAndCarriageReturns() throws {
         let fixtures = try TraceFixtures()
         defer { fixtures.remove() }
@@ -117,5 +133,20 @@ import Testing
         defer { fixtures.remove() }
         let limited = try Trace.load(TraceReader(path: fixtures.write("a.lis", text: "100 3 0 1\n5 1 0 2\n")), limit: 2)
         #expect(limited.requestCount == 2)
+    }
+
+    /// The same through the chunked loader, which skips the size check for a request no larger
+    /// than the smallest size stored: a size below an object's own but above the smallest must
+    /// still be compared, and one above its own must still raise it.
+    @Test func loadingKeepsTheLargestSizeWhateverTheOrderOfSizes() throws {
+        let fixtures = try TraceFixtures()
+        defer { fixtures.remove() }
+        // a: 100, then 50 (at most the smallest so far), b: 10, a: 60 (above the smallest, below
+        // a's own), a: 200 (raises), b: 10, c: 10.
+        let csv = "key,size\n1,100\n1,50\n2,10\n1,60\n1,200\n2,10\n3,10\n"
+        let trace = try Trace.load(TraceReader(path: fixtures.write("sizes.csv", text: csv)))
+        #expect(trace.requests == [0, 0, 1, 0, 0, 1, 2])
+        #expect(trace.objectSizes == [200, 10, 10])
+        #expect(trace.requestedBytes == 100 + 50 + 10 + 60 + 200 + 10 + 10)
     }
 }

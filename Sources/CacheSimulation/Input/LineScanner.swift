@@ -29,13 +29,14 @@ struct LineScanner {
                 let end = carried + produced
                 var lineStart = 0
                 var index = carried
-                while index < end {
-                    if base[index] == UInt8(ascii: "\n") {
-                        lineNumber += 1
-                        guard try body(Self.trimmed(base, from: lineStart, to: index), lineNumber) else { return }
-                        lineStart = index + 1
-                    }
+                // memchr finds the line ends (vectorised: a byte loop here was a fifth of parsing
+                // a trace of short lines).
+                while index < end, let newline = memchr(base + index, Int32(UInt8(ascii: "\n")), end - index) {
+                    index = newline.assumingMemoryBound(to: UInt8.self) - base
+                    lineNumber += 1
+                    guard try body(Self.trimmed(base, from: lineStart, to: index), lineNumber) else { return }
                     index += 1
+                    lineStart = index
                 }
                 carried = end - lineStart
                 if produced == 0 {

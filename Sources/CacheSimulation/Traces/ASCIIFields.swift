@@ -1,17 +1,21 @@
 /// Byte-level helpers for the text formats: no `String` is made per line.
 enum ASCIIFields {
-    /// Splits `line` at any of `separators`, skipping empty fields (so runs of spaces count as one).
-    static func split(_ line: UnsafeBufferPointer<UInt8>, separators: (UInt8, UInt8), into fields: inout [UnsafeBufferPointer<UInt8>]) {
-        fields.removeAll(keepingCapacity: true)
-        guard let base = line.baseAddress else { return }
-        var start = 0
-        for index in 0...line.count {
-            let atEnd = index == line.count
-            if atEnd || line[index] == separators.0 || line[index] == separators.1 {
-                if index > start { fields.append(UnsafeBufferPointer(start: base + start, count: index - start)) }
-                start = index + 1
-            }
+    /// The next field of `line` from `cursor` on, separators skipped, and `cursor` moved past it;
+    /// nil when only separators are left. Lets a reader that needs a line's first fields take
+    /// them without splitting the whole line into an array (the ARC reader, a million lines a
+    /// trace).
+    @inline(__always)
+    static func nextField(of line: UnsafeBufferPointer<UInt8>, from cursor: inout Int, separators: (UInt8, UInt8)) -> UnsafeBufferPointer<UInt8>? {
+        var start = cursor
+        while start < line.count, line[start] == separators.0 || line[start] == separators.1 { start += 1 }
+        guard start < line.count, let base = line.baseAddress else {
+            cursor = line.count
+            return nil
         }
+        var end = start + 1
+        while end < line.count, line[end] != separators.0, line[end] != separators.1 { end += 1 }
+        cursor = end
+        return UnsafeBufferPointer(start: base + start, count: end - start)
     }
 
     /// Splits a CSV line at commas, keeping empty fields so columns stay aligned.

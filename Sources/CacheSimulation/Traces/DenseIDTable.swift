@@ -1,3 +1,5 @@
+import CPrefetch
+
 /// Maps a trace's 64-bit keys to dense ids (0, 1, 2, … in order of first appearance).
 ///
 /// Loading a trace asks this once per request (13.2M times for P12), so it is an open-addressing
@@ -7,6 +9,9 @@
 /// the consecutive block numbers of disk traces, the common case, evenly).
 struct DenseIDTable {
     private static let empty = UInt32.max
+    /// How many requests ahead ``number(_:into:sizes:smallestSize:)`` prefetches a probe's slot: far enough to
+    /// cover a memory access at the loop's pace, near enough that the lines are still cached.
+    private static let prefetchDistance = 16
     private var keys: [UInt64]
     private var ids: [UInt32]
     private var mask: Int
@@ -16,8 +21,8 @@ struct DenseIDTable {
     init(minimumCapacity: Int = 1024) {
         var slots = 16
         while slots < minimumCapacity * 2 { slots <<= 1 }
-        keys = [UInt64](repeating: 0, count: slots)
-        ids = [UInt32](repeating: Self.empty, count: slots)
+        keys = LargeArrays.make(repeating: 0, count: slots)
+        ids = LargeArrays.make(repeating: Self.empty, count: slots)
         mask = slots - 1
         shift = UInt64(64 - slots.trailingZeroBitCount)
     }
@@ -58,26 +63,44 @@ struct DenseIDTable {
     /// appends the size of each new key to `sizes` and raises a known key's size to the largest
     /// seen. The same ids as ``id(for:)`` request by request, with the table's arrays opened once
     /// per chunk instead of checked on every access (loading P12 numbers 13.2M requests).
-    mutating func number(_ chunk: UnsafeBufferPointer<TraceRequest>, into output: UnsafeMutableBufferPointer<UInt32>, sizes: inout [UInt32]) {
+    /// `smallestSize` is the smallest of `sizes` (UInt32.max while empty), kept up to date here.
+    mutating func number(
+        _ chunk: UnsafeBufferPointer<TraceRequest>, into output: UnsafeMutableBufferPointer<UInt32>, sizes: inout [UInt32],
+        smallestSize: inout UInt32
+    ) {
         // Room for every key of the chunk being new, so the table never grows mid-chunk.
         while (count + chunk.count) * 2 > ids.count { grow() }
         let firstNew = sizes.count
+        LargeArrays.reserve(&sizes, minimumCapacity: firstNew + chunk.count)
         sizes.append(contentsOf: repeatElement(0, count: chunk.count))
-        var count = self.count
+        var count = self.count, smallest = smallestSize
         let mask = mask, shift = shift
         keys.withUnsafeMutableBufferPointer { keys in
             ids.withUnsafeMutableBufferPointer { ids in
                 sizes.withUnsafeMutableBufferPointer { sizes in
                     for (position, request) in chunk.enumerated() {
+                        // A probe waits on memory (the table of a large trace is far bigger than
+                        // the caches), and the next probes do not depend on this one: ask for the
+                        // slots a few requests ahead now, so that their loads overlap.
+                        let ahead = position + Self.prefetchDistance
+                        if ahead < chunk.count, let idBase = ids.baseAddress, let keyBase = keys.baseAddress {
+                            let slot = Self.slot(of: chunk[ahead].key, shift: shift)
+                            tiercache_prefetch(idBase + slot)
+                            tiercache_prefetch(keyBase + slot)
+                        }
                         let (index, found) = Self.find(
                             request.key, keys: UnsafeBufferPointer(keys), ids: UnsafeBufferPointer(ids), mask: mask, shift: shift)
                         if let found {
-                            if request.size > sizes[Int(found)] { sizes[Int(found)] = request.size }
+                            // Only a size above the smallest one stored can raise an object's size:
+                            // for traces without sizes (all 1) this skips a load from an array as
+                            // large as the footprint.
+                            if request.size > smallest, request.size > sizes[Int(found)] { sizes[Int(found)] = request.size }
                             output[position] = found
                         } else {
                             keys[index] = request.key
                             ids[index] = UInt32(count)
                             sizes[count] = request.size
+                            smallest = min(smallest, request.size)
                             output[position] = UInt32(count)
                             count += 1
                         }
@@ -87,6 +110,7 @@ struct DenseIDTable {
         }
         sizes.removeLast(firstNew + chunk.count - count)
         self.count = count
+        smallestSize = smallest
     }
 
     /// Where `key` is: its slot and id, or the empty slot it would take (linear probing from its
@@ -108,8 +132,8 @@ struct DenseIDTable {
         let oldKeys = keys
         let oldIDs = ids
         let slots = ids.count * 2
-        keys = [UInt64](repeating: 0, count: slots)
-        ids = [UInt32](repeating: Self.empty, count: slots)
+        keys = LargeArrays.make(repeating: 0, count: slots)
+        ids = LargeArrays.make(repeating: Self.empty, count: slots)
         mask = slots - 1
         shift = UInt64(64 - slots.trailingZeroBitCount)
         for index in oldIDs.indices where oldIDs[index] != Self.empty {

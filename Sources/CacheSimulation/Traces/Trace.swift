@@ -95,6 +95,8 @@ public struct Trace: Sendable {
         var ids = DenseIDTable()
         var requests: [UInt32] = []
         var sizes: [UInt32] = []
+        /// The smallest of `sizes`: no request at or below it can raise an object's size.
+        var smallestSize = UInt32.max
         var requestedBytes: UInt64 = 0
 
         @inline(__always)
@@ -106,6 +108,7 @@ public struct Trace: Sendable {
             let (id, isNew) = ids.id(for: request.key)
             if isNew {
                 sizes.append(request.size)
+                smallestSize = min(smallestSize, request.size)
             } else if request.size > sizes[Int(id)] {
                 sizes[Int(id)] = request.size
             }
@@ -113,7 +116,7 @@ public struct Trace: Sendable {
             requestedBytes &+= UInt64(request.size)
         }
 
-        /// ``append(_:file:)`` for a chunk of requests, numbered at once (``DenseIDTable/number(_:into:sizes:)``).
+        /// ``append(_:file:)`` for a chunk of requests, numbered at once (``DenseIDTable/number(_:into:sizes:smallestSize:)``).
         mutating func append(contentsOf chunk: UnsafeBufferPointer<TraceRequest>, file: String) throws(TraceError) {
             guard ids.count + chunk.count < Int(UInt32.max) - 1 else {
                 // Near the id limit: one at a time, so the error names the exact record.
@@ -121,9 +124,10 @@ public struct Trace: Sendable {
                 return
             }
             let start = requests.count
+            LargeArrays.reserve(&requests, minimumCapacity: start + chunk.count)
             requests.append(contentsOf: repeatElement(0, count: chunk.count))
             requests.withUnsafeMutableBufferPointer { requests in
-                ids.number(chunk, into: UnsafeMutableBufferPointer(rebasing: requests[start...]), sizes: &sizes)
+                ids.number(chunk, into: UnsafeMutableBufferPointer(rebasing: requests[start...]), sizes: &sizes, smallestSize: &smallestSize)
             }
             for request in chunk { requestedBytes &+= UInt64(request.size) }
         }

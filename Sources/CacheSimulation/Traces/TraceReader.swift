@@ -53,11 +53,13 @@ public struct TraceReader: Sendable {
     }
 
     private func readARC(_ reader: DecompressingFileReader, _ body: (TraceRequest) throws(TraceError) -> Bool) throws(TraceError) {
-        var fields: [UnsafeBufferPointer<UInt8>] = []
+        let separators = (UInt8(ascii: " "), UInt8(ascii: "\t"))
         try LineScanner(reader: reader).forEachLine { line, number throws(TraceError) in
-            ASCIIFields.split(line, separators: (UInt8(ascii: " "), UInt8(ascii: "\t")), into: &fields)
-            if fields.isEmpty { return true }
-            guard fields.count >= 2, let start = ASCIIFields.unsigned(fields[0]), let blocks = ASCIIFields.unsigned(fields[1]) else {
+            // Only the first two fields count (the rest, request numbers, are ignored).
+            var cursor = 0
+            guard let first = ASCIIFields.nextField(of: line, from: &cursor, separators: separators) else { return true }
+            let second = ASCIIFields.nextField(of: line, from: &cursor, separators: separators)
+            guard let second, let start = ASCIIFields.unsigned(first), let blocks = ASCIIFields.unsigned(second) else {
                 throw malformed(number, "expected `start_block n_blocks ...`, found \"\(ASCIIFields.text(line))\"")
             }
             guard blocks <= 1 << 24, start <= UInt64.max - blocks else {
