@@ -54,6 +54,12 @@ let package = Package(
             dependencies: [.product(name: "TierCache", package: "TierCache"), "Workloads"],
             path: "Benchmarks/PolicyInstructions"
         ),
+        // MemoryTier's policies against LRU in interleaved rounds (robust to a drifting machine).
+        .executableTarget(
+            name: "PolicyThroughput",
+            dependencies: [.product(name: "TierCache", package: "TierCache"), "Workloads"],
+            path: "Benchmarks/PolicyThroughput"
+        ),
         .executableTarget(
             name: "SimulationBenchmarks",
             dependencies: [

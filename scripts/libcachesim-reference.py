@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Hit ratios of libCacheSim's LRU, ARC, LIRS and TwoQ on the shared traces: the reference figures
-that Validation/Tests/PublishedTableTests/LibCacheSimReferenceTests.swift compares with.
+"""Hit ratios of libCacheSim's LRU, ARC, LIRS and TwoQ on the shared traces, and of its WTinyLFU on
+backf and zigzag: the reference figures that Validation/Tests/PublishedTableTests/
+LibCacheSimReferenceTests.swift and WTinyLFUAgainstLRUTests.swift compare with.
 
 Needs the libCacheSim Python bindings (`pip install libcachesim==0.3.5`, a binary wheel) and
 TIERCACHE_TRACES. Takes about a minute (OLTP and cloudPhysics; add --p12 for P12, ~3 more minutes).
@@ -49,6 +50,15 @@ for ignore_size, capacities in [(True, [49, 490, 4897, 9795]), (False, [2029770,
     run("cloudPhysics " + ("objects" if ignore_size else "bytes"),
         lambda: lcs.TraceReader(cloud, lcs.TraceType.ORACLE_GENERAL_TRACE, lcs.ReaderInitParam(ignore_obj_size=ignore_size)),
         capacities, policies)
+# W-TinyLFU where LRU is optimal (WTinyLFUAgainstLRUTests): the LIRS paper's backf and zigzag,
+# one block a line (its "*" marker lines dropped), at 10% and 50% of their footprints.
+for name, capacities in [("backf", [75, 375]), ("zigzag", [200, 1000])]:
+    path = os.path.join(tempfile.gettempdir(), f"tiercache-{name}.txt")
+    source = os.path.join(traces, "lirs", f"{name}.trace.gz")
+    text = subprocess.run(["gzip", "-dc", source], check=True, capture_output=True, text=True).stdout
+    with open(path, "w") as out:
+        out.write("".join(f"{line.strip()}\n" for line in text.splitlines() if line.strip() and not line.startswith("*")))
+    run(name, lambda: lcs.TraceReader(path, lcs.TraceType.PLAIN_TXT_TRACE), capacities, [("LRU", lcs.LRU), ("WTinyLFU", lcs.WTinyLFU)])
 if "--p12" in sys.argv:
     p12 = expanded("P12")
     run("P12", lambda: lcs.TraceReader(p12, lcs.TraceType.PLAIN_TXT_TRACE), [1024, 32768, 262144], policies[2:])

@@ -21,15 +21,15 @@ func memoryPolicyBenchmarks() {
         // Every key fits: the hit path and the replacing store alone.
         guard let tier = try? MemoryTier(capacity: 256 << 20, policy: policy) else { return }
         for key in keys { _ = tier.store(CacheEntry(value: value, storedAt: storedAt), forKey: key) }
-        Benchmark("Memory policy get hit (Zipf, 100k keys): MemoryTier \(name)") { benchmark in
-            var position = 0
+        Benchmark("Memory policy get hit (Zipf, 100k keys): MemoryTier \(name)") { [cursor = AccessCursor()] benchmark in
+            var position = cursor.take(benchmark.scaledIterations.count)
             for _ in benchmark.scaledIterations {
                 blackHole(tier.entry(forKey: keys[accesses[position % accesses.count]]))
                 position &+= 1
             }
         }
-        Benchmark("Memory policy set (Zipf, 100k keys): MemoryTier \(name)") { benchmark in
-            var position = 0
+        Benchmark("Memory policy set (Zipf, 100k keys): MemoryTier \(name)") { [cursor = AccessCursor()] benchmark in
+            var position = cursor.take(benchmark.scaledIterations.count)
             let entry = CacheEntry(value: value, storedAt: storedAt)
             for _ in benchmark.scaledIterations {
                 blackHole(tier.store(entry, forKey: keys[accesses[position % accesses.count]]))
@@ -44,8 +44,8 @@ func memoryPolicyBenchmarks() {
     for (name, policy) in policies {
         guard let tier = try? MemoryTier(capacity: Workload.fittingCapacity, policy: policy) else { return }
         let entry = CacheEntry(value: value, storedAt: storedAt)
-        Benchmark("Memory policy get or set (Zipf, 100k keys, 10k fit): MemoryTier \(name)") { benchmark in
-            var position = 0
+        Benchmark("Memory policy get or set (Zipf, 100k keys, 10k fit): MemoryTier \(name)") { [cursor = AccessCursor()] benchmark in
+            var position = cursor.take(benchmark.scaledIterations.count)
             for _ in benchmark.scaledIterations {
                 let key = keys[accesses[position % accesses.count]]
                 if tier.entry(forKey: key) == nil { blackHole(tier.store(entry, forKey: key)) }
@@ -54,8 +54,8 @@ func memoryPolicyBenchmarks() {
         }
     }
     let lru = MinimalLRU(capacity: fitting)
-    Benchmark("Memory policy get or set (Zipf, 100k keys, 10k fit): baseline minimal LRU") { benchmark in
-        var position = 0
+    Benchmark("Memory policy get or set (Zipf, 100k keys, 10k fit): baseline minimal LRU") { [cursor = AccessCursor()] benchmark in
+        var position = cursor.take(benchmark.scaledIterations.count)
         for _ in benchmark.scaledIterations {
             let key = strings[accesses[position % accesses.count]]
             if lru.get(key) == nil { lru.set(key, value) }

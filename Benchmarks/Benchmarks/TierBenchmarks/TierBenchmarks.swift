@@ -33,15 +33,15 @@ func memoryBenchmarks() {
     // MemoryTier, holding every key (no evictions: the hit path alone).
     guard let tier = try? MemoryTier(capacity: 256 << 20) else { return }
     for key in keys { _ = tier.store(CacheEntry(value: value, storedAt: storedAt), forKey: key) }
-    Benchmark("Memory get hit (Zipf, 100k keys): MemoryTier") { benchmark in
-        var position = 0
+    Benchmark("Memory get hit (Zipf, 100k keys): MemoryTier") { [cursor = AccessCursor()] benchmark in
+        var position = cursor.take(benchmark.scaledIterations.count)
         for _ in benchmark.scaledIterations {
             blackHole(tier.entry(forKey: keys[accesses[position % accesses.count]]))
             position &+= 1
         }
     }
-    Benchmark("Memory set (Zipf, 100k keys): MemoryTier") { benchmark in
-        var position = 0
+    Benchmark("Memory set (Zipf, 100k keys): MemoryTier") { [cursor = AccessCursor()] benchmark in
+        var position = cursor.take(benchmark.scaledIterations.count)
         let entry = CacheEntry(value: value, storedAt: storedAt)
         for _ in benchmark.scaledIterations {
             blackHole(tier.store(entry, forKey: keys[accesses[position % accesses.count]]))
@@ -52,15 +52,15 @@ func memoryBenchmarks() {
     // The unsynchronized dictionary + linked-list LRU.
     let lru = MinimalLRU(capacity: Workload.keyCount)
     for key in strings { lru.set(key, value) }
-    Benchmark("Memory get hit (Zipf, 100k keys): baseline minimal LRU") { benchmark in
-        var position = 0
+    Benchmark("Memory get hit (Zipf, 100k keys): baseline minimal LRU") { [cursor = AccessCursor()] benchmark in
+        var position = cursor.take(benchmark.scaledIterations.count)
         for _ in benchmark.scaledIterations {
             blackHole(lru.get(strings[accesses[position % accesses.count]]))
             position &+= 1
         }
     }
-    Benchmark("Memory set (Zipf, 100k keys): baseline minimal LRU") { benchmark in
-        var position = 0
+    Benchmark("Memory set (Zipf, 100k keys): baseline minimal LRU") { [cursor = AccessCursor()] benchmark in
+        var position = cursor.take(benchmark.scaledIterations.count)
         for _ in benchmark.scaledIterations {
             lru.set(strings[accesses[position % accesses.count]], value)
             position &+= 1
@@ -73,15 +73,15 @@ func memoryBenchmarks() {
     let nsCache = NSCache<NSString, NSData>()
     nsCache.totalCostLimit = 256 << 20
     for key in nsKeys { nsCache.setObject(nsValue, forKey: key, cost: value.count) }
-    Benchmark("Memory get hit (Zipf, 100k keys): baseline NSCache") { benchmark in
-        var position = 0
+    Benchmark("Memory get hit (Zipf, 100k keys): baseline NSCache") { [cursor = AccessCursor()] benchmark in
+        var position = cursor.take(benchmark.scaledIterations.count)
         for _ in benchmark.scaledIterations {
             blackHole(nsCache.object(forKey: nsKeys[accesses[position % accesses.count]]))
             position &+= 1
         }
     }
-    Benchmark("Memory set (Zipf, 100k keys): baseline NSCache") { benchmark in
-        var position = 0
+    Benchmark("Memory set (Zipf, 100k keys): baseline NSCache") { [cursor = AccessCursor()] benchmark in
+        var position = cursor.take(benchmark.scaledIterations.count)
         for _ in benchmark.scaledIterations {
             nsCache.setObject(nsValue, forKey: nsKeys[accesses[position % accesses.count]], cost: value.count)
             position &+= 1
@@ -109,31 +109,31 @@ func diskBenchmarks(valueSize: Int, entries: Int) {
         raw.put(strings[index], values[index % values.count])
     }
 
-    Benchmark("Disk get hit \(label): LMDBTier") { benchmark in
-        var position = 0
+    Benchmark("Disk get hit \(label): LMDBTier") { [cursor = AccessCursor()] benchmark in
+        var position = cursor.take(benchmark.scaledIterations.count)
         for _ in benchmark.scaledIterations {
             blackHole(try? tier.entry(forKey: keys[position % keys.count]))
             position &+= 7
         }
     }
-    Benchmark("Disk get hit \(label): baseline raw LMDB get + zstd decompress") { benchmark in
-        var position = 0
+    Benchmark("Disk get hit \(label): baseline raw LMDB get + zstd decompress") { [cursor = AccessCursor()] benchmark in
+        var position = cursor.take(benchmark.scaledIterations.count)
         for _ in benchmark.scaledIterations {
             let index = position % strings.count
             blackHole(raw.get(strings[index], originalSize: values[index % values.count].count))
             position &+= 7
         }
     }
-    Benchmark("Disk set \(label): LMDBTier", configuration: .init(scalingFactor: .one, maxDuration: .seconds(3))) { benchmark in
-        var position = 0
+    Benchmark("Disk set \(label): LMDBTier", configuration: .init(scalingFactor: .one, maxDuration: .seconds(3))) { [cursor = AccessCursor()] benchmark in
+        var position = cursor.take(benchmark.scaledIterations.count)
         for _ in benchmark.scaledIterations {
             let entry = CacheEntry(value: values[position % values.count], storedAt: Date())
             blackHole(try? tier.store(entry, forKey: keys[position % keys.count]))
             position &+= 1
         }
     }
-    Benchmark("Disk set \(label): baseline raw LMDB put + zstd compress", configuration: .init(scalingFactor: .one, maxDuration: .seconds(3))) { benchmark in
-        var position = 0
+    Benchmark("Disk set \(label): baseline raw LMDB put + zstd compress", configuration: .init(scalingFactor: .one, maxDuration: .seconds(3))) { [cursor = AccessCursor()] benchmark in
+        var position = cursor.take(benchmark.scaledIterations.count)
         for _ in benchmark.scaledIterations {
             raw.put(strings[position % strings.count], values[position % values.count])
             position &+= 1

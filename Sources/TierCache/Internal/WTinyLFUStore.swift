@@ -60,10 +60,13 @@ struct WTinyLFUStore: EvictingStore {
     @inline(__always)
     mutating func lookup(_ key: CacheKey) -> CacheEntry? {
         guard let slot = queues.slot(of: key) else { return nil }
+        // The value first: its load then overlaps the list moves instead of following them (a
+        // hit touches the value's line and the links' lines, in arrays of their own).
+        let value = queues.value(of: slot)
         onAccess(slot)
         demoteFromProtected()
         adapt(queues.hash(of: slot), cost: queues.cost(of: slot))
-        return queues.value(of: slot)
+        return value
     }
 
     /// Caffeine's `onAccess`: count the key, then move the entry up its segment.

@@ -3,7 +3,7 @@
 ///
 /// `@unchecked Sendable` only so a benchmark closure can hold it: the benchmark runs on one
 /// thread, and this type is deliberately unsynchronized, which is what it measures.
-final class MinimalLRU: @unchecked Sendable {
+public final class MinimalLRU: @unchecked Sendable {
     private struct Node {
         var key: String
         var value: [UInt8]
@@ -13,17 +13,17 @@ final class MinimalLRU: @unchecked Sendable {
     private var nodes: [Node] = []
     private var index: [String: Int] = [:]
     private var head = -1, tail = -1
-    let capacity: Int
+    public let capacity: Int
 
-    init(capacity: Int) { self.capacity = capacity }
+    public init(capacity: Int) { self.capacity = capacity }
 
-    func get(_ key: String) -> [UInt8]? {
+    public func get(_ key: String) -> [UInt8]? {
         guard let position = index[key] else { return nil }
         moveToFront(position)
         return nodes[position].value
     }
 
-    func set(_ key: String, _ value: [UInt8]) {
+    public func set(_ key: String, _ value: [UInt8]) {
         if let position = index[key] {
             nodes[position].value = value
             moveToFront(position)
