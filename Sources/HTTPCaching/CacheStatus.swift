@@ -1,66 +1,77 @@
-import HTTPCaching
 import HTTPTypes
+import RawStructuredFieldValues
 
-/// The `Cache-Status` response field (RFC 9211): how this cache handled the request.
+/// The `Cache-Status` response field (RFC 9211): how a cache handled the request. The caching
+/// proxy and the `URLProtocol` drop-in label their responses with it.
 ///
-/// Examples: `TierCache; hit; ttl=3542` (served from storage, fresh for another 3,542 s),
-/// `TierCache; fwd=uri-miss; stored; ttl=3600`, `TierCache; fwd=stale; fwd-status=304; ttl=60`
-/// (revalidated), `TierCache; fwd=stale; fwd-status=502; ttl=-30; detail=stale-if-error`.
-struct CacheStatus: Sendable, CustomStringConvertible {
+/// Examples: `TierCache;hit;ttl=3542` (served from storage, fresh for another 3,542 s),
+/// `TierCache;fwd=uri-miss;stored;ttl=3600`, `TierCache;fwd=stale;fwd-status=304;ttl=60`
+/// (revalidated), `TierCache;fwd=stale;fwd-status=502;ttl=-30;detail=stale-if-error`.
+public struct CacheStatus: Sendable, Hashable, CustomStringConvertible {
     /// Why the request went forward (RFC 9211 §2.2).
-    enum Forward: String, Sendable {
-        case bypass, method, uriMiss = "uri-miss", request, stale
+    public enum Forward: String, Sendable, Hashable {
+        /// The cache was configured not to handle the request.
+        case bypass
+        /// The request method cannot be served from the cache.
+        case method
+        /// The cache had no response for the request's URI.
+        case uriMiss = "uri-miss"
+        /// The request's own directives (`no-cache`, `max-age=0`) sent it forward.
+        case request
+        /// The stored response was stale and needed validation.
+        case stale
     }
 
-    var cacheName: String
-    var hit = false
-    var forward: Forward?
-    var forwardStatus: Int?
-    var stored = false
-    var ttl: Int?
-    var key: String?
-    var detail: String?
+    /// The cache's name, the list member's value: a structured token (a letter first).
+    public var cacheName: String
+    /// `hit`: the response came from the cache without going forward.
+    public var hit = false
+    /// `fwd`: why the request went forward, if it did.
+    public var forward: Forward?
+    /// `fwd-status`: the status of the response from forward.
+    public var forwardStatus: Int?
+    /// `stored`: the response from forward was stored.
+    public var stored = false
+    /// `ttl`: the response's remaining freshness in seconds (negative when stale).
+    public var ttl: Int?
+    /// `key`: the cache key, for debugging.
+    public var key: String?
+    /// `detail`: an implementation-specific note, a structured token (e.g. `stale-while-revalidate`).
+    public var detail: String?
 
-    static let fieldName = HTTPField.Name("Cache-Status")!
+    /// The field's name.
+    public static let fieldName = HTTPField.Name("Cache-Status")!
 
-    var description: String {
-        // Appended in place: this runs on every response.
-        var text = cacheName
-        if hit { text += "; hit" }
-        if let forward {
-            text += "; fwd="
-            text += forward.rawValue
-        }
-        if let forwardStatus {
-            text += "; fwd-status="
-            text += String(forwardStatus)
-        }
-        if stored { text += "; stored" }
-        if let ttl {
-            text += "; ttl="
-            text += String(ttl)
-        }
-        if let key {
-            text += "; key="
-            text += Self.quoted(key)
-        }
-        if let detail {
-            text += "; detail="
-            text += detail
-        }
-        return text
+    /// A status for the cache named `cacheName`, with no parameters yet.
+    public init(cacheName: String) {
+        self.cacheName = cacheName
     }
 
-    /// A structured-field string (RFC 8941 §3.3.3): only printable ASCII, with `"` and `\` escaped.
-    private static func quoted(_ text: String) -> String {
-        var result = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"", "\\": result += "\\\(scalar)"
-            case " "..."~": result.unicodeScalars.append(scalar)
-            default: result += "%"  // outside what a structured string may hold
-            }
+    /// The field value: a Structured Field List of one member (RFC 9211 §2, RFC 8941 §3.1),
+    /// written by swift-http-structured-headers' serializer: the cache's name as a token, its
+    /// parameters as Booleans, tokens, integers and strings.
+    public var description: String {
+        var parameters = OrderedMap<String, RFC9651BareItem>()
+        if hit { parameters["hit"] = .bool(true) }
+        if let forward { parameters["fwd"] = .token(forward.rawValue) }
+        if let forwardStatus { parameters["fwd-status"] = .integer(Int64(forwardStatus)) }
+        if stored { parameters["stored"] = .bool(true) }
+        if let ttl { parameters["ttl"] = .integer(Int64(ttl)) }
+        if let key { parameters["key"] = .string(Self.structuredString(key)) }
+        if let detail { parameters["detail"] = .token(detail) }
+        let member = ItemOrInnerList.item(Item(bareItem: .token(cacheName), parameters: parameters))
+        var serializer = StructuredFieldValueSerializer()
+        guard let bytes = try? serializer.writeListFieldValue([member]) else {
+            // Unreachable with a validated name and the tokens above; a cache name alone is
+            // still a valid field.
+            return cacheName
         }
-        return result + "\""
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// `text` with what a structured string may not hold (RFC 8941 §3.3.3: printable ASCII only)
+    /// replaced by `%`: a key built from a request target can carry anything.
+    private static func structuredString(_ text: String) -> String {
+        String(String.UnicodeScalarView(text.unicodeScalars.map { (" "..."~").contains($0) ? $0 : "%" }))
     }
 }

@@ -9,6 +9,13 @@ import Foundation
 /// - asctime: `Sun Nov  6 08:49:37 1994`
 ///
 /// Parsing is a hand-written scanner over the bytes: no `DateFormatter`, no locale, no allocation.
+///
+/// The grammar's day names, month names and `GMT` are case-sensitive, but §5.6.7 encourages
+/// recipients to be robust, and browsers and CDNs accept them in any case (`THU`, `AUG`, `gmt`),
+/// as this parser does. Everything else is strict, as they are: another zone (`UTC`, `AEST`), a
+/// two-digit year in an IMF-fixdate, a missing comma, doubled spaces, dashes in an IMF-fixdate,
+/// `.` between the time's parts or a one-digit hour make the date invalid, and an invalid
+/// `Expires` means already expired (RFC 9111 §5.3).
 public enum HTTPDate {
     /// The date in `text`, or `nil` when it is in none of the three formats or names an
     /// impossible time.
@@ -91,15 +98,21 @@ public enum HTTPDate {
 
         var atEnd: Bool { index >= bytes.count }
 
+        /// Consumes `text`, letters in any case: day and month names and `GMT` are matched
+        /// case-insensitively (see ``HTTPDate``).
         mutating func literal(_ text: String) -> Bool {
             for byte in text.utf8 {
-                guard index < bytes.count, bytes[index] == byte else { return false }
+                guard index < bytes.count, Self.lowercased(bytes[index]) == Self.lowercased(byte) else { return false }
                 index += 1
             }
             return true
         }
 
-        /// Consumes one of `names` (exact case), returning its index.
+        private static func lowercased(_ byte: UInt8) -> UInt8 {
+            byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
+        }
+
+        /// Consumes one of `names` (in any case), returning its index.
         mutating func oneOf(_ names: [String]) -> Int? {
             for (position, name) in names.enumerated() {
                 let start = index

@@ -21,15 +21,122 @@ public enum Vary {
 
     /// A request field's value normalised for comparison (§4.1 allows normalisation that keeps
     /// semantics): field lines joined with ", ", runs of whitespace collapsed to one space,
-    /// leading and trailing whitespace removed. `nil` when the request does not send the field.
+    /// leading and trailing whitespace removed. The content-negotiation fields whose syntax is
+    /// known (``negotiationFields``) are normalised further, as ``normalizedPreferenceList(_:)``
+    /// describes. `nil` when the request does not send the field.
     public static func normalizedValue(of name: String, in request: HTTPRequest) -> String? {
         guard let fieldName = HTTPField.Name(name) else { return nil }
-        return normalized(request.headerFields[values: fieldName])
+        return normalized(request.headerFields[values: fieldName], name: fieldName.canonicalName)
     }
 
-    /// The field lines of one field, normalised as ``normalizedValue(of:in:)`` describes.
-    private static func normalized(_ values: [String]) -> String? {
+    /// The request fields normalised as preference lists (RFC 9110 §12.5): `Accept`,
+    /// `Accept-Charset`, `Accept-Encoding` and `Accept-Language`. Every other field is compared
+    /// with whitespace normalised only: the cache does not know its syntax.
+    public static let negotiationFields: Set<String> = ["accept", "accept-charset", "accept-encoding", "accept-language"]
+
+    /// A preference list (RFC 9110 §12.4.2, §12.5) in a canonical form, so that two requests that
+    /// ask for the same thing select the same stored response:
+    /// - members split at commas outside quoted strings, empty members dropped (§5.6.1);
+    /// - whitespace around `;` and `=` removed (the grammar's OWS and BWS);
+    /// - lower-cased outside quoted strings: content codings, charsets and language ranges are
+    ///   case-insensitive (§8.4.1, §8.3.2, RFC 4647 §2), and so are media types, subtypes and
+    ///   parameter names (§8.3.1); only a quoted parameter value keeps its case;
+    /// - a weight of 1 (`q=1`, `q=1.0`, …) dropped, as it is the default, and other weights
+    ///   written without trailing zeros (`q=0.50` is `q=0.5`);
+    /// - members sorted by weight, highest first, and members of equal weight sorted: preference
+    ///   is what the weights say, not the order of the list (§12.4.2).
+    public static func normalizedPreferenceList(_ value: String) -> String {
+        var members: [(weight: Int, text: String)] = []
+        for member in splitOutsideQuotes(value, at: ",") {
+            var parts = splitOutsideQuotes(member, at: ";").map { $0.trimmingWhitespace }
+            guard let first = parts.first, !first.isEmpty else { continue }
+            parts[0] = lowercasedOutsideQuotes(first)
+            var weight = 1000
+            var kept = [parts[0]]
+            for parameter in parts.dropFirst() where !parameter.isEmpty {
+                let pieces = splitOutsideQuotes(parameter, at: "=")
+                let name = pieces[0].trimmingWhitespace.lowercased()
+                let rest = pieces.dropFirst().joined(separator: "=").trimmingWhitespace
+                if name == "q", let milli = weightInThousandths(rest) {
+                    weight = milli
+                    continue
+                }
+                kept.append(rest.isEmpty && pieces.count == 1 ? name : "\(name)=\(lowercasedOutsideQuotes(rest))")
+            }
+            var text = kept.joined(separator: ";")
+            if weight != 1000 { text += ";q=\(formattedWeight(weight))" }
+            members.append((weight, text))
+        }
+        members.sort { $0.weight != $1.weight ? $0.weight > $1.weight : $0.text < $1.text }
+        return members.map(\.text).joined(separator: ", ")
+    }
+
+    /// A weight (RFC 9110 §12.4.2: `0` or `1` with up to three decimals) in thousandths; nil when
+    /// it is not one, and then the parameter is compared as written.
+    private static func weightInThousandths(_ text: String) -> Int? {
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count <= 2, let whole = parts.first, whole == "0" || whole == "1" else { return nil }
+        var fraction = parts.count == 2 ? String(parts[1]) : ""
+        guard fraction.count <= 3, fraction.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
+        if whole == "1" { return fraction.allSatisfy({ $0 == "0" }) ? 1000 : nil }
+        fraction += String(repeating: "0", count: 3 - fraction.count)
+        return Int(fraction)
+    }
+
+    private static func formattedWeight(_ thousandths: Int) -> String {
+        guard thousandths > 0 else { return "0" }
+        var digits = String(thousandths + 1000).dropFirst()  // three digits, leading zeros kept
+        while digits.last == "0" { digits = digits.dropLast() }
+        return "0." + digits
+    }
+
+    /// `text` split at `separator` where it is not inside a quoted string (RFC 9110 §5.6.4).
+    private static func splitOutsideQuotes(_ text: String, at separator: Character) -> [String] {
+        var pieces: [String] = []
+        var current = ""
+        var quoted = false
+        var escaped = false
+        for character in text {
+            if escaped {
+                escaped = false
+            } else if quoted, character == "\\" {
+                escaped = true
+            } else if character == "\"" {
+                quoted.toggle()
+            } else if character == separator, !quoted {
+                pieces.append(current)
+                current = ""
+                continue
+            }
+            current.append(character)
+        }
+        pieces.append(current)
+        return pieces
+    }
+
+    private static func lowercasedOutsideQuotes(_ text: String) -> String {
+        guard text.contains("\"") else { return text.lowercased() }
+        var result = ""
+        var quoted = false
+        var escaped = false
+        for character in text {
+            if escaped {
+                escaped = false
+            } else if quoted, character == "\\" {
+                escaped = true
+            } else if character == "\"" {
+                quoted.toggle()
+            }
+            result += quoted || character == "\"" ? String(character) : character.lowercased()
+        }
+        return result
+    }
+
+    /// The field lines of one field, normalised as ``normalizedValue(of:in:)`` describes;
+    /// `name` is the field's lower-cased name.
+    private static func normalized(_ values: [String], name: String) -> String? {
         guard !values.isEmpty else { return nil }
+        if negotiationFields.contains(name) { return normalizedPreferenceList(values.joined(separator: ", ")) }
         var result = ""
         var pendingSpace = false
         for character in values.joined(separator: ", ") {
@@ -64,7 +171,7 @@ public enum Vary {
         }
         return { name in
             guard let fieldName = HTTPField.Name(name) else { return nil }
-            return normalized(linesByName[fieldName.canonicalName] ?? [])
+            return normalized(linesByName[fieldName.canonicalName] ?? [], name: fieldName.canonicalName)
         }
     }
 
@@ -77,5 +184,14 @@ public enum Vary {
     static func matches(_ request: HTTPRequest, _ varyingFields: [StoredResponse.VaryingField]) -> Bool {
         let value = lookup(varyingFields.count, in: request)
         return varyingFields.allSatisfy { value($0.name) == $0.value }
+    }
+}
+
+extension StringProtocol {
+    /// Without leading and trailing spaces and tabs (HTTP's OWS, RFC 9110 §5.6.3).
+    fileprivate var trimmingWhitespace: String {
+        let isWhitespace: (Character) -> Bool = { $0 == " " || $0 == "\t" }
+        guard let first = firstIndex(where: { !isWhitespace($0) }), let last = lastIndex(where: { !isWhitespace($0) }) else { return "" }
+        return String(self[first...last])
     }
 }

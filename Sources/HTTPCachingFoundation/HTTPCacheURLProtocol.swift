@@ -144,12 +144,24 @@ public final class HTTPCacheURLProtocol: URLProtocol {
 
     /// The `Cache-Status` value for `result`.
     public static func cacheStatus(of result: HTTPCacheResponse) -> String {
+        var status = CacheStatus(cacheName: cacheName)
         switch result.source {
-        case .cache: "\(cacheName); hit"
-        case .revalidated: "\(cacheName); fwd=stale; fwd-status=304"
-        case .staleWhileRevalidate: "\(cacheName); hit; detail=stale-while-revalidate"
-        case .staleFallback: "\(cacheName); hit; detail=stale-network-failed"
-        case .network: "\(cacheName); fwd=uri-miss; fwd-status=\(result.response.status.code)" + (result.wasStored ? "; stored" : "")
+        case .cache:
+            status.hit = true
+        case .revalidated:
+            status.forward = .stale
+            status.forwardStatus = 304
+        case .staleWhileRevalidate:
+            status.hit = true
+            status.detail = "stale-while-revalidate"
+        case .staleFallback:
+            status.hit = true
+            status.detail = "stale-network-failed"
+        case .network:
+            status.forward = .uriMiss
+            status.forwardStatus = result.response.status.code
+            status.stored = result.wasStored
         }
+        return status.description
     }
 }

@@ -25,9 +25,12 @@ extension CachingProxy {
         /// How long the origin has to answer (head and cached body); past it the answer is 504,
         /// or a stale response where allowed.
         public var upstreamTimeout: TimeAmount
-        /// A targeted cache-control field (RFC 9213), e.g. `CDN-Cache-Control`: when the origin
-        /// sends it, its directives replace `Cache-Control` for this cache, while clients still
-        /// receive the origin's `Cache-Control`. Off (`nil`) by default.
+        /// The targeted cache-control field (RFC 9213) this cache obeys: when the origin sends it
+        /// as a valid Structured Field Dictionary, its directives replace `Cache-Control` for this
+        /// cache, while clients still receive the origin's `Cache-Control` (an invalid one is
+        /// ignored, see ``HTTPCaching/TargetedCacheControl``). `CDN-Cache-Control` by default,
+        /// as a CDN-like cache in front of an origin is expected to; `nil` obeys `Cache-Control`
+        /// alone.
         public var targetedCacheControl: String?
         /// The cache's name in `Cache-Status` (RFC 9211) and `Via`.
         public var name: String
@@ -44,7 +47,7 @@ extension CachingProxy {
             upstream: Upstream, host: String = "127.0.0.1", port: Int = 8080,
             maximumRequestHeaderBytes: Int = 32 << 10, maximumRequestBodyBytes: Int = 16 << 20,
             maximumCacheableBodyBytes: Int = 8 << 20, upstreamTimeout: TimeAmount = .seconds(30),
-            targetedCacheControl: String? = nil, name: String = "TierCache", idleTimeout: TimeAmount = .seconds(60),
+            targetedCacheControl: String? = TargetedCacheControl.cdnCacheControl, name: String = "TierCache", idleTimeout: TimeAmount = .seconds(60),
             forwardsClientRoutingFields: Bool = false
         ) {
             self.upstream = upstream
@@ -73,8 +76,10 @@ extension CachingProxy {
             if let targetedCacheControl, targetedCacheControl.isEmpty || targetedCacheControl.contains(where: { $0 == ":" || $0.isWhitespace }) {
                 throw CachingProxyError("'\(targetedCacheControl)' is not a field name for targeted cache control")
             }
-            guard !name.isEmpty, name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-._".contains($0)) }) else {
-                throw CachingProxyError("the cache name must be a token (letters, digits, '-', '.', '_'); got '\(name)'")
+            // Cache-Status writes the name as a structured token (RFC 8941 §3.3.4): a letter first.
+            guard let first = name.first, first.isASCII, first.isLetter,
+                  name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-._".contains($0)) }) else {
+                throw CachingProxyError("the cache name must be a token (a letter, then letters, digits, '-', '.', '_'); got '\(name)'")
             }
         }
     }

@@ -14,7 +14,7 @@ struct UpstreamTransport: Sendable {
     let client: HTTPClient
     let timeout: TimeAmount
     let bufferLimit: Int
-    /// The targeted cache-control field (RFC 9213) to apply, if any.
+    /// The targeted cache-control field (RFC 9213) to obey instead of `Cache-Control`, if any.
     let targetedCacheControl: HTTPField.Name?
     let latency: Metrics.Timer
 
@@ -59,9 +59,12 @@ struct UpstreamTransport: Sendable {
         // The stash field is the proxy's own: an origin cannot set it.
         if fields[Self.originCacheControl] != nil { fields[values: Self.originCacheControl] = [] }
         fields = HopByHop.removing(from: fields)
-        if let targeted = targetedCacheControl, fields[targeted] != nil {
+        // A targeted field stands in for Cache-Control only when it is a valid Dictionary (RFC
+        // 9213 §2.1); otherwise the origin's Cache-Control rules, as if the field were absent.
+        if let targeted = targetedCacheControl, fields[targeted] != nil,
+           let directives = TargetedCacheControl.cacheControlValue(of: fields[values: targeted]) {
             fields[Self.originCacheControl] = fields[values: .cacheControl].joined(separator: ", ")
-            fields[values: .cacheControl] = fields[values: targeted]
+            fields[values: .cacheControl] = directives.isEmpty ? [] : [directives]
         }
         head.headerFields = fields
         return (head, response)

@@ -54,8 +54,11 @@ struct ProxyCommand: AsyncParsableCommand {
     @Flag(help: "Run as a private cache (stores 'private' responses, ignores s-maxage).")
     var `private` = false
 
-    @Option(help: "Honour a targeted cache-control field (RFC 9213), e.g. CDN-Cache-Control.")
+    @Option(help: "The targeted cache-control field (RFC 9213) obeyed instead of Cache-Control (default: CDN-Cache-Control, except with --private).")
     var targetedCacheControl: String?
+
+    @Flag(help: "Obey Cache-Control alone: no targeted cache-control field (CDN-Cache-Control is obeyed by default).")
+    var noTargetedCacheControl = false
 
     @Flag(help: "Forward clients' Forwarded, X-Forwarded-*, X-HTTP-Method-Override and similar fields (removed by default: they can poison cached responses). Only behind a proxy that sets them.")
     var forwardClientRoutingFields = false
@@ -102,11 +105,16 @@ struct ProxyCommand: AsyncParsableCommand {
         for tier in tiers { largestEntry = max(largestEntry, (try? await tier.usage().maxEntryBytes) ?? 0) }
         guard upstreamTimeout > 0, upstreamTimeout.isFinite else { throw ValidationError("--upstream-timeout must be positive") }
 
+        guard !(noTargetedCacheControl && targetedCacheControl != nil) else {
+            throw ValidationError("--targeted-cache-control and --no-targeted-cache-control contradict each other")
+        }
+        // A private cache is not the CDN a targeted field addresses, unless the field is named.
+        let targetedField = noTargetedCacheControl ? nil : targetedCacheControl ?? (self.private ? nil : TargetedCacheControl.cdnCacheControl)
         let configuration = CachingProxy.Configuration(
             upstream: try CachingProxy.Upstream(upstream), host: host, port: port,
             maximumRequestHeaderBytes: maxRequestHeader.bytes, maximumRequestBodyBytes: maxRequestBody.bytes,
             maximumCacheableBodyBytes: maxCacheableBody?.bytes ?? max(1, min(largestEntry, 64 << 20)),
-            upstreamTimeout: .nanoseconds(Int64(upstreamTimeout * 1e9)), targetedCacheControl: targetedCacheControl,
+            upstreamTimeout: .nanoseconds(Int64(upstreamTimeout * 1e9)), targetedCacheControl: targetedField,
             forwardsClientRoutingFields: forwardClientRoutingFields)
         let proxy = try CachingProxy(
             configuration: configuration, storage: TieredCache(tiers: tiers, logger: logger), cacheConfiguration: cacheConfiguration, logger: logger)

@@ -261,7 +261,7 @@ extension HTTPCacheURLProtocolTests {
         #expect(text(first) == "with cookie 1" && text(second) == "with cookie 1")
         #expect(firstResponse.value(forHTTPHeaderField: "Set-Cookie") == "session=secret")
         // The hit is the stored copy, which the hook stripped.
-        #expect(secondResponse.value(forHTTPHeaderField: "Cache-Status") == "TierCache; hit")
+        #expect(secondResponse.value(forHTTPHeaderField: "Cache-Status") == "TierCache;hit")
         #expect(secondResponse.value(forHTTPHeaderField: "Set-Cookie") == nil)
         #expect(origin.log.requests(to: "/cookie").count == 1)
         try await origin.stop()

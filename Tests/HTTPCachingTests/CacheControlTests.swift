@@ -70,6 +70,9 @@ struct HTTPDateTests {
 
     @Test("All three formats parse to the same instant", arguments: [
         "Sun, 06 Nov 1994 08:49:37 GMT", "Sunday, 06-Nov-94 08:49:37 GMT", "Sun Nov  6 08:49:37 1994", "  Sun, 06 Nov 1994 08:49:37 GMT ",
+        // Names and zone in any case (§5.6.7 asks recipients to be robust; browsers are).
+        "SUN, 06 Nov 1994 08:49:37 GMT", "Sun, 06 NOV 1994 08:49:37 GMT", "Sun, 06 Nov 1994 08:49:37 gMT",
+        "sunday, 06-nov-94 08:49:37 gmt", "SUN NOV  6 08:49:37 1994",
     ])
     func formats(_ text: String) throws {
         let now = try #require(HTTPDate.makeDate(year: 2026, month: 1, day: 1, hour: 0, minute: 0, second: 0))
@@ -79,6 +82,12 @@ struct HTTPDateTests {
     @Test("Invalid dates are nil", arguments: [
         "0", "", "-1", "Sun, 32 Nov 1994 08:49:37 GMT", "Sun, 06 Nov 1994 25:49:37 GMT", "Sun, 06 Foo 1994 08:49:37 GMT",
         "Sun, 06 Nov 1994 08:49:37 PST", "Thu, 29 Feb 2001 00:00:00 GMT", "tomorrow",
+        // Strict beyond case: another zone, a two-digit IMF year, no comma, doubled spaces,
+        // dashes in an IMF-fixdate, periods in the time, a one-digit hour, two dates in one.
+        "Sun, 06 Nov 1994 08:49:37 UTC", "Sun, 06 Nov 1994 08:49:37 AEST", "Sun, 06 Nov 94 08:49:37 GMT",
+        "Sun 06 Nov 1994 08:49:37 GMT", "Sun, 06  Nov  1994 08:49:37 GMT", "Sun, 06-Nov-1994 08:49:37 GMT",
+        "Sun, 06 Nov 1994 08.49.37 GMT", "Sun, 06 Nov 1994 8:49:37 GMT",
+        "Sun, 06 Nov 1994 08:49:37 GMT, Sun, 06 Nov 1994 08:49:38 GMT",
     ])
     func invalid(_ text: String) {
         #expect(HTTPDate.parse(text) == nil)

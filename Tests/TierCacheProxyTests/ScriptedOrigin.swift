@@ -69,6 +69,9 @@ final class ScriptedOrigin: Sendable {
             Self.text("old news", ["Last-Modified": "Mon, 01 Jan 2024 00:00:00 GMT"])
         }
         router.get("/cdn") { _, _ in Self.text("cdn", ["Cache-Control": "no-store", "CDN-Cache-Control": "max-age=600"]) }
+        // Targeted fields that are not valid Dictionaries of the right types (RFC 9213 §2.1).
+        router.get("/cdn-string") { _, _ in Self.text("cdn", ["Cache-Control": "no-store", "CDN-Cache-Control": "max-age=\"600\""]) }
+        router.get("/cdn-bad-flag") { _, _ in Self.text("cdn", ["Cache-Control": "max-age=600", "CDN-Cache-Control": "no-store=3"]) }
         router.get("/large") { _, _ in Self.text(Self.largeBody, ["Cache-Control": "max-age=600"]) }
         router.get("/medium") { _, _ in Self.text(Self.mediumBody, ["Cache-Control": "max-age=600"]) }
         router.get("/large-chunked") { _, _ in
