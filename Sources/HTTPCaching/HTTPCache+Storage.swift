@@ -9,10 +9,18 @@ extension HTTPCache {
     /// The stored response that matches `request`'s secondary key, if any, from the tiers at
     /// `firstTier` and below (the ones above were read already and had nothing). Entries that
     /// fail to decode are removed and counted.
+    /// A HEAD that finds no GET response is answered by a stored HEAD response
+    /// (``headKey(_:)``), if there is one.
     func lookup(primaryKey: String, request: HTTPRequest, from firstTier: Int = 0) async -> Located? {
         if storage.isEntirelyLocal {
             return lookupLocally(primaryKey: primaryKey, request: request, tiers: firstTier..<Int.max)
         }
+        if let found = await lookupResource(primaryKey, request: request, from: firstTier) { return found }
+        guard request.method == .head else { return nil }
+        return await lookupResource(Self.headKey(primaryKey), request: request, from: firstTier)
+    }
+
+    private func lookupResource(_ primaryKey: String, request: HTTPRequest, from firstTier: Int) async -> Located? {
         switch await read(primaryKey, from: firstTier) {
         case .response(let located)?:
             return Vary.matches(request, located.response.varyingFields) ? located : nil
@@ -27,6 +35,12 @@ extension HTTPCache {
     /// ``lookup(primaryKey:request:from:)`` through the local tiers only (those in `tiers`, or
     /// all): no suspension.
     func lookupLocally(primaryKey: String, request: HTTPRequest, tiers: Range<Int>? = nil) -> Located? {
+        if let found = lookupResourceLocally(primaryKey, request: request, tiers: tiers) { return found }
+        guard request.method == .head else { return nil }
+        return lookupResourceLocally(Self.headKey(primaryKey), request: request, tiers: tiers)
+    }
+
+    private func lookupResourceLocally(_ primaryKey: String, request: HTTPRequest, tiers: Range<Int>?) -> Located? {
         switch readLocally(primaryKey, tiers: tiers) {
         case .response(let located)?:
             return Vary.matches(request, located.response.varyingFields) ? located : nil
@@ -164,12 +178,15 @@ extension HTTPCache {
         return await storage.store(value, forKey: cacheKey, policy: policy).isStoredAnywhere
     }
 
-    /// Removes a resource: its primary entry and every variant it lists.
+    /// Removes a resource: its primary entry and every variant it lists, and the same for its
+    /// HEAD responses.
     func remove(primaryKey: String) async {
         defer { generation.add(1, ordering: .releasing) }
-        if case .variants(let index)? = await read(primaryKey) {
-            for key in index.variantKeys { if let cacheKey = try? CacheKey(key) { try? await storage.removeEntry(forKey: cacheKey) } }
+        for key in [primaryKey, Self.headKey(primaryKey)] {
+            if case .variants(let index)? = await read(key) {
+                for variant in index.variantKeys { if let cacheKey = try? CacheKey(variant) { try? await storage.removeEntry(forKey: cacheKey) } }
+            }
+            if let cacheKey = try? CacheKey(key) { try? await storage.removeEntry(forKey: cacheKey) }
         }
-        if let cacheKey = try? CacheKey(primaryKey) { try? await storage.removeEntry(forKey: cacheKey) }
     }
 }

@@ -89,6 +89,9 @@ public final class HTTPCache: Sendable {
         guard request.method == .get || request.method == .head, let primaryKey = primaryKey(for: request) else {
             return try await forwardUncached(request, body: body, transport: transport)
         }
+        if request.headerFields[.ifNoneMatch] != nil || request.headerFields[.ifModifiedSince] != nil {
+            return try await respondToConditional(request, cachePolicy: cachePolicy, transport: transport, primaryKey: primaryKey)
+        }
         let memoryTiers = storage.leadingMemoryTiers
         let inMemory = memoryTiers > 0 ? lookupLocally(primaryKey: primaryKey, request: request, tiers: 0..<memoryTiers) : nil
         if let inMemory, let measure = usableWithoutNetwork(request, stored: inMemory, cachePolicy: cachePolicy) {
@@ -117,13 +120,36 @@ public final class HTTPCache: Sendable {
         return measure
     }
 
+    /// A client's conditional GET or HEAD (RFC 9111 §4.3.2): answered as the plain request
+    /// would be, with the client's entity tags merged into whatever the cache sends the origin,
+    /// then evaluated against the answer: 304 when the client's representation is current
+    /// (whether the stored response, a revalidated one, or the origin's 304 says so), else the
+    /// full response.
+    @concurrent
+    private func respondToConditional(
+        _ request: HTTPRequest, cachePolicy: RequestCachePolicy, transport: @escaping Transport, primaryKey: String
+    ) async throws -> HTTPCacheResponse {
+        var plain = request
+        guard let client = ClientPreconditions.extract(from: &plain) else {
+            return try await respond(to: request, cachePolicy: cachePolicy, transport: transport, primaryKey: primaryKey, found: nil, searchedTiers: 0)
+        }
+        let result = try await respond(
+            to: plain, cachePolicy: cachePolicy, transport: transport, primaryKey: primaryKey, found: nil, searchedTiers: 0, client: client)
+        guard client.notModified(result.response) else { return result }
+        var answer = result
+        answer.response = ClientPreconditions.notModifiedResponse(for: result.response)
+        answer.body = Data()
+        return answer
+    }
+
     /// The rest of ``response(for:body:cachePolicy:transport:)``, off the caller's executor:
     /// `found` is what the memory tiers held (if anything), and `searchedTiers` how many tiers at
-    /// the top were read already and had nothing.
+    /// the top were read already and had nothing. `client` holds the preconditions taken out of
+    /// a client's conditional request, merged into what is sent to the origin.
     @concurrent
     private func respond(
         to request: HTTPRequest, cachePolicy: RequestCachePolicy, transport: @escaping Transport, primaryKey: String,
-        found: Located?, searchedTiers: Int
+        found: Located?, searchedTiers: Int, client: ClientPreconditions? = nil
     ) async throws -> HTTPCacheResponse {
         let requestDirectives = requestDirectives(of: request)
         let stored: Located?
@@ -161,7 +187,7 @@ public final class HTTPCache: Sendable {
             // only-if-cached with nothing usable: 504 (RFC 9111 §5.2.1.7).
             return HTTPCacheResponse(response: HTTPResponse(status: .gatewayTimeout), body: Data(), source: .cache)
         case .revalidate:
-            if let stored { return try await revalidate(request, stored: stored, primaryKey: primaryKey, transport: transport) }
+            if let stored { return try await revalidate(request, stored: stored, primaryKey: primaryKey, transport: transport, client: client) }
         case .fetch:
             break
         }
@@ -171,7 +197,7 @@ public final class HTTPCache: Sendable {
             outgoing.headerFields[.cacheControl] = "no-cache"
             if let pragma = HTTPField.Name("Pragma") { outgoing.headerFields[pragma] = "no-cache" }
         }
-        return try await fetchAndStore(outgoing, original: request, primaryKey: primaryKey, fallback: stored, transport: transport)
+        return try await fetchAndStore(outgoing, original: request, primaryKey: primaryKey, fallback: stored, transport: transport, client: client)
     }
 
     /// The stored response for `request` when it may be used as it is, found without suspending:
@@ -229,21 +255,25 @@ public final class HTTPCache: Sendable {
     /// Sends a conditional request for `stored` (or a full one without validators) and handles
     /// 304, a new response, and failures.
     private func revalidate(
-        _ request: HTTPRequest, stored: Located, primaryKey: String, transport: @escaping Transport
+        _ request: HTTPRequest, stored: Located, primaryKey: String, transport: @escaping Transport, client: ClientPreconditions? = nil
     ) async throws -> HTTPCacheResponse {
         guard let conditional = Validation.conditionalRequest(for: request, revalidating: stored.response) else {
             counters.recordMiss()
-            return try await fetchAndStore(request, original: request, primaryKey: primaryKey, fallback: stored, transport: transport)
+            return try await fetchAndStore(request, original: request, primaryKey: primaryKey, fallback: stored, transport: transport, client: client)
         }
         let exchange: Exchange
         do {
-            exchange = try await fetch(conditional, body: nil, transport: transport)
+            exchange = try await fetch(client?.merged(into: conditional) ?? conditional, body: nil, transport: transport)
         } catch {
             if let fallback = staleFallback(stored, for: request, error: error) { return fallback }
             throw error
         }
         if exchange.response.status.code == 304 {
             guard Validation.notModified(exchange.response, selects: stored.response) else {
+                // The client's representation, not the stored one, is current: its 304 passes.
+                if let client, client.isConfirmed(by: exchange.response) {
+                    return HTTPCacheResponse(response: exchange.response, body: Data(), source: .network)
+                }
                 // The 304 is for another representation: ask again without preconditions.
                 return try await fetchAndStore(request, original: request, primaryKey: primaryKey, fallback: stored, transport: transport)
             }
@@ -260,15 +290,16 @@ public final class HTTPCache: Sendable {
             return served(stored, source: .staleFallback, request: request, now: configuration.clock.now())
         }
         counters.recordRevalidation(modified: true)
-        return await handle(exchange, for: request, primaryKey: primaryKey)
+        return await handle(exchange, for: request, primaryKey: primaryKey, stored: stored)
     }
 
     private func fetchAndStore(
-        _ outgoing: HTTPRequest, original: HTTPRequest, primaryKey: String, fallback: Located?, transport: @escaping Transport
+        _ outgoing: HTTPRequest, original: HTTPRequest, primaryKey: String, fallback: Located?, transport: @escaping Transport,
+        client: ClientPreconditions? = nil
     ) async throws -> HTTPCacheResponse {
         let exchange: Exchange
         do {
-            exchange = try await fetch(outgoing, body: nil, transport: transport)
+            exchange = try await fetch(client?.merged(into: outgoing) ?? outgoing, body: nil, transport: transport)
         } catch {
             if let fallback, let response = staleFallback(fallback, for: original, error: error) { return response }
             throw error
@@ -279,7 +310,11 @@ public final class HTTPCache: Sendable {
             counters.recordStaleServe()
             return served(fallback, source: .staleFallback, request: original, now: configuration.clock.now())
         }
-        return await handle(exchange, for: original, primaryKey: primaryKey)
+        if exchange.response.status.code == 304, client != nil {
+            // An answer to the client's own preconditions: nothing to store.
+            return HTTPCacheResponse(response: exchange.response, body: Data(), source: .network)
+        }
+        return await handle(exchange, for: original, primaryKey: primaryKey, stored: fallback)
     }
 
     /// `request` without its hop-by-hop fields (RFC 9110 §7.6.1): they describe the caller's
@@ -306,22 +341,38 @@ public final class HTTPCache: Sendable {
         return exchange
     }
 
-    /// Stores a response from the network if it may be stored, and returns it.
-    private func handle(_ exchange: Exchange, for request: HTTPRequest, primaryKey: String) async -> HTTPCacheResponse {
+    /// Stores a response from the network if it may be stored, and returns it. `stored` is what
+    /// the cache held for the request, if anything (a HEAD response updates it or marks it stale).
+    private func handle(_ exchange: Exchange, for request: HTTPRequest, primaryKey: String, stored: Located?) async -> HTTPCacheResponse {
         var result = HTTPCacheResponse(response: exchange.response, body: exchange.body, source: .network)
-        if request.method == .get {
-            result.wasStored = await storeIfAllowed(exchange, for: request, primaryKey: primaryKey)
+        switch request.method {
+        case .get: result.wasStored = await storeIfAllowed(exchange, for: request, primaryKey: primaryKey)
+        case .head: result.wasStored = await storeHEADResponse(exchange, for: request, primaryKey: primaryKey, stored: stored)
+        default: break
         }
         return result
     }
 
     /// Forwards a request the cache does not answer (unsafe methods, uncacheable keys), and
-    /// invalidates what an unsafe method's success changes (RFC 9111 §4.4).
+    /// invalidates what an unsafe method's success changes (RFC 9111 §4.4). A response to POST
+    /// that says it is the target's current representation (RFC 9110 §9.3.3) is then stored for
+    /// a later GET or HEAD of the target.
     @concurrent
     private func forwardUncached(_ request: HTTPRequest, body: Data?, transport: @escaping Transport) async throws -> HTTPCacheResponse {
+        let requestTime = configuration.clock.now()
         let (response, responseBody) = try await transport(Self.forwardable(request), body)
+        let responseTime = configuration.clock.now()
         await invalidate(after: request, response: response)
-        return HTTPCacheResponse(response: response, body: responseBody, source: .network)
+        var result = HTTPCacheResponse(response: response, body: responseBody, source: .network)
+        if Storability.isReusablePOSTResponse(response, to: request, shared: configuration.mode == .shared) {
+            var get = request
+            get.method = .get
+            if let primaryKey = primaryKey(for: get) {
+                let exchange = Exchange(response: response, body: responseBody, requestTime: requestTime, responseTime: responseTime)
+                result.wasStored = await storeIfAllowed(exchange, for: get, primaryKey: primaryKey)
+            }
+        }
+        return result
     }
 
     /// Removes what `request` changed, given the `response` it got, when it is an unsafe method

@@ -1,3 +1,4 @@
+import Foundation
 import HTTPTypes
 
 /// Whether a response may be stored (RFC 9111 §3).
@@ -48,5 +49,21 @@ public enum Storability {
             || Freshness.hasExplicitLifetime(response, directives: directives, shared: shared)
             || Freshness.heuristicallyCacheableStatuses.contains(code)
         return allowed ? nil : .noFreshnessInformation
+    }
+}
+
+extension Storability {
+    /// Whether a response to POST may be stored for a later GET or HEAD of the target URI
+    /// (RFC 9110 §9.3.3): it needs explicit freshness (RFC 9111 §4.2.1) and a `Content-Location`
+    /// that is the target URI (resolved against it, compared as primary keys are, §8.7). The
+    /// response must then also be storable as a GET's would be (``reasonNotToStore(request:requestDirectives:response:directives:shared:)``).
+    public static func isReusablePOSTResponse(_ response: HTTPResponse, to request: HTTPRequest, shared: Bool) -> Bool {
+        guard request.method == .post, let location = response.headerFields[.contentLocation], let target = request.url,
+              let resolved = URL(string: location, relativeTo: target)?.absoluteURL,
+              let targetURI = HTTPCacheKey.normalizedURI(of: request),
+              HTTPCacheKey.normalizedURI(of: HTTPRequest(method: .get, url: resolved)) == targetURI
+        else { return false }
+        let directives = CacheControl(fieldValues: response.headerFields[values: .cacheControl])
+        return Freshness.hasExplicitLifetime(response, directives: directives, shared: shared)
     }
 }

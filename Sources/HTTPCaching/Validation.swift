@@ -35,6 +35,28 @@ public enum Validation {
         return storedTag == nil && stored.response.headerFields[.lastModified] == nil
     }
 
+    /// Whether a 200 response to HEAD may update `stored`, a stored GET response it could have
+    /// been chosen for (§4.3.5): every validator the HEAD response carries (`ETag`, compared
+    /// strongly, and `Last-Modified`) matches the stored one, at least one is present, and its
+    /// `Content-Length`, when it has one, equals the stored response's. Otherwise the stored
+    /// response should be considered stale.
+    public static func headResponse(_ response: HTTPResponse, updates stored: StoredResponse) -> Bool {
+        guard response.status.code == 200 else { return false }
+        let tag = response.headerFields[.eTag]
+        let modified = response.headerFields[.lastModified]
+        guard tag != nil || modified != nil else { return false }
+        if let tag {
+            guard let newTag = EntityTag(tag), let storedTag = stored.response.headerFields[.eTag].flatMap(EntityTag.init),
+                  newTag.strongMatches(storedTag) else { return false }
+        }
+        if let modified, stored.response.headerFields[.lastModified] != modified { return false }
+        if let length = response.headerFields[.contentLength] {
+            let storedLength = stored.response.headerFields[.contentLength].flatMap(Int.init) ?? stored.body.count
+            guard Int(length) == storedLength else { return false }
+        }
+        return true
+    }
+
     /// Fields a 304 must not overwrite in the stored response (§3.2): its framing, which
     /// describes the 304's empty body, not the stored content.
     static let fieldsKeptOnFreshen: Set<HTTPField.Name> = [.contentLength, .transferEncoding, .contentEncoding, .contentRange]

@@ -1,0 +1,86 @@
+import Foundation
+import HTTPTypes
+
+/// A client's own conditional GET or HEAD (`If-None-Match`, `If-Modified-Since`), which the
+/// cache takes out of the request, so that it looks up and revalidates as for a plain request,
+/// and evaluates against the response it is about to send: a response that matches is answered
+/// with 304 (RFC 9111 §4.3.2, RFC 9110 §13.2.2). ``HTTPCache`` does this for every request; the
+/// caching proxy uses it for the requests it forwards past the cache.
+public struct ClientPreconditions: Sendable, Hashable {
+    /// The entity tags of `If-None-Match`, as sent (`*` included).
+    public var ifNoneMatch: [String]
+    /// The date of `If-Modified-Since`, if it was valid.
+    public var ifModifiedSince: Date?
+
+    /// The fields a 304 carries from the response it stands for (RFC 9110 §15.4.5), and the
+    /// cache's own.
+    public static let fieldsKeptIn304: [HTTPField.Name] = [
+        .cacheControl, .contentLocation, .date, .eTag, .expires, .vary, .age, .lastModified,
+    ]
+
+    /// Takes the preconditions out of `request`; `nil` when it has none (or is not a GET or HEAD,
+    /// whose preconditions the origin evaluates).
+    public static func extract(from request: inout HTTPRequest) -> ClientPreconditions? {
+        guard request.method == .get || request.method == .head else { return nil }
+        let noneMatch = request.headerFields[values: .ifNoneMatch]
+        let modifiedSince = request.headerFields[.ifModifiedSince]
+        guard !noneMatch.isEmpty || modifiedSince != nil else { return nil }
+        request.headerFields[values: .ifNoneMatch] = []
+        request.headerFields[values: .ifModifiedSince] = []
+        let tags = noneMatch.flatMap { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty } }
+        return ClientPreconditions(ifNoneMatch: tags, ifModifiedSince: modifiedSince.flatMap { HTTPDate.parse($0) })
+    }
+
+    /// Whether `response` (a 200 the proxy would send) makes the client's condition false, so
+    /// that 304 Not Modified is the answer. `If-None-Match` uses the weak comparison and, when
+    /// present, `If-Modified-Since` is ignored (RFC 9110 §13.1.2, §13.1.3).
+    public func notModified(_ response: HTTPResponse) -> Bool {
+        guard response.status.code == 200 else { return false }
+        if !ifNoneMatch.isEmpty {
+            if ifNoneMatch.contains("*") { return true }
+            guard let current = response.headerFields[.eTag].flatMap(EntityTag.init) else { return false }
+            return ifNoneMatch.contains { EntityTag($0)?.weakMatches(current) == true }
+        }
+        guard let since = ifModifiedSince,
+              let lastModified = response.headerFields[.lastModified].flatMap({ HTTPDate.parse($0) })
+        else { return false }
+        return lastModified <= since
+    }
+
+    /// `request` (the cache's own request to the origin) with these preconditions merged in
+    /// (RFC 9111 §4.3.2: a cache may add its own validators to a client's): the entity tags of
+    /// both in `If-None-Match`, so that a 304 can confirm either representation, and the client's
+    /// `If-Modified-Since` where the cache sends none.
+    public func merged(into request: HTTPRequest) -> HTTPRequest {
+        var merged = request
+        var tags = request.headerFields[values: .ifNoneMatch].flatMap {
+            $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        }
+        for tag in ifNoneMatch where !tags.contains(tag) { tags.append(tag) }
+        if !tags.isEmpty { merged.headerFields[.ifNoneMatch] = tags.joined(separator: ", ") }
+        if merged.headerFields[.ifModifiedSince] == nil, let ifModifiedSince {
+            merged.headerFields[.ifModifiedSince] = HTTPDate.format(ifModifiedSince)
+        }
+        return merged
+    }
+
+    /// Whether a 304 to a merged request confirms the client's representation: its `ETag`
+    /// matches one the client sent (weakly, as `If-None-Match` compares), or it has none and the
+    /// client asked by date alone.
+    public func isConfirmed(by notModified: HTTPResponse) -> Bool {
+        guard notModified.status.code == 304 else { return false }
+        guard let tag = notModified.headerFields[.eTag].flatMap(EntityTag.init) else {
+            return ifNoneMatch.isEmpty && ifModifiedSince != nil
+        }
+        return ifNoneMatch.contains { $0 == "*" || EntityTag($0)?.weakMatches(tag) == true }
+    }
+
+    /// The 304 that stands for `response`.
+    public static func notModifiedResponse(for response: HTTPResponse) -> HTTPResponse {
+        var fields = HTTPFields()
+        for name in fieldsKeptIn304 {
+            for value in response.headerFields[values: name] { fields.append(HTTPField(name: name, value: value)) }
+        }
+        return HTTPResponse(status: .notModified, headerFields: fields)
+    }
+}

@@ -1,0 +1,42 @@
+import Foundation
+import HTTPTypes
+
+/// HEAD (RFC 9110 §9.3.2, RFC 9111 §4.3.5): a HEAD is answered from a stored GET response when
+/// there is one; a 200 to a HEAD the cache sent updates that stored response when their
+/// validators match, and makes it stale otherwise; and a HEAD response is kept for later HEADs
+/// of a resource with no stored GET response, under a key of its own, so that it never answers
+/// a GET (it has no content).
+extension HTTPCache {
+    /// Where a resource's HEAD response is kept: beside its primary key, never equal to a GET's.
+    static func headKey(_ primaryKey: String) -> String {
+        primaryKey + "\u{1F}head"
+    }
+
+    /// Whether `located` was read from the HEAD responses' key of `primaryKey` (or its variants).
+    static func isHEADResponse(_ located: Located, primaryKey: String) -> Bool {
+        located.key.hasPrefix(headKey(primaryKey))
+    }
+
+    /// Handles a response to a HEAD the cache sent for `request`; returns whether it was kept.
+    /// `stored` is the response the cache held for the request, if any.
+    func storeHEADResponse(_ exchange: Exchange, for request: HTTPRequest, primaryKey: String, stored: Located?) async -> Bool {
+        var get = request
+        get.method = .get
+        if let stored, !Self.isHEADResponse(stored, primaryKey: primaryKey) {
+            // §4.3.5: update the stored GET response it could have been chosen for, or treat
+            // that response as stale: it is removed, so the next GET fetches the content anew.
+            guard Validation.headResponse(exchange.response, updates: stored.response) else {
+                if exchange.response.status.code == 200 {
+                    await remove(primaryKey: primaryKey)
+                    counters.recordInvalidation()
+                }
+                return false
+            }
+            let updated = Validation.freshen(
+                stored.response, with: exchange.response, requestTime: exchange.requestTime, responseTime: exchange.responseTime)
+            return await write(updated, under: stored.key, policy: updated.storagePolicy)
+        }
+        // No stored GET response: the HEAD response answers later HEADs until one is stored.
+        return await storeIfAllowed(exchange, for: get, primaryKey: Self.headKey(primaryKey))
+    }
+}
