@@ -64,6 +64,15 @@ public struct ClientPreconditions: Sendable, Hashable {
         return merged
     }
 
+    /// `request` with these preconditions put back as the client sent them (for a caller that
+    /// took them out with ``extract(from:)`` and then leaves them to another party).
+    public func restored(into request: HTTPRequest) -> HTTPRequest {
+        var restored = request
+        restored.headerFields[values: .ifNoneMatch] = ifNoneMatch.isEmpty ? [] : [ifNoneMatch.joined(separator: ", ")]
+        restored.headerFields[.ifModifiedSince] = ifModifiedSince.map { HTTPDate.format($0) }
+        return restored
+    }
+
     /// Whether a 304 to a merged request confirms the client's representation: its `ETag`
     /// matches one the client sent (weakly, as `If-None-Match` compares), or it has none and the
     /// client asked by date alone.

@@ -89,6 +89,9 @@ public final class HTTPCache: Sendable {
         guard request.method == .get || request.method == .head, let primaryKey = primaryKey(for: request) else {
             return try await forwardUncached(request, body: body, transport: transport)
         }
+        if request.method == .get, request.headerFields[.range] != nil {
+            return try await respondToRange(request, body: body, cachePolicy: cachePolicy, transport: transport)
+        }
         if request.headerFields[.ifNoneMatch] != nil || request.headerFields[.ifModifiedSince] != nil {
             return try await respondToConditional(request, cachePolicy: cachePolicy, transport: transport, primaryKey: primaryKey)
         }

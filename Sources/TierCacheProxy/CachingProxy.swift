@@ -255,7 +255,7 @@ public final class CachingProxy: Sendable {
     /// What to send for `request`.
     func answer(_ request: Request) async -> Answer {
         let head = request.head
-        let forwarding: Forwarding
+        var forwarding: Forwarding
         switch prepare(head) {
         case .success(let prepared): forwarding = prepared
         case .failure(let failure): return failure.answer
@@ -267,10 +267,18 @@ public final class CachingProxy: Sendable {
             case .failure(let failure): return failure.answer
             }
         }
-        let outgoing = forwarding.outgoing
+        var outgoing = forwarding.outgoing
         if outgoing.headerFields[.range] != nil {
-            // Partial content is not cached; the client's own preconditions go with it.
-            return await bypass(head, outgoing: outgoing, body: body, preconditions: forwarding.preconditions)
+            if head.method == .head {
+                // Range is defined for GET only (RFC 9110 §14.2); the proxy fetches a HEAD as a GET.
+                outgoing.headerFields[values: .range] = []
+                outgoing.headerFields[values: .ifRange] = []
+            } else if let preconditions = forwarding.preconditions {
+                // The engine cuts the range from the whole response, after the client's own
+                // preconditions (a 304 comes before a 206, RFC 9110 §13.2.2): it evaluates them.
+                outgoing = preconditions.restored(into: outgoing)
+                forwarding.preconditions = nil
+            }
         }
         do {
             let result = try await cache.response(for: outgoing, body: body, transport: upstream.transport)

@@ -29,6 +29,9 @@ final class ScriptedOrigin: Sendable {
 
         router.get("/fresh") { _, _ in Self.text("fresh", ["Cache-Control": "max-age=600", "ETag": "\"f1\"", "Last-Modified": "Sun, 01 Nov 2026 00:00:00 GMT"]) }
         router.post("/fresh") { _, _ in Self.text("posted", [:]) }
+        // A POST whose response is the target's representation (RFC 9110 §9.3.3).
+        router.post("/posted") { _, _ in Self.text("from the post", ["Cache-Control": "max-age=600", "Content-Location": "/posted"]) }
+        router.get("/posted") { _, _ in Self.text("from a get", ["Cache-Control": "max-age=600"]) }
         router.get("/etag") { request, _ in
             if request.headers[.ifNoneMatch] == "\"v1\"" {
                 return Response(status: .notModified, headers: [.eTag: "\"v1\"", .cacheControl: "max-age=0"])
