@@ -71,3 +71,37 @@ public enum ByteRange: Hashable, Sendable {
         return date == modified
     }
 }
+
+/// A `Content-Range` of one byte range with a known complete length (RFC 9110 §14.4), the form
+/// a stored partial response must have.
+public struct ContentRange: Hashable, Sendable {
+    /// The first and last byte positions, inclusive.
+    public var bounds: ClosedRange<Int>
+    /// The length of the complete representation.
+    public var completeLength: Int
+
+    /// A content range; nil unless `bounds` lies within `completeLength`.
+    public init?(bounds: ClosedRange<Int>, completeLength: Int) {
+        guard bounds.lowerBound >= 0, bounds.upperBound < completeLength else { return nil }
+        self.bounds = bounds
+        self.completeLength = completeLength
+    }
+
+    /// Parses `bytes first-last/complete`; nil for another unit, an unknown complete length
+    /// (`*`), an unsatisfied range (`*/length`), or positions out of order or past the end.
+    public init?(field value: String) {
+        let trimmed = value.trimmingCharacters(in: .whitespaces)
+        guard trimmed.lowercased().hasPrefix("bytes ") else { return nil }
+        let spec = trimmed.dropFirst(6).trimmingCharacters(in: .whitespaces)
+        let parts = spec.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 2 else { return nil }
+        let positions = parts[0].split(separator: "-", omittingEmptySubsequences: false)
+        func number(_ text: Substring) -> Int? { text.allSatisfy({ $0.isASCII && $0.isNumber }) ? Int(text) : nil }
+        guard positions.count == 2, let first = number(positions[0]), let last = number(positions[1]), first <= last,
+              let complete = number(parts[1]) else { return nil }
+        self.init(bounds: first...last, completeLength: complete)
+    }
+
+    /// The field value: `bytes first-last/complete`.
+    public var fieldValue: String { "bytes \(bounds.lowerBound)-\(bounds.upperBound)/\(completeLength)" }
+}

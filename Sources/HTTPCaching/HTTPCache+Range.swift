@@ -1,13 +1,24 @@
 import Foundation
 import HTTPTypes
 
-/// Range requests (RFC 9110 §14): the engine answers a GET for one byte range from the complete
-/// response, stored or fetched. The `Range` and `If-Range` fields are taken out of the request,
-/// so the origin is asked for (and the cache keeps) the whole representation, and the answer is
-/// cut to the range: 206 with `Content-Range`, or 416 when the range is unsatisfiable. A range the
-/// engine does not serve (several ranges, another unit, invalid syntax), an `If-Range` that does
-/// not match, or an answer other than 200 goes back whole, as §14.2 allows.
+/// Range requests (RFC 9110 §14, RFC 9111 §3.3–3.4). A GET for one byte range is answered:
+/// - from a complete stored response, cut to the range (a stale one is revalidated first);
+/// - else from stored partial content that covers the range;
+/// - else by asking the origin for the range: a 206 is stored as partial content (combined with
+///   the stored part when their strong entity tags match and the two overlap or adjoin; a
+///   combination that covers the whole representation becomes a complete stored response), and a
+///   200 (an origin that ignores ranges) is stored whole and cut.
+///
+/// The answer is 206 with `Content-Range`, or 416 when the range is unsatisfiable. A `Range` the
+/// engine does not serve (several ranges, another unit, invalid syntax) or an `If-Range` that does
+/// not match gets the whole response, as §14.2 allows. A client's own `If-None-Match` /
+/// `If-Modified-Since` goes first (§13.2.2): such requests take the complete-response path.
 extension HTTPCache {
+    /// Where a resource's partial content is kept: beside its primary key.
+    static func partialKey(_ primaryKey: String) -> String {
+        primaryKey + "\u{1F}partial"
+    }
+
     func respondToRange(
         _ request: HTTPRequest, body: Data?, cachePolicy: RequestCachePolicy, transport: @escaping Transport
     ) async throws -> HTTPCacheResponse {
@@ -16,10 +27,110 @@ extension HTTPCache {
         let ifRange = request.headerFields[.ifRange]
         whole.headerFields[values: .range] = []
         whole.headerFields[values: .ifRange] = []
+        guard let range = ByteRange(rangeField: rangeValue) else {
+            return try await response(for: whole, body: body, cachePolicy: cachePolicy, transport: transport)
+        }
+        let hasClientConditions = whole.headerFields[.ifNoneMatch] != nil || whole.headerFields[.ifModifiedSince] != nil
+        guard !hasClientConditions, cachePolicy == .useProtocolCachePolicy, let primaryKey = primaryKey(for: whole),
+              await lookup(primaryKey: primaryKey, request: whole) == nil
+        else {
+            return try await cutFromWhole(whole, range: range, ifRange: ifRange, body: body, cachePolicy: cachePolicy, transport: transport)
+        }
+        if let partial = await lookupResource(Self.partialKey(primaryKey), request: whole),
+           let answer = answerFromPartial(partial, request: whole, range: range, ifRange: ifRange)
+        {
+            return answer
+        }
+        counters.recordMiss()
+        let exchange = try await fetch(request, body: nil, transport: transport)
+        switch exchange.response.status.code {
+        case 206:
+            var result = HTTPCacheResponse(response: exchange.response, body: exchange.body, source: .network)
+            result.wasStored = await storePartial(exchange, for: whole, primaryKey: primaryKey)
+            return result
+        case 200:
+            var result = HTTPCacheResponse(response: exchange.response, body: exchange.body, source: .network)
+            result.wasStored = await storeIfAllowed(exchange, for: whole, primaryKey: primaryKey)
+            if let ifRange, !ByteRange.ifRange(ifRange, allowsRangeOf: result.response) { return result }
+            return Self.partial(result, range: range)
+        default:
+            return HTTPCacheResponse(response: exchange.response, body: exchange.body, source: .network)
+        }
+    }
+
+    /// The complete response for `whole` (from storage, revalidated, or fetched), cut to `range`.
+    private func cutFromWhole(
+        _ whole: HTTPRequest, range: ByteRange, ifRange: String?, body: Data?, cachePolicy: RequestCachePolicy, transport: @escaping Transport
+    ) async throws -> HTTPCacheResponse {
         let result = try await response(for: whole, body: body, cachePolicy: cachePolicy, transport: transport)
-        guard result.response.status.code == 200, let range = ByteRange(rangeField: rangeValue) else { return result }
+        guard result.response.status.code == 200 else { return result }
         if let ifRange, !ByteRange.ifRange(ifRange, allowsRangeOf: result.response) { return result }
         return Self.partial(result, range: range)
+    }
+
+    /// The answer from stored partial content, when it may be used without the origin and holds
+    /// every byte of the range.
+    private func answerFromPartial(_ partial: Located, request: HTTPRequest, range: ByteRange, ifRange: String?) -> HTTPCacheResponse? {
+        guard let stored = partial.response.response.headerFields[.contentRange].flatMap(ContentRange.init(field:)),
+              let wanted = range.bounds(in: stored.completeLength),
+              stored.bounds.lowerBound <= wanted.lowerBound, wanted.upperBound <= stored.bounds.upperBound,
+              ifRange.map({ ByteRange.ifRange($0, allowsRangeOf: partial.response.response) }) ?? true,
+              let measure = usableWithoutNetwork(request, stored: partial, cachePolicy: .useProtocolCachePolicy)
+        else { return nil }
+        var answer = served(partial, source: .cache, request: request, now: measure.now, measure: measure)
+        let offset = wanted.lowerBound - stored.bounds.lowerBound
+        let start = answer.body.startIndex + offset
+        answer.body = answer.body.subdata(in: start..<(start + wanted.count))
+        answer.response.headerFields[.contentRange] = ContentRange(bounds: wanted, completeLength: stored.completeLength)?.fieldValue
+        answer.response.headerFields[.contentLength] = String(wanted.count)
+        return answer
+    }
+
+    /// Stores a 206 as partial content (RFC 9111 §3.3), combined with the stored partial content
+    /// when both carry the same strong entity tag and their ranges overlap or adjoin (§3.4);
+    /// content that then covers the whole representation is stored as a complete 200. A 206
+    /// without a single `Content-Range` of known length, or without a strong entity tag (which
+    /// combining needs), is not stored. Returns whether anything was stored.
+    func storePartial(_ exchange: Exchange, for request: HTTPRequest, primaryKey: String) async -> Bool {
+        guard var content = exchange.response.headerFields[.contentRange].flatMap(ContentRange.init(field:)),
+              exchange.body.count == content.bounds.count,
+              let tag = exchange.response.headerFields[.eTag].flatMap(EntityTag.init), !tag.isWeak
+        else { return false }
+        var bytes = exchange.body
+        let partialKey = Self.partialKey(primaryKey)
+        if let existing = await lookupResource(partialKey, request: request),
+           let storedTag = existing.response.response.headerFields[.eTag].flatMap(EntityTag.init), storedTag.strongMatches(tag),
+           let storedRange = existing.response.response.headerFields[.contentRange].flatMap(ContentRange.init(field:)),
+           storedRange.completeLength == content.completeLength,
+           storedRange.bounds.lowerBound <= content.bounds.upperBound + 1, content.bounds.lowerBound <= storedRange.bounds.upperBound + 1
+        {
+            (content, bytes) = Self.combined(storedRange, existing.response.body, content, bytes)
+        }
+        var combined = exchange
+        combined.body = bytes
+        if content.bounds.count == content.completeLength {
+            combined.response.status = .ok
+            combined.response.headerFields[values: .contentRange] = []
+            combined.response.headerFields[.contentLength] = String(bytes.count)
+            await removeResource(partialKey)
+            return await storeIfAllowed(combined, for: request, primaryKey: primaryKey)
+        }
+        combined.response.headerFields[.contentRange] = content.fieldValue
+        combined.response.headerFields[.contentLength] = String(bytes.count)
+        return await storeIfAllowed(combined, for: request, primaryKey: partialKey, partialContent: true)
+    }
+
+    /// Two overlapping or adjoining pieces of one representation as one; where they overlap, the
+    /// newer piece's bytes win (they are the same bytes when the entity tags match).
+    static func combined(_ olderRange: ContentRange, _ older: Data, _ newerRange: ContentRange, _ newer: Data) -> (ContentRange, Data) {
+        let lower = min(olderRange.bounds.lowerBound, newerRange.bounds.lowerBound)
+        let upper = max(olderRange.bounds.upperBound, newerRange.bounds.upperBound)
+        var bytes = Data(count: upper - lower + 1)
+        bytes.replaceSubrange((olderRange.bounds.lowerBound - lower)...(olderRange.bounds.upperBound - lower), with: older)
+        bytes.replaceSubrange((newerRange.bounds.lowerBound - lower)...(newerRange.bounds.upperBound - lower), with: newer)
+        // Both ranges lie within the same complete length, so their union does too.
+        let range = ContentRange(bounds: lower...upper, completeLength: newerRange.completeLength) ?? newerRange
+        return (range, bytes)
     }
 
     /// `whole` (a 200) cut to `range`: 206 with `Content-Range: bytes first-last/length`, or 416

@@ -20,7 +20,7 @@ extension HTTPCache {
         return await lookupResource(Self.headKey(primaryKey), request: request, from: firstTier)
     }
 
-    private func lookupResource(_ primaryKey: String, request: HTTPRequest, from firstTier: Int) async -> Located? {
+    func lookupResource(_ primaryKey: String, request: HTTPRequest, from firstTier: Int = 0) async -> Located? {
         switch await read(primaryKey, from: firstTier) {
         case .response(let located)?:
             return Vary.matches(request, located.response.varyingFields) ? located : nil
@@ -109,12 +109,16 @@ extension HTTPCache {
     /// Stores a response from `exchange` if RFC 9111 §3, the hooks and the storage policy allow;
     /// returns whether any tier kept it.
     @discardableResult
-    func storeIfAllowed(_ exchange: Exchange, for request: HTTPRequest, primaryKey: String) async -> Bool {
+    /// `partialContent`: the response is a 206 holding part of the representation (RFC 9111
+    /// §3.3), judged as the complete response with its fields would be.
+    func storeIfAllowed(_ exchange: Exchange, for request: HTTPRequest, primaryKey: String, partialContent: Bool = false) async -> Bool {
         let shared = configuration.mode == .shared
         let directives = CacheControl(fieldValues: exchange.response.headerFields[values: .cacheControl])
         let requestDirectives = CacheControl(fieldValues: request.headerFields[values: .cacheControl])
+        var judged = exchange.response
+        if partialContent { judged.status = .ok }
         if let reason = Storability.reasonNotToStore(
-            request: request, requestDirectives: requestDirectives, response: exchange.response, directives: directives, shared: shared)
+            request: request, requestDirectives: requestDirectives, response: judged, directives: directives, shared: shared)
         {
             counters.recordNotStorable(reason)
             // A response that may not be stored must not leave an older one in its place.
@@ -179,14 +183,17 @@ extension HTTPCache {
     }
 
     /// Removes a resource: its primary entry and every variant it lists, and the same for its
-    /// HEAD responses.
+    /// HEAD responses and its partial content.
     func remove(primaryKey: String) async {
+        for key in [primaryKey, Self.headKey(primaryKey), Self.partialKey(primaryKey)] { await removeResource(key) }
+    }
+
+    /// Removes the entry under `key` and every variant it lists.
+    func removeResource(_ key: String) async {
         defer { generation.add(1, ordering: .releasing) }
-        for key in [primaryKey, Self.headKey(primaryKey)] {
-            if case .variants(let index)? = await read(key) {
-                for variant in index.variantKeys { if let cacheKey = try? CacheKey(variant) { try? await storage.removeEntry(forKey: cacheKey) } }
-            }
-            if let cacheKey = try? CacheKey(key) { try? await storage.removeEntry(forKey: cacheKey) }
+        if case .variants(let index)? = await read(key) {
+            for variant in index.variantKeys { if let cacheKey = try? CacheKey(variant) { try? await storage.removeEntry(forKey: cacheKey) } }
         }
+        if let cacheKey = try? CacheKey(key) { try? await storage.removeEntry(forKey: cacheKey) }
     }
 }

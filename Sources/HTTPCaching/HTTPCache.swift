@@ -110,7 +110,7 @@ public final class HTTPCache: Sendable {
     /// When RFC 9111 and `cachePolicy` let `stored` answer `request` as it is: the hit is
     /// counted, and its measure (at the decision's `now`) returned for the served response.
     /// `nil` when the origin has to be asked (nothing counted).
-    private func usableWithoutNetwork(
+    func usableWithoutNetwork(
         _ request: HTTPRequest, stored: Located, cachePolicy: RequestCachePolicy
     ) -> CacheDecision.Measure? {
         let context = self.context
@@ -330,7 +330,7 @@ public final class HTTPCache: Sendable {
     }
 
     /// Performs the exchange, joining an identical one in flight.
-    private func fetch(_ request: HTTPRequest, body: Data?, transport: @escaping Transport) async throws -> Exchange {
+    func fetch(_ request: HTTPRequest, body: Data?, transport: @escaping Transport) async throws -> Exchange {
         let request = Self.forwardable(request)
         let clock = configuration.clock
         let key = "\(request.method) \(HTTPCacheKey.normalizedURI(of: request) ?? "")\n"
@@ -392,7 +392,7 @@ public final class HTTPCache: Sendable {
 
     /// The request's primary key: ``Configuration/key``, with the default key's results reused
     /// for equal request targets.
-    private func primaryKey(for request: HTTPRequest) -> String? {
+    func primaryKey(for request: HTTPRequest) -> String? {
         configuration.usesDefaultKey ? normalizedKeys.key(for: request) : configuration.key(request)
     }
 
@@ -435,7 +435,7 @@ public final class HTTPCache: Sendable {
 
     /// A stored response as sent to the caller: with `Age` (RFC 9111 §5.1), without a body for HEAD.
     /// `measure`, when the caller has it, is the stored response's age and lifetime at `now`.
-    private func served(
+    func served(
         _ located: Located, source: HTTPCacheResponse.Source, request: HTTPRequest, now: Date, measure: CacheDecision.Measure? = nil
     ) -> HTTPCacheResponse {
         // Read through `located` field by field: copying the whole stored response would cost a
