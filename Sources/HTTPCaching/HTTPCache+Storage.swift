@@ -182,6 +182,21 @@ extension HTTPCache {
         return await storage.store(value, forKey: cacheKey, policy: policy).isStoredAnywhere
     }
 
+    /// Every stored response of the resource under `primaryKey`: the one response, or each
+    /// variant its index lists (for the 304 selection of RFC 9111 §4.3.4).
+    func storedResponses(of primaryKey: String) async -> [Located] {
+        switch await read(primaryKey) {
+        case .response(let located)?:
+            return [located]
+        case .variants(let index)?:
+            var found: [Located] = []
+            for key in index.variantKeys { if case .response(let located)? = await read(key) { found.append(located) } }
+            return found
+        case nil:
+            return []
+        }
+    }
+
     /// Removes a resource: its primary entry and every variant it lists, and the same for its
     /// HEAD responses and its partial content.
     func remove(primaryKey: String) async {

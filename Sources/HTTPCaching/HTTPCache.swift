@@ -272,7 +272,18 @@ public final class HTTPCache: Sendable {
             throw error
         }
         if exchange.response.status.code == 304 {
-            guard Validation.notModified(exchange.response, selects: stored.response) else {
+            // §4.3.4: the 304 updates the stored responses its validators select, among all of
+            // the resource's (its variants included), the request's own or not.
+            var candidates = await storedResponses(of: Self.isHEADResponse(stored, primaryKey: primaryKey) ? Self.headKey(primaryKey) : primaryKey)
+            if !candidates.contains(where: { $0.key == stored.key }) { candidates.append(stored) }
+            var freshenedOwn: Located?
+            for index in Validation.storedResponsesUpdated(by: exchange.response, among: candidates.map(\.response)) {
+                let freshened = Validation.freshen(
+                    candidates[index].response, with: exchange.response, requestTime: exchange.requestTime, responseTime: exchange.responseTime)
+                await write(freshened, under: candidates[index].key, policy: freshened.storagePolicy)
+                if candidates[index].key == stored.key { freshenedOwn = Located(response: freshened, key: stored.key) }
+            }
+            guard let freshenedOwn else {
                 // The client's representation, not the stored one, is current: its 304 passes.
                 if let client, client.isConfirmed(by: exchange.response) {
                     return HTTPCacheResponse(response: exchange.response, body: Data(), source: .network)
@@ -280,11 +291,8 @@ public final class HTTPCache: Sendable {
                 // The 304 is for another representation: ask again without preconditions.
                 return try await fetchAndStore(request, original: request, primaryKey: primaryKey, fallback: stored, transport: transport)
             }
-            let freshened = Validation.freshen(
-                stored.response, with: exchange.response, requestTime: exchange.requestTime, responseTime: exchange.responseTime)
             counters.recordRevalidation(modified: false)
-            await write(freshened, under: stored.key, policy: freshened.storagePolicy)
-            return served(Located(response: freshened, key: stored.key), source: .revalidated, request: request, now: configuration.clock.now())
+            return served(freshenedOwn, source: .revalidated, request: request, now: configuration.clock.now())
         }
         if (500...599).contains(exchange.response.status.code),
            CacheDecision.staleIfErrorAllows(stored, requestDirectives: requestDirectives(of: request), context: context)

@@ -18,21 +18,44 @@ public enum Validation {
         return conditional
     }
 
-    /// Whether a 304 response selects `stored` (§4.3.4): a strong `ETag` in the 304 must match
-    /// the stored one strongly, a weak one weakly; without an `ETag`, a `Last-Modified` must
-    /// match; a 304 with neither selects `stored` only when `stored` has no validator either (a
-    /// bare 304 does not say which representation it confirms, so it must not freshen one that
-    /// carries a validator).
+    /// Whether a 304 response selects `stored` when it is the resource's only stored response
+    /// (§4.3.4; ``storedResponsesUpdated(by:among:)`` with one candidate): a strong `ETag` in the
+    /// 304 must match the stored one strongly, a weak one weakly; without an `ETag`, a
+    /// `Last-Modified` must match; a 304 with neither selects `stored` only when `stored` has no
+    /// validator either (a bare 304 does not say which representation it confirms).
     public static func notModified(_ response: HTTPResponse, selects stored: StoredResponse) -> Bool {
-        let storedTag = stored.response.headerFields[.eTag].flatMap(EntityTag.init)
-        if let newTag = response.headerFields[.eTag].flatMap(EntityTag.init) {
-            guard let storedTag else { return false }
-            return newTag.isWeak ? newTag.weakMatches(storedTag) : newTag.strongMatches(storedTag)
+        storedResponsesUpdated(by: response, among: [stored]) == [0]
+    }
+
+    /// Which of `stored` (every stored response of the resource, its variants included) a 304
+    /// updates, by the selection of §4.3.4, in order:
+    /// 1. if the 304 has a strong validator (a strong `ETag`), every stored response with the
+    ///    same strong validator, and none if no stored response has it;
+    /// 2. else, if it has a weak validator (a weak `ETag`, or a `Last-Modified`, which a cache
+    ///    cannot know to be strong), the most recently stored of the responses it matches
+    ///    (weakly, or by equal date);
+    /// 3. else (no validator), the one stored response, if there is exactly one and it has no
+    ///    validator either.
+    /// - Returns: indices into `stored`.
+    public static func storedResponsesUpdated(by notModified: HTTPResponse, among stored: [StoredResponse]) -> [Int] {
+        let tag = notModified.headerFields[.eTag].flatMap(EntityTag.init)
+        if let tag, !tag.isWeak {
+            return stored.indices.filter { index in
+                stored[index].response.headerFields[.eTag].flatMap(EntityTag.init).map { tag.strongMatches($0) } ?? false
+            }
         }
-        if let newModified = response.headerFields[.lastModified] {
-            return stored.response.headerFields[.lastModified] == newModified
+        let modified = notModified.headerFields[.lastModified]
+        if tag != nil || modified != nil {
+            let matching = stored.indices.filter { index in
+                let response = stored[index].response
+                if let tag { return response.headerFields[.eTag].flatMap(EntityTag.init).map { tag.weakMatches($0) } ?? false }
+                return response.headerFields[.lastModified] == modified
+            }
+            return matching.max { stored[$0].storedAt < stored[$1].storedAt }.map { [$0] } ?? []
         }
-        return storedTag == nil && stored.response.headerFields[.lastModified] == nil
+        guard stored.count == 1, let only = stored.first,
+              only.response.headerFields[.eTag] == nil, only.response.headerFields[.lastModified] == nil else { return [] }
+        return [0]
     }
 
     /// Whether a 200 response to HEAD may update `stored`, a stored GET response it could have
