@@ -36,6 +36,12 @@ extension CachingProxy {
         public var name: String
         /// How long an idle client connection stays open.
         public var idleTimeout: TimeAmount
+        /// Whether a HEAD is sent to the origin as a GET (the default, as nginx's
+        /// `proxy_cache_convert_head`): a HEAD miss then stores the GET response, which answers
+        /// later GETs and HEADs. When false, a HEAD goes to the origin as a HEAD, and the engine's
+        /// HEAD rules apply (RFC 9111 §4.3.5): the response is kept for later HEADs, and a 200
+        /// updates the stored GET response when its validators match, or makes it stale.
+        public var convertsHEADToGET: Bool
         /// Whether client requests keep the fields that steer an origin without changing the cache
         /// key (`Forwarded`, `X-Forwarded-Host`, `X-HTTP-Method-Override` and the like). Off by
         /// default: they are removed, so that no client can poison a stored response through them.
@@ -48,7 +54,7 @@ extension CachingProxy {
             maximumRequestHeaderBytes: Int = 32 << 10, maximumRequestBodyBytes: Int = 16 << 20,
             maximumCacheableBodyBytes: Int = 8 << 20, upstreamTimeout: TimeAmount = .seconds(30),
             targetedCacheControl: String? = TargetedCacheControl.cdnCacheControl, name: String = "TierCache", idleTimeout: TimeAmount = .seconds(60),
-            forwardsClientRoutingFields: Bool = false
+            forwardsClientRoutingFields: Bool = false, convertsHEADToGET: Bool = true
         ) {
             self.upstream = upstream
             self.host = host
@@ -61,6 +67,7 @@ extension CachingProxy {
             self.name = name
             self.idleTimeout = idleTimeout
             self.forwardsClientRoutingFields = forwardsClientRoutingFields
+            self.convertsHEADToGET = convertsHEADToGET
         }
 
         /// Throws ``CachingProxyError`` for settings the proxy cannot run with.

@@ -196,7 +196,7 @@ public final class CachingProxy: Sendable {
             return .failure(AnswerError(answer: errorAnswer(.badRequest, "only origin-form requests are forwarded (this proxy is not an open proxy)")))
         }
         var outgoing = HTTPRequest(
-            method: head.method == .head ? .get : head.method, scheme: configuration.upstream.scheme,
+            method: head.method == .head && configuration.convertsHEADToGET ? .get : head.method, scheme: configuration.upstream.scheme,
             authority: configuration.upstream.authority, path: configuration.upstream.pathPrefix + path,
             headerFields: Self.forwardedFields(
                 hasRoutingFields && !configuration.forwardsClientRoutingFields
@@ -379,7 +379,9 @@ public final class CachingProxy: Sendable {
         if let preconditions = forwarding.preconditions, preconditions.notModified(head) {
             return Answer(head: ClientPreconditions.notModifiedResponse(for: head), body: .buffered(ByteBuffer()), outcome: .notModified)
         }
-        head.headerFields[.contentLength] = String(result.body.count)
+        // A HEAD answered by a HEAD response keeps that response's Content-Length: its body is
+        // empty, but it describes the GET's.
+        if forwarding.outgoing.method != .head { head.headerFields[.contentLength] = String(result.body.count) }
         let body = request.method == .head ? ByteBuffer() : ByteBuffer(bytes: result.body)
         return Answer(head: head, body: .buffered(body), outcome: outcome)
     }

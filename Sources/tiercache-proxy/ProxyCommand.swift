@@ -57,6 +57,9 @@ struct ProxyCommand: AsyncParsableCommand {
     @Option(help: "The targeted cache-control field (RFC 9213) obeyed instead of Cache-Control (default: CDN-Cache-Control, except with --private).")
     var targetedCacheControl: String?
 
+    @Flag(help: "Send HEAD requests to the origin as HEAD (by default a HEAD miss fetches the GET, as nginx does); HEAD responses are then kept for later HEADs and update stored GET responses (RFC 9111 §4.3.5).")
+    var forwardHead = false
+
     @Flag(help: "Obey Cache-Control alone: no targeted cache-control field (CDN-Cache-Control is obeyed by default).")
     var noTargetedCacheControl = false
 
@@ -115,7 +118,7 @@ struct ProxyCommand: AsyncParsableCommand {
             maximumRequestHeaderBytes: maxRequestHeader.bytes, maximumRequestBodyBytes: maxRequestBody.bytes,
             maximumCacheableBodyBytes: maxCacheableBody?.bytes ?? max(1, min(largestEntry, 64 << 20)),
             upstreamTimeout: .nanoseconds(Int64(upstreamTimeout * 1e9)), targetedCacheControl: targetedField,
-            forwardsClientRoutingFields: forwardClientRoutingFields)
+            forwardsClientRoutingFields: forwardClientRoutingFields, convertsHEADToGET: !forwardHead)
         let proxy = try CachingProxy(
             configuration: configuration, storage: TieredCache(tiers: tiers, logger: logger), cacheConfiguration: cacheConfiguration, logger: logger)
         let summary = await proxy.summary()

@@ -47,4 +47,38 @@ struct ProxyConformanceTests {
             #expect(origin.count("/vary") == 2)
         }
     }
+
+    @Test("RFC 9110 §5.6.7: Expires with names in another case is read; in another zone it is invalid, so already expired")
+    func expiresDates() async throws {
+        try await withProxy { origin, proxy in
+            for _ in 0..<2 { _ = try await send(.GET, "\(proxy.url)/expires-case") }
+            #expect(origin.count("/expires-case") == 1)
+            for _ in 0..<2 { _ = try await send(.GET, "\(proxy.url)/expires-utc") }
+            #expect(origin.count("/expires-utc") == 2)
+        }
+    }
+
+    @Test("RFC 9111 §4.3.5 with --forward-head: HEAD responses are kept for HEADs, never answer a GET, and update a stored GET")
+    func forwardedHEAD() async throws {
+        try await withProxy(["--forward-head"]) { origin, proxy in
+            let first = try await send(.HEAD, "\(proxy.url)/fresh")
+            #expect(first.status == 200 && first.body.isEmpty && first.field("Content-Length") == "5")
+            let second = try await send(.HEAD, "\(proxy.url)/fresh")
+            #expect(second.cacheStatus.hasPrefix("TierCache;hit") && second.field("Content-Length") == "5")
+            let get = try await send(.GET, "\(proxy.url)/fresh")
+            #expect(get.body == "fresh")
+            #expect(origin.methods("/fresh") == ["HEAD", "GET"])
+
+            _ = try await send(.GET, "\(proxy.url)/head-update")
+            let head = try await send(.HEAD, "\(proxy.url)/head-update")
+            #expect(head.status == 200)
+            let updated = try await send(.GET, "\(proxy.url)/head-update")
+            #expect(updated.body == "body" && updated.cacheStatus.hasPrefix("TierCache;hit"), "the HEAD's max-age=600 freshened the stored GET")
+            #expect(origin.methods("/head-update") == ["GET", "HEAD"])
+        }
+        try await withProxy { origin, proxy in
+            _ = try await send(.HEAD, "\(proxy.url)/fresh")
+            #expect(origin.methods("/fresh") == ["GET"], "by default a HEAD miss fetches the GET")
+        }
+    }
 }

@@ -23,12 +23,20 @@ final class ScriptedOrigin: Sendable {
     static let mediumBody = String(repeating: "fedcba9876543210", count: 100 << 6)  // 100 KiB
 
     init() async throws {
-        let router = Router()
+        let router = Router(options: .autoGenerateHeadEndpoints)  // a HEAD is its GET without the body, as origins answer it
         let gate = self.gate
         router.middlewares.add(CountingMiddleware(recorder: recorder))
 
         router.get("/fresh") { _, _ in Self.text("fresh", ["Cache-Control": "max-age=600", "ETag": "\"f1\"", "Last-Modified": "Sun, 01 Nov 2026 00:00:00 GMT"]) }
         router.post("/fresh") { _, _ in Self.text("posted", [:]) }
+        // Stale to a GET, fresh for ten minutes to a HEAD, the same entity tag: a HEAD that the
+        // proxy forwards updates the stored GET response (RFC 9111 §4.3.5).
+        router.get("/head-update") { request, _ in
+            Self.text("body", ["ETag": "\"h1\"", "Cache-Control": request.method == .head ? "max-age=600" : "max-age=0"])
+        }
+        // Expires with the month in capitals (valid to browsers and to this cache) and in UTC (invalid).
+        router.get("/expires-case") { _, _ in Self.text("case", ["Expires": "Thu, 18 AUG 2050 02:01:18 GMT"]) }
+        router.get("/expires-utc") { _, _ in Self.text("utc", ["Expires": "Thu, 18 Aug 2050 02:01:18 UTC"]) }
         // A POST whose response is the target's representation (RFC 9110 §9.3.3).
         router.post("/posted") { _, _ in Self.text("from the post", ["Cache-Control": "max-age=600", "Content-Location": "/posted"]) }
         router.get("/posted") { _, _ in Self.text("from a get", ["Cache-Control": "max-age=600"]) }
@@ -110,6 +118,8 @@ final class ScriptedOrigin: Sendable {
 
     func count(_ path: String) -> Int { recorder.counts.withLock { $0[path] ?? 0 } }
     func lastRequestFields(_ path: String) -> HTTPFields? { recorder.lastFields.withLock { $0[path] } }
+    /// The methods of the requests for `path`, in order.
+    func methods(_ path: String) -> [String] { recorder.methods.withLock { $0[path] ?? [] } }
 
     func stop() async {
         await group.triggerGracefulShutdown()
@@ -128,6 +138,7 @@ final class ScriptedOrigin: Sendable {
 private final class Recorder: Sendable {
     let counts = Locked<[String: Int]>([:])
     let lastFields = Locked<[String: HTTPFields]>([:])
+    let methods = Locked<[String: [String]]>([:])
     let failing = Atomic(false)
 }
 
@@ -139,6 +150,7 @@ private struct CountingMiddleware: RouterMiddleware {
         let path = request.uri.path
         recorder.counts.withLock { $0[path, default: 0] += 1 }
         recorder.lastFields.withLock { $0[path] = request.headers }
+        recorder.methods.withLock { $0[path, default: []].append(request.method.rawValue) }
         if recorder.failing.load(ordering: .relaxed) { return Response(status: .internalServerError) }
         return try await next(request, context)
     }
