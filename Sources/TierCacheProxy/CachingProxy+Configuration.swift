@@ -28,7 +28,7 @@ extension CachingProxy {
         /// The targeted cache-control field (RFC 9213) this cache obeys: when the origin sends it
         /// as a valid Structured Field Dictionary, its directives replace `Cache-Control` for this
         /// cache, while clients still receive the origin's `Cache-Control` (an invalid one is
-        /// ignored, see ``HTTPCaching/TargetedCacheControl``). `CDN-Cache-Control` by default,
+        /// ignored, see `TargetedCacheControl` in HTTPCaching). `CDN-Cache-Control` by default,
         /// as a CDN-like cache in front of an origin is expected to; `nil` obeys `Cache-Control`
         /// alone.
         public var targetedCacheControl: String?
