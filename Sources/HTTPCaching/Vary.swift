@@ -94,21 +94,13 @@ public enum Vary {
     private static func splitOutsideQuotes(_ text: String, at separator: Character) -> [String] {
         var pieces: [String] = []
         var current = ""
-        var quoted = false
-        var escaped = false
-        for character in text {
-            if escaped {
-                escaped = false
-            } else if quoted, character == "\\" {
-                escaped = true
-            } else if character == "\"" {
-                quoted.toggle()
-            } else if character == separator, !quoted {
+        forEachCharacter(of: text) { character, isQuoted in
+            if character == separator, !isQuoted {
                 pieces.append(current)
                 current = ""
-                continue
+            } else {
+                current.append(character)
             }
-            current.append(character)
         }
         pieces.append(current)
         return pieces
@@ -117,19 +109,29 @@ public enum Vary {
     private static func lowercasedOutsideQuotes(_ text: String) -> String {
         guard text.contains("\"") else { return text.lowercased() }
         var result = ""
+        forEachCharacter(of: text) { character, isQuoted in result += isQuoted ? String(character) : character.lowercased() }
+        return result
+    }
+
+    /// Calls `body` with each character of `text` and whether it belongs to a quoted string
+    /// (its quotes and escapes included, §5.6.4).
+    private static func forEachCharacter(of text: String, _ body: (Character, _ isQuoted: Bool) -> Void) {
         var quoted = false
         var escaped = false
         for character in text {
             if escaped {
                 escaped = false
+                body(character, true)
             } else if quoted, character == "\\" {
                 escaped = true
+                body(character, true)
             } else if character == "\"" {
                 quoted.toggle()
+                body(character, true)
+            } else {
+                body(character, quoted)
             }
-            result += quoted || character == "\"" ? String(character) : character.lowercased()
         }
-        return result
     }
 
     /// The field lines of one field, normalised as ``normalizedValue(of:in:)`` describes;

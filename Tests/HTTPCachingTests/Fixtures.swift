@@ -1,8 +1,15 @@
 import Foundation
 import HTTPTypes
+import TierCache
+import TierCacheTesting
 @testable import HTTPCaching
 
 let epoch = Date(timeIntervalSince1970: 1_700_000_000)
+
+/// An engine over one 1 MiB memory tier, on `clock` (private mode, the default configuration).
+func memoryCache(clock: ManualCacheClock) throws -> HTTPCache {
+    HTTPCache(storage: TieredCache(tiers: [try MemoryTier(capacity: 1 << 20)]), configuration: .init(clock: clock.cacheClock))
+}
 
 func request(_ url: String = "https://example.com/a", method: HTTPRequest.Method = .get, _ fields: [(String, String)] = []) -> HTTPRequest {
     var request = HTTPRequest(method: method, url: URL(string: url) ?? URL(fileURLWithPath: "/"))

@@ -14,7 +14,7 @@ struct HTTPCacheClientConditionalTests {
     static let modified = "Mon, 06 Nov 2023 00:00:00 GMT"
 
     func makeCache() throws -> HTTPCache {
-        HTTPCache(storage: TieredCache(tiers: [try MemoryTier(capacity: 1 << 20)]), configuration: .init(clock: clock.cacheClock))
+        try memoryCache(clock: clock)
     }
 
     func reply(_ status: Int = 200, _ fields: [(String, String)], body: String = "") -> ScriptedOrigin.Reply {

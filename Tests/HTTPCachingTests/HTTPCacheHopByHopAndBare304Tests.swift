@@ -12,7 +12,7 @@ struct HTTPCacheHopByHopAndBare304Tests {
     let clock = ManualCacheClock(start: epoch)
 
     func makeCache() throws -> HTTPCache {
-        HTTPCache(storage: TieredCache(tiers: [try MemoryTier(capacity: 1 << 20)]), configuration: .init(clock: clock.cacheClock))
+        try memoryCache(clock: clock)
     }
 
     func ok(_ fields: [(String, String)], body: String = "hello") -> ScriptedOrigin.Reply {

@@ -14,7 +14,7 @@ struct HTTPCachePOSTReuseTests {
     static let target = "https://example.com/a"
 
     func makeCache() throws -> HTTPCache {
-        HTTPCache(storage: TieredCache(tiers: [try MemoryTier(capacity: 1 << 20)]), configuration: .init(clock: clock.cacheClock))
+        try memoryCache(clock: clock)
     }
 
     func reply(_ fields: [(String, String)], body: String) -> ScriptedOrigin.Reply {

@@ -15,7 +15,7 @@ struct HTTPCachePartialContentTests {
     static let digits = Array("0123456789".utf8)
 
     func makeCache() throws -> HTTPCache {
-        HTTPCache(storage: TieredCache(tiers: [try MemoryTier(capacity: 1 << 20)]), configuration: .init(clock: clock.cacheClock))
+        try memoryCache(clock: clock)
     }
 
     /// The origin's 206 for `range` of the ten digits, tagged `tag`.

@@ -38,7 +38,7 @@ struct HTTPCacheRangeTests {
     }
 
     func cacheWithStoredDigits() async throws -> (HTTPCache, ScriptedOrigin) {
-        let cache = HTTPCache(storage: TieredCache(tiers: [try MemoryTier(capacity: 1 << 20)]), configuration: .init(clock: clock.cacheClock))
+        let cache = try memoryCache(clock: clock)
         let fields = [("Date", HTTPDate.format(clock.now)), ("Cache-Control", "max-age=60"), ("ETag", "\"v1\""), ("Last-Modified", Self.lastModified)]
         let origin = ScriptedOrigin([.respond(response(200, fields), "0123456789")])
         return (cache, origin)

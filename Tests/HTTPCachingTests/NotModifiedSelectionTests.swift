@@ -44,7 +44,7 @@ struct NotModifiedSelectionTests {
     /// End to end: two variants share a strong entity tag; revalidating one freshens both.
     @Test func strongTagFreshensEveryVariant() async throws {
         let clock = ManualCacheClock(start: epoch)
-        let cache = HTTPCache(storage: TieredCache(tiers: [try MemoryTier(capacity: 1 << 20)]), configuration: .init(clock: clock.cacheClock))
+        let cache = try memoryCache(clock: clock)
         func reply(_ status: Int, _ body: String) -> ScriptedOrigin.Reply {
             .respond(response(status, [("Date", HTTPDate.format(clock.now)), ("Cache-Control", "max-age=60"), ("ETag", "\"same\""),
                                        ("Vary", "Accept-Language")]), body)

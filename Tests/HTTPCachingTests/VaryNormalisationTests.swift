@@ -57,7 +57,7 @@ struct VaryNormalisationTests {
     /// preference, answers another spelling of the same preference, and not a different one.
     @Test func storedResponseIsSelectedByAnEquivalentRequest() async throws {
         let clock = ManualCacheClock(start: epoch)
-        let cache = HTTPCache(storage: TieredCache(tiers: [try MemoryTier(capacity: 1 << 20)]), configuration: .init(clock: clock.cacheClock))
+        let cache = try memoryCache(clock: clock)
         let fields = [("Date", HTTPDate.format(clock.now)), ("Cache-Control", "max-age=60"), ("Vary", "Accept-Language")]
         let origin = ScriptedOrigin([.respond(response(200, fields), "en"), .respond(response(200, fields), "de")])
         _ = try await cache.response(for: request("https://example.com/a", [("Accept-Language", "en-US, fr;q=0.5")]), transport: origin.transport)
