@@ -34,6 +34,8 @@ let package = Package(
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "TierCache", package: "TierCache"),
                 .product(name: "HTTPCaching", package: "TierCache"),
+                .product(name: "TierCacheLMDB", package: "TierCache"),
+                "Workloads",
             ],
             path: "Benchmarks/HTTPBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
