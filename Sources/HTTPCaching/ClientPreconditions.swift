@@ -21,14 +21,29 @@ public struct ClientPreconditions: Sendable, Hashable {
     /// Takes the preconditions out of `request`; `nil` when it has none (or is not a GET or HEAD,
     /// whose preconditions the origin evaluates).
     public static func extract(from request: inout HTTPRequest) -> ClientPreconditions? {
-        guard request.method == .get || request.method == .head else { return nil }
+        guard request.method == .get || request.method == .head, isPresent(in: request) else { return nil }
         let noneMatch = request.headerFields[values: .ifNoneMatch]
         let modifiedSince = request.headerFields[.ifModifiedSince]
-        guard !noneMatch.isEmpty || modifiedSince != nil else { return nil }
         request.headerFields[values: .ifNoneMatch] = []
         request.headerFields[values: .ifModifiedSince] = []
-        let tags = noneMatch.flatMap { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty } }
-        return ClientPreconditions(ifNoneMatch: tags, ifModifiedSince: modifiedSince.flatMap { HTTPDate.parse($0) })
+        return ClientPreconditions(ifNoneMatch: entityTags(in: noneMatch), ifModifiedSince: modifiedSince.flatMap { HTTPDate.parse($0) })
+    }
+
+    /// Whether `request` carries `If-None-Match` or `If-Modified-Since` (two field scans, no
+    /// allocation: the engine asks on every request).
+    @inline(__always)
+    public static func isPresent(in request: HTTPRequest) -> Bool {
+        request.headerFields[.ifNoneMatch] != nil || request.headerFields[.ifModifiedSince] != nil
+    }
+
+    /// The members of `If-None-Match` field lines, trimmed, empty ones dropped.
+    private static func entityTags(in values: [String]) -> [String] {
+        values.flatMap { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty } }
+    }
+
+    /// Whether the client's `If-None-Match` names `tag` (`*`, or a weak match, RFC 9110 §13.1.2).
+    private func ifNoneMatchNames(_ tag: EntityTag) -> Bool {
+        ifNoneMatch.contains { $0 == "*" || EntityTag($0)?.weakMatches(tag) == true }
     }
 
     /// Whether `response` (a 200 the proxy would send) makes the client's condition false, so
@@ -39,7 +54,7 @@ public struct ClientPreconditions: Sendable, Hashable {
         if !ifNoneMatch.isEmpty {
             if ifNoneMatch.contains("*") { return true }
             guard let current = response.headerFields[.eTag].flatMap(EntityTag.init) else { return false }
-            return ifNoneMatch.contains { EntityTag($0)?.weakMatches(current) == true }
+            return ifNoneMatchNames(current)
         }
         guard let since = ifModifiedSince,
               let lastModified = response.headerFields[.lastModified].flatMap({ HTTPDate.parse($0) })
@@ -53,9 +68,7 @@ public struct ClientPreconditions: Sendable, Hashable {
     /// `If-Modified-Since` where the cache sends none.
     public func merged(into request: HTTPRequest) -> HTTPRequest {
         var merged = request
-        var tags = request.headerFields[values: .ifNoneMatch].flatMap {
-            $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-        }
+        var tags = Self.entityTags(in: request.headerFields[values: .ifNoneMatch])
         for tag in ifNoneMatch where !tags.contains(tag) { tags.append(tag) }
         if !tags.isEmpty { merged.headerFields[.ifNoneMatch] = tags.joined(separator: ", ") }
         if merged.headerFields[.ifModifiedSince] == nil, let ifModifiedSince {
@@ -81,7 +94,7 @@ public struct ClientPreconditions: Sendable, Hashable {
         guard let tag = notModified.headerFields[.eTag].flatMap(EntityTag.init) else {
             return ifNoneMatch.isEmpty && ifModifiedSince != nil
         }
-        return ifNoneMatch.contains { $0 == "*" || EntityTag($0)?.weakMatches(tag) == true }
+        return ifNoneMatchNames(tag)
     }
 
     /// The 304 that stands for `response`.

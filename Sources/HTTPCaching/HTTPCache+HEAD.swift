@@ -20,8 +20,6 @@ extension HTTPCache {
     /// Handles a response to a HEAD the cache sent for `request`; returns whether it was kept.
     /// `stored` is the response the cache held for the request, if any.
     func storeHEADResponse(_ exchange: Exchange, for request: HTTPRequest, primaryKey: String, stored: Located?) async -> Bool {
-        var get = request
-        get.method = .get
         if let stored, !Self.isHEADResponse(stored, primaryKey: primaryKey) {
             // §4.3.5: update the stored GET response it could have been chosen for, or treat
             // that response as stale: it is removed, so the next GET fetches the content anew.
@@ -36,7 +34,10 @@ extension HTTPCache {
                 stored.response, with: exchange.response, requestTime: exchange.requestTime, responseTime: exchange.responseTime)
             return await write(updated, under: stored.key, policy: updated.storagePolicy)
         }
-        // No stored GET response: the HEAD response answers later HEADs until one is stored.
+        // No stored GET response: the HEAD response answers later HEADs until one is stored
+        // (judged as the GET's response would be).
+        var get = request
+        get.method = .get
         return await storeIfAllowed(exchange, for: get, primaryKey: Self.headKey(primaryKey))
     }
 }

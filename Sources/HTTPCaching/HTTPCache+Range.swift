@@ -30,11 +30,16 @@ extension HTTPCache {
         guard let range = ByteRange(rangeField: rangeValue) else {
             return try await response(for: whole, body: body, cachePolicy: cachePolicy, transport: transport)
         }
-        let hasClientConditions = whole.headerFields[.ifNoneMatch] != nil || whole.headerFields[.ifModifiedSince] != nil
-        guard !hasClientConditions, cachePolicy == .useProtocolCachePolicy, let primaryKey = primaryKey(for: whole),
-              await lookup(primaryKey: primaryKey, request: whole) == nil
-        else {
+        guard !ClientPreconditions.isPresent(in: whole), cachePolicy == .useProtocolCachePolicy, let primaryKey = primaryKey(for: whole) else {
             return try await cutFromWhole(whole, range: range, ifRange: ifRange, body: body, cachePolicy: cachePolicy, transport: transport)
+        }
+        if let stored = await lookup(primaryKey: primaryKey, request: whole) {
+            // A complete response: cut as it is when it may be used (the one lookup of a hit),
+            // else revalidated or fetched along the plain path first.
+            guard let measure = usableWithoutNetwork(whole, stored: stored, cachePolicy: cachePolicy) else {
+                return try await cutFromWhole(whole, range: range, ifRange: ifRange, body: body, cachePolicy: cachePolicy, transport: transport)
+            }
+            return Self.cut(served(stored, source: .cache, request: whole, now: measure.now, measure: measure), to: range, ifRange: ifRange)
         }
         if let partial = await lookupResource(Self.partialKey(primaryKey), request: whole),
            let answer = answerFromPartial(partial, request: whole, range: range, ifRange: ifRange)
@@ -51,8 +56,7 @@ extension HTTPCache {
         case 200:
             var result = HTTPCacheResponse(response: exchange.response, body: exchange.body, source: .network)
             result.wasStored = await storeIfAllowed(exchange, for: whole, primaryKey: primaryKey)
-            if let ifRange, !ByteRange.ifRange(ifRange, allowsRangeOf: result.response) { return result }
-            return Self.partial(result, range: range)
+            return Self.cut(result, to: range, ifRange: ifRange)
         default:
             return HTTPCacheResponse(response: exchange.response, body: exchange.body, source: .network)
         }
@@ -62,10 +66,15 @@ extension HTTPCache {
     private func cutFromWhole(
         _ whole: HTTPRequest, range: ByteRange, ifRange: String?, body: Data?, cachePolicy: RequestCachePolicy, transport: @escaping Transport
     ) async throws -> HTTPCacheResponse {
-        let result = try await response(for: whole, body: body, cachePolicy: cachePolicy, transport: transport)
-        guard result.response.status.code == 200 else { return result }
-        if let ifRange, !ByteRange.ifRange(ifRange, allowsRangeOf: result.response) { return result }
-        return Self.partial(result, range: range)
+        Self.cut(try await response(for: whole, body: body, cachePolicy: cachePolicy, transport: transport), to: range, ifRange: ifRange)
+    }
+
+    /// `whole` cut to `range` when it is a complete 200 and `ifRange` (if any) allows; otherwise
+    /// `whole` as it is.
+    static func cut(_ whole: HTTPCacheResponse, to range: ByteRange, ifRange: String?) -> HTTPCacheResponse {
+        guard whole.response.status.code == 200 else { return whole }
+        if let ifRange, !ByteRange.ifRange(ifRange, allowsRangeOf: whole.response) { return whole }
+        return partial(whole, range: range)
     }
 
     /// The answer from stored partial content, when it may be used without the origin and holds
@@ -77,13 +86,9 @@ extension HTTPCache {
               ifRange.map({ ByteRange.ifRange($0, allowsRangeOf: partial.response.response) }) ?? true,
               let measure = usableWithoutNetwork(request, stored: partial, cachePolicy: .useProtocolCachePolicy)
         else { return nil }
-        var answer = served(partial, source: .cache, request: request, now: measure.now, measure: measure)
-        let offset = wanted.lowerBound - stored.bounds.lowerBound
-        let start = answer.body.startIndex + offset
-        answer.body = answer.body.subdata(in: start..<(start + wanted.count))
-        answer.response.headerFields[.contentRange] = ContentRange(bounds: wanted, completeLength: stored.completeLength)?.fieldValue
-        answer.response.headerFields[.contentLength] = String(wanted.count)
-        return answer
+        return Self.partialAnswer(
+            served(partial, source: .cache, request: request, now: measure.now, measure: measure),
+            bodyStartsAt: stored.bounds.lowerBound, wanted: wanted, completeLength: stored.completeLength)
     }
 
     /// Stores a 206 as partial content (RFC 9111 §3.3), combined with the stored partial content
@@ -136,19 +141,27 @@ extension HTTPCache {
     /// `whole` (a 200) cut to `range`: 206 with `Content-Range: bytes first-last/length`, or 416
     /// with `Content-Range: bytes */length` (RFC 9110 §14.4, §15.3.7, §15.5.17).
     static func partial(_ whole: HTTPCacheResponse, range: ByteRange) -> HTTPCacheResponse {
-        var answer = whole
         let length = whole.body.count
         guard let bounds = range.bounds(in: length) else {
+            var answer = whole
             answer.response.status = .rangeNotSatisfiable
             answer.response.headerFields[.contentRange] = "bytes */\(length)"
             answer.response.headerFields[.contentLength] = "0"
             answer.body = Data()
             return answer
         }
-        answer.response.status = .partialContent
-        answer.response.headerFields[.contentRange] = "bytes \(bounds.lowerBound)-\(bounds.upperBound)/\(length)"
-        answer.response.headerFields[.contentLength] = String(bounds.count)
-        answer.body = whole.body.subdata(in: (whole.body.startIndex + bounds.lowerBound)..<(whole.body.startIndex + bounds.upperBound + 1))
-        return answer
+        return partialAnswer(whole, bodyStartsAt: 0, wanted: bounds, completeLength: length)
+    }
+
+    /// `answer`, whose body holds a representation of `completeLength` bytes from byte `offset`
+    /// on, as the 206 for the bytes `wanted`: that slice of the body, with `Content-Range`.
+    static func partialAnswer(_ answer: HTTPCacheResponse, bodyStartsAt offset: Int, wanted: ClosedRange<Int>, completeLength: Int) -> HTTPCacheResponse {
+        var cut = answer
+        let start = answer.body.startIndex + wanted.lowerBound - offset
+        cut.body = answer.body.subdata(in: start..<(start + wanted.count))
+        cut.response.status = .partialContent
+        cut.response.headerFields[.contentRange] = ContentRange(bounds: wanted, completeLength: completeLength)?.fieldValue
+        cut.response.headerFields[.contentLength] = String(wanted.count)
+        return cut
     }
 }

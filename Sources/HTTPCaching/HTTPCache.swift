@@ -92,8 +92,11 @@ public final class HTTPCache: Sendable {
         if request.method == .get, request.headerFields[.range] != nil {
             return try await respondToRange(request, body: body, cachePolicy: cachePolicy, transport: transport)
         }
-        if request.headerFields[.ifNoneMatch] != nil || request.headerFields[.ifModifiedSince] != nil {
-            return try await respondToConditional(request, cachePolicy: cachePolicy, transport: transport, primaryKey: primaryKey)
+        if ClientPreconditions.isPresent(in: request) {
+            var plain = request
+            if let client = ClientPreconditions.extract(from: &plain) {
+                return try await respondToConditional(plain, client: client, cachePolicy: cachePolicy, transport: transport, primaryKey: primaryKey)
+            }
         }
         let memoryTiers = storage.leadingMemoryTiers
         let inMemory = memoryTiers > 0 ? lookupLocally(primaryKey: primaryKey, request: request, tiers: 0..<memoryTiers) : nil
@@ -128,14 +131,11 @@ public final class HTTPCache: Sendable {
     /// then evaluated against the answer: 304 when the client's representation is current
     /// (whether the stored response, a revalidated one, or the origin's 304 says so), else the
     /// full response.
+    /// `plain` is the request without the preconditions `client` holds.
     @concurrent
     private func respondToConditional(
-        _ request: HTTPRequest, cachePolicy: RequestCachePolicy, transport: @escaping Transport, primaryKey: String
+        _ plain: HTTPRequest, client: ClientPreconditions, cachePolicy: RequestCachePolicy, transport: @escaping Transport, primaryKey: String
     ) async throws -> HTTPCacheResponse {
-        var plain = request
-        guard let client = ClientPreconditions.extract(from: &plain) else {
-            return try await respond(to: request, cachePolicy: cachePolicy, transport: transport, primaryKey: primaryKey, found: nil, searchedTiers: 0)
-        }
         let result = try await respond(
             to: plain, cachePolicy: cachePolicy, transport: transport, primaryKey: primaryKey, found: nil, searchedTiers: 0, client: client)
         guard client.notModified(result.response) else { return result }
@@ -273,8 +273,10 @@ public final class HTTPCache: Sendable {
         }
         if exchange.response.status.code == 304 {
             // §4.3.4: the 304 updates the stored responses its validators select, among all of
-            // the resource's (its variants included), the request's own or not.
-            var candidates = await storedResponses(of: Self.isHEADResponse(stored, primaryKey: primaryKey) ? Self.headKey(primaryKey) : primaryKey)
+            // the resource's (its variants included), the request's own or not. A response
+            // stored under the resource's own key is its only one: nothing more to read.
+            let resourceKey = Self.isHEADResponse(stored, primaryKey: primaryKey) ? Self.headKey(primaryKey) : primaryKey
+            var candidates = stored.key == resourceKey ? [stored] : await storedResponses(of: resourceKey)
             if !candidates.contains(where: { $0.key == stored.key }) { candidates.append(stored) }
             var freshenedOwn: Located?
             for index in Validation.storedResponsesUpdated(by: exchange.response, among: candidates.map(\.response)) {

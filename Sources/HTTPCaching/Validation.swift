@@ -8,7 +8,7 @@ public enum Validation {
     /// stored response has no validator, so a full request is needed. A request that already
     /// carries its own preconditions is the client's business and is returned unchanged.
     public static func conditionalRequest(for request: HTTPRequest, revalidating stored: StoredResponse) -> HTTPRequest? {
-        if request.headerFields[.ifNoneMatch] != nil || request.headerFields[.ifModifiedSince] != nil { return request }
+        if ClientPreconditions.isPresent(in: request) { return request }
         let etag = stored.response.headerFields[.eTag].flatMap(EntityTag.init)
         let lastModified = stored.response.headerFields[.lastModified].flatMap { HTTPDate.parse($0) }
         guard etag != nil || lastModified != nil else { return nil }

@@ -77,13 +77,15 @@ struct DenseIDTable {
         let mask = mask, shift = shift
         keys.withUnsafeMutableBufferPointer { keys in
             ids.withUnsafeMutableBufferPointer { ids in
+                // The table always has slots (16 at least), so both bases exist.
+                guard let idBase = ids.baseAddress, let keyBase = keys.baseAddress else { return }
                 sizes.withUnsafeMutableBufferPointer { sizes in
                     for (position, request) in chunk.enumerated() {
                         // A probe waits on memory (the table of a large trace is far bigger than
                         // the caches), and the next probes do not depend on this one: ask for the
                         // slots a few requests ahead now, so that their loads overlap.
                         let ahead = position + Self.prefetchDistance
-                        if ahead < chunk.count, let idBase = ids.baseAddress, let keyBase = keys.baseAddress {
+                        if ahead < chunk.count {
                             let slot = Self.slot(of: chunk[ahead].key, shift: shift)
                             tiercache_prefetch(idBase + slot)
                             tiercache_prefetch(keyBase + slot)
