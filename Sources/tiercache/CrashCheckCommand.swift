@@ -15,16 +15,19 @@ struct CrashCheckCommand: ParsableCommand {
     @Argument var directory: String
     @Option var capacity = 64 << 20
     @Option(help: "The last committed entry's number; entries 0 through it are checked.")
-    var through: Int
+    var through: Int?
+    @Option(help: "A file of committed entries' numbers, one per line (from several writers, which commit out of order); each is checked.")
+    var committed: String?
 
     func run() throws {
         let tier = try LMDBTier(directory: URL(fileURLWithPath: directory), capacity: capacity)
         if tier.didResetDamagedStore {
             throw CrashCheckFailure(description: "the store was reset at open: \(tier.storeResetReason ?? "no reason given")")
         }
+        let numbers = try checkedNumbers()
         var missing: [Int] = []
         var wrong: [Int] = []
-        for index in 0...max(through, 0) where through >= 0 {
+        for index in numbers {
             guard let entry = try tier.entry(forKey: try CacheKey("entry-\(index)")) else {
                 missing.append(index)
                 continue
@@ -33,9 +36,32 @@ struct CrashCheckCommand: ParsableCommand {
         }
         guard missing.isEmpty, wrong.isEmpty else {
             throw CrashCheckFailure(description:
-                "of entries 0...\(through): \(missing.count) missing (first \(missing.prefix(5))), \(wrong.count) with another value (first \(wrong.prefix(5)))")
+                "of \(numbers.count) committed entries: \(missing.count) missing (first \(missing.prefix(5))), \(wrong.count) with another value (first \(wrong.prefix(5)))")
         }
-        print("checked \(through + 1) entries: all present, all equal")
+        print("checked \(numbers.count) entries: all present, all equal")
+    }
+
+    /// The numbers `--through` or `--committed` names.
+    private func checkedNumbers() throws -> [Int] {
+        switch (through, committed) {
+        case (let through?, nil):
+            return through >= 0 ? Array(0...through) : []
+        case (nil, let path?):
+            let text: String
+            do {
+                text = try String(contentsOfFile: path, encoding: .utf8)
+            } catch {
+                throw ValidationError("cannot read \(path): \(error.localizedDescription)")
+            }
+            return try text.split(whereSeparator: \.isNewline).map { line in
+                guard let number = Int(line.trimmingCharacters(in: .whitespaces)), number >= 0 else {
+                    throw ValidationError("\(path): \"\(line)\" is not an entry number")
+                }
+                return number
+            }
+        default:
+            throw ValidationError("give exactly one of --through and --committed")
+        }
     }
 }
 

@@ -1,5 +1,8 @@
 import Foundation
+import Synchronization
 import Testing
+import TierCache
+import TierCacheLMDB
 
 /// Several processes, each with several tasks, storing and reading one LMDB store at once: LMDB
 /// serialises the writers across processes, and the tier's eviction, accounting and recovery
@@ -56,6 +59,95 @@ struct LMDBManyWritersTests {
         verify.waitUntilExit()
         #expect(verify.terminationStatus == 0, "\(text)")
         #expect((Self.fields(text)["found"] ?? 0) > 100, "\(text)")
+    }
+
+    /// Runs `body(thread)` on `threads` threads at once (real threads: the concurrency pool has
+    /// only as many as there are cores, and group commit needs stores in flight together).
+    private func onThreads(_ threads: Int, _ body: @escaping @Sendable (Int) -> Void) throws {
+        let done = DispatchGroup()
+        for thread in 0..<threads {
+            done.enter()
+            Thread {
+                body(thread)
+                done.leave()
+            }.start()
+        }
+        try #require(done.wait(timeout: .now() + 300) == .success)
+    }
+
+    @Test("16 threads storing at once into a large store: every store is answered stored and reads back")
+    func sixteenThreadsEveryEntryKept() throws {
+        let directory = TemporaryDirectory()
+        let tier = try LMDBTier(directory: directory.url, capacity: 256 << 20)
+        let failures = Mutex<[String]>([])
+        try onThreads(16) { thread in
+            for number in 0..<100 {
+                let name = "t\(thread)-\(number)"
+                do {
+                    let outcome = try tier.store(entry(Array("value of \(name)".utf8)), forKey: key(name))
+                    if outcome != .stored { failures.withLock { $0.append("\(name): \(outcome)") } }
+                } catch {
+                    failures.withLock { $0.append("\(name): \(error)") }
+                }
+            }
+        }
+        #expect(failures.withLock { $0 }.isEmpty)
+        for thread in 0..<16 {
+            for number in 0..<100 {
+                let name = "t\(thread)-\(number)"
+                #expect(try tier.entry(forKey: key(name))?.value == Array("value of \(name)".utf8))
+            }
+        }
+        #expect(try tier.usage().entries == 1_600)
+        #expect(tier.statistics().stores == 1_600)
+    }
+
+    @Test("16 threads storing at once into a store that fills: never over budget, every value whole and one its writers wrote, the store sound")
+    func sixteenThreadsIntoAFullStore() throws {
+        let directory = TemporaryDirectory()
+        let capacity = 2 << 20
+        let failures = Mutex<[String]>([])
+        do {
+            let tier = try LMDBTier(directory: directory.url, capacity: capacity)
+            try onThreads(16) { thread in
+                for number in 0..<150 {
+                    // 64 shared keys, written by every thread: batches hold the same key twice.
+                    let name = "k\(number % 64)"
+                    do {
+                        _ = try tier.store(entry(Self.sharedKeyValue(key: number % 64, thread: thread, number: number)), forKey: key(name))
+                        let usage = try tier.usage()
+                        if usage.bytes > Int(Double(capacity) * LMDBTier.fillLimit) {
+                            failures.withLock { $0.append("over budget: \(usage.bytes)") }
+                        }
+                    } catch {
+                        failures.withLock { $0.append("\(name): \(error)") }
+                    }
+                }
+            }
+            #expect(failures.withLock { $0 }.isEmpty)
+        }
+        // Every value found is whole, and one a writer wrote for that key.
+        let reopened = try LMDBTier(directory: directory.url, capacity: capacity)
+        #expect(!reopened.didResetDamagedStore)
+        var found = 0
+        for keyNumber in 0..<64 {
+            guard let stored = try reopened.entry(forKey: key("k\(keyNumber)")) else { continue }
+            found += 1
+            // The header's words, split on spaces in the bytes (what follows is not text).
+            let fields = stored.value.prefix(32).split(separator: UInt8(ascii: " "), omittingEmptySubsequences: false)
+                .prefix(4).map { String(decoding: $0, as: UTF8.self) }
+            let thread = fields.count == 4 ? Int(fields[2]) : nil
+            let number = fields.count == 4 ? Int(fields[3].dropFirst()) : nil
+            let expected = thread.flatMap { thread in number.map { Self.sharedKeyValue(key: keyNumber, thread: thread, number: $0) } }
+            #expect(stored.value == expected, "k\(keyNumber)")
+        }
+        #expect(found > 0)
+        #expect(try reopened.verify().isSound)
+    }
+
+    /// "k<key> from <thread> #<number> " and then 1,000 + 7 × number incompressible bytes.
+    private static func sharedKeyValue(key: Int, thread: Int, number: Int) -> [UInt8] {
+        Array("k\(key) from \(thread) #\(number) ".utf8) + incompressible(1_000 + number * 7, seed: UInt64(number + 1))
     }
 
     /// `name=number` pairs of a summary line.

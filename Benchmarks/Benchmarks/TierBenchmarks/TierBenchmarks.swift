@@ -19,6 +19,7 @@ let benchmarks: @Sendable () -> Void = {
     memoryPolicyBenchmarks()
     diskBenchmarks(valueSize: 1_024, entries: 20_000)
     diskBenchmarks(valueSize: 16 * 1_024, entries: 4_000)
+    groupCommitBenchmarks()
 }
 
 // MARK: Memory
