@@ -1,54 +1,141 @@
 import NIOCore
 
-/// A command on its way out, with the promise its reply completes.
-struct RedisRequest {
-    var arguments: [[UInt8]]
-    var promise: EventLoopPromise<RESPValue>
+/// Where a command's reply goes: a task waiting for it, or a promise.
+enum RedisReplyTarget {
+    case continuation(CheckedContinuation<Result<RESPValue, RedisError>, Never>)
+    case promise(EventLoopPromise<RESPValue>)
+
+    func complete(_ result: Result<RESPValue, RedisError>) {
+        switch self {
+        case .continuation(let continuation): continuation.resume(returning: result)
+        case .promise(let promise): promise.completeWith(result.mapError { $0 as any Error })
+        }
+    }
 }
 
-/// Asks the handler to give up on every pending command (the command timeout fired).
-struct RedisTimeoutEvent {}
+/// A command on its way out through the channel pipeline, with where its reply goes and when it
+/// times out.
+struct RedisRequest {
+    var arguments: [[UInt8]]
+    var reply: RedisReplyTarget
+    var deadline: NIODeadline
+}
 
 /// Encodes commands as RESP arrays of bulk strings, decodes replies, and pairs them with their
-/// promises in order: Redis answers a connection's commands in the order it received them, so any
-/// number of commands can be in flight (pipelining). Every promise is completed exactly once —
-/// by its reply, or by the failure that ends the connection.
+/// callers in order: Redis answers a connection's commands in the order it received them, so any
+/// number of commands can be in flight (pipelining). Every caller is answered exactly once — by
+/// its reply, or by the failure that ends the connection.
 ///
-/// Writes flush themselves at the end of the event loop's current tick: commands that several
-/// tasks send at about the same time leave in one `write(2)`, as a pipeline would.
+/// Automatic pipelining: commands are encoded into one outgoing buffer, which is written and
+/// flushed once at the end of the event loop's current tick, so commands that several tasks send
+/// at about the same time leave in one `write(2)`, as `redis-benchmark -P` would send them.
+///
+/// Timeouts: one timer per connection, set for the oldest command's deadline (replies come in
+/// order, so the oldest command is the one that can be late). When it fires with the oldest
+/// command past its deadline, every pending command fails with ``RedisError/timeout`` and the
+/// connection closes: a late reply would otherwise be taken for the next command's.
 final class RedisCommandHandler: ChannelDuplexHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundIn = RedisRequest
     typealias OutboundOut = ByteBuffer
 
-    private var pending = CircularBuffer<EventLoopPromise<RESPValue>>()
+    private struct Pending {
+        var reply: RedisReplyTarget
+        var deadline: NIODeadline
+    }
+
+    private var pending = CircularBuffer<Pending>(initialCapacity: 16)
     private var received: ByteBuffer?
+    private var outgoing: ByteBuffer?
     private var flushScheduled = false
+    private var timer: Scheduled<Void>?
+    private var context: ChannelHandlerContext?
     private let parser: RESPParser
 
     init(parser: RESPParser = RESPParser()) {
         self.parser = parser
     }
 
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        self.context = nil
+        timer?.cancel()
+        failPending(.connectionFailed("the connection closed"))
+    }
+
+    /// Queues a command sent from outside the pipeline (``RedisConnection/send(_:)``): one hop to
+    /// the event loop per command, no future. Must be called on the channel's event loop.
+    func enqueue(_ arguments: [[UInt8]], deadline: NIODeadline, reply: RedisReplyTarget) {
+        guard let context, context.channel.isActive else {
+            reply.complete(.failure(.connectionFailed("the connection is closed")))
+            return
+        }
+        enqueue(arguments, deadline: deadline, reply: reply, context: context)
+    }
+
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         let request = unwrapOutboundIn(data)
-        var buffer = context.channel.allocator.buffer(capacity: 16 + request.arguments.reduce(0) { $0 + $1.count + 16 })
-        buffer.writeString("*\(request.arguments.count)\r\n")
-        for argument in request.arguments {
-            buffer.writeString("$\(argument.count)\r\n")
+        enqueue(request.arguments, deadline: request.deadline, reply: request.reply, context: context)
+        // Written with the tick's other commands; a failed write fails the reply through the
+        // channel's error or closing, which answers every pending command.
+        promise?.succeed(())
+    }
+
+    private func enqueue(_ arguments: [[UInt8]], deadline: NIODeadline, reply: RedisReplyTarget, context: ChannelHandlerContext) {
+        var buffer = outgoing ?? context.channel.allocator.buffer(capacity: 256)
+        Self.encode(arguments, into: &buffer)
+        outgoing = buffer
+        pending.append(Pending(reply: reply, deadline: deadline))
+        if timer == nil { armTimer(for: deadline, context: context) }
+        if !flushScheduled {
+            flushScheduled = true
+            // Runs on this event loop, after the tasks already queued for it: everything sent in
+            // this tick goes in one write.
+            context.eventLoop.assumeIsolated().execute {
+                self.flushScheduled = false
+                self.flushOutgoing()
+            }
+        }
+    }
+
+    private func flushOutgoing() {
+        guard let context, let buffer = outgoing else { return }
+        outgoing = nil
+        context.writeAndFlush(wrapOutboundOut(buffer), promise: nil)
+    }
+
+    /// `*<count>\r\n` then `$<length>\r\n<bytes>\r\n` for each argument.
+    static func encode(_ arguments: [[UInt8]], into buffer: inout ByteBuffer) {
+        buffer.reserveCapacity(minimumWritableBytes: arguments.reduce(16) { $0 + $1.count + 16 })
+        buffer.writeInteger(UInt8(ascii: "*"))
+        writeDecimal(arguments.count, into: &buffer)
+        for argument in arguments {
+            buffer.writeInteger(UInt8(ascii: "$"))
+            writeDecimal(argument.count, into: &buffer)
             buffer.writeBytes(argument)
             buffer.writeStaticString("\r\n")
         }
-        pending.append(request.promise)
-        context.write(wrapOutboundOut(buffer), promise: promise)
-        if !flushScheduled {
-            flushScheduled = true
-            // Runs on this event loop, after the writes already queued for it.
-            context.eventLoop.assumeIsolated().execute {
-                self.flushScheduled = false
-                context.flush()
-            }
+    }
+
+    /// A non-negative count in decimal, then CRLF, without making a string.
+    private static func writeDecimal(_ value: Int, into buffer: inout ByteBuffer) {
+        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
+                     UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
+            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        var count = 0
+        var remaining = max(0, value)
+        withUnsafeMutableBytes(of: &digits) { bytes in
+            repeat {
+                bytes[bytes.count - 1 - count] = UInt8(ascii: "0") + UInt8(remaining % 10)
+                remaining /= 10
+                count += 1
+            } while remaining > 0
+            buffer.writeBytes(UnsafeRawBufferPointer(rebasing: bytes[(bytes.count - count)...]))
         }
+        buffer.writeStaticString("\r\n")
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -64,21 +151,29 @@ final class RedisCommandHandler: ChannelDuplexHandler {
                 buffer.moveReaderIndex(forwardBy: length)
                 received = buffer.readableBytes > 0 ? buffer : nil
                 if case .push = value { continue }  // RESP3 out-of-band data; nothing here subscribes
-                guard let promise = pending.popFirst() else {
+                guard let next = pending.popFirst() else {
                     throw RedisError.protocolViolation("a reply nobody asked for")
                 }
-                promise.succeed(value)
+                next.reply.complete(.success(value))
             }
         } catch {
             failAll(error as? RedisError ?? .protocolViolation("\(error)"), context: context)
         }
+        // The timer stays set when nothing is pending: it finds nothing late, and the next
+        // command sets it again; one-at-a-time commands do not each set and cancel a timer.
     }
 
-    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if event is RedisTimeoutEvent {
-            failAll(.timeout, context: context)
-        } else {
-            context.fireUserInboundEventTriggered(event)
+    /// Sets the connection's one timer for `deadline` (the oldest pending command's).
+    private func armTimer(for deadline: NIODeadline, context: ChannelHandlerContext) {
+        let loop = context.eventLoop.assumeIsolated()
+        timer = loop.scheduleTask(deadline: deadline) {
+            self.timer = nil
+            guard let context = self.context, let oldest = self.pending.first else { return }
+            if oldest.deadline <= .now() {
+                self.failAll(.timeout, context: context)
+            } else {
+                self.armTimer(for: oldest.deadline, context: context)
+            }
         }
     }
 
@@ -87,14 +182,22 @@ final class RedisCommandHandler: ChannelDuplexHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        let error = RedisError.connectionFailed("the connection closed")
-        while let promise = pending.popFirst() { promise.fail(error) }
+        timer?.cancel()
+        timer = nil
+        failPending(.connectionFailed("the connection closed"))
         context.fireChannelInactive()
     }
 
     private func failAll(_ error: RedisError, context: ChannelHandlerContext) {
-        while let promise = pending.popFirst() { promise.fail(error) }
+        timer?.cancel()
+        timer = nil
+        failPending(error)
         received = nil
         context.close(promise: nil)
+    }
+
+    private func failPending(_ error: RedisError) {
+        outgoing = nil
+        while let next = pending.popFirst() { next.reply.complete(.failure(error)) }
     }
 }

@@ -6,11 +6,13 @@ public final class RedisConnection: Sendable {
     /// The server this connection is to.
     public let endpoint: RedisEndpoint
     private let channel: any Channel
+    private let handler: NIOLoopBound<RedisCommandHandler>
     private let commandTimeout: TimeAmount
 
-    private init(endpoint: RedisEndpoint, channel: any Channel, commandTimeout: TimeAmount) {
+    private init(endpoint: RedisEndpoint, channel: any Channel, handler: NIOLoopBound<RedisCommandHandler>, commandTimeout: TimeAmount) {
         self.endpoint = endpoint
         self.channel = channel
+        self.handler = handler
         self.commandTimeout = commandTimeout
     }
 
@@ -19,6 +21,7 @@ public final class RedisConnection: Sendable {
         to endpoint: RedisEndpoint, on group: any EventLoopGroup, connectTimeout: TimeAmount, commandTimeout: TimeAmount
     ) async throws(RedisError) -> RedisConnection {
         let channel: any Channel
+        let handler: NIOLoopBound<RedisCommandHandler>
         do {
             channel = try await ClientBootstrap(group: group)
                 .connectTimeout(connectTimeout)
@@ -30,10 +33,13 @@ public final class RedisConnection: Sendable {
                 }
                 .connect(host: endpoint.host, port: endpoint.port)
                 .get()
+            handler = try await channel.eventLoop.submit {
+                NIOLoopBound(try channel.pipeline.syncOperations.handler(type: RedisCommandHandler.self), eventLoop: channel.eventLoop)
+            }.get()
         } catch {
             throw .connectionFailed("\(endpoint): \(error)")
         }
-        let connection = RedisConnection(endpoint: endpoint, channel: channel, commandTimeout: commandTimeout)
+        let connection = RedisConnection(endpoint: endpoint, channel: channel, handler: handler, commandTimeout: commandTimeout)
         do {
             if let password = endpoint.password {
                 let auth = endpoint.username.map { ["AUTH", $0, password] } ?? ["AUTH", password]
@@ -54,27 +60,23 @@ public final class RedisConnection: Sendable {
 
     /// Sends one command and returns its reply, error replies included (the cluster layer reads
     /// `MOVED` and `ASK` from them).
+    ///
+    /// One hop to the connection's event loop, which encodes the command with the others sent in
+    /// the same tick (see `RedisCommandHandler`), and one back with the reply: no future, no
+    /// timer of its own.
     public func send(_ arguments: [[UInt8]]) async throws(RedisError) -> RESPValue {
         guard channel.isActive else { throw .connectionFailed("\(endpoint): the connection is closed") }
-        let promise = channel.eventLoop.makePromise(of: RESPValue.self)
-        let channel = self.channel
-        let timeout = channel.eventLoop.scheduleTask(in: commandTimeout) {
-            channel.pipeline.fireUserInboundEventTriggered(RedisTimeoutEvent())
-            // Also directly: should the handler be gone (the channel closed meanwhile), nothing else
-            // would. A promise completes once; later completions are ignored.
-            promise.fail(RedisError.timeout)
+        let deadline = NIODeadline.now() + commandTimeout
+        let handler = self.handler
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<RESPValue, RedisError>, Never>) in
+            handler.eventLoop.execute {
+                handler.value.enqueue(arguments, deadline: deadline, reply: .continuation(continuation))
+            }
         }
-        promise.futureResult.whenComplete { _ in timeout.cancel() }
-        // The handler flushes at the end of the event loop's tick, with whatever else was written.
-        let written = channel.eventLoop.makePromise(of: Void.self)
-        written.futureResult.whenFailure { error in promise.fail(RedisError.connectionFailed("\(error)")) }
-        channel.write(RedisRequest(arguments: arguments, promise: promise), promise: written)
-        do {
-            return try await promise.futureResult.get()
-        } catch let error as RedisError {
-            throw error
-        } catch {
-            throw .connectionFailed("\(endpoint): \(error)")
+        switch result {
+        case .success(let reply): return reply
+        case .failure(.connectionFailed(let detail)): throw .connectionFailed("\(endpoint): \(detail)")
+        case .failure(let error): throw error
         }
     }
 
@@ -82,20 +84,15 @@ public final class RedisConnection: Sendable {
     public func pipeline(_ commands: [[[UInt8]]]) async throws(RedisError) -> [RESPValue] {
         guard channel.isActive else { throw .connectionFailed("\(endpoint): the connection is closed") }
         let channel = self.channel
-        let promises = commands.map { command -> EventLoopPromise<RESPValue> in
+        let deadline = NIODeadline.now() + commandTimeout
+        let futures = commands.map { command -> EventLoopFuture<RESPValue> in
             let promise = channel.eventLoop.makePromise(of: RESPValue.self)
+            // A write that never reaches the handler (the channel closed first) must still answer.
             let written = channel.eventLoop.makePromise(of: Void.self)
             written.futureResult.whenFailure { error in promise.fail(RedisError.connectionFailed("\(error)")) }
-            channel.write(RedisRequest(arguments: command, promise: promise), promise: written)
-            return promise
+            channel.write(RedisRequest(arguments: command, reply: .promise(promise), deadline: deadline), promise: written)
+            return promise.futureResult
         }
-        let futures = promises.map(\.futureResult)
-        channel.flush()
-        let timeout = channel.eventLoop.scheduleTask(in: commandTimeout) {
-            channel.pipeline.fireUserInboundEventTriggered(RedisTimeoutEvent())
-            for promise in promises { promise.fail(RedisError.timeout) }
-        }
-        defer { timeout.cancel() }
         var replies: [RESPValue] = []
         for future in futures {
             do {
