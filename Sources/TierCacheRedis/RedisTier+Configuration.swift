@@ -10,8 +10,8 @@ extension RedisTier {
     /// here is the share of that memory this tier may assume, used for the per-entry size rule and
     /// reported as the tier's capacity.
     ///
-    /// TLS is an extension point, not built in: put a TLS terminator (stunnel, a service mesh) in
-    /// front of Redis, or add a NIOSSL handler to ``RedisConnection``'s pipeline in a fork.
+    /// TLS: set ``tls``, or write the endpoints `rediss://` (see ``RedisTLS``). Logging in:
+    /// the endpoint's password, and its user for Redis 6 ACL users (`AUTH user password`).
     public struct Configuration: Sendable {
         /// Where Redis runs: one server, or a cluster.
         public enum Deployment: Sendable, Hashable {
@@ -54,6 +54,9 @@ extension RedisTier {
         public var breakerThreshold: Int
         /// How long an open circuit breaker stays open before the node is tried again.
         public var breakerOpenDuration: Duration
+        /// TLS for every connection; nil (the default) means TLS only when an endpoint is written
+        /// `rediss://`, then with ``RedisTLS``'s defaults.
+        public var tls: RedisTLS?
         /// Where the tier logs Redis becoming unreachable (`warning`, once, with the error) and
         /// coming back (`notice`), failures in between (`debug`) and damaged records removed
         /// (`warning`). `nil`, the default, logs nothing.
@@ -69,8 +72,9 @@ extension RedisTier {
             maxEntryFraction: Double = EntrySizeLimit.urlCacheDefaultFraction, compressionLevel: Int32 = 1,
             connectionsPerNode: Int = 2, connectTimeout: Duration = .seconds(1), commandTimeout: Duration = .milliseconds(500),
             failureMode: FailureMode = .degrade, breakerThreshold: Int = 5, breakerOpenDuration: Duration = .seconds(2),
-            logger: Logger? = nil, metricsFactory: (any MetricsFactory)? = nil
+            tls: RedisTLS? = nil, logger: Logger? = nil, metricsFactory: (any MetricsFactory)? = nil
         ) {
+            self.tls = tls
             self.deployment = deployment
             self.keyPrefix = keyPrefix
             self.capacity = capacity

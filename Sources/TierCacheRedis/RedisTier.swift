@@ -58,11 +58,21 @@ public final class RedisTier: CacheTier {
         self.scanPattern = Array(configuration.keyPrefix.utf8).flatMap { byte -> [UInt8] in
             Array("*?[]\\".utf8).contains(byte) ? [UInt8(ascii: "\\"), byte] : [byte]
         } + [UInt8(ascii: "*")]
+        let endpoints: [RedisEndpoint]
+        switch configuration.deployment {
+        case .standalone(let endpoint): endpoints = [endpoint]
+        case .cluster(let seeds): endpoints = seeds
+        }
+        let tlsSettings = configuration.tls ?? (endpoints.contains(where: \.usesTLS) ? RedisTLS() : nil)
+        let tls = try tlsSettings.map { settings throws(TierCacheError) in
+            RedisConnection.TLS(context: try settings.makeContext(), serverName: settings.serverName)
+        }
         let options = RedisConnectionPool.Options(
             size: configuration.connectionsPerNode,
             connectTimeout: Self.timeAmount(configuration.connectTimeout),
             commandTimeout: Self.timeAmount(configuration.commandTimeout),
-            breaker: .init(failureThreshold: configuration.breakerThreshold, openDuration: configuration.breakerOpenDuration))
+            breaker: .init(failureThreshold: configuration.breakerThreshold, openDuration: configuration.breakerOpenDuration),
+            tls: tls)
         switch configuration.deployment {
         case .standalone(let endpoint):
             client = StandaloneRedisClient(endpoint: endpoint, group: eventLoopGroup, options: options)

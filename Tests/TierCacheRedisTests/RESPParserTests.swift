@@ -81,7 +81,7 @@ import Testing
         let endpoint = try RedisEndpoint(url: "redis://app:s%40cret@cache.internal:6380/3")
         #expect(endpoint == RedisEndpoint(host: "cache.internal", port: 6380, username: "app", password: "s@cret", database: 3))
         #expect(try RedisEndpoint(url: "redis://:pw@h").password == "pw")
-        for bad in ["cache:6379", "http://h", "rediss://h", "redis://h/x", "redis://"] {
+        for bad in ["cache:6379", "http://h", "rediss://", "redis://h/x", "redis://"] {
             #expect(throws: RedisError.self, "\(bad)") { try RedisEndpoint(url: bad) }
         }
     }

@@ -1,5 +1,7 @@
+import Foundation
 import NIOCore
 import NIOPosix
+import NIOSSL
 
 /// One TCP connection to one Redis server, with pipelining and a timeout on every command.
 public final class RedisConnection: Sendable {
@@ -16,10 +18,29 @@ public final class RedisConnection: Sendable {
         self.commandTimeout = commandTimeout
     }
 
-    /// Connects, then logs in (`AUTH`) and selects the database when the endpoint asks for it.
+    /// TLS for a connection: the context the tier's connections share, and the name to verify.
+    struct TLS: Sendable {
+        var context: NIOSSLContext
+        var serverName: String?
+    }
+
+    /// Connects without TLS, then logs in (`AUTH`) and selects the database when the endpoint
+    /// asks for it. (A tier's connections use TLS as its ``RedisTier/Configuration/tls`` says.)
     public static func connect(
         to endpoint: RedisEndpoint, on group: any EventLoopGroup, connectTimeout: TimeAmount, commandTimeout: TimeAmount
     ) async throws(RedisError) -> RedisConnection {
+        try await connect(to: endpoint, on: group, connectTimeout: connectTimeout, commandTimeout: commandTimeout, tls: nil)
+    }
+
+    /// Connects (through TLS when `tls` is set), then logs in (`AUTH`) and selects the database
+    /// when the endpoint asks for it.
+    static func connect(
+        to endpoint: RedisEndpoint, on group: any EventLoopGroup, connectTimeout: TimeAmount, commandTimeout: TimeAmount,
+        tls: TLS?
+    ) async throws(RedisError) -> RedisConnection {
+        // SNI carries names only: an address is verified against the certificate but not sent.
+        let hostName = tls?.serverName ?? endpoint.host
+        let serverName = Self.isAddress(hostName) ? nil : hostName
         let channel: any Channel
         let handler: NIOLoopBound<RedisCommandHandler>
         do {
@@ -28,6 +49,11 @@ public final class RedisConnection: Sendable {
                 .channelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
+                        if let tls {
+                            try channel.pipeline.syncOperations.addHandler(
+                                try NIOSSLClientHandler(context: tls.context, serverHostname: serverName,
+                                                        customVerificationCallback: nil, configuration: .init()))
+                        }
                         try channel.pipeline.syncOperations.addHandler(RedisCommandHandler())
                     }
                 }
@@ -53,6 +79,12 @@ public final class RedisConnection: Sendable {
             throw error
         }
         return connection
+    }
+
+    /// Whether `host` is an IPv4 or IPv6 address rather than a name.
+    private static func isAddress(_ host: String) -> Bool {
+        var v4 = in_addr(), v6 = in6_addr()
+        return inet_pton(AF_INET, host, &v4) == 1 || inet_pton(AF_INET6, host, &v6) == 1
     }
 
     /// Whether the connection is still open.

@@ -1,4 +1,5 @@
 import NIOCore
+import NIOSSL
 import TierCache
 
 /// Up to `size` connections to one node, opened on demand and shared: commands pipeline on them.
@@ -12,6 +13,8 @@ final class RedisConnectionPool: Sendable {
         var connectTimeout: TimeAmount
         var commandTimeout: TimeAmount
         var breaker: CircuitBreaker.Options
+        /// TLS for every connection, or nil.
+        var tls: RedisConnection.TLS?
     }
 
     private struct State {
@@ -101,7 +104,7 @@ final class RedisConnectionPool: Sendable {
     private func open() async throws(RedisError) -> RedisConnection {
         do {
             let connection = try await RedisConnection.connect(
-                to: endpoint, on: group, connectTimeout: options.connectTimeout, commandTimeout: options.commandTimeout)
+                to: endpoint, on: group, connectTimeout: options.connectTimeout, commandTimeout: options.commandTimeout, tls: options.tls)
             breaker.recordSuccess()
             let keep = state.withLock { state in
                 state.connecting -= 1

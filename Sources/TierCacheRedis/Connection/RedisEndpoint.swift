@@ -12,24 +12,27 @@ public struct RedisEndpoint: Sendable, Hashable, CustomStringConvertible {
     public var password: String?
     /// The database for `SELECT` (standalone only; a cluster has only database 0).
     public var database: Int
+    /// Whether connections use TLS (written `rediss://`); see ``RedisTLS``.
+    public var usesTLS: Bool
 
     /// An endpoint; without a user, password or database, the server's defaults.
-    public init(host: String, port: Int = 6379, username: String? = nil, password: String? = nil, database: Int = 0) {
+    public init(host: String, port: Int = 6379, username: String? = nil, password: String? = nil, database: Int = 0, usesTLS: Bool = false) {
         self.host = host
         self.port = port
         self.username = username
         self.password = password
         self.database = database
+        self.usesTLS = usesTLS
     }
 
-    /// Parses `redis://[[user]:password@]host[:port][/database]`. (`rediss://`, TLS, is an
-    /// extension point not built in: see ``RedisTier/Configuration``.)
+    /// Parses `redis://[[user]:password@]host[:port][/database]`, or `rediss://…` for TLS
+    /// (see ``RedisTLS``).
     public init(url text: String) throws(RedisError) {
         guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased() else {
             throw .invalidConfiguration("\"\(text)\" is not a URL; write redis://host:port")
         }
-        guard scheme == "redis" else {
-            throw .invalidConfiguration(scheme == "rediss" ? "TLS (rediss://) is not built in; terminate TLS in front of Redis or add a TLS handler" : "the scheme must be redis://, not \(scheme)://")
+        guard scheme == "redis" || scheme == "rediss" else {
+            throw .invalidConfiguration("the scheme must be redis:// or rediss:// (TLS), not \(scheme)://")
         }
         guard let host = components.host, !host.isEmpty else { throw .invalidConfiguration("\"\(text)\" names no host") }
         let port = components.port ?? 6379
@@ -41,7 +44,9 @@ public struct RedisEndpoint: Sendable, Hashable, CustomStringConvertible {
             database = number
         }
         let user = components.user.flatMap { $0.isEmpty ? nil : $0.removingPercentEncoding ?? $0 }
-        self.init(host: host, port: port, username: user, password: components.password.map { $0.removingPercentEncoding ?? $0 }, database: database)
+        self.init(
+            host: host, port: port, username: user, password: components.password.map { $0.removingPercentEncoding ?? $0 },
+            database: database, usesTLS: scheme == "rediss")
     }
 
     /// `host:port` (never the password).
