@@ -10,6 +10,8 @@ let package = Package(
     dependencies: [
         .package(name: "TierCache", path: ".."),
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
+        // Already in TierCache's graph (TierCacheRedis); named for RedisRoundTrips' executor choice.
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
         // The workloads the benchmarks share (keys, Zipf accesses, JSON bodies).
@@ -49,6 +51,17 @@ let package = Package(
             ],
             path: "Benchmarks/RedisBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+        // RedisTier's round trips with Swift's default executor or SwiftNIO's (redis-compare.sh).
+        .executableTarget(
+            name: "RedisRoundTrips",
+            dependencies: [
+                .product(name: "TierCache", package: "TierCache"),
+                .product(name: "TierCacheRedis", package: "TierCache"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            path: "Benchmarks/RedisRoundTrips"
         ),
         // A plain loop over the memory policy benchmarks' workloads, for policy-instructions.sh.
         .executableTarget(
