@@ -28,12 +28,16 @@ import TierCacheCompression
 /// action kills it; the tier installs no signal handlers of its own.
 ///
 /// ## Concurrent stores
-/// Stores running at the same time share one write transaction (group commit): the first to
-/// arrive commits at once, and those arriving during its commit are written together in the
-/// next, each returning when the transaction holding it has committed. One writer's store costs
-/// what it did alone; with many writers, one `fsync` makes many entries durable instead of one
-/// (see the README's benchmark table). Lookups never wait for stores (LMDB's readers see the last
-/// committed snapshot).
+/// Stores running at the same time share one write transaction (group commit): a store that
+/// finds no commit running leads the next one, with every store queued by then (waiting at most
+/// 500 µs for stores already compressing their entries), and those arriving during a commit are
+/// written together in the next; each returns when the transaction holding it has committed, so
+/// the crash guarantee above is unchanged. A lone writer never waits, and its store costs what it
+/// did alone; with many writers, one `fsync` makes many entries durable instead of one (see the
+/// README's benchmark table). A batch holds at most 256 entries or 16 MiB. Lookups never wait for
+/// stores (LMDB's readers see the last committed snapshot). Callers on Swift's concurrency pool
+/// block one of its threads while they wait, as they did for LMDB's writer lock before: the pool
+/// has as many threads as cores, so many concurrent writers are best given threads of their own.
 ///
 /// ## Recency
 /// Lookups run in read-only transactions and note accesses in memory; the next store applies

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Testing
 import TierCache
 import TierCacheLMDB
@@ -79,7 +78,7 @@ struct LMDBManyWritersTests {
     func sixteenThreadsEveryEntryKept() throws {
         let directory = TemporaryDirectory()
         let tier = try LMDBTier(directory: directory.url, capacity: 256 << 20)
-        let failures = Mutex<[String]>([])
+        let failures = Locked<[String]>([])
         try onThreads(16) { thread in
             for number in 0..<100 {
                 let name = "t\(thread)-\(number)"
@@ -106,7 +105,7 @@ struct LMDBManyWritersTests {
     func sixteenThreadsIntoAFullStore() throws {
         let directory = TemporaryDirectory()
         let capacity = 2 << 20
-        let failures = Mutex<[String]>([])
+        let failures = Locked<[String]>([])
         do {
             let tier = try LMDBTier(directory: directory.url, capacity: capacity)
             try onThreads(16) { thread in

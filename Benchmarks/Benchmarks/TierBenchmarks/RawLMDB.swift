@@ -43,22 +43,10 @@ final class RawLMDB: @unchecked Sendable {
     /// Compresses `value` with `context` (one per thread: a zstd context is not thread-safe) and
     /// puts it in its own transaction; LMDB serialises concurrent callers, one commit each.
     func put(_ key: String, _ value: [UInt8], compressingWith context: OpaquePointer?) {
-        let cctx = context
-        var compressed = [UInt8](repeating: 0, count: ZSTD_compressBound(value.count))
-        let size = compressed.withUnsafeMutableBytes { out in
-            value.withUnsafeBytes { ZSTD_compress2(cctx, out.baseAddress, out.count, $0.baseAddress, $0.count) }
-        }
-        var key = key
-        key.withUTF8 { k in
-            compressed.withUnsafeMutableBytes { v in
-                var mk = MDB_val(mv_size: k.count, mv_data: UnsafeMutableRawPointer(mutating: k.baseAddress))
-                var mv = MDB_val(mv_size: size, mv_data: v.baseAddress)
-                var txn: OpaquePointer?
-                mdb_txn_begin(env, nil, 0, &txn)
-                mdb_put(txn, dbi, &mk, &mv, 0)
-                mdb_txn_commit(txn)
-            }
-        }
+        var txn: OpaquePointer?
+        mdb_txn_begin(env, nil, 0, &txn)
+        compressAndPut(key, value, in: txn, compressingWith: context)
+        mdb_txn_commit(txn)
     }
 
     /// Compresses each value and puts them all in one transaction: what a batch of concurrent
@@ -66,21 +54,23 @@ final class RawLMDB: @unchecked Sendable {
     func putBatch(_ pairs: [(key: String, value: [UInt8])]) {
         var txn: OpaquePointer?
         mdb_txn_begin(env, nil, 0, &txn)
-        for (key, value) in pairs {
-            var compressed = [UInt8](repeating: 0, count: ZSTD_compressBound(value.count))
-            let size = compressed.withUnsafeMutableBytes { out in
-                value.withUnsafeBytes { ZSTD_compress2(cctx, out.baseAddress, out.count, $0.baseAddress, $0.count) }
-            }
-            var key = key
-            key.withUTF8 { k in
-                compressed.withUnsafeMutableBytes { v in
-                    var mk = MDB_val(mv_size: k.count, mv_data: UnsafeMutableRawPointer(mutating: k.baseAddress))
-                    var mv = MDB_val(mv_size: size, mv_data: v.baseAddress)
-                    mdb_put(txn, dbi, &mk, &mv, 0)
-                }
+        for (key, value) in pairs { compressAndPut(key, value, in: txn, compressingWith: cctx) }
+        mdb_txn_commit(txn)
+    }
+
+    private func compressAndPut(_ key: String, _ value: [UInt8], in txn: OpaquePointer?, compressingWith context: OpaquePointer?) {
+        var compressed = [UInt8](repeating: 0, count: ZSTD_compressBound(value.count))
+        let size = compressed.withUnsafeMutableBytes { out in
+            value.withUnsafeBytes { ZSTD_compress2(context, out.baseAddress, out.count, $0.baseAddress, $0.count) }
+        }
+        var key = key
+        key.withUTF8 { k in
+            compressed.withUnsafeMutableBytes { v in
+                var mk = MDB_val(mv_size: k.count, mv_data: UnsafeMutableRawPointer(mutating: k.baseAddress))
+                var mv = MDB_val(mv_size: size, mv_data: v.baseAddress)
+                mdb_put(txn, dbi, &mk, &mv, 0)
             }
         }
-        mdb_txn_commit(txn)
     }
 
     /// Gets and decompresses the value under `key`.
