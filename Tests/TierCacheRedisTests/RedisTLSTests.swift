@@ -100,3 +100,23 @@ enum TLSServer {
     static var url: String? { ProcessInfo.processInfo.environment["TIERCACHE_REDIS_TLS_URL"] }
     static var certificateAuthority: String? { ProcessInfo.processInfo.environment["TIERCACHE_REDIS_TLS_CA"] }
 }
+
+@Suite("The README's Redis TLS example")
+struct RedisTLSReadmeExampleTests {
+    @Test("It builds a tier; without its CA file, creating it fails with invalidConfiguration, not later")
+    func readmeExample() throws {
+        let caFileExists = FileManager.default.fileExists(atPath: "/etc/redis/ca.pem")
+        do {
+            // README:begin
+            let redis = try RedisTier(configuration: .init(
+                deployment: .standalone(try RedisEndpoint(url: "rediss://cache:secret@redis.internal:6380")),
+                capacity: 4 << 30,
+                tls: RedisTLS(trust: .certificateFile("/etc/redis/ca.pem"))))
+            // README:end
+            #expect(caFileExists, "made a tier without its CA file")
+            _ = redis
+        } catch let error as TierCacheError {
+            #expect(!caFileExists && error.code == .invalidConfiguration, "\(error)")
+        }
+    }
+}
