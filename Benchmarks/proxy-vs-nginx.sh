@@ -10,6 +10,9 @@
 # rounds share the drift). Prints the median requests/s and p99 latency side by side with the
 # ratio of the medians. Run by hand, not in CI: it takes two to three minutes and needs
 # nginx-light and wrk (installed when missing).
+#
+#   PROXY_PROFILE=FILE   afterwards, loads the proxy with the cached 1 KiB response once more under
+#                        `perf record -g` (written to FILE) and prints where its time goes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 duration=${1:-10}
@@ -130,3 +133,15 @@ for path in 1k 64k; do
     echo "           rounds: nginx ${nginx_rps[*]}; tiercache ${proxy_rps[*]}"
 done
 echo "(wrk -t2 -c$connections -d${duration}s on 127.0.0.1, $(nproc) cores, medians of $rounds alternating rounds; ratio = tiercache-proxy / nginx requests/s)"
+
+if [ -n "${PROXY_PROFILE:-}" ]; then
+    command -v perf >/dev/null || { echo "perf is not installed; no profile" >&2; exit 0; }
+    wrk -t2 -c"$connections" -d"$((duration + 2))s" "http://127.0.0.1:$proxy_port/1k" > /dev/null &
+    load=$!
+    sleep 1
+    perf record -F 4000 -g -p "${pids[0]}" -o "$PROXY_PROFILE" -- sleep "$duration" 2> /dev/null
+    wait "$load" || true
+    echo "== where tiercache-proxy's time goes, cached 1 KiB (perf record -g; $PROXY_PROFILE) =="
+    perf report -i "$PROXY_PROFILE" --no-children --sort dso 2> /dev/null | grep -v '^#' | grep '%' | grep -v -- '--' | head -8
+    perf report -i "$PROXY_PROFILE" --no-children --sort symbol -g none 2> /dev/null | grep -v '^#' | grep '%' | head -30 | cut -c1-150
+fi
