@@ -19,6 +19,20 @@ extension RedisTier {
             case standalone(RedisEndpoint)
             /// A Redis Cluster, discovered from any of these nodes.
             case cluster(seeds: [RedisEndpoint])
+
+            /// The endpoints the configuration names.
+            var endpoints: [RedisEndpoint] {
+                switch self {
+                case .standalone(let endpoint): [endpoint]
+                case .cluster(let seeds): seeds
+                }
+            }
+        }
+
+        /// The TLS settings every connection uses: ``tls``, or the defaults when an endpoint is
+        /// written `rediss://`, or none.
+        var tlsInForce: RedisTLS? {
+            tls ?? (deployment.endpoints.contains(where: \.usesTLS) ? RedisTLS() : nil)
         }
 
         /// What to do when Redis fails.

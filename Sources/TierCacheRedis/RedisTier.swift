@@ -58,13 +58,7 @@ public final class RedisTier: CacheTier {
         self.scanPattern = Array(configuration.keyPrefix.utf8).flatMap { byte -> [UInt8] in
             Array("*?[]\\".utf8).contains(byte) ? [UInt8(ascii: "\\"), byte] : [byte]
         } + [UInt8(ascii: "*")]
-        let endpoints: [RedisEndpoint]
-        switch configuration.deployment {
-        case .standalone(let endpoint): endpoints = [endpoint]
-        case .cluster(let seeds): endpoints = seeds
-        }
-        let tlsSettings = configuration.tls ?? (endpoints.contains(where: \.usesTLS) ? RedisTLS() : nil)
-        let tls = try tlsSettings.map { settings throws(TierCacheError) in
+        let tls = try configuration.tlsInForce.map { settings throws(TierCacheError) in
             RedisConnection.TLS(context: try settings.makeContext(), serverName: settings.serverName)
         }
         let options = RedisConnectionPool.Options(
