@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "TierCache", targets: ["TierCache"]),
         .library(name: "TierCacheLMDB", targets: ["TierCacheLMDB"]),
         .library(name: "TierCacheRedis", targets: ["TierCacheRedis"]),
+        .library(name: "TierCacheEncryption", targets: ["TierCacheEncryption"]),
         .library(name: "TierCacheTesting", targets: ["TierCacheTesting"]),
         .library(name: "HTTPCaching", targets: ["HTTPCaching"]),
         .library(name: "CacheSimulation", targets: ["CacheSimulation"]),
@@ -45,6 +46,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
         // TLS for the Redis tier (already in the graph through async-http-client).
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        // Encryption at rest (TierCacheEncryption only; already in the graph through
+        // async-http-client, never in the `tiercache` tool's).
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
         // `swift package generate-documentation` (scripts/docs); a command plugin, built only when run.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -100,6 +104,10 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
             ]
+        ),
+        .target(
+            name: "TierCacheEncryption",
+            dependencies: ["TierCache", .product(name: "Crypto", package: "swift-crypto")]
         ),
         .target(name: "TierCacheTesting", dependencies: ["TierCache"]),
         .target(
@@ -229,8 +237,9 @@ let package = Package(
         .testTarget(
             name: "HTTPCachingTests",
             dependencies: [
-                "HTTPCaching", "TierCache", "TierCacheLMDB", "TierCacheTesting",
+                "HTTPCaching", "TierCache", "TierCacheLMDB", "TierCacheTesting", "TierCacheEncryption",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "InMemoryLogging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
@@ -265,7 +274,8 @@ let package = Package(
         .testTarget(
             name: "TierCacheLMDBTests",
             dependencies: [
-                "TierCacheLMDB", "TierCacheCompression", "TierCacheTesting", "CLMDB", "tiercache",
+                "TierCacheLMDB", "TierCacheCompression", "TierCacheTesting", "TierCacheEncryption", "CLMDB", "tiercache",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "InMemoryLogging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),

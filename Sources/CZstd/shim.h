@@ -1,4 +1,5 @@
 #ifndef TIERCACHE_CZSTD_SHIM_H
 #define TIERCACHE_CZSTD_SHIM_H
 #include <zstd.h>
+#include <zdict.h>
 #endif

@@ -19,6 +19,9 @@ public final class TierCounters: Sendable {
     private let refusedOutOfSpace = Atomic<Int>(0)
     private let expirations = Atomic<Int>(0)
     private let corruptionsRemoved = Atomic<Int>(0)
+    private let dictionaryMisses = Atomic<Int>(0)
+    private let unopenableRecords = Atomic<Int>(0)
+    private let recordsResealed = Atomic<Int>(0)
     private let errors = Atomic<Int>(0)
     private let storeResets = Atomic<Int>(0)
     private let metrics: TierMetrics?
@@ -96,6 +99,24 @@ public final class TierCounters: Sendable {
         metrics?.corruptionsRemoved.increment()
     }
 
+    /// Counts a record removed because the dictionary it was compressed with is gone.
+    public func recordDictionaryMiss() {
+        dictionaryMisses.add(1, ordering: .relaxed)
+        metrics?.dictionaryMisses.increment()
+    }
+
+    /// Counts a sealed record removed because it could not be opened (unknown key, or altered).
+    public func recordUnopenableRecord() {
+        unopenableRecords.add(1, ordering: .relaxed)
+        metrics?.unopenableRecords.increment()
+    }
+
+    /// Counts a record sealed again under the current key.
+    public func recordResealed() {
+        recordsResealed.add(1, ordering: .relaxed)
+        metrics?.recordsResealed.increment()
+    }
+
     /// Counts an operation that failed.
     public func recordError() {
         errors.add(1, ordering: .relaxed)
@@ -128,6 +149,9 @@ public final class TierCounters: Sendable {
         s.refusedOutOfSpace = refusedOutOfSpace.load(ordering: .relaxed)
         s.expirations = expirations.load(ordering: .relaxed)
         s.corruptionsRemoved = corruptionsRemoved.load(ordering: .relaxed)
+        s.dictionaryMisses = dictionaryMisses.load(ordering: .relaxed)
+        s.unopenableRecords = unopenableRecords.load(ordering: .relaxed)
+        s.recordsResealed = recordsResealed.load(ordering: .relaxed)
         s.errors = errors.load(ordering: .relaxed)
         s.storeResets = storeResets.load(ordering: .relaxed)
         s.usage = usage

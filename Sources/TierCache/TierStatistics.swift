@@ -23,6 +23,17 @@ public struct TierStatistics: Hashable, Sendable {
     public var expirations = 0
     /// Entries that failed to decode or verify, were treated as misses and deleted.
     public var corruptionsRemoved = 0
+    /// Records compressed with a zstd dictionary the store no longer holds (one retired to make
+    /// room for newer ones, or removed by hand): misses, deleted. Not counted in
+    /// ``corruptionsRemoved``.
+    public var dictionaryMisses = 0
+    /// Sealed (encrypted) records that could not be opened: sealed under a key the tier was not
+    /// given, or altered since they were sealed (authentication failed). Misses, deleted. Not
+    /// counted in ``corruptionsRemoved``.
+    public var unopenableRecords = 0
+    /// Records read under an older encryption key and sealed again under the current one (key
+    /// rotation, done lazily on read).
+    public var recordsResealed = 0
     /// Operations that failed with an error (a tiered cache counts these and carries on).
     public var errors = 0
     /// Times the tier found its store damaged (or left half-checked by a process that died) and

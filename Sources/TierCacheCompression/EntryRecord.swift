@@ -6,8 +6,8 @@ import TierCache
 /// | offset | size | field |
 /// |---|---|---|
 /// | 0 | 1 | format version (1) |
-/// | 1 | 1 | flags: bit 0 payload is a zstd frame, bit 1 full key follows the header |
-/// | 2 | 2 | reserved (0) |
+/// | 1 | 1 | flags: bit 0 payload is a zstd frame, bit 1 full key follows the header, bit 2 the frame needs a dictionary |
+/// | 2 | 2 | the dictionary's id (with flag bit 2), else 0 |
 /// | 4 | 4 | original value size |
 /// | 8 | 8 | stored-at, seconds since 2001-01-01 (IEEE double, `Date`'s own representation, so it round-trips exactly) |
 /// | 16 | 8 | expires-at, likewise, NaN when absent |
@@ -15,8 +15,13 @@ import TierCache
 /// | 28 | 4 | full key length (0 unless flag bit 1) |
 /// | 32 | n | full key, then the payload |
 ///
-/// Anything that does not match (another version, impossible lengths, a bad checksum, a frame
-/// that fails to decode) decodes as ``DecodeFailure``: the tier deletes the record and counts it.
+/// Anything that does not match (another version, unknown flags, impossible lengths, a bad
+/// checksum, a frame that fails to decode) decodes as ``DecodeFailure``: the tier deletes the
+/// record and counts it. A record naming a dictionary decodes only with that dictionary; which
+/// dictionary an id means is the tier's to keep (see ``ZstdDictionary``). Version 1 readers
+/// that predate dictionaries fail such a record's checksum, and delete it.
+///
+/// A tier that encrypts wraps the whole record in a ``SealedEnvelope``.
 ///
 /// The LMDB and Redis tiers store this same record, so a value compressed by one reads in the other.
 public enum EntryRecord {
@@ -26,6 +31,19 @@ public enum EntryRecord {
     public static let maximumValueSize = Int(UInt32.max)
     private static let compressedFlag: UInt8 = 1
     private static let fullKeyFlag: UInt8 = 2
+    private static let dictionaryFlag: UInt8 = 4
+    private static let knownFlags: UInt8 = compressedFlag | fullKeyFlag | dictionaryFlag
+
+    /// A dictionary to compress with, and the id records name it by.
+    public struct Dictionary: Sendable {
+        public let id: UInt16
+        public let dictionary: ZstdDictionary
+
+        public init(id: UInt16, dictionary: ZstdDictionary) {
+            self.id = id
+            self.dictionary = dictionary
+        }
+    }
 
     public struct DecodeFailure: Error, Sendable {
         public let reason: String
@@ -35,8 +53,9 @@ public enum EntryRecord {
         }
     }
 
-    /// Encodes `entry`, compressing the value when that makes it smaller.
-    public static func encode(_ entry: CacheEntry, fullKey: [UInt8]?, codec: ZstdCodec) -> [UInt8] {
+    /// Encodes `entry`, compressing the value when that makes it smaller; with `dictionary`,
+    /// compressing with it.
+    public static func encode(_ entry: CacheEntry, fullKey: [UInt8]?, codec: ZstdCodec, dictionary: Dictionary? = nil) -> [UInt8] {
         let keyLength = fullKey?.count ?? 0
         let payloadOffset = headerSize + keyLength
         let valueCount = entry.value.count
@@ -46,13 +65,20 @@ public enum EntryRecord {
             let payload = UnsafeMutableRawBufferPointer(rebasing: raw[payloadOffset...])
             var flags: UInt8 = 0
             var checksum: UInt32 = 0
+            var dictionaryID: UInt16 = 0
             var payloadCount = valueCount
             entry.value.withUnsafeBytes { value in
                 // Compress with room for the worst case (zstd compresses in one pass only when
                 // the output cannot run short), then keep the frame only if it shrank the value:
                 // one that does not is not worth its decompression cost.
-                if valueCount > 0, let compressed = codec.compress(value, into: payload), compressed < valueCount {
+                if valueCount > 0, let compressed = codec.compress(value, into: payload, dictionary: dictionary?.dictionary),
+                   compressed < valueCount
+                {
                     flags |= compressedFlag
+                    if let dictionary {
+                        flags |= dictionaryFlag
+                        dictionaryID = dictionary.id
+                    }
                     payloadCount = compressed
                 } else {
                     if valueCount > 0 { payload.copyMemory(from: value) }
@@ -65,7 +91,7 @@ public enum EntryRecord {
             }
             raw.storeBytes(of: formatVersion, toByteOffset: 0, as: UInt8.self)
             raw.storeBytes(of: flags, toByteOffset: 1, as: UInt8.self)
-            raw.storeBytes(of: UInt16(0), toByteOffset: 2, as: UInt16.self)
+            raw.storeBytes(of: dictionaryID.littleEndian, toByteOffset: 2, as: UInt16.self)
             raw.storeBytes(of: UInt32(valueCount).littleEndian, toByteOffset: 4, as: UInt32.self)
             let storedAt = entry.metadata.storedAt.timeIntervalSinceReferenceDate.bitPattern
             raw.storeBytes(of: storedAt.littleEndian, toByteOffset: 8, as: UInt64.self)
@@ -80,6 +106,8 @@ public enum EntryRecord {
     /// The header fields, without touching the payload.
     public struct Header {
         public var isCompressed: Bool
+        /// The id of the dictionary the frame needs, if it needs one.
+        public var dictionaryID: UInt16?
         public var originalSize: Int
         public var metadata: CacheEntry.Metadata
         public var checksum: UInt32
@@ -92,6 +120,12 @@ public enum EntryRecord {
         let version = record.load(fromByteOffset: 0, as: UInt8.self)
         guard version == formatVersion else { throw DecodeFailure(reason: "format version \(version)") }
         let flags = record.load(fromByteOffset: 1, as: UInt8.self)
+        guard flags & ~knownFlags == 0 else { throw DecodeFailure(reason: "unknown flags \(flags)") }
+        let dictionaryID = UInt16(littleEndian: record.loadUnaligned(fromByteOffset: 2, as: UInt16.self))
+        let needsDictionary = flags & dictionaryFlag != 0
+        guard needsDictionary ? flags & compressedFlag != 0 : dictionaryID == 0 else {
+            throw DecodeFailure(reason: "dictionary field \(dictionaryID) with flags \(flags)")
+        }
         let originalSize = Int(UInt32(littleEndian: record.loadUnaligned(fromByteOffset: 4, as: UInt32.self)))
         let storedAt = Double(bitPattern: UInt64(littleEndian: record.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
         let expiresAt = Double(bitPattern: UInt64(littleEndian: record.loadUnaligned(fromByteOffset: 16, as: UInt64.self)))
@@ -108,6 +142,7 @@ public enum EntryRecord {
         }
         return Header(
             isCompressed: isCompressed,
+            dictionaryID: needsDictionary ? dictionaryID : nil,
             originalSize: originalSize,
             metadata: CacheEntry.Metadata(
                 storedAt: Date(timeIntervalSinceReferenceDate: storedAt),
@@ -117,11 +152,16 @@ public enum EntryRecord {
             payload: payload)
     }
 
-    /// The value, decompressed and verified.
-    public static func value(of header: Header, codec: ZstdCodec) throws(DecodeFailure) -> [UInt8] {
+    /// The value, decompressed and verified. A record naming a dictionary needs it as
+    /// `dictionary` (the caller looks its id up).
+    public static func value(of header: Header, codec: ZstdCodec, dictionary: ZstdDictionary? = nil) throws(DecodeFailure) -> [UInt8] {
         if header.isCompressed {
+            if let id = header.dictionaryID, dictionary == nil {
+                throw DecodeFailure(reason: "the record needs dictionary \(id)")
+            }
             do {
-                return try codec.decompress(header.payload, originalSize: header.originalSize)
+                return try codec.decompress(
+                    header.payload, originalSize: header.originalSize, dictionary: header.dictionaryID == nil ? nil : dictionary)
             } catch {
                 throw DecodeFailure(reason: error.description)
             }

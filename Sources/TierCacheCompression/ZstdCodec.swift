@@ -35,11 +35,19 @@ public struct ZstdCodec: Sendable {
     public static func compressedBound(_ count: Int) -> Int { ZSTD_compressBound(count) }
 
     /// Compresses `source` into `destination` and returns the compressed size, or `nil` when the
-    /// result would not fit (so the caller stores the value raw).
-    public func compress(_ source: UnsafeRawBufferPointer, into destination: UnsafeMutableRawBufferPointer) -> Int? {
+    /// result would not fit (so the caller stores the value raw). With `dictionary`, the frame
+    /// needs the same dictionary to decompress (and the dictionary's level is used).
+    public func compress(
+        _ source: UnsafeRawBufferPointer, into destination: UnsafeMutableRawBufferPointer, dictionary: ZstdDictionary? = nil
+    ) -> Int? {
         let context = pools.checkOutCompressor(level: level)
         defer { pools.checkIn(context) }
         guard let pointer = context.pointer, let destinationBase = destination.baseAddress else { return nil }
+        if let dictionary {
+            guard ZSTD_isError(ZSTD_CCtx_refCDict(pointer, dictionary.compressionDictionary)) == 0 else { return nil }
+        }
+        // A pooled context must go back without the dictionary, or the next value would use it.
+        defer { if dictionary != nil { ZSTD_CCtx_refCDict(pointer, nil) } }
         let written = ZSTD_compress2(
             pointer, destinationBase, destination.count, source.baseAddress, source.count)
         guard ZSTD_isError(written) == 0 else { return nil }
@@ -47,7 +55,11 @@ public struct ZstdCodec: Sendable {
     }
 
     /// Decompresses a frame whose content is `originalSize` bytes long, verifying its checksum.
-    public func decompress(_ source: UnsafeRawBufferPointer, originalSize: Int) throws(DecodeFailure) -> [UInt8] {
+    /// A frame compressed with a dictionary needs the same `dictionary`; with another or none,
+    /// it fails (zstd detects the mismatch, or the checksum does).
+    public func decompress(
+        _ source: UnsafeRawBufferPointer, originalSize: Int, dictionary: ZstdDictionary? = nil
+    ) throws(DecodeFailure) -> [UInt8] {
         let declared = ZSTD_getFrameContentSize(source.baseAddress, source.count)
         guard declared == UInt64(originalSize) else {
             throw DecodeFailure(description: "frame declares \(declared) bytes, record says \(originalSize)")
@@ -57,7 +69,12 @@ public struct ZstdCodec: Sendable {
         guard let pointer = context.pointer else { throw DecodeFailure(description: "zstd could not allocate a context") }
         var failure: String?
         let output = [UInt8](unsafeUninitializedCapacity: originalSize) { buffer, initialized in
-            let result = ZSTD_decompressDCtx(pointer, buffer.baseAddress, originalSize, source.baseAddress, source.count)
+            let result = if let dictionary {
+                ZSTD_decompress_usingDDict(
+                    pointer, buffer.baseAddress, originalSize, source.baseAddress, source.count, dictionary.decompressionDictionary)
+            } else {
+                ZSTD_decompressDCtx(pointer, buffer.baseAddress, originalSize, source.baseAddress, source.count)
+            }
             if ZSTD_isError(result) != 0 {
                 failure = String(cString: ZSTD_getErrorName(result))
                 initialized = 0
@@ -90,6 +107,9 @@ final class ZstdContext: @unchecked Sendable {
             ZSTD_CCtx_setParameter(pointer, ZSTD_c_compressionLevel, level)
             ZSTD_CCtx_setParameter(pointer, ZSTD_c_checksumFlag, 1)
             ZSTD_CCtx_setParameter(pointer, ZSTD_c_contentSizeFlag, 1)
+            // Records name their dictionary themselves; the frame need not repeat it (4 bytes
+            // of a small value's record).
+            ZSTD_CCtx_setParameter(pointer, ZSTD_c_dictIDFlag, 0)
         }
     }
 

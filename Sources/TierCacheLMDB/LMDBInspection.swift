@@ -1,5 +1,6 @@
 import Foundation
 import TierCache
+import TierCacheCompression
 
 /// A read-only summary of a disk tier's store, as `tiercache inspect` prints it.
 public struct LMDBInspection: Sendable, Codable, Hashable {
@@ -27,8 +28,22 @@ public struct LMDBInspection: Sendable, Codable, Hashable {
     public var entries: Int
     /// Size of `data.mdb` on disk.
     public var dataFileBytes: Int
-    /// Values' original bytes divided by their stored payload bytes (1 when empty).
+    /// Values' original bytes divided by their stored payload bytes (1 when empty), over the
+    /// records the inspection could read.
     public var compressionRatio: Double
+    /// The zstd dictionaries the store holds, oldest first.
+    public var dictionaries: [LMDBDictionaryInfo]
+    /// Records compressed with a dictionary, by dictionary id (as text, for JSON).
+    public var recordsByDictionary: [String: Int]
+    /// The compression ratio of the records compressed with a dictionary, with it, and the same
+    /// values compressed alone (measured on up to 256 of them); `nil` when there are none.
+    public var dictionaryRecordsRatio: Double?
+    public var dictionaryRecordsRatioWithout: Double?
+    /// Sealed (encrypted) records, by the id of the key that sealed them (as text, for JSON).
+    public var sealedRecordsByKey: [String: Int]
+    /// Sealed records the inspection could not open (no key given, or not the right one); they
+    /// are left out of the ratios and listings.
+    public var unopenedRecords: Int
     /// Records that failed to decode (a later lookup deletes them).
     public var damagedRecords: Int
     /// The largest entries by stored size, largest first.
@@ -39,8 +54,11 @@ public struct LMDBInspection: Sendable, Codable, Hashable {
 
 extension LMDBTier {
     /// Opens the store in `directory` read-only and summarises it, listing `top` entries in each
-    /// listing. Changes nothing, and works while other processes use the store.
-    public static func inspect(directory: URL, top: Int = 5) throws(TierCacheError) -> LMDBInspection {
+    /// listing. Changes nothing, and works while other processes use the store. Give the tier's
+    /// `encryption` to look inside sealed records; without it they are counted, not read.
+    public static func inspect(
+        directory: URL, top: Int = 5, encryption: (any RecordSealing)? = nil
+    ) throws(TierCacheError) -> LMDBInspection {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: directory.appendingPathComponent("data.mdb").path, isDirectory: &isDirectory),
               !isDirectory.boolValue
@@ -62,21 +80,54 @@ extension LMDBTier {
         }
         let environment = try openEnvironment(
             directory: directory, mapSize: nil, durability: .metadataAsync, maxReaders: 126, readOnly: true)
+        guard let codec = ZstdCodec(level: 1) else { throw TierCacheError(.storageFailure, "zstd is unavailable") }
         do {
             return try environment.read { txn in
-                var originalTotal = 0, payloadTotal = 0, damaged = 0
+                let shelf = DictionaryShelf(level: codec.level, sealer: encryption, maximumValueSize: 0)
+                var originalTotal = 0, payloadTotal = 0, damaged = 0, unopened = 0
+                var byDictionary: [String: Int] = [:], byKey: [String: Int] = [:]
+                var dictionaryTotals = (original: 0, with: 0, without: 0, sampled: 0)
                 var all: [LMDBInspection.Entry] = []
-                try txn.forEach(environment.entries) { key, record in
-                    guard let header = try? StoredRecord.header(of: record) else {
-                        damaged += 1
-                        return
+                var scratch: [UInt8] = []
+                try txn.forEach(environment.entries) { key, stored in
+                    var opened: [UInt8]?
+                    if SealedEnvelope.isSealed(stored) {
+                        byKey[SealedEnvelope.keyID(of: stored).map(String.init) ?? "?", default: 0] += 1
+                        guard let encryption, let plain = try? SealedEnvelope.open(stored, context: key, with: encryption) else {
+                            unopened += 1
+                            return
+                        }
+                        opened = plain
                     }
-                    let keyText = String(decoding: header.fullKey ?? key, as: UTF8.self)
-                    originalTotal += header.originalSize
-                    payloadTotal += header.payload.count
-                    all.append(LMDBInspection.Entry(
-                        key: keyText, originalBytes: header.originalSize, storedBytes: record.count,
-                        storedAt: header.metadata.storedAt, expiresAt: header.metadata.expiresAt))
+                    let summary: Void? = (opened ?? [UInt8](stored)).withUnsafeBytes { record -> Void? in
+                        guard let header = try? StoredRecord.header(of: record) else { return nil }
+                        let keyText = String(decoding: header.fullKey ?? key, as: UTF8.self)
+                        originalTotal += header.originalSize
+                        payloadTotal += header.payload.count
+                        if let id = header.dictionaryID {
+                            byDictionary[String(id), default: 0] += 1
+                            // How these values compress alone, on a sample: what the dictionary gains.
+                            if dictionaryTotals.sampled < 256, let dictionary = shelf.dictionary(id, in: txn),
+                               let value = try? StoredRecord.value(of: header, codec: codec, dictionary: dictionary)
+                            {
+                                if scratch.count < ZstdCodec.compressedBound(value.count) {
+                                    scratch = [UInt8](repeating: 0, count: ZstdCodec.compressedBound(value.count))
+                                }
+                                let alone = value.withUnsafeBytes { plain in
+                                    scratch.withUnsafeMutableBytes { codec.compress(plain, into: $0) }
+                                } ?? value.count
+                                dictionaryTotals.original += value.count
+                                dictionaryTotals.with += header.payload.count
+                                dictionaryTotals.without += alone
+                                dictionaryTotals.sampled += 1
+                            }
+                        }
+                        all.append(LMDBInspection.Entry(
+                            key: keyText, originalBytes: header.originalSize, storedBytes: stored.count,
+                            storedAt: header.metadata.storedAt, expiresAt: header.metadata.expiresAt))
+                        return ()
+                    }
+                    if summary == nil { damaged += 1 }
                 }
                 let fileSize = (try? FileManager.default.attributesOfItem(
                     atPath: directory.appendingPathComponent("data.mdb").path)[.size] as? Int) ?? 0
@@ -87,6 +138,14 @@ extension LMDBTier {
                     entries: txn.entryCount(environment.entries),
                     dataFileBytes: fileSize,
                     compressionRatio: payloadTotal == 0 ? 1 : Double(originalTotal) / Double(payloadTotal),
+                    dictionaries: try txn.dictionaryRows(sealer: encryption).map(\.info),
+                    recordsByDictionary: byDictionary,
+                    dictionaryRecordsRatio: dictionaryTotals.sampled == 0
+                        ? nil : Double(dictionaryTotals.original) / Double(max(1, dictionaryTotals.with)),
+                    dictionaryRecordsRatioWithout: dictionaryTotals.sampled == 0
+                        ? nil : Double(dictionaryTotals.original) / Double(max(1, dictionaryTotals.without)),
+                    sealedRecordsByKey: byKey,
+                    unopenedRecords: unopened,
                     damagedRecords: damaged,
                     largest: Array(all.sorted { $0.storedBytes > $1.storedBytes }.prefix(top)),
                     oldest: Array(all.sorted { $0.storedAt < $1.storedAt }.prefix(top)))

@@ -122,13 +122,19 @@ extension LMDBTier {
     /// one read transaction, bounds-checking every access, so damage is reported rather than
     /// followed.
     ///
-    /// Cost: reads the whole used part of `data.mdb` and decodes every entry (a full scan).
+    /// Cost: reads the whole used part of `data.mdb` and decodes every entry (a full scan),
+    /// opening sealed records and using the store's dictionaries as lookups do: a record sealed
+    /// under a key this tier was not given, or needing a dictionary the store lost, counts as
+    /// damaged.
     public func verify() throws(TierCacheError) -> LMDBVerification {
         let dataFile = directory.appendingPathComponent("data.mdb").path
-        let codec = codec
         do {
             return try environment.read { txn in
-                let report = LMDBStoreChecker(dataFile: dataFile).check(scope: .records(codec), transactionID: UInt64(mdb_txn_id(txn.txn)))
+                let scope = LMDBStoreChecker.Scope.records { key, record in
+                    if case .entry = self.decode(record, storedUnder: key, owner: nil, now: nil, in: txn) { return true }
+                    return false
+                }
+                let report = LMDBStoreChecker(dataFile: dataFile).check(scope: scope, transactionID: UInt64(mdb_txn_id(txn.txn)))
                 if let unreadable = report.unreadable {
                     throw TierCacheError(.storageFailure, "could not check the store at \(directory.path): \(unreadable)")
                 }
@@ -144,7 +150,9 @@ extension LMDBTier {
     /// Walks every page and every record of the store in `directory` without opening it with
     /// LMDB, and reports damage. Changes nothing. Meant for a store no process is writing (a
     /// concurrent writer can make a sound store look damaged); ``verify()`` on an open tier reads
-    /// a consistent snapshot instead.
+    /// a consistent snapshot instead. Without the tier's keys and dictionaries, a sealed record
+    /// is checked only for being an envelope, and a record needing a dictionary only for its
+    /// header.
     ///
     /// - Throws: `TierCacheError.Code.foreignStore` when there is no TierCache store there.
     public static func verify(directory: URL) throws(TierCacheError) -> LMDBVerification {
@@ -153,7 +161,12 @@ extension LMDBTier {
             throw TierCacheError(.foreignStore, "\(directory.path) holds no TierCache store (no data.mdb)")
         }
         guard let codec = ZstdCodec(level: 1) else { throw TierCacheError(.storageFailure, "zstd is unavailable") }
-        let report = LMDBStoreChecker(dataFile: dataFile).checkWhileOthersMayWrite(scope: .records(codec))
+        let scope = LMDBStoreChecker.Scope.records { _, record in
+            if SealedEnvelope.isSealed(record) { return SealedEnvelope.keyID(of: record) != nil }
+            guard let header = try? StoredRecord.header(of: record) else { return false }
+            return header.dictionaryID != nil || (try? StoredRecord.value(of: header, codec: codec)) != nil
+        }
+        let report = LMDBStoreChecker(dataFile: dataFile).checkWhileOthersMayWrite(scope: scope)
         if let foreign = report.foreign {
             throw TierCacheError(.foreignStore, "\(directory.path) holds an LMDB database that TierCache did not create (\(foreign))")
         }

@@ -97,12 +97,18 @@ public final class LMDBTier: LocalCacheTier {
     let codec: ZstdCodec
     /// Holds the store's users lock while the tier is open (see ``CheckMarker``).
     private let marker: CheckMarker
-    private let capacity: Int
-    private let budget: Int
+    let capacity: Int
+    let budget: Int
     private let sizeLimit: EntrySizeLimit
-    private let clock: CacheClock
-    private let counters: TierCounters
-    private let logger: Logger?
+    let clock: CacheClock
+    let counters: TierCounters
+    let logger: Logger?
+    /// Seals records, when the tier encrypts.
+    let encryption: (any RecordSealing)?
+    /// The dictionaries records name, and the one new small values use.
+    let dictionaries: DictionaryShelf
+    /// Decides when to train a dictionary (automatic dictionaries only).
+    let trainer: DictionaryTrainer?
     private let accessLog = AccessLog()
     private let groupCommit = GroupCommit<PendingRecord>()
 
@@ -132,6 +138,7 @@ public final class LMDBTier: LocalCacheTier {
             throw TierCacheError(.invalidConfiguration, "maxReaders must be positive; got \(configuration.maxReaders)")
         }
         self.sizeLimit = try EntrySizeLimit(fraction: configuration.maxEntryFraction, capacity: configuration.capacity)
+        let dictionaryValueLimit = try Self.validate(configuration.dictionary, capacity: configuration.capacity)
         try Self.prepareDirectory(directory)
 
         let opened = try Self.openChecked(directory: directory, configuration: configuration)
@@ -154,6 +161,15 @@ public final class LMDBTier: LocalCacheTier {
         self.capacity = configuration.capacity
         self.budget = Int(Double(configuration.capacity) * Self.fillLimit)
         self.clock = configuration.clock
+        self.encryption = configuration.encryption
+        self.dictionaries = DictionaryShelf(
+            level: configuration.compressionLevel, sealer: configuration.encryption, maximumValueSize: dictionaryValueLimit)
+        if case .automatic(let training) = configuration.dictionary {
+            self.trainer = DictionaryTrainer(settings: training)
+        } else {
+            self.trainer = nil
+        }
+        try prepareDictionaries(configuration.dictionary)
     }
 
     /// Opens the store in `directory` with default settings and the given capacity in bytes.
@@ -164,36 +180,39 @@ public final class LMDBTier: LocalCacheTier {
     // MARK: Reading
 
     private enum Lookup {
-        case hit(CacheEntry)
+        /// With the opened record and the stored one when it must be sealed again under the current key.
+        case hit(CacheEntry, reseal: (opened: [UInt8], old: [UInt8])?)
         case miss
-        case unusable(expired: Bool)
+        case unusable(Unusable)
     }
 
     /// The entry stored under `key`, or nil. A record that fails to decode or verify is removed,
     /// counted and missed; an entry past its expiry hint is removed and missed.
     public func entry(forKey key: CacheKey) throws -> CacheEntry? {
         let timing = counters.startLookup()
-        let storageKey = StorageKey(key)
+        let storageKey = storageKey(key)
         let now = clock.now()
         let lookup = try storageKey.bytes.withUnsafeBytes { keyBytes in
             try environment.read { txn -> Lookup in
                 guard let record = try txn.get(environment.entries, keyBytes) else { return .miss }
-                guard let header = try? StoredRecord.header(of: record) else { return .unusable(expired: false) }
-                guard StoredRecord.belongs(header, to: storageKey) else { return .miss }
-                if header.metadata.isExpired(at: now) { return .unusable(expired: true) }
-                guard let value = try? StoredRecord.value(of: header, codec: codec) else { return .unusable(expired: false) }
-                return .hit(CacheEntry(value: value, storedAt: header.metadata.storedAt, expiresAt: header.metadata.expiresAt))
+                switch decode(record, storedUnder: keyBytes, owner: storageKey, now: now, in: txn) {
+                case .entry(let entry, reseal: nil): return .hit(entry, reseal: nil)
+                case .entry(let entry, reseal: let opened?): return .hit(entry, reseal: (opened, [UInt8](record)))
+                case .notThisKey: return .miss
+                case .unusable(let reason): return .unusable(reason)
+                }
             }
         }
         switch lookup {
-        case .hit(let entry):
+        case .hit(let entry, let reseal):
             counters.recordLookup(hit: true, timing: timing)
             accessLog.noteAccess(storageKey.bytes)
+            if let (opened, old) = reseal { self.reseal(opened, replacing: old, under: storageKey) }
             return entry
         case .miss:
             counters.recordLookup(hit: false, timing: timing)
             return nil
-        case .unusable(let expired):
+        case .unusable(let reason):
             counters.recordLookup(hit: false, timing: timing)
             // Deleting is tidying up: on a full disk the answer is still a miss, not an error.
             let removed: Bool
@@ -203,29 +222,36 @@ public final class LMDBTier: LocalCacheTier {
                 removed = false
             }
             if removed {
-                if expired {
+                switch reason {
+                case .expired:
                     counters.recordExpiration()
-                } else {
+                case .damaged:
                     counters.recordCorruptionRemoved()
                     logger?.warning(
                         "damaged entry removed (a miss)", metadata: ["tier": "\(name)", "key": "\(key.rawValue)"])
+                case .missingDictionary:
+                    counters.recordDictionaryMiss()
+                    logger?.debug(
+                        "entry compressed with a dictionary the store no longer holds removed (a miss)",
+                        metadata: ["tier": "\(name)", "key": "\(key.rawValue)"])
+                case .unopenable:
+                    counters.recordUnopenableRecord()
+                    logger?.warning(
+                        "sealed entry that does not open with the keys given removed (a miss): wrong key, or altered",
+                        metadata: ["tier": "\(name)", "key": "\(key.rawValue)"])
                 }
             }
             return nil
         }
     }
 
-    /// Deletes the record under `key` if it is still expired or undecodable: a concurrent store
-    /// may have replaced it since the lookup saw it.
+    /// Deletes the record under `key` if it is still unusable: a concurrent store may have
+    /// replaced it since the lookup saw it.
     private func removeIfUnusable(_ key: StorageKey, now: Date) throws -> Bool {
         try write { txn in
             try key.bytes.withUnsafeBytes { keyBytes in
                 guard let record = try txn.get(environment.entries, keyBytes) else { return false }
-                if let header = try? StoredRecord.header(of: record) {
-                    if !StoredRecord.belongs(header, to: key) { return false }
-                    let usable = !header.metadata.isExpired(at: now) && (try? StoredRecord.value(of: header, codec: codec)) != nil
-                    if usable { return false }
-                }
+                guard case .unusable = decode(record, storedUnder: keyBytes, owner: key, now: now, in: txn) else { return false }
                 var state = try txn.writeState()
                 try removeRecord(keyBytes, in: txn, state: &state)
                 try txn.setWriteState(state)
@@ -240,8 +266,9 @@ public final class LMDBTier: LocalCacheTier {
     /// to stay within the capacity. An entry whose record exceeds the per-entry limit, or already
     /// expired, or that does not fit on a full disk, is refused and the key's older entry removed.
     public func store(_ entry: CacheEntry, forKey key: CacheKey) throws -> StoreOutcome {
-        let storageKey = StorageKey(key)
+        let storageKey = storageKey(key)
         let outcome: StoreOutcome
+        var encoded: EncodedRecord?
         if entry.metadata.isExpired(at: clock.now()) {
             outcome = .refused(.alreadyExpired)
             try removeEntry(storageKey)
@@ -253,7 +280,15 @@ public final class LMDBTier: LocalCacheTier {
         } else {
             // From here a commit being gathered waits for this store (see `GroupCommit`).
             groupCommit.enter()
-            let record = StoredRecord.encode(entry, fullKey: storageKey.fullKey, codec: codec)
+            let record: [UInt8]
+            do {
+                let encoding = try encode(entry, under: storageKey)
+                encoded = encoding
+                record = encoding.stored
+            } catch {
+                groupCommit.exit()
+                throw error
+            }
             if sizeLimit.admits(record.count) {
                 defer { groupCommit.exit() }
                 do {
@@ -273,6 +308,11 @@ public final class LMDBTier: LocalCacheTier {
         }
         counters.record(outcome)
         report(outcome, key: key)
+        if outcome == .stored, let trainer, let encoded, entry.value.count <= trainer.settings.maximumValueSize, !entry.value.isEmpty,
+           trainer.note(entry.value, compressedTo: encoded.payloadCount, withDictionary: encoded.usedDictionary)
+        {
+            trainDictionary(with: trainer)
+        }
         return outcome
     }
 
@@ -372,7 +412,7 @@ public final class LMDBTier: LocalCacheTier {
 
     /// Evicts until the accounted bytes are at most `target`, in a transaction of its own.
     /// Throws ``LMDBEnvironment/MapFull`` when even that found no page to write.
-    private func evictCommitted(until target: Int) throws {
+    func evictCommitted(until target: Int) throws {
         let evicted = try environment.write { txn -> Int in
             var state = try txn.writeState()
             let evicted = try evict(in: txn, state: &state, until: max(0, target))
@@ -384,7 +424,7 @@ public final class LMDBTier: LocalCacheTier {
 
     /// Applies the noted accesses, then evicts least-recently-used entries until the accounted
     /// bytes are at most `target`.
-    private func evict(in txn: Transaction, state: inout WriteState, until target: Int) throws -> Int {
+    func evict(in txn: Transaction, state: inout WriteState, until target: Int) throws -> Int {
         for key in accessLog.drain() {
             try key.withUnsafeBytes { try touch($0, in: txn, state: &state, onlyIfPresent: true) }
         }
@@ -433,7 +473,7 @@ public final class LMDBTier: LocalCacheTier {
     /// half full. Counting only the rows' own
     /// bytes let a store of random keys fill its map at 65% of the budget, and then even an
     /// eviction found no page to write (the many-writers test found it).
-    private func accountedBytes(keyCount: Int, recordCount: Int) -> Int {
+    func accountedBytes(keyCount: Int, recordCount: Int) -> Int {
         let pageSize = environment.pageSize
         let nodeHeader = 8, pointer = 2
         let node = nodeHeader + keyCount + recordCount
@@ -462,7 +502,7 @@ public final class LMDBTier: LocalCacheTier {
 
     /// Removes the entry stored under `key`, if any.
     public func removeEntry(forKey key: CacheKey) throws {
-        try removeEntry(StorageKey(key))
+        try removeEntry(storageKey(key))
         recordUsageIfObserved()
     }
 
@@ -486,7 +526,8 @@ public final class LMDBTier: LocalCacheTier {
             try txn.clear(environment.entries)
             try txn.clear(environment.ticks)
             try txn.clear(environment.recency)
-            try txn.setWriteState(WriteState(used: 0, clock: try txn.writeState().clock))
+            // The dictionaries stay (records written from now on use them), and so do their bytes.
+            try txn.setWriteState(WriteState(used: try dictionaryBytes(in: txn), clock: try txn.writeState().clock))
         }
         recordUsageIfObserved()
     }
@@ -498,7 +539,7 @@ public final class LMDBTier: LocalCacheTier {
 
     /// A write transaction that deletes; deleting needs a few free pages, so a full map is met
     /// by evicting and retrying like a store.
-    private func write<T>(_ body: (Transaction) throws -> T) throws -> T {
+    func write<T>(_ body: (Transaction) throws -> T) throws -> T {
         do {
             for attempt in 0..<8 {
                 do {

@@ -48,6 +48,11 @@ struct InspectCommand: ParsableCommand {
         print("in use       \(ByteCount.format(report.bytesInUse)) in \(report.entries) entries (data.mdb \(ByteCount.format(report.dataFileBytes)))")
         print("compression  \(String(format: "%.2f", report.compressionRatio))x")
         if report.damagedRecords > 0 { print("damaged      \(report.damagedRecords) records (deleted on next lookup)") }
+        printDictionaries(report)
+        if !report.sealedRecordsByKey.isEmpty {
+            let keys = report.sealedRecordsByKey.sorted { $0.key < $1.key }.map { "key \($0.key): \($0.value)" }.joined(separator: ", ")
+            print("sealed       \(report.sealedRecordsByKey.values.reduce(0, +)) records (\(keys)); \(report.unopenedRecords) not opened (no key given)")
+        }
         let dateFormatter = ISO8601DateFormatter()
         for (title, list) in [("largest", report.largest), ("oldest", report.oldest)] where !list.isEmpty {
             print("\n\(title):")
@@ -60,6 +65,33 @@ struct InspectCommand: ParsableCommand {
 }
 
 extension InspectCommand {
+    /// The dictionaries, their age, and what they gain: on their samples when trained, and on
+    /// the records stored with them now.
+    private func printDictionaries(_ report: LMDBInspection) {
+        func ratio(_ value: Double?) -> String { value.map { String(format: "%.2fx", $0) } ?? "n/a" }
+        for dictionary in report.dictionaries {
+            let age = Self.age(Date().timeIntervalSince(dictionary.createdAt))
+            let origin = dictionary.isProvided ? "provided by the app" : "trained on \(dictionary.samples) samples"
+            let records = report.recordsByDictionary[String(dictionary.id)] ?? 0
+            print("dictionary   #\(dictionary.id) \(ByteCount.format(dictionary.bytes)), \(origin), \(age) old"
+                + "\(dictionary.isSealed ? ", sealed" : ""): \(records) records; on its samples \(ratio(dictionary.ratioOnSamples)) "
+                + "with it, \(ratio(dictionary.ratioOnSamplesWithout)) without")
+        }
+        if let with = report.dictionaryRecordsRatio {
+            print("with dict.   records compressed with a dictionary: \(ratio(with)) with it, "
+                + "\(ratio(report.dictionaryRecordsRatioWithout)) alone (up to 256 sampled)")
+        }
+    }
+
+    /// "42 s", "17 min", "5 h", "3 d".
+    static func age(_ seconds: TimeInterval) -> String {
+        let seconds = max(0, seconds)
+        if seconds < 120 { return "\(Int(seconds)) s" }
+        if seconds < 7200 { return "\(Int(seconds / 60)) min" }
+        if seconds < 172_800 { return "\(Int(seconds / 3600)) h" }
+        return "\(Int(seconds / 86400)) d"
+    }
+
     /// The child's side: walk, print the report as JSON.
     private func verifyHere() throws {
         let report: LMDBVerification

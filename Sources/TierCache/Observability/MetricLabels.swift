@@ -24,6 +24,12 @@ public enum MetricLabels {
     public static let tierExpirations = "tiercache_tier_expirations_total"
     /// Counter: damaged entries removed (``TierStatistics/corruptionsRemoved``).
     public static let tierCorruptionsRemoved = "tiercache_tier_corruptions_removed_total"
+    /// Counter: records removed as unreadable for a reason other than damage, with `reason` =
+    /// `missing_dictionary` (``TierStatistics/dictionaryMisses``) or `unopenable` (a sealed
+    /// record whose key is unknown or that was altered, ``TierStatistics/unopenableRecords``).
+    public static let tierUnreadableRecords = "tiercache_tier_unreadable_records_total"
+    /// Counter: records sealed again under the current encryption key (``TierStatistics/recordsResealed``).
+    public static let tierRecordsResealed = "tiercache_tier_records_resealed_total"
     /// Counter: operations that failed (``TierStatistics/errors``), counted by the tier and by
     /// the ``TieredCache`` that carried on past them.
     public static let tierErrors = "tiercache_tier_errors_total"

@@ -13,6 +13,9 @@ final class TierMetrics: Sendable {
     let evictions: Counter
     let expirations: Counter
     let corruptionsRemoved: Counter
+    let dictionaryMisses: Counter
+    let unopenableRecords: Counter
+    let recordsResealed: Counter
     let errors: Counter
     let storeResets: Counter
     let bytes: Gauge
@@ -33,6 +36,9 @@ final class TierMetrics: Sendable {
         evictions = counter(MetricLabels.tierEvictions)
         expirations = counter(MetricLabels.tierExpirations)
         corruptionsRemoved = counter(MetricLabels.tierCorruptionsRemoved)
+        dictionaryMisses = counter(MetricLabels.tierUnreadableRecords, [("reason", "missing_dictionary")])
+        unopenableRecords = counter(MetricLabels.tierUnreadableRecords, [("reason", "unopenable")])
+        recordsResealed = counter(MetricLabels.tierRecordsResealed)
         errors = counter(MetricLabels.tierErrors)
         storeResets = counter(MetricLabels.tierStoreResets)
         bytes = Gauge(label: MetricLabels.tierBytes, dimensions: tier, factory: factory)

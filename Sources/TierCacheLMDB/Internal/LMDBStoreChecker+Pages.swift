@@ -243,12 +243,9 @@ extension LMDBStoreChecker.Walk {
 
     mutating func visitEntry(key: UnsafeRawBufferPointer, value: Value) throws {
         entries += 1
-        guard case .records(let codec) = scope else { return }
+        guard case .records(let isSound) = scope else { return }
         let bytes = try valueBytes(value)
-        let sound = bytes.withUnsafeBytes { record in
-            guard let header = try? StoredRecord.header(of: record) else { return false }
-            return (try? StoredRecord.value(of: header, codec: codec)) != nil
-        }
+        let sound = bytes.withUnsafeBytes { isSound(key, $0) }
         if !sound {
             damagedRecords += 1
             if damagedRecordKeys.count < 10 { damagedRecordKeys.append(String(decoding: key, as: UTF8.self)) }

@@ -18,8 +18,9 @@ struct LMDBStoreChecker {
     enum Scope {
         /// Every B-tree page and the first page of every overflow value; not the values.
         case structure
-        /// Also every entry record, decoded and verified like a lookup would.
-        case records(ZstdCodec)
+        /// Also every entry record, given with its key to this check (decode and verify it like a
+        /// lookup would; `true` when sound).
+        case records((_ key: UnsafeRawBufferPointer, _ record: UnsafeRawBufferPointer) -> Bool)
     }
 
     /// What the walk found.

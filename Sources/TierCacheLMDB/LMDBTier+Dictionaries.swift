@@ -1,0 +1,214 @@
+import Foundation
+import TierCache
+import TierCacheCompression
+
+/// A zstd dictionary the store holds, as ``LMDBTier/storedDictionaries()`` and
+/// `tiercache inspect` report it.
+public struct LMDBDictionaryInfo: Sendable, Codable, Hashable {
+    /// The id records name it by.
+    public var id: UInt16
+    /// Its size.
+    public var bytes: Int
+    /// When it was trained (or the app's dictionary first stored).
+    public var createdAt: Date
+    /// Whether the app provided it (``LMDBTier/DictionaryCompression/provided(_:maximumValueSize:)``).
+    public var isProvided: Bool
+    /// Whether it is stored sealed (the store is encrypted).
+    public var isSealed: Bool
+    /// The samples it was trained on (0 when provided).
+    public var samples: Int
+    /// Its samples' compression ratio with it and without it, measured when it was trained
+    /// (`nil` for a provided dictionary).
+    public var ratioOnSamples: Double?
+    public var ratioOnSamplesWithout: Double?
+}
+
+extension LMDBTier {
+    /// Checks the dictionary settings; returns the largest value compressed with a dictionary
+    /// (0 when off).
+    static func validate(_ setting: DictionaryCompression, capacity: Int) throws(TierCacheError) -> Int {
+        switch setting {
+        case .off:
+            return 0
+        case .automatic(let training):
+            guard training.maximumValueSize > 0, training.dictionarySize >= 256, training.sampleBytes >= 8 * training.dictionarySize,
+                  training.retrainBelow > 0, training.retrainBelow <= 1, training.maximumDictionaries >= 1
+            else {
+                throw TierCacheError(
+                    .invalidConfiguration,
+                    "dictionary training needs a positive maximumValueSize, a dictionarySize of at least 256 bytes, "
+                        + "sampleBytes of at least 8 times the dictionary, retrainBelow in (0, 1] and maximumDictionaries of at least 1; got \(training)")
+            }
+            return training.maximumValueSize
+        case .provided(let bytes, let maximumValueSize):
+            guard !bytes.isEmpty, bytes.count <= capacity / 16, maximumValueSize > 0 else {
+                throw TierCacheError(
+                    .invalidConfiguration,
+                    "a provided dictionary must hold 1 to \(capacity / 16) bytes (1/16 of the capacity) and maximumValueSize must be "
+                        + "positive; got \(bytes.count) bytes and \(maximumValueSize)")
+            }
+            return maximumValueSize
+        }
+    }
+
+    /// The dictionaries the store holds, oldest first.
+    public func storedDictionaries() throws -> [LMDBDictionaryInfo] {
+        try environment.read { txn in try txn.dictionaryRows(sealer: encryption).map(\.info) }
+    }
+
+    /// At open: the newest stored dictionary becomes the current one (automatic), or the app's
+    /// dictionary is found among the stored ones or stored (provided). Dictionaries sealed under
+    /// an older key are sealed again under the current one, so dropping the old key later loses
+    /// no dictionary.
+    func prepareDictionaries(_ setting: DictionaryCompression) throws(TierCacheError) {
+        do {
+            let rows = try environment.read { txn in try txn.dictionaryRows(sealer: encryption) }
+            try resealDictionaries(rows)
+            switch setting {
+            case .off:
+                return
+            case .automatic:
+                guard let newest = rows.last(where: { $0.bytes != nil }), let bytes = newest.bytes else { return }
+                dictionaries.install(try ZstdDictionary(bytes: bytes, level: codec.level), id: newest.id)
+                trainer?.adopt(trainedRatio: newest.ratioWith)
+            case .provided(let bytes, _):
+                let digested = try ZstdDictionary(bytes: bytes, level: codec.level)
+                if let stored = rows.last(where: { $0.isProvided && $0.bytes == bytes }) {
+                    dictionaries.install(digested, id: stored.id)
+                } else {
+                    let row = DictionaryRow(
+                        id: 0, isProvided: true, samples: 0, createdAt: clock.now(), ratioWith: nil, ratioWithout: nil,
+                        bytes: bytes, isSealed: false, storedSize: 0)
+                    try install(row, digested: digested, keepingAtMost: Int.max)
+                }
+            }
+        } catch let error as TierCacheError {
+            throw error
+        } catch let error as ZstdDictionary.Failure {
+            throw TierCacheError(.invalidConfiguration, "the dictionary is unusable: \(error)")
+        } catch {
+            throw TierCacheError(.storageFailure, "could not prepare the dictionaries of \(directory.path)", underlying: "\(error)")
+        }
+    }
+
+    private func resealDictionaries(_ rows: [DictionaryRow]) throws {
+        guard let encryption else { return }
+        let stale = try environment.read { txn in
+            rows.filter { row in
+                guard row.bytes != nil, row.isSealed else { return false }
+                return (try? DictionaryRow.key(row.id).withUnsafeBytes { key in
+                    try txn.get(environment.meta, key).flatMap { SealedEnvelope.keyID(of: UnsafeRawBufferPointer(rebasing: $0[DictionaryRow.headerSize...])) }
+                }) != encryption.currentKeyID
+            }
+        }
+        guard !stale.isEmpty else { return }
+        try write { txn in
+            for row in stale {
+                let encoded = try row.encoded(sealer: encryption)
+                try DictionaryRow.key(row.id).withUnsafeBytes { key in
+                    try encoded.withUnsafeBytes { try txn.put(environment.meta, key, $0) }
+                }
+            }
+        }
+    }
+
+    /// Trains a dictionary on the trainer's samples and installs it if it compresses them
+    /// clearly better (by 10%) than no dictionary does. Runs on the storing thread, after its
+    /// store has committed; failures are logged, never thrown (the store succeeded).
+    func trainDictionary(with trainer: DictionaryTrainer) {
+        let samples = trainer.samples()
+        let settings = trainer.settings
+        var installedRatio: Double?
+        defer { trainer.finish(trainedRatio: installedRatio) }
+        let size = min(settings.dictionarySize, capacity / 64)
+        do {
+            let bytes = try ZstdDictionary.train(samples: samples, capacity: size)
+            let digested = try ZstdDictionary(bytes: bytes, level: codec.level)
+            let (with, without) = compressionRatios(of: samples, with: digested)
+            guard with > without * 1.1 else {
+                logger?.debug(
+                    "trained dictionary not used: it compresses its samples \(with)x, \(without)x without",
+                    metadata: ["tier": "\(name)"])
+                return
+            }
+            let row = DictionaryRow(
+                id: 0, isProvided: false, samples: samples.count, createdAt: clock.now(), ratioWith: with, ratioWithout: without,
+                bytes: bytes, isSealed: false, storedSize: 0)
+            try install(row, digested: digested, keepingAtMost: settings.maximumDictionaries)
+            installedRatio = with
+            logger?.info(
+                "dictionary trained",
+                metadata: ["tier": "\(name)", "samples": "\(samples.count)", "ratio": "\(with)", "ratioWithout": "\(without)"])
+        } catch {
+            logger?.warning("dictionary training failed; values stay compressed as before", metadata: ["tier": "\(name)", "error": "\(error)"])
+        }
+    }
+
+    /// The ratio of `samples`' bytes to their compressed bytes with `dictionary`, and without.
+    func compressionRatios(of samples: [[UInt8]], with dictionary: ZstdDictionary) -> (with: Double, without: Double) {
+        var original = 0, with = 0, without = 0
+        let largest = samples.map(\.count).max() ?? 0
+        var scratch = [UInt8](repeating: 0, count: ZstdCodec.compressedBound(largest))
+        scratch.withUnsafeMutableBytes { buffer in
+            for sample in samples where !sample.isEmpty {
+                sample.withUnsafeBytes { value in
+                    original += value.count
+                    with += codec.compress(value, into: buffer, dictionary: dictionary) ?? value.count
+                    without += codec.compress(value, into: buffer) ?? value.count
+                }
+            }
+        }
+        return (Double(original) / Double(max(1, with)), Double(original) / Double(max(1, without)))
+    }
+
+    /// Stores a dictionary under the next free id, retiring the oldest beyond `limit`, and makes
+    /// it current.
+    private func install(_ row: DictionaryRow, digested: ZstdDictionary, keepingAtMost limit: Int) throws {
+        var row = row
+        let retired = try write { txn -> [UInt16] in
+            let existing = try txn.dictionaryRows(sealer: nil)
+            let used = Set(existing.map(\.id))
+            let highest = existing.map(\.id).max() ?? 0
+            // Ids grow, so a record can only name a dictionary made before it; after 65,535
+            // the lowest free id is reused.
+            row.id = highest < UInt16.max ? highest + 1 : (1...UInt16.max).first { !used.contains($0) } ?? 1
+            let encoded = try row.encoded(sealer: encryption)
+            var state = try txn.writeState()
+            var retired: [UInt16] = []
+            for old in existing.sorted(by: { $0.createdAt < $1.createdAt }).prefix(max(0, existing.count + 1 - limit)) {
+                try DictionaryRow.key(old.id).withUnsafeBytes { _ = try txn.delete(environment.meta, $0) }
+                state.used -= dictionaryCost(old.storedSize)
+                retired.append(old.id)
+            }
+            state.used += dictionaryCost(encoded.count)
+            let evicted = try evict(in: txn, state: &state, until: budget)
+            counters.recordEvictions(evicted)
+            try DictionaryRow.key(row.id).withUnsafeBytes { key in
+                try encoded.withUnsafeBytes { try txn.put(environment.meta, key, $0) }
+            }
+            try txn.setWriteState(state)
+            return retired
+        }
+        for id in retired { dictionaries.retire(id) }
+        dictionaries.install(digested, id: row.id)
+    }
+
+    /// The bytes a dictionary row of `count` bytes takes: its overflow pages.
+    func dictionaryCost(_ count: Int) -> Int {
+        let pageSize = environment.pageSize
+        return (count + 16 + pageSize - 1) / pageSize * pageSize
+    }
+
+    /// The accounted bytes of every dictionary the store holds.
+    func dictionaryBytes(in txn: Transaction) throws -> Int {
+        try txn.dictionaryRows(sealer: nil).reduce(0) { $0 + dictionaryCost($1.storedSize) }
+    }
+}
+
+extension DictionaryRow {
+    var info: LMDBDictionaryInfo {
+        LMDBDictionaryInfo(
+            id: id, bytes: bytes?.count ?? max(0, storedSize - Self.headerSize), createdAt: createdAt, isProvided: isProvided,
+            isSealed: isSealed, samples: samples, ratioOnSamples: ratioWith, ratioOnSamplesWithout: ratioWithout)
+    }
+}

@@ -1,0 +1,110 @@
+import Foundation
+import TierCache
+import TierCacheCompression
+
+/// From entries to the bytes stored and back: compression (with the current dictionary for
+/// small values), then sealing when the tier encrypts; opening, dictionary lookup and
+/// verification on the way back.
+extension LMDBTier {
+    /// A record ready to store.
+    struct EncodedRecord {
+        /// The bytes to store (sealed when the tier encrypts).
+        var stored: [UInt8]
+        /// The compressed (or raw) value's bytes inside it, for the dictionary trainer.
+        var payloadCount: Int
+        var usedDictionary: Bool
+    }
+
+    /// What a stored record turned out to be.
+    enum Decoded {
+        /// The entry; `reseal` holds the opened record when it was sealed under an older key.
+        case entry(CacheEntry, reseal: [UInt8]?)
+        /// Another key's record (a hash collision): a plain miss.
+        case notThisKey
+        /// Unusable: a miss, and the record is deleted and counted by its reason.
+        case unusable(Unusable)
+    }
+
+    enum Unusable {
+        case expired, damaged, missingDictionary, unopenable
+    }
+
+    /// The key `key` is stored under: its bytes, or the sealer's keyed hash of them.
+    func storageKey(_ key: CacheKey) -> StorageKey {
+        StorageKey(key, sealer: encryption)
+    }
+
+    /// Encodes `entry`, compressing small values with the current dictionary, and seals it.
+    func encode(_ entry: CacheEntry, under key: StorageKey) throws -> EncodedRecord {
+        let dictionary = dictionaries.current(forValueOf: entry.value.count)
+        let record = StoredRecord.encode(entry, fullKey: key.fullKey, codec: codec, dictionary: dictionary)
+        let payloadCount = record.count - StoredRecord.headerSize - (key.fullKey?.count ?? 0)
+        let usedDictionary = dictionary != nil && record.withUnsafeBytes { (try? StoredRecord.header(of: $0))?.dictionaryID != nil }
+        guard let encryption else {
+            return EncodedRecord(stored: record, payloadCount: payloadCount, usedDictionary: usedDictionary)
+        }
+        do {
+            let sealed = try record.withUnsafeBytes { plain in
+                try key.bytes.withUnsafeBytes { try SealedEnvelope.seal(plain, context: $0, with: encryption) }
+            }
+            return EncodedRecord(stored: sealed, payloadCount: payloadCount, usedDictionary: usedDictionary)
+        } catch {
+            throw TierCacheError(.storageFailure, "sealing the entry for \(directory.path) failed", underlying: "\(error)")
+        }
+    }
+
+    /// Decodes a stored record. `owner` is the key looked up (its full key is checked against the
+    /// record's); `nil` skips that check. `now` `nil` skips the expiry check.
+    func decode(
+        _ stored: UnsafeRawBufferPointer, storedUnder storageKey: UnsafeRawBufferPointer, owner: StorageKey?, now: Date?, in txn: Transaction
+    ) -> Decoded {
+        // A plain record in an encrypted store (or a sealed one in a plain store) is not served:
+        // anyone able to write the file could plant plain records otherwise.
+        guard SealedEnvelope.isSealed(stored) == (encryption != nil) else { return .unusable(.unopenable) }
+        guard let encryption else { return decodeOpened(stored, owner: owner, now: now, in: txn, reseal: false) }
+        guard let opened = try? SealedEnvelope.open(stored, context: storageKey, with: encryption) else {
+            return .unusable(.unopenable)
+        }
+        let stale = SealedEnvelope.keyID(of: stored) != encryption.currentKeyID
+        let decoded = opened.withUnsafeBytes { decodeOpened($0, owner: owner, now: now, in: txn, reseal: stale) }
+        if case .entry(let entry, reseal: .some) = decoded { return .entry(entry, reseal: opened) }
+        return decoded
+    }
+
+    private func decodeOpened(
+        _ record: UnsafeRawBufferPointer, owner: StorageKey?, now: Date?, in txn: Transaction, reseal: Bool
+    ) -> Decoded {
+        guard let header = try? StoredRecord.header(of: record) else { return .unusable(.damaged) }
+        if let owner, !StoredRecord.belongs(header, to: owner) { return .notThisKey }
+        if let now, header.metadata.isExpired(at: now) { return .unusable(.expired) }
+        var dictionary: ZstdDictionary?
+        if let id = header.dictionaryID {
+            guard let found = dictionaries.dictionary(id, in: txn) else { return .unusable(.missingDictionary) }
+            dictionary = found
+        }
+        guard let value = try? StoredRecord.value(of: header, codec: codec, dictionary: dictionary) else {
+            return .unusable(.damaged)
+        }
+        let entry = CacheEntry(value: value, storedAt: header.metadata.storedAt, expiresAt: header.metadata.expiresAt)
+        return .entry(entry, reseal: reseal ? [] : nil)
+    }
+
+    /// Seals an opened record again under the current key, if the store still holds `old`
+    /// under `key` (lazy key rotation). Best effort: a failure leaves the old record, still readable.
+    func reseal(_ opened: [UInt8], replacing old: [UInt8], under key: StorageKey) {
+        guard let encryption else { return }
+        let done = try? key.bytes.withUnsafeBytes { keyBytes -> Bool in
+            let sealed = try opened.withUnsafeBytes { try SealedEnvelope.seal($0, context: keyBytes, with: encryption) }
+            return try write { txn -> Bool in
+                guard let current = try txn.get(environment.entries, keyBytes), current.elementsEqual(old) else { return false }
+                var state = try txn.writeState()
+                state.used += accountedBytes(keyCount: keyBytes.count, recordCount: sealed.count)
+                    - accountedBytes(keyCount: keyBytes.count, recordCount: old.count)
+                try sealed.withUnsafeBytes { try txn.put(environment.entries, keyBytes, $0) }
+                try txn.setWriteState(state)
+                return true
+            }
+        }
+        if done == true { counters.recordResealed() }
+    }
+}
