@@ -25,6 +25,8 @@ let package = Package(
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "TierCache", package: "TierCache"),
                 .product(name: "TierCacheLMDB", package: "TierCache"),
+                .product(name: "TierCacheEncryption", package: "TierCache"),
+                .product(name: "TierCacheTesting", package: "TierCache"),
                 "BenchCLMDB", "BenchCZstd", "Workloads",
             ],
             path: "Benchmarks/TierBenchmarks",
@@ -68,6 +70,18 @@ let package = Package(
             name: "PolicyInstructions",
             dependencies: [.product(name: "TierCache", package: "TierCache"), "Workloads"],
             path: "Benchmarks/PolicyInstructions"
+        ),
+        // What lies on disk: compression ratios and get/set throughput of small JSON responses
+        // with no dictionary, a trained dictionary, and encryption (in interleaved rounds).
+        .executableTarget(
+            name: "AtRestRatios",
+            dependencies: [
+                .product(name: "TierCache", package: "TierCache"),
+                .product(name: "TierCacheLMDB", package: "TierCache"),
+                .product(name: "TierCacheEncryption", package: "TierCache"),
+                .product(name: "TierCacheTesting", package: "TierCache"),
+            ],
+            path: "Benchmarks/AtRestRatios"
         ),
         // MemoryTier's policies against LRU in interleaved rounds (robust to a drifting machine).
         .executableTarget(

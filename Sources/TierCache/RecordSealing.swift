@@ -41,6 +41,7 @@ public enum RecordSealingError: Error, Hashable, Sendable, CustomStringConvertib
     /// same id.
     case authenticationFailed
 
+    /// What went wrong, for logs.
     public var description: String {
         switch self {
         case .unknownKey(let id): "sealed under key \(id), which was not given"

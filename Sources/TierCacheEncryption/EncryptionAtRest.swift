@@ -101,8 +101,11 @@ public struct EncryptionAtRest: RecordSealing {
         self.keysByID = keysByID
     }
 
+    /// The id of ``currentKey``, which new records are sealed with.
     public var currentKeyID: UInt32 { currentKey.id }
 
+    /// Seals `plaintext` under key `keyID` with a fresh random nonce; the box is the nonce, the
+    /// ciphertext and the tag (AES-GCM's and ChaChaPoly's combined form).
     public func seal(_ plaintext: UnsafeRawBufferPointer, keyID: UInt32, authenticating: UnsafeRawBufferPointer) throws -> [UInt8] {
         guard let key = keysByID[keyID] else { throw RecordSealingError.unknownKey(keyID) }
         switch key.algorithm {
@@ -116,6 +119,10 @@ public struct EncryptionAtRest: RecordSealing {
         }
     }
 
+    /// Opens a box sealed under key `keyID` with the same `authenticating` bytes.
+    ///
+    /// - Throws: `RecordSealingError.unknownKey(_:)` when `keyID` is not among the keys, and
+    ///   `RecordSealingError.authenticationFailed` when the box does not open.
     public func open(_ box: UnsafeRawBufferPointer, keyID: UInt32, authenticating: UnsafeRawBufferPointer) throws -> [UInt8] {
         guard let key = keysByID[keyID] else { throw RecordSealingError.unknownKey(keyID) }
         do {
@@ -131,6 +138,8 @@ public struct EncryptionAtRest: RecordSealing {
         }
     }
 
+    /// HMAC-SHA256 of `key` under the hashing secret with ``KeyNames/hashed(with:)``; `nil`
+    /// (keys stored as they are) with ``KeyNames/plain``.
     public func storageName(forKey key: UnsafeRawBufferPointer) -> [UInt8]? {
         guard case .hashed(let secret) = keyNames else { return nil }
         return [UInt8](HMAC<SHA256>.authenticationCode(for: key, using: secret))

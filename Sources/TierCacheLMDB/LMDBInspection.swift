@@ -31,13 +31,18 @@ public struct LMDBInspection: Sendable, Codable, Hashable {
     /// Values' original bytes divided by their stored payload bytes (1 when empty), over the
     /// records the inspection could read.
     public var compressionRatio: Double
+    /// The values' bytes before compression, over the records the inspection could read.
+    public var valueBytes: Int
+    /// Those records' bytes as stored (headers, keys kept in records, sealing).
+    public var recordBytes: Int
     /// The zstd dictionaries the store holds, oldest first.
     public var dictionaries: [LMDBDictionaryInfo]
     /// Records compressed with a dictionary, by dictionary id (as text, for JSON).
     public var recordsByDictionary: [String: Int]
-    /// The compression ratio of the records compressed with a dictionary, with it, and the same
-    /// values compressed alone (measured on up to 256 of them); `nil` when there are none.
+    /// The compression ratio of the records compressed with a dictionary, measured on up to 256
+    /// of them; `nil` when there are none.
     public var dictionaryRecordsRatio: Double?
+    /// The same values' ratio compressed alone, without the dictionary.
     public var dictionaryRecordsRatioWithout: Double?
     /// Sealed (encrypted) records, by the id of the key that sealed them (as text, for JSON).
     public var sealedRecordsByKey: [String: Int]
@@ -84,7 +89,7 @@ extension LMDBTier {
         do {
             return try environment.read { txn in
                 let shelf = DictionaryShelf(level: codec.level, sealer: encryption, maximumValueSize: 0)
-                var originalTotal = 0, payloadTotal = 0, damaged = 0, unopened = 0
+                var originalTotal = 0, payloadTotal = 0, recordTotal = 0, damaged = 0, unopened = 0
                 var byDictionary: [String: Int] = [:], byKey: [String: Int] = [:]
                 var dictionaryTotals = (original: 0, with: 0, without: 0, sampled: 0)
                 var all: [LMDBInspection.Entry] = []
@@ -104,6 +109,7 @@ extension LMDBTier {
                         let keyText = String(decoding: header.fullKey ?? key, as: UTF8.self)
                         originalTotal += header.originalSize
                         payloadTotal += header.payload.count
+                        recordTotal += stored.count
                         if let id = header.dictionaryID {
                             byDictionary[String(id), default: 0] += 1
                             // How these values compress alone, on a sample: what the dictionary gains.
@@ -138,6 +144,8 @@ extension LMDBTier {
                     entries: txn.entryCount(environment.entries),
                     dataFileBytes: fileSize,
                     compressionRatio: payloadTotal == 0 ? 1 : Double(originalTotal) / Double(payloadTotal),
+                    valueBytes: originalTotal,
+                    recordBytes: recordTotal,
                     dictionaries: try txn.dictionaryRows(sealer: encryption).map(\.info),
                     recordsByDictionary: byDictionary,
                     dictionaryRecordsRatio: dictionaryTotals.sampled == 0

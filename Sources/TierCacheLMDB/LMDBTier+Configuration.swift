@@ -55,8 +55,8 @@ extension LMDBTier {
         /// The dictionary's size; 16 KiB by default (at most 1/64 of the capacity is used).
         public var dictionarySize: Int
         /// The sample bytes to train on, gathered from the values stored (the most recent ones
-        /// are kept); 1 MiB by default: zstd asks for about 100 times the dictionary's size, and
-        /// 64 times gave the same ratio on JSON responses.
+        /// are kept); 1 MiB by default (64 times the default dictionary; zstd suggests about 100
+        /// times, and fails with far fewer). At least 8 times ``dictionarySize``.
         public var sampleBytes: Int
         /// A new dictionary is trained when the ratio of the values compressed with the current
         /// one (over at least ``sampleBytes`` of them) falls below this share of the ratio it

@@ -17,9 +17,10 @@ public struct LMDBDictionaryInfo: Sendable, Codable, Hashable {
     public var isSealed: Bool
     /// The samples it was trained on (0 when provided).
     public var samples: Int
-    /// Its samples' compression ratio with it and without it, measured when it was trained
-    /// (`nil` for a provided dictionary).
+    /// Its samples' compression ratio with it, measured when it was trained (`nil` for a
+    /// provided dictionary).
     public var ratioOnSamples: Double?
+    /// The same samples' ratio compressed alone (`nil` for a provided dictionary).
     public var ratioOnSamplesWithout: Double?
 }
 
@@ -68,7 +69,10 @@ extension LMDBTier {
             case .off:
                 return
             case .automatic:
-                guard let newest = rows.last(where: { $0.bytes != nil }), let bytes = newest.bytes else { return }
+                guard let newest = rows.last(where: { $0.bytes != nil }), let bytes = newest.bytes else {
+                    seedSamplesFromStore()
+                    return
+                }
                 dictionaries.install(try ZstdDictionary(bytes: bytes, level: codec.level), id: newest.id)
                 trainer?.adopt(trainedRatio: newest.ratioWith)
             case .provided(let bytes, _):
@@ -88,6 +92,26 @@ extension LMDBTier {
             throw TierCacheError(.invalidConfiguration, "the dictionary is unusable: \(error)")
         } catch {
             throw TierCacheError(.storageFailure, "could not prepare the dictionaries of \(directory.path)", underlying: "\(error)")
+        }
+    }
+
+    /// Without a dictionary yet, the small values already stored are the first samples, up to a
+    /// ring's worth: the next store trains if they fill it. Reads at most that many bytes of
+    /// values, once per open, and only until a dictionary exists.
+    private func seedSamplesFromStore() {
+        guard let trainer else { return }
+        let settings = trainer.settings
+        try? environment.read { txn in
+            var gathered = 0
+            try txn.forEach(environment.entries, while: { key, stored in
+                if case .entry(let entry, _) = decode(stored, storedUnder: key, owner: nil, now: nil, in: txn),
+                   !entry.value.isEmpty, entry.value.count <= settings.maximumValueSize
+                {
+                    trainer.seed(entry.value)
+                    gathered += entry.value.count
+                }
+                return gathered < settings.sampleBytes
+            })
         }
     }
 

@@ -76,6 +76,22 @@ import TierCacheCompression
 /// ## Keys
 /// LMDB keys are at most 511 bytes; longer `CacheKey`s are stored under a prefix and a 128-bit
 /// hash, and the record keeps the full key, so a hash collision is a miss, never a wrong value.
+///
+/// ## Dictionaries
+/// With ``Configuration/dictionary`` set to ``DictionaryCompression/automatic(_:)``, the tier
+/// trains a zstd dictionary on the small values it stores once it has seen enough of them, and
+/// compresses small values with it (a 1 KiB JSON response: about 3.4× instead of 1.8×); it
+/// trains a new one when the ratio drifts. Each record names its dictionary; a record whose
+/// dictionary is gone is a miss, deleted and counted in `TierStatistics.dictionaryMisses`. See
+/// <doc:DictionariesAndEncryption>.
+///
+/// ## Encryption at rest
+/// With ``Configuration/encryption`` set (`EncryptionAtRest` from `TierCacheEncryption`), every
+/// record and dictionary is sealed with an AEAD under the app's key, optionally under a keyed
+/// hash of its key. A record that does not open (wrong or unknown key, altered, moved under
+/// another key, or a plain record in an encrypted store) is a miss, deleted and counted in
+/// `TierStatistics.unopenableRecords`; records sealed under an older key are sealed again
+/// under the current one when read. The threat model is in <doc:DictionariesAndEncryption>.
 public final class LMDBTier: LocalCacheTier {
     /// The share of capacity that entries' accounted bytes may fill (75%).
     public static let fillLimit = 0.75

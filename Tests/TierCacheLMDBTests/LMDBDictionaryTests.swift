@@ -262,3 +262,22 @@ struct LMDBDictionaryTests {
         #expect(try tier.entry(forKey: key("r\(values.count - 2)"))?.value == values[values.count - 2])
     }
 }
+
+extension LMDBDictionaryTests {
+    @Test("Small values already in the store are the first samples: a store reopened with automatic dictionaries trains on its next store")
+    func seededFromTheStore() throws {
+        let directory = TemporaryDirectory()
+        let values = Self.responses(300)
+        do {
+            let plain = try LMDBTier(directory: directory.url, configuration: .init(capacity: 64 << 20, durability: .none))
+            for (index, value) in values.enumerated() { _ = try plain.store(entry(value), forKey: key("r\(index)")) }
+        }
+        let tier = try LMDBTier(
+            directory: directory.url, configuration: .init(capacity: 64 << 20, dictionary: .automatic(Self.training), durability: .none))
+        #expect(try tier.storedDictionaries().isEmpty)
+        _ = try tier.store(entry(values[0]), forKey: key("next"))
+        let trained = try #require(try tier.storedDictionaries().first)
+        #expect(trained.samples >= 100, "trained on the stored values: \(trained.samples) samples")
+        for (index, value) in values.enumerated() { #expect(try tier.entry(forKey: key("r\(index)"))?.value == value) }
+    }
+}

@@ -3,6 +3,8 @@ import Testing
 import TierCache
 import TierCacheTesting
 import TierCacheLMDB
+import TierCacheEncryption
+import Crypto
 
 @Suite("LMDBTier storage")
 struct LMDBTierTests {
@@ -152,6 +154,31 @@ struct InspectCommandTests {
         #expect(report.compressionRatio == 1, "random values are stored raw")
         let (textStatus, text) = try run(["inspect", directory.url.path])
         #expect(textStatus == 0 && text.contains("7 entries") && text.contains("item-6"))
+    }
+
+    @Test("Shows each dictionary with its age and the ratio with and without it, and counts sealed records")
+    func dictionariesAndSealedRecords() throws {
+        let directory = TemporaryDirectory()
+        do {
+            let tier = try LMDBTier(
+                directory: directory.url,
+                configuration: .init(capacity: 64 << 20, dictionary: .automatic(LMDBDictionaryTests.training), durability: .none))
+            for (index, value) in LMDBDictionaryTests.responses(300).enumerated() { _ = try tier.store(entry(value), forKey: key("r\(index)")) }
+        }
+        let (status, text) = try run(["inspect", directory.url.path])
+        #expect(status == 0)
+        let line = try #require(text.split(separator: "\n").first { $0.hasPrefix("dictionary   #1 ") }, "\(text)")
+        #expect(line.contains("trained on") && line.contains(" s old") && line.contains("with it") && line.contains("without"), "\(line)")
+        #expect(text.contains("records compressed with a dictionary: "), "\(text)")
+
+        let sealedDirectory = TemporaryDirectory()
+        do {
+            let encryption = try EncryptionAtRest(currentKey: .init(id: 7, key: SymmetricKey(size: .bits256)))
+            let tier = try LMDBTier(directory: sealedDirectory.url, configuration: .init(capacity: 4 << 20, encryption: encryption))
+            for index in 0..<3 { _ = try tier.store(entry(compressible(500)), forKey: key("s\(index)")) }
+        }
+        let (sealedStatus, sealedText) = try run(["inspect", sealedDirectory.url.path])
+        #expect(sealedStatus == 0 && sealedText.contains("sealed       3 records (key 7: 3); 3 not opened"), "\(sealedText)")
     }
 
     @Test("Names the problem and fails for a directory without a store")

@@ -20,6 +20,7 @@ let benchmarks: @Sendable () -> Void = {
     diskBenchmarks(valueSize: 1_024, entries: 20_000)
     diskBenchmarks(valueSize: 16 * 1_024, entries: 4_000)
     groupCommitBenchmarks()
+    atRestBenchmarks()
 }
 
 // MARK: Memory

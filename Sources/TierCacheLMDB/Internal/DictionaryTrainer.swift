@@ -68,6 +68,16 @@ final class DictionaryTrainer: Sendable {
         }
     }
 
+    /// Adds a value found in the store at open as a sample (a store reopened by an app that
+    /// stores a few responses per launch still gathers a ring).
+    func seed(_ value: [UInt8]) {
+        state.withLock { state in
+            state.samples.append(value)
+            state.bytes += value.count
+            state.freshBytes += value.count
+        }
+    }
+
     /// The samples to train on (a copy).
     func samples() -> [[UInt8]] {
         state.withLock { Array($0.samples[$0.start...]) }

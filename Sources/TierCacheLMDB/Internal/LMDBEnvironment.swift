@@ -174,6 +174,11 @@ struct Transaction {
         }
     }
 
+    /// Calls `body` with the keys and values of `dbi`, in key order, until it returns `false`.
+    func forEach(_ dbi: MDB_dbi, while body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
+        try scan(dbi, body)
+    }
+
     /// Walks `dbi` in key order while `body` returns `true`.
     private func scan(_ dbi: MDB_dbi, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
         var cursor: OpaquePointer?
