@@ -15,7 +15,11 @@ let package = Package(
     ],
     targets: [
         // The workloads the benchmarks share (keys, Zipf accesses, JSON bodies).
-        .target(name: "Workloads", dependencies: [.product(name: "TierCache", package: "TierCache")], path: "Benchmarks/Workloads"),
+        .target(
+            name: "Workloads",
+            dependencies: [.product(name: "TierCache", package: "TierCache"), .product(name: "TierCacheTesting", package: "TierCache")],
+            path: "Benchmarks/Workloads"
+        ),
         // The baselines call LMDB and zstd directly, through modules of their own.
         .systemLibrary(name: "BenchCLMDB", pkgConfig: "lmdb", providers: [.apt(["liblmdb-dev"]), .brew(["lmdb"])]),
         .systemLibrary(name: "BenchCZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"]), .brew(["zstd"])]),
@@ -26,7 +30,6 @@ let package = Package(
                 .product(name: "TierCache", package: "TierCache"),
                 .product(name: "TierCacheLMDB", package: "TierCache"),
                 .product(name: "TierCacheEncryption", package: "TierCache"),
-                .product(name: "TierCacheTesting", package: "TierCache"),
                 "BenchCLMDB", "BenchCZstd", "Workloads",
             ],
             path: "Benchmarks/TierBenchmarks",
@@ -79,7 +82,7 @@ let package = Package(
                 .product(name: "TierCache", package: "TierCache"),
                 .product(name: "TierCacheLMDB", package: "TierCache"),
                 .product(name: "TierCacheEncryption", package: "TierCache"),
-                .product(name: "TierCacheTesting", package: "TierCache"),
+                "Workloads",
             ],
             path: "Benchmarks/AtRestRatios"
         ),

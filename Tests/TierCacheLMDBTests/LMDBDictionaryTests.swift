@@ -38,11 +38,21 @@ struct LMDBDictionaryTests {
         }
     }
 
+    /// Stores `values` under keys `r0`, `r1`… in a tier with automatic dictionaries (closed
+    /// again before returning), and returns the id of the dictionary it trained.
+    static func populatedStore(_ directory: URL, _ values: some Sequence<[UInt8]>) throws -> UInt16 {
+        let tier = try LMDBTier(directory: directory, configuration: automatic)
+        for (index, value) in values.enumerated() { _ = try tier.store(entry(value), forKey: key("r\(index)")) }
+        return try #require(try tier.storedDictionaries().first?.id)
+    }
+
+    static let automatic = LMDBTier.Configuration(capacity: 64 << 20, dictionary: .automatic(training), durability: .none)
+
     @Test("Once a ring of small values has been stored, a dictionary is trained and later small values compress with it")
     func automaticTraining() throws {
         let directory = TemporaryDirectory()
         let tier = try LMDBTier(
-            directory: directory.url, configuration: .init(capacity: 64 << 20, dictionary: .automatic(Self.training), durability: .none))
+            directory: directory.url, configuration: Self.automatic)
         let values = Self.responses(400)
         // 128 KiB of ~1 KiB responses: the ring fills after about 125 stores.
         for (index, value) in values.prefix(100).enumerated() {
@@ -73,14 +83,8 @@ struct LMDBDictionaryTests {
     func dictionarySurvivesReopening() throws {
         let directory = TemporaryDirectory()
         let values = Self.responses(300)
-        let configuration = LMDBTier.Configuration(capacity: 64 << 20, dictionary: .automatic(Self.training), durability: .none)
-        let id: UInt16
-        do {
-            let tier = try LMDBTier(directory: directory.url, configuration: configuration)
-            for (index, value) in values.prefix(250).enumerated() { _ = try tier.store(entry(value), forKey: key("r\(index)")) }
-            id = try #require(try tier.storedDictionaries().first?.id)
-        }
-        let reopened = try LMDBTier(directory: directory.url, configuration: configuration)
+        let id = try Self.populatedStore(directory.url, values.prefix(250))
+        let reopened = try LMDBTier(directory: directory.url, configuration: Self.automatic)
         for (index, value) in values.enumerated().dropFirst(250) { _ = try reopened.store(entry(value), forKey: key("r\(index)")) }
         for (index, value) in values.enumerated() {
             #expect(try reopened.entry(forKey: key("r\(index)"))?.value == value)
@@ -99,13 +103,7 @@ struct LMDBDictionaryTests {
     func missingDictionary() throws {
         let directory = TemporaryDirectory()
         let values = Self.responses(300)
-        let configuration = LMDBTier.Configuration(capacity: 64 << 20, dictionary: .automatic(Self.training), durability: .none)
-        let id: UInt16
-        do {
-            let tier = try LMDBTier(directory: directory.url, configuration: configuration)
-            for (index, value) in values.enumerated() { _ = try tier.store(entry(value), forKey: key("r\(index)")) }
-            id = try #require(try tier.storedDictionaries().first?.id)
-        }
+        let id = try Self.populatedStore(directory.url, values)
         let withDictionary = try LMDBTier.inspect(directory: directory.url).recordsByDictionary[String(id)] ?? 0
         #expect(withDictionary > 0)
         // Delete the dictionary's row, as a store edited by hand (or an older version) might lack it.
@@ -171,7 +169,7 @@ struct LMDBDictionaryTests {
     func noRetrainingWithoutDrift() throws {
         let directory = TemporaryDirectory()
         let tier = try LMDBTier(
-            directory: directory.url, configuration: .init(capacity: 64 << 20, dictionary: .automatic(Self.training), durability: .none))
+            directory: directory.url, configuration: Self.automatic)
         for (index, value) in Self.responses(800, seed: 3).enumerated() { _ = try tier.store(entry(value), forKey: key("r\(index)")) }
         #expect(try tier.storedDictionaries().count == 1)
     }
@@ -180,7 +178,7 @@ struct LMDBDictionaryTests {
     func largeValuesSkipTheDictionary() throws {
         let directory = TemporaryDirectory()
         let tier = try LMDBTier(
-            directory: directory.url, configuration: .init(capacity: 64 << 20, dictionary: .automatic(Self.training), durability: .none))
+            directory: directory.url, configuration: Self.automatic)
         for (index, value) in Self.responses(300).enumerated() { _ = try tier.store(entry(value), forKey: key("r\(index)")) }
         let id = try #require(try tier.storedDictionaries().first?.id)
         let before = try LMDBTier.inspect(directory: directory.url).recordsByDictionary[String(id)] ?? 0
@@ -243,11 +241,7 @@ struct LMDBDictionaryTests {
     func damagedDictionaryRecord() throws {
         let directory = TemporaryDirectory()
         let values = Self.responses(300)
-        let configuration = LMDBTier.Configuration(capacity: 64 << 20, dictionary: .automatic(Self.training), durability: .none)
-        do {
-            let tier = try LMDBTier(directory: directory.url, configuration: configuration)
-            for (index, value) in values.enumerated() { _ = try tier.store(entry(value), forKey: key("r\(index)")) }
-        }
+        _ = try Self.populatedStore(directory.url, values)
         // Flip one payload byte of the last record (stored after training, so with the dictionary).
         let victim = Array("r\(values.count - 1)".utf8)
         try rawLMDBEdit(directory.url) { txn, dbi in
@@ -256,7 +250,7 @@ struct LMDBDictionaryTests {
             record[record.count - 10] ^= 0x5A
             rawPut(txn, dbi, key: victim, value: record)
         }
-        let tier = try LMDBTier(directory: directory.url, configuration: configuration)
+        let tier = try LMDBTier(directory: directory.url, configuration: Self.automatic)
         #expect(try tier.entry(forKey: key("r\(values.count - 1)")) == nil)
         #expect(tier.statistics().corruptionsRemoved == 1)
         #expect(try tier.entry(forKey: key("r\(values.count - 2)"))?.value == values[values.count - 2])
@@ -273,7 +267,7 @@ extension LMDBDictionaryTests {
             for (index, value) in values.enumerated() { _ = try plain.store(entry(value), forKey: key("r\(index)")) }
         }
         let tier = try LMDBTier(
-            directory: directory.url, configuration: .init(capacity: 64 << 20, dictionary: .automatic(Self.training), durability: .none))
+            directory: directory.url, configuration: Self.automatic)
         #expect(try tier.storedDictionaries().isEmpty)
         _ = try tier.store(entry(values[0]), forKey: key("next"))
         let trained = try #require(try tier.storedDictionaries().first)

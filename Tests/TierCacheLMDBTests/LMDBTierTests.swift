@@ -162,7 +162,7 @@ struct InspectCommandTests {
         do {
             let tier = try LMDBTier(
                 directory: directory.url,
-                configuration: .init(capacity: 64 << 20, dictionary: .automatic(LMDBDictionaryTests.training), durability: .none))
+                configuration: LMDBDictionaryTests.automatic)
             for (index, value) in LMDBDictionaryTests.responses(300).enumerated() { _ = try tier.store(entry(value), forKey: key("r\(index)")) }
         }
         let (status, text) = try run(["inspect", directory.url.path])

@@ -3,7 +3,7 @@ import Foundation
 import TierCache
 import TierCacheEncryption
 import TierCacheLMDB
-import TierCacheTesting
+import Workloads
 
 // What lies on disk (issue 17): for JSON responses of 256 B, 1 KiB and 4 KiB, the compression
 // ratio and the get and set throughput of LMDBTier with no dictionary, with a dictionary it
@@ -51,9 +51,8 @@ func timed(_ body: () throws -> Void) rethrows -> Double {
 if CommandLine.arguments.dropFirst().first == "profile" {
     let size = numbers.first ?? 256, rounds = numbers.dropFirst().first ?? 100
     let encrypted = !CommandLine.arguments.contains("plain")
-    var generator = SampleJSONResponses(seed: 2)
-    let values = (0..<2_000).map { _ in generator.next(targetSize: size) }
-    let keys = (0..<2_000).compactMap { try? CacheKey("https://api.example/v1/items?page=\($0)") }
+    let workload = AtRestWorkload(size: size, entries: 2_000)
+    let (values, keys) = (workload.values, workload.keys)
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tiercache-at-rest-profile")
     try? FileManager.default.removeItem(at: directory)
     let encryption = encrypted ? try EncryptionAtRest(currentKey: .init(id: 1, key: aesKey)) : nil
@@ -104,11 +103,8 @@ var notes: [String] = []
 print("| JSON size | variant | value ÷ compressed | value ÷ stored record | get vs no dictionary | set vs no dictionary |")
 print("|---|---|---|---|---|---|")
 for size in [256, 1_024, 4_096] {
-    var training = SampleJSONResponses(seed: 1)
-    var measured = SampleJSONResponses(seed: 2)
-    let trainingValues = (0..<max(1_500, (3 << 20) / size)).map { _ in training.next(targetSize: size) }
-    let values = (0..<entries).map { _ in measured.next(targetSize: size) }
-    let keys = (0..<entries).compactMap { try? CacheKey("https://api.example/v1/items?page=\($0)") }
+    let workload = AtRestWorkload(size: size, entries: entries)
+    let (trainingValues, values, keys) = (workload.trainingValues, workload.values, workload.keys)
     let now = Date()
 
     var tiers: [LMDBTier] = []

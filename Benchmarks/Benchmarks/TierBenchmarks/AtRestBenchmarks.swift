@@ -4,7 +4,6 @@ import Foundation
 import TierCache
 import TierCacheEncryption
 import TierCacheLMDB
-import TierCacheTesting
 import Workloads
 
 // What lies on disk (issue 17): get and set of JSON responses of 256 B, 1 KiB and 4 KiB in
@@ -18,11 +17,8 @@ func atRestBenchmarks() {
     let entries = 2_000
     let aesKey = SymmetricKey(data: [UInt8](repeating: 0x5A, count: 32))
     for size in [256, 1_024, 4_096] {
-        var training = SampleJSONResponses(seed: 1)
-        var measured = SampleJSONResponses(seed: 2)
-        let trainingValues = (0..<max(1_500, (3 << 20) / size)).map { _ in training.next(targetSize: size) }
-        let values = (0..<entries).map { _ in measured.next(targetSize: size) }
-        let keys = (0..<entries).compactMap { try? CacheKey("https://api.example/v1/items?page=\($0)") }
+        let workload = AtRestWorkload(size: size, entries: entries)
+        let (trainingValues, values, keys) = (workload.trainingValues, workload.values, workload.keys)
         let variants: [(name: String, dictionary: LMDBTier.DictionaryCompression, encryption: EncryptionAtRest?)] = [
             ("baseline no dictionary", .off, nil),
             ("trained dictionary", .automatic(), nil),
