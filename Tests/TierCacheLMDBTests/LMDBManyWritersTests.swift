@@ -1,6 +1,8 @@
+import Crypto
 import Foundation
 import Testing
 import TierCache
+import TierCacheEncryption
 import TierCacheLMDB
 
 /// Several processes, each with several tasks, storing and reading one LMDB store at once: LMDB
@@ -99,6 +101,34 @@ struct LMDBManyWritersTests {
         }
         #expect(try tier.usage().entries == 1_600)
         #expect(tier.statistics().stores == 1_600)
+    }
+
+    @Test("8 threads storing small responses with automatic dictionaries and encryption: one training at a time, every value reads back")
+    func concurrentStoresWhileTraining() throws {
+        let directory = TemporaryDirectory()
+        let encryption = try EncryptionAtRest(currentKey: .init(id: 1, key: SymmetricKey(size: .bits256)))
+        let tier = try LMDBTier(
+            directory: directory.url,
+            configuration: .init(capacity: 64 << 20, dictionary: .automatic(LMDBDictionaryTests.training), encryption: encryption, durability: .none))
+        let values = LMDBDictionaryTests.responses(800)
+        let failures = Locked<[String]>([])
+        try onThreads(8) { thread in
+            for index in stride(from: thread, to: values.count, by: 8) {
+                do {
+                    let outcome = try tier.store(entry(values[index]), forKey: key("r\(index)"))
+                    if outcome != .stored { failures.withLock { $0.append("r\(index): \(outcome)") } }
+                    if try tier.entry(forKey: key("r\(index)"))?.value != values[index] { failures.withLock { $0.append("r\(index): read back wrong") } }
+                } catch {
+                    failures.withLock { $0.append("r\(index): \(error)") }
+                }
+            }
+        }
+        #expect(failures.withLock { $0 }.isEmpty)
+        // 800 responses of about 1 KiB fill the 128 KiB ring several times, but they do not drift:
+        // one dictionary, trained once, whatever the interleaving.
+        #expect(try tier.storedDictionaries().count == 1)
+        for (index, value) in values.enumerated() { #expect(try tier.entry(forKey: key("r\(index)"))?.value == value) }
+        #expect(try tier.verify().isSound)
     }
 
     @Test("16 threads storing at once into a store that fills: never over budget, every value whole and one its writers wrote, the store sound")
