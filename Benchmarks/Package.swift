@@ -53,6 +53,7 @@ let package = Package(
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "TierCache", package: "TierCache"),
                 .product(name: "TierCacheRedis", package: "TierCache"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             path: "Benchmarks/RedisBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]

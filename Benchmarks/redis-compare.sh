@@ -3,7 +3,8 @@
 # GET and SET of 1 KiB values over one connection, unpipelined (-P 1) and 16 in flight (-P 16).
 # Prints redis-benchmark's requests/s, then the RedisBenchmarks target's; compare the two. Then
 # RedisRoundTrips, the same three operations in a plain loop, with Swift's default executor and
-# with SwiftNIO's event loops as the global executor (which the benchmark harness cannot use).
+# with SwiftNIO's event loops as the global executor (which the benchmark harness cannot use), and
+# with each lane inside RedisTier.withEventLoopAffinity (on the connection's own event loop).
 set -euo pipefail
 cd "$(dirname "$0")"
 dir=$(mktemp -d)
@@ -20,3 +21,4 @@ echo "== RedisTier in a plain loop (RedisRoundTrips) =="
 swift build -c release --product RedisRoundTrips >&2
 "$(swift build -c release --show-bin-path)/RedisRoundTrips"
 "$(swift build -c release --show-bin-path)/RedisRoundTrips" --nio-executor
+"$(swift build -c release --show-bin-path)/RedisRoundTrips" --affinity

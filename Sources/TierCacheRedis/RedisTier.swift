@@ -36,6 +36,8 @@ public final class RedisTier: CacheTier {
     /// `SCAN MATCH` pattern for this tier's keys: the prefix, glob characters escaped, then `*`.
     private let scanPattern: [UInt8]
     private let evictionBaseline = Locked<Int?>(nil)
+    /// The group the tier's connections live on (``withEventLoopAffinity(isolation:_:)`` runs on it).
+    let eventLoopGroup: any EventLoopGroup
 
     /// A tier over the deployment in `configuration`; connections open on first use.
     /// Throws `TierCacheError` (`invalidConfiguration`) for impossible settings.
@@ -52,6 +54,7 @@ public final class RedisTier: CacheTier {
         self.sizeLimit = try EntrySizeLimit(fraction: configuration.maxEntryFraction, capacity: configuration.capacity)
         self.name = name
         self.configuration = configuration
+        self.eventLoopGroup = eventLoopGroup
         self.counters = TierCounters(tierName: name, metricsFactory: configuration.metricsFactory)
         self.codec = codec
         self.prefix = Array(configuration.keyPrefix.utf8)

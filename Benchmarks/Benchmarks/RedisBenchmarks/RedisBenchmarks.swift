@@ -1,5 +1,6 @@
 import Benchmark
 import Foundation
+import NIOPosix
 import TierCache
 import TierCacheRedis
 
@@ -35,19 +36,54 @@ let benchmarks: @Sendable () -> Void = {
         for key in keys { _ = try await tier.store(entry, forKey: key) }
     }
     Benchmark("RedisTier get 1 KiB, 16 in flight on one connection") { benchmark in
-        let iterations = Array(benchmark.scaledIterations)
-        await withTaskGroup(of: Void.self) { group in
-            for lane in 0..<16 {
-                group.addTask {
-                    var index = lane
-                    while index < iterations.count {
-                        blackHole(try? await tier.entry(forKey: keys[index % keys.count]))
-                        index += 16
-                    }
-                }
+        await sixteenInFlight(tier, keys: keys, iterations: benchmark.scaledIterations.count)
+    } setup: {
+        for key in keys { _ = try await tier.store(entry, forKey: key) }
+    }
+
+    // The same, with the calling tasks on the connection's own event loop
+    // (`RedisTier.withEventLoopAffinity`): the tier's group is one loop, so its one connection is
+    // there, as redis-benchmark's client and its connection share one thread.
+    guard let affine = try? RedisTier(
+        configuration: .init(deployment: .standalone(endpoint), keyPrefix: "bench:", capacity: 1 << 30, connectionsPerNode: 1),
+        eventLoopGroup: MultiThreadedEventLoopGroup.singleton.next()) else { return }
+    Benchmark("RedisTier set 1 KiB, one connection, on its event loop") { benchmark in
+        try await affine.withEventLoopAffinity {
+            for index in benchmark.scaledIterations {
+                blackHole(try await affine.store(entry, forKey: keys[index % keys.count]))
+            }
+        }
+    }
+    Benchmark("RedisTier get 1 KiB, one connection, on its event loop") { benchmark in
+        try await affine.withEventLoopAffinity {
+            for index in benchmark.scaledIterations {
+                blackHole(try await affine.entry(forKey: keys[index % keys.count]))
             }
         }
     } setup: {
-        for key in keys { _ = try await tier.store(entry, forKey: key) }
+        for key in keys { _ = try await affine.store(entry, forKey: key) }
+    }
+    Benchmark("RedisTier get 1 KiB, 16 in flight on one connection, on its event loop") { benchmark in
+        await affine.withEventLoopAffinity {
+            await sixteenInFlight(affine, keys: keys, iterations: benchmark.scaledIterations.count)
+        }
+    } setup: {
+        for key in keys { _ = try await affine.store(entry, forKey: key) }
+    }
+}
+
+/// `iterations` lookups from 16 concurrent tasks (child tasks inherit the caller's executor
+/// preference).
+private func sixteenInFlight(_ tier: RedisTier, keys: [CacheKey], iterations: Int) async {
+    await withTaskGroup(of: Void.self) { group in
+        for lane in 0..<16 {
+            group.addTask {
+                var index = lane
+                while index < iterations {
+                    blackHole(try? await tier.entry(forKey: keys[index % keys.count]))
+                    index += 16
+                }
+            }
+        }
     }
 }

@@ -9,12 +9,16 @@ import TierCacheRedis
 // global executor (NIOSingletons' documented opt-in for servers), so a command and its reply stay
 // on the event loop's thread instead of hopping to Swift's concurrency pool and back. The
 // benchmark harness cannot run that way (it blocks a thread that the event loops need), hence
-// this small loop. redis-compare.sh runs it both ways beside redis-benchmark.
+// this small loop. `--affinity` keeps the default executor but runs each lane inside
+// `RedisTier.withEventLoopAffinity`, on the event loop that owns the tier's one connection, as
+// redis-benchmark runs its client on one event loop. redis-compare.sh runs it every way beside
+// redis-benchmark.
 //
-//   RedisRoundTrips [--nio-executor] [--seconds N]     reads TIERCACHE_REDIS_URL
+//   RedisRoundTrips [--nio-executor | --affinity] [--seconds N]     reads TIERCACHE_REDIS_URL
 
 let arguments = CommandLine.arguments
 let useNIOExecutor = arguments.contains("--nio-executor")
+let useAffinity = arguments.contains("--affinity")
 let seconds = arguments.firstIndex(of: "--seconds").flatMap { arguments.indices.contains($0 + 1) ? Double(arguments[$0 + 1]) : nil } ?? 3
 if useNIOExecutor {
     guard NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor() else {
@@ -24,8 +28,11 @@ if useNIOExecutor {
 guard let url = ProcessInfo.processInfo.environment["TIERCACHE_REDIS_URL"], let endpoint = try? RedisEndpoint(url: url) else {
     fatalError("TIERCACHE_REDIS_URL is not set; redis-compare.sh sets it")
 }
-let tier = try RedisTier(configuration: .init(
-    deployment: .standalone(endpoint), keyPrefix: "roundtrips:", capacity: 1 << 30, connectionsPerNode: 1, failureMode: .throwErrors))
+// One connection, so on one event loop: with --affinity every lane runs on that loop.
+let tier = try RedisTier(
+    configuration: .init(
+        deployment: .standalone(endpoint), keyPrefix: "roundtrips:", capacity: 1 << 30, connectionsPerNode: 1, failureMode: .throwErrors),
+    eventLoopGroup: useAffinity ? MultiThreadedEventLoopGroup.singleton.next() : MultiThreadedEventLoopGroup.singleton)
 let json = Array(String(repeating: "{\"id\":42,\"name\":\"item\",\"tags\":[\"a\",\"b\"]}", count: 24).utf8.prefix(1024))
 let keys = try (0..<1_000).map { try CacheKey("key:\($0)") }
 let entry = CacheEntry(value: json, storedAt: Date())
@@ -37,14 +44,17 @@ func rate(lanes: Int, _ operation: @escaping @Sendable (Int) async throws -> Voi
     let total = try await withThrowingTaskGroup(of: Int.self) { group in
         for lane in 0..<lanes {
             group.addTask {
-                var count = 0
-                while ContinuousClock.now < deadline {
-                    for _ in 0..<64 {
-                        try await operation(lane &+ count * lanes)
-                        count += 1
+                let runLane = { () async throws -> Int in
+                    var count = 0
+                    while ContinuousClock.now < deadline {
+                        for _ in 0..<64 {
+                            try await operation(lane &+ count * lanes)
+                            count += 1
+                        }
                     }
+                    return count
                 }
-                return count
+                return useAffinity ? try await tier.withEventLoopAffinity { try await runLane() } : try await runLane()
             }
         }
         return try await group.reduce(0, +)
@@ -53,7 +63,8 @@ func rate(lanes: Int, _ operation: @escaping @Sendable (Int) async throws -> Voi
     return Double(total) / (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
 }
 
-let executor = useNIOExecutor ? "SwiftNIO event loops as the global executor" : "Swift's default executor"
+let executor = useNIOExecutor ? "SwiftNIO event loops as the global executor"
+    : useAffinity ? "Swift's default executor, lanes in withEventLoopAffinity" : "Swift's default executor"
 let set = try await rate(lanes: 1) { index in _ = try await tier.store(entry, forKey: keys[index % keys.count]) }
 let get = try await rate(lanes: 1) { index in _ = try await tier.entry(forKey: keys[index % keys.count]) }
 let get16 = try await rate(lanes: 16) { index in _ = try await tier.entry(forKey: keys[index % keys.count]) }

@@ -90,19 +90,27 @@ public final class RedisConnection: Sendable {
     /// Whether the connection is still open.
     public var isActive: Bool { channel.isActive }
 
+    /// The event loop that owns the connection: its reads, writes and replies happen there.
+    public var eventLoop: any EventLoop { channel.eventLoop }
+
     /// Sends one command and returns its reply, error replies included (the cluster layer reads
     /// `MOVED` and `ASK` from them).
     ///
     /// One hop to the connection's event loop, which encodes the command with the others sent in
     /// the same tick (see `RedisCommandHandler`), and one back with the reply: no future, no
-    /// timer of its own.
+    /// timer of its own. A caller already on that event loop (see
+    /// ``RedisTier/withEventLoopAffinity(isolation:_:)``) queues the command directly.
     public func send(_ arguments: [[UInt8]]) async throws(RedisError) -> RESPValue {
         guard channel.isActive else { throw .connectionFailed("\(endpoint): the connection is closed") }
         let deadline = NIODeadline.now() + commandTimeout
         let handler = self.handler
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<RESPValue, RedisError>, Never>) in
-            handler.eventLoop.execute {
+            if handler.eventLoop.inEventLoop {
                 handler.value.enqueue(arguments, deadline: deadline, reply: .continuation(continuation))
+            } else {
+                handler.eventLoop.execute {
+                    handler.value.enqueue(arguments, deadline: deadline, reply: .continuation(continuation))
+                }
             }
         }
         switch result {

@@ -1,4 +1,5 @@
 import NIOCore
+import NIOPosix
 import NIOSSL
 import TierCache
 
@@ -30,6 +31,8 @@ final class RedisConnectionPool: Sendable {
 
     let endpoint: RedisEndpoint
     private let group: any EventLoopGroup
+    /// The group's event loops, to tell whether a caller runs on one of them.
+    private let loops: Set<ObjectIdentifier>
     private let options: Options
     private let state = Locked(State())
     private let breaker: CircuitBreaker
@@ -37,8 +40,18 @@ final class RedisConnectionPool: Sendable {
     init(endpoint: RedisEndpoint, group: any EventLoopGroup, options: Options) {
         self.endpoint = endpoint
         self.group = group
+        self.loops = Set(group.makeIterator().map { ObjectIdentifier($0) })
         self.options = options
         self.breaker = CircuitBreaker(options: options.breaker)
+    }
+
+    /// The group's event loop the caller runs on, if any (a task that prefers an
+    /// ``EventLoopTaskExecutor`` of the group does).
+    private var callersLoop: (any EventLoop)? {
+        guard let current = MultiThreadedEventLoopGroup.currentEventLoop, loops.contains(ObjectIdentifier(current)) else {
+            return nil
+        }
+        return current
     }
 
     /// Whether this node's breaker is open.
@@ -50,12 +63,15 @@ final class RedisConnectionPool: Sendable {
         if success { breaker.recordSuccess() } else { breaker.recordFailure() }
     }
 
-    /// A live connection: an existing one round-robin, or a new one while below `size`. When every
-    /// slot is still connecting, waits for one of those attempts instead of opening more, so a burst
-    /// of callers on a cold pool opens at most `size` connections.
+    /// A live connection: one on the caller's event loop when the caller runs on one of the
+    /// group's and such a connection exists, else an existing one round-robin, or a new one while
+    /// below `size` (on the caller's event loop, when it has one). When every slot is still
+    /// connecting, waits for one of those attempts instead of opening more, so a burst of callers
+    /// on a cold pool opens at most `size` connections.
     func connection() async throws(RedisError) -> RedisConnection {
         enum Choice { case use(RedisConnection), open, wait }
         guard breaker.allows() else { throw .unavailable("\(endpoint): circuit open after repeated failures") }
+        let callersLoop = callersLoop
         while true {
             let now = ContinuousClock.now
             let choice: Choice = try state.withLock { (state: inout State) throws(RedisError) -> Choice in
@@ -64,6 +80,9 @@ final class RedisConnectionPool: Sendable {
                 if let retryAfter = state.retryAfter, now < retryAfter, state.connections.isEmpty {
                     breaker.recordFailure()  // still failing, as far as callers can tell
                     throw .unavailable("\(endpoint): waiting to reconnect after a failure")
+                }
+                if let callersLoop, let local = state.connections.first(where: { $0.eventLoop === callersLoop }) {
+                    return .use(local)
                 }
                 if state.connections.count + state.connecting < options.size {
                     state.connecting += 1
@@ -75,7 +94,7 @@ final class RedisConnectionPool: Sendable {
             }
             switch choice {
             case .use(let connection): return connection
-            case .open: return try await open()
+            case .open: return try await open(on: callersLoop ?? group)
             case .wait: await waitForAttempt()
             }
         }
@@ -101,7 +120,7 @@ final class RedisConnectionPool: Sendable {
         for waiter in waiters { waiter.resume() }
     }
 
-    private func open() async throws(RedisError) -> RedisConnection {
+    private func open(on group: any EventLoopGroup) async throws(RedisError) -> RedisConnection {
         do {
             let connection = try await RedisConnection.connect(
                 to: endpoint, on: group, connectTimeout: options.connectTimeout, commandTimeout: options.commandTimeout, tls: options.tls)
