@@ -41,13 +41,28 @@ public struct ZstdCodec: Sendable {
         _ source: UnsafeRawBufferPointer, into destination: UnsafeMutableRawBufferPointer, dictionary: ZstdDictionary? = nil
     ) -> Int? {
         let context = pools.checkOutCompressor(level: level)
-        defer { pools.checkIn(context) }
-        guard let pointer = context.pointer, let destinationBase = destination.baseAddress else { return nil }
-        if let dictionary {
-            guard ZSTD_isError(ZSTD_CCtx_refCDict(pointer, dictionary.compressionDictionary)) == 0 else { return nil }
+        guard let pointer = context.pointer, let destinationBase = destination.baseAddress else {
+            pools.checkIn(context)
+            return nil
         }
-        // A pooled context must go back without the dictionary, or the next value would use it.
-        defer { if dictionary != nil { ZSTD_CCtx_refCDict(pointer, nil) } }
+        if let dictionary {
+            guard ZSTD_isError(ZSTD_CCtx_refCDict(pointer, dictionary.compressionDictionary)) == 0 else {
+                pools.checkIn(context)
+                return nil
+            }
+        }
+        // A pooled context must go back without the dictionary, or the next value would use it
+        // (after the dictionary itself may be gone). zstd refuses to change the dictionary of a
+        // context left mid-frame by a failed compression, so such a context ends its session
+        // first, and one that still holds the dictionary is dropped, not pooled.
+        defer {
+            if dictionary != nil, ZSTD_isError(ZSTD_CCtx_refCDict(pointer, nil)) != 0 {
+                ZSTD_CCtx_reset(pointer, ZSTD_reset_session_only)
+                if ZSTD_isError(ZSTD_CCtx_refCDict(pointer, nil)) == 0 { pools.checkIn(context) }
+            } else {
+                pools.checkIn(context)
+            }
+        }
         let written = ZSTD_compress2(
             pointer, destinationBase, destination.count, source.baseAddress, source.count)
         guard ZSTD_isError(written) == 0 else { return nil }

@@ -57,24 +57,32 @@ extension LMDBTier {
         try environment.read { txn in try txn.dictionaryRows(sealer: encryption).map(\.info) }
     }
 
-    /// At open: the newest stored dictionary becomes the current one (automatic), or the app's
-    /// dictionary is found among the stored ones or stored (provided). Dictionaries sealed under
-    /// an older key are sealed again under the current one, so dropping the old key later loses
-    /// no dictionary.
+    /// At open: the newest stored dictionary that zstd can digest becomes the current one
+    /// (automatic), or the app's dictionary is found among the stored ones or stored (provided).
+    /// When the tier encrypts, dictionaries stored plain or sealed under an older key are sealed
+    /// under the current one first, so dropping the old key later loses no dictionary and no
+    /// fragment of a value stays in the clear.
     func prepareDictionaries(_ setting: DictionaryCompression) throws(TierCacheError) {
         do {
+            try sealDictionariesUnderCurrentKey()
             let rows = try environment.read { txn in try txn.dictionaryRows(sealer: encryption) }
-            try resealDictionaries(rows)
             switch setting {
             case .off:
                 return
             case .automatic:
-                guard let newest = rows.last(where: { $0.bytes != nil }), let bytes = newest.bytes else {
-                    seedSamplesFromStore()
+                // A row that passed its checksum but that zstd cannot digest is skipped (records
+                // naming it are dictionary misses), never a reason not to open.
+                for row in rows.reversed() {
+                    guard let bytes = row.bytes else { continue }
+                    guard let digested = try? ZstdDictionary(bytes: bytes, level: codec.level) else {
+                        logger?.warning("stored dictionary unusable; skipped", metadata: ["tier": "\(name)", "dictionary": "\(row.id)"])
+                        continue
+                    }
+                    dictionaries.install(digested, id: row.id)
+                    trainer?.adopt(trainedRatio: row.ratioWith)
                     return
                 }
-                dictionaries.install(try ZstdDictionary(bytes: bytes, level: codec.level), id: newest.id)
-                trainer?.adopt(trainedRatio: newest.ratioWith)
+                seedSamplesFromStore()
             case .provided(let bytes, _):
                 let digested = try ZstdDictionary(bytes: bytes, level: codec.level)
                 if let stored = rows.last(where: { $0.isProvided && $0.bytes == bytes }) {
@@ -115,25 +123,41 @@ extension LMDBTier {
         }
     }
 
-    private func resealDictionaries(_ rows: [DictionaryRow]) throws {
+    /// Seals, under the current key, every dictionary row stored plain or sealed under another
+    /// key (when the tier encrypts). Looks in a read transaction first, so an open with nothing
+    /// to seal writes nothing; what it then writes it reads again in the write transaction.
+    private func sealDictionariesUnderCurrentKey() throws {
         guard let encryption else { return }
-        let stale = try environment.read { txn in
-            rows.filter { row in
-                guard row.bytes != nil, row.isSealed else { return false }
-                return (try? DictionaryRow.key(row.id).withUnsafeBytes { key in
-                    try txn.get(environment.meta, key).flatMap { SealedEnvelope.keyID(of: UnsafeRawBufferPointer(rebasing: $0[DictionaryRow.headerSize...])) }
-                }) != encryption.currentKeyID
-            }
-        }
-        guard !stale.isEmpty else { return }
+        guard try environment.read({ txn in try !dictionariesToSeal(in: txn, encryption: encryption).isEmpty }) else { return }
         try write { txn in
-            for row in stale {
+            for row in try dictionariesToSeal(in: txn, encryption: encryption) {
                 let encoded = try row.encoded(sealer: encryption)
                 try DictionaryRow.key(row.id).withUnsafeBytes { key in
                     try encoded.withUnsafeBytes { try txn.put(environment.meta, key, $0) }
                 }
             }
         }
+    }
+
+    /// The dictionaries, opened, that are stored plain or sealed under a key other than the
+    /// current one (those sealed under a key not at hand are left: they cannot be opened).
+    private func dictionariesToSeal(in txn: Transaction, encryption: any RecordSealing) throws -> [DictionaryRow] {
+        var rows: [DictionaryRow] = []
+        try txn.forEach(environment.meta) { key, value in
+            guard let id = DictionaryRow.id(ofKey: key), value.count > DictionaryRow.headerSize,
+                  let stored = try? DictionaryRow.decode(value, id: id, sealer: nil)
+            else { return }
+            if !stored.isSealed {
+                rows.append(stored)  // decoded without a sealer: its bytes are the plain dictionary
+                return
+            }
+            let content = UnsafeRawBufferPointer(rebasing: value[DictionaryRow.headerSize...])
+            guard SealedEnvelope.keyID(of: content) != encryption.currentKeyID,
+                  let opened = try? DictionaryRow.decode(value, id: id, sealer: encryption), opened.bytes != nil
+            else { return }
+            rows.append(opened)
+        }
+        return rows
     }
 
     /// Trains a dictionary on the trainer's samples and installs it if it compresses them

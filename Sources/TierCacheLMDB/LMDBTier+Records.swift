@@ -12,7 +12,17 @@ extension LMDBTier {
         var stored: [UInt8]
         /// The compressed (or raw) value's bytes inside it, for the dictionary trainer.
         var payloadCount: Int
-        var usedDictionary: Bool
+        /// The dictionary the value was compressed with, if any: it must still be in the store
+        /// when the record is written (see ``LMDBTier/DictionaryRetired``).
+        var dictionaryID: UInt16?
+        var usedDictionary: Bool { dictionaryID != nil }
+    }
+
+    /// A record about to be written names a dictionary that is no longer in the store: another
+    /// store (in this process or another sharing the store) retired it after the value was
+    /// compressed. Written anyway, the record could never be read; it is compressed again.
+    struct DictionaryRetired: Error {
+        let id: UInt16
     }
 
     /// What a stored record turned out to be.
@@ -39,15 +49,15 @@ extension LMDBTier {
         let dictionary = dictionaries.current(forValueOf: entry.value.count)
         let record = StoredRecord.encode(entry, fullKey: key.fullKey, codec: codec, dictionary: dictionary)
         let payloadCount = record.count - StoredRecord.headerSize - (key.fullKey?.count ?? 0)
-        let usedDictionary = dictionary != nil && record.withUnsafeBytes { (try? StoredRecord.header(of: $0))?.dictionaryID != nil }
+        let dictionaryID = dictionary == nil ? nil : record.withUnsafeBytes { (try? StoredRecord.header(of: $0))?.dictionaryID }
         guard let encryption else {
-            return EncodedRecord(stored: record, payloadCount: payloadCount, usedDictionary: usedDictionary)
+            return EncodedRecord(stored: record, payloadCount: payloadCount, dictionaryID: dictionaryID)
         }
         do {
             let sealed = try record.withUnsafeBytes { plain in
                 try key.bytes.withUnsafeBytes { try SealedEnvelope.seal(plain, context: $0, with: encryption) }
             }
-            return EncodedRecord(stored: sealed, payloadCount: payloadCount, usedDictionary: usedDictionary)
+            return EncodedRecord(stored: sealed, payloadCount: payloadCount, dictionaryID: dictionaryID)
         } catch {
             throw TierCacheError(.storageFailure, "sealing the entry for \(directory.path) failed", underlying: "\(error)")
         }

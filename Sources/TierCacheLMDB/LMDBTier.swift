@@ -296,29 +296,31 @@ public final class LMDBTier: LocalCacheTier {
         } else {
             // From here a commit being gathered waits for this store (see `GroupCommit`).
             groupCommit.enter()
-            let record: [UInt8]
+            var committed: StoreOutcome?
             do {
-                let encoding = try encode(entry, under: storageKey)
-                encoded = encoding
-                record = encoding.stored
+                for _ in 0..<8 {
+                    let encoding = try encode(entry, under: storageKey)
+                    encoded = encoding
+                    do {
+                        committed = try commitUnlessTooLarge(encoding, under: storageKey)
+                        break
+                    } catch let retired as DictionaryRetired {
+                        // Compressed with a dictionary retired meanwhile (by another store here or
+                        // in another process): forget it and compress again, with the current
+                        // dictionary (newer, or none).
+                        dictionaries.retire(retired.id)
+                    }
+                }
             } catch {
                 groupCommit.exit()
                 throw error
             }
-            if sizeLimit.admits(record.count) {
-                defer { groupCommit.exit() }
-                do {
-                    try commitJoiningOthers(record, under: storageKey)
-                    outcome = .stored
-                } catch let error as TierCacheError where error.code == .diskFull || error.code == .mapFull {
-                    // A full disk (or a map that stayed full) refuses this write; what is stored
-                    // stays readable, and the next store tries again. The old entry goes if it can.
-                    outcome = .refused(.outOfSpace(detail: error.message))
-                    try? removeEntry(storageKey)
-                }
-            } else {
-                groupCommit.exit()
-                outcome = .refused(.tooLarge(size: record.count, limit: sizeLimit.maxBytes))
+            groupCommit.exit()
+            guard let committed else {
+                throw TierCacheError(.storageFailure, "every dictionary this store compressed with was retired before it was written")
+            }
+            outcome = committed
+            if case .refused(.tooLarge) = outcome {
                 try removeEntry(storageKey)
             }
         }
@@ -332,16 +334,36 @@ public final class LMDBTier: LocalCacheTier {
         return outcome
     }
 
+    /// Commits `encoded` (sharing a transaction with the stores running beside it) unless it is
+    /// over the per-entry limit. Throws ``DictionaryRetired`` when the dictionary it names left
+    /// the store before the commit.
+    private func commitUnlessTooLarge(_ encoded: EncodedRecord, under key: StorageKey) throws -> StoreOutcome {
+        guard sizeLimit.admits(encoded.stored.count) else {
+            return .refused(.tooLarge(size: encoded.stored.count, limit: sizeLimit.maxBytes))
+        }
+        do {
+            try commitJoiningOthers(PendingRecord(key: key, record: encoded.stored, dictionaryID: encoded.dictionaryID))
+            return .stored
+        } catch let error as TierCacheError where error.code == .diskFull || error.code == .mapFull {
+            // A full disk (or a map that stayed full) refuses this write; what is stored stays
+            // readable, and the next store tries again. The old entry goes if it can.
+            try? removeEntry(key)
+            return .refused(.outOfSpace(detail: error.message))
+        }
+    }
+
     /// A record on its way into the store, waiting in ``groupCommit``.
     private struct PendingRecord {
         let key: StorageKey
         let record: [UInt8]
+        /// The dictionary the record's value needs, checked to be in the store when it is written.
+        let dictionaryID: UInt16?
     }
 
-    /// Writes `record` under `key` in a transaction shared with the stores running beside it,
-    /// returning once that transaction has committed.
-    private func commitJoiningOthers(_ record: [UInt8], under key: StorageKey) throws {
-        try groupCommit.submit(PendingRecord(key: key, record: record), bytes: record.count) { batch in
+    /// Writes `pending` in a transaction shared with the stores running beside it, returning
+    /// once that transaction has committed.
+    private func commitJoiningOthers(_ pending: PendingRecord) throws {
+        try groupCommit.submit(pending, bytes: pending.record.count) { batch in
             commit(batch)
         }
     }
@@ -357,7 +379,7 @@ public final class LMDBTier: LocalCacheTier {
                     var state = try txn.writeState()
                     var evicted = 0
                     for pending in batch {
-                        evicted += try put(pending.record, under: pending.key, in: txn, state: &state)
+                        evicted += try put(pending, in: txn, state: &state)
                     }
                     try txn.setWriteState(state)
                     return evicted
@@ -368,12 +390,17 @@ public final class LMDBTier: LocalCacheTier {
                 // Fall through: one at a time.
             }
         }
-        return batch.map { pending in Result { try insert(pending.record, under: pending.key) } }
+        return batch.map { pending in Result { try insert(pending) } }
     }
 
-    /// Puts `record` under `key` in `txn`, first evicting least-recently-used entries until it
-    /// fits the budget; returns how many were evicted.
-    private func put(_ record: [UInt8], under key: StorageKey, in txn: Transaction, state: inout WriteState) throws -> Int {
+    /// Puts the pending record in `txn`, first evicting least-recently-used entries until it
+    /// fits the budget; returns how many were evicted. Throws ``DictionaryRetired`` when the
+    /// dictionary it names is no longer in the store.
+    private func put(_ pending: PendingRecord, in txn: Transaction, state: inout WriteState) throws -> Int {
+        let (key, record) = (pending.key, pending.record)
+        if let id = pending.dictionaryID, try DictionaryRow.key(id).withUnsafeBytes({ try txn.get(environment.meta, $0) }) == nil {
+            throw DictionaryRetired(id: id)
+        }
         let cost = accountedBytes(keyCount: key.bytes.count, recordCount: record.count)
         let evicted = try key.bytes.withUnsafeBytes { keyBytes in
             // The put below overwrites the old record and `touch` replaces its tick;
@@ -390,16 +417,16 @@ public final class LMDBTier: LocalCacheTier {
         return evicted
     }
 
-    /// Writes `record` under `key` in a transaction of its own, evicting and retrying while LMDB
+    /// Writes the pending record in a transaction of its own, evicting and retrying while LMDB
     /// reports a full map.
-    private func insert(_ record: [UInt8], under key: StorageKey) throws {
-        let cost = accountedBytes(keyCount: key.bytes.count, recordCount: record.count)
+    private func insert(_ pending: PendingRecord) throws {
+        let cost = accountedBytes(keyCount: pending.key.bytes.count, recordCount: pending.record.count)
         var extraToFree = max(cost, capacity / 32)
         for attempt in 0..<12 {
             do {
                 let evicted = try environment.write { txn -> Int in
                     var state = try txn.writeState()
-                    let evicted = try put(record, under: key, in: txn, state: &state)
+                    let evicted = try put(pending, in: txn, state: &state)
                     try txn.setWriteState(state)
                     return evicted
                 }

@@ -85,7 +85,10 @@ extension InspectCommand {
 
     /// "42 s", "17 min", "5 h", "3 d".
     static func age(_ seconds: TimeInterval) -> String {
+        // From a creation time read off disk: any finite value, however far off.
+        guard seconds.isFinite else { return "unknown" }
         let seconds = max(0, seconds)
+        if seconds >= 1e14 { return "over 1,000,000 years" }
         if seconds < 120 { return "\(Int(seconds)) s" }
         if seconds < 7200 { return "\(Int(seconds / 60)) min" }
         if seconds < 172_800 { return "\(Int(seconds / 3600)) h" }

@@ -77,7 +77,10 @@ struct DictionaryRow {
     }
 
     /// Decodes a row; a sealed dictionary is opened with `sealer` (its bytes are `nil` without
-    /// one, or when it fails to open).
+    /// one, or when it fails to open). With a `sealer`, a plain row's bytes are `nil` too: an
+    /// encrypted store seals its dictionaries when it opens (``LMDBTier`` reseals plain ones), so
+    /// a plain row in it was planted, or its unauthenticated sealed flag was cleared. Read such
+    /// rows with no sealer to seal them.
     static func decode(_ row: UnsafeRawBufferPointer, id: UInt16, sealer: (any RecordSealing)?) throws(EntryRecord.DecodeFailure) -> DictionaryRow {
         guard row.count > headerSize, row[0] == formatVersion else {
             throw EntryRecord.DecodeFailure(reason: "dictionary \(id): not a dictionary row")
@@ -96,7 +99,7 @@ struct DictionaryRow {
             if let sealer {
                 bytes = try? sealingContext(id).withUnsafeBytes { try SealedEnvelope.open(content, context: $0, with: sealer) }
             }
-        } else {
+        } else if sealer == nil {
             bytes = [UInt8](content)
         }
         if let plain = bytes, plain.withUnsafeBytes({ Checksum.of($0) }) != checksum {

@@ -58,10 +58,16 @@ final class DictionaryShelf: Sendable {
             return state.missing.contains(id) ? .some(nil) : nil
         }
         if let known { return known }
-        let row = try? txn.dictionaryRow(id, sealer: sealer)
+        let row: DictionaryRow?
+        do {
+            row = try txn.dictionaryRow(id, sealer: sealer)
+        } catch {
+            // The store could not be read: nothing is known about the row, so nothing is noted.
+            return nil
+        }
         guard let bytes = row?.bytes, let dictionary = try? ZstdDictionary(bytes: bytes, level: level) else {
-            // A sealed row that did not open may open with the right key later; only an absent
-            // row is certainly gone for good.
+            // A sealed row that did not open may open with the right key later; only a row that
+            // is absent (or fails to decode) is gone for good.
             if row == nil { state.withLock { _ = $0.missing.insert(id) } }
             return nil
         }

@@ -97,8 +97,11 @@ final class DictionaryTrainer: Sendable {
         }
     }
 
-    /// Starts from a dictionary already in the store (opened, or provided).
+    /// Starts from a dictionary already in the store (opened, or provided). Without a usable
+    /// ratio on its samples (an app's dictionary has none) there is nothing to measure drift
+    /// against, so the next full ring of samples trains a dictionary of the tier's own, which is
+    /// installed only if it compresses them clearly better than no dictionary.
     func adopt(trainedRatio: Double?) {
-        state.withLock { $0.trainedRatio = trainedRatio ?? 0 }
+        state.withLock { $0.trainedRatio = trainedRatio.flatMap { $0.isFinite && $0 > 0 ? $0 : nil } }
     }
 }

@@ -1,0 +1,182 @@
+import CLMDB
+import Foundation
+import Testing
+import TierCache
+import TierCacheCompression
+@testable import TierCacheLMDB
+import TierCacheTesting
+
+/// Dictionaries under the conditions a shared, long-lived store meets: a dictionary retired by
+/// another store between compressing a value and writing it, a store that switches from the app's
+/// dictionary to automatic training, a stored dictionary zstd cannot digest, and a store that
+/// turns encryption on after dictionaries were stored in the clear. Each expectation follows from
+/// the record format's rule that a record may only name a dictionary the store holds (a record
+/// naming one that is gone can never be read again).
+@Suite("LMDBTier dictionaries: retirement, switching settings, damage")
+struct LMDBDictionaryRobustnessTests {
+    typealias Fixtures = LMDBDictionaryTests
+
+    @Test("A value compressed with a dictionary retired before its write is compressed again, never stored unreadable")
+    func retiredBetweenCompressingAndWriting() throws {
+        let directory = TemporaryDirectory()
+        let values = Fixtures.responses(300)
+        let id = try Fixtures.populatedStore(directory.url, values.prefix(250))
+        do {
+            let tier = try LMDBTier(directory: directory.url, configuration: Fixtures.automatic)
+            // Another process sharing the store retires the dictionary: its row goes, while this
+            // tier still has it as the one to compress with.
+            try tier.write { txn in
+                _ = try DictionaryRow.key(id).withUnsafeBytes { try txn.delete(tier.environment.meta, $0) }
+            }
+            for (index, value) in values.enumerated().dropFirst(250) {
+                #expect(try tier.store(entry(value), forKey: key("r\(index)")) == .stored)
+            }
+        }
+        // Reopened (as another process, or this one after a restart, would), every value stored
+        // after the retirement reads back: none names the dictionary that is gone.
+        let reopened = try LMDBTier(directory: directory.url, configuration: .init(capacity: 64 << 20))
+        for (index, value) in values.enumerated().dropFirst(250) {
+            #expect(try reopened.entry(forKey: key("r\(index)"))?.value == value)
+        }
+        #expect(reopened.statistics().dictionaryMisses == 0)
+    }
+
+    @Test("A store that held the app's dictionary and is reopened with automatic dictionaries trains its own")
+    func fromProvidedToAutomatic() throws {
+        let directory = TemporaryDirectory()
+        // The app's dictionary was trained on responses of another API: it still digests, but
+        // says nothing about its ratio (an app's dictionary never does).
+        let provided = try ZstdDictionary.train(samples: Fixtures.otherResponses(300), capacity: 8 << 10)
+        let values = Fixtures.responses(400)
+        do {
+            let tier = try LMDBTier(directory: directory.url, configuration: .init(
+                capacity: 64 << 20, dictionary: .provided(provided), durability: .none))
+            for (index, value) in values.prefix(50).enumerated() { _ = try tier.store(entry(value), forKey: key("r\(index)")) }
+        }
+        let tier = try LMDBTier(directory: directory.url, configuration: Fixtures.automatic)
+        // Well over a 128 KiB ring of fresh 1 KiB samples.
+        for (index, value) in values.enumerated().dropFirst(50) { _ = try tier.store(entry(value), forKey: key("r\(index)")) }
+        let stored = try tier.storedDictionaries()
+        #expect(stored.count == 2, "the app's dictionary and one trained here: \(stored)")
+        #expect(stored.last.map { !$0.isProvided && $0.ratioOnSamples != nil } == true)
+        for (index, value) in values.enumerated() {
+            #expect(try tier.entry(forKey: key("r\(index)"))?.value == value)
+        }
+    }
+
+    @Test("A stored dictionary zstd cannot digest is skipped at open: the store opens, and its records are dictionary misses")
+    func undigestableDictionaryAtOpen() throws {
+        let directory = TemporaryDirectory()
+        let values = Fixtures.responses(300)
+        let id = try Fixtures.populatedStore(directory.url, values)
+        do {
+            // Replace the dictionary with bytes that pass the row's checksum but are not a
+            // dictionary zstd can load: its magic number, then a header that is nonsense.
+            let tier = try LMDBTier(directory: directory.url, configuration: .init(capacity: 64 << 20))
+            let broken = [0x37, 0xA4, 0x30, 0xEC] + [UInt8](repeating: 0xFF, count: 4096)
+            #expect(throws: (any Error).self) { try ZstdDictionary(bytes: broken, level: 1) }
+            let row = DictionaryRow(
+                id: id, isProvided: false, samples: 1, createdAt: Date(), ratioWith: 3, ratioWithout: 1.5,
+                bytes: broken, isSealed: false, storedSize: 0)
+            let encoded = try row.encoded(sealer: nil)
+            try tier.write { txn in
+                try DictionaryRow.key(id).withUnsafeBytes { key in
+                    try encoded.withUnsafeBytes { try txn.put(tier.environment.meta, key, $0) }
+                }
+            }
+        }
+        let reopened = try LMDBTier(directory: directory.url, configuration: Fixtures.automatic)
+        var hits = 0
+        for (index, value) in values.enumerated() {
+            if let found = try reopened.entry(forKey: key("r\(index)")) {
+                #expect(found.value == value)
+                hits += 1
+            }
+        }
+        #expect(reopened.statistics().dictionaryMisses == values.count - hits)
+        #expect(hits < values.count, "records that named the dictionary cannot be read")
+        // New values are stored without it, and read back.
+        let fresh = Fixtures.responses(20, seed: 99)
+        for (index, value) in fresh.enumerated() {
+            #expect(try reopened.store(entry(value), forKey: key("fresh\(index)")) == .stored)
+            #expect(try reopened.entry(forKey: key("fresh\(index)"))?.value == value)
+        }
+    }
+
+    @Test("Turning encryption on seals the dictionaries stored in the clear, which then serve sealed records")
+    func encryptionSealsPlainDictionaries() throws {
+        let directory = TemporaryDirectory()
+        let values = Fixtures.responses(300)
+        let id = try Fixtures.populatedStore(directory.url, values.prefix(250))
+        #expect(try LMDBTier(directory: directory.url, configuration: .init(capacity: 64 << 20)).storedDictionaries().map(\.isSealed) == [false])
+        do {
+            let encrypted = try LMDBTier(directory: directory.url, configuration: .init(
+                capacity: 64 << 20, dictionary: .automatic(Fixtures.training), encryption: TestSealer(), durability: .none))
+            #expect(try encrypted.storedDictionaries().map { [$0.id: $0.isSealed] } == [[id: true]])
+            for (index, value) in values.enumerated().dropFirst(250) {
+                #expect(try encrypted.store(entry(value), forKey: key("r\(index)")) == .stored)
+                #expect(try encrypted.entry(forKey: key("r\(index)"))?.value == value)
+            }
+            #expect(encrypted.statistics().dictionaryMisses == 0)
+        }
+        // The row on disk is sealed: read without the sealer, the dictionary has no bytes.
+        var stored: [UInt8]?
+        try rawLMDBEdit(directory.url, { txn, dbi in stored = rawGet(txn, dbi, key: DictionaryRow.key(id)) }, database: "tiercache.meta")
+        let row = try #require(stored)
+        let decoded = try row.withUnsafeBytes { try DictionaryRow.decode($0, id: id, sealer: nil) }
+        #expect(decoded.isSealed && decoded.bytes == nil)
+        // Reopened with the key, the sealed records compressed with it read back.
+        let again = try LMDBTier(directory: directory.url, configuration: .init(
+            capacity: 64 << 20, dictionary: .automatic(Fixtures.training), encryption: TestSealer(), durability: .none))
+        for (index, value) in values.enumerated().dropFirst(250) {
+            #expect(try again.entry(forKey: key("r\(index)"))?.value == value)
+        }
+    }
+
+    @Test("A dictionary read with an encryption key but stored in the clear has no bytes: an encrypted store never uses a plain one")
+    func plainRowsAreRefusedWithASealer() throws {
+        let row = DictionaryRow(
+            id: 3, isProvided: true, samples: 0, createdAt: Date(), ratioWith: nil, ratioWithout: nil,
+            bytes: [UInt8](repeating: 7, count: 512), isSealed: false, storedSize: 0)
+        let encoded = try row.encoded(sealer: nil)
+        let sealer = TestSealer()
+        let plain = try encoded.withUnsafeBytes { try DictionaryRow.decode($0, id: 3, sealer: nil) }
+        let withSealer = try encoded.withUnsafeBytes { try DictionaryRow.decode($0, id: 3, sealer: sealer) }
+        #expect(plain.bytes == row.bytes)
+        #expect(withSealer.bytes == nil && !withSealer.isSealed)
+        // A sealed row opens with the sealer, and is unreadable without it.
+        let sealed = try row.encoded(sealer: sealer)
+        #expect(try sealed.withUnsafeBytes { try DictionaryRow.decode($0, id: 3, sealer: sealer) }.bytes == row.bytes)
+        #expect(try sealed.withUnsafeBytes { try DictionaryRow.decode($0, id: 3, sealer: nil) }.bytes == nil)
+        // Bound to its id: the same sealed row under another id does not open.
+        #expect(try sealed.withUnsafeBytes { try DictionaryRow.decode($0, id: 4, sealer: sealer) }.bytes == nil)
+    }
+}
+
+/// A sealer for tests that need one without swift-crypto: XOR with a key byte and a
+/// 4-byte tag of the context's and content's checksum. Not encryption, but it has the
+/// properties the record format relies on (a key id, and failing to open when the context or
+/// the content differ).
+struct TestSealer: RecordSealing {
+    var currentKeyID: UInt32 { 1 }
+
+    func seal(_ plaintext: UnsafeRawBufferPointer, keyID: UInt32, authenticating: UnsafeRawBufferPointer) throws -> [UInt8] {
+        let body = plaintext.map { $0 ^ 0x5A }
+        return body + tag(body, authenticating)
+    }
+
+    func open(_ box: UnsafeRawBufferPointer, keyID: UInt32, authenticating: UnsafeRawBufferPointer) throws -> [UInt8] {
+        guard keyID == 1, box.count >= 4 else { throw RecordSealingError.unknownKey(keyID) }
+        let body = [UInt8](box.prefix(box.count - 4))
+        guard [UInt8](box.suffix(4)) == tag(body, authenticating) else { throw RecordSealingError.authenticationFailed }
+        return body.map { $0 ^ 0x5A }
+    }
+
+    func storageName(forKey key: UnsafeRawBufferPointer) -> [UInt8]? { nil }
+
+    private func tag(_ body: [UInt8], _ context: UnsafeRawBufferPointer) -> [UInt8] {
+        var hash: UInt32 = 2_166_136_261
+        for byte in body + [UInt8](context) { hash = (hash ^ UInt32(byte)) &* 16_777_619 }
+        return withUnsafeBytes(of: hash.littleEndian) { Array($0) }
+    }
+}
