@@ -185,9 +185,13 @@ struct LMDBEncryptionTests {
         let tier = try LMDBTier(directory: directory.url, configuration: Self.configuration(try Self.encryption(Self.keyTwo, id: 2)))
         for (index, value) in values.enumerated() { #expect(try tier.entry(forKey: key("r\(index)"))?.value == value) }
         #expect(tier.statistics().dictionaryMisses == 0 && tier.statistics().unopenableRecords == 0)
-        // Without any key, the records cannot be read and the dictionary not used.
+        // Without any key the records cannot be read (a sealed record in a plain store is
+        // refused before its dictionary is looked at), and the dictionary stays sealed: listed,
+        // never opened.
         let plain = try LMDBTier(directory: directory.url, configuration: Self.configuration(nil))
         #expect(try plain.entry(forKey: key("r0")) == nil)
+        #expect(plain.statistics().unopenableRecords == 1)
+        #expect(try plain.storedDictionaries().map(\.isSealed) == [true])
     }
 
     @Test("Keys of the wrong size, duplicate ids and a short hashing secret are refused")
