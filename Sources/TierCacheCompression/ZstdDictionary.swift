@@ -17,6 +17,9 @@ public final class ZstdDictionary: @unchecked Sendable {
     public let bytes: [UInt8]
     /// The compression level the dictionary was digested for.
     public let level: Int32
+    /// ``Checksum`` of ``bytes``: what a store's dictionary row records, so that a writer can
+    /// tell that the row under an id still holds this dictionary.
+    public let checksum: UInt32
     let compressionDictionary: OpaquePointer
     let decompressionDictionary: OpaquePointer
 
@@ -37,6 +40,7 @@ public final class ZstdDictionary: @unchecked Sendable {
         }
         self.bytes = bytes
         self.level = level
+        self.checksum = bytes.withUnsafeBytes { Checksum.of($0) }
         self.compressionDictionary = compression
         self.decompressionDictionary = decompression
     }

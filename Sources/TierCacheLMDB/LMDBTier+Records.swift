@@ -14,13 +14,21 @@ extension LMDBTier {
         var payloadCount: Int
         /// The dictionary the value was compressed with, if any: it must still be in the store
         /// when the record is written (see ``LMDBTier/DictionaryRetired``).
-        var dictionaryID: UInt16?
-        var usedDictionary: Bool { dictionaryID != nil }
+        var dictionary: UsedDictionary?
+        var usedDictionary: Bool { dictionary != nil }
+    }
+
+    /// A dictionary a record needs: its id, and the checksum of its bytes, which the store's row
+    /// under that id must still record when the record is written.
+    struct UsedDictionary {
+        let id: UInt16
+        let checksum: UInt32
     }
 
     /// A record about to be written names a dictionary that is no longer in the store: another
     /// store (in this process or another sharing the store) retired it after the value was
-    /// compressed. Written anyway, the record could never be read; it is compressed again.
+    /// compressed, or its id now names another dictionary. Written anyway, the record could never
+    /// be read; it is compressed again.
     struct DictionaryRetired: Error {
         let id: UInt16
     }
@@ -49,15 +57,19 @@ extension LMDBTier {
         let dictionary = dictionaries.current(forValueOf: entry.value.count)
         let record = StoredRecord.encode(entry, fullKey: key.fullKey, codec: codec, dictionary: dictionary)
         let payloadCount = record.count - StoredRecord.headerSize - (key.fullKey?.count ?? 0)
-        let dictionaryID = dictionary == nil ? nil : record.withUnsafeBytes { (try? StoredRecord.header(of: $0))?.dictionaryID }
+        // The codec compresses alone when that is smaller: the header says whether it used it.
+        let used = dictionary.flatMap { dictionary in
+            record.withUnsafeBytes { (try? StoredRecord.header(of: $0))?.dictionaryID } == dictionary.id
+                ? UsedDictionary(id: dictionary.id, checksum: dictionary.dictionary.checksum) : nil
+        }
         guard let encryption else {
-            return EncodedRecord(stored: record, payloadCount: payloadCount, dictionaryID: dictionaryID)
+            return EncodedRecord(stored: record, payloadCount: payloadCount, dictionary: used)
         }
         do {
             let sealed = try record.withUnsafeBytes { plain in
                 try key.bytes.withUnsafeBytes { try SealedEnvelope.seal(plain, context: $0, with: encryption) }
             }
-            return EncodedRecord(stored: sealed, payloadCount: payloadCount, dictionaryID: dictionaryID)
+            return EncodedRecord(stored: sealed, payloadCount: payloadCount, dictionary: used)
         } catch {
             throw TierCacheError(.storageFailure, "sealing the entry for \(directory.path) failed", underlying: "\(error)")
         }

@@ -342,7 +342,7 @@ public final class LMDBTier: LocalCacheTier {
             return .refused(.tooLarge(size: encoded.stored.count, limit: sizeLimit.maxBytes))
         }
         do {
-            try commitJoiningOthers(PendingRecord(key: key, record: encoded.stored, dictionaryID: encoded.dictionaryID))
+            try commitJoiningOthers(PendingRecord(key: key, record: encoded.stored, dictionary: encoded.dictionary))
             return .stored
         } catch let error as TierCacheError where error.code == .diskFull || error.code == .mapFull {
             // A full disk (or a map that stayed full) refuses this write; what is stored stays
@@ -357,7 +357,7 @@ public final class LMDBTier: LocalCacheTier {
         let key: StorageKey
         let record: [UInt8]
         /// The dictionary the record's value needs, checked to be in the store when it is written.
-        let dictionaryID: UInt16?
+        let dictionary: UsedDictionary?
     }
 
     /// Writes `pending` in a transaction shared with the stores running beside it, returning
@@ -395,11 +395,14 @@ public final class LMDBTier: LocalCacheTier {
 
     /// Puts the pending record in `txn`, first evicting least-recently-used entries until it
     /// fits the budget; returns how many were evicted. Throws ``DictionaryRetired`` when the
-    /// dictionary it names is no longer in the store.
+    /// dictionary it names is no longer in the store (its row gone, or recording other bytes).
     private func put(_ pending: PendingRecord, in txn: Transaction, state: inout WriteState) throws -> Int {
         let (key, record) = (pending.key, pending.record)
-        if let id = pending.dictionaryID, try DictionaryRow.key(id).withUnsafeBytes({ try txn.get(environment.meta, $0) }) == nil {
-            throw DictionaryRetired(id: id)
+        if let needed = pending.dictionary {
+            let recorded = try DictionaryRow.key(needed.id).withUnsafeBytes { key in
+                try txn.get(environment.meta, key).flatMap(DictionaryRow.checksum(ofRow:))
+            }
+            guard recorded == needed.checksum else { throw DictionaryRetired(id: needed.id) }
         }
         let cost = accountedBytes(keyCount: key.bytes.count, recordCount: record.count)
         let evicted = try key.bytes.withUnsafeBytes { keyBytes in

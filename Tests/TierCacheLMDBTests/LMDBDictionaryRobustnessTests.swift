@@ -41,6 +41,36 @@ struct LMDBDictionaryRobustnessTests {
         #expect(reopened.statistics().dictionaryMisses == 0)
     }
 
+    @Test("A value compressed with a dictionary whose id was given to another dictionary meanwhile is compressed again")
+    func idReusedBetweenCompressingAndWriting() throws {
+        let directory = TemporaryDirectory()
+        let values = Fixtures.responses(300)
+        let id = try Fixtures.populatedStore(directory.url, values.prefix(250))
+        do {
+            let tier = try LMDBTier(directory: directory.url, configuration: Fixtures.automatic)
+            // Another store put a different dictionary under the same id (ids are reused after
+            // 65,535, and start again in a store made anew).
+            let other = try ZstdDictionary.train(samples: Fixtures.otherResponses(300), capacity: 8 << 10)
+            let row = DictionaryRow(
+                id: id, isProvided: false, samples: 300, createdAt: Date(), ratioWith: 3, ratioWithout: 1.5,
+                bytes: other, isSealed: false, storedSize: 0)
+            let encoded = try row.encoded(sealer: nil)
+            try tier.write { txn in
+                try DictionaryRow.key(id).withUnsafeBytes { key in
+                    try encoded.withUnsafeBytes { try txn.put(tier.environment.meta, key, $0) }
+                }
+            }
+            for (index, value) in values.enumerated().dropFirst(250) {
+                #expect(try tier.store(entry(value), forKey: key("r\(index)")) == .stored)
+            }
+        }
+        let reopened = try LMDBTier(directory: directory.url, configuration: .init(capacity: 64 << 20))
+        for (index, value) in values.enumerated().dropFirst(250) {
+            #expect(try reopened.entry(forKey: key("r\(index)"))?.value == value)
+        }
+        #expect(reopened.statistics().dictionaryMisses == 0 && reopened.statistics().corruptionsRemoved == 0)
+    }
+
     @Test("A store that held the app's dictionary and is reopened with automatic dictionaries trains its own")
     func fromProvidedToAutomatic() throws {
         let directory = TemporaryDirectory()

@@ -47,6 +47,13 @@ struct DictionaryRow {
         return UInt16(key[keyPrefix.count]) << 8 | UInt16(key[keyPrefix.count + 1])
     }
 
+    /// The checksum of the dictionary's bytes a stored row records (sealed or not), or `nil` for
+    /// a row too short to be one.
+    static func checksum(ofRow row: UnsafeRawBufferPointer) -> UInt32? {
+        guard row.count > headerSize, row[0] == formatVersion else { return nil }
+        return UInt32(littleEndian: row.loadUnaligned(fromByteOffset: 32, as: UInt32.self))
+    }
+
     /// What the sealed dictionary is bound to: its id, so rows cannot be swapped.
     private static func sealingContext(_ id: UInt16) -> [UInt8] {
         Array("tiercache.dictionary.".utf8) + [UInt8(id >> 8), UInt8(id & 0xFF)]
