@@ -218,7 +218,8 @@ extension LMDBTier {
             let used = Set(existing.map(\.id))
             let highest = existing.map(\.id).max() ?? 0
             // Ids grow, so a record can only name a dictionary made before it; after 65,535
-            // the lowest free id is reused.
+            // the lowest free id is reused (tiers that digested the id's previous dictionary
+            // find out when they write or read with it: see `DictionaryShelf`).
             row.id = highest < UInt16.max ? highest + 1 : (1...UInt16.max).first { !used.contains($0) } ?? 1
             let encoded = try row.encoded(sealer: encryption)
             var state = try txn.writeState()
@@ -237,7 +238,7 @@ extension LMDBTier {
             try txn.setWriteState(state)
             return retired
         }
-        for id in retired { dictionaries.retire(id) }
+        for id in retired { dictionaries.forget(id) }
         dictionaries.install(digested, id: row.id)
     }
 

@@ -104,9 +104,14 @@ extension LMDBTier {
             guard let found = dictionaries.dictionary(id, in: txn) else { return .unusable(.missingDictionary) }
             dictionary = found
         }
-        guard let value = try? StoredRecord.value(of: header, codec: codec, dictionary: dictionary) else {
-            return .unusable(.damaged)
+        var value = try? StoredRecord.value(of: header, codec: codec, dictionary: dictionary)
+        if value == nil, let id = header.dictionaryID, let stale = dictionary,
+           let current = dictionaries.redigested(id, replacing: stale, in: txn)
+        {
+            // The id names another dictionary than the one digested here (see `DictionaryShelf`).
+            value = try? StoredRecord.value(of: header, codec: codec, dictionary: current)
         }
+        guard let value else { return .unusable(.damaged) }
         let entry = CacheEntry(value: value, storedAt: header.metadata.storedAt, expiresAt: header.metadata.expiresAt)
         return .entry(entry, reseal: reseal ? [] : nil)
     }

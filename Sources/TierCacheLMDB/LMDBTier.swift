@@ -306,9 +306,9 @@ public final class LMDBTier: LocalCacheTier {
                         break
                     } catch let retired as DictionaryRetired {
                         // Compressed with a dictionary retired meanwhile (by another store here or
-                        // in another process): forget it and compress again, with the current
-                        // dictionary (newer, or none).
-                        dictionaries.retire(retired.id)
+                        // in another process), or whose id now names another: forget it and
+                        // compress again, with the current dictionary (newer, or none).
+                        dictionaries.forget(retired.id)
                     }
                 }
             } catch {

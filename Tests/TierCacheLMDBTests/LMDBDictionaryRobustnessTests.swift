@@ -71,6 +71,40 @@ struct LMDBDictionaryRobustnessTests {
         #expect(reopened.statistics().dictionaryMisses == 0 && reopened.statistics().corruptionsRemoved == 0)
     }
 
+    @Test("A reader that digested a dictionary before its id was given to another reads records made with the new one")
+    func readerWithAStaleDictionary() throws {
+        let directory = TemporaryDirectory()
+        let values = Fixtures.responses(300)
+        let id = try Fixtures.populatedStore(directory.url, values.prefix(250))
+        let tier = try LMDBTier(directory: directory.url, configuration: .init(capacity: 64 << 20))
+        // This tier digests dictionary `id` by reading the records that need it.
+        #expect((try LMDBTier.inspect(directory: directory.url).recordsByDictionary[String(id)] ?? 0) > 0)
+        for (index, value) in values.prefix(250).enumerated() {
+            #expect(try tier.entry(forKey: key("r\(index)"))?.value == value)
+        }
+        // Another store gives the id to another dictionary and stores a record made with it.
+        let otherValues = Fixtures.otherResponses(300)
+        let other = try ZstdDictionary(bytes: try ZstdDictionary.train(samples: otherValues, capacity: 8 << 10), level: 1)
+        let row = DictionaryRow(
+            id: id, isProvided: false, samples: 300, createdAt: Date(), ratioWith: 3, ratioWithout: 1.5,
+            bytes: other.bytes, isSealed: false, storedSize: 0)
+        let encodedRow = try row.encoded(sealer: nil)
+        let record = StoredRecord.encode(
+            entry(otherValues[0]), fullKey: nil, codec: try #require(ZstdCodec(level: 1)),
+            dictionary: EntryRecord.Dictionary(id: id, dictionary: other))
+        #expect(record.withUnsafeBytes { (try? StoredRecord.header(of: $0))?.dictionaryID } == id)
+        try tier.write { txn in
+            try DictionaryRow.key(id).withUnsafeBytes { key in
+                try encodedRow.withUnsafeBytes { try txn.put(tier.environment.meta, key, $0) }
+            }
+            try Array("fresh".utf8).withUnsafeBytes { key in
+                try record.withUnsafeBytes { try txn.put(tier.environment.entries, key, $0) }
+            }
+        }
+        #expect(try tier.entry(forKey: key("fresh"))?.value == otherValues[0])
+        #expect(tier.statistics().corruptionsRemoved == 0)
+    }
+
     @Test("A store that held the app's dictionary and is reopened with automatic dictionaries trains its own")
     func fromProvidedToAutomatic() throws {
         let directory = TemporaryDirectory()

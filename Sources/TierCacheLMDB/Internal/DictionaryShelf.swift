@@ -5,12 +5,15 @@ import TierCacheCompression
 ///
 /// Digesting a dictionary costs far more than using one, so each is digested once, on first
 /// need: a record naming an id not yet on the shelf (one trained by another process sharing the
-/// store) is looked up in the store. An id the store does not hold is remembered as missing:
-/// ids are never reused, so it cannot appear later.
+/// store) is looked up in the store. An id the store does not hold is not remembered: a record
+/// naming it is deleted when met, so the look-up (one read of a small table) happens once per
+/// such record, and an id can come back: ids are reused once all 65,535 have been used, and start
+/// again in a store made anew. For the same reason an id can name another dictionary than the one
+/// digested here: a writer finds out in its write transaction (``forget(_:digested:)``), a reader
+/// when a value fails to decompress (``redigested(_:replacing:in:)``).
 final class DictionaryShelf: Sendable {
     private struct State {
         var digested: [UInt16: ZstdDictionary] = [:]
-        var missing: Set<UInt16> = []
         var current: EntryRecord.Dictionary?
     }
 
@@ -36,41 +39,41 @@ final class DictionaryShelf: Sendable {
     func install(_ dictionary: ZstdDictionary, id: UInt16) {
         state.withLock {
             $0.digested[id] = dictionary
-            $0.missing.remove(id)
             $0.current = EntryRecord.Dictionary(id: id, dictionary: dictionary)
         }
     }
 
-    /// Forgets dictionary `id` (deleted from the store).
-    func retire(_ id: UInt16) {
+    /// Forgets dictionary `id` (and stops compressing with it): deleted from the store, or its
+    /// row now holds another dictionary, which a later look-up reads afresh. With `digested`,
+    /// only if that is the dictionary on the shelf under `id` (another thread may have read the
+    /// new one already).
+    func forget(_ id: UInt16, digested: ZstdDictionary? = nil) {
         state.withLock {
+            if let digested, $0.digested[id] !== digested { return }
             $0.digested[id] = nil
-            $0.missing.insert(id)
             if $0.current?.id == id { $0.current = nil }
         }
     }
 
+    /// The dictionary the store now holds under `id`, when it is not `stale` (a value failed to
+    /// decompress with `stale`, and the row may since have been given to another dictionary);
+    /// `nil` when the row still holds `stale`, or holds nothing usable.
+    func redigested(_ id: UInt16, replacing stale: ZstdDictionary, in txn: Transaction) -> ZstdDictionary? {
+        let recorded = try? DictionaryRow.key(id).withUnsafeBytes { key in
+            try txn.get(txn.environment.meta, key).flatMap(DictionaryRow.checksum(ofRow:))
+        }
+        guard let recorded, recorded != stale.checksum else { return nil }
+        forget(id, digested: stale)
+        return dictionary(id, in: txn)
+    }
+
     /// Dictionary `id`, digesting it from the store on first need; `nil` when the store does not
-    /// hold it (or holds it sealed under a key not at hand, or damaged).
+    /// hold it (or holds it sealed under a key not at hand, damaged, or could not be read).
     func dictionary(_ id: UInt16, in txn: Transaction) -> ZstdDictionary? {
-        let known: ZstdDictionary?? = state.withLock { state in
-            if let dictionary = state.digested[id] { return .some(dictionary) }
-            return state.missing.contains(id) ? .some(nil) : nil
-        }
-        if let known { return known }
-        let row: DictionaryRow?
-        do {
-            row = try txn.dictionaryRow(id, sealer: sealer)
-        } catch {
-            // The store could not be read: nothing is known about the row, so nothing is noted.
-            return nil
-        }
-        guard let bytes = row?.bytes, let dictionary = try? ZstdDictionary(bytes: bytes, level: level) else {
-            // A sealed row that did not open may open with the right key later; only a row that
-            // is absent (or fails to decode) is gone for good.
-            if row == nil { state.withLock { _ = $0.missing.insert(id) } }
-            return nil
-        }
+        if let known = state.withLock({ $0.digested[id] }) { return known }
+        guard let row = try? txn.dictionaryRow(id, sealer: sealer), let bytes = row.bytes,
+              let dictionary = try? ZstdDictionary(bytes: bytes, level: level)
+        else { return nil }
         state.withLock { $0.digested[id] = dictionary }
         return dictionary
     }
