@@ -4,7 +4,9 @@
 # Prints redis-benchmark's requests/s, then the RedisBenchmarks target's; compare the two. Then
 # RedisRoundTrips, the same three operations in a plain loop, with Swift's default executor and
 # with SwiftNIO's event loops as the global executor (which the benchmark harness cannot use), and
-# with each lane inside RedisTier.withEventLoopAffinity (on the connection's own event loop).
+# with each lane inside RedisTier.withEventLoopAffinity (on the connection's own event loop); last,
+# redis-benchmark's MGET of 16 of the keys RedisRoundTrips stored, the baseline of its
+# entries(forKeys:) row.
 set -euo pipefail
 cd "$(dirname "$0")"
 dir=$(mktemp -d)
@@ -22,3 +24,5 @@ swift build -c release --product RedisRoundTrips >&2
 "$(swift build -c release --show-bin-path)/RedisRoundTrips"
 "$(swift build -c release --show-bin-path)/RedisRoundTrips" --nio-executor
 "$(swift build -c release --show-bin-path)/RedisRoundTrips" --affinity
+echo "== redis-benchmark, MGET of 16 keys RedisRoundTrips stored, one connection =="
+redis-benchmark -p "$port" -n 100000 -c 1 -q MGET $(for i in $(seq 0 15); do printf 'roundtrips:key:%d ' "$i"; done)

@@ -27,9 +27,9 @@ public final class RedisTier: CacheTier {
     public let configuration: Configuration
 
     private let client: any RedisClient
-    private let codec: ZstdCodec
+    let codec: ZstdCodec
     private let sizeLimit: EntrySizeLimit
-    private let counters: TierCounters
+    let counters: TierCounters
     /// Redis going away and coming back is logged once each.
     private let streak = FailureStreak()
     private let prefix: [UInt8]
@@ -85,11 +85,18 @@ public final class RedisTier: CacheTier {
         .nanoseconds(duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
     }
 
-    private func redisKey(_ key: CacheKey) -> [UInt8] { prefix + Array(key.rawValue.utf8) }
+    func redisKey(_ key: CacheKey) -> [UInt8] {
+        var bytes = prefix
+        bytes.append(contentsOf: key.rawValue.utf8)
+        return bytes
+    }
+
+    /// Command names, made once.
+    static let get = Array("GET".utf8), mget = Array("MGET".utf8), set = Array("SET".utf8), del = Array("DEL".utf8)
 
     /// Runs a command (through its node's circuit breaker), counting failures and logging
     /// Redis's going away and coming back.
-    private func run(_ arguments: [[UInt8]], key: [UInt8]?) async throws(RedisError) -> RESPValue {
+    func run(_ arguments: [[UInt8]], key: [UInt8]?) async throws(RedisError) -> RESPValue {
         do {
             let reply = try await client.send(arguments, key: key)
             if streak.noteSuccess() {
@@ -111,7 +118,7 @@ public final class RedisTier: CacheTier {
         }
     }
 
-    private func tierError(_ error: RedisError) -> TierCacheError {
+    func tierError(_ error: RedisError) -> TierCacheError {
         TierCacheError(.storageFailure, "\(name): \(error)")
     }
 
@@ -122,12 +129,19 @@ public final class RedisTier: CacheTier {
         let redisKey = redisKey(key)
         let reply: RESPValue
         do {
-            reply = try await run([Array("GET".utf8), redisKey], key: redisKey)
+            reply = try await run([Self.get, redisKey], key: redisKey)
         } catch {
             counters.recordLookup(hit: false, timing: timing)
             if configuration.failureMode == .throwErrors { throw tierError(error) }
             return nil
         }
+        return await entry(from: reply, key: key, redisKey: redisKey, timing: timing)
+    }
+
+    /// The entry a `GET` reply (or an element of an `MGET` reply) holds, counting the lookup: a
+    /// null is a miss, a record that fails to decode is a miss and is deleted, an expired one a
+    /// miss.
+    func entry(from reply: RESPValue, key: CacheKey, redisKey: [UInt8], timing: TierCounters.LookupTiming) async -> CacheEntry? {
         guard case .bulkString(let record) = reply else {
             counters.recordLookup(hit: false, timing: timing)
             return nil
@@ -144,7 +158,7 @@ public final class RedisTier: CacheTier {
             counters.recordCorruptionRemoved()
             counters.recordLookup(hit: false, timing: timing)
             configuration.logger?.warning("damaged record removed (a miss)", metadata: ["tier": "\(name)", "key": "\(key.rawValue)"])
-            _ = try? await run([Array("DEL".utf8), redisKey], key: redisKey)
+            _ = try? await run([Self.del, redisKey], key: redisKey)
             return nil
         }
         if decoded.metadata.isExpired(at: Date()) {
@@ -182,7 +196,7 @@ public final class RedisTier: CacheTier {
         if evictionBaseline.withLock({ $0 == nil }), let evicted = await serverEvictions() {
             evictionBaseline.withLock { if $0 == nil { $0 = evicted } }
         }
-        var command: [[UInt8]] = [Array("SET".utf8), redisKey, record]
+        var command: [[UInt8]] = [Self.set, redisKey, record]
         if let expiresAt = entry.metadata.expiresAt {
             let milliseconds = max(1, Int64((expiresAt.timeIntervalSince(now) * 1000).rounded(.up)))
             command += [Array("PX".utf8), Array(String(milliseconds).utf8)]
@@ -200,7 +214,7 @@ public final class RedisTier: CacheTier {
     public func removeEntry(forKey key: CacheKey) async throws {
         let redisKey = redisKey(key)
         do {
-            _ = try await run([Array("DEL".utf8), redisKey], key: redisKey)
+            _ = try await run([Self.del, redisKey], key: redisKey)
         } catch {
             throw tierError(error)
         }

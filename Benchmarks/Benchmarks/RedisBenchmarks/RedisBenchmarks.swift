@@ -63,6 +63,16 @@ let benchmarks: @Sendable () -> Void = {
     } setup: {
         for key in keys { _ = try await affine.store(entry, forKey: key) }
     }
+    let batches = stride(from: 0, to: keys.count - 15, by: 16).map { Array(keys[$0..<($0 + 16)]) }
+    Benchmark("RedisTier entries(forKeys:) of 16 keys (one MGET), on its event loop") { benchmark in
+        try await affine.withEventLoopAffinity {
+            for index in benchmark.scaledIterations {
+                blackHole(try await affine.entries(forKeys: batches[index % batches.count]))
+            }
+        }
+    } setup: {
+        for key in keys { _ = try await affine.store(entry, forKey: key) }
+    }
     Benchmark("RedisTier get 1 KiB, 16 in flight on one connection, on its event loop") { benchmark in
         await affine.withEventLoopAffinity {
             await sixteenInFlight(affine, keys: keys, iterations: benchmark.scaledIterations.count)

@@ -1,0 +1,65 @@
+import TierCache
+
+extension RedisTier {
+    /// The entries stored under `keys`, in the same order (`nil` for each miss).
+    ///
+    /// On one Redis server this is one `MGET`: one command, one reply, one wake-up of the waiting
+    /// task, where as many ``entry(forKey:)`` calls cost a command, a reply and a task switch each.
+    /// A page that needs a dozen cached fragments reads them in about the time of one. In a
+    /// cluster the keys may live on several nodes (and `MGET` needs one hash slot), so they are
+    /// looked up concurrently, each with its own `GET`, and their commands to one node still
+    /// leave together (automatic pipelining).
+    ///
+    /// Each key counts as a lookup (hit or miss) in the tier's statistics; a record that fails to
+    /// decode is a miss and is deleted, as with ``entry(forKey:)``. When Redis fails, every key
+    /// is a miss, or, with ``Configuration/FailureMode/throwErrors``, the call throws.
+    public func entries(forKeys keys: [CacheKey]) async throws -> [CacheEntry?] {
+        guard keys.count > 1 else { return try await keys.asyncMap { try await entry(forKey: $0) } }
+        guard case .standalone = configuration.deployment else {
+            return try await concurrentEntries(forKeys: keys)
+        }
+        let timing = counters.startLookup()
+        let redisKeys = keys.map(redisKey)
+        let values: [RESPValue]
+        do throws(RedisError) {
+            let reply = try await run([Self.mget] + redisKeys, key: nil)
+            guard case .array(let elements) = reply, elements.count == keys.count else {
+                counters.recordError()
+                throw RedisError.protocolViolation("MGET of \(keys.count) keys answered \(reply)")
+            }
+            values = elements
+        } catch {
+            for _ in keys { counters.recordLookup(hit: false, timing: timing) }
+            if configuration.failureMode == .throwErrors { throw tierError(error) }
+            return Array(repeating: nil, count: keys.count)
+        }
+        var entries: [CacheEntry?] = []
+        entries.reserveCapacity(keys.count)
+        for index in keys.indices {
+            entries.append(await entry(from: values[index], key: keys[index], redisKey: redisKeys[index], timing: timing))
+        }
+        return entries
+    }
+
+    /// One `GET` per key, all in flight at once.
+    private func concurrentEntries(forKeys keys: [CacheKey]) async throws -> [CacheEntry?] {
+        try await withThrowingTaskGroup(of: (Int, CacheEntry?).self) { group in
+            for (index, key) in keys.enumerated() {
+                group.addTask { (index, try await self.entry(forKey: key)) }
+            }
+            var entries = [CacheEntry?](repeating: nil, count: keys.count)
+            for try await (index, entry) in group { entries[index] = entry }
+            return entries
+        }
+    }
+}
+
+extension Array {
+    /// `map` with an async transform, in order.
+    fileprivate func asyncMap<T>(_ transform: (Element) async throws -> T) async rethrows -> [T] {
+        var results: [T] = []
+        results.reserveCapacity(count)
+        for element in self { results.append(try await transform(element)) }
+        return results
+    }
+}
