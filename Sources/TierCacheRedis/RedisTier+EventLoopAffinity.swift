@@ -33,9 +33,7 @@ extension RedisTier {
         _ body: () async throws(Failure) -> Result
     ) async throws(Failure) -> Result {
         let loop: any EventLoop
-        if let current = MultiThreadedEventLoopGroup.currentEventLoop,
-           eventLoopGroup.makeIterator().contains(where: { $0 === current })
-        {
+        if let current = MultiThreadedEventLoopGroup.currentEventLoop, eventLoopIDs.contains(ObjectIdentifier(current)) {
             loop = current
         } else {
             loop = eventLoopGroup.next()
