@@ -106,6 +106,22 @@ struct RedisEventLoopAffinityTests {
         #expect(tier.counterSnapshot.hits == 16 * 50)
     }
 
+    @Test("The README's example: one lookup on the connection's loop, then several keys in one call")
+    func readmeExample() async throws {
+        let redis = try RedisServers.tier(cluster: false) { $0.failureMode = .throwErrors }
+        let key = try CacheKey("readme-hit")
+        let keys = try [CacheKey("readme-a"), CacheKey("readme-b"), key]
+        _ = try await redis.store(CacheEntry(value: [1, 2, 3], storedAt: Date()), forKey: key)
+        // README:begin redis affinity
+        let hit = try await redis.withEventLoopAffinity {
+            try await redis.entry(forKey: key)             // queued and answered on the loop that owns the connection
+        }
+        let fragments = try await redis.entries(forKeys: keys)   // one MGET; [CacheEntry?] in the keys' order
+        // README:end
+        #expect(hit?.value == [1, 2, 3])
+        #expect(fragments.map { $0?.value } == [nil, nil, [1, 2, 3]])
+    }
+
     @Test("A command sent from the loop on a connection that has closed fails at once, without hanging")
     func closedConnectionFromTheLoop() async throws {
         let endpoint = try #require(RedisServers.standalone)
