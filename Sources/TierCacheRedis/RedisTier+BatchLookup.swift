@@ -25,7 +25,8 @@ extension RedisTier {
             let reply = try await run([Self.mget] + redisKeys, key: nil)
             guard case .array(let elements) = reply, elements.count == keys.count else {
                 counters.recordError()
-                throw RedisError.protocolViolation("MGET of \(keys.count) keys answered \(reply)")
+                let count = if case .array(let elements) = reply { "\(elements.count) values" } else { "no array" }
+                throw RedisError.protocolViolation("MGET of \(keys.count) keys answered \(count)")
             }
             values = elements
         } catch {
