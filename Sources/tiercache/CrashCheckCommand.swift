@@ -38,7 +38,11 @@ struct CrashCheckCommand: ParsableCommand {
             throw CrashCheckFailure(description:
                 "of \(numbers.count) committed entries: \(missing.count) missing (first \(missing.prefix(5))), \(wrong.count) with another value (first \(wrong.prefix(5)))")
         }
-        print("checked \(numbers.count) entries: all present, all equal")
+        // Whether dictionaries were in play (crash-writer --dictionaries): the records naming one.
+        let withDictionary = try tier.storedDictionaries().isEmpty
+            ? 0 : LMDBTier.inspect(directory: URL(fileURLWithPath: directory)).recordsByDictionary.values.reduce(0, +)
+        print("checked \(numbers.count) entries: all present, all equal"
+            + (withDictionary > 0 ? " (\(withDictionary) stored with a dictionary)" : ""))
     }
 
     /// The numbers `--through` or `--committed` names.

@@ -6,7 +6,9 @@ import TierCacheLMDB
 /// Writes entries and reports each commit on standard output, for the crash test: the test kills
 /// this process with SIGKILL mid-write and checks every reported entry survived. With
 /// `--writers N`, N threads store at once (writer w takes numbers start + w, start + w + N, ...),
-/// so their stores share group commits.
+/// so their stores share group commits. With `--dictionaries`, small values are compressed with a
+/// dictionary the tier trains while it writes (its row must be committed before any record that
+/// names it, whenever the kill comes).
 struct CrashWriterCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "crash-writer",
@@ -20,11 +22,17 @@ struct CrashWriterCommand: ParsableCommand {
     var start = 0
     @Option(help: "Threads storing at once (1 to 64).")
     var writers = 1
+    @Flag(help: "Compress with dictionaries the tier trains (a 64 KiB sample ring, so the first train within a run).")
+    var dictionaries = false
+
+    /// Small enough that a run trains: the values are a few to a few hundred bytes.
+    static let training = LMDBTier.DictionaryTraining(dictionarySize: 4 << 10, sampleBytes: 64 << 10)
 
     func run() throws {
         guard start >= 0, count >= 0, start <= Int.max - count else { throw ValidationError("--start and --count must be non-negative") }
         guard (1...64).contains(writers) else { throw ValidationError("--writers must be 1 to 64") }
-        let tier = try LMDBTier(directory: URL(fileURLWithPath: directory), capacity: capacity)
+        let tier = try LMDBTier(directory: URL(fileURLWithPath: directory), configuration: .init(
+            capacity: capacity, dictionary: dictionaries ? .automatic(Self.training) : .off))
         // The kill loop kills only after this line: a kill while the store is being checked at
         // open resets it by design (see LMDBTier's "Damaged stores"), which is not what it tests.
         FileHandle.standardOutput.write(Data("opened\n".utf8))
