@@ -27,7 +27,9 @@ extension RedisTier {
     ///
     /// Everything else `body` runs that has no executor of its own runs on the event loop's
     /// thread too, and holds up the loop's other connections while it does: keep it short (a
-    /// memory or disk tier's lookup is fine; a long computation is not).
+    /// memory or disk tier's lookup is fine; a long computation is not). The tier's event-loop
+    /// group must outlive the call: as with any executor on a SwiftNIO loop, work for a loop that
+    /// has shut down is dropped (SwiftNIO prints an error), so `body` would never resume.
     public func withEventLoopAffinity<Result, Failure: Error>(
         isolation: isolated (any Actor)? = #isolation,
         _ body: () async throws(Failure) -> Result
