@@ -3,12 +3,14 @@ import TierCache
 extension RedisTier {
     /// The entries stored under `keys`, in the same order (`nil` for each miss).
     ///
-    /// On one Redis server this is one `MGET`: one command, one reply, one wake-up of the waiting
-    /// task, where as many ``entry(forKey:)`` calls cost a command, a reply and a task switch each.
-    /// A page that needs a dozen cached fragments reads them in about the time of one. In a
-    /// cluster the keys may live on several nodes (and `MGET` needs one hash slot), so they are
-    /// looked up concurrently, each with its own `GET`, and their commands to one node still
-    /// leave together (automatic pipelining).
+    /// On one Redis server this is one `MGET` per ``mgetBatchSize`` keys: one command, one reply,
+    /// one wake-up of the waiting task, where as many ``entry(forKey:)`` calls cost a command, a
+    /// reply and a task switch each. A page that needs a dozen cached fragments reads them in
+    /// about the time of one. (Larger lists are split so that no one reply holds up the
+    /// connection's other commands or runs into the command timeout.) In a cluster the keys may
+    /// live on several nodes (and `MGET` needs one hash slot), so they are looked up concurrently,
+    /// each with its own `GET`, and their commands to one node still leave together (automatic
+    /// pipelining).
     ///
     /// Each key counts as a lookup (hit or miss) in the tier's statistics; a record that fails to
     /// decode is a miss and is deleted, as with ``entry(forKey:)``. When Redis fails, every key
@@ -17,6 +19,14 @@ extension RedisTier {
         guard keys.count > 1 else { return try await keys.asyncMap { try await entry(forKey: $0) } }
         guard case .standalone = configuration.deployment else {
             return try await concurrentEntries(forKeys: keys)
+        }
+        guard keys.count <= Self.mgetBatchSize else {
+            var entries: [CacheEntry?] = []
+            entries.reserveCapacity(keys.count)
+            for start in stride(from: 0, to: keys.count, by: Self.mgetBatchSize) {
+                entries += try await self.entries(forKeys: Array(keys[start..<min(start + Self.mgetBatchSize, keys.count)]))
+            }
+            return entries
         }
         let timing = counters.startLookup()
         let redisKeys = keys.map(redisKey)
@@ -41,6 +51,9 @@ extension RedisTier {
         }
         return entries
     }
+
+    /// The most keys one `MGET` asks for.
+    public static let mgetBatchSize = 128
 
     /// One `GET` per key, all in flight at once.
     private func concurrentEntries(forKeys keys: [CacheKey]) async throws -> [CacheEntry?] {

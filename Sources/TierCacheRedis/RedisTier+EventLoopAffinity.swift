@@ -2,9 +2,9 @@ import NIOCore
 import NIOPosix
 
 extension RedisTier {
-    /// Runs `body` on one of the tier's event loops, so that the Redis commands it sends take no
-    /// thread hop: each is queued by the thread that owns its connection, and its reply resumes
-    /// the caller on that same thread.
+    /// Runs `body` with one of the tier's event loops as its task executor, so that the Redis
+    /// commands it sends take no thread hop: each is queued by the thread that owns its
+    /// connection, and its reply resumes the caller on that same thread.
     ///
     /// By default a command costs two wake-ups of other threads: the event loop's, to write the
     /// command, and one of Swift's concurrency pool's, to run the caller again when the reply
@@ -24,6 +24,11 @@ extension RedisTier {
     /// the group's next. Commands avoid every hop only where the tier has a connection on that
     /// loop: give the tier as many ``Configuration/connectionsPerNode`` as its group has loops, or a
     /// group of one loop (`eventLoopGroup: MultiThreadedEventLoopGroup.singleton.next()`).
+    ///
+    /// Called from an actor (the main actor, say), `body` itself stays on the actor: only what it
+    /// calls that is not isolated, the tier's methods included, runs on the loop, so each call
+    /// still hops there and back. Call it from a task that is not on an actor (a request
+    /// handler, a detached or child task) to gain.
     ///
     /// Everything else `body` runs that has no executor of its own runs on the event loop's
     /// thread too, and holds up the loop's other connections while it does: keep it short (a

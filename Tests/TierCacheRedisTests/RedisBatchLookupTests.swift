@@ -44,6 +44,34 @@ struct RedisBatchLookupTests {
         #expect(try await connection.send([Array("EXISTS".utf8), Array("\(prefix)k1".utf8)]) == .integer(0))
     }
 
+    @Test("One MGET per batch of keys, never a GET per key: 16 keys one command, 300 keys three")
+    func commandsSent() async throws {
+        // A server of the test's own, so that its command counts are this test's alone.
+        let server = try await RedisProcess()
+        let endpoint = RedisEndpoint(host: "127.0.0.1", port: server.port)
+        let tier = try RedisTier(configuration: .init(deployment: .standalone(endpoint), capacity: 1 << 20, failureMode: .throwErrors))
+        let keys = try (0..<300).map { try CacheKey("k\($0)") }
+        for index in [0, 150, 299] { _ = try await tier.store(CacheEntry(value: value(index), storedAt: Date()), forKey: keys[index]) }
+        let connection = try await RedisConnection.connect(
+            to: endpoint, on: MultiThreadedEventLoopGroup.singleton, connectTimeout: .seconds(5), commandTimeout: .seconds(5))
+        defer { connection.close() }
+        func calls(_ command: String) async throws -> Int {
+            let stats = try await connection.sendChecked([Array("INFO".utf8), Array("commandstats".utf8)]).string ?? ""
+            guard let line = stats.split(separator: "\r\n").first(where: { $0.hasPrefix("cmdstat_\(command):") }),
+                  let calls = line.split(separator: ",").first?.split(separator: "=").last
+            else { return 0 }
+            return Int(calls) ?? -1
+        }
+        let found = try await tier.entries(forKeys: Array(keys.prefix(16)))
+        #expect(found.compactMap { $0 }.count == 1)
+        #expect(try await calls("mget") == 1)
+        #expect(try await calls("get") == 0)
+        let all = try await tier.entries(forKeys: keys)
+        #expect(all.enumerated().filter { $0.element != nil }.map(\.offset) == [0, 150, 299])
+        #expect(try await calls("mget") == 1 + (300 + RedisTier.mgetBatchSize - 1) / RedisTier.mgetBatchSize)
+        #expect(try await calls("get") == 0)
+    }
+
     @Test("When Redis cannot be reached every key is a miss, or the call throws with throwErrors")
     func unreachable() async throws {
         let keys = try (0..<4).map { try CacheKey("k\($0)") }

@@ -21,6 +21,9 @@ final class RedisConnectionPool: Sendable {
     private struct State {
         var connections: [RedisConnection] = []
         var connecting = 0
+        /// Attempts in progress on each event loop of the group, by the loop's identity (those on
+        /// a loop the group picked are not counted here).
+        var connectingOn: [ObjectIdentifier: Int] = [:]
         var next = 0
         var backoff: Duration = .zero
         var retryAfter: ContinuousClock.Instant?
@@ -67,7 +70,9 @@ final class RedisConnectionPool: Sendable {
     /// group's and such a connection exists, else an existing one round-robin, or a new one while
     /// below `size` (on the caller's event loop, when it has one). When every slot is still
     /// connecting, waits for one of those attempts instead of opening more, so a burst of callers
-    /// on a cold pool opens at most `size` connections.
+    /// on a cold pool opens at most `size` connections; and a caller whose loop already has an
+    /// attempt in progress waits for that one, so a burst on one loop opens one connection there
+    /// and leaves the other slots to the other loops.
     func connection() async throws(RedisError) -> RedisConnection {
         enum Choice { case use(RedisConnection), open, wait }
         guard breaker.allows() else { throw .unavailable("\(endpoint): circuit open after repeated failures") }
@@ -81,11 +86,13 @@ final class RedisConnectionPool: Sendable {
                     breaker.recordFailure()  // still failing, as far as callers can tell
                     throw .unavailable("\(endpoint): waiting to reconnect after a failure")
                 }
-                if let callersLoop, let local = state.connections.first(where: { $0.eventLoop === callersLoop }) {
-                    return .use(local)
+                if let callersLoop {
+                    if let local = state.connections.first(where: { $0.eventLoop === callersLoop }) { return .use(local) }
+                    if state.connectingOn[ObjectIdentifier(callersLoop), default: 0] > 0 { return .wait }
                 }
                 if state.connections.count + state.connecting < options.size {
                     state.connecting += 1
+                    if let callersLoop { state.connectingOn[ObjectIdentifier(callersLoop), default: 0] += 1 }
                     return .open
                 }
                 guard !state.connections.isEmpty else { return .wait }
@@ -94,17 +101,19 @@ final class RedisConnectionPool: Sendable {
             }
             switch choice {
             case .use(let connection): return connection
-            case .open: return try await open(on: callersLoop ?? group)
-            case .wait: await waitForAttempt()
+            case .open: return try await open(on: callersLoop)
+            case .wait: await waitForAttempt(on: callersLoop)
             }
         }
     }
 
-    /// Returns once a connection attempt in progress ends (at once if none is).
-    private func waitForAttempt() async {
+    /// Returns once a connection attempt in progress ends, or at once if there is none the caller
+    /// would wait for: one on the caller's `loop`, or any while no connection is open.
+    private func waitForAttempt(on loop: (any EventLoop)?) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let waits = state.withLock { state in
-                guard state.connecting > 0, !state.closed, state.connections.isEmpty else { return false }
+                let onLoop = loop.map { state.connectingOn[ObjectIdentifier($0), default: 0] > 0 } ?? false
+                guard !state.closed, onLoop || (state.connecting > 0 && state.connections.isEmpty) else { return false }
                 state.waiters.append(continuation)
                 return true
             }
@@ -120,13 +129,24 @@ final class RedisConnectionPool: Sendable {
         for waiter in waiters { waiter.resume() }
     }
 
-    private func open(on group: any EventLoopGroup) async throws(RedisError) -> RedisConnection {
+    /// Opens a connection on `loop` (the group's choice without one), in a slot already counted
+    /// in `connecting` (and `connectingOn` for the loop).
+    private func open(on loop: (any EventLoop)?) async throws(RedisError) -> RedisConnection {
+        let loopID = loop.map { ObjectIdentifier($0) }
+        func endAttempt(_ state: inout State) {
+            state.connecting -= 1
+            if let loopID {
+                state.connectingOn[loopID, default: 1] -= 1
+                if state.connectingOn[loopID] == 0 { state.connectingOn[loopID] = nil }
+            }
+        }
         do {
             let connection = try await RedisConnection.connect(
-                to: endpoint, on: group, connectTimeout: options.connectTimeout, commandTimeout: options.commandTimeout, tls: options.tls)
+                to: endpoint, on: loop ?? group, connectTimeout: options.connectTimeout, commandTimeout: options.commandTimeout,
+                tls: options.tls)
             breaker.recordSuccess()
             let keep = state.withLock { state in
-                state.connecting -= 1
+                endAttempt(&state)
                 state.backoff = .zero
                 state.retryAfter = nil
                 guard !state.closed else { return false }
@@ -139,7 +159,7 @@ final class RedisConnectionPool: Sendable {
         } catch {
             breaker.recordFailure()
             state.withLock { state in
-                state.connecting -= 1
+                endAttempt(&state)
                 state.backoff = min(max(state.backoff * 2, .milliseconds(50)), .seconds(5))
                 state.retryAfter = .now + state.backoff
             }
