@@ -16,6 +16,20 @@ import TierCacheTesting
 struct LMDBDictionaryRobustnessTests {
     typealias Fixtures = LMDBDictionaryTests
 
+    /// Writes a plain dictionary row of `bytes` under `id`, as another store sharing `tier`'s
+    /// files would (the tier's own shelf is not told).
+    static func putDictionaryRow(_ bytes: [UInt8], id: UInt16, in tier: LMDBTier) throws {
+        let row = DictionaryRow(
+            id: id, isProvided: false, samples: 300, createdAt: Date(), ratioWith: 3, ratioWithout: 1.5,
+            bytes: bytes, isSealed: false, storedSize: 0)
+        let encoded = try row.encoded(sealer: nil)
+        try tier.write { txn in
+            try DictionaryRow.key(id).withUnsafeBytes { key in
+                try encoded.withUnsafeBytes { try txn.put(tier.environment.meta, key, $0) }
+            }
+        }
+    }
+
     @Test("A value compressed with a dictionary retired before its write is compressed again, never stored unreadable")
     func retiredBetweenCompressingAndWriting() throws {
         let directory = TemporaryDirectory()
@@ -51,15 +65,7 @@ struct LMDBDictionaryRobustnessTests {
             // Another store put a different dictionary under the same id (ids are reused after
             // 65,535, and start again in a store made anew).
             let other = try ZstdDictionary.train(samples: Fixtures.otherResponses(300), capacity: 8 << 10)
-            let row = DictionaryRow(
-                id: id, isProvided: false, samples: 300, createdAt: Date(), ratioWith: 3, ratioWithout: 1.5,
-                bytes: other, isSealed: false, storedSize: 0)
-            let encoded = try row.encoded(sealer: nil)
-            try tier.write { txn in
-                try DictionaryRow.key(id).withUnsafeBytes { key in
-                    try encoded.withUnsafeBytes { try txn.put(tier.environment.meta, key, $0) }
-                }
-            }
+            try Self.putDictionaryRow(other, id: id, in: tier)
             for (index, value) in values.enumerated().dropFirst(250) {
                 #expect(try tier.store(entry(value), forKey: key("r\(index)")) == .stored)
             }
@@ -85,18 +91,12 @@ struct LMDBDictionaryRobustnessTests {
         // Another store gives the id to another dictionary and stores a record made with it.
         let otherValues = Fixtures.otherResponses(300)
         let other = try ZstdDictionary(bytes: try ZstdDictionary.train(samples: otherValues, capacity: 8 << 10), level: 1)
-        let row = DictionaryRow(
-            id: id, isProvided: false, samples: 300, createdAt: Date(), ratioWith: 3, ratioWithout: 1.5,
-            bytes: other.bytes, isSealed: false, storedSize: 0)
-        let encodedRow = try row.encoded(sealer: nil)
+        try Self.putDictionaryRow(other.bytes, id: id, in: tier)
         let record = StoredRecord.encode(
             entry(otherValues[0]), fullKey: nil, codec: try #require(ZstdCodec(level: 1)),
             dictionary: EntryRecord.Dictionary(id: id, dictionary: other))
         #expect(record.withUnsafeBytes { (try? StoredRecord.header(of: $0))?.dictionaryID } == id)
         try tier.write { txn in
-            try DictionaryRow.key(id).withUnsafeBytes { key in
-                try encodedRow.withUnsafeBytes { try txn.put(tier.environment.meta, key, $0) }
-            }
             try Array("fresh".utf8).withUnsafeBytes { key in
                 try record.withUnsafeBytes { try txn.put(tier.environment.entries, key, $0) }
             }
@@ -139,15 +139,7 @@ struct LMDBDictionaryRobustnessTests {
             let tier = try LMDBTier(directory: directory.url, configuration: .init(capacity: 64 << 20))
             let broken = [0x37, 0xA4, 0x30, 0xEC] + [UInt8](repeating: 0xFF, count: 4096)
             #expect(throws: (any Error).self) { try ZstdDictionary(bytes: broken, level: 1) }
-            let row = DictionaryRow(
-                id: id, isProvided: false, samples: 1, createdAt: Date(), ratioWith: 3, ratioWithout: 1.5,
-                bytes: broken, isSealed: false, storedSize: 0)
-            let encoded = try row.encoded(sealer: nil)
-            try tier.write { txn in
-                try DictionaryRow.key(id).withUnsafeBytes { key in
-                    try encoded.withUnsafeBytes { try txn.put(tier.environment.meta, key, $0) }
-                }
-            }
+            try Self.putDictionaryRow(broken, id: id, in: tier)
         }
         let reopened = try LMDBTier(directory: directory.url, configuration: Fixtures.automatic)
         var hits = 0

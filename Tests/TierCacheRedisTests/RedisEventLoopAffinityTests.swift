@@ -19,6 +19,18 @@ struct RedisEventLoopAffinityTests {
         try await withTaskExecutorPreference(EventLoopTaskExecutor(loop)) { try await body() }
     }
 
+    /// A pool of `size` connections over a group of two loops of its own, both closed afterwards.
+    private func withPool(
+        size: Int, _ body: (RedisConnectionPool, [any EventLoop]) async throws -> Void
+    ) async throws {
+        let endpoint = try #require(RedisServers.standalone)
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 2)
+        defer { group.shutdownGracefully { _ in } }
+        let pool = RedisConnectionPool(endpoint: endpoint, group: group, options: options(size: size))
+        defer { pool.close() }
+        try await body(pool, Array(group.makeIterator()))
+    }
+
     @Test("The body runs on an event loop of the tier's group, and round trips inside it answer as outside")
     func bodyRunsOnTheTiersLoop() async throws {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 2)
@@ -46,55 +58,43 @@ struct RedisEventLoopAffinityTests {
 
     @Test("A caller on one of the group's loops gets a connection on that loop, opened there and then reused")
     func callersGetTheirLoopsConnection() async throws {
-        let endpoint = try #require(RedisServers.standalone)
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 2)
-        defer { group.shutdownGracefully { _ in } }
-        let loops = Array(group.makeIterator())
-        let pool = RedisConnectionPool(endpoint: endpoint, group: group, options: options(size: 2))
-        defer { pool.close() }
-        // Last loop first: the group's own round robin (`next()`) would start with the first, so
-        // a pool that ignored the caller's loop could not pass by chance.
-        for loop in loops.reversed() {
-            let first = try await onLoop(loop) { try await pool.connection() }
-            let again = try await onLoop(loop) { try await pool.connection() }
-            #expect(first.eventLoop === loop)
-            #expect(again === first, "a second caller on the same loop should reuse its connection")
-            #expect(try await onLoop(loop) { try await first.send([Array("PING".utf8)]) } == .simpleString("PONG"))
+        try await withPool(size: 2) { pool, loops in
+            // Last loop first: the group's own round robin (`next()`) would start with the first, so
+            // a pool that ignored the caller's loop could not pass by chance.
+            for loop in loops.reversed() {
+                let first = try await onLoop(loop) { try await pool.connection() }
+                let again = try await onLoop(loop) { try await pool.connection() }
+                #expect(first.eventLoop === loop)
+                #expect(again === first, "a second caller on the same loop should reuse its connection")
+                #expect(try await onLoop(loop) { try await first.send([Array("PING".utf8)]) } == .simpleString("PONG"))
+            }
         }
     }
 
     @Test("A burst of callers on one loop opens one connection there, leaving the pool's other slot to the other loop")
     func burstOnOneLoop() async throws {
-        let endpoint = try #require(RedisServers.standalone)
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 2)
-        defer { group.shutdownGracefully { _ in } }
-        let loops = Array(group.makeIterator())
-        let pool = RedisConnectionPool(endpoint: endpoint, group: group, options: options(size: 2))
-        defer { pool.close() }
-        let burst = try await onLoop(loops[0]) {
-            try await withThrowingTaskGroup(of: ObjectIdentifier.self) { tasks in
-                for _ in 0..<16 { tasks.addTask { ObjectIdentifier(try await pool.connection()) } }
-                return try await tasks.reduce(into: Set<ObjectIdentifier>()) { $0.insert($1) }
+        try await withPool(size: 2) { pool, loops in
+            let burst = try await onLoop(loops[0]) {
+                try await withThrowingTaskGroup(of: ObjectIdentifier.self) { tasks in
+                    for _ in 0..<16 { tasks.addTask { ObjectIdentifier(try await pool.connection()) } }
+                    return try await tasks.reduce(into: Set<ObjectIdentifier>()) { $0.insert($1) }
+                }
             }
+            #expect(burst.count == 1, "16 callers on one loop opened \(burst.count) connections")
+            let other = try await onLoop(loops[1]) { try await pool.connection() }
+            #expect(other.eventLoop === loops[1] && !burst.contains(ObjectIdentifier(other)))
         }
-        #expect(burst.count == 1, "16 callers on one loop opened \(burst.count) connections")
-        let other = try await onLoop(loops[1]) { try await pool.connection() }
-        #expect(other.eventLoop === loops[1] && !burst.contains(ObjectIdentifier(other)))
     }
 
     @Test("A full pool with no connection on the caller's loop still answers, through a connection on another loop")
     func fullPoolFallsBackToAnotherLoop() async throws {
-        let endpoint = try #require(RedisServers.standalone)
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 2)
-        defer { group.shutdownGracefully { _ in } }
-        let loops = Array(group.makeIterator())
-        let pool = RedisConnectionPool(endpoint: endpoint, group: group, options: options(size: 1))
-        defer { pool.close() }
-        let onFirst = try await onLoop(loops[1]) { try await pool.connection() }
-        let onSecond = try await onLoop(loops[0]) { try await pool.connection() }
-        #expect(onFirst.eventLoop === loops[1])
-        #expect(onSecond === onFirst, "a pool of one must not open a second connection")
-        #expect(try await onLoop(loops[0]) { try await onSecond.send([Array("PING".utf8)]) } == .simpleString("PONG"))
+        try await withPool(size: 1) { pool, loops in
+            let onFirst = try await onLoop(loops[1]) { try await pool.connection() }
+            let onSecond = try await onLoop(loops[0]) { try await pool.connection() }
+            #expect(onFirst.eventLoop === loops[1])
+            #expect(onSecond === onFirst, "a pool of one must not open a second connection")
+            #expect(try await onLoop(loops[0]) { try await onSecond.send([Array("PING".utf8)]) } == .simpleString("PONG"))
+        }
     }
 
     @Test("Sixteen tasks on one loop share its connection; every reply reaches its own caller")
