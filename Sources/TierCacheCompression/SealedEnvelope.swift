@@ -36,9 +36,9 @@ public enum SealedEnvelope {
         var header = [UInt8](repeating: 0, count: headerSize)
         header[0] = formatVersion
         withUnsafeBytes(of: keyID.littleEndian) { header.replaceSubrange(4..<8, with: $0) }
-        let box = try withAuthenticatedData(header: header, context: context) { authenticated in
+        let box = try header.withUnsafeBytes { header in try withAuthenticatedData(header: header, context: context) { authenticated in
             try sealer.seal(plaintext, keyID: keyID, authenticating: authenticated)
-        }
+        } }
         return header + box
     }
 
@@ -52,18 +52,19 @@ public enum SealedEnvelope {
         guard let keyID = keyID(of: envelope), envelope[1] == 0, envelope[2] == 0, envelope[3] == 0 else {
             throw RecordSealingError.authenticationFailed
         }
-        let header = [UInt8](envelope[..<headerSize])
         let box = UnsafeRawBufferPointer(rebasing: envelope[headerSize...])
-        return try withAuthenticatedData(header: header, context: context) { authenticated in
-            try sealer.open(box, keyID: keyID, authenticating: authenticated)
+        return try withAuthenticatedData(header: UnsafeRawBufferPointer(rebasing: envelope[..<headerSize]), context: context) {
+            try sealer.open(box, keyID: keyID, authenticating: $0)
         }
     }
 
-    /// The header followed by the context: what the box authenticates.
+    /// The header followed by the context: what the box authenticates (one array, made once).
     private static func withAuthenticatedData<T>(
-        header: [UInt8], context: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> T
+        header: UnsafeRawBufferPointer, context: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> T
     ) rethrows -> T {
-        var authenticated = header
+        var authenticated = [UInt8]()
+        authenticated.reserveCapacity(header.count + context.count)
+        authenticated.append(contentsOf: header)
         authenticated.append(contentsOf: context)
         return try authenticated.withUnsafeBytes(body)
     }

@@ -1,5 +1,4 @@
 import NIOCore
-import NIOPosix
 
 extension RedisTier {
     /// Runs `body` with one of the tier's event loops as its task executor, so that the Redis
@@ -39,12 +38,7 @@ extension RedisTier {
         isolation: isolated (any Actor)? = #isolation,
         _ body: () async throws(Failure) -> Result
     ) async throws(Failure) -> Result {
-        let loop: any EventLoop
-        if let current = MultiThreadedEventLoopGroup.currentEventLoop, eventLoopIDs.contains(ObjectIdentifier(current)) {
-            loop = current
-        } else {
-            loop = eventLoopGroup.next()
-        }
+        let loop = eventLoops.callersLoop ?? eventLoopGroup.next()
         return try await withTaskExecutorPreference(EventLoopTaskExecutor(loop), isolation: isolation, operation: body)
     }
 }

@@ -39,7 +39,7 @@ public final class RedisTier: CacheTier {
     /// The group the tier's connections live on (``withEventLoopAffinity(isolation:_:)`` runs on it).
     let eventLoopGroup: any EventLoopGroup
     /// Its event loops, to tell whether a caller already runs on one of them.
-    let eventLoopIDs: Set<ObjectIdentifier>
+    let eventLoops: EventLoopMembership
 
     /// A tier over the deployment in `configuration`; connections open on first use.
     /// Throws `TierCacheError` (`invalidConfiguration`) for impossible settings.
@@ -57,7 +57,7 @@ public final class RedisTier: CacheTier {
         self.name = name
         self.configuration = configuration
         self.eventLoopGroup = eventLoopGroup
-        self.eventLoopIDs = Set(eventLoopGroup.makeIterator().map { ObjectIdentifier($0) })
+        self.eventLoops = EventLoopMembership(eventLoopGroup)
         self.counters = TierCounters(tierName: name, metricsFactory: configuration.metricsFactory)
         self.codec = codec
         self.prefix = Array(configuration.keyPrefix.utf8)

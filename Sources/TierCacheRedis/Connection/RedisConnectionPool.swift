@@ -35,7 +35,7 @@ final class RedisConnectionPool: Sendable {
     let endpoint: RedisEndpoint
     private let group: any EventLoopGroup
     /// The group's event loops, to tell whether a caller runs on one of them.
-    private let loops: Set<ObjectIdentifier>
+    private let loops: EventLoopMembership
     private let options: Options
     private let state = Locked(State())
     private let breaker: CircuitBreaker
@@ -43,18 +43,9 @@ final class RedisConnectionPool: Sendable {
     init(endpoint: RedisEndpoint, group: any EventLoopGroup, options: Options) {
         self.endpoint = endpoint
         self.group = group
-        self.loops = Set(group.makeIterator().map { ObjectIdentifier($0) })
+        self.loops = EventLoopMembership(group)
         self.options = options
         self.breaker = CircuitBreaker(options: options.breaker)
-    }
-
-    /// The group's event loop the caller runs on, if any (a task that prefers an
-    /// ``EventLoopTaskExecutor`` of the group does).
-    private var callersLoop: (any EventLoop)? {
-        guard let current = MultiThreadedEventLoopGroup.currentEventLoop, loops.contains(ObjectIdentifier(current)) else {
-            return nil
-        }
-        return current
     }
 
     /// Whether this node's breaker is open.
@@ -76,7 +67,7 @@ final class RedisConnectionPool: Sendable {
     func connection() async throws(RedisError) -> RedisConnection {
         enum Choice { case use(RedisConnection), open, wait }
         guard breaker.allows() else { throw .unavailable("\(endpoint): circuit open after repeated failures") }
-        let callersLoop = callersLoop
+        let callersLoop = loops.callersLoop
         while true {
             let now = ContinuousClock.now
             let choice: Choice = try state.withLock { (state: inout State) throws(RedisError) -> Choice in
