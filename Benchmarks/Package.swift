@@ -69,6 +69,12 @@ let package = Package(
             ],
             path: "Benchmarks/RedisRoundTrips"
         ),
+        // LMDBTier's group commit alone, for perf and strace (the harness sets up every benchmark).
+        .executableTarget(
+            name: "GroupCommitProbe",
+            dependencies: ["Workloads", .product(name: "TierCacheLMDB", package: "TierCache")],
+            path: "Benchmarks/GroupCommitProbe"
+        ),
         // A plain loop over the memory policy benchmarks' workloads, for policy-instructions.sh.
         .executableTarget(
             name: "PolicyInstructions",

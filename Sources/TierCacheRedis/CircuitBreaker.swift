@@ -23,10 +23,12 @@ final class CircuitBreaker: Sendable {
         self.options = options
     }
 
-    /// Whether a call may go ahead now.
-    func allows(now: ContinuousClock.Instant = .now) -> Bool {
+    /// Whether a call may go ahead now (`now`: the clock's time, read only when the breaker is
+    /// open: a closed breaker, every command's case, costs one lock and no clock read).
+    func allows(now: ContinuousClock.Instant? = nil) -> Bool {
         state.withLock { state in
             guard let openUntil = state.openUntil else { return true }
+            let now = now ?? .now
             guard now >= openUntil else { return false }
             if let trial = state.trialStartedAt, now - trial < options.openDuration { return false }
             state.trialStartedAt = now  // half-open: one trial call
@@ -36,6 +38,7 @@ final class CircuitBreaker: Sendable {
 
     func recordSuccess() {
         state.withLock { state in
+            guard state.consecutiveFailures != 0 || state.openUntil != nil || state.trialStartedAt != nil else { return }
             state.consecutiveFailures = 0
             state.openUntil = nil
             state.trialStartedAt = nil

@@ -86,3 +86,27 @@ import Testing
         }
     }
 }
+
+@Suite struct RESPIntegerTests {
+    /// Reply lines are parsed as integers without making strings; what they accept must be what
+    /// the standard library's `Int64.init(_: String)` accepts (an optional sign, then decimal
+    /// digits, in range), and give the same number.
+    @Test(arguments: [
+        "0", "7", "-1", "+5", "-0", "1024", "000012", "9223372036854775807", "-9223372036854775808",
+        "9223372036854775808", "-9223372036854775809", "99999999999999999999", "", "-", "+", "--1", "+-1", "1-",
+        " 1", "1 ", "12x", "0x10", "1e3", "١", "1.0",
+    ])
+    func decimalsAreReadAsInt64ReadsThem(_ text: String) {
+        #expect(RESPParser.decimal(Array(text.utf8)) == Int64(text), "\"\(text)\"")
+    }
+
+    @Test func lengthsAndCountsUseTheSameRules() throws {
+        let parser = RESPParser()
+        #expect(try parser.parse(ByteBuffer(string: ":+12\r\n"))?.0 == .integer(12))
+        #expect(try parser.parse(ByteBuffer(string: ":-9223372036854775808\r\n"))?.0 == .integer(.min))
+        #expect(try parser.parse(ByteBuffer(string: "$+3\r\nabc\r\n"))?.0 == .bulkString(Array("abc".utf8)))
+        for bad in [":9223372036854775808\r\n", "$ 3\r\nabc\r\n", "*1x\r\n:1\r\n", ":\r\n", "#\r\n", "#tt\r\n"] {
+            #expect(throws: RedisError.self, "\(bad)") { try parser.parse(ByteBuffer(string: bad)) }
+        }
+    }
+}

@@ -14,11 +14,17 @@ import TierCacheRedis
 // redis-benchmark runs its client on one event loop. redis-compare.sh runs it every way beside
 // redis-benchmark.
 //
-//   RedisRoundTrips [--nio-executor | --affinity] [--seconds N]     reads TIERCACHE_REDIS_URL
+// `--only get16` (or set, get, mget16) runs one lane and prints the process's CPU time per
+// operation, user and system (getrusage): the client's own cost, which this VM's wake-up noise
+// moves much less than the rate (the VM has no hardware counters for `perf stat`, and valgrind
+// cannot run the binary).
+//
+//   RedisRoundTrips [--nio-executor | --affinity] [--seconds N] [--only LANE]     reads TIERCACHE_REDIS_URL
 
 let arguments = CommandLine.arguments
 let useNIOExecutor = arguments.contains("--nio-executor")
 let useAffinity = arguments.contains("--affinity")
+let only = arguments.firstIndex(of: "--only").flatMap { arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil }
 let seconds = arguments.firstIndex(of: "--seconds").flatMap { arguments.indices.contains($0 + 1) ? Double(arguments[$0 + 1]) : nil } ?? 3
 if useNIOExecutor {
     guard NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor() else {
@@ -37,8 +43,10 @@ let json = Array(String(repeating: "{\"id\":42,\"name\":\"item\",\"tags\":[\"a\"
 let keys = try (0..<1_000).map { try CacheKey("key:\($0)") }
 let entry = CacheEntry(value: json, storedAt: Date())
 
-/// Runs `operation` for `seconds` in `lanes` concurrent tasks; returns operations per second.
+/// Runs `operation` for `seconds` in `lanes` concurrent tasks; returns operations per second
+/// (and prints the number of operations when it is the `--only` lane).
 func rate(lanes: Int, _ operation: @escaping @Sendable (Int) async throws -> Void) async throws -> Double {
+    let cpuAtStart = cpuMicroseconds()
     let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
     let started = ContinuousClock.now
     let total = try await withThrowingTaskGroup(of: Int.self) { group in
@@ -60,11 +68,38 @@ func rate(lanes: Int, _ operation: @escaping @Sendable (Int) async throws -> Voi
         return try await group.reduce(0, +)
     }
     let elapsed = ContinuousClock.now - started
+    if only != nil {
+        let (user, system) = cpuMicroseconds()
+        print(String(format: "CPU per operation: %.2f µs user, %.2f µs system (%d operations)",
+                     (user - cpuAtStart.user) / Double(total), (system - cpuAtStart.system) / Double(total), total))
+    }
     return Double(total) / (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+}
+
+/// The process's user and system CPU time so far, in microseconds.
+func cpuMicroseconds() -> (user: Double, system: Double) {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    return (Double(usage.ru_utime.tv_sec) * 1e6 + Double(usage.ru_utime.tv_usec),
+            Double(usage.ru_stime.tv_sec) * 1e6 + Double(usage.ru_stime.tv_usec))
 }
 
 let executor = useNIOExecutor ? "SwiftNIO event loops as the global executor"
     : useAffinity ? "Swift's default executor, lanes in withEventLoopAffinity" : "Swift's default executor"
+if let only {
+    // The record to read exists before any read lane runs.
+    for key in keys { _ = try await tier.store(entry, forKey: key) }
+    let batches = stride(from: 0, to: keys.count - 15, by: 16).map { Array(keys[$0..<($0 + 16)]) }
+    let lanes: [String: (Int, @Sendable (Int) async throws -> Void)] = [
+        "set": (1, { index in _ = try await tier.store(entry, forKey: keys[index % keys.count]) }),
+        "get": (1, { index in _ = try await tier.entry(forKey: keys[index % keys.count]) }),
+        "get16": (16, { index in _ = try await tier.entry(forKey: keys[index % keys.count]) }),
+        "mget16": (1, { index in _ = try await tier.entries(forKeys: batches[index % batches.count]) }),
+    ]
+    guard let (count, operation) = lanes[only] else { fatalError("--only takes one of \(lanes.keys.sorted())") }
+    print("RedisTier, \(only), \(executor): \(Int(try await rate(lanes: count, operation)))/s")
+    exit(0)
+}
 let set = try await rate(lanes: 1) { index in _ = try await tier.store(entry, forKey: keys[index % keys.count]) }
 let get = try await rate(lanes: 1) { index in _ = try await tier.entry(forKey: keys[index % keys.count]) }
 let get16 = try await rate(lanes: 16) { index in _ = try await tier.entry(forKey: keys[index % keys.count]) }

@@ -109,7 +109,7 @@ final class GroupCommit<Write>: @unchecked Sendable {
     func exit() {
         pthread_mutex_lock(mutex)
         inside -= 1
-        if isGathering { pthread_cond_signal(arrived) }
+        if isGathering && gatheringIsOver { pthread_cond_signal(arrived) }
         pthread_mutex_unlock(mutex)
     }
 
@@ -126,7 +126,7 @@ final class GroupCommit<Write>: @unchecked Sendable {
         pthread_mutex_lock(mutex)
         queue.append(ticket)
         onQueued?(queue.count)
-        if isGathering { pthread_cond_signal(arrived) }
+        if isGathering && gatheringIsOver { pthread_cond_signal(arrived) }
         while true {
             if let result = ticket.result {
                 pthread_mutex_unlock(mutex)
@@ -150,14 +150,24 @@ final class GroupCommit<Write>: @unchecked Sendable {
         }
     }
 
+    /// Whether a gathering leader has nothing more to wait for: every announced writer is queued,
+    /// or the batch is full. Called holding the lock. Writers wake the leader only when this
+    /// becomes true, not at each arrival (queueing, and leaving): waking it at each cost up to two
+    /// futex calls and two context switches of the leader a store, for it to find it must wait
+    /// on. With 16 writers, waking it once cut the process's CPU a store by about a seventh
+    /// (`Benchmarks/GroupCommitProbe`: 50 to 43 µs).
+    private var gatheringIsOver: Bool {
+        inside <= queue.count || queue.count >= maxBatchCount
+    }
+
     /// Waits, holding the lock between waits, while announced writers are not yet queued and the
     /// batch has room, at most ``maxGatherDelay``.
     private func gather() {
-        guard inside > queue.count, (queue.count < maxBatchCount), (maxGatherDelay > .zero) else { return }
+        guard !gatheringIsOver, maxGatherDelay > .zero else { return }
         let deadline = Self.deadline(after: maxGatherDelay)
         isGathering = true
         defer { isGathering = false }
-        while inside > queue.count, (queue.count < maxBatchCount) {
+        while !gatheringIsOver {
             var until = deadline
             if pthread_cond_timedwait(arrived, mutex, &until) == ETIMEDOUT { return }
         }

@@ -141,6 +141,8 @@ final class RedisCommandHandler: ChannelDuplexHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         var incoming = unwrapInboundIn(data)
         if var buffered = received {
+            // Let go of the stored copy first, so that appending does not copy the whole buffer.
+            received = nil
             buffered.writeBuffer(&incoming)
             received = buffered
         } else {

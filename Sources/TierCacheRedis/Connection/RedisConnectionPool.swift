@@ -69,11 +69,11 @@ final class RedisConnectionPool: Sendable {
         guard breaker.allows() else { throw .unavailable("\(endpoint): circuit open after repeated failures") }
         let callersLoop = loops.callersLoop
         while true {
-            let now = ContinuousClock.now
             let choice: Choice = try state.withLock { (state: inout State) throws(RedisError) -> Choice in
                 guard !state.closed else { throw .unavailable("\(endpoint): the pool is closed") }
-                state.connections.removeAll { !$0.isActive }
-                if let retryAfter = state.retryAfter, now < retryAfter, state.connections.isEmpty {
+                if state.connections.contains(where: { !$0.isActive }) { state.connections.removeAll { !$0.isActive } }
+                // The clock is read only after a failed connect, not on every command.
+                if let retryAfter = state.retryAfter, state.connections.isEmpty, ContinuousClock.now < retryAfter {
                     breaker.recordFailure()  // still failing, as far as callers can tell
                     throw .unavailable("\(endpoint): waiting to reconnect after a failure")
                 }

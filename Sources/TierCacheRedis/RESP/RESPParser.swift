@@ -24,22 +24,23 @@ struct RESPParser {
         guard let line = try readLine(buffer, &cursor) else { return nil }
         let value: RESPValue
         switch type {
-        case UInt8(ascii: "+"): value = .simpleString(String(decoding: line, as: UTF8.self))
-        case UInt8(ascii: "-"): value = .error(String(decoding: line, as: UTF8.self))
-        case UInt8(ascii: ":"): value = .integer(try integer(line))
-        case UInt8(ascii: "("): value = .bigNumber(String(decoding: line, as: UTF8.self))
+        case UInt8(ascii: "+"): value = .simpleString(text(buffer, line))
+        case UInt8(ascii: "-"): value = .error(text(buffer, line))
+        case UInt8(ascii: ":"): value = .integer(try integer(buffer, line))
+        case UInt8(ascii: "("): value = .bigNumber(text(buffer, line))
         case UInt8(ascii: "_"): value = .null
         case UInt8(ascii: "#"):
-            guard line == [UInt8(ascii: "t")] || line == [UInt8(ascii: "f")] else { throw .protocolViolation("a boolean must be t or f") }
-            value = .boolean(line[0] == UInt8(ascii: "t"))
+            let flag = line.count == 1 ? buffer.getInteger(at: line.lowerBound, as: UInt8.self) : nil
+            guard flag == UInt8(ascii: "t") || flag == UInt8(ascii: "f") else { throw .protocolViolation("a boolean must be t or f") }
+            value = .boolean(flag == UInt8(ascii: "t"))
         case UInt8(ascii: ","):
-            let text = String(decoding: line, as: UTF8.self)
+            let text = text(buffer, line)
             guard let number = Double(text) ?? (text == "inf" ? .infinity : text == "-inf" ? -.infinity : nil) else {
                 throw .protocolViolation("\"\(text.prefix(40))\" is not a double")
             }
             value = .double(number)
         case UInt8(ascii: "$"), UInt8(ascii: "="), UInt8(ascii: "!"):
-            let length = try integer(line)
+            let length = try integer(buffer, line)
             if length == -1, type == UInt8(ascii: "$") {
                 value = .null
                 break
@@ -58,7 +59,7 @@ struct RESPParser {
             default: value = .error(String(decoding: bytes, as: UTF8.self))
             }
         case UInt8(ascii: "*"), UInt8(ascii: "~"), UInt8(ascii: ">"), UInt8(ascii: "%"), UInt8(ascii: "|"):
-            let count = try integer(line)
+            let count = try integer(buffer, line)
             if count == -1, type == UInt8(ascii: "*") {
                 value = .null
                 break
@@ -84,8 +85,10 @@ struct RESPParser {
         return value
     }
 
-    /// The bytes up to CRLF, advancing past it; nil when the line is not complete yet.
-    private func readLine(_ buffer: ByteBuffer, _ cursor: inout Int) throws(RedisError) -> [UInt8]? {
+    /// Where the line starting at `cursor` lies (the bytes up to CRLF), advancing past its CRLF;
+    /// nil when the line is not complete yet. A range rather than the bytes: a reply's lines are
+    /// read in place, with no array made for each (two for every bulk string's length line).
+    private func readLine(_ buffer: ByteBuffer, _ cursor: inout Int) throws(RedisError) -> Range<Int>? {
         let available = buffer.writerIndex - cursor
         let searchLength = min(available, maximumLineLength + 2)
         guard let view = buffer.viewBytes(at: cursor, length: searchLength) else { return nil }
@@ -98,14 +101,41 @@ struct RESPParser {
         guard buffer.getInteger(at: cursor + lineLength + 1, as: UInt8.self) == 10 else {
             throw .protocolViolation("a reply line ends in CR without LF")
         }
-        let line = buffer.getBytes(at: cursor, length: lineLength) ?? []
+        let line = cursor..<(cursor + lineLength)
         cursor += lineLength + 2
         return line
     }
 
-    private func integer(_ line: [UInt8]) throws(RedisError) -> Int64 {
-        guard let value = Int64(String(decoding: line, as: UTF8.self)) else {
-            throw .protocolViolation("\"\(String(decoding: line.prefix(40), as: UTF8.self))\" is not an integer")
+    /// The line's bytes as text (invalid UTF-8 repaired, as `String(decoding:as:)` does).
+    private func text(_ buffer: ByteBuffer, _ line: Range<Int>) -> String {
+        buffer.getString(at: line.lowerBound, length: line.count) ?? ""
+    }
+
+    /// The line as a decimal integer: an optional sign, then at least one digit, within `Int64`
+    /// (what `Int64.init(_: String)` accepts), read from the buffer without making a string.
+    private func integer(_ buffer: ByteBuffer, _ line: Range<Int>) throws(RedisError) -> Int64 {
+        guard let view = buffer.viewBytes(at: line.lowerBound, length: line.count), let value = Self.decimal(view) else {
+            throw .protocolViolation("\"\(text(buffer, line.prefix(40)))\" is not an integer")
+        }
+        return value
+    }
+
+    /// `digits` as an `Int64`, or nil unless it is an optional `+` or `-` followed by decimal
+    /// digits only, in range. Negative numbers accumulate downwards, so `Int64.min` is in range.
+    static func decimal(_ digits: some Collection<UInt8>) -> Int64? {
+        var bytes = digits[...]
+        let isNegative = bytes.first == UInt8(ascii: "-")
+        if isNegative || bytes.first == UInt8(ascii: "+") { bytes = bytes.dropFirst() }
+        guard !bytes.isEmpty else { return nil }
+        var value: Int64 = 0
+        for byte in bytes {
+            let digit = byte &- UInt8(ascii: "0")
+            guard digit < 10 else { return nil }
+            let (shifted, overflowed) = value.multipliedReportingOverflow(by: 10)
+            let (next, overflowedAgain) = isNegative
+                ? shifted.subtractingReportingOverflow(Int64(digit)) : shifted.addingReportingOverflow(Int64(digit))
+            guard !overflowed, !overflowedAgain else { return nil }
+            value = next
         }
         return value
     }
