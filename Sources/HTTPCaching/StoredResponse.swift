@@ -1,6 +1,6 @@
 import Foundation
 import HTTPTypes
-import TierCache
+@_spi(TierCacheInternals) import TierCache
 
 /// A response as the cache keeps it: the response, its body, the times of the exchange that
 /// produced it (for the age calculation of RFC 9111 §4.2.3) and the request field values its

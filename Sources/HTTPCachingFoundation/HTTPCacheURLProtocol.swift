@@ -1,7 +1,7 @@
 import Foundation
 import HTTPCaching
 import HTTPTypes
-import TierCache
+@_spi(TierCacheInternals) import TierCache
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking

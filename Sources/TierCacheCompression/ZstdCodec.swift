@@ -1,5 +1,5 @@
 import CZstd
-import TierCache
+@_spi(TierCacheInternals) import TierCache
 
 /// zstd compression for tier values, shared by the disk and network tiers.
 ///

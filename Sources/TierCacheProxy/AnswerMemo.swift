@@ -1,6 +1,6 @@
 import NIOCore
 import NIOHTTP1
-import TierCache
+@_spi(TierCacheInternals) import TierCache
 
 /// Answers built from stored responses, reused for identical requests within the second their
 /// `Age` and `Cache-Status` ttl stay the same: a repeated hit costs one dictionary lookup instead

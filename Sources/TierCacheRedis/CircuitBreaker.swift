@@ -1,4 +1,4 @@
-import TierCache
+@_spi(TierCacheInternals) import TierCache
 
 /// Turns a failing Redis node into fast misses: after `failureThreshold` consecutive failures the
 /// breaker opens and calls are not attempted for `openDuration`; then one call is let through

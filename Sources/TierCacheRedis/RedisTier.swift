@@ -2,7 +2,7 @@ import Foundation
 import Logging
 import NIOCore
 import NIOPosix
-import TierCache
+@_spi(TierCacheInternals) import TierCache
 import TierCacheCompression
 
 /// A `CacheTier` in a shared Redis or Redis Cluster, for fleets whose machines should share the

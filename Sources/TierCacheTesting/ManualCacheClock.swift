@@ -1,5 +1,5 @@
 import Foundation
-import TierCache
+@_spi(TierCacheInternals) import TierCache
 
 /// A clock that moves only when a test moves it, so tests of expiry and age never sleep.
 ///

@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import TierCache
+@_spi(TierCacheInternals) import TierCache
 import TierCacheLMDB
 
 /// Writes entries and reports each commit on standard output, for the crash test: the test kills

@@ -1,5 +1,5 @@
 import Foundation
-import TierCache
+@_spi(TierCacheInternals) import TierCache
 
 /// A one-line progress bar with an ETA on standard error, shown only on a terminal and never in CI,
 /// so pipes and logs stay clean.

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Dispatch
 import Foundation
-import TierCache
+@_spi(TierCacheInternals) import TierCache
 import TierCacheLMDB
 
 /// One of several processes writing and reading one LMDB store at once, for the many-writers test

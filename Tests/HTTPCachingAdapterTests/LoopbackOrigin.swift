@@ -2,7 +2,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
-import TierCache
+@_spi(TierCacheInternals) import TierCache
 
 /// A real HTTP/1.1 origin on 127.0.0.1 for end-to-end tests, with scripted routes:
 ///

@@ -1,7 +1,7 @@
 import Foundation
 import HTTPTypes
 @testable import HTTPCaching
-import TierCache
+@_spi(TierCacheInternals) import TierCache
 
 /// The origin side of engine tests: answers each request with the next scripted reply and
 /// records what it was sent. (End-to-end tests of the adapters use a real HTTP server.)

@@ -1,7 +1,7 @@
 import Dispatch
 import Foundation
 import Testing
-import TierCache
+@_spi(TierCacheInternals) import TierCache
 @testable import TierCacheLMDB
 
 /// What the tests' commit function saw, in order. (`Locked`, not `Mutex`: ThreadSanitizer cannot

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import TierCache
+@_spi(TierCacheInternals) import TierCache
 import TierCacheLMDB
 
 /// Damaged stores: the structure check, the "being checked" mark, `verify()`, and the byte-flip

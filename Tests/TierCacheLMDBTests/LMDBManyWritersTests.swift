@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
 import Testing
-import TierCache
+@_spi(TierCacheInternals) import TierCache
 import TierCacheEncryption
 import TierCacheLMDB
 

@@ -7,7 +7,7 @@ import Hummingbird
 import Logging
 import NIOCore
 import ServiceLifecycle
-import TierCache
+@_spi(TierCacheInternals) import TierCache
 import Testing
 
 /// `HTTPCacheMiddleware` in a real Hummingbird app on 127.0.0.1.

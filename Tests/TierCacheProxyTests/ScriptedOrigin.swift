@@ -5,7 +5,7 @@ import Logging
 import NIOCore
 import ServiceLifecycle
 import Synchronization
-import TierCache
+@_spi(TierCacheInternals) import TierCache
 
 /// An origin server on 127.0.0.1 with scripted responses, counting the requests each path gets
 /// and remembering the last request's fields.

@@ -1,5 +1,5 @@
 import Foundation
-import TierCache
+@_spi(TierCacheInternals) import TierCache
 
 /// A tier written the way the README's "plugging in your own store" section shows a user writing
 /// one: a dictionary with first-in-first-out eviction. The conformance suite runs against it.

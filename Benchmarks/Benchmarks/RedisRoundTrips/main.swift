@@ -19,7 +19,7 @@ import TierCacheRedis
 // moves much less than the rate (the VM has no hardware counters for `perf stat`, and valgrind
 // cannot run the binary).
 //
-//   RedisRoundTrips [--nio-executor | --affinity] [--seconds N] [--only LANE]     reads TIERCACHE_REDIS_URL
+//   RedisRoundTrips [--nio-executor | --affinity] [--tls] [--seconds N] [--only LANE]     reads TIERCACHE_REDIS_URL
 
 let arguments = CommandLine.arguments
 let useNIOExecutor = arguments.contains("--nio-executor")
@@ -31,13 +31,19 @@ if useNIOExecutor {
         fatalError("SwiftNIO could not take over the global executor")
     }
 }
-guard let url = ProcessInfo.processInfo.environment["TIERCACHE_REDIS_URL"], let endpoint = try? RedisEndpoint(url: url) else {
-    fatalError("TIERCACHE_REDIS_URL is not set; redis-compare.sh sets it")
+// `--tls`: the TLS server with a password that scripts/redis-servers starts beside the plain one
+// (TIERCACHE_REDIS_TLS_URL, its CA in TIERCACHE_REDIS_TLS_CA): TLS and AUTH, as production runs.
+let useTLS = arguments.contains("--tls")
+let environment = ProcessInfo.processInfo.environment
+guard let url = environment[useTLS ? "TIERCACHE_REDIS_TLS_URL" : "TIERCACHE_REDIS_URL"], let endpoint = try? RedisEndpoint(url: url) else {
+    fatalError("TIERCACHE_REDIS_URL (and, with --tls, TIERCACHE_REDIS_TLS_URL) is not set; scripts/redis-servers sets them")
 }
+let tls = useTLS ? environment["TIERCACHE_REDIS_TLS_CA"].map { RedisTLS(trust: .certificateFile($0)) } : nil
 // One connection, so on one event loop: with --affinity every lane runs on that loop.
 let tier = try RedisTier(
     configuration: .init(
-        deployment: .standalone(endpoint), keyPrefix: "roundtrips:", capacity: 1 << 30, connectionsPerNode: 1, failureMode: .throwErrors),
+        deployment: .standalone(endpoint), keyPrefix: "roundtrips:", capacity: 1 << 30, connectionsPerNode: 1, failureMode: .throwErrors,
+        tls: tls),
     eventLoopGroup: useAffinity ? MultiThreadedEventLoopGroup.singleton.next() : MultiThreadedEventLoopGroup.singleton)
 let json = Array(String(repeating: "{\"id\":42,\"name\":\"item\",\"tags\":[\"a\",\"b\"]}", count: 24).utf8.prefix(1024))
 let keys = try (0..<1_000).map { try CacheKey("key:\($0)") }
@@ -84,8 +90,8 @@ func cpuMicroseconds() -> (user: Double, system: Double) {
             Double(usage.ru_stime.tv_sec) * 1e6 + Double(usage.ru_stime.tv_usec))
 }
 
-let executor = useNIOExecutor ? "SwiftNIO event loops as the global executor"
-    : useAffinity ? "Swift's default executor, lanes in withEventLoopAffinity" : "Swift's default executor"
+let executor = (useNIOExecutor ? "SwiftNIO event loops as the global executor"
+    : useAffinity ? "Swift's default executor, lanes in withEventLoopAffinity" : "Swift's default executor") + (useTLS ? ", TLS and AUTH" : "")
 if let only {
     // The record to read exists before any read lane runs.
     for key in keys { _ = try await tier.store(entry, forKey: key) }

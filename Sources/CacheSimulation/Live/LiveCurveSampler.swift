@@ -1,4 +1,4 @@
-import TierCache
+@_spi(TierCacheInternals) import TierCache
 
 /// Keeps a running cache's own miss-ratio curve from its production traffic, in bounded memory.
 ///

@@ -1,6 +1,6 @@
 import Dispatch
 import Synchronization
-import TierCache
+@_spi(TierCacheInternals) import TierCache
 
 /// Replays a loaded ``Trace`` through eviction policies.
 ///

@@ -1,5 +1,5 @@
 import CoreMetrics
-import TierCache
+@_spi(TierCacheInternals) import TierCache
 
 /// What ``HTTPCache`` counts: its ``HTTPCacheStatistics``, and the same events sent to
 /// swift-metrics (``MetricLabels``' `http…` names) when a backend records them.

@@ -1,6 +1,6 @@
 import Foundation
 import HTTPTypes
-import TierCache
+@_spi(TierCacheInternals) import TierCache
 
 /// One exchange with the origin and when it happened.
 struct Exchange: Sendable {

@@ -1,5 +1,5 @@
 import HTTPTypes
-import TierCache
+@_spi(TierCacheInternals) import TierCache
 
 /// Recently built default keys (``HTTPCacheKey/defaultKey(for:)``), by the request target they
 /// were built from, so that a hit does not build (allocate, copy, lower-case, validate) the same

@@ -1,4 +1,4 @@
-import TierCache
+@_spi(TierCacheInternals) import TierCache
 
 /// Accesses seen by lookups, waiting to be written into the recency index.
 ///

@@ -1,4 +1,4 @@
-import TierCache
+@_spi(TierCacheInternals) import TierCache
 import TierCacheCompression
 
 /// The dictionaries a tier has digested, by id, and the one it compresses new values with.

@@ -1,4 +1,4 @@
-import TierCache
+@_spi(TierCacheInternals) import TierCache
 
 /// Decides when a tier trains a dictionary, and keeps the samples to train it on.
 ///

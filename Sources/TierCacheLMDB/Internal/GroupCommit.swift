@@ -155,7 +155,7 @@ final class GroupCommit<Write>: @unchecked Sendable {
     /// becomes true, not at each arrival (queueing, and leaving): waking it at each cost up to two
     /// futex calls and two context switches of the leader a store, for it to find it must wait
     /// on. With 16 writers, waking it once cut the process's CPU a store by about a seventh
-    /// (`Benchmarks/GroupCommitProbe`: 50 to 43 µs).
+    /// (`Benchmarks/GroupCommitProbe`: 50 to about 40 µs).
     private var gatheringIsOver: Bool {
         inside <= queue.count || queue.count >= maxBatchCount
     }

@@ -1,5 +1,5 @@
 import NIOCore
-import TierCache
+@_spi(TierCacheInternals) import TierCache
 
 /// A Redis Cluster: the slot map comes from `CLUSTER SLOTS`, each command goes to the primary that
 /// owns its key's slot, `MOVED` updates the map (and triggers a refresh) and retries, `ASK` retries

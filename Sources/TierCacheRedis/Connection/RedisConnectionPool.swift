@@ -1,7 +1,7 @@
 import NIOCore
 import NIOPosix
 import NIOSSL
-import TierCache
+@_spi(TierCacheInternals) import TierCache
 
 /// Up to `size` connections to one node, opened on demand and shared: commands pipeline on them.
 /// A broken connection is dropped and replaced on the next command; after a failed connect the
