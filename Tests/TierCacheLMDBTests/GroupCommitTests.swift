@@ -148,6 +148,44 @@ struct GroupCommitTests {
         #expect(log.batches == [[1, 2]])
     }
 
+    @Test("A gathering leader is woken when the writer it waits for leaves without writing, not at the end of its delay")
+    func leaderIsWokenWhenAnAnnouncedWriterLeaves() throws {
+        let log = CommitLog()
+        log.release.signal()
+        let leaderQueued = DispatchSemaphore(value: 0)
+        // A delay far beyond the wait below: only the writer's leaving can end the gathering in time.
+        let group = GroupCommit<Int>(maxGatherDelay: .seconds(600)) { queued in
+            if queued == 1 { leaderQueued.signal() }
+        }
+        group.enter()  // a writer that will give up (its entry refused, say)
+        group.enter()  // write 1, the leader
+        let done = DispatchGroup()
+        submitOnThread(group, 1, log: log, done: done)
+        try #require(leaderQueued.wait(timeout: .now() + 60) == .success)
+        group.exit()
+        try #require(done.wait(timeout: .now() + 60) == .success)
+        group.exit()
+        #expect(log.batches == [[1]])
+    }
+
+    @Test("A gathering leader is woken when its batch is full, without waiting for the writers beyond it")
+    func leaderIsWokenWhenTheBatchIsFull() throws {
+        let log = CommitLog()
+        log.release.signal()
+        let leaderQueued = DispatchSemaphore(value: 0)
+        let group = GroupCommit<Int>(maxBatchCount: 2, maxGatherDelay: .seconds(600)) { queued in
+            if queued == 1 { leaderQueued.signal() }
+        }
+        for _ in 0..<3 { group.enter() }  // the leader, write 2, and a third that never comes
+        let done = DispatchGroup()
+        submitOnThread(group, 1, log: log, done: done)
+        try #require(leaderQueued.wait(timeout: .now() + 60) == .success)
+        submitOnThread(group, 2, log: log, done: done)
+        try #require(done.wait(timeout: .now() + 60) == .success)
+        for _ in 0..<3 { group.exit() }
+        #expect(log.batches == [[1, 2]])
+    }
+
     @Test("Gathering is bounded: a writer that announced itself and never comes delays a commit by at most the delay")
     func gatheringIsBounded() throws {
         let log = CommitLog()
