@@ -50,7 +50,7 @@ let keys = try (0..<1_000).map { try CacheKey("key:\($0)") }
 let entry = CacheEntry(value: json, storedAt: Date())
 
 /// Runs `operation` for `seconds` in `lanes` concurrent tasks; returns operations per second
-/// (and prints the number of operations when it is the `--only` lane).
+/// (and, with `--only`, prints the process's CPU time per operation).
 func rate(lanes: Int, _ operation: @escaping @Sendable (Int) async throws -> Void) async throws -> Double {
     let cpuAtStart = cpuMicroseconds()
     let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
@@ -92,25 +92,29 @@ func cpuMicroseconds() -> (user: Double, system: Double) {
 
 let executor = (useNIOExecutor ? "SwiftNIO event loops as the global executor"
     : useAffinity ? "Swift's default executor, lanes in withEventLoopAffinity" : "Swift's default executor") + (useTLS ? ", TLS and AUTH" : "")
+// The lanes: how many tasks, and what each does. 16 keys a call for mget16: one MGET
+// (redis-compare.sh times redis-benchmark's MGET of the same 16 keys).
+let batches = stride(from: 0, to: keys.count - 15, by: 16).map { Array(keys[$0..<($0 + 16)]) }
+let lanes: [String: (tasks: Int, operation: @Sendable (Int) async throws -> Void)] = [
+    "set": (1, { index in _ = try await tier.store(entry, forKey: keys[index % keys.count]) }),
+    "get": (1, { index in _ = try await tier.entry(forKey: keys[index % keys.count]) }),
+    "get16": (16, { index in _ = try await tier.entry(forKey: keys[index % keys.count]) }),
+    "mget16": (1, { index in _ = try await tier.entries(forKeys: batches[index % batches.count]) }),
+]
+/// Operations per second of the lane named `name` (one of `lanes`' keys).
+func rate(of name: String) async throws -> Double {
+    guard let lane = lanes[name] else { fatalError("--only takes one of \(lanes.keys.sorted())") }
+    return try await rate(lanes: lane.tasks, lane.operation)
+}
+
 if let only {
-    // The record to read exists before any read lane runs.
+    // The records the read lanes read exist before they run.
     for key in keys { _ = try await tier.store(entry, forKey: key) }
-    let batches = stride(from: 0, to: keys.count - 15, by: 16).map { Array(keys[$0..<($0 + 16)]) }
-    let lanes: [String: (Int, @Sendable (Int) async throws -> Void)] = [
-        "set": (1, { index in _ = try await tier.store(entry, forKey: keys[index % keys.count]) }),
-        "get": (1, { index in _ = try await tier.entry(forKey: keys[index % keys.count]) }),
-        "get16": (16, { index in _ = try await tier.entry(forKey: keys[index % keys.count]) }),
-        "mget16": (1, { index in _ = try await tier.entries(forKeys: batches[index % batches.count]) }),
-    ]
-    guard let (count, operation) = lanes[only] else { fatalError("--only takes one of \(lanes.keys.sorted())") }
-    print("RedisTier, \(only), \(executor): \(Int(try await rate(lanes: count, operation)))/s")
+    print("RedisTier, \(only), \(executor): \(Int(try await rate(of: only)))/s")
     exit(0)
 }
-let set = try await rate(lanes: 1) { index in _ = try await tier.store(entry, forKey: keys[index % keys.count]) }
-let get = try await rate(lanes: 1) { index in _ = try await tier.entry(forKey: keys[index % keys.count]) }
-let get16 = try await rate(lanes: 16) { index in _ = try await tier.entry(forKey: keys[index % keys.count]) }
-// 16 keys a call: one MGET (redis-compare.sh times redis-benchmark's MGET of the same 16 keys).
-let batches = stride(from: 0, to: keys.count - 15, by: 16).map { Array(keys[$0..<($0 + 16)]) }
-let mget16 = try await rate(lanes: 1) { index in _ = try await tier.entries(forKeys: batches[index % batches.count]) }
+// SET first: it stores the records the other lanes read.
+let set = try await rate(of: "set"), get = try await rate(of: "get")
+let get16 = try await rate(of: "get16"), mget16 = try await rate(of: "mget16")
 print("RedisTier, 1 KiB, one connection, \(executor): SET \(Int(set))/s, GET \(Int(get))/s, GET with 16 in flight \(Int(get16))/s, "
     + "entries(forKeys:) of 16 keys \(Int(mget16)) calls/s")
