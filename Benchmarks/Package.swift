@@ -62,6 +62,7 @@ let package = Package(
         .executableTarget(
             name: "RedisRoundTrips",
             dependencies: [
+                "Workloads",
                 .product(name: "TierCache", package: "TierCache"),
                 .product(name: "TierCacheRedis", package: "TierCache"),
                 .product(name: "NIOCore", package: "swift-nio"),

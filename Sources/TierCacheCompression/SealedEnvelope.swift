@@ -36,9 +36,11 @@ public enum SealedEnvelope {
         var header = [UInt8](repeating: 0, count: headerSize)
         header[0] = formatVersion
         withUnsafeBytes(of: keyID.littleEndian) { header.replaceSubrange(4..<8, with: $0) }
-        let box = try header.withUnsafeBytes { header in try withAuthenticatedData(header: header, context: context) { authenticated in
-            try sealer.seal(plaintext, keyID: keyID, authenticating: authenticated)
-        } }
+        let box = try header.withUnsafeBytes { header in
+            try withAuthenticatedData(header: header, context: context) { authenticated in
+                try sealer.seal(plaintext, keyID: keyID, authenticating: authenticated)
+            }
+        }
         return header + box
     }
 

@@ -164,7 +164,7 @@ public final class RedisTier: CacheTier {
             _ = try? await run([Self.del, redisKey], key: redisKey)
             return nil
         }
-        if let expiresAt = decoded.metadata.expiresAt, expiresAt <= Date() {
+        if decoded.metadata.isExpired(at: Date()) {
             // Redis's TTL normally removes it first; clocks differ by a little.
             counters.recordExpiration()
             counters.recordLookup(hit: false, timing: timing)

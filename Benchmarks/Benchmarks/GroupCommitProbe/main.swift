@@ -26,13 +26,6 @@ let directory = FileManager.default.temporaryDirectory.appendingPathComponent("t
 defer { try? FileManager.default.removeItem(at: directory) }
 let tier = try LMDBTier(directory: directory, capacity: 1 << 30)
 
-/// The process's CPU time so far, in microseconds.
-func cpuMicroseconds() -> Double {
-    var usage = rusage()
-    getrusage(RUSAGE_SELF.rawValue, &usage)
-    return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1e6 + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec)
-}
-
 /// Stores from `writers` threads until `deadline` (or until `limit` stores), returning the count.
 func storeOnThreads(until deadline: ContinuousClock.Instant, limit: Int = .max) -> Int {
     let total = Mutex(0)
@@ -56,10 +49,10 @@ func storeOnThreads(until deadline: ContinuousClock.Instant, limit: Int = .max) 
 }
 
 _ = storeOnThreads(until: .now + .seconds(3600), limit: keys.count)
-let cpuBefore = cpuMicroseconds()
+let cpuBefore = ProcessCPUTime.now
 let started = ContinuousClock.now
 let stores = storeOnThreads(until: started + .seconds(seconds))
 let elapsed = ContinuousClock.now - started
 let wall = Double(elapsed.components.seconds) * 1e6 + Double(elapsed.components.attoseconds) / 1e12
 print(String(format: "%d writers: %d stores, %.1f µs a store, CPU %.1f µs a store", writers, stores, wall / Double(stores),
-             (cpuMicroseconds() - cpuBefore) / Double(stores)))
+             (ProcessCPUTime.now.total - cpuBefore.total) / Double(stores)))

@@ -3,6 +3,7 @@ import NIOCore
 import NIOPosix
 import TierCache
 import TierCacheRedis
+import Workloads
 
 // RedisTier's round trips outside the benchmark harness, so that a process can choose its
 // executor before any task runs: `--nio-executor` installs SwiftNIO's event loops as Swift's
@@ -15,9 +16,7 @@ import TierCacheRedis
 // redis-benchmark.
 //
 // `--only get16` (or set, get, mget16) runs one lane and prints the process's CPU time per
-// operation, user and system (getrusage): the client's own cost, which this VM's wake-up noise
-// moves much less than the rate (the VM has no hardware counters for `perf stat`, and valgrind
-// cannot run the binary).
+// operation, user and system (`ProcessCPUTime`): the client's own cost.
 //
 //   RedisRoundTrips [--nio-executor | --affinity] [--tls] [--seconds N] [--only LANE]     reads TIERCACHE_REDIS_URL
 
@@ -52,7 +51,7 @@ let entry = CacheEntry(value: json, storedAt: Date())
 /// Runs `operation` for `seconds` in `lanes` concurrent tasks; returns operations per second
 /// (and, with `--only`, prints the process's CPU time per operation).
 func rate(lanes: Int, _ operation: @escaping @Sendable (Int) async throws -> Void) async throws -> Double {
-    let cpuAtStart = cpuMicroseconds()
+    let cpuAtStart = ProcessCPUTime.now
     let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
     let started = ContinuousClock.now
     let total = try await withThrowingTaskGroup(of: Int.self) { group in
@@ -75,19 +74,11 @@ func rate(lanes: Int, _ operation: @escaping @Sendable (Int) async throws -> Voi
     }
     let elapsed = ContinuousClock.now - started
     if only != nil {
-        let (user, system) = cpuMicroseconds()
+        let cpu = ProcessCPUTime.now
         print(String(format: "CPU per operation: %.2f µs user, %.2f µs system (%d operations)",
-                     (user - cpuAtStart.user) / Double(total), (system - cpuAtStart.system) / Double(total), total))
+                     (cpu.user - cpuAtStart.user) / Double(total), (cpu.system - cpuAtStart.system) / Double(total), total))
     }
     return Double(total) / (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
-}
-
-/// The process's user and system CPU time so far, in microseconds.
-func cpuMicroseconds() -> (user: Double, system: Double) {
-    var usage = rusage()
-    getrusage(RUSAGE_SELF.rawValue, &usage)
-    return (Double(usage.ru_utime.tv_sec) * 1e6 + Double(usage.ru_utime.tv_usec),
-            Double(usage.ru_stime.tv_sec) * 1e6 + Double(usage.ru_stime.tv_usec))
 }
 
 let executor = (useNIOExecutor ? "SwiftNIO event loops as the global executor"

@@ -9,12 +9,7 @@ import Darwin
 
 /// A value behind a lock: the project's `Mutex`.
 ///
-/// Public as SPI (`@_spi(TierCacheInternals) import TierCache`), not `package`: the compiler
-/// (Swift 6.3) does not specialize a `package` `@inlinable` generic in the package's other
-/// modules, so every `withLock` there called the unspecialized function, which looks up
-/// `Locked<Value>`'s metadata at run time (a hash-table lookup, about a tenth of the user time
-/// of a Redis `GET`, `perf`). Checked with a two-module package: `package`, two calls to the
-/// generic function; public, none.
+/// Public as SPI, not `package`, for the reason the other declaration of `Locked` (below) gives.
 ///
 /// Normally it is `Synchronization.Mutex` (a futex on Linux, `os_unfair_lock` on Apple
 /// platforms) and costs nothing more. `scripts/tsan` builds with `-DTIERCACHE_TSAN_LOCKS`, and

@@ -71,7 +71,7 @@ final class RedisConnectionPool: Sendable {
         while true {
             let choice: Choice = try state.withLock { (state: inout State) throws(RedisError) -> Choice in
                 guard !state.closed else { throw .unavailable("\(endpoint): the pool is closed") }
-                if state.connections.contains(where: { !$0.isActive }) { state.connections.removeAll { !$0.isActive } }
+                state.connections.removeAll { !$0.isActive }
                 // The clock is read only after a failed connect, not on every command.
                 if let retryAfter = state.retryAfter, state.connections.isEmpty, ContinuousClock.now < retryAfter {
                     breaker.recordFailure()  // still failing, as far as callers can tell
