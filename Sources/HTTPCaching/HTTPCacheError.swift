@@ -8,6 +8,10 @@ public struct HTTPCacheError: Error, Hashable, Sendable, CustomStringConvertible
         public static let notCached = Code("notCached")
         /// The request cannot be cached or sent (no scheme or authority).
         public static let invalidRequest = Code("invalidRequest")
+        /// A server-side entry point (a middleware, a proxy) was given an engine in
+        /// ``HTTPCache/Mode/private`` mode, which would store one user's responses and serve them
+        /// to every user.
+        public static let privateCacheOnServer = Code("privateCacheOnServer")
         /// The code's name.
         public var description: String { name }
     }

@@ -10,8 +10,9 @@ import NIOCore
 /// methods run the route and invalidate what they change (RFC 9111 §4.4).
 ///
 /// ```swift
+/// let cache = HTTPCache(storage: TieredCache(tiers: [memory]), configuration: .init(mode: .shared))
 /// let router = Router()
-/// router.add(middleware: HTTPCacheMiddleware(cache: HTTPCache(storage: TieredCache(tiers: [memory]))))
+/// router.add(middleware: try HTTPCacheMiddleware(cache: cache))
 /// router.get("/report") { _, _ in
 ///     Response(status: .ok, headers: [.cacheControl: "max-age=60"], body: .init(byteBuffer: ByteBuffer(string: "…")))
 /// }
@@ -20,6 +21,12 @@ import NIOCore
 /// The route's response body is read whole before it is stored and sent (the tiers refuse what is
 /// too large for them, counted in their statistics): add the middleware to a router group of
 /// cacheable routes, not in front of streaming downloads.
+///
+/// A server's cache answers many users, so the engine must be in shared mode
+/// (``HTTPCaching/HTTPCache/Mode/shared``): it then never stores `private` responses or responses to
+/// requests with `Authorization`. ``init(cache:scheme:)`` refuses an engine in private mode (the
+/// engine's default, meant for clients); ``init(singleUserCache:scheme:)`` accepts one, for a
+/// server that only ever serves one user (an app's embedded server on a device).
 ///
 /// Routes run in the request that needs them: a background revalidation
 /// (`stale-while-revalidate`) cannot call a route after its request ended, so the stale response
@@ -30,8 +37,23 @@ public struct HTTPCacheMiddleware<Context: RequestContext>: RouterMiddleware {
     /// The scheme of the cache keys (requests reach a server without one); `http` by default.
     public let scheme: String
 
-    /// A middleware storing responses in `cache`, with cache keys in `scheme`.
-    public init(cache: HTTPCache, scheme: String = "http") {
+    /// A middleware storing responses in `cache`, a shared cache, with cache keys in `scheme`.
+    ///
+    /// - Throws: ``HTTPCaching/HTTPCacheError`` with code
+    ///   ``HTTPCaching/HTTPCacheError/Code/privateCacheOnServer`` when `cache` is in private mode,
+    ///   which would serve one user's `private` or authorized responses to every user.
+    public init(cache: HTTPCache, scheme: String = "http") throws(HTTPCacheError) {
+        try cache.requireSharedMode(for: "HTTPCacheMiddleware")
+        self.cache = cache
+        self.scheme = scheme
+    }
+
+    /// A middleware for a server that only ever serves one user, whose `cache` may be in private
+    /// mode (storing `private` responses and responses to authorized requests).
+    ///
+    /// Never use it in a server that more than one user reaches: every user would be served what
+    /// the cache stored for another. ``init(cache:scheme:)`` is the initializer for everything else.
+    public init(singleUserCache cache: HTTPCache, scheme: String = "http") {
         self.cache = cache
         self.scheme = scheme
     }

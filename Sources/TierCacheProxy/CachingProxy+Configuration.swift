@@ -47,6 +47,12 @@ extension CachingProxy {
         /// default: they are removed, so that no client can poison a stored response through them.
         /// Turn it on only behind another proxy that sets those fields itself.
         public var forwardsClientRoutingFields: Bool
+        /// Whether the proxy may run with a cache in private mode, for a proxy that only ever
+        /// serves one user (a developer's local proxy). Off by default: a proxy answers many users,
+        /// and ``CachingProxy/init(configuration:storage:cacheConfiguration:httpClient:logger:)``
+        /// refuses a private cache, which would serve one user's `private` or authorized responses
+        /// to the next.
+        public var servesSingleUser: Bool
 
         /// A configuration; only the origin is required (listening on 127.0.0.1:8080 by default).
         public init(
@@ -54,7 +60,7 @@ extension CachingProxy {
             maximumRequestHeaderBytes: Int = 32 << 10, maximumRequestBodyBytes: Int = 16 << 20,
             maximumCacheableBodyBytes: Int = 8 << 20, upstreamTimeout: TimeAmount = .seconds(30),
             targetedCacheControl: String? = TargetedCacheControl.cdnCacheControl, name: String = "TierCache", idleTimeout: TimeAmount = .seconds(60),
-            forwardsClientRoutingFields: Bool = false, convertsHEADToGET: Bool = true
+            forwardsClientRoutingFields: Bool = false, convertsHEADToGET: Bool = true, servesSingleUser: Bool = false
         ) {
             self.upstream = upstream
             self.host = host
@@ -68,6 +74,7 @@ extension CachingProxy {
             self.idleTimeout = idleTimeout
             self.forwardsClientRoutingFields = forwardsClientRoutingFields
             self.convertsHEADToGET = convertsHEADToGET
+            self.servesSingleUser = servesSingleUser
         }
 
         /// Throws ``CachingProxyError`` for settings the proxy cannot run with.

@@ -40,8 +40,9 @@ public final class CachingProxy: Sendable {
     /// The client this proxy created (and must shut down), when none was given.
     private let ownedClient: HTTPClient?
 
-    /// Creates a proxy. `cacheConfiguration` is shared mode by default; the proxy makes sure a
-    /// response too large to cache never counts as a network failure.
+    /// Creates a proxy. `cacheConfiguration` is shared mode by default, and must be, unless
+    /// ``Configuration/servesSingleUser`` says the proxy only ever serves one user; the proxy makes
+    /// sure a response too large to cache never counts as a network failure.
     ///
     /// - Parameters:
     ///   - configuration: the origin, the listening address and the proxy's limits.
@@ -51,7 +52,8 @@ public final class CachingProxy: Sendable {
     ///     ``makeUpstreamClient(_:)`` and shut down by ``shutdown()``. A client of your own must
     ///     not follow redirects or decompress bodies (a proxy passes both on as they are).
     ///   - logger: where the proxy logs each request (at `info`) and failures of the origin.
-    /// - Throws: ``CachingProxyError`` for invalid settings.
+    /// - Throws: ``CachingProxyError`` for invalid settings, and for a cache in private mode in a
+    ///   proxy that does not serve a single user.
     public init(
         configuration: Configuration, storage: TieredCache,
         cacheConfiguration: HTTPCache.Configuration = HTTPCache.Configuration(
@@ -59,6 +61,11 @@ public final class CachingProxy: Sendable {
         httpClient: HTTPClient? = nil, logger: Logger = Logger(label: "tiercache.proxy")
     ) throws(CachingProxyError) {
         try configuration.validate()
+        guard cacheConfiguration.mode == .shared || configuration.servesSingleUser else {
+            throw CachingProxyError(
+                "the cache is in private mode, which would serve one user's private or authorized responses to every "
+                    + "client; use `mode: .shared`, or set `servesSingleUser` for a proxy only one user reaches")
+        }
         var targeted: HTTPField.Name?
         if let name = configuration.targetedCacheControl {
             guard let fieldName = HTTPField.Name(name) else { throw CachingProxyError("'\(name)' is not a field name") }

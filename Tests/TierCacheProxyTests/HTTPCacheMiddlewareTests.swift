@@ -14,19 +14,37 @@ import Testing
 @Suite("HTTPCacheMiddleware in a Hummingbird app", .timeLimit(.minutes(5)))
 struct HTTPCacheMiddlewareTests {
     /// Runs an app whose routes count their calls, with the middleware in front.
-    func withApp(mode: HTTPCache.Mode = .shared, _ body: (String, RouteCalls, HTTPCache) async throws -> Void) async throws {
+    func withApp(
+        singleUser: Bool = false, _ body: (String, RouteCalls, HTTPCache) async throws -> Void
+    ) async throws {
         let calls = RouteCalls()
-        let cache = HTTPCache(storage: TieredCache(tiers: [try MemoryTier(capacity: 1 << 20)]), configuration: .init(mode: mode))
-        // README:begin middleware
-        let router = Router()
-        router.add(middleware: HTTPCacheMiddleware(cache: cache))
-        router.get("/report") { _, _ in
-            calls.increment("/report")
-            return Response(
-                status: .ok, headers: [.cacheControl: "max-age=60", .eTag: "\"r1\""],
-                body: ResponseBody(byteBuffer: ByteBuffer(string: "expensive report")))
+        let memory = try MemoryTier(capacity: 1 << 20)
+        let router: Router<BasicRequestContext>
+        let cache: HTTPCache
+        if singleUser {
+            cache = HTTPCache(storage: TieredCache(tiers: [memory]), configuration: .init(mode: .private))
+            router = Router()
+            router.add(middleware: HTTPCacheMiddleware(singleUserCache: cache))
+            router.get("/report") { _, _ in
+                calls.increment("/report")
+                return Response(status: .ok, headers: [.cacheControl: "max-age=60"], body: ResponseBody(byteBuffer: ByteBuffer(string: "report")))
+            }
+        } else {
+            (router, cache) = try readmeRouter(memory: memory, calls: calls)
         }
-        // README:end
+        router.get("/private") { _, _ in
+            calls.increment("/private")
+            return Response(
+                status: .ok, headers: [.cacheControl: "private, max-age=60"],
+                body: ResponseBody(byteBuffer: ByteBuffer(string: "one user's page")))
+        }
+        router.get("/account") { request, _ in
+            calls.increment("/account")
+            let user = request.headers[.authorization] ?? "nobody"
+            return Response(
+                status: .ok, headers: [.cacheControl: "max-age=60"],
+                body: ResponseBody(byteBuffer: ByteBuffer(string: "account of \(user)")))
+        }
         router.get("/validated") { request, _ in
             calls.increment("/validated")
             if request.headers[.ifNoneMatch] == "\"v1\"" { return Response(status: .notModified, headers: [.eTag: "\"v1\""]) }
@@ -64,6 +82,60 @@ struct HTTPCacheMiddlewareTests {
         }
         await group.triggerGracefulShutdown()
         try await runner.value
+    }
+
+    /// The README's example: a shared cache in front of a route.
+    func readmeRouter(memory: MemoryTier, calls: RouteCalls) throws -> (Router<BasicRequestContext>, HTTPCache) {
+        let router = Router()
+        // README:begin middleware
+        let cache = HTTPCache(storage: TieredCache(tiers: [memory]), configuration: .init(mode: .shared))
+        router.add(middleware: try HTTPCacheMiddleware(cache: cache))
+        router.get("/report") { _, _ in
+            calls.increment("/report")
+            return Response(
+                status: .ok, headers: [.cacheControl: "max-age=60", .eTag: "\"r1\""],
+                body: ResponseBody(byteBuffer: ByteBuffer(string: "expensive report")))
+        }
+        // README:end
+        return (router, cache)
+    }
+
+    @Test("An engine in private mode is refused with a typed error, unless the single-user initializer says so")
+    func privateEngineRefused() throws {
+        let cache = HTTPCache(storage: TieredCache(tiers: [try MemoryTier(capacity: 1 << 20)]))
+        #expect(cache.configuration.mode == .private)
+        let error = #expect(throws: HTTPCacheError.self) { try HTTPCacheMiddleware<BasicRequestContext>(cache: cache) }
+        #expect(error?.code == .privateCacheOnServer)
+        let singleUser = HTTPCacheMiddleware<BasicRequestContext>(singleUserCache: cache)
+        #expect(singleUser.cache.configuration.mode == .private)
+    }
+
+    @Test("RFC 9111 §3.5, §5.2.2.7: a private response and an authorized request's response are never served to another request")
+    func sharedCacheKeepsUsersApart() async throws {
+        try await withApp { base, calls, cache in
+            let first = try await send(.GET, "\(base)/private")
+            let second = try await send(.GET, "\(base)/private")
+            #expect(first.body == "one user's page" && second.body == "one user's page")
+            #expect(calls.count("/private") == 2)
+            // Neither authorized response is stored, so neither reaches the next request.
+            let alice = try await send(.GET, "\(base)/account", headers: [("Authorization", "alice")])
+            let bob = try await send(.GET, "\(base)/account", headers: [("Authorization", "bob")])
+            let anonymous = try await send(.GET, "\(base)/account")
+            #expect(alice.body == "account of alice")
+            #expect(bob.body == "account of bob")
+            #expect(anonymous.body == "account of nobody")
+            #expect(calls.count("/account") == 3)
+            #expect(cache.statistics.hits == 0)
+        }
+    }
+
+    @Test("The single-user middleware, asked for by name, stores private responses")
+    func singleUserStoresPrivate() async throws {
+        try await withApp(singleUser: true) { base, calls, cache in
+            for _ in 0..<2 { _ = try await send(.GET, "\(base)/private") }
+            #expect(calls.count("/private") == 1)
+            #expect(cache.statistics.hits == 1)
+        }
     }
 
     @Test("A fresh stored response is answered without running the route")
