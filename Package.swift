@@ -1,4 +1,4 @@
-// swift-tools-version: 6.1
+// swift-tools-version: 6.2
 import PackageDescription
 
 // The core libraries depend on the system's LMDB and zstd and on the swift-log and swift-metrics
@@ -173,15 +173,10 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
             ]
         ),
-        // `ByteCount: ExpressibleByArgument`, shared by both executables (one conformance).
-        .target(
-            name: "TierCacheCommandLine",
-            dependencies: ["TierCache", .product(name: "ArgumentParser", package: "swift-argument-parser")]
-        ),
         .executableTarget(
             name: "tiercache-proxy",
             dependencies: [
-                "TierCacheCommandLine", "TierCacheProxy", "HTTPCaching", "HTTPCachingAsyncHTTPClient", "TierCache", "TierCacheLMDB", "TierCacheRedis",
+                "TierCacheProxy", "HTTPCaching", "HTTPCachingAsyncHTTPClient", "TierCache", "TierCacheLMDB", "TierCacheRedis",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -196,9 +191,18 @@ let package = Package(
         .executableTarget(
             name: "tiercache",
             dependencies: [
-                "TierCacheCommandLine", "TierCache", "TierCacheLMDB", "CacheSimulation",
+                "TierCache", "TierCacheLMDB", "CacheSimulation",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
+            ]
+        ),
+        // The processes the reliability tests and scripts start (crash-writer, damage-reader, …);
+        // not a product, so users never install it.
+        .executableTarget(
+            name: "tiercache-harness",
+            dependencies: [
+                "TierCache", "TierCacheLMDB", "CLMDB",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .plugin(
@@ -274,7 +278,7 @@ let package = Package(
         .testTarget(
             name: "TierCacheLMDBTests",
             dependencies: [
-                "TierCacheLMDB", "TierCacheCompression", "TierCacheTesting", "TierCacheEncryption", "CLMDB", "tiercache",
+                "TierCacheLMDB", "TierCacheCompression", "TierCacheTesting", "TierCacheEncryption", "CLMDB", "tiercache", "tiercache-harness",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "InMemoryLogging", package: "swift-log"),

@@ -2,7 +2,7 @@
 # RedisTier against redis-benchmark in alternating rounds on one freshly started redis-server:
 # in each round, each lane runs right after its baseline, so that the ratio compares the two
 # under the same load of this (noisy, shared) machine. Prints each round's ratios, then their
-# medians: the figures of the README's Redis rows.
+# medians: the figures of the Redis rows in Benchmarks/README.md.
 #
 #   redis-rounds.sh [rounds (5)] [seconds per tier lane (3)]
 #

@@ -51,7 +51,7 @@ public enum CacheDecision: Hashable, Sendable {
         policy: RequestCachePolicy, context: Context
     ) -> CacheDecision {
         decide(
-            request: request, requestDirectives: requestDirectives, located: stored.map { Located(response: $0, key: "") },
+            request: request, requestDirectives: requestDirectives, located: stored.map(Located.unstored),
             policy: policy, context: context)
     }
 
@@ -136,13 +136,13 @@ public enum CacheDecision: Hashable, Sendable {
     /// Whether `stored` is past its freshness lifetime at `context.now`.
     public static func isStale(_ stored: StoredResponse?, _ context: Context) -> Bool {
         guard let stored else { return false }
-        return Measure(Located(response: stored, key: ""), context).isStale
+        return Measure(Located.unstored(stored), context).isStale
     }
 
     /// Whether `stored` may be served stale after a failed fetch or revalidation, within
     /// `stale-if-error` (RFC 5861 §4), from the response or the request.
     public static func staleIfErrorAllows(_ stored: StoredResponse, requestDirectives: CacheControl, context: Context) -> Bool {
-        staleIfErrorAllows(Located(response: stored, key: ""), requestDirectives: requestDirectives, context: context)
+        staleIfErrorAllows(Located.unstored(stored), requestDirectives: requestDirectives, context: context)
     }
 
     static func staleIfErrorAllows(_ located: Located, requestDirectives: CacheControl, context: Context) -> Bool {

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import TierCache
 
 /// HEAD (RFC 9110 §9.3.2, RFC 9111 §4.3.5): a HEAD is answered from a stored GET response when
 /// there is one; a 200 to a HEAD the cache sent updates that stored response when their
@@ -8,18 +9,18 @@ import HTTPTypes
 /// a GET (it has no content).
 extension HTTPCache {
     /// Where a resource's HEAD response is kept: beside its primary key, never equal to a GET's.
-    static func headKey(_ primaryKey: String) -> String {
-        primaryKey + "\u{1F}head"
+    static func headKey(_ primaryKey: CacheKey) -> CacheKey {
+        CacheKey(primaryKey, appending: "\u{1F}head")
     }
 
     /// Whether `located` was read from the HEAD responses' key of `primaryKey` (or its variants).
-    static func isHEADResponse(_ located: Located, primaryKey: String) -> Bool {
-        located.key.hasPrefix(headKey(primaryKey))
+    static func isHEADResponse(_ located: Located, primaryKey: CacheKey) -> Bool {
+        located.key.rawValue.hasPrefix(headKey(primaryKey).rawValue)
     }
 
     /// Handles a response to a HEAD the cache sent for `request`; returns whether it was kept.
     /// `stored` is the response the cache held for the request, if any.
-    func storeHEADResponse(_ exchange: Exchange, for request: HTTPRequest, primaryKey: String, stored: Located?) async -> Bool {
+    func storeHEADResponse(_ exchange: Exchange, for request: HTTPRequest, primaryKey: CacheKey, stored: Located?) async -> Bool {
         if let stored, !Self.isHEADResponse(stored, primaryKey: primaryKey) {
             // §4.3.5: update the stored GET response it could have been chosen for, or treat
             // that response as stale: it is removed, so the next GET fetches the content anew.

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import TierCache
 
 /// Range requests (RFC 9110 §14, RFC 9111 §3.3–3.4). A GET for one byte range is answered:
 /// - from a complete stored response, cut to the range (a stale one is revalidated first);
@@ -15,8 +16,8 @@ import HTTPTypes
 /// `If-Modified-Since` goes first (§13.2.2): such requests take the complete-response path.
 extension HTTPCache {
     /// Where a resource's partial content is kept: beside its primary key.
-    static func partialKey(_ primaryKey: String) -> String {
-        primaryKey + "\u{1F}partial"
+    static func partialKey(_ primaryKey: CacheKey) -> CacheKey {
+        CacheKey(primaryKey, appending: "\u{1F}partial")
     }
 
     func respondToRange(
@@ -96,7 +97,7 @@ extension HTTPCache {
     /// content that then covers the whole representation is stored as a complete 200. A 206
     /// without a single `Content-Range` of known length, or without a strong entity tag (which
     /// combining needs), is not stored. Returns whether anything was stored.
-    func storePartial(_ exchange: Exchange, for request: HTTPRequest, primaryKey: String) async -> Bool {
+    func storePartial(_ exchange: Exchange, for request: HTTPRequest, primaryKey: CacheKey) async -> Bool {
         guard var content = exchange.response.headerFields[.contentRange].flatMap(ContentRange.init(field:)),
               exchange.body.count == content.bounds.count,
               let tag = exchange.response.headerFields[.eTag].flatMap(EntityTag.init), !tag.isWeak

@@ -11,7 +11,7 @@ extension HTTPCache {
     /// fail to decode are removed and counted.
     /// A HEAD that finds no GET response is answered by a stored HEAD response
     /// (``headKey(_:)``), if there is one.
-    func lookup(primaryKey: String, request: HTTPRequest, from firstTier: Int = 0) async -> Located? {
+    func lookup(primaryKey: CacheKey, request: HTTPRequest, from firstTier: Int = 0) async -> Located? {
         if storage.isEntirelyLocal {
             return lookupLocally(primaryKey: primaryKey, request: request, tiers: firstTier..<Int.max)
         }
@@ -20,7 +20,7 @@ extension HTTPCache {
         return await lookupResource(Self.headKey(primaryKey), request: request, from: firstTier)
     }
 
-    func lookupResource(_ primaryKey: String, request: HTTPRequest, from firstTier: Int = 0) async -> Located? {
+    func lookupResource(_ primaryKey: CacheKey, request: HTTPRequest, from firstTier: Int = 0) async -> Located? {
         switch await read(primaryKey, from: firstTier) {
         case .response(let located)?:
             return Vary.matches(request, located.response.varyingFields) ? located : nil
@@ -34,13 +34,13 @@ extension HTTPCache {
 
     /// ``lookup(primaryKey:request:from:)`` through the local tiers only (those in `tiers`, or
     /// all): no suspension.
-    func lookupLocally(primaryKey: String, request: HTTPRequest, tiers: Range<Int>? = nil) -> Located? {
+    func lookupLocally(primaryKey: CacheKey, request: HTTPRequest, tiers: Range<Int>? = nil) -> Located? {
         if let found = lookupResourceLocally(primaryKey, request: request, tiers: tiers) { return found }
         guard request.method == .head else { return nil }
         return lookupResourceLocally(Self.headKey(primaryKey), request: request, tiers: tiers)
     }
 
-    private func lookupResourceLocally(_ primaryKey: String, request: HTTPRequest, tiers: Range<Int>?) -> Located? {
+    private func lookupResourceLocally(_ primaryKey: CacheKey, request: HTTPRequest, tiers: Range<Int>?) -> Located? {
         switch readLocally(primaryKey, tiers: tiers) {
         case .response(let located)?:
             return Vary.matches(request, located.response.varyingFields) ? located : nil
@@ -52,19 +52,19 @@ extension HTTPCache {
         }
     }
 
-    private func read(_ key: String, from firstTier: Int = 0) async -> DecodedEntry? {
-        guard let cacheKey = try? CacheKey(key), let entry = await storage.lookup(cacheKey, from: firstTier)?.entry else { return nil }
+    private func read(_ key: CacheKey, from firstTier: Int = 0) async -> DecodedEntry? {
+        guard let entry = await storage.lookup(key, from: firstTier)?.entry else { return nil }
         guard let decoded = decode(entry, key: key) else {
-            try? await storage.removeEntry(forKey: cacheKey)
+            try? await storage.removeEntry(forKey: key)
             return nil
         }
         return decoded
     }
 
-    private func readLocally(_ key: String, tiers: Range<Int>?) -> DecodedEntry? {
-        guard let cacheKey = try? CacheKey(key), let entry = storage.localValue(forKey: cacheKey, tiers: tiers) else { return nil }
+    private func readLocally(_ key: CacheKey, tiers: Range<Int>?) -> DecodedEntry? {
+        guard let entry = storage.localValue(forKey: key, tiers: tiers) else { return nil }
         guard let decoded = decode(entry, key: key) else {
-            try? storage.removeLocalEntry(forKey: cacheKey)
+            try? storage.removeLocalEntry(forKey: key)
             return nil
         }
         return decoded
@@ -72,7 +72,7 @@ extension HTTPCache {
 
     /// The entry's decoded form, from its memo when a reader (or the write that stored it) left
     /// one there; `nil` (and counted) when it does not decode, for the caller to remove.
-    private func decode(_ entry: CacheEntry, key: String) -> DecodedEntry? {
+    private func decode(_ entry: CacheEntry, key: CacheKey) -> DecodedEntry? {
         if let form = entry.memo.value(as: DecodedForm.self), form.key == key { return form.entry }
         let decoded: DecodedEntry
         do {
@@ -87,23 +87,23 @@ extension HTTPCache {
     }
 
     /// Leaves `decoded` in `entry`'s memo, if the budget for decoded forms has room.
-    private func remember(_ decoded: DecodedEntry, in entry: CacheEntry, key: String) {
+    private func remember(_ decoded: DecodedEntry, in entry: CacheEntry, key: CacheKey) {
         guard let form = DecodedForm(key: key, entry: decoded, cost: entry.size, budget: decodedForms) else { return }
         entry.memo.setIfEmpty(form)
     }
 
     /// The key of the variant `request` selects among those `index` lists.
-    private static func variantKey(_ primaryKey: String, _ index: VariantIndex, _ request: HTTPRequest) -> String {
+    private static func variantKey(_ primaryKey: CacheKey, _ index: VariantIndex, _ request: HTTPRequest) -> CacheKey {
         variantKey(primaryKey, fields: Vary.varyingFields(index.fieldNames, of: request))
     }
 
     /// The key of the variant of `primaryKey` selected by `fields`. Long field values (a 64 KiB
     /// header) are replaced by a 128-bit hash to keep keys short; a collision cannot serve a wrong
     /// variant, because a lookup still checks the stored response's fields (``Vary/matches(_:_:)``).
-    static func variantKey(_ primaryKey: String, fields: [StoredResponse.VaryingField]) -> String {
+    static func variantKey(_ primaryKey: CacheKey, fields: [StoredResponse.VaryingField]) -> CacheKey {
         let secondary = fields.map { "\u{1F}\($0.name)=\($0.value.map { "\"\($0)\"" } ?? "-")" }.joined()
-        guard secondary.utf8.count > 512 else { return primaryKey + "\u{1F}vary" + secondary }
-        return primaryKey + "\u{1F}vary#" + KeyDigest.hex(of: secondary.utf8)
+        guard secondary.utf8.count > 512 else { return CacheKey(primaryKey, appending: "\u{1F}vary" + secondary) }
+        return CacheKey(primaryKey, appending: "\u{1F}vary#" + KeyDigest.hex(of: secondary.utf8))
     }
 
     /// Stores a response from `exchange` if RFC 9111 §3, the hooks and the storage policy allow;
@@ -111,7 +111,7 @@ extension HTTPCache {
     @discardableResult
     /// `partialContent`: the response is a 206 holding part of the representation (RFC 9111
     /// §3.3), judged as the complete response with its fields would be.
-    func storeIfAllowed(_ exchange: Exchange, for request: HTTPRequest, primaryKey: String, partialContent: Bool = false) async -> Bool {
+    func storeIfAllowed(_ exchange: Exchange, for request: HTTPRequest, primaryKey: CacheKey, partialContent: Bool = false) async -> Bool {
         let shared = configuration.mode == .shared
         let directives = CacheControl(fieldValues: exchange.response.headerFields[values: .cacheControl])
         let requestDirectives = CacheControl(fieldValues: request.headerFields[values: .cacheControl])
@@ -165,26 +165,25 @@ extension HTTPCache {
 
     /// Writes a response; returns whether any tier kept it.
     @discardableResult
-    func write(_ stored: StoredResponse, under key: String, policy: StoragePolicy) async -> Bool {
+    func write(_ stored: StoredResponse, under key: CacheKey, policy: StoragePolicy) async -> Bool {
         let kept = await writeEntry(.response(stored), under: key, policy: policy)
         counters.recordWrite(kept: kept, policy: policy)
         return kept
     }
 
     @discardableResult
-    private func writeEntry(_ entry: StoredEntry, under key: String, policy: StoragePolicy) async -> Bool {
-        guard let cacheKey = try? CacheKey(key) else { return false }
+    private func writeEntry(_ entry: StoredEntry, under key: CacheKey, policy: StoragePolicy) async -> Bool {
         // After the change, so an answer built from the old entry meanwhile is not reused.
         defer { generation.add(1, ordering: .releasing) }
         let value = CacheEntry(value: StoredEntryCodec.encode(entry), storedAt: configuration.clock.now())
         // The first hit from memory then skips decoding what was just encoded.
         remember(DecodedEntry(entry, key: key), in: value, key: key)
-        return await storage.store(value, forKey: cacheKey, policy: policy).isStoredAnywhere
+        return await storage.store(value, forKey: key, policy: policy).isStoredAnywhere
     }
 
     /// Every stored response of the resource under `primaryKey`: the one response, or each
     /// variant its index lists (for the 304 selection of RFC 9111 §4.3.4).
-    func storedResponses(of primaryKey: String) async -> [Located] {
+    func storedResponses(of primaryKey: CacheKey) async -> [Located] {
         switch await read(primaryKey) {
         case .response(let located)?:
             return [located]
@@ -199,16 +198,16 @@ extension HTTPCache {
 
     /// Removes a resource: its primary entry and every variant it lists, and the same for its
     /// HEAD responses and its partial content.
-    func remove(primaryKey: String) async {
+    func remove(primaryKey: CacheKey) async {
         for key in [primaryKey, Self.headKey(primaryKey), Self.partialKey(primaryKey)] { await removeResource(key) }
     }
 
     /// Removes the entry under `key` and every variant it lists.
-    func removeResource(_ key: String) async {
+    func removeResource(_ key: CacheKey) async {
         defer { generation.add(1, ordering: .releasing) }
         if case .variants(let index)? = await read(key) {
-            for variant in index.variantKeys { if let cacheKey = try? CacheKey(variant) { try? await storage.removeEntry(forKey: cacheKey) } }
+            for variant in index.variantKeys { try? await storage.removeEntry(forKey: variant) }
         }
-        if let cacheKey = try? CacheKey(key) { try? await storage.removeEntry(forKey: cacheKey) }
+        try? await storage.removeEntry(forKey: key)
     }
 }

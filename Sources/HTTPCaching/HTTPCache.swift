@@ -134,7 +134,7 @@ public final class HTTPCache: Sendable {
     /// `plain` is the request without the preconditions `client` holds.
     @concurrent
     private func respondToConditional(
-        _ plain: HTTPRequest, client: ClientPreconditions, cachePolicy: RequestCachePolicy, transport: @escaping Transport, primaryKey: String
+        _ plain: HTTPRequest, client: ClientPreconditions, cachePolicy: RequestCachePolicy, transport: @escaping Transport, primaryKey: CacheKey
     ) async throws -> HTTPCacheResponse {
         let result = try await respond(
             to: plain, cachePolicy: cachePolicy, transport: transport, primaryKey: primaryKey, found: nil, searchedTiers: 0, client: client)
@@ -151,7 +151,7 @@ public final class HTTPCache: Sendable {
     /// a client's conditional request, merged into what is sent to the origin.
     @concurrent
     private func respond(
-        to request: HTTPRequest, cachePolicy: RequestCachePolicy, transport: @escaping Transport, primaryKey: String,
+        to request: HTTPRequest, cachePolicy: RequestCachePolicy, transport: @escaping Transport, primaryKey: CacheKey,
         found: Located?, searchedTiers: Int, client: ClientPreconditions? = nil
     ) async throws -> HTTPCacheResponse {
         let requestDirectives = requestDirectives(of: request)
@@ -175,7 +175,7 @@ public final class HTTPCache: Sendable {
         case .useStoredAndRevalidate:
             guard let stored else { break }
             counters.recordHits(stale: true)
-            background.start(key: stored.key) { [self] in
+            background.start(key: stored.key.rawValue) { [self] in
                 do {
                     _ = try await revalidate(request, stored: stored, primaryKey: primaryKey, transport: transport)
                 } catch {
@@ -258,7 +258,7 @@ public final class HTTPCache: Sendable {
     /// Sends a conditional request for `stored` (or a full one without validators) and handles
     /// 304, a new response, and failures.
     private func revalidate(
-        _ request: HTTPRequest, stored: Located, primaryKey: String, transport: @escaping Transport, client: ClientPreconditions? = nil
+        _ request: HTTPRequest, stored: Located, primaryKey: CacheKey, transport: @escaping Transport, client: ClientPreconditions? = nil
     ) async throws -> HTTPCacheResponse {
         guard let conditional = Validation.conditionalRequest(for: request, revalidating: stored.response) else {
             counters.recordMiss()
@@ -307,7 +307,7 @@ public final class HTTPCache: Sendable {
     }
 
     private func fetchAndStore(
-        _ outgoing: HTTPRequest, original: HTTPRequest, primaryKey: String, fallback: Located?, transport: @escaping Transport,
+        _ outgoing: HTTPRequest, original: HTTPRequest, primaryKey: CacheKey, fallback: Located?, transport: @escaping Transport,
         client: ClientPreconditions? = nil
     ) async throws -> HTTPCacheResponse {
         let exchange: Exchange
@@ -356,7 +356,7 @@ public final class HTTPCache: Sendable {
 
     /// Stores a response from the network if it may be stored, and returns it. `stored` is what
     /// the cache held for the request, if anything (a HEAD response updates it or marks it stale).
-    private func handle(_ exchange: Exchange, for request: HTTPRequest, primaryKey: String, stored: Located?) async -> HTTPCacheResponse {
+    private func handle(_ exchange: Exchange, for request: HTTPRequest, primaryKey: CacheKey, stored: Located?) async -> HTTPCacheResponse {
         var result = HTTPCacheResponse(response: exchange.response, body: exchange.body, source: .network)
         switch request.method {
         case .get: result.wasStored = await storeIfAllowed(exchange, for: request, primaryKey: primaryKey)
@@ -400,10 +400,36 @@ public final class HTTPCache: Sendable {
         }
     }
 
-    /// The request's primary key: ``Configuration/key``, with the default key's results reused
-    /// for equal request targets.
-    func primaryKey(for request: HTTPRequest) -> String? {
-        configuration.usesDefaultKey ? normalizedKeys.key(for: request) : configuration.key(request)
+    /// The longest primary key the engine uses, in UTF-8 bytes: a tier key's limit less 1 KiB,
+    /// room for the suffixes of the entries kept beside a resource's (its HEAD response, partial
+    /// content and variants), so that their keys never need shortening.
+    public static let maximumPrimaryKeyLength = CacheKey.maximumUTF8Length - 1024
+
+    /// The request's primary key, built and checked once per request: ``Configuration/key``,
+    /// with the default key's results reused for equal request targets. `nil` keeps the request
+    /// out of the cache: the key function said so, or its key is invalid (counted in
+    /// ``HTTPCacheStatistics/invalidKeys`` and logged at `debug`).
+    func primaryKey(for request: HTTPRequest) -> CacheKey? {
+        configuration.usesDefaultKey
+            ? normalizedKeys.key(for: request, validating: validatedPrimaryKey)
+            : configuration.key(request).flatMap(validatedPrimaryKey)
+    }
+
+    /// `text` as a primary key, or `nil`, counted and logged, when it cannot be one.
+    private func validatedPrimaryKey(_ text: String) -> CacheKey? {
+        do throws(TierCacheError) {
+            guard text.utf8.count <= Self.maximumPrimaryKeyLength else {
+                throw TierCacheError(
+                    .invalidKey, "the key is \(text.utf8.count) UTF-8 bytes long; the limit is \(Self.maximumPrimaryKeyLength)")
+            }
+            return try CacheKey(text)
+        } catch {
+            counters.recordInvalidKey()
+            logger?.debug(
+                "request passes through uncached: its cache key is invalid",
+                metadata: ["error": "\(error)", "key-prefix": "\(text.prefix(80))"])
+            return nil
+        }
     }
 
     private func requestDirectives(of request: HTTPRequest) -> CacheControl {

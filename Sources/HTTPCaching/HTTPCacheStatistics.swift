@@ -24,6 +24,9 @@ public struct HTTPCacheStatistics: Hashable, Sendable {
     public var corruptEntriesRemoved = 0
     /// Requests that joined a fetch already in flight for the same resource.
     public var coalescedRequests = 0
+    /// Requests whose cache key (``HTTPCache/Configuration/key``) was empty or longer than
+    /// ``HTTPCache/maximumPrimaryKeyLength``: they passed through uncached.
+    public var invalidKeys = 0
 
     /// Statistics with every counter at zero.
     public init() {}

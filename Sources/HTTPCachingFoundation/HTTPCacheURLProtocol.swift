@@ -25,9 +25,18 @@ import FoundationNetworking
 /// protocol instances itself and tells them nothing about their session's configuration, so a
 /// per-session cache would need one subclass per cache.)
 ///
-/// The cache fetches from the origin with its own `URLSession` (an ephemeral one with no
-/// `URLCache`, unless ``register(_:transport:)`` is given another). That session must not route
-/// through this protocol: do not register the class globally with `URLProtocol.registerClass`.
+/// The cache fetches from the origin with a `URLSession` of its own. ``install(_:in:transport:)``
+/// makes it from a copy of the configuration it installs into, so what the app configured there
+/// carries over to what the cache fetches: cookies (`httpCookieStorage`, `httpShouldSetCookies`),
+/// `httpAdditionalHeaders`, timeouts, proxies, TLS minimums and the app's other protocol classes.
+/// Only that copy's `urlCache` is removed (`HTTPCache` is the cache) and this class taken out of
+/// its protocol classes (a fetch must not come back through the cache). A session *delegate*
+/// cannot carry over: a `URLProtocol` never learns its session, so authentication challenges,
+/// certificate pinning and task metrics that a delegate handles do not apply to the cache's
+/// fetches unless you pass `transport:` a `URLSession` created with that delegate (and a
+/// configuration without this class). ``register(_:transport:)`` without a transport fetches
+/// with an ephemeral session. Do not register the class globally with
+/// `URLProtocol.registerClass`: the fetching session would route through it.
 ///
 /// The response goes to URLSession with `cacheStoragePolicy: .notAllowed`, so the session's own
 /// `URLCache` (if any) keeps nothing: `HTTPCache` is the cache. The request's `cachePolicy`
@@ -70,19 +79,32 @@ public final class HTTPCacheURLProtocol: URLProtocol {
     /// Makes `cache` the one this protocol answers from, fetching with `transport` (by default
     /// an ephemeral session with no `URLCache`). Later registrations replace earlier ones.
     public static func register(_ cache: HTTPCache, transport: URLSession? = nil) {
-        let session = transport ?? {
-            let configuration = URLSessionConfiguration.ephemeral
-            configuration.urlCache = nil
-            return URLSession(configuration: configuration)
-        }()
+        let session = transport ?? URLSession(configuration: fetchingConfiguration(from: .ephemeral))
         registration.withLock { $0 = Registration(cache: cache, transport: session) }
     }
 
     /// Registers `cache` and puts this class first in `configuration.protocolClasses`: the
     /// whole adoption for a session made from `configuration` afterwards.
+    ///
+    /// Without `transport`, the cache fetches with a session made from a copy of
+    /// `configuration` as it is now (see ``fetchingConfiguration(from:)``), so the app's
+    /// cookies, headers, timeouts and protocol classes apply to the cache's fetches too. Pass
+    /// `transport` for a session with a delegate of the app's (challenges, pinning).
     public static func install(_ cache: HTTPCache, in configuration: URLSessionConfiguration, transport: URLSession? = nil) {
-        register(cache, transport: transport)
+        register(cache, transport: transport ?? URLSession(configuration: fetchingConfiguration(from: configuration)))
         configuration.protocolClasses = [HTTPCacheURLProtocol.self] + (configuration.protocolClasses ?? []).filter { $0 != HTTPCacheURLProtocol.self }
+    }
+
+    /// The configuration the cache fetches with by default: a copy of `configuration` without a
+    /// `URLCache` (`HTTPCache` is the cache) and without this class among its protocol classes
+    /// (a fetch must not come back through the cache). Everything else is kept as it is.
+    public static func fetchingConfiguration(from configuration: URLSessionConfiguration) -> URLSessionConfiguration {
+        // A copy, so that the app's configuration is not changed; `copy()` of a configuration is
+        // documented to return a configuration, and an ephemeral one stands in if it did not.
+        let fetching = configuration.copy() as? URLSessionConfiguration ?? .ephemeral
+        fetching.urlCache = nil
+        fetching.protocolClasses = fetching.protocolClasses?.filter { $0 != HTTPCacheURLProtocol.self }
+        return fetching
     }
 
     /// Removes the registration; requests then fall through to the next protocol class.

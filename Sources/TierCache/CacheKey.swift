@@ -27,6 +27,30 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
         self.rawValue = rawValue
     }
 
+    /// A key of its own beside `base`: `base` followed by `suffix`, for an entry that belongs to
+    /// `base`'s (an HTTP resource's HEAD response, partial content, a variant). Never fails:
+    /// when the two together are longer than a key may be, `base` is replaced by its 128-bit
+    /// ``KeyDigest`` (`#` and 32 hexadecimal digits), and a suffix too long even for that is
+    /// digested with it. A layer that must keep such keys apart from one another keeps the
+    /// original key in what it stores and checks it (a digest collision is a miss).
+    public init(_ base: CacheKey, appending suffix: String) {
+        let length = base.rawValue.utf8.count + suffix.utf8.count
+        if length <= Self.maximumUTF8Length {
+            rawValue = base.rawValue + suffix
+        } else if suffix.utf8.count <= Self.maximumUTF8Length - 33 {
+            rawValue = CacheKey(digestOf: base.rawValue.utf8).rawValue + suffix
+        } else {
+            rawValue = CacheKey(digestOf: base.rawValue.utf8).rawValue + KeyDigest.hex(of: suffix.utf8)
+        }
+    }
+
+    /// A key naming `bytes` by their 128-bit ``KeyDigest``: `#` and 32 hexadecimal digits. Never
+    /// fails, whatever the length: for keys derived from data (a request body, a long query).
+    /// The digest is not cryptographic; keep the data beside the value to tell a collision.
+    public init(digestOf bytes: some Sequence<UInt8>) {
+        rawValue = "#" + KeyDigest.hex(of: bytes)
+    }
+
     /// The key as given.
     public var description: String { rawValue }
 }

@@ -21,6 +21,7 @@ public final class TierCounters: Sendable {
     private let corruptionsRemoved = Atomic<Int>(0)
     private let dictionaryMisses = Atomic<Int>(0)
     private let unopenableRecords = Atomic<Int>(0)
+    private let unknownFormatRecords = Atomic<Int>(0)
     private let recordsResealed = Atomic<Int>(0)
     private let errors = Atomic<Int>(0)
     private let storeResets = Atomic<Int>(0)
@@ -111,6 +112,12 @@ public final class TierCounters: Sendable {
         metrics?.unopenableRecords.increment()
     }
 
+    /// Counts a record in a format version this code does not read.
+    public func recordUnknownFormat() {
+        unknownFormatRecords.add(1, ordering: .relaxed)
+        metrics?.unknownFormatRecords.increment()
+    }
+
     /// Counts a record sealed again under the current key.
     public func recordResealed() {
         recordsResealed.add(1, ordering: .relaxed)
@@ -151,6 +158,7 @@ public final class TierCounters: Sendable {
         s.corruptionsRemoved = corruptionsRemoved.load(ordering: .relaxed)
         s.dictionaryMisses = dictionaryMisses.load(ordering: .relaxed)
         s.unopenableRecords = unopenableRecords.load(ordering: .relaxed)
+        s.unknownFormatRecords = unknownFormatRecords.load(ordering: .relaxed)
         s.recordsResealed = recordsResealed.load(ordering: .relaxed)
         s.errors = errors.load(ordering: .relaxed)
         s.storeResets = storeResets.load(ordering: .relaxed)

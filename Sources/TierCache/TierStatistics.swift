@@ -31,6 +31,11 @@ public struct TierStatistics: Hashable, Sendable {
     /// given, or altered since they were sealed (authentication failed). Misses, deleted. Not
     /// counted in ``corruptionsRemoved``.
     public var unopenableRecords = 0
+    /// Records in a format version this code does not read (written by a newer or much older
+    /// TierCache): misses, never misread. A shared tier (Redis) leaves them in place, so that a
+    /// rolling deploy's servers do not delete what the newer servers write; a local tier deletes
+    /// them. Not counted in ``corruptionsRemoved``.
+    public var unknownFormatRecords = 0
     /// Records read under an older encryption key and sealed again under the current one (key
     /// rotation, done lazily on read).
     public var recordsResealed = 0

@@ -16,8 +16,9 @@ import TierCache
 /// | 32 | n | full key, then the payload |
 ///
 /// Anything that does not match (another version, unknown flags, impossible lengths, a bad
-/// checksum, a frame that fails to decode) decodes as ``DecodeFailure``: the tier deletes the
-/// record and counts it. A record naming a dictionary decodes only with that dictionary; which
+/// checksum, a frame that fails to decode) decodes as ``DecodeFailure``: the tier counts it and
+/// deletes the record, except that a shared tier leaves a record of another format version in
+/// place (``DecodeFailure/isUnknownFormatVersion``; a newer TierCache may be writing them). A record naming a dictionary decodes only with that dictionary; which
 /// dictionary an id means is the tier's to keep (see ``ZstdDictionary``). Version 1 readers
 /// that predate dictionaries fail such a record's checksum, and delete it.
 ///
@@ -47,9 +48,13 @@ public enum EntryRecord {
 
     public struct DecodeFailure: Error, Sendable {
         public let reason: String
+        /// Whether the record is in a format version this code does not read (written by another
+        /// TierCache version), rather than damaged.
+        public let isUnknownFormatVersion: Bool
 
-        public init(reason: String) {
+        public init(reason: String, isUnknownFormatVersion: Bool = false) {
             self.reason = reason
+            self.isUnknownFormatVersion = isUnknownFormatVersion
         }
     }
 
@@ -118,7 +123,7 @@ public enum EntryRecord {
     public static func header(of record: UnsafeRawBufferPointer) throws(DecodeFailure) -> Header {
         guard record.count >= headerSize else { throw DecodeFailure(reason: "record shorter than its header") }
         let version = record.load(fromByteOffset: 0, as: UInt8.self)
-        guard version == formatVersion else { throw DecodeFailure(reason: "format version \(version)") }
+        guard version == formatVersion else { throw DecodeFailure(reason: "format version \(version)", isUnknownFormatVersion: true) }
         let flags = record.load(fromByteOffset: 1, as: UInt8.self)
         guard flags & ~knownFlags == 0 else { throw DecodeFailure(reason: "unknown flags \(flags)") }
         let dictionaryID = UInt16(littleEndian: record.loadUnaligned(fromByteOffset: 2, as: UInt16.self))

@@ -33,8 +33,8 @@ import TierCacheCompression
 /// 500 µs for stores already compressing their entries), and those arriving during a commit are
 /// written together in the next; each returns when the transaction holding it has committed, so
 /// the crash guarantee above is unchanged. A lone writer never waits, and its store costs what it
-/// did alone; with many writers, one `fsync` makes many entries durable instead of one (see the
-/// README's benchmark table). A batch holds at most 256 entries or 16 MiB. Lookups never wait for
+/// did alone; with many writers, one `fsync` makes many entries durable instead of one (see
+/// `Benchmarks/README.md`). A batch holds at most 256 entries or 16 MiB. Lookups never wait for
 /// stores (LMDB's readers see the last committed snapshot). Callers on Swift's concurrency pool
 /// block one of its threads while they wait, as they did for LMDB's writer lock before: the pool
 /// has as many threads as cores, so many concurrent writers are best given threads of their own.
@@ -70,7 +70,7 @@ import TierCacheCompression
 /// next open resets the store instead of reading it again: a damaged store costs at most one
 /// crash. The sidecar files' `flock`s keep this safe for several processes (a mark being written
 /// by a live process is waited for, never taken for a dead one's). The check costs about one
-/// read of the store's B-tree pages (see the README's reliability section for figures); an open
+/// read of the store's B-tree pages (measured by the damage tests, `LMDBDamageTests`); an open
 /// beside another open tier skips it.
 ///
 /// ## Keys

@@ -6,7 +6,7 @@ extension RedisTier {
     /// How a ``RedisTier`` reaches Redis and what it stores there.
     ///
     /// Capacity is enforced by Redis itself: set the server's `maxmemory` and an eviction policy
-    /// (`maxmemory-policy allkeys-lru`; see the README for the recommended settings). `capacity`
+    /// (`maxmemory-policy allkeys-lru`; see the TierCacheRedis documentation's server settings). `capacity`
     /// here is the share of that memory this tier may assume, used for the per-entry size rule and
     /// reported as the tier's capacity.
     ///

@@ -143,7 +143,8 @@ public final class RedisTier: CacheTier {
 
     /// The entry a `GET` reply (or an element of an `MGET` reply) holds, counting the lookup: a
     /// null is a miss, a record that fails to decode is a miss and is deleted, an expired one a
-    /// miss.
+    /// miss. A record in a format version this code does not read is a miss left in place: in a
+    /// rolling deploy, servers still on this version must not delete what newer ones write.
     func entry(from reply: RESPValue, key: CacheKey, redisKey: [UInt8], timing: TierCounters.LookupTiming) async -> CacheEntry? {
         guard case .bulkString(let record) = reply else {
             counters.recordLookup(hit: false, timing: timing)
@@ -157,6 +158,10 @@ public final class RedisTier: CacheTier {
                 let value = try EntryRecord.value(of: header, codec: codec)
                 return CacheEntry(value: value, storedAt: header.metadata.storedAt, expiresAt: header.metadata.expiresAt)
             }
+        } catch let failure as EntryRecord.DecodeFailure where failure.isUnknownFormatVersion {
+            counters.recordUnknownFormat()
+            counters.recordLookup(hit: false, timing: timing)
+            return nil
         } catch {
             counters.recordCorruptionRemoved()
             counters.recordLookup(hit: false, timing: timing)
@@ -271,7 +276,7 @@ public final class RedisTier: CacheTier {
 
     /// Keys Redis evicted (`evicted_keys` of `INFO stats`, summed over the primaries) since this
     /// tier's first store. Redis counts per server, not per prefix: exact when the tier has its Redis
-    /// to itself, as the README recommends.
+    /// to itself, as the TierCacheRedis documentation recommends.
     private func serverEvictions() async -> Int? {
         do throws(RedisError) {
             var total = 0

@@ -3,14 +3,13 @@ import Foundation
 import TierCache
 import TierCacheLMDB
 
-/// Reads back what `tiercache crash-writer` committed and compares every value, for
+/// Reads back what `tiercache-harness crash-writer` committed and compares every value, for
 /// `scripts/crash-loop`: after each SIGKILL, entries `0...through` must all be there, each equal
 /// to the value the writer wrote for its number.
 struct CrashCheckCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "crash-check",
-        abstract: "Check that crash-writer's committed entries all read back with their values (for scripts/crash-loop).",
-        shouldDisplay: false)
+        abstract: "Check that crash-writer's committed entries all read back with their values (for scripts/crash-loop).")
 
     @Argument var directory: String
     @Option var capacity = 64 << 20

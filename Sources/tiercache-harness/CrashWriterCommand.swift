@@ -12,8 +12,7 @@ import TierCacheLMDB
 struct CrashWriterCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "crash-writer",
-        abstract: "Write numbered entries until killed, printing each committed number (for tests).",
-        shouldDisplay: false)
+        abstract: "Write numbered entries until killed, printing each committed number (for tests).")
 
     @Argument var directory: String
     @Option var capacity = 64 << 20

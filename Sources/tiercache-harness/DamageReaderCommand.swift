@@ -9,8 +9,7 @@ import TierCacheLMDB
 struct DamageReaderCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "damage-reader",
-        abstract: "Open a store, read entries 0..<count and write a few, printing one outcome line (for tests).",
-        shouldDisplay: false)
+        abstract: "Open a store, read entries 0..<count and write a few, printing one outcome line (for tests).")
 
     @Argument var directory: String
     @Option var capacity = 64 << 20

@@ -16,8 +16,7 @@ import Glibc
 struct DiskFullProbeCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "disk-full-probe",
-        abstract: "Fill an LMDB tier under a file-size limit, then lift it (for tests).",
-        shouldDisplay: false)
+        abstract: "Fill an LMDB tier under a file-size limit, then lift it (for tests).")
 
     @Argument var directory: String
     @Option var fileSizeLimit = 2 << 20

@@ -8,8 +8,7 @@ import Foundation
 struct HoldReaderCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "hold-reader",
-        abstract: "Hold a read transaction on a store until standard input closes (for tests).",
-        shouldDisplay: false)
+        abstract: "Hold a read transaction on a store until standard input closes (for tests).")
 
     @Argument var directory: String
 

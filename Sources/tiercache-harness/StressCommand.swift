@@ -15,8 +15,7 @@ import TierCacheLMDB
 struct StressCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "stress",
-        abstract: "Write and read one LMDB store from several tasks, checking every value read (for tests).",
-        shouldDisplay: false)
+        abstract: "Write and read one LMDB store from several tasks, checking every value read (for tests).")
 
     @Argument var directory: String
     @Option var capacity = 4 << 20

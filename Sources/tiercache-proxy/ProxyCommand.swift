@@ -7,7 +7,6 @@ import Metrics
 import Prometheus
 import ServiceLifecycle
 import TierCache
-import TierCacheCommandLine
 import TierCacheLMDB
 import TierCacheProxy
 import TierCacheRedis
@@ -30,13 +29,13 @@ struct ProxyCommand: AsyncParsableCommand {
     @Option(help: "The origin, http://HOST[:PORT][/PREFIX].")
     var upstream: String
 
-    @Option(help: "Memory tier capacity (0 for none).")
+    @Option(help: "Memory tier capacity (0 for none).", transform: ByteCount.init(parsing:))
     var memory = ByteCount(bytes: 256 << 20)
 
     @Option(help: "Directory of an LMDB disk tier (none by default).")
     var disk: String?
 
-    @Option(help: "Capacity of the disk tier; it refuses entries over 5% of it.")
+    @Option(help: "Capacity of the disk tier; it refuses entries over 5% of it.", transform: ByteCount.init(parsing:))
     var diskCapacity = ByteCount(bytes: 2 << 30)
 
     @Option(help: "A Redis tier: redis://[user:password@]HOST[:PORT][/DB].")
@@ -45,13 +44,13 @@ struct ProxyCommand: AsyncParsableCommand {
     @Flag(help: "Treat --redis as a seed node of a Redis Cluster.")
     var redisCluster = false
 
-    @Option(help: "Capacity of the Redis tier's share of the server.")
+    @Option(help: "Capacity of the Redis tier's share of the server.", transform: ByteCount.init(parsing:))
     var redisCapacity = ByteCount(bytes: 1 << 30)
 
     @Option(name: .customLong("storage-policy"), help: "SCHEME=POLICY, with POLICY allowed, allowedInMemoryOnly or notAllowed (repeatable).")
     var storagePolicies: [String] = []
 
-    @Flag(help: "Run as a private cache (stores 'private' responses, ignores s-maxage).")
+    @Flag(help: "Run as a private cache for one user only (stores 'private' and authorized responses, ignores s-maxage): never where several users reach the proxy.")
     var `private` = false
 
     @Option(help: "The targeted cache-control field (RFC 9213) obeyed instead of Cache-Control (default: CDN-Cache-Control, except with --private).")
@@ -66,13 +65,13 @@ struct ProxyCommand: AsyncParsableCommand {
     @Flag(help: "Forward clients' Forwarded, X-Forwarded-*, X-HTTP-Method-Override and similar fields (removed by default: they can poison cached responses). Only behind a proxy that sets them.")
     var forwardClientRoutingFields = false
 
-    @Option(help: "Largest response body offered to the cache (default: the largest entry a tier accepts, at most 64MiB); larger ones stream through.")
+    @Option(help: "Largest response body offered to the cache (default: the largest entry a tier accepts, at most 64MiB); larger ones stream through.", transform: ByteCount.init(parsing:))
     var maxCacheableBody: ByteCount?
 
-    @Option(help: "Largest request body forwarded (413 beyond).")
+    @Option(help: "Largest request body forwarded (413 beyond).", transform: ByteCount.init(parsing:))
     var maxRequestBody = ByteCount(bytes: 16 << 20)
 
-    @Option(help: "Largest request header section (431 beyond).")
+    @Option(help: "Largest request header section (431 beyond).", transform: ByteCount.init(parsing:))
     var maxRequestHeader = ByteCount(bytes: 32 << 10)
 
     @Option(help: "Seconds the origin has to answer (504 beyond).")
@@ -118,7 +117,7 @@ struct ProxyCommand: AsyncParsableCommand {
             maximumRequestHeaderBytes: maxRequestHeader.bytes, maximumRequestBodyBytes: maxRequestBody.bytes,
             maximumCacheableBodyBytes: maxCacheableBody?.bytes ?? max(1, min(largestEntry, 64 << 20)),
             upstreamTimeout: .nanoseconds(Int64(upstreamTimeout * 1e9)), targetedCacheControl: targetedField,
-            forwardsClientRoutingFields: forwardClientRoutingFields, convertsHEADToGET: !forwardHead)
+            forwardsClientRoutingFields: forwardClientRoutingFields, convertsHEADToGET: !forwardHead, servesSingleUser: self.private)
         let proxy = try CachingProxy(
             configuration: configuration, storage: TieredCache(tiers: tiers, logger: logger), cacheConfiguration: cacheConfiguration, logger: logger)
         let summary = await proxy.summary()

@@ -3,7 +3,6 @@ import CacheSimulation
 import Foundation
 import Histogram
 import TierCache
-import TierCacheCommandLine
 import TierCacheLMDB
 
 /// `tiercache bench`: the README's main job. Drives the real tiers with a read-through workload and
@@ -38,10 +37,10 @@ struct BenchCommand: AsyncParsableCommand {
     var valueSize = "256-4096"
     @Option(help: "Concurrent tasks issuing requests.")
     var tasks = 2
-    @Option(help: "Memory tier capacity.")
-    var memory = ByteCount(argument: "16MiB")!
-    @Option(help: "LMDB tier capacity.")
-    var diskCapacity = ByteCount(argument: "256MiB")!
+    @Option(help: "Memory tier capacity.", transform: ByteCount.init(parsing:))
+    var memory = ByteCount(bytes: 16 << 20)
+    @Option(help: "LMDB tier capacity.", transform: ByteCount.init(parsing:))
+    var diskCapacity = ByteCount(bytes: 256 << 20)
     @Option(help: "Directory for the LMDB tier (default: a temporary directory, deleted afterwards).")
     var directory: String?
     @OptionGroup var reportOptions: ReportOptions

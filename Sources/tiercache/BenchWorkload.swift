@@ -1,5 +1,6 @@
 import CacheSimulation
 import Foundation
+import TierCache
 
 /// The requests `tiercache bench` sends: a synthetic Zipf workload or the requests of a trace.
 struct BenchWorkload: Sendable {
@@ -17,7 +18,7 @@ struct BenchWorkload: Sendable {
             return UInt32(sizes.lowerBound + Int((random >> 33) % UInt64(sizes.count)))
         }
         let requests = (0..<count).map { _ in UInt32(generator.next()) }
-        let range = sizes.isEmpty ? "" : "\(ChartFormat.bytes(Double(sizes.min() ?? 0)))–\(ChartFormat.bytes(Double(sizes.max() ?? 0)))"
+        let range = sizes.isEmpty ? "" : "\(ByteCount.format(Int(clamping: sizes.min() ?? 0)))–\(ByteCount.format(Int(clamping: sizes.max() ?? 0)))"
         return BenchWorkload(requests: requests, sizes: sizes, description: "Zipf \(skew) over \(keys) keys, values \(range)")
     }
 

@@ -1,7 +1,6 @@
 import ArgumentParser
 import Foundation
 import TierCache
-import TierCacheCommandLine
 import TierCacheLMDB
 
 /// The README's main job: a memory tier over an LMDB tier in a temporary directory, driven by a
@@ -17,10 +16,10 @@ struct DemoCommand: AsyncParsableCommand {
     var operations = 300_000
     @Option(help: "Zipf skew (0 is uniform; 0.8-1.0 is typical of web traffic).")
     var skew = 0.9
-    @Option(help: "Memory tier capacity.")
-    var memory = ByteCount(argument: "8MiB")!
-    @Option(help: "Disk tier capacity.")
-    var disk = ByteCount(argument: "64MiB")!
+    @Option(help: "Memory tier capacity.", transform: ByteCount.init(parsing:))
+    var memory = ByteCount(bytes: 8 << 20)
+    @Option(help: "Disk tier capacity.", transform: ByteCount.init(parsing:))
+    var disk = ByteCount(bytes: 64 << 20)
     @Option(help: "Mean value size in bytes (JSON-like, compressible).")
     var valueSize = 2048
     @Option(help: "Directory for the disk tier (default: a temporary directory, deleted afterwards).")

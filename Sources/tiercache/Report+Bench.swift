@@ -1,5 +1,6 @@
 import CacheSimulation
 import Foundation
+import TierCache
 
 extension Report {
     /// The report of `tiercache bench`: throughput and latency per subject, and each tier's counters.
@@ -22,7 +23,7 @@ extension Report {
                     return [outcome.subject, tier.name, "\(tier.hits)", "\(tier.misses)",
                             lookups > 0 ? ChartFormat.percent(Double(tier.hits) / Double(lookups)) : "-",
                             "\(tier.stores)", "\(tier.evictions)", "\(tier.refused)",
-                            tier.bytesInUse.map { ChartFormat.bytes(Double($0)) } ?? "-"]
+                            tier.bytesInUse.map { ByteCount.format(Int(clamping: $0)) } ?? "-"]
                 }
             })
         struct Payload: Encodable {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import CacheSimulation
 import Foundation
+import TierCache
 
 /// `tiercache simulate`: replay a trace through eviction policies at several capacities.
 struct SimulateCommand: ParsableCommand {
@@ -70,7 +71,7 @@ struct SimulateCommand: ParsableCommand {
         let simulator: Simulator
         do { simulator = try Simulator(trace: trace, unit: unit) } catch { throw ValidationError(error.description) }
         let capacities = specs.map { $0.resolve(for: trace, unit: unit) }
-        print("\(trace.name): \(trace.requestCount) requests, \(trace.objectCount) objects\(trace.hasSizes ? ", footprint \(ChartFormat.bytes(Double(trace.footprintBytes)))" : ""); capacity in \(unit)")
+        print("\(trace.name): \(trace.requestCount) requests, \(trace.objectCount) objects\(trace.hasSizes ? ", footprint \(ByteCount.format(Int(clamping: trace.footprintBytes)))" : ""); capacity in \(unit)")
         let progress = ProgressBar(label: "replaying")
         let start = ContinuousClock.now
         let results = simulator.replay(policies: kinds, capacities: capacities, parallelism: jobs) { done, total in

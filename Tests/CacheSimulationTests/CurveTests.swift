@@ -58,6 +58,8 @@ import Testing
         #expect(try CapacitySpecification(parsing: "50000") == .objects(50_000))
         #expect(try CapacitySpecification(parsing: "64MiB") == .bytes(64 << 20))
         #expect(try CapacitySpecification(parsing: "1.5 GiB") == .bytes(3 << 29))
+        #expect(try CapacitySpecification(parsing: "1.5GB") == .bytes(3 << 29))
+        #expect(try CapacitySpecification(parsing: "2TiB") == .bytes(2 << 40))
         for bad in ["", "0", "-5", "150%", "abc", "12 parsecs", "0%"] {
             #expect(throws: CapacitySpecification.ParseError.self, "\(bad)") { try CapacitySpecification(parsing: bad) }
         }

@@ -26,14 +26,12 @@ import CacheSimulation
     }
 
     @Test func liveSamplerExample() async throws {
-        // README:begin live-sampler
         let sampler = LiveCurveSampler()  // fixed-size SHARDS: under 1 MiB however many keys
         let memory = SampledTier(try MemoryTier(capacity: 64 << 20), sampler: sampler)
         let cache = TieredCache(tiers: [memory])
         // … serve traffic through `cache` …
         let now = sampler.estimatedHitRatio(forCapacityBytes: 64 << 20)
         let doubled = sampler.estimatedHitRatio(forCapacityBytes: 128 << 20)
-        // README:end
         #expect(cache.isEntirelyLocal)
         #expect(now == nil && doubled == nil)  // nothing stored yet
     }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import CacheSimulation
+import TierCache
 #if canImport(FoundationXML)
 import FoundationXML
 #endif
@@ -52,7 +53,7 @@ import FoundationXML
         #expect(ChartFormat.fixed(-0.5, digits: 1) == "-0.5")
         #expect(ChartFormat.fixed(2.05, digits: 1) == "2.1" || ChartFormat.fixed(2.05, digits: 1) == "2.0")
         #expect(ChartFormat.percent(0.32831) == "32.83%")
-        #expect(ChartFormat.bytes(1536) == "1.5 KiB")
+        #expect(ByteCount.format(1536) == "1.5 KiB")
         #expect(ChartFormat.compact(3_500_000) == "3.5M")
     }
 }

@@ -48,6 +48,25 @@ struct HTTPCacheURLProtocolTests {
         try await origin.stop()
     }
 
+    @Test("The cache fetches with a copy of the app's configuration: its headers reach the origin, its URLCache does not")
+    func fetchesWithTheAppsConfiguration() async throws {
+        let origin = try await LoopbackOrigin.start()
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.httpAdditionalHeaders = ["X-App-Version": "7.1"]
+        configuration.timeoutIntervalForRequest = 12
+        HTTPCacheURLProtocol.install(try makeHTTPCache(), in: configuration)
+        let session = URLSession(configuration: configuration)
+        _ = try await session.loaded(URLRequest(url: origin.url("/max-age/60")))
+        #expect(origin.log.requests(to: "/max-age/60").first?.headers["X-App-Version"] == ["7.1"])
+
+        let fetching = HTTPCacheURLProtocol.fetchingConfiguration(from: configuration)
+        #expect(fetching.timeoutIntervalForRequest == 12)
+        #expect(fetching.urlCache == nil)
+        #expect(!(fetching.protocolClasses ?? []).contains { $0 == HTTPCacheURLProtocol.self })
+        #expect((configuration.protocolClasses ?? []).first == HTTPCacheURLProtocol.self, "the app's configuration is the one that routes through the cache")
+        try await origin.stop()
+    }
+
     @Test("A stale response is revalidated with If-None-Match; a 304 is answered from the cache")
     func revalidation() async throws {
         let origin = try await LoopbackOrigin.start()

@@ -67,7 +67,6 @@ struct ReadmeHTTPExampleTests {
         _ = try await cache.response(for: HTTPRequest(method: .get, url: url), transport: HTTPCache.urlSessionTransport(.shared))
         try await origin.stop()
         var banner = ""
-        // README:begin http-offline-banner
         let value = try await cache.cachedValue(
             for: HTTPRequest(method: .get, url: url), transport: HTTPCache.urlSessionTransport(.shared)
         ) { String(decoding: $0.body, as: UTF8.self) }
@@ -78,7 +77,6 @@ struct ReadmeHTTPExampleTests {
             banner = "Offline: showing data from \(storedAt)"
             print(text, banner)
         }
-        // README:end
         #expect(banner.hasPrefix("Offline"))
     }
 }

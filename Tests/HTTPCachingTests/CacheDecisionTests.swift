@@ -232,19 +232,28 @@ struct NormalizedKeysTests {
     @Test("Every target gets exactly the default key, through collisions and repeats")
     func sameAsDefault() throws {
         let keys = NormalizedKeys()
+        let asKey: (String) -> CacheKey? = { try? CacheKey($0) }
         let targets = (0..<3 * NormalizedKeys.slotCount).map { "https://Host\($0 % 7).example.COM:443/items/\($0)?page=\($0 % 5)" }
         for _ in 0..<2 {
             for target in targets {
-                let built = try #require(HTTPCacheKey.defaultKey(for: request(target)))
-                #expect(keys.key(for: request(target)) == built, "\(target)")
+                let built = try CacheKey(try #require(HTTPCacheKey.defaultKey(for: request(target))))
+                #expect(keys.key(for: request(target), validating: asKey) == built, "\(target)")
             }
         }
         // Targets that differ only in scheme, authority or path case.
         for target in ["http://a.example/x", "https://a.example/x", "https://b.example/x", "https://a.example/X", "https://a.example:8443/x"] {
-            #expect(keys.key(for: request(target)) == HTTPCacheKey.defaultKey(for: request(target)))
+            #expect(keys.key(for: request(target), validating: asKey)?.rawValue == HTTPCacheKey.defaultKey(for: request(target)))
         }
-        #expect(keys.key(for: HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/relative")) == nil)
-        #expect(keys.key(for: HTTPRequest(method: .get, scheme: "https", authority: "", path: "/")) == nil)
+        #expect(keys.key(for: HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/relative"), validating: asKey) == nil)
+        #expect(keys.key(for: HTTPRequest(method: .get, scheme: "https", authority: "", path: "/"), validating: asKey) == nil)
+        // A key the validation refuses is not kept: the next request is checked (and refused) again.
+        var refusals = 0
+        let refuse: (String) -> CacheKey? = { _ in
+            refusals += 1
+            return nil
+        }
+        for _ in 0..<2 { #expect(keys.key(for: request("https://refused.example/"), validating: refuse) == nil) }
+        #expect(refusals == 2)
     }
 
     @Test("A key function of one's own is always called, also when set after the configuration was made")

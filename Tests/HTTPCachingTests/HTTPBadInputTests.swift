@@ -107,12 +107,12 @@ struct DecodedFormTests {
     func memoUnderItsKey() async throws {
         let memory = try MemoryTier(capacity: 1 << 20)
         let cache = HTTPCache(storage: TieredCache(tiers: [memory]), configuration: .init(clock: ManualCacheClock(start: epoch).cacheClock))
-        let keyText = try #require(HTTPCacheKey.defaultKey(for: request()))
-        let decoded = DecodedEntry.response(Located(response: stored(response(200, [("Cache-Control", "max-age=600")])), key: keyText))
+        let key = try CacheKey(try #require(HTTPCacheKey.defaultKey(for: request())))
+        let decoded = DecodedEntry.response(Located(response: stored(response(200, [("Cache-Control", "max-age=600")])), key: key))
         // Bytes that do not decode, with a decoded form in the memo: the memo answers.
         let entry = CacheEntry(value: Array("not an encoded response".utf8), storedAt: epoch)
-        entry.memo.setIfEmpty(try #require(DecodedForm(key: keyText, entry: decoded, cost: 1, budget: cache.decodedForms)))
-        _ = memory.store(entry, forKey: try CacheKey(keyText))
+        entry.memo.setIfEmpty(try #require(DecodedForm(key: key, entry: decoded, cost: 1, budget: cache.decodedForms)))
+        _ = memory.store(entry, forKey: key)
         let origin = ScriptedOrigin([.respond(response(200, [("Cache-Control", "max-age=60")]), "network")])
         #expect(try await cache.response(for: request(), transport: origin.transport).source == .cache)
         #expect(origin.received.isEmpty)

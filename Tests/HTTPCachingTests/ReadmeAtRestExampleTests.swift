@@ -18,7 +18,6 @@ struct ReadmeAtRestExampleTests {
         defer { try? FileManager.default.removeItem(at: cacheDirectory) }
         let currentKey = SymmetricKey(size: .bits256), previousKey = SymmetricKey(size: .bits256)
         let keyHashingSecret = SymmetricKey(size: .bits256)
-        // README:begin at-rest
         let encryption = try EncryptionAtRest(
             currentKey: .init(id: 2, key: currentKey),                 // SymmetricKey, 256 bits
             previousKeys: [.init(id: 1, key: previousKey)],            // still read; resealed under key 2 when read
@@ -28,7 +27,6 @@ struct ReadmeAtRestExampleTests {
             dictionary: .automatic(),                                  // or .provided(bytesFromZstdTrain), or .off (the default)
             encryption: encryption))
         let http = HTTPCache(storage: TieredCache(tiers: [try MemoryTier(capacity: 32 << 20), disk]))
-        // README:end
         let origin = ScriptedOrigin([.respond(response(200, [("Cache-Control", "max-age=60")]), "sealed body")])
         _ = try await http.response(for: request("https://api.example/items/1"), transport: origin.transport)
         #expect(try disk.usage().entries == 1)

@@ -5,7 +5,7 @@ import TierCacheLMDB
 
 @Suite("LMDBTier across processes and crashes")
 struct LMDBCrashTests {
-    /// The value `tiercache crash-writer` writes for `index` (see CrashWriterCommand).
+    /// The value `tiercache-harness crash-writer` writes for `index` (see CrashWriterCommand).
     func writerValue(_ index: Int) -> [UInt8] {
         Array(String(repeating: "value \(index) ", count: 1 + index % 50).utf8)
     }
@@ -16,7 +16,7 @@ struct LMDBCrashTests {
     func sigkillMidWrite(writers: Int) throws {
         let directory = TemporaryDirectory()
         let process = Process()
-        process.executableURL = try tiercacheExecutable()
+        process.executableURL = try harnessExecutable()
         process.arguments = ["crash-writer", directory.url.path, "--writers", String(writers)]
         let output = Pipe()
         process.standardOutput = output
@@ -61,7 +61,7 @@ struct LMDBCrashTests {
         let directory = TemporaryDirectory()
         let reader = try LMDBTier(directory: directory.url, capacity: 64 << 20)
         let process = Process()
-        process.executableURL = try tiercacheExecutable()
+        process.executableURL = try harnessExecutable()
         process.arguments = ["crash-writer", directory.url.path, "--count", "50"]
         process.standardOutput = FileHandle.nullDevice
         try process.run()

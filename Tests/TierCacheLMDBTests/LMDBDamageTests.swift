@@ -10,10 +10,13 @@ struct LMDBDamageTests {
     /// Entries `damage-reader --populate` writes (every tenth spans LMDB overflow pages).
     static let populatedEntries = 300
 
-    /// Runs `tiercache` with `arguments`; returns how it ended and its first output line.
-    func runTiercache(_ arguments: [String]) throws -> (reason: Process.TerminationReason, status: Int32, line: String) {
+    /// Runs `tiercache-harness` (or, with `tool`, `tiercache`) with `arguments`; returns how it
+    /// ended and its first output line.
+    func runTiercache(
+        _ arguments: [String], tool: () throws -> URL = harnessExecutable
+    ) throws -> (reason: Process.TerminationReason, status: Int32, line: String) {
         let process = Process()
-        process.executableURL = try tiercacheExecutable()
+        process.executableURL = try tool()
         process.arguments = arguments
         let output = Pipe()
         process.standardOutput = output
@@ -209,7 +212,7 @@ struct LMDBDamageTests {
         var killed = false
         for _ in 0..<20 where !killed {
             let opener = Process()
-            opener.executableURL = try tiercacheExecutable()
+            opener.executableURL = try harnessExecutable()
             opener.arguments = ["damage-reader", directory.url.path, "--count", "0"]
             opener.standardOutput = FileHandle.nullDevice
             opener.standardError = FileHandle.nullDevice
@@ -265,7 +268,7 @@ struct LMDBDamageTests {
         try writeMark(directory.url, "checking pid \(getpid())")
 
         let reader = Process()
-        reader.executableURL = try tiercacheExecutable()
+        reader.executableURL = try harnessExecutable()
         reader.arguments = ["damage-reader", directory.url.path, "--count", "\(Self.populatedEntries)"]
         let output = Pipe()
         reader.standardOutput = output
@@ -318,10 +321,10 @@ struct LMDBDamageTests {
     @Test("tiercache inspect --verify exits 0 for a sound store, 1 with the damage for a damaged one")
     func inspectVerify() throws {
         let directory = try populatedStore()
-        let sound = try runTiercache(["inspect", directory.url.path, "--verify"])
+        let sound = try runTiercache(["inspect", directory.url.path, "--verify"], tool: tiercacheExecutable)
         #expect(sound.reason == .exit && sound.status == 0, "\(sound)")
         try editMetaPages(directory.url) { page in page[88 + 32] &+= 1 }
-        let damaged = try runTiercache(["inspect", directory.url.path, "--verify"])
+        let damaged = try runTiercache(["inspect", directory.url.path, "--verify"], tool: tiercacheExecutable)
         #expect(damaged.reason == .exit && damaged.status == 1, "\(damaged)")
         #expect(throws: TierCacheError.self) { _ = try LMDBTier.inspect(directory: directory.url) }
     }

@@ -58,7 +58,7 @@ struct LMDBDiskFullTests {
         #if os(Linux)
         let directory = TemporaryDirectory()
         let process = Process()
-        process.executableURL = try tiercacheExecutable()
+        process.executableURL = try harnessExecutable()
         process.arguments = ["disk-full-probe", directory.url.appendingPathComponent("store").path, "--file-size-limit", String(2 << 20)]
         let output = Pipe()
         process.standardOutput = output
@@ -84,7 +84,7 @@ struct LMDBDiskFullTests {
             #expect(try tier.store(entry(incompressible(40_000, seed: UInt64(index))), forKey: key("k\(index)")) == .stored)
         }
         let reader = Process()
-        reader.executableURL = try tiercacheExecutable()
+        reader.executableURL = try harnessExecutable()
         reader.arguments = ["hold-reader", directory.url.path]
         let input = Pipe(), output = Pipe()
         reader.standardInput = input

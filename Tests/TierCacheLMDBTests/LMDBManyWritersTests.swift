@@ -25,7 +25,7 @@ struct LMDBManyWritersTests {
         var writers: [(Process, Pipe)] = []
         for number in 0..<4 {
             let process = Process()
-            process.executableURL = try tiercacheExecutable()
+            process.executableURL = try harnessExecutable()
             process.arguments = ["stress", store, "--seconds", String(Self.seconds), "--writer", String(number)] + common
             let output = Pipe()
             process.standardOutput = output
@@ -51,7 +51,7 @@ struct LMDBManyWritersTests {
         #expect(storesInAll > 200, "\(storesInAll) stores")
 
         let verify = Process()
-        verify.executableURL = try tiercacheExecutable()
+        verify.executableURL = try harnessExecutable()
         verify.arguments = ["stress", store, "--verify-only"] + common
         let output = Pipe()
         verify.standardOutput = output

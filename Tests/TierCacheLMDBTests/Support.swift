@@ -108,11 +108,16 @@ final class TemporaryMount {
 }
 
 /// The `tiercache` executable built beside the test bundle.
-func tiercacheExecutable() throws -> URL {
+func tiercacheExecutable() throws -> URL { try executableBesideTests("tiercache") }
+
+/// The `tiercache-harness` executable (crash-writer, damage-reader, …) built beside the test bundle.
+func harnessExecutable() throws -> URL { try executableBesideTests("tiercache-harness") }
+
+private func executableBesideTests(_ name: String) throws -> URL {
     let candidates = [
-        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("tiercache"),
-        Bundle.main.bundleURL.appendingPathComponent("tiercache"),
-        Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent("tiercache"),
+        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(name),
+        Bundle.main.bundleURL.appendingPathComponent(name),
+        Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent(name),
     ]
-    return try #require(candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }, "tiercache is not built beside the tests")
+    return try #require(candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }, "\(name) is not built beside the tests")
 }

@@ -10,7 +10,7 @@ struct CachingProxyTests {
     @Test("It starts with a one-line summary of its configuration")
     func summary() async throws {
         try await withProxy { origin, proxy in
-            #expect(proxy.summary.hasPrefix("tiercache proxy: 127.0.0.1:0 -> \(origin.url), shared cache, tiers [memory 256.0 MiB]"))
+            #expect(proxy.summary.hasPrefix("tiercache proxy: 127.0.0.1:0 -> \(origin.url), shared cache, tiers [memory 256 MiB]"))
         }
     }
 

@@ -74,8 +74,8 @@ struct ProxyFailureTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         // 4 MiB of disk: entries up to 209,715 bytes. /medium (100 KiB, compressible) fits; /large (1 MiB) does not.
         try await withProxy(["--memory", "0", "--disk", directory.path, "--disk-capacity", "4MiB"]) { origin, proxy in
-            #expect(proxy.summary.contains("tiers [lmdb 4.0 MiB]"))
-            #expect(proxy.summary.contains("cacheable bodies up to 204.8 KiB"))
+            #expect(proxy.summary.contains("tiers [lmdb 4 MiB]"))
+            #expect(proxy.summary.contains("cacheable bodies up to 205 KiB"))
             for _ in 0..<2 {
                 let medium = try await send(.GET, "\(proxy.url)/medium")
                 let large = try await send(.GET, "\(proxy.url)/large")

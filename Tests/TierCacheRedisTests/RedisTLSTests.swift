@@ -107,12 +107,10 @@ struct RedisTLSReadmeExampleTests {
     func readmeExample() throws {
         let caFileExists = FileManager.default.fileExists(atPath: "/etc/redis/ca.pem")
         do {
-            // README:begin
             let redis = try RedisTier(configuration: .init(
                 deployment: .standalone(try RedisEndpoint(url: "rediss://cache:secret@redis.internal:6380")),
                 capacity: 4 << 30,
                 tls: RedisTLS(trust: .certificateFile("/etc/redis/ca.pem"))))
-            // README:end
             #expect(caFileExists, "made a tier without its CA file")
             _ = redis
         } catch let error as TierCacheError {

@@ -81,16 +81,6 @@ struct MemoryTierTests {
     }
 }
 
-@Suite("CacheKey")
-struct CacheKeyTests {
-    @Test func rejectsEmptyAndOverlongKeys() {
-        #expect(throws: TierCacheError.self) { try CacheKey("") }
-        #expect(throws: TierCacheError.self) { try CacheKey(String(repeating: "x", count: CacheKey.maximumUTF8Length + 1)) }
-        #expect((try? CacheKey(String(repeating: "é", count: CacheKey.maximumUTF8Length / 2))) != nil)
-        #expect(throws: TierCacheError.self) { try CacheKey(String(repeating: "é", count: CacheKey.maximumUTF8Length / 2 + 1)) }
-    }
-}
-
 @Suite("StoragePolicyTable")
 struct StoragePolicyTableTests {
     @Test func mapsSchemesCaseInsensitivelyWithADefault() throws {

@@ -1,3 +1,5 @@
+import TierCache
+
 /// A chart in a report, rendered to standalone SVG (no scripts, no external fonts).
 public enum Chart: Sendable {
     /// Lines through (x, y) points, one per series: hit ratio against capacity per policy.
@@ -96,18 +98,6 @@ public enum ChartFormat {
         return fixed(scaled, digits: scaled == scaled.rounded() || abs(scaled) >= 100 ? 0 : 1) + suffix
     }
 
-    /// Bytes in binary units: 1536 → "1.5 KiB".
-    public static func bytes(_ value: Double) -> String {
-        let units = ["B", "KiB", "MiB", "GiB", "TiB"]
-        var scaled = value
-        var unit = 0
-        while abs(scaled) >= 1024, unit < units.count - 1 {
-            scaled /= 1024
-            unit += 1
-        }
-        return fixed(scaled, digits: unit == 0 || scaled >= 100 || scaled == scaled.rounded() ? 0 : 1) + " " + units[unit]
-    }
-
     /// A fixed number of decimals without Foundation's `String(format:)`.
     public static func fixed(_ value: Double, digits: Int) -> String {
         guard value.isFinite else { return "\(value)" }
@@ -120,6 +110,12 @@ public enum ChartFormat {
         let fraction = Int(rounded - Double(whole) * factor)
         let fractionText = String(fraction)
         return sign + String(whole) + "." + String(repeating: "0", count: digits - fractionText.count) + fractionText
+    }
+
+    /// An axis value in bytes, printed as ``TierCache/ByteCount`` prints sizes.
+    public static func bytes(_ value: Double) -> String {
+        guard value.isFinite, abs(value) < 9e18 else { return "\(value)" }
+        return ByteCount.format(Int(value.rounded()))
     }
 
     /// Capacities as bytes or as object counts.

@@ -1,4 +1,5 @@
 import Foundation
+import TierCache
 
 extension Report {
     /// The report of `tiercache simulate`: hit ratios per policy and capacity.
@@ -62,7 +63,7 @@ public struct TraceSummary: Sendable, Codable {
 extension Trace {
     func summaryLines(unit: CapacityUnit) -> [(String, String)] {
         var lines = [("Trace", name), ("Requests", "\(requestCount)"), ("Distinct objects", "\(objectCount)")]
-        if hasSizes { lines.append(("Footprint", ChartFormat.bytes(Double(footprintBytes)))) }
+        if hasSizes { lines.append(("Footprint", ByteCount.format(Int(clamping: footprintBytes)))) }
         lines.append(("Capacity unit", unit.rawValue))
         if let loading { lines.append(("Load time", loading.summary)) }
         return lines

@@ -1,8 +1,10 @@
+import TierCache
+
 /// A capacity as people write it: `10%` of the trace's footprint, `50000` objects, or `64MiB`.
 ///
 /// Percentages resolve against the footprint in the simulation's unit (distinct objects, or the
-/// bytes of all distinct objects). A byte unit (`B`, `KiB`, `MiB`, `GiB`, `TiB`; `KB`/`MB`/`GB` mean
-/// the same powers of 1024) asks for byte mode; a bare number counts objects.
+/// bytes of all distinct objects). A size with a unit, in any form `TierCache`'s `ByteCount` reads
+/// (`64MiB`, `1.5GB`, `2TiB`), asks for byte mode; a bare number counts objects.
 public enum CapacitySpecification: Sendable, Hashable, CustomStringConvertible {
     /// A share of the footprint, from 0 to 1 (`10%` is `fraction(0.1)`); resolved by rounding down.
     case fraction(Double)
@@ -17,7 +19,8 @@ public enum CapacitySpecification: Sendable, Hashable, CustomStringConvertible {
         public let text: String
         /// What was wrong and the forms that work.
         public var description: String {
-            "\"\(text)\" is not a capacity: write a percentage of the footprint (10%), a number of objects (50000) or a size (64MiB)"
+            "\"\(text)\" is not a capacity: write a percentage of the footprint (10%), a number of objects (50000) "
+                + "or a size with a unit (512KiB, 64MiB, 1.5GB, 2TiB)"
         }
     }
 
@@ -29,12 +32,10 @@ public enum CapacitySpecification: Sendable, Hashable, CustomStringConvertible {
             self = .fraction(percent / 100)
             return
         }
-        let units: [(String, UInt64)] = [("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10),
-                                         ("TB", 1 << 40), ("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10), ("B", 1)]
-        for (suffix, factor) in units where trimmed.hasSuffix(suffix) {
-            guard let value = Double(trimmed.dropLast(suffix.count).trimmingWhitespace()), value > 0,
-                  value * Double(factor) < 9.0e18 else { throw ParseError(text: text) }
-            self = .bytes(UInt64(value * Double(factor)))
+        // A size has a unit (a letter at its end); a bare number counts objects.
+        if trimmed.last?.isLetter == true {
+            guard let size = try? ByteCount(parsing: trimmed), size.bytes > 0 else { throw ParseError(text: text) }
+            self = .bytes(UInt64(size.bytes))
             return
         }
         guard let count = UInt64(trimmed), count > 0 else { throw ParseError(text: text) }

@@ -1,15 +1,24 @@
 import Synchronization
+import TierCache
 
 /// A stored response and the key it is stored under. A class, so the engine passes one
 /// reference around a request instead of copying the response's fields.
 final class Located: Sendable {
     let response: StoredResponse
-    let key: String
+    let key: CacheKey
 
-    init(response: StoredResponse, key: String) {
+    init(response: StoredResponse, key: CacheKey) {
         self.response = response
         self.key = key
     }
+
+    /// `response`, stored nowhere: for the public decision functions, which take a bare
+    /// `StoredResponse` and never read the key.
+    static func unstored(_ response: StoredResponse) -> Located {
+        Located(response: response, key: unstoredKey)
+    }
+
+    private static let unstoredKey = CacheKey(digestOf: "unstored".utf8)
 }
 
 /// A decoded ``StoredEntry``, with responses already located under their key.
@@ -18,7 +27,7 @@ enum DecodedEntry: Sendable {
     case variants(VariantIndex)
 
     /// `entry`, stored under `key`.
-    init(_ entry: StoredEntry, key: String) {
+    init(_ entry: StoredEntry, key: CacheKey) {
         switch entry {
         case .response(let response): self = .response(Located(response: response, key: key))
         case .variants(let index): self = .variants(index)
@@ -35,14 +44,14 @@ enum DecodedEntry: Sendable {
 /// by a ``DecodedFormBudget``: each holds its entry's size in it until it is freed with the
 /// entry.
 final class DecodedForm: Sendable {
-    let key: String
+    let key: CacheKey
     let entry: DecodedEntry
     private let cost: Int
     private let budget: DecodedFormBudget
 
     /// A form charged to `budget`, or `nil` when the budget has no room for `cost` bytes (the
     /// entry is then decoded again on each hit).
-    init?(key: String, entry: DecodedEntry, cost: Int, budget: DecodedFormBudget) {
+    init?(key: CacheKey, entry: DecodedEntry, cost: Int, budget: DecodedFormBudget) {
         guard budget.reserve(cost) else { return nil }
         self.key = key
         self.entry = entry

@@ -56,6 +56,11 @@ final class HTTPCacheCounters: Sendable {
         metrics?.corruptEntriesRemoved.increment()
     }
 
+    func recordInvalidKey() {
+        statistics.withLock { $0.invalidKeys += 1 }
+        metrics?.invalidKeys.increment()
+    }
+
     func recordNotStorable(_ reason: Storability.Reason) {
         statistics.withLock { $0.notStorable[reason, default: 0] += 1 }
         metrics?.notStorable[reason]?.increment()
@@ -78,7 +83,7 @@ final class HTTPCacheCounters: Sendable {
     private struct Metrics: Sendable {
         let hits, misses, notModified, modified: Counter
         let staleServed, coalesced, invalidations, corruptEntriesRemoved: Counter
-        let stored, refusedByPolicy, refusedTooLarge: Counter
+        let stored, refusedByPolicy, refusedTooLarge, invalidKeys: Counter
         let notStorable: [Storability.Reason: Counter]
 
         init(factory: any MetricsFactory) {
@@ -93,6 +98,7 @@ final class HTTPCacheCounters: Sendable {
             coalesced = counter(MetricLabels.httpCoalesced)
             invalidations = counter(MetricLabels.httpInvalidations)
             corruptEntriesRemoved = counter(MetricLabels.httpCorruptEntriesRemoved)
+            invalidKeys = counter(MetricLabels.httpInvalidKeys)
             stored = counter(MetricLabels.httpStores, [("outcome", "stored")])
             refusedByPolicy = counter(MetricLabels.httpStores, [("outcome", "policy")])
             refusedTooLarge = counter(MetricLabels.httpStores, [("outcome", "too_large")])

@@ -16,9 +16,9 @@ final class NormalizedKeys: Sendable {
         let scheme: String
         let authority: String
         let path: String
-        let key: String
+        let key: CacheKey
 
-        init(scheme: String, authority: String, path: String, key: String) {
+        init(scheme: String, authority: String, path: String, key: CacheKey) {
             self.scheme = scheme
             self.authority = authority
             self.path = path
@@ -28,15 +28,18 @@ final class NormalizedKeys: Sendable {
 
     private let slots = Locked<[Slot?]>(Array(repeating: nil, count: NormalizedKeys.slotCount))
 
-    /// `HTTPCacheKey.defaultKey(for: request)`, from the table when the same target was keyed
-    /// last in its slot.
-    func key(for request: HTTPRequest) -> String? {
+    /// `HTTPCacheKey.defaultKey(for: request)` as checked by `validating`, from the table when
+    /// the same target was keyed last in its slot. Keys `validating` refuses are not kept, so
+    /// each request with one is refused (and counted) again.
+    func key(for request: HTTPRequest, validating: (String) -> CacheKey?) -> CacheKey? {
         guard let scheme = request.scheme, let authority = request.authority else { return nil }
         let path = request.path ?? "/"
         let index = Self.slotIndex(authority: authority, path: path)
         let slot = slots.withLock { $0[index] }
         if let slot, slot.path == path, slot.authority == authority, slot.scheme == scheme { return slot.key }
-        guard let key = HTTPCacheKey.defaultKey(scheme: scheme, authority: authority, path: path) else { return nil }
+        guard let text = HTTPCacheKey.defaultKey(scheme: scheme, authority: authority, path: path),
+              let key = validating(text)
+        else { return nil }
         let built = Slot(scheme: scheme, authority: authority, path: path, key: key)
         slots.withLock { $0[index] = built }
         return key

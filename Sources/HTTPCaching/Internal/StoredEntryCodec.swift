@@ -14,7 +14,7 @@ struct VariantIndex: Equatable {
     /// The request fields the variants differ by (the latest response's `Vary`).
     var fieldNames: [String]
     /// Secondary keys of the stored variants, oldest first.
-    var variantKeys: [String]
+    var variantKeys: [CacheKey]
     /// Most variants kept per resource; the oldest is forgotten beyond it.
     static let limit = 32
 }
@@ -68,7 +68,7 @@ enum StoredEntryCodec {
             writer.u32(UInt32(clamping: index.fieldNames.count))
             for name in index.fieldNames { writer.string(name) }
             writer.u32(UInt32(clamping: index.variantKeys.count))
-            for key in index.variantKeys { writer.string(key) }
+            for key in index.variantKeys { writer.string(key.rawValue) }
         }
         return writer.output
     }
@@ -113,8 +113,11 @@ enum StoredEntryCodec {
         case 2:
             var names: [String] = []
             for _ in 0..<(try reader.count()) { names.append(try reader.string()) }
-            var keys: [String] = []
-            for _ in 0..<(try reader.count()) { keys.append(try reader.string()) }
+            var keys: [CacheKey] = []
+            for _ in 0..<(try reader.count()) {
+                guard let key = try? CacheKey(try reader.string()) else { throw DecodeFailure(description: "a variant key that is not a key") }
+                keys.append(key)
+            }
             guard reader.isAtEnd else { throw DecodeFailure(description: "trailing bytes") }
             return .variants(VariantIndex(fieldNames: names, variantKeys: keys))
         case let kind:

@@ -24,9 +24,11 @@ public enum MetricLabels {
     public static let tierExpirations = "tiercache_tier_expirations_total"
     /// Counter: damaged entries removed (``TierStatistics/corruptionsRemoved``).
     public static let tierCorruptionsRemoved = "tiercache_tier_corruptions_removed_total"
-    /// Counter: records removed as unreadable for a reason other than damage, with `reason` =
-    /// `missing_dictionary` (``TierStatistics/dictionaryMisses``) or `unopenable` (a sealed
-    /// record whose key is unknown or that was altered, ``TierStatistics/unopenableRecords``).
+    /// Counter: records unreadable for a reason other than damage, with `reason` =
+    /// `missing_dictionary` (``TierStatistics/dictionaryMisses``), `unopenable` (a sealed
+    /// record whose key is unknown or that was altered, ``TierStatistics/unopenableRecords``) or
+    /// `unknown_format` (a format version this code does not read,
+    /// ``TierStatistics/unknownFormatRecords``).
     public static let tierUnreadableRecords = "tiercache_tier_unreadable_records_total"
     /// Counter: records sealed again under the current encryption key (``TierStatistics/recordsResealed``).
     public static let tierRecordsResealed = "tiercache_tier_records_resealed_total"
@@ -64,4 +66,7 @@ public enum MetricLabels {
     public static let httpInvalidations = "tiercache_http_invalidations_total"
     /// Counter: stored responses that failed to decode and were removed.
     public static let httpCorruptEntriesRemoved = "tiercache_http_corrupt_entries_removed_total"
+    /// Counter: requests whose cache key was invalid (empty, or too long), which passed through
+    /// uncached.
+    public static let httpInvalidKeys = "tiercache_http_invalid_keys_total"
 }

@@ -15,6 +15,7 @@ final class TierMetrics: Sendable {
     let corruptionsRemoved: Counter
     let dictionaryMisses: Counter
     let unopenableRecords: Counter
+    let unknownFormatRecords: Counter
     let recordsResealed: Counter
     let errors: Counter
     let storeResets: Counter
@@ -38,6 +39,7 @@ final class TierMetrics: Sendable {
         corruptionsRemoved = counter(MetricLabels.tierCorruptionsRemoved)
         dictionaryMisses = counter(MetricLabels.tierUnreadableRecords, [("reason", "missing_dictionary")])
         unopenableRecords = counter(MetricLabels.tierUnreadableRecords, [("reason", "unopenable")])
+        unknownFormatRecords = counter(MetricLabels.tierUnreadableRecords, [("reason", "unknown_format")])
         recordsResealed = counter(MetricLabels.tierRecordsResealed)
         errors = counter(MetricLabels.tierErrors)
         storeResets = counter(MetricLabels.tierStoreResets)

@@ -1,0 +1,38 @@
+import Foundation
+import NIOCore
+import NIOPosix
+import Testing
+import TierCache
+@testable import TierCacheRedis
+
+/// A rolling deploy: servers on this version share Redis with servers on a newer one, whose
+/// records are in a format version this one does not read. Those are misses here, counted, and
+/// left in place, so that the older servers do not wipe what the newer ones write.
+@Suite(.enabled(if: RedisServers.available, RedisServers.missingMessage), .timeLimit(.minutes(5)))
+struct RedisFormatVersionTests {
+    @Test("A record of an unknown format version is a counted miss left in Redis; a damaged one is deleted")
+    func unknownVersionLeftInPlace() async throws {
+        let endpoint = try #require(RedisServers.standalone)
+        let prefix = "format-\(UUID().uuidString):"
+        let tier = try RedisServers.tier(cluster: false, prefix: prefix)
+        let newer = try CacheKey("written-by-a-newer-version")
+        _ = try await tier.store(CacheEntry(value: Array("{\"v\":1}".utf8), storedAt: Date()), forKey: newer)
+        let connection = try await RedisConnection.connect(
+            to: endpoint, on: MultiThreadedEventLoopGroup.singleton, connectTimeout: .seconds(5), commandTimeout: .seconds(5))
+        defer { connection.close() }
+        let redisKey = Array("\(prefix)\(newer.rawValue)".utf8)
+        guard case .bulkString(let stored) = try await connection.send([Array("GET".utf8), redisKey]) else {
+            Issue.record("the stored record is not in Redis under \(prefix)")
+            return
+        }
+        var future = Array(stored)
+        future[0] = 3  // a version after this one's records (1) and sealed envelopes (2)
+        try await connection.sendChecked([Array("SET".utf8), redisKey, future])
+
+        #expect(try await tier.entry(forKey: newer) == nil)
+        #expect(try await tier.entries(forKeys: [newer]).map { $0?.value } == [nil])
+        let counts = tier.counterSnapshot
+        #expect(counts.unknownFormatRecords == 2 && counts.corruptionsRemoved == 0 && counts.misses == 2)
+        #expect(try await connection.send([Array("EXISTS".utf8), redisKey]) == .integer(1), "left for the servers that read it")
+    }
+}

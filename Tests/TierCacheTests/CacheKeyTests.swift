@@ -1,0 +1,49 @@
+import TierCache
+import Testing
+
+@Suite("CacheKey")
+struct CacheKeyTests {
+    @Test("Empty and overlong keys are refused with invalidKey")
+    func refused() {
+        for text in ["", String(repeating: "k", count: CacheKey.maximumUTF8Length + 1)] {
+            let error = #expect(throws: TierCacheError.self) { try CacheKey(text) }
+            #expect(error?.code == .invalidKey)
+        }
+        #expect((try? CacheKey(String(repeating: "k", count: CacheKey.maximumUTF8Length))) != nil)
+        // The limit counts UTF-8 bytes, not characters.
+        #expect((try? CacheKey(String(repeating: "é", count: CacheKey.maximumUTF8Length / 2))) != nil)
+        #expect(throws: TierCacheError.self) { try CacheKey(String(repeating: "é", count: CacheKey.maximumUTF8Length / 2 + 1)) }
+    }
+
+    @Test("A key beside another is the two joined while they fit")
+    func appendingFits() throws {
+        let base = try CacheKey("GET https://example.com/a")
+        #expect(CacheKey(base, appending: "\u{1F}head").rawValue == "GET https://example.com/a\u{1F}head")
+    }
+
+    @Test("Beyond the limit the base is digested; distinct bases and suffixes stay distinct and valid")
+    func appendingOverflows() throws {
+        let longA = try CacheKey(String(repeating: "a", count: CacheKey.maximumUTF8Length))
+        let longB = try CacheKey(String(repeating: "a", count: CacheKey.maximumUTF8Length - 1) + "b")
+        let keys = [
+            CacheKey(longA, appending: "\u{1F}head"), CacheKey(longB, appending: "\u{1F}head"), CacheKey(longA, appending: "\u{1F}partial"),
+            CacheKey(longA, appending: String(repeating: "s", count: CacheKey.maximumUTF8Length)),
+            CacheKey(longA, appending: String(repeating: "t", count: CacheKey.maximumUTF8Length)),
+        ]
+        #expect(Set(keys).count == keys.count)
+        for key in keys {
+            #expect(key.rawValue.hasPrefix("#"))
+            #expect(key.rawValue.utf8.count <= CacheKey.maximumUTF8Length)
+            #expect((try? CacheKey(key.rawValue)) == key, "a derived key is a valid key")
+        }
+    }
+
+    @Test("A digest key is 33 bytes whatever the data's length, and tells data apart")
+    func digest() {
+        let short = CacheKey(digestOf: [1, 2, 3])
+        let long = CacheKey(digestOf: [UInt8](repeating: 7, count: 1 << 20))
+        #expect(short.rawValue.utf8.count == 33 && long.rawValue.utf8.count == 33)
+        #expect(short != CacheKey(digestOf: [1, 2, 4]))
+        #expect(short == CacheKey(digestOf: [1, 2, 3]))
+    }
+}
