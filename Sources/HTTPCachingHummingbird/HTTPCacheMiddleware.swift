@@ -23,7 +23,7 @@ import NIOCore
 /// cacheable routes, not in front of streaming downloads.
 ///
 /// A server's cache answers many users, so the engine must be in shared mode
-/// (``HTTPCaching/HTTPCache/Mode/shared``): it then never stores `private` responses or responses to
+/// (`HTTPCache.Mode.shared`): it then never stores `private` responses or responses to
 /// requests with `Authorization`. ``init(cache:scheme:)`` refuses an engine in private mode (the
 /// engine's default, meant for clients); ``init(singleUserCache:scheme:)`` accepts one, for a
 /// server that only ever serves one user (an app's embedded server on a device).
@@ -39,8 +39,7 @@ public struct HTTPCacheMiddleware<Context: RequestContext>: RouterMiddleware {
 
     /// A middleware storing responses in `cache`, a shared cache, with cache keys in `scheme`.
     ///
-    /// - Throws: ``HTTPCaching/HTTPCacheError`` with code
-    ///   ``HTTPCaching/HTTPCacheError/Code/privateCacheOnServer`` when `cache` is in private mode,
+    /// - Throws: `HTTPCacheError` with code `privateCacheOnServer` when `cache` is in private mode,
     ///   which would serve one user's `private` or authorized responses to every user.
     public init(cache: HTTPCache, scheme: String = "http") throws(HTTPCacheError) {
         try cache.requireSharedMode(for: "HTTPCacheMiddleware")

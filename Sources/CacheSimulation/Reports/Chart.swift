@@ -112,7 +112,7 @@ public enum ChartFormat {
         return sign + String(whole) + "." + String(repeating: "0", count: digits - fractionText.count) + fractionText
     }
 
-    /// An axis value in bytes, printed as ``TierCache/ByteCount`` prints sizes.
+    /// An axis value in bytes, printed as `ByteCount.format(_:)` prints sizes.
     public static func bytes(_ value: Double) -> String {
         guard value.isFinite, abs(value) < 9e18 else { return "\(value)" }
         return ByteCount.format(Int(value.rounded()))
