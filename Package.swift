@@ -26,7 +26,11 @@ let package = Package(
         .plugin(name: "TuneCapacityPlugin", targets: ["TuneCapacityPlugin"]),
     ],
     traits: [
-        .trait(name: "TSanLocks", description: "Locks that ThreadSanitizer sees on Linux (pthread mutexes instead of futex-based Mutex); scripts/tsan turns it on."),
+        .trait(
+            name: "TSanLocks",
+            description:
+                "Locks that ThreadSanitizer sees on Linux (pthread mutexes instead of futex-based Mutex); scripts/tsan turns it on."
+        )
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -176,7 +180,8 @@ let package = Package(
         .executableTarget(
             name: "tiercache-proxy",
             dependencies: [
-                "TierCacheProxy", "HTTPCaching", "HTTPCachingAsyncHTTPClient", "TierCache", "TierCacheLMDB", "TierCacheRedis",
+                "TierCacheProxy", "HTTPCaching", "HTTPCachingAsyncHTTPClient", "TierCache", "TierCacheLMDB",
+                "TierCacheRedis",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -208,8 +213,15 @@ let package = Package(
         .plugin(
             name: "TuneCapacityPlugin",
             capability: .command(
-                intent: .custom(verb: "tune-capacity", description: "Find the cache capacity that reaches a target hit ratio on a trace, and write a report."),
-                permissions: [.writeToPackageDirectory(reason: "The capacity report (CSV, JSON, SVG, HTML) is written to capacity-report/ in the package.")]
+                intent: .custom(
+                    verb: "tune-capacity",
+                    description:
+                        "Find the cache capacity that reaches a target hit ratio on a trace, and write a report."),
+                permissions: [
+                    .writeToPackageDirectory(
+                        reason:
+                            "The capacity report (CSV, JSON, SVG, HTML) is written to capacity-report/ in the package.")
+                ]
             )
         ),
         .testTarget(
@@ -253,7 +265,8 @@ let package = Package(
         .testTarget(
             name: "HTTPCachingAdapterTests",
             dependencies: [
-                "HTTPCaching", "HTTPCachingFoundation", "HTTPCachingAsyncHTTPClient", "HTTPCachingCombine", "TierCache", "TierCacheLMDB",
+                "HTTPCaching", "HTTPCachingFoundation", "HTTPCachingAsyncHTTPClient", "HTTPCachingCombine", "TierCache",
+                "TierCacheLMDB",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -278,7 +291,8 @@ let package = Package(
         .testTarget(
             name: "TierCacheLMDBTests",
             dependencies: [
-                "TierCacheLMDB", "TierCacheCompression", "TierCacheTesting", "TierCacheEncryption", "CLMDB", "tiercache", "tiercache-harness",
+                "TierCacheLMDB", "TierCacheCompression", "TierCacheTesting", "TierCacheEncryption", "CLMDB",
+                "tiercache", "tiercache-harness",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "InMemoryLogging", package: "swift-log"),

@@ -17,7 +17,10 @@ let package = Package(
         // The workloads the benchmarks share (keys, Zipf accesses, JSON bodies).
         .target(
             name: "Workloads",
-            dependencies: [.product(name: "TierCache", package: "TierCache"), .product(name: "TierCacheTesting", package: "TierCache")],
+            dependencies: [
+                .product(name: "TierCache", package: "TierCache"),
+                .product(name: "TierCacheTesting", package: "TierCache"),
+            ],
             path: "Benchmarks/Workloads"
         ),
         // The baselines call LMDB and zstd directly, through modules of their own.

@@ -17,11 +17,17 @@ let package = Package(
         .target(name: "FuzzDriver"),
         .executableTarget(
             name: "FuzzFieldParsers",
-            dependencies: ["FuzzDriver", .product(name: "HTTPCaching", package: "TierCache"), .product(name: "HTTPTypes", package: "swift-http-types")],
+            dependencies: [
+                "FuzzDriver", .product(name: "HTTPCaching", package: "TierCache"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
             swiftSettings: harness),
         .executableTarget(
             name: "FuzzStoredRecord",
-            dependencies: ["FuzzDriver", .product(name: "TierCacheLMDB", package: "TierCache"), .product(name: "TierCache", package: "TierCache")],
+            dependencies: [
+                "FuzzDriver", .product(name: "TierCacheLMDB", package: "TierCache"),
+                .product(name: "TierCache", package: "TierCache"),
+            ],
             swiftSettings: harness),
         .executableTarget(
             name: "FuzzStoredResponse",
@@ -29,7 +35,10 @@ let package = Package(
             swiftSettings: harness),
         .executableTarget(
             name: "FuzzRESP",
-            dependencies: ["FuzzDriver", .product(name: "TierCacheRedis", package: "TierCache"), .product(name: "NIOCore", package: "swift-nio")],
+            dependencies: [
+                "FuzzDriver", .product(name: "TierCacheRedis", package: "TierCache"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
             swiftSettings: harness),
         .executableTarget(
             name: "FuzzTraceReaders",
@@ -38,7 +47,8 @@ let package = Package(
         .executableTarget(
             name: "FuzzProxyRequest",
             dependencies: [
-                "FuzzDriver", .product(name: "TierCacheProxy", package: "TierCache"), .product(name: "TierCache", package: "TierCache"),
+                "FuzzDriver", .product(name: "TierCacheProxy", package: "TierCache"),
+                .product(name: "TierCache", package: "TierCache"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),

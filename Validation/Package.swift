@@ -8,13 +8,13 @@ let package = Package(
     name: "TierCacheValidation",
     platforms: [.macOS(.v15)],
     dependencies: [
-        .package(name: "TierCache", path: ".."),
+        .package(name: "TierCache", path: "..")
     ],
     targets: [
         .testTarget(
             name: "PublishedTableTests",
             dependencies: [.product(name: "CacheSimulation", package: "TierCache")]
-        ),
+        )
     ],
     swiftLanguageModes: [.v6]
 )

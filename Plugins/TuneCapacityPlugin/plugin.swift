@@ -12,19 +12,28 @@ struct TuneCapacityPlugin: CommandPlugin {
     func performCommand(context: PluginContext, arguments: [String]) async throws {
         var arguments = arguments
         if arguments.contains("--help") || arguments.contains("-h") || arguments.isEmpty {
-            print("usage: swift package --allow-writing-to-package-directory tune-capacity --trace FILE [--target-hit-ratio 0.9] [--sample-rate 0.01] [--policy s3-fifo,arc] [--unit objects|bytes]")
+            print(
+                "usage: swift package --allow-writing-to-package-directory tune-capacity --trace FILE [--target-hit-ratio 0.9] [--sample-rate 0.01] [--policy s3-fifo,arc] [--unit objects|bytes]"
+            )
             if arguments.isEmpty { return }
         }
         let packageDirectory = context.package.directoryURL
         // Relative trace paths are relative to the package, where `swift package` runs.
-        if let index = arguments.firstIndex(of: "--trace"), index + 1 < arguments.count, !arguments[index + 1].hasPrefix("/") {
+        if let index = arguments.firstIndex(of: "--trace"), index + 1 < arguments.count,
+            !arguments[index + 1].hasPrefix("/")
+        {
             arguments[index + 1] = packageDirectory.appendingPathComponent(arguments[index + 1]).path
         }
         if !arguments.contains("--output") {
             arguments += ["--output", packageDirectory.appendingPathComponent("capacity-report").path]
         }
-        let build = try packageManager.build(.product("tiercache"), parameters: .init(configuration: .release, logging: .concise))
-        guard build.succeeded, let tool = build.builtArtifacts.first(where: { $0.kind == .executable && $0.url.lastPathComponent == "tiercache" }) else {
+        let build = try packageManager.build(
+            .product("tiercache"), parameters: .init(configuration: .release, logging: .concise))
+        guard build.succeeded,
+            let tool = build.builtArtifacts.first(where: {
+                $0.kind == .executable && $0.url.lastPathComponent == "tiercache"
+            })
+        else {
             Diagnostics.error("building tiercache failed:\n\(build.logText)")
             throw PluginFailure.buildFailed
         }

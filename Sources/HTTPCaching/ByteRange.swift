@@ -18,7 +18,8 @@ public enum ByteRange: Hashable, Sendable {
     public init?(rangeField value: String) {
         let trimmed = value.trimmingCharacters(in: .whitespaces)
         guard let equals = trimmed.firstIndex(of: "="),
-              trimmed[..<equals].trimmingCharacters(in: .whitespaces).lowercased() == "bytes" else { return nil }
+            trimmed[..<equals].trimmingCharacters(in: .whitespaces).lowercased() == "bytes"
+        else { return nil }
         let specs = trimmed[trimmed.index(after: equals)...].split(separator: ",", omittingEmptySubsequences: true)
             .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         guard specs.count == 1, let spec = specs.first, let dash = spec.firstIndex(of: "-") else { return nil }
@@ -62,10 +63,13 @@ public enum ByteRange: Hashable, Sendable {
     public static func ifRange(_ value: String, allowsRangeOf response: HTTPResponse) -> Bool {
         let trimmed = value.trimmingCharacters(in: .whitespaces)
         if trimmed.hasPrefix("\"") || trimmed.hasPrefix("W/") {
-            guard let condition = EntityTag(trimmed), let current = response.headerFields[.eTag].flatMap(EntityTag.init) else { return false }
+            guard let condition = EntityTag(trimmed), let current = response.headerFields[.eTag].flatMap(EntityTag.init)
+            else { return false }
             return condition.strongMatches(current)
         }
-        guard let date = HTTPDate.parse(trimmed), let modified = response.headerFields[.lastModified].flatMap({ HTTPDate.parse($0) }) else {
+        guard let date = HTTPDate.parse(trimmed),
+            let modified = response.headerFields[.lastModified].flatMap({ HTTPDate.parse($0) })
+        else {
             return false
         }
         return date == modified
@@ -98,7 +102,8 @@ public struct ContentRange: Hashable, Sendable {
         let positions = parts[0].split(separator: "-", omittingEmptySubsequences: false)
         func number(_ text: Substring) -> Int? { text.allSatisfy({ $0.isASCII && $0.isNumber }) ? Int(text) : nil }
         guard positions.count == 2, let first = number(positions[0]), let last = number(positions[1]), first <= last,
-              let complete = number(parts[1]) else { return nil }
+            let complete = number(parts[1])
+        else { return nil }
         self.init(bounds: first...last, completeLength: complete)
     }
 

@@ -92,18 +92,29 @@ public struct CacheControl: Hashable, Sendable {
 
     /// Applies one directive. Known names are matched on the raw bytes (no allocation on the
     /// common path); only values that are kept as text, and unknown directives, become strings.
-    private mutating func apply(name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>?, seen: inout DirectiveSet) {
+    private mutating func apply(
+        name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>?, seen: inout DirectiveSet
+    ) {
         func valueString() -> String? { value.map { DirectiveParser.unquotedString($0) } }
         switch KnownDirective(name) {
         case .maxAge:
             maxAge = Self.merge(maxAge, Self.deltaSeconds(value) ?? 0, firstTime: seen.insert(.maxAge).inserted)
         case .sMaxage:
-            sharedMaxAge = Self.merge(sharedMaxAge, Self.deltaSeconds(value) ?? 0, firstTime: seen.insert(.sharedMaxAge).inserted)
+            sharedMaxAge = Self.merge(
+                sharedMaxAge, Self.deltaSeconds(value) ?? 0, firstTime: seen.insert(.sharedMaxAge).inserted)
         case .noCache:
-            if let text = valueString() { noCacheFieldNames += DirectiveParser.fieldNames(text) } else { noCache = true }
+            if let text = valueString() {
+                noCacheFieldNames += DirectiveParser.fieldNames(text)
+            } else {
+                noCache = true
+            }
         case .noStore: noStore = true
         case .private:
-            if let text = valueString() { privateFieldNames += DirectiveParser.fieldNames(text) } else { isPrivate = true }
+            if let text = valueString() {
+                privateFieldNames += DirectiveParser.fieldNames(text)
+            } else {
+                isPrivate = true
+            }
         case .public: isPublic = true
         case .mustRevalidate: mustRevalidate = true
         case .proxyRevalidate: proxyRevalidate = true
@@ -117,7 +128,8 @@ public struct CacheControl: Hashable, Sendable {
         case .minFresh: minFresh = Self.deltaSeconds(value) ?? minFresh
         case .staleWhileRevalidate: staleWhileRevalidate = Self.deltaSeconds(value) ?? staleWhileRevalidate
         case .staleIfError: staleIfError = Self.deltaSeconds(value) ?? staleIfError
-        case nil: extensions.append(Directive(name: String(decoding: name, as: UTF8.self).lowercased(), value: valueString()))
+        case nil:
+            extensions.append(Directive(name: String(decoding: name, as: UTF8.self).lowercased(), value: valueString()))
         }
     }
 
@@ -161,7 +173,8 @@ private enum KnownDirective {
         ("max-age", .maxAge), ("s-maxage", .sMaxage), ("no-cache", .noCache), ("no-store", .noStore),
         ("private", .private), ("public", .public), ("must-revalidate", .mustRevalidate),
         ("proxy-revalidate", .proxyRevalidate), ("must-understand", .mustUnderstand), ("no-transform", .noTransform),
-        ("immutable", .immutable), ("only-if-cached", .onlyIfCached), ("max-stale", .maxStale), ("min-fresh", .minFresh),
+        ("immutable", .immutable), ("only-if-cached", .onlyIfCached), ("max-stale", .maxStale),
+        ("min-fresh", .minFresh),
         ("stale-while-revalidate", .staleWhileRevalidate), ("stale-if-error", .staleIfError),
     ]
 

@@ -74,7 +74,9 @@ public enum CacheDecision: Hashable, Sendable {
             return .useStored(stale: Measure(located, context).isStale)
         case .reloadRevalidatingCacheData:
             guard let located else { return .fetch }
-            if located.response.facts.directives.immutable, !Measure(located, context).isStale { return .useStored(stale: false) }
+            if located.response.facts.directives.immutable, !Measure(located, context).isStale {
+                return .useStored(stale: false)
+            }
             return .revalidate
         case .useProtocolCachePolicy:
             break
@@ -82,7 +84,8 @@ public enum CacheDecision: Hashable, Sendable {
         guard let located else { return requestDirectives.onlyIfCached ? .unsatisfiable : .fetch }
         let measure = precomputed ?? Measure(located, context)
         let directives = measure.facts.directives
-        let clientWantsRevalidation = requestDirectives.noCache
+        let clientWantsRevalidation =
+            requestDirectives.noCache
             || (request.headerFields[.cacheControl] == nil && hasPragmaNoCache(request.headerFields))
         if clientWantsRevalidation || directives.noCache {
             return requestDirectives.onlyIfCached ? .unsatisfiable : .revalidate
@@ -98,12 +101,16 @@ public enum CacheDecision: Hashable, Sendable {
             return .useStored(stale: false)
         }
         let staleness = -remaining
-        let mayServeStale = !(directives.mustRevalidate || (context.shared && (directives.proxyRevalidate || directives.sharedMaxAge != nil)))
+        let mayServeStale =
+            !(directives.mustRevalidate
+            || (context.shared && (directives.proxyRevalidate || directives.sharedMaxAge != nil)))
         if mayServeStale {
             if let maxStale = requestDirectives.maxStale, staleness <= TimeInterval(maxStale) {
                 return .useStored(stale: true)
             }
-            if let window = directives.staleWhileRevalidate, staleness <= TimeInterval(window), !requestDirectives.onlyIfCached {
+            if let window = directives.staleWhileRevalidate, staleness <= TimeInterval(window),
+                !requestDirectives.onlyIfCached
+            {
                 return .useStoredAndRevalidate
             }
         }
@@ -120,8 +127,10 @@ public enum CacheDecision: Hashable, Sendable {
         init(_ located: Located, _ context: Context) {
             facts = located.response.facts
             let responseTime = located.response.responseTime
-            lifetime = Freshness.lifetime(facts, responseTime: responseTime, shared: context.shared, heuristics: context.heuristics)
-            age = Freshness.currentAge(facts, requestTime: located.response.requestTime, responseTime: responseTime, now: context.now)
+            lifetime = Freshness.lifetime(
+                facts, responseTime: responseTime, shared: context.shared, heuristics: context.heuristics)
+            age = Freshness.currentAge(
+                facts, requestTime: located.response.requestTime, responseTime: responseTime, now: context.now)
             now = context.now
         }
 
@@ -130,7 +139,9 @@ public enum CacheDecision: Hashable, Sendable {
 
     /// `Pragma: no-cache`, which a cache honours only without `Cache-Control` (§5.4).
     static func hasPragmaNoCache(_ fields: HTTPFields) -> Bool {
-        fields.contains { $0.name.canonicalName == "pragma" && DirectiveParser.fieldNames($0.value).contains("no-cache") }
+        fields.contains {
+            $0.name.canonicalName == "pragma" && DirectiveParser.fieldNames($0.value).contains("no-cache")
+        }
     }
 
     /// Whether `stored` is past its freshness lifetime at `context.now`.
@@ -141,7 +152,9 @@ public enum CacheDecision: Hashable, Sendable {
 
     /// Whether `stored` may be served stale after a failed fetch or revalidation, within
     /// `stale-if-error` (RFC 5861 §4), from the response or the request.
-    public static func staleIfErrorAllows(_ stored: StoredResponse, requestDirectives: CacheControl, context: Context) -> Bool {
+    public static func staleIfErrorAllows(
+        _ stored: StoredResponse, requestDirectives: CacheControl, context: Context
+    ) -> Bool {
         staleIfErrorAllows(Located.unstored(stored), requestDirectives: requestDirectives, context: context)
     }
 

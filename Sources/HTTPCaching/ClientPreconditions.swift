@@ -26,7 +26,8 @@ public struct ClientPreconditions: Sendable, Hashable {
         let modifiedSince = request.headerFields[.ifModifiedSince]
         request.headerFields[values: .ifNoneMatch] = []
         request.headerFields[values: .ifModifiedSince] = []
-        return ClientPreconditions(ifNoneMatch: entityTags(in: noneMatch), ifModifiedSince: modifiedSince.flatMap { HTTPDate.parse($0) })
+        return ClientPreconditions(
+            ifNoneMatch: entityTags(in: noneMatch), ifModifiedSince: modifiedSince.flatMap { HTTPDate.parse($0) })
     }
 
     /// Whether `request` carries `If-None-Match` or `If-Modified-Since` (two field scans, no
@@ -38,7 +39,9 @@ public struct ClientPreconditions: Sendable, Hashable {
 
     /// The members of `If-None-Match` field lines, trimmed, empty ones dropped.
     private static func entityTags(in values: [String]) -> [String] {
-        values.flatMap { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty } }
+        values.flatMap {
+            $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        }
     }
 
     /// Whether the client's `If-None-Match` names `tag` (`*`, or a weak match, RFC 9110 §13.1.2).
@@ -57,7 +60,7 @@ public struct ClientPreconditions: Sendable, Hashable {
             return ifNoneMatchNames(current)
         }
         guard let since = ifModifiedSince,
-              let lastModified = response.headerFields[.lastModified].flatMap({ HTTPDate.parse($0) })
+            let lastModified = response.headerFields[.lastModified].flatMap({ HTTPDate.parse($0) })
         else { return false }
         return lastModified <= since
     }

@@ -21,7 +21,9 @@ public enum Freshness {
 
     /// Status codes heuristically cacheable (RFC 9110 §15.1): a response with one of them may be
     /// stored and given a heuristic lifetime without explicit freshness information.
-    public static let heuristicallyCacheableStatuses: Set<Int> = [200, 203, 204, 206, 300, 301, 308, 404, 405, 410, 414, 501]
+    public static let heuristicallyCacheableStatuses: Set<Int> = [
+        200, 203, 204, 206, 300, 301, 308, 404, 405, 410, 414, 501,
+    ]
 
     /// The freshness lifetime of `response` (§4.2.1), in seconds:
     /// `s-maxage` (shared caches only), else `max-age`, else `Expires` − `Date` (an invalid
@@ -37,7 +39,9 @@ public enum Freshness {
     public static func lifetime(
         of response: HTTPResponse, directives: CacheControl, responseTime: Date, shared: Bool, heuristics: Heuristics
     ) -> TimeInterval {
-        lifetime(ResponseFacts(response, directives: directives), responseTime: responseTime, shared: shared, heuristics: heuristics)
+        lifetime(
+            ResponseFacts(response, directives: directives), responseTime: responseTime, shared: shared,
+            heuristics: heuristics)
     }
 
     /// The freshness lifetime of a stored response, from its pre-parsed fields (see
@@ -46,7 +50,9 @@ public enum Freshness {
         lifetime(stored.facts, responseTime: stored.responseTime, shared: shared, heuristics: heuristics)
     }
 
-    static func lifetime(_ facts: ResponseFacts, responseTime: Date, shared: Bool, heuristics: Heuristics) -> TimeInterval {
+    static func lifetime(
+        _ facts: ResponseFacts, responseTime: Date, shared: Bool, heuristics: Heuristics
+    ) -> TimeInterval {
         let directives = facts.directives
         if shared, let sharedMaxAge = directives.sharedMaxAge { return TimeInterval(sharedMaxAge) }
         if let maxAge = directives.maxAge { return TimeInterval(maxAge) }
@@ -56,7 +62,7 @@ public enum Freshness {
             return max(0, expiry.timeIntervalSince(date))
         }
         guard directives.isPublic || heuristicallyCacheableStatuses.contains(facts.statusCode),
-              let lastModified = facts.lastModified, lastModified < date
+            let lastModified = facts.lastModified, lastModified < date
         else { return 0 }
         return min(heuristics.maximumLifetime, date.timeIntervalSince(lastModified) * heuristics.fraction)
     }

@@ -20,7 +20,9 @@ extension HTTPCache {
 
     /// Handles a response to a HEAD the cache sent for `request`; returns whether it was kept.
     /// `stored` is the response the cache held for the request, if any.
-    func storeHEADResponse(_ exchange: Exchange, for request: HTTPRequest, primaryKey: CacheKey, stored: Located?) async -> Bool {
+    func storeHEADResponse(
+        _ exchange: Exchange, for request: HTTPRequest, primaryKey: CacheKey, stored: Located?
+    ) async -> Bool {
         if let stored, !Self.isHEADResponse(stored, primaryKey: primaryKey) {
             // §4.3.5: update the stored GET response it could have been chosen for, or treat
             // that response as stale: it is removed, so the next GET fetches the content anew.
@@ -32,7 +34,8 @@ extension HTTPCache {
                 return false
             }
             let updated = Validation.freshen(
-                stored.response, with: exchange.response, requestTime: exchange.requestTime, responseTime: exchange.responseTime)
+                stored.response, with: exchange.response, requestTime: exchange.requestTime,
+                responseTime: exchange.responseTime)
             return await write(updated, under: stored.key, policy: updated.storagePolicy)
         }
         // No stored GET response: the HEAD response answers later HEADs until one is stored

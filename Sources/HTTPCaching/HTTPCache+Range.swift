@@ -31,19 +31,25 @@ extension HTTPCache {
         guard let range = ByteRange(rangeField: rangeValue) else {
             return try await response(for: whole, body: body, cachePolicy: cachePolicy, transport: transport)
         }
-        guard !ClientPreconditions.isPresent(in: whole), cachePolicy == .useProtocolCachePolicy, let primaryKey = primaryKey(for: whole) else {
-            return try await cutFromWhole(whole, range: range, ifRange: ifRange, body: body, cachePolicy: cachePolicy, transport: transport)
+        guard !ClientPreconditions.isPresent(in: whole), cachePolicy == .useProtocolCachePolicy,
+            let primaryKey = primaryKey(for: whole)
+        else {
+            return try await cutFromWhole(
+                whole, range: range, ifRange: ifRange, body: body, cachePolicy: cachePolicy, transport: transport)
         }
         if let stored = await lookup(primaryKey: primaryKey, request: whole) {
             // A complete response: cut as it is when it may be used (the one lookup of a hit),
             // else revalidated or fetched along the plain path first.
             guard let measure = usableWithoutNetwork(whole, stored: stored, cachePolicy: cachePolicy) else {
-                return try await cutFromWhole(whole, range: range, ifRange: ifRange, body: body, cachePolicy: cachePolicy, transport: transport)
+                return try await cutFromWhole(
+                    whole, range: range, ifRange: ifRange, body: body, cachePolicy: cachePolicy, transport: transport)
             }
-            return Self.cut(served(stored, source: .cache, request: whole, now: measure.now, measure: measure), to: range, ifRange: ifRange)
+            return Self.cut(
+                served(stored, source: .cache, request: whole, now: measure.now, measure: measure), to: range,
+                ifRange: ifRange)
         }
         if let partial = await lookupResource(Self.partialKey(primaryKey), request: whole),
-           let answer = answerFromPartial(partial, request: whole, range: range, ifRange: ifRange)
+            let answer = answerFromPartial(partial, request: whole, range: range, ifRange: ifRange)
         {
             return answer
         }
@@ -65,9 +71,12 @@ extension HTTPCache {
 
     /// The complete response for `whole` (from storage, revalidated, or fetched), cut to `range`.
     private func cutFromWhole(
-        _ whole: HTTPRequest, range: ByteRange, ifRange: String?, body: Data?, cachePolicy: RequestCachePolicy, transport: @escaping Transport
+        _ whole: HTTPRequest, range: ByteRange, ifRange: String?, body: Data?, cachePolicy: RequestCachePolicy,
+        transport: @escaping Transport
     ) async throws -> HTTPCacheResponse {
-        Self.cut(try await response(for: whole, body: body, cachePolicy: cachePolicy, transport: transport), to: range, ifRange: ifRange)
+        Self.cut(
+            try await response(for: whole, body: body, cachePolicy: cachePolicy, transport: transport), to: range,
+            ifRange: ifRange)
     }
 
     /// `whole` cut to `range` when it is a complete 200 and `ifRange` (if any) allows; otherwise
@@ -80,12 +89,14 @@ extension HTTPCache {
 
     /// The answer from stored partial content, when it may be used without the origin and holds
     /// every byte of the range.
-    private func answerFromPartial(_ partial: Located, request: HTTPRequest, range: ByteRange, ifRange: String?) -> HTTPCacheResponse? {
+    private func answerFromPartial(
+        _ partial: Located, request: HTTPRequest, range: ByteRange, ifRange: String?
+    ) -> HTTPCacheResponse? {
         guard let stored = partial.response.response.headerFields[.contentRange].flatMap(ContentRange.init(field:)),
-              let wanted = range.bounds(in: stored.completeLength),
-              stored.bounds.lowerBound <= wanted.lowerBound, wanted.upperBound <= stored.bounds.upperBound,
-              ifRange.map({ ByteRange.ifRange($0, allowsRangeOf: partial.response.response) }) ?? true,
-              let measure = usableWithoutNetwork(request, stored: partial, cachePolicy: .useProtocolCachePolicy)
+            let wanted = range.bounds(in: stored.completeLength),
+            stored.bounds.lowerBound <= wanted.lowerBound, wanted.upperBound <= stored.bounds.upperBound,
+            ifRange.map({ ByteRange.ifRange($0, allowsRangeOf: partial.response.response) }) ?? true,
+            let measure = usableWithoutNetwork(request, stored: partial, cachePolicy: .useProtocolCachePolicy)
         else { return nil }
         return Self.partialAnswer(
             served(partial, source: .cache, request: request, now: measure.now, measure: measure),
@@ -99,16 +110,18 @@ extension HTTPCache {
     /// combining needs), is not stored. Returns whether anything was stored.
     func storePartial(_ exchange: Exchange, for request: HTTPRequest, primaryKey: CacheKey) async -> Bool {
         guard var content = exchange.response.headerFields[.contentRange].flatMap(ContentRange.init(field:)),
-              exchange.body.count == content.bounds.count,
-              let tag = exchange.response.headerFields[.eTag].flatMap(EntityTag.init), !tag.isWeak
+            exchange.body.count == content.bounds.count,
+            let tag = exchange.response.headerFields[.eTag].flatMap(EntityTag.init), !tag.isWeak
         else { return false }
         var bytes = exchange.body
         let partialKey = Self.partialKey(primaryKey)
         if let existing = await lookupResource(partialKey, request: request),
-           let storedTag = existing.response.response.headerFields[.eTag].flatMap(EntityTag.init), storedTag.strongMatches(tag),
-           let storedRange = existing.response.response.headerFields[.contentRange].flatMap(ContentRange.init(field:)),
-           storedRange.completeLength == content.completeLength,
-           storedRange.bounds.lowerBound <= content.bounds.upperBound + 1, content.bounds.lowerBound <= storedRange.bounds.upperBound + 1
+            let storedTag = existing.response.response.headerFields[.eTag].flatMap(EntityTag.init),
+            storedTag.strongMatches(tag),
+            let storedRange = existing.response.response.headerFields[.contentRange].flatMap(ContentRange.init(field:)),
+            storedRange.completeLength == content.completeLength,
+            storedRange.bounds.lowerBound <= content.bounds.upperBound + 1,
+            content.bounds.lowerBound <= storedRange.bounds.upperBound + 1
         {
             (content, bytes) = Self.combined(storedRange, existing.response.body, content, bytes)
         }
@@ -128,12 +141,16 @@ extension HTTPCache {
 
     /// Two overlapping or adjoining pieces of one representation as one; where they overlap, the
     /// newer piece's bytes win (they are the same bytes when the entity tags match).
-    static func combined(_ olderRange: ContentRange, _ older: Data, _ newerRange: ContentRange, _ newer: Data) -> (ContentRange, Data) {
+    static func combined(
+        _ olderRange: ContentRange, _ older: Data, _ newerRange: ContentRange, _ newer: Data
+    ) -> (ContentRange, Data) {
         let lower = min(olderRange.bounds.lowerBound, newerRange.bounds.lowerBound)
         let upper = max(olderRange.bounds.upperBound, newerRange.bounds.upperBound)
         var bytes = Data(count: upper - lower + 1)
-        bytes.replaceSubrange((olderRange.bounds.lowerBound - lower)...(olderRange.bounds.upperBound - lower), with: older)
-        bytes.replaceSubrange((newerRange.bounds.lowerBound - lower)...(newerRange.bounds.upperBound - lower), with: newer)
+        bytes.replaceSubrange(
+            (olderRange.bounds.lowerBound - lower)...(olderRange.bounds.upperBound - lower), with: older)
+        bytes.replaceSubrange(
+            (newerRange.bounds.lowerBound - lower)...(newerRange.bounds.upperBound - lower), with: newer)
         // Both ranges lie within the same complete length, so their union does too.
         let range = ContentRange(bounds: lower...upper, completeLength: newerRange.completeLength) ?? newerRange
         return (range, bytes)
@@ -156,12 +173,15 @@ extension HTTPCache {
 
     /// `answer`, whose body holds a representation of `completeLength` bytes from byte `offset`
     /// on, as the 206 for the bytes `wanted`: that slice of the body, with `Content-Range`.
-    static func partialAnswer(_ answer: HTTPCacheResponse, bodyStartsAt offset: Int, wanted: ClosedRange<Int>, completeLength: Int) -> HTTPCacheResponse {
+    static func partialAnswer(
+        _ answer: HTTPCacheResponse, bodyStartsAt offset: Int, wanted: ClosedRange<Int>, completeLength: Int
+    ) -> HTTPCacheResponse {
         var cut = answer
         let start = answer.body.startIndex + wanted.lowerBound - offset
         cut.body = answer.body.subdata(in: start..<(start + wanted.count))
         cut.response.status = .partialContent
-        cut.response.headerFields[.contentRange] = ContentRange(bounds: wanted, completeLength: completeLength)?.fieldValue
+        cut.response.headerFields[.contentRange] =
+            ContentRange(bounds: wanted, completeLength: completeLength)?.fieldValue
         cut.response.headerFields[.contentLength] = String(wanted.count)
         return cut
     }

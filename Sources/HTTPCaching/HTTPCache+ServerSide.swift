@@ -14,7 +14,8 @@ extension HTTPCache {
                 .privateCacheOnServer,
                 "\(entryPoint) serves many users, but its HTTPCache is in private mode and would serve one user's "
                     + "private or authorized responses to others; configure the engine with `mode: .shared` "
-                    + "(or, for a server that only ever serves one user, use the entry point's single-user initializer)")
+                    + "(or, for a server that only ever serves one user, use the entry point's single-user initializer)"
+            )
         }
     }
 }

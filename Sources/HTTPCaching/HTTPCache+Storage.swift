@@ -25,7 +25,9 @@ extension HTTPCache {
         case .response(let located)?:
             return Vary.matches(request, located.response.varyingFields) ? located : nil
         case .variants(let index)?:
-            guard case .response(let located)? = await read(Self.variantKey(primaryKey, index, request), from: firstTier) else { return nil }
+            guard
+                case .response(let located)? = await read(Self.variantKey(primaryKey, index, request), from: firstTier)
+            else { return nil }
             return Vary.matches(request, located.response.varyingFields) ? located : nil
         case nil:
             return nil
@@ -45,7 +47,8 @@ extension HTTPCache {
         case .response(let located)?:
             return Vary.matches(request, located.response.varyingFields) ? located : nil
         case .variants(let index)?:
-            guard case .response(let located)? = readLocally(Self.variantKey(primaryKey, index, request), tiers: tiers) else { return nil }
+            guard case .response(let located)? = readLocally(Self.variantKey(primaryKey, index, request), tiers: tiers)
+            else { return nil }
             return Vary.matches(request, located.response.varyingFields) ? located : nil
         case nil:
             return nil
@@ -79,7 +82,8 @@ extension HTTPCache {
             decoded = DecodedEntry(try StoredEntryCodec.decode(entry.value), key: key)
         } catch {
             counters.recordCorruptEntryRemoved()
-            logger?.warning("stored response failed to decode; removed (a miss)", metadata: ["key": "\(key)", "error": "\(error)"])
+            logger?.warning(
+                "stored response failed to decode; removed (a miss)", metadata: ["key": "\(key)", "error": "\(error)"])
             return nil
         }
         remember(decoded, in: entry, key: key)
@@ -111,14 +115,17 @@ extension HTTPCache {
     @discardableResult
     /// `partialContent`: the response is a 206 holding part of the representation (RFC 9111
     /// §3.3), judged as the complete response with its fields would be.
-    func storeIfAllowed(_ exchange: Exchange, for request: HTTPRequest, primaryKey: CacheKey, partialContent: Bool = false) async -> Bool {
+    func storeIfAllowed(
+        _ exchange: Exchange, for request: HTTPRequest, primaryKey: CacheKey, partialContent: Bool = false
+    ) async -> Bool {
         let shared = configuration.mode == .shared
         let directives = CacheControl(fieldValues: exchange.response.headerFields[values: .cacheControl])
         let requestDirectives = CacheControl(fieldValues: request.headerFields[values: .cacheControl])
         var judged = exchange.response
         if partialContent { judged.status = .ok }
         if let reason = Storability.reasonNotToStore(
-            request: request, requestDirectives: requestDirectives, response: judged, directives: directives, shared: shared)
+            request: request, requestDirectives: requestDirectives, response: judged, directives: directives,
+            shared: shared)
         {
             counters.recordNotStorable(reason)
             // A response that may not be stored must not leave an older one in its place.
@@ -130,7 +137,9 @@ extension HTTPCache {
         // Fields the origin marked private (shared caches) or no-cache must not be reused
         // without revalidation: they are not kept at all (§5.2.2.4, §5.2.2.7).
         let withheld = directives.noCacheFieldNames + (shared ? directives.privateFieldNames : [])
-        for name in withheld { if let fieldName = HTTPField.Name(name) { response.headerFields[values: fieldName] = [] } }
+        for name in withheld {
+            if let fieldName = HTTPField.Name(name) { response.headerFields[values: fieldName] = [] }
+        }
         if response.headerFields[.date] == nil { response.headerFields[.date] = HTTPDate.format(exchange.responseTime) }
 
         var candidate = StoreHook.Candidate(
@@ -158,7 +167,9 @@ extension HTTPCache {
             index.variantKeys = existing.variantKeys.filter { $0 != variantKey }
         }
         index.variantKeys.append(variantKey)
-        if index.variantKeys.count > VariantIndex.limit { index.variantKeys.removeFirst(index.variantKeys.count - VariantIndex.limit) }
+        if index.variantKeys.count > VariantIndex.limit {
+            index.variantKeys.removeFirst(index.variantKeys.count - VariantIndex.limit)
+        }
         guard await write(stored, under: variantKey, policy: candidate.storagePolicy) else { return false }
         return await writeEntry(.variants(index), under: primaryKey, policy: candidate.storagePolicy)
     }

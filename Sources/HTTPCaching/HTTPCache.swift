@@ -66,7 +66,8 @@ public final class HTTPCache: Sendable {
     }
 
     private var context: CacheDecision.Context {
-        CacheDecision.Context(shared: configuration.mode == .shared, heuristics: configuration.heuristics, now: configuration.clock.now())
+        CacheDecision.Context(
+            shared: configuration.mode == .shared, heuristics: configuration.heuristics, now: configuration.clock.now())
     }
 
     // MARK: The request path
@@ -95,11 +96,13 @@ public final class HTTPCache: Sendable {
         if ClientPreconditions.isPresent(in: request) {
             var plain = request
             if let client = ClientPreconditions.extract(from: &plain) {
-                return try await respondToConditional(plain, client: client, cachePolicy: cachePolicy, transport: transport, primaryKey: primaryKey)
+                return try await respondToConditional(
+                    plain, client: client, cachePolicy: cachePolicy, transport: transport, primaryKey: primaryKey)
             }
         }
         let memoryTiers = storage.leadingMemoryTiers
-        let inMemory = memoryTiers > 0 ? lookupLocally(primaryKey: primaryKey, request: request, tiers: 0..<memoryTiers) : nil
+        let inMemory =
+            memoryTiers > 0 ? lookupLocally(primaryKey: primaryKey, request: request, tiers: 0..<memoryTiers) : nil
         if let inMemory, let measure = usableWithoutNetwork(request, stored: inMemory, cachePolicy: cachePolicy) {
             // Built in the return statement: an optional response unwrapped here would be
             // copied and destroyed on every hit.
@@ -134,10 +137,12 @@ public final class HTTPCache: Sendable {
     /// `plain` is the request without the preconditions `client` holds.
     @concurrent
     private func respondToConditional(
-        _ plain: HTTPRequest, client: ClientPreconditions, cachePolicy: RequestCachePolicy, transport: @escaping Transport, primaryKey: CacheKey
+        _ plain: HTTPRequest, client: ClientPreconditions, cachePolicy: RequestCachePolicy,
+        transport: @escaping Transport, primaryKey: CacheKey
     ) async throws -> HTTPCacheResponse {
         let result = try await respond(
-            to: plain, cachePolicy: cachePolicy, transport: transport, primaryKey: primaryKey, found: nil, searchedTiers: 0, client: client)
+            to: plain, cachePolicy: cachePolicy, transport: transport, primaryKey: primaryKey, found: nil,
+            searchedTiers: 0, client: client)
         guard client.notModified(result.response) else { return result }
         var answer = result
         answer.response = ClientPreconditions.notModifiedResponse(for: result.response)
@@ -164,7 +169,8 @@ public final class HTTPCache: Sendable {
         let context = self.context
         let measure = stored.map { CacheDecision.Measure($0, context) }
         let decision = CacheDecision.decide(
-            request: request, requestDirectives: requestDirectives, located: stored, policy: cachePolicy, context: context,
+            request: request, requestDirectives: requestDirectives, located: stored, policy: cachePolicy,
+            context: context,
             measure: measure)
 
         switch decision {
@@ -179,18 +185,23 @@ public final class HTTPCache: Sendable {
                 do {
                     _ = try await revalidate(request, stored: stored, primaryKey: primaryKey, transport: transport)
                 } catch {
-                    logger?.debug("background revalidation failed", metadata: ["key": "\(stored.key)", "error": "\(error)"])
+                    logger?.debug(
+                        "background revalidation failed", metadata: ["key": "\(stored.key)", "error": "\(error)"])
                 }
             }
             return served(stored, source: .staleWhileRevalidate, request: request, now: context.now)
         case .unsatisfiable:
             if cachePolicy == .returnCacheDataDontLoad {
-                throw HTTPCacheError(.notCached, "no stored response for \(primaryKey), and the cache policy forbids loading")
+                throw HTTPCacheError(
+                    .notCached, "no stored response for \(primaryKey), and the cache policy forbids loading")
             }
             // only-if-cached with nothing usable: 504 (RFC 9111 §5.2.1.7).
             return HTTPCacheResponse(response: HTTPResponse(status: .gatewayTimeout), body: Data(), source: .cache)
         case .revalidate:
-            if let stored { return try await revalidate(request, stored: stored, primaryKey: primaryKey, transport: transport, client: client) }
+            if let stored {
+                return try await revalidate(
+                    request, stored: stored, primaryKey: primaryKey, transport: transport, client: client)
+            }
         case .fetch:
             break
         }
@@ -200,7 +211,8 @@ public final class HTTPCache: Sendable {
             outgoing.headerFields[.cacheControl] = "no-cache"
             if let pragma = HTTPField.Name("Pragma") { outgoing.headerFields[pragma] = "no-cache" }
         }
-        return try await fetchAndStore(outgoing, original: request, primaryKey: primaryKey, fallback: stored, transport: transport, client: client)
+        return try await fetchAndStore(
+            outgoing, original: request, primaryKey: primaryKey, fallback: stored, transport: transport, client: client)
     }
 
     /// The stored response for `request` when it may be used as it is, found without suspending:
@@ -212,9 +224,12 @@ public final class HTTPCache: Sendable {
     /// starting an async task per request.
     public func usableStoredResponse(for request: HTTPRequest) -> HTTPCacheResponse? {
         guard storage.isEntirelyLocal, request.method == .get || request.method == .head,
-              let primaryKey = primaryKey(for: request), let stored = lookupLocally(primaryKey: primaryKey, request: request)
+            let primaryKey = primaryKey(for: request),
+            let stored = lookupLocally(primaryKey: primaryKey, request: request)
         else { return nil }
-        guard let usable = usableWithoutNetwork(request, stored: stored, cachePolicy: .useProtocolCachePolicy) else { return nil }
+        guard let usable = usableWithoutNetwork(request, stored: stored, cachePolicy: .useProtocolCachePolicy) else {
+            return nil
+        }
         return served(stored, source: .cache, request: request, now: usable.now, measure: usable)
     }
 
@@ -226,23 +241,30 @@ public final class HTTPCache: Sendable {
     ) async throws -> CachedValue<Value> {
         let result = try await response(for: request, cachePolicy: cachePolicy, transport: transport)
         let value = try decode(result)
-        if result.source == .staleFallback { return .cached(value, storedAt: result.storedAt ?? configuration.clock.now()) }
+        if result.source == .staleFallback {
+            return .cached(value, storedAt: result.storedAt ?? configuration.clock.now())
+        }
         return .fresh(value)
     }
 
     /// The cache-then-network pattern: the stored response first, whatever its age (if there is
     /// one), then the response from the network (or a revalidation). A network failure after a
     /// stored response ends the sequence without an error; with nothing stored, it throws.
-    public func responses(for request: HTTPRequest, transport: @escaping Transport) -> AsyncThrowingStream<HTTPCacheResponse, any Error> {
+    public func responses(
+        for request: HTTPRequest, transport: @escaping Transport
+    ) -> AsyncThrowingStream<HTTPCacheResponse, any Error> {
         AsyncThrowingStream { continuation in
             let task = Task {
                 var yieldedStored = false
-                if let primaryKey = primaryKey(for: request), let stored = await lookup(primaryKey: primaryKey, request: request) {
+                if let primaryKey = primaryKey(for: request),
+                    let stored = await lookup(primaryKey: primaryKey, request: request)
+                {
                     continuation.yield(served(stored, source: .cache, request: request, now: configuration.clock.now()))
                     yieldedStored = true
                 }
                 do {
-                    let fresh = try await response(for: request, cachePolicy: .reloadRevalidatingCacheData, transport: transport)
+                    let fresh = try await response(
+                        for: request, cachePolicy: .reloadRevalidatingCacheData, transport: transport)
                     if !(yieldedStored && fresh.source == .staleFallback) { continuation.yield(fresh) }
                     continuation.finish()
                 } catch {
@@ -258,15 +280,19 @@ public final class HTTPCache: Sendable {
     /// Sends a conditional request for `stored` (or a full one without validators) and handles
     /// 304, a new response, and failures.
     private func revalidate(
-        _ request: HTTPRequest, stored: Located, primaryKey: CacheKey, transport: @escaping Transport, client: ClientPreconditions? = nil
+        _ request: HTTPRequest, stored: Located, primaryKey: CacheKey, transport: @escaping Transport,
+        client: ClientPreconditions? = nil
     ) async throws -> HTTPCacheResponse {
         guard let conditional = Validation.conditionalRequest(for: request, revalidating: stored.response) else {
             counters.recordMiss()
-            return try await fetchAndStore(request, original: request, primaryKey: primaryKey, fallback: stored, transport: transport, client: client)
+            return try await fetchAndStore(
+                request, original: request, primaryKey: primaryKey, fallback: stored, transport: transport,
+                client: client)
         }
         let exchange: Exchange
         do {
-            exchange = try await fetch(client?.merged(into: conditional) ?? conditional, body: nil, transport: transport)
+            exchange = try await fetch(
+                client?.merged(into: conditional) ?? conditional, body: nil, transport: transport)
         } catch {
             if let fallback = staleFallback(stored, for: request, error: error) { return fallback }
             throw error
@@ -275,13 +301,15 @@ public final class HTTPCache: Sendable {
             // §4.3.4: the 304 updates the stored responses its validators select, among all of
             // the resource's (its variants included), the request's own or not. A response
             // stored under the resource's own key is its only one: nothing more to read.
-            let resourceKey = Self.isHEADResponse(stored, primaryKey: primaryKey) ? Self.headKey(primaryKey) : primaryKey
+            let resourceKey =
+                Self.isHEADResponse(stored, primaryKey: primaryKey) ? Self.headKey(primaryKey) : primaryKey
             var candidates = stored.key == resourceKey ? [stored] : await storedResponses(of: resourceKey)
             if !candidates.contains(where: { $0.key == stored.key }) { candidates.append(stored) }
             var freshenedOwn: Located?
             for index in Validation.storedResponsesUpdated(by: exchange.response, among: candidates.map(\.response)) {
                 let freshened = Validation.freshen(
-                    candidates[index].response, with: exchange.response, requestTime: exchange.requestTime, responseTime: exchange.responseTime)
+                    candidates[index].response, with: exchange.response, requestTime: exchange.requestTime,
+                    responseTime: exchange.responseTime)
                 await write(freshened, under: candidates[index].key, policy: freshened.storagePolicy)
                 if candidates[index].key == stored.key { freshenedOwn = Located(response: freshened, key: stored.key) }
             }
@@ -291,13 +319,15 @@ public final class HTTPCache: Sendable {
                     return HTTPCacheResponse(response: exchange.response, body: Data(), source: .network)
                 }
                 // The 304 is for another representation: ask again without preconditions.
-                return try await fetchAndStore(request, original: request, primaryKey: primaryKey, fallback: stored, transport: transport)
+                return try await fetchAndStore(
+                    request, original: request, primaryKey: primaryKey, fallback: stored, transport: transport)
             }
             counters.recordRevalidation(modified: false)
             return served(freshenedOwn, source: .revalidated, request: request, now: configuration.clock.now())
         }
         if (500...599).contains(exchange.response.status.code),
-           CacheDecision.staleIfErrorAllows(stored, requestDirectives: requestDirectives(of: request), context: context)
+            CacheDecision.staleIfErrorAllows(
+                stored, requestDirectives: requestDirectives(of: request), context: context)
         {
             counters.recordStaleServe()
             return served(stored, source: .staleFallback, request: request, now: configuration.clock.now())
@@ -307,7 +337,8 @@ public final class HTTPCache: Sendable {
     }
 
     private func fetchAndStore(
-        _ outgoing: HTTPRequest, original: HTTPRequest, primaryKey: CacheKey, fallback: Located?, transport: @escaping Transport,
+        _ outgoing: HTTPRequest, original: HTTPRequest, primaryKey: CacheKey, fallback: Located?,
+        transport: @escaping Transport,
         client: ClientPreconditions? = nil
     ) async throws -> HTTPCacheResponse {
         let exchange: Exchange
@@ -318,7 +349,8 @@ public final class HTTPCache: Sendable {
             throw error
         }
         if let fallback, (500...599).contains(exchange.response.status.code),
-           CacheDecision.staleIfErrorAllows(fallback, requestDirectives: requestDirectives(of: original), context: context)
+            CacheDecision.staleIfErrorAllows(
+                fallback, requestDirectives: requestDirectives(of: original), context: context)
         {
             counters.recordStaleServe()
             return served(fallback, source: .staleFallback, request: original, now: configuration.clock.now())
@@ -343,7 +375,8 @@ public final class HTTPCache: Sendable {
     func fetch(_ request: HTTPRequest, body: Data?, transport: @escaping Transport) async throws -> Exchange {
         let request = Self.forwardable(request)
         let clock = configuration.clock
-        let key = "\(request.method) \(HTTPCacheKey.normalizedURI(of: request) ?? "")\n"
+        let key =
+            "\(request.method) \(HTTPCacheKey.normalizedURI(of: request) ?? "")\n"
             + request.headerFields.map { "\($0.name.canonicalName): \($0.value)" }.joined(separator: "\n")
         let (exchange, joined) = try await inFlight.run(key: key) {
             let requestTime = clock.now()
@@ -356,11 +389,14 @@ public final class HTTPCache: Sendable {
 
     /// Stores a response from the network if it may be stored, and returns it. `stored` is what
     /// the cache held for the request, if anything (a HEAD response updates it or marks it stale).
-    private func handle(_ exchange: Exchange, for request: HTTPRequest, primaryKey: CacheKey, stored: Located?) async -> HTTPCacheResponse {
+    private func handle(
+        _ exchange: Exchange, for request: HTTPRequest, primaryKey: CacheKey, stored: Located?
+    ) async -> HTTPCacheResponse {
         var result = HTTPCacheResponse(response: exchange.response, body: exchange.body, source: .network)
         switch request.method {
         case .get: result.wasStored = await storeIfAllowed(exchange, for: request, primaryKey: primaryKey)
-        case .head: result.wasStored = await storeHEADResponse(exchange, for: request, primaryKey: primaryKey, stored: stored)
+        case .head:
+            result.wasStored = await storeHEADResponse(exchange, for: request, primaryKey: primaryKey, stored: stored)
         default: break
         }
         return result
@@ -371,7 +407,9 @@ public final class HTTPCache: Sendable {
     /// that says it is the target's current representation (RFC 9110 §9.3.3) is then stored for
     /// a later GET or HEAD of the target.
     @concurrent
-    private func forwardUncached(_ request: HTTPRequest, body: Data?, transport: @escaping Transport) async throws -> HTTPCacheResponse {
+    private func forwardUncached(
+        _ request: HTTPRequest, body: Data?, transport: @escaping Transport
+    ) async throws -> HTTPCacheResponse {
         let requestTime = configuration.clock.now()
         let (response, responseBody) = try await transport(Self.forwardable(request), body)
         let responseTime = configuration.clock.now()
@@ -381,7 +419,8 @@ public final class HTTPCache: Sendable {
             var get = request
             get.method = .get
             if let primaryKey = primaryKey(for: get) {
-                let exchange = Exchange(response: response, body: responseBody, requestTime: requestTime, responseTime: responseTime)
+                let exchange = Exchange(
+                    response: response, body: responseBody, requestTime: requestTime, responseTime: responseTime)
                 result.wasStored = await storeIfAllowed(exchange, for: get, primaryKey: primaryKey)
             }
         }
@@ -394,7 +433,9 @@ public final class HTTPCache: Sendable {
     /// middleware runs the route); ``response(for:body:cachePolicy:transport:)`` does it already.
     public func invalidate(after request: HTTPRequest, response: HTTPResponse) async {
         for uri in Invalidation.invalidatedURIs(request: request, response: response) {
-            guard let url = URL(string: uri), let key = primaryKey(for: HTTPRequest(method: .get, url: url)) else { continue }
+            guard let url = URL(string: uri), let key = primaryKey(for: HTTPRequest(method: .get, url: url)) else {
+                continue
+            }
             await remove(primaryKey: key)
             counters.recordInvalidation()
         }
@@ -420,7 +461,8 @@ public final class HTTPCache: Sendable {
         do throws(TierCacheError) {
             guard text.utf8.count <= Self.maximumPrimaryKeyLength else {
                 throw TierCacheError(
-                    .invalidKey, "the key is \(text.utf8.count) UTF-8 bytes long; the limit is \(Self.maximumPrimaryKeyLength)")
+                    .invalidKey,
+                    "the key is \(text.utf8.count) UTF-8 bytes long; the limit is \(Self.maximumPrimaryKeyLength)")
             }
             return try CacheKey(text)
         } catch {
@@ -433,7 +475,8 @@ public final class HTTPCache: Sendable {
     }
 
     private func requestDirectives(of request: HTTPRequest) -> CacheControl {
-        request.headerFields[.cacheControl] == nil ? CacheControl() : CacheControl(fieldValues: request.headerFields[values: .cacheControl])
+        request.headerFields[.cacheControl] == nil
+            ? CacheControl() : CacheControl(fieldValues: request.headerFields[values: .cacheControl])
     }
 
     /// The stored response as the answer to `request`, if the offline policy allows it after `error`.
@@ -443,10 +486,12 @@ public final class HTTPCache: Sendable {
         let measure = CacheDecision.Measure(stored, context)
         let directives = measure.facts.directives
         let allowed: Bool
-        if CacheDecision.staleIfErrorAllows(stored, requestDirectives: requestDirectives(of: request), context: context) {
+        if CacheDecision.staleIfErrorAllows(stored, requestDirectives: requestDirectives(of: request), context: context)
+        {
             allowed = true
         } else {
-            let forbidden = directives.mustRevalidate || directives.noCache
+            let forbidden =
+                directives.mustRevalidate || directives.noCache
                 || (context.shared && (directives.proxyRevalidate || directives.sharedMaxAge != nil))
             switch configuration.offlineFallback {
             case .never, .whereStaleIfErrorAllows:
@@ -463,7 +508,9 @@ public final class HTTPCache: Sendable {
         counters.recordStaleServe()
         logger?.notice(
             "origin unreachable; served the stored response",
-            metadata: ["url": "\(request.url?.absoluteString ?? "")", "age": "\(Int(measure.age))", "error": "\(error)"])
+            metadata: [
+                "url": "\(request.url?.absoluteString ?? "")", "age": "\(Int(measure.age))", "error": "\(error)",
+            ])
         var result = served(stored, source: .staleFallback, request: request, now: context.now)
         result.networkError = error
         return result
@@ -472,17 +519,23 @@ public final class HTTPCache: Sendable {
     /// A stored response as sent to the caller: with `Age` (RFC 9111 §5.1), without a body for HEAD.
     /// `measure`, when the caller has it, is the stored response's age and lifetime at `now`.
     func served(
-        _ located: Located, source: HTTPCacheResponse.Source, request: HTTPRequest, now: Date, measure: CacheDecision.Measure? = nil
+        _ located: Located, source: HTTPCacheResponse.Source, request: HTTPRequest, now: Date,
+        measure: CacheDecision.Measure? = nil
     ) -> HTTPCacheResponse {
         // Read through `located` field by field: copying the whole stored response would cost a
         // retain and release per field on every hit.
-        let measure = measure ?? CacheDecision.Measure(located, CacheDecision.Context(
-            shared: configuration.mode == .shared, heuristics: configuration.heuristics, now: now))
+        let measure =
+            measure
+            ?? CacheDecision.Measure(
+                located,
+                CacheDecision.Context(
+                    shared: configuration.mode == .shared, heuristics: configuration.heuristics, now: now))
         let age = measure.age
         let ageSeconds = Int(min(age, Double(CacheControl.maximumDeltaSeconds)).rounded(.down))
         return HTTPCacheResponse(
             response: measure.facts.response(located.response.response, servedAtAge: ageSeconds),
             body: request.method == .head ? Data() : located.response.body, source: source,
-            storedAt: located.response.storedAt, age: age, userInfo: located.response.userInfo, freshnessLifetime: measure.lifetime)
+            storedAt: located.response.storedAt, age: age, userInfo: located.response.userInfo,
+            freshnessLifetime: measure.lifetime)
     }
 }

@@ -39,18 +39,21 @@ public enum HTTPCacheKey {
                 path.withUTF8 { path in
                     // Drop user information, then the scheme's default port.
                     var host = authority
-                    if let at = host.lastIndex(of: UInt8(ascii: "@")) { host = UnsafeBufferPointer(rebasing: host[(at + 1)...]) }
+                    if let at = host.lastIndex(of: UInt8(ascii: "@")) {
+                        host = UnsafeBufferPointer(rebasing: host[(at + 1)...])
+                    }
                     let defaultPort: StaticString? =
                         equalsIgnoringCase(scheme, "https") ? ":443" : equalsIgnoringCase(scheme, "http") ? ":80" : nil
                     if let defaultPort, host.count > defaultPort.utf8CodeUnitCount,
-                       defaultPort.withUTF8Buffer({ suffix in host.suffix(suffix.count).elementsEqual(suffix) })
+                        defaultPort.withUTF8Buffer({ suffix in host.suffix(suffix.count).elementsEqual(suffix) })
                     {
                         host = UnsafeBufferPointer(rebasing: host[..<(host.count - defaultPort.utf8CodeUnitCount)])
                     }
                     var pathEnd = path.count
                     if let fragment = path.firstIndex(of: UInt8(ascii: "#")) { pathEnd = fragment }
                     let needsSlash = pathEnd == 0 || path[0] == UInt8(ascii: "?")
-                    let capacity = prefix.utf8CodeUnitCount + scheme.count + 3 + host.count + (needsSlash ? 1 : 0) + pathEnd
+                    let capacity =
+                        prefix.utf8CodeUnitCount + scheme.count + 3 + host.count + (needsSlash ? 1 : 0) + pathEnd
                     return String(unsafeUninitializedCapacity: capacity) { output in
                         var index = 0
                         func put(_ byte: UInt8) {
@@ -83,13 +86,18 @@ public enum HTTPCacheKey {
 
     /// A key function that removes query items whose names `isDropped` accepts (tracking
     /// parameters such as `utm_source`), like SDWebImage's `cacheKeyFilter`.
-    public static func droppingQueryItems(where isDropped: @escaping @Sendable (String) -> Bool) -> @Sendable (HTTPRequest) -> String? {
+    public static func droppingQueryItems(
+        where isDropped: @escaping @Sendable (String) -> Bool
+    ) -> @Sendable (HTTPRequest) -> String? {
         { request in
-            guard let key = defaultKey(for: request), let queryStart = key.firstIndex(of: "?") else { return defaultKey(for: request) }
-            let kept = key[key.index(after: queryStart)...].split(separator: "&", omittingEmptySubsequences: false).filter { item in
-                let name = item.split(separator: "=", maxSplits: 1).first.map(String.init) ?? ""
-                return !isDropped(name.removingPercentEncoding ?? name)
+            guard let key = defaultKey(for: request), let queryStart = key.firstIndex(of: "?") else {
+                return defaultKey(for: request)
             }
+            let kept = key[key.index(after: queryStart)...].split(separator: "&", omittingEmptySubsequences: false)
+                .filter { item in
+                    let name = item.split(separator: "=", maxSplits: 1).first.map(String.init) ?? ""
+                    return !isDropped(name.removingPercentEncoding ?? name)
+                }
             let base = String(key[..<queryStart])
             return kept.isEmpty ? base : base + "?" + kept.joined(separator: "&")
         }

@@ -24,7 +24,9 @@ public enum HTTPDate {
         return text.withUTF8 { bytes in
             var low = 0, high = bytes.count
             while low < high, bytes[low] == UInt8(ascii: " ") || bytes[low] == UInt8(ascii: "\t") { low += 1 }
-            while high > low, bytes[high - 1] == UInt8(ascii: " ") || bytes[high - 1] == UInt8(ascii: "\t") { high -= 1 }
+            while high > low, bytes[high - 1] == UInt8(ascii: " ") || bytes[high - 1] == UInt8(ascii: "\t") {
+                high -= 1
+            }
             var scanner = Scanner(UnsafeBufferPointer(rebasing: bytes[low..<high]))
             if let date = scanner.imfFixdate() { return date }
             scanner.reset()
@@ -81,7 +83,7 @@ public enum HTTPDate {
 
     static func makeDate(year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int) -> Date? {
         guard (1...12).contains(month), day >= 1, day <= daysInMonth(month, year: year),
-              (0...23).contains(hour), (0...59).contains(minute), (0...60).contains(second)  // 60: leap second
+            (0...23).contains(hour), (0...59).contains(minute), (0...60).contains(second)  // 60: leap second
         else { return nil }
         let total = days(year: year, month: month, day: day) * 86_400 + hour * 3600 + minute * 60 + second
         return Date(timeIntervalSince1970: TimeInterval(total))
@@ -125,7 +127,9 @@ public enum HTTPDate {
         /// Exactly `count` digits (or between `count` and `maximum`).
         mutating func digits(_ count: Int, maximum: Int? = nil) -> Int? {
             var value = 0, taken = 0
-            while index < bytes.count, taken < (maximum ?? count), bytes[index] >= UInt8(ascii: "0"), bytes[index] <= UInt8(ascii: "9") {
+            while index < bytes.count, taken < (maximum ?? count), bytes[index] >= UInt8(ascii: "0"),
+                bytes[index] <= UInt8(ascii: "9")
+            {
                 value = value * 10 + Int(bytes[index] - UInt8(ascii: "0"))
                 index += 1
                 taken += 1
@@ -138,7 +142,8 @@ public enum HTTPDate {
         }
 
         mutating func time() -> (Int, Int, Int)? {
-            guard let hour = digits(2), literal(":"), let minute = digits(2), literal(":"), let second = digits(2) else { return nil }
+            guard let hour = digits(2), literal(":"), let minute = digits(2), literal(":"), let second = digits(2)
+            else { return nil }
             return (hour, minute, second)
         }
 
@@ -148,16 +153,18 @@ public enum HTTPDate {
 
         /// `Sun, 06 Nov 1994 08:49:37 GMT`
         mutating func imfFixdate() -> Date? {
-            guard weekday(long: false), literal(", "), let day = digits(2), literal(" "), let month = month(), literal(" "),
-                  let year = digits(4), literal(" "), let (h, m, s) = time(), literal(" GMT"), atEnd
+            guard weekday(long: false), literal(", "), let day = digits(2), literal(" "), let month = month(),
+                literal(" "),
+                let year = digits(4), literal(" "), let (h, m, s) = time(), literal(" GMT"), atEnd
             else { return nil }
             return HTTPDate.makeDate(year: year, month: month, day: day, hour: h, minute: m, second: s)
         }
 
         /// `Sunday, 06-Nov-94 08:49:37 GMT`
         mutating func rfc850(now: Date) -> Date? {
-            guard weekday(long: true), literal(", "), let day = digits(2), literal("-"), let month = month(), literal("-"),
-                  let shortYear = digits(2), literal(" "), let (h, m, s) = time(), literal(" GMT"), atEnd
+            guard weekday(long: true), literal(", "), let day = digits(2), literal("-"), let month = month(),
+                literal("-"),
+                let shortYear = digits(2), literal(" "), let (h, m, s) = time(), literal(" GMT"), atEnd
             else { return nil }
             let currentYear = HTTPDate.civil(fromDays: Int(now.timeIntervalSince1970) / 86_400).year
             var year = currentYear - currentYear % 100 + shortYear
@@ -169,7 +176,8 @@ public enum HTTPDate {
         mutating func asctime() -> Date? {
             guard weekday(long: false), literal(" "), let month = month(), literal(" ") else { return nil }
             _ = literal(" ")  // a one-digit day is padded with a space
-            guard let day = digits(1, maximum: 2), literal(" "), let (h, m, s) = time(), literal(" "), let year = digits(4), atEnd
+            guard let day = digits(1, maximum: 2), literal(" "), let (h, m, s) = time(), literal(" "),
+                let year = digits(4), atEnd
             else { return nil }
             return HTTPDate.makeDate(year: year, month: month, day: day, hour: h, minute: m, second: s)
         }

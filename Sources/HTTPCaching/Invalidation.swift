@@ -11,16 +11,17 @@ public enum Invalidation {
     /// the `Location` and `Content-Location` URIs of the same origin (§4.4). Empty otherwise.
     public static func invalidatedURIs(request: HTTPRequest, response: HTTPResponse) -> [String] {
         guard !safeMethods.contains(request.method), (200..<400).contains(response.status.code),
-              let target = HTTPCacheKey.normalizedURI(of: request)
+            let target = HTTPCacheKey.normalizedURI(of: request)
         else { return [] }
         var uris = [target]
         guard let scheme = request.scheme, let authority = request.authority,
-              let base = URL(string: "\(scheme)://\(authority)\(request.path ?? "/")")
+            let base = URL(string: "\(scheme)://\(authority)\(request.path ?? "/")")
         else { return uris }
         for name in [HTTPField.Name.location, .contentLocation] {
             guard let value = response.headerFields[name], let url = URL(string: value, relativeTo: base)?.absoluteURL,
-                  url.scheme?.lowercased() == base.scheme?.lowercased(), url.host?.lowercased() == base.host?.lowercased(),
-                  url.port == base.port
+                url.scheme?.lowercased() == base.scheme?.lowercased(),
+                url.host?.lowercased() == base.host?.lowercased(),
+                url.port == base.port
             else { continue }
             let related = HTTPRequest(method: .get, url: url)
             if let uri = HTTPCacheKey.normalizedURI(of: related), !uris.contains(uri) { uris.append(uri) }

@@ -26,7 +26,8 @@ public enum Storability {
 
     /// `nil` when `response` to `request` may be stored, or why not.
     public static func reasonNotToStore(
-        request: HTTPRequest, requestDirectives: CacheControl, response: HTTPResponse, directives: CacheControl, shared: Bool
+        request: HTTPRequest, requestDirectives: CacheControl, response: HTTPResponse, directives: CacheControl,
+        shared: Bool
     ) -> Reason? {
         guard request.method == .get else { return .method }
         let code = response.status.code
@@ -39,12 +40,13 @@ public enum Storability {
         guard code >= 200, code != 206, code != 304 else { return .status }
         if shared, directives.isPrivate { return .privateResponse }
         if shared, request.headerFields[.authorization] != nil,
-           !(directives.isPublic || directives.mustRevalidate || directives.sharedMaxAge != nil)
+            !(directives.isPublic || directives.mustRevalidate || directives.sharedMaxAge != nil)
         {
             return .authorization
         }
         if Vary.fieldNames(of: response) == ["*"] { return .varyStar }
-        let allowed = directives.isPublic
+        let allowed =
+            directives.isPublic
             || (!shared && directives.isPrivate)
             || Freshness.hasExplicitLifetime(response, directives: directives, shared: shared)
             || Freshness.heuristicallyCacheableStatuses.contains(code)
@@ -59,9 +61,9 @@ extension Storability {
     /// response must then also be storable as a GET's would be (``reasonNotToStore(request:requestDirectives:response:directives:shared:)``).
     public static func isReusablePOSTResponse(_ response: HTTPResponse, to request: HTTPRequest, shared: Bool) -> Bool {
         guard request.method == .post, let location = response.headerFields[.contentLocation], let target = request.url,
-              let resolved = URL(string: location, relativeTo: target)?.absoluteURL,
-              let targetURI = HTTPCacheKey.normalizedURI(of: request),
-              HTTPCacheKey.normalizedURI(of: HTTPRequest(method: .get, url: resolved)) == targetURI
+            let resolved = URL(string: location, relativeTo: target)?.absoluteURL,
+            let targetURI = HTTPCacheKey.normalizedURI(of: request),
+            HTTPCacheKey.normalizedURI(of: HTTPRequest(method: .get, url: resolved)) == targetURI
         else { return false }
         let directives = CacheControl(fieldValues: response.headerFields[values: .cacheControl])
         return Freshness.hasExplicitLifetime(response, directives: directives, shared: shared)

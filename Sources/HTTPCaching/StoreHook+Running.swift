@@ -6,7 +6,10 @@ import TierCache
 // feeds through `URLCache`'s synchronous API) but must apply the same hooks in the same order.
 extension StoreHook.Candidate {
     /// A candidate for storing `response` to `request`, before any hook has run.
-    package init(storing response: HTTPResponse, body: Data, for request: HTTPRequest, storagePolicy: StoragePolicy, userInfo: [String: String]) {
+    package init(
+        storing response: HTTPResponse, body: Data, for request: HTTPRequest, storagePolicy: StoragePolicy,
+        userInfo: [String: String]
+    ) {
         self.request = request
         self.response = response
         self.body = body

@@ -35,7 +35,8 @@ public struct StoreHook: Sendable {
     /// Removes authentication fields from what is stored: `Authorization`, `Proxy-Authorization`,
     /// `Set-Cookie`, `WWW-Authenticate`, `Proxy-Authenticate`, plus `additionalFields`.
     public static func stripAuthenticationFields(additionalFields: [HTTPField.Name] = []) -> StoreHook {
-        let names: [HTTPField.Name] = [.authorization, .proxyAuthorization, .setCookie, .wwwAuthenticate, .proxyAuthenticate] + additionalFields
+        let names: [HTTPField.Name] =
+            [.authorization, .proxyAuthorization, .setCookie, .wwwAuthenticate, .proxyAuthenticate] + additionalFields
         return StoreHook { candidate in
             for name in names { candidate.response.headerFields[values: name] = [] }
         }

@@ -66,7 +66,8 @@ public struct StoredResponse: Hashable, Sendable {
     public static func == (lhs: StoredResponse, rhs: StoredResponse) -> Bool {
         lhs.response == rhs.response && lhs.body == rhs.body && lhs.requestTime == rhs.requestTime
             && lhs.responseTime == rhs.responseTime && lhs.storedAt == rhs.storedAt
-            && lhs.varyingFields == rhs.varyingFields && lhs.userInfo == rhs.userInfo && lhs.storagePolicy == rhs.storagePolicy
+            && lhs.varyingFields == rhs.varyingFields && lhs.userInfo == rhs.userInfo
+            && lhs.storagePolicy == rhs.storagePolicy
     }
 
     /// Hashes the response, the body and the storage time (equal responses hash alike).

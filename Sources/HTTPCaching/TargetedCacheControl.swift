@@ -29,7 +29,9 @@ public enum TargetedCacheControl {
     public static let maximumFieldLength = 8 * 1024
 
     /// Directives whose value is delta-seconds: a non-negative Integer (RFC 9213 §2.1).
-    private static let integerDirectives: Set<String> = ["max-age", "s-maxage", "stale-while-revalidate", "stale-if-error"]
+    private static let integerDirectives: Set<String> = [
+        "max-age", "s-maxage", "stale-while-revalidate", "stale-if-error",
+    ]
     /// Directives that are flags: a Boolean (true: present; false: absent). `no-cache` and
     /// `private` may instead carry their field names, as an Inner List of Strings or Tokens.
     private static let flagDirectives: Set<String> = [
@@ -44,7 +46,9 @@ public enum TargetedCacheControl {
     public static func cacheControlValue(of fieldValues: [String]) -> String? {
         // Field lines of a structured field are combined with commas before parsing (RFC 8941 §4.2).
         let combined = fieldValues.joined(separator: ", ")
-        guard !combined.allSatisfy({ $0 == " " || $0 == "\t" }), combined.utf8.count <= maximumFieldLength else { return nil }
+        guard !combined.allSatisfy({ $0 == " " || $0 == "\t" }), combined.utf8.count <= maximumFieldLength else {
+            return nil
+        }
         var parser = StructuredFieldValueParser(Array(combined.utf8))
         guard let dictionary = try? parser.parseDictionaryFieldValue() else { return nil }
         var directives: [String] = []

@@ -7,7 +7,8 @@ public enum Validation {
     /// the stored `ETag` and `If-Modified-Since` from the stored `Last-Modified`. `nil` when the
     /// stored response has no validator, so a full request is needed. A request that already
     /// carries its own preconditions is the client's business and is returned unchanged.
-    public static func conditionalRequest(for request: HTTPRequest, revalidating stored: StoredResponse) -> HTTPRequest? {
+    public static func conditionalRequest(for request: HTTPRequest, revalidating stored: StoredResponse) -> HTTPRequest?
+    {
         if ClientPreconditions.isPresent(in: request) { return request }
         let etag = stored.response.headerFields[.eTag].flatMap(EntityTag.init)
         let lastModified = stored.response.headerFields[.lastModified].flatMap { HTTPDate.parse($0) }
@@ -41,20 +42,24 @@ public enum Validation {
         let tag = notModified.headerFields[.eTag].flatMap(EntityTag.init)
         if let tag, !tag.isWeak {
             return stored.indices.filter { index in
-                stored[index].response.headerFields[.eTag].flatMap(EntityTag.init).map { tag.strongMatches($0) } ?? false
+                stored[index].response.headerFields[.eTag].flatMap(EntityTag.init).map { tag.strongMatches($0) }
+                    ?? false
             }
         }
         let modified = notModified.headerFields[.lastModified]
         if tag != nil || modified != nil {
             let matching = stored.indices.filter { index in
                 let response = stored[index].response
-                if let tag { return response.headerFields[.eTag].flatMap(EntityTag.init).map { tag.weakMatches($0) } ?? false }
+                if let tag {
+                    return response.headerFields[.eTag].flatMap(EntityTag.init).map { tag.weakMatches($0) } ?? false
+                }
                 return response.headerFields[.lastModified] == modified
             }
             return matching.max { stored[$0].storedAt < stored[$1].storedAt }.map { [$0] } ?? []
         }
         guard stored.count == 1, let only = stored.first,
-              only.response.headerFields[.eTag] == nil, only.response.headerFields[.lastModified] == nil else { return [] }
+            only.response.headerFields[.eTag] == nil, only.response.headerFields[.lastModified] == nil
+        else { return [] }
         return [0]
     }
 
@@ -69,8 +74,10 @@ public enum Validation {
         let modified = response.headerFields[.lastModified]
         guard tag != nil || modified != nil else { return false }
         if let tag {
-            guard let newTag = EntityTag(tag), let storedTag = stored.response.headerFields[.eTag].flatMap(EntityTag.init),
-                  newTag.strongMatches(storedTag) else { return false }
+            guard let newTag = EntityTag(tag),
+                let storedTag = stored.response.headerFields[.eTag].flatMap(EntityTag.init),
+                newTag.strongMatches(storedTag)
+            else { return false }
         }
         if let modified, stored.response.headerFields[.lastModified] != modified { return false }
         if let length = response.headerFields[.contentLength] {
@@ -82,16 +89,22 @@ public enum Validation {
 
     /// Fields a 304 must not overwrite in the stored response (§3.2): its framing, which
     /// describes the 304's empty body, not the stored content.
-    static let fieldsKeptOnFreshen: Set<HTTPField.Name> = [.contentLength, .transferEncoding, .contentEncoding, .contentRange]
+    static let fieldsKeptOnFreshen: Set<HTTPField.Name> = [
+        .contentLength, .transferEncoding, .contentEncoding, .contentRange,
+    ]
 
     /// `stored`, with the header fields of a 304 merged in (§3.2, §4.3.4) and the new exchange's
     /// times: a revalidated response ages from the revalidation.
-    public static func freshen(_ stored: StoredResponse, with notModified: HTTPResponse, requestTime: Date, responseTime: Date) -> StoredResponse {
+    public static func freshen(
+        _ stored: StoredResponse, with notModified: HTTPResponse, requestTime: Date, responseTime: Date
+    ) -> StoredResponse {
         var updated = stored
         var fields = stored.response.headerFields
         var replaced = Set<HTTPField.Name>()
         for field in notModified.headerFields
-        where !fieldsKeptOnFreshen.contains(field.name) && !HopByHop.isHopByHop(field.name, in: notModified.headerFields) {
+        where !fieldsKeptOnFreshen.contains(field.name)
+            && !HopByHop.isHopByHop(field.name, in: notModified.headerFields)
+        {
             if replaced.insert(field.name).inserted { fields[values: field.name] = [] }
             fields.append(field)
         }

@@ -32,7 +32,9 @@ public enum Vary {
     /// The request fields normalised as preference lists (RFC 9110 §12.5): `Accept`,
     /// `Accept-Charset`, `Accept-Encoding` and `Accept-Language`. Every other field is compared
     /// with whitespace normalised only: the cache does not know its syntax.
-    public static let negotiationFields: Set<String> = ["accept", "accept-charset", "accept-encoding", "accept-language"]
+    public static let negotiationFields: Set<String> = [
+        "accept", "accept-charset", "accept-encoding", "accept-language",
+    ]
 
     /// A preference list (RFC 9110 §12.4.2, §12.5) in a canonical form, so that two requests that
     /// ask for the same thing select the same stored response:
@@ -109,7 +111,9 @@ public enum Vary {
     private static func lowercasedOutsideQuotes(_ text: String) -> String {
         guard text.contains("\"") else { return text.lowercased() }
         var result = ""
-        forEachCharacter(of: text) { character, isQuoted in result += isQuoted ? String(character) : character.lowercased() }
+        forEachCharacter(of: text) { character, isQuoted in
+            result += isQuoted ? String(character) : character.lowercased()
+        }
         return result
     }
 
@@ -193,7 +197,8 @@ extension StringProtocol {
     /// Without leading and trailing spaces and tabs (HTTP's OWS, RFC 9110 §5.6.3).
     fileprivate var trimmingWhitespace: String {
         let isWhitespace: (Character) -> Bool = { $0 == " " || $0 == "\t" }
-        guard let first = firstIndex(where: { !isWhitespace($0) }), let last = lastIndex(where: { !isWhitespace($0) }) else { return "" }
+        guard let first = firstIndex(where: { !isWhitespace($0) }), let last = lastIndex(where: { !isWhitespace($0) })
+        else { return "" }
         return String(self[first...last])
     }
 }

@@ -54,8 +54,11 @@ extension HTTPCache {
     /// lost connections, timeouts); for `HTTPCache.Configuration.isConnectivityError`.
     public static let isAsyncHTTPClientConnectivityError: @Sendable (any Error) -> Bool = { error in
         if let clientError = error as? HTTPClientError {
-            return [.connectTimeout, .deadlineExceeded, .remoteConnectionClosed, .readTimeout, .writeTimeout, .getConnectionFromPoolTimeout]
-                .contains(clientError)
+            return [
+                .connectTimeout, .deadlineExceeded, .remoteConnectionClosed, .readTimeout, .writeTimeout,
+                .getConnectionFromPoolTimeout,
+            ]
+            .contains(clientError)
         }
         return error is NIOConnectionError || (error as? IOError) != nil || error is ChannelError
     }
@@ -64,10 +67,12 @@ extension HTTPCache {
     /// `HTTPCache.response(for:body:cachePolicy:transport:)`, a memory hit is answered on the
     /// caller's executor.
     nonisolated(nonsending) public func execute(
-        _ request: HTTPRequest, body: Data? = nil, on client: HTTPClient, cachePolicy: RequestCachePolicy = .useProtocolCachePolicy,
+        _ request: HTTPRequest, body: Data? = nil, on client: HTTPClient,
+        cachePolicy: RequestCachePolicy = .useProtocolCachePolicy,
         timeout: TimeAmount = .seconds(30)
     ) async throws -> HTTPCacheResponse {
         try await response(
-            for: request, body: body, cachePolicy: cachePolicy, transport: Self.asyncHTTPClientTransport(client, timeout: timeout))
+            for: request, body: body, cachePolicy: cachePolicy,
+            transport: Self.asyncHTTPClientTransport(client, timeout: timeout))
     }
 }

@@ -15,7 +15,8 @@ extension HTTPCache {
     ///
     /// Uses Combine on Apple platforms and OpenCombine elsewhere.
     public func publisher(
-        for request: HTTPRequest, cachePolicy: RequestCachePolicy = .useProtocolCachePolicy, transport: @escaping Transport
+        for request: HTTPRequest, cachePolicy: RequestCachePolicy = .useProtocolCachePolicy,
+        transport: @escaping Transport
     ) -> AnyPublisher<HTTPCacheResponse, any Error> {
         Self.publisher { [self] send in
             send(try await response(for: request, cachePolicy: cachePolicy, transport: transport))
@@ -24,7 +25,9 @@ extension HTTPCache {
 
     /// The cache-then-network pattern as a publisher: the stored response first (if any), then
     /// the response from the network; see `HTTPCache.responses(for:transport:)`.
-    public func cacheThenNetworkPublisher(for request: HTTPRequest, transport: @escaping Transport) -> AnyPublisher<HTTPCacheResponse, any Error> {
+    public func cacheThenNetworkPublisher(
+        for request: HTTPRequest, transport: @escaping Transport
+    ) -> AnyPublisher<HTTPCacheResponse, any Error> {
         Self.publisher { [self] send in
             for try await response in responses(for: request, transport: transport) { send(response) }
         }
@@ -36,7 +39,8 @@ extension HTTPCache {
         _ produce: @escaping @Sendable (_ send: (HTTPCacheResponse) -> Void) async throws -> Void
     ) -> AnyPublisher<HTTPCacheResponse, any Error> {
         let subject = PassthroughSubject<HTTPCacheResponse, any Error>()
-        return subject
+        return
+            subject
             .handleEvents(receiveSubscription: { _ in
                 let box = SubjectBox(subject)
                 Task {

@@ -23,7 +23,8 @@ extension HTTPCache {
             urlRequest.httpBody = body
             let (data, response) = try await session.data(for: urlRequest)
             guard let httpResponse = (response as? HTTPURLResponse)?.httpResponse else {
-                throw HTTPCacheError(.invalidRequest, "\(urlRequest.url?.absoluteString ?? "the request") did not get an HTTP response")
+                throw HTTPCacheError(
+                    .invalidRequest, "\(urlRequest.url?.absoluteString ?? "the request") did not get an HTTP response")
             }
             return (httpResponse, data)
         }
@@ -54,12 +55,15 @@ extension HTTPCache {
         for urlRequest: URLRequest, session: URLSession
     ) async throws -> (Data, HTTPURLResponse, HTTPCacheResponse) {
         guard let request = urlRequest.httpRequest else {
-            throw HTTPCacheError(.invalidRequest, "\(urlRequest.url?.absoluteString ?? "the request") cannot be expressed as an HTTP request")
+            throw HTTPCacheError(
+                .invalidRequest,
+                "\(urlRequest.url?.absoluteString ?? "the request") cannot be expressed as an HTTP request")
         }
         let result = try await response(
             for: request, body: urlRequest.httpBody, cachePolicy: RequestCachePolicy(urlRequest.cachePolicy),
             transport: Self.urlSessionTransport(session))
-        guard let url = urlRequest.url, let httpURLResponse = HTTPURLResponse(httpResponse: result.response, url: url) else {
+        guard let url = urlRequest.url, let httpURLResponse = HTTPURLResponse(httpResponse: result.response, url: url)
+        else {
             throw HTTPCacheError(.invalidRequest, "the response cannot be expressed as HTTPURLResponse")
         }
         return (result.body, httpURLResponse, result)

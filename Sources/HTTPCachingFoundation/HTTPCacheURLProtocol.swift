@@ -90,9 +90,13 @@ public final class HTTPCacheURLProtocol: URLProtocol {
     /// `configuration` as it is now (see ``fetchingConfiguration(from:)``), so the app's
     /// cookies, headers, timeouts and protocol classes apply to the cache's fetches too. Pass
     /// `transport` for a session with a delegate of the app's (challenges, pinning).
-    public static func install(_ cache: HTTPCache, in configuration: URLSessionConfiguration, transport: URLSession? = nil) {
+    public static func install(
+        _ cache: HTTPCache, in configuration: URLSessionConfiguration, transport: URLSession? = nil
+    ) {
         register(cache, transport: transport ?? URLSession(configuration: fetchingConfiguration(from: configuration)))
-        configuration.protocolClasses = [HTTPCacheURLProtocol.self] + (configuration.protocolClasses ?? []).filter { $0 != HTTPCacheURLProtocol.self }
+        configuration.protocolClasses =
+            [HTTPCacheURLProtocol.self]
+            + (configuration.protocolClasses ?? []).filter { $0 != HTTPCacheURLProtocol.self }
     }
 
     /// The configuration the cache fetches with by default: a copy of `configuration` without a
@@ -114,7 +118,9 @@ public final class HTTPCacheURLProtocol: URLProtocol {
 
     /// `http` and `https` requests, while a cache is registered.
     public override class func canInit(with request: URLRequest) -> Bool {
-        guard let scheme = request.url?.scheme?.lowercased(), scheme == "http" || scheme == "https" else { return false }
+        guard let scheme = request.url?.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
+            return false
+        }
         return registration.withLock { $0 != nil }
     }
 
@@ -136,9 +142,11 @@ public final class HTTPCacheURLProtocol: URLProtocol {
     /// Loads `request` through the cache and reports the outcome to `delivery`'s client.
     private static func answer(_ request: URLRequest, from registration: Registration, to delivery: Delivery) async {
         do {
-            let (body, response, result) = try await registration.cache.data(for: request, session: registration.transport)
+            let (body, response, result) = try await registration.cache.data(
+                for: request, session: registration.transport)
             guard !Task.isCancelled else { return }
-            delivery.client?.urlProtocol(delivery.owner, didReceive: labelled(response, with: result), cacheStoragePolicy: .notAllowed)
+            delivery.client?.urlProtocol(
+                delivery.owner, didReceive: labelled(response, with: result), cacheStoragePolicy: .notAllowed)
             delivery.client?.urlProtocol(delivery.owner, didLoad: body)
             delivery.client?.urlProtocolDidFinishLoading(delivery.owner)
         } catch {
@@ -161,7 +169,8 @@ public final class HTTPCacheURLProtocol: URLProtocol {
             if let name = name as? String, let value = value as? String { fields[name] = value }
         }
         fields[cacheStatusField] = cacheStatus(of: result)
-        return HTTPURLResponse(url: url, statusCode: response.statusCode, httpVersion: "HTTP/1.1", headerFields: fields) ?? response
+        return HTTPURLResponse(url: url, statusCode: response.statusCode, httpVersion: "HTTP/1.1", headerFields: fields)
+            ?? response
     }
 
     /// The `Cache-Status` value for `result`.

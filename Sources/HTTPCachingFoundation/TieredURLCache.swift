@@ -106,13 +106,16 @@ public final class TieredURLCache: URLCache, @unchecked Sendable {
     public override func cachedResponse(for request: URLRequest) -> CachedURLResponse? {
         guard let key = cacheKey(for: request), let hit = storage.localEntry(forKey: key) else { return nil }
         guard let record = try? URLCacheRecord.decode(hit.entry.value), let url = request.url,
-              let response = record.urlResponse(for: url) else {
+            let response = record.urlResponse(for: url)
+        else {
             try? storage.removeLocalEntry(forKey: key)
             return nil
         }
         var userInfo: [AnyHashable: Any] = record.userInfo
         userInfo[Self.storedAtUserInfoKey] = record.storedAt
-        return CachedURLResponse(response: response, data: record.body, userInfo: userInfo, storagePolicy: record.storagePolicy.urlCachePolicy)
+        return CachedURLResponse(
+            response: response, data: record.body, userInfo: userInfo,
+            storagePolicy: record.storagePolicy.urlCachePolicy)
     }
 
     /// The data-task variant: the one `URLSession` consults before loading.
@@ -125,7 +128,9 @@ public final class TieredURLCache: URLCache, @unchecked Sendable {
     /// does not revalidate); `.returnCacheDataElseLoad` and `.returnCacheDataDontLoad` get any
     /// stored response. On Apple platforms the response is handed over as is and URLSession
     /// applies its own rules.
-    public override func getCachedResponse(for dataTask: URLSessionDataTask, completionHandler: @escaping (CachedURLResponse?) -> Void) {
+    public override func getCachedResponse(
+        for dataTask: URLSessionDataTask, completionHandler: @escaping (CachedURLResponse?) -> Void
+    ) {
         guard let request = dataTask.currentRequest ?? dataTask.originalRequest else { return completionHandler(nil) }
         #if canImport(FoundationNetworking)
         switch request.cachePolicy {
@@ -145,8 +150,10 @@ public final class TieredURLCache: URLCache, @unchecked Sendable {
     /// engine's default heuristics), and not marked `no-cache`.
     static func isFresh(_ cached: CachedURLResponse, now: Date) -> Bool {
         guard let httpURLResponse = cached.response as? HTTPURLResponse, let response = httpURLResponse.httpResponse,
-              let storedAt = cached.userInfo?[storedAtUserInfoKey] as? Date else { return false }
-        let stored = StoredResponse(response: response, body: cached.data, requestTime: storedAt, responseTime: storedAt, storedAt: storedAt)
+            let storedAt = cached.userInfo?[storedAtUserInfoKey] as? Date
+        else { return false }
+        let stored = StoredResponse(
+            response: response, body: cached.data, requestTime: storedAt, responseTime: storedAt, storedAt: storedAt)
         if stored.cacheControl.noCache { return false }
         let lifetime = Freshness.lifetime(of: stored, shared: false, heuristics: .init())
         return Freshness.currentAge(of: stored, now: now) < lifetime
@@ -170,14 +177,18 @@ public final class TieredURLCache: URLCache, @unchecked Sendable {
     /// tiers are written asynchronously and not reported). Empty when nothing was attempted:
     /// no key, not an HTTP response, or a policy of `.notAllowed`.
     @discardableResult
-    public func store(_ cachedResponse: CachedURLResponse, for request: URLRequest) -> [(tierName: String, outcome: StoreOutcome)] {
+    public func store(
+        _ cachedResponse: CachedURLResponse, for request: URLRequest
+    ) -> [(tierName: String, outcome: StoreOutcome)] {
         guard let key = cacheKey(for: request), let url = request.url,
-              let httpURLResponse = cachedResponse.response as? HTTPURLResponse,
-              let response = httpURLResponse.httpResponse,
-              let httpRequest = request.httpRequest else { return [] }
+            let httpURLResponse = cachedResponse.response as? HTTPURLResponse,
+            let response = httpURLResponse.httpResponse,
+            let httpRequest = request.httpRequest
+        else { return [] }
         var candidate = StoreHook.Candidate(
             storing: response, body: cachedResponse.data, for: httpRequest,
-            storagePolicy: TierCache.StoragePolicy(cachedResponse.storagePolicy).narrower(than: storage.policyTable.policy(for: url)),
+            storagePolicy: TierCache.StoragePolicy(cachedResponse.storagePolicy).narrower(
+                than: storage.policyTable.policy(for: url)),
             userInfo: Self.stringUserInfo(cachedResponse.userInfo))
         storeHooks.run(on: &candidate)
         let policy = candidate.storagePolicy
@@ -197,7 +208,9 @@ public final class TieredURLCache: URLCache, @unchecked Sendable {
             let permitted = policy.permits(tier.medium)
             if let local = tier as? any LocalCacheTier {
                 if permitted {
-                    if let outcome = try? Self.storeLocally(entry, key, in: local) { outcomes.append((tier.name, outcome)) }
+                    if let outcome = try? Self.storeLocally(entry, key, in: local) {
+                        outcomes.append((tier.name, outcome))
+                    }
                 } else {
                     try? Self.removeLocally(key, from: local)
                 }
@@ -205,14 +218,20 @@ public final class TieredURLCache: URLCache, @unchecked Sendable {
                 // A network tier cannot be reached without suspending: write (or, under a
                 // narrower policy, remove) in the background. Failures are counted by the tier.
                 Task.detached {
-                    if permitted { _ = try? await tier.store(entry, forKey: key) } else { try? await tier.removeEntry(forKey: key) }
+                    if permitted {
+                        _ = try? await tier.store(entry, forKey: key)
+                    } else {
+                        try? await tier.removeEntry(forKey: key)
+                    }
                 }
             }
         }
         return outcomes
     }
 
-    private static func storeLocally(_ entry: CacheEntry, _ key: CacheKey, in tier: any LocalCacheTier) throws -> StoreOutcome {
+    private static func storeLocally(
+        _ entry: CacheEntry, _ key: CacheKey, in tier: any LocalCacheTier
+    ) throws -> StoreOutcome {
         try tier.store(entry, forKey: key)
     }
 

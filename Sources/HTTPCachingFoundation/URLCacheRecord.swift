@@ -20,7 +20,10 @@ struct URLCacheRecord: Codable, Equatable {
 
     private enum CodingKeys: String, CodingKey { case status, fields, userInfo, storagePolicy, storedAt }
 
-    init(status: Int, fields: [[String]], userInfo: [String: String], storagePolicy: StoragePolicy, storedAt: Date, body: Data) {
+    init(
+        status: Int, fields: [[String]], userInfo: [String: String], storagePolicy: StoragePolicy, storedAt: Date,
+        body: Data
+    ) {
         self.status = status
         self.fields = fields
         self.userInfo = userInfo
@@ -36,7 +39,8 @@ struct URLCacheRecord: Codable, Equatable {
         userInfo = try container.decode([String: String].self, forKey: .userInfo)
         let policyName = try container.decode(String.self, forKey: .storagePolicy)
         guard let policy = StoragePolicy(rawValue: policyName) else {
-            throw DecodingError.dataCorruptedError(forKey: .storagePolicy, in: container, debugDescription: "unknown storage policy \(policyName)")
+            throw DecodingError.dataCorruptedError(
+                forKey: .storagePolicy, in: container, debugDescription: "unknown storage policy \(policyName)")
         }
         storagePolicy = policy
         storedAt = try container.decode(Date.self, forKey: .storedAt)
@@ -71,9 +75,13 @@ struct URLCacheRecord: Codable, Equatable {
     }
 
     static func decode(_ bytes: [UInt8]) throws -> URLCacheRecord {
-        guard bytes.count >= 8, Array(bytes[0..<4]) == magic else { throw DecodeFailure(description: "not a TieredURLCache record") }
+        guard bytes.count >= 8, Array(bytes[0..<4]) == magic else {
+            throw DecodeFailure(description: "not a TieredURLCache record")
+        }
         let length = Int(bytes[4]) << 24 | Int(bytes[5]) << 16 | Int(bytes[6]) << 8 | Int(bytes[7])
-        guard length <= bytes.count - 8 else { throw DecodeFailure(description: "header length \(length) exceeds the record") }
+        guard length <= bytes.count - 8 else {
+            throw DecodeFailure(description: "header length \(length) exceeds the record")
+        }
         var record = try JSONDecoder().decode(URLCacheRecord.self, from: Data(bytes[8..<(8 + length)]))
         guard (100...599).contains(record.status), record.fields.allSatisfy({ $0.count == 2 }) else {
             throw DecodeFailure(description: "bad status or fields")

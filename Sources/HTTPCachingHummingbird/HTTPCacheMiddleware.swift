@@ -59,7 +59,9 @@ public struct HTTPCacheMiddleware<Context: RequestContext>: RouterMiddleware {
 
     /// Answers `request` from the cache when a stored response may be used, else through `next`,
     /// storing what `next` returns when it may be stored.
-    public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    public func handle(
+        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
         var head = request.head
         head.scheme = scheme
         if head.authority == nil { head.authority = "localhost" }
@@ -74,7 +76,8 @@ public struct HTTPCacheMiddleware<Context: RequestContext>: RouterMiddleware {
         let transport: HTTPCache.Transport = { routeRequest, _ in
             try await withCheckedThrowingContinuation { continuation in
                 if case .terminated = jobSink.yield(RouteCall(request: routeRequest, continuation: continuation)) {
-                    continuation.resume(throwing: HTTPCacheError(.invalidRequest, "the request that could run the route has ended"))
+                    continuation.resume(
+                        throwing: HTTPCacheError(.invalidRequest, "the request that could run the route has ended"))
                 }
             }
         }
@@ -86,7 +89,8 @@ public struct HTTPCacheMiddleware<Context: RequestContext>: RouterMiddleware {
         }()
         for await call in jobs {
             do {
-                let routeResponse = try await next(Request(head: call.request, body: RequestBody(buffer: ByteBuffer())), context)
+                let routeResponse = try await next(
+                    Request(head: call.request, body: RequestBody(buffer: ByteBuffer())), context)
                 let body = try await Self.collect(routeResponse.body)
                 call.continuation.resume(returning: (routeResponse.head, body))
             } catch {

@@ -53,7 +53,9 @@ public struct ByteCount: Hashable, Sendable, CustomStringConvertible {
             self.bytes = whole
             return
         }
-        guard let factor = Self.units.first(where: { $0.spellings.contains(unit) })?.factor else { throw ParseError(text: text) }
+        guard let factor = Self.units.first(where: { $0.spellings.contains(unit) })?.factor else {
+            throw ParseError(text: text)
+        }
         if let whole = Int(number) {
             let (product, overflow) = whole.multipliedReportingOverflow(by: factor)
             guard !overflow else { throw ParseError(text: text) }

@@ -30,7 +30,8 @@ extension CacheEntry {
         /// Stores `value` unless a value is stored already.
         public func setIfEmpty(_ value: some AnyObject & Sendable) {
             let retained = Unmanaged<AnyObject & Sendable>.passRetained(value)
-            let (exchanged, _) = slot.compareExchange(expected: nil, desired: retained, ordering: .acquiringAndReleasing)
+            let (exchanged, _) = slot.compareExchange(
+                expected: nil, desired: retained, ordering: .acquiringAndReleasing)
             if !exchanged { retained.release() }
         }
 

@@ -131,7 +131,9 @@ public final class MemoryTier: LocalCacheTier {
 
     /// The designated initializer; `sketchHash` maps a key to W-TinyLFU's sketch hash (tests give
     /// the simulator's hash of the key's object id, to compare decisions).
-    package init(_ configuration: Configuration, sketchHash: @escaping @Sendable (CacheKey) -> UInt64) throws(TierCacheError) {
+    package init(
+        _ configuration: Configuration, sketchHash: @escaping @Sendable (CacheKey) -> UInt64
+    ) throws(TierCacheError) {
         guard configuration.capacity > 0 else {
             throw TierCacheError(
                 .invalidConfiguration, "capacity must be positive; got \(configuration.capacity)")
@@ -160,7 +162,9 @@ public final class MemoryTier: LocalCacheTier {
     }
 
     /// Creates a memory tier holding at most `capacity` bytes, evicting by `policy`.
-    public convenience init(capacity: Int, maxEntryCount: Int? = nil, policy: EvictionPolicy = .lru) throws(TierCacheError) {
+    public convenience init(
+        capacity: Int, maxEntryCount: Int? = nil, policy: EvictionPolicy = .lru
+    ) throws(TierCacheError) {
         try self.init(Configuration(capacity: capacity, maxEntryCount: maxEntryCount, policy: policy))
     }
 
@@ -219,7 +223,9 @@ public final class MemoryTier: LocalCacheTier {
         counters.recordEvictions(evicted)
         if counters.isRecordingMetrics { counters.recordUsage(usage()) }
         if case .refused(let reason) = outcome {
-            logger?.debug("memory tier refused an entry", metadata: ["tier": "\(name)", "key": "\(key.rawValue)", "reason": "\(reason)"])
+            logger?.debug(
+                "memory tier refused an entry",
+                metadata: ["tier": "\(name)", "key": "\(key.rawValue)", "reason": "\(reason)"])
         }
         return outcome
     }
@@ -300,12 +306,17 @@ extension MemoryTier {
         case s3fifo(LockedStore<S3FIFOStore>)
         case wTinyLFU(LockedStore<WTinyLFUStore>)
 
-        init(_ policy: EvictionPolicy, capacity: Int, maxEntryCount: Int, sketchHash: @escaping @Sendable (CacheKey) -> UInt64) {
+        init(
+            _ policy: EvictionPolicy, capacity: Int, maxEntryCount: Int,
+            sketchHash: @escaping @Sendable (CacheKey) -> UInt64
+        ) {
             switch policy {
             case .lru: self = .lru(LockedStore(LRUStore(capacity: capacity, maxEntryCount: maxEntryCount)))
             case .s3fifo: self = .s3fifo(LockedStore(S3FIFOStore(capacity: capacity, maxEntryCount: maxEntryCount)))
             case .wTinyLFU:
-                self = .wTinyLFU(LockedStore(WTinyLFUStore(capacity: capacity, maxEntryCount: maxEntryCount, sketchHash: sketchHash)))
+                self = .wTinyLFU(
+                    LockedStore(WTinyLFUStore(capacity: capacity, maxEntryCount: maxEntryCount, sketchHash: sketchHash))
+                )
             }
         }
 

@@ -19,7 +19,9 @@ public protocol RecordSealing: Sendable {
     /// Seals `plaintext` under the key `keyID`, binding `authenticating` (which is not stored).
     /// Returns the box: whatever ``open(_:keyID:authenticating:)`` needs besides the key (for
     /// AES-GCM: the nonce, the ciphertext and the tag).
-    func seal(_ plaintext: UnsafeRawBufferPointer, keyID: UInt32, authenticating: UnsafeRawBufferPointer) throws -> [UInt8]
+    func seal(
+        _ plaintext: UnsafeRawBufferPointer, keyID: UInt32, authenticating: UnsafeRawBufferPointer
+    ) throws -> [UInt8]
 
     /// Opens a box made by ``seal(_:keyID:authenticating:)``.
     ///

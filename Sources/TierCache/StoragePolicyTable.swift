@@ -16,7 +16,8 @@ public struct StoragePolicyTable: Hashable, Sendable {
 
     /// Creates a table. Keys are URL schemes without the colon.
     public init(_ policies: [String: StoragePolicy] = [:], default defaultPolicy: StoragePolicy = .allowed) {
-        self.policies = Dictionary(policies.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { _, last in last })
+        self.policies = Dictionary(
+            policies.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { _, last in last })
         self.defaultPolicy = defaultPolicy
     }
 

@@ -271,7 +271,8 @@ public final class TieredCache: Sendable {
     }
 
     private static func tierError(_ error: any Error) -> TierCacheError {
-        error as? TierCacheError ?? TierCacheError(.storageFailure, "a tier failed", underlying: String(describing: error))
+        error as? TierCacheError
+            ?? TierCacheError(.storageFailure, "a tier failed", underlying: String(describing: error))
     }
 
     // MARK: Statistics

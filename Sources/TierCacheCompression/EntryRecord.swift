@@ -60,7 +60,9 @@ public enum EntryRecord {
 
     /// Encodes `entry`, compressing the value when that makes it smaller; with `dictionary`,
     /// compressing with it.
-    public static func encode(_ entry: CacheEntry, fullKey: [UInt8]?, codec: ZstdCodec, dictionary: Dictionary? = nil) -> [UInt8] {
+    public static func encode(
+        _ entry: CacheEntry, fullKey: [UInt8]?, codec: ZstdCodec, dictionary: Dictionary? = nil
+    ) -> [UInt8] {
         let keyLength = fullKey?.count ?? 0
         let payloadOffset = headerSize + keyLength
         let valueCount = entry.value.count
@@ -76,8 +78,9 @@ public enum EntryRecord {
                 // Compress with room for the worst case (zstd compresses in one pass only when
                 // the output cannot run short), then keep the frame only if it shrank the value:
                 // one that does not is not worth its decompression cost.
-                if valueCount > 0, let compressed = codec.compress(value, into: payload, dictionary: dictionary?.dictionary),
-                   compressed < valueCount
+                if valueCount > 0,
+                    let compressed = codec.compress(value, into: payload, dictionary: dictionary?.dictionary),
+                    compressed < valueCount
                 {
                     flags |= compressedFlag
                     if let dictionary {
@@ -92,7 +95,9 @@ public enum EntryRecord {
             }
             if let fullKey {
                 flags |= fullKeyFlag
-                fullKey.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: raw[headerSize...]).copyMemory(from: $0) }
+                fullKey.withUnsafeBytes {
+                    UnsafeMutableRawBufferPointer(rebasing: raw[headerSize...]).copyMemory(from: $0)
+                }
             }
             raw.storeBytes(of: formatVersion, toByteOffset: 0, as: UInt8.self)
             raw.storeBytes(of: flags, toByteOffset: 1, as: UInt8.self)
@@ -123,7 +128,9 @@ public enum EntryRecord {
     public static func header(of record: UnsafeRawBufferPointer) throws(DecodeFailure) -> Header {
         guard record.count >= headerSize else { throw DecodeFailure(reason: "record shorter than its header") }
         let version = record.load(fromByteOffset: 0, as: UInt8.self)
-        guard version == formatVersion else { throw DecodeFailure(reason: "format version \(version)", isUnknownFormatVersion: true) }
+        guard version == formatVersion else {
+            throw DecodeFailure(reason: "format version \(version)", isUnknownFormatVersion: true)
+        }
         let flags = record.load(fromByteOffset: 1, as: UInt8.self)
         guard flags & ~knownFlags == 0 else { throw DecodeFailure(reason: "unknown flags \(flags)") }
         let dictionaryID = UInt16(littleEndian: record.loadUnaligned(fromByteOffset: 2, as: UInt16.self))
@@ -132,8 +139,10 @@ public enum EntryRecord {
             throw DecodeFailure(reason: "dictionary field \(dictionaryID) with flags \(flags)")
         }
         let originalSize = Int(UInt32(littleEndian: record.loadUnaligned(fromByteOffset: 4, as: UInt32.self)))
-        let storedAt = Double(bitPattern: UInt64(littleEndian: record.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
-        let expiresAt = Double(bitPattern: UInt64(littleEndian: record.loadUnaligned(fromByteOffset: 16, as: UInt64.self)))
+        let storedAt = Double(
+            bitPattern: UInt64(littleEndian: record.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
+        let expiresAt = Double(
+            bitPattern: UInt64(littleEndian: record.loadUnaligned(fromByteOffset: 16, as: UInt64.self)))
         let checksum = UInt32(littleEndian: record.loadUnaligned(fromByteOffset: 24, as: UInt32.self))
         let keyLength = Int(UInt32(littleEndian: record.loadUnaligned(fromByteOffset: 28, as: UInt32.self)))
         guard storedAt.isFinite else { throw DecodeFailure(reason: "stored-at is not a time") }
@@ -159,14 +168,17 @@ public enum EntryRecord {
 
     /// The value, decompressed and verified. A record naming a dictionary needs it as
     /// `dictionary` (the caller looks its id up).
-    public static func value(of header: Header, codec: ZstdCodec, dictionary: ZstdDictionary? = nil) throws(DecodeFailure) -> [UInt8] {
+    public static func value(
+        of header: Header, codec: ZstdCodec, dictionary: ZstdDictionary? = nil
+    ) throws(DecodeFailure) -> [UInt8] {
         if header.isCompressed {
             if let id = header.dictionaryID, dictionary == nil {
                 throw DecodeFailure(reason: "the record needs dictionary \(id)")
             }
             do {
                 return try codec.decompress(
-                    header.payload, originalSize: header.originalSize, dictionary: header.dictionaryID == nil ? nil : dictionary)
+                    header.payload, originalSize: header.originalSize,
+                    dictionary: header.dictionaryID == nil ? nil : dictionary)
             } catch {
                 throw DecodeFailure(reason: error.description)
             }

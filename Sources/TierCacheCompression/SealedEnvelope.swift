@@ -55,7 +55,9 @@ public enum SealedEnvelope {
             throw RecordSealingError.authenticationFailed
         }
         let box = UnsafeRawBufferPointer(rebasing: envelope[headerSize...])
-        return try withAuthenticatedData(header: UnsafeRawBufferPointer(rebasing: envelope[..<headerSize]), context: context) {
+        return try withAuthenticatedData(
+            header: UnsafeRawBufferPointer(rebasing: envelope[..<headerSize]), context: context
+        ) {
             try sealer.open(box, keyID: keyID, authenticating: $0)
         }
     }

@@ -38,7 +38,8 @@ public struct ZstdCodec: Sendable {
     /// result would not fit (so the caller stores the value raw). With `dictionary`, the frame
     /// needs the same dictionary to decompress (and the dictionary's level is used).
     public func compress(
-        _ source: UnsafeRawBufferPointer, into destination: UnsafeMutableRawBufferPointer, dictionary: ZstdDictionary? = nil
+        _ source: UnsafeRawBufferPointer, into destination: UnsafeMutableRawBufferPointer,
+        dictionary: ZstdDictionary? = nil
     ) -> Int? {
         let context = pools.checkOutCompressor(level: level)
         guard let pointer = context.pointer, let destinationBase = destination.baseAddress else {
@@ -81,15 +82,19 @@ public struct ZstdCodec: Sendable {
         }
         let context = pools.checkOutDecompressor()
         defer { pools.checkIn(context) }
-        guard let pointer = context.pointer else { throw DecodeFailure(description: "zstd could not allocate a context") }
+        guard let pointer = context.pointer else {
+            throw DecodeFailure(description: "zstd could not allocate a context")
+        }
         var failure: String?
         let output = [UInt8](unsafeUninitializedCapacity: originalSize) { buffer, initialized in
-            let result = if let dictionary {
-                ZSTD_decompress_usingDDict(
-                    pointer, buffer.baseAddress, originalSize, source.baseAddress, source.count, dictionary.decompressionDictionary)
-            } else {
-                ZSTD_decompressDCtx(pointer, buffer.baseAddress, originalSize, source.baseAddress, source.count)
-            }
+            let result =
+                if let dictionary {
+                    ZSTD_decompress_usingDDict(
+                        pointer, buffer.baseAddress, originalSize, source.baseAddress, source.count,
+                        dictionary.decompressionDictionary)
+                } else {
+                    ZSTD_decompressDCtx(pointer, buffer.baseAddress, originalSize, source.baseAddress, source.count)
+                }
             if ZSTD_isError(result) != 0 {
                 failure = String(cString: ZSTD_getErrorName(result))
                 initialized = 0

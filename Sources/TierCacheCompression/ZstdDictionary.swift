@@ -32,7 +32,9 @@ public final class ZstdDictionary: @unchecked Sendable {
     public init(bytes: [UInt8], level: Int32) throws(Failure) {
         guard !bytes.isEmpty else { throw Failure(description: "a dictionary cannot be empty") }
         let compression = bytes.withUnsafeBytes { ZSTD_createCDict($0.baseAddress, $0.count, level) }
-        guard let compression else { throw Failure(description: "zstd could not digest the dictionary for compression") }
+        guard let compression else {
+            throw Failure(description: "zstd could not digest the dictionary for compression")
+        }
         let decompression = bytes.withUnsafeBytes { ZSTD_createDDict($0.baseAddress, $0.count) }
         guard let decompression else {
             ZSTD_freeCDict(compression)
@@ -56,7 +58,9 @@ public final class ZstdDictionary: @unchecked Sendable {
     /// zstd asks for about 100 times the dictionary's size in samples and fails with too few;
     /// that failure is thrown, as is a set of samples it finds nothing to learn from.
     public static func train(samples: [[UInt8]], capacity: Int) throws(Failure) -> [UInt8] {
-        guard capacity >= 256 else { throw Failure(description: "a dictionary needs at least 256 bytes; asked for \(capacity)") }
+        guard capacity >= 256 else {
+            throw Failure(description: "a dictionary needs at least 256 bytes; asked for \(capacity)")
+        }
         guard samples.count >= 8 else { throw Failure(description: "too few samples to train on (\(samples.count))") }
         var joined: [UInt8] = []
         joined.reserveCapacity(samples.reduce(0) { $0 + $1.count })
@@ -67,7 +71,8 @@ public final class ZstdDictionary: @unchecked Sendable {
             let written = joined.withUnsafeBytes { samplesBuffer in
                 sizes.withUnsafeBufferPointer { sizesBuffer in
                     ZDICT_trainFromBuffer(
-                        buffer.baseAddress, capacity, samplesBuffer.baseAddress, sizesBuffer.baseAddress, UInt32(samples.count))
+                        buffer.baseAddress, capacity, samplesBuffer.baseAddress, sizesBuffer.baseAddress,
+                        UInt32(samples.count))
                 }
             }
             if ZDICT_isError(written) != 0 {

@@ -81,7 +81,8 @@ public struct EncryptionAtRest: RecordSealing {
             let bits = key.key.bitCount
             switch key.algorithm {
             case .aesGCM where ![128, 192, 256].contains(bits):
-                throw TierCacheError(.invalidConfiguration, "AES-GCM key \(key.id) has \(bits) bits; it needs 128, 192 or 256")
+                throw TierCacheError(
+                    .invalidConfiguration, "AES-GCM key \(key.id) has \(bits) bits; it needs 128, 192 or 256")
             case .chaChaPoly where bits != 256:
                 throw TierCacheError(.invalidConfiguration, "ChaChaPoly key \(key.id) has \(bits) bits; it needs 256")
             default:
@@ -106,7 +107,9 @@ public struct EncryptionAtRest: RecordSealing {
 
     /// Seals `plaintext` under key `keyID` with a fresh random nonce; the box is the nonce, the
     /// ciphertext and the tag (AES-GCM's and ChaChaPoly's combined form).
-    public func seal(_ plaintext: UnsafeRawBufferPointer, keyID: UInt32, authenticating: UnsafeRawBufferPointer) throws -> [UInt8] {
+    public func seal(
+        _ plaintext: UnsafeRawBufferPointer, keyID: UInt32, authenticating: UnsafeRawBufferPointer
+    ) throws -> [UInt8] {
         guard let key = keysByID[keyID] else { throw RecordSealingError.unknownKey(keyID) }
         switch key.algorithm {
         case .aesGCM:
@@ -123,14 +126,19 @@ public struct EncryptionAtRest: RecordSealing {
     ///
     /// - Throws: `RecordSealingError.unknownKey(_:)` when `keyID` is not among the keys, and
     ///   `RecordSealingError.authenticationFailed` when the box does not open.
-    public func open(_ box: UnsafeRawBufferPointer, keyID: UInt32, authenticating: UnsafeRawBufferPointer) throws -> [UInt8] {
+    public func open(
+        _ box: UnsafeRawBufferPointer, keyID: UInt32, authenticating: UnsafeRawBufferPointer
+    ) throws -> [UInt8] {
         guard let key = keysByID[keyID] else { throw RecordSealingError.unknownKey(keyID) }
         do {
             switch key.algorithm {
             case .aesGCM:
-                return [UInt8](try AES.GCM.open(AES.GCM.SealedBox(combined: box), using: key.key, authenticating: authenticating))
+                return [UInt8](
+                    try AES.GCM.open(AES.GCM.SealedBox(combined: box), using: key.key, authenticating: authenticating))
             case .chaChaPoly:
-                return [UInt8](try ChaChaPoly.open(ChaChaPoly.SealedBox(combined: box), using: key.key, authenticating: authenticating))
+                return [UInt8](
+                    try ChaChaPoly.open(
+                        ChaChaPoly.SealedBox(combined: box), using: key.key, authenticating: authenticating))
             }
         } catch {
             // Too short to be a box, or the tag did not match: either way, not this key's work.

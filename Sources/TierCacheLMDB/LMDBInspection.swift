@@ -65,8 +65,10 @@ extension LMDBTier {
         directory: URL, top: Int = 5, encryption: (any RecordSealing)? = nil
     ) throws(TierCacheError) -> LMDBInspection {
         var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: directory.appendingPathComponent("data.mdb").path, isDirectory: &isDirectory),
-              !isDirectory.boolValue
+        guard
+            FileManager.default.fileExists(
+                atPath: directory.appendingPathComponent("data.mdb").path, isDirectory: &isDirectory),
+            !isDirectory.boolValue
         else {
             throw TierCacheError(.foreignStore, "\(directory.path) holds no TierCache store (no data.mdb)")
         }
@@ -75,7 +77,8 @@ extension LMDBTier {
         let check = LMDBStoreChecker(dataFile: directory.appendingPathComponent("data.mdb").path)
             .checkWhileOthersMayWrite(scope: .structure)
         if let foreign = check.foreign {
-            throw TierCacheError(.foreignStore, "\(directory.path) holds an LMDB database that TierCache did not create (\(foreign))")
+            throw TierCacheError(
+                .foreignStore, "\(directory.path) holds an LMDB database that TierCache did not create (\(foreign))")
         }
         if let unreadable = check.unreadable {
             throw TierCacheError(.storageFailure, "could not check the store at \(directory.path): \(unreadable)")
@@ -98,7 +101,9 @@ extension LMDBTier {
                     var opened: [UInt8]?
                     if SealedEnvelope.isSealed(stored) {
                         byKey[SealedEnvelope.keyID(of: stored).map(String.init) ?? "?", default: 0] += 1
-                        guard let encryption, let plain = try? SealedEnvelope.open(stored, context: key, with: encryption) else {
+                        guard let encryption,
+                            let plain = try? SealedEnvelope.open(stored, context: key, with: encryption)
+                        else {
                             unopened += 1
                             return
                         }
@@ -114,29 +119,32 @@ extension LMDBTier {
                             byDictionary[String(id), default: 0] += 1
                             // How these values compress alone, on a sample: what the dictionary gains.
                             if dictionaryTotals.sampled < 256, let dictionary = shelf.dictionary(id, in: txn),
-                               let value = try? StoredRecord.value(of: header, codec: codec, dictionary: dictionary)
+                                let value = try? StoredRecord.value(of: header, codec: codec, dictionary: dictionary)
                             {
                                 if scratch.count < ZstdCodec.compressedBound(value.count) {
                                     scratch = [UInt8](repeating: 0, count: ZstdCodec.compressedBound(value.count))
                                 }
-                                let alone = value.withUnsafeBytes { plain in
-                                    scratch.withUnsafeMutableBytes { codec.compress(plain, into: $0) }
-                                } ?? value.count
+                                let alone =
+                                    value.withUnsafeBytes { plain in
+                                        scratch.withUnsafeMutableBytes { codec.compress(plain, into: $0) }
+                                    } ?? value.count
                                 dictionaryTotals.original += value.count
                                 dictionaryTotals.with += header.payload.count
                                 dictionaryTotals.without += alone
                                 dictionaryTotals.sampled += 1
                             }
                         }
-                        all.append(LMDBInspection.Entry(
-                            key: keyText, originalBytes: header.originalSize, storedBytes: stored.count,
-                            storedAt: header.metadata.storedAt, expiresAt: header.metadata.expiresAt))
+                        all.append(
+                            LMDBInspection.Entry(
+                                key: keyText, originalBytes: header.originalSize, storedBytes: stored.count,
+                                storedAt: header.metadata.storedAt, expiresAt: header.metadata.expiresAt))
                         return ()
                     }
                     if summary == nil { damaged += 1 }
                 }
-                let fileSize = (try? FileManager.default.attributesOfItem(
-                    atPath: directory.appendingPathComponent("data.mdb").path)[.size] as? Int) ?? 0
+                let fileSize =
+                    (try? FileManager.default.attributesOfItem(
+                        atPath: directory.appendingPathComponent("data.mdb").path)[.size] as? Int) ?? 0
                 return LMDBInspection(
                     directory: directory.path,
                     capacity: Int(try txn.metaValue("capacity") ?? 0),
@@ -161,7 +169,8 @@ extension LMDBTier {
         } catch let error as TierCacheError {
             throw error
         } catch {
-            throw TierCacheError(.storageFailure, "could not read the store at \(directory.path)", underlying: "\(error)")
+            throw TierCacheError(
+                .storageFailure, "could not read the store at \(directory.path)", underlying: "\(error)")
         }
     }
 }

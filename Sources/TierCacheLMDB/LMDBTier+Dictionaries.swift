@@ -32,13 +32,15 @@ extension LMDBTier {
         case .off:
             return 0
         case .automatic(let training):
-            guard training.maximumValueSize > 0, training.dictionarySize >= 256, training.sampleBytes >= 8 * training.dictionarySize,
-                  training.retrainBelow > 0, training.retrainBelow <= 1, training.maximumDictionaries >= 1
+            guard training.maximumValueSize > 0, training.dictionarySize >= 256,
+                training.sampleBytes >= 8 * training.dictionarySize,
+                training.retrainBelow > 0, training.retrainBelow <= 1, training.maximumDictionaries >= 1
             else {
                 throw TierCacheError(
                     .invalidConfiguration,
                     "dictionary training needs a positive maximumValueSize, a dictionarySize of at least 256 bytes, "
-                        + "sampleBytes of at least 8 times the dictionary, retrainBelow in (0, 1] and maximumDictionaries of at least 1; got \(training)")
+                        + "sampleBytes of at least 8 times the dictionary, retrainBelow in (0, 1] and maximumDictionaries of at least 1; got \(training)"
+                )
             }
             return training.maximumValueSize
         case .provided(let bytes, let maximumValueSize):
@@ -75,7 +77,9 @@ extension LMDBTier {
                 for row in rows.reversed() {
                     guard let bytes = row.bytes else { continue }
                     guard let digested = try? ZstdDictionary(bytes: bytes, level: codec.level) else {
-                        logger?.warning("stored dictionary unusable; skipped", metadata: ["tier": "\(name)", "dictionary": "\(row.id)"])
+                        logger?.warning(
+                            "stored dictionary unusable; skipped",
+                            metadata: ["tier": "\(name)", "dictionary": "\(row.id)"])
                         continue
                     }
                     dictionaries.install(digested, id: row.id)
@@ -99,7 +103,8 @@ extension LMDBTier {
         } catch let error as ZstdDictionary.Failure {
             throw TierCacheError(.invalidConfiguration, "the dictionary is unusable: \(error)")
         } catch {
-            throw TierCacheError(.storageFailure, "could not prepare the dictionaries of \(directory.path)", underlying: "\(error)")
+            throw TierCacheError(
+                .storageFailure, "could not prepare the dictionaries of \(directory.path)", underlying: "\(error)")
         }
     }
 
@@ -111,15 +116,17 @@ extension LMDBTier {
         let settings = trainer.settings
         try? environment.read { txn in
             var gathered = 0
-            try txn.forEach(environment.entries, while: { key, stored in
-                if case .entry(let entry, _) = decode(stored, storedUnder: key, owner: nil, now: nil, in: txn),
-                   !entry.value.isEmpty, entry.value.count <= settings.maximumValueSize
-                {
-                    trainer.seed(entry.value)
-                    gathered += entry.value.count
-                }
-                return gathered < settings.sampleBytes
-            })
+            try txn.forEach(
+                environment.entries,
+                while: { key, stored in
+                    if case .entry(let entry, _) = decode(stored, storedUnder: key, owner: nil, now: nil, in: txn),
+                        !entry.value.isEmpty, entry.value.count <= settings.maximumValueSize
+                    {
+                        trainer.seed(entry.value)
+                        gathered += entry.value.count
+                    }
+                    return gathered < settings.sampleBytes
+                })
         }
     }
 
@@ -128,7 +135,9 @@ extension LMDBTier {
     /// to seal writes nothing; what it then writes it reads again in the write transaction.
     private func sealDictionariesUnderCurrentKey() throws {
         guard let encryption else { return }
-        guard try environment.read({ txn in try !dictionariesToSeal(in: txn, encryption: encryption).isEmpty }) else { return }
+        guard try environment.read({ txn in try !dictionariesToSeal(in: txn, encryption: encryption).isEmpty }) else {
+            return
+        }
         try write { txn in
             for row in try dictionariesToSeal(in: txn, encryption: encryption) {
                 let encoded = try row.encoded(sealer: encryption)
@@ -145,7 +154,7 @@ extension LMDBTier {
         var rows: [DictionaryRow] = []
         try txn.forEach(environment.meta) { key, value in
             guard let id = DictionaryRow.id(ofKey: key), value.count > DictionaryRow.headerSize,
-                  let stored = try? DictionaryRow.decode(value, id: id, sealer: nil)
+                let stored = try? DictionaryRow.decode(value, id: id, sealer: nil)
             else { return }
             if !stored.isSealed {
                 rows.append(stored)  // decoded without a sealer: its bytes are the plain dictionary
@@ -153,7 +162,7 @@ extension LMDBTier {
             }
             let content = UnsafeRawBufferPointer(rebasing: value[DictionaryRow.headerSize...])
             guard SealedEnvelope.keyID(of: content) != encryption.currentKeyID,
-                  let opened = try? DictionaryRow.decode(value, id: id, sealer: encryption), opened.bytes != nil
+                let opened = try? DictionaryRow.decode(value, id: id, sealer: encryption), opened.bytes != nil
             else { return }
             rows.append(opened)
         }
@@ -180,15 +189,20 @@ extension LMDBTier {
                 return
             }
             let row = DictionaryRow(
-                id: 0, isProvided: false, samples: samples.count, createdAt: clock.now(), ratioWith: with, ratioWithout: without,
+                id: 0, isProvided: false, samples: samples.count, createdAt: clock.now(), ratioWith: with,
+                ratioWithout: without,
                 bytes: bytes, isSealed: false, storedSize: 0)
             try install(row, digested: digested, keepingAtMost: settings.maximumDictionaries)
             installedRatio = with
             logger?.info(
                 "dictionary trained",
-                metadata: ["tier": "\(name)", "samples": "\(samples.count)", "ratio": "\(with)", "ratioWithout": "\(without)"])
+                metadata: [
+                    "tier": "\(name)", "samples": "\(samples.count)", "ratio": "\(with)", "ratioWithout": "\(without)",
+                ])
         } catch {
-            logger?.warning("dictionary training failed; values stay compressed as before", metadata: ["tier": "\(name)", "error": "\(error)"])
+            logger?.warning(
+                "dictionary training failed; values stay compressed as before",
+                metadata: ["tier": "\(name)", "error": "\(error)"])
         }
     }
 
@@ -257,7 +271,8 @@ extension LMDBTier {
 extension DictionaryRow {
     var info: LMDBDictionaryInfo {
         LMDBDictionaryInfo(
-            id: id, bytes: bytes?.count ?? max(0, storedSize - Self.headerSize), createdAt: createdAt, isProvided: isProvided,
+            id: id, bytes: bytes?.count ?? max(0, storedSize - Self.headerSize), createdAt: createdAt,
+            isProvided: isProvided,
             isSealed: isSealed, samples: samples, ratioOnSamples: ratioWith, ratioOnSamplesWithout: ratioWithout)
     }
 }

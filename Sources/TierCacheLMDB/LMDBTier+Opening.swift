@@ -86,7 +86,8 @@ extension LMDBTier {
                 case let other?:
                     throw TierCacheError(
                         .incompatibleVersion,
-                        "the store at \(path) has layout version \(other); this TierCache reads version \(layoutVersion)")
+                        "the store at \(path) has layout version \(other); this TierCache reads version \(layoutVersion)"
+                    )
                 }
                 let stored = try txn.metaValue("capacity") ?? UInt64(capacity)
                 guard stored == UInt64(capacity) else {

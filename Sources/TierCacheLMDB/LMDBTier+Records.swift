@@ -71,14 +71,16 @@ extension LMDBTier {
             }
             return EncodedRecord(stored: sealed, payloadCount: payloadCount, dictionary: used)
         } catch {
-            throw TierCacheError(.storageFailure, "sealing the entry for \(directory.path) failed", underlying: "\(error)")
+            throw TierCacheError(
+                .storageFailure, "sealing the entry for \(directory.path) failed", underlying: "\(error)")
         }
     }
 
     /// Decodes a stored record. `owner` is the key looked up (its full key is checked against the
     /// record's); `nil` skips that check. `now` `nil` skips the expiry check.
     func decode(
-        _ stored: UnsafeRawBufferPointer, storedUnder storageKey: UnsafeRawBufferPointer, owner: StorageKey?, now: Date?, in txn: Transaction
+        _ stored: UnsafeRawBufferPointer, storedUnder storageKey: UnsafeRawBufferPointer, owner: StorageKey?,
+        now: Date?, in txn: Transaction
     ) -> Decoded {
         // A plain record in an encrypted store (or a sealed one in a plain store) is not served:
         // anyone able to write the file could plant plain records otherwise.
@@ -106,7 +108,7 @@ extension LMDBTier {
         }
         var value = try? StoredRecord.value(of: header, codec: codec, dictionary: dictionary)
         if value == nil, let id = header.dictionaryID, let stale = dictionary,
-           let current = dictionaries.redigested(id, replacing: stale, in: txn)
+            let current = dictionaries.redigested(id, replacing: stale, in: txn)
         {
             // The id names another dictionary than the one digested here (see `DictionaryShelf`).
             value = try? StoredRecord.value(of: header, codec: codec, dictionary: current)
@@ -123,9 +125,12 @@ extension LMDBTier {
         let done = try? key.bytes.withUnsafeBytes { keyBytes -> Bool in
             let sealed = try opened.withUnsafeBytes { try SealedEnvelope.seal($0, context: keyBytes, with: encryption) }
             return try write { txn -> Bool in
-                guard let current = try txn.get(environment.entries, keyBytes), current.elementsEqual(old) else { return false }
+                guard let current = try txn.get(environment.entries, keyBytes), current.elementsEqual(old) else {
+                    return false
+                }
                 var state = try txn.writeState()
-                state.used += accountedBytes(keyCount: keyBytes.count, recordCount: sealed.count)
+                state.used +=
+                    accountedBytes(keyCount: keyBytes.count, recordCount: sealed.count)
                     - accountedBytes(keyCount: keyBytes.count, recordCount: old.count)
                 try sealed.withUnsafeBytes { try txn.put(environment.entries, keyBytes, $0) }
                 try txn.setWriteState(state)

@@ -68,7 +68,8 @@ extension LMDBTier {
             if let stale {
                 guard configuration.recovery == .resetDamagedStore else {
                     throw TierCacheError(
-                        .damagedStore, "a process died while checking the store at \(path) (\(stale)); it may crash readers")
+                        .damagedStore,
+                        "a process died while checking the store at \(path) (\(stale)); it may crash readers")
                 }
                 try destroy(directory: directory)
                 resetReason = "a process died while checking the store (\(stale))"
@@ -83,7 +84,9 @@ extension LMDBTier {
                     }
                     if let foreign = report.foreign {
                         throw TierCacheError(
-                            .foreignStore, "\(path) holds an LMDB database that TierCache did not create (\(foreign)); choose another directory")
+                            .foreignStore,
+                            "\(path) holds an LMDB database that TierCache did not create (\(foreign)); choose another directory"
+                        )
                     }
                     if let damage = report.damage {
                         guard configuration.recovery == .resetDamagedStore else {
@@ -96,7 +99,8 @@ extension LMDBTier {
                 let environment: LMDBEnvironment
                 do {
                     environment = try open()
-                } catch let error where configuration.recovery == .resetDamagedStore
+                } catch let error
+                    where configuration.recovery == .resetDamagedStore
                     && (error.code == .damagedStore || error.code == .incompatibleVersion)
                 {
                     try destroy(directory: directory)
@@ -131,19 +135,24 @@ extension LMDBTier {
         do {
             return try environment.read { txn in
                 let scope = LMDBStoreChecker.Scope.records { key, record in
-                    if case .entry = self.decode(record, storedUnder: key, owner: nil, now: nil, in: txn) { return true }
+                    if case .entry = self.decode(record, storedUnder: key, owner: nil, now: nil, in: txn) {
+                        return true
+                    }
                     return false
                 }
-                let report = LMDBStoreChecker(dataFile: dataFile).check(scope: scope, transactionID: UInt64(mdb_txn_id(txn.txn)))
+                let report = LMDBStoreChecker(dataFile: dataFile).check(
+                    scope: scope, transactionID: UInt64(mdb_txn_id(txn.txn)))
                 if let unreadable = report.unreadable {
-                    throw TierCacheError(.storageFailure, "could not check the store at \(directory.path): \(unreadable)")
+                    throw TierCacheError(
+                        .storageFailure, "could not check the store at \(directory.path): \(unreadable)")
                 }
                 return LMDBVerification(report)
             }
         } catch let error as TierCacheError {
             throw error
         } catch {
-            throw TierCacheError(.storageFailure, "could not verify the store at \(directory.path)", underlying: "\(error)")
+            throw TierCacheError(
+                .storageFailure, "could not verify the store at \(directory.path)", underlying: "\(error)")
         }
     }
 
@@ -168,7 +177,8 @@ extension LMDBTier {
         }
         let report = LMDBStoreChecker(dataFile: dataFile).checkWhileOthersMayWrite(scope: scope)
         if let foreign = report.foreign {
-            throw TierCacheError(.foreignStore, "\(directory.path) holds an LMDB database that TierCache did not create (\(foreign))")
+            throw TierCacheError(
+                .foreignStore, "\(directory.path) holds an LMDB database that TierCache did not create (\(foreign))")
         }
         if let unreadable = report.unreadable {
             throw TierCacheError(.storageFailure, "could not check the store at \(directory.path): \(unreadable)")
@@ -180,8 +190,10 @@ extension LMDBTier {
 extension LMDBVerification {
     init(_ report: LMDBStoreChecker.Report) {
         self.init(
-            structuralDamage: report.damage, damagedRecords: report.damagedRecords, damagedRecordKeys: report.damagedRecordKeys,
-            entries: report.entries, pagesWalked: report.pagesWalked, freePages: report.freePages, pageSize: report.pageSize,
+            structuralDamage: report.damage, damagedRecords: report.damagedRecords,
+            damagedRecordKeys: report.damagedRecordKeys,
+            entries: report.entries, pagesWalked: report.pagesWalked, freePages: report.freePages,
+            pageSize: report.pageSize,
             bytesRead: report.bytesRead)
     }
 }

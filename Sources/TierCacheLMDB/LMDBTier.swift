@@ -179,7 +179,8 @@ public final class LMDBTier: LocalCacheTier {
         self.clock = configuration.clock
         self.encryption = configuration.encryption
         self.dictionaries = DictionaryShelf(
-            level: configuration.compressionLevel, sealer: configuration.encryption, maximumValueSize: dictionaryValueLimit)
+            level: configuration.compressionLevel, sealer: configuration.encryption,
+            maximumValueSize: dictionaryValueLimit)
         if case .automatic(let training) = configuration.dictionary {
             self.trainer = DictionaryTrainer(settings: training)
         } else {
@@ -267,7 +268,9 @@ public final class LMDBTier: LocalCacheTier {
         try write { txn in
             try key.bytes.withUnsafeBytes { keyBytes in
                 guard let record = try txn.get(environment.entries, keyBytes) else { return false }
-                guard case .unusable = decode(record, storedUnder: keyBytes, owner: key, now: now, in: txn) else { return false }
+                guard case .unusable = decode(record, storedUnder: keyBytes, owner: key, now: now, in: txn) else {
+                    return false
+                }
                 var state = try txn.writeState()
                 try removeRecord(keyBytes, in: txn, state: &state)
                 try txn.setWriteState(state)
@@ -317,7 +320,8 @@ public final class LMDBTier: LocalCacheTier {
             }
             groupCommit.exit()
             guard let committed else {
-                throw TierCacheError(.storageFailure, "every dictionary this store compressed with was retired before it was written")
+                throw TierCacheError(
+                    .storageFailure, "every dictionary this store compressed with was retired before it was written")
             }
             outcome = committed
             if case .refused(.tooLarge) = outcome {
@@ -326,8 +330,9 @@ public final class LMDBTier: LocalCacheTier {
         }
         counters.record(outcome)
         report(outcome, key: key)
-        if outcome == .stored, let trainer, let encoded, entry.value.count <= trainer.settings.maximumValueSize, !entry.value.isEmpty,
-           trainer.note(entry.value, compressedTo: encoded.payloadCount, withDictionary: encoded.usedDictionary)
+        if outcome == .stored, let trainer, let encoded, entry.value.count <= trainer.settings.maximumValueSize,
+            !entry.value.isEmpty,
+            trainer.note(entry.value, compressedTo: encoded.payloadCount, withDictionary: encoded.usedDictionary)
         {
             trainDictionary(with: trainer)
         }
@@ -483,7 +488,9 @@ public final class LMDBTier: LocalCacheTier {
     }
 
     /// Gives `key` the next access tick, replacing its previous one in the recency index.
-    private func touch(_ key: UnsafeRawBufferPointer, in txn: Transaction, state: inout WriteState, onlyIfPresent: Bool = false) throws {
+    private func touch(
+        _ key: UnsafeRawBufferPointer, in txn: Transaction, state: inout WriteState, onlyIfPresent: Bool = false
+    ) throws {
         if let previous = try txn.get(environment.ticks, key), previous.count == 8 {
             let tick = previous.loadUnaligned(as: UInt64.self)  // stored big-endian; kept as is
             try withUnsafeBytes(of: tick) { _ = try txn.delete(environment.recency, $0) }
@@ -557,7 +564,8 @@ public final class LMDBTier: LocalCacheTier {
         try write { txn in
             try key.bytes.withUnsafeBytes { keyBytes in
                 // Removing an absent key writes nothing, so it cannot fail on a full disk.
-                guard try txn.get(environment.entries, keyBytes) != nil || txn.get(environment.ticks, keyBytes) != nil else { return }
+                guard try txn.get(environment.entries, keyBytes) != nil || txn.get(environment.ticks, keyBytes) != nil
+                else { return }
                 var state = try txn.writeState()
                 try removeRecord(keyBytes, in: txn, state: &state)
                 try txn.setWriteState(state)
@@ -597,7 +605,8 @@ public final class LMDBTier: LocalCacheTier {
                 }
             }
             throw TierCacheError(
-                .storageFailure, "the store at \(directory.path) stayed full; a long-running reader may be pinning its pages")
+                .storageFailure,
+                "the store at \(directory.path) stayed full; a long-running reader may be pinning its pages")
         } catch let error as TierCacheError {
             throw error
         } catch {

@@ -30,7 +30,8 @@ final class AnswerMemo: Sendable {
 
     /// Request fields that make an answer specific to the request.
     private static let disqualifyingFields = [
-        "cache-control", "pragma", "if-none-match", "if-modified-since", "if-match", "if-unmodified-since", "if-range", "range",
+        "cache-control", "pragma", "if-none-match", "if-modified-since", "if-match", "if-unmodified-since", "if-range",
+        "range",
         "authorization", "connection", CachingProxy.cacheKeyRequest.canonicalName,
     ]
 

@@ -46,7 +46,7 @@ final class CacheHitFastPath: ChannelDuplexHandler, RemovableChannelHandler {
         switch (state, part) {
         case (.idle, .head(let head)):
             if requestsWithAsyncPath == 0, head.version == .http1_1, head.method == .GET || head.method == .HEAD,
-               !head.headers.contains(name: "connection")
+                !head.headers.contains(name: "connection")
             {
                 state = .holding(head)
             } else {
@@ -57,11 +57,15 @@ final class CacheHitFastPath: ChannelDuplexHandler, RemovableChannelHandler {
             let started = ContinuousClock.now
             if let answer = proxy.answerFromStorage(head) {
                 context.write(wrapOutboundOut(.head(answer.head)), promise: nil)
-                if answer.body.readableBytes > 0 { context.write(wrapOutboundOut(.body(.byteBuffer(answer.body))), promise: nil) }
+                if answer.body.readableBytes > 0 {
+                    context.write(wrapOutboundOut(.body(.byteBuffer(answer.body))), promise: nil)
+                }
                 context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
                 proxy.metrics.eventLoopAnswers.increment()
-                proxy.record(answer.outcome, method: head.method.rawValue, path: head.uri, status: Int(answer.head.status.code),
-                             cacheStatus: answer.head.headers.first(name: "cache-status"), bytesSent: answer.body.readableBytes, started: started)
+                proxy.record(
+                    answer.outcome, method: head.method.rawValue, path: head.uri, status: Int(answer.head.status.code),
+                    cacheStatus: answer.head.headers.first(name: "cache-status"), bytesSent: answer.body.readableBytes,
+                    started: started)
             } else {
                 pass(.head(head), context: context)
                 context.fireChannelRead(wrapInboundOut(.end(trailers)))
@@ -118,7 +122,8 @@ final class AsyncResponseObserver: ChannelOutboundHandler, RemovableChannelHandl
     func handlerAdded(context: ChannelHandlerContext) {
         do {
             let codec = try context.pipeline.syncOperations.context(handlerType: HTTP1ToHTTPServerCodec.self)
-            try context.pipeline.syncOperations.addHandler(IdleStateHandler(readTimeout: idleTimeout), position: .before(codec.handler))
+            try context.pipeline.syncOperations.addHandler(
+                IdleStateHandler(readTimeout: idleTimeout), position: .before(codec.handler))
             try context.pipeline.syncOperations.addHandler(fastPath, position: .before(codec.handler))
         } catch {
             // Without the fast path every request takes the async path: slower, still correct

@@ -59,7 +59,8 @@ extension CachingProxy {
             upstream: Upstream, host: String = "127.0.0.1", port: Int = 8080,
             maximumRequestHeaderBytes: Int = 32 << 10, maximumRequestBodyBytes: Int = 16 << 20,
             maximumCacheableBodyBytes: Int = 8 << 20, upstreamTimeout: TimeAmount = .seconds(30),
-            targetedCacheControl: String? = TargetedCacheControl.cdnCacheControl, name: String = "TierCache", idleTimeout: TimeAmount = .seconds(60),
+            targetedCacheControl: String? = TargetedCacheControl.cdnCacheControl, name: String = "TierCache",
+            idleTimeout: TimeAmount = .seconds(60),
             forwardsClientRoutingFields: Bool = false, convertsHEADToGET: Bool = true, servesSingleUser: Bool = false
         ) {
             self.upstream = upstream
@@ -79,21 +80,28 @@ extension CachingProxy {
 
         /// Throws ``CachingProxyError`` for settings the proxy cannot run with.
         func validate() throws(CachingProxyError) {
-            guard (0...65535).contains(port) else { throw CachingProxyError("the port must be in 0...65535; got \(port)") }
+            guard (0...65535).contains(port) else {
+                throw CachingProxyError("the port must be in 0...65535; got \(port)")
+            }
             for (name, value) in [
-                ("maximumRequestHeaderBytes", maximumRequestHeaderBytes), ("maximumRequestBodyBytes", maximumRequestBodyBytes),
+                ("maximumRequestHeaderBytes", maximumRequestHeaderBytes),
+                ("maximumRequestBodyBytes", maximumRequestBodyBytes),
                 ("maximumCacheableBodyBytes", maximumCacheableBodyBytes),
             ] where value <= 0 {
                 throw CachingProxyError("\(name) must be positive; got \(value)")
             }
             guard upstreamTimeout > .zero else { throw CachingProxyError("the upstream timeout must be positive") }
-            if let targetedCacheControl, targetedCacheControl.isEmpty || targetedCacheControl.contains(where: { $0 == ":" || $0.isWhitespace }) {
+            if let targetedCacheControl,
+                targetedCacheControl.isEmpty || targetedCacheControl.contains(where: { $0 == ":" || $0.isWhitespace })
+            {
                 throw CachingProxyError("'\(targetedCacheControl)' is not a field name for targeted cache control")
             }
             // Cache-Status writes the name as a structured token (RFC 8941 §3.3.4): a letter first.
             guard let first = name.first, first.isASCII, first.isLetter,
-                  name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-._".contains($0)) }) else {
-                throw CachingProxyError("the cache name must be a token (a letter, then letters, digits, '-', '.', '_'); got '\(name)'")
+                name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-._".contains($0)) })
+            else {
+                throw CachingProxyError(
+                    "the cache name must be a token (a letter, then letters, digits, '-', '.', '_'); got '\(name)'")
             }
         }
     }
@@ -113,14 +121,20 @@ extension CachingProxy {
         /// (another scheme, user info, a query or fragment, no host).
         public init(_ text: String) throws(CachingProxyError) {
             guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased(),
-                  scheme == "http" || scheme == "https"
+                scheme == "http" || scheme == "https"
             else { throw CachingProxyError("the upstream must be an http:// or https:// URL; got '\(text)'") }
-            guard let host = components.host, !host.isEmpty else { throw CachingProxyError("the upstream URL '\(text)' has no host") }
-            guard components.user == nil, components.password == nil, components.query == nil, components.fragment == nil else {
+            guard let host = components.host, !host.isEmpty else {
+                throw CachingProxyError("the upstream URL '\(text)' has no host")
+            }
+            guard components.user == nil, components.password == nil, components.query == nil,
+                components.fragment == nil
+            else {
                 throw CachingProxyError("the upstream URL '\(text)' must not have user info, a query or a fragment")
             }
             let port = components.port ?? (scheme == "https" ? 443 : 80)
-            guard (1...65535).contains(port) else { throw CachingProxyError("the upstream port must be in 1...65535; got \(port)") }
+            guard (1...65535).contains(port) else {
+                throw CachingProxyError("the upstream port must be in 1...65535; got \(port)")
+            }
             self.scheme = scheme
             self.host = host
             self.port = port

@@ -29,7 +29,8 @@ extension CachingProxy {
     public func run(onListening: (@Sendable (Int) async -> Void)? = nil) async throws {
         let group = ServiceGroup(
             configuration: .init(
-                services: [try makeServer(onListening: onListening)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+                services: [try makeServer(onListening: onListening)], gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: logger))
         do {
             try await group.run()
         } catch {

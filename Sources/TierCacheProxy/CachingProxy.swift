@@ -79,7 +79,8 @@ public final class CachingProxy: Sendable {
         self.metrics = ProxyMetrics()
         self.ownedClient = httpClient == nil ? Self.makeUpstreamClient(configuration) : nil
         self.upstream = UpstreamTransport(
-            client: httpClient ?? ownedClient ?? .shared, timeout: configuration.upstreamTimeout, bufferLimit: configuration.maximumCacheableBodyBytes,
+            client: httpClient ?? ownedClient ?? .shared, timeout: configuration.upstreamTimeout,
+            bufferLimit: configuration.maximumCacheableBodyBytes,
             targetedCacheControl: targeted, latency: metrics.upstreamLatency)
         self.logger = logger
         self.via = "1.1 \(configuration.name)"
@@ -111,7 +112,8 @@ public final class CachingProxy: Sendable {
             tiers.append("\(tier.name)\(capacity)")
         }
         let mode = cache.configuration.mode == .shared ? "shared" : "private"
-        var line = "tiercache proxy: \(configuration.host):\(configuration.port) -> \(configuration.upstream), \(mode) cache, tiers [\(tiers.joined(separator: ", "))]"
+        var line =
+            "tiercache proxy: \(configuration.host):\(configuration.port) -> \(configuration.upstream), \(mode) cache, tiers [\(tiers.joined(separator: ", "))]"
         line += ", cacheable bodies up to \(ByteCount.format(configuration.maximumCacheableBodyBytes))"
         if let targeted = configuration.targetedCacheControl { line += ", targeted cache control \(targeted)" }
         return line
@@ -128,7 +130,8 @@ public final class CachingProxy: Sendable {
         switch answer.body {
         case .buffered(let body):
             sent = body.readableBytes
-            try await writer.write(response: answer.head, body: sent == 0 ? ResponseBody() : ResponseBody(byteBuffer: body))
+            try await writer.write(
+                response: answer.head, body: sent == 0 ? ResponseBody() : ResponseBody(byteBuffer: body))
         case .streamed(let oversized):
             var bodyWriter = try await writer.writeHead(answer.head)
             while let chunk = try await oversized.next() {
@@ -149,7 +152,8 @@ public final class CachingProxy: Sendable {
 
     /// Counts and logs one answered request.
     func record(
-        _ outcome: ProxyMetrics.Outcome, method: String, path: String, status: Int, cacheStatus: String?, bytesSent: Int,
+        _ outcome: ProxyMetrics.Outcome, method: String, path: String, status: Int, cacheStatus: String?,
+        bytesSent: Int,
         started: ContinuousClock.Instant
     ) {
         metrics.count(outcome)
@@ -188,9 +192,11 @@ public final class CachingProxy: Sendable {
             if field.name.canonicalName == "host" { hasSecondHost = true }
         }
         guard headerBytes <= configuration.maximumRequestHeaderBytes else {
-            return .failure(AnswerError(answer: errorAnswer(
-                .init(code: 431, reasonPhrase: "Request Header Fields Too Large"),
-                "request header section over \(configuration.maximumRequestHeaderBytes) bytes")))
+            return .failure(
+                AnswerError(
+                    answer: errorAnswer(
+                        .init(code: 431, reasonPhrase: "Request Header Fields Too Large"),
+                        "request header section over \(configuration.maximumRequestHeaderBytes) bytes")))
         }
         // RFC 9112 §3.2: a request with more than one Host field gets 400. The first became the
         // authority; a second one is left among the fields.
@@ -200,17 +206,24 @@ public final class CachingProxy: Sendable {
         // `utf8.first`, not `hasPrefix`: with Foundation imported, `hasPrefix` resolved to a
         // `range(of:)` search that cost 3.5% of a hit.
         guard head.method != .connect, let path = head.path, path.utf8.first == UInt8(ascii: "/") else {
-            return .failure(AnswerError(answer: errorAnswer(.badRequest, "only origin-form requests are forwarded (this proxy is not an open proxy)")))
+            return .failure(
+                AnswerError(
+                    answer: errorAnswer(
+                        .badRequest, "only origin-form requests are forwarded (this proxy is not an open proxy)")))
         }
         var outgoing = HTTPRequest(
-            method: head.method == .head && configuration.convertsHEADToGET ? .get : head.method, scheme: configuration.upstream.scheme,
+            method: head.method == .head && configuration.convertsHEADToGET ? .get : head.method,
+            scheme: configuration.upstream.scheme,
             authority: configuration.upstream.authority, path: configuration.upstream.pathPrefix + path,
             headerFields: Self.forwardedFields(
                 hasRoutingFields && !configuration.forwardsClientRoutingFields
                     ? ClientRoutingFields.removing(from: head.headerFields) : head.headerFields))
         if addingVia { outgoing.headerFields.append(HTTPField(name: .via, value: via)) }
         let preconditions = ClientPreconditions.extract(from: &outgoing)
-        return .success(Forwarding(outgoing: outgoing, preconditions: preconditions, wantsKey: head.headerFields[Self.cacheKeyRequest] != nil))
+        return .success(
+            Forwarding(
+                outgoing: outgoing, preconditions: preconditions,
+                wantsKey: head.headerFields[Self.cacheKeyRequest] != nil))
     }
 
     /// An answer from storage at the HTTP/1 level, as the event-loop path writes it.
@@ -232,12 +245,13 @@ public final class CachingProxy: Sendable {
             return StorageAnswer(head: reused.head, body: reused.body, outcome: .hit)
         }
         guard let request = try? HTTPRequest(head, secure: false, splitCookie: false),
-              let (answer, reuseWindow) = answerFromStorage(request), case .buffered(let body) = answer.body
+            let (answer, reuseWindow) = answerFromStorage(request), case .buffered(let body) = answer.body
         else { return nil }
         let responseHead = HTTPResponseHead(answer.head)
         if let memoKey, let reuseWindow {
             memo.remember(
-                AnswerMemo.Entry(head: responseHead, body: body, generation: generation, validUntil: now + .seconds(reuseWindow)),
+                AnswerMemo.Entry(
+                    head: responseHead, body: body, generation: generation, validUntil: now + .seconds(reuseWindow)),
                 forKey: memoKey)
         }
         return StorageAnswer(head: responseHead, body: body, outcome: answer.outcome)
@@ -247,12 +261,14 @@ public final class CachingProxy: Sendable {
     /// answer may be reused (while its `Age` and `Cache-Status` ttl read the same and it is fresh;
     /// `nil` when it may not be: not a plain hit, or the response varies).
     func answerFromStorage(_ head: HTTPRequest) -> (Answer, reuseWindow: Double?)? {
-        guard head.method == .get || head.method == .head, case .success(let forwarding) = prepare(head, addingVia: false),
-              forwarding.outgoing.headerFields[.range] == nil, let result = cache.usableStoredResponse(for: forwarding.outgoing)
+        guard head.method == .get || head.method == .head,
+            case .success(let forwarding) = prepare(head, addingVia: false),
+            forwarding.outgoing.headerFields[.range] == nil,
+            let result = cache.usableStoredResponse(for: forwarding.outgoing)
         else { return nil }
         let answer = cachedAnswer(result, request: head, forwarding: forwarding)
         guard answer.outcome == .hit, result.response.headerFields[.vary] == nil, let age = result.age,
-              let lifetime = result.freshnessLifetime
+            let lifetime = result.freshnessLifetime
         else { return (answer, nil) }
         let remaining = lifetime - age
         let window = min(1 - (age - age.rounded(.down)), remaining - remaining.rounded(.down), remaining)
@@ -305,18 +321,23 @@ public final class CachingProxy: Sendable {
     }
 
     /// Forwards a request past the cache and streams the response back.
-    private func bypass(_ head: HTTPRequest, outgoing: HTTPRequest, body: Data?, preconditions: ClientPreconditions?) async -> Answer {
+    private func bypass(
+        _ head: HTTPRequest, outgoing: HTTPRequest, body: Data?, preconditions: ClientPreconditions?
+    ) async -> Answer {
         var outgoing = outgoing
         outgoing.method = head.method
         if let preconditions {
             outgoing.headerFields[values: .ifNoneMatch] = preconditions.ifNoneMatch
-            if let since = preconditions.ifModifiedSince { outgoing.headerFields[.ifModifiedSince] = HTTPDate.format(since) }
+            if let since = preconditions.ifModifiedSince {
+                outgoing.headerFields[.ifModifiedSince] = HTTPDate.format(since)
+            }
         }
         do {
             let (responseHead, response) = try await upstream.send(outgoing, body: body)
             var status = CacheStatus(cacheName: configuration.name)
             status.forward = .bypass
-            let oversized = OversizedResponse(head: responseHead, buffered: ByteBuffer(), rest: response.body.makeAsyncIterator())
+            let oversized = OversizedResponse(
+                head: responseHead, buffered: ByteBuffer(), rest: response.body.makeAsyncIterator())
             _ = oversized.claim()
             return streamedAnswer(oversized, request: head, status: status)
         } catch {
@@ -384,7 +405,9 @@ public final class CachingProxy: Sendable {
         head.headerFields.append(HTTPField(name: .via, value: via))
         head.headerFields[CacheStatus.fieldName] = status.description
         if let preconditions = forwarding.preconditions, preconditions.notModified(head) {
-            return Answer(head: ClientPreconditions.notModifiedResponse(for: head), body: .buffered(ByteBuffer()), outcome: .notModified)
+            return Answer(
+                head: ClientPreconditions.notModifiedResponse(for: head), body: .buffered(ByteBuffer()),
+                outcome: .notModified)
         }
         // A HEAD answered by a HEAD response keeps that response's Content-Length: its body is
         // empty, but it describes the GET's.
@@ -407,10 +430,12 @@ public final class CachingProxy: Sendable {
     /// Seconds of freshness left (negative when stale), as `Cache-Status` reports it.
     private func timeToLive(of result: HTTPCacheResponse) -> Int {
         let response = result.response
-        let lifetime = result.freshnessLifetime ?? Freshness.lifetime(
-            of: response, directives: CacheControl(fieldValues: response.headerFields[values: .cacheControl]),
-            responseTime: cache.configuration.clock.now(), shared: cache.configuration.mode == .shared,
-            heuristics: cache.configuration.heuristics)
+        let lifetime =
+            result.freshnessLifetime
+            ?? Freshness.lifetime(
+                of: response, directives: CacheControl(fieldValues: response.headerFields[values: .cacheControl]),
+                responseTime: cache.configuration.clock.now(), shared: cache.configuration.mode == .shared,
+                heuristics: cache.configuration.heuristics)
         let remaining = lifetime - (result.age ?? 0)
         return Int(max(min(remaining, Double(Int32.max)), Double(Int32.min)).rounded(.down))
     }
@@ -421,7 +446,7 @@ public final class CachingProxy: Sendable {
             return errorAnswer(.badRequest, invalid.message)
         }
         if let clientError = error as? HTTPClientError,
-           [.deadlineExceeded, .readTimeout, .connectTimeout, .getConnectionFromPoolTimeout].contains(clientError)
+            [.deadlineExceeded, .readTimeout, .connectTimeout, .getConnectionFromPoolTimeout].contains(clientError)
         {
             return errorAnswer(.gatewayTimeout, "the origin did not answer in time")
         }
@@ -433,10 +458,12 @@ public final class CachingProxy: Sendable {
         let body = ByteBuffer(string: "\(status.code) \(status.reasonPhrase): \(message)\n")
         var cacheStatus = CacheStatus(cacheName: configuration.name)
         cacheStatus.detail = "proxy-error"
-        let head = HTTPResponse(status: status, headerFields: [
-            .contentType: "text/plain; charset=utf-8", .contentLength: String(body.readableBytes), .via: via,
-            CacheStatus.fieldName: cacheStatus.description,
-        ])
+        let head = HTTPResponse(
+            status: status,
+            headerFields: [
+                .contentType: "text/plain; charset=utf-8", .contentLength: String(body.readableBytes), .via: via,
+                CacheStatus.fieldName: cacheStatus.description,
+            ])
         return Answer(head: head, body: .buffered(body), outcome: .error)
     }
 
@@ -456,7 +483,9 @@ public final class CachingProxy: Sendable {
     private func collectBody(of request: Request) async -> Result<Data?, AnswerError> {
         let limit = configuration.maximumRequestBodyBytes
         let tooLarge = AnswerError(answer: errorAnswer(.contentTooLarge, "request body over \(limit) bytes"))
-        if let declared = request.head.headerFields[.contentLength].flatMap(Int.init), declared > limit { return .failure(tooLarge) }
+        if let declared = request.head.headerFields[.contentLength].flatMap(Int.init), declared > limit {
+            return .failure(tooLarge)
+        }
         var collected = ByteBuffer()
         do {
             for try await var chunk in request.body {
@@ -466,7 +495,9 @@ public final class CachingProxy: Sendable {
         } catch {
             return .failure(AnswerError(answer: errorAnswer(.badRequest, "the request body could not be read")))
         }
-        return .success(collected.readableBytes == 0 && request.head.headerFields[.contentLength] == nil ? nil : Data(collected.readableBytesView))
+        return .success(
+            collected.readableBytes == 0 && request.head.headerFields[.contentLength] == nil
+                ? nil : Data(collected.readableBytesView))
     }
 
     struct AnswerError: Error {

@@ -20,7 +20,9 @@ enum ClientRoutingFields {
     /// consulted on the hit path.
     @inline(__always)
     static func contains(_ name: HTTPField.Name) -> Bool {
-        guard let first = name.canonicalName.utf8.first, first == UInt8(ascii: "x") || first == UInt8(ascii: "f") else { return false }
+        guard let first = name.canonicalName.utf8.first, first == UInt8(ascii: "x") || first == UInt8(ascii: "f") else {
+            return false
+        }
         return names.contains(name.canonicalName)
     }
 

@@ -62,7 +62,8 @@ struct UpstreamTransport: Sendable {
         // A targeted field stands in for Cache-Control only when it is a valid Dictionary (RFC
         // 9213 §2.1); otherwise the origin's Cache-Control rules, as if the field were absent.
         if let targeted = targetedCacheControl, fields[targeted] != nil,
-           let directives = TargetedCacheControl.cacheControlValue(of: fields[values: targeted]) {
+            let directives = TargetedCacheControl.cacheControlValue(of: fields[values: targeted])
+        {
             fields[Self.originCacheControl] = fields[values: .cacheControl].joined(separator: ", ")
             fields[values: .cacheControl] = directives.isEmpty ? [] : [directives]
         }

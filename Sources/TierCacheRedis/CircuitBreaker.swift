@@ -38,7 +38,9 @@ final class CircuitBreaker: Sendable {
 
     func recordSuccess() {
         state.withLock { state in
-            guard state.consecutiveFailures != 0 || state.openUntil != nil || state.trialStartedAt != nil else { return }
+            guard state.consecutiveFailures != 0 || state.openUntil != nil || state.trialStartedAt != nil else {
+                return
+            }
             state.consecutiveFailures = 0
             state.openUntil = nil
             state.trialStartedAt = nil

@@ -72,13 +72,15 @@ public struct RedisTLS: Sendable, Hashable {
                 configuration.certificateChain = try NIOSSLCertificate.fromPEMFile(certificate).map { .certificate($0) }
                 configuration.privateKey = .privateKey(try NIOSSLPrivateKey(file: key, format: .pem))
             default:
-                throw TierCacheError(.invalidConfiguration, "a client certificate needs both clientCertificateFile and clientKeyFile")
+                throw TierCacheError(
+                    .invalidConfiguration, "a client certificate needs both clientCertificateFile and clientKeyFile")
             }
             return try NIOSSLContext(configuration: configuration)
         } catch let error as TierCacheError {
             throw error
         } catch {
-            throw TierCacheError(.invalidConfiguration, "the Redis TLS settings could not be loaded", underlying: "\(error)")
+            throw TierCacheError(
+                .invalidConfiguration, "the Redis TLS settings could not be loaded", underlying: "\(error)")
         }
     }
 }

@@ -24,7 +24,8 @@ extension RedisTier {
             var entries: [CacheEntry?] = []
             entries.reserveCapacity(keys.count)
             for start in stride(from: 0, to: keys.count, by: Self.mgetBatchSize) {
-                entries += try await self.entries(forKeys: Array(keys[start..<min(start + Self.mgetBatchSize, keys.count)]))
+                entries += try await self.entries(
+                    forKeys: Array(keys[start..<min(start + Self.mgetBatchSize, keys.count)]))
             }
             return entries
         }
@@ -47,7 +48,8 @@ extension RedisTier {
         var entries: [CacheEntry?] = []
         entries.reserveCapacity(keys.count)
         for index in keys.indices {
-            entries.append(await entry(from: values[index], key: keys[index], redisKey: redisKeys[index], timing: timing))
+            entries.append(
+                await entry(from: values[index], key: keys[index], redisKey: redisKeys[index], timing: timing))
         }
         return entries
     }

@@ -84,7 +84,8 @@ extension RedisTier {
         public init(
             deployment: Deployment, keyPrefix: String = "tiercache:", capacity: Int,
             maxEntryFraction: Double = EntrySizeLimit.urlCacheDefaultFraction, compressionLevel: Int32 = 1,
-            connectionsPerNode: Int = 2, connectTimeout: Duration = .seconds(1), commandTimeout: Duration = .milliseconds(500),
+            connectionsPerNode: Int = 2, connectTimeout: Duration = .seconds(1),
+            commandTimeout: Duration = .milliseconds(500),
             failureMode: FailureMode = .degrade, breakerThreshold: Int = 5, breakerOpenDuration: Duration = .seconds(2),
             tls: RedisTLS? = nil, logger: Logger? = nil, metricsFactory: (any MetricsFactory)? = nil
         ) {

@@ -43,13 +43,22 @@ public final class RedisTier: CacheTier {
 
     /// A tier over the deployment in `configuration`; connections open on first use.
     /// Throws `TierCacheError` (`invalidConfiguration`) for impossible settings.
-    public init(configuration: Configuration, name: String = "redis", eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) throws(TierCacheError) {
-        guard configuration.capacity > 0 else { throw TierCacheError(.invalidConfiguration, "a Redis tier's capacity must be positive") }
-        guard configuration.connectionsPerNode > 0 else { throw TierCacheError(.invalidConfiguration, "connectionsPerNode must be at least 1") }
+    public init(
+        configuration: Configuration, name: String = "redis",
+        eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
+    ) throws(TierCacheError) {
+        guard configuration.capacity > 0 else {
+            throw TierCacheError(.invalidConfiguration, "a Redis tier's capacity must be positive")
+        }
+        guard configuration.connectionsPerNode > 0 else {
+            throw TierCacheError(.invalidConfiguration, "connectionsPerNode must be at least 1")
+        }
         guard configuration.commandTimeout > .zero, configuration.connectTimeout > .zero else {
             throw TierCacheError(.invalidConfiguration, "timeouts must be positive")
         }
-        guard configuration.breakerThreshold > 0 else { throw TierCacheError(.invalidConfiguration, "breakerThreshold must be at least 1") }
+        guard configuration.breakerThreshold > 0 else {
+            throw TierCacheError(.invalidConfiguration, "breakerThreshold must be at least 1")
+        }
         guard let codec = ZstdCodec(level: configuration.compressionLevel) else {
             throw TierCacheError(.invalidConfiguration, "zstd level \(configuration.compressionLevel) is out of range")
         }
@@ -61,9 +70,10 @@ public final class RedisTier: CacheTier {
         self.counters = TierCounters(tierName: name, metricsFactory: configuration.metricsFactory)
         self.codec = codec
         self.prefix = Array(configuration.keyPrefix.utf8)
-        self.scanPattern = Array(configuration.keyPrefix.utf8).flatMap { byte -> [UInt8] in
-            Array("*?[]\\".utf8).contains(byte) ? [UInt8(ascii: "\\"), byte] : [byte]
-        } + [UInt8(ascii: "*")]
+        self.scanPattern =
+            Array(configuration.keyPrefix.utf8).flatMap { byte -> [UInt8] in
+                Array("*?[]\\".utf8).contains(byte) ? [UInt8(ascii: "\\"), byte] : [byte]
+            } + [UInt8(ascii: "*")]
         let tls = try configuration.tlsInForce.map { settings throws(TierCacheError) in
             RedisConnection.TLS(context: try settings.makeContext(), serverName: settings.serverName)
         }
@@ -71,13 +81,16 @@ public final class RedisTier: CacheTier {
             size: configuration.connectionsPerNode,
             connectTimeout: Self.timeAmount(configuration.connectTimeout),
             commandTimeout: Self.timeAmount(configuration.commandTimeout),
-            breaker: .init(failureThreshold: configuration.breakerThreshold, openDuration: configuration.breakerOpenDuration),
+            breaker: .init(
+                failureThreshold: configuration.breakerThreshold, openDuration: configuration.breakerOpenDuration),
             tls: tls)
         switch configuration.deployment {
         case .standalone(let endpoint):
             client = StandaloneRedisClient(endpoint: endpoint, group: eventLoopGroup, options: options)
         case .cluster(let seeds):
-            guard !seeds.isEmpty else { throw TierCacheError(.invalidConfiguration, "a cluster needs at least one seed node") }
+            guard !seeds.isEmpty else {
+                throw TierCacheError(.invalidConfiguration, "a cluster needs at least one seed node")
+            }
             client = ClusterRedisClient(seeds: seeds, group: eventLoopGroup, options: options)
         }
     }
@@ -145,7 +158,9 @@ public final class RedisTier: CacheTier {
     /// null is a miss, a record that fails to decode is a miss and is deleted, an expired one a
     /// miss. A record in a format version this code does not read is a miss left in place: in a
     /// rolling deploy, servers still on this version must not delete what newer ones write.
-    func entry(from reply: RESPValue, key: CacheKey, redisKey: [UInt8], timing: TierCounters.LookupTiming) async -> CacheEntry? {
+    func entry(
+        from reply: RESPValue, key: CacheKey, redisKey: [UInt8], timing: TierCounters.LookupTiming
+    ) async -> CacheEntry? {
         guard case .bulkString(let record) = reply else {
             counters.recordLookup(hit: false, timing: timing)
             return nil
@@ -154,9 +169,12 @@ public final class RedisTier: CacheTier {
         do {
             decoded = try record.withUnsafeBytes { bytes throws(EntryRecord.DecodeFailure) in
                 let header = try EntryRecord.header(of: bytes)
-                guard header.fullKey == nil else { throw EntryRecord.DecodeFailure(reason: "unexpected key in a Redis record") }
+                guard header.fullKey == nil else {
+                    throw EntryRecord.DecodeFailure(reason: "unexpected key in a Redis record")
+                }
                 let value = try EntryRecord.value(of: header, codec: codec)
-                return CacheEntry(value: value, storedAt: header.metadata.storedAt, expiresAt: header.metadata.expiresAt)
+                return CacheEntry(
+                    value: value, storedAt: header.metadata.storedAt, expiresAt: header.metadata.expiresAt)
             }
         } catch let failure as EntryRecord.DecodeFailure where failure.isUnknownFormatVersion {
             counters.recordUnknownFormat()
@@ -165,7 +183,8 @@ public final class RedisTier: CacheTier {
         } catch {
             counters.recordCorruptionRemoved()
             counters.recordLookup(hit: false, timing: timing)
-            configuration.logger?.warning("damaged record removed (a miss)", metadata: ["tier": "\(name)", "key": "\(key.rawValue)"])
+            configuration.logger?.warning(
+                "damaged record removed (a miss)", metadata: ["tier": "\(name)", "key": "\(key.rawValue)"])
             _ = try? await run([Self.del, redisKey], key: redisKey)
             return nil
         }
@@ -196,7 +215,8 @@ public final class RedisTier: CacheTier {
         let record = EntryRecord.encode(entry, fullKey: nil, codec: codec)
         let redisKey = redisKey(key)
         guard sizeLimit.admits(record.count + redisKey.count) else {
-            let outcome = StoreOutcome.refused(.tooLarge(size: record.count + redisKey.count, limit: sizeLimit.maxBytes))
+            let outcome = StoreOutcome.refused(
+                .tooLarge(size: record.count + redisKey.count, limit: sizeLimit.maxBytes))
             counters.record(outcome)
             try await removeEntry(forKey: key)
             return outcome
@@ -231,20 +251,28 @@ public final class RedisTier: CacheTier {
     /// Deletes every key under the prefix, on every primary (`SCAN` + `UNLINK`), never other keys.
     public func removeAll() async throws {
         do throws(RedisError) {
-            try await forEachKey { key, _ throws(RedisError) in _ = try await run([Array("UNLINK".utf8), key], key: key) }
+            try await forEachKey { key, _ throws(RedisError) in
+                _ = try await run([Array("UNLINK".utf8), key], key: key)
+            }
         } catch {
             throw tierError(error)
         }
     }
 
     /// Calls `body` with every key under the prefix and the primary holding it (`SCAN MATCH`).
-    private func forEachKey(_ body: ([UInt8], RedisEndpoint) async throws(RedisError) -> Void) async throws(RedisError) {
+    private func forEachKey(_ body: ([UInt8], RedisEndpoint) async throws(RedisError) -> Void) async throws(RedisError)
+    {
         for node in try await client.primaries() {
             var cursor: [UInt8] = Array("0".utf8)
             repeat {
                 let reply = try await client.send(
-                    [Array("SCAN".utf8), cursor, Array("MATCH".utf8), scanPattern, Array("COUNT".utf8), Array("1000".utf8)], to: node)
-                guard case .array(let parts) = reply, parts.count == 2, let next = parts[0].bytes, case .array(let keys) = parts[1] else {
+                    [
+                        Array("SCAN".utf8), cursor, Array("MATCH".utf8), scanPattern, Array("COUNT".utf8),
+                        Array("1000".utf8),
+                    ], to: node)
+                guard case .array(let parts) = reply, parts.count == 2, let next = parts[0].bytes,
+                    case .array(let keys) = parts[1]
+                else {
                     throw .protocolViolation("SCAN answered something else than [cursor, keys]")
                 }
                 for case .bulkString(let key) in keys { try await body(key, node) }
@@ -268,7 +296,8 @@ public final class RedisTier: CacheTier {
                     bytes += Int(count) + key.count
                 }
             }
-            return TierUsage(bytes: bytes, entries: entries, capacity: configuration.capacity, maxEntryBytes: sizeLimit.maxBytes)
+            return TierUsage(
+                bytes: bytes, entries: entries, capacity: configuration.capacity, maxEntryBytes: sizeLimit.maxBytes)
         } catch {
             throw tierError(error)
         }

@@ -26,7 +26,8 @@ public struct SampleJSONResponses: Sendable {
             length += record.utf8.count + 1
         } while length + 260 < targetSize
         let page = Int(random(100)) + 1
-        let body = "{\"data\":[\(records.joined(separator: ","))],\"meta\":{\"page\":\(page),\"per_page\":\(records.count),"
+        let body =
+            "{\"data\":[\(records.joined(separator: ","))],\"meta\":{\"page\":\(page),\"per_page\":\(records.count),"
             + "\"total\":\(page * records.count + Int(random(500))),\"request_id\":\"\(requestID)\"}}"
         return Array(body.utf8)
     }
@@ -36,7 +37,8 @@ public struct SampleJSONResponses: Sendable {
         let last = Self.lastNames[Int(random(UInt64(Self.lastNames.count)))]
         let city = Self.cities[Int(random(UInt64(Self.cities.count)))]
         let tags = (0..<Int(random(3)) + 1).map { _ in "\"\(Self.tags[Int(random(UInt64(Self.tags.count)))])\"" }
-        let created = "20\(20 + random(6))-\(pad(random(12) + 1))-\(pad(random(28) + 1))T\(pad(random(24))):\(pad(random(60))):\(pad(random(60)))Z"
+        let created =
+            "20\(20 + random(6))-\(pad(random(12) + 1))-\(pad(random(28) + 1))T\(pad(random(24))):\(pad(random(60))):\(pad(random(60)))Z"
         let price = "\(random(500)).\(pad(random(100)))"
         return "{\"id\":\(100_000 + random(900_000)),\"uuid\":\"\(uuid())\",\"name\":\"\(first) \(last)\","
             + "\"email\":\"\(first.lowercased()).\(last.lowercased())\(random(100))@example.com\",\"active\":\(random(2) == 0),"
@@ -66,7 +68,8 @@ public struct SampleJSONResponses: Sendable {
 
     private static let firstNames = [
         "Ada", "Alan", "Grace", "Linus", "Margaret", "Dennis", "Barbara", "Ken", "Frances", "Edsger", "Radia", "Tim",
-        "Sophie", "John", "Hedy", "Donald", "Katherine", "Niklaus", "Shafi", "Leslie", "Anita", "Bjarne", "Adele", "Guido",
+        "Sophie", "John", "Hedy", "Donald", "Katherine", "Niklaus", "Shafi", "Leslie", "Anita", "Bjarne", "Adele",
+        "Guido",
     ]
     private static let lastNames = [
         "Lovelace", "Turing", "Hopper", "Torvalds", "Hamilton", "Ritchie", "Liskov", "Thompson", "Allen", "Dijkstra",

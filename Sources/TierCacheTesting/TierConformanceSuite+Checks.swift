@@ -38,7 +38,9 @@ extension TierConformanceSuite {
             try expect(absent == nil, "an absent key returned \(String(describing: absent))")
             let usage = try await tier.usage()
             try expect(usage.entries == 1, "usage counts \(usage.entries) entries after one store")
-            try expect(usage.bytes > 0 && usage.bytes <= usage.capacity, "usage reports \(usage.bytes) of \(usage.capacity) bytes")
+            try expect(
+                usage.bytes > 0 && usage.bytes <= usage.capacity,
+                "usage reports \(usage.bytes) of \(usage.capacity) bytes")
         }
 
         func emptyValue() async throws {
@@ -97,7 +99,9 @@ extension TierConformanceSuite {
             _ = try await tier.store(entry([1]), forKey: first)
             _ = try await tier.store(entry([2]), forKey: second)
             let one = try await tier.entry(forKey: first), two = try await tier.entry(forKey: second)
-            try expect(one?.value == [1] && two?.value == [2], "long keys read back \(String(describing: one)), \(String(describing: two))")
+            try expect(
+                one?.value == [1] && two?.value == [2],
+                "long keys read back \(String(describing: one)), \(String(describing: two))")
             let shorter = try await tier.entry(forKey: key(prefix))
             try expect(shorter == nil, "a key that is a prefix of a stored key returned \(String(describing: shorter))")
         }
@@ -109,9 +113,13 @@ extension TierConformanceSuite {
             _ = try await tier.store(entry([9]), forKey: key("big"))
             let outcome = try await tier.store(entry(random.bytes(limit + 1)), forKey: key("big"))
             guard case .refused(.tooLarge(let size, let reported)) = outcome else {
-                throw Failure(check: check, message: "an entry of \(limit + 1) random bytes over a \(limit)-byte limit gave \(outcome)")
+                throw Failure(
+                    check: check,
+                    message: "an entry of \(limit + 1) random bytes over a \(limit)-byte limit gave \(outcome)")
             }
-            try expect(size > reported && reported == limit, "refusal reports size \(size), limit \(reported); expected limit \(limit)")
+            try expect(
+                size > reported && reported == limit,
+                "refusal reports size \(size), limit \(reported); expected limit \(limit)")
             let found = try await tier.entry(forKey: key("big"))
             try expect(found == nil, "a refused store left the older entry \(String(describing: found)) readable")
             let fits = try await tier.store(entry(random.bytes(limit / 2)), forKey: key("fits"))
@@ -131,9 +139,12 @@ extension TierConformanceSuite {
                 lastKey = try key("fill-\(index)")
                 lastValue = value
                 let outcome = try await tier.store(entry(value), forKey: lastKey)
-                try expect(outcome == .stored, "storing \(value.count) bytes (limit \(start.maxEntryBytes)) gave \(outcome)")
+                try expect(
+                    outcome == .stored, "storing \(value.count) bytes (limit \(start.maxEntryBytes)) gave \(outcome)")
                 let usage = try await tier.usage()
-                try expect(usage.bytes <= usage.capacity, "usage \(usage.bytes) exceeds capacity \(usage.capacity) after \(index + 1) stores")
+                try expect(
+                    usage.bytes <= usage.capacity,
+                    "usage \(usage.bytes) exceeds capacity \(usage.capacity) after \(index + 1) stores")
                 written += value.count
                 index += 1
             }
@@ -146,7 +157,9 @@ extension TierConformanceSuite {
         func concurrentUse() async throws {
             let tier = try await makeTier(directory)
             let makeKey: @Sendable (Int) throws -> CacheKey = { try CacheKey("shared-\($0)") }
-            let value: @Sendable (Int, Int) -> [UInt8] = { key, writer in Array("\(key):\(writer)".utf8) + [UInt8](repeating: UInt8(key % 251), count: 64) }
+            let value: @Sendable (Int, Int) -> [UInt8] = { key, writer in
+                Array("\(key):\(writer)".utf8) + [UInt8](repeating: UInt8(key % 251), count: 64)
+            }
             let storedAt = self.storedAt
             try await withThrowingTaskGroup(of: String?.self) { group in
                 for worker in 0..<8 {
@@ -158,10 +171,13 @@ extension TierConformanceSuite {
                             case 0: try await tier.removeEntry(forKey: makeKey(keyIndex))
                             case 1...4:
                                 _ = try await tier.store(
-                                    CacheEntry(value: value(keyIndex, worker), storedAt: storedAt), forKey: makeKey(keyIndex))
+                                    CacheEntry(value: value(keyIndex, worker), storedAt: storedAt),
+                                    forKey: makeKey(keyIndex))
                             default:
                                 if let found = try await tier.entry(forKey: makeKey(keyIndex)),
-                                   !String(decoding: found.value.prefix(while: { $0 != UInt8(ascii: ":") }), as: UTF8.self).elementsEqual("\(keyIndex)")
+                                    !String(
+                                        decoding: found.value.prefix(while: { $0 != UInt8(ascii: ":") }), as: UTF8.self
+                                    ).elementsEqual("\(keyIndex)")
                                 {
                                     return "key \(keyIndex) returned another key's value"
                                 }

@@ -9,19 +9,24 @@ import TierCacheLMDB
 struct CrashCheckCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "crash-check",
-        abstract: "Check that crash-writer's committed entries all read back with their values (for scripts/crash-loop).")
+        abstract:
+            "Check that crash-writer's committed entries all read back with their values (for scripts/crash-loop).")
 
     @Argument var directory: String
     @Option var capacity = 64 << 20
     @Option(help: "The last committed entry's number; entries 0 through it are checked.")
     var through: Int?
-    @Option(help: "A file of committed entries' numbers, one per line (from several writers, which commit out of order); each is checked.")
+    @Option(
+        help:
+            "A file of committed entries' numbers, one per line (from several writers, which commit out of order); each is checked."
+    )
     var committed: String?
 
     func run() throws {
         let tier = try LMDBTier(directory: URL(fileURLWithPath: directory), capacity: capacity)
         if tier.didResetDamagedStore {
-            throw CrashCheckFailure(description: "the store was reset at open: \(tier.storeResetReason ?? "no reason given")")
+            throw CrashCheckFailure(
+                description: "the store was reset at open: \(tier.storeResetReason ?? "no reason given")")
         }
         let numbers = try checkedNumbers()
         var missing: [Int] = []
@@ -34,14 +39,18 @@ struct CrashCheckCommand: ParsableCommand {
             if entry.value != CrashWriterCommand.value(index) { wrong.append(index) }
         }
         guard missing.isEmpty, wrong.isEmpty else {
-            throw CrashCheckFailure(description:
-                "of \(numbers.count) committed entries: \(missing.count) missing (first \(missing.prefix(5))), \(wrong.count) with another value (first \(wrong.prefix(5)))")
+            throw CrashCheckFailure(
+                description:
+                    "of \(numbers.count) committed entries: \(missing.count) missing (first \(missing.prefix(5))), \(wrong.count) with another value (first \(wrong.prefix(5)))"
+            )
         }
         // Whether dictionaries were in play (crash-writer --dictionaries): the records naming one.
-        let withDictionary = try tier.storedDictionaries().isEmpty
+        let withDictionary =
+            try tier.storedDictionaries().isEmpty
             ? 0 : LMDBTier.inspect(directory: URL(fileURLWithPath: directory)).recordsByDictionary.values.reduce(0, +)
-        print("checked \(numbers.count) entries: all present, all equal"
-            + (withDictionary > 0 ? " (\(withDictionary) stored with a dictionary)" : ""))
+        print(
+            "checked \(numbers.count) entries: all present, all equal"
+                + (withDictionary > 0 ? " (\(withDictionary) stored with a dictionary)" : ""))
     }
 
     /// The numbers `--through` or `--committed` names.

@@ -28,10 +28,14 @@ struct CrashWriterCommand: ParsableCommand {
     static let training = LMDBTier.DictionaryTraining(dictionarySize: 4 << 10, sampleBytes: 64 << 10)
 
     func run() throws {
-        guard start >= 0, count >= 0, start <= Int.max - count else { throw ValidationError("--start and --count must be non-negative") }
+        guard start >= 0, count >= 0, start <= Int.max - count else {
+            throw ValidationError("--start and --count must be non-negative")
+        }
         guard (1...64).contains(writers) else { throw ValidationError("--writers must be 1 to 64") }
-        let tier = try LMDBTier(directory: URL(fileURLWithPath: directory), configuration: .init(
-            capacity: capacity, dictionary: dictionaries ? .automatic(Self.training) : .off))
+        let tier = try LMDBTier(
+            directory: URL(fileURLWithPath: directory),
+            configuration: .init(
+                capacity: capacity, dictionary: dictionaries ? .automatic(Self.training) : .off))
         // The kill loop kills only after this line: a kill while the store is being checked at
         // open resets it by design (see LMDBTier's "Damaged stores"), which is not what it tests.
         FileHandle.standardOutput.write(Data("opened\n".utf8))

@@ -18,7 +18,8 @@ struct DamageReaderCommand: ParsableCommand {
     var populate = false
     @Flag(help: "With --populate: do not fsync each commit (for building large stores quickly).")
     var noSync = false
-    @Flag(help: "Time opening the store with the check (alone) and without it (beside an open tier), and a full verify.")
+    @Flag(
+        help: "Time opening the store with the check (alone) and without it (beside an open tier), and a full verify.")
     var timeOpen = false
 
     /// Entry `index`'s value: text that compresses, and for every tenth entry bytes that do not
@@ -38,7 +39,8 @@ struct DamageReaderCommand: ParsableCommand {
                 directory: URL(fileURLWithPath: directory),
                 configuration: .init(capacity: capacity, durability: noSync ? .none : .metadataAsync))
             for index in 0..<count {
-                _ = try tier.store(CacheEntry(value: Self.value(index), storedAt: Date()), forKey: try CacheKey("entry-\(index)"))
+                _ = try tier.store(
+                    CacheEntry(value: Self.value(index), storedAt: Date()), forKey: try CacheKey("entry-\(index)"))
             }
             try tier.sync()
             return
@@ -65,7 +67,8 @@ struct DamageReaderCommand: ParsableCommand {
         }
         for index in 0..<8 {
             do {
-                _ = try tier.store(CacheEntry(value: Self.value(index), storedAt: Date()), forKey: try CacheKey("after-\(index)"))
+                _ = try tier.store(
+                    CacheEntry(value: Self.value(index), storedAt: Date()), forKey: try CacheKey("after-\(index)"))
             } catch {
                 errors += 1
             }
@@ -101,12 +104,15 @@ extension DamageReaderCommand {
         let verifyTime = try clock.measure { report = try checked?.verify() }
         let cpu3 = cpuMilliseconds()
         let entries = try unchecked?.usage().entries ?? 0
-        let fileBytes = (try? FileManager.default.attributesOfItem(atPath: url.appendingPathComponent("data.mdb").path)[.size] as? Int) ?? 0
+        let fileBytes =
+            (try? FileManager.default.attributesOfItem(atPath: url.appendingPathComponent("data.mdb").path)[.size]
+                as? Int) ?? 0
         print(
             "entries=\(entries) dataFileBytes=\(fileBytes) pagesWalked=\(report?.pagesWalked ?? 0) "
                 + "checkedOpenMs=\(checkedTime.milliseconds) uncheckedOpenMs=\(uncheckedTime.milliseconds) "
                 + "fullVerifyMs=\(verifyTime.milliseconds) checkedOpenCpuMs=\(String(format: "%.1f", cpu1 - cpu0)) "
-                + "uncheckedOpenCpuMs=\(String(format: "%.1f", cpu2 - cpu1)) fullVerifyCpuMs=\(String(format: "%.1f", cpu3 - cpu2))")
+                + "uncheckedOpenCpuMs=\(String(format: "%.1f", cpu2 - cpu1)) fullVerifyCpuMs=\(String(format: "%.1f", cpu3 - cpu2))"
+        )
     }
 }
 

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import TierCache
 import TierCacheLMDB
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -29,7 +30,9 @@ struct DiskFullProbeCommand: ParsableCommand {
         getrlimit(Int32(RLIMIT_FSIZE.rawValue), &limit)
         let original = limit
         limit.rlim_cur = rlim_t(fileSizeLimit)
-        guard setrlimit(Int32(RLIMIT_FSIZE.rawValue), &limit) == 0 else { throw ValidationError("setrlimit failed: \(errno)") }
+        guard setrlimit(Int32(RLIMIT_FSIZE.rawValue), &limit) == 0 else {
+            throw ValidationError("setrlimit failed: \(errno)")
+        }
 
         let tier = try LMDBTier(directory: URL(fileURLWithPath: directory), capacity: 64 << 20)
         var stored: [Int] = []
@@ -43,7 +46,9 @@ struct DiskFullProbeCommand: ParsableCommand {
             guard outcome == .stored else { throw ValidationError("entry \(index): \(outcome)") }
             stored.append(index)
         }
-        guard let refusal else { throw ValidationError("no store was refused under a \(fileSizeLimit)-byte file-size limit") }
+        guard let refusal else {
+            throw ValidationError("no store was refused under a \(fileSizeLimit)-byte file-size limit")
+        }
         var readBack = 0
         for index in stored where try tier.entry(forKey: try CacheKey("full-\(index)"))?.value == entry(index).value {
             readBack += 1

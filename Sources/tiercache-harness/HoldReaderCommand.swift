@@ -14,7 +14,9 @@ struct HoldReaderCommand: ParsableCommand {
 
     func run() throws {
         var environment: OpaquePointer?
-        guard mdb_env_create(&environment) == MDB_SUCCESS, let environment else { throw ValidationError("mdb_env_create failed") }
+        guard mdb_env_create(&environment) == MDB_SUCCESS, let environment else {
+            throw ValidationError("mdb_env_create failed")
+        }
         defer { mdb_env_close(environment) }
         mdb_env_set_maxdbs(environment, 8)
         let opened = mdb_env_open(environment, directory, UInt32(MDB_RDONLY | MDB_NOTLS), 0o600)

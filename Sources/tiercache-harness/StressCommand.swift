@@ -39,14 +39,21 @@ struct StressCommand: ParsableCommand {
         }
 
         mutating func add(_ other: Tally) {
-            stores += other.stores; refused += other.refused; reads += other.reads; hits += other.hits
-            wrong += other.wrong; errors += other.errors; largestUsage = max(largestUsage, other.largestUsage)
+            stores += other.stores
+            refused += other.refused
+            reads += other.reads
+            hits += other.hits
+            wrong += other.wrong
+            errors += other.errors
+            largestUsage = max(largestUsage, other.largestUsage)
             for problem in other.firstProblems { note(problem) }
         }
     }
 
     func run() throws {
-        guard tasks > 0, keys > 0, seconds > 0 else { throw ValidationError("--tasks, --keys and --seconds must be positive") }
+        guard tasks > 0, keys > 0, seconds > 0 else {
+            throw ValidationError("--tasks, --keys and --seconds must be positive")
+        }
         let tier = try LMDBTier(directory: URL(fileURLWithPath: directory), capacity: capacity)
         if verifyOnly { return try verify(tier) }
         let deadline = Date().addingTimeInterval(seconds)
@@ -129,9 +136,12 @@ struct StressCommand: ParsableCommand {
         guard let bar = bytes.firstIndex(of: UInt8(ascii: "|")) else { return "no header" }
         let fields = String(decoding: bytes[..<bar], as: UTF8.self).split(separator: " ")
         let numbers = fields.compactMap { $0.split(separator: "=").last.flatMap { Int($0) } }
-        guard fields.count == 3, numbers.count == 3 else { return "header '\(String(decoding: bytes[..<bar], as: UTF8.self))'" }
+        guard fields.count == 3, numbers.count == 3 else {
+            return "header '\(String(decoding: bytes[..<bar], as: UTF8.self))'"
+        }
         guard numbers[0] == key else { return "a value written for key \(numbers[0])" }
-        return value(key: numbers[0], writer: numbers[1], sequence: numbers[2]) == bytes ? nil : "the bytes differ from what was written"
+        return value(key: numbers[0], writer: numbers[1], sequence: numbers[2]) == bytes
+            ? nil : "the bytes differ from what was written"
     }
 }
 

@@ -25,9 +25,11 @@ struct MetricsEndpoint: Sendable {
                 }
                 let text = registry.emitToBuffer()
                 try await writer.write(
-                    response: HTTPResponse(status: .ok, headerFields: [
-                        .contentType: "text/plain; version=0.0.4", .contentLength: String(text.count),
-                    ]),
+                    response: HTTPResponse(
+                        status: .ok,
+                        headerFields: [
+                            .contentType: "text/plain; version=0.0.4", .contentLength: String(text.count),
+                        ]),
                     body: ResponseBody(byteBuffer: ByteBuffer(bytes: text)))
             },
             onServerRunning: { channel in onListening(channel.localAddress?.port ?? port) })

@@ -47,25 +47,42 @@ struct ProxyCommand: AsyncParsableCommand {
     @Option(help: "Capacity of the Redis tier's share of the server.", transform: ByteCount.init(parsing:))
     var redisCapacity = ByteCount(bytes: 1 << 30)
 
-    @Option(name: .customLong("storage-policy"), help: "SCHEME=POLICY, with POLICY allowed, allowedInMemoryOnly or notAllowed (repeatable).")
+    @Option(
+        name: .customLong("storage-policy"),
+        help: "SCHEME=POLICY, with POLICY allowed, allowedInMemoryOnly or notAllowed (repeatable).")
     var storagePolicies: [String] = []
 
-    @Flag(help: "Run as a private cache for one user only (stores 'private' and authorized responses, ignores s-maxage): never where several users reach the proxy.")
+    @Flag(
+        help:
+            "Run as a private cache for one user only (stores 'private' and authorized responses, ignores s-maxage): never where several users reach the proxy."
+    )
     var `private` = false
 
-    @Option(help: "The targeted cache-control field (RFC 9213) obeyed instead of Cache-Control (default: CDN-Cache-Control, except with --private).")
+    @Option(
+        help:
+            "The targeted cache-control field (RFC 9213) obeyed instead of Cache-Control (default: CDN-Cache-Control, except with --private)."
+    )
     var targetedCacheControl: String?
 
-    @Flag(help: "Send HEAD requests to the origin as HEAD (by default a HEAD miss fetches the GET, as nginx does); HEAD responses are then kept for later HEADs and update stored GET responses (RFC 9111 §4.3.5).")
+    @Flag(
+        help:
+            "Send HEAD requests to the origin as HEAD (by default a HEAD miss fetches the GET, as nginx does); HEAD responses are then kept for later HEADs and update stored GET responses (RFC 9111 §4.3.5)."
+    )
     var forwardHead = false
 
     @Flag(help: "Obey Cache-Control alone: no targeted cache-control field (CDN-Cache-Control is obeyed by default).")
     var noTargetedCacheControl = false
 
-    @Flag(help: "Forward clients' Forwarded, X-Forwarded-*, X-HTTP-Method-Override and similar fields (removed by default: they can poison cached responses). Only behind a proxy that sets them.")
+    @Flag(
+        help:
+            "Forward clients' Forwarded, X-Forwarded-*, X-HTTP-Method-Override and similar fields (removed by default: they can poison cached responses). Only behind a proxy that sets them."
+    )
     var forwardClientRoutingFields = false
 
-    @Option(help: "Largest response body offered to the cache (default: the largest entry a tier accepts, at most 64MiB); larger ones stream through.", transform: ByteCount.init(parsing:))
+    @Option(
+        help:
+            "Largest response body offered to the cache (default: the largest entry a tier accepts, at most 64MiB); larger ones stream through.",
+        transform: ByteCount.init(parsing:))
     var maxCacheableBody: ByteCount?
 
     @Option(help: "Largest request body forwarded (413 beyond).", transform: ByteCount.init(parsing:))
@@ -84,7 +101,9 @@ struct ProxyCommand: AsyncParsableCommand {
     var logLevel = "info"
 
     mutating func run() async throws {
-        guard let level = Logger.Level(rawValue: logLevel) else { throw ValidationError("unknown log level '\(logLevel)'") }
+        guard let level = Logger.Level(rawValue: logLevel) else {
+            throw ValidationError("unknown log level '\(logLevel)'")
+        }
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = level
@@ -105,21 +124,27 @@ struct ProxyCommand: AsyncParsableCommand {
         cacheConfiguration.storagePolicies = try storagePolicyTable()
         var largestEntry = 0
         for tier in tiers { largestEntry = max(largestEntry, (try? await tier.usage().maxEntryBytes) ?? 0) }
-        guard upstreamTimeout > 0, upstreamTimeout.isFinite else { throw ValidationError("--upstream-timeout must be positive") }
+        guard upstreamTimeout > 0, upstreamTimeout.isFinite else {
+            throw ValidationError("--upstream-timeout must be positive")
+        }
 
         guard !(noTargetedCacheControl && targetedCacheControl != nil) else {
             throw ValidationError("--targeted-cache-control and --no-targeted-cache-control contradict each other")
         }
         // A private cache is not the CDN a targeted field addresses, unless the field is named.
-        let targetedField = noTargetedCacheControl ? nil : targetedCacheControl ?? (self.private ? nil : TargetedCacheControl.cdnCacheControl)
+        let targetedField =
+            noTargetedCacheControl
+            ? nil : targetedCacheControl ?? (self.private ? nil : TargetedCacheControl.cdnCacheControl)
         let configuration = CachingProxy.Configuration(
             upstream: try CachingProxy.Upstream(upstream), host: host, port: port,
             maximumRequestHeaderBytes: maxRequestHeader.bytes, maximumRequestBodyBytes: maxRequestBody.bytes,
             maximumCacheableBodyBytes: maxCacheableBody?.bytes ?? max(1, min(largestEntry, 64 << 20)),
             upstreamTimeout: .nanoseconds(Int64(upstreamTimeout * 1e9)), targetedCacheControl: targetedField,
-            forwardsClientRoutingFields: forwardClientRoutingFields, convertsHEADToGET: !forwardHead, servesSingleUser: self.private)
+            forwardsClientRoutingFields: forwardClientRoutingFields, convertsHEADToGET: !forwardHead,
+            servesSingleUser: self.private)
         let proxy = try CachingProxy(
-            configuration: configuration, storage: TieredCache(tiers: tiers, logger: logger), cacheConfiguration: cacheConfiguration, logger: logger)
+            configuration: configuration, storage: TieredCache(tiers: tiers, logger: logger),
+            cacheConfiguration: cacheConfiguration, logger: logger)
         let summary = await proxy.summary()
         // The metrics endpoint reports its port through this stream; it finishes without one when
         // the group stops first (the endpoint could not bind), and then no summary is printed.
@@ -127,9 +152,10 @@ struct ProxyCommand: AsyncParsableCommand {
         var services: [any Service] = []
         if let metrics {
             let (metricsHost, metricsPort) = try Self.address(metrics)
-            let endpoint = try MetricsEndpoint(host: metricsHost, port: metricsPort, registry: registry, logger: logger).makeServer { port in
-                metricsListeningSink.yield(port)
-            }
+            let endpoint = try MetricsEndpoint(host: metricsHost, port: metricsPort, registry: registry, logger: logger)
+                .makeServer { port in
+                    metricsListeningSink.yield(port)
+                }
             services.append(NamedEndpoint(option: "--metrics", address: metrics, server: endpoint))
         } else {
             metricsListeningSink.yield(nil)
@@ -143,7 +169,8 @@ struct ProxyCommand: AsyncParsableCommand {
             FileHandle.standardOutput.write(Data("\(summary) (listening on port \(port)\(metricsNote))\n".utf8))
         }
         services.append(NamedEndpoint(option: "--listen", address: listen, server: proxyEndpoint))
-        let group = ServiceGroup(configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        let group = ServiceGroup(
+            configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         do {
             try await group.run()
         } catch {
@@ -157,12 +184,18 @@ struct ProxyCommand: AsyncParsableCommand {
         var tiers: [any CacheTier] = []
         if memory.bytes > 0 { tiers.append(try MemoryTier(.init(capacity: memory.bytes, logger: logger))) }
         if let disk {
-            tiers.append(try LMDBTier(directory: URL(fileURLWithPath: disk), configuration: .init(capacity: diskCapacity.bytes, logger: logger)))
+            tiers.append(
+                try LMDBTier(
+                    directory: URL(fileURLWithPath: disk),
+                    configuration: .init(capacity: diskCapacity.bytes, logger: logger)))
         }
         if let redis {
             let endpoint = try RedisEndpoint(url: redis)
-            let deployment: RedisTier.Configuration.Deployment = redisCluster ? .cluster(seeds: [endpoint]) : .standalone(endpoint)
-            tiers.append(try RedisTier(configuration: .init(deployment: deployment, capacity: redisCapacity.bytes, logger: logger)))
+            let deployment: RedisTier.Configuration.Deployment =
+                redisCluster ? .cluster(seeds: [endpoint]) : .standalone(endpoint)
+            tiers.append(
+                try RedisTier(
+                    configuration: .init(deployment: deployment, capacity: redisCapacity.bytes, logger: logger)))
         }
         return tiers
     }
@@ -172,7 +205,9 @@ struct ProxyCommand: AsyncParsableCommand {
         for entry in storagePolicies {
             let parts = entry.split(separator: "=", maxSplits: 1).map(String.init)
             guard parts.count == 2, !parts[0].isEmpty, let policy = StoragePolicy(rawValue: parts[1]) else {
-                throw ValidationError("--storage-policy takes SCHEME=POLICY with POLICY one of \(StoragePolicy.allCases.map(\.rawValue).joined(separator: ", ")); got '\(entry)'")
+                throw ValidationError(
+                    "--storage-policy takes SCHEME=POLICY with POLICY one of \(StoragePolicy.allCases.map(\.rawValue).joined(separator: ", ")); got '\(entry)'"
+                )
             }
             table[parts[0]] = policy
         }
@@ -181,7 +216,9 @@ struct ProxyCommand: AsyncParsableCommand {
 
     /// `HOST:PORT` (`[::1]:PORT` for IPv6).
     static func address(_ text: String) throws -> (String, Int) {
-        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (0...65535).contains(port) else {
+        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]),
+            (0...65535).contains(port)
+        else {
             throw ValidationError("'\(text)' is not HOST:PORT")
         }
         var host = String(text[..<colon])

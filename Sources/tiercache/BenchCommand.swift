@@ -55,15 +55,19 @@ struct BenchCommand: AsyncParsableCommand {
 
     func subjects() throws -> [Subject] {
         try tiers.split(separator: ",").map { name in
-            guard let subject = Subject(rawValue: String(name)) else { throw ValidationError("unknown tier \"\(name)\"; use memory, lmdb or tiered") }
+            guard let subject = Subject(rawValue: String(name)) else {
+                throw ValidationError("unknown tier \"\(name)\"; use memory, lmdb or tiered")
+            }
             return subject
         }
     }
 
     func sizeRange() throws -> ClosedRange<Int> {
         let parts = valueSize.split(separator: "-").map { Int($0) }
-        guard (1...2).contains(parts.count), parts.allSatisfy({ ($0 ?? 0) > 0 }), let low = parts.first ?? nil, let high = parts.last ?? nil, low <= high,
-              high <= 1 << 20 else {
+        guard (1...2).contains(parts.count), parts.allSatisfy({ ($0 ?? 0) > 0 }), let low = parts.first ?? nil,
+            let high = parts.last ?? nil, low <= high,
+            high <= 1 << 20
+        else {
             throw ValidationError("--value-size must be SIZE or MIN-MAX in bytes, at most 1 MiB")
         }
         return low...high
@@ -81,8 +85,10 @@ struct BenchCommand: AsyncParsableCommand {
         print("memory \(memory), LMDB \(diskCapacity) (\(directory ?? "temporary directory"))\n")
         var outcomes: [BenchOutcome] = []
         for subject in try subjects() {
-            let outcome = try await BenchRunner(subject: subject, workload: workload, requests: requests, tasks: tasks,
-                                                memory: memory.bytes, disk: diskCapacity.bytes, directory: directory).run()
+            let outcome = try await BenchRunner(
+                subject: subject, workload: workload, requests: requests, tasks: tasks,
+                memory: memory.bytes, disk: diskCapacity.bytes, directory: directory
+            ).run()
             outcomes.append(outcome)
         }
         let report = Report.bench(workload: workload.description, tasks: tasks, outcomes: outcomes)

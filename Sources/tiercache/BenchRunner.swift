@@ -40,7 +40,8 @@ struct BenchRunner {
     static let percentiles: [(String, Double)] = [("p50", 50), ("p90", 90), ("p99", 99), ("p99.9", 99.9)]
 
     func run() async throws -> BenchOutcome {
-        let location = directory.map { URL(fileURLWithPath: $0).appendingPathComponent(subject.rawValue) }
+        let location =
+            directory.map { URL(fileURLWithPath: $0).appendingPathComponent(subject.rawValue) }
             ?? FileManager.default.temporaryDirectory.appendingPathComponent("tiercache-bench-\(UUID().uuidString)")
         defer { if directory == nil { try? FileManager.default.removeItem(at: location) } }
         let cache: TieredCache
@@ -49,10 +50,14 @@ struct BenchRunner {
             case .memory:
                 cache = TieredCache(tiers: [try MemoryTier(capacity: memory)])
             case .lmdb:
-                cache = TieredCache(tiers: [try LMDBTier(directory: location, configuration: .init(capacity: disk, durability: .none))])
+                cache = TieredCache(tiers: [
+                    try LMDBTier(directory: location, configuration: .init(capacity: disk, durability: .none))
+                ])
             case .tiered:
-                cache = TieredCache(tiers: [try MemoryTier(capacity: memory),
-                                            try LMDBTier(directory: location, configuration: .init(capacity: disk, durability: .none))])
+                cache = TieredCache(tiers: [
+                    try MemoryTier(capacity: memory),
+                    try LMDBTier(directory: location, configuration: .init(capacity: disk, durability: .none)),
+                ])
             }
         } catch {
             throw BenchError(message: "cannot open the \(subject.rawValue) subject: \(error)")
@@ -65,7 +70,8 @@ struct BenchRunner {
         let perTask = await withTaskGroup(of: (hits: Int, histogram: Histogram<UInt64>).self) { group in
             for task in 0..<tasks {
                 group.addTask {
-                    var histogram = Histogram<UInt64>(highestTrackableValue: 60_000_000_000, numberOfSignificantValueDigits: .three)
+                    var histogram = Histogram<UInt64>(
+                        highestTrackableValue: 60_000_000_000, numberOfSignificantValueDigits: .three)
                     var hits = 0
                     let clock = ContinuousClock()
                     // Task t takes requests t, t + tasks, t + 2·tasks, … of the (repeated) workload.
@@ -77,10 +83,17 @@ struct BenchRunner {
                         if cache.localEntry(forKey: key) != nil {
                             hits += 1
                         } else {
-                            _ = await cache.store(CacheEntry(value: workload.value(for: object), storedAt: Date()), forKey: key, policy: .allowed)
+                            _ = await cache.store(
+                                CacheEntry(value: workload.value(for: object), storedAt: Date()), forKey: key,
+                                policy: .allowed)
                         }
                         let elapsed = clock.now - began
-                        _ = histogram.record(UInt64(max(0, elapsed.components.attoseconds / 1_000_000_000 + elapsed.components.seconds * 1_000_000_000)))
+                        _ = histogram.record(
+                            UInt64(
+                                max(
+                                    0,
+                                    elapsed.components.attoseconds / 1_000_000_000 + elapsed.components.seconds
+                                        * 1_000_000_000)))
                         index += tasks
                     }
                     return (hits, histogram)
@@ -96,13 +109,15 @@ struct BenchRunner {
         var latency: [String: UInt64] = [:]
         for (name, percentile) in Self.percentiles { latency[name] = merged.valueAtPercentile(percentile) }
         let tiers = await cache.statistics().map { name, statistics in
-            BenchOutcome.TierLine(name: name, hits: statistics.hits, misses: statistics.misses, stores: statistics.stores,
-                                  evictions: statistics.evictions, refused: statistics.refusedTooLarge + statistics.refusedByPolicy,
-                                  bytesInUse: statistics.usage?.bytes)
+            BenchOutcome.TierLine(
+                name: name, hits: statistics.hits, misses: statistics.misses, stores: statistics.stores,
+                evictions: statistics.evictions, refused: statistics.refusedTooLarge + statistics.refusedByPolicy,
+                bytesInUse: statistics.usage?.bytes)
         }
-        return BenchOutcome(subject: subject.rawValue, requests: requests, hits: perTask.reduce(0) { $0 + $1.hits },
-                            seconds: elapsed.inSeconds,
-                            latencyNanoseconds: latency, tiers: tiers)
+        return BenchOutcome(
+            subject: subject.rawValue, requests: requests, hits: perTask.reduce(0) { $0 + $1.hits },
+            seconds: elapsed.inSeconds,
+            latencyNanoseconds: latency, tiers: tiers)
     }
 }
 

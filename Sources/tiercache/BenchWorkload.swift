@@ -10,7 +10,9 @@ struct BenchWorkload: Sendable {
     let description: String
 
     /// Zipf-distributed keys; value sizes drawn once per key, uniformly between the bounds.
-    static func zipf(keys: Int, skew: Double, requests count: Int, sizes: ClosedRange<Int>, seed: UInt64) -> BenchWorkload {
+    static func zipf(
+        keys: Int, skew: Double, requests count: Int, sizes: ClosedRange<Int>, seed: UInt64
+    ) -> BenchWorkload {
         var generator = ZipfGenerator(count: keys, skew: skew, seed: seed)
         var random = seed ^ 0x5DEE_CE66
         let sizes = (0..<keys).map { _ -> UInt32 in
@@ -18,14 +20,20 @@ struct BenchWorkload: Sendable {
             return UInt32(sizes.lowerBound + Int((random >> 33) % UInt64(sizes.count)))
         }
         let requests = (0..<count).map { _ in UInt32(generator.next()) }
-        let range = sizes.isEmpty ? "" : "\(ByteCount.format(Int(clamping: sizes.min() ?? 0)))–\(ByteCount.format(Int(clamping: sizes.max() ?? 0)))"
-        return BenchWorkload(requests: requests, sizes: sizes, description: "Zipf \(skew) over \(keys) keys, values \(range)")
+        let range =
+            sizes.isEmpty
+            ? ""
+            : "\(ByteCount.format(Int(clamping: sizes.min() ?? 0)))–\(ByteCount.format(Int(clamping: sizes.max() ?? 0)))"
+        return BenchWorkload(
+            requests: requests, sizes: sizes, description: "Zipf \(skew) over \(keys) keys, values \(range)")
     }
 
     /// A trace's requests; traces without sizes get `defaultSize`-byte values.
     static func trace(_ trace: Trace, defaultSize: Int) -> BenchWorkload {
-        let sizes = trace.hasSizes ? trace.objectSizes : [UInt32](repeating: UInt32(defaultSize), count: trace.objectCount)
-        return BenchWorkload(requests: trace.requests, sizes: sizes, description: "trace \(trace.name) (\(trace.requestCount) requests)")
+        let sizes =
+            trace.hasSizes ? trace.objectSizes : [UInt32](repeating: UInt32(defaultSize), count: trace.objectCount)
+        return BenchWorkload(
+            requests: trace.requests, sizes: sizes, description: "trace \(trace.name) (\(trace.requestCount) requests)")
     }
 
     /// A compressible, JSON-like value of the object's size, cut from a shared pattern (cheap to make).
@@ -33,7 +41,8 @@ struct BenchWorkload: Sendable {
         var text = ""
         var index = 0
         while text.utf8.count < 1 << 20 {
-            text += "{\"id\":\(index),\"name\":\"item \(index)\",\"price\":\(index % 997).\(index % 100),\"tags\":[\"t\(index % 31)\",\"t\(index % 17)\"]},"
+            text +=
+                "{\"id\":\(index),\"name\":\"item \(index)\",\"price\":\(index % 997).\(index % 100),\"tags\":[\"t\(index % 31)\",\"t\(index % 17)\"]},"
             index += 1
         }
         return Array(text.utf8)

@@ -33,7 +33,8 @@ struct DemoCommand: AsyncParsableCommand {
 
     func run() async throws {
         let temporary = directory == nil
-        let location = directory.map { URL(fileURLWithPath: $0) }
+        let location =
+            directory.map { URL(fileURLWithPath: $0) }
             ?? FileManager.default.temporaryDirectory.appendingPathComponent("tiercache-demo-\(UUID().uuidString)")
         defer { if temporary { try? FileManager.default.removeItem(at: location) } }
 
@@ -44,7 +45,8 @@ struct DemoCommand: AsyncParsableCommand {
                     try MemoryTier(capacity: memory.bytes),
                     try LMDBTier(directory: location, configuration: .init(capacity: disk.bytes, durability: .none)),
                 ],
-                policyTable: StoragePolicyTable(["https": .allowed, "http": .allowedInMemoryOnly], default: .notAllowed))
+                policyTable: StoragePolicyTable(
+                    ["https": .allowed, "http": .allowedInMemoryOnly], default: .notAllowed))
         } catch {
             throw ValidationError("\(error)")
         }
@@ -71,18 +73,26 @@ struct DemoCommand: AsyncParsableCommand {
 
         print(Self.row("tier", "hits", "misses", "hit ratio", "stores", "evictions", "refused", "in use"))
         for (name, s) in await cache.statistics() {
-            let inUse = s.usage.map { "\(ByteCount.format($0.bytes)) / \(ByteCount.format($0.capacity)), \($0.entries) entries" } ?? "-"
-            print(Self.row(
-                name, "\(s.hits)", "\(s.misses)", s.hitRatio.map { String(format: "%.3f", $0) } ?? "-",
-                "\(s.stores)", "\(s.evictions)", "\(s.refusedTooLarge) size, \(s.refusedByPolicy) policy", inUse))
+            let inUse =
+                s.usage.map {
+                    "\(ByteCount.format($0.bytes)) / \(ByteCount.format($0.capacity)), \($0.entries) entries"
+                } ?? "-"
+            print(
+                Self.row(
+                    name, "\(s.hits)", "\(s.misses)", s.hitRatio.map { String(format: "%.3f", $0) } ?? "-",
+                    "\(s.stores)", "\(s.evictions)", "\(s.refusedTooLarge) size, \(s.refusedByPolicy) policy", inUse))
         }
         let hitRatio = 1 - Double(fetches) / Double(operations)
-        print(String(format: "\noverall hit ratio %.3f, %.0f lookups/s (%.2f s)", hitRatio, Double(operations) / seconds, seconds))
+        print(
+            String(
+                format: "\noverall hit ratio %.3f, %.0f lookups/s (%.2f s)", hitRatio, Double(operations) / seconds,
+                seconds))
     }
 
     private static func row(_ columns: String...) -> String {
         let widths = [8, 9, 9, 10, 9, 10, 22, 0]
-        return zip(columns, widths).map { $1 == 0 ? $0 : $0.padding(toLength: $1, withPad: " ", startingAt: 0) }.joined(separator: " ")
+        return zip(columns, widths).map { $1 == 0 ? $0 : $0.padding(toLength: $1, withPad: " ", startingAt: 0) }.joined(
+            separator: " ")
     }
 
     /// A JSON document of about `meanSize` bytes whose size varies with the key.

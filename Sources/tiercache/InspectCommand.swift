@@ -17,10 +17,11 @@ struct InspectCommand: ParsableCommand {
     @Flag(help: "Print JSON instead of text.")
     var json = false
 
-    @Flag(help: ArgumentHelp(
-        "Walk every page and record and report damage.",
-        discussion: "The walk runs in a child process, so damage it misses cannot crash this one. "
-            + "Exits 1 when the store is damaged, 2 when the walk crashed."))
+    @Flag(
+        help: ArgumentHelp(
+            "Walk every page and record and report damage.",
+            discussion: "The walk runs in a child process, so damage it misses cannot crash this one. "
+                + "Exits 1 when the store is damaged, 2 when the walk crashed."))
     var verify = false
 
     /// Set in the child that `--verify` starts: walk here and print JSON.
@@ -45,20 +46,27 @@ struct InspectCommand: ParsableCommand {
         }
         print("store        \(report.directory)")
         print("capacity     \(ByteCount.format(report.capacity))")
-        print("in use       \(ByteCount.format(report.bytesInUse)) in \(report.entries) entries (data.mdb \(ByteCount.format(report.dataFileBytes)))")
+        print(
+            "in use       \(ByteCount.format(report.bytesInUse)) in \(report.entries) entries (data.mdb \(ByteCount.format(report.dataFileBytes)))"
+        )
         print("compression  \(String(format: "%.2f", report.compressionRatio))x")
         if report.damagedRecords > 0 { print("damaged      \(report.damagedRecords) records (deleted on next lookup)") }
         printDictionaries(report)
         if !report.sealedRecordsByKey.isEmpty {
-            let keys = report.sealedRecordsByKey.sorted { $0.key < $1.key }.map { "key \($0.key): \($0.value)" }.joined(separator: ", ")
-            print("sealed       \(report.sealedRecordsByKey.values.reduce(0, +)) records (\(keys)); \(report.unopenedRecords) not opened (no key given)")
+            let keys = report.sealedRecordsByKey.sorted { $0.key < $1.key }.map { "key \($0.key): \($0.value)" }.joined(
+                separator: ", ")
+            print(
+                "sealed       \(report.sealedRecordsByKey.values.reduce(0, +)) records (\(keys)); \(report.unopenedRecords) not opened (no key given)"
+            )
         }
         let dateFormatter = ISO8601DateFormatter()
         for (title, list) in [("largest", report.largest), ("oldest", report.oldest)] where !list.isEmpty {
             print("\n\(title):")
             for entry in list {
-                print("  \(ByteCount.format(entry.storedBytes).padding(toLength: 10, withPad: " ", startingAt: 0)) "
-                    + "(\(ByteCount.format(entry.originalBytes)) raw)  \(dateFormatter.string(from: entry.storedAt))  \(entry.key.prefix(100))")
+                print(
+                    "  \(ByteCount.format(entry.storedBytes).padding(toLength: 10, withPad: " ", startingAt: 0)) "
+                        + "(\(ByteCount.format(entry.originalBytes)) raw)  \(dateFormatter.string(from: entry.storedAt))  \(entry.key.prefix(100))"
+                )
             }
         }
     }
@@ -73,13 +81,15 @@ extension InspectCommand {
             let age = Self.age(Date().timeIntervalSince(dictionary.createdAt))
             let origin = dictionary.isProvided ? "provided by the app" : "trained on \(dictionary.samples) samples"
             let records = report.recordsByDictionary[String(dictionary.id)] ?? 0
-            print("dictionary   #\(dictionary.id) \(ByteCount.format(dictionary.bytes)), \(origin), \(age) old"
-                + "\(dictionary.isSealed ? ", sealed" : ""): \(records) records; on its samples \(ratio(dictionary.ratioOnSamples)) "
-                + "with it, \(ratio(dictionary.ratioOnSamplesWithout)) without")
+            print(
+                "dictionary   #\(dictionary.id) \(ByteCount.format(dictionary.bytes)), \(origin), \(age) old"
+                    + "\(dictionary.isSealed ? ", sealed" : ""): \(records) records; on its samples \(ratio(dictionary.ratioOnSamples)) "
+                    + "with it, \(ratio(dictionary.ratioOnSamplesWithout)) without")
         }
         if let with = report.dictionaryRecordsRatio {
-            print("with dict.   records compressed with a dictionary: \(ratio(with)) with it, "
-                + "\(ratio(report.dictionaryRecordsRatioWithout)) alone (up to 256 sampled)")
+            print(
+                "with dict.   records compressed with a dictionary: \(ratio(with)) with it, "
+                    + "\(ratio(report.dictionaryRecordsRatioWithout)) alone (up to 256 sampled)")
         }
     }
 
@@ -120,7 +130,8 @@ extension InspectCommand {
         let data = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         if process.terminationReason == .uncaughtSignal {
-            let message = "the verifier crashed (signal \(process.terminationStatus)) reading \(directory): the store is damaged"
+            let message =
+                "the verifier crashed (signal \(process.terminationStatus)) reading \(directory): the store is damaged"
             if json {
                 print("{\n  \"crashed\" : true,\n  \"signal\" : \(process.terminationStatus)\n}")
             } else {
@@ -129,14 +140,16 @@ extension InspectCommand {
             throw ExitCode(2)
         }
         guard process.terminationStatus == 0,
-              let report = try? JSONDecoder().decode(LMDBVerification.self, from: data)
+            let report = try? JSONDecoder().decode(LMDBVerification.self, from: data)
         else { throw ExitCode(process.terminationStatus == 0 ? 1 : process.terminationStatus) }
         if json {
             print(String(decoding: data, as: UTF8.self), terminator: "")
         } else {
             print("store        \(directory)")
-            print("walked       \(report.pagesWalked) pages of \(ByteCount.format(report.pageSize)) "
-                + "(\(ByteCount.format(report.bytesRead)) read), \(report.freePages) free pages, \(report.entries) entries")
+            print(
+                "walked       \(report.pagesWalked) pages of \(ByteCount.format(report.pageSize)) "
+                    + "(\(ByteCount.format(report.bytesRead)) read), \(report.freePages) free pages, \(report.entries) entries"
+            )
             print("structure    \(report.structuralDamage.map { "DAMAGED: \($0)" } ?? "sound")")
             print("records      \(report.damagedRecords == 0 ? "sound" : "\(report.damagedRecords) damaged")")
             for key in report.damagedRecordKeys { print("  damaged    \(key.prefix(100))") }

@@ -19,11 +19,13 @@ struct ProxyCommand: ParsableCommand {
     var arguments: [String] = []
 
     func run() throws {
-        let directory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+        let directory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+            .deletingLastPathComponent()
         let executable = directory.appendingPathComponent("tiercache-proxy").path
         guard FileManager.default.isExecutableFile(atPath: executable) else {
             throw ValidationError(
-                "tiercache-proxy is not built beside \(directory.path); run `swift build -c release --product tiercache-proxy` (or `swift run tiercache-proxy …`)")
+                "tiercache-proxy is not built beside \(directory.path); run `swift build -c release --product tiercache-proxy` (or `swift run tiercache-proxy …`)"
+            )
         }
         // Replace this process, so that signals (SIGTERM for a graceful stop) reach the proxy.
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]

@@ -10,8 +10,13 @@ extension Report {
             title: "Throughput and latency",
             columns: ["subject", "requests/s", "hit ratio"] + percentiles.map { "\($0) µs" } + ["time"],
             rows: outcomes.map { outcome in
-                [outcome.subject, ChartFormat.compact(outcome.requestsPerSecond), ChartFormat.percent(outcome.hitRatio)]
-                    + percentiles.map { ChartFormat.fixed(Double(outcome.latencyNanoseconds[$0] ?? 0) / 1000, digits: 1) }
+                [
+                    outcome.subject, ChartFormat.compact(outcome.requestsPerSecond),
+                    ChartFormat.percent(outcome.hitRatio),
+                ]
+                    + percentiles.map {
+                        ChartFormat.fixed(Double(outcome.latencyNanoseconds[$0] ?? 0) / 1000, digits: 1)
+                    }
                     + [ChartFormat.fixed(outcome.seconds, digits: 2) + " s"]
             })
         let tiers = Table(
@@ -20,10 +25,12 @@ extension Report {
             rows: outcomes.flatMap { outcome in
                 outcome.tiers.map { tier in
                     let lookups = tier.hits + tier.misses
-                    return [outcome.subject, tier.name, "\(tier.hits)", "\(tier.misses)",
-                            lookups > 0 ? ChartFormat.percent(Double(tier.hits) / Double(lookups)) : "-",
-                            "\(tier.stores)", "\(tier.evictions)", "\(tier.refused)",
-                            tier.bytesInUse.map { ByteCount.format(Int(clamping: $0)) } ?? "-"]
+                    return [
+                        outcome.subject, tier.name, "\(tier.hits)", "\(tier.misses)",
+                        lookups > 0 ? ChartFormat.percent(Double(tier.hits) / Double(lookups)) : "-",
+                        "\(tier.stores)", "\(tier.evictions)", "\(tier.refused)",
+                        tier.bytesInUse.map { ByteCount.format(Int(clamping: $0)) } ?? "-",
+                    ]
                 }
             })
         struct Payload: Encodable {
@@ -34,12 +41,20 @@ extension Report {
         let json = Report.jsonDocument(Payload(workload: workload, tasks: tasks, outcomes: outcomes))
         return Report(
             title: "TierCache bench",
-            summary: [("Workload", workload), ("Tasks", "\(tasks)"), ("Processors", "\(ProcessInfo.processInfo.activeProcessorCount)")],
+            summary: [
+                ("Workload", workload), ("Tasks", "\(tasks)"),
+                ("Processors", "\(ProcessInfo.processInfo.activeProcessorCount)"),
+            ],
             tables: [main, tiers],
             charts: [
-                .bars(BarChart(title: "Throughput per subject", yLabel: "requests/s", bars: outcomes.map { ($0.subject, $0.requestsPerSecond) })),
-                .bars(BarChart(title: "p99 latency per subject (µs)", yLabel: "µs",
-                               bars: outcomes.map { ($0.subject, Double($0.latencyNanoseconds["p99"] ?? 0) / 1000) })),
+                .bars(
+                    BarChart(
+                        title: "Throughput per subject", yLabel: "requests/s",
+                        bars: outcomes.map { ($0.subject, $0.requestsPerSecond) })),
+                .bars(
+                    BarChart(
+                        title: "p99 latency per subject (µs)", yLabel: "µs",
+                        bars: outcomes.map { ($0.subject, Double($0.latencyNanoseconds["p99"] ?? 0) / 1000) })),
             ],
             json: json)
     }

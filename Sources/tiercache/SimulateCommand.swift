@@ -40,7 +40,8 @@ struct SimulateCommand: ParsableCommand {
         if text.lowercased() == "all" { return PolicyKind.allCases }
         let kinds = try text.split(separator: ",").map { name in
             guard let kind = PolicyKind(name: String(name)) else {
-                throw ValidationError("unknown policy \"\(name)\"; use \(PolicyKind.allCases.map(\.rawValue).joined(separator: ", "))")
+                throw ValidationError(
+                    "unknown policy \"\(name)\"; use \(PolicyKind.allCases.map(\.rawValue).joined(separator: ", "))")
             }
             return kind
         }
@@ -50,12 +51,15 @@ struct SimulateCommand: ParsableCommand {
         return kinds.filter { seen.insert($0).inserted }
     }
 
-    static func capacities(_ text: String, unit: CapacityUnit?) throws -> (specs: [CapacitySpecification], unit: CapacityUnit) {
+    static func capacities(
+        _ text: String, unit: CapacityUnit?
+    ) throws -> (specs: [CapacitySpecification], unit: CapacityUnit) {
         let specs: [CapacitySpecification]
         do { specs = try CapacitySpecification.parseList(text) } catch { throw ValidationError(error.description) }
         let implied = Set(specs.compactMap(\.impliedUnit))
         guard implied.count <= 1 else {
-            throw ValidationError("--capacity mixes object counts and byte sizes; use one kind (percentages go with either)")
+            throw ValidationError(
+                "--capacity mixes object counts and byte sizes; use one kind (percentages go with either)")
         }
         let resolved = unit ?? implied.first ?? .objects
         if let implied = implied.first, implied != resolved {
@@ -71,7 +75,9 @@ struct SimulateCommand: ParsableCommand {
         let simulator: Simulator
         do { simulator = try Simulator(trace: trace, unit: unit) } catch { throw ValidationError(error.description) }
         let capacities = specs.map { $0.resolve(for: trace, unit: unit) }
-        print("\(trace.name): \(trace.requestCount) requests, \(trace.objectCount) objects\(trace.hasSizes ? ", footprint \(ByteCount.format(Int(clamping: trace.footprintBytes)))" : ""); capacity in \(unit)")
+        print(
+            "\(trace.name): \(trace.requestCount) requests, \(trace.objectCount) objects\(trace.hasSizes ? ", footprint \(ByteCount.format(Int(clamping: trace.footprintBytes)))" : ""); capacity in \(unit)"
+        )
         let progress = ProgressBar(label: "replaying")
         let start = ContinuousClock.now
         let results = simulator.replay(policies: kinds, capacities: capacities, parallelism: jobs) { done, total in
@@ -79,8 +85,9 @@ struct SimulateCommand: ParsableCommand {
         }
         progress.finish()
         let elapsed = ContinuousClock.now - start
-        let report = Report.simulation(trace: trace, unit: unit, results: results,
-                                       seconds: elapsed.inSeconds)
+        let report = Report.simulation(
+            trace: trace, unit: unit, results: results,
+            seconds: elapsed.inSeconds)
         print(report.tables[0].text)
         try reportOptions.write(report, baseName: "simulate-" + Self.baseName(trace.name))
     }

@@ -1,21 +1,25 @@
 import ArgumentParser
-import Foundation
 import CacheSimulation
+import Foundation
 
 /// `--trace`, `--format`, `--limit`: which trace to read and how.
 struct TraceOptions: ParsableArguments {
     @Option(help: "The trace file (zstd, gzip and xz are decompressed on the fly).")
     var trace: String
 
-    @Option(help: ArgumentHelp("The trace format (default: guessed from the file name).",
-                               valueName: TraceFormat.allCases.map(\.rawValue).joined(separator: "|")))
+    @Option(
+        help: ArgumentHelp(
+            "The trace format (default: guessed from the file name).",
+            valueName: TraceFormat.allCases.map(\.rawValue).joined(separator: "|")))
     var format: String?
 
     @Option(help: "Read at most this many requests.")
     var limit: Int?
 
-    @Option(help: ArgumentHelp("Where binary copies of parsed traces are kept, so later runs skip parsing (default: $TIERCACHE_TRACE_CACHE, else ~/.cache/tiercache/traces).",
-                               valueName: "directory"))
+    @Option(
+        help: ArgumentHelp(
+            "Where binary copies of parsed traces are kept, so later runs skip parsing (default: $TIERCACHE_TRACE_CACHE, else ~/.cache/tiercache/traces).",
+            valueName: "directory"))
     var traceCache: String?
 
     @Flag(help: "Parse the trace without reading or writing a binary copy.")
@@ -23,7 +27,9 @@ struct TraceOptions: ParsableArguments {
 
     func validate() throws {
         if let format, TraceFormat(rawValue: format) == nil {
-            throw ValidationError("unknown trace format \"\(format)\"; use one of \(TraceFormat.allCases.map(\.rawValue).joined(separator: ", "))")
+            throw ValidationError(
+                "unknown trace format \"\(format)\"; use one of \(TraceFormat.allCases.map(\.rawValue).joined(separator: ", "))"
+            )
         }
         if let limit, limit <= 0 { throw ValidationError("--limit must be positive") }
         if noTraceCache, traceCache != nil { throw ValidationError("use --trace-cache or --no-trace-cache, not both") }
@@ -32,10 +38,12 @@ struct TraceOptions: ParsableArguments {
     /// Loads the trace (from its binary copy when there is a current one) and says how long that took.
     func load() throws -> Trace {
         let directory = noTraceCache ? nil : traceCache ?? TraceCache.defaultDirectory
-        let loaded = try Trace.load(TraceReader(path: trace, format: format.flatMap(TraceFormat.init(rawValue:))), limit: limit,
-                                    cache: directory.map(TraceCache.init(directory:)))
+        let loaded = try Trace.load(
+            TraceReader(path: trace, format: format.flatMap(TraceFormat.init(rawValue:))), limit: limit,
+            cache: directory.map(TraceCache.init(directory:)))
         if let loading = loaded.loading {
-            FileHandle.standardError.write(Data("loaded \(loaded.name): \(loaded.requestCount) requests in \(loading.summary)\n".utf8))
+            FileHandle.standardError.write(
+                Data("loaded \(loaded.name): \(loaded.requestCount) requests in \(loading.summary)\n".utf8))
         }
         return loaded
     }

@@ -40,26 +40,42 @@ struct TuneCommand: ParsableCommand {
     @Option(help: "The miniature simulations' lowest sampling rate (0 to 1).")
     var miniatureRate = 0.01
 
-    @Option(help: "The fewest objects a miniature simulation's scaled cache holds; smaller capacities are sampled at higher rates.")
+    @Option(
+        help:
+            "The fewest objects a miniature simulation's scaled cache holds; smaller capacities are sampled at higher rates."
+    )
     var miniatureMinimumObjects = MiniatureSimulation.Options().minimumScaledObjects
 
     @Flag(help: "Also replay the full grid and report each miniature curve's mean absolute error against it.")
     var compareWithFullReplays = false
 
-    @Flag(help: "Keep every point of every curve in the report (otherwise at most 2,000 log-spaced points per curve plus crossings and knees).")
+    @Flag(
+        help:
+            "Keep every point of every curve in the report (otherwise at most 2,000 log-spaced points per curve plus crossings and knees)."
+    )
     var fullCurves = false
 
     @OptionGroup var reportOptions: ReportOptions
 
     func validate() throws {
-        guard targetHitRatio > 0, targetHitRatio <= 1 else { throw ValidationError("--target-hit-ratio must be in (0, 1]") }
+        guard targetHitRatio > 0, targetHitRatio <= 1 else {
+            throw ValidationError("--target-hit-ratio must be in (0, 1]")
+        }
         guard gridPoints >= 2, gridPoints <= 200 else { throw ValidationError("--grid-points must be from 2 to 200") }
-        if let sampleRate, !(sampleRate > 0 && sampleRate <= 1) { throw ValidationError("--sample-rate must be in (0, 1]") }
+        if let sampleRate, !(sampleRate > 0 && sampleRate <= 1) {
+            throw ValidationError("--sample-rate must be in (0, 1]")
+        }
         if let sampleSize, sampleSize < 16 { throw ValidationError("--sample-size must be at least 16") }
-        if sampleRate != nil, sampleSize != nil { throw ValidationError("use --sample-rate or --sample-size, not both") }
+        if sampleRate != nil, sampleSize != nil {
+            throw ValidationError("use --sample-rate or --sample-size, not both")
+        }
         guard miniatureRate > 0, miniatureRate <= 1 else { throw ValidationError("--miniature-rate must be in (0, 1]") }
-        guard miniatureMinimumObjects >= 1 else { throw ValidationError("--miniature-minimum-objects must be at least 1") }
-        if fullReplays, compareWithFullReplays { throw ValidationError("--compare-with-full-replays compares miniature curves; drop --full-replays") }
+        guard miniatureMinimumObjects >= 1 else {
+            throw ValidationError("--miniature-minimum-objects must be at least 1")
+        }
+        if fullReplays, compareWithFullReplays {
+            throw ValidationError("--compare-with-full-replays compares miniature curves; drop --full-replays")
+        }
         if policy != "none" { _ = try SimulateCommand.policies(policy) }
     }
 
@@ -69,10 +85,12 @@ struct TuneCommand: ParsableCommand {
         var sampling: SHARDS.Mode?
         if let sampleRate { sampling = .fixedRate(sampleRate) }
         if let sampleSize { sampling = .fixedSize(maximumKeys: sampleSize) }
-        var options = CapacityTuner.Options(unit: unit, targetHitRatio: targetHitRatio, policies: policies,
-                                            gridPoints: gridPoints, sampling: sampling)
+        var options = CapacityTuner.Options(
+            unit: unit, targetHitRatio: targetHitRatio, policies: policies,
+            gridPoints: gridPoints, sampling: sampling)
         options.fullCurves = fullCurves
-        options.curveMethod = fullReplays
+        options.curveMethod =
+            fullReplays
             ? .fullReplays : .miniature(.init(rate: miniatureRate, minimumScaledObjects: miniatureMinimumObjects))
         options.compareWithFullReplays = compareWithFullReplays
         let tuner = CapacityTuner(options: options)
@@ -86,8 +104,9 @@ struct TuneCommand: ParsableCommand {
         }
         progress.finish()
         let elapsed = ContinuousClock.now - start
-        let report = Report.tuning(trace: trace, result: result,
-                                   seconds: elapsed.inSeconds)
+        let report = Report.tuning(
+            trace: trace, result: result,
+            seconds: elapsed.inSeconds)
         for (key, value) in report.summary { print("\(key): \(value)") }
         print("")
         print(report.tables[0].text)

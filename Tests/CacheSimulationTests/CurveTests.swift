@@ -1,4 +1,5 @@
 import Testing
+
 @testable import CacheSimulation
 
 @Suite struct CurveTests {
@@ -42,10 +43,12 @@ import Testing
     }
 
     @Test func curvesAnswerTheTuningQuestions() {
-        let curve = MissRatioCurve(unit: .objects, points: [
-            .init(capacity: 10, hitRatio: 0.2), .init(capacity: 100, hitRatio: 0.7),
-            .init(capacity: 1_000, hitRatio: 0.8), .init(capacity: 10_000, hitRatio: 0.85),
-        ])
+        let curve = MissRatioCurve(
+            unit: .objects,
+            points: [
+                .init(capacity: 10, hitRatio: 0.2), .init(capacity: 100, hitRatio: 0.7),
+                .init(capacity: 1_000, hitRatio: 0.8), .init(capacity: 10_000, hitRatio: 0.85),
+            ])
         #expect(curve.hitRatio(at: 5) == 0)
         #expect(curve.hitRatio(at: 150) == 0.7)
         #expect(curve.smallestCapacity(reaching: 0.75) == 1_000)
@@ -68,7 +71,8 @@ import Testing
 
     @Test func theTunerRecommendsACapacityPerPolicy() throws {
         let trace = try skewedTrace(count: 20_000, keys: 2_000, sized: false, seed: 9)
-        let tuner = CapacityTuner(options: .init(targetHitRatio: 0.5, policies: [.lru, .s3fifo], gridPoints: 8, sampling: .fixedRate(0.5)))
+        let tuner = CapacityTuner(
+            options: .init(targetHitRatio: 0.5, policies: [.lru, .s3fifo], gridPoints: 8, sampling: .fixedRate(0.5)))
         let result = try tuner.tune(trace)
         #expect(result.curves.map(\.policy) == ["LRU", "LRU (SHARDS)", "S3-FIFO"])
         let lru = try #require(result.curves.first?.capacityForTarget)
@@ -110,7 +114,9 @@ import Testing
         options.fullCurves = true
         let full = try CapacityTuner(options: options).tune(trace)
         let fullLRU = try #require(full.curves.first)
-        try #require(fullLRU.curve.points.count > CapacityTuner.reportedPoints, "the trace must have more distances than a report keeps")
+        try #require(
+            fullLRU.curve.points.count > CapacityTuner.reportedPoints,
+            "the trace must have more distances than a report keeps")
         let thinLRU = try #require(thin.curves.first)
         #expect(thinLRU.curve.points.count <= CapacityTuner.reportedPoints)
         let crossing = try #require(fullLRU.capacityForTarget)
@@ -129,6 +135,8 @@ import Testing
         #expect(try CapacitySpecification(parsing: "10%").resolve(for: oltpSized, unit: .objects) == 18_688)
         let hundred = try trace(objects: 100)
         #expect(try CapacitySpecification(parsing: "29%").resolve(for: hundred, unit: .objects) == 29)
-        #expect(try CapacitySpecification(parsing: "0.5%").resolve(for: hundred, unit: .objects) == 1, "never below one object")
+        #expect(
+            try CapacitySpecification(parsing: "0.5%").resolve(for: hundred, unit: .objects) == 1,
+            "never below one object")
     }
 }

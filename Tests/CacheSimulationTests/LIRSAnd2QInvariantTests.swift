@@ -1,4 +1,5 @@
 import Testing
+
 @testable import CacheSimulation
 
 /// The rules both papers state as invariants, checked after every request of random byte-mode
@@ -33,19 +34,24 @@ import Testing
                 let before = policy.stackS
                 let size = { (id: UInt32) in UInt64(trace.objectSizes[Int(id)]) }
                 let lirBefore = before.filter { $0.status == .lir }.reduce(0) { $0 + size($1.object) }
-                let wasResident = policy.listQ.contains(object) || before.contains { $0.object == object && $0.status == .lir }
+                let wasResident =
+                    policy.listQ.contains(object) || before.contains { $0.object == object && $0.status == .lir }
                 #expect(policy.access(object, position: position) == wasResident, "c=\(capacity) request \(position)")
                 let stack = policy.stackS
                 let lir = stack.filter { $0.status == .lir }.reduce(0) { $0 + size($1.object) }
                 let q = policy.listQ.reduce(0) { $0 + size($1) }
                 let nonResident = stack.filter { $0.status == .nonResidentHIR }.reduce(0) { $0 + size($1.object) }
-                #expect(lir + q <= capacity && lir <= lirLimit, "c=\(capacity) request \(position): LIR \(lir) B, Q \(q) B")
+                #expect(
+                    lir + q <= capacity && lir <= lirLimit, "c=\(capacity) request \(position): LIR \(lir) B, Q \(q) B")
                 #expect(nonResident <= 2 * capacity)
-                if lir > 0 { #expect(stack.last?.status == .lir, "c=\(capacity) request \(position): S's bottom is not LIR") }
+                if lir > 0 {
+                    #expect(stack.last?.status == .lir, "c=\(capacity) request \(position): S's bottom is not LIR")
+                }
                 // A resident object stays resident when requested; a missing one is admitted when it
                 // fits in what the LIR set leaves (else it may still enter as LIR, or only be remembered).
                 if wasResident || size(object) <= capacity - lirBefore {
-                    let resident = policy.listQ.contains(object) || stack.contains { $0.object == object && $0.status == .lir }
+                    let resident =
+                        policy.listQ.contains(object) || stack.contains { $0.object == object && $0.status == .lir }
                     #expect(resident, "c=\(capacity) request \(position): object \(object) not resident")
                 }
             }
@@ -75,7 +81,9 @@ import Testing
         }
     }
 
-    @Test("Capacities near UInt64.max and unusual parameters build and cache everything", arguments: [UInt64.max, UInt64.max - 1, 1 << 63])
+    @Test(
+        "Capacities near UInt64.max and unusual parameters build and cache everything",
+        arguments: [UInt64.max, UInt64.max - 1, 1 << 63])
     func hugeCapacities(capacity: UInt64) throws {
         let trace = try randomTrace(seed: 4)
         let context = PolicyContext(capacity: capacity, objectSizes: trace.objectSizes)

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import CacheSimulation
 
 /// The simulate and tune reports name LIRS and 2Q like every other policy.

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import CacheSimulation
 
 /// LIRS replayed step by step on small traces, against the paper's rules applied by hand
@@ -13,13 +14,17 @@ import Testing
     }
 
     /// Replays `keys` (unit sizes unless `sizes` names some) and records the hit and the state after each request.
-    private func replay(_ keys: [UInt64], capacity: UInt64, sizes: [UInt64: UInt32] = [:],
-                        nonResidentFactor: Double = LIRSPolicy.defaultNonResidentFactor) throws -> Replay {
-        let trace = try Trace(name: "hand", requests: keys.map { TraceRequest(key: $0, size: sizes[$0] ?? 1) }, hasSizes: !sizes.isEmpty)
+    private func replay(
+        _ keys: [UInt64], capacity: UInt64, sizes: [UInt64: UInt32] = [:],
+        nonResidentFactor: Double = LIRSPolicy.defaultNonResidentFactor
+    ) throws -> Replay {
+        let trace = try Trace(
+            name: "hand", requests: keys.map { TraceRequest(key: $0, size: sizes[$0] ?? 1) }, hasSizes: !sizes.isEmpty)
         var keyOf: [UInt64] = []
         for key in keys where !keyOf.contains(key) { keyOf.append(key) }
-        var policy = LIRSPolicy(context: PolicyContext(capacity: capacity, objectSizes: trace.objectSizes),
-                                hirFraction: LIRSPolicy.defaultHIRFraction, nonResidentFactor: nonResidentFactor)
+        var policy = LIRSPolicy(
+            context: PolicyContext(capacity: capacity, objectSizes: trace.objectSizes),
+            hirFraction: LIRSPolicy.defaultHIRFraction, nonResidentFactor: nonResidentFactor)
         var result = Replay()
         for (position, object) in trace.requests.enumerated() {
             result.hits.append(policy.access(object, position: position))
@@ -87,7 +92,9 @@ import Testing
         // S: 4H 3N 2L 1L | Q: 4, the state after pass 1. So every later pass hits 1 and 2 only.
         let keys = Array((0..<5).map { _ in [1, 2, 3, 4] as [UInt64] }.joined())
         let replay = try replay(keys, capacity: 3)
-        #expect(replay.hits == [false, false, false, false] + Array(repeating: [true, true, false, false], count: 4).joined())
+        #expect(
+            replay.hits == [false, false, false, false]
+                + Array(repeating: [true, true, false, false], count: 4).joined())
         #expect(replay.states[7] == "S: 4H 3N 2L 1L | Q: 4")
         #expect(replay.states.last == "S: 4H 3N 2L 1L | Q: 4")
         // LRU with three buffers misses every request of a four-block loop.
@@ -139,18 +146,19 @@ import Testing
         let sizes: [UInt64: UInt32] = [1: 50, 2: 40, 3: 30, 4: 20]
         let replay = try replay([1, 2, 3, 3, 4, 2, 1], capacity: 100, sizes: sizes)
         #expect(replay.hits == [false, false, false, false, false, true, false])
-        #expect(replay.states == [
-            "S: 1L | Q: ",                // 50 B of LIR
-            "S: 2L 1L | Q: ",             // 90 B of LIR
-            // 3 (30 B): the LIR set cannot take it (120 > 99) and only 10 B are left: remembered in S, not cached.
-            "S: 3N 2L 1L | Q: ",
-            // 3 again while in S → LIR (120 B): the bottom LIR 1 (50 B) is demoted to Q, then evicted
-            // (70 + 50 > 100) and, no longer in S, forgotten.
-            "S: 3L 2L | Q: ",
-            "S: 4L 3L 2L | Q: ",          // 4 (20 B): 90 B of LIR, still fits
-            "S: 2L 4L 3L | Q: ",          // a LIR hit at the bottom; 3L is the new bottom
-            "S: 1N 2L 4L 3L | Q: ",       // 1 (50 B) > the 10 B left: remembered only
-        ])
+        #expect(
+            replay.states == [
+                "S: 1L | Q: ",  // 50 B of LIR
+                "S: 2L 1L | Q: ",  // 90 B of LIR
+                // 3 (30 B): the LIR set cannot take it (120 > 99) and only 10 B are left: remembered in S, not cached.
+                "S: 3N 2L 1L | Q: ",
+                // 3 again while in S → LIR (120 B): the bottom LIR 1 (50 B) is demoted to Q, then evicted
+                // (70 + 50 > 100) and, no longer in S, forgotten.
+                "S: 3L 2L | Q: ",
+                "S: 4L 3L 2L | Q: ",  // 4 (20 B): 90 B of LIR, still fits
+                "S: 2L 4L 3L | Q: ",  // a LIR hit at the bottom; 3L is the new bottom
+                "S: 1N 2L 4L 3L | Q: ",  // 1 (50 B) > the 10 B left: remembered only
+            ])
     }
 }
 

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TierCache
+
 @testable import CacheSimulation
 
 @Suite struct LiveCurveSamplerTests {
@@ -26,7 +27,9 @@ import TierCache
             if cache.localEntry(forKey: key) != nil {
                 hits += 1
             } else {
-                _ = await cache.store(CacheEntry(value: [UInt8](repeating: 1, count: 100), storedAt: Date()), forKey: key, policy: .allowed)
+                _ = await cache.store(
+                    CacheEntry(value: [UInt8](repeating: 1, count: 100), storedAt: Date()), forKey: key,
+                    policy: .allowed)
             }
         }
         let observed = Double(hits) / Double(sequence.count)

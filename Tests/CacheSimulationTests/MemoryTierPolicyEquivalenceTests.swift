@@ -58,7 +58,9 @@ struct MemoryTierPolicyEquivalenceTests {
             }
             tierHits.append(false)
             let size = workload.valueSizes[Int(id)]
-            let entry = values[size] ?? CacheEntry(value: [UInt8](repeating: 1, count: size), storedAt: Date(timeIntervalSince1970: 0))
+            let entry =
+                values[size]
+                ?? CacheEntry(value: [UInt8](repeating: 1, count: size), storedAt: Date(timeIntervalSince1970: 0))
             values[size] = entry
             _ = tier.store(entry, forKey: key)
             #expect(tier.usage().bytes <= capacity)
@@ -78,10 +80,14 @@ struct MemoryTierPolicyEquivalenceTests {
         return (tierHits, simulatorHits)
     }
 
-    static func expectSameDecisions(_ workload: Workload, capacity: Int, _ pair: (MemoryTier.EvictionPolicy, PolicyKind)) throws {
+    static func expectSameDecisions(
+        _ workload: Workload, capacity: Int, _ pair: (MemoryTier.EvictionPolicy, PolicyKind)
+    ) throws {
         let (tier, simulator) = try replay(workload, capacity: capacity, tierPolicy: pair.0, simulatorPolicy: pair.1)
         let firstDifference = zip(tier, simulator).enumerated().first { $0.element.0 != $0.element.1 }?.offset
-        #expect(firstDifference == nil, "\(pair.0) and the simulator's \(pair.1) first differ at request \(firstDifference ?? -1)")
+        #expect(
+            firstDifference == nil,
+            "\(pair.0) and the simulator's \(pair.1) first differ at request \(firstDifference ?? -1)")
         let tierHits = tier.filter { $0 }.count
         #expect(tierHits == simulator.filter { $0 }.count)
         // A replay where nothing hits, or nothing is evicted, would prove little.
@@ -127,7 +133,8 @@ struct MemoryTierPolicyEquivalenceTests {
 
     @Test("Same hits on a Zipf trace with entry sizes from 1 byte to 2 KB", arguments: [0, 1, 2])
     func zipfVariableSizes(pairIndex: Int) throws {
-        let workload = Self.zipf(objects: 5_000, requests: 60_000) { id in 1 + Int(Self.sketchHash(id ^ 0x5A5A) % 2_048) }
+        let workload = Self.zipf(objects: 5_000, requests: 60_000) { id in 1 + Int(Self.sketchHash(id ^ 0x5A5A) % 2_048)
+        }
         for capacity in [300 << 10, 2 << 20] {
             try Self.expectSameDecisions(workload, capacity: capacity, Self.pairs[pairIndex])
         }
@@ -140,9 +147,10 @@ struct MemoryTierPolicyEquivalenceTests {
         let requests = WindowClimberTests.phases(30, keysPerPhase: 600, requestsPerPhase: 8_000)
         let workload = Workload(requests: requests, valueSizes: [Int](repeating: 1, count: 30 * 600))
         let capacity = 1_000 * Self.cost(valueSize: 1, id: 0)
-        var policy = WTinyLFUPolicy(context: PolicyContext(
-            capacity: UInt64(capacity),
-            objectSizes: (0..<workload.valueSizes.count).map { UInt32(Self.cost(valueSize: 1, id: UInt32($0))) }))
+        var policy = WTinyLFUPolicy(
+            context: PolicyContext(
+                capacity: UInt64(capacity),
+                objectSizes: (0..<workload.valueSizes.count).map { UInt32(Self.cost(valueSize: 1, id: UInt32($0))) }))
         for (position, id) in requests.enumerated() { _ = policy.access(id, position: position) }
         #expect(policy.windowMaximum > capacity / 2, "the window must have moved for this test to prove anything")
         try Self.expectSameDecisions(workload, capacity: capacity, Self.pairs[2])
@@ -158,23 +166,33 @@ struct MemoryTierPolicyEquivalenceTests {
         }
         let lirs = try Trace.load(TraceReader(path: folder + "/lirs/multi2.trace.gz"))
         let lirsWorkload = Workload(requests: lirs.requests, valueSizes: [Int](repeating: 1, count: lirs.objectCount))
-        try Self.expectSameDecisions(lirsWorkload, capacity: 600 * Self.cost(valueSize: 1, id: 0), Self.pairs[pairIndex])
+        try Self.expectSameDecisions(
+            lirsWorkload, capacity: 600 * Self.cost(valueSize: 1, id: 0), Self.pairs[pairIndex])
 
-        let cloud = try Trace.load(TraceReader(path: folder + "/libcachesim/cloudPhysicsIO.oracleGeneral.bin.zst"), limit: 60_000)
+        let cloud = try Trace.load(
+            TraceReader(path: folder + "/libcachesim/cloudPhysicsIO.oracleGeneral.bin.zst"), limit: 60_000)
         let cloudWorkload = Workload(requests: cloud.requests, valueSizes: cloud.objectSizes.map { Int($0) })
         let largest = cloudWorkload.valueSizes.max() ?? 1
         // At least 20 of the largest entry, so the entry-size rules of both never refuse one.
-        try Self.expectSameDecisions(cloudWorkload, capacity: max(64 << 20, 25 * (largest + 200)), Self.pairs[pairIndex])
+        try Self.expectSameDecisions(
+            cloudWorkload, capacity: max(64 << 20, 25 * (largest + 200)), Self.pairs[pairIndex])
     }
 }
 
 @Suite("The memory tier configuration a tuning result names")
 struct MemoryTierConfigurationTests {
     @Test func snippets() throws {
-        #expect(PolicyKind.s3fifo.memoryTierConfiguration(capacityBytes: 256 << 20) == "MemoryTier(capacity: 256 << 20, policy: .s3fifo)")
-        #expect(PolicyKind.wtinylfu.memoryTierConfiguration(capacityBytes: 1_536) == "MemoryTier(capacity: 1536, policy: .wTinyLFU)")
-        #expect(PolicyKind.lru.memoryTierConfiguration(capacityBytes: 3 << 10) == "MemoryTier(capacity: 3 << 10, policy: .lru)")
-        #expect(PolicyKind.lru.memoryTierConfiguration(capacityBytes: 1_000) == "MemoryTier(capacity: 1000, policy: .lru)")
+        #expect(
+            PolicyKind.s3fifo.memoryTierConfiguration(capacityBytes: 256 << 20)
+                == "MemoryTier(capacity: 256 << 20, policy: .s3fifo)")
+        #expect(
+            PolicyKind.wtinylfu.memoryTierConfiguration(capacityBytes: 1_536)
+                == "MemoryTier(capacity: 1536, policy: .wTinyLFU)")
+        #expect(
+            PolicyKind.lru.memoryTierConfiguration(capacityBytes: 3 << 10)
+                == "MemoryTier(capacity: 3 << 10, policy: .lru)")
+        #expect(
+            PolicyKind.lru.memoryTierConfiguration(capacityBytes: 1_000) == "MemoryTier(capacity: 1000, policy: .lru)")
         #expect(PolicyKind.arc.memoryTierConfiguration(capacityBytes: 1 << 20) == nil, "the tier has no ARC")
         #expect(PolicyKind.s3fifo.memoryTierConfiguration(capacityBytes: 0) == nil)
         // Every policy the tier has is named by one simulator policy.

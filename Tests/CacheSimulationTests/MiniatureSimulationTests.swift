@@ -1,4 +1,5 @@
 import Testing
+
 @testable import CacheSimulation
 
 @Suite struct MiniatureSimulationTests {
@@ -29,14 +30,18 @@ import Testing
     @Test(arguments: [CapacityUnit.objects, .bytes])
     func atRateOneTheMiniatureCurveIsTheFullReplays(unit: CapacityUnit) throws {
         let trace = try skewedTrace(count: 20_000, keys: 2_000, sized: unit == .bytes, seed: 3)
-        let capacities = CapacityTuner.grid(footprint: unit == .bytes ? trace.footprintBytes : UInt64(trace.objectCount), points: 6)
-        let miniature = try MiniatureSimulation(trace: trace, unit: unit, options: .init(rate: 1), capacities: capacities)
+        let capacities = CapacityTuner.grid(
+            footprint: unit == .bytes ? trace.footprintBytes : UInt64(trace.objectCount), points: 6)
+        let miniature = try MiniatureSimulation(
+            trace: trace, unit: unit, options: .init(rate: 1), capacities: capacities)
         let policies = PolicyKind.allCases
         let curves = miniature.curves(policies: policies, capacities: capacities)
         let simulator = try Simulator(trace: trace, unit: unit)
         for (policy, curve) in zip(policies, curves) {
             for point in curve.points {
-                #expect(point.hitRatio == simulator.replay(policy, capacity: point.capacity).hitRatio, "\(policy) at \(point.capacity)")
+                #expect(
+                    point.hitRatio == simulator.replay(policy, capacity: point.capacity).hitRatio,
+                    "\(policy) at \(point.capacity)")
             }
         }
     }
@@ -46,7 +51,8 @@ import Testing
     /// objects), 1,000 need 64 / 1,000 = 0.064, 10 need 1 (64 / 10 is over 1).
     @Test func smallCapacitiesAreSimulatedAtHigherRates() throws {
         let trace = try skewedTrace(count: 1_000, keys: 500, sized: false, seed: 1)
-        let miniature = try MiniatureSimulation(trace: trace, unit: .objects, options: .init(rate: 0.01, minimumScaledObjects: 64))
+        let miniature = try MiniatureSimulation(
+            trace: trace, unit: .objects, options: .init(rate: 0.01, minimumScaledObjects: 64))
         #expect(abs(miniature.rate(for: 100_000) - 0.01) < 1e-6)
         #expect(abs(miniature.rate(for: 1_000) - 0.064) < 1e-6)
         #expect(miniature.rate(for: 1_000) * 1_000 >= 64, "rounding never takes a scaled cache below the minimum")
@@ -72,8 +78,9 @@ import Testing
     @Test func miniatureCurvesFollowTheFullReplays() throws {
         let trace = try skewedTrace(count: 400_000, keys: 40_000, sized: false, seed: 19)
         let capacities = CapacityTuner.grid(footprint: UInt64(trace.objectCount), points: 8)
-        let miniature = try MiniatureSimulation(trace: trace, unit: .objects, options: .init(rate: 0.05, minimumScaledObjects: 64),
-                                                capacities: capacities)
+        let miniature = try MiniatureSimulation(
+            trace: trace, unit: .objects, options: .init(rate: 0.05, minimumScaledObjects: 64),
+            capacities: capacities)
         let policies: [PolicyKind] = [.fifo, .s3fifo, .arc, .wtinylfu, .lirs, .twoQ]
         let curves = miniature.curves(policies: policies, capacities: capacities)
         let simulator = try Simulator(trace: trace, unit: .objects)
@@ -89,12 +96,14 @@ import Testing
     @Test func theCrossingIsFoundFromAnEstimateOnEitherSide() {
         let hitRatio = { (capacity: UInt64) in Double(capacity) / Double(capacity + 1000) }
         for estimate: UInt64 in [1, 37, 999, 1000, 5_000, 90_000] {
-            let refined = CapacityTuner.refineCrossing(near: estimate, upperBound: 100_000, target: 0.5, hitRatio: hitRatio)
+            let refined = CapacityTuner.refineCrossing(
+                near: estimate, upperBound: 100_000, target: 0.5, hitRatio: hitRatio)
             let capacity = refined.capacity ?? 0
             #expect(capacity >= 1000 && capacity <= 1010, "from \(estimate): \(capacity)")
             #expect(refined.points.allSatisfy { $0.hitRatio == hitRatio($0.capacity) })
         }
-        #expect(CapacityTuner.refineCrossing(near: 500, upperBound: 900, target: 0.5, hitRatio: hitRatio).capacity == nil)
+        #expect(
+            CapacityTuner.refineCrossing(near: 500, upperBound: 900, target: 0.5, hitRatio: hitRatio).capacity == nil)
     }
 
     /// The tuner's default (miniature curves, crossings bisected with full replays) still reports a

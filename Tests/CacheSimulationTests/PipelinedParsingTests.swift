@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import CacheSimulation
 
 /// `Trace.load` parses on a thread of its own and numbers on the caller's, handing requests over in
@@ -32,8 +33,9 @@ struct PipelinedParsingTests {
         return result
     }
 
-    @Test("Loads equal a sequential read, across chunk and ring boundaries and at every kind of limit",
-          arguments: [1, 16_383, 16_384, 16_385, 65_536, 65_537, 200_000])
+    @Test(
+        "Loads equal a sequential read, across chunk and ring boundaries and at every kind of limit",
+        arguments: [1, 16_383, 16_384, 16_385, 65_536, 65_537, 200_000])
     func loadsMatchASequentialRead(count: Int) throws {
         let fixtures = try TraceFixtures()
         defer { fixtures.remove() }
@@ -47,7 +49,9 @@ struct PipelinedParsingTests {
         }
     }
 
-    @Test("A malformed line stops the load with the sequential reader's error, wherever it falls", arguments: [10, 16_384, 70_000])
+    @Test(
+        "A malformed line stops the load with the sequential reader's error, wherever it falls",
+        arguments: [10, 16_384, 70_000])
     func malformedLinesFailAsInASequentialRead(badAfter: Int) throws {
         let fixtures = try TraceFixtures()
         defer { fixtures.remove() }

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import CacheSimulation
 
 /// Policies on small traces worked out by hand, and properties every policy must have.
@@ -9,8 +10,13 @@ import Testing
         var policyHits: [Bool] = []
         let nextUse = BeladyPolicy.nextUses(of: trace.requests, objectCount: trace.objectCount)
         func run<P: EvictionPolicy>(_ type: P.Type) {
-            var policy = P(context: PolicyContext(capacity: capacity, objectSizes: [UInt32](repeating: 1, count: trace.objectCount), nextUse: nextUse))
-            for (position, object) in trace.requests.enumerated() { policyHits.append(policy.access(object, position: position)) }
+            var policy = P(
+                context: PolicyContext(
+                    capacity: capacity, objectSizes: [UInt32](repeating: 1, count: trace.objectCount), nextUse: nextUse)
+            )
+            for (position, object) in trace.requests.enumerated() {
+                policyHits.append(policy.access(object, position: position))
+            }
         }
         run(kind.policyType)
         #expect(simulator.replay(kind, capacity: capacity).hits == policyHits.filter { $0 }.count)
@@ -86,10 +92,12 @@ import Testing
 
     @Test(arguments: PolicyKind.allCases)
     func noPolicyBeatsBeladyAndAHugeCacheOnlyMissesColdKeys(kind: PolicyKind) throws {
-        let trace = try Trace(name: "random", requests: randomKeys(count: 20_000, keys: 2_000, seed: 7).map { TraceRequest(key: $0) })
+        let trace = try Trace(
+            name: "random", requests: randomKeys(count: 20_000, keys: 2_000, seed: 7).map { TraceRequest(key: $0) })
         let simulator = try Simulator(trace: trace, unit: .objects)
         for capacity: UInt64 in [1, 10, 100, 500] {
-            #expect(simulator.replay(kind, capacity: capacity).hits <= simulator.replay(.belady, capacity: capacity).hits)
+            #expect(
+                simulator.replay(kind, capacity: capacity).hits <= simulator.replay(.belady, capacity: capacity).hits)
         }
         let huge = simulator.replay(kind, capacity: UInt64(trace.objectCount))
         #expect(huge.hits == trace.requestCount - trace.objectCount)
@@ -117,8 +125,10 @@ import Testing
 
     @Test func byteModeLRUEvictsUntilTheNewObjectFits() throws {
         // capacity 10: a(6) b(5) evicts a; c(4) fits with b; b hits; a(6) evicts b and c.
-        let requests = [TraceRequest(key: 1, size: 6), TraceRequest(key: 2, size: 5), TraceRequest(key: 3, size: 4),
-                        TraceRequest(key: 2, size: 5), TraceRequest(key: 1, size: 6), TraceRequest(key: 2, size: 5)]
+        let requests = [
+            TraceRequest(key: 1, size: 6), TraceRequest(key: 2, size: 5), TraceRequest(key: 3, size: 4),
+            TraceRequest(key: 2, size: 5), TraceRequest(key: 1, size: 6), TraceRequest(key: 2, size: 5),
+        ]
         let simulator = try Simulator(trace: Trace(name: "b", requests: requests, hasSizes: true), unit: .bytes)
         #expect(simulator.replay(.lru, capacity: 10).hits == 1)
     }
@@ -129,7 +139,8 @@ import Testing
     }
 
     @Test func gridReplaysKeepPolicyMajorOrder() throws {
-        let trace = try Trace(name: "random", requests: randomKeys(count: 5_000, keys: 500, seed: 3).map { TraceRequest(key: $0) })
+        let trace = try Trace(
+            name: "random", requests: randomKeys(count: 5_000, keys: 500, seed: 3).map { TraceRequest(key: $0) })
         let simulator = try Simulator(trace: trace, unit: .objects)
         let results = simulator.replay(policies: [.lru, .arc], capacities: [10, 50, 100], parallelism: 2)
         #expect(results.map(\.policy) == ["LRU", "LRU", "LRU", "ARC", "ARC", "ARC"])

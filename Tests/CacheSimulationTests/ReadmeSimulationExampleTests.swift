@@ -1,14 +1,15 @@
+import CacheSimulation
 import Foundation
 import Testing
 import TierCache
-import CacheSimulation
 
 /// The README's simulation and live-sampler examples, compiled and run.
 @Suite struct ReadmeSimulationExampleTests {
     @Test func simulationExample() throws {
         let fixtures = try TraceFixtures()
         defer { fixtures.remove() }
-        let path = try fixtures.write("example.txt", text: (0..<5_000).map { "\($0 * 7919 % 1_300 % ($0 % 97 + 3))" }.joined(separator: "\n"))
+        let path = try fixtures.write(
+            "example.txt", text: (0..<5_000).map { "\($0 * 7919 % 1_300 % ($0 % 97 + 3))" }.joined(separator: "\n"))
         var printed: [String] = []
         func print(_ items: Any...) { printed.append(items.map { "\($0)" }.joined(separator: " ")) }
 

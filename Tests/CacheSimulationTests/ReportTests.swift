@@ -1,7 +1,9 @@
 import Foundation
 import Testing
-@testable import CacheSimulation
 import TierCache
+
+@testable import CacheSimulation
+
 #if canImport(FoundationXML)
 import FoundationXML
 #endif
@@ -42,10 +44,12 @@ import FoundationXML
     }
 
     @Test func theWriterWritesEveryFormat() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tiercache-report-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "tiercache-report-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let written = try ReportWriter(directory: directory, baseName: "r").write(try sampleReport())
-        #expect(Set(written.map { URL(fileURLWithPath: $0).lastPathComponent }) == ["r.csv", "r.json", "r.svg", "r.html"])
+        #expect(
+            Set(written.map { URL(fileURLWithPath: $0).lastPathComponent }) == ["r.csv", "r.json", "r.svg", "r.html"])
     }
 
     @Test func numbersFormatWithoutFoundation() {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import CacheSimulation
 
 @Suite struct TraceReaderTests {
@@ -48,18 +49,28 @@ import Testing
     @Test func oracleGeneralRecordsAreLittleEndian() throws {
         var record: [UInt8] = []
         func append<T: FixedWidthInteger>(_ value: T) { withUnsafeBytes(of: value.littleEndian) { record += $0 } }
-        append(UInt32(17)); append(UInt64(0xABCDEF)); append(UInt32(4096)); append(Int64(-1))
+        append(UInt32(17))
+        append(UInt64(0xABCDEF))
+        append(UInt32(4096))
+        append(Int64(-1))
         let fixtures = try TraceFixtures()
         defer { fixtures.remove() }
         let path = try fixtures.write("t.oracleGeneral.bin", record + record)
-        #expect(try TraceFixtures.requests(path) == [TraceRequest(key: 0xABCDEF, size: 4096, timestamp: 17), TraceRequest(key: 0xABCDEF, size: 4096, timestamp: 17)])
+        #expect(
+            try TraceFixtures.requests(path) == [
+                TraceRequest(key: 0xABCDEF, size: 4096, timestamp: 17),
+                TraceRequest(key: 0xABCDEF, size: 4096, timestamp: 17),
+            ])
     }
 
     @Test func csvFindsItsColumnsByHeader() throws {
         let fixtures = try TraceFixtures()
         defer { fixtures.remove() }
         let path = try fixtures.write("t.csv", text: "version,time,op,size,lbn\n1,10,0x2a,4096,77\n1,11,0x28,512,78\n")
-        #expect(try TraceFixtures.requests(path) == [TraceRequest(key: 77, size: 4096, timestamp: 10), TraceRequest(key: 78, size: 512, timestamp: 11)])
+        #expect(
+            try TraceFixtures.requests(path) == [
+                TraceRequest(key: 77, size: 4096, timestamp: 10), TraceRequest(key: 78, size: 512, timestamp: 11),
+            ])
     }
 
     @Test func plainTakesIntegerOrStringKeysWithOptionalSizeAndTime() throws {
@@ -90,14 +101,18 @@ import Testing
         let path = try fixtures.write("short.trace", [0, 0, 0, 1, 0, 0])
         let error = #expect(throws: TraceError.self) { try TraceFixtures.requests(path, format: .cache2k) }
         #expect(error?.record == 2)
-        if case .truncated = error?.reason {} else { Issue.record("expected .truncated, got \(String(describing: error))") }
+        if case .truncated = error?.reason {
+        } else {
+            Issue.record("expected .truncated, got \(String(describing: error))")
+        }
     }
 
     @Test(arguments: ["zst", "xz", "gz"])
     func everyTruncationOfACompressedFileFailsCleanly(codec: String) throws {
         let fixtures = try TraceFixtures()
         defer { fixtures.remove() }
-        let bytes = codec == "zst" ? TraceFixtures.arcZstd : codec == "xz" ? TraceFixtures.arcXz : TraceFixtures.lirsGzip
+        let bytes =
+            codec == "zst" ? TraceFixtures.arcZstd : codec == "xz" ? TraceFixtures.arcXz : TraceFixtures.lirsGzip
         for length in 1..<bytes.count {
             let path = try fixtures.write("cut.lis.\(codec)", Array(bytes.prefix(length)))
             // Either an error, or (for a cut inside the trailer only) every request: never a crash.
@@ -125,7 +140,10 @@ import Testing
     }
 
     @Test func loadingRenumbersKeysAndKeepsTheLargestSize() throws {
-        let trace = try Trace(name: "t", requests: [TraceRequest(key: 9, size: 10), TraceRequest(key: 3, size: 5), TraceRequest(key: 9, size: 30)], hasSizes: true)
+        let trace = try Trace(
+            name: "t",
+            requests: [TraceRequest(key: 9, size: 10), TraceRequest(key: 3, size: 5), TraceRequest(key: 9, size: 30)],
+            hasSizes: true)
         #expect(trace.requests == [0, 1, 0])
         #expect(trace.objectSizes == [30, 5])
         #expect(trace.footprintBytes == 35 && trace.requestedBytes == 45)

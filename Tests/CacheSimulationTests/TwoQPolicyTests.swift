@@ -1,4 +1,5 @@
 import Testing
+
 @testable import CacheSimulation
 
 /// 2Q replayed step by step against the paper's pseudocode (Johnson & Shasha, VLDB 1994, Figure 2,
@@ -13,14 +14,17 @@ import Testing
     }
 
     private func replay(_ keys: [UInt64], capacity: UInt64, sizes: [UInt64: UInt32] = [:]) throws -> [Step] {
-        let trace = try Trace(name: "hand", requests: keys.map { TraceRequest(key: $0, size: sizes[$0] ?? 1) }, hasSizes: !sizes.isEmpty)
+        let trace = try Trace(
+            name: "hand", requests: keys.map { TraceRequest(key: $0, size: sizes[$0] ?? 1) }, hasSizes: !sizes.isEmpty)
         var keyOf: [UInt64] = []
         for key in keys where !keyOf.contains(key) { keyOf.append(key) }
         var policy = TwoQPolicy(context: PolicyContext(capacity: capacity, objectSizes: trace.objectSizes))
         return trace.requests.enumerated().map { position, object in
             let hit = policy.access(object, position: position)
             let (am, a1in, a1out) = policy.snapshot
-            return Step(hit: hit, am: am.map { keyOf[Int($0)] }, a1in: a1in.map { keyOf[Int($0)] }, a1out: a1out.map { keyOf[Int($0)] })
+            return Step(
+                hit: hit, am: am.map { keyOf[Int($0)] }, a1in: a1in.map { keyOf[Int($0)] },
+                a1out: a1out.map { keyOf[Int($0)] })
         }
     }
 

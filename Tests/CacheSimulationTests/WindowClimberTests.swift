@@ -61,7 +61,9 @@ struct WindowClimberTests {
         #expect(climber.bestShare == 0.01)
     }
 
-    @Test("Phases of fresh working sets that fit the cache, where LRU is optimal: W-TinyLFU's window grows and its misses come within 0.5% of LRU's")
+    @Test(
+        "Phases of fresh working sets that fit the cache, where LRU is optimal: W-TinyLFU's window grows and its misses come within 0.5% of LRU's"
+    )
     func recencyWorkloadMovesTheWindow() throws {
         // 40 phases of 600 keys in a cache of 1,000: LRU misses only first references.
         let keys = Self.phases(40, keysPerPhase: 600, requestsPerPhase: 12_000)
@@ -71,7 +73,8 @@ struct WindowClimberTests {
         let lru = simulator.replay(.lru, capacity: 1_000)
         #expect(trace.requestCount - lru.hits == firstReferences)
 
-        var policy = WTinyLFUPolicy(context: PolicyContext(capacity: 1_000, objectSizes: [UInt32](repeating: 1, count: trace.objectCount)))
+        var policy = WTinyLFUPolicy(
+            context: PolicyContext(capacity: 1_000, objectSizes: [UInt32](repeating: 1, count: trace.objectCount)))
         var misses = 0
         for (position, key) in trace.requests.enumerated() where !policy.access(key, position: position) {
             misses += 1
@@ -100,7 +103,8 @@ struct WindowClimberTests {
         let lru = simulator.replay(.lru, capacity: 600)
         let tinyLFU = simulator.replay(.wtinylfu, capacity: 600)
         #expect(tinyLFU.hits > lru.hits)
-        var policy = WTinyLFUPolicy(context: PolicyContext(capacity: 600, objectSizes: [UInt32](repeating: 1, count: trace.objectCount)))
+        var policy = WTinyLFUPolicy(
+            context: PolicyContext(capacity: 600, objectSizes: [UInt32](repeating: 1, count: trace.objectCount)))
         for (position, key) in trace.requests.enumerated() { _ = policy.access(key, position: position) }
         // The scan keys would push the hot set out of a large window: it stays at most 20%.
         #expect(policy.windowMaximum <= 120)

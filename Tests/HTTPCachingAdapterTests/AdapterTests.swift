@@ -14,10 +14,14 @@ import TierCacheTesting
 import FoundationNetworking
 #endif
 
-func makeCache(clock: ManualCacheClock, connectivity: @escaping @Sendable (any Error) -> Bool = { !($0 is CancellationError) }) throws -> HTTPCache {
+func makeCache(
+    clock: ManualCacheClock, connectivity: @escaping @Sendable (any Error) -> Bool = { !($0 is CancellationError) }
+) throws -> HTTPCache {
     HTTPCache(
         storage: TieredCache(tiers: [try MemoryTier(capacity: 4 << 20)]),
-        configuration: .init(storagePolicies: .init(["http": .allowed], default: .notAllowed), isConnectivityError: connectivity, clock: clock.cacheClock))
+        configuration: .init(
+            storagePolicies: .init(["http": .allowed], default: .notAllowed), isConnectivityError: connectivity,
+            clock: clock.cacheClock))
 }
 
 func ephemeralSession() -> URLSession {
@@ -171,11 +175,13 @@ struct AsyncHTTPClientAdapterTests {
             _ = try await cache.execute(etag, on: client)
             clock.advance(by: 1)
             let revalidated = try await cache.execute(etag, on: client)
-            #expect(revalidated.source == .revalidated && String(decoding: revalidated.body, as: UTF8.self) == "etag body")
+            #expect(
+                revalidated.source == .revalidated && String(decoding: revalidated.body, as: UTF8.self) == "etag body")
 
             let noStore = HTTPRequest(method: .get, url: origin.url("/no-store"))
             _ = try await cache.execute(noStore, on: client)
-            #expect(String(decoding: try await cache.execute(noStore, on: client).body, as: UTF8.self) == "not stored 2")
+            #expect(
+                String(decoding: try await cache.execute(noStore, on: client).body, as: UTF8.self) == "not stored 2")
 
             try await origin.stop()
             clock.advance(by: 3_600)
@@ -204,9 +210,12 @@ struct CombineAdapterTests {
 
         let values = try await collect(cache.publisher(for: request, transport: transport))
         #expect(values.count == 1)
-        #expect(values.first?.source == .staleFallback && values.first?.storedAt != nil && values.first?.networkError != nil)
+        #expect(
+            values.first?.source == .staleFallback && values.first?.storedAt != nil && values.first?.networkError != nil
+        )
         await #expect(throws: URLError.self) {
-            _ = try await collect(cache.publisher(for: HTTPRequest(method: .get, url: origin.url("/max-age/1")), transport: transport))
+            _ = try await collect(
+                cache.publisher(for: HTTPRequest(method: .get, url: origin.url("/max-age/1")), transport: transport))
         }
     }
 }

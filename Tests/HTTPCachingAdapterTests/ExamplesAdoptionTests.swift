@@ -25,7 +25,10 @@ final class MiniAlamofire: Sendable {
     /// `nil` to cache nothing.
     let cachedResponseHandler: @Sendable (CachedURLResponse) -> CachedURLResponse?
 
-    init(configuration: URLSessionConfiguration, cachedResponseHandler: @escaping @Sendable (CachedURLResponse) -> CachedURLResponse? = { $0 }) {
+    init(
+        configuration: URLSessionConfiguration,
+        cachedResponseHandler: @escaping @Sendable (CachedURLResponse) -> CachedURLResponse? = { $0 }
+    ) {
         self.session = URLSession(configuration: configuration)
         self.cachedResponseHandler = cachedResponseHandler
     }
@@ -37,7 +40,8 @@ final class MiniAlamofire: Sendable {
         // FoundationNetworking never asks `willCacheResponse` nor stores (see TieredURLCache), so
         // on Linux the wrapper runs its handler and stores, as URLSession does on Apple platforms.
         if let cache = session.configuration.urlCache, cache.cachedResponse(for: request) == nil,
-           let cacheable = cachedResponseHandler(CachedURLResponse(response: http, data: data)) {
+            let cacheable = cachedResponseHandler(CachedURLResponse(response: http, data: data))
+        {
             cache.storeCachedResponse(cacheable, for: request)
         }
         #endif
@@ -50,9 +54,13 @@ final class MiniAlamofire: Sendable {
 extension Publisher where Output == (Data, URLResponse), Failure == any Error {
     /// On failure, the response `cache` holds for `request` instead of the error (the error
     /// when it holds none): the seed's `cachedResponseOnError`.
-    func cachedResponseOnError(_ cache: URLCache, for request: URLRequest) -> AnyPublisher<(Data, URLResponse), any Error> {
+    func cachedResponseOnError(
+        _ cache: URLCache, for request: URLRequest
+    ) -> AnyPublisher<(Data, URLResponse), any Error> {
         self.catch { error -> AnyPublisher<(Data, URLResponse), any Error> in
-            guard let cached = cache.cachedResponse(for: request) else { return Fail(error: error).eraseToAnyPublisher() }
+            guard let cached = cache.cachedResponse(for: request) else {
+                return Fail(error: error).eraseToAnyPublisher()
+            }
             return Just((cached.data, cached.response)).setFailureType(to: (any Error).self).eraseToAnyPublisher()
         }
         .eraseToAnyPublisher()
@@ -130,8 +138,13 @@ struct AdoptionExampleTests {
         let origin = try await LoopbackOrigin.start()
         // The adoption: one line on the configuration the library is given.
         let urlCache = TieredURLCache(
-            storage: TieredCache(tiers: [try MemoryTier(capacity: 4 << 20)], policyTable: .init(["http": .allowed], default: .notAllowed)),
-            storeHooks: [.stripAuthenticationFields(), .stampUserInfo("cachedAt") { _, _ in ISO8601DateFormatter().string(from: Date()) }])
+            storage: TieredCache(
+                tiers: [try MemoryTier(capacity: 4 << 20)], policyTable: .init(["http": .allowed], default: .notAllowed)
+            ),
+            storeHooks: [
+                .stripAuthenticationFields(),
+                .stampUserInfo("cachedAt") { _, _ in ISO8601DateFormatter().string(from: Date()) },
+            ])
         let configuration = URLSessionConfiguration.default
         configuration.urlCache = urlCache
         let client = MiniAlamofire(configuration: configuration)
@@ -152,20 +165,23 @@ struct AdoptionExampleTests {
     @Test("Combine cachedResponseOnError: the origin's answer while it is up, the cached one after")
     func combineFallback() async throws {
         let origin = try await LoopbackOrigin.start()
-        let urlCache = TieredURLCache(storage: TieredCache(tiers: [try MemoryTier(capacity: 4 << 20)], policyTable: .init(["http": .allowed])))
+        let urlCache = TieredURLCache(
+            storage: TieredCache(tiers: [try MemoryTier(capacity: 4 << 20)], policyTable: .init(["http": .allowed])))
         let configuration = URLSessionConfiguration.default
         configuration.urlCache = urlCache
         let session = URLSession(configuration: configuration)
         // Reload every time, so the cache is used only on error.
         var request = URLRequest(url: origin.url("/max-age/60"))
         request.cachePolicy = .reloadIgnoringLocalCacheData
-        let online = try await collectValues(loadPublisher(session, request).cachedResponseOnError(urlCache, for: request))
+        let online = try await collectValues(
+            loadPublisher(session, request).cachedResponseOnError(urlCache, for: request))
         #expect(online.map { text($0.0) } == ["response 1"])
         #if canImport(FoundationNetworking)
         urlCache.storeCachedResponse(CachedURLResponse(response: online[0].1, data: online[0].0), for: request)
         #endif
         try await origin.stop()
-        let offline = try await collectValues(loadPublisher(session, request).cachedResponseOnError(urlCache, for: request))
+        let offline = try await collectValues(
+            loadPublisher(session, request).cachedResponseOnError(urlCache, for: request))
         #expect(offline.map { text($0.0) } == ["response 1"])
         let uncached = URLRequest(url: origin.url("/max-age/5"))
         await #expect(throws: (any Error).self) {
@@ -176,14 +192,21 @@ struct AdoptionExampleTests {
     @Test("Per-scheme storage policy: https kept in memory only, every other scheme not stored")
     func perSchemePolicy() throws {
         let memory = try MemoryTier(capacity: 1 << 20)
-        let urlCache = TieredURLCache(storage: TieredCache(tiers: [memory], policyTable: .init(["https": .allowedInMemoryOnly], default: .notAllowed)))
+        let urlCache = TieredURLCache(
+            storage: TieredCache(
+                tiers: [memory], policyTable: .init(["https": .allowedInMemoryOnly], default: .notAllowed)))
         for (scheme, kept) in [("https", true), ("http", false), ("ftp", false)] {
             let url = try #require(URL(string: "\(scheme)://example.com/item"))
-            let response = try #require(HTTPURLResponse(url: url, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: ["Cache-Control": "max-age=60"]))
-            urlCache.storeCachedResponse(CachedURLResponse(response: response, data: Data("x".utf8)), for: URLRequest(url: url))
+            let response = try #require(
+                HTTPURLResponse(
+                    url: url, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: ["Cache-Control": "max-age=60"]))
+            urlCache.storeCachedResponse(
+                CachedURLResponse(response: response, data: Data("x".utf8)), for: URLRequest(url: url))
             #expect((urlCache.cachedResponse(for: URLRequest(url: url)) != nil) == kept, "\(scheme)")
             // Kept as memory-only, whatever the response asked for.
-            if kept { #expect(urlCache.cachedResponse(for: URLRequest(url: url))?.storagePolicy == .allowedInMemoryOnly) }
+            if kept {
+                #expect(urlCache.cachedResponse(for: URLRequest(url: url))?.storagePolicy == .allowedInMemoryOnly)
+            }
         }
     }
 }
@@ -196,7 +219,9 @@ extension HTTPCacheURLProtocolTests {
         let origin = try await LoopbackOrigin.start()
         let cache = HTTPCache(
             storage: TieredCache(tiers: [try MemoryTier(capacity: 4 << 20)]),
-            configuration: .init(storagePolicies: .init(["http": .allowed], default: .notAllowed), isConnectivityError: HTTPCache.isURLConnectivityError))
+            configuration: .init(
+                storagePolicies: .init(["http": .allowed], default: .notAllowed),
+                isConnectivityError: HTTPCache.isURLConnectivityError))
         let configuration = URLSessionConfiguration.ephemeral
         HTTPCacheURLProtocol.install(cache, in: configuration)  // the adoption
         let session = URLSession(configuration: configuration)
@@ -217,7 +242,9 @@ extension HTTPCacheURLProtocolTests {
         // URLProtocol mode: the engine's key function.
         let cache = HTTPCache(
             storage: TieredCache(tiers: [try MemoryTier(capacity: 4 << 20)]),
-            configuration: .init(storagePolicies: .init(["http": .allowed], default: .notAllowed), key: HTTPCacheKey.droppingQueryItems(where: isVolatile)))
+            configuration: .init(
+                storagePolicies: .init(["http": .allowed], default: .notAllowed),
+                key: HTTPCacheKey.droppingQueryItems(where: isVolatile)))
         let configuration = URLSessionConfiguration.ephemeral
         HTTPCacheURLProtocol.install(cache, in: configuration)
         let session = URLSession(configuration: configuration)
@@ -233,16 +260,23 @@ extension HTTPCacheURLProtocolTests {
 
         // URLCache mode: TieredURLCache's key function.
         let urlCache = TieredURLCache(storage: TieredCache(tiers: [try MemoryTier(capacity: 4 << 20)])) { request in
-            guard let url = request.url, var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return nil }
+            guard let url = request.url, var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else {
+                return nil
+            }
             components.queryItems = components.queryItems?.filter { !isVolatile($0.name) }
             return components.url?.absoluteString
         }
         let first = try #require(URL(string: "https://example.com/a.png?w=100&token=1"))
         let second = try #require(URL(string: "https://example.com/a.png?token=2&w=100"))
-        let response = try #require(HTTPURLResponse(url: first, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: ["Cache-Control": "max-age=60"]))
-        urlCache.storeCachedResponse(CachedURLResponse(response: response, data: Data("png".utf8)), for: URLRequest(url: first))
+        let response = try #require(
+            HTTPURLResponse(
+                url: first, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: ["Cache-Control": "max-age=60"]))
+        urlCache.storeCachedResponse(
+            CachedURLResponse(response: response, data: Data("png".utf8)), for: URLRequest(url: first))
         #expect(urlCache.cachedResponse(for: URLRequest(url: second)).map { text($0.data) } == "png")
-        #expect(urlCache.cachedResponse(for: URLRequest(url: try #require(URL(string: "https://example.com/a.png?w=200")))) == nil)
+        #expect(
+            urlCache.cachedResponse(for: URLRequest(url: try #require(URL(string: "https://example.com/a.png?w=200"))))
+                == nil)
     }
 
     @Test("Example, the Alamofire-like wrapper in URLProtocol mode: one configuration line, TierCache's rules")
@@ -250,7 +284,9 @@ extension HTTPCacheURLProtocolTests {
         let origin = try await LoopbackOrigin.start()
         let cache = HTTPCache(
             storage: TieredCache(tiers: [try MemoryTier(capacity: 4 << 20)]),
-            configuration: .init(storagePolicies: .init(["http": .allowed], default: .notAllowed), storeHooks: [.stripAuthenticationFields()]))
+            configuration: .init(
+                storagePolicies: .init(["http": .allowed], default: .notAllowed),
+                storeHooks: [.stripAuthenticationFields()]))
         let configuration = URLSessionConfiguration.ephemeral
         configuration.urlCache = nil
         HTTPCacheURLProtocol.install(cache, in: configuration)  // the adoption

@@ -23,7 +23,9 @@ struct HTTPCacheURLProtocolTests {
     func makeHTTPCache() throws -> HTTPCache {
         HTTPCache(
             storage: TieredCache(tiers: [try MemoryTier(capacity: 4 << 20)]),
-            configuration: .init(storagePolicies: .init(["http": .allowed], default: .notAllowed), isConnectivityError: HTTPCache.isURLConnectivityError))
+            configuration: .init(
+                storagePolicies: .init(["http": .allowed], default: .notAllowed),
+                isConnectivityError: HTTPCache.isURLConnectivityError))
     }
 
     @Test("A fresh response is answered by the cache with Cache-Status: hit; the origin sees one request")
@@ -48,7 +50,8 @@ struct HTTPCacheURLProtocolTests {
         try await origin.stop()
     }
 
-    @Test("The cache fetches with a copy of the app's configuration: its headers reach the origin, its URLCache does not")
+    @Test(
+        "The cache fetches with a copy of the app's configuration: its headers reach the origin, its URLCache does not")
     func fetchesWithTheAppsConfiguration() async throws {
         let origin = try await LoopbackOrigin.start()
         let configuration = URLSessionConfiguration.ephemeral
@@ -63,7 +66,9 @@ struct HTTPCacheURLProtocolTests {
         #expect(fetching.timeoutIntervalForRequest == 12)
         #expect(fetching.urlCache == nil)
         #expect(!(fetching.protocolClasses ?? []).contains { $0 == HTTPCacheURLProtocol.self })
-        #expect((configuration.protocolClasses ?? []).first == HTTPCacheURLProtocol.self, "the app's configuration is the one that routes through the cache")
+        #expect(
+            (configuration.protocolClasses ?? []).first == HTTPCacheURLProtocol.self,
+            "the app's configuration is the one that routes through the cache")
         try await origin.stop()
     }
 
@@ -74,12 +79,15 @@ struct HTTPCacheURLProtocolTests {
         _ = try await session.loaded(URLRequest(url: origin.url("/etag")))
         let (body, response) = try await session.loaded(URLRequest(url: origin.url("/etag")))
         #expect(text(body) == "etag body")
-        #expect((response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Cache-Status") == "TierCache;fwd=stale;fwd-status=304")
+        #expect(
+            (response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Cache-Status")
+                == "TierCache;fwd=stale;fwd-status=304")
         #expect(origin.log.requests(to: "/etag").last?.headers["If-None-Match"] == ["\"v1\""])
         try await origin.stop()
     }
 
-    @Test("Offline fallback: with the origin gone, the stored response comes back with its Date and a stale Cache-Status")
+    @Test(
+        "Offline fallback: with the origin gone, the stored response comes back with its Date and a stale Cache-Status")
     func offlineFallback() async throws {
         let origin = try await LoopbackOrigin.start()
         let session = installedSession(try makeHTTPCache())

@@ -22,7 +22,8 @@ struct ReadmeHTTPExampleTests {
     func urlSession() async throws {
         let origin = try await LoopbackOrigin.start()
         let url = origin.url("/max-age/60")
-        let cacheDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("readme-\(UUID().uuidString)")
+        let cacheDirectory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "readme-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: cacheDirectory) }
         // README:begin http-urlsession
         let memory = try MemoryTier(capacity: 32 << 20)
@@ -30,12 +31,13 @@ struct ReadmeHTTPExampleTests {
         let cache = HTTPCache(
             storage: TieredCache(tiers: [memory, disk]),
             configuration: .init(
-                storagePolicies: StoragePolicyTable(["https": .allowed, "http": .allowedInMemoryOnly], default: .notAllowed),
+                storagePolicies: StoragePolicyTable(
+                    ["https": .allowed, "http": .allowedInMemoryOnly], default: .notAllowed),
                 isConnectivityError: HTTPCache.isURLConnectivityError,
-                storeHooks: [.stripAuthenticationFields()]))   // Authorization, Set-Cookie, ... never stored
+                storeHooks: [.stripAuthenticationFields()]))  // Authorization, Set-Cookie, ... never stored
 
         let (data, response, result) = try await cache.data(for: URLRequest(url: url), session: .shared)
-        print(response.statusCode, result.source, data.count)    // 200 network 10, then: 200 cache 10
+        print(response.statusCode, result.source, data.count)  // 200 network 10, then: 200 cache 10
         // README:end
         let (_, _, second) = try await cache.data(for: URLRequest(url: url), session: .shared)
         #expect(result.source == .network && second.source == .cache)
@@ -50,7 +52,7 @@ struct ReadmeHTTPExampleTests {
         // README:begin http-async-http-client
         let client = HTTPClient(eventLoopGroupProvider: .singleton)
         let result = try await cache.execute(HTTPRequest(method: .get, url: url), on: client)
-        print(result.response.status, result.source)           // 200 OK network
+        print(result.response.status, result.source)  // 200 OK network
         try await client.shutdown()
         // README:end
         #expect(result.source == .network)
@@ -64,7 +66,8 @@ struct ReadmeHTTPExampleTests {
         let cache = HTTPCache(
             storage: TieredCache(tiers: [try MemoryTier(capacity: 32 << 20)]),
             configuration: .init(isConnectivityError: HTTPCache.isURLConnectivityError))
-        _ = try await cache.response(for: HTTPRequest(method: .get, url: url), transport: HTTPCache.urlSessionTransport(.shared))
+        _ = try await cache.response(
+            for: HTTPRequest(method: .get, url: url), transport: HTTPCache.urlSessionTransport(.shared))
         try await origin.stop()
         var banner = ""
         let value = try await cache.cachedValue(
@@ -86,11 +89,16 @@ struct ReadmeSnippetTests {
     @Test("Every README block marked in the tests is in the README, character for character")
     func snippetsMatch() throws {
         let testsDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        let readme = try String(contentsOf: testsDirectory.deletingLastPathComponent().appendingPathComponent("README.md"), encoding: .utf8)
+        let readme = try String(
+            contentsOf: testsDirectory.deletingLastPathComponent().appendingPathComponent("README.md"), encoding: .utf8)
         var found = 0
-        let files = FileManager.default.enumerator(at: testsDirectory, includingPropertiesForKeys: nil)?.compactMap { $0 as? URL } ?? []
+        let files =
+            FileManager.default.enumerator(at: testsDirectory, includingPropertiesForKeys: nil)?.compactMap {
+                $0 as? URL
+            } ?? []
         for file in files where file.pathExtension == "swift" {
-            let lines = try String(contentsOf: file, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
+            let lines = try String(contentsOf: file, encoding: .utf8).split(
+                separator: "\n", omittingEmptySubsequences: false)
             var block: [Substring]?
             var indent = 0
             for line in lines {
@@ -99,8 +107,11 @@ struct ReadmeSnippetTests {
                     block = []
                     indent = line.count - trimmed.count
                 } else if trimmed.hasPrefix("// README:end"), let lines = block {
-                    let snippet = lines.map { $0.count >= indent ? String($0.dropFirst(indent)) : "" }.joined(separator: "\n")
-                    #expect(readme.contains("```swift\n" + snippet + "\n```"), "README.md lacks the block from \(file.lastPathComponent):\n\(snippet)")
+                    let snippet = lines.map { $0.count >= indent ? String($0.dropFirst(indent)) : "" }.joined(
+                        separator: "\n")
+                    #expect(
+                        readme.contains("```swift\n" + snippet + "\n```"),
+                        "README.md lacks the block from \(file.lastPathComponent):\n\(snippet)")
                     found += 1
                     block = nil
                 } else if block != nil {

@@ -39,14 +39,18 @@ extension URLSession {
 
 @Suite("TieredURLCache: URLSession's own caching over TierCache's tiers, against a loopback origin", .serialized)
 struct TieredURLCacheTests {
-    func memoryCache(capacity: Int = 4 << 20, policies: StoragePolicyTable = .init(["http": .allowed], default: .notAllowed)) throws -> TieredCache {
+    func memoryCache(
+        capacity: Int = 4 << 20, policies: StoragePolicyTable = .init(["http": .allowed], default: .notAllowed)
+    ) throws -> TieredCache {
         TieredCache(tiers: [try MemoryTier(capacity: capacity)], policyTable: policies)
     }
 
     /// Puts `request`'s answer into `urlCache` the way URLSession does on Apple platforms; on
     /// Linux FoundationNetworking never stores (its HTTP protocol reports every response with
     /// `cacheStoragePolicy: .notAllowed`), so the app (or its networking library) stores it.
-    func load(_ request: URLRequest, with session: URLSession, into urlCache: TieredURLCache, expectStored: Bool = true) async throws -> (Data, URLResponse) {
+    func load(
+        _ request: URLRequest, with session: URLSession, into urlCache: TieredURLCache, expectStored: Bool = true
+    ) async throws -> (Data, URLResponse) {
         let (data, response) = try await session.loaded(request)
         #if canImport(FoundationNetworking)
         if (response as? HTTPURLResponse)?.statusCode == 200 {
@@ -79,7 +83,9 @@ struct TieredURLCacheTests {
         try await origin.stop()
     }
 
-    @Test("cachePolicy is respected: reloadIgnoringLocalCacheData goes to the origin, returnCacheDataElseLoad answers with the origin gone")
+    @Test(
+        "cachePolicy is respected: reloadIgnoringLocalCacheData goes to the origin, returnCacheDataElseLoad answers with the origin gone"
+    )
     func cachePolicy() async throws {
         let origin = try await LoopbackOrigin.start()
         let urlCache = TieredURLCache(storage: try memoryCache())
@@ -104,8 +110,10 @@ struct TieredURLCacheTests {
         let session = session(with: urlCache)
         let request = URLRequest(url: origin.url("/max-age/0"))
         let url = origin.url("/max-age/0")
-        let old = try #require(HTTPURLResponse(url: url, statusCode: 200, httpVersion: "HTTP/1.1",
-            headerFields: ["Cache-Control": "max-age=1", "Date": "Mon, 01 Jan 2024 00:00:00 GMT"]))
+        let old = try #require(
+            HTTPURLResponse(
+                url: url, statusCode: 200, httpVersion: "HTTP/1.1",
+                headerFields: ["Cache-Control": "max-age=1", "Date": "Mon, 01 Jan 2024 00:00:00 GMT"]))
         urlCache.storeCachedResponse(CachedURLResponse(response: old, data: Data("old".utf8)), for: request)
         let (body, _) = try await session.loaded(request)
         #expect(text(body) == "response 1")
@@ -129,7 +137,8 @@ struct TieredURLCacheTests {
     @Test("The scheme table applies: http not allowed means nothing is stored and every request reaches the origin")
     func schemePolicy() async throws {
         let origin = try await LoopbackOrigin.start()
-        let urlCache = TieredURLCache(storage: try memoryCache(policies: .init(["https": .allowedInMemoryOnly], default: .notAllowed)))
+        let urlCache = TieredURLCache(
+            storage: try memoryCache(policies: .init(["https": .allowedInMemoryOnly], default: .notAllowed)))
         let session = session(with: urlCache)
         let request = URLRequest(url: origin.url("/max-age/60"))
         _ = try await load(request, with: session, into: urlCache, expectStored: false)
@@ -163,12 +172,19 @@ struct TieredURLCacheTests {
         let urlCache = TieredURLCache(storage: storage, storeHooks: hooks)
         let url = try #require(URL(string: "https://example.com/a?x=1"))
         let request = URLRequest(url: url)
-        let response = try #require(HTTPURLResponse(url: url, statusCode: 200, httpVersion: "HTTP/1.1",
-                                                     headerFields: ["Set-Cookie": "s=1", "Cache-Control": "max-age=60"]))
+        let response = try #require(
+            HTTPURLResponse(
+                url: url, statusCode: 200, httpVersion: "HTTP/1.1",
+                headerFields: ["Set-Cookie": "s=1", "Cache-Control": "max-age=60"]))
         // .notAllowed on the response wins over the table's .allowed.
-        let refused = urlCache.store(CachedURLResponse(response: response, data: Data("x".utf8), userInfo: nil, storagePolicy: .notAllowed), for: request)
+        let refused = urlCache.store(
+            CachedURLResponse(response: response, data: Data("x".utf8), userInfo: nil, storagePolicy: .notAllowed),
+            for: request)
         #expect(refused.isEmpty && urlCache.cachedResponse(for: request) == nil)
-        urlCache.storeCachedResponse(CachedURLResponse(response: response, data: Data("body".utf8), userInfo: ["app": "1", "n": 2], storagePolicy: .allowed), for: request)
+        urlCache.storeCachedResponse(
+            CachedURLResponse(
+                response: response, data: Data("body".utf8), userInfo: ["app": "1", "n": 2], storagePolicy: .allowed),
+            for: request)
         let cached = try #require(urlCache.cachedResponse(for: request))
         let cachedHTTP = try #require(cached.response as? HTTPURLResponse)
         #expect(text(cached.data) == "body")
@@ -208,7 +224,9 @@ struct TieredURLCacheTests {
     static func record(_ header: String) -> [UInt8] {
         let bytes = Array(header.utf8)
         let length = UInt32(bytes.count)
-        return Array("TUC1".utf8) + [UInt8(length >> 24), UInt8(length >> 16 & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length & 0xFF)] + bytes + Array("body".utf8)
+        return Array("TUC1".utf8) + [
+            UInt8(length >> 24), UInt8(length >> 16 & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length & 0xFF),
+        ] + bytes + Array("body".utf8)
     }
 
     @Test("A corrupt stored value is a miss and is removed", arguments: corruptValues)
@@ -228,13 +246,16 @@ struct TieredURLCacheTests {
         let urlCache = TieredURLCache(storage: TieredCache(tiers: [memory]))
         let request = URLRequest(url: try #require(URL(string: "https://example.com/x")))
         let key = try CacheKey(try #require(TieredURLCache.defaultKey(for: request)))
-        let value = Self.record(#"{"status":203,"fields":[["X-A","1"],["X-A","2"]],"userInfo":{"k":"v"},"storagePolicy":"allowedInMemoryOnly","storedAt":0}"#)
+        let value = Self.record(
+            #"{"status":203,"fields":[["X-A","1"],["X-A","2"]],"userInfo":{"k":"v"},"storagePolicy":"allowedInMemoryOnly","storedAt":0}"#
+        )
         _ = memory.store(CacheEntry(value: value, storedAt: Date()), forKey: key)
         let cached = try #require(urlCache.cachedResponse(for: request))
         let response = try #require(cached.response as? HTTPURLResponse)
         #expect(response.statusCode == 203 && response.value(forHTTPHeaderField: "X-A") == "1, 2")
         #expect(text(cached.data) == "body" && cached.storagePolicy == .allowedInMemoryOnly)
         #expect(cached.userInfo?["k"] as? String == "v")
-        #expect(cached.userInfo?[TieredURLCache.storedAtUserInfoKey] as? Date == Date(timeIntervalSinceReferenceDate: 0))
+        #expect(
+            cached.userInfo?[TieredURLCache.storedAtUserInfoKey] as? Date == Date(timeIntervalSinceReferenceDate: 0))
     }
 }

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import HTTPCaching
 
 @Suite("Cache-Control parsing (RFC 9111 §5.2)")
@@ -50,10 +51,13 @@ struct CacheControlTests {
         #expect(directives.maxAge == 5)
     }
 
-    @Test("Malformed and huge values never crash", arguments: [
-        ",,,", "=", "=5", "\"unterminated, max-age=5", "max-age=5,,,no-store", String(repeating: "a=b,", count: 16_384),
-        "max-age=\u{00E9}", "ünïcödé, no-store",
-    ])
+    @Test(
+        "Malformed and huge values never crash",
+        arguments: [
+            ",,,", "=", "=5", "\"unterminated, max-age=5", "max-age=5,,,no-store",
+            String(repeating: "a=b,", count: 16_384),
+            "max-age=\u{00E9}", "ünïcödé, no-store",
+        ])
     func malformed(_ value: String) {
         _ = CacheControl(value)
     }
@@ -68,27 +72,33 @@ struct CacheControlTests {
 struct HTTPDateTests {
     let expected = HTTPDate.makeDate(year: 1994, month: 11, day: 6, hour: 8, minute: 49, second: 37)
 
-    @Test("All three formats parse to the same instant", arguments: [
-        "Sun, 06 Nov 1994 08:49:37 GMT", "Sunday, 06-Nov-94 08:49:37 GMT", "Sun Nov  6 08:49:37 1994", "  Sun, 06 Nov 1994 08:49:37 GMT ",
-        // Names and zone in any case (§5.6.7 asks recipients to be robust; browsers are).
-        "SUN, 06 Nov 1994 08:49:37 GMT", "Sun, 06 NOV 1994 08:49:37 GMT", "Sun, 06 Nov 1994 08:49:37 gMT",
-        "sunday, 06-nov-94 08:49:37 gmt", "SUN NOV  6 08:49:37 1994",
-    ])
+    @Test(
+        "All three formats parse to the same instant",
+        arguments: [
+            "Sun, 06 Nov 1994 08:49:37 GMT", "Sunday, 06-Nov-94 08:49:37 GMT", "Sun Nov  6 08:49:37 1994",
+            "  Sun, 06 Nov 1994 08:49:37 GMT ",
+            // Names and zone in any case (§5.6.7 asks recipients to be robust; browsers are).
+            "SUN, 06 Nov 1994 08:49:37 GMT", "Sun, 06 NOV 1994 08:49:37 GMT", "Sun, 06 Nov 1994 08:49:37 gMT",
+            "sunday, 06-nov-94 08:49:37 gmt", "SUN NOV  6 08:49:37 1994",
+        ])
     func formats(_ text: String) throws {
         let now = try #require(HTTPDate.makeDate(year: 2026, month: 1, day: 1, hour: 0, minute: 0, second: 0))
         #expect(HTTPDate.parse(text, now: now) == expected)
     }
 
-    @Test("Invalid dates are nil", arguments: [
-        "0", "", "-1", "Sun, 32 Nov 1994 08:49:37 GMT", "Sun, 06 Nov 1994 25:49:37 GMT", "Sun, 06 Foo 1994 08:49:37 GMT",
-        "Sun, 06 Nov 1994 08:49:37 PST", "Thu, 29 Feb 2001 00:00:00 GMT", "tomorrow",
-        // Strict beyond case: another zone, a two-digit IMF year, no comma, doubled spaces,
-        // dashes in an IMF-fixdate, periods in the time, a one-digit hour, two dates in one.
-        "Sun, 06 Nov 1994 08:49:37 UTC", "Sun, 06 Nov 1994 08:49:37 AEST", "Sun, 06 Nov 94 08:49:37 GMT",
-        "Sun 06 Nov 1994 08:49:37 GMT", "Sun, 06  Nov  1994 08:49:37 GMT", "Sun, 06-Nov-1994 08:49:37 GMT",
-        "Sun, 06 Nov 1994 08.49.37 GMT", "Sun, 06 Nov 1994 8:49:37 GMT",
-        "Sun, 06 Nov 1994 08:49:37 GMT, Sun, 06 Nov 1994 08:49:38 GMT",
-    ])
+    @Test(
+        "Invalid dates are nil",
+        arguments: [
+            "0", "", "-1", "Sun, 32 Nov 1994 08:49:37 GMT", "Sun, 06 Nov 1994 25:49:37 GMT",
+            "Sun, 06 Foo 1994 08:49:37 GMT",
+            "Sun, 06 Nov 1994 08:49:37 PST", "Thu, 29 Feb 2001 00:00:00 GMT", "tomorrow",
+            // Strict beyond case: another zone, a two-digit IMF year, no comma, doubled spaces,
+            // dashes in an IMF-fixdate, periods in the time, a one-digit hour, two dates in one.
+            "Sun, 06 Nov 1994 08:49:37 UTC", "Sun, 06 Nov 1994 08:49:37 AEST", "Sun, 06 Nov 94 08:49:37 GMT",
+            "Sun 06 Nov 1994 08:49:37 GMT", "Sun, 06  Nov  1994 08:49:37 GMT", "Sun, 06-Nov-1994 08:49:37 GMT",
+            "Sun, 06 Nov 1994 08.49.37 GMT", "Sun, 06 Nov 1994 8:49:37 GMT",
+            "Sun, 06 Nov 1994 08:49:37 GMT, Sun, 06 Nov 1994 08:49:38 GMT",
+        ])
     func invalid(_ text: String) {
         #expect(HTTPDate.parse(text) == nil)
     }
@@ -104,7 +114,11 @@ struct HTTPDateTests {
     @Test("RFC 850 two-digit years more than 50 years ahead are in the past century")
     func twoDigitYears() throws {
         let now = try #require(HTTPDate.makeDate(year: 2026, month: 6, day: 1, hour: 0, minute: 0, second: 0))
-        #expect(HTTPDate.parse("Monday, 01-Jan-90 00:00:00 GMT", now: now) == HTTPDate.makeDate(year: 1990, month: 1, day: 1, hour: 0, minute: 0, second: 0))
-        #expect(HTTPDate.parse("Friday, 01-Jan-30 00:00:00 GMT", now: now) == HTTPDate.makeDate(year: 2030, month: 1, day: 1, hour: 0, minute: 0, second: 0))
+        #expect(
+            HTTPDate.parse("Monday, 01-Jan-90 00:00:00 GMT", now: now)
+                == HTTPDate.makeDate(year: 1990, month: 1, day: 1, hour: 0, minute: 0, second: 0))
+        #expect(
+            HTTPDate.parse("Friday, 01-Jan-30 00:00:00 GMT", now: now)
+                == HTTPDate.makeDate(year: 2030, month: 1, day: 1, hour: 0, minute: 0, second: 0))
     }
 }

@@ -3,6 +3,7 @@ import HTTPTypes
 import Testing
 import TierCache
 import TierCacheTesting
+
 @testable import HTTPCaching
 
 @Suite("Using stored responses (RFC 9111 §4, §5.2.1, RFC 5861)")
@@ -16,7 +17,8 @@ struct CacheDecisionTests {
         let req = request("https://example.com/a", requestFields)
         return CacheDecision.decide(
             request: req, requestDirectives: CacheControl(fieldValues: req.headerFields[values: .cacheControl]),
-            stored: stored(response(200, [("Date", date)] + responseFields)), policy: policy, context: context(epoch + seconds, shared: shared))
+            stored: stored(response(200, [("Date", date)] + responseFields)), policy: policy,
+            context: context(epoch + seconds, shared: shared))
     }
 
     @Test("§4.2: fresh is used, stale is revalidated")
@@ -27,35 +29,65 @@ struct CacheDecisionTests {
 
     @Test("§5.2.1.1: request max-age bounds the acceptable age")
     func requestMaxAge() {
-        #expect(decide([("Cache-Control", "max-age=600")], requestFields: [("Cache-Control", "max-age=30")], at: 31) == .revalidate)
-        #expect(decide([("Cache-Control", "max-age=600")], requestFields: [("Cache-Control", "max-age=30")], at: 29) == .useStored(stale: false))
+        #expect(
+            decide([("Cache-Control", "max-age=600")], requestFields: [("Cache-Control", "max-age=30")], at: 31)
+                == .revalidate)
+        #expect(
+            decide([("Cache-Control", "max-age=600")], requestFields: [("Cache-Control", "max-age=30")], at: 29)
+                == .useStored(stale: false))
     }
 
     @Test("§5.2.1.3: min-fresh demands remaining freshness")
     func minFresh() {
-        #expect(decide([("Cache-Control", "max-age=60")], requestFields: [("Cache-Control", "min-fresh=30")], at: 40) == .revalidate)
-        #expect(decide([("Cache-Control", "max-age=60")], requestFields: [("Cache-Control", "min-fresh=30")], at: 20) == .useStored(stale: false))
+        #expect(
+            decide([("Cache-Control", "max-age=60")], requestFields: [("Cache-Control", "min-fresh=30")], at: 40)
+                == .revalidate)
+        #expect(
+            decide([("Cache-Control", "max-age=60")], requestFields: [("Cache-Control", "min-fresh=30")], at: 20)
+                == .useStored(stale: false))
     }
 
     @Test("§5.2.1.2: max-stale accepts stale responses within its bound")
     func maxStale() {
-        #expect(decide([("Cache-Control", "max-age=60")], requestFields: [("Cache-Control", "max-stale=30")], at: 80) == .useStored(stale: true))
-        #expect(decide([("Cache-Control", "max-age=60")], requestFields: [("Cache-Control", "max-stale=30")], at: 100) == .revalidate)
-        #expect(decide([("Cache-Control", "max-age=60")], requestFields: [("Cache-Control", "max-stale")], at: 1e6) == .useStored(stale: true))
+        #expect(
+            decide([("Cache-Control", "max-age=60")], requestFields: [("Cache-Control", "max-stale=30")], at: 80)
+                == .useStored(stale: true))
+        #expect(
+            decide([("Cache-Control", "max-age=60")], requestFields: [("Cache-Control", "max-stale=30")], at: 100)
+                == .revalidate)
+        #expect(
+            decide([("Cache-Control", "max-age=60")], requestFields: [("Cache-Control", "max-stale")], at: 1e6)
+                == .useStored(stale: true))
     }
 
     @Test("§5.2.2.2/§5.2.2.8: must-revalidate (and proxy-revalidate when shared) forbid stale use")
     func mustRevalidate() {
-        #expect(decide([("Cache-Control", "max-age=60, must-revalidate")], requestFields: [("Cache-Control", "max-stale")], at: 80) == .revalidate)
-        #expect(decide([("Cache-Control", "max-age=60, proxy-revalidate")], requestFields: [("Cache-Control", "max-stale")], at: 80) == .useStored(stale: true))
-        #expect(decide([("Cache-Control", "max-age=60, proxy-revalidate")], requestFields: [("Cache-Control", "max-stale")], at: 80, shared: true) == .revalidate)
+        #expect(
+            decide(
+                [("Cache-Control", "max-age=60, must-revalidate")], requestFields: [("Cache-Control", "max-stale")],
+                at: 80) == .revalidate)
+        #expect(
+            decide(
+                [("Cache-Control", "max-age=60, proxy-revalidate")], requestFields: [("Cache-Control", "max-stale")],
+                at: 80) == .useStored(stale: true))
+        #expect(
+            decide(
+                [("Cache-Control", "max-age=60, proxy-revalidate")], requestFields: [("Cache-Control", "max-stale")],
+                at: 80, shared: true) == .revalidate)
     }
 
     @Test("§5.2.1.4/§5.4: request no-cache, or Pragma: no-cache without Cache-Control, revalidates")
     func requestNoCache() {
-        #expect(decide([("Cache-Control", "max-age=600")], requestFields: [("Cache-Control", "no-cache")], at: 1) == .revalidate)
-        #expect(decide([("Cache-Control", "max-age=600")], requestFields: [("Pragma", "no-cache")], at: 1) == .revalidate)
-        #expect(decide([("Cache-Control", "max-age=600")], requestFields: [("Pragma", "no-cache"), ("Cache-Control", "max-age=900")], at: 1) == .useStored(stale: false))
+        #expect(
+            decide([("Cache-Control", "max-age=600")], requestFields: [("Cache-Control", "no-cache")], at: 1)
+                == .revalidate)
+        #expect(
+            decide([("Cache-Control", "max-age=600")], requestFields: [("Pragma", "no-cache")], at: 1) == .revalidate)
+        #expect(
+            decide(
+                [("Cache-Control", "max-age=600")],
+                requestFields: [("Pragma", "no-cache"), ("Cache-Control", "max-age=900")], at: 1)
+                == .useStored(stale: false))
     }
 
     @Test("§5.2.2.4: response no-cache always revalidates")
@@ -71,35 +103,46 @@ struct CacheDecisionTests {
 
     @Test("§5.2.1.7: only-if-cached never goes to the network")
     func onlyIfCached() {
-        #expect(decide([("Cache-Control", "max-age=60")], requestFields: [("Cache-Control", "only-if-cached")], at: 100) == .unsatisfiable)
-        #expect(decide([("Cache-Control", "max-age=60")], requestFields: [("Cache-Control", "only-if-cached")], at: 10) == .useStored(stale: false))
+        #expect(
+            decide([("Cache-Control", "max-age=60")], requestFields: [("Cache-Control", "only-if-cached")], at: 100)
+                == .unsatisfiable)
+        #expect(
+            decide([("Cache-Control", "max-age=60")], requestFields: [("Cache-Control", "only-if-cached")], at: 10)
+                == .useStored(stale: false))
         let none = CacheDecision.decide(
-            request: request(), requestDirectives: CacheControl("only-if-cached"), stored: nil, policy: .useProtocolCachePolicy, context: context(epoch))
+            request: request(), requestDirectives: CacheControl("only-if-cached"), stored: nil,
+            policy: .useProtocolCachePolicy, context: context(epoch))
         #expect(none == .unsatisfiable)
     }
 
-    @Test("URLRequest.CachePolicy semantics", arguments: [
-        (RequestCachePolicy.useProtocolCachePolicy, CacheDecision.revalidate),
-        (.reloadIgnoringLocalCacheData, .fetch),
-        (.reloadIgnoringLocalAndRemoteCacheData, .fetch),
-        (.returnCacheDataElseLoad, .useStored(stale: true)),
-        (.returnCacheDataDontLoad, .useStored(stale: true)),
-        (.reloadRevalidatingCacheData, .revalidate),
-    ])
+    @Test(
+        "URLRequest.CachePolicy semantics",
+        arguments: [
+            (RequestCachePolicy.useProtocolCachePolicy, CacheDecision.revalidate),
+            (.reloadIgnoringLocalCacheData, .fetch),
+            (.reloadIgnoringLocalAndRemoteCacheData, .fetch),
+            (.returnCacheDataElseLoad, .useStored(stale: true)),
+            (.returnCacheDataDontLoad, .useStored(stale: true)),
+            (.reloadRevalidatingCacheData, .revalidate),
+        ])
     func requestPolicies(_ policy: RequestCachePolicy, _ expected: CacheDecision) {
         #expect(decide([("Cache-Control", "max-age=60")], at: 600, policy: policy) == expected)
     }
 
     @Test("RFC 8246: reloadRevalidatingCacheData uses a fresh immutable response as it is")
     func immutable() {
-        #expect(decide([("Cache-Control", "max-age=600, immutable")], at: 10, policy: .reloadRevalidatingCacheData) == .useStored(stale: false))
+        #expect(
+            decide([("Cache-Control", "max-age=600, immutable")], at: 10, policy: .reloadRevalidatingCacheData)
+                == .useStored(stale: false))
         #expect(decide([("Cache-Control", "max-age=600")], at: 10, policy: .reloadRevalidatingCacheData) == .revalidate)
     }
 
     @Test("Without a stored response: fetch, or fail for returnCacheDataDontLoad")
     func nothingStored() {
         for policy in RequestCachePolicy.allCases {
-            let decision = CacheDecision.decide(request: request(), requestDirectives: CacheControl(), stored: nil, policy: policy, context: context(epoch))
+            let decision = CacheDecision.decide(
+                request: request(), requestDirectives: CacheControl(), stored: nil, policy: policy,
+                context: context(epoch))
             #expect(decision == (policy == .returnCacheDataDontLoad ? .unsatisfiable : .fetch))
         }
     }
@@ -113,7 +156,9 @@ struct ValidationTests {
         let conditional = try #require(Validation.conditionalRequest(for: request(), revalidating: s))
         #expect(conditional.headerFields[.ifNoneMatch] == "W/\"v1\"")
         #expect(conditional.headerFields[.ifModifiedSince] == "Sun, 06 Nov 1994 08:49:37 GMT")
-        #expect(Validation.conditionalRequest(for: request(), revalidating: stored(response(200))) == nil, "no validator, no conditional")
+        #expect(
+            Validation.conditionalRequest(for: request(), revalidating: stored(response(200))) == nil,
+            "no validator, no conditional")
     }
 
     @Test("§4.3.4: a 304 selects the stored response by strong ETag, weak ETag, or Last-Modified")
@@ -123,10 +168,15 @@ struct ValidationTests {
         #expect(!Validation.notModified(response(304, [("ETag", "\"b\"")]), selects: strong))
         #expect(Validation.notModified(response(304, [("ETag", "W/\"a\"")]), selects: strong))
         let weak = stored(response(200, [("ETag", "W/\"a\"")]))
-        #expect(!Validation.notModified(response(304, [("ETag", "\"a\"")]), selects: weak), "a strong 304 tag needs a strong match")
+        #expect(
+            !Validation.notModified(response(304, [("ETag", "\"a\"")]), selects: weak),
+            "a strong 304 tag needs a strong match")
         let dated = stored(response(200, [("Last-Modified", "Sun, 06 Nov 1994 08:49:37 GMT")]))
-        #expect(Validation.notModified(response(304, [("Last-Modified", "Sun, 06 Nov 1994 08:49:37 GMT")]), selects: dated))
-        #expect(!Validation.notModified(response(304, [("Last-Modified", "Mon, 07 Nov 1994 08:49:37 GMT")]), selects: dated))
+        #expect(
+            Validation.notModified(response(304, [("Last-Modified", "Sun, 06 Nov 1994 08:49:37 GMT")]), selects: dated))
+        #expect(
+            !Validation.notModified(response(304, [("Last-Modified", "Mon, 07 Nov 1994 08:49:37 GMT")]), selects: dated)
+        )
     }
 
     /// RFC 9111 §4.3.4, last case: a 304 with no validator at all identifies a stored response for
@@ -139,13 +189,18 @@ struct ValidationTests {
         #expect(Validation.notModified(bare, selects: stored(response(200, [("Cache-Control", "max-age=10")]))))
         #expect(!Validation.notModified(bare, selects: stored(response(200, [("ETag", "\"a\"")]))))
         #expect(!Validation.notModified(bare, selects: stored(response(200, [("ETag", "W/\"a\"")]))))
-        #expect(!Validation.notModified(bare, selects: stored(response(200, [("Last-Modified", "Sun, 06 Nov 1994 08:49:37 GMT")]))))
+        #expect(
+            !Validation.notModified(
+                bare, selects: stored(response(200, [("Last-Modified", "Sun, 06 Nov 1994 08:49:37 GMT")]))))
     }
 
     @Test("§3.2/§4.3.4: freshening replaces fields, keeps framing and the body, restarts the age")
     func freshen() {
-        let s = stored(response(200, [("Cache-Control", "max-age=60"), ("Content-Length", "4"), ("X-Old", "1"), ("ETag", "\"a\"")]))
-        let notModified = response(304, [("Cache-Control", "max-age=600"), ("Content-Length", "0"), ("Connection", "close")])
+        let s = stored(
+            response(
+                200, [("Cache-Control", "max-age=60"), ("Content-Length", "4"), ("X-Old", "1"), ("ETag", "\"a\"")]))
+        let notModified = response(
+            304, [("Cache-Control", "max-age=600"), ("Content-Length", "0"), ("Connection", "close")])
         let updated = Validation.freshen(s, with: notModified, requestTime: epoch + 100, responseTime: epoch + 101)
         #expect(updated.response.headerFields[.cacheControl] == "max-age=600")
         #expect(updated.response.headerFields[.contentLength] == "4")
@@ -154,7 +209,11 @@ struct ValidationTests {
         #expect(updated.body == s.body && updated.responseTime == epoch + 101)
     }
 
-    @Test("RFC 9110 §8.8.3: entity tags parse strictly", arguments: [("\"x\"", true), ("W/\"x\"", true), ("x", false), ("\"x", false), ("W/x", false), ("\"a\"b\"", false)])
+    @Test(
+        "RFC 9110 §8.8.3: entity tags parse strictly",
+        arguments: [
+            ("\"x\"", true), ("W/\"x\"", true), ("x", false), ("\"x", false), ("W/x", false), ("\"a\"b\"", false),
+        ])
     func entityTags(_ text: String, _ valid: Bool) {
         #expect((EntityTag(text) != nil) == valid)
     }
@@ -164,15 +223,22 @@ struct ValidationTests {
 struct VaryTests {
     @Test("§4.1: field names are listed case-insensitively; * wins")
     func names() {
-        #expect(Vary.fieldNames(of: response(200, [("Vary", "Accept-Encoding, ACCEPT"), ("Vary", "accept, Origin")])) == ["accept-encoding", "accept", "origin"])
+        #expect(
+            Vary.fieldNames(of: response(200, [("Vary", "Accept-Encoding, ACCEPT"), ("Vary", "accept, Origin")])) == [
+                "accept-encoding", "accept", "origin",
+            ])
         #expect(Vary.fieldNames(of: response(200, [("Vary", "Accept, *")])) == ["*"])
     }
 
     @Test("§4.1: values are normalised (whitespace, multiple lines) before comparing")
     func normalisation() {
-        let stored = stored(response(200, [("Vary", "Accept-Language")]), request: request("https://example.com/a", [("Accept-Language", "en,  fr")]))
+        let stored = stored(
+            response(200, [("Vary", "Accept-Language")]),
+            request: request("https://example.com/a", [("Accept-Language", "en,  fr")]))
         #expect(Vary.matches(request("https://example.com/a", [("Accept-Language", " en, fr ")]), stored))
-        #expect(Vary.matches(request("https://example.com/a", [("Accept-Language", "en"), ("Accept-Language", "fr")]), stored))
+        #expect(
+            Vary.matches(
+                request("https://example.com/a", [("Accept-Language", "en"), ("Accept-Language", "fr")]), stored))
         #expect(!Vary.matches(request("https://example.com/a", [("Accept-Language", "de")]), stored))
         #expect(!Vary.matches(request(), stored), "absent is not the same as present")
     }
@@ -211,10 +277,13 @@ struct InvalidationTests {
     func invalidation() {
         let req = request("https://example.com/items/1", method: .put)
         let uris = Invalidation.invalidatedURIs(
-            request: req, response: response(204, [("Location", "/items/1?v=2"), ("Content-Location", "https://other.example/x")]))
+            request: req,
+            response: response(204, [("Location", "/items/1?v=2"), ("Content-Location", "https://other.example/x")]))
         #expect(uris == ["https://example.com/items/1", "https://example.com/items/1?v=2"])
         #expect(Invalidation.invalidatedURIs(request: req, response: response(500)).isEmpty)
-        #expect(Invalidation.invalidatedURIs(request: request("https://example.com/items/1"), response: response(200)).isEmpty)
+        #expect(
+            Invalidation.invalidatedURIs(request: request("https://example.com/items/1"), response: response(200))
+                .isEmpty)
     }
 
     @Test("Keys normalise scheme, host, default port and empty path; keep the query")
@@ -222,7 +291,8 @@ struct InvalidationTests {
         #expect(HTTPCacheKey.defaultKey(for: request("HTTPS://Example.COM:443?q=1")) == "GET https://example.com/?q=1")
         #expect(HTTPCacheKey.defaultKey(for: request("http://example.com:8080/A")) == "GET http://example.com:8080/A")
         let filter = HTTPCacheKey.droppingQueryItems { $0.hasPrefix("utm_") }
-        #expect(filter(request("https://example.com/p?id=1&utm_source=x&utm_medium=y")) == "GET https://example.com/p?id=1")
+        #expect(
+            filter(request("https://example.com/p?id=1&utm_source=x&utm_medium=y")) == "GET https://example.com/p?id=1")
         #expect(filter(request("https://example.com/p?utm_source=x")) == "GET https://example.com/p")
     }
 }
@@ -233,7 +303,9 @@ struct NormalizedKeysTests {
     func sameAsDefault() throws {
         let keys = NormalizedKeys()
         let asKey: (String) -> CacheKey? = { try? CacheKey($0) }
-        let targets = (0..<3 * NormalizedKeys.slotCount).map { "https://Host\($0 % 7).example.COM:443/items/\($0)?page=\($0 % 5)" }
+        let targets = (0..<3 * NormalizedKeys.slotCount).map {
+            "https://Host\($0 % 7).example.COM:443/items/\($0)?page=\($0 % 5)"
+        }
         for _ in 0..<2 {
             for target in targets {
                 let built = try CacheKey(try #require(HTTPCacheKey.defaultKey(for: request(target))))
@@ -241,11 +313,20 @@ struct NormalizedKeysTests {
             }
         }
         // Targets that differ only in scheme, authority or path case.
-        for target in ["http://a.example/x", "https://a.example/x", "https://b.example/x", "https://a.example/X", "https://a.example:8443/x"] {
-            #expect(keys.key(for: request(target), validating: asKey)?.rawValue == HTTPCacheKey.defaultKey(for: request(target)))
+        for target in [
+            "http://a.example/x", "https://a.example/x", "https://b.example/x", "https://a.example/X",
+            "https://a.example:8443/x",
+        ] {
+            #expect(
+                keys.key(for: request(target), validating: asKey)?.rawValue
+                    == HTTPCacheKey.defaultKey(for: request(target)))
         }
-        #expect(keys.key(for: HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/relative"), validating: asKey) == nil)
-        #expect(keys.key(for: HTTPRequest(method: .get, scheme: "https", authority: "", path: "/"), validating: asKey) == nil)
+        #expect(
+            keys.key(for: HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/relative"), validating: asKey)
+                == nil)
+        #expect(
+            keys.key(for: HTTPRequest(method: .get, scheme: "https", authority: "", path: "/"), validating: asKey)
+                == nil)
         // A key the validation refuses is not kept: the next request is checked (and refused) again.
         var refusals = 0
         let refuse: (String) -> CacheKey? = { _ in
@@ -265,10 +346,15 @@ struct NormalizedKeysTests {
         #expect(!configuration.usesDefaultKey)
         #expect(!HTTPCache.Configuration(key: dropTracking).usesDefaultKey)
 
-        let cache = HTTPCache(storage: TieredCache(tiers: [try MemoryTier(capacity: 1 << 20)]), configuration: configuration)
-        let origin = ScriptedOrigin([.respond(response(200, [("Date", HTTPDate.format(epoch)), ("Cache-Control", "max-age=60")]), "one")])
-        _ = try await cache.response(for: request("https://example.com/p?id=1&utm_source=mail"), transport: origin.transport)
-        let second = try await cache.response(for: request("https://example.com/p?id=1&utm_source=feed"), transport: origin.transport)
+        let cache = HTTPCache(
+            storage: TieredCache(tiers: [try MemoryTier(capacity: 1 << 20)]), configuration: configuration)
+        let origin = ScriptedOrigin([
+            .respond(response(200, [("Date", HTTPDate.format(epoch)), ("Cache-Control", "max-age=60")]), "one")
+        ])
+        _ = try await cache.response(
+            for: request("https://example.com/p?id=1&utm_source=mail"), transport: origin.transport)
+        let second = try await cache.response(
+            for: request("https://example.com/p?id=1&utm_source=feed"), transport: origin.transport)
         #expect(second.source == .cache, "both map to the key without tracking items")
         #expect(origin.received.count == 1)
     }

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Testing
+
 @testable import HTTPCaching
 
 @Suite("Freshness and age (RFC 9111 §4.2)")
@@ -16,7 +17,9 @@ struct FreshnessTests {
 
     @Test("§4.2.1: s-maxage (shared only) over max-age over Expires")
     func precedence() {
-        let fields = [("Cache-Control", "max-age=60, s-maxage=600"), ("Date", date), ("Expires", HTTPDate.format(epoch + 6000))]
+        let fields = [
+            ("Cache-Control", "max-age=60, s-maxage=600"), ("Date", date), ("Expires", HTTPDate.format(epoch + 6000)),
+        ]
         #expect(lifetime(fields) == 60)
         #expect(lifetime(fields, shared: true) == 600)
         #expect(lifetime([("Date", date), ("Expires", HTTPDate.format(epoch + 6000))]) == 6000)
@@ -33,9 +36,15 @@ struct FreshnessTests {
         #expect(lifetime([("Date", date), ("Last-Modified", tenHoursAgo)]) == 3_600)
         let longAgo = HTTPDate.format(epoch - 86_400 * 365)
         #expect(lifetime([("Date", date), ("Last-Modified", longAgo)]) == 86_400, "capped at one day")
-        #expect(lifetime([("Date", date), ("Last-Modified", tenHoursAgo)], status: 302) == 0, "302 is not heuristically cacheable")
-        #expect(lifetime([("Date", date), ("Last-Modified", tenHoursAgo), ("Cache-Control", "public")], status: 302) == 3_600)
-        #expect(lifetime([("Date", date), ("Last-Modified", HTTPDate.format(epoch + 60))]) == 0, "Last-Modified in the future")
+        #expect(
+            lifetime([("Date", date), ("Last-Modified", tenHoursAgo)], status: 302) == 0,
+            "302 is not heuristically cacheable")
+        #expect(
+            lifetime([("Date", date), ("Last-Modified", tenHoursAgo), ("Cache-Control", "public")], status: 302)
+                == 3_600)
+        #expect(
+            lifetime([("Date", date), ("Last-Modified", HTTPDate.format(epoch + 60))]) == 0,
+            "Last-Modified in the future")
     }
 
     @Test("§4.2.3: age combines Age, response delay, apparent age and resident time")
@@ -47,15 +56,19 @@ struct FreshnessTests {
         #expect(Freshness.currentAge(of: s, now: epoch + 100) == 112)
     }
 
-    @Test("§4.2.3: a Date in the future gives no negative age", arguments: [TimeInterval(3_600), TimeInterval(86_400 * 365)])
+    @Test(
+        "§4.2.3: a Date in the future gives no negative age",
+        arguments: [TimeInterval(3_600), TimeInterval(86_400 * 365)])
     func futureDate(_ ahead: TimeInterval) {
         let s = stored(response(200, [("Date", HTTPDate.format(epoch + ahead))]))
         #expect(Freshness.currentAge(of: s, now: epoch) == 0)
     }
 
-    @Test("§5.1: an invalid Age is ignored; a list uses its first member", arguments: [
-        ("abc", TimeInterval(0)), ("-5", 0), ("1.5", 0), ("30, 60", 30), ("99999999999999", 2_147_483_648),
-    ] as [(String, TimeInterval)])
+    @Test(
+        "§5.1: an invalid Age is ignored; a list uses its first member",
+        arguments: [
+            ("abc", TimeInterval(0)), ("-5", 0), ("1.5", 0), ("30, 60", 30), ("99999999999999", 2_147_483_648),
+        ] as [(String, TimeInterval)])
     func ageField(_ value: String, _ expected: TimeInterval) {
         #expect(Freshness.ageValue(of: response(200, [("Age", value)])) == expected)
     }
@@ -70,7 +83,8 @@ struct StorabilityTests {
     func reason(_ req: HTTPRequest, _ resp: HTTPResponse, shared: Bool = false) -> Storability.Reason? {
         Storability.reasonNotToStore(
             request: req, requestDirectives: CacheControl(fieldValues: req.headerFields[values: .cacheControl]),
-            response: resp, directives: CacheControl(fieldValues: resp.headerFields[values: .cacheControl]), shared: shared)
+            response: resp, directives: CacheControl(fieldValues: resp.headerFields[values: .cacheControl]),
+            shared: shared)
     }
 
     @Test("§3: only GET responses are stored")
@@ -78,7 +92,9 @@ struct StorabilityTests {
         #expect(reason(request(method: .post), response(200, [("Cache-Control", "max-age=60")])) == .method)
     }
 
-    @Test("§3: final statuses only; 206 and 304 are not stored", arguments: [(101, Storability.Reason.status), (206, .status), (304, .status)])
+    @Test(
+        "§3: final statuses only; 206 and 304 are not stored",
+        arguments: [(101, Storability.Reason.status), (206, .status), (304, .status)])
     func statuses(_ code: Int, _ expected: Storability.Reason) {
         #expect(reason(response(code, [("Cache-Control", "max-age=60")])) == expected)
     }
@@ -105,7 +121,8 @@ struct StorabilityTests {
         #expect(reason(r, shared: true) == .privateResponse)
     }
 
-    @Test("§3.5: a shared cache stores a response to an authorized request only with public, must-revalidate or s-maxage")
+    @Test(
+        "§3.5: a shared cache stores a response to an authorized request only with public, must-revalidate or s-maxage")
     func authorization() {
         let req = request("https://example.com/a", [("Authorization", "Bearer x")])
         #expect(reason(req, response(200, [("Cache-Control", "max-age=60")]), shared: true) == .authorization)

@@ -3,6 +3,7 @@ import HTTPTypes
 import Testing
 import TierCache
 import TierCacheTesting
+
 @testable import HTTPCaching
 
 @Suite("HTTPCache with bad input")
@@ -18,13 +19,15 @@ struct HTTPBadInputTests {
         .respond(response(200, [("Date", HTTPDate.format(clock.now))] + fields), body)
     }
 
-    @Test("Huge (64 KiB), duplicated and non-ASCII field values are handled", arguments: [
-        ("Cache-Control", String(repeating: "max-age=60, ", count: 5_500)),
-        ("Cache-Control", "max-age=60, max-age=60, max-age=60"),
-        ("Cache-Control", "max-age=6\u{00F6}0, münchen"),
-        ("Expires", String(repeating: "x", count: 65_536)),
-        ("Vary", String(repeating: "Accept, ", count: 8_000)),
-    ])
+    @Test(
+        "Huge (64 KiB), duplicated and non-ASCII field values are handled",
+        arguments: [
+            ("Cache-Control", String(repeating: "max-age=60, ", count: 5_500)),
+            ("Cache-Control", "max-age=60, max-age=60, max-age=60"),
+            ("Cache-Control", "max-age=6\u{00F6}0, münchen"),
+            ("Expires", String(repeating: "x", count: 65_536)),
+            ("Vary", String(repeating: "Accept, ", count: 8_000)),
+        ])
     func hugeAndOddFields(_ name: String, _ value: String) async throws {
         let (cache, _) = try makeCache()
         let origin = ScriptedOrigin([ok([(name, value)]), ok([(name, value)])])
@@ -54,7 +57,9 @@ struct HTTPBadInputTests {
         #expect(memory.usage().entries == 0)
     }
 
-    @Test("Negative, overflowing and fractional max-age", arguments: [("-1", false), ("99999999999999999999", true), ("1.5", false)])
+    @Test(
+        "Negative, overflowing and fractional max-age",
+        arguments: [("-1", false), ("99999999999999999999", true), ("1.5", false)])
     func oddMaxAge(_ value: String, _ reusable: Bool) async throws {
         let (cache, _) = try makeCache()
         let origin = ScriptedOrigin([ok([("Cache-Control", "max-age=\(value)")]), ok([])])
@@ -93,10 +98,13 @@ struct HTTPBadInputTests {
 
     @Test("Every truncation of a stored entry decodes as a failure, never a crash")
     func truncations() throws {
-        let bytes = StoredEntryCodec.encode(.response(stored(response(200, [("Cache-Control", "max-age=600"), ("Vary", "Accept")]))))
+        let bytes = StoredEntryCodec.encode(
+            .response(stored(response(200, [("Cache-Control", "max-age=600"), ("Vary", "Accept")]))))
         _ = try StoredEntryCodec.decode(bytes)  // the whole entry decodes
         for length in 0..<bytes.count {
-            #expect(throws: StoredEntryCodec.DecodeFailure.self) { try StoredEntryCodec.decode(Array(bytes.prefix(length))) }
+            #expect(throws: StoredEntryCodec.DecodeFailure.self) {
+                try StoredEntryCodec.decode(Array(bytes.prefix(length)))
+            }
         }
     }
 }
@@ -106,9 +114,12 @@ struct DecodedFormTests {
     @Test("A hit uses the decoded form in the entry's memo, but only one made under the same key")
     func memoUnderItsKey() async throws {
         let memory = try MemoryTier(capacity: 1 << 20)
-        let cache = HTTPCache(storage: TieredCache(tiers: [memory]), configuration: .init(clock: ManualCacheClock(start: epoch).cacheClock))
+        let cache = HTTPCache(
+            storage: TieredCache(tiers: [memory]),
+            configuration: .init(clock: ManualCacheClock(start: epoch).cacheClock))
         let key = try CacheKey(try #require(HTTPCacheKey.defaultKey(for: request())))
-        let decoded = DecodedEntry.response(Located(response: stored(response(200, [("Cache-Control", "max-age=600")])), key: key))
+        let decoded = DecodedEntry.response(
+            Located(response: stored(response(200, [("Cache-Control", "max-age=600")])), key: key))
         // Bytes that do not decode, with a decoded form in the memo: the memo answers.
         let entry = CacheEntry(value: Array("not an encoded response".utf8), storedAt: epoch)
         entry.memo.setIfEmpty(try #require(DecodedForm(key: key, entry: decoded, cost: 1, budget: cache.decodedForms)))
@@ -131,16 +142,21 @@ struct DecodedFormTests {
         let memory = try MemoryTier(capacity: 4 << 20)
         let clock = ManualCacheClock(start: epoch)
         let cache = HTTPCache(
-            storage: TieredCache(tiers: [memory]), configuration: .init(clock: clock.cacheClock, decodedResponsesLimit: 4_096))
+            storage: TieredCache(tiers: [memory]),
+            configuration: .init(clock: clock.cacheClock, decodedResponsesLimit: 4_096))
         let body = String(repeating: "x", count: 1_000)
-        let origin = ScriptedOrigin((0..<10).map { _ in .respond(response(200, [("Date", HTTPDate.format(epoch)), ("Cache-Control", "max-age=600")]), body) })
+        let origin = ScriptedOrigin(
+            (0..<10).map { _ in
+                .respond(response(200, [("Date", HTTPDate.format(epoch)), ("Cache-Control", "max-age=600")]), body)
+            })
         for number in 0..<10 {
             _ = try await cache.response(for: request("https://example.com/\(number)"), transport: origin.transport)
         }
         #expect(cache.decodedForms.bytesInUse > 0)
         #expect(cache.decodedForms.bytesInUse <= 4_096, "only as many decoded forms as the limit allows")
         for number in 0..<10 {
-            let hit = try await cache.response(for: request("https://example.com/\(number)"), transport: origin.transport)
+            let hit = try await cache.response(
+                for: request("https://example.com/\(number)"), transport: origin.transport)
             #expect(hit.source == .cache && hit.body == Data(body.utf8), "past the limit, entries are decoded per hit")
         }
         memory.removeAll()

@@ -3,6 +3,7 @@ import HTTPTypes
 import Testing
 import TierCache
 import TierCacheTesting
+
 @testable import HTTPCaching
 
 /// RFC 9111 §4.3.2: a cache that receives a client's conditional request answers it from a
@@ -31,47 +32,61 @@ struct HTTPCacheClientConditionalTests {
     @Test("Fresh stored response: 304 when the client has it, the response when not, no origin request")
     func freshStored() async throws {
         let (cache, origin) = try await stored([("ETag", "\"v1\"")])
-        let same = try await cache.response(for: request("https://example.com/a", [("If-None-Match", "\"v0\", W/\"v1\"")]), transport: origin.transport)
+        let same = try await cache.response(
+            for: request("https://example.com/a", [("If-None-Match", "\"v0\", W/\"v1\"")]), transport: origin.transport)
         #expect(same.response.status.code == 304 && same.source == .cache && same.body.isEmpty)
         #expect(same.response.headerFields[.eTag] == "\"v1\"")
-        let other = try await cache.response(for: request("https://example.com/a", [("If-None-Match", "\"v0\"")]), transport: origin.transport)
+        let other = try await cache.response(
+            for: request("https://example.com/a", [("If-None-Match", "\"v0\"")]), transport: origin.transport)
         #expect(other.response.status.code == 200 && other.body == Data("hello".utf8))
         #expect(origin.received.count == 1)
     }
 
-    @Test("If-Modified-Since against the stored Last-Modified; without one, no validator is invented", arguments: [
-        ([("Last-Modified", Self.modified)], "Mon, 06 Nov 2023 00:00:00 GMT", 304),
-        ([("Last-Modified", Self.modified)], "Tue, 07 Nov 2023 00:00:00 GMT", 304),
-        ([("Last-Modified", Self.modified)], "Sun, 05 Nov 2023 00:00:00 GMT", 200),
-        ([], "Tue, 07 Nov 2030 00:00:00 GMT", 200),
-    ])
+    @Test(
+        "If-Modified-Since against the stored Last-Modified; without one, no validator is invented",
+        arguments: [
+            ([("Last-Modified", Self.modified)], "Mon, 06 Nov 2023 00:00:00 GMT", 304),
+            ([("Last-Modified", Self.modified)], "Tue, 07 Nov 2023 00:00:00 GMT", 304),
+            ([("Last-Modified", Self.modified)], "Sun, 05 Nov 2023 00:00:00 GMT", 200),
+            ([], "Tue, 07 Nov 2030 00:00:00 GMT", 200),
+        ])
     func ifModifiedSince(fields: [(String, String)], since: String, expected: Int) async throws {
         let (cache, origin) = try await stored(fields)
-        let answer = try await cache.response(for: request("https://example.com/a", [("If-Modified-Since", since)]), transport: origin.transport)
+        let answer = try await cache.response(
+            for: request("https://example.com/a", [("If-Modified-Since", since)]), transport: origin.transport)
         #expect(answer.response.status.code == expected && answer.source == .cache)
         #expect(origin.received.count == 1)
     }
 
-    @Test("Stale stored response: the client's tags ride along; a 304 for the stored tag freshens it, and the client gets what it lacks")
+    @Test(
+        "Stale stored response: the client's tags ride along; a 304 for the stored tag freshens it, and the client gets what it lacks"
+    )
     func mergedRevalidationConfirmsStored() async throws {
         let (cache, origin) = try await stored([("ETag", "\"v1\"")])
         clock.advance(by: 120)
         origin.enqueue(reply(304, [("ETag", "\"v1\""), ("Cache-Control", "max-age=600")]))
-        let answer = try await cache.response(for: request("https://example.com/a", [("If-None-Match", "\"v0\"")]), transport: origin.transport)
+        let answer = try await cache.response(
+            for: request("https://example.com/a", [("If-None-Match", "\"v0\"")]), transport: origin.transport)
         let sent = try #require(origin.received.last?.headerFields[.ifNoneMatch])
-        #expect(Set(sent.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }) == ["\"v1\"", "\"v0\""])
-        #expect(answer.response.status.code == 200 && answer.body == Data("hello".utf8) && answer.source == .revalidated)
-        let again = try await cache.response(for: request("https://example.com/a", [("If-None-Match", "\"v1\"")]), transport: origin.transport)
+        #expect(
+            Set(sent.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }) == ["\"v1\"", "\"v0\""])
+        #expect(
+            answer.response.status.code == 200 && answer.body == Data("hello".utf8) && answer.source == .revalidated)
+        let again = try await cache.response(
+            for: request("https://example.com/a", [("If-None-Match", "\"v1\"")]), transport: origin.transport)
         #expect(again.response.status.code == 304 && again.source == .cache, "freshened: answered from storage")
         #expect(origin.received.count == 2)
     }
 
-    @Test("Stale stored response: a 304 for the client's own tag passes to the client and leaves the stored response stale")
+    @Test(
+        "Stale stored response: a 304 for the client's own tag passes to the client and leaves the stored response stale"
+    )
     func mergedRevalidationConfirmsClient() async throws {
         let (cache, origin) = try await stored([("ETag", "\"v1\"")])
         clock.advance(by: 120)
         origin.enqueue(reply(304, [("ETag", "\"v2\""), ("Cache-Control", "max-age=600")]))
-        let answer = try await cache.response(for: request("https://example.com/a", [("If-None-Match", "\"v2\"")]), transport: origin.transport)
+        let answer = try await cache.response(
+            for: request("https://example.com/a", [("If-None-Match", "\"v2\"")]), transport: origin.transport)
         #expect(answer.response.status.code == 304 && answer.source == .network)
         #expect(answer.response.headerFields[.eTag] == "\"v2\"")
         origin.enqueue(reply(200, [("ETag", "\"v2\""), ("Cache-Control", "max-age=600")], body: "world"))
@@ -83,7 +98,8 @@ struct HTTPCacheClientConditionalTests {
     func nothingStored() async throws {
         let cache = try makeCache()
         let origin = ScriptedOrigin([reply(304, [("ETag", "\"v3\""), ("Cache-Control", "max-age=600")])])
-        let answer = try await cache.response(for: request("https://example.com/a", [("If-None-Match", "\"v3\"")]), transport: origin.transport)
+        let answer = try await cache.response(
+            for: request("https://example.com/a", [("If-None-Match", "\"v3\"")]), transport: origin.transport)
         #expect(answer.response.status.code == 304 && !answer.wasStored)
         #expect(origin.received.first?.headerFields[.ifNoneMatch] == "\"v3\"")
         origin.enqueue(reply(200, [("ETag", "\"v3\""), ("Cache-Control", "max-age=600")], body: "full"))

@@ -25,16 +25,23 @@ struct HTTPCacheEncryptedDiskTests {
     @Test("Headers, body and URL are sealed on disk; the response is served from disk after a restart")
     func sealedResponses() async throws {
         let clock = ManualCacheClock(start: epoch)
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("http-sealed-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "http-sealed-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let url = "https://bank.example/accounts/ada-lovelace"
         let origin = ScriptedOrigin([
             .respond(
-                response(200, [("Cache-Control", "private, max-age=600"), ("X-Account-Holder", "Ada Lovelace"), ("ETag", "\"v1\"")]),
-                "IBAN DE44500105175407324931"),
+                response(
+                    200,
+                    [
+                        ("Cache-Control", "private, max-age=600"), ("X-Account-Holder", "Ada Lovelace"),
+                        ("ETag", "\"v1\""),
+                    ]),
+                "IBAN DE44500105175407324931")
         ])
         do {
-            let cache = HTTPCache(storage: TieredCache(tiers: [try Self.disk(directory)]), configuration: .init(clock: clock.cacheClock))
+            let cache = HTTPCache(
+                storage: TieredCache(tiers: [try Self.disk(directory)]), configuration: .init(clock: clock.cacheClock))
             _ = try await cache.response(for: request(url), transport: origin.transport)
         }
         let file = try Data(contentsOf: directory.appendingPathComponent("data.mdb"))
@@ -42,7 +49,8 @@ struct HTTPCacheEncryptedDiskTests {
             #expect(file.range(of: Data(visible.utf8)) == nil, "\(visible) is readable in data.mdb")
         }
         // A new process with the key: served from disk, headers intact.
-        let cache = HTTPCache(storage: TieredCache(tiers: [try Self.disk(directory)]), configuration: .init(clock: clock.cacheClock))
+        let cache = HTTPCache(
+            storage: TieredCache(tiers: [try Self.disk(directory)]), configuration: .init(clock: clock.cacheClock))
         let served = try await cache.response(for: request(url), transport: origin.transport)
         #expect(served.source == .cache)
         #expect(served.body == Data("IBAN DE44500105175407324931".utf8))
@@ -53,14 +61,16 @@ struct HTTPCacheEncryptedDiskTests {
     @Test("With another key, the stored response is a counted miss and the request goes to the origin")
     func wrongKeyGoesToTheNetwork() async throws {
         let clock = ManualCacheClock(start: epoch)
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("http-sealed-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "http-sealed-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let origin = ScriptedOrigin([
             .respond(response(200, [("Cache-Control", "max-age=600")]), "first"),
             .respond(response(200, [("Cache-Control", "max-age=600")]), "second"),
         ])
         do {
-            let cache = HTTPCache(storage: TieredCache(tiers: [try Self.disk(directory)]), configuration: .init(clock: clock.cacheClock))
+            let cache = HTTPCache(
+                storage: TieredCache(tiers: [try Self.disk(directory)]), configuration: .init(clock: clock.cacheClock))
             _ = try await cache.response(for: request(), transport: origin.transport)
         }
         let disk = try LMDBTier(
@@ -68,7 +78,8 @@ struct HTTPCacheEncryptedDiskTests {
             configuration: .init(
                 capacity: 4 << 20,
                 encryption: try EncryptionAtRest(
-                    currentKey: .init(id: 1, key: SymmetricKey(data: [UInt8](repeating: 7, count: 32))), keyNames: .hashed(with: Self.secret))))
+                    currentKey: .init(id: 1, key: SymmetricKey(data: [UInt8](repeating: 7, count: 32))),
+                    keyNames: .hashed(with: Self.secret))))
         let cache = HTTPCache(storage: TieredCache(tiers: [disk]), configuration: .init(clock: clock.cacheClock))
         let answer = try await cache.response(for: request(), transport: origin.transport)
         #expect(answer.body == Data("second".utf8))

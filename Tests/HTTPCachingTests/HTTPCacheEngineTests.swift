@@ -4,6 +4,7 @@ import Testing
 import TierCache
 import TierCacheLMDB
 import TierCacheTesting
+
 @testable import HTTPCaching
 
 @Suite("HTTPCache engine")
@@ -107,11 +108,15 @@ struct HTTPCacheEngineTests {
         #expect(fallback.source == .staleFallback && fallback.age == 3_600 && fallback.storedAt == epoch)
         #expect((fallback.networkError as? URLError)?.code == .notConnectedToInternet)
         origin.enqueue(.fail(.notConnectedToInternet))
-        let value = try await cache.cachedValue(for: request(), transport: origin.transport) { String(decoding: $0.body, as: UTF8.self) }
+        let value = try await cache.cachedValue(for: request(), transport: origin.transport) {
+            String(decoding: $0.body, as: UTF8.self)
+        }
         #expect(value == .cached("hello", storedAt: epoch))
     }
 
-    @Test("Offline: must-revalidate is honoured unless the app opts out; never and no stored response propagate the error")
+    @Test(
+        "Offline: must-revalidate is honoured unless the app opts out; never and no stored response propagate the error"
+    )
     func offlineRules() async throws {
         let origin = ScriptedOrigin([ok([("Cache-Control", "max-age=60, must-revalidate"), ("ETag", "\"a\"")])])
         let strict = makeCache()
@@ -120,13 +125,17 @@ struct HTTPCacheEngineTests {
         origin.enqueue(.fail(.timedOut))
         await #expect(throws: URLError.self) { try await strict.response(for: request(), transport: origin.transport) }
 
-        let lenient = HTTPCache(storage: strict.storage, configuration: .init(offlineFallback: .evenWhenRevalidationRequired, clock: clock.cacheClock))
+        let lenient = HTTPCache(
+            storage: strict.storage,
+            configuration: .init(offlineFallback: .evenWhenRevalidationRequired, clock: clock.cacheClock))
         origin.enqueue(.fail(.timedOut))
         #expect(try await lenient.response(for: request(), transport: origin.transport).source == .staleFallback)
 
         let never = makeCache { $0.offlineFallback = .never }
         origin.enqueue(.fail(.timedOut))
-        await #expect(throws: URLError.self) { try await never.response(for: request("https://example.com/other"), transport: origin.transport) }
+        await #expect(throws: URLError.self) {
+            try await never.response(for: request("https://example.com/other"), transport: origin.transport)
+        }
     }
 
     @Test("RFC 5861 §4: stale-if-error serves a stale response when the origin answers 5xx")
@@ -145,7 +154,9 @@ struct HTTPCacheEngineTests {
 
     @Test("RFC 5861 §3: stale-while-revalidate answers at once and revalidates once in the background")
     func staleWhileRevalidate() async throws {
-        let origin = ScriptedOrigin([ok([("Cache-Control", "max-age=60, stale-while-revalidate=600"), ("ETag", "\"a\"")], body: "old")])
+        let origin = ScriptedOrigin([
+            ok([("Cache-Control", "max-age=60, stale-while-revalidate=600"), ("ETag", "\"a\"")], body: "old")
+        ])
         let cache = makeCache()
         _ = try await cache.response(for: request(), transport: origin.transport)
         clock.advance(by: 120)
@@ -176,7 +187,10 @@ struct HTTPCacheEngineTests {
 
     @Test("§4.4: a successful POST invalidates the stored response")
     func invalidation() async throws {
-        let origin = ScriptedOrigin([ok([("Cache-Control", "max-age=600")]), .respond(response(201), ""), ok([("Cache-Control", "max-age=600")], body: "after")])
+        let origin = ScriptedOrigin([
+            ok([("Cache-Control", "max-age=600")]), .respond(response(201), ""),
+            ok([("Cache-Control", "max-age=600")], body: "after"),
+        ])
         let cache = makeCache()
         _ = try await cache.response(for: request(), transport: origin.transport)
         _ = try await cache.response(for: request(method: .post), body: Data("x".utf8), transport: origin.transport)
@@ -187,8 +201,12 @@ struct HTTPCacheEngineTests {
 
     @Test("Hooks strip authentication fields from what is stored, not from what is returned")
     func stripAuthentication() async throws {
-        let origin = ScriptedOrigin([ok([("Cache-Control", "max-age=60"), ("Set-Cookie", "session=1"), ("X-Token", "t")])])
-        let cache = makeCache { $0.storeHooks = [.stripAuthenticationFields(additionalFields: [HTTPField.Name("X-Token")!])] }
+        let origin = ScriptedOrigin([
+            ok([("Cache-Control", "max-age=60"), ("Set-Cookie", "session=1"), ("X-Token", "t")])
+        ])
+        let cache = makeCache {
+            $0.storeHooks = [.stripAuthenticationFields(additionalFields: [HTTPField.Name("X-Token")!])]
+        }
         let first = try await cache.response(for: request(), transport: origin.transport)
         #expect(first.response.headerFields[.setCookie] == "session=1")
         let hit = try await cache.response(for: request(), transport: origin.transport)
@@ -220,10 +238,12 @@ struct HTTPCacheEngineTests {
         await #expect(throws: HTTPCacheError.self) {
             try await cache.response(for: request(), cachePolicy: .returnCacheDataDontLoad, transport: origin.transport)
         }
-        let onlyIfCached = try await cache.response(for: request("https://example.com/a", [("Cache-Control", "only-if-cached")]), transport: origin.transport)
+        let onlyIfCached = try await cache.response(
+            for: request("https://example.com/a", [("Cache-Control", "only-if-cached")]), transport: origin.transport)
         #expect(onlyIfCached.response.status.code == 504)
         origin.enqueue(ok([]))
-        _ = try await cache.response(for: request(), cachePolicy: .reloadIgnoringLocalAndRemoteCacheData, transport: origin.transport)
+        _ = try await cache.response(
+            for: request(), cachePolicy: .reloadIgnoringLocalAndRemoteCacheData, transport: origin.transport)
         #expect(origin.received.last?.headerFields[.cacheControl] == "no-cache")
     }
 
@@ -248,7 +268,9 @@ struct HTTPCacheEngineTests {
 
     @Test("Cache then network: the stored response first, then the fresh one")
     func cacheThenNetwork() async throws {
-        let origin = ScriptedOrigin([ok([("Cache-Control", "max-age=60")], body: "v1"), ok([("Cache-Control", "max-age=60")], body: "v2")])
+        let origin = ScriptedOrigin([
+            ok([("Cache-Control", "max-age=60")], body: "v1"), ok([("Cache-Control", "max-age=60")], body: "v2"),
+        ])
         let cache = makeCache()
         _ = try await cache.response(for: request(), transport: origin.transport)
         var bodies: [String] = []
@@ -278,7 +300,8 @@ struct HTTPCacheEngineTests {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("http-tiers-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let disk = try LMDBTier(directory: directory, capacity: 4 << 20)
-        let cache = HTTPCache(storage: TieredCache(tiers: [memory, disk]), configuration: .init(clock: clock.cacheClock))
+        let cache = HTTPCache(
+            storage: TieredCache(tiers: [memory, disk]), configuration: .init(clock: clock.cacheClock))
         let origin = ScriptedOrigin([ok([("Cache-Control", "max-age=60")])])
         _ = try await cache.response(for: request(), transport: origin.transport)
         memory.removeAll()  // as if the process had restarted: only the disk tier has it
@@ -286,7 +309,8 @@ struct HTTPCacheEngineTests {
 
         let fromDisk = try await cache.response(for: request(), transport: origin.transport)
         #expect(fromDisk.source == .cache && fromDisk.body == Data("hello".utf8))
-        #expect(memory.statistics().misses - before.memory.misses == 1, "the memory tier was read once, not again below")
+        #expect(
+            memory.statistics().misses - before.memory.misses == 1, "the memory tier was read once, not again below")
         #expect(disk.statistics().hits - before.disk.hits == 1)
         #expect(memory.usage().entries == 1, "promoted into memory")
 
@@ -303,15 +327,19 @@ struct PolicyPersistenceTests {
     @Test("A revalidation keeps a hook's memory-only policy: the freshened response never reaches disk")
     func revalidationKeepsPolicy() async throws {
         let clock = ManualCacheClock(start: epoch)
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("http-policy-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "http-policy-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let memory = try MemoryTier(capacity: 4 << 20)
         let disk = try LMDBTier(directory: directory, capacity: 4 << 20)
         let cache = HTTPCache(
             storage: TieredCache(tiers: [memory, disk]),
-            configuration: .init(storeHooks: [.storagePolicy { _, _ in .allowedInMemoryOnly }], clock: clock.cacheClock))
+            configuration: .init(storeHooks: [.storagePolicy { _, _ in .allowedInMemoryOnly }], clock: clock.cacheClock)
+        )
         let origin = ScriptedOrigin([
-            .respond(response(200, [("Date", HTTPDate.format(epoch)), ("Cache-Control", "max-age=60"), ("ETag", "\"a\"")]), "personal"),
+            .respond(
+                response(200, [("Date", HTTPDate.format(epoch)), ("Cache-Control", "max-age=60"), ("ETag", "\"a\"")]),
+                "personal")
         ])
         _ = try await cache.response(for: request(), transport: origin.transport)
         clock.advance(by: 120)

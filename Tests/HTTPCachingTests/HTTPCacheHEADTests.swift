@@ -3,6 +3,7 @@ import HTTPTypes
 import Testing
 import TierCache
 import TierCacheTesting
+
 @testable import HTTPCaching
 
 /// HEAD (RFC 9110 §9.3.2, RFC 9111 §4.3.5): a HEAD response is the GET response without its
@@ -42,7 +43,10 @@ struct HTTPCacheHEADTests {
         let origin = ScriptedOrigin([ok([("Cache-Control", "max-age=60"), ("ETag", "\"v1\"")], body: "hello")])
         _ = try await cache.response(for: request(), transport: origin.transport)
         clock.advance(by: 120)
-        origin.enqueue(ok([("Cache-Control", "max-age=600"), ("ETag", "\"v1\""), ("Content-Length", "5"), ("X-New", "1")], body: ""))
+        origin.enqueue(
+            ok(
+                [("Cache-Control", "max-age=600"), ("ETag", "\"v1\""), ("Content-Length", "5"), ("X-New", "1")],
+                body: ""))
         let head = try await cache.response(for: request(method: .head), transport: origin.transport)
         #expect(head.source == .network && head.wasStored)
         let get = try await cache.response(for: request(), transport: origin.transport)
@@ -52,12 +56,14 @@ struct HTTPCacheHEADTests {
         #expect(origin.received.count == 2)
     }
 
-    @Test("A 200 to HEAD with another validator or length makes the stored GET response stale", arguments: [
-        [("ETag", "\"v2\""), ("Content-Length", "5")],
-        [("ETag", "\"v1\""), ("Content-Length", "6")],
-        [("Last-Modified", "Mon, 06 Nov 2023 00:00:00 GMT")],  // a validator the stored response lacks
-        [("Content-Length", "5")],                            // no validator: nothing says it is the same
-    ])
+    @Test(
+        "A 200 to HEAD with another validator or length makes the stored GET response stale",
+        arguments: [
+            [("ETag", "\"v2\""), ("Content-Length", "5")],
+            [("ETag", "\"v1\""), ("Content-Length", "6")],
+            [("Last-Modified", "Mon, 06 Nov 2023 00:00:00 GMT")],  // a validator the stored response lacks
+            [("Content-Length", "5")],  // no validator: nothing says it is the same
+        ])
     func otherHEADInvalidates(fields: [(String, String)]) async throws {
         let cache = try makeCache()
         let origin = ScriptedOrigin([ok([("Cache-Control", "max-age=60"), ("ETag", "\"v1\"")], body: "hello")])

@@ -3,6 +3,7 @@ import HTTPTypes
 import Testing
 import TierCache
 import TierCacheTesting
+
 @testable import HTTPCaching
 
 /// Two rules every transport gets from the engine, whoever calls it (URLSession, AsyncHTTPClient,
@@ -28,17 +29,22 @@ struct HTTPCacheHopByHopAndBare304Tests {
         ("Accept", "text/html"), ("X-End-To-End", "2"),
     ]
 
-    @Test("§7.6.1: hop-by-hop request fields are not forwarded, on the cached path and the uncached one",
-          arguments: [HTTPRequest.Method.get, .post])
+    @Test(
+        "§7.6.1: hop-by-hop request fields are not forwarded, on the cached path and the uncached one",
+        arguments: [HTTPRequest.Method.get, .post])
     func hopByHopFieldsStayBehind(method: HTTPRequest.Method) async throws {
         let cache = try makeCache()
         let origin = ScriptedOrigin([ok([("Cache-Control", "max-age=60")])])
-        _ = try await cache.response(for: request(method: method, Self.hopByHop), body: method == .post ? Data("x".utf8) : nil,
-                                     transport: origin.transport)
+        _ = try await cache.response(
+            for: request(method: method, Self.hopByHop), body: method == .post ? Data("x".utf8) : nil,
+            transport: origin.transport)
         let sent = try #require(origin.received.first)
         let names = Set(sent.headerFields.map(\.name.canonicalName))
-        #expect(names.isDisjoint(with: ["connection", "x-hop", "keep-alive", "te", "upgrade", "proxy-connection", "transfer-encoding"]),
-                "forwarded: \(names.sorted())")
+        #expect(
+            names.isDisjoint(with: [
+                "connection", "x-hop", "keep-alive", "te", "upgrade", "proxy-connection", "transfer-encoding",
+            ]),
+            "forwarded: \(names.sorted())")
         #expect(sent.headerFields[HTTPField.Name("Accept")!] == "text/html")
         #expect(sent.headerFields[HTTPField.Name("X-End-To-End")!] == "2")
     }
@@ -47,7 +53,9 @@ struct HTTPCacheHopByHopAndBare304Tests {
     /// The engine revalidated a response with `ETag: "v1"`; a bare 304 does not say it confirms
     /// that representation, so the stored response is not freshened: the engine asks again
     /// without preconditions and serves (and stores) the full answer.
-    @Test("§4.3.4: a bare 304 does not freshen a stored response that has a validator; the request is sent again unconditionally")
+    @Test(
+        "§4.3.4: a bare 304 does not freshen a stored response that has a validator; the request is sent again unconditionally"
+    )
     func bareNotModifiedIsNotUsed() async throws {
         let cache = try makeCache()
         let origin = ScriptedOrigin([ok([("Cache-Control", "max-age=60"), ("ETag", "\"v1\"")], body: "old")])

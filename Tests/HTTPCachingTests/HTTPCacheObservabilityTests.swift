@@ -6,6 +6,7 @@ import MetricsTestKit
 import Testing
 import TierCache
 import TierCacheTesting
+
 @testable import HTTPCaching
 
 /// The engine's metrics count what its statistics count, under `MetricLabels`' `http…` names,
@@ -31,15 +32,21 @@ struct HTTPCacheObservabilityTests {
         origin.enqueue(.respond(response(304, [("Cache-Control", "max-age=60"), ("ETag", "\"v1\"")]), ""))
         _ = try await cache.response(for: request(), transport: origin.transport)  // not modified
         origin.enqueue(ok([("Cache-Control", "no-store")]))
-        _ = try await cache.response(for: request("https://example.com/b"), transport: origin.transport)  // miss, not storable
+        // A miss, not storable.
+        _ = try await cache.response(for: request("https://example.com/b"), transport: origin.transport)
 
         func requests(_ result: String) throws -> Int64 {
             try metrics.expectCounter("tiercache_http_requests_total", [("result", result)]).totalValue
         }
-        #expect(try requests("miss") == 2 && requests("hit") == 1 && requests("not_modified") == 1 && requests("modified") == 0)
+        #expect(
+            try requests("miss") == 2 && requests("hit") == 1 && requests("not_modified") == 1
+                && requests("modified") == 0)
         // The first response, then its freshened copy after the 304.
         #expect(try metrics.expectCounter("tiercache_http_stores_total", [("outcome", "stored")]).totalValue == 2)
-        #expect(try metrics.expectCounter("tiercache_http_stores_total", [("outcome", "not_storable"), ("reason", "noStore")]).totalValue == 1)
+        #expect(
+            try metrics.expectCounter(
+                "tiercache_http_stores_total", [("outcome", "not_storable"), ("reason", "noStore")]
+            ).totalValue == 1)
         let statistics = cache.statistics
         #expect(statistics.misses == 2 && statistics.hits == 1 && statistics.revalidatedNotModified == 1)
         #expect(statistics.stores == 2 && statistics.notStorable[.noStore] == 1, "the statistics count the same events")
@@ -51,7 +58,9 @@ struct HTTPCacheObservabilityTests {
         let logs = InMemoryLogHandler()
         let cache = HTTPCache(
             storage: TieredCache(tiers: [try MemoryTier(capacity: 1 << 20)]),
-            configuration: .init(clock: clock.cacheClock, logger: Logger(label: "test", factory: { _ in logs }), metricsFactory: metrics))
+            configuration: .init(
+                clock: clock.cacheClock, logger: Logger(label: "test", factory: { _ in logs }), metricsFactory: metrics)
+        )
         let origin = ScriptedOrigin([ok([("Cache-Control", "max-age=60")])])
         _ = try await cache.response(for: request(), transport: origin.transport)
         clock.advance(by: 3_600)

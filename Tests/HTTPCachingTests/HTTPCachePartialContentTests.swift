@@ -3,6 +3,7 @@ import HTTPTypes
 import Testing
 import TierCache
 import TierCacheTesting
+
 @testable import HTTPCaching
 
 /// RFC 9111 §3.3 (storing incomplete responses) and §3.4 (combining partial content): a 206 is
@@ -20,13 +21,16 @@ struct HTTPCachePartialContentTests {
 
     /// The origin's 206 for `range` of the ten digits, tagged `tag`.
     func part(_ range: ClosedRange<Int>, tag: String = "\"v1\"") -> ScriptedOrigin.Reply {
-        let fields = [("Date", HTTPDate.format(clock.now)), ("Cache-Control", "max-age=60"), ("ETag", tag),
-                      ("Content-Range", "bytes \(range.lowerBound)-\(range.upperBound)/10")]
+        let fields = [
+            ("Date", HTTPDate.format(clock.now)), ("Cache-Control", "max-age=60"), ("ETag", tag),
+            ("Content-Range", "bytes \(range.lowerBound)-\(range.upperBound)/10"),
+        ]
         return .respond(response(206, fields), String(decoding: Self.digits[range], as: UTF8.self))
     }
 
     func get(_ cache: HTTPCache, _ origin: ScriptedOrigin, _ range: String? = nil) async throws -> HTTPCacheResponse {
-        try await cache.response(for: request("https://example.com/a", range.map { [("Range", $0)] } ?? []), transport: origin.transport)
+        try await cache.response(
+            for: request("https://example.com/a", range.map { [("Range", $0)] } ?? []), transport: origin.transport)
     }
 
     @Test("A 206 is stored and answers the ranges it covers")
@@ -37,15 +41,20 @@ struct HTTPCachePartialContentTests {
         #expect(first.response.status.code == 206 && first.source == .network && first.wasStored)
         #expect(origin.received.first?.headerFields[.range] == "bytes=0-3", "the origin is asked for the range")
         let again = try await get(cache, origin, "bytes=0-3")
-        #expect(again.source == .cache && again.body == Data("0123".utf8) && again.response.headerFields[.contentRange] == "bytes 0-3/10")
+        #expect(
+            again.source == .cache && again.body == Data("0123".utf8)
+                && again.response.headerFields[.contentRange] == "bytes 0-3/10")
         let inner = try await get(cache, origin, "bytes=1-2")
-        #expect(inner.source == .cache && inner.body == Data("12".utf8) && inner.response.headerFields[.contentRange] == "bytes 1-2/10")
+        #expect(
+            inner.source == .cache && inner.body == Data("12".utf8)
+                && inner.response.headerFields[.contentRange] == "bytes 1-2/10")
         #expect(inner.response.headerFields[.contentLength] == "2")
         #expect(origin.received.count == 1)
     }
 
-    @Test("Adjoining or overlapping parts with the same strong tag combine; covering the whole, they answer a plain GET",
-          arguments: [(0...3, 4...9), (0...5, 3...9), (6...9, 0...5)])
+    @Test(
+        "Adjoining or overlapping parts with the same strong tag combine; covering the whole, they answer a plain GET",
+        arguments: [(0...3, 4...9), (0...5, 3...9), (6...9, 0...5)])
     func partsCombineIntoTheWhole(first: ClosedRange<Int>, second: ClosedRange<Int>) async throws {
         let cache = try makeCache()
         let origin = ScriptedOrigin([part(first), part(second)])
@@ -53,14 +62,16 @@ struct HTTPCachePartialContentTests {
         _ = try await get(cache, origin, "bytes=\(second.lowerBound)-\(second.upperBound)")
         let whole = try await get(cache, origin)
         #expect(whole.response.status.code == 200 && whole.source == .cache && whole.body == Data(Self.digits))
-        #expect(whole.response.headerFields[.contentRange] == nil && whole.response.headerFields[.contentLength] == "10")
+        #expect(
+            whole.response.headerFields[.contentRange] == nil && whole.response.headerFields[.contentLength] == "10")
         let tail = try await get(cache, origin, "bytes=-2")
         #expect(tail.body == Data("89".utf8) && tail.source == .cache)
         #expect(origin.received.count == 2)
     }
 
-    @Test("Parts that do not combine: another tag, a gap between them, or a weak tag (the newer part is kept, if any)",
-          arguments: [("\"v2\"", 4...9), ("\"v1\"", 6...9)])
+    @Test(
+        "Parts that do not combine: another tag, a gap between them, or a weak tag (the newer part is kept, if any)",
+        arguments: [("\"v2\"", 4...9), ("\"v1\"", 6...9)])
     func partsThatDoNotCombine(tag: String, second: ClosedRange<Int>) async throws {
         let cache = try makeCache()
         let origin = ScriptedOrigin([part(0...3), part(second, tag: tag), part(0...3, tag: tag)])
@@ -73,15 +84,18 @@ struct HTTPCachePartialContentTests {
         #expect(origin.received.count == 3)
     }
 
-    @Test("A 206 with a weak tag, no tag, or an unknown complete length is not stored", arguments: [
-        [("ETag", "W/\"v1\""), ("Content-Range", "bytes 0-3/10")],
-        [("Content-Range", "bytes 0-3/10")],
-        [("ETag", "\"v1\""), ("Content-Range", "bytes 0-3/*")],
-        [("ETag", "\"v1\""), ("Content-Range", "bytes 0-4/10")],  // the body is four bytes, not five
-    ])
+    @Test(
+        "A 206 with a weak tag, no tag, or an unknown complete length is not stored",
+        arguments: [
+            [("ETag", "W/\"v1\""), ("Content-Range", "bytes 0-3/10")],
+            [("Content-Range", "bytes 0-3/10")],
+            [("ETag", "\"v1\""), ("Content-Range", "bytes 0-3/*")],
+            [("ETag", "\"v1\""), ("Content-Range", "bytes 0-4/10")],  // the body is four bytes, not five
+        ])
     func unusablePartsAreNotStored(fields: [(String, String)]) async throws {
         let cache = try makeCache()
-        let reply = ScriptedOrigin.Reply.respond(response(206, [("Date", HTTPDate.format(clock.now)), ("Cache-Control", "max-age=60")] + fields), "0123")
+        let reply = ScriptedOrigin.Reply.respond(
+            response(206, [("Date", HTTPDate.format(clock.now)), ("Cache-Control", "max-age=60")] + fields), "0123")
         let origin = ScriptedOrigin([reply, reply])
         let first = try await get(cache, origin, "bytes=0-3")
         #expect(!first.wasStored)
@@ -89,10 +103,14 @@ struct HTTPCachePartialContentTests {
         #expect(origin.received.count == 2)
     }
 
-    @Test("Content-Range: one range of a known length", arguments: [
-        ("bytes 0-3/10", ContentRange(bounds: 0...3, completeLength: 10)), ("BYTES 9-9/10", ContentRange(bounds: 9...9, completeLength: 10)),
-        ("bytes 0-3/*", nil), ("bytes */10", nil), ("bytes 4-3/10", nil), ("bytes 0-10/10", nil), ("items 0-3/10", nil), ("bytes 0-3", nil),
-    ])
+    @Test(
+        "Content-Range: one range of a known length",
+        arguments: [
+            ("bytes 0-3/10", ContentRange(bounds: 0...3, completeLength: 10)),
+            ("BYTES 9-9/10", ContentRange(bounds: 9...9, completeLength: 10)),
+            ("bytes 0-3/*", nil), ("bytes */10", nil), ("bytes 4-3/10", nil), ("bytes 0-10/10", nil),
+            ("items 0-3/10", nil), ("bytes 0-3", nil),
+        ])
     func contentRange(field: String, expected: ContentRange?) {
         #expect(ContentRange(field: field) == expected)
     }

@@ -6,6 +6,7 @@ import MetricsTestKit
 import Testing
 import TierCache
 import TierCacheTesting
+
 @testable import HTTPCaching
 
 /// The primary key is built and checked once per request; a request whose key cannot be one
@@ -29,7 +30,9 @@ struct InvalidKeyTests {
             storage: TieredCache(tiers: [memory]),
             configuration: .init(key: { _ in "" }, clock: clock.cacheClock, logger: logger, metricsFactory: metrics))
         let origin = ScriptedOrigin([ok(), ok()])
-        for _ in 0..<2 { #expect(try await cache.response(for: request(), transport: origin.transport).source == .network) }
+        for _ in 0..<2 {
+            #expect(try await cache.response(for: request(), transport: origin.transport).source == .network)
+        }
         #expect(origin.received.count == 2)
         #expect(memory.usage().entries == 0)
         #expect(cache.statistics.invalidKeys == 2)
@@ -41,7 +44,8 @@ struct InvalidKeyTests {
     @Test("A key function returning nil keeps the request out of the cache without counting it as invalid")
     func declinedKey() async throws {
         let cache = HTTPCache(
-            storage: TieredCache(tiers: [try MemoryTier(capacity: 1 << 20)]), configuration: .init(key: { _ in nil }, clock: clock.cacheClock))
+            storage: TieredCache(tiers: [try MemoryTier(capacity: 1 << 20)]),
+            configuration: .init(key: { _ in nil }, clock: clock.cacheClock))
         let origin = ScriptedOrigin([ok()])
         #expect(try await cache.response(for: request(), transport: origin.transport).source == .network)
         #expect(cache.statistics.invalidKeys == 0)
@@ -52,7 +56,9 @@ struct InvalidKeyTests {
         let memory = try MemoryTier(capacity: 8 << 20)
         let cache = HTTPCache(storage: TieredCache(tiers: [memory]), configuration: .init(clock: clock.cacheClock))
         let prefix = "GET https://example.com/"
-        let atLimit = "https://example.com/" + String(repeating: "p", count: HTTPCache.maximumPrimaryKeyLength - prefix.utf8.count)
+        let atLimit =
+            "https://example.com/"
+            + String(repeating: "p", count: HTTPCache.maximumPrimaryKeyLength - prefix.utf8.count)
         let origin = ScriptedOrigin([ok([("Cache-Control", "max-age=60"), ("Vary", "Accept")])])
         let varied = request(atLimit, [("Accept", String(repeating: "a", count: 400))])
         #expect(try await cache.response(for: varied, transport: origin.transport).source == .network)

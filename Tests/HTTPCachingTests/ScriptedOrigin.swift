@@ -1,7 +1,8 @@
 import Foundation
 import HTTPTypes
-@testable import HTTPCaching
 @_spi(TierCacheInternals) import TierCache
+
+@testable import HTTPCaching
 
 /// The origin side of engine tests: answers each request with the next scripted reply and
 /// records what it was sent. (End-to-end tests of the adapters use a real HTTP server.)
@@ -42,7 +43,9 @@ final class ScriptedOrigin: Sendable {
                 if goOn { continuation.resume() }
             }
             let reply = state.withLock { state -> Reply in
-                return state.replies.isEmpty ? .respond(HTTPResponse(status: .internalServerError), "no reply scripted") : state.replies.removeFirst()
+                return state.replies.isEmpty
+                    ? .respond(HTTPResponse(status: .internalServerError), "no reply scripted")
+                    : state.replies.removeFirst()
             }
             switch reply {
             case .respond(let response, let body): return (response, Data(body.utf8))

@@ -3,6 +3,7 @@ import HTTPTypes
 import Testing
 import TierCache
 import TierCacheTesting
+
 @testable import HTTPCaching
 
 /// RFC 9111 §4.1: a cache may normalise the selecting header fields before comparing them, as
@@ -16,39 +17,48 @@ struct VaryNormalisationTests {
         Vary.normalizedValue(of: name, in: request("https://example.com/a", lines.map { (name, $0) }))
     }
 
-    @Test("Requests that ask for the same thing select alike", arguments: [
-        ("Accept-Encoding", ["gzip, br"], ["br,gzip"]),
-        ("Accept-Encoding", ["gzip, br"], ["BR , GZIP"]),
-        ("Accept-Encoding", ["gzip", "br"], ["br, gzip"]),  // field lines are one list (RFC 9110 §5.3)
-        ("Accept-Encoding", ["gzip;q=1.0, br;q=0.8"], ["br; q=0.80, gzip"]),
-        ("Accept-Language", ["en-US, fr;q=0.5"], ["fr; q=0.50, en-us"]),
-        ("Accept-Language", ["en-US, fr;q=0.5"], ["en-US;q=1, fr;q=0.500"]),
-        ("Accept", ["text/html;level=1, */*;q=0.1"], ["TEXT/HTML; LEVEL=1,*/*; q=0.10"]),
-        ("Accept", ["text/html, application/json"], ["application/json,  text/html,"]),  // an empty member is no member
-        ("Accept-Charset", ["utf-8, iso-8859-1;q=0.5"], ["ISO-8859-1;Q=0.5, UTF-8"]),
-    ])
+    @Test(
+        "Requests that ask for the same thing select alike",
+        arguments: [
+            ("Accept-Encoding", ["gzip, br"], ["br,gzip"]),
+            ("Accept-Encoding", ["gzip, br"], ["BR , GZIP"]),
+            ("Accept-Encoding", ["gzip", "br"], ["br, gzip"]),  // field lines are one list (RFC 9110 §5.3)
+            ("Accept-Encoding", ["gzip;q=1.0, br;q=0.8"], ["br; q=0.80, gzip"]),
+            ("Accept-Language", ["en-US, fr;q=0.5"], ["fr; q=0.50, en-us"]),
+            ("Accept-Language", ["en-US, fr;q=0.5"], ["en-US;q=1, fr;q=0.500"]),
+            ("Accept", ["text/html;level=1, */*;q=0.1"], ["TEXT/HTML; LEVEL=1,*/*; q=0.10"]),
+            // An empty member is no member.
+            ("Accept", ["text/html, application/json"], ["application/json,  text/html,"]),
+            ("Accept-Charset", ["utf-8, iso-8859-1;q=0.5"], ["ISO-8859-1;Q=0.5, UTF-8"]),
+        ])
     func equivalent(name: String, first: [String], second: [String]) {
         #expect(Self.value(name, first) == Self.value(name, second), "\(first) vs \(second)")
         #expect(Self.value(name, first) != nil)
     }
 
-    @Test("Requests that ask for different things select apart", arguments: [
-        ("Accept-Encoding", ["gzip"], ["br"]),
-        ("Accept-Language", ["en;q=0.5, fr"], ["en, fr;q=0.5"]),      // the weights differ
-        ("Accept-Encoding", ["gzip;q=0"], ["gzip"]),                   // q=0 is "not acceptable"
-        ("Accept", ["text/plain;foo=\"ABC\""], ["text/plain;foo=\"abc\""]),  // a quoted value keeps its case
-        ("Accept", ["text/plain;q=0.5"], ["text/plain;q=0.05"]),
-        ("X-Custom", ["a, b"], ["b, a"]),                              // unknown syntax: only whitespace
-        ("X-Custom", ["A"], ["a"]),
-    ])
+    @Test(
+        "Requests that ask for different things select apart",
+        arguments: [
+            ("Accept-Encoding", ["gzip"], ["br"]),
+            ("Accept-Language", ["en;q=0.5, fr"], ["en, fr;q=0.5"]),  // the weights differ
+            ("Accept-Encoding", ["gzip;q=0"], ["gzip"]),  // q=0 is "not acceptable"
+            ("Accept", ["text/plain;foo=\"ABC\""], ["text/plain;foo=\"abc\""]),  // a quoted value keeps its case
+            ("Accept", ["text/plain;q=0.5"], ["text/plain;q=0.05"]),
+            ("X-Custom", ["a, b"], ["b, a"]),  // unknown syntax: only whitespace
+            ("X-Custom", ["A"], ["a"]),
+        ])
     func distinct(name: String, first: [String], second: [String]) {
         #expect(Self.value(name, first) != Self.value(name, second), "\(first) vs \(second)")
     }
 
     @Test func canonicalForm() {
-        #expect(Vary.normalizedPreferenceList(" fr ;Q=0.50 , EN-us,de;q=0.500, *;q=0") == "en-us, de;q=0.5, fr;q=0.5, *;q=0")
-        #expect(Vary.normalizedPreferenceList("text/plain; Format=\"Flowed, Yes\"") == "text/plain;format=\"Flowed, Yes\"")
-        #expect(Vary.normalizedPreferenceList("gzip;q=2, br;q=abc") == "br;q=abc, gzip;q=2", "not weights: kept as written")
+        #expect(
+            Vary.normalizedPreferenceList(" fr ;Q=0.50 , EN-us,de;q=0.500, *;q=0") == "en-us, de;q=0.5, fr;q=0.5, *;q=0"
+        )
+        #expect(
+            Vary.normalizedPreferenceList("text/plain; Format=\"Flowed, Yes\"") == "text/plain;format=\"Flowed, Yes\"")
+        #expect(
+            Vary.normalizedPreferenceList("gzip;q=2, br;q=abc") == "br;q=abc, gzip;q=2", "not weights: kept as written")
         #expect(Vary.normalizedPreferenceList(", ,") == "")
         #expect(Self.value("X-Custom", ["  a   b  "]) == "a b")
     }
@@ -58,12 +68,19 @@ struct VaryNormalisationTests {
     @Test func storedResponseIsSelectedByAnEquivalentRequest() async throws {
         let clock = ManualCacheClock(start: epoch)
         let cache = try memoryCache(clock: clock)
-        let fields = [("Date", HTTPDate.format(clock.now)), ("Cache-Control", "max-age=60"), ("Vary", "Accept-Language")]
+        let fields = [
+            ("Date", HTTPDate.format(clock.now)), ("Cache-Control", "max-age=60"), ("Vary", "Accept-Language"),
+        ]
         let origin = ScriptedOrigin([.respond(response(200, fields), "en"), .respond(response(200, fields), "de")])
-        _ = try await cache.response(for: request("https://example.com/a", [("Accept-Language", "en-US, fr;q=0.5")]), transport: origin.transport)
-        let same = try await cache.response(for: request("https://example.com/a", [("Accept-Language", "FR; q=0.50,en-us")]), transport: origin.transport)
+        _ = try await cache.response(
+            for: request("https://example.com/a", [("Accept-Language", "en-US, fr;q=0.5")]), transport: origin.transport
+        )
+        let same = try await cache.response(
+            for: request("https://example.com/a", [("Accept-Language", "FR; q=0.50,en-us")]),
+            transport: origin.transport)
         #expect(same.source == .cache && same.body == Data("en".utf8))
-        let other = try await cache.response(for: request("https://example.com/a", [("Accept-Language", "de")]), transport: origin.transport)
+        let other = try await cache.response(
+            for: request("https://example.com/a", [("Accept-Language", "de")]), transport: origin.transport)
         #expect(other.source == .network && other.body == Data("de".utf8))
         #expect(origin.received.count == 2)
     }

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Testing
 @_spi(TierCacheInternals) import TierCache
+
 @testable import TierCacheLMDB
 
 /// What the tests' commit function saw, in order. (`Locked`, not `Mutex`: ThreadSanitizer cannot
@@ -50,7 +51,8 @@ struct GroupCommitTests {
         let group = GroupCommit<Int>(maxBatchCount: maxBatchCount, maxBatchBytes: maxBatchBytes) { queued in
             if queued == followers { allQueued.signal() }
         }
-        let outcomes = Locked([(error: WriteFailed?, committedBeforeReturn: Bool)](repeating: (nil, false), count: followers + 1))
+        let outcomes = Locked(
+            [(error: WriteFailed?, committedBeforeReturn: Bool)](repeating: (nil, false), count: followers + 1))
         let done = DispatchGroup()
         func start(_ write: Int) {
             done.enter()
@@ -148,7 +150,8 @@ struct GroupCommitTests {
         #expect(log.batches == [[1, 2]])
     }
 
-    @Test("A gathering leader is woken when the writer it waits for leaves without writing, not at the end of its delay")
+    @Test(
+        "A gathering leader is woken when the writer it waits for leaves without writing, not at the end of its delay")
     func leaderIsWokenWhenAnAnnouncedWriterLeaves() throws {
         let log = CommitLog()
         log.release.signal()

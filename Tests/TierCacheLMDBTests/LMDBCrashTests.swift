@@ -33,7 +33,9 @@ struct LMDBCrashTests {
             while let newline = buffer.firstIndex(of: "\n") {
                 let line = buffer[..<newline]
                 buffer = String(buffer[buffer.index(after: newline)...])
-                if line.hasPrefix("committed "), let number = Int(line.dropFirst("committed ".count)) { committed.append(number) }
+                if line.hasPrefix("committed "), let number = Int(line.dropFirst("committed ".count)) {
+                    committed.append(number)
+                }
             }
         }
         kill(process.processIdentifier, SIGKILL)

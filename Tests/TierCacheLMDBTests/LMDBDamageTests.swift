@@ -25,13 +25,18 @@ struct LMDBDamageTests {
         let data = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         let text = String(decoding: data, as: UTF8.self)
-        return (process.terminationReason, process.terminationStatus, text.split(separator: "\n").first.map(String.init) ?? "")
+        return (
+            process.terminationReason, process.terminationStatus,
+            text.split(separator: "\n").first.map(String.init) ?? ""
+        )
     }
 
     /// A store `damage-reader --populate` wrote, in a directory of its own.
     func populatedStore() throws -> TemporaryDirectory {
         let directory = TemporaryDirectory()
-        let run = try runTiercache(["damage-reader", directory.url.path, "--populate", "--count", "\(Self.populatedEntries)"])
+        let run = try runTiercache([
+            "damage-reader", directory.url.path, "--populate", "--count", "\(Self.populatedEntries)",
+        ])
         try #require(run.reason == .exit && run.status == 0, "populating failed: \(run)")
         return directory
     }
@@ -71,8 +76,10 @@ struct LMDBDamageTests {
     func byteFlipCampaign(_ target: FlipTarget) throws {
         let environment = ProcessInfo.processInfo.environment
         let trials = environment["TIERCACHE_DAMAGE_TRIALS"].flatMap(Int.init) ?? 30
-        let seed = environment["TIERCACHE_DAMAGE_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 1...UInt64(UInt32.max))
-        print("byte-flip campaign (\(target)): \(trials) trials, seed \(seed) (rerun with TIERCACHE_DAMAGE_SEED=\(seed))")
+        let seed =
+            environment["TIERCACHE_DAMAGE_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 1...UInt64(UInt32.max))
+        print(
+            "byte-flip campaign (\(target)): \(trials) trials, seed \(seed) (rerun with TIERCACHE_DAMAGE_SEED=\(seed))")
         let original = try populatedStore()
         let dataFile = try Data(contentsOf: original.url.appendingPathComponent("data.mdb"))
         var random = SplitMix64(seed: seed)
@@ -84,10 +91,11 @@ struct LMDBDamageTests {
             var bytes = [UInt8](dataFile)
             var flips: [Int] = []
             for _ in 0..<8 {
-                let offset = switch target {
-                case .anywhere: Int(random.next() % UInt64(bytes.count))
-                case .pageHeaders: Int(random.next() % UInt64(bytes.count / 4096)) * 4096 + Int(random.next() % 64)
-                }
+                let offset =
+                    switch target {
+                    case .anywhere: Int(random.next() % UInt64(bytes.count))
+                    case .pageHeaders: Int(random.next() % UInt64(bytes.count / 4096)) * 4096 + Int(random.next() % 64)
+                    }
                 bytes[offset] ^= UInt8(1) << (random.next() % 8)
                 flips.append(offset)
             }
@@ -102,7 +110,9 @@ struct LMDBDamageTests {
                 let second = try runTiercache(["damage-reader", copy.url.path, "--count", "\(Self.populatedEntries)"])
                 #expect(second.reason == .exit && second.status == 0, "crashed twice: \(second), \(context)")
                 let numbers = fields(second.line)
-                #expect(second.line.hasPrefix("opened") && numbers["reset"] == 1 && numbers["storeResets"] == 1, "\(second.line), \(context)")
+                #expect(
+                    second.line.hasPrefix("opened") && numbers["reset"] == 1 && numbers["storeResets"] == 1,
+                    "\(second.line), \(context)")
                 #expect(numbers["misses"] == Self.populatedEntries, "\(second.line), \(context)")
                 outcome = .crashThenReset
             } else if first.line.hasPrefix("error ") {
@@ -110,13 +120,19 @@ struct LMDBDamageTests {
                 print("byte-flip campaign (\(target)) trial \(trial): \(first.line)")
                 outcome = .typedError
             } else {
-                #expect(first.reason == .exit && first.status == 0 && first.line.hasPrefix("opened"), "\(first), \(context)")
+                #expect(
+                    first.reason == .exit && first.status == 0 && first.line.hasPrefix("opened"), "\(first), \(context)"
+                )
                 let numbers = fields(first.line)
                 // Never a wrong value: a damaged entry is a miss, never someone else's bytes.
                 #expect(numbers["wrong"] == 0, "\(first.line), \(context)")
-                #expect((numbers["hits"] ?? 0) + (numbers["misses"] ?? 0) == Self.populatedEntries, "\(first.line), \(context)")
+                #expect(
+                    (numbers["hits"] ?? 0) + (numbers["misses"] ?? 0) == Self.populatedEntries,
+                    "\(first.line), \(context)")
                 if numbers["reset"] == 1 {
-                    #expect(numbers["misses"] == Self.populatedEntries && numbers["storeResets"] == 1, "\(first.line), \(context)")
+                    #expect(
+                        numbers["misses"] == Self.populatedEntries && numbers["storeResets"] == 1,
+                        "\(first.line), \(context)")
                     outcome = .reset
                 } else {
                     #expect(numbers["storeResets"] == 0, "\(first.line), \(context)")
@@ -125,7 +141,9 @@ struct LMDBDamageTests {
             }
             tally[outcome, default: 0] += 1
         }
-        print("byte-flip campaign (\(target)) outcomes: " + TrialOutcome.allCases.map { "\($0.rawValue) \(tally[$0] ?? 0)" }.joined(separator: ", "))
+        print(
+            "byte-flip campaign (\(target)) outcomes: "
+                + TrialOutcome.allCases.map { "\($0.rawValue) \(tally[$0] ?? 0)" }.joined(separator: ", "))
         #expect(tally.values.reduce(0, +) == trials)
     }
 
@@ -153,7 +171,8 @@ struct LMDBDamageTests {
             #expect(error.message.contains("main"), "\(error.message)")
         }
         let reasons = Reasons()
-        let configuration = LMDBTier.Configuration(capacity: 1 << 20, onStoreReset: { _, reason in reasons.append(reason) })
+        let configuration = LMDBTier.Configuration(
+            capacity: 1 << 20, onStoreReset: { _, reason in reasons.append(reason) })
         let tier = try LMDBTier(directory: directory.url, configuration: configuration)
         #expect(tier.didResetDamagedStore)
         #expect(tier.statistics().storeResets == 1)
@@ -201,10 +220,14 @@ struct LMDBDamageTests {
         #expect(try readMark(directory.url).isEmpty, "the mark is cleared after a check that finished")
     }
 
-    @Test("A process killed while checking leaves its mark, and the next open resets the store rather than checking it again")
+    @Test(
+        "A process killed while checking leaves its mark, and the next open resets the store rather than checking it again"
+    )
     func killedWhileChecking() throws {
         let directory = TemporaryDirectory()
-        let populate = try runTiercache(["damage-reader", directory.url.path, "--populate", "--no-sync", "--count", "20000"])
+        let populate = try runTiercache([
+            "damage-reader", directory.url.path, "--populate", "--no-sync", "--count", "20000",
+        ])
         try #require(populate.reason == .exit && populate.status == 0, "\(populate)")
         let markPath = directory.url.appendingPathComponent("tiercache.check").path
         // Start an opener and kill it the moment its mark is on disk (the check of 20,000 entries
@@ -279,7 +302,9 @@ struct LMDBDamageTests {
         var blocked = false
         for _ in 0..<10_000 where !blocked {
             let locks = (try? String(contentsOfFile: "/proc/locks", encoding: .utf8)) ?? ""
-            blocked = locks.split(separator: "\n").contains { $0.contains("->") && $0.contains("FLOCK") && $0.contains(" \(pid) ") }
+            blocked = locks.split(separator: "\n").contains {
+                $0.contains("->") && $0.contains("FLOCK") && $0.contains(" \(pid) ")
+            }
             if !blocked { usleep(1_000) }
         }
         #expect(blocked, "the reader did not wait for the open lock")

@@ -3,8 +3,9 @@ import Foundation
 import Testing
 import TierCache
 import TierCacheCompression
-@testable import TierCacheLMDB
 import TierCacheTesting
+
+@testable import TierCacheLMDB
 
 /// Dictionaries under the conditions a shared, long-lived store meets: a dictionary retired by
 /// another store between compressing a value and writing it, a store that switches from the app's
@@ -90,7 +91,8 @@ struct LMDBDictionaryRobustnessTests {
         }
         // Another store gives the id to another dictionary and stores a record made with it.
         let otherValues = Fixtures.otherResponses(300)
-        let other = try ZstdDictionary(bytes: try ZstdDictionary.train(samples: otherValues, capacity: 8 << 10), level: 1)
+        let other = try ZstdDictionary(
+            bytes: try ZstdDictionary.train(samples: otherValues, capacity: 8 << 10), level: 1)
         try Self.putDictionaryRow(other.bytes, id: id, in: tier)
         let record = StoredRecord.encode(
             entry(otherValues[0]), fullKey: nil, codec: try #require(ZstdCodec(level: 1)),
@@ -113,13 +115,19 @@ struct LMDBDictionaryRobustnessTests {
         let provided = try ZstdDictionary.train(samples: Fixtures.otherResponses(300), capacity: 8 << 10)
         let values = Fixtures.responses(400)
         do {
-            let tier = try LMDBTier(directory: directory.url, configuration: .init(
-                capacity: 64 << 20, dictionary: .provided(provided), durability: .none))
-            for (index, value) in values.prefix(50).enumerated() { _ = try tier.store(entry(value), forKey: key("r\(index)")) }
+            let tier = try LMDBTier(
+                directory: directory.url,
+                configuration: .init(
+                    capacity: 64 << 20, dictionary: .provided(provided), durability: .none))
+            for (index, value) in values.prefix(50).enumerated() {
+                _ = try tier.store(entry(value), forKey: key("r\(index)"))
+            }
         }
         let tier = try LMDBTier(directory: directory.url, configuration: Fixtures.automatic)
         // Well over a 128 KiB ring of fresh 1 KiB samples.
-        for (index, value) in values.enumerated().dropFirst(50) { _ = try tier.store(entry(value), forKey: key("r\(index)")) }
+        for (index, value) in values.enumerated().dropFirst(50) {
+            _ = try tier.store(entry(value), forKey: key("r\(index)"))
+        }
         let stored = try tier.storedDictionaries()
         #expect(stored.count == 2, "the app's dictionary and one trained here: \(stored)")
         #expect(stored.last.map { !$0.isProvided && $0.ratioOnSamples != nil } == true)
@@ -128,7 +136,9 @@ struct LMDBDictionaryRobustnessTests {
         }
     }
 
-    @Test("A stored dictionary zstd cannot digest is skipped at open: the store opens, and its records are dictionary misses")
+    @Test(
+        "A stored dictionary zstd cannot digest is skipped at open: the store opens, and its records are dictionary misses"
+    )
     func undigestableDictionaryAtOpen() throws {
         let directory = TemporaryDirectory()
         let values = Fixtures.responses(300)
@@ -164,10 +174,15 @@ struct LMDBDictionaryRobustnessTests {
         let directory = TemporaryDirectory()
         let values = Fixtures.responses(300)
         let id = try Fixtures.populatedStore(directory.url, values.prefix(250))
-        #expect(try LMDBTier(directory: directory.url, configuration: .init(capacity: 64 << 20)).storedDictionaries().map(\.isSealed) == [false])
+        #expect(
+            try LMDBTier(directory: directory.url, configuration: .init(capacity: 64 << 20)).storedDictionaries().map(
+                \.isSealed) == [false])
         do {
-            let encrypted = try LMDBTier(directory: directory.url, configuration: .init(
-                capacity: 64 << 20, dictionary: .automatic(Fixtures.training), encryption: TestSealer(), durability: .none))
+            let encrypted = try LMDBTier(
+                directory: directory.url,
+                configuration: .init(
+                    capacity: 64 << 20, dictionary: .automatic(Fixtures.training), encryption: TestSealer(),
+                    durability: .none))
             #expect(try encrypted.storedDictionaries().map { [$0.id: $0.isSealed] } == [[id: true]])
             for (index, value) in values.enumerated().dropFirst(250) {
                 #expect(try encrypted.store(entry(value), forKey: key("r\(index)")) == .stored)
@@ -177,19 +192,26 @@ struct LMDBDictionaryRobustnessTests {
         }
         // The row on disk is sealed: read without the sealer, the dictionary has no bytes.
         var stored: [UInt8]?
-        try rawLMDBEdit(directory.url, { txn, dbi in stored = rawGet(txn, dbi, key: DictionaryRow.key(id)) }, database: "tiercache.meta")
+        try rawLMDBEdit(
+            directory.url, { txn, dbi in stored = rawGet(txn, dbi, key: DictionaryRow.key(id)) },
+            database: "tiercache.meta")
         let row = try #require(stored)
         let decoded = try row.withUnsafeBytes { try DictionaryRow.decode($0, id: id, sealer: nil) }
         #expect(decoded.isSealed && decoded.bytes == nil)
         // Reopened with the key, the sealed records compressed with it read back.
-        let again = try LMDBTier(directory: directory.url, configuration: .init(
-            capacity: 64 << 20, dictionary: .automatic(Fixtures.training), encryption: TestSealer(), durability: .none))
+        let again = try LMDBTier(
+            directory: directory.url,
+            configuration: .init(
+                capacity: 64 << 20, dictionary: .automatic(Fixtures.training), encryption: TestSealer(),
+                durability: .none))
         for (index, value) in values.enumerated().dropFirst(250) {
             #expect(try again.entry(forKey: key("r\(index)"))?.value == value)
         }
     }
 
-    @Test("A dictionary read with an encryption key but stored in the clear has no bytes: an encrypted store never uses a plain one")
+    @Test(
+        "A dictionary read with an encryption key but stored in the clear has no bytes: an encrypted store never uses a plain one"
+    )
     func plainRowsAreRefusedWithASealer() throws {
         let row = DictionaryRow(
             id: 3, isProvided: true, samples: 0, createdAt: Date(), ratioWith: nil, ratioWithout: nil,
@@ -216,7 +238,9 @@ struct LMDBDictionaryRobustnessTests {
 struct TestSealer: RecordSealing {
     var currentKeyID: UInt32 { 1 }
 
-    func seal(_ plaintext: UnsafeRawBufferPointer, keyID: UInt32, authenticating: UnsafeRawBufferPointer) throws -> [UInt8] {
+    func seal(
+        _ plaintext: UnsafeRawBufferPointer, keyID: UInt32, authenticating: UnsafeRawBufferPointer
+    ) throws -> [UInt8] {
         let body = plaintext.map { $0 ^ 0x5A }
         return body + tag(body, authenticating)
     }

@@ -46,9 +46,11 @@ struct LMDBDictionaryTests {
         return try #require(try tier.storedDictionaries().first?.id)
     }
 
-    static let automatic = LMDBTier.Configuration(capacity: 64 << 20, dictionary: .automatic(training), durability: .none)
+    static let automatic = LMDBTier.Configuration(
+        capacity: 64 << 20, dictionary: .automatic(training), durability: .none)
 
-    @Test("Once a ring of small values has been stored, a dictionary is trained and later small values compress with it")
+    @Test(
+        "Once a ring of small values has been stored, a dictionary is trained and later small values compress with it")
     func automaticTraining() throws {
         let directory = TemporaryDirectory()
         let tier = try LMDBTier(
@@ -66,7 +68,8 @@ struct LMDBDictionaryTests {
         try #require(dictionaries.count == 1)
         let trained = dictionaries[0]
         #expect(trained.bytes <= 8 << 10 && trained.samples >= 100 && !trained.isProvided && !trained.isSealed)
-        let onSamples = try #require(trained.ratioOnSamples), withoutOnSamples = try #require(trained.ratioOnSamplesWithout)
+        let onSamples = try #require(trained.ratioOnSamples),
+            withoutOnSamples = try #require(trained.ratioOnSamplesWithout)
         #expect(onSamples > withoutOnSamples * 4 / 3, "\(onSamples)x with, \(withoutOnSamples)x without")
 
         for (index, value) in values.enumerated() {
@@ -75,7 +78,8 @@ struct LMDBDictionaryTests {
         let report = try LMDBTier.inspect(directory: directory.url)
         let used = report.recordsByDictionary[String(trained.id)] ?? 0
         #expect(used >= 200, "the records stored after training use it: \(used)")
-        let with = try #require(report.dictionaryRecordsRatio), without = try #require(report.dictionaryRecordsRatioWithout)
+        let with = try #require(report.dictionaryRecordsRatio),
+            without = try #require(report.dictionaryRecordsRatioWithout)
         #expect(with > without * 4 / 3, "stored records: \(with)x with the dictionary, \(without)x alone")
     }
 
@@ -85,7 +89,9 @@ struct LMDBDictionaryTests {
         let values = Self.responses(300)
         let id = try Self.populatedStore(directory.url, values.prefix(250))
         let reopened = try LMDBTier(directory: directory.url, configuration: Self.automatic)
-        for (index, value) in values.enumerated().dropFirst(250) { _ = try reopened.store(entry(value), forKey: key("r\(index)")) }
+        for (index, value) in values.enumerated().dropFirst(250) {
+            _ = try reopened.store(entry(value), forKey: key("r\(index)"))
+        }
         for (index, value) in values.enumerated() {
             #expect(try reopened.entry(forKey: key("r\(index)"))?.value == value)
         }
@@ -107,13 +113,15 @@ struct LMDBDictionaryTests {
         let withDictionary = try LMDBTier.inspect(directory: directory.url).recordsByDictionary[String(id)] ?? 0
         #expect(withDictionary > 0)
         // Delete the dictionary's row, as a store edited by hand (or an older version) might lack it.
-        try rawLMDBEdit(directory.url, { txn, dbi in
-            var name = Array("dictionary.".utf8) + [UInt8(id >> 8), UInt8(id & 0xFF)]
-            name.withUnsafeMutableBytes { bytes in
-                var key = MDB_val(mv_size: bytes.count, mv_data: bytes.baseAddress)
-                #expect(mdb_del(txn, dbi, &key, nil) == 0)
-            }
-        }, database: "tiercache.meta")
+        try rawLMDBEdit(
+            directory.url,
+            { txn, dbi in
+                var name = Array("dictionary.".utf8) + [UInt8(id >> 8), UInt8(id & 0xFF)]
+                name.withUnsafeMutableBytes { bytes in
+                    var key = MDB_val(mv_size: bytes.count, mv_data: bytes.baseAddress)
+                    #expect(mdb_del(txn, dbi, &key, nil) == 0)
+                }
+            }, database: "tiercache.meta")
 
         let tier = try LMDBTier(directory: directory.url, configuration: .init(capacity: 64 << 20))
         var hits = 0
@@ -131,17 +139,21 @@ struct LMDBDictionaryTests {
         #expect(try tier.verify().isSound)
     }
 
-    @Test("When values stop resembling the dictionary's samples, a new one is trained; the oldest beyond the limit is retired")
+    @Test(
+        "When values stop resembling the dictionary's samples, a new one is trained; the oldest beyond the limit is retired"
+    )
     func retrainingOnDrift() throws {
         let directory = TemporaryDirectory()
         var training = Self.training
         training.maximumDictionaries = 1
         let tier = try LMDBTier(
-            directory: directory.url, configuration: .init(capacity: 64 << 20, dictionary: .automatic(training), durability: .none))
+            directory: directory.url,
+            configuration: .init(capacity: 64 << 20, dictionary: .automatic(training), durability: .none))
         let first = Self.responses(300)
         for (index, value) in first.enumerated() { _ = try tier.store(entry(value), forKey: key("a\(index)")) }
         let firstID = try #require(try tier.storedDictionaries().first?.id)
-        let usersBeforeDrift = (try? LMDBTier.inspect(directory: directory.url).recordsByDictionary[String(firstID)]) ?? 0
+        let usersBeforeDrift =
+            (try? LMDBTier.inspect(directory: directory.url).recordsByDictionary[String(firstID)]) ?? 0
         // Responses sharing nothing with the samples: the ratio with the dictionary falls far
         // below what it achieved on them, so after a further ring a new dictionary replaces it.
         let second = Self.otherResponses(400)
@@ -161,12 +173,22 @@ struct LMDBDictionaryTests {
         // completes it is the last one compressed with the old dictionary.
         let drifted = firstUsers - usersBeforeDrift
         var bytes = 0
-        let twoRings = second.prefix { bytes += $0.count; return bytes <= 2 * training.sampleBytes }.count + 1
-        #expect(drifted > 0 && drifted <= twoRings, "retrained within two rings of drifted values (\(twoRings)): \(drifted) used the old one")
+        let twoRings =
+            second.prefix {
+                bytes += $0.count
+                return bytes <= 2 * training.sampleBytes
+            }.count + 1
+        #expect(
+            drifted > 0 && drifted <= twoRings,
+            "retrained within two rings of drifted values (\(twoRings)): \(drifted) used the old one")
         var misses = 0
         for index in first.indices where try tier.entry(forKey: key("a\(index)")) == nil { misses += 1 }
         for (index, value) in second.enumerated() {
-            if let found = try tier.entry(forKey: key("b\(index)")) { #expect(found.value == value) } else { misses += 1 }
+            if let found = try tier.entry(forKey: key("b\(index)")) {
+                #expect(found.value == value)
+            } else {
+                misses += 1
+            }
         }
         #expect(misses == firstUsers)
         #expect(tier.statistics().dictionaryMisses == firstUsers)
@@ -177,7 +199,9 @@ struct LMDBDictionaryTests {
         let directory = TemporaryDirectory()
         let tier = try LMDBTier(
             directory: directory.url, configuration: Self.automatic)
-        for (index, value) in Self.responses(800, seed: 3).enumerated() { _ = try tier.store(entry(value), forKey: key("r\(index)")) }
+        for (index, value) in Self.responses(800, seed: 3).enumerated() {
+            _ = try tier.store(entry(value), forKey: key("r\(index)"))
+        }
         #expect(try tier.storedDictionaries().count == 1)
     }
 
@@ -186,7 +210,9 @@ struct LMDBDictionaryTests {
         let directory = TemporaryDirectory()
         let tier = try LMDBTier(
             directory: directory.url, configuration: Self.automatic)
-        for (index, value) in Self.responses(300).enumerated() { _ = try tier.store(entry(value), forKey: key("r\(index)")) }
+        for (index, value) in Self.responses(300).enumerated() {
+            _ = try tier.store(entry(value), forKey: key("r\(index)"))
+        }
         let id = try #require(try tier.storedDictionaries().first?.id)
         let before = try LMDBTier.inspect(directory: directory.url).recordsByDictionary[String(id)] ?? 0
         let large = Self.responses(1, size: 32 << 10)[0]
@@ -204,7 +230,8 @@ struct LMDBDictionaryTests {
         // zstd's trainer on one set of responses, as an app would run `zstd --train` offline.
         let trained = try ZstdDictionary.train(samples: samples, capacity: 8 << 10)
         let values = Self.responses(50)
-        let configuration = LMDBTier.Configuration(capacity: 64 << 20, dictionary: .provided(trained), durability: .none)
+        let configuration = LMDBTier.Configuration(
+            capacity: 64 << 20, dictionary: .provided(trained), durability: .none)
         do {
             let tier = try LMDBTier(directory: directory.url, configuration: configuration)
             for (index, value) in values.enumerated() { _ = try tier.store(entry(value), forKey: key("r\(index)")) }
@@ -219,23 +246,26 @@ struct LMDBDictionaryTests {
         // Another dictionary: a new id; the records made with the first stay readable.
         let other = try ZstdDictionary.train(samples: Self.responses(400, seed: 9), capacity: 8 << 10)
         let changed = try LMDBTier(
-            directory: directory.url, configuration: .init(capacity: 64 << 20, dictionary: .provided(other), durability: .none))
+            directory: directory.url,
+            configuration: .init(capacity: 64 << 20, dictionary: .provided(other), durability: .none))
         #expect(try changed.storedDictionaries().map(\.id) == [stored[0].id, stored[0].id + 1])
         for (index, value) in values.enumerated() {
             #expect(try changed.entry(forKey: key("r\(index)"))?.value == value)
         }
     }
 
-    @Test("Unusable dictionary settings are refused with a clear error", arguments: [
-        LMDBTier.DictionaryCompression.provided([]),
-        .provided([UInt8](repeating: 1, count: 1 << 20)),
-        .provided([1, 2, 3], maximumValueSize: 0),
-        .automatic(.init(dictionarySize: 100)),
-        .automatic(.init(dictionarySize: 16 << 10, sampleBytes: 16 << 10)),
-        .automatic(.init(retrainBelow: 1.5)),
-        .automatic(.init(maximumDictionaries: 0)),
-        .automatic(.init(maximumValueSize: 0)),
-    ])
+    @Test(
+        "Unusable dictionary settings are refused with a clear error",
+        arguments: [
+            LMDBTier.DictionaryCompression.provided([]),
+            .provided([UInt8](repeating: 1, count: 1 << 20)),
+            .provided([1, 2, 3], maximumValueSize: 0),
+            .automatic(.init(dictionarySize: 100)),
+            .automatic(.init(dictionarySize: 16 << 10, sampleBytes: 16 << 10)),
+            .automatic(.init(retrainBelow: 1.5)),
+            .automatic(.init(maximumDictionaries: 0)),
+            .automatic(.init(maximumValueSize: 0)),
+        ])
     func invalidSettings(_ setting: LMDBTier.DictionaryCompression) throws {
         let directory = TemporaryDirectory()
         let error = #expect(throws: TierCacheError.self) {
@@ -265,12 +295,15 @@ struct LMDBDictionaryTests {
 }
 
 extension LMDBDictionaryTests {
-    @Test("Small values already in the store are the first samples: a store reopened with automatic dictionaries trains on its next store")
+    @Test(
+        "Small values already in the store are the first samples: a store reopened with automatic dictionaries trains on its next store"
+    )
     func seededFromTheStore() throws {
         let directory = TemporaryDirectory()
         let values = Self.responses(300)
         do {
-            let plain = try LMDBTier(directory: directory.url, configuration: .init(capacity: 64 << 20, durability: .none))
+            let plain = try LMDBTier(
+                directory: directory.url, configuration: .init(capacity: 64 << 20, durability: .none))
             for (index, value) in values.enumerated() { _ = try plain.store(entry(value), forKey: key("r\(index)")) }
         }
         let tier = try LMDBTier(

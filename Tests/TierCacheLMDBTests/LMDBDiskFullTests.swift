@@ -10,10 +10,14 @@ import TierCacheLMDB
 /// tier stores again once space returns.
 @Suite("LMDBTier on a full disk")
 struct LMDBDiskFullTests {
-    @Test("On a real 3 MiB file system (tmpfs): ENOSPC refuses the store, stored entries read back, freed space is used again")
+    @Test(
+        "On a real 3 MiB file system (tmpfs): ENOSPC refuses the store, stored entries read back, freed space is used again"
+    )
     func tmpfs() throws {
         guard let mount = TemporaryMount.make(sizeKiB: 3 << 10) else {
-            print("disk-full test: no tmpfs could be mounted here (needs root); the RLIMIT_FSIZE test covers a full disk instead")
+            print(
+                "disk-full test: no tmpfs could be mounted here (needs root); the RLIMIT_FSIZE test covers a full disk instead"
+            )
             return
         }
         print("disk-full test: ran on a tmpfs of 3 MiB")
@@ -23,12 +27,15 @@ struct LMDBDiskFullTests {
 
         // The capacity (16 MiB) is over the file system's size: the disk, not the tier, is the limit.
         let logs = InMemoryLogHandler()
-        let tier = try LMDBTier(directory: mount.url.appendingPathComponent("store"), configuration: .init(
-            capacity: 16 << 20, durability: .full, logger: Logger(label: "test", factory: { _ in logs })))
+        let tier = try LMDBTier(
+            directory: mount.url.appendingPathComponent("store"),
+            configuration: .init(
+                capacity: 16 << 20, durability: .full, logger: Logger(label: "test", factory: { _ in logs })))
         var stored: [Int] = []
         var refusal: String?
         for index in 0..<200 {
-            let outcome = try tier.store(entry(incompressible(32 << 10, seed: UInt64(index + 1))), forKey: key("full-\(index)"))
+            let outcome = try tier.store(
+                entry(incompressible(32 << 10, seed: UInt64(index + 1))), forKey: key("full-\(index)"))
             if case .refused(.outOfSpace(let detail)) = outcome {
                 refusal = detail
                 break
@@ -44,7 +51,9 @@ struct LMDBDiskFullTests {
         #expect(logs.entries.map(\.level) == [.warning])
         #expect(logs.entries.first?.metadata["key"].map { "\($0)" } == "full-\(stored.count)")
         for index in stored {
-            #expect(try tier.entry(forKey: key("full-\(index)"))?.value == incompressible(32 << 10, seed: UInt64(index + 1)))
+            #expect(
+                try tier.entry(forKey: key("full-\(index)"))?.value == incompressible(32 << 10, seed: UInt64(index + 1))
+            )
         }
 
         try FileManager.default.removeItem(at: ballast)
@@ -53,13 +62,17 @@ struct LMDBDiskFullTests {
         #expect(try tier.entry(forKey: key("after"))?.value == Array("back".utf8))
     }
 
-    @Test("Over RLIMIT_FSIZE (EFBIG, reported by LMDB as a short write): refused, readable, and storing again once the limit is lifted")
+    @Test(
+        "Over RLIMIT_FSIZE (EFBIG, reported by LMDB as a short write): refused, readable, and storing again once the limit is lifted"
+    )
     func fileSizeLimit() throws {
         #if os(Linux)
         let directory = TemporaryDirectory()
         let process = Process()
         process.executableURL = try harnessExecutable()
-        process.arguments = ["disk-full-probe", directory.url.appendingPathComponent("store").path, "--file-size-limit", String(2 << 20)]
+        process.arguments = [
+            "disk-full-probe", directory.url.appendingPathComponent("store").path, "--file-size-limit", String(2 << 20),
+        ]
         let output = Pipe()
         process.standardOutput = output
         process.standardError = output
@@ -76,12 +89,15 @@ struct LMDBDiskFullTests {
         #endif
     }
 
-    @Test("A map that stays full while another process's reader pins its pages refuses as outOfSpace, and takes stores again once the reader ends")
+    @Test(
+        "A map that stays full while another process's reader pins its pages refuses as outOfSpace, and takes stores again once the reader ends"
+    )
     func mapStaysFull() throws {
         let directory = TemporaryDirectory()
         let tier = try LMDBTier(directory: directory.url, configuration: .init(capacity: 1 << 20, durability: .none))
         for index in 0..<15 {
-            #expect(try tier.store(entry(incompressible(40_000, seed: UInt64(index))), forKey: key("k\(index)")) == .stored)
+            #expect(
+                try tier.store(entry(incompressible(40_000, seed: UInt64(index))), forKey: key("k\(index)")) == .stored)
         }
         let reader = Process()
         reader.executableURL = try harnessExecutable()

@@ -26,7 +26,9 @@ struct LMDBEncryptionTests {
             keyNames: hashedNames ? .hashed(with: hashingSecret) : .plain)
     }
 
-    static func configuration(_ encryption: (any RecordSealing)?, dictionary: LMDBTier.DictionaryCompression = .off) -> LMDBTier.Configuration {
+    static func configuration(
+        _ encryption: (any RecordSealing)?, dictionary: LMDBTier.DictionaryCompression = .off
+    ) -> LMDBTier.Configuration {
         .init(capacity: 16 << 20, dictionary: dictionary, encryption: encryption, durability: .none)
     }
 
@@ -37,16 +39,22 @@ struct LMDBEncryptionTests {
 
     static let secretValue = Array("{\"account\":\"DE44500105175407324931\",\"name\":\"Ada Lovelace\"}".utf8)
 
-    @Test("Sealed records read back, and neither values nor (with hashed names) keys appear in the file", arguments: [
-        EncryptionAtRest.Algorithm.aesGCM, .chaChaPoly,
-    ])
+    @Test(
+        "Sealed records read back, and neither values nor (with hashed names) keys appear in the file",
+        arguments: [
+            EncryptionAtRest.Algorithm.aesGCM, .chaChaPoly,
+        ])
     func roundTripHidesContent(_ algorithm: EncryptionAtRest.Algorithm) throws {
         let directory = TemporaryDirectory()
         let secretKey = "https://bank.example/accounts/ada"
         do {
             let tier = try LMDBTier(
-                directory: directory.url, configuration: Self.configuration(try Self.encryption(algorithm: algorithm, hashedNames: true)))
-            #expect(try tier.store(entry(Self.secretValue, expiresAt: Date(timeIntervalSince1970: 4_000_000_000)), forKey: key(secretKey)) == .stored)
+                directory: directory.url,
+                configuration: Self.configuration(try Self.encryption(algorithm: algorithm, hashedNames: true)))
+            #expect(
+                try tier.store(
+                    entry(Self.secretValue, expiresAt: Date(timeIntervalSince1970: 4_000_000_000)),
+                    forKey: key(secretKey)) == .stored)
             let found = try #require(try tier.entry(forKey: key(secretKey)))
             #expect(found.value == Self.secretValue)
             #expect(found.metadata.expiresAt == Date(timeIntervalSince1970: 4_000_000_000))
@@ -60,10 +68,12 @@ struct LMDBEncryptionTests {
         #expect(report.sealedRecordsByKey == ["1": 1] && report.unopenedRecords == 1 && report.largest.isEmpty)
         #expect(try LMDBTier.verify(directory: directory.url).isSound)
         // With it, the full key (kept inside the sealed record) is listed.
-        let opened = try LMDBTier.inspect(directory: directory.url, encryption: try Self.encryption(algorithm: algorithm, hashedNames: true))
+        let opened = try LMDBTier.inspect(
+            directory: directory.url, encryption: try Self.encryption(algorithm: algorithm, hashedNames: true))
         #expect(opened.unopenedRecords == 0 && opened.largest.map(\.key) == [secretKey])
         let reopened = try LMDBTier(
-            directory: directory.url, configuration: Self.configuration(try Self.encryption(algorithm: algorithm, hashedNames: true)))
+            directory: directory.url,
+            configuration: Self.configuration(try Self.encryption(algorithm: algorithm, hashedNames: true)))
         #expect(try reopened.entry(forKey: key(secretKey))?.value == Self.secretValue)
     }
 
@@ -76,7 +86,8 @@ struct LMDBEncryptionTests {
         }
         // The same id with other key material: authentication fails.
         do {
-            let tier = try LMDBTier(directory: directory.url, configuration: Self.configuration(try Self.encryption(Self.keyTwo)))
+            let tier = try LMDBTier(
+                directory: directory.url, configuration: Self.configuration(try Self.encryption(Self.keyTwo)))
             #expect(try tier.entry(forKey: key("k0")) == nil)
             #expect(try tier.entry(forKey: key("k1")) == nil)
             let statistics = tier.statistics()
@@ -84,10 +95,12 @@ struct LMDBEncryptionTests {
             #expect(try tier.usage().entries == 3)
         }
         // Another id altogether: the key is unknown.
-        let tier = try LMDBTier(directory: directory.url, configuration: Self.configuration(try Self.encryption(Self.keyTwo, id: 9)))
+        let tier = try LMDBTier(
+            directory: directory.url, configuration: Self.configuration(try Self.encryption(Self.keyTwo, id: 9)))
         #expect(try tier.entry(forKey: key("k2")) == nil)
         #expect(tier.statistics().unopenableRecords == 1)
-        #expect(try tier.verify().damagedRecords == 2, "the verifier, given these keys, cannot open the other two either")
+        #expect(
+            try tier.verify().damagedRecords == 2, "the verifier, given these keys, cannot open the other two either")
     }
 
     @Test("A sealed record altered anywhere, relabelled, or moved under another key fails to open: a counted miss")
@@ -96,7 +109,9 @@ struct LMDBEncryptionTests {
         let encryption = try Self.encryption()
         do {
             let tier = try LMDBTier(directory: directory.url, configuration: Self.configuration(encryption))
-            for index in 0..<4 { _ = try tier.store(entry(Self.secretValue + [UInt8(index)]), forKey: key("k\(index)")) }
+            for index in 0..<4 {
+                _ = try tier.store(entry(Self.secretValue + [UInt8(index)]), forKey: key("k\(index)"))
+            }
         }
         try rawLMDBEdit(directory.url) { txn, dbi in
             // k0: one ciphertext bit flipped. k1: its key id byte changed. k2: k3's record copied over it.
@@ -128,8 +143,11 @@ struct LMDBEncryptionTests {
             _ = try plain.store(entry(Self.secretValue), forKey: key("planted"))
         }
         do {
-            let sealed = try LMDBTier(directory: directory.url, configuration: Self.configuration(try Self.encryption()))
-            #expect(try sealed.entry(forKey: key("planted")) == nil, "a plain record could have been planted by anyone able to write the file")
+            let sealed = try LMDBTier(
+                directory: directory.url, configuration: Self.configuration(try Self.encryption()))
+            #expect(
+                try sealed.entry(forKey: key("planted")) == nil,
+                "a plain record could have been planted by anyone able to write the file")
             #expect(sealed.statistics().unopenableRecords == 1)
             _ = try sealed.store(entry(Self.secretValue), forKey: key("sealed"))
         }
@@ -156,20 +174,25 @@ struct LMDBEncryptionTests {
         }
         #expect(try LMDBTier.inspect(directory: directory.url).sealedRecordsByKey == ["1": 1, "2": 2])
         // The old key dropped: the resealed records read; the one never read is lost, counted.
-        let tier = try LMDBTier(directory: directory.url, configuration: Self.configuration(try Self.encryption(Self.keyTwo, id: 2)))
+        let tier = try LMDBTier(
+            directory: directory.url, configuration: Self.configuration(try Self.encryption(Self.keyTwo, id: 2)))
         #expect(try tier.entry(forKey: key("k0"))?.value == Self.secretValue)
         #expect(try tier.entry(forKey: key("k1"))?.value == Self.secretValue)
         #expect(try tier.entry(forKey: key("k2")) == nil)
         #expect(tier.statistics().unopenableRecords == 1)
     }
 
-    @Test("With encryption, dictionaries are sealed too (they hold fragments of values), and rotation reseals them at open")
+    @Test(
+        "With encryption, dictionaries are sealed too (they hold fragments of values), and rotation reseals them at open"
+    )
     func sealedDictionaries() throws {
         let directory = TemporaryDirectory()
         let values = LMDBDictionaryTests.responses(300)
         let dictionary = LMDBTier.DictionaryCompression.automatic(LMDBDictionaryTests.training)
         do {
-            let tier = try LMDBTier(directory: directory.url, configuration: Self.configuration(try Self.encryption(), dictionary: dictionary))
+            let tier = try LMDBTier(
+                directory: directory.url,
+                configuration: Self.configuration(try Self.encryption(), dictionary: dictionary))
             for (index, value) in values.enumerated() { _ = try tier.store(entry(value), forKey: key("r\(index)")) }
             let stored = try tier.storedDictionaries()
             #expect(stored.count == 1 && stored[0].isSealed)
@@ -178,11 +201,15 @@ struct LMDBEncryptionTests {
         #expect(try Self.dataFile(directory.url).range(of: Data("@example.com".utf8)) == nil)
         let rotated = try Self.encryption(Self.keyTwo, id: 2, previous: [.init(id: 1, key: Self.keyOne)])
         do {
-            let tier = try LMDBTier(directory: directory.url, configuration: Self.configuration(rotated, dictionary: dictionary))
-            for (index, value) in values.enumerated() { #expect(try tier.entry(forKey: key("r\(index)"))?.value == value) }
+            let tier = try LMDBTier(
+                directory: directory.url, configuration: Self.configuration(rotated, dictionary: dictionary))
+            for (index, value) in values.enumerated() {
+                #expect(try tier.entry(forKey: key("r\(index)"))?.value == value)
+            }
         }
         // Every record was resealed on read and the dictionary at open: the old key is no longer needed.
-        let tier = try LMDBTier(directory: directory.url, configuration: Self.configuration(try Self.encryption(Self.keyTwo, id: 2)))
+        let tier = try LMDBTier(
+            directory: directory.url, configuration: Self.configuration(try Self.encryption(Self.keyTwo, id: 2)))
         for (index, value) in values.enumerated() { #expect(try tier.entry(forKey: key("r\(index)"))?.value == value) }
         #expect(tier.statistics().dictionaryMisses == 0 && tier.statistics().unopenableRecords == 0)
         // Without any key the records cannot be read (a sealed record in a plain store is
@@ -199,13 +226,21 @@ struct LMDBEncryptionTests {
         let short = SymmetricKey(data: [UInt8](repeating: 1, count: 10))
         for make in [
             { try EncryptionAtRest(currentKey: .init(id: 1, key: short)) },
-            { try EncryptionAtRest(currentKey: .init(id: 1, key: SymmetricKey(size: .bits128), algorithm: .chaChaPoly)) },
-            { try EncryptionAtRest(currentKey: .init(id: 1, key: Self.keyOne), previousKeys: [.init(id: 1, key: Self.keyTwo)]) },
+            {
+                try EncryptionAtRest(
+                    currentKey: .init(id: 1, key: SymmetricKey(size: .bits128), algorithm: .chaChaPoly))
+            },
+            {
+                try EncryptionAtRest(
+                    currentKey: .init(id: 1, key: Self.keyOne), previousKeys: [.init(id: 1, key: Self.keyTwo)])
+            },
             { try EncryptionAtRest(currentKey: .init(id: 1, key: Self.keyOne), keyNames: .hashed(with: short)) },
         ] as [() throws -> EncryptionAtRest] {
             let error = #expect(throws: TierCacheError.self) { _ = try make() }
             #expect(error?.code == .invalidConfiguration)
         }
-        #expect(throws: Never.self) { _ = try EncryptionAtRest(currentKey: .init(id: 1, key: SymmetricKey(size: .bits128))) }
+        #expect(throws: Never.self) {
+            _ = try EncryptionAtRest(currentKey: .init(id: 1, key: SymmetricKey(size: .bits128)))
+        }
     }
 }

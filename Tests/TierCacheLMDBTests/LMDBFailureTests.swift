@@ -17,19 +17,22 @@ struct LMDBFailureTests {
         }
     }
 
-    @Test("Capacities, fractions and levels out of range are configuration errors", arguments: [
-        LMDBTier.Configuration(capacity: 0),
-        LMDBTier.Configuration(capacity: -1),
-        LMDBTier.Configuration(capacity: LMDBTier.minimumCapacity - 1),
-        LMDBTier.Configuration(capacity: 1 << 20, maxEntryFraction: 0),
-        LMDBTier.Configuration(capacity: 1 << 20, maxEntryFraction: 2),
-        LMDBTier.Configuration(capacity: 1 << 20, compressionLevel: 0),
-        LMDBTier.Configuration(capacity: 1 << 20, compressionLevel: 99),
-        LMDBTier.Configuration(capacity: 1 << 20, maxReaders: 0),
-    ])
+    @Test(
+        "Capacities, fractions and levels out of range are configuration errors",
+        arguments: [
+            LMDBTier.Configuration(capacity: 0),
+            LMDBTier.Configuration(capacity: -1),
+            LMDBTier.Configuration(capacity: LMDBTier.minimumCapacity - 1),
+            LMDBTier.Configuration(capacity: 1 << 20, maxEntryFraction: 0),
+            LMDBTier.Configuration(capacity: 1 << 20, maxEntryFraction: 2),
+            LMDBTier.Configuration(capacity: 1 << 20, compressionLevel: 0),
+            LMDBTier.Configuration(capacity: 1 << 20, compressionLevel: 99),
+            LMDBTier.Configuration(capacity: 1 << 20, maxReaders: 0),
+        ])
     func invalidConfiguration(_ configuration: LMDBTier.Configuration) {
         let directory = TemporaryDirectory()
-        #expect(code { _ = try LMDBTier(directory: directory.url, configuration: configuration) } == .invalidConfiguration)
+        #expect(
+            code { _ = try LMDBTier(directory: directory.url, configuration: configuration) } == .invalidConfiguration)
     }
 
     @Test("Reopening with another capacity is refused with a message naming the stored one")
@@ -66,7 +69,9 @@ struct LMDBFailureTests {
     func foreignStore() throws {
         let directory = TemporaryDirectory()
         try FileManager.default.createDirectory(at: directory.url, withIntermediateDirectories: true)
-        try rawLMDBEdit(directory.url, { txn, dbi in rawPut(txn, dbi, key: Array("theirs".utf8), value: [1]) }, database: "their-data")
+        try rawLMDBEdit(
+            directory.url, { txn, dbi in rawPut(txn, dbi, key: Array("theirs".utf8), value: [1]) },
+            database: "their-data")
         #expect(code { _ = try LMDBTier(directory: directory.url, capacity: 1 << 20) } == .foreignStore)
         #expect(code { _ = try LMDBTier.inspect(directory: directory.url) } == .foreignStore)
     }
@@ -99,7 +104,9 @@ struct LMDBFailureTests {
             print("skipping: cannot mount a read-only tmpfs here (needs root)")
             return
         }
-        #expect(code { _ = try LMDBTier(directory: mount.url.appendingPathComponent("cache"), capacity: 1 << 20) } == .permissionDenied)
+        #expect(
+            code { _ = try LMDBTier(directory: mount.url.appendingPathComponent("cache"), capacity: 1 << 20) }
+                == .permissionDenied)
         #expect(code { _ = try LMDBTier(directory: mount.url, capacity: 1 << 20) } == .permissionDenied)
     }
 

@@ -26,7 +26,8 @@ struct LMDBManyWritersTests {
         for number in 0..<4 {
             let process = Process()
             process.executableURL = try harnessExecutable()
-            process.arguments = ["stress", store, "--seconds", String(Self.seconds), "--writer", String(number)] + common
+            process.arguments =
+                ["stress", store, "--seconds", String(Self.seconds), "--writer", String(number)] + common
             let output = Pipe()
             process.standardOutput = output
             process.standardError = output
@@ -103,13 +104,17 @@ struct LMDBManyWritersTests {
         #expect(tier.statistics().stores == 1_600)
     }
 
-    @Test("8 threads storing small responses with automatic dictionaries and encryption: one training at a time, every value reads back")
+    @Test(
+        "8 threads storing small responses with automatic dictionaries and encryption: one training at a time, every value reads back"
+    )
     func concurrentStoresWhileTraining() throws {
         let directory = TemporaryDirectory()
         let encryption = try EncryptionAtRest(currentKey: .init(id: 1, key: SymmetricKey(size: .bits256)))
         let tier = try LMDBTier(
             directory: directory.url,
-            configuration: .init(capacity: 64 << 20, dictionary: .automatic(LMDBDictionaryTests.training), encryption: encryption, durability: .none))
+            configuration: .init(
+                capacity: 64 << 20, dictionary: .automatic(LMDBDictionaryTests.training), encryption: encryption,
+                durability: .none))
         let values = LMDBDictionaryTests.responses(800)
         let failures = Locked<[String]>([])
         try onThreads(8) { thread in
@@ -117,7 +122,9 @@ struct LMDBManyWritersTests {
                 do {
                     let outcome = try tier.store(entry(values[index]), forKey: key("r\(index)"))
                     if outcome != .stored { failures.withLock { $0.append("r\(index): \(outcome)") } }
-                    if try tier.entry(forKey: key("r\(index)"))?.value != values[index] { failures.withLock { $0.append("r\(index): read back wrong") } }
+                    if try tier.entry(forKey: key("r\(index)"))?.value != values[index] {
+                        failures.withLock { $0.append("r\(index): read back wrong") }
+                    }
                 } catch {
                     failures.withLock { $0.append("r\(index): \(error)") }
                 }
@@ -131,7 +138,9 @@ struct LMDBManyWritersTests {
         #expect(try tier.verify().isSound)
     }
 
-    @Test("16 threads storing at once into a store that fills: never over budget, every value whole and one its writers wrote, the store sound")
+    @Test(
+        "16 threads storing at once into a store that fills: never over budget, every value whole and one its writers wrote, the store sound"
+    )
     func sixteenThreadsIntoAFullStore() throws {
         let directory = TemporaryDirectory()
         let capacity = 2 << 20
@@ -143,7 +152,9 @@ struct LMDBManyWritersTests {
                     // 64 shared keys, written by every thread: batches hold the same key twice.
                     let name = "k\(number % 64)"
                     do {
-                        _ = try tier.store(entry(Self.sharedKeyValue(key: number % 64, thread: thread, number: number)), forKey: key(name))
+                        _ = try tier.store(
+                            entry(Self.sharedKeyValue(key: number % 64, thread: thread, number: number)),
+                            forKey: key(name))
                         let usage = try tier.usage()
                         if usage.bytes > Int(Double(capacity) * LMDBTier.fillLimit) {
                             failures.withLock { $0.append("over budget: \(usage.bytes)") }
@@ -167,7 +178,9 @@ struct LMDBManyWritersTests {
                 .prefix(4).map { String(decoding: $0, as: UTF8.self) }
             let thread = fields.count == 4 ? Int(fields[2]) : nil
             let number = fields.count == 4 ? Int(fields[3].dropFirst()) : nil
-            let expected = thread.flatMap { thread in number.map { Self.sharedKeyValue(key: keyNumber, thread: thread, number: $0) } }
+            let expected = thread.flatMap { thread in
+                number.map { Self.sharedKeyValue(key: keyNumber, thread: thread, number: $0) }
+            }
             #expect(stored.value == expected, "k\(keyNumber)")
         }
         #expect(found > 0)

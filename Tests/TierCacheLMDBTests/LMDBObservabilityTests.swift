@@ -4,6 +4,7 @@ import Logging
 import MetricsTestKit
 import Testing
 import TierCache
+
 @testable import TierCacheLMDB
 
 /// What the disk tier tells an operator: a reset store (`error`), a damaged entry (`warning`),
@@ -21,8 +22,10 @@ struct LMDBObservabilityTests {
         let directory = TemporaryDirectory()
         let metrics = TestMetrics()
         let logs = InMemoryLogHandler()
-        let tier = try LMDBTier(directory: directory.url, configuration: .init(
-            capacity: 1 << 20, name: "disk", logger: logger(logs), metricsFactory: metrics))
+        let tier = try LMDBTier(
+            directory: directory.url,
+            configuration: .init(
+                capacity: 1 << 20, name: "disk", logger: logger(logs), metricsFactory: metrics))
         _ = try tier.store(entry([1, 2, 3]), forKey: key("a"))
         // Over 5% of 1 MiB after compression: refused, and logged at debug with the reason.
         #expect(try tier.store(entry(incompressible(60_000)), forKey: key("big")) != .stored)
@@ -30,8 +33,10 @@ struct LMDBObservabilityTests {
         #expect(try tier.entry(forKey: key("absent")) == nil)
 
         let disk = [("tier", "disk")]
-        #expect(try metrics.expectCounter("tiercache_tier_stores_total", disk + [("outcome", "stored")]).totalValue == 1)
-        #expect(try metrics.expectCounter("tiercache_tier_stores_total", disk + [("outcome", "too_large")]).totalValue == 1)
+        #expect(
+            try metrics.expectCounter("tiercache_tier_stores_total", disk + [("outcome", "stored")]).totalValue == 1)
+        #expect(
+            try metrics.expectCounter("tiercache_tier_stores_total", disk + [("outcome", "too_large")]).totalValue == 1)
         #expect(try metrics.expectCounter("tiercache_tier_lookups_total", disk + [("result", "hit")]).totalValue == 1)
         #expect(try metrics.expectCounter("tiercache_tier_lookups_total", disk + [("result", "miss")]).totalValue == 1)
         #expect(try metrics.expectTimer("tiercache_tier_lookup_duration_seconds", disk).values.count == 2)
@@ -59,10 +64,13 @@ struct LMDBObservabilityTests {
         }
         let metrics = TestMetrics()
         let logs = InMemoryLogHandler()
-        let tier = try LMDBTier(directory: directory.url, configuration: .init(
-            capacity: 1 << 20, logger: logger(logs), metricsFactory: metrics))
+        let tier = try LMDBTier(
+            directory: directory.url,
+            configuration: .init(
+                capacity: 1 << 20, logger: logger(logs), metricsFactory: metrics))
         #expect(try tier.entry(forKey: key("k")) == nil)
-        #expect(try metrics.expectCounter("tiercache_tier_corruptions_removed_total", [("tier", "lmdb")]).totalValue == 1)
+        #expect(
+            try metrics.expectCounter("tiercache_tier_corruptions_removed_total", [("tier", "lmdb")]).totalValue == 1)
         #expect(logs.entries.map(\.level) == [.warning])
         #expect(logs.entries.first?.metadata["key"] == "k")
     }
@@ -78,8 +86,10 @@ struct LMDBObservabilityTests {
         try Data("checking pid 999999".utf8).write(to: directory.url.appendingPathComponent("tiercache.check"))
         let metrics = TestMetrics()
         let logs = InMemoryLogHandler()
-        let tier = try LMDBTier(directory: directory.url, configuration: .init(
-            capacity: 1 << 20, logger: logger(logs), metricsFactory: metrics))
+        let tier = try LMDBTier(
+            directory: directory.url,
+            configuration: .init(
+                capacity: 1 << 20, logger: logger(logs), metricsFactory: metrics))
         #expect(tier.didResetDamagedStore)
         #expect(try metrics.expectCounter("tiercache_tier_store_resets_total", [("tier", "lmdb")]).totalValue == 1)
         let line = try #require(logs.entries.first)

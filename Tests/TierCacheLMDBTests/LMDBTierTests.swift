@@ -1,10 +1,10 @@
+import Crypto
 import Foundation
 import Testing
 import TierCache
-import TierCacheTesting
-import TierCacheLMDB
 import TierCacheEncryption
-import Crypto
+import TierCacheLMDB
+import TierCacheTesting
 
 @Suite("LMDBTier storage")
 struct LMDBTierTests {
@@ -16,7 +16,9 @@ struct LMDBTierTests {
         #expect(limit == Int(Double(4 << 20) * 0.05))
         // Incompressible values are stored raw: the record is a 32-byte header plus the value.
         #expect(try tier.store(entry(incompressible(limit - 32)), forKey: key("fits")) == .stored)
-        #expect(try tier.store(entry(incompressible(limit - 31)), forKey: key("over")) == .refused(.tooLarge(size: limit + 1, limit: limit)))
+        #expect(
+            try tier.store(entry(incompressible(limit - 31)), forKey: key("over"))
+                == .refused(.tooLarge(size: limit + 1, limit: limit)))
         // The rule counts stored bytes: a compressible value far over the limit fits once compressed.
         #expect(try tier.store(entry(compressible(limit * 4)), forKey: key("json")) == .stored)
         #expect(try tier.entry(forKey: key("json"))?.value == compressible(limit * 4))
@@ -48,8 +50,13 @@ struct LMDBTierTests {
             index += 1
         }
         let files = try FileManager.default.contentsOfDirectory(atPath: directory.url.path)
-        let sizes = try files.map { try FileManager.default.attributesOfItem(atPath: directory.url.appendingPathComponent($0).path)[.size] as? Int ?? 0 }
-        let dataSize = try FileManager.default.attributesOfItem(atPath: directory.url.appendingPathComponent("data.mdb").path)[.size] as? Int ?? 0
+        let sizes = try files.map {
+            try FileManager.default.attributesOfItem(atPath: directory.url.appendingPathComponent($0).path)[.size]
+                as? Int ?? 0
+        }
+        let dataSize =
+            try FileManager.default.attributesOfItem(atPath: directory.url.appendingPathComponent("data.mdb").path)[
+                .size] as? Int ?? 0
         #expect(dataSize <= capacity)
         #expect(sizes.reduce(0, +) <= capacity + 64 * 1024, "files: \(zip(files, sizes).map { "\($0)=\($1)" })")
         let usage = try tier.usage()
@@ -64,9 +71,13 @@ struct LMDBTierTests {
         let tier = try LMDBTier(directory: directory.url, configuration: .init(capacity: 1 << 20, durability: .none))
         // Each 40,000-byte entry takes 10 overflow pages plus its rows (about 41,050 bytes), so 19
         // fit in the 786,432-byte budget (75% of 1 MiB): the twentieth store evicts exactly one.
-        for index in 0..<10 { _ = try tier.store(entry(incompressible(40_000, seed: UInt64(index))), forKey: key("k\(index)")) }
+        for index in 0..<10 {
+            _ = try tier.store(entry(incompressible(40_000, seed: UInt64(index))), forKey: key("k\(index)"))
+        }
         _ = try tier.entry(forKey: key("k0"))  // k1 is now the oldest
-        for index in 10..<20 { _ = try tier.store(entry(incompressible(40_000, seed: UInt64(index))), forKey: key("k\(index)")) }
+        for index in 10..<20 {
+            _ = try tier.store(entry(incompressible(40_000, seed: UInt64(index))), forKey: key("k\(index)"))
+        }
         #expect(try tier.entry(forKey: key("k0")) != nil, "a recently read entry survives")
         #expect(try tier.entry(forKey: key("k1")) == nil, "the least recently used entry goes first")
         #expect(try tier.entry(forKey: key("k2")) != nil, "only as many entries as needed are evicted")
@@ -77,7 +88,8 @@ struct LMDBTierTests {
     func expiry() throws {
         let directory = TemporaryDirectory()
         let clock = ManualCacheClock()
-        let tier = try LMDBTier(directory: directory.url, configuration: .init(capacity: 1 << 20, clock: clock.cacheClock))
+        let tier = try LMDBTier(
+            directory: directory.url, configuration: .init(capacity: 1 << 20, clock: clock.cacheClock))
         _ = try tier.store(entry([1, 2, 3], expiresAt: clock.now.addingTimeInterval(10)), forKey: key("k"))
         #expect(try tier.entry(forKey: key("k"))?.value == [1, 2, 3])
         clock.advance(by: 10)
@@ -142,7 +154,9 @@ struct InspectCommandTests {
         let directory = TemporaryDirectory()
         do {
             let tier = try LMDBTier(directory: directory.url, capacity: 2 << 20)
-            for index in 0..<7 { _ = try tier.store(entry(incompressible(2_000 * (index + 1))), forKey: key("item-\(index)")) }
+            for index in 0..<7 {
+                _ = try tier.store(entry(incompressible(2_000 * (index + 1))), forKey: key("item-\(index)"))
+            }
         }
         let (status, output) = try run(["inspect", directory.url.path, "--json", "--top", "2"])
         #expect(status == 0)
@@ -163,22 +177,29 @@ struct InspectCommandTests {
             let tier = try LMDBTier(
                 directory: directory.url,
                 configuration: LMDBDictionaryTests.automatic)
-            for (index, value) in LMDBDictionaryTests.responses(300).enumerated() { _ = try tier.store(entry(value), forKey: key("r\(index)")) }
+            for (index, value) in LMDBDictionaryTests.responses(300).enumerated() {
+                _ = try tier.store(entry(value), forKey: key("r\(index)"))
+            }
         }
         let (status, text) = try run(["inspect", directory.url.path])
         #expect(status == 0)
         let line = try #require(text.split(separator: "\n").first { $0.hasPrefix("dictionary   #1 ") }, "\(text)")
-        #expect(line.contains("trained on") && line.contains(" s old") && line.contains("with it") && line.contains("without"), "\(line)")
+        #expect(
+            line.contains("trained on") && line.contains(" s old") && line.contains("with it")
+                && line.contains("without"), "\(line)")
         #expect(text.contains("records compressed with a dictionary: "), "\(text)")
 
         let sealedDirectory = TemporaryDirectory()
         do {
             let encryption = try EncryptionAtRest(currentKey: .init(id: 7, key: SymmetricKey(size: .bits256)))
-            let tier = try LMDBTier(directory: sealedDirectory.url, configuration: .init(capacity: 4 << 20, encryption: encryption))
+            let tier = try LMDBTier(
+                directory: sealedDirectory.url, configuration: .init(capacity: 4 << 20, encryption: encryption))
             for index in 0..<3 { _ = try tier.store(entry(compressible(500)), forKey: key("s\(index)")) }
         }
         let (sealedStatus, sealedText) = try run(["inspect", sealedDirectory.url.path])
-        #expect(sealedStatus == 0 && sealedText.contains("sealed       3 records (key 7: 3); 3 not opened"), "\(sealedText)")
+        #expect(
+            sealedStatus == 0 && sealedText.contains("sealed       3 records (key 7: 3); 3 not opened"), "\(sealedText)"
+        )
     }
 
     @Test("Names the problem and fails for a directory without a store")
@@ -188,6 +209,8 @@ struct InspectCommandTests {
         let (status, output) = try run(["inspect", directory.url.path])
         #expect(status != 0)
         #expect(output.contains("holds no TierCache store"))
-        #expect(!FileManager.default.fileExists(atPath: directory.url.appendingPathComponent("data.mdb").path), "inspect creates nothing")
+        #expect(
+            !FileManager.default.fileExists(atPath: directory.url.appendingPathComponent("data.mdb").path),
+            "inspect creates nothing")
     }
 }

@@ -35,7 +35,8 @@ struct StoredFormatTests {
         #expect(written == Self.versionOneRecord, "\(written)")
     }
 
-    @Test("A record of another format version is refused as such, never decoded", arguments: [0, 2, 3, 9, 255] as [UInt8])
+    @Test(
+        "A record of another format version is refused as such, never decoded", arguments: [0, 2, 3, 9, 255] as [UInt8])
     func otherVersions(version: UInt8) {
         var record = Self.versionOneRecord
         record[0] = version

@@ -9,7 +9,8 @@ import TierCacheTesting
 struct TemporaryDirectory: ~Copyable {
     let url: URL
     init() {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("tiercache-test-\(UUID().uuidString)", isDirectory: true)
+        url = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "tiercache-test-\(UUID().uuidString)", isDirectory: true)
     }
     deinit { try? FileManager.default.removeItem(at: url) }
 }
@@ -38,7 +39,9 @@ func compressible(_ count: Int) -> [UInt8] {
 }
 
 /// Edits a store directly through LMDB, as damage on disk would. The tier must be closed.
-func rawLMDBEdit(_ directory: URL, _ body: (OpaquePointer, MDB_dbi) -> Void, database: String = "tiercache.entries") throws {
+func rawLMDBEdit(
+    _ directory: URL, _ body: (OpaquePointer, MDB_dbi) -> Void, database: String = "tiercache.entries"
+) throws {
     var env: OpaquePointer?
     try #require(mdb_env_create(&env) == 0)
     defer { mdb_env_close(env) }
@@ -81,7 +84,9 @@ final class TemporaryMount {
 
     static func make(sizeKiB: Int, readOnly: Bool = false) -> TemporaryMount? {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("tiercache-mount-\(UUID().uuidString)")
-        guard (try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)) != nil else { return nil }
+        guard (try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)) != nil else {
+            return nil
+        }
         let options = "size=\(sizeKiB)k" + (readOnly ? ",ro" : "")
         guard run("/bin/mount", ["-t", "tmpfs", "-o", options, "tmpfs", url.path]) == 0 else {
             try? FileManager.default.removeItem(at: url)
@@ -119,5 +124,7 @@ private func executableBesideTests(_ name: String) throws -> URL {
         Bundle.main.bundleURL.appendingPathComponent(name),
         Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent(name),
     ]
-    return try #require(candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }, "\(name) is not built beside the tests")
+    return try #require(
+        candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) },
+        "\(name) is not built beside the tests")
 }

@@ -3,8 +3,8 @@ import HTTPCaching
 import HTTPTypes
 import NIOCore
 import NIOHTTP1
-import TierCache
 import Testing
+import TierCache
 
 @testable import TierCacheProxy
 
@@ -15,7 +15,8 @@ struct AnswerMemoTests {
 
     func entry(generation: UInt64, validFor seconds: Double) -> AnswerMemo.Entry {
         AnswerMemo.Entry(
-            head: HTTPResponseHead(version: .http1_1, status: .ok), body: ByteBuffer(string: "x"), generation: generation, validUntil: now + .seconds(seconds))
+            head: HTTPResponseHead(version: .http1_1, status: .ok), body: ByteBuffer(string: "x"),
+            generation: generation, validUntil: now + .seconds(seconds))
     }
 
     @Test("Only plain GET and HEAD requests have a key; fields that change the answer disqualify them")
@@ -23,13 +24,16 @@ struct AnswerMemoTests {
         #expect(AnswerMemo.key(for: HTTPRequestHead(version: .http1_1, method: .GET, uri: "/x?y=1")) == "/x?y=1")
         #expect(AnswerMemo.key(for: HTTPRequestHead(version: .http1_1, method: .HEAD, uri: "/x")) == "HEAD /x")
         #expect(AnswerMemo.key(for: HTTPRequestHead(version: .http1_1, method: .POST, uri: "/x")) == nil)
-        let large = HTTPRequestHead(version: .http1_1, method: .GET, uri: "/x", headers: ["X-Big": String(repeating: "a", count: 100)])
+        let large = HTTPRequestHead(
+            version: .http1_1, method: .GET, uri: "/x", headers: ["X-Big": String(repeating: "a", count: 100)])
         #expect(AnswerMemo.key(for: large, maximumHeaderBytes: 64) == nil, "the full path answers 431")
         for (name, value) in [
-            ("Cache-Control", "no-cache"), ("Pragma", "no-cache"), ("If-None-Match", "\"a\""), ("If-Modified-Since", "x"), ("Range", "bytes=0-1"),
+            ("Cache-Control", "no-cache"), ("Pragma", "no-cache"), ("If-None-Match", "\"a\""),
+            ("If-Modified-Since", "x"), ("Range", "bytes=0-1"),
             ("authorization", "Bearer t"), ("Connection", "close"), ("TierCache-Debug-Key", "1"),
         ] {
-            let request = HTTPRequestHead(version: .http1_1, method: .GET, uri: "/x", headers: [name: value, "Host": "a"])
+            let request = HTTPRequestHead(
+                version: .http1_1, method: .GET, uri: "/x", headers: [name: value, "Host": "a"])
             #expect(AnswerMemo.key(for: request) == nil, "\(name)")
         }
     }
@@ -67,7 +71,8 @@ struct AnswerMemoTests {
         #expect(afterStore != initial)
         _ = try await cache.response(for: request, transport: transport)
         #expect(cache.storageGeneration == afterStore)
-        _ = try await cache.response(for: HTTPRequest(method: .post, url: URL(string: "https://example.com/a")!), transport: transport)
+        _ = try await cache.response(
+            for: HTTPRequest(method: .post, url: URL(string: "https://example.com/a")!), transport: transport)
         #expect(cache.storageGeneration != afterStore)
         cache.countReusedHits(3)
         #expect(cache.statistics.hits == 4)

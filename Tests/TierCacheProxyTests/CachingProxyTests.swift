@@ -10,7 +10,9 @@ struct CachingProxyTests {
     @Test("It starts with a one-line summary of its configuration")
     func summary() async throws {
         try await withProxy { origin, proxy in
-            #expect(proxy.summary.hasPrefix("tiercache proxy: 127.0.0.1:0 -> \(origin.url), shared cache, tiers [memory 256 MiB]"))
+            #expect(
+                proxy.summary.hasPrefix(
+                    "tiercache proxy: 127.0.0.1:0 -> \(origin.url), shared cache, tiers [memory 256 MiB]"))
         }
     }
 
@@ -38,9 +40,11 @@ struct CachingProxyTests {
             #expect(matching.field("ETag") == "\"f1\"")
             let notMatching = try await send(.GET, "\(proxy.url)/fresh", headers: [("If-None-Match", "\"other\"")])
             #expect(notMatching.status == 200 && notMatching.body == "fresh")
-            let notModifiedSince = try await send(.GET, "\(proxy.url)/fresh", headers: [("If-Modified-Since", "Mon, 02 Nov 2026 00:00:00 GMT")])
+            let notModifiedSince = try await send(
+                .GET, "\(proxy.url)/fresh", headers: [("If-Modified-Since", "Mon, 02 Nov 2026 00:00:00 GMT")])
             #expect(notModifiedSince.status == 304)
-            let modifiedSince = try await send(.GET, "\(proxy.url)/fresh", headers: [("If-Modified-Since", "Sat, 31 Oct 2026 00:00:00 GMT")])
+            let modifiedSince = try await send(
+                .GET, "\(proxy.url)/fresh", headers: [("If-Modified-Since", "Sat, 31 Oct 2026 00:00:00 GMT")])
             #expect(modifiedSince.status == 200)
             #expect(origin.count("/fresh") == 1)
         }
@@ -123,10 +127,14 @@ struct CachingProxyTests {
         }
     }
 
-    @Test("RFC 9111 §4.2.4, §5.2.2.2, §5.2.2.8: with the origin down a stale response stands in, unless it says must-revalidate or proxy-revalidate")
+    @Test(
+        "RFC 9111 §4.2.4, §5.2.2.2, §5.2.2.8: with the origin down a stale response stands in, unless it says must-revalidate or proxy-revalidate"
+    )
     func revalidationRequired() async throws {
         try await withProxy { origin, proxy in
-            for path in ["/etag", "/must-revalidate", "/proxy-revalidate"] { _ = try await send(.GET, "\(proxy.url)\(path)") }
+            for path in ["/etag", "/must-revalidate", "/proxy-revalidate"] {
+                _ = try await send(.GET, "\(proxy.url)\(path)")
+            }
             await origin.stop()
             let stale = try await send(.GET, "\(proxy.url)/etag")
             #expect(stale.status == 200 && stale.body == "validated")
@@ -190,7 +198,9 @@ struct CachingProxyTests {
         try await withProxy { origin, proxy in
             let echo = try await send(
                 .GET, "\(proxy.url)/echo",
-                headers: [("Connection", "X-Drop"), ("X-Drop", "1"), ("Proxy-Authorization", "Basic eA=="), ("X-Keep", "2")])
+                headers: [
+                    ("Connection", "X-Drop"), ("X-Drop", "1"), ("Proxy-Authorization", "Basic eA=="), ("X-Keep", "2"),
+                ])
             let forwarded = echo.body.lowercased()
             #expect(!forwarded.contains("x-drop"))
             #expect(!forwarded.contains("proxy-authorization"))

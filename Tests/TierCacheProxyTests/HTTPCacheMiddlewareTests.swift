@@ -7,8 +7,8 @@ import Hummingbird
 import Logging
 import NIOCore
 import ServiceLifecycle
-@_spi(TierCacheInternals) import TierCache
 import Testing
+@_spi(TierCacheInternals) import TierCache
 
 /// `HTTPCacheMiddleware` in a real Hummingbird app on 127.0.0.1.
 @Suite("HTTPCacheMiddleware in a Hummingbird app", .timeLimit(.minutes(5)))
@@ -27,7 +27,9 @@ struct HTTPCacheMiddlewareTests {
             router.add(middleware: HTTPCacheMiddleware(singleUserCache: cache))
             router.get("/report") { _, _ in
                 calls.increment("/report")
-                return Response(status: .ok, headers: [.cacheControl: "max-age=60"], body: ResponseBody(byteBuffer: ByteBuffer(string: "report")))
+                return Response(
+                    status: .ok, headers: [.cacheControl: "max-age=60"],
+                    body: ResponseBody(byteBuffer: ByteBuffer(string: "report")))
             }
         } else {
             (router, cache) = try readmeRouter(memory: memory, calls: calls)
@@ -47,12 +49,18 @@ struct HTTPCacheMiddlewareTests {
         }
         router.get("/validated") { request, _ in
             calls.increment("/validated")
-            if request.headers[.ifNoneMatch] == "\"v1\"" { return Response(status: .notModified, headers: [.eTag: "\"v1\""]) }
-            return Response(status: .ok, headers: [.cacheControl: "no-cache", .eTag: "\"v1\""], body: ResponseBody(byteBuffer: ByteBuffer(string: "validated")))
+            if request.headers[.ifNoneMatch] == "\"v1\"" {
+                return Response(status: .notModified, headers: [.eTag: "\"v1\""])
+            }
+            return Response(
+                status: .ok, headers: [.cacheControl: "no-cache", .eTag: "\"v1\""],
+                body: ResponseBody(byteBuffer: ByteBuffer(string: "validated")))
         }
         router.get("/uncacheable") { _, _ in
             calls.increment("/uncacheable")
-            return Response(status: .ok, headers: [.cacheControl: "no-store"], body: ResponseBody(byteBuffer: ByteBuffer(string: "fresh every time")))
+            return Response(
+                status: .ok, headers: [.cacheControl: "no-store"],
+                body: ResponseBody(byteBuffer: ByteBuffer(string: "fresh every time")))
         }
         router.get("/swr") { _, _ in
             calls.increment("/swr")
@@ -110,7 +118,9 @@ struct HTTPCacheMiddlewareTests {
         #expect(singleUser.cache.configuration.mode == .private)
     }
 
-    @Test("RFC 9111 §3.5, §5.2.2.7: a private response and an authorized request's response are never served to another request")
+    @Test(
+        "RFC 9111 §3.5, §5.2.2.7: a private response and an authorized request's response are never served to another request"
+    )
     func sharedCacheKeepsUsersApart() async throws {
         try await withApp { base, calls, cache in
             let first = try await send(.GET, "\(base)/private")
@@ -169,7 +179,9 @@ struct HTTPCacheMiddlewareTests {
         }
     }
 
-    @Test("stale-while-revalidate serves the stored response; the background revalidation cannot call the route and fails quietly")
+    @Test(
+        "stale-while-revalidate serves the stored response; the background revalidation cannot call the route and fails quietly"
+    )
     func staleWhileRevalidate() async throws {
         try await withApp { base, calls, cache in
             _ = try await send(.GET, "\(base)/swr")

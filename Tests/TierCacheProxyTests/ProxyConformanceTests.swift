@@ -5,7 +5,9 @@ import Testing
 /// loopback (the engine's own tests cover each rule with values; these show the proxy uses them).
 @Suite("Caching proxy: ranges, POST reuse, normalised Vary", .timeLimit(.minutes(5)))
 struct ProxyConformanceTests {
-    @Test("RFC 9110 §14: a range is cut from the whole stored response; 416 when unsatisfiable; If-Range that does not match gets it all")
+    @Test(
+        "RFC 9110 §14: a range is cut from the whole stored response; 416 when unsatisfiable; If-Range that does not match gets it all"
+    )
     func ranges() async throws {
         try await withProxy { origin, proxy in
             let first = try await send(.GET, "\(proxy.url)/fresh", headers: [("Range", "bytes=1-3")])
@@ -15,11 +17,14 @@ struct ProxyConformanceTests {
             #expect(second.status == 206 && second.body == "sh" && second.cacheStatus.hasPrefix("TierCache;hit"))
             let beyond = try await send(.GET, "\(proxy.url)/fresh", headers: [("Range", "bytes=9-")])
             #expect(beyond.status == 416 && beyond.field("Content-Range") == "bytes */5")
-            let changed = try await send(.GET, "\(proxy.url)/fresh", headers: [("Range", "bytes=1-3"), ("If-Range", "\"other\"")])
+            let changed = try await send(
+                .GET, "\(proxy.url)/fresh", headers: [("Range", "bytes=1-3"), ("If-Range", "\"other\"")])
             #expect(changed.status == 200 && changed.body == "fresh")
-            let same = try await send(.GET, "\(proxy.url)/fresh", headers: [("Range", "bytes=1-3"), ("If-Range", "\"f1\"")])
+            let same = try await send(
+                .GET, "\(proxy.url)/fresh", headers: [("Range", "bytes=1-3"), ("If-Range", "\"f1\"")])
             #expect(same.status == 206 && same.body == "res")
-            let current = try await send(.GET, "\(proxy.url)/fresh", headers: [("Range", "bytes=1-3"), ("If-None-Match", "\"f1\"")])
+            let current = try await send(
+                .GET, "\(proxy.url)/fresh", headers: [("Range", "bytes=1-3"), ("If-None-Match", "\"f1\"")])
             #expect(current.status == 304, "a 304 comes before a 206 (RFC 9110 §13.2.2)")
             #expect(origin.count("/fresh") == 1, "the origin was asked once, for the whole representation")
         }
@@ -48,7 +53,9 @@ struct ProxyConformanceTests {
         }
     }
 
-    @Test("RFC 9110 §5.6.7: Expires with names in another case is read; in another zone it is invalid, so already expired")
+    @Test(
+        "RFC 9110 §5.6.7: Expires with names in another case is read; in another zone it is invalid, so already expired"
+    )
     func expiresDates() async throws {
         try await withProxy { origin, proxy in
             for _ in 0..<2 { _ = try await send(.GET, "\(proxy.url)/expires-case") }
@@ -58,7 +65,9 @@ struct ProxyConformanceTests {
         }
     }
 
-    @Test("RFC 9111 §4.3.5 with --forward-head: HEAD responses are kept for HEADs, never answer a GET, and update a stored GET")
+    @Test(
+        "RFC 9111 §4.3.5 with --forward-head: HEAD responses are kept for HEADs, never answer a GET, and update a stored GET"
+    )
     func forwardedHEAD() async throws {
         try await withProxy(["--forward-head"]) { origin, proxy in
             let first = try await send(.HEAD, "\(proxy.url)/fresh")
@@ -73,7 +82,9 @@ struct ProxyConformanceTests {
             let head = try await send(.HEAD, "\(proxy.url)/head-update")
             #expect(head.status == 200)
             let updated = try await send(.GET, "\(proxy.url)/head-update")
-            #expect(updated.body == "body" && updated.cacheStatus.hasPrefix("TierCache;hit"), "the HEAD's max-age=600 freshened the stored GET")
+            #expect(
+                updated.body == "body" && updated.cacheStatus.hasPrefix("TierCache;hit"),
+                "the HEAD's max-age=600 freshened the stored GET")
             #expect(origin.methods("/head-update") == ["GET", "HEAD"])
         }
         try await withProxy { origin, proxy in

@@ -27,12 +27,17 @@ struct ProxyFailureTests {
         try await withProxy { origin, proxy in
             let garbage = try await RawHTTP.exchange(port: proxy.port, Array("THIS IS NOT HTTP\r\n\r\n".utf8))
             #expect(garbage.hasPrefix("HTTP/1.1 400"))
-            let connect = try await RawHTTP.exchange(port: proxy.port, Array("CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\nConnection: close\r\n\r\n".utf8))
+            let connect = try await RawHTTP.exchange(
+                port: proxy.port,
+                Array("CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\nConnection: close\r\n\r\n".utf8))
             #expect(connect.hasPrefix("HTTP/1.1 400"))
-            let asterisk = try await RawHTTP.exchange(port: proxy.port, Array("OPTIONS * HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8))
+            let asterisk = try await RawHTTP.exchange(
+                port: proxy.port, Array("OPTIONS * HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8))
             #expect(asterisk.hasPrefix("HTTP/1.1 400"))
             // Absolute form naming another host still goes to the configured origin only.
-            let absolute = try await RawHTTP.exchange(port: proxy.port, Array("GET http://example.com/fresh HTTP/1.1\r\nHost: example.com\r\nConnection: close\r\n\r\n".utf8))
+            let absolute = try await RawHTTP.exchange(
+                port: proxy.port,
+                Array("GET http://example.com/fresh HTTP/1.1\r\nHost: example.com\r\nConnection: close\r\n\r\n".utf8))
             #expect(absolute.hasPrefix("HTTP/1.1 200"))
             #expect(absolute.hasSuffix("fresh"))
             #expect(origin.count("/fresh") == 1)
@@ -43,7 +48,8 @@ struct ProxyFailureTests {
     func sizeLimits() async throws {
         try await withProxy(["--max-request-header", "8KiB", "--max-request-body", "1KiB"]) { origin, proxy in
             for _ in 0..<2 { _ = try await send(.GET, "\(proxy.url)/fresh") }  // stored, and the answer reused
-            let huge = try await send(.GET, "\(proxy.url)/fresh", headers: [("X-Big", String(repeating: "a", count: 10 << 10))])
+            let huge = try await send(
+                .GET, "\(proxy.url)/fresh", headers: [("X-Big", String(repeating: "a", count: 10 << 10))])
             #expect(huge.status == 431)
             let tooLong = try await send(.POST, "\(proxy.url)/fresh", body: String(repeating: "b", count: 2 << 10))
             #expect(tooLong.status == 413)
@@ -70,7 +76,8 @@ struct ProxyFailureTests {
 
     @Test("A disk tier refuses a response over 5% of its capacity; a smaller one is stored on disk")
     func diskTierFivePercentRule() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tiercache-proxy-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "tiercache-proxy-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         // 4 MiB of disk: entries up to 209,715 bytes. /medium (100 KiB, compressible) fits; /large (1 MiB) does not.
         try await withProxy(["--memory", "0", "--disk", directory.path, "--disk-capacity", "4MiB"]) { origin, proxy in
@@ -97,7 +104,8 @@ struct ProxyFailureTests {
             let whole = try await send(.GET, "\(proxy.url)/large")
             #expect(whole.body == ScriptedOrigin.largeBody)
             #expect(whole.field("Content-Length") == String(ScriptedOrigin.largeBody.utf8.count))
-            #expect(origin.count("/large") == 1, "the first, whole download was stored before any byte went to the client")
+            #expect(
+                origin.count("/large") == 1, "the first, whole download was stored before any byte went to the client")
         }
     }
 
@@ -158,7 +166,9 @@ struct ProxyFailureTests {
             #expect(text.contains(#"tiercache_proxy_requests_total{outcome="miss"} 1"#))
             #expect(text.contains("tiercache_proxy_response_body_bytes_total 15"))
             #expect(text.contains("tiercache_proxy_upstream_latency_seconds"))
-            #expect(text.contains("tiercache_proxy_event_loop_answers_total 2"), "both hits were answered on the event loop")
+            #expect(
+                text.contains("tiercache_proxy_event_loop_answers_total 2"), "both hits were answered on the event loop"
+            )
             // The engine, the tiered cache and the memory tier record through the bootstrapped
             // factory with no code of the proxy's: one response fetched and stored, two hits.
             #expect(text.contains(#"tiercache_http_requests_total{result="hit"} 2"#), "\(text)")
@@ -170,7 +180,9 @@ struct ProxyFailureTests {
             #expect(text.contains(#"tiercache_lookups_total{result="hit"}"#))
             #expect(text.contains("tiercache_tier_lookup_duration_seconds_bucket"))
             let bytes = text.split(separator: "\n").first { $0.hasPrefix(#"tiercache_tier_bytes{tier="memory"}"#) }
-            #expect((bytes?.split(separator: " ").last).flatMap { Double($0) }.map { $0 > 0 } == true, "a stored response occupies memory")
+            #expect(
+                (bytes?.split(separator: " ").last).flatMap { Double($0) }.map { $0 > 0 } == true,
+                "a stored response occupies memory")
         }
     }
 
@@ -213,7 +225,8 @@ struct ProxyFastPathTests {
     func pipelinedOrder() async throws {
         try await withProxy { origin, proxy in
             _ = try await send(.GET, "\(proxy.url)/fresh")  // stored: the next one is an event-loop hit
-            let pipelined = "GET /etag HTTP/1.1\r\nHost: x\r\n\r\nGET /fresh HTTP/1.1\r\nHost: x\r\n\r\nGET /echo HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+            let pipelined =
+                "GET /etag HTTP/1.1\r\nHost: x\r\n\r\nGET /fresh HTTP/1.1\r\nHost: x\r\n\r\nGET /echo HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
             let output = try await RawHTTP.exchange(port: proxy.port, Array(pipelined.utf8))
             let validated = try #require(output.range(of: "validated"))
             let fresh = try #require(output.range(of: "\r\n\r\nfresh"))

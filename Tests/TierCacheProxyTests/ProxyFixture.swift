@@ -49,7 +49,8 @@ enum TestClient {
 
 /// Sends one request through AsyncHTTPClient.
 func send(
-    _ method: HTTPMethod = .GET, _ url: String, headers: [(String, String)] = [], body: String? = nil, timeout: TimeAmount = .seconds(20)
+    _ method: HTTPMethod = .GET, _ url: String, headers: [(String, String)] = [], body: String? = nil,
+    timeout: TimeAmount = .seconds(20)
 ) async throws -> Received {
     var request = HTTPClientRequest(url: url)
     request.method = method
@@ -67,7 +68,8 @@ func send(
     }
 }
 
-private func exchange(_ request: HTTPClientRequest, on client: HTTPClient, timeout: TimeAmount) async throws -> Received {
+private func exchange(_ request: HTTPClientRequest, on client: HTTPClient, timeout: TimeAmount) async throws -> Received
+{
     let response = try await client.execute(request, timeout: timeout)
     let bytes = try await response.body.collect(upTo: 64 << 20)
     return Received(status: Int(response.status.code), headers: response.headers, body: String(buffer: bytes))

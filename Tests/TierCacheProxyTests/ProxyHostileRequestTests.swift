@@ -15,13 +15,15 @@ struct ProxyHostileRequestTests {
     @Test("RFC 9112 §6.1, §6.3: conflicting Content-Length and Transfer-Encoding get 400 and smuggle nothing")
     func conflictingFraming() async throws {
         try await withProxy { origin, proxy in
-            let both = "POST /fresh HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n"
+            let both =
+                "POST /fresh HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n"
                 + "0\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n"
             let answer = try await RawHTTP.exchange(port: proxy.port, Array(both.utf8))
             #expect(answer.hasPrefix("HTTP/1.1 400"), "got: \(answer.prefix(80))")
             let twoLengths = "POST /fresh HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nContent-Length: 40\r\n\r\nbody"
             #expect(try await RawHTTP.exchange(port: proxy.port, Array(twoLengths.utf8)).hasPrefix("HTTP/1.1 400"))
-            let badChunk = "POST /fresh HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nGET /smuggled HTTP/1.1\r\n\r\n"
+            let badChunk =
+                "POST /fresh HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nGET /smuggled HTTP/1.1\r\n\r\n"
             let chunkAnswer = try await RawHTTP.exchange(port: proxy.port, Array(badChunk.utf8))
             #expect(!chunkAnswer.contains("HTTP/1.1 200"), "a malformed chunk size is no request")
             #expect(origin.count("/smuggled") == 0)
@@ -42,7 +44,8 @@ struct ProxyHostileRequestTests {
         }
     }
 
-    @Test("RFC 9110 §5.1, §5.5; RFC 9112 §5.2: field names with odd bytes, control bytes in values and obs-fold get 400")
+    @Test(
+        "RFC 9110 §5.1, §5.5; RFC 9112 §5.2: field names with odd bytes, control bytes in values and obs-fold get 400")
     func malformedFields() async throws {
         try await withProxy { origin, proxy in
             let requests = [
@@ -66,19 +69,24 @@ struct ProxyHostileRequestTests {
     func repeatedFields() async throws {
         try await withProxy(["--max-request-header", "16KiB"]) { origin, proxy in
             let repeated = String(repeating: "X-Dup: a\r\n", count: 3000)
-            let answer = try await RawHTTP.exchange(port: proxy.port, Array("GET /fresh HTTP/1.1\r\nHost: x\r\n\(repeated)Connection: close\r\n\r\n".utf8))
+            let answer = try await RawHTTP.exchange(
+                port: proxy.port, Array("GET /fresh HTTP/1.1\r\nHost: x\r\n\(repeated)Connection: close\r\n\r\n".utf8))
             #expect(answer.hasPrefix("HTTP/1.1 431") || answer.hasPrefix("HTTP/1.1 400"), "got: \(answer.prefix(60))")
             #expect(origin.count("/fresh") == 0)
             #expect(try await send(.GET, "\(proxy.url)/fresh").status == 200)
         }
     }
 
-    @Test("Unkeyed X-Forwarded-Host and X-HTTP-Method-Override never reach the origin, so no stored response is poisoned")
+    @Test(
+        "Unkeyed X-Forwarded-Host and X-HTTP-Method-Override never reach the origin, so no stored response is poisoned")
     func unkeyedFieldsCannotPoison() async throws {
         try await withProxy { origin, proxy in
             let attack = try await send(
                 .GET, "\(proxy.url)/reflect",
-                headers: [("X-Forwarded-Host", "evil.example"), ("X-HTTP-Method-Override", "DELETE"), ("Forwarded", "host=evil.example")])
+                headers: [
+                    ("X-Forwarded-Host", "evil.example"), ("X-HTTP-Method-Override", "DELETE"),
+                    ("Forwarded", "host=evil.example"),
+                ])
             #expect(attack.status == 200)
             #expect(!attack.body.contains("evil.example") && !attack.body.contains("DELETE"))
             let fields = try #require(origin.lastRequestFields("/reflect"))

@@ -31,7 +31,9 @@ final class ProxyProcess: Sendable {
             line.append(byte)
         }
         summary = String(decoding: line, as: UTF8.self)
-        guard let range = summary.range(of: "listening on port "), let port = Int(summary[range.upperBound...].prefix { $0.isNumber }) else {
+        guard let range = summary.range(of: "listening on port "),
+            let port = Int(summary[range.upperBound...].prefix { $0.isNumber })
+        else {
             process.terminate()
             throw ProxyStartFailure(output: summary)
         }
@@ -56,11 +58,14 @@ final class ProxyProcess: Sendable {
 
     static func executable() throws -> URL {
         let candidates = [
-            URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("tiercache-proxy"),
+            URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(
+                "tiercache-proxy"),
             Bundle.main.bundleURL.appendingPathComponent("tiercache-proxy"),
             Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent("tiercache-proxy"),
         ]
-        return try #require(candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }, "tiercache-proxy is not built beside the tests")
+        return try #require(
+            candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) },
+            "tiercache-proxy is not built beside the tests")
     }
 
     /// Runs the proxy with `arguments` expecting it to refuse them; returns its exit status and

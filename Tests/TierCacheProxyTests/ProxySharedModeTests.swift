@@ -1,7 +1,7 @@
 import HTTPCaching
+import Testing
 import TierCache
 import TierCacheProxy
-import Testing
 
 /// A proxy answers many users, so the library refuses to build one over a private cache unless
 /// it is told, by name, that one user only reaches it.

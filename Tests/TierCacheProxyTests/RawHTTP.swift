@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -8,15 +9,22 @@ enum RawHTTP {
     /// Sends `request` and returns what came back before the server closed the connection (or
     /// `readTimeout` seconds passed, or `readLimit` bytes arrived). The blocking socket calls run
     /// on a Dispatch thread: on the concurrency pool they would starve the in-process origin.
-    static func exchange(port: Int, _ request: [UInt8], readTimeout: Int = 10, readLimit: Int? = nil) async throws -> String {
+    static func exchange(
+        port: Int, _ request: [UInt8], readTimeout: Int = 10, readLimit: Int? = nil
+    ) async throws -> String {
         try await withCheckedThrowingContinuation { continuation in
             DispatchQueue.global().async {
-                continuation.resume(with: Result { try blockingExchange(port: port, request, readTimeout: readTimeout, readLimit: readLimit) })
+                continuation.resume(
+                    with: Result {
+                        try blockingExchange(port: port, request, readTimeout: readTimeout, readLimit: readLimit)
+                    })
             }
         }
     }
 
-    private static func blockingExchange(port: Int, _ request: [UInt8], readTimeout: Int, readLimit: Int?) throws -> String {
+    private static func blockingExchange(
+        port: Int, _ request: [UInt8], readTimeout: Int, readLimit: Int?
+    ) throws -> String {
         let socket = try connect(port: port, readTimeout: readTimeout)
         defer { close(socket) }
         try send(socket, request)
@@ -41,7 +49,9 @@ enum RawHTTP {
         address.sin_port = in_port_t(UInt16(port).bigEndian)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard result == 0 else {
             close(socket)
@@ -53,7 +63,9 @@ enum RawHTTP {
     static func send(_ socket: Int32, _ bytes: [UInt8]) throws {
         var offset = 0
         while offset < bytes.count {
-            let sent = bytes[offset...].withUnsafeBytes { Glibc.send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            let sent = bytes[offset...].withUnsafeBytes {
+                Glibc.send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+            }
             guard sent > 0 else { throw POSIXError(.EPIPE) }
             offset += sent
         }

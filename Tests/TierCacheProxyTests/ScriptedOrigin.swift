@@ -23,22 +23,30 @@ final class ScriptedOrigin: Sendable {
     static let mediumBody = String(repeating: "fedcba9876543210", count: 100 << 6)  // 100 KiB
 
     init() async throws {
-        let router = Router(options: .autoGenerateHeadEndpoints)  // a HEAD is its GET without the body, as origins answer it
+        // A HEAD is its GET without the body, as origins answer it.
+        let router = Router(options: .autoGenerateHeadEndpoints)
         let gate = self.gate
         router.middlewares.add(CountingMiddleware(recorder: recorder))
 
-        router.get("/fresh") { _, _ in Self.text("fresh", ["Cache-Control": "max-age=600", "ETag": "\"f1\"", "Last-Modified": "Sun, 01 Nov 2026 00:00:00 GMT"]) }
+        router.get("/fresh") { _, _ in
+            Self.text(
+                "fresh",
+                ["Cache-Control": "max-age=600", "ETag": "\"f1\"", "Last-Modified": "Sun, 01 Nov 2026 00:00:00 GMT"])
+        }
         router.post("/fresh") { _, _ in Self.text("posted", [:]) }
         // Stale to a GET, fresh for ten minutes to a HEAD, the same entity tag: a HEAD that the
         // proxy forwards updates the stored GET response (RFC 9111 §4.3.5).
         router.get("/head-update") { request, _ in
-            Self.text("body", ["ETag": "\"h1\"", "Cache-Control": request.method == .head ? "max-age=600" : "max-age=0"])
+            Self.text(
+                "body", ["ETag": "\"h1\"", "Cache-Control": request.method == .head ? "max-age=600" : "max-age=0"])
         }
         // Expires with the month in capitals (valid to browsers and to this cache) and in UTC (invalid).
         router.get("/expires-case") { _, _ in Self.text("case", ["Expires": "Thu, 18 AUG 2050 02:01:18 GMT"]) }
         router.get("/expires-utc") { _, _ in Self.text("utc", ["Expires": "Thu, 18 Aug 2050 02:01:18 UTC"]) }
         // A POST whose response is the target's representation (RFC 9110 §9.3.3).
-        router.post("/posted") { _, _ in Self.text("from the post", ["Cache-Control": "max-age=600", "Content-Location": "/posted"]) }
+        router.post("/posted") { _, _ in
+            Self.text("from the post", ["Cache-Control": "max-age=600", "Content-Location": "/posted"])
+        }
         router.get("/posted") { _, _ in Self.text("from a get", ["Cache-Control": "max-age=600"]) }
         router.get("/etag") { request, _ in
             if request.headers[.ifNoneMatch] == "\"v1\"" {
@@ -65,32 +73,53 @@ final class ScriptedOrigin: Sendable {
             return Self.text("<a href=\"https://\(host)/\">\(method)</a>", ["Cache-Control": "max-age=600"])
         }
         router.get("/hop") { _, _ in
-            Self.text("hop", ["Cache-Control": "max-age=600", "Connection": "X-Secret", "X-Secret": "1", "Keep-Alive": "timeout=5", "X-Kept": "yes"])
+            Self.text(
+                "hop",
+                [
+                    "Cache-Control": "max-age=600", "Connection": "X-Secret", "X-Secret": "1",
+                    "Keep-Alive": "timeout=5", "X-Kept": "yes",
+                ])
         }
-        router.get("/swr") { _, _ in Self.text("swr", ["Cache-Control": "max-age=0, stale-while-revalidate=600", "ETag": "\"s1\""]) }
+        router.get("/swr") { _, _ in
+            Self.text("swr", ["Cache-Control": "max-age=0, stale-while-revalidate=600", "ETag": "\"s1\""])
+        }
         router.get("/sie") { _, _ in Self.text("sie", ["Cache-Control": "max-age=0, stale-if-error=600"]) }
         router.get("/no-cache") { request, _ in
-            if request.headers[.ifNoneMatch] == "\"n1\"" { return Response(status: .notModified, headers: [.eTag: "\"n1\""]) }
+            if request.headers[.ifNoneMatch] == "\"n1\"" {
+                return Response(status: .notModified, headers: [.eTag: "\"n1\""])
+            }
             return Self.text("check first", ["Cache-Control": "no-cache", "ETag": "\"n1\""])
         }
         router.get("/must-revalidate") { _, _ in Self.text("strict", ["Cache-Control": "max-age=0, must-revalidate"]) }
-        router.get("/proxy-revalidate") { _, _ in Self.text("strict for proxies", ["Cache-Control": "max-age=0, proxy-revalidate"]) }
+        router.get("/proxy-revalidate") { _, _ in
+            Self.text("strict for proxies", ["Cache-Control": "max-age=0, proxy-revalidate"])
+        }
         router.get("/heuristic") { _, _ in
             // No explicit lifetime: a tenth of the time since Last-Modified (about a year) applies.
             Self.text("old news", ["Last-Modified": "Mon, 01 Jan 2024 00:00:00 GMT"])
         }
-        router.get("/cdn") { _, _ in Self.text("cdn", ["Cache-Control": "no-store", "CDN-Cache-Control": "max-age=600"]) }
+        router.get("/cdn") { _, _ in
+            Self.text("cdn", ["Cache-Control": "no-store", "CDN-Cache-Control": "max-age=600"])
+        }
         // Targeted fields that are not valid Dictionaries of the right types (RFC 9213 §2.1).
-        router.get("/cdn-string") { _, _ in Self.text("cdn", ["Cache-Control": "no-store", "CDN-Cache-Control": "max-age=\"600\""]) }
-        router.get("/cdn-bad-flag") { _, _ in Self.text("cdn", ["Cache-Control": "max-age=600", "CDN-Cache-Control": "no-store=3"]) }
+        router.get("/cdn-string") { _, _ in
+            Self.text("cdn", ["Cache-Control": "no-store", "CDN-Cache-Control": "max-age=\"600\""])
+        }
+        router.get("/cdn-bad-flag") { _, _ in
+            Self.text("cdn", ["Cache-Control": "max-age=600", "CDN-Cache-Control": "no-store=3"])
+        }
         router.get("/large") { _, _ in Self.text(Self.largeBody, ["Cache-Control": "max-age=600"]) }
         router.get("/medium") { _, _ in Self.text(Self.mediumBody, ["Cache-Control": "max-age=600"]) }
         router.get("/large-chunked") { _, _ in
             // No Content-Length: the proxy finds out the size while reading.
-            Response(status: .ok, headers: [.cacheControl: "max-age=600"], body: ResponseBody { writer in
-                for _ in 0..<16 { try await writer.write(ByteBuffer(string: String(repeating: "x", count: 1 << 16))) }
-                try await writer.finish(nil)
-            })
+            Response(
+                status: .ok, headers: [.cacheControl: "max-age=600"],
+                body: ResponseBody { writer in
+                    for _ in 0..<16 {
+                        try await writer.write(ByteBuffer(string: String(repeating: "x", count: 1 << 16)))
+                    }
+                    try await writer.finish(nil)
+                })
         }
         router.get("/slow") { _, _ in
             try await Task.sleep(for: .seconds(2))  // the origin being slow is what is under test
@@ -128,7 +157,9 @@ final class ScriptedOrigin: Sendable {
 
     static func text(_ body: String, _ fields: [String: String]) -> Response {
         var headers = HTTPFields()
-        for (name, value) in fields { if let name = HTTPField.Name(name) { headers.append(HTTPField(name: name, value: value)) } }
+        for (name, value) in fields {
+            if let name = HTTPField.Name(name) { headers.append(HTTPField(name: name, value: value)) }
+        }
         headers[.contentType] = "text/plain"
         return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: body)))
     }
@@ -146,7 +177,9 @@ private struct CountingMiddleware: RouterMiddleware {
     typealias Context = BasicRequestContext
     let recorder: Recorder
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(
+        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
         let path = request.uri.path
         recorder.counts.withLock { $0[path, default: 0] += 1 }
         recorder.lastFields.withLock { $0[path] = request.headers }
@@ -185,7 +218,10 @@ final class Gate: Sendable {
     func open() {
         let released = opened.withLock { open in
             open = true
-            return waiting.withLock { list in defer { list = [] }; return list }
+            return waiting.withLock { list in
+                defer { list = [] }
+                return list
+            }
         }
         for continuation in released { continuation.resume() }
     }

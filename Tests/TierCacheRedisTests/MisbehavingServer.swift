@@ -37,7 +37,8 @@ final class MisbehavingServer: Sendable {
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
             switch behaviour {
             case .garbage:
-                context.writeAndFlush(wrapOutboundOut(ByteBuffer(string: "HTTP/1.1 400 Bad Request\r\n\r\n")), promise: nil)
+                context.writeAndFlush(
+                    wrapOutboundOut(ByteBuffer(string: "HTTP/1.1 400 Bad Request\r\n\r\n")), promise: nil)
             case .closeMidReply:
                 context.writeAndFlush(wrapOutboundOut(ByteBuffer(string: "$100\r\nonly part of it")), promise: nil)
                 context.close(promise: nil)

@@ -1,5 +1,6 @@
 import NIOCore
 import Testing
+
 @testable import TierCacheRedis
 
 @Suite struct RESPParserTests {
@@ -43,7 +44,9 @@ import Testing
         #expect(try parse(whole)?.1 == whole.utf8.count)
     }
 
-    @Test(arguments: ["?what\r\n", ":12x\r\n", "$abc\r\n", "$3\r\nabcd\r\n", "#x\r\n", ",nope\r\n", "+OK\rX", "$-2\r\n", "*-5\r\n"])
+    @Test(arguments: [
+        "?what\r\n", ":12x\r\n", "$abc\r\n", "$3\r\nabcd\r\n", "#x\r\n", ",nope\r\n", "+OK\rX", "$-2\r\n", "*-5\r\n",
+    ])
     func garbageIsAProtocolViolation(_ text: String) {
         #expect(throws: RedisError.self) { try parse(text) }
     }
@@ -79,7 +82,9 @@ import Testing
 
     @Test func endpointsParse() throws {
         let endpoint = try RedisEndpoint(url: "redis://app:s%40cret@cache.internal:6380/3")
-        #expect(endpoint == RedisEndpoint(host: "cache.internal", port: 6380, username: "app", password: "s@cret", database: 3))
+        #expect(
+            endpoint
+                == RedisEndpoint(host: "cache.internal", port: 6380, username: "app", password: "s@cret", database: 3))
         #expect(try RedisEndpoint(url: "redis://:pw@h").password == "pw")
         for bad in ["cache:6379", "http://h", "rediss://", "redis://h/x", "redis://"] {
             #expect(throws: RedisError.self, "\(bad)") { try RedisEndpoint(url: bad) }

@@ -3,6 +3,7 @@ import NIOCore
 import NIOPosix
 import Testing
 import TierCache
+
 @testable import TierCacheRedis
 
 /// `RedisTier.entries(forKeys:)`: the same answers, in the same order, as one `entry(forKey:)`
@@ -34,10 +35,16 @@ struct RedisBatchLookupTests {
         let prefix = "batch-damaged-\(UUID().uuidString):"
         let tier = try RedisServers.tier(cluster: false, prefix: prefix)
         let keys = try (0..<3).map { try CacheKey("k\($0)") }
-        for (index, key) in keys.enumerated() { _ = try await tier.store(CacheEntry(value: value(index), storedAt: Date()), forKey: key) }
-        let connection = try await RedisConnection.connect(to: endpoint, on: MultiThreadedEventLoopGroup.singleton, connectTimeout: .seconds(5), commandTimeout: .seconds(5))
+        for (index, key) in keys.enumerated() {
+            _ = try await tier.store(CacheEntry(value: value(index), storedAt: Date()), forKey: key)
+        }
+        let connection = try await RedisConnection.connect(
+            to: endpoint, on: MultiThreadedEventLoopGroup.singleton, connectTimeout: .seconds(5),
+            commandTimeout: .seconds(5))
         defer { connection.close() }
-        try await connection.sendChecked([Array("SET".utf8), Array("\(prefix)k1".utf8), Array("not a tiercache record".utf8)])
+        try await connection.sendChecked([
+            Array("SET".utf8), Array("\(prefix)k1".utf8), Array("not a tiercache record".utf8),
+        ])
         let found = try await tier.entries(forKeys: keys)
         #expect(found.map { $0?.value } == [value(0), nil, value(2)])
         #expect(tier.counterSnapshot.corruptionsRemoved == 1)
@@ -49,16 +56,20 @@ struct RedisBatchLookupTests {
         // A server of the test's own, so that its command counts are this test's alone.
         let server = try await RedisProcess()
         let endpoint = RedisEndpoint(host: "127.0.0.1", port: server.port)
-        let tier = try RedisTier(configuration: .init(deployment: .standalone(endpoint), capacity: 1 << 20, failureMode: .throwErrors))
+        let tier = try RedisTier(
+            configuration: .init(deployment: .standalone(endpoint), capacity: 1 << 20, failureMode: .throwErrors))
         let keys = try (0..<300).map { try CacheKey("k\($0)") }
-        for index in [0, 150, 299] { _ = try await tier.store(CacheEntry(value: value(index), storedAt: Date()), forKey: keys[index]) }
+        for index in [0, 150, 299] {
+            _ = try await tier.store(CacheEntry(value: value(index), storedAt: Date()), forKey: keys[index])
+        }
         let connection = try await RedisConnection.connect(
-            to: endpoint, on: MultiThreadedEventLoopGroup.singleton, connectTimeout: .seconds(5), commandTimeout: .seconds(5))
+            to: endpoint, on: MultiThreadedEventLoopGroup.singleton, connectTimeout: .seconds(5),
+            commandTimeout: .seconds(5))
         defer { connection.close() }
         func calls(_ command: String) async throws -> Int {
             let stats = try await connection.sendChecked([Array("INFO".utf8), Array("commandstats".utf8)]).string ?? ""
             guard let line = stats.split(separator: "\r\n").first(where: { $0.hasPrefix("cmdstat_\(command):") }),
-                  let calls = line.split(separator: ",").first?.split(separator: "=").last
+                let calls = line.split(separator: ",").first?.split(separator: "=").last
             else { return 0 }
             return Int(calls) ?? -1
         }
@@ -77,11 +88,14 @@ struct RedisBatchLookupTests {
         let keys = try (0..<4).map { try CacheKey("k\($0)") }
         // A port nothing listens on (connections are refused at once).
         let closed = RedisEndpoint(host: "127.0.0.1", port: 1)
-        let lenient = try RedisTier(configuration: .init(deployment: .standalone(closed), capacity: 1 << 20, connectTimeout: .seconds(2)))
+        let lenient = try RedisTier(
+            configuration: .init(deployment: .standalone(closed), capacity: 1 << 20, connectTimeout: .seconds(2)))
         #expect(try await lenient.entries(forKeys: keys).allSatisfy { $0 == nil })
         #expect(lenient.counterSnapshot.misses == 4 && lenient.counterSnapshot.errors >= 1)
-        let strict = try RedisTier(configuration: .init(
-            deployment: .standalone(closed), capacity: 1 << 20, connectTimeout: .seconds(2), failureMode: .throwErrors))
+        let strict = try RedisTier(
+            configuration: .init(
+                deployment: .standalone(closed), capacity: 1 << 20, connectTimeout: .seconds(2),
+                failureMode: .throwErrors))
         await #expect(throws: TierCacheError.self) { try await strict.entries(forKeys: keys) }
     }
 }

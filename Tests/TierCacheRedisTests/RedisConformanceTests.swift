@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TierCache
 import TierCacheTesting
+
 @testable import TierCacheRedis
 
 /// The tier contract, against a real standalone Redis and a real 3-primary cluster.
@@ -15,7 +16,8 @@ struct RedisConformanceTests {
         // (the persistence check) finds its entries again.
         let suite = TierConformanceSuite(isPersistent: true) { directory in
             // The capacity is the test server's maxmemory (64 MiB): Redis enforces it.
-            try RedisServers.tier(cluster: false, prefix: "conformance:\(directory.lastPathComponent):", capacity: 64 << 20)
+            try RedisServers.tier(
+                cluster: false, prefix: "conformance:\(directory.lastPathComponent):", capacity: 64 << 20)
         }
         try await suite.run(check)
     }
@@ -23,7 +25,8 @@ struct RedisConformanceTests {
     @Test(arguments: TierConformanceSuite.Check.allCases)
     func cluster(_ check: TierConformanceSuite.Check) async throws {
         let suite = TierConformanceSuite(isPersistent: true) { directory in
-            try RedisServers.tier(cluster: true, prefix: "conformance:\(directory.lastPathComponent):", capacity: 3 * 64 << 20)
+            try RedisServers.tier(
+                cluster: true, prefix: "conformance:\(directory.lastPathComponent):", capacity: 3 * 64 << 20)
         }
         try await suite.run(check)
     }

@@ -3,6 +3,7 @@ import NIOCore
 import NIOPosix
 import Testing
 import TierCache
+
 @testable import TierCacheRedis
 
 /// `RedisTier.withEventLoopAffinity`: the caller runs on one of the tier's event loops and its
@@ -11,11 +12,13 @@ import TierCache
 @Suite(.enabled(if: RedisServers.available, RedisServers.missingMessage), .timeLimit(.minutes(5)))
 struct RedisEventLoopAffinityTests {
     private func options(size: Int) -> RedisConnectionPool.Options {
-        .init(size: size, connectTimeout: .seconds(5), commandTimeout: .seconds(5),
-              breaker: .init(failureThreshold: 5, openDuration: .seconds(2)), tls: nil)
+        .init(
+            size: size, connectTimeout: .seconds(5), commandTimeout: .seconds(5),
+            breaker: .init(failureThreshold: 5, openDuration: .seconds(2)), tls: nil)
     }
 
-    private func onLoop<T: Sendable>(_ loop: any EventLoop, _ body: @Sendable () async throws -> T) async rethrows -> T {
+    private func onLoop<T: Sendable>(_ loop: any EventLoop, _ body: @Sendable () async throws -> T) async rethrows -> T
+    {
         try await withTaskExecutorPreference(EventLoopTaskExecutor(loop)) { try await body() }
     }
 
@@ -93,14 +96,18 @@ struct RedisEventLoopAffinityTests {
             let onSecond = try await onLoop(loops[0]) { try await pool.connection() }
             #expect(onFirst.eventLoop === loops[1])
             #expect(onSecond === onFirst, "a pool of one must not open a second connection")
-            #expect(try await onLoop(loops[0]) { try await onSecond.send([Array("PING".utf8)]) } == .simpleString("PONG"))
+            #expect(
+                try await onLoop(loops[0]) { try await onSecond.send([Array("PING".utf8)]) } == .simpleString("PONG"))
         }
     }
 
     @Test("Sixteen tasks on one loop share its connection; every reply reaches its own caller")
     func concurrentTasksOnOneLoop() async throws {
         let loop = MultiThreadedEventLoopGroup.singleton.next()
-        let base = try RedisServers.tier(cluster: false) { $0.failureMode = .throwErrors; $0.connectionsPerNode = 1 }
+        let base = try RedisServers.tier(cluster: false) {
+            $0.failureMode = .throwErrors
+            $0.connectionsPerNode = 1
+        }
         let tier = try RedisTier(configuration: base.configuration, eventLoopGroup: loop)
         let keys = try (0..<64).map { try CacheKey("lane-\($0)") }
         for (index, key) in keys.enumerated() {
@@ -113,7 +120,9 @@ struct RedisEventLoopAffinityTests {
                         var wrong = 0
                         for round in 0..<50 {
                             let index = (lane + round * 16) % keys.count
-                            if try await tier.entry(forKey: keys[index])?.value != Array("value \(index)".utf8) { wrong += 1 }
+                            if try await tier.entry(forKey: keys[index])?.value != Array("value \(index)".utf8) {
+                                wrong += 1
+                            }
                         }
                         return wrong
                     }
@@ -133,9 +142,9 @@ struct RedisEventLoopAffinityTests {
         _ = try await redis.store(CacheEntry(value: [1, 2, 3], storedAt: Date()), forKey: key)
         // README:begin redis affinity
         let hit = try await redis.withEventLoopAffinity {
-            try await redis.entry(forKey: key)             // queued and answered on the loop that owns the connection
+            try await redis.entry(forKey: key)  // queued and answered on the loop that owns the connection
         }
-        let fragments = try await redis.entries(forKeys: keys)   // one MGET; [CacheEntry?] in the keys' order
+        let fragments = try await redis.entries(forKeys: keys)  // one MGET; [CacheEntry?] in the keys' order
         // README:end
         #expect(hit?.value == [1, 2, 3])
         #expect(fragments.map { $0?.value } == [nil, nil, [1, 2, 3]])
@@ -145,7 +154,8 @@ struct RedisEventLoopAffinityTests {
     func closedConnectionFromTheLoop() async throws {
         let endpoint = try #require(RedisServers.standalone)
         let loop = MultiThreadedEventLoopGroup.singleton.next()
-        let connection = try await RedisConnection.connect(to: endpoint, on: loop, connectTimeout: .seconds(5), commandTimeout: .seconds(5))
+        let connection = try await RedisConnection.connect(
+            to: endpoint, on: loop, connectTimeout: .seconds(5), commandTimeout: .seconds(5))
         connection.close()
         let outcome = await onLoop(loop) { () async -> Result<RESPValue, RedisError> in
             do {

@@ -4,6 +4,7 @@ import Logging
 import MetricsTestKit
 import Testing
 import TierCache
+
 @testable import TierCacheRedis
 
 /// Redis failing in the ways production sees: garbage, broken connections, silence, a dead port.
@@ -12,11 +13,14 @@ import TierCache
 /// keep loopback tests waiting for a core for over a minute, and in one full run of three all the
 /// 1-minute Redis suites timed out that way, with nothing hung.)
 @Suite(.timeLimit(.minutes(5))) struct RedisFailureTests {
-    private func tier(port: Int, mode: RedisTier.Configuration.FailureMode = .degrade, threshold: Int = 5) throws -> RedisTier {
-        try RedisTier(configuration: .init(
-            deployment: .standalone(RedisEndpoint(host: "127.0.0.1", port: port)), capacity: 1 << 20,
-            connectTimeout: .milliseconds(500), commandTimeout: .milliseconds(200), failureMode: mode,
-            breakerThreshold: threshold, breakerOpenDuration: .seconds(60)))
+    private func tier(
+        port: Int, mode: RedisTier.Configuration.FailureMode = .degrade, threshold: Int = 5
+    ) throws -> RedisTier {
+        try RedisTier(
+            configuration: .init(
+                deployment: .standalone(RedisEndpoint(host: "127.0.0.1", port: port)), capacity: 1 << 20,
+                connectTimeout: .milliseconds(500), commandTimeout: .milliseconds(200), failureMode: mode,
+                breakerThreshold: threshold, breakerOpenDuration: .seconds(60)))
     }
 
     @Test(arguments: [MisbehavingServer.Behaviour.garbage, .closeMidReply, .silent])
@@ -25,7 +29,9 @@ import TierCache
         let tier = try tier(port: server.port)
         let key = try CacheKey("k")
         #expect(try await tier.entry(forKey: key) == nil)
-        await #expect(throws: TierCacheError.self) { try await tier.store(CacheEntry(value: [1], storedAt: Date()), forKey: key) }
+        await #expect(throws: TierCacheError.self) {
+            try await tier.store(CacheEntry(value: [1], storedAt: Date()), forKey: key)
+        }
         let statistics = tier.counterSnapshot
         #expect(statistics.errors == 2 && statistics.misses == 1)
         let strict = try self.tier(port: server.port, mode: .throwErrors)
@@ -55,27 +61,37 @@ import TierCache
         var logger = Logger(label: "test", factory: { _ in logs })
         logger.logLevel = .debug
         let metrics = TestMetrics()
-        let tier = try RedisTier(configuration: .init(
-            deployment: .standalone(RedisEndpoint(host: "127.0.0.1", port: port)), capacity: 1 << 20,
-            connectTimeout: .milliseconds(500), commandTimeout: .milliseconds(200), logger: logger, metricsFactory: metrics),
+        let tier = try RedisTier(
+            configuration: .init(
+                deployment: .standalone(RedisEndpoint(host: "127.0.0.1", port: port)), capacity: 1 << 20,
+                connectTimeout: .milliseconds(500), commandTimeout: .milliseconds(200), logger: logger,
+                metricsFactory: metrics),
             name: "shared")
         let key = try CacheKey("k")
         for _ in 0..<3 { #expect(try await tier.entry(forKey: key) == nil) }
         #expect(logs.entries.map(\.level) == [.warning, .debug, .debug])
         #expect(logs.entries.first?.metadata["tier"] == "shared")
         #expect(try metrics.expectCounter("tiercache_tier_errors_total", [("tier", "shared")]).totalValue == 3)
-        #expect(try metrics.expectCounter("tiercache_tier_lookups_total", [("tier", "shared"), ("result", "miss")]).totalValue == 3)
+        #expect(
+            try metrics.expectCounter("tiercache_tier_lookups_total", [("tier", "shared"), ("result", "miss")])
+                .totalValue == 3)
     }
 
     @Test func invalidConfigurationsAreRejected() {
         let endpoint = RedisEndpoint(host: "127.0.0.1", port: 1)
-        #expect(throws: TierCacheError.self) { try RedisTier(configuration: .init(deployment: .standalone(endpoint), capacity: 0)) }
-        #expect(throws: TierCacheError.self) { try RedisTier(configuration: .init(deployment: .cluster(seeds: []), capacity: 1 << 20)) }
         #expect(throws: TierCacheError.self) {
-            try RedisTier(configuration: .init(deployment: .standalone(endpoint), capacity: 1 << 20, commandTimeout: .zero))
+            try RedisTier(configuration: .init(deployment: .standalone(endpoint), capacity: 0))
         }
         #expect(throws: TierCacheError.self) {
-            try RedisTier(configuration: .init(deployment: .standalone(endpoint), capacity: 1 << 20, maxEntryFraction: 2))
+            try RedisTier(configuration: .init(deployment: .cluster(seeds: []), capacity: 1 << 20))
+        }
+        #expect(throws: TierCacheError.self) {
+            try RedisTier(
+                configuration: .init(deployment: .standalone(endpoint), capacity: 1 << 20, commandTimeout: .zero))
+        }
+        #expect(throws: TierCacheError.self) {
+            try RedisTier(
+                configuration: .init(deployment: .standalone(endpoint), capacity: 1 << 20, maxEntryFraction: 2))
         }
     }
 }

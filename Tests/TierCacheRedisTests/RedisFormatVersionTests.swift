@@ -3,6 +3,7 @@ import NIOCore
 import NIOPosix
 import Testing
 import TierCache
+
 @testable import TierCacheRedis
 
 /// A rolling deploy: servers on this version share Redis with servers on a newer one, whose
@@ -18,7 +19,8 @@ struct RedisFormatVersionTests {
         let newer = try CacheKey("written-by-a-newer-version")
         _ = try await tier.store(CacheEntry(value: Array("{\"v\":1}".utf8), storedAt: Date()), forKey: newer)
         let connection = try await RedisConnection.connect(
-            to: endpoint, on: MultiThreadedEventLoopGroup.singleton, connectTimeout: .seconds(5), commandTimeout: .seconds(5))
+            to: endpoint, on: MultiThreadedEventLoopGroup.singleton, connectTimeout: .seconds(5),
+            commandTimeout: .seconds(5))
         defer { connection.close() }
         let redisKey = Array("\(prefix)\(newer.rawValue)".utf8)
         guard case .bulkString(let stored) = try await connection.send([Array("GET".utf8), redisKey]) else {
@@ -33,6 +35,8 @@ struct RedisFormatVersionTests {
         #expect(try await tier.entries(forKeys: [newer]).map { $0?.value } == [nil])
         let counts = tier.counterSnapshot
         #expect(counts.unknownFormatRecords == 2 && counts.corruptionsRemoved == 0 && counts.misses == 2)
-        #expect(try await connection.send([Array("EXISTS".utf8), redisKey]) == .integer(1), "left for the servers that read it")
+        #expect(
+            try await connection.send([Array("EXISTS".utf8), redisKey]) == .integer(1),
+            "left for the servers that read it")
     }
 }

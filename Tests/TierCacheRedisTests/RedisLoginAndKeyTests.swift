@@ -1,18 +1,24 @@
 import Foundation
 import Testing
 import TierCache
+
 @testable import TierCacheRedis
 
 /// AUTH, ACL users, SELECT, TTLs and key slots, checked against real servers.
-@Suite(.enabled(if: RedisProcess.cliPath != nil, "redis-server and redis-cli are not installed"), .timeLimit(.minutes(5)))
+@Suite(
+    .enabled(if: RedisProcess.cliPath != nil, "redis-server and redis-cli are not installed"), .timeLimit(.minutes(5)))
 struct RedisLoginAndKeyTests {
     private func tier(_ endpoint: RedisEndpoint, prefix: String = "login:") throws -> RedisTier {
-        try RedisTier(configuration: .init(deployment: .standalone(endpoint), keyPrefix: prefix, capacity: 1 << 20,
-                                           commandTimeout: .milliseconds(500), failureMode: .throwErrors))
+        try RedisTier(
+            configuration: .init(
+                deployment: .standalone(endpoint), keyPrefix: prefix, capacity: 1 << 20,
+                commandTimeout: .milliseconds(500), failureMode: .throwErrors))
     }
 
     @Test func passwordsACLUsersAndDatabases() async throws {
-        let server = try await RedisProcess(arguments: ["--requirepass", "s3cret", "--user", "app", "on", ">apppass", "~*", "+@all"])
+        let server = try await RedisProcess(arguments: [
+            "--requirepass", "s3cret", "--user", "app", "on", ">apppass", "~*", "+@all",
+        ])
         let key = try CacheKey("k")
         let entry = CacheEntry(value: [1], storedAt: Date())
 
@@ -21,8 +27,14 @@ struct RedisLoginAndKeyTests {
         #expect(try await withPassword.entry(forKey: key)?.value == [1])
         // SELECT 3: database 0 does not see it.
         let cli = RedisCLI(seeds: [])
-        #expect(try cli.runTool(["-p", "\(server.port)", "-a", "s3cret", "--no-auth-warning", "-n", "3", "EXISTS", "login:k"]).contains("1"))
-        #expect(try cli.runTool(["-p", "\(server.port)", "-a", "s3cret", "--no-auth-warning", "-n", "0", "EXISTS", "login:k"]).contains("0"))
+        #expect(
+            try cli.runTool([
+                "-p", "\(server.port)", "-a", "s3cret", "--no-auth-warning", "-n", "3", "EXISTS", "login:k",
+            ]).contains("1"))
+        #expect(
+            try cli.runTool([
+                "-p", "\(server.port)", "-a", "s3cret", "--no-auth-warning", "-n", "0", "EXISTS", "login:k",
+            ]).contains("0"))
 
         let aclUser = try tier(RedisEndpoint(url: "redis://app:apppass@127.0.0.1:\(server.port)/3"))
         #expect(try await aclUser.entry(forKey: key)?.value == [1])
@@ -37,25 +49,32 @@ struct RedisLoginAndKeyTests {
         let server = try await RedisProcess()
         let tier = try tier(RedisEndpoint(host: "127.0.0.1", port: server.port), prefix: "ttl:")
         let now = Date()
-        _ = try await tier.store(CacheEntry(value: [1], storedAt: now, expiresAt: now.addingTimeInterval(60)), forKey: CacheKey("short"))
+        _ = try await tier.store(
+            CacheEntry(value: [1], storedAt: now, expiresAt: now.addingTimeInterval(60)), forKey: CacheKey("short"))
         _ = try await tier.store(CacheEntry(value: [1], storedAt: now), forKey: CacheKey("forever"))
         let cli = RedisCLI(seeds: [])
-        let ttl = Int(try cli.runTool(["-p", "\(server.port)", "PTTL", "ttl:short"]).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+        let ttl =
+            Int(
+                try cli.runTool(["-p", "\(server.port)", "PTTL", "ttl:short"]).trimmingCharacters(
+                    in: .whitespacesAndNewlines)) ?? 0
         #expect(ttl > 50_000 && ttl <= 60_000)
         #expect(try cli.runTool(["-p", "\(server.port)", "PTTL", "ttl:forever"]).contains("-1"))
     }
 
     @Test func aBurstOnAColdPoolOpensNoMoreConnectionsThanItsSize() async throws {
         let server = try await RedisProcess()
-        let tier = try RedisTier(configuration: .init(
-            deployment: .standalone(RedisEndpoint(host: "127.0.0.1", port: server.port)), capacity: 1 << 20, connectionsPerNode: 2))
+        let tier = try RedisTier(
+            configuration: .init(
+                deployment: .standalone(RedisEndpoint(host: "127.0.0.1", port: server.port)), capacity: 1 << 20,
+                connectionsPerNode: 2))
         let key = try CacheKey("absent")
         await withTaskGroup(of: Void.self) { group in
             for _ in 0..<64 { group.addTask { _ = try? await tier.entry(forKey: key) } }
         }
         #expect(tier.counterSnapshot.misses == 64 && tier.counterSnapshot.errors == 0)
         // CLIENT LIST shows the tier's connections and redis-cli's own.
-        let clients = try RedisCLI(seeds: []).runTool(["-p", "\(server.port)", "CLIENT", "LIST"]).split(separator: "\n").count
+        let clients = try RedisCLI(seeds: []).runTool(["-p", "\(server.port)", "CLIENT", "LIST"]).split(separator: "\n")
+            .count
         #expect(clients <= 3, "\(clients - 1) connections for a pool of 2")
     }
 
@@ -76,8 +95,12 @@ struct RedisLoginAndKeyTests {
     func slotsAgreeWithTheServer() throws {
         let seeds = try #require(RedisServers.clusterSeeds)
         let cli = RedisCLI(seeds: seeds)
-        for key in ["foo", "{user1000}.following", "{user1000}.followers", "a{}b", "tiercache:https://example.com/x?y=1", "ключ"] {
-            let server = Int(try cli.run(seeds[0], "CLUSTER", "KEYSLOT", key).trimmingCharacters(in: .whitespacesAndNewlines))
+        for key in [
+            "foo", "{user1000}.following", "{user1000}.followers", "a{}b", "tiercache:https://example.com/x?y=1",
+            "ключ",
+        ] {
+            let server = Int(
+                try cli.run(seeds[0], "CLUSTER", "KEYSLOT", key).trimmingCharacters(in: .whitespacesAndNewlines))
             #expect(server == HashSlot.of(Array(key.utf8)), "\(key)")
         }
     }

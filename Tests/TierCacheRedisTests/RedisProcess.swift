@@ -19,7 +19,8 @@ final class RedisProcess: @unchecked Sendable {
     /// - Parameter arguments: more redis-server options (cluster mode, say).
     init(arguments: [String] = []) async throws {
         extraArguments = arguments
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("tiercache-redis-\(UUID().uuidString)")
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "tiercache-redis-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         // A port that was free a moment ago may be taken by another test (a listener, or the
         // local end of a connection) before redis-server binds it; the server then exits, and
@@ -42,7 +43,9 @@ final class RedisProcess: @unchecked Sendable {
     private static func freePort(cluster: Bool) async throws -> Int {
         var chosen = 0
         repeat {
-            let probe = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton).bind(host: "127.0.0.1", port: 0).get()
+            let probe = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton).bind(
+                host: "127.0.0.1", port: 0
+            ).get()
             chosen = probe.localAddress?.port ?? 0
             try await probe.close()
         } while cluster && chosen > 55_535
@@ -58,10 +61,11 @@ final class RedisProcess: @unchecked Sendable {
         try? FileManager.default.removeItem(at: log)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = [
-            "--bind", "127.0.0.1", "--port", "\(port)", "--save", "", "--appendonly", "no", "--dir", directory.path,
-            "--logfile", log.path,
-        ] + extraArguments
+        process.arguments =
+            [
+                "--bind", "127.0.0.1", "--port", "\(port)", "--save", "", "--appendonly", "no", "--dir", directory.path,
+                "--logfile", log.path,
+            ] + extraArguments
         process.standardOutput = FileHandle.nullDevice
         try process.run()
         self.process = process
@@ -71,19 +75,28 @@ final class RedisProcess: @unchecked Sendable {
                 self.process = nil
                 throw PortTaken(port: port)
             }
-            let ready = (try? String(contentsOf: log, encoding: .utf8))?.contains("Ready to accept connections") ?? false
-            if ready, let channel = try? await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton).connect(host: "127.0.0.1", port: port).get() {
+            let ready =
+                (try? String(contentsOf: log, encoding: .utf8))?.contains("Ready to accept connections") ?? false
+            if ready,
+                let channel = try? await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton).connect(
+                    host: "127.0.0.1", port: port
+                ).get()
+            {
                 try? await channel.close()
                 return
             }
             try await Task.sleep(for: .milliseconds(25))
         }
-        throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "redis-server did not start on port \(port)"])
+        throw CocoaError(
+            .fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "redis-server did not start on port \(port)"])
     }
 
     /// SIGKILL: no shutdown, connections drop mid-flight.
     func kill() {
-        if let process { Foundation.kill(process.processIdentifier, SIGKILL); process.waitUntilExit() }
+        if let process {
+            Foundation.kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
         process = nil
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TierCache
+
 @testable import TierCacheRedis
 
 /// A real Redis killed and restarted under the tier; a real cluster resharded under it.
@@ -8,9 +9,10 @@ import TierCache
     @Test(.enabled(if: RedisProcess.serverPath != nil, "redis-server is not installed"))
     func aKilledServerIsMissesUntilItComesBack() async throws {
         let server = try await RedisProcess()
-        let tier = try RedisTier(configuration: .init(
-            deployment: .standalone(RedisEndpoint(host: "127.0.0.1", port: server.port)), capacity: 1 << 20,
-            commandTimeout: .milliseconds(300), breakerThreshold: 2, breakerOpenDuration: .milliseconds(100)))
+        let tier = try RedisTier(
+            configuration: .init(
+                deployment: .standalone(RedisEndpoint(host: "127.0.0.1", port: server.port)), capacity: 1 << 20,
+                commandTimeout: .milliseconds(300), breakerThreshold: 2, breakerOpenDuration: .milliseconds(100)))
         let key = try CacheKey("survivor")
         #expect(try await tier.store(CacheEntry(value: [1, 2, 3], storedAt: Date()), forKey: key) == .stored)
         #expect(try await tier.entry(forKey: key)?.value == [1, 2, 3])
@@ -34,21 +36,31 @@ import TierCache
     func aKilledClusterNodeCostsOnlyItsOwnSlots() async throws {
         // A cluster of its own (the shared one stays whole for the other tests), which keeps
         // serving the slots it still covers when a primary dies.
-        let options = ["--cluster-enabled", "yes", "--cluster-node-timeout", "1000", "--cluster-require-full-coverage", "no"]
+        let options = [
+            "--cluster-enabled", "yes", "--cluster-node-timeout", "1000", "--cluster-require-full-coverage", "no",
+        ]
         var nodes: [RedisProcess] = []
         for _ in 0..<3 { nodes.append(try await RedisProcess(arguments: options)) }
         let endpoints = nodes.map { RedisEndpoint(host: "127.0.0.1", port: $0.port) }
         let cli = RedisCLI(seeds: endpoints)
-        _ = try cli.runTool(["--cluster", "create"] + endpoints.map { "\($0.host):\($0.port)" } + ["--cluster-replicas", "0", "--cluster-yes"])
+        _ = try cli.runTool(
+            ["--cluster", "create"] + endpoints.map { "\($0.host):\($0.port)" } + [
+                "--cluster-replicas", "0", "--cluster-yes",
+            ])
         for endpoint in endpoints { try await cli.waitForState("ok", on: endpoint) }
 
-        let tier = try RedisTier(configuration: .init(
-            deployment: .cluster(seeds: endpoints), capacity: 1 << 20, commandTimeout: .milliseconds(300),
-            breakerThreshold: 1_000, breakerOpenDuration: .milliseconds(100)))
+        let tier = try RedisTier(
+            configuration: .init(
+                deployment: .cluster(seeds: endpoints), capacity: 1 << 20, commandTimeout: .milliseconds(300),
+                breakerThreshold: 1_000, breakerOpenDuration: .milliseconds(100)))
         let keys = try (0..<60).map { try CacheKey("spread-\($0)") }
-        for key in keys { #expect(try await tier.store(CacheEntry(value: [9], storedAt: Date()), forKey: key) == .stored) }
+        for key in keys {
+            #expect(try await tier.store(CacheEntry(value: [9], storedAt: Date()), forKey: key) == .stored)
+        }
         let victim = endpoints[1]
-        let onVictim = try keys.filter { try cli.owner(of: HashSlot.of(Array(("tiercache:" + $0.rawValue).utf8))) == victim }
+        let onVictim = try keys.filter {
+            try cli.owner(of: HashSlot.of(Array(("tiercache:" + $0.rawValue).utf8))) == victim
+        }
         #expect(!onVictim.isEmpty && onVictim.count < keys.count)
 
         nodes[1].kill()
@@ -61,7 +73,8 @@ import TierCache
         for endpoint in endpoints { try await cli.waitForState("ok", on: endpoint) }
         var recovered = false
         for _ in 0..<150 where !recovered {
-            recovered = (try? await tier.store(CacheEntry(value: [10], storedAt: Date()), forKey: onVictim[0])) == .stored
+            recovered =
+                (try? await tier.store(CacheEntry(value: [10], storedAt: Date()), forKey: onVictim[0])) == .stored
             if !recovered { try await Task.sleep(for: .milliseconds(50)) }
         }
         #expect(recovered, "the tier did not recover the restarted node's slots")
@@ -123,7 +136,9 @@ struct RedisCLI {
         let data = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        guard process.terminationStatus == 0, !text.hasPrefix("ERR") else { throw Failure(description: "redis-cli \(arguments): \(text)") }
+        guard process.terminationStatus == 0, !text.hasPrefix("ERR") else {
+            throw Failure(description: "redis-cli \(arguments): \(text)")
+        }
         return text
     }
 
@@ -163,7 +178,8 @@ struct RedisCLI {
             for range in fields[8...] where !range.hasPrefix("[") {
                 let bounds = range.split(separator: "-").compactMap { Int($0) }
                 if let low = bounds.first, let high = bounds.last, (low...high).contains(slot),
-                   let colon = address.lastIndex(of: ":"), let port = Int(address[address.index(after: colon)...]) {
+                    let colon = address.lastIndex(of: ":"), let port = Int(address[address.index(after: colon)...])
+                {
                     return RedisEndpoint(host: String(address[..<colon]), port: port)
                 }
             }

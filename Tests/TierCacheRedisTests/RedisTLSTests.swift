@@ -11,9 +11,10 @@ import TierCacheRedis
     .timeLimit(.minutes(5)))
 struct RedisTLSTests {
     private func tier(_ endpoint: RedisEndpoint, tls: RedisTLS?, prefix: String = "tls:") throws -> RedisTier {
-        try RedisTier(configuration: .init(
-            deployment: .standalone(endpoint), keyPrefix: prefix, capacity: 1 << 20,
-            connectTimeout: .seconds(2), commandTimeout: .seconds(2), failureMode: .throwErrors, tls: tls))
+        try RedisTier(
+            configuration: .init(
+                deployment: .standalone(endpoint), keyPrefix: prefix, capacity: 1 << 20,
+                connectTimeout: .seconds(2), commandTimeout: .seconds(2), failureMode: .throwErrors, tls: tls))
     }
 
     private func endpoint() throws -> RedisEndpoint {
@@ -59,14 +60,19 @@ struct RedisTLSTests {
         await #expect(throws: TierCacheError.self) { try await other.entry(forKey: key) }
     }
 
-    @Test("A wrong password, an untrusted certificate, or plain text to the TLS port: an error, never a hang or a value")
+    @Test(
+        "A wrong password, an untrusted certificate, or plain text to the TLS port: an error, never a hang or a value")
     func refusals() async throws {
         var wrongPassword = try endpoint()
         wrongPassword.password = "not-the-password"
         let key = try CacheKey("k")
-        await #expect(throws: TierCacheError.self) { try await tier(wrongPassword, tls: try trustingTheTestCA()).entry(forKey: key) }
+        await #expect(throws: TierCacheError.self) {
+            try await tier(wrongPassword, tls: try trustingTheTestCA()).entry(forKey: key)
+        }
         // The system's trust roots do not include the throwaway CA: the handshake fails.
-        await #expect(throws: TierCacheError.self) { try await tier(try endpoint(), tls: RedisTLS()).entry(forKey: key) }
+        await #expect(throws: TierCacheError.self) {
+            try await tier(try endpoint(), tls: RedisTLS()).entry(forKey: key)
+        }
         var plain = try endpoint()
         plain.usesTLS = false
         await #expect(throws: TierCacheError.self) { try await tier(plain, tls: nil).entry(forKey: key) }
@@ -76,15 +82,20 @@ struct RedisTLSTests {
     func badSettings() throws {
         let endpoint = RedisEndpoint(host: "127.0.0.1", port: 1, usesTLS: true)
         let missingFile = RedisTLS(trust: .certificateFile("/nonexistent/ca.pem"))
-        #expect { try tier(endpoint, tls: missingFile) } throws: { ($0 as? TierCacheError)?.code == .invalidConfiguration }
-        let notPEM = FileManager.default.temporaryDirectory.appendingPathComponent("not-a-certificate-\(UUID().uuidString).pem")
+        #expect { try tier(endpoint, tls: missingFile) } throws: {
+            ($0 as? TierCacheError)?.code == .invalidConfiguration
+        }
+        let notPEM = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "not-a-certificate-\(UUID().uuidString).pem")
         try Data("this is not a certificate".utf8).write(to: notPEM)
         defer { try? FileManager.default.removeItem(at: notPEM) }
         #expect { try tier(endpoint, tls: RedisTLS(trust: .certificateFile(notPEM.path))) } throws: {
             ($0 as? TierCacheError)?.code == .invalidConfiguration
         }
         let halfAClientCertificate = RedisTLS(clientCertificateFile: notPEM.path)
-        #expect { try tier(endpoint, tls: halfAClientCertificate) } throws: { ($0 as? TierCacheError)?.code == .invalidConfiguration }
+        #expect { try tier(endpoint, tls: halfAClientCertificate) } throws: {
+            ($0 as? TierCacheError)?.code == .invalidConfiguration
+        }
     }
 
     @Test("rediss:// parses as TLS; other schemes are refused")
@@ -107,10 +118,11 @@ struct RedisTLSReadmeExampleTests {
     func readmeExample() throws {
         let caFileExists = FileManager.default.fileExists(atPath: "/etc/redis/ca.pem")
         do {
-            let redis = try RedisTier(configuration: .init(
-                deployment: .standalone(try RedisEndpoint(url: "rediss://cache:secret@redis.internal:6380")),
-                capacity: 4 << 30,
-                tls: RedisTLS(trust: .certificateFile("/etc/redis/ca.pem"))))
+            let redis = try RedisTier(
+                configuration: .init(
+                    deployment: .standalone(try RedisEndpoint(url: "rediss://cache:secret@redis.internal:6380")),
+                    capacity: 4 << 30,
+                    tls: RedisTLS(trust: .certificateFile("/etc/redis/ca.pem"))))
             #expect(caFileExists, "made a tier without its CA file")
             _ = redis
         } catch let error as TierCacheError {

@@ -2,21 +2,24 @@ import Foundation
 import Testing
 import TierCache
 import TierCacheLMDB
+
 @testable import TierCacheRedis
 
 /// Memory over LMDB over Redis, as the README shows it.
 @Suite(.enabled(if: RedisServers.available, RedisServers.missingMessage), .timeLimit(.minutes(5)))
 struct ThreeTierTests {
     @Test func aRedisHitIsPromotedAndMemoryOnlyEntriesNeverReachRedis() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tiercache-three-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "tiercache-three-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let endpoint = try #require(RedisServers.standalone)
         let prefix = "three:\(UUID().uuidString):"
 
         // README:begin three-tiers
-        let redis = try RedisTier(configuration: .init(
-            deployment: .standalone(endpoint),  // or .cluster(seeds: […])
-            keyPrefix: prefix, capacity: 64 << 20))
+        let redis = try RedisTier(
+            configuration: .init(
+                deployment: .standalone(endpoint),  // or .cluster(seeds: […])
+                keyPrefix: prefix, capacity: 64 << 20))
         let cache = TieredCache(tiers: [
             try MemoryTier(capacity: 16 << 20),
             try LMDBTier(directory: directory, configuration: .init(capacity: 256 << 20)),

@@ -1,5 +1,5 @@
-import TierCache
 import Testing
+import TierCache
 
 @Suite("ByteCount: one way to read and print sizes")
 struct ByteCountTests {
@@ -24,8 +24,10 @@ struct ByteCountTests {
 
     @Test(
         "Bad input is an error that names the accepted forms",
-        arguments: ["", " ", "MiB", "-1", "-1MiB", "1.5", "1.5B.", ".5MiB", "5.MiB", "1.2.3KiB", "12XB", "10%", "1e3",
-                    "9999999999TiB", "99999999999999999999", "nan", "inf GiB", "12 Mi B x"])
+        arguments: [
+            "", " ", "MiB", "-1", "-1MiB", "1.5", "1.5B.", ".5MiB", "5.MiB", "1.2.3KiB", "12XB", "10%", "1e3",
+            "9999999999TiB", "99999999999999999999", "nan", "inf GiB", "12 Mi B x",
+        ])
     func rejected(text: String) {
         let error = #expect(throws: ByteCount.ParseError.self) { try ByteCount(parsing: text) }
         #expect(error?.text == text)

@@ -1,5 +1,5 @@
-import TierCache
 import Testing
+import TierCache
 
 @Suite("CacheKey")
 struct CacheKeyTests {
@@ -12,7 +12,9 @@ struct CacheKeyTests {
         #expect((try? CacheKey(String(repeating: "k", count: CacheKey.maximumUTF8Length))) != nil)
         // The limit counts UTF-8 bytes, not characters.
         #expect((try? CacheKey(String(repeating: "é", count: CacheKey.maximumUTF8Length / 2))) != nil)
-        #expect(throws: TierCacheError.self) { try CacheKey(String(repeating: "é", count: CacheKey.maximumUTF8Length / 2 + 1)) }
+        #expect(throws: TierCacheError.self) {
+            try CacheKey(String(repeating: "é", count: CacheKey.maximumUTF8Length / 2 + 1))
+        }
     }
 
     @Test("A key beside another is the two joined while they fit")
@@ -26,7 +28,8 @@ struct CacheKeyTests {
         let longA = try CacheKey(String(repeating: "a", count: CacheKey.maximumUTF8Length))
         let longB = try CacheKey(String(repeating: "a", count: CacheKey.maximumUTF8Length - 1) + "b")
         let keys = [
-            CacheKey(longA, appending: "\u{1F}head"), CacheKey(longB, appending: "\u{1F}head"), CacheKey(longA, appending: "\u{1F}partial"),
+            CacheKey(longA, appending: "\u{1F}head"), CacheKey(longB, appending: "\u{1F}head"),
+            CacheKey(longA, appending: "\u{1F}partial"),
             CacheKey(longA, appending: String(repeating: "s", count: CacheKey.maximumUTF8Length)),
             CacheKey(longA, appending: String(repeating: "t", count: CacheKey.maximumUTF8Length)),
         ]

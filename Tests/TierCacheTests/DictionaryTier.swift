@@ -30,7 +30,8 @@ final class DictionaryTier: LocalCacheTier {
 
     func store(_ entry: CacheEntry, forKey key: CacheKey) -> StoreOutcome {
         let outcome: StoreOutcome =
-            entry.size > maxEntryBytes ? .refused(.tooLarge(size: entry.size, limit: maxEntryBytes))
+            entry.size > maxEntryBytes
+            ? .refused(.tooLarge(size: entry.size, limit: maxEntryBytes))
             : entry.metadata.isExpired(at: Date()) ? .refused(.alreadyExpired) : .stored
         let evicted = state.withLock { state -> Int in
             if let old = state.entries.removeValue(forKey: key) {
@@ -65,7 +66,9 @@ final class DictionaryTier: LocalCacheTier {
     func removeAll() { state.withLock { $0 = ([:], [], 0) } }
 
     func usage() -> TierUsage {
-        state.withLock { TierUsage(bytes: $0.bytes, entries: $0.entries.count, capacity: capacity, maxEntryBytes: maxEntryBytes) }
+        state.withLock {
+            TierUsage(bytes: $0.bytes, entries: $0.entries.count, capacity: capacity, maxEntryBytes: maxEntryBytes)
+        }
     }
 
     func statistics() -> TierStatistics { counters.snapshot(usage: usage()) }

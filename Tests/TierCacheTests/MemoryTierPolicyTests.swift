@@ -62,15 +62,17 @@ struct MemoryTierPolicyTests {
     /// Hit counts of libCacheSim (pip `libcachesim` 0.3.5: `S3FIFO(cache_size:)`, `LRU(cache_size:)`,
     /// `get` of a request per line) on the same trace with each object's size set to the tier's
     /// cost of its entry (value + 9 key bytes + 64): the tier must reach exactly these.
-    @Test("S3-FIFO and LRU hit exactly as libCacheSim's on a Zipf trace", arguments: [
-        // (policy, capacity, variable sizes, libCacheSim's hits)
-        (MemoryTier.EvictionPolicy.s3fifo, 7_400, false, 25_750),
-        (.s3fifo, 51_800, false, 39_525),
-        (.s3fifo, 307_200, true, 32_379),
-        (.s3fifo, 2_097_152, true, 47_640),
-        (.lru, 7_400, false, 18_632),
-        (.lru, 307_200, true, 26_810),
-    ])
+    @Test(
+        "S3-FIFO and LRU hit exactly as libCacheSim's on a Zipf trace",
+        arguments: [
+            // (policy, capacity, variable sizes, libCacheSim's hits)
+            (MemoryTier.EvictionPolicy.s3fifo, 7_400, false, 25_750),
+            (.s3fifo, 51_800, false, 39_525),
+            (.s3fifo, 307_200, true, 32_379),
+            (.s3fifo, 2_097_152, true, 47_640),
+            (.lru, 7_400, false, 18_632),
+            (.lru, 307_200, true, 26_810),
+        ])
     func libCacheSimHits(policy: MemoryTier.EvictionPolicy, capacity: Int, variable: Bool, expected: Int) throws {
         #expect(try Self.hits(policy: policy, capacity: capacity, variable: variable) == expected)
     }
@@ -133,7 +135,9 @@ struct MemoryTierPolicyTests {
         #expect(try hotHitsAfterScan(.lru) == 0)
     }
 
-    @Test("Replacing an entry's value keeps the key and accounts the new size", arguments: MemoryTier.EvictionPolicy.allCases)
+    @Test(
+        "Replacing an entry's value keeps the key and accounts the new size",
+        arguments: MemoryTier.EvictionPolicy.allCases)
     func replace(policy: MemoryTier.EvictionPolicy) throws {
         let tier = try MemoryTier(.init(capacity: 10_000, maxEntryFraction: 0.05, policy: policy))
         for index in 0..<50 { _ = tier.store(entry(100), forKey: key("k\(index)")) }
@@ -145,7 +149,8 @@ struct MemoryTierPolicyTests {
             sum + (key.rawValue == "k49" ? 300 : 100) + key.rawValue.utf8.count + MemoryTier.perEntryOverhead
         }
         #expect(residents.contains(key("k49")))
-        #expect(tier.usage() == TierUsage(bytes: expected, entries: residents.count, capacity: 10_000, maxEntryBytes: 500))
+        #expect(
+            tier.usage() == TierUsage(bytes: expected, entries: residents.count, capacity: 10_000, maxEntryBytes: 500))
     }
 
     @Test("Many tasks reading and writing keep every limit", arguments: MemoryTier.EvictionPolicy.allCases)
@@ -156,7 +161,9 @@ struct MemoryTierPolicyTests {
                 group.addTask {
                     for index in 0..<2_000 {
                         let name = "k\((index * 31 + worker * 7) % 400)"
-                        if tier.entry(forKey: key(name)) == nil { _ = tier.store(entry(index % 200), forKey: key(name)) }
+                        if tier.entry(forKey: key(name)) == nil {
+                            _ = tier.store(entry(index % 200), forKey: key(name))
+                        }
                         if index % 97 == 0 { tier.removeEntry(forKey: key(name)) }
                     }
                 }
@@ -168,6 +175,8 @@ struct MemoryTierPolicyTests {
         let statistics = tier.statistics()
         #expect(statistics.hits + statistics.misses == 16_000)
         tier.removeAll()
-        #expect(tier.usage() == TierUsage(bytes: 0, entries: 0, capacity: 20_000, maxEntryBytes: tier.usage().maxEntryBytes))
+        #expect(
+            tier.usage() == TierUsage(bytes: 0, entries: 0, capacity: 20_000, maxEntryBytes: tier.usage().maxEntryBytes)
+        )
     }
 }

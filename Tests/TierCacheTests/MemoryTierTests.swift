@@ -10,7 +10,8 @@ func key(_ text: String) -> CacheKey {
     return key
 }
 func entry(_ size: Int, byte: UInt8 = 1, expiresAt: Date? = nil) -> CacheEntry {
-    CacheEntry(value: [UInt8](repeating: byte, count: size), storedAt: Date(timeIntervalSince1970: 0), expiresAt: expiresAt)
+    CacheEntry(
+        value: [UInt8](repeating: byte, count: size), storedAt: Date(timeIntervalSince1970: 0), expiresAt: expiresAt)
 }
 
 @Suite("MemoryTier")
@@ -39,19 +40,25 @@ struct MemoryTierTests {
         #expect(tier.usage().entries == 5)
     }
 
-    @Test("Refuses an entry over its share of capacity, exactly at the limit", arguments: MemoryTier.EvictionPolicy.allCases)
+    @Test(
+        "Refuses an entry over its share of capacity, exactly at the limit",
+        arguments: MemoryTier.EvictionPolicy.allCases)
     func entrySizeRule(policy: MemoryTier.EvictionPolicy) throws {
         let tier = try MemoryTier(capacity: 100_000, policy: policy)  // 5% = 5,000 bytes of cost
         let limit = tier.usage().maxEntryBytes
         #expect(limit == 5_000)
         let overhead = MemoryTier.perEntryOverhead + 1  // key "k"
         #expect(tier.store(entry(limit - overhead), forKey: key("k")) == .stored)
-        #expect(tier.store(entry(limit - overhead + 1), forKey: key("k")) == .refused(.tooLarge(size: limit + 1, limit: limit)))
+        #expect(
+            tier.store(entry(limit - overhead + 1), forKey: key("k"))
+                == .refused(.tooLarge(size: limit + 1, limit: limit)))
         #expect(tier.entry(forKey: key("k")) == nil, "a refused store removes the older entry")
         #expect(tier.statistics().refusedTooLarge == 1)
     }
 
-    @Test("Entries past their expiry hint are misses, by the injected clock", arguments: MemoryTier.EvictionPolicy.allCases)
+    @Test(
+        "Entries past their expiry hint are misses, by the injected clock",
+        arguments: MemoryTier.EvictionPolicy.allCases)
     func expiry(policy: MemoryTier.EvictionPolicy) throws {
         let clock = ManualCacheClock()
         let tier = try MemoryTier(.init(capacity: 10_000, policy: policy, clock: clock.cacheClock))
@@ -63,14 +70,16 @@ struct MemoryTierTests {
         #expect(statistics.expirations == 1 && statistics.hits == 1 && statistics.misses == 1)
     }
 
-    @Test("Rejects capacities, counts and fractions out of range", arguments: [
-        MemoryTier.Configuration(capacity: 0),
-        MemoryTier.Configuration(capacity: -5),
-        MemoryTier.Configuration(capacity: 100, maxEntryCount: 0),
-        MemoryTier.Configuration(capacity: 100, maxEntryFraction: 0),
-        MemoryTier.Configuration(capacity: 100, maxEntryFraction: 1.5),
-        MemoryTier.Configuration(capacity: 100, maxEntryFraction: .nan),
-    ])
+    @Test(
+        "Rejects capacities, counts and fractions out of range",
+        arguments: [
+            MemoryTier.Configuration(capacity: 0),
+            MemoryTier.Configuration(capacity: -5),
+            MemoryTier.Configuration(capacity: 100, maxEntryCount: 0),
+            MemoryTier.Configuration(capacity: 100, maxEntryFraction: 0),
+            MemoryTier.Configuration(capacity: 100, maxEntryFraction: 1.5),
+            MemoryTier.Configuration(capacity: 100, maxEntryFraction: .nan),
+        ])
     func invalidConfiguration(_ configuration: MemoryTier.Configuration) {
         #expect(throws: TierCacheError.self) { try MemoryTier(configuration) }
         do {

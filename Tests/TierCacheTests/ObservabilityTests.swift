@@ -35,8 +35,10 @@ struct ObservabilityTests {
 
         let ram = [("tier", "ram")]
         #expect(try metrics.expectCounter("tiercache_tier_stores_total", ram + [("outcome", "stored")]).totalValue == 3)
-        #expect(try metrics.expectCounter("tiercache_tier_stores_total", ram + [("outcome", "too_large")]).totalValue == 1)
-        #expect(try metrics.expectCounter("tiercache_tier_stores_total", ram + [("outcome", "expired")]).totalValue == 1)
+        #expect(
+            try metrics.expectCounter("tiercache_tier_stores_total", ram + [("outcome", "too_large")]).totalValue == 1)
+        #expect(
+            try metrics.expectCounter("tiercache_tier_stores_total", ram + [("outcome", "expired")]).totalValue == 1)
         #expect(try metrics.expectCounter("tiercache_tier_evictions_total", ram).totalValue == 1)
         #expect(try metrics.expectCounter("tiercache_tier_lookups_total", ram + [("result", "hit")]).totalValue == 1)
         #expect(try metrics.expectCounter("tiercache_tier_lookups_total", ram + [("result", "miss")]).totalValue == 1)
@@ -48,7 +50,9 @@ struct ObservabilityTests {
 
         let statistics = tier.statistics()
         #expect(statistics.stores == 3 && statistics.refusedTooLarge == 1 && statistics.refusedExpired == 1)
-        #expect(statistics.evictions == 1 && statistics.hits == 1 && statistics.misses == 1, "statistics count the same events")
+        #expect(
+            statistics.evictions == 1 && statistics.hits == 1 && statistics.misses == 1,
+            "statistics count the same events")
     }
 
     @Test("Counters record nothing without a name, with the no-op factory, or when no backend was bootstrapped")
@@ -74,8 +78,11 @@ struct ObservabilityTests {
         counters.recordStoreReset()
         let mine = [("tier", "mine")]
         #expect(try metrics.expectCounter("tiercache_tier_lookups_total", mine + [("result", "hit")]).totalValue == 1)
-        #expect(try metrics.expectCounter("tiercache_tier_stores_total", mine + [("outcome", "out_of_space")]).totalValue == 1)
-        #expect(metrics.counterTotal(label: "tiercache_tier_stores_total") == 1, "no policy refusal counted by the tier")
+        #expect(
+            try metrics.expectCounter("tiercache_tier_stores_total", mine + [("outcome", "out_of_space")]).totalValue
+                == 1)
+        #expect(
+            metrics.counterTotal(label: "tiercache_tier_stores_total") == 1, "no policy refusal counted by the tier")
         #expect(try metrics.expectCounter("tiercache_tier_evictions_total", mine).totalValue == 0)
         for label in ["expirations", "corruptions_removed", "errors", "store_resets"] {
             #expect(try metrics.expectCounter("tiercache_tier_\(label)_total", mine).totalValue == 1, "\(label)")
@@ -106,7 +113,9 @@ struct ObservabilityTests {
 
         // Memory-only: the remote tier's refusal is the cache's decision, counted under its name.
         await cache.store(entry(10), forKey: key, policy: .allowedInMemoryOnly)
-        #expect(try metrics.expectCounter("tiercache_tier_stores_total", [("tier", "flaky"), ("outcome", "policy")]).totalValue == 1)
+        #expect(
+            try metrics.expectCounter("tiercache_tier_stores_total", [("tier", "flaky"), ("outcome", "policy")])
+                .totalValue == 1)
         #expect(await cache.lookup(key) != nil)
         #expect(cache.localEntry(forKey: key) != nil)
         #expect(try metrics.expectCounter("tiercache_lookups_total", [("result", "miss")]).totalValue == 5)
@@ -134,10 +143,19 @@ final class FlakyTier: CacheTier {
     private func check() throws(TierCacheError) {
         if isBroken.load(ordering: .relaxed) { throw TierCacheError(.storageFailure, "the test's tier is broken") }
     }
-    func entry(forKey key: CacheKey) async throws -> CacheEntry? { try check(); return nil }
-    func store(_ entry: CacheEntry, forKey key: CacheKey) async throws -> StoreOutcome { try check(); return .stored }
+    func entry(forKey key: CacheKey) async throws -> CacheEntry? {
+        try check()
+        return nil
+    }
+    func store(_ entry: CacheEntry, forKey key: CacheKey) async throws -> StoreOutcome {
+        try check()
+        return .stored
+    }
     func removeEntry(forKey key: CacheKey) async throws { try check() }
     func removeAll() async throws { try check() }
-    func usage() async throws -> TierUsage { try check(); return TierUsage(bytes: 0, entries: 0, capacity: 1, maxEntryBytes: 1) }
+    func usage() async throws -> TierUsage {
+        try check()
+        return TierUsage(bytes: 0, entries: 0, capacity: 1, maxEntryBytes: 1)
+    }
     func statistics() async -> TierStatistics { TierStatistics() }
 }

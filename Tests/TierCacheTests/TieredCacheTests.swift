@@ -70,7 +70,8 @@ struct TieredCacheTests {
     func tooLarge() async throws {
         // 10,000 bytes: over the memory tier's 5,000-byte limit, under the disk tier's 50,000.
         let report = await cache.store(entry(10_000), forKey: key("big"), policy: .allowed)
-        guard case .refused(.tooLarge(_, 5_000)) = report.outcomes[0].outcome, case .stored = report.outcomes[1].outcome else {
+        guard case .refused(.tooLarge(_, 5_000)) = report.outcomes[0].outcome, case .stored = report.outcomes[1].outcome
+        else {
             Issue.record("outcomes were \(report.outcomes)")
             return
         }
@@ -118,9 +119,12 @@ struct TieredCacheTests {
     @Test("Lookups limited to some tiers read only those, and still promote into every tier above")
     func partialLookups() async throws {
         #expect(cache.leadingMemoryTiers == 1)
-        #expect(TieredCache(tiers: [disk, memory]).leadingMemoryTiers == 0, "memory under a disk tier is not at the top")
+        #expect(
+            TieredCache(tiers: [disk, memory]).leadingMemoryTiers == 0, "memory under a disk tier is not at the top")
         _ = disk.store(entry(10), forKey: key("k"))
-        #expect(cache.localEntry(forKey: key("k"), tiers: 0..<cache.leadingMemoryTiers) == nil, "the disk tier was not read")
+        #expect(
+            cache.localEntry(forKey: key("k"), tiers: 0..<cache.leadingMemoryTiers) == nil, "the disk tier was not read"
+        )
         #expect(disk.statistics().hits == 0)
         let hit = try #require(await cache.lookup(key("k"), from: cache.leadingMemoryTiers))
         #expect(hit.tierName == "disk")

@@ -56,8 +56,11 @@ if CommandLine.arguments.dropFirst().first == "profile" {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tiercache-at-rest-profile")
     try? FileManager.default.removeItem(at: directory)
     let encryption = encrypted ? try EncryptionAtRest(currentKey: .init(id: 1, key: aesKey)) : nil
-    let tier = try LMDBTier(directory: directory, configuration: .init(capacity: 1 << 30, encryption: encryption, durability: .none))
-    for (key, value) in zip(keys, values) { _ = try tier.store(CacheEntry(value: value, storedAt: Date()), forKey: key) }
+    let tier = try LMDBTier(
+        directory: directory, configuration: .init(capacity: 1 << 30, encryption: encryption, durability: .none))
+    for (key, value) in zip(keys, values) {
+        _ = try tier.store(CacheEntry(value: value, storedAt: Date()), forKey: key)
+    }
     let start = ContinuousClock.now
     for _ in 0..<rounds {
         for key in keys { _ = try tier.entry(forKey: key) }
@@ -77,30 +80,45 @@ if CommandLine.arguments.dropFirst().first == "crypto" {
     }
     var raw: [Double] = [], data: [Double] = []
     for _ in 0..<5 {
-        raw.append(try box.withUnsafeBytes { boxBytes in
-            try context.withUnsafeBytes { contextBytes in
-                try rate { _ = [UInt8](try AES.GCM.open(AES.GCM.SealedBox(combined: boxBytes), using: aesKey, authenticating: contextBytes)) }
-            }
-        })
-        data.append(try box.withUnsafeBytes { boxBytes in
-            try context.withUnsafeBytes { contextBytes in
-                try rate {
-                    _ = [UInt8](try AES.GCM.open(AES.GCM.SealedBox(combined: Data(boxBytes)), using: aesKey, authenticating: Data(contextBytes)))
+        raw.append(
+            try box.withUnsafeBytes { boxBytes in
+                try context.withUnsafeBytes { contextBytes in
+                    try rate {
+                        _ = [UInt8](
+                            try AES.GCM.open(
+                                AES.GCM.SealedBox(combined: boxBytes), using: aesKey, authenticating: contextBytes))
+                    }
                 }
-            }
-        })
+            })
+        data.append(
+            try box.withUnsafeBytes { boxBytes in
+                try context.withUnsafeBytes { contextBytes in
+                    try rate {
+                        _ = [UInt8](
+                            try AES.GCM.open(
+                                AES.GCM.SealedBox(combined: Data(boxBytes)), using: aesKey,
+                                authenticating: Data(contextBytes)))
+                    }
+                }
+            })
     }
     let chachaBox = [UInt8](try ChaChaPoly.seal(plaintext, using: aesKey, authenticating: context).combined)
     let chacha = try chachaBox.withUnsafeBytes { boxBytes in
         try context.withUnsafeBytes { contextBytes in
-            try rate { _ = [UInt8](try ChaChaPoly.open(ChaChaPoly.SealedBox(combined: boxBytes), using: aesKey, authenticating: contextBytes)) }
+            try rate {
+                _ = [UInt8](
+                    try ChaChaPoly.open(
+                        ChaChaPoly.SealedBox(combined: boxBytes), using: aesKey, authenticating: contextBytes))
+            }
         }
     }
     print("AES-GCM: raw buffers \(median(raw)) opens/s, Data \(median(data)) opens/s; ChaChaPoly \(chacha) opens/s")
     exit(0)
 }
 var notes: [String] = []
-print("| JSON size | variant | value ÷ compressed | value ÷ stored record | get vs no dictionary | set vs no dictionary |")
+print(
+    "| JSON size | variant | value ÷ compressed | value ÷ stored record | get vs no dictionary | set vs no dictionary |"
+)
 print("|---|---|---|---|---|---|")
 for size in [256, 1_024, 4_096] {
     let workload = AtRestWorkload(size: size, entries: entries)
@@ -111,13 +129,15 @@ for size in [256, 1_024, 4_096] {
     var directories: [URL] = []
     var lines: [String] = []
     for variant in variants {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tiercache-at-rest-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "tiercache-at-rest-\(UUID().uuidString)")
         directories.append(directory)
         let encryption = variant.encrypted ? try EncryptionAtRest(currentKey: .init(id: 1, key: aesKey)) : nil
         let tier = try LMDBTier(
             directory: directory,
             configuration: .init(
-                capacity: 1 << 30, dictionary: variant.dictionary ? .automatic() : .off, encryption: encryption, durability: .none))
+                capacity: 1 << 30, dictionary: variant.dictionary ? .automatic() : .off, encryption: encryption,
+                durability: .none))
         var slowestStore = Duration.zero
         for (index, value) in trainingValues.enumerated() {
             guard let key = try? CacheKey("train-\(index)") else { continue }
@@ -130,10 +150,13 @@ for size in [256, 1_024, 4_096] {
             let trained = try tier.storedDictionaries()
             if trained.isEmpty { print("warning: \(variant.name) trained no dictionary at \(size) B") }
             // The store that filled the sample ring trained the dictionary on its thread.
-            notes.append("\(size) B, \(variant.name): dictionary of \(trained.first?.bytes ?? 0) bytes on \(trained.first?.samples ?? 0) "
-                + "samples; the store that trained it took \(slowestStore)")
+            notes.append(
+                "\(size) B, \(variant.name): dictionary of \(trained.first?.bytes ?? 0) bytes on \(trained.first?.samples ?? 0) "
+                    + "samples; the store that trained it took \(slowestStore)")
         }
-        for (key, value) in zip(keys, values) { _ = try tier.store(CacheEntry(value: value, storedAt: now), forKey: key) }
+        for (key, value) in zip(keys, values) {
+            _ = try tier.store(CacheEntry(value: value, storedAt: now), forKey: key)
+        }
         let report = try LMDBTier.inspect(directory: directory, encryption: encryption)
         let compressed = report.compressionRatio
         let stored = Double(report.valueBytes) / Double(max(1, report.recordBytes))
@@ -153,7 +176,9 @@ for size in [256, 1_024, 4_096] {
                 for key in keys where try tier.entry(forKey: key) == nil { print("miss in \(variants[index].name)") }
             }
             sets[index] = try timed {
-                for (key, value) in zip(keys, values) { _ = try tier.store(CacheEntry(value: value, storedAt: now), forKey: key) }
+                for (key, value) in zip(keys, values) {
+                    _ = try tier.store(CacheEntry(value: value, storedAt: now), forKey: key)
+                }
             }
         }
         for index in variants.indices {
@@ -162,8 +187,9 @@ for size in [256, 1_024, 4_096] {
         }
     }
     for (index, variant) in variants.enumerated() {
-        print("| \(size) B | \(variant.name) | \(lines[index]) | "
-            + String(format: "%.2fx | %.2fx |", median(getRatios[index]), median(setRatios[index])))
+        print(
+            "| \(size) B | \(variant.name) | \(lines[index]) | "
+                + String(format: "%.2fx | %.2fx |", median(getRatios[index]), median(setRatios[index])))
     }
     tiers.removeAll()
     for directory in directories { try? FileManager.default.removeItem(at: directory) }

@@ -14,7 +14,8 @@ import Workloads
 
 let arguments = CommandLine.arguments
 func option(_ name: String, default value: Int) -> Int {
-    arguments.firstIndex(of: name).flatMap { arguments.indices.contains($0 + 1) ? Int(arguments[$0 + 1]) : nil } ?? value
+    arguments.firstIndex(of: name).flatMap { arguments.indices.contains($0 + 1) ? Int(arguments[$0 + 1]) : nil }
+        ?? value
 }
 let writers = option("--writers", default: 16)
 let seconds = option("--seconds", default: 4)
@@ -22,7 +23,8 @@ let keyCount = option("--keys", default: 50_000)
 
 let values = (0..<64).map { Workload.json(size: 1_024, seed: $0) }
 let keys = (0..<keyCount).compactMap { try? CacheKey("group-commit-\($0)") }
-let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tiercache-group-commit-probe-\(getpid())")
+let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+    "tiercache-group-commit-probe-\(getpid())")
 defer { try? FileManager.default.removeItem(at: directory) }
 let tier = try LMDBTier(directory: directory, capacity: 1 << 30)
 
@@ -36,7 +38,8 @@ func storeOnThreads(until deadline: ContinuousClock.Instant, limit: Int = .max) 
             var count = 0
             var index = thread
             while index < limit, ContinuousClock.now < deadline {
-                _ = try? tier.store(CacheEntry(value: values[index % values.count], storedAt: Date()), forKey: keys[index % keys.count])
+                _ = try? tier.store(
+                    CacheEntry(value: values[index % values.count], storedAt: Date()), forKey: keys[index % keys.count])
                 index += writers
                 count += 1
             }
@@ -54,5 +57,7 @@ let started = ContinuousClock.now
 let stores = storeOnThreads(until: started + .seconds(seconds))
 let elapsed = ContinuousClock.now - started
 let wall = Double(elapsed.components.seconds) * 1e6 + Double(elapsed.components.attoseconds) / 1e12
-print(String(format: "%d writers: %d stores, %.1f µs a store, CPU %.1f µs a store", writers, stores, wall / Double(stores),
-             (ProcessCPUTime.now.total - cpuBefore.total) / Double(stores)))
+print(
+    String(
+        format: "%d writers: %d stores, %.1f µs a store, CPU %.1f µs a store", writers, stores, wall / Double(stores),
+        (ProcessCPUTime.now.total - cpuBefore.total) / Double(stores)))

@@ -20,7 +20,9 @@ let benchmarks: @Sendable () -> Void = {
 
     let url = URL(string: "https://api.example.com/v1/items/42?fields=all")!
     let body = Data(String(repeating: "{\"id\":42,\"name\":\"item\"}", count: 40).utf8)  // about 1 KiB
-    let headers: [String: String] = ["Cache-Control": "public, max-age=3600", "Content-Type": "application/json", "ETag": "\"v1\""]
+    let headers: [String: String] = [
+        "Cache-Control": "public, max-age=3600", "Content-Type": "application/json", "ETag": "\"v1\"",
+    ]
 
     // HTTPCache over a memory tier, primed with one fresh response.
     guard let memory = try? MemoryTier(capacity: 64 << 20) else { return }
@@ -44,7 +46,8 @@ let benchmarks: @Sendable () -> Void = {
     let urlCache = URLCache(memoryCapacity: 64 << 20, diskCapacity: 0, diskPath: nil)
     let urlRequest = URLRequest(url: url)
     if let response = HTTPURLResponse(url: url, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: headers) {
-        urlCache.storeCachedResponse(CachedURLResponse(response: response, data: body, storagePolicy: .allowedInMemoryOnly), for: urlRequest)
+        urlCache.storeCachedResponse(
+            CachedURLResponse(response: response, data: body, storagePolicy: .allowedInMemoryOnly), for: urlRequest)
     }
     Benchmark("HTTP fresh memory hit: baseline URLCache.cachedResponse(for:)") { benchmark in
         for _ in benchmark.scaledIterations {
@@ -56,7 +59,8 @@ let benchmarks: @Sendable () -> Void = {
     // their times taken per pair: this machine's speed drifts by 2x over seconds, which moves the
     // two separate benchmarks above apart; a ratio of adjacent slices does not drift with it.
     // Reported as a custom metric, the speed-up x100 (300 = 3x).
-    let speedup = BenchmarkMetric.custom("HTTPCache speed-up over URLCache x100", polarity: .prefersLarger, useScalingFactor: false)
+    let speedup = BenchmarkMetric.custom(
+        "HTTPCache speed-up over URLCache x100", polarity: .prefersLarger, useScalingFactor: false)
     Benchmark(
         "HTTP fresh memory hit: HTTPCache over URLCache, paired slices",
         configuration: .init(metrics: [speedup], scalingFactor: .one, maxDuration: .seconds(6), maxIterations: 400)
@@ -68,7 +72,9 @@ let benchmarks: @Sendable () -> Void = {
         let urlRequests = (0..<64).map { _ in URLRequest(url: url) }
         for _ in benchmark.scaledIterations {
             let cacheStart = clock.now
-            for call in 0..<2_000 { blackHole(try await cache.response(for: requests[call & 63], transport: transport)) }
+            for call in 0..<2_000 {
+                blackHole(try await cache.response(for: requests[call & 63], transport: transport))
+            }
             let cacheTime = cacheStart.duration(to: clock.now)
             let urlCacheStart = clock.now
             for call in 0..<2_000 { blackHole(urlCache.cachedResponse(for: urlRequests[call & 63])) }
@@ -93,7 +99,9 @@ let benchmarks: @Sendable () -> Void = {
             var ratios: [Int] = []
             for _ in iterations {
                 let cacheStart = clock.now
-                for call in 0..<2_000 { blackHole(try await cache.response(for: requests[call & 63], transport: transport)) }
+                for call in 0..<2_000 {
+                    blackHole(try await cache.response(for: requests[call & 63], transport: transport))
+                }
                 let cacheTime = cacheStart.duration(to: clock.now)
                 let urlCacheStart = clock.now
                 for call in 0..<2_000 { blackHole(urlCache.cachedResponse(for: urlRequests[call & 63])) }

@@ -24,11 +24,14 @@ import FoundationNetworking
 
 func httpDiskHitBenchmarks(entries: Int) {
     let body = Data(String(repeating: "{\"id\":42,\"name\":\"item\"}", count: 40).utf8)  // about 1 KiB
-    let headers: [String: String] = ["Cache-Control": "public, max-age=86400", "Content-Type": "application/json", "ETag": "\"v1\""]
+    let headers: [String: String] = [
+        "Cache-Control": "public, max-age=86400", "Content-Type": "application/json", "ETag": "\"v1\"",
+    ]
     let urls = (0..<entries).compactMap { URL(string: "https://api.example.com/v1/items/\($0)?fields=all") }
     var generator = SystemRandomNumberGenerator()
     let order = Array(urls.indices).shuffled(using: &generator)
-    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tiercache-disk-hits-\(entries)-\(UUID().uuidString)")
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+        "tiercache-disk-hits-\(entries)-\(UUID().uuidString)")
 
     let fixture = DiskHitFixture(directory: directory)
     var fields = HTTPFields()
@@ -38,7 +41,8 @@ func httpDiskHitBenchmarks(entries: Int) {
     let transport: HTTPCache.Transport = { _, _ in (primed, body) }
     let requests = urls.map { HTTPRequest(method: .get, url: $0) }
 
-    Benchmark("HTTP fresh disk hit, \(entries) entries: HTTPCache over LMDBTier") { [cursor = AccessCursor()] benchmark in
+    Benchmark("HTTP fresh disk hit, \(entries) entries: HTTPCache over LMDBTier") {
+        [cursor = AccessCursor()] benchmark in
         let cache = try fixture.cache()
         var position = cursor.take(benchmark.scaledIterations.count)
         for _ in benchmark.scaledIterations {
@@ -49,7 +53,8 @@ func httpDiskHitBenchmarks(entries: Int) {
         let cache = try fixture.cache()
         for request in requests { _ = try await cache.response(for: request, transport: transport) }
         // What is timed must be hits: check a sample before the first measurement.
-        for request in requests.prefix(50) where try await !cache.response(for: request, transport: transport).source.isFromCache {
+        for request in requests.prefix(50)
+        where try await !cache.response(for: request, transport: transport).source.isFromCache {
             throw DiskHitFixture.NotAHit(url: request.path ?? "")
         }
     } teardown: {
@@ -60,7 +65,8 @@ func httpDiskHitBenchmarks(entries: Int) {
     let urlRequests = urls.map { URLRequest(url: $0) }
     // Milliseconds a lookup: one lookup an iteration, a few hundred a run.
     let slow = Benchmark.Configuration(scalingFactor: .one, maxDuration: .seconds(5), maxIterations: 500)
-    Benchmark("HTTP fresh disk hit, \(entries) entries: baseline URLCache from disk", configuration: slow) { [cursor = AccessCursor()] benchmark in
+    Benchmark("HTTP fresh disk hit, \(entries) entries: baseline URLCache from disk", configuration: slow) {
+        [cursor = AccessCursor()] benchmark in
         let urlCache = fixture.urlCache()
         var position = cursor.take(benchmark.scaledIterations.count)
         for _ in benchmark.scaledIterations {
@@ -70,8 +76,12 @@ func httpDiskHitBenchmarks(entries: Int) {
     } setup: {
         let urlCache = fixture.urlCache()
         for (url, request) in zip(urls, urlRequests) {
-            guard let response = HTTPURLResponse(url: url, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: headers) else { continue }
-            urlCache.storeCachedResponse(CachedURLResponse(response: response, data: body, storagePolicy: .allowed), for: request)
+            guard
+                let response = HTTPURLResponse(
+                    url: url, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: headers)
+            else { continue }
+            urlCache.storeCachedResponse(
+                CachedURLResponse(response: response, data: body, storagePolicy: .allowed), for: request)
         }
         for request in urlRequests.prefix(50) where urlCache.cachedResponse(for: request) == nil {
             throw DiskHitFixture.NotAHit(url: request.url?.absoluteString ?? "")
@@ -99,7 +109,9 @@ final class DiskHitFixture: @unchecked Sendable {
     func cache() throws -> HTTPCache {
         try lock.withLock {
             if let httpCache { return httpCache }
-            let disk = try LMDBTier(directory: directory.appendingPathComponent("lmdb"), configuration: .init(capacity: 2 << 30, durability: .none))
+            let disk = try LMDBTier(
+                directory: directory.appendingPathComponent("lmdb"),
+                configuration: .init(capacity: 2 << 30, durability: .none))
             let made = HTTPCache(storage: TieredCache(tiers: [disk]))
             httpCache = made
             return made
@@ -110,7 +122,8 @@ final class DiskHitFixture: @unchecked Sendable {
     func urlCache() -> URLCache {
         lock.withLock {
             if let foundationCache { return foundationCache }
-            let made = URLCache(memoryCapacity: 0, diskCapacity: 2 << 30, diskPath: directory.appendingPathComponent("urlcache").path)
+            let made = URLCache(
+                memoryCapacity: 0, diskCapacity: 2 << 30, diskPath: directory.appendingPathComponent("urlcache").path)
             foundationCache = made
             return made
         }

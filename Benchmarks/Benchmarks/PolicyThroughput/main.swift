@@ -25,7 +25,9 @@ let accesses = Workload.accesses
 let strings = Workload.keyStrings
 let keys = strings.compactMap { try? CacheKey($0) }
 let entry = CacheEntry(value: Workload.policyValue, storedAt: Date())
-let policies: [(name: String, policy: MemoryTier.EvictionPolicy)] = [("LRU", .lru), ("S3-FIFO", .s3fifo), ("W-TinyLFU", .wTinyLFU)]
+let policies: [(name: String, policy: MemoryTier.EvictionPolicy)] = [
+    ("LRU", .lru), ("S3-FIFO", .s3fifo), ("W-TinyLFU", .wTinyLFU),
+]
 
 /// The rate of one timed pass of `operations` requests, in requests per second. The loop is the
 /// caller's own (one closure call per pass, not per request): a per-request call would add the
@@ -54,7 +56,9 @@ func contenders(for workload: String) throws -> [Contender] {
             run = { [keys, accesses] in
                 timed {
                     var hits = 0
-                    for position in 0..<operations where tier.entry(forKey: keys[accesses[position % count]]) != nil { hits += 1 }
+                    for position in 0..<operations where tier.entry(forKey: keys[accesses[position % count]]) != nil {
+                        hits += 1
+                    }
                     return hits
                 }
             }
@@ -62,7 +66,8 @@ func contenders(for workload: String) throws -> [Contender] {
             run = { [keys, accesses, entry] in
                 timed {
                     var stored = 0
-                    for position in 0..<operations where tier.store(entry, forKey: keys[accesses[position % count]]).isStored { stored += 1 }
+                    for position in 0..<operations
+                    where tier.store(entry, forKey: keys[accesses[position % count]]).isStored { stored += 1 }
                     return stored
                 }
             }
@@ -82,22 +87,24 @@ func contenders(for workload: String) throws -> [Contender] {
     if workload == "get or set" {
         let baseline = MinimalLRU(capacity: Workload.fittingEntries)
         let value = Workload.policyValue
-        contenders.append(Contender(name: "minimal LRU") { [strings, accesses] in
-            timed {
-                for position in 0..<operations {
-                    let key = strings[accesses[position % count]]
-                    if baseline.get(key) == nil { baseline.set(key, value) }
+        contenders.append(
+            Contender(name: "minimal LRU") { [strings, accesses] in
+                timed {
+                    for position in 0..<operations {
+                        let key = strings[accesses[position % count]]
+                        if baseline.get(key) == nil { baseline.set(key, value) }
+                    }
+                    return operations
                 }
-                return operations
-            }
-        })
+            })
     }
     return contenders
 }
 
 func median(_ values: [Double]) -> Double {
     let sorted = values.sorted()
-    return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+    return sorted.count % 2 == 1
+        ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
 }
 
 print("workload     policy        median rate   ratio to LRU (median of rounds, min-max)")
@@ -110,7 +117,11 @@ for workload in workloads {
     }
     for (index, contender) in contenders.enumerated() {
         let ratios = zip(rates[index], rates[0]).map { $0 / $1 }
-        let figures = String(format: "%8.2fM/s   %5.2fx (%.2f-%.2f)", median(rates[index]) / 1e6, median(ratios), ratios.min() ?? 0, ratios.max() ?? 0)
-        print(workload.padding(toLength: 13, withPad: " ", startingAt: 0) + contender.name.padding(toLength: 12, withPad: " ", startingAt: 0) + figures)
+        let figures = String(
+            format: "%8.2fM/s   %5.2fx (%.2f-%.2f)", median(rates[index]) / 1e6, median(ratios), ratios.min() ?? 0,
+            ratios.max() ?? 0)
+        print(
+            workload.padding(toLength: 13, withPad: " ", startingAt: 0)
+                + contender.name.padding(toLength: 12, withPad: " ", startingAt: 0) + figures)
     }
 }

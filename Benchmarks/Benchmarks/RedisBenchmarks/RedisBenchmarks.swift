@@ -10,16 +10,23 @@ import TierCacheRedis
 // Reads TIERCACHE_REDIS_URL; does nothing without it.
 
 let benchmarks: @Sendable () -> Void = {
-    Benchmark.defaultConfiguration = .init(metrics: [.throughput, .wallClock], scalingFactor: .kilo, maxDuration: .seconds(5))
+    Benchmark.defaultConfiguration = .init(
+        metrics: [.throughput, .wallClock], scalingFactor: .kilo, maxDuration: .seconds(5))
 
-    guard let url = ProcessInfo.processInfo.environment["TIERCACHE_REDIS_URL"], let endpoint = try? RedisEndpoint(url: url) else {
+    guard let url = ProcessInfo.processInfo.environment["TIERCACHE_REDIS_URL"],
+        let endpoint = try? RedisEndpoint(url: url)
+    else {
         print("RedisBenchmarks: TIERCACHE_REDIS_URL is not set; ./redis-compare.sh sets it")
         return
     }
     // One connection, like redis-benchmark -c 1.
-    guard let tier = try? RedisTier(configuration: .init(
-        deployment: .standalone(endpoint), keyPrefix: "bench:", capacity: 1 << 30, connectionsPerNode: 1)) else { return }
-    let json = Array(String(repeating: "{\"id\":42,\"name\":\"item\",\"tags\":[\"a\",\"b\"]}", count: 24).utf8.prefix(1024))
+    guard
+        let tier = try? RedisTier(
+            configuration: .init(
+                deployment: .standalone(endpoint), keyPrefix: "bench:", capacity: 1 << 30, connectionsPerNode: 1))
+    else { return }
+    let json = Array(
+        String(repeating: "{\"id\":42,\"name\":\"item\",\"tags\":[\"a\",\"b\"]}", count: 24).utf8.prefix(1024))
     let keys = (0..<1_000).compactMap { try? CacheKey("key:\($0)") }
     let entry = CacheEntry(value: json, storedAt: Date())
 
@@ -44,9 +51,12 @@ let benchmarks: @Sendable () -> Void = {
     // The same, with the calling tasks on the connection's own event loop
     // (`RedisTier.withEventLoopAffinity`): the tier's group is one loop, so its one connection is
     // there, as redis-benchmark's client and its connection share one thread.
-    guard let affine = try? RedisTier(
-        configuration: .init(deployment: .standalone(endpoint), keyPrefix: "bench:", capacity: 1 << 30, connectionsPerNode: 1),
-        eventLoopGroup: MultiThreadedEventLoopGroup.singleton.next()) else { return }
+    guard
+        let affine = try? RedisTier(
+            configuration: .init(
+                deployment: .standalone(endpoint), keyPrefix: "bench:", capacity: 1 << 30, connectionsPerNode: 1),
+            eventLoopGroup: MultiThreadedEventLoopGroup.singleton.next())
+    else { return }
     Benchmark("RedisTier set 1 KiB, one connection, on its event loop") { benchmark in
         try await affine.withEventLoopAffinity {
             for index in benchmark.scaledIterations {

@@ -24,7 +24,10 @@ let arguments = CommandLine.arguments
 let useNIOExecutor = arguments.contains("--nio-executor")
 let useAffinity = arguments.contains("--affinity")
 let only = arguments.firstIndex(of: "--only").flatMap { arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil }
-let seconds = arguments.firstIndex(of: "--seconds").flatMap { arguments.indices.contains($0 + 1) ? Double(arguments[$0 + 1]) : nil } ?? 3
+let seconds =
+    arguments.firstIndex(of: "--seconds").flatMap {
+        arguments.indices.contains($0 + 1) ? Double(arguments[$0 + 1]) : nil
+    } ?? 3
 if useNIOExecutor {
     guard NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor() else {
         fatalError("SwiftNIO could not take over the global executor")
@@ -34,14 +37,18 @@ if useNIOExecutor {
 // (TIERCACHE_REDIS_TLS_URL, its CA in TIERCACHE_REDIS_TLS_CA): TLS and AUTH, as production runs.
 let useTLS = arguments.contains("--tls")
 let environment = ProcessInfo.processInfo.environment
-guard let url = environment[useTLS ? "TIERCACHE_REDIS_TLS_URL" : "TIERCACHE_REDIS_URL"], let endpoint = try? RedisEndpoint(url: url) else {
-    fatalError("TIERCACHE_REDIS_URL (and, with --tls, TIERCACHE_REDIS_TLS_URL) is not set; scripts/redis-servers sets them")
+guard let url = environment[useTLS ? "TIERCACHE_REDIS_TLS_URL" : "TIERCACHE_REDIS_URL"],
+    let endpoint = try? RedisEndpoint(url: url)
+else {
+    fatalError(
+        "TIERCACHE_REDIS_URL (and, with --tls, TIERCACHE_REDIS_TLS_URL) is not set; scripts/redis-servers sets them")
 }
 let tls = useTLS ? environment["TIERCACHE_REDIS_TLS_CA"].map { RedisTLS(trust: .certificateFile($0)) } : nil
 // One connection, so on one event loop: with --affinity every lane runs on that loop.
 let tier = try RedisTier(
     configuration: .init(
-        deployment: .standalone(endpoint), keyPrefix: "roundtrips:", capacity: 1 << 30, connectionsPerNode: 1, failureMode: .throwErrors,
+        deployment: .standalone(endpoint), keyPrefix: "roundtrips:", capacity: 1 << 30, connectionsPerNode: 1,
+        failureMode: .throwErrors,
         tls: tls),
     eventLoopGroup: useAffinity ? MultiThreadedEventLoopGroup.singleton.next() : MultiThreadedEventLoopGroup.singleton)
 let json = Array(String(repeating: "{\"id\":42,\"name\":\"item\",\"tags\":[\"a\",\"b\"]}", count: 24).utf8.prefix(1024))
@@ -75,14 +82,19 @@ func rate(lanes: Int, _ operation: @escaping @Sendable (Int) async throws -> Voi
     let elapsed = ContinuousClock.now - started
     if only != nil {
         let cpu = ProcessCPUTime.now
-        print(String(format: "CPU per operation: %.2f µs user, %.2f µs system (%d operations)",
-                     (cpu.user - cpuAtStart.user) / Double(total), (cpu.system - cpuAtStart.system) / Double(total), total))
+        print(
+            String(
+                format: "CPU per operation: %.2f µs user, %.2f µs system (%d operations)",
+                (cpu.user - cpuAtStart.user) / Double(total), (cpu.system - cpuAtStart.system) / Double(total), total))
     }
     return Double(total) / (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
 }
 
-let executor = (useNIOExecutor ? "SwiftNIO event loops as the global executor"
-    : useAffinity ? "Swift's default executor, lanes in withEventLoopAffinity" : "Swift's default executor") + (useTLS ? ", TLS and AUTH" : "")
+let executor =
+    (useNIOExecutor
+        ? "SwiftNIO event loops as the global executor"
+        : useAffinity ? "Swift's default executor, lanes in withEventLoopAffinity" : "Swift's default executor")
+    + (useTLS ? ", TLS and AUTH" : "")
 // The lanes: how many tasks, and what each does. 16 keys a call for mget16: one MGET
 // (redis-compare.sh times redis-benchmark's MGET of the same 16 keys).
 let batches = stride(from: 0, to: keys.count - 15, by: 16).map { Array(keys[$0..<($0 + 16)]) }
@@ -107,5 +119,6 @@ if let only {
 // SET first: it stores the records the other lanes read.
 let set = try await rate(of: "set"), get = try await rate(of: "get")
 let get16 = try await rate(of: "get16"), mget16 = try await rate(of: "mget16")
-print("RedisTier, 1 KiB, one connection, \(executor): SET \(Int(set))/s, GET \(Int(get))/s, GET with 16 in flight \(Int(get16))/s, "
-    + "entries(forKeys:) of 16 keys \(Int(mget16)) calls/s")
+print(
+    "RedisTier, 1 KiB, one connection, \(executor): SET \(Int(set))/s, GET \(Int(get))/s, GET with 16 in flight \(Int(get16))/s, "
+        + "entries(forKeys:) of 16 keys \(Int(mget16)) calls/s")

@@ -12,7 +12,9 @@ let benchmarks: @Sendable () -> Void = {
         metrics: [.wallClock, .peakMemoryResident], scalingFactor: .one, maxDuration: .seconds(20), maxIterations: 5)
 
     guard let directory = ProcessInfo.processInfo.environment["TIERCACHE_TRACES"] else {
-        print("SimulationBenchmarks: TIERCACHE_TRACES is not set; set it to the public traces folder to run these benchmarks")
+        print(
+            "SimulationBenchmarks: TIERCACHE_TRACES is not set; set it to the public traces folder to run these benchmarks"
+        )
         return
     }
     func load(_ name: String) -> Trace? {
@@ -26,8 +28,9 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
     guard let oltp = load("OLTP"), let p12 = load("P12"),
-          let oltpSimulator = try? Simulator(trace: oltp, unit: .objects),
-          let p12Simulator = try? Simulator(trace: p12, unit: .objects) else { return }
+        let oltpSimulator = try? Simulator(trace: oltp, unit: .objects),
+        let p12Simulator = try? Simulator(trace: p12, unit: .objects)
+    else { return }
 
     for kind in [PolicyKind.lru, .s3fifo, .arc, .lirs, .twoQ] {
         Benchmark("Replay \(kind.displayName) OLTP c=5000") { benchmark in

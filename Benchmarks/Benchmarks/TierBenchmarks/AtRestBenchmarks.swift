@@ -25,11 +25,15 @@ func atRestBenchmarks() {
             ("encrypted AES-GCM", .off, try? EncryptionAtRest(currentKey: .init(id: 1, key: aesKey))),
         ]
         for variant in variants {
-            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tiercache-bench-at-rest-\(size)-\(variant.name)")
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "tiercache-bench-at-rest-\(size)-\(variant.name)")
             try? FileManager.default.removeItem(at: directory)
-            guard let tier = try? LMDBTier(
-                directory: directory,
-                configuration: .init(capacity: 1 << 30, dictionary: variant.dictionary, encryption: variant.encryption, durability: .none))
+            guard
+                let tier = try? LMDBTier(
+                    directory: directory,
+                    configuration: .init(
+                        capacity: 1 << 30, dictionary: variant.dictionary, encryption: variant.encryption,
+                        durability: .none))
             else { continue }
             let now = Date()
             for (index, value) in trainingValues.enumerated() {
@@ -37,7 +41,9 @@ func atRestBenchmarks() {
                 _ = try? tier.store(CacheEntry(value: value, storedAt: now), forKey: key)
                 try? tier.removeEntry(forKey: key)
             }
-            for (key, value) in zip(keys, values) { _ = try? tier.store(CacheEntry(value: value, storedAt: now), forKey: key) }
+            for (key, value) in zip(keys, values) {
+                _ = try? tier.store(CacheEntry(value: value, storedAt: now), forKey: key)
+            }
 
             Benchmark("At rest get \(size) B JSON: LMDBTier \(variant.name)") { [cursor = AccessCursor()] benchmark in
                 let start = cursor.take(benchmark.scaledIterations.count)

@@ -1,5 +1,5 @@
-import Benchmark
 import BenchCZstd
+import Benchmark
 import Foundation
 import TierCache
 import TierCacheLMDB
@@ -28,16 +28,23 @@ func groupCommitBenchmarks() {
 
     for writers in [1, 16] {
         let configuration = Benchmark.Configuration(scalingFactor: .kilo, maxDuration: .seconds(4), maxIterations: 40)
-        Benchmark("Disk durable set 1 KiB, \(writers) writers: LMDBTier", configuration: configuration) { [cursor = AccessCursor()] benchmark in
+        Benchmark("Disk durable set 1 KiB, \(writers) writers: LMDBTier", configuration: configuration) {
+            [cursor = AccessCursor()] benchmark in
             let start = cursor.take(benchmark.scaledIterations.count)
             onThreads(writers, stores: benchmark.scaledIterations.count) { store in
                 let index = (start &+ store) % keys.count
-                blackHole(try? tier.store(CacheEntry(value: values[index % values.count], storedAt: Date()), forKey: keys[index]))
+                blackHole(
+                    try? tier.store(
+                        CacheEntry(value: values[index % values.count], storedAt: Date()), forKey: keys[index]))
             }
         }
-        Benchmark("Disk durable set 1 KiB, \(writers) writers: baseline raw LMDB put + zstd, a transaction each", configuration: configuration) { [cursor = AccessCursor()] benchmark in
+        Benchmark(
+            "Disk durable set 1 KiB, \(writers) writers: baseline raw LMDB put + zstd, a transaction each",
+            configuration: configuration
+        ) { [cursor = AccessCursor()] benchmark in
             let start = cursor.take(benchmark.scaledIterations.count)
-            onThreads(writers, stores: benchmark.scaledIterations.count, perThread: { ZSTDContext() }) { context, store in
+            onThreads(writers, stores: benchmark.scaledIterations.count, perThread: { ZSTDContext() }) {
+                context, store in
                 let index = (start &+ store) % keyStrings.count
                 raw.put(keyStrings[index], values[index % values.count], compressingWith: context.pointer)
             }
@@ -51,10 +58,11 @@ func groupCommitBenchmarks() {
     ) { [cursor = AccessCursor()] benchmark in
         let start = cursor.take(benchmark.scaledIterations.count)
         for first in stride(from: 0, to: benchmark.scaledIterations.count, by: 16) {
-            raw.putBatch((first..<min(first + 16, benchmark.scaledIterations.count)).map { store in
-                let index = (start &+ store) % keyStrings.count
-                return (keyStrings[index], values[index % values.count])
-            })
+            raw.putBatch(
+                (first..<min(first + 16, benchmark.scaledIterations.count)).map { store in
+                    let index = (start &+ store) % keyStrings.count
+                    return (keyStrings[index], values[index % values.count])
+                })
         }
     }
 }

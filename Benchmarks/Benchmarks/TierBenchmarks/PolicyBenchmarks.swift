@@ -21,7 +21,8 @@ func memoryPolicyBenchmarks() {
         // Every key fits: the hit path and the replacing store alone.
         guard let tier = try? MemoryTier(capacity: 256 << 20, policy: policy) else { return }
         for key in keys { _ = tier.store(CacheEntry(value: value, storedAt: storedAt), forKey: key) }
-        Benchmark("Memory policy get hit (Zipf, 100k keys): MemoryTier \(name)") { [cursor = AccessCursor()] benchmark in
+        Benchmark("Memory policy get hit (Zipf, 100k keys): MemoryTier \(name)") {
+            [cursor = AccessCursor()] benchmark in
             var position = cursor.take(benchmark.scaledIterations.count)
             for _ in benchmark.scaledIterations {
                 blackHole(tier.entry(forKey: keys[accesses[position % accesses.count]]))
@@ -44,7 +45,8 @@ func memoryPolicyBenchmarks() {
     for (name, policy) in policies {
         guard let tier = try? MemoryTier(capacity: Workload.fittingCapacity, policy: policy) else { return }
         let entry = CacheEntry(value: value, storedAt: storedAt)
-        Benchmark("Memory policy get or set (Zipf, 100k keys, 10k fit): MemoryTier \(name)") { [cursor = AccessCursor()] benchmark in
+        Benchmark("Memory policy get or set (Zipf, 100k keys, 10k fit): MemoryTier \(name)") {
+            [cursor = AccessCursor()] benchmark in
             var position = cursor.take(benchmark.scaledIterations.count)
             for _ in benchmark.scaledIterations {
                 let key = keys[accesses[position % accesses.count]]
@@ -54,7 +56,8 @@ func memoryPolicyBenchmarks() {
         }
     }
     let lru = MinimalLRU(capacity: fitting)
-    Benchmark("Memory policy get or set (Zipf, 100k keys, 10k fit): baseline minimal LRU") { [cursor = AccessCursor()] benchmark in
+    Benchmark("Memory policy get or set (Zipf, 100k keys, 10k fit): baseline minimal LRU") {
+        [cursor = AccessCursor()] benchmark in
         var position = cursor.take(benchmark.scaledIterations.count)
         for _ in benchmark.scaledIterations {
             let key = strings[accesses[position % accesses.count]]

@@ -58,7 +58,9 @@ final class RawLMDB: @unchecked Sendable {
         mdb_txn_commit(txn)
     }
 
-    private func compressAndPut(_ key: String, _ value: [UInt8], in txn: OpaquePointer?, compressingWith context: OpaquePointer?) {
+    private func compressAndPut(
+        _ key: String, _ value: [UInt8], in txn: OpaquePointer?, compressingWith context: OpaquePointer?
+    ) {
         var compressed = [UInt8](repeating: 0, count: ZSTD_compressBound(value.count))
         let size = compressed.withUnsafeMutableBytes { out in
             value.withUnsafeBytes { ZSTD_compress2(context, out.baseAddress, out.count, $0.baseAddress, $0.count) }

@@ -126,7 +126,8 @@ func diskBenchmarks(valueSize: Int, entries: Int) {
             position &+= 7
         }
     }
-    Benchmark("Disk set \(label): LMDBTier", configuration: .init(scalingFactor: .one, maxDuration: .seconds(3))) { [cursor = AccessCursor()] benchmark in
+    Benchmark("Disk set \(label): LMDBTier", configuration: .init(scalingFactor: .one, maxDuration: .seconds(3))) {
+        [cursor = AccessCursor()] benchmark in
         var position = cursor.take(benchmark.scaledIterations.count)
         for _ in benchmark.scaledIterations {
             let entry = CacheEntry(value: values[position % values.count], storedAt: Date())
@@ -134,7 +135,10 @@ func diskBenchmarks(valueSize: Int, entries: Int) {
             position &+= 1
         }
     }
-    Benchmark("Disk set \(label): baseline raw LMDB put + zstd compress", configuration: .init(scalingFactor: .one, maxDuration: .seconds(3))) { [cursor = AccessCursor()] benchmark in
+    Benchmark(
+        "Disk set \(label): baseline raw LMDB put + zstd compress",
+        configuration: .init(scalingFactor: .one, maxDuration: .seconds(3))
+    ) { [cursor = AccessCursor()] benchmark in
         var position = cursor.take(benchmark.scaledIterations.count)
         for _ in benchmark.scaledIterations {
             raw.put(strings[position % strings.count], values[position % values.count])

@@ -34,17 +34,22 @@ public enum Workload {
         }
     }()
 
-    public static let keyStrings: [String] = (0..<keyCount).map { "GET https://api.example.com/v1/items/\($0)?fields=all" }
+    public static let keyStrings: [String] = (0..<keyCount).map {
+        "GET https://api.example.com/v1/items/\($0)?fields=all"
+    }
 
     /// A JSON document of about `size` bytes: varied words and numbers, compressing 3-5x like API responses.
     public static func json(size: Int, seed: Int) -> [UInt8] {
-        let words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet", "kilo", "lima"]
+        let words = [
+            "alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet", "kilo", "lima",
+        ]
         var state = UInt64(truncatingIfNeeded: seed) &+ 0x9E37_79B9
         var text = "{\"id\":\(seed),\"items\":["
         while text.utf8.count < size - 40 {
             state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
             let word = words[Int(state >> 60) % words.count]
-            text += "{\"name\":\"\(word)-\(state % 100_000)\",\"price\":\(state % 9_973).\(state % 97),\"ok\":\(state & 1 == 0)},"
+            text +=
+                "{\"name\":\"\(word)-\(state % 100_000)\",\"price\":\(state % 9_973).\(state % 97),\"ok\":\(state & 1 == 0)},"
         }
         text += "{}]}"
         return Array(text.utf8.prefix(size))

@@ -28,6 +28,7 @@ public func bytes(_ data: UnsafePointer<UInt8>?, _ size: Int) -> [UInt8] {
 /// `--write-seeds DIR` as the first arguments: where a harness whose inputs are binary records
 /// writes valid ones for its committed seed corpus (scripts/fuzz --write-seeds).
 public func seedDirectory(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> String? {
-    guard argc >= 3, let argv, let flag = argv[1], String(cString: flag) == "--write-seeds", let directory = argv[2] else { return nil }
+    guard argc >= 3, let argv, let flag = argv[1], String(cString: flag) == "--write-seeds", let directory = argv[2]
+    else { return nil }
     return String(cString: directory)
 }

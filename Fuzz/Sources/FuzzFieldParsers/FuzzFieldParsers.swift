@@ -1,6 +1,7 @@
-import FuzzDriver
 import Foundation
+import FuzzDriver
 import HTTPTypes
+
 @testable import HTTPCaching
 
 /// The field parsers of the RFC 9111 core: Cache-Control directives, HTTP-dates, field-name lists
@@ -10,7 +11,9 @@ import HTTPTypes
 @_cdecl("FuzzFieldParsers_main")
 func fuzzMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
     runFuzzer(argc, argv) { data, size in
-        let parts = bytes(data, size).split(separator: 0, omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }
+        let parts = bytes(data, size).split(separator: 0, omittingEmptySubsequences: false).map {
+            String(decoding: $0, as: UTF8.self)
+        }
         let directives = CacheControl(fieldValues: parts)
         _ = directives.maxAge
         _ = HTTPDate.parse(parts[0], now: Date(timeIntervalSince1970: 1_800_000_000))
@@ -26,7 +29,9 @@ func fuzzMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<C
         for (index, part) in parts.enumerated() where !part.isEmpty {
             // Field values with characters HTTP forbids are dropped, as the transport would.
             response.headerFields.append(HTTPField(name: .vary, value: part))
-            if let name = HTTPField.Name(parts[(index + 1) % parts.count]) { request.headerFields.append(HTTPField(name: name, value: part)) }
+            if let name = HTTPField.Name(parts[(index + 1) % parts.count]) {
+                request.headerFields.append(HTTPField(name: name, value: part))
+            }
         }
         if let first = parts.first { _ = ByteRange.ifRange(first, allowsRangeOf: response) }
         let names = Vary.fieldNames(of: response)

@@ -4,12 +4,15 @@ import NIOCore
 import NIOEmbedded
 import NIOHTTP1
 import TierCache
+
 @testable import TierCacheProxy
 
 /// A proxy as the server runs it, over a memory tier holding one stored response, for the
 /// request path without sockets (created once: its upstream client is never used here).
 let proxy: CachingProxy? = {
-    guard let upstream = try? CachingProxy.Upstream("http://127.0.0.1:9"), let memory = try? MemoryTier(capacity: 1 << 20) else { return nil }
+    guard let upstream = try? CachingProxy.Upstream("http://127.0.0.1:9"),
+        let memory = try? MemoryTier(capacity: 1 << 20)
+    else { return nil }
     return try? CachingProxy(configuration: .init(upstream: upstream), storage: TieredCache(tiers: [memory]))
 }()
 
@@ -20,7 +23,8 @@ let proxy: CachingProxy? = {
 func fuzzMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
     runFuzzer(argc, argv) { data, size in
         guard let proxy else { return 0 }
-        let channel = EmbeddedChannel(handler: ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes)))
+        let channel = EmbeddedChannel(
+            handler: ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes)))
         defer { _ = try? channel.finish() }
         do {
             try channel.writeInbound(ByteBuffer(bytes: bytes(data, size)))

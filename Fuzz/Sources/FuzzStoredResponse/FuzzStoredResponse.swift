@@ -1,6 +1,7 @@
 import Foundation
 import FuzzDriver
 import HTTPTypes
+
 @testable import HTTPCaching
 
 /// The HTTP layer's stored-response codec (responses and Vary variant indexes).
@@ -8,16 +9,26 @@ import HTTPTypes
 func fuzzMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
     if let directory = seedDirectory(argc, argv) {
         let date = Date(timeIntervalSince1970: 1_800_000_000)
-        let response = HTTPResponse(status: .ok, headerFields: [.cacheControl: "max-age=600", .eTag: "\"v1\"", .vary: "Accept-Language"])
+        let response = HTTPResponse(
+            status: .ok, headerFields: [.cacheControl: "max-age=600", .eTag: "\"v1\"", .vary: "Accept-Language"])
         let entries: [StoredEntry] = [
-            .response(StoredResponse(response: response, body: Data("hello".utf8), requestTime: date, responseTime: date, storedAt: date,
-                                     varyingFields: [.init(name: "accept-language", value: "en")], userInfo: ["k": "v"])),
-            .response(StoredResponse(response: HTTPResponse(status: .notFound), body: Data(), requestTime: date, responseTime: date, storedAt: date,
-                                     storagePolicy: .allowedInMemoryOnly)),
-            .variants(VariantIndex(fieldNames: ["accept-language", "accept-encoding"], variantKeys: ["GET https://a.example/ en", "GET https://a.example/ de"])),
+            .response(
+                StoredResponse(
+                    response: response, body: Data("hello".utf8), requestTime: date, responseTime: date, storedAt: date,
+                    varyingFields: [.init(name: "accept-language", value: "en")], userInfo: ["k": "v"])),
+            .response(
+                StoredResponse(
+                    response: HTTPResponse(status: .notFound), body: Data(), requestTime: date, responseTime: date,
+                    storedAt: date,
+                    storagePolicy: .allowedInMemoryOnly)),
+            .variants(
+                VariantIndex(
+                    fieldNames: ["accept-language", "accept-encoding"],
+                    variantKeys: ["GET https://a.example/ en", "GET https://a.example/ de"])),
         ]
         for (index, entry) in entries.enumerated() {
-            FileManager.default.createFile(atPath: "\(directory)/entry\(index)", contents: Data(StoredEntryCodec.encode(entry)))
+            FileManager.default.createFile(
+                atPath: "\(directory)/entry\(index)", contents: Data(StoredEntryCodec.encode(entry)))
         }
         return 0
     }

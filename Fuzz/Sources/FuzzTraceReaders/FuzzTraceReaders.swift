@@ -1,6 +1,7 @@
-@testable import CacheSimulation
-import FuzzDriver
 import Foundation
+import FuzzDriver
+
+@testable import CacheSimulation
 
 /// Every trace reader (ARC .lis, LIRS text, cache2k binary, libCacheSim oracleGeneral and CSV,
 /// plain) and the zstd, gzip and xz decoders in front of them, and the binary copies of parsed
@@ -53,11 +54,20 @@ private func fuzzBinaryCopy(_ input: [UInt8], directory: String) {
     // size and time with the fuzzed counts and arrays.
     guard let parsed = try? Trace.load(reader, cache: cache), parsed.requestCount == 1 else { return }
     let path = cache.path(for: reader, limit: nil).path
-    defer { unlink(path); rmdir(cache.directory) }
-    guard var copy = try? [UInt8](Data(contentsOf: URL(fileURLWithPath: path))), copy.count >= TraceCache.headerWords * 8 else { return }
+    defer {
+        unlink(path)
+        rmdir(cache.directory)
+    }
+    guard var copy = try? [UInt8](Data(contentsOf: URL(fileURLWithPath: path))),
+        copy.count >= TraceCache.headerWords * 8
+    else { return }
     copy.removeSubrange(32...)
-    let counts = input[1..<17].withUnsafeBytes { ($0.loadUnaligned(fromByteOffset: 0, as: UInt64.self) % 64,
-                                                   $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self) % 64) }
+    let counts = input[1..<17].withUnsafeBytes {
+        (
+            $0.loadUnaligned(fromByteOffset: 0, as: UInt64.self) % 64,
+            $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self) % 64
+        )
+    }
     let payload = Array(input.dropFirst(17))
     var words = [counts.0, counts.1, UInt64(payload.first ?? 0) & 1, 0, 0, 0]
     if input[0] & 1 == 1 {
@@ -76,6 +86,8 @@ private func fuzzBinaryCopy(_ input: [UInt8], directory: String) {
     guard FileManager.default.createFile(atPath: path, contents: Data(copy)) else { return }
     if let trace = cache.load(reader, limit: nil) {
         // What a copy hands out must be safe to replay: every id names an object.
-        for request in trace.requests where Int(request) >= trace.objectCount { fatalError("id \(request) out of range") }
+        for request in trace.requests where Int(request) >= trace.objectCount {
+            fatalError("id \(request) out of range")
+        }
     }
 }

@@ -34,8 +34,11 @@ public struct CapacityTuner: Sendable {
         public var compareWithFullReplays: Bool = false
 
         /// Options; by default objects, a 90% target, LRU, S3-FIFO, ARC and W-TinyLFU on 16 grid points.
-        public init(unit: CapacityUnit = .objects, targetHitRatio: Double = 0.9, policies: [PolicyKind] = [.lru, .s3fifo, .arc, .wtinylfu],
-                    gridPoints: Int = 16, sampling: SHARDS.Mode? = nil, parallelism: Int = Simulator.defaultParallelism) {
+        public init(
+            unit: CapacityUnit = .objects, targetHitRatio: Double = 0.9,
+            policies: [PolicyKind] = [.lru, .s3fifo, .arc, .wtinylfu],
+            gridPoints: Int = 16, sampling: SHARDS.Mode? = nil, parallelism: Int = Simulator.defaultParallelism
+        ) {
             self.unit = unit
             self.targetHitRatio = targetHitRatio
             self.policies = policies
@@ -108,7 +111,9 @@ public struct CapacityTuner: Sendable {
 
     /// Draws every policy's curve over `trace` and finds each one's capacity for the target;
     /// `progress` hears each stage's name and its completed share (0...1).
-    public func tune(_ trace: Trace, progress: (@Sendable (String, Double) -> Void)? = nil) throws(Simulator.UnitError) -> Result {
+    public func tune(
+        _ trace: Trace, progress: (@Sendable (String, Double) -> Void)? = nil
+    ) throws(Simulator.UnitError) -> Result {
         let simulator = try Simulator(trace: trace, unit: options.unit)
         let target = options.targetHitRatio
         var curves: [PolicyCurve] = []
@@ -116,8 +121,10 @@ public struct CapacityTuner: Sendable {
         let exactStart = ContinuousClock.now
         let exact = ExactLRUCurve.compute(trace, unit: options.unit) { progress?("exact LRU curve", $0) }
         let exactSeconds = Self.seconds(since: exactStart)
-        curves.append(PolicyCurve(policy: "LRU", curve: exact, capacityForTarget: exact.smallestCapacity(reaching: target),
-                                  knee: exact.knee, method: "exact (stack distances)", seconds: exactSeconds))
+        curves.append(
+            PolicyCurve(
+                policy: "LRU", curve: exact, capacityForTarget: exact.smallestCapacity(reaching: target),
+                knee: exact.knee, method: "exact (stack distances)", seconds: exactSeconds))
         var samplingError: Double?
         if let mode = options.sampling {
             progress?("SHARDS", 0)
@@ -125,27 +132,36 @@ public struct CapacityTuner: Sendable {
             let sampled = SHARDS.compute(trace, unit: options.unit, mode: mode)
             let seconds = Self.seconds(since: start)
             samplingError = sampled.meanAbsoluteError(against: exact)
-            curves.append(PolicyCurve(policy: "LRU (SHARDS)", curve: sampled, capacityForTarget: sampled.smallestCapacity(reaching: target),
-                                      knee: sampled.knee, method: "SHARDS, \(mode)", seconds: seconds))
+            curves.append(
+                PolicyCurve(
+                    policy: "LRU (SHARDS)", curve: sampled,
+                    capacityForTarget: sampled.smallestCapacity(reaching: target),
+                    knee: sampled.knee, method: "SHARDS, \(mode)", seconds: seconds))
         }
 
         let footprint = options.unit == .bytes ? trace.footprintBytes : UInt64(trace.objectCount)
         let grid = Self.grid(footprint: footprint, points: options.gridPoints)
         let replayed = options.policies.filter { $0 != .lru }
         if !replayed.isEmpty {
-            curves += try replayedCurves(replayed, trace: trace, simulator: simulator, grid: grid, footprint: footprint, progress: progress)
+            curves += try replayedCurves(
+                replayed, trace: trace, simulator: simulator, grid: grid, footprint: footprint, progress: progress)
         }
         if !options.fullCurves {
             for index in curves.indices {
-                let crossing = curves[index].capacityForTarget.map { MissRatioCurve.Point(capacity: $0, hitRatio: curves[index].curve.hitRatio(at: $0)) }
+                let crossing = curves[index].capacityForTarget.map {
+                    MissRatioCurve.Point(capacity: $0, hitRatio: curves[index].curve.hitRatio(at: $0))
+                }
                 let kept = [crossing, curves[index].knee].compactMap { $0 }
-                curves[index].curve = curves[index].curve.thinned(maximumPoints: Self.reportedPoints - kept.count - 2, keeping: kept)
+                curves[index].curve = curves[index].curve.thinned(
+                    maximumPoints: Self.reportedPoints - kept.count - 2, keeping: kept)
             }
         }
-        let compulsory = trace.requestCount == 0 ? 0 : Double(trace.requestCount - trace.objectCount) / Double(trace.requestCount)
-        return Result(trace: trace.name, requests: trace.requestCount, objects: trace.objectCount, footprint: footprint,
-                      unit: options.unit, targetHitRatio: target, curves: curves, samplingError: samplingError,
-                      compulsoryHitRatio: compulsory)
+        let compulsory =
+            trace.requestCount == 0 ? 0 : Double(trace.requestCount - trace.objectCount) / Double(trace.requestCount)
+        return Result(
+            trace: trace.name, requests: trace.requestCount, objects: trace.objectCount, footprint: footprint,
+            unit: options.unit, targetHitRatio: target, curves: curves, samplingError: samplingError,
+            compulsoryHitRatio: compulsory)
     }
 
     /// A crossing found by bisection, and the points measured on the way.
@@ -168,7 +184,8 @@ public struct CapacityTuner: Sendable {
             method = "replays at \(grid.count) capacities"
         case .miniature(let miniatureOptions):
             progress?("miniature simulations", 0)
-            let miniature = try MiniatureSimulation(trace: trace, unit: options.unit, options: miniatureOptions, capacities: grid)
+            let miniature = try MiniatureSimulation(
+                trace: trace, unit: options.unit, options: miniatureOptions, capacities: grid)
             gridCurves = miniature.curves(policies: replayed, capacities: grid, parallelism: options.parallelism)
             method = "\(miniatureOptions) at \(grid.count) capacities"
         }
@@ -196,18 +213,23 @@ public struct CapacityTuner: Sendable {
         return replayed.indices.map { index in
             // The bisection's full replays join the curve, so that near the crossing the chart shows
             // what the reported capacity was measured on.
-            let curve = MissRatioCurve(unit: gridCurves[index].unit, points: gridCurves[index].points + refinements[index].points)
-            return PolicyCurve(policy: replayed[index].displayName, curve: curve, capacityForTarget: refinements[index].capacity,
-                               knee: gridCurves[index].knee,
-                               method: method + ", crossing bisected by \(refinements[index].points.count) full replays",
-                               seconds: curveSeconds, refiningSeconds: refiningSeconds,
-                               errorAgainstFullReplays: fullCurves.map { gridCurves[index].meanAbsoluteError(against: $0[index]) })
+            let curve = MissRatioCurve(
+                unit: gridCurves[index].unit, points: gridCurves[index].points + refinements[index].points)
+            return PolicyCurve(
+                policy: replayed[index].displayName, curve: curve, capacityForTarget: refinements[index].capacity,
+                knee: gridCurves[index].knee,
+                method: method + ", crossing bisected by \(refinements[index].points.count) full replays",
+                seconds: curveSeconds, refiningSeconds: refiningSeconds,
+                errorAgainstFullReplays: fullCurves.map { gridCurves[index].meanAbsoluteError(against: $0[index]) })
         }
     }
 
-    private func fullReplayCurves(_ policies: [PolicyKind], simulator: Simulator, grid: [UInt64],
-                                  progress: (@Sendable (String, Double) -> Void)?) -> [MissRatioCurve] {
-        let results = simulator.replay(policies: policies, capacities: grid, parallelism: options.parallelism) { done, total in
+    private func fullReplayCurves(
+        _ policies: [PolicyKind], simulator: Simulator, grid: [UInt64],
+        progress: (@Sendable (String, Double) -> Void)?
+    ) -> [MissRatioCurve] {
+        let results = simulator.replay(policies: policies, capacities: grid, parallelism: options.parallelism) {
+            done, total in
             progress?("replays", Double(done) / Double(total))
         }
         return policies.map { policy in MissRatioCurve(results: results.filter { $0.policy == policy.displayName }) }
@@ -226,8 +248,10 @@ public struct CapacityTuner: Sendable {
     /// Returns the upper end of the final bracket (a capacity measured to reach the target, so the
     /// recommendation is never optimistic) and the points measured on the way; nil when no point of
     /// `curve` reaches the target. Costs about log2(bracket ratio / tolerance) calls of `hitRatio`.
-    public static func refineCrossing(of curve: MissRatioCurve, target: Double, tolerance: Double = crossingTolerance,
-                                      hitRatio: (UInt64) -> Double) -> (capacity: UInt64?, points: [MissRatioCurve.Point]) {
+    public static func refineCrossing(
+        of curve: MissRatioCurve, target: Double, tolerance: Double = crossingTolerance,
+        hitRatio: (UInt64) -> Double
+    ) -> (capacity: UInt64?, points: [MissRatioCurve.Point]) {
         guard let upperIndex = curve.points.firstIndex(where: { $0.hitRatio >= target }) else { return (nil, []) }
         var high = curve.points[upperIndex].capacity
         // A capacity of 0 holds nothing, so its hit ratio (0) is below any positive target.
@@ -246,8 +270,10 @@ public struct CapacityTuner: Sendable {
     /// estimate (a miniature curve's crossing): steps of 25% up or down from `estimate` until the
     /// target is bracketed, then bisection as in ``refineCrossing(of:target:tolerance:hitRatio:)``.
     /// Nil when even `upperBound` does not reach the target.
-    public static func refineCrossing(near estimate: UInt64, upperBound: UInt64, target: Double, tolerance: Double = crossingTolerance,
-                                      hitRatio: (UInt64) -> Double) -> (capacity: UInt64?, points: [MissRatioCurve.Point]) {
+    public static func refineCrossing(
+        near estimate: UInt64, upperBound: UInt64, target: Double, tolerance: Double = crossingTolerance,
+        hitRatio: (UInt64) -> Double
+    ) -> (capacity: UInt64?, points: [MissRatioCurve.Point]) {
         var measured: [MissRatioCurve.Point] = []
         func reaches(_ capacity: UInt64) -> Bool {
             // A capacity of 0 holds nothing, so its hit ratio (0) is below any positive target.

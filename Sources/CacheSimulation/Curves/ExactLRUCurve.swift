@@ -9,18 +9,25 @@
 /// buckets of `footprint / 65,536` bytes, and the curve is exact at every bucket boundary.
 public enum ExactLRUCurve {
     /// LRU's curve over `trace` in one pass; `progress` hears the completed share (0...1).
-    public static func compute(_ trace: Trace, unit: CapacityUnit, progress: ((Double) -> Void)? = nil) -> MissRatioCurve {
+    public static func compute(
+        _ trace: Trace, unit: CapacityUnit, progress: ((Double) -> Void)? = nil
+    ) -> MissRatioCurve {
         let width: UInt64 = unit == .objects ? 1 : max(1, (trace.footprintBytes + 65_535) / 65_536)
         let footprint = unit == .objects ? UInt64(trace.objectCount) : trace.footprintBytes
         let histogram = DistanceHistogram(layout: .linear(width: width), expectedMaximum: footprint)
         if unit == .bytes && trace.hasSizes {
-            return compute(trace, unit: unit, histogram: histogram, index: RecencyIndex<UInt64>(slots: trace.objectCount), progress: progress)
+            return compute(
+                trace, unit: unit, histogram: histogram, index: RecencyIndex<UInt64>(slots: trace.objectCount),
+                progress: progress)
         }
-        return compute(trace, unit: unit, histogram: histogram, index: RecencyIndex<UInt32>(slots: trace.objectCount), progress: progress)
+        return compute(
+            trace, unit: unit, histogram: histogram, index: RecencyIndex<UInt32>(slots: trace.objectCount),
+            progress: progress)
     }
 
     private static func compute<Weight>(
-        _ trace: Trace, unit: CapacityUnit, histogram: DistanceHistogram, index: RecencyIndex<Weight>, progress: ((Double) -> Void)?
+        _ trace: Trace, unit: CapacityUnit, histogram: DistanceHistogram, index: RecencyIndex<Weight>,
+        progress: ((Double) -> Void)?
     ) -> MissRatioCurve {
         var histogram = histogram
         var index = index

@@ -60,14 +60,18 @@ public struct MiniatureSimulation: Sendable {
 
     /// Prepares the samples every capacity in `capacities` needs. Without `capacities`, each
     /// ``hitRatio(_:capacity:)`` draws its own sample (one pass over the trace).
-    public init(trace: Trace, unit: CapacityUnit, options: Options = Options(), capacities: [UInt64]? = nil) throws(Simulator.UnitError) {
+    public init(
+        trace: Trace, unit: CapacityUnit, options: Options = Options(), capacities: [UInt64]? = nil
+    ) throws(Simulator.UnitError) {
         let full = try Simulator(trace: trace, unit: unit)
         self.full = full
         self.trace = trace
         self.unit = unit
-        self.options = Options(rate: min(max(options.rate, 1.0 / Double(SHARDS.modulus)), 1),
-                               minimumScaledObjects: max(options.minimumScaledObjects, 1))
-        meanObjectSize = unit == .bytes && trace.objectCount > 0 ? Double(trace.footprintBytes) / Double(trace.objectCount) : 1
+        self.options = Options(
+            rate: min(max(options.rate, 1.0 / Double(SHARDS.modulus)), 1),
+            minimumScaledObjects: max(options.minimumScaledObjects, 1))
+        meanObjectSize =
+            unit == .bytes && trace.objectCount > 0 ? Double(trace.footprintBytes) / Double(trace.objectCount) : 1
         var thresholds = Set<UInt64>()
         for capacity in capacities ?? [] {
             thresholds.insert(Self.threshold(for: capacity, options: self.options, meanObjectSize: meanObjectSize))
@@ -119,8 +123,9 @@ public struct MiniatureSimulation: Sendable {
             }
         }
         let rate = Double(threshold) / Double(SHARDS.modulus)
-        return Trace(name: "\(trace.name) (sampled at \(rate))", requests: requests, objectSizes: sizes,
-                     hasSizes: trace.hasSizes, requestedBytes: requestedBytes)
+        return Trace(
+            name: "\(trace.name) (sampled at \(rate))", requests: requests, objectSizes: sizes,
+            hasSizes: trace.hasSizes, requestedBytes: requestedBytes)
     }
 
     /// The estimated hit ratio of `policy` at `capacity`: the sample's hit ratio in a cache scaled
@@ -129,7 +134,8 @@ public struct MiniatureSimulation: Sendable {
         let threshold = Self.threshold(for: capacity, options: options, meanObjectSize: meanObjectSize)
         // A capacity not announced at init draws its sample now. Rate 1, or a sample that caught
         // no request: the whole trace, simulated rather than guessed.
-        let sample = threshold < SHARDS.modulus
+        let sample =
+            threshold < SHARDS.modulus
             ? samples[threshold] ?? (try? Simulator(trace: Self.sample(trace, threshold: threshold), unit: unit)) : nil
         guard let sample, sample.trace.requestCount > 0 else {
             return full.replay(policy, capacity: capacity).hitRatio
@@ -139,15 +145,19 @@ public struct MiniatureSimulation: Sendable {
     }
 
     /// The curves of `policies` at `capacities`, replayed `parallelism` at a time; in the order of `policies`.
-    public func curves(policies: [PolicyKind], capacities: [UInt64], parallelism: Int = Simulator.defaultParallelism) -> [MissRatioCurve] {
+    public func curves(
+        policies: [PolicyKind], capacities: [UInt64], parallelism: Int = Simulator.defaultParallelism
+    ) -> [MissRatioCurve] {
         let jobs = policies.indices.flatMap { policy in capacities.map { (policy, $0) } }
         let measured = concurrentMap(count: jobs.count, parallelism: parallelism) { index in
             hitRatio(policies[jobs[index].0], capacity: jobs[index].1)
         }
         return policies.indices.map { policy in
-            MissRatioCurve(unit: unit, points: jobs.indices.filter { jobs[$0].0 == policy }.map {
-                MissRatioCurve.Point(capacity: jobs[$0].1, hitRatio: measured[$0])
-            })
+            MissRatioCurve(
+                unit: unit,
+                points: jobs.indices.filter { jobs[$0].0 == policy }.map {
+                    MissRatioCurve.Point(capacity: jobs[$0].1, hitRatio: measured[$0])
+                })
         }
     }
 }

@@ -33,7 +33,9 @@ public struct MissRatioCurve: Sendable, Codable, Hashable {
 
     /// A curve through replay results of one policy.
     public init(results: [SimulationResult]) {
-        self.init(unit: results.first?.unit ?? .objects, points: results.map { Point(capacity: $0.capacity, hitRatio: $0.hitRatio) })
+        self.init(
+            unit: results.first?.unit ?? .objects,
+            points: results.map { Point(capacity: $0.capacity, hitRatio: $0.hitRatio) })
     }
 
     /// The hit ratio of a cache of `capacity`: the value at the largest point not above it.
@@ -56,7 +58,8 @@ public struct MissRatioCurve: Sendable, Codable, Hashable {
     /// both axes normalised (the "Kneedle" criterion). Past it, more capacity buys little.
     public var knee: Point? {
         guard let first = points.first, let last = points.last, points.count >= 3,
-              last.capacity > first.capacity, last.hitRatio > first.hitRatio else { return points.last }
+            last.capacity > first.capacity, last.hitRatio > first.hitRatio
+        else { return points.last }
         let width = Double(last.capacity - first.capacity)
         let height = last.hitRatio - first.hitRatio
         return points.max { lhs, rhs in
@@ -83,7 +86,9 @@ public struct MissRatioCurve: Sendable, Codable, Hashable {
     /// `kept` points (crossings, knees) exactly: a curve small enough for a report that still
     /// reads the same at every kept capacity. Curves already small enough are returned unchanged.
     public func thinned(maximumPoints: Int, keeping kept: [Point] = []) -> MissRatioCurve {
-        guard points.count > maximumPoints, let first = points.first, let last = points.last, maximumPoints >= 2 else { return self }
+        guard points.count > maximumPoints, let first = points.first, let last = points.last, maximumPoints >= 2 else {
+            return self
+        }
         let grid = CapacityTuner.grid(footprint: last.capacity, points: maximumPoints).filter { $0 >= first.capacity }
         var byCapacity: [UInt64: Point] = [:]
         for point in sampled(at: grid).points + [first, last] + kept { byCapacity[point.capacity] = point }

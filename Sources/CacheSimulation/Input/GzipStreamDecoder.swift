@@ -13,7 +13,9 @@ final class GzipStreamDecoder: StreamDecoder {
 
     deinit { inflateEnd(&stream) }
 
-    func decode(_ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) throws(TraceError.Reason) -> (consumed: Int, produced: Int) {
+    func decode(
+        _ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer
+    ) throws(TraceError.Reason) -> (consumed: Int, produced: Int) {
         if memberComplete {
             // Another gzip member follows the one that ended.
             guard input.count > 0 else { return (0, 0) }

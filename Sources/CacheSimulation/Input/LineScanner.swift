@@ -24,7 +24,8 @@ struct LineScanner {
         try buffer.withUnsafeMutableBufferPointer { storage throws(TraceError) in
             guard let base = storage.baseAddress else { return }
             while true {
-                let free = UnsafeMutableRawBufferPointer(start: base + carried, count: DecompressingFileReader.chunkSize)
+                let free = UnsafeMutableRawBufferPointer(
+                    start: base + carried, count: DecompressingFileReader.chunkSize)
                 let produced = try reader.read(into: free)
                 let end = carried + produced
                 var lineStart = 0
@@ -47,7 +48,9 @@ struct LineScanner {
                     return
                 }
                 guard carried <= Self.maximumLineLength else {
-                    throw TraceError(file: reader.path, record: lineNumber + 1, reason: .malformed("a line is longer than \(Self.maximumLineLength) bytes"))
+                    throw TraceError(
+                        file: reader.path, record: lineNumber + 1,
+                        reason: .malformed("a line is longer than \(Self.maximumLineLength) bytes"))
                 }
                 if carried > 0, lineStart > 0 {
                     memmove(base, base + lineStart, carried)
@@ -56,7 +59,9 @@ struct LineScanner {
         }
     }
 
-    private static func trimmed(_ base: UnsafeMutablePointer<UInt8>, from start: Int, to end: Int) -> UnsafeBufferPointer<UInt8> {
+    private static func trimmed(
+        _ base: UnsafeMutablePointer<UInt8>, from start: Int, to end: Int
+    ) -> UnsafeBufferPointer<UInt8> {
         var end = end
         if end > start, base[end - 1] == UInt8(ascii: "\r") { end -= 1 }
         return UnsafeBufferPointer(start: base + start, count: end - start)
@@ -79,18 +84,23 @@ struct RecordScanner {
             guard let typedBase = storage.baseAddress else { return }
             let base = UnsafeMutableRawPointer(typedBase)
             while true {
-                let produced = try reader.read(into: UnsafeMutableRawBufferPointer(start: base + filled, count: capacity - filled))
+                let produced = try reader.read(
+                    into: UnsafeMutableRawBufferPointer(start: base + filled, count: capacity - filled))
                 filled += produced
                 var offset = 0
                 while filled - offset >= recordSize {
                     recordNumber += 1
-                    guard try body(UnsafeRawBufferPointer(start: base + offset, count: recordSize), recordNumber) else { return }
+                    guard try body(UnsafeRawBufferPointer(start: base + offset, count: recordSize), recordNumber) else {
+                        return
+                    }
                     offset += recordSize
                 }
                 let left = filled - offset
                 if produced == 0 {
                     if left > 0 {
-                        throw TraceError(file: reader.path, record: recordNumber + 1, reason: .truncated("the last record has \(left) of \(recordSize) bytes"))
+                        throw TraceError(
+                            file: reader.path, record: recordNumber + 1,
+                            reason: .truncated("the last record has \(left) of \(recordSize) bytes"))
                     }
                     return
                 }

@@ -13,7 +13,9 @@ final class XzStreamDecoder: StreamDecoder {
 
     deinit { lzma_end(&stream) }
 
-    func decode(_ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) throws(TraceError.Reason) -> (consumed: Int, produced: Int) {
+    func decode(
+        _ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer
+    ) throws(TraceError.Reason) -> (consumed: Int, produced: Int) {
         stream.next_in = input.baseAddress?.assumingMemoryBound(to: UInt8.self)
         stream.avail_in = input.count
         stream.next_out = output.baseAddress?.assumingMemoryBound(to: UInt8.self)

@@ -8,13 +8,17 @@ final class ZstdStreamDecoder: StreamDecoder {
     private var frameComplete = true
 
     init() throws(TraceError.Reason) {
-        guard let stream = ZSTD_createDStream() else { throw .decompression("zstd: cannot allocate a decompression context") }
+        guard let stream = ZSTD_createDStream() else {
+            throw .decompression("zstd: cannot allocate a decompression context")
+        }
         self.stream = stream
     }
 
     deinit { ZSTD_freeDStream(stream) }
 
-    func decode(_ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) throws(TraceError.Reason) -> (consumed: Int, produced: Int) {
+    func decode(
+        _ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer
+    ) throws(TraceError.Reason) -> (consumed: Int, produced: Int) {
         var inBuffer = ZSTD_inBuffer(src: input.baseAddress, size: input.count, pos: 0)
         var outBuffer = ZSTD_outBuffer(dst: output.baseAddress, size: output.count, pos: 0)
         let result = ZSTD_decompressStream(stream, &outBuffer, &inBuffer)

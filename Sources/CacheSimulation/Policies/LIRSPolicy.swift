@@ -43,7 +43,8 @@ public struct LIRSPolicy: EvictionPolicy {
 
     /// An empty cache of `context`'s capacity, with the default parameters.
     public init(context: PolicyContext) {
-        self.init(context: context, hirFraction: Self.defaultHIRFraction, nonResidentFactor: Self.defaultNonResidentFactor)
+        self.init(
+            context: context, hirFraction: Self.defaultHIRFraction, nonResidentFactor: Self.defaultNonResidentFactor)
     }
 
     /// A LIRS cache with other parameters than the paper's.
@@ -195,7 +196,12 @@ extension LIRSPolicy {
         var cursor = ends.top
         while cursor >= 0 {
             let node = nodes[Int(cursor)]
-            result.append((UInt32(cursor), node.list == LIRSLinks.q ? .residentHIR : node.list == LIRSLinks.nonResident ? .nonResidentHIR : .lir))
+            result.append(
+                (
+                    UInt32(cursor),
+                    node.list == LIRSLinks.q
+                        ? .residentHIR : node.list == LIRSLinks.nonResident ? .nonResidentHIR : .lir
+                ))
             cursor = node.down
         }
         return result

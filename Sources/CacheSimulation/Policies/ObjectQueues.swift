@@ -11,7 +11,7 @@ struct ObjectQueues {
     /// Which queue (1...) holds each object; `none` when it is in no queue.
     private(set) var owner: [UInt8]
     private var previous: [Int32]  // towards the head
-    private var next: [Int32]      // towards the tail
+    private var next: [Int32]  // towards the tail
     private var heads: [Int32]
     private var tails: [Int32]
     /// The number of objects in each queue.

@@ -245,7 +245,8 @@ public struct WTinyLFUPolicy: EvictionPolicy {
         guard weight(Self.protected) > protectedMaximum else { return }
         for _ in 0..<Self.queueTransferThreshold {
             guard weight(Self.protected) > protectedMaximum,
-                  let demoted = queues.popTail(Self.protected) else { break }
+                let demoted = queues.popTail(Self.protected)
+            else { break }
             queues.pushHead(demoted, Self.probation)
         }
     }

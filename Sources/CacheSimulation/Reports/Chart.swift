@@ -59,8 +59,11 @@ public struct LineChart: Sendable {
     public var formatX: @Sendable (Double) -> String
 
     /// A line chart of `series`.
-    public init(title: String, xLabel: String, yLabel: String, logarithmicX: Bool, series: [Series],
-                guides: [(y: Double, label: String)] = [], formatX: @escaping @Sendable (Double) -> String = { ChartFormat.compact($0) }) {
+    public init(
+        title: String, xLabel: String, yLabel: String, logarithmicX: Bool, series: [Series],
+        guides: [(y: Double, label: String)] = [],
+        formatX: @escaping @Sendable (Double) -> String = { ChartFormat.compact($0) }
+    ) {
         self.title = title
         self.xLabel = xLabel
         self.yLabel = yLabel
@@ -94,7 +97,9 @@ public enum ChartFormat {
     public static func compact(_ value: Double) -> String {
         let magnitude = abs(value)
         let (scaled, suffix): (Double, String) =
-            magnitude >= 1e9 ? (value / 1e9, "G") : magnitude >= 1e6 ? (value / 1e6, "M") : magnitude >= 1e3 ? (value / 1e3, "k") : (value, "")
+            magnitude >= 1e9
+            ? (value / 1e9, "G")
+            : magnitude >= 1e6 ? (value / 1e6, "M") : magnitude >= 1e3 ? (value / 1e3, "k") : (value, "")
         return fixed(scaled, digits: scaled == scaled.rounded() || abs(scaled) >= 100 ? 0 : 1) + suffix
     }
 

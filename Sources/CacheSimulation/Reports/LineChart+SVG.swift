@@ -1,7 +1,9 @@
 import Foundation
 
 extension LineChart {
-    static let palette = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22"]
+    static let palette = [
+        "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22",
+    ]
 
     /// The chart as a standalone SVG document, 720 × 420.
     public var svg: String {
@@ -17,7 +19,10 @@ extension LineChart {
         var yMax = max(ys.max() ?? 1, 0.05)
         yMax = min(1, (yMax * 10).rounded(.up) / 10)
         func x(_ value: Double) -> Double {
-            let fraction = logarithmicX ? (log10(max(value, xMin)) - log10(xMin)) / max(log10(xMax) - log10(xMin), 1e-9) : (value - xMin) / (xMax - xMin)
+            let fraction =
+                logarithmicX
+                ? (log10(max(value, xMin)) - log10(xMin)) / max(log10(xMax) - log10(xMin), 1e-9)
+                : (value - xMin) / (xMax - xMin)
             return left + fraction * plotWidth
         }
         func y(_ value: Double) -> Double { top + plotHeight - (value - yMin) / (yMax - yMin) * plotHeight }
@@ -30,7 +35,8 @@ extension LineChart {
         var tick = 0.0
         while tick <= yMax + 1e-9 {
             out.line(x1: left, y1: y(tick), x2: left + plotWidth, y2: y(tick), stroke: "#e5e5e5")
-            out.text(ChartFormat.fixed(tick * 100, digits: 0) + "%", x: left - 8, y: y(tick) + 4, size: 11, anchor: "end")
+            out.text(
+                ChartFormat.fixed(tick * 100, digits: 0) + "%", x: left - 8, y: y(tick) + 4, size: 11, anchor: "end")
             tick += yStep
         }
         // X ticks: powers of ten on a log axis, five even steps otherwise.
@@ -49,7 +55,9 @@ extension LineChart {
             out.line(x1: x(value), y1: top, x2: x(value), y2: top + plotHeight, stroke: "#e5e5e5")
             out.text(formatX(value), x: x(value), y: top + plotHeight + 16, size: 11, anchor: "middle")
         }
-        out.text(xLabel + (logarithmicX ? " (log scale)" : ""), x: left + plotWidth / 2, y: height - 14, size: 12, anchor: "middle")
+        out.text(
+            xLabel + (logarithmicX ? " (log scale)" : ""), x: left + plotWidth / 2, y: height - 14, size: 12,
+            anchor: "middle")
         out.text(yLabel, x: 16, y: top + plotHeight / 2, size: 12, anchor: "middle", rotate: -90)
         for guide in guides where guide.y <= yMax {
             out.line(x1: left, y1: y(guide.y), x2: left + plotWidth, y2: y(guide.y), stroke: "#555555", dash: "6 4")
@@ -71,10 +79,14 @@ extension LineChart {
             }
             out.path(path, stroke: color)
             if !line.stepped {
-                for point in line.points where !logarithmicX || point.x > 0 { out.circle(x: x(point.x), y: y(point.y), radius: 2.5, fill: color) }
+                for point in line.points where !logarithmicX || point.x > 0 {
+                    out.circle(x: x(point.x), y: y(point.y), radius: 2.5, fill: color)
+                }
             }
             let legendY = top + 14 + Double(index) * 18
-            out.line(x1: left + plotWidth + 14, y1: legendY - 4, x2: left + plotWidth + 34, y2: legendY - 4, stroke: color, width: 3)
+            out.line(
+                x1: left + plotWidth + 14, y1: legendY - 4, x2: left + plotWidth + 34, y2: legendY - 4, stroke: color,
+                width: 3)
             out.text(line.name, x: left + plotWidth + 40, y: legendY, size: 12)
         }
         return out.document
@@ -102,12 +114,14 @@ extension BarChart {
         for (index, bar) in bars.enumerated() {
             let barHeight = plotHeight * bar.value / maximum
             let px = left + slot * Double(index) + slot * 0.15
-            out.rect(x: px, y: top + plotHeight - barHeight, width: slot * 0.7, height: barHeight,
-                     fill: LineChart.palette[index % LineChart.palette.count], stroke: "none")
-            out.text(ChartFormat.compact(bar.value), x: px + slot * 0.35, y: top + plotHeight - barHeight - 5, size: 11, anchor: "middle")
+            out.rect(
+                x: px, y: top + plotHeight - barHeight, width: slot * 0.7, height: barHeight,
+                fill: LineChart.palette[index % LineChart.palette.count], stroke: "none")
+            out.text(
+                ChartFormat.compact(bar.value), x: px + slot * 0.35, y: top + plotHeight - barHeight - 5, size: 11,
+                anchor: "middle")
             out.text(bar.label, x: px + slot * 0.35, y: top + plotHeight + 18, size: 12, anchor: "middle")
         }
         return out.document
     }
 }
-

@@ -3,22 +3,31 @@ import TierCache
 
 extension Report {
     /// The report of `tiercache simulate`: hit ratios per policy and capacity.
-    public static func simulation(trace: Trace, unit: CapacityUnit, results: [SimulationResult], seconds: Double) -> Report {
+    public static func simulation(
+        trace: Trace, unit: CapacityUnit, results: [SimulationResult], seconds: Double
+    ) -> Report {
         let footprint = unit == .bytes ? Double(trace.footprintBytes) : Double(trace.objectCount)
         let formatCapacity = ChartFormat.capacity(in: unit)
         let rows = results.map { result in
-            [result.policy, formatCapacity(Double(result.capacity)), ChartFormat.percent(Double(result.capacity) / footprint),
-             ChartFormat.percent(result.hitRatio), ChartFormat.percent(result.byteHitRatio),
-             ChartFormat.compact(result.requestsPerSecond)]
+            [
+                result.policy, formatCapacity(Double(result.capacity)),
+                ChartFormat.percent(Double(result.capacity) / footprint),
+                ChartFormat.percent(result.hitRatio), ChartFormat.percent(result.byteHitRatio),
+                ChartFormat.compact(result.requestsPerSecond),
+            ]
         }
-        let policies = results.reduce(into: [String]()) { names, result in if !names.contains(result.policy) { names.append(result.policy) } }
+        let policies = results.reduce(into: [String]()) { names, result in
+            if !names.contains(result.policy) { names.append(result.policy) }
+        }
         let capacities = results.map(\.capacity)
         let spread = Double(capacities.max() ?? 1) / Double(max(capacities.min() ?? 1, 1))
         let chart = LineChart(
             title: "Hit ratio by capacity — \(trace.name)", xLabel: "capacity (\(unit))", yLabel: "hit ratio",
             logarithmicX: spread >= 20,
             series: policies.map { policy in
-                LineChart.Series(name: policy, points: results.filter { $0.policy == policy }.map { (Double($0.capacity), $0.hitRatio) })
+                LineChart.Series(
+                    name: policy,
+                    points: results.filter { $0.policy == policy }.map { (Double($0.capacity), $0.hitRatio) })
             },
             formatX: formatCapacity)
         struct Payload: Encodable {
@@ -28,7 +37,12 @@ extension Report {
         return Report(
             title: "TierCache simulation: \(trace.name)",
             summary: trace.summaryLines(unit: unit) + [("Replay time", ChartFormat.fixed(seconds, digits: 2) + " s")],
-            tables: [Table(title: "Results", columns: ["policy", "capacity", "of footprint", "hit ratio", "byte hit ratio", "requests/s"], rows: rows)],
+            tables: [
+                Table(
+                    title: "Results",
+                    columns: ["policy", "capacity", "of footprint", "hit ratio", "byte hit ratio", "requests/s"],
+                    rows: rows)
+            ],
             charts: [.lines(chart)],
             json: encodeJSON(Payload(trace: TraceSummary(trace), results: results)))
     }

@@ -41,14 +41,17 @@ public struct Report: Sendable {
 
         /// RFC 4180 CSV: fields with commas, quotes or line breaks are quoted.
         public var csv: String {
-            ([columns] + rows).map { row in row.map(Self.csvField).joined(separator: ",") }.joined(separator: "\n") + "\n"
+            ([columns] + rows).map { row in row.map(Self.csvField).joined(separator: ",") }.joined(separator: "\n")
+                + "\n"
         }
 
         /// The table as aligned plain text for a terminal.
         public var text: String {
             var widths = columns.map(\.count)
             for row in rows {
-                for (index, cell) in row.enumerated() where index < widths.count { widths[index] = max(widths[index], cell.count) }
+                for (index, cell) in row.enumerated() where index < widths.count {
+                    widths[index] = max(widths[index], cell.count)
+                }
             }
             func line(_ cells: [String]) -> String {
                 cells.enumerated().map { index, cell in

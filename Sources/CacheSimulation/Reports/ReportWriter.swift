@@ -56,25 +56,25 @@ public enum HTMLReport {
     /// The report as one HTML page.
     public static func render(_ report: Report) -> String {
         var html = """
-        <!DOCTYPE html>
-        <html lang="en"><head><meta charset="utf-8">
-        <meta name="viewport" content="width=device-width, initial-scale=1">
-        <title>\(report.title.xmlEscaped)</title>
-        <style>
-        body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 2rem auto; max-width: 980px; color: #222; padding: 0 1rem; }
-        h1 { font-size: 1.5rem; } h2 { font-size: 1.15rem; margin-top: 2rem; }
-        table { border-collapse: collapse; margin: .5rem 0 1.5rem; font-size: .9rem; }
-        th, td { border-bottom: 1px solid #ddd; padding: .3rem .7rem; text-align: right; }
-        th:first-child, td:first-child { text-align: left; }
-        th { background: #f3f3f3; }
-        dl { display: grid; grid-template-columns: max-content auto; gap: .2rem 1rem; }
-        dt { font-weight: 600; } dd { margin: 0; }
-        figure { margin: 1rem 0; } svg { max-width: 100%; height: auto; border: 1px solid #eee; }
-        </style></head><body>
-        <h1>\(report.title.xmlEscaped)</h1>
-        <dl>
+            <!DOCTYPE html>
+            <html lang="en"><head><meta charset="utf-8">
+            <meta name="viewport" content="width=device-width, initial-scale=1">
+            <title>\(report.title.xmlEscaped)</title>
+            <style>
+            body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 2rem auto; max-width: 980px; color: #222; padding: 0 1rem; }
+            h1 { font-size: 1.5rem; } h2 { font-size: 1.15rem; margin-top: 2rem; }
+            table { border-collapse: collapse; margin: .5rem 0 1.5rem; font-size: .9rem; }
+            th, td { border-bottom: 1px solid #ddd; padding: .3rem .7rem; text-align: right; }
+            th:first-child, td:first-child { text-align: left; }
+            th { background: #f3f3f3; }
+            dl { display: grid; grid-template-columns: max-content auto; gap: .2rem 1rem; }
+            dt { font-weight: 600; } dd { margin: 0; }
+            figure { margin: 1rem 0; } svg { max-width: 100%; height: auto; border: 1px solid #eee; }
+            </style></head><body>
+            <h1>\(report.title.xmlEscaped)</h1>
+            <dl>
 
-        """
+            """
         for (key, value) in report.summary {
             html += "<dt>\(key.xmlEscaped)</dt><dd>\(value.xmlEscaped)</dd>\n"
         }

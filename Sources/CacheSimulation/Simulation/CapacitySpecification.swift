@@ -28,7 +28,9 @@ public enum CapacitySpecification: Sendable, Hashable, CustomStringConvertible {
     public init(parsing text: String) throws(ParseError) {
         let trimmed = text.trimmingWhitespace()
         if trimmed.hasSuffix("%") {
-            guard let percent = Double(trimmed.dropLast()), percent > 0, percent <= 100 else { throw ParseError(text: text) }
+            guard let percent = Double(trimmed.dropLast()), percent > 0, percent <= 100 else {
+                throw ParseError(text: text)
+            }
             self = .fraction(percent / 100)
             return
         }

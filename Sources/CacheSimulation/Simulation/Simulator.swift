@@ -107,8 +107,10 @@ final class FutureIndex: Sendable {
 /// finishes one (replays differ in cost by orders of magnitude, so static shares would leave
 /// threads idle); the results in index order. `progress` is called (from any thread) with
 /// (finished, count).
-func concurrentMap<T: Sendable>(count: Int, parallelism: Int, progress: (@Sendable (Int, Int) -> Void)? = nil,
-                                _ body: @Sendable (Int) -> T) -> [T] {
+func concurrentMap<T: Sendable>(
+    count: Int, parallelism: Int, progress: (@Sendable (Int, Int) -> Void)? = nil,
+    _ body: @Sendable (Int) -> T
+) -> [T] {
     let results = Locked([T?](repeating: nil, count: count))
     let next = Atomic<Int>(0)
     let finished = Atomic<Int>(0)

@@ -5,7 +5,9 @@ enum ASCIIFields {
     /// them without splitting the whole line into an array (the ARC reader, a million lines a
     /// trace).
     @inline(__always)
-    static func nextField(of line: UnsafeBufferPointer<UInt8>, from cursor: inout Int, separators: (UInt8, UInt8)) -> UnsafeBufferPointer<UInt8>? {
+    static func nextField(
+        of line: UnsafeBufferPointer<UInt8>, from cursor: inout Int, separators: (UInt8, UInt8)
+    ) -> UnsafeBufferPointer<UInt8>? {
         var start = cursor
         while start < line.count, line[start] == separators.0 || line[start] == separators.1 { start += 1 }
         guard start < line.count, let base = line.baseAddress else {

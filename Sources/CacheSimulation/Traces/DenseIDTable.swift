@@ -65,7 +65,8 @@ struct DenseIDTable {
     /// per chunk instead of checked on every access (loading P12 numbers 13.2M requests).
     /// `smallestSize` is the smallest of `sizes` (UInt32.max while empty), kept up to date here.
     mutating func number(
-        _ chunk: UnsafeBufferPointer<TraceRequest>, into output: UnsafeMutableBufferPointer<UInt32>, sizes: inout [UInt32],
+        _ chunk: UnsafeBufferPointer<TraceRequest>, into output: UnsafeMutableBufferPointer<UInt32>,
+        sizes: inout [UInt32],
         smallestSize: inout UInt32
     ) {
         // Room for every key of the chunk being new, so the table never grows mid-chunk.
@@ -91,12 +92,15 @@ struct DenseIDTable {
                             tiercache_prefetch(keyBase + slot)
                         }
                         let (index, found) = Self.find(
-                            request.key, keys: UnsafeBufferPointer(keys), ids: UnsafeBufferPointer(ids), mask: mask, shift: shift)
+                            request.key, keys: UnsafeBufferPointer(keys), ids: UnsafeBufferPointer(ids), mask: mask,
+                            shift: shift)
                         if let found {
                             // Only a size above the smallest one stored can raise an object's size:
                             // for traces without sizes (all 1) this skips a load from an array as
                             // large as the footprint.
-                            if request.size > smallest, request.size > sizes[Int(found)] { sizes[Int(found)] = request.size }
+                            if request.size > smallest, request.size > sizes[Int(found)] {
+                                sizes[Int(found)] = request.size
+                            }
                             output[position] = found
                         } else {
                             keys[index] = request.key

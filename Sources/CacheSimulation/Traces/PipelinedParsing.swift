@@ -11,7 +11,9 @@ extension TraceReader {
     /// Errors are the same as ``forEach(while:)``'s, at the same point: `body` sees every request
     /// before a malformed record, then the error is thrown. When `body` returns false or throws,
     /// parsing stops within a chunk.
-    func forEachChunkParsedAhead(while body: (UnsafeBufferPointer<TraceRequest>) throws(TraceError) -> Bool) throws(TraceError) {
+    func forEachChunkParsedAhead(
+        while body: (UnsafeBufferPointer<TraceRequest>) throws(TraceError) -> Bool
+    ) throws(TraceError) {
         let chunks = ParsedRequestChunks()
         let reader = self
         Thread.detachNewThread { chunks.produce(from: reader) }

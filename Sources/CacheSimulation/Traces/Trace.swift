@@ -50,7 +50,9 @@ public struct Trace: Sendable {
     ///   - limit: stop after this many requests (nil: read all).
     ///   - cache: where binary copies of parsed traces live: a copy that still describes the file
     ///     is read instead of parsing, and a parsed trace leaves one for the next run.
-    public static func load(_ reader: TraceReader, limit: Int? = nil, cache: TraceCache? = nil) throws(TraceError) -> Trace {
+    public static func load(
+        _ reader: TraceReader, limit: Int? = nil, cache: TraceCache? = nil
+    ) throws(TraceError) -> Trace {
         let start = ContinuousClock.now
         if let cache, var copy = cache.load(reader, limit: limit) {
             copy.loading = Loading(source: .binaryCopy, seconds: (ContinuousClock.now - start).inSeconds)
@@ -60,7 +62,9 @@ public struct Trace: Sendable {
         let limit = limit ?? Int.max
         if limit > 0 {
             try reader.forEachChunkParsedAhead(while: { chunk throws(TraceError) in
-                try builder.append(contentsOf: UnsafeBufferPointer(rebasing: chunk.prefix(limit - builder.requests.count)), file: reader.path)
+                try builder.append(
+                    contentsOf: UnsafeBufferPointer(rebasing: chunk.prefix(limit - builder.requests.count)),
+                    file: reader.path)
                 return builder.requests.count < limit
             })
         }
@@ -68,9 +72,12 @@ public struct Trace: Sendable {
         var trace = builder.build(name: name, hasSizes: reader.format.hasSizes)
         var storeFailure: String?
         if let cache {
-            do { try cache.store(trace, for: reader, limit: limit == Int.max ? nil : limit) } catch { storeFailure = error.description }
+            do { try cache.store(trace, for: reader, limit: limit == Int.max ? nil : limit) } catch {
+                storeFailure = error.description
+            }
         }
-        trace.loading = Loading(source: .parsed, seconds: (ContinuousClock.now - start).inSeconds, storeFailure: storeFailure)
+        trace.loading = Loading(
+            source: .parsed, seconds: (ContinuousClock.now - start).inSeconds, storeFailure: storeFailure)
         return trace
     }
 
@@ -103,7 +110,9 @@ public struct Trace: Sendable {
         mutating func append(_ request: TraceRequest, file: String) throws(TraceError) {
             // Ids run to UInt32.max - 1: the id table keeps UInt32.max to mark an empty slot.
             guard ids.count < Int(UInt32.max) - 1 else {
-                throw TraceError(file: file, record: requests.count + 1, reason: .malformed("more than \(UInt32.max - 1) distinct objects"))
+                throw TraceError(
+                    file: file, record: requests.count + 1,
+                    reason: .malformed("more than \(UInt32.max - 1) distinct objects"))
             }
             let (id, isNew) = ids.id(for: request.key)
             if isNew {
@@ -127,14 +136,18 @@ public struct Trace: Sendable {
             LargeArrays.reserve(&requests, minimumCapacity: start + chunk.count)
             requests.append(contentsOf: repeatElement(0, count: chunk.count))
             requests.withUnsafeMutableBufferPointer { requests in
-                ids.number(chunk, into: UnsafeMutableBufferPointer(rebasing: requests[start...]), sizes: &sizes, smallestSize: &smallestSize)
+                ids.number(
+                    chunk, into: UnsafeMutableBufferPointer(rebasing: requests[start...]), sizes: &sizes,
+                    smallestSize: &smallestSize)
             }
             for request in chunk { requestedBytes &+= UInt64(request.size) }
         }
 
         func build(name: String, hasSizes: Bool) -> Trace {
-            Trace(name: name, requests: requests, objectSizes: hasSizes ? sizes : [UInt32](repeating: 1, count: sizes.count),
-                  hasSizes: hasSizes, requestedBytes: hasSizes ? requestedBytes : UInt64(requests.count))
+            Trace(
+                name: name, requests: requests,
+                objectSizes: hasSizes ? sizes : [UInt32](repeating: 1, count: sizes.count),
+                hasSizes: hasSizes, requestedBytes: hasSizes ? requestedBytes : UInt64(requests.count))
         }
     }
 }

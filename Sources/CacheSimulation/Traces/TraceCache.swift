@@ -73,7 +73,8 @@ public struct TraceCache: Sendable {
         guard Self.readFully(descriptor, into: &header) else { return nil }
         let words = header.map { UInt64(littleEndian: $0) }
         guard words[0] == Self.magic, words[1] == identity, words[2] == source.size, words[3] == source.modified,
-              words[4] <= UInt64(Int32.max) * 4, words[5] <= UInt64(UInt32.max), words[6] <= 1 else { return nil }
+            words[4] <= UInt64(Int32.max) * 4, words[5] <= UInt64(UInt32.max), words[6] <= 1
+        else { return nil }
         let requestCount = Int(words[4])
         let objectCount = Int(words[5])
         var status = stat()
@@ -92,13 +93,16 @@ public struct TraceCache: Sendable {
         let limit = UInt32(truncatingIfNeeded: objectCount)
         guard !requests.contains(where: { $0 >= limit }) else { return nil }
         let name = String(reader.path.split(separator: "/").last ?? Substring(reader.path))
-        return Trace(name: name, requests: requests, objectSizes: sizes, hasSizes: words[6] == 1, requestedBytes: words[7])
+        return Trace(
+            name: name, requests: requests, objectSizes: sizes, hasSizes: words[6] == 1, requestedBytes: words[7])
     }
 
     /// Writes `trace` as the copy of `reader`'s trace (creating ``directory`` when missing).
     public func store(_ trace: Trace, for reader: TraceReader, limit: Int?) throws(StoreError) {
         let (path, identity) = path(for: reader, limit: limit)
-        guard let source = Self.status(of: reader.path) else { throw StoreError(path: path, reason: "the source cannot be read") }
+        guard let source = Self.status(of: reader.path) else {
+            throw StoreError(path: path, reason: "the source cannot be read")
+        }
         try Self.makeDirectories(directory, for: path)
         let temporary = path + ".tmp.\(getpid())"
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
@@ -114,7 +118,9 @@ public struct TraceCache: Sendable {
             Self.magic, identity, source.size, source.modified, UInt64(trace.requestCount), UInt64(trace.objectCount),
             trace.hasSizes ? 1 : 0, trace.requestedBytes, Self.checksum(requests, sizes), 0,
         ].map { $0.littleEndian }
-        let written = Self.writeFully(descriptor, header) && Self.writeFully(descriptor, requests) && Self.writeFully(descriptor, sizes)
+        let written =
+            Self.writeFully(descriptor, header) && Self.writeFully(descriptor, requests)
+            && Self.writeFully(descriptor, sizes)
         let reason = written ? nil : String(cString: strerror(errno))
         close(descriptor)
         guard written, rename(temporary, path) == 0 else {
@@ -155,7 +161,9 @@ public struct TraceCache: Sendable {
 
     private static func readFully<T>(_ descriptor: Int32, into array: inout [T]) -> Bool {
         array.withUnsafeMutableBytes { buffer in
-            transferFully(UnsafeRawBufferPointer(buffer)) { read(descriptor, UnsafeMutableRawPointer(mutating: $0), $1) }
+            transferFully(UnsafeRawBufferPointer(buffer)) {
+                read(descriptor, UnsafeMutableRawPointer(mutating: $0), $1)
+            }
         }
     }
 
@@ -165,7 +173,9 @@ public struct TraceCache: Sendable {
 
     /// Calls `transfer` (a `read` or `write`) until all of `buffer` has gone through, retrying
     /// interrupted calls; false on an error or an early end of file.
-    private static func transferFully(_ buffer: UnsafeRawBufferPointer, _ transfer: (UnsafeRawPointer, Int) -> Int) -> Bool {
+    private static func transferFully(
+        _ buffer: UnsafeRawBufferPointer, _ transfer: (UnsafeRawPointer, Int) -> Int
+    ) -> Bool {
         guard let base = buffer.baseAddress else { return true }  // nothing to move
         var offset = 0
         while offset < buffer.count {

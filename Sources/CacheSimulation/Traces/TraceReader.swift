@@ -21,7 +21,11 @@ public struct TraceReader: Sendable {
     ///     (``TraceFormat/guess(fromFileName:)``), and an error when it cannot be guessed.
     public init(path: String, format: TraceFormat? = nil) throws(TraceError) {
         guard let format = format ?? TraceFormat.guess(fromFileName: path) else {
-            throw TraceError(file: path, reason: .unknownFormat("cannot tell the trace format from the file name; name one (\(TraceFormat.allCases.map(\.rawValue).joined(separator: ", ")))"))
+            throw TraceError(
+                file: path,
+                reason: .unknownFormat(
+                    "cannot tell the trace format from the file name; name one (\(TraceFormat.allCases.map(\.rawValue).joined(separator: ", ")))"
+                ))
         }
         self.path = path
         self.format = format
@@ -52,12 +56,16 @@ public struct TraceReader: Sendable {
         TraceError(file: path, record: line, reason: .malformed(message))
     }
 
-    private func readARC(_ reader: DecompressingFileReader, _ body: (TraceRequest) throws(TraceError) -> Bool) throws(TraceError) {
+    private func readARC(
+        _ reader: DecompressingFileReader, _ body: (TraceRequest) throws(TraceError) -> Bool
+    ) throws(TraceError) {
         let separators = (UInt8(ascii: " "), UInt8(ascii: "\t"))
         try LineScanner(reader: reader).forEachLine { line, number throws(TraceError) in
             // Only the first two fields count (the rest, request numbers, are ignored).
             var cursor = 0
-            guard let first = ASCIIFields.nextField(of: line, from: &cursor, separators: separators) else { return true }
+            guard let first = ASCIIFields.nextField(of: line, from: &cursor, separators: separators) else {
+                return true
+            }
             let second = ASCIIFields.nextField(of: line, from: &cursor, separators: separators)
             guard let second, let start = ASCIIFields.unsigned(first), let blocks = ASCIIFields.unsigned(second) else {
                 throw malformed(number, "expected `start_block n_blocks ...`, found \"\(ASCIIFields.text(line))\"")
@@ -72,7 +80,9 @@ public struct TraceReader: Sendable {
         }
     }
 
-    private func readLIRS(_ reader: DecompressingFileReader, _ body: (TraceRequest) throws(TraceError) -> Bool) throws(TraceError) {
+    private func readLIRS(
+        _ reader: DecompressingFileReader, _ body: (TraceRequest) throws(TraceError) -> Bool
+    ) throws(TraceError) {
         try LineScanner(reader: reader).forEachLine { line, number throws(TraceError) in
             let field = ASCIIFields.trimmingSpaces(line)
             if field.isEmpty || field[0] == UInt8(ascii: "*") { return true }
@@ -83,14 +93,18 @@ public struct TraceReader: Sendable {
         }
     }
 
-    private func readCache2k(_ reader: DecompressingFileReader, _ body: (TraceRequest) throws(TraceError) -> Bool) throws(TraceError) {
+    private func readCache2k(
+        _ reader: DecompressingFileReader, _ body: (TraceRequest) throws(TraceError) -> Bool
+    ) throws(TraceError) {
         try RecordScanner(reader: reader, recordSize: 4).forEachRecord { record, _ throws(TraceError) in
             let key = UInt32(bigEndian: record.loadUnaligned(as: UInt32.self))
             return try body(TraceRequest(key: UInt64(key)))
         }
     }
 
-    private func readOracleGeneral(_ reader: DecompressingFileReader, _ body: (TraceRequest) throws(TraceError) -> Bool) throws(TraceError) {
+    private func readOracleGeneral(
+        _ reader: DecompressingFileReader, _ body: (TraceRequest) throws(TraceError) -> Bool
+    ) throws(TraceError) {
         try RecordScanner(reader: reader, recordSize: 24).forEachRecord { record, _ throws(TraceError) in
             let time = UInt32(littleEndian: record.loadUnaligned(fromByteOffset: 0, as: UInt32.self))
             let key = UInt64(littleEndian: record.loadUnaligned(fromByteOffset: 4, as: UInt64.self))
@@ -99,7 +113,9 @@ public struct TraceReader: Sendable {
         }
     }
 
-    private func readCSV(_ reader: DecompressingFileReader, _ body: (TraceRequest) throws(TraceError) -> Bool) throws(TraceError) {
+    private func readCSV(
+        _ reader: DecompressingFileReader, _ body: (TraceRequest) throws(TraceError) -> Bool
+    ) throws(TraceError) {
         var fields: [UnsafeBufferPointer<UInt8>] = []
         var columns: (key: Int, size: Int?, time: Int?)?
         try LineScanner(reader: reader).forEachLine { line, number throws(TraceError) in
@@ -108,18 +124,27 @@ public struct TraceReader: Sendable {
             guard let layout = columns else {
                 let names = fields.map { ASCIIFields.text($0).lowercased() }
                 guard let key = names.firstIndex(where: { ["lbn", "obj_id", "key", "id"].contains($0) }) else {
-                    throw malformed(number, "the CSV header names no key column (lbn, obj_id, key or id): \"\(ASCIIFields.text(line))\"")
+                    throw malformed(
+                        number,
+                        "the CSV header names no key column (lbn, obj_id, key or id): \"\(ASCIIFields.text(line))\"")
                 }
-                columns = (key, names.firstIndex(where: { ["size", "obj_size"].contains($0) }), names.firstIndex(where: { ["time", "timestamp"].contains($0) }))
+                columns = (
+                    key, names.firstIndex(where: { ["size", "obj_size"].contains($0) }),
+                    names.firstIndex(where: { ["time", "timestamp"].contains($0) })
+                )
                 return true
             }
             guard fields.count > layout.key, let key = ASCIIFields.unsigned(fields[layout.key]) else {
-                throw malformed(number, "expected an integer key in column \(layout.key + 1), found \"\(ASCIIFields.text(line))\"")
+                throw malformed(
+                    number, "expected an integer key in column \(layout.key + 1), found \"\(ASCIIFields.text(line))\"")
             }
             var request = TraceRequest(key: key)
             if let column = layout.size {
                 guard fields.count > column, let size = ASCIIFields.unsigned(fields[column]), size <= UInt32.max else {
-                    throw malformed(number, "expected a size (at most \(UInt32.max)) in column \(column + 1), found \"\(ASCIIFields.text(line))\"")
+                    throw malformed(
+                        number,
+                        "expected a size (at most \(UInt32.max)) in column \(column + 1), found \"\(ASCIIFields.text(line))\""
+                    )
                 }
                 request.size = UInt32(max(size, 1))
             }
@@ -130,7 +155,9 @@ public struct TraceReader: Sendable {
         }
     }
 
-    private func readPlain(_ reader: DecompressingFileReader, _ body: (TraceRequest) throws(TraceError) -> Bool) throws(TraceError) {
+    private func readPlain(
+        _ reader: DecompressingFileReader, _ body: (TraceRequest) throws(TraceError) -> Bool
+    ) throws(TraceError) {
         var fields: [UnsafeBufferPointer<UInt8>] = []
         try LineScanner(reader: reader).forEachLine { line, number throws(TraceError) in
             let trimmed = ASCIIFields.trimmingSpaces(line)
@@ -142,13 +169,17 @@ public struct TraceReader: Sendable {
             var request = TraceRequest(key: ASCIIFields.unsigned(fields[0]) ?? ASCIIFields.fnv1a(fields[0]))
             if fields.count > 1 {
                 guard let size = ASCIIFields.unsigned(fields[1]), size >= 1, size <= UInt32.max else {
-                    throw malformed(number, "the size must be an integer from 1 to \(UInt32.max), found \"\(ASCIIFields.text(fields[1]))\"")
+                    throw malformed(
+                        number,
+                        "the size must be an integer from 1 to \(UInt32.max), found \"\(ASCIIFields.text(fields[1]))\"")
                 }
                 request.size = UInt32(size)
             }
             if fields.count > 2 {
                 guard let time = ASCIIFields.unsigned(fields[2]) else {
-                    throw malformed(number, "the timestamp must be a non-negative integer, found \"\(ASCIIFields.text(fields[2]))\"")
+                    throw malformed(
+                        number, "the timestamp must be a non-negative integer, found \"\(ASCIIFields.text(fields[2]))\""
+                    )
                 }
                 request.timestamp = time
             }

@@ -18,7 +18,11 @@ enum DirectiveParser {
                 if escaped {
                     escaped = false
                 } else if inQuotes {
-                    if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inQuotes = false }
+                    if byte == UInt8(ascii: "\\") {
+                        escaped = true
+                    } else if byte == UInt8(ascii: "\"") {
+                        inQuotes = false
+                    }
                 } else if byte == UInt8(ascii: "\"") {
                     inQuotes = true
                 } else if byte == UInt8(ascii: ",") {
@@ -36,7 +40,9 @@ enum DirectiveParser {
         }
     }
 
-    private static func trim(_ bytes: UnsafeBufferPointer<UInt8>, _ start: Int, _ end: Int) -> UnsafeBufferPointer<UInt8> {
+    private static func trim(
+        _ bytes: UnsafeBufferPointer<UInt8>, _ start: Int, _ end: Int
+    ) -> UnsafeBufferPointer<UInt8> {
         var low = start, high = end
         while low < high, bytes[low] == UInt8(ascii: " ") || bytes[low] == UInt8(ascii: "\t") { low += 1 }
         while high > low, bytes[high - 1] == UInt8(ascii: " ") || bytes[high - 1] == UInt8(ascii: "\t") { high -= 1 }

@@ -102,9 +102,10 @@ final class HTTPCacheCounters: Sendable {
             stored = counter(MetricLabels.httpStores, [("outcome", "stored")])
             refusedByPolicy = counter(MetricLabels.httpStores, [("outcome", "policy")])
             refusedTooLarge = counter(MetricLabels.httpStores, [("outcome", "too_large")])
-            notStorable = Dictionary(uniqueKeysWithValues: Storability.Reason.allCases.map {
-                ($0, counter(MetricLabels.httpStores, [("outcome", "not_storable"), ("reason", $0.rawValue)]))
-            })
+            notStorable = Dictionary(
+                uniqueKeysWithValues: Storability.Reason.allCases.map {
+                    ($0, counter(MetricLabels.httpStores, [("outcome", "not_storable"), ("reason", $0.rawValue)]))
+                })
         }
     }
 }

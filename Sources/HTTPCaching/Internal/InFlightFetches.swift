@@ -19,7 +19,9 @@ final class InFlightFetches: Sendable {
     var joinCount: Int { joins.withLock { $0 } }
 
     /// Runs `fetch`, or joins the identical fetch already running; `joined` says which.
-    func run(key: String, _ fetch: @escaping @Sendable () async throws -> Exchange) async throws -> (Exchange, joined: Bool) {
+    func run(
+        key: String, _ fetch: @escaping @Sendable () async throws -> Exchange
+    ) async throws -> (Exchange, joined: Bool) {
         let (task, joined) = tasks.withLock { tasks -> (Task<Exchange, any Error>, Bool) in
             if let running = tasks[key] {
                 joins.withLock { $0 += 1 }

@@ -38,7 +38,7 @@ final class NormalizedKeys: Sendable {
         let slot = slots.withLock { $0[index] }
         if let slot, slot.path == path, slot.authority == authority, slot.scheme == scheme { return slot.key }
         guard let text = HTTPCacheKey.defaultKey(scheme: scheme, authority: authority, path: path),
-              let key = validating(text)
+            let key = validating(text)
         else { return nil }
         let built = Slot(scheme: scheme, authority: authority, path: path, key: key)
         slots.withLock { $0[index] = built }

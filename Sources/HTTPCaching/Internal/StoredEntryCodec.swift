@@ -75,7 +75,9 @@ enum StoredEntryCodec {
 
     static func decode(_ bytes: [UInt8]) throws(DecodeFailure) -> StoredEntry {
         var reader = ByteReader(bytes)
-        guard try reader.bytes(magic.count) == magic else { throw DecodeFailure(description: "not an HTTP cache entry") }
+        guard try reader.bytes(magic.count) == magic else {
+            throw DecodeFailure(description: "not an HTTP cache entry")
+        }
         let entryVersion = try reader.u8()
         guard entryVersion == version else { throw DecodeFailure(description: "entry format version \(entryVersion)") }
         switch try reader.u8() {
@@ -87,7 +89,9 @@ enum StoredEntryCodec {
             var fields = HTTPFields()
             for _ in 0..<(try reader.count()) {
                 let name = try reader.string(), value = try reader.string()
-                guard let fieldName = HTTPField.Name(name) else { throw DecodeFailure(description: "field name \(name)") }
+                guard let fieldName = HTTPField.Name(name) else {
+                    throw DecodeFailure(description: "field name \(name)")
+                }
                 fields.append(HTTPField(name: fieldName, value: value))
             }
             var varying: [StoredResponse.VaryingField] = []
@@ -106,16 +110,19 @@ enum StoredEntryCodec {
             }
             let body = Data(try reader.bytes(Int(try reader.u32())))
             guard reader.isAtEnd else { throw DecodeFailure(description: "trailing bytes") }
-            return .response(StoredResponse(
-                response: HTTPResponse(status: .init(code: code, reasonPhrase: reason), headerFields: fields),
-                body: body, requestTime: requestTime, responseTime: responseTime, storedAt: storedAt,
-                varyingFields: varying, userInfo: userInfo, storagePolicy: policy))
+            return .response(
+                StoredResponse(
+                    response: HTTPResponse(status: .init(code: code, reasonPhrase: reason), headerFields: fields),
+                    body: body, requestTime: requestTime, responseTime: responseTime, storedAt: storedAt,
+                    varyingFields: varying, userInfo: userInfo, storagePolicy: policy))
         case 2:
             var names: [String] = []
             for _ in 0..<(try reader.count()) { names.append(try reader.string()) }
             var keys: [CacheKey] = []
             for _ in 0..<(try reader.count()) {
-                guard let key = try? CacheKey(try reader.string()) else { throw DecodeFailure(description: "a variant key that is not a key") }
+                guard let key = try? CacheKey(try reader.string()) else {
+                    throw DecodeFailure(description: "a variant key that is not a key")
+                }
                 keys.append(key)
             }
             guard reader.isAtEnd else { throw DecodeFailure(description: "trailing bytes") }
@@ -131,7 +138,9 @@ enum StoredEntryCodec {
         mutating func u16(_ value: UInt16) { withUnsafeBytes(of: value.littleEndian) { output.append(contentsOf: $0) } }
         mutating func u32(_ value: UInt32) { withUnsafeBytes(of: value.littleEndian) { output.append(contentsOf: $0) } }
         mutating func date(_ date: Date) {
-            withUnsafeBytes(of: date.timeIntervalSinceReferenceDate.bitPattern.littleEndian) { output.append(contentsOf: $0) }
+            withUnsafeBytes(of: date.timeIntervalSinceReferenceDate.bitPattern.littleEndian) {
+                output.append(contentsOf: $0)
+            }
         }
         mutating func bytes(_ bytes: some Sequence<UInt8>) { output.append(contentsOf: bytes) }
         mutating func string(_ text: String) {
@@ -147,7 +156,9 @@ enum StoredEntryCodec {
         var isAtEnd: Bool { offset == input.count }
 
         mutating func bytes(_ count: Int) throws(DecodeFailure) -> [UInt8] {
-            guard count >= 0, count <= input.count - offset else { throw DecodeFailure(description: "truncated at byte \(offset)") }
+            guard count >= 0, count <= input.count - offset else {
+                throw DecodeFailure(description: "truncated at byte \(offset)")
+            }
             defer { offset += count }
             return Array(input[offset..<(offset + count)])
         }
@@ -177,7 +188,9 @@ enum StoredEntryCodec {
         }
         mutating func string() throws(DecodeFailure) -> String {
             let raw = try bytes(Int(try u32()))
-            guard let text = String(validating: raw, as: UTF8.self) else { throw DecodeFailure(description: "invalid UTF-8") }
+            guard let text = String(validating: raw, as: UTF8.self) else {
+                throw DecodeFailure(description: "invalid UTF-8")
+            }
             return text
         }
     }

@@ -23,7 +23,7 @@ struct KeyedQueues<Key: Hashable, Value> {
         /// A policy's per-entry hash (W-TinyLFU's sketch hash), computed once at insertion.
         var hash: UInt64
         var previous: Int32  // towards the head
-        var next: Int32      // towards the tail
+        var next: Int32  // towards the tail
         /// A policy's per-entry counter (S3-FIFO's frequency).
         var frequency: UInt8
         var queue: UInt8

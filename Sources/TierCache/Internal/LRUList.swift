@@ -8,7 +8,7 @@ struct LRUList<Key: Hashable, Value> {
         var value: Value?
         var cost: Int
         var previous: Int  // towards the most recently used end; -1 at the head
-        var next: Int      // towards the least recently used end; -1 at the tail
+        var next: Int  // towards the least recently used end; -1 at the tail
     }
 
     private var nodes: [Node] = []

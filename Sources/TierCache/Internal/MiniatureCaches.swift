@@ -37,8 +37,8 @@ package struct MiniatureCaches {
     /// uniqueness, not three).
     private struct Link {
         var previous: Int32  // towards the head
-        var next: Int32      // towards the tail
-        var queue: UInt8     // 0 if the miniature does not hold the record
+        var next: Int32  // towards the tail
+        var queue: UInt8  // 0 if the miniature does not hold the record
     }
 
     /// One queue of one miniature.
@@ -64,7 +64,8 @@ package struct MiniatureCaches {
         width = windowShares.count
         miniatures = windowShares.map { share in
             let windowMaximum = Int(share * Double(capacity))
-            return Miniature(windowMaximum: windowMaximum, protectedMaximum: Int(0.8 * Double(capacity - windowMaximum)))
+            return Miniature(
+                windowMaximum: windowMaximum, protectedMaximum: Int(0.8 * Double(capacity - windowMaximum)))
         }
         ends = [Ends](repeating: Ends(), count: width * 4)
     }
@@ -93,14 +94,20 @@ package struct MiniatureCaches {
                                 emptiedRecords.withUnsafeMutableBufferPointer { emptiedRecords in
                                     let queues = Queues(links: links, ends: ends, costs: costs, width: width)
                                     for miniature in 0..<width {
-                                        if queues.hit(record, miniature, protectedMaximum: miniatures[miniature].protectedMaximum) { continue }
+                                        if queues.hit(
+                                            record, miniature, protectedMaximum: miniatures[miniature].protectedMaximum)
+                                        {
+                                            continue
+                                        }
                                         missed |= 1 << UInt32(miniature)
                                         miniatures[miniature].misses += 1
                                         guard costs[Int(record)] <= capacity else { continue }
                                         queues.pushHead(record, Self.window, miniature)
                                         residents[Int(record)] += 1
-                                        while queues.weight(Self.window, miniature) > miniatures[miniature].windowMaximum,
-                                              let candidate = queues.tail(Self.window, miniature) {
+                                        while queues.weight(Self.window, miniature)
+                                            > miniatures[miniature].windowMaximum,
+                                            let candidate = queues.tail(Self.window, miniature)
+                                        {
                                             queues.unlink(candidate, miniature)
                                             queues.pushHead(candidate, Self.probation, miniature)
                                             // While over capacity the candidate meets the oldest entry of the
@@ -112,8 +119,10 @@ package struct MiniatureCaches {
                                                     victim = queues.tail(Self.protected, miniature) ?? candidate
                                                 }
                                                 guard let victim else { break }
-                                                let leaving = victim == candidate
-                                                    || sketch.frequency(keys[Int(candidate)]) <= sketch.frequency(keys[Int(victim)])
+                                                let leaving =
+                                                    victim == candidate
+                                                        || sketch.frequency(keys[Int(candidate)])
+                                                            <= sketch.frequency(keys[Int(victim)])
                                                     ? candidate : victim
                                                 queues.unlink(leaving, miniature)
                                                 residents[Int(leaving)] -= 1
@@ -199,7 +208,8 @@ package struct MiniatureCaches {
             default:
                 moveToHead(record, MiniatureCaches.protected, miniature)
                 while weight(MiniatureCaches.protected, miniature) > protectedMaximum,
-                      let demoted = tail(MiniatureCaches.protected, miniature) {
+                    let demoted = tail(MiniatureCaches.protected, miniature)
+                {
                     unlink(demoted, miniature)
                     pushHead(demoted, MiniatureCaches.probation, miniature)
                 }
@@ -227,8 +237,16 @@ package struct MiniatureCaches {
             let index = slot(record, miniature)
             let link = links[index]
             let queueEnds = miniature * 4 + Int(link.queue)
-            if link.previous != MiniatureCaches.none { links[slot(link.previous, miniature)].next = link.next } else { ends[queueEnds].head = link.next }
-            if link.next != MiniatureCaches.none { links[slot(link.next, miniature)].previous = link.previous } else { ends[queueEnds].tail = link.previous }
+            if link.previous != MiniatureCaches.none {
+                links[slot(link.previous, miniature)].next = link.next
+            } else {
+                ends[queueEnds].head = link.next
+            }
+            if link.next != MiniatureCaches.none {
+                links[slot(link.next, miniature)].previous = link.previous
+            } else {
+                ends[queueEnds].tail = link.previous
+            }
             links[index].queue = 0
             ends[queueEnds].weight -= costs[Int(record)]
             ends[queueEnds].count -= 1

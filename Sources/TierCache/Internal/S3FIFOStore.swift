@@ -76,7 +76,9 @@ struct S3FIFOStore: EvictingStore {
     /// A new value for a resident key counts as a hit. When it fits, it takes the old one's place;
     /// otherwise the entry is requeued at the head of its queue with its new cost after room is
     /// made (so it is never its own victim).
-    private mutating func replace(_ slot: KeyedQueues<CacheKey, CacheEntry>.Slot, in queue: UInt8, with entry: CacheEntry, cost: Int) -> Int {
+    private mutating func replace(
+        _ slot: KeyedQueues<CacheKey, CacheEntry>.Slot, in queue: UInt8, with entry: CacheEntry, cost: Int
+    ) -> Int {
         let frequency = queues.frequency(of: slot)
         if frequency < Self.maximumFrequency { queues.setFrequency(frequency + 1, of: slot) }
         if totalCost - queues.cost(of: slot) + cost <= capacity {

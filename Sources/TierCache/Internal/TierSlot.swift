@@ -23,7 +23,9 @@ final class TierSlot: Sendable {
         refusedByPolicyMetric = metricsFactory.map {
             Counter(label: MetricLabels.tierStores, dimensions: dimensions + [("outcome", "policy")], factory: $0)
         }
-        errorsMetric = metricsFactory.map { Counter(label: MetricLabels.tierErrors, dimensions: dimensions, factory: $0) }
+        errorsMetric = metricsFactory.map {
+            Counter(label: MetricLabels.tierErrors, dimensions: dimensions, factory: $0)
+        }
     }
 
     func recordRefusalByPolicy() {

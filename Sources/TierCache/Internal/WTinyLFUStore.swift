@@ -286,7 +286,8 @@ struct WTinyLFUStore: EvictingStore {
             protectedMaximum = Int(Self.percentMainProtected * Double(capacity - windowMaximum))
             for _ in 0..<Self.queueTransferThreshold {
                 guard queues.weight(Self.window) > windowMaximum,
-                      let slot = queues.popTail(Self.window) else { break }
+                    let slot = queues.popTail(Self.window)
+                else { break }
                 queues.pushHead(slot, Self.probation)
             }
         }
@@ -299,7 +300,8 @@ struct WTinyLFUStore: EvictingStore {
         guard queues.weight(Self.protected) > protectedMaximum else { return }
         for _ in 0..<Self.queueTransferThreshold {
             guard queues.weight(Self.protected) > protectedMaximum,
-                  let demoted = queues.popTail(Self.protected) else { break }
+                let demoted = queues.popTail(Self.protected)
+            else { break }
             queues.pushHead(demoted, Self.probation)
         }
     }

@@ -1,4 +1,5 @@
 import CoreMetrics
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)

@@ -67,10 +67,12 @@ struct DictionaryRow {
         row[1] = (isProvided ? Self.providedFlag : 0) | (sealer != nil ? Self.sealedFlag : 0)
         row.withUnsafeMutableBytes { raw in
             raw.storeBytes(of: UInt32(clamping: samples).littleEndian, toByteOffset: 4, as: UInt32.self)
-            raw.storeBytes(of: createdAt.timeIntervalSinceReferenceDate.bitPattern.littleEndian, toByteOffset: 8, as: UInt64.self)
+            raw.storeBytes(
+                of: createdAt.timeIntervalSinceReferenceDate.bitPattern.littleEndian, toByteOffset: 8, as: UInt64.self)
             raw.storeBytes(of: (ratioWith ?? .nan).bitPattern.littleEndian, toByteOffset: 16, as: UInt64.self)
             raw.storeBytes(of: (ratioWithout ?? .nan).bitPattern.littleEndian, toByteOffset: 24, as: UInt64.self)
-            raw.storeBytes(of: bytes.withUnsafeBytes { Checksum.of($0) }.littleEndian, toByteOffset: 32, as: UInt32.self)
+            raw.storeBytes(
+                of: bytes.withUnsafeBytes { Checksum.of($0) }.littleEndian, toByteOffset: 32, as: UInt32.self)
         }
         if let sealer {
             let context = Self.sealingContext(id)
@@ -88,23 +90,30 @@ struct DictionaryRow {
     /// encrypted store seals its dictionaries when it opens (``LMDBTier`` reseals plain ones), so
     /// a plain row in it was planted, or its unauthenticated sealed flag was cleared. Read such
     /// rows with no sealer to seal them.
-    static func decode(_ row: UnsafeRawBufferPointer, id: UInt16, sealer: (any RecordSealing)?) throws(EntryRecord.DecodeFailure) -> DictionaryRow {
+    static func decode(
+        _ row: UnsafeRawBufferPointer, id: UInt16, sealer: (any RecordSealing)?
+    ) throws(EntryRecord.DecodeFailure) -> DictionaryRow {
         guard row.count > headerSize, row[0] == formatVersion else {
             throw EntryRecord.DecodeFailure(reason: "dictionary \(id): not a dictionary row")
         }
         let flags = row[1]
         func double(_ offset: Int) -> Double? {
-            let value = Double(bitPattern: UInt64(littleEndian: row.loadUnaligned(fromByteOffset: offset, as: UInt64.self)))
+            let value = Double(
+                bitPattern: UInt64(littleEndian: row.loadUnaligned(fromByteOffset: offset, as: UInt64.self)))
             return value.isFinite ? value : nil
         }
-        guard let created = double(8) else { throw EntryRecord.DecodeFailure(reason: "dictionary \(id): no creation time") }
+        guard let created = double(8) else {
+            throw EntryRecord.DecodeFailure(reason: "dictionary \(id): no creation time")
+        }
         let checksum = UInt32(littleEndian: row.loadUnaligned(fromByteOffset: 32, as: UInt32.self))
         let content = UnsafeRawBufferPointer(rebasing: row[headerSize...])
         let isSealed = flags & sealedFlag != 0
         var bytes: [UInt8]?
         if isSealed {
             if let sealer {
-                bytes = try? sealingContext(id).withUnsafeBytes { try SealedEnvelope.open(content, context: $0, with: sealer) }
+                bytes = try? sealingContext(id).withUnsafeBytes {
+                    try SealedEnvelope.open(content, context: $0, with: sealer)
+                }
             }
         } else if sealer == nil {
             bytes = [UInt8](content)

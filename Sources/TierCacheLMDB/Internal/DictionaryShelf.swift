@@ -72,7 +72,7 @@ final class DictionaryShelf: Sendable {
     func dictionary(_ id: UInt16, in txn: Transaction) -> ZstdDictionary? {
         if let known = state.withLock({ $0.digested[id] }) { return known }
         guard let row = try? txn.dictionaryRow(id, sealer: sealer), let bytes = row.bytes,
-              let dictionary = try? ZstdDictionary(bytes: bytes, level: level)
+            let dictionary = try? ZstdDictionary(bytes: bytes, level: level)
         else { return nil }
         state.withLock { $0.digested[id] = dictionary }
         return dictionary

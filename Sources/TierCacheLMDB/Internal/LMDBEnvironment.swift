@@ -33,7 +33,8 @@ final class LMDBEnvironment: @unchecked Sendable {
         self.pageSize = Int(stat.ms_psize)
 
         var txn: OpaquePointer?
-        try LMDBStatus.check(mdb_txn_begin(handle, nil, readOnly ? UInt32(MDB_RDONLY) : 0, &txn), "beginning a transaction", path: path)
+        try LMDBStatus.check(
+            mdb_txn_begin(handle, nil, readOnly ? UInt32(MDB_RDONLY) : 0, &txn), "beginning a transaction", path: path)
         guard let txn else { throw TierCacheError(.storageFailure, "LMDB returned no transaction for \(path)") }
         var committed = false
         defer { if !committed { mdb_txn_abort(txn) } }
@@ -193,7 +194,8 @@ struct Transaction {
             if got == MDB_NOTFOUND { return }
             if got != MDB_SUCCESS { try fail(got, "reading a cursor") }
             let goOn = try body(
-                UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size), UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size))
+                UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size),
+                UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size))
             if !goOn { return }
             op = MDB_NEXT
         }
@@ -216,7 +218,9 @@ struct Transaction {
     func metaValue(_ name: String) throws -> UInt64? {
         var name = name
         return try name.withUTF8 { key throws -> UInt64? in
-            guard let value = try get(environment.meta, UnsafeRawBufferPointer(key)), value.count == 8 else { return nil }
+            guard let value = try get(environment.meta, UnsafeRawBufferPointer(key)), value.count == 8 else {
+                return nil
+            }
             return UInt64(littleEndian: value.loadUnaligned(as: UInt64.self))
         }
     }
@@ -241,7 +245,9 @@ extension Transaction {
 
     func writeState() throws -> WriteState {
         try Self.writeStateName.withUnsafeBytes { key in
-            guard let value = try get(environment.meta, key), value.count == 16 else { return WriteState(used: 0, clock: 0) }
+            guard let value = try get(environment.meta, key), value.count == 16 else {
+                return WriteState(used: 0, clock: 0)
+            }
             let used = UInt64(littleEndian: value.loadUnaligned(fromByteOffset: 0, as: UInt64.self))
             let clock = UInt64(littleEndian: value.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
             return WriteState(used: Int(clamping: used), clock: clock)

@@ -17,20 +17,25 @@ enum LMDBStatus {
             return TierCacheError(.diskFull, "\(what) failed: no space left for \(path)", underlying: underlying)
         }
         if code == EIO, isAtFileSizeLimit(path) {
-            return TierCacheError(.diskFull, "\(what) failed: the store reached the process's file-size limit (RLIMIT_FSIZE)", underlying: underlying)
+            return TierCacheError(
+                .diskFull, "\(what) failed: the store reached the process's file-size limit (RLIMIT_FSIZE)",
+                underlying: underlying)
         }
         switch code {
         case ENOSPC, EDQUOT, EFBIG:
             return TierCacheError(.diskFull, "\(what) failed: no space left for \(path)", underlying: underlying)
         case EACCES, EPERM, EROFS:
-            return TierCacheError(.permissionDenied, "\(what) failed: no permission to write \(path)", underlying: underlying)
+            return TierCacheError(
+                .permissionDenied, "\(what) failed: no permission to write \(path)", underlying: underlying)
         case ENOTDIR:
             return TierCacheError(.notADirectory, "\(path) is not a directory", underlying: underlying)
         case MDB_INVALID, MDB_CORRUPTED, MDB_PAGE_NOTFOUND, MDB_BAD_TXN:
-            return TierCacheError(.damagedStore, "\(what) failed: the store at \(path) is damaged", underlying: underlying)
+            return TierCacheError(
+                .damagedStore, "\(what) failed: the store at \(path) is damaged", underlying: underlying)
         case MDB_VERSION_MISMATCH:
             return TierCacheError(
-                .incompatibleVersion, "the store at \(path) was written by another LMDB version", underlying: underlying)
+                .incompatibleVersion, "the store at \(path) was written by another LMDB version", underlying: underlying
+            )
         default:
             return TierCacheError(.storageFailure, "\(what) failed for \(path)", underlying: underlying)
         }

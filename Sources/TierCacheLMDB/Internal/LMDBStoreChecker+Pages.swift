@@ -22,7 +22,7 @@ extension LMDBStoreChecker.Walk {
     ) throws {
         if record.root == F.invalidPage {
             guard record.depth == 0, record.entries == 0, record.branchPages == 0, record.leafPages == 0,
-                  record.overflowPages == 0
+                record.overflowPages == 0
             else { throw Damage("database \(name) has no root but counts pages or entries") }
             return
         }
@@ -34,7 +34,7 @@ extension LMDBStoreChecker.Walk {
             record.root, level: 1, depth: Int(record.depth), lower: nil, upper: nil, name: name,
             integerKeys: integerKeys, minimumBranchKeys: minimumBranchKeys, counts: &counts, leaf: leaf)
         guard counts.branch == record.branchPages, counts.leaf == record.leafPages,
-              counts.overflow == record.overflowPages, counts.entries == record.entries
+            counts.overflow == record.overflowPages, counts.entries == record.entries
         else {
             throw Damage(
                 "database \(name) counts \(record.branchPages) branch, \(record.leafPages) leaf, "
@@ -94,7 +94,9 @@ extension LMDBStoreChecker.Walk {
         // Everything LMDB reads in this page, checked on the raw bytes; children and values
         // are followed afterwards.
         let nodes = try Self.inspect(bytes) { page throws -> [(offset: Int, keyStart: Int, keyEnd: Int)] in
-            func u16(_ offset: Int) -> Int { Int(UInt16(littleEndian: page.loadUnaligned(fromByteOffset: offset, as: UInt16.self))) }
+            func u16(_ offset: Int) -> Int {
+                Int(UInt16(littleEndian: page.loadUnaligned(fromByteOffset: offset, as: UInt16.self)))
+            }
             let storedNumber = UInt64(littleEndian: page.loadUnaligned(fromByteOffset: 0, as: UInt64.self))
             guard storedNumber == number else { throw Damage("page \(number) says it is page \(storedNumber)") }
             let flags = UInt16(u16(10))
@@ -103,7 +105,7 @@ extension LMDBStoreChecker.Walk {
             }
             let lowerBound = u16(12), upperBound = u16(14)
             guard lowerBound >= F.pageHeaderSize, lowerBound <= upperBound, upperBound <= pageSize,
-                  (lowerBound - F.pageHeaderSize) % 2 == 0
+                (lowerBound - F.pageHeaderSize) % 2 == 0
             else { throw Damage("page \(number) has free space bounds \(lowerBound)...\(upperBound)") }
             let count = (lowerBound - F.pageHeaderSize) / 2
             guard count >= (isLeaf ? 1 : minimumBranchKeys) else {
@@ -127,11 +129,15 @@ extension LMDBStoreChecker.Walk {
                 var end = keyEnd
                 if isLeaf {
                     let nodeFlags = UInt16(u16(offset + 4))
-                    guard nodeFlags & F.dupData == 0 else { throw Damage("node \(index) of page \(number) of \(name) is a duplicate set") }
+                    guard nodeFlags & F.dupData == 0 else {
+                        throw Damage("node \(index) of page \(number) of \(name) is a duplicate set")
+                    }
                     end += nodeFlags & F.bigData != 0 ? 8 : u16(offset) | u16(offset + 2) << 16
                 }
                 end = (end + 1) & ~1
-                guard end <= pageSize else { throw Damage("node \(index) of page \(number) of \(name) runs past the page") }
+                guard end <= pageSize else {
+                    throw Damage("node \(index) of page \(number) of \(name) runs past the page")
+                }
                 nodes.append((offset, keyStart, keyEnd))
                 extents.append((offset, end))
             }
@@ -143,7 +149,9 @@ extension LMDBStoreChecker.Walk {
                 }
                 expected = extent.end
             }
-            guard expected == pageSize else { throw Damage("the nodes of page \(number) of \(name) end at \(expected), not the page's end") }
+            guard expected == pageSize else {
+                throw Damage("the nodes of page \(number) of \(name) end at \(expected), not the page's end")
+            }
 
             // Keys strictly ascending, inside the range the parent gave this page. A branch's
             // first key is not used (it stands for everything below the second).
@@ -167,8 +175,12 @@ extension LMDBStoreChecker.Walk {
             return nodes
         }
 
-        func u16(_ offset: Int) -> Int { Int(UInt16(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt16.self))) }
-        func slice(_ start: Int, _ end: Int) -> UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: bytes[start..<end]) }
+        func u16(_ offset: Int) -> Int {
+            Int(UInt16(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt16.self)))
+        }
+        func slice(_ start: Int, _ end: Int) -> UnsafeRawBufferPointer {
+            UnsafeRawBufferPointer(rebasing: bytes[start..<end])
+        }
         if !isLeaf {
             counts.branch += 1
             for index in nodes.indices {
@@ -177,8 +189,10 @@ extension LMDBStoreChecker.Walk {
                 try walkPage(
                     child, level: level + 1, depth: depth,
                     lower: index == 0 ? lower : Array(slice(nodes[index].keyStart, nodes[index].keyEnd)),
-                    upper: index + 1 < nodes.count ? Array(slice(nodes[index + 1].keyStart, nodes[index + 1].keyEnd)) : upper,
-                    name: name, integerKeys: integerKeys, minimumBranchKeys: minimumBranchKeys, counts: &counts, leaf: leaf)
+                    upper: index + 1 < nodes.count
+                        ? Array(slice(nodes[index + 1].keyStart, nodes[index + 1].keyEnd)) : upper,
+                    name: name, integerKeys: integerKeys, minimumBranchKeys: minimumBranchKeys, counts: &counts,
+                    leaf: leaf)
             }
             return
         }
@@ -192,7 +206,9 @@ extension LMDBStoreChecker.Walk {
                 counts.overflow += UInt64(try claimOverflow(first, size: size, in: name))
                 try leaf?(&self, slice(node.keyStart, node.keyEnd), nodeFlags, .overflow(page: first, size: size))
             } else {
-                try leaf?(&self, slice(node.keyStart, node.keyEnd), nodeFlags, .inline(slice(node.keyEnd, node.keyEnd + size)))
+                try leaf?(
+                    &self, slice(node.keyStart, node.keyEnd), nodeFlags, .inline(slice(node.keyEnd, node.keyEnd + size))
+                )
             }
         }
     }

@@ -32,7 +32,8 @@ extension LMDBStoreChecker {
 
         mutating func read(_ count: Int, at offset: Int) throws -> [UInt8] {
             guard count >= 0, offset >= 0, offset <= fileSize - count else {
-                throw Damage("a read of \(count) bytes at offset \(offset) is past the end of data.mdb (\(fileSize) bytes)")
+                throw Damage(
+                    "a read of \(count) bytes at offset \(offset) is past the end of data.mdb (\(fileSize) bytes)")
             }
             var bytes = [UInt8](repeating: 0, count: count)
             var done = 0
@@ -66,7 +67,8 @@ extension LMDBStoreChecker {
         mutating func view(_ count: Int, at offset: Int) throws -> UnsafeRawBufferPointer {
             guard let map else { throw Unreadable(message: "data.mdb is not mapped") }
             guard count >= 0, offset >= 0, offset <= map.count - count else {
-                throw Damage("a read of \(count) bytes at offset \(offset) is past the end of data.mdb (\(map.count) bytes)")
+                throw Damage(
+                    "a read of \(count) bytes at offset \(offset) is past the end of data.mdb (\(map.count) bytes)")
             }
             bytesRead += count
             return UnsafeRawBufferPointer(rebasing: map[offset..<(offset + count)])
@@ -103,7 +105,8 @@ extension LMDBStoreChecker {
                 chosen = second.transactionID > first.transactionID ? second : first
             }
             guard chosen.lastPage >= F.metaPageCount - 1, chosen.lastPage < UInt64(fileSize / pageSize) else {
-                throw Damage("the meta page's last page \(chosen.lastPage) is outside data.mdb (\(fileSize / pageSize) pages)")
+                throw Damage(
+                    "the meta page's last page \(chosen.lastPage) is outside data.mdb (\(fileSize / pageSize) pages)")
             }
             guard chosen.mapSize >= (chosen.lastPage + 1) * UInt64(pageSize), chosen.mapSize <= 1 << 48 else {
                 throw Damage("the meta page's map size \(chosen.mapSize) does not fit its \(chosen.lastPage + 1) pages")
@@ -120,7 +123,7 @@ extension LMDBStoreChecker {
             let version = bytes.loadLittleEndian(UInt32.self, at: F.Meta.version)
             guard version == F.dataVersion else { throw Damage("meta page \(number) has data version \(version)") }
             guard let free = LMDBDatabaseRecord(bytes, at: F.Meta.freeDatabase),
-                  let main = LMDBDatabaseRecord(bytes, at: F.Meta.mainDatabase)
+                let main = LMDBDatabaseRecord(bytes, at: F.Meta.mainDatabase)
             else { throw Damage("meta page \(number) is cut short") }
             let pageSize = Int(free.pageSizeOrPad)
             guard F.pageSizes.contains(pageSize), pageSize & (pageSize - 1) == 0 else {
@@ -146,7 +149,8 @@ extension LMDBStoreChecker {
             }
             guard meta.main.flags == 0 else { throw Damage("the main database has flags \(meta.main.flags)") }
             var freeLists: [[UInt64]] = []
-            try walkTree(meta.free, name: "free pages", integerKeys: true, minimumBranchKeys: 1) { walk, key, flags, value in
+            try walkTree(meta.free, name: "free pages", integerKeys: true, minimumBranchKeys: 1) {
+                walk, key, flags, value in
                 freeLists.append(try walk.freeList(key: key, flags: flags, value: value))
             }
             // The main database names the tier's four databases. A store holding none of them is
@@ -157,11 +161,13 @@ extension LMDBStoreChecker {
             try walkTree(meta.main, name: "main", integerKeys: false, minimumBranchKeys: 2) { _, key, flags, value in
                 let name = String(decoding: key, as: UTF8.self)
                 guard LMDBStoreChecker.databaseNames.contains(name) else {
-                    strangers.append(flags & F.subData != 0 ? "a database named \(name.debugDescription)" : "a plain record \(name.debugDescription)")
+                    strangers.append(
+                        flags & F.subData != 0
+                            ? "a database named \(name.debugDescription)" : "a plain record \(name.debugDescription)")
                     return
                 }
                 guard flags == F.subData, case .inline(let bytes) = value, bytes.count == F.databaseRecordSize,
-                      let record = LMDBDatabaseRecord([UInt8](bytes), at: 0)
+                    let record = LMDBDatabaseRecord([UInt8](bytes), at: 0)
                 else { throw Damage("the record of database \(name.debugDescription) is malformed") }
                 databases.append((name, record))
             }

@@ -46,7 +46,9 @@ struct LMDBStoreChecker {
     }
 
     /// The names of TierCache's databases (see ``LMDBEnvironment``).
-    static let databaseNames: Set<String> = ["tiercache.meta", "tiercache.entries", "tiercache.ticks", "tiercache.recency"]
+    static let databaseNames: Set<String> = [
+        "tiercache.meta", "tiercache.entries", "tiercache.ticks", "tiercache.recency",
+    ]
 
     struct Damage: Error {
         let message: String
@@ -110,7 +112,7 @@ struct LMDBStoreChecker {
         var report = check(scope: scope)
         for _ in 0..<3 {
             guard report.damage != nil || report.damagedRecords > 0,
-                  let now = newestTransactionID(), now >= report.transactionID &+ 2
+                let now = newestTransactionID(), now >= report.transactionID &+ 2
             else { return report }
             report = check(scope: scope)
         }

@@ -38,7 +38,9 @@ final class ClusterRedisClient: RedisClient {
     /// At most one reload per 100 ms unless `force`.
     func refreshSlots(force: Bool = false) async throws(RedisError) {
         let (candidates, skip) = state.withLock { state -> ([RedisEndpoint], Bool) in
-            if !force, let last = state.lastRefresh, ContinuousClock.now - last < .milliseconds(100) { return ([], true) }
+            if !force, let last = state.lastRefresh, ContinuousClock.now - last < .milliseconds(100) {
+                return ([], true)
+            }
             state.lastRefresh = .now
             return (state.nodes + seeds.filter { !state.nodes.contains($0) }, false)
         }
@@ -63,17 +65,23 @@ final class ClusterRedisClient: RedisClient {
         var nodes: [RedisEndpoint] = []
         for range in ranges {
             guard case .array(let fields) = range, fields.count >= 3,
-                  case .integer(let first) = fields[0], case .integer(let last) = fields[1],
-                  case .array(let primary) = fields[2], primary.count >= 2,
-                  let host = primary[0].string, case .integer(let port) = primary[1],
-                  first >= 0, last < HashSlot.count, first <= last, (1...65535).contains(port) else {
+                case .integer(let first) = fields[0], case .integer(let last) = fields[1],
+                case .array(let primary) = fields[2], primary.count >= 2,
+                let host = primary[0].string, case .integer(let port) = primary[1],
+                first >= 0, last < HashSlot.count, first <= last, (1...65535).contains(port)
+            else {
                 throw .protocolViolation("a CLUSTER SLOTS range is malformed")
             }
             var endpoint = queried
             endpoint.host = host.isEmpty || host == "?" ? queried.host : host
             endpoint.port = Int(port)
             endpoint.database = 0
-            let index = nodes.firstIndex(of: endpoint) ?? { nodes.append(endpoint); return nodes.count - 1 }()
+            let index =
+                nodes.firstIndex(of: endpoint)
+                ?? {
+                    nodes.append(endpoint)
+                    return nodes.count - 1
+                }()
             for slot in Int(first)...Int(last) { owners[slot] = index }
         }
         state.withLock { state in
@@ -110,7 +118,12 @@ final class ClusterRedisClient: RedisClient {
                 redirect.username = target.username
                 redirect.password = target.password
                 state.withLock { state in
-                    let index = state.nodes.firstIndex(of: redirect) ?? { state.nodes.append(redirect); return state.nodes.count - 1 }()
+                    let index =
+                        state.nodes.firstIndex(of: redirect)
+                        ?? {
+                            state.nodes.append(redirect)
+                            return state.nodes.count - 1
+                        }()
                     state.owners[slot] = index
                 }
                 try? await refreshSlots()
@@ -132,7 +145,9 @@ final class ClusterRedisClient: RedisClient {
     private static func redirection(_ message: String, moved prefix: String) -> RedisEndpoint? {
         guard message.hasPrefix(prefix) else { return nil }
         let parts = message.split(separator: " ")
-        guard parts.count >= 3, let colon = parts[2].lastIndex(of: ":"), let port = Int(parts[2][parts[2].index(after: colon)...]) else { return nil }
+        guard parts.count >= 3, let colon = parts[2].lastIndex(of: ":"),
+            let port = Int(parts[2][parts[2].index(after: colon)...])
+        else { return nil }
         return RedisEndpoint(host: String(parts[2][..<colon]), port: port)
     }
 

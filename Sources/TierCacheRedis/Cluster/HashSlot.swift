@@ -7,7 +7,8 @@ public enum HashSlot {
     /// and the next `}`, only those bytes are hashed, so related keys can share a slot.
     public static func of(_ key: [UInt8]) -> Int {
         if let open = key.firstIndex(of: UInt8(ascii: "{")),
-           let close = key[(open + 1)...].firstIndex(of: UInt8(ascii: "}")), close > open + 1 {
+            let close = key[(open + 1)...].firstIndex(of: UInt8(ascii: "}")), close > open + 1
+        {
             return Int(crc16(key[(open + 1)..<close]) % UInt16(count))
         }
         return Int(crc16(key[...]) % UInt16(count))

@@ -13,7 +13,8 @@ struct EventLoopMembership: Sendable {
 
     /// The group's event loop the caller runs on, if any.
     var callersLoop: (any EventLoop)? {
-        guard let current = MultiThreadedEventLoopGroup.currentEventLoop, loops.contains(ObjectIdentifier(current)) else {
+        guard let current = MultiThreadedEventLoopGroup.currentEventLoop, loops.contains(ObjectIdentifier(current))
+        else {
             return nil
         }
         return current

@@ -84,7 +84,9 @@ final class RedisCommandHandler: ChannelDuplexHandler {
         promise?.succeed(())
     }
 
-    private func enqueue(_ arguments: [[UInt8]], deadline: NIODeadline, reply: RedisReplyTarget, context: ChannelHandlerContext) {
+    private func enqueue(
+        _ arguments: [[UInt8]], deadline: NIODeadline, reply: RedisReplyTarget, context: ChannelHandlerContext
+    ) {
         var buffer = outgoing ?? context.channel.allocator.buffer(capacity: 256)
         Self.encode(arguments, into: &buffer)
         outgoing = buffer
@@ -122,9 +124,12 @@ final class RedisCommandHandler: ChannelDuplexHandler {
 
     /// A non-negative count in decimal, then CRLF, without making a string.
     private static func writeDecimal(_ value: Int, into buffer: inout ByteBuffer) {
-        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
-                     UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
-            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        var digits:
+            (
+                UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
+                UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8
+            ) =
+                (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
         var count = 0
         var remaining = max(0, value)
         withUnsafeMutableBytes(of: &digits) { bytes in

@@ -11,7 +11,10 @@ public final class RedisConnection: Sendable {
     private let handler: NIOLoopBound<RedisCommandHandler>
     private let commandTimeout: TimeAmount
 
-    private init(endpoint: RedisEndpoint, channel: any Channel, handler: NIOLoopBound<RedisCommandHandler>, commandTimeout: TimeAmount) {
+    private init(
+        endpoint: RedisEndpoint, channel: any Channel, handler: NIOLoopBound<RedisCommandHandler>,
+        commandTimeout: TimeAmount
+    ) {
         self.endpoint = endpoint
         self.channel = channel
         self.handler = handler
@@ -29,13 +32,15 @@ public final class RedisConnection: Sendable {
     public static func connect(
         to endpoint: RedisEndpoint, on group: any EventLoopGroup, connectTimeout: TimeAmount, commandTimeout: TimeAmount
     ) async throws(RedisError) -> RedisConnection {
-        try await connect(to: endpoint, on: group, connectTimeout: connectTimeout, commandTimeout: commandTimeout, tls: nil)
+        try await connect(
+            to: endpoint, on: group, connectTimeout: connectTimeout, commandTimeout: commandTimeout, tls: nil)
     }
 
     /// Connects (through TLS when `tls` is set), then logs in (`AUTH`) and selects the database
     /// when the endpoint asks for it.
     static func connect(
-        to endpoint: RedisEndpoint, on group: any EventLoopGroup, connectTimeout: TimeAmount, commandTimeout: TimeAmount,
+        to endpoint: RedisEndpoint, on group: any EventLoopGroup, connectTimeout: TimeAmount,
+        commandTimeout: TimeAmount,
         tls: TLS?
     ) async throws(RedisError) -> RedisConnection {
         // SNI carries names only: an address is verified against the certificate but not sent.
@@ -51,8 +56,9 @@ public final class RedisConnection: Sendable {
                     channel.eventLoop.makeCompletedFuture {
                         if let tls {
                             try channel.pipeline.syncOperations.addHandler(
-                                try NIOSSLClientHandler(context: tls.context, serverHostname: serverName,
-                                                        customVerificationCallback: nil, configuration: .init()))
+                                try NIOSSLClientHandler(
+                                    context: tls.context, serverHostname: serverName,
+                                    customVerificationCallback: nil, configuration: .init()))
                         }
                         try channel.pipeline.syncOperations.addHandler(RedisCommandHandler())
                     }
@@ -60,12 +66,15 @@ public final class RedisConnection: Sendable {
                 .connect(host: endpoint.host, port: endpoint.port)
                 .get()
             handler = try await channel.eventLoop.submit {
-                NIOLoopBound(try channel.pipeline.syncOperations.handler(type: RedisCommandHandler.self), eventLoop: channel.eventLoop)
+                NIOLoopBound(
+                    try channel.pipeline.syncOperations.handler(type: RedisCommandHandler.self),
+                    eventLoop: channel.eventLoop)
             }.get()
         } catch {
             throw .connectionFailed("\(endpoint): \(error)")
         }
-        let connection = RedisConnection(endpoint: endpoint, channel: channel, handler: handler, commandTimeout: commandTimeout)
+        let connection = RedisConnection(
+            endpoint: endpoint, channel: channel, handler: handler, commandTimeout: commandTimeout)
         do {
             if let password = endpoint.password {
                 let auth = endpoint.username.map { ["AUTH", $0, password] } ?? ["AUTH", password]
@@ -104,7 +113,8 @@ public final class RedisConnection: Sendable {
         guard channel.isActive else { throw .connectionFailed("\(endpoint): the connection is closed") }
         let deadline = NIODeadline.now() + commandTimeout
         let handler = self.handler
-        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<RESPValue, RedisError>, Never>) in
+        let result = await withCheckedContinuation {
+            (continuation: CheckedContinuation<Result<RESPValue, RedisError>, Never>) in
             if handler.eventLoop.inEventLoop {
                 handler.value.enqueue(arguments, deadline: deadline, reply: .continuation(continuation))
             } else {
@@ -130,7 +140,8 @@ public final class RedisConnection: Sendable {
             // A write that never reaches the handler (the channel closed first) must still answer.
             let written = channel.eventLoop.makePromise(of: Void.self)
             written.futureResult.whenFailure { error in promise.fail(RedisError.connectionFailed("\(error)")) }
-            channel.write(RedisRequest(arguments: command, reply: .promise(promise), deadline: deadline), promise: written)
+            channel.write(
+                RedisRequest(arguments: command, reply: .promise(promise), deadline: deadline), promise: written)
             return promise.futureResult
         }
         var replies: [RESPValue] = []

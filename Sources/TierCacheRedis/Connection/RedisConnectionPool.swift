@@ -65,7 +65,10 @@ final class RedisConnectionPool: Sendable {
     /// attempt in progress waits for that one, so a burst on one loop opens one connection there
     /// and leaves the other slots to the other loops.
     func connection() async throws(RedisError) -> RedisConnection {
-        enum Choice { case use(RedisConnection), open, wait }
+        enum Choice {
+            case use(RedisConnection)
+            case open, wait
+        }
         guard breaker.allows() else { throw .unavailable("\(endpoint): circuit open after repeated failures") }
         let callersLoop = loops.callersLoop
         while true {
@@ -78,7 +81,9 @@ final class RedisConnectionPool: Sendable {
                     throw .unavailable("\(endpoint): waiting to reconnect after a failure")
                 }
                 if let callersLoop {
-                    if let local = state.connections.first(where: { $0.eventLoop === callersLoop }) { return .use(local) }
+                    if let local = state.connections.first(where: { $0.eventLoop === callersLoop }) {
+                        return .use(local)
+                    }
                     if state.connectingOn[ObjectIdentifier(callersLoop), default: 0] > 0 { return .wait }
                 }
                 if state.connections.count + state.connecting < options.size {
@@ -133,7 +138,8 @@ final class RedisConnectionPool: Sendable {
         }
         do {
             let connection = try await RedisConnection.connect(
-                to: endpoint, on: loop ?? group, connectTimeout: options.connectTimeout, commandTimeout: options.commandTimeout,
+                to: endpoint, on: loop ?? group, connectTimeout: options.connectTimeout,
+                commandTimeout: options.commandTimeout,
                 tls: options.tls)
             breaker.recordSuccess()
             let keep = state.withLock { state in
@@ -166,7 +172,8 @@ final class RedisConnectionPool: Sendable {
         let connection = try await connection()
         let reply: RESPValue
         do {
-            reply = asking
+            reply =
+                asking
                 ? try await connection.pipeline([[Array("ASKING".utf8)], arguments])[1]
                 : try await connection.send(arguments)
         } catch {

@@ -16,7 +16,10 @@ public struct RedisEndpoint: Sendable, Hashable, CustomStringConvertible {
     public var usesTLS: Bool
 
     /// An endpoint; without a user, password or database, the server's defaults.
-    public init(host: String, port: Int = 6379, username: String? = nil, password: String? = nil, database: Int = 0, usesTLS: Bool = false) {
+    public init(
+        host: String, port: Int = 6379, username: String? = nil, password: String? = nil, database: Int = 0,
+        usesTLS: Bool = false
+    ) {
         self.host = host
         self.port = port
         self.username = username
@@ -34,18 +37,23 @@ public struct RedisEndpoint: Sendable, Hashable, CustomStringConvertible {
         guard scheme == "redis" || scheme == "rediss" else {
             throw .invalidConfiguration("the scheme must be redis:// or rediss:// (TLS), not \(scheme)://")
         }
-        guard let host = components.host, !host.isEmpty else { throw .invalidConfiguration("\"\(text)\" names no host") }
+        guard let host = components.host, !host.isEmpty else {
+            throw .invalidConfiguration("\"\(text)\" names no host")
+        }
         let port = components.port ?? 6379
         guard (1...65535).contains(port) else { throw .invalidConfiguration("port \(port) is out of range") }
         var database = 0
         let path = components.path.trimmingCharacters(in: CharacterSet(charactersIn: "/"))
         if !path.isEmpty {
-            guard let number = Int(path), number >= 0 else { throw .invalidConfiguration("\"\(path)\" is not a database number") }
+            guard let number = Int(path), number >= 0 else {
+                throw .invalidConfiguration("\"\(path)\" is not a database number")
+            }
             database = number
         }
         let user = components.user.flatMap { $0.isEmpty ? nil : $0.removingPercentEncoding ?? $0 }
         self.init(
-            host: host, port: port, username: user, password: components.password.map { $0.removingPercentEncoding ?? $0 },
+            host: host, port: port, username: user,
+            password: components.password.map { $0.removingPercentEncoding ?? $0 },
             database: database, usesTLS: scheme == "rediss")
     }
 

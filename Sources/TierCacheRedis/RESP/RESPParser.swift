@@ -31,7 +31,9 @@ struct RESPParser {
         case UInt8(ascii: "_"): value = .null
         case UInt8(ascii: "#"):
             let flag = line.count == 1 ? buffer.getInteger(at: line.lowerBound, as: UInt8.self) : nil
-            guard flag == UInt8(ascii: "t") || flag == UInt8(ascii: "f") else { throw .protocolViolation("a boolean must be t or f") }
+            guard flag == UInt8(ascii: "t") || flag == UInt8(ascii: "f") else {
+                throw .protocolViolation("a boolean must be t or f")
+            }
             value = .boolean(flag == UInt8(ascii: "t"))
         case UInt8(ascii: ","):
             let text = text(buffer, line)
@@ -45,10 +47,14 @@ struct RESPParser {
                 value = .null
                 break
             }
-            guard length >= 0, length <= maximumBulkLength else { throw .protocolViolation("a bulk string of \(length) bytes") }
+            guard length >= 0, length <= maximumBulkLength else {
+                throw .protocolViolation("a bulk string of \(length) bytes")
+            }
             let count = Int(length)
             guard buffer.writerIndex - cursor >= count + 2 else { return nil }
-            guard buffer.getInteger(at: cursor + count, as: UInt8.self) == 13, buffer.getInteger(at: cursor + count + 1, as: UInt8.self) == 10 else {
+            guard buffer.getInteger(at: cursor + count, as: UInt8.self) == 13,
+                buffer.getInteger(at: cursor + count + 1, as: UInt8.self) == 10
+            else {
                 throw .protocolViolation("a bulk string is not followed by CRLF")
             }
             let bytes = buffer.getBytes(at: cursor, length: count) ?? []
@@ -64,7 +70,9 @@ struct RESPParser {
                 value = .null
                 break
             }
-            guard count >= 0, count <= maximumAggregateCount else { throw .protocolViolation("an aggregate of \(count) elements") }
+            guard count >= 0, count <= maximumAggregateCount else {
+                throw .protocolViolation("an aggregate of \(count) elements")
+            }
             let elements = type == UInt8(ascii: "%") || type == UInt8(ascii: "|") ? Int(count) * 2 : Int(count)
             var items: [RESPValue] = []
             items.reserveCapacity(min(elements, 1024))
@@ -93,7 +101,9 @@ struct RESPParser {
         let searchLength = min(available, maximumLineLength + 2)
         guard let view = buffer.viewBytes(at: cursor, length: searchLength) else { return nil }
         guard let carriageReturn = view.firstIndex(of: 13) else {
-            if available > maximumLineLength + 1 { throw .protocolViolation("a reply line longer than \(maximumLineLength) bytes") }
+            if available > maximumLineLength + 1 {
+                throw .protocolViolation("a reply line longer than \(maximumLineLength) bytes")
+            }
             return nil
         }
         let lineLength = carriageReturn - view.startIndex
@@ -114,7 +124,8 @@ struct RESPParser {
     /// The line as a decimal integer: an optional sign, then at least one digit, within `Int64`
     /// (what `Int64.init(_: String)` accepts), read from the buffer without making a string.
     private func integer(_ buffer: ByteBuffer, _ line: Range<Int>) throws(RedisError) -> Int64 {
-        guard let view = buffer.viewBytes(at: line.lowerBound, length: line.count), let value = Self.decimal(view) else {
+        guard let view = buffer.viewBytes(at: line.lowerBound, length: line.count), let value = Self.decimal(view)
+        else {
             throw .protocolViolation("\"\(text(buffer, line.prefix(40)))\" is not an integer")
         }
         return value
@@ -132,7 +143,8 @@ struct RESPParser {
             let digit = byte &- UInt8(ascii: "0")
             guard digit < 10 else { return nil }
             let (shifted, overflowed) = value.multipliedReportingOverflow(by: 10)
-            let (next, overflowedAgain) = isNegative
+            let (next, overflowedAgain) =
+                isNegative
                 ? shifted.subtractingReportingOverflow(Int64(digit)) : shifted.addingReportingOverflow(Int64(digit))
             guard !overflowed, !overflowedAgain else { return nil }
             value = next

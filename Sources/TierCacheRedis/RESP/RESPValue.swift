@@ -40,7 +40,9 @@ public enum RESPValue: Sendable, Hashable {
     /// every value equals itself.
     public static func == (lhs: RESPValue, rhs: RESPValue) -> Bool {
         switch (lhs, rhs) {
-        case (.simpleString(let a), .simpleString(let b)), (.error(let a), .error(let b)), (.bigNumber(let a), .bigNumber(let b)): a == b
+        case (.simpleString(let a), .simpleString(let b)), (.error(let a), .error(let b)),
+            (.bigNumber(let a), .bigNumber(let b)):
+            a == b
         case (.integer(let a), .integer(let b)): a == b
         case (.bulkString(let a), .bulkString(let b)): a == b
         case (.array(let a), .array(let b)), (.push(let a), .push(let b)): a == b

@@ -1,6 +1,6 @@
+import CacheSimulation
 import Foundation
 import Testing
-import CacheSimulation
 
 /// LIRS and 2Q against the columns the ARC paper prints for them (Megiddo & Modha, FAST 2003,
 /// Tables IV and V), on the paper's own traces.
@@ -43,10 +43,14 @@ struct LIRSAnd2QTableTests {
                 // LRU (53.65) where LIRS is within 2 points of LRU at every other size, and no Lhirs
                 // from 1% to 30% gives less than 52.6 here. We only require the value to lie between
                 // the paper's LIRS figures at the neighbouring sizes.
-                #expect(measured > published[index - 1] && measured < published[index + 1], "LIRS on OLTP at c=5000: \(measured)")
+                #expect(
+                    measured > published[index - 1] && measured < published[index + 1],
+                    "LIRS on OLTP at c=5000: \(measured)")
                 continue
             }
-            #expect(abs(measured - expected) <= 0.05, "LIRS on OLTP at c=\(result.capacity): \(measured) vs published \(expected)")
+            #expect(
+                abs(measured - expected) <= 0.05,
+                "LIRS on OLTP at c=\(result.capacity): \(measured) vs published \(expected)")
         }
     }
 
@@ -59,12 +63,15 @@ struct LIRSAnd2QTableTests {
         let simulator = try Simulator(trace: SharedTraces.trace("arc/OLTP.lis.zst"), unit: .objects)
         for (result, expected) in zip(simulator.replay(policies: [.twoQ], capacities: capacities), published) {
             let measured = result.hitRatio * 100
-            #expect(abs(measured - expected) <= 0.15, "2Q on OLTP at c=\(result.capacity): \(measured) vs published \(expected)")
+            #expect(
+                abs(measured - expected) <= 0.15,
+                "2Q on OLTP at c=\(result.capacity): \(measured) vs published \(expected)")
         }
     }
 
     /// The best hit ratio (percent) of several parameter choices, as an offline column is made.
-    private func best(_ simulator: Simulator, capacity: UInt64, of types: [any EvictionPolicy.Type]) -> (Double, String) {
+    private func best(_ simulator: Simulator, capacity: UInt64, of types: [any EvictionPolicy.Type]) -> (Double, String)
+    {
         var best = (0.0, "")
         for type in types {
             let result = simulator.replay(type, capacity: capacity)
@@ -84,10 +91,14 @@ struct LIRSAnd2QTableTests {
         let published = try column(rows, "LIRS_offline")
         try #require(capacities.count == published.count)
         let simulator = try Simulator(trace: SharedTraces.trace("arc/P12.lis.zst"), unit: .objects)
-        let grid: [any EvictionPolicy.Type] = [LIRSWith<Share1>.self, LIRSWith<Share5>.self, LIRSWith<Share20>.self, LIRSWith<Share99>.self]
+        let grid: [any EvictionPolicy.Type] = [
+            LIRSWith<Share1>.self, LIRSWith<Share5>.self, LIRSWith<Share20>.self, LIRSWith<Share99>.self,
+        ]
         for (capacity, expected) in zip(capacities, published) where [1024, 32768, 524288].contains(capacity) {
             let (measured, chosen) = best(simulator, capacity: capacity, of: grid)
-            #expect(abs(measured - expected) <= 0.5, "best LIRS on P12 at c=\(capacity) (\(chosen)): \(measured) vs published \(expected)")
+            #expect(
+                abs(measured - expected) <= 0.5,
+                "best LIRS on P12 at c=\(capacity) (\(chosen)): \(measured) vs published \(expected)")
         }
     }
 
@@ -104,7 +115,9 @@ struct LIRSAnd2QTableTests {
         let grid: [any EvictionPolicy.Type] = [TwoQWith<Share5>.self, TwoQWith<Share25>.self, TwoQWith<Share90>.self]
         for (capacity, expected) in zip(capacities, published) where [1024, 131072, 524288].contains(capacity) {
             let (measured, chosen) = best(simulator, capacity: capacity, of: grid)
-            #expect(abs(measured - expected) <= 0.3, "best 2Q on P12 at c=\(capacity) (\(chosen)): \(measured) vs published \(expected)")
+            #expect(
+                abs(measured - expected) <= 0.3,
+                "best 2Q on P12 at c=\(capacity) (\(chosen)): \(measured) vs published \(expected)")
         }
     }
 }
@@ -123,7 +136,8 @@ struct LIRSWith<Share: CapacityShare>: EvictionPolicy {
     static var name: String { "LIRS Lhirs=\(Share.fraction)" }
     private var policy: LIRSPolicy
     init(context: PolicyContext) {
-        policy = LIRSPolicy(context: context, hirFraction: Share.fraction, nonResidentFactor: LIRSPolicy.defaultNonResidentFactor)
+        policy = LIRSPolicy(
+            context: context, hirFraction: Share.fraction, nonResidentFactor: LIRSPolicy.defaultNonResidentFactor)
     }
     mutating func access(_ object: UInt32, position: Int) -> Bool { policy.access(object, position: position) }
 }

@@ -1,5 +1,5 @@
-import Testing
 import CacheSimulation
+import Testing
 
 /// LIRS and 2Q against libCacheSim (the simulator of the reference runs), version 0.3.5
 /// through its Python bindings: the figures below are what `scripts/libcachesim-reference.py`
@@ -37,24 +37,35 @@ struct LibCacheSimReferenceTests {
         capacities: [2_029_770, 20_297_697, 202_976_973, 405_953_946],
         lirs: [], twoQ: [16.0048, 17.2360, 23.0478, 27.7979], twoQBytes: [1.8057, 2.1733, 9.8341, 15.4707])
 
-    @Test("2Q equals libCacheSim's TwoQ", arguments: [Self.oltp, Self.cloudObjects, Self.cloudBytes].map { ($0.trace, $0.unit, $0.capacities, $0.twoQ, $0.twoQBytes) })
+    @Test(
+        "2Q equals libCacheSim's TwoQ",
+        arguments: [Self.oltp, Self.cloudObjects, Self.cloudBytes].map {
+            ($0.trace, $0.unit, $0.capacities, $0.twoQ, $0.twoQBytes)
+        })
     func twoQ(trace: String, unit: CapacityUnit, capacities: [UInt64], hits: [Double], byteHits: [Double]) throws {
         let simulator = try Simulator(trace: SharedTraces.trace(trace), unit: unit)
         for (index, result) in simulator.replay(policies: [.twoQ], capacities: capacities).enumerated() {
-            #expect(abs(result.hitRatio * 100 - hits[index]) <= 0.0001, "2Q on \(trace) at \(result.capacity): \(result.hitRatio * 100) vs libCacheSim \(hits[index])")
+            #expect(
+                abs(result.hitRatio * 100 - hits[index]) <= 0.0001,
+                "2Q on \(trace) at \(result.capacity): \(result.hitRatio * 100) vs libCacheSim \(hits[index])")
             if !byteHits.isEmpty {
-                #expect(abs(result.byteHitRatio * 100 - byteHits[index]) <= 0.0001, "2Q bytes at \(result.capacity): \(result.byteHitRatio * 100) vs \(byteHits[index])")
+                #expect(
+                    abs(result.byteHitRatio * 100 - byteHits[index]) <= 0.0001,
+                    "2Q bytes at \(result.capacity): \(result.byteHitRatio * 100) vs \(byteHits[index])")
             }
         }
     }
 
-    @Test("LIRS with non-resident entries bounded to 1 × the capacity is within 0.02 points of libCacheSim's LIRS",
-          arguments: [Self.oltp, Self.cloudObjects].map { ($0.trace, $0.capacities, $0.lirs) })
+    @Test(
+        "LIRS with non-resident entries bounded to 1 × the capacity is within 0.02 points of libCacheSim's LIRS",
+        arguments: [Self.oltp, Self.cloudObjects].map { ($0.trace, $0.capacities, $0.lirs) })
     func lirs(trace: String, capacities: [UInt64], hits: [Double]) throws {
         let simulator = try Simulator(trace: SharedTraces.trace(trace), unit: .objects)
         for (capacity, expected) in zip(capacities, hits) {
             let measured = simulator.replay(LIRSOneCapacityOfGhosts.self, capacity: capacity).hitRatio * 100
-            #expect(abs(measured - expected) <= 0.02, "LIRS on \(trace) at \(capacity): \(measured) vs libCacheSim \(expected)")
+            #expect(
+                abs(measured - expected) <= 0.02,
+                "LIRS on \(trace) at \(capacity): \(measured) vs libCacheSim \(expected)")
         }
     }
 }

@@ -1,5 +1,5 @@
-import Testing
 import CacheSimulation
+import Testing
 
 /// Miniature simulation (Waldspurger et al., USENIX ATC 2017) against full replays on P12, the
 /// ARC paper's largest trace (13.2M requests): the paper reports mean absolute errors around 0.01
@@ -23,7 +23,9 @@ struct MiniatureSimulationAccuracyTests {
             curves += miniature.curves(policies: [policy], capacities: grid)
             print("miniature \(policy) curve on P12: \(policyStarted.duration(to: clock.now))")
         }
-        print("miniature curves of \(policies.count) policies on P12, samples included: \(started.duration(to: clock.now))")
+        print(
+            "miniature curves of \(policies.count) policies on P12, samples included: \(started.duration(to: clock.now))"
+        )
         let simulator = try Simulator(trace: trace, unit: .objects)
         let results = simulator.replay(policies: policies, capacities: grid)
         for (policy, curve) in zip(policies, curves) {

@@ -1,6 +1,6 @@
+import CacheSimulation
 import Foundation
 import Testing
-import CacheSimulation
 
 /// LRU and ARC against the hit ratios published in the ARC paper (Megiddo & Modha, FAST 2003),
 /// on the paper's own traces: LRU to within ±0.01 and ARC to within ±0.05 percentage points.
@@ -20,7 +20,9 @@ struct PublishedTableTests {
         let results = simulator.replay(policies: [policy], capacities: capacities)
         for (result, expected) in zip(results, published) {
             let measured = result.hitRatio * 100
-            #expect(abs(measured - expected) <= tolerance, "\(policy) on \(file) at c=\(result.capacity): \(measured) vs published \(expected)")
+            #expect(
+                abs(measured - expected) <= tolerance,
+                "\(policy) on \(file) at c=\(result.capacity): \(measured) vs published \(expected)")
         }
     }
 
@@ -53,7 +55,9 @@ struct PublishedTableTests {
         #expect(abs(results[1].hitRatio * 100 - arc) <= 0.05, "ARC on \(name): \(results[1].hitRatio * 100) vs \(arc)")
     }
 
-    @Test("Table III: the expanded traces have the published request and page counts", arguments: ["OLTP", "P2", "P3", "P6", "P12"])
+    @Test(
+        "Table III: the expanded traces have the published request and page counts",
+        arguments: ["OLTP", "P2", "P3", "P6", "P12"])
     func traceSummary(trace name: String) throws {
         let tables = try SharedTraces.paperTables()
         let summary = try #require(tables["table_III_trace_summary"] as? [String: Any])
@@ -69,22 +73,30 @@ struct PublishedTableTests {
         let published = column(rows, "MIN")
         let simulator = try Simulator(trace: SharedTraces.trace("arc/OLTP.lis.zst"), unit: .objects)
         for (result, expected) in zip(simulator.replay(policies: [.belady], capacities: capacities), published) {
-            #expect(abs(result.hitRatio * 100 - expected) <= 0.05, "MIN at c=\(result.capacity): \(result.hitRatio * 100) vs \(expected)")
+            #expect(
+                abs(result.hitRatio * 100 - expected) <= 0.05,
+                "MIN at c=\(result.capacity): \(result.hitRatio * 100) vs \(expected)")
         }
     }
 
-    @Test("The one-pass exact LRU curve equals LRU replays at Table V's capacities") func exactCurveMatchesReplays() throws {
+    @Test("The one-pass exact LRU curve equals LRU replays at Table V's capacities") func exactCurveMatchesReplays()
+        throws
+    {
         let tables = try SharedTraces.paperTables()
         let rows = try #require(tables["table_V_P12"] as? [String: Any])
         let capacities = column(rows, "c").map { UInt64($0) }
         let published = column(rows, "LRU")
         let curve = ExactLRUCurve.compute(try SharedTraces.trace("arc/P12.lis.zst"), unit: .objects)
         for (capacity, expected) in zip(capacities, published) {
-            #expect(abs(curve.hitRatio(at: capacity) * 100 - expected) <= 0.01, "curve at \(capacity): \(curve.hitRatio(at: capacity) * 100) vs \(expected)")
+            #expect(
+                abs(curve.hitRatio(at: capacity) * 100 - expected) <= 0.01,
+                "curve at \(capacity): \(curve.hitRatio(at: capacity) * 100) vs \(expected)")
         }
     }
 
-    @Test("SHARDS at rate 0.01 stays within 0.01 mean absolute error of the exact curve on P12") func shardsError() throws {
+    @Test("SHARDS at rate 0.01 stays within 0.01 mean absolute error of the exact curve on P12") func shardsError()
+        throws
+    {
         let trace = try SharedTraces.trace("arc/P12.lis.zst")
         let exact = ExactLRUCurve.compute(trace, unit: .objects)
         let grid = CapacityTuner.grid(footprint: UInt64(trace.objectCount), points: 50)

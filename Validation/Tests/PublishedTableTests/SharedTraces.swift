@@ -1,17 +1,20 @@
+import CacheSimulation
 import Foundation
 import Synchronization
 import Testing
-import CacheSimulation
 
 /// The public traces in `../shared/traces`, located through `TIERCACHE_TRACES` (which `.ci/run` sets).
 /// A fresh clone has no such folder: the tests that need it are disabled with this message.
 enum SharedTraces {
-    static let missingMessage: Comment = "TIERCACHE_TRACES is not set (or not a folder): the published-table tests need the public traces; `.ci/run` sets it when ../shared/traces exists"
+    static let missingMessage: Comment =
+        "TIERCACHE_TRACES is not set (or not a folder): the published-table tests need the public traces; `.ci/run` sets it when ../shared/traces exists"
 
     static var directory: URL? {
         guard let path = ProcessInfo.processInfo.environment["TIERCACHE_TRACES"], !path.isEmpty else { return nil }
         var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else { return nil }
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
+            return nil
+        }
         return URL(fileURLWithPath: path)
     }
 

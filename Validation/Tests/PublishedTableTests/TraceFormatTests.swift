@@ -1,5 +1,5 @@
-import Testing
 import CacheSimulation
+import Testing
 
 /// Every stored trace format reads with the request and object counts its README states.
 @Suite(.enabled(if: SharedTraces.available, SharedTraces.missingMessage))

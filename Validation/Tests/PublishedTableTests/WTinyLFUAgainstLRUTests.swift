@@ -1,6 +1,6 @@
+import CacheSimulation
 import Foundation
 import Testing
-import CacheSimulation
 
 /// W-TinyLFU is never meaningfully worse than LRU: on every shared trace, at 0.1%, 1%, 10% and 50%
 /// of its footprint, its miss ratio is at most 0.005 above LRU's. The W-TinyLFU paper (Einziger,
@@ -28,7 +28,8 @@ struct WTinyLFUAgainstLRUTests {
         guard let directory = SharedTraces.directory else { return [] }
         var files: [String] = []
         for (folder, suffix) in [("arc", ".lis.zst"), ("lirs", ".trace.gz"), ("cache2k", ".trace.xz")] {
-            let names = try FileManager.default.contentsOfDirectory(atPath: directory.appendingPathComponent(folder).path)
+            let names = try FileManager.default.contentsOfDirectory(
+                atPath: directory.appendingPathComponent(folder).path)
             files += names.filter { $0.hasSuffix(suffix) }.sorted().map { "\(folder)/\($0)" }
         }
         return files + ["libcachesim/cloudPhysicsIO.oracleGeneral.bin.zst"]
@@ -42,13 +43,18 @@ struct WTinyLFUAgainstLRUTests {
         for file in files {
             let trace = try Trace.load(TraceReader(path: SharedTraces.path(file)))
             let simulator = try Simulator(trace: trace, unit: .objects)
-            let capacities = Self.fractions.map { CapacitySpecification.fraction($0).resolve(for: trace, unit: .objects) }
+            let capacities = Self.fractions.map {
+                CapacitySpecification.fraction($0).resolve(for: trace, unit: .objects)
+            }
             let results = simulator.replay(policies: [.lru, .wtinylfu], capacities: capacities)
             for (index, fraction) in Self.fractions.enumerated() {
                 let lru = results[index], tinyLFU = results[capacities.count + index]
                 let excess = (1 - tinyLFU.hitRatio) - (1 - lru.hitRatio)
                 let allowance = Self.shortTraceAllowances["\(file)@\(fraction)"] ?? 0.005
-                #expect(excess <= allowance, "\(file) at \(fraction * 100)% (\(capacities[index]) objects): W-TinyLFU misses \(1 - tinyLFU.hitRatio), LRU \(1 - lru.hitRatio)")
+                #expect(
+                    excess <= allowance,
+                    "\(file) at \(fraction * 100)% (\(capacities[index]) objects): W-TinyLFU misses \(1 - tinyLFU.hitRatio), LRU \(1 - lru.hitRatio)"
+                )
                 cells += 1
             }
         }
@@ -65,8 +71,9 @@ struct WTinyLFUAgainstLRUTests {
         ("lirs/zigzag.trace.gz", 1000, 48.0279, 47.2472),
     ]
 
-    @Test("Where LRU is optimal (it equals Belady's MIN), W-TinyLFU hits at least as often as libCacheSim's W-TinyLFU",
-          arguments: Self.referenceCells.map { "\($0.trace)@\($0.capacity)" })
+    @Test(
+        "Where LRU is optimal (it equals Belady's MIN), W-TinyLFU hits at least as often as libCacheSim's W-TinyLFU",
+        arguments: Self.referenceCells.map { "\($0.trace)@\($0.capacity)" })
     func whereLRUIsOptimal(cell: String) throws {
         let reference = try #require(Self.referenceCells.first { "\($0.trace)@\($0.capacity)" == cell })
         let simulator = try Simulator(trace: SharedTraces.trace(reference.trace), unit: .objects)
@@ -75,6 +82,8 @@ struct WTinyLFUAgainstLRUTests {
         // The same LRU as the reference, and no policy can beat it here: MIN is optimal.
         #expect(abs(lru - reference.lru) <= 0.0001, "LRU on \(cell): \(lru) vs libCacheSim \(reference.lru)")
         #expect(abs(lru - belady) <= 0.0001, "LRU \(lru) vs Belady \(belady) on \(cell)")
-        #expect(tinyLFU >= reference.wTinyLFU - 0.0001, "W-TinyLFU on \(cell): \(tinyLFU) vs libCacheSim \(reference.wTinyLFU)")
+        #expect(
+            tinyLFU >= reference.wTinyLFU - 0.0001,
+            "W-TinyLFU on \(cell): \(tinyLFU) vs libCacheSim \(reference.wTinyLFU)")
     }
 }
