@@ -10,6 +10,7 @@ let package = Package(
     platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .library(name: "TierCache", targets: ["TierCache"]),
+        .library(name: "TierCacheEviction", targets: ["TierCacheEviction"]),
         .library(name: "TierCacheLMDB", targets: ["TierCacheLMDB"]),
         .library(name: "TierCacheRedis", targets: ["TierCacheRedis"]),
         .library(name: "TierCacheEncryption", targets: ["TierCacheEncryption"]),
@@ -79,16 +80,21 @@ let package = Package(
             pkgConfig: "liblzma",
             providers: [.apt(["liblzma-dev"]), .brew(["xz"])]
         ),
+        // Each eviction policy written once, over slot ids: the simulator and MemoryTier run them.
+        .target(name: "TierCacheEviction"),
         .target(
             name: "TierCache",
             dependencies: [
+                "TierCacheEviction",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
             ],
             // scripts/tsan: locks ThreadSanitizer can see (see Sources/TierCache/Internal/Locked.swift).
             swiftSettings: [.define("TIERCACHE_TSAN_LOCKS", .when(traits: ["TSanLocks"]))]
         ),
-        .target(name: "CacheSimulation", dependencies: ["TierCache", "CZstd", "CZlib", "CLzma", "CPrefetch"]),
+        .target(
+            name: "CacheSimulation",
+            dependencies: ["TierCache", "TierCacheEviction", "CZstd", "CZlib", "CLzma", "CPrefetch"]),
         .target(name: "TierCacheCompression", dependencies: ["TierCache", "CZstd"]),
         .target(
             name: "TierCacheLMDB",
@@ -238,7 +244,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CacheSimulationTests",
-            dependencies: ["CacheSimulation", "TierCache"]
+            dependencies: ["CacheSimulation", "TierCache", "TierCacheEviction"]
         ),
         .testTarget(
             name: "TierCacheTests",

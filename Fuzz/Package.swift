@@ -31,7 +31,10 @@ let package = Package(
             swiftSettings: harness),
         .executableTarget(
             name: "FuzzStoredResponse",
-            dependencies: ["FuzzDriver", .product(name: "HTTPCaching", package: "TierCache")],
+            dependencies: [
+                "FuzzDriver", .product(name: "HTTPCaching", package: "TierCache"),
+                .product(name: "TierCache", package: "TierCache"),
+            ],
             swiftSettings: harness),
         .executableTarget(
             name: "FuzzRESP",

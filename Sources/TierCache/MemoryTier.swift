@@ -1,20 +1,26 @@
 import CoreMetrics
 import Logging
+import TierCacheEviction
 
 /// An in-memory tier: eviction by bytes under a chosen policy (least recently used by default,
-/// or S3-FIFO or W-TinyLFU), with an optional entry-count limit.
+/// any online policy of the simulator's, or a policy type of your own), with an optional
+/// entry-count limit.
 ///
 /// Lookups, stores and removals are O(1) and hold one lock briefly; the hit path takes the lock,
 /// finds the entry in a dictionary, updates the policy's bookkeeping (for LRU, relinks it at the
 /// front of the recency list) and returns the entry (its bytes are shared copy-on-write, not copied).
 ///
 /// ## Eviction policy
-/// ``EvictionPolicy`` names the policies. `tiercache tune` replays a trace through the simulator's
-/// policies, and CacheSimulation's `PolicyKind.memoryTierConfiguration(capacityBytes:)` writes the
-/// one line that configures its recommendation, e.g. `MemoryTier(capacity: 256 << 20, policy: .s3fifo)`.
-/// Each policy here takes the same decisions as the simulator's policy of the same name (tests
-/// replay traces through both and compare every hit), so the hit ratio the simulator reports in
-/// byte mode, with each object's size set to its entry's cost, is the one this tier reaches.
+/// ``EvictionPolicy`` names the built-in policies. Each is the one implementation in
+/// `TierCacheEviction` that the simulator replays too: the tier gives it slots from its key table
+/// and keeps values and costs beside them (tests replay traces through both and compare every hit),
+/// so the hit ratio the simulator reports in byte mode, with each object's size set to its entry's
+/// cost, is the one this tier reaches. `tiercache tune` recommends one, and CacheSimulation's
+/// `PolicyKind.memoryTierConfiguration(capacityBytes:)` writes the line that configures it, e.g.
+/// `MemoryTier(capacity: 256 << 20, policy: .s3fifo)`. A policy type of your own, conforming to
+/// `TierCacheEviction.EvictionPolicy`, runs here unchanged through
+/// ``init(capacity:maxEntryCount:policyType:)`` (dispatched through an existential, so a little
+/// slower per request than a built-in one).
 ///
 /// ## Capacity
 /// Each entry costs its value's size, plus its key's UTF-8 size, plus ``perEntryOverhead`` bytes
@@ -28,46 +34,12 @@ import Logging
 /// itself; refusing it keeps the tier's hit ratio, and the disk tier below still holds the entry
 /// when it fits there. Raise the fraction for tiers that cache a few large objects. Under S3-FIFO
 /// the limit is also below 10% of the capacity, whatever the fraction (see ``EvictionPolicy/s3fifo``).
+///
+/// ## The entry-count limit
+/// ``Configuration/maxEntryCount`` is kept by weight: for the policy each entry weighs at least
+/// `capacity / maxEntryCount` bytes, so the tier never holds more entries than the limit nor more
+/// bytes than the capacity.
 public final class MemoryTier: LocalCacheTier {
-    /// How a ``MemoryTier`` chooses the entries it evicts.
-    ///
-    /// All three are O(1) per request and bound the tier by bytes; they differ in what they keep.
-    public enum EvictionPolicy: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
-        /// Least recently used: evicts the entry unused for longest. Each hit relinks the entry at
-        /// the front of a list. The default; best when recent use predicts the next use.
-        case lru
-        /// S3-FIFO (Yang et al., SOSP 2023): a small FIFO (10% of the capacity) that new entries
-        /// must be hit in twice to reach the main FIFO, plus a ghost of recently evicted keys.
-        /// Scan- and one-hit-wonder-resistant; a hit only bumps a 2-bit counter (no list is
-        /// relinked). Costs: the ghost keeps keys (not values) of evicted entries, about as many as
-        /// the tier holds, outside the byte budget; entries of 10% of the capacity or more are
-        /// refused (one would flush the small queue).
-        case s3fifo
-        /// W-TinyLFU (Einziger, Friedman & Manes, 2017; Caffeine's policy): a small LRU window
-        /// admits new entries, which then enter the main segmented LRU only if a frequency sketch
-        /// says they are more popular than the entry they would evict. The window is sized by
-        /// miniature simulation: a hashed sample of the keys (about 256 per miniature) replays
-        /// through 14 small W-TinyLFU caches with windows from 1% to 100% (LRU), and the window
-        /// follows the best of them when the evidence is significant, so recency-heavy workloads
-        /// get LRU's hit ratio and frequency-skewed ones TinyLFU's. Costs: Caffeine's 4-bit
-        /// count-min sketch (8 to 16 bytes per entry held, outside the byte budget), updated on
-        /// every hit and store; every hit relinks the entry; the miniatures hold about
-        /// 14 × 512 sampled keys (under 1 MB), and a tier of fewer than 512 entries
-        /// replays every request through them. Like Caffeine's, the sketch (and the miniatures)
-        /// start once the tier is half full. Unlike Caffeine's, the entry being stored is never the one its
-        /// own store evicts (the tier's contract: a store is readable right after it).
-        case wTinyLFU
-
-        /// The policy as written in Swift (`.lru`, `.s3fifo`, `.wTinyLFU`).
-        public var description: String {
-            switch self {
-            case .lru: ".lru"
-            case .s3fifo: ".s3fifo"
-            case .wTinyLFU: ".wTinyLFU"
-            }
-        }
-    }
-
     /// The memory tier's settings.
     public struct Configuration: Sendable {
         /// The most bytes the tier holds (entries' costs, see ``MemoryTier``). Must be positive.
@@ -118,8 +90,10 @@ public final class MemoryTier: LocalCacheTier {
     public let name: String
     /// Memory: the tier does not persist, so `allowedInMemoryOnly` entries may be stored in it.
     public var medium: TierMedium { .memory }
-    /// The eviction policy the tier was created with.
-    public let policy: EvictionPolicy
+    /// The built-in eviction policy the tier was created with; `nil` for a policy type of your own.
+    public let policy: EvictionPolicy?
+    /// The eviction policy's name, as reports print it (`"LRU"`, `"S3-FIFO"`, your type's name).
+    public let policyName: String
 
     private let capacity: Int
     /// The largest entry cost accepted: the entry-size rule, and what the policy can admit.
@@ -129,10 +103,11 @@ public final class MemoryTier: LocalCacheTier {
     private let logger: Logger?
     private let storage: Storage
 
-    /// The designated initializer; `sketchHash` maps a key to W-TinyLFU's sketch hash (tests give
-    /// the simulator's hash of the key's object id, to compare decisions).
-    package init(
-        _ configuration: Configuration, sketchHash: @escaping @Sendable (CacheKey) -> UInt64
+    /// The designated initializer: `makeStorage` makes the policy's store for the configuration's
+    /// capacity and count limit.
+    private init(
+        _ configuration: Configuration, policy: EvictionPolicy?, policyName: String,
+        storage makeStorage: (_ capacity: Int, _ maxEntryCount: Int) -> Storage
     ) throws(TierCacheError) {
         guard configuration.capacity > 0 else {
             throw TierCacheError(
@@ -144,22 +119,69 @@ public final class MemoryTier: LocalCacheTier {
         let sizeLimit = try EntrySizeLimit(
             fraction: configuration.maxEntryFraction, capacity: configuration.capacity)
         self.name = configuration.name
-        self.policy = configuration.policy
+        self.policy = policy
+        self.policyName = policyName
         self.capacity = configuration.capacity
         self.clock = configuration.clock
         self.counters = TierCounters(tierName: configuration.name, metricsFactory: configuration.metricsFactory)
         self.logger = configuration.logger
-        self.storage = Storage(
-            configuration.policy, capacity: configuration.capacity,
-            maxEntryCount: configuration.maxEntryCount ?? .max, sketchHash: sketchHash)
+        let maxEntryCount = configuration.maxEntryCount ?? .max
+        let storage = makeStorage(configuration.capacity, maxEntryCount)
+        // The count limit makes every entry weigh at least capacity / count for the policy.
+        let minimumWeight = PolicyStore<LRUPolicy>.minimumWeight(
+            capacity: configuration.capacity, maxEntryCount: maxEntryCount)
+        guard minimumWeight <= storage.largestAdmissibleCost else {
+            throw TierCacheError(
+                .invalidConfiguration,
+                "maxEntryCount \(maxEntryCount) is too small for \(policyName): each entry would weigh "
+                    + "\(minimumWeight) bytes of the \(configuration.capacity), more than the "
+                    + "\(storage.largestAdmissibleCost) the policy admits; allow more entries")
+        }
+        self.storage = storage
         self.maxEntryCost = min(sizeLimit.maxBytes, storage.largestAdmissibleCost)
     }
 
     /// Creates a memory tier, or throws ``TierCacheError/Code/invalidConfiguration`` for a
     /// capacity or count that is not positive or a fraction outside `(0, 1]`.
     public convenience init(_ configuration: Configuration) throws(TierCacheError) {
-        try self.init(configuration, sketchHash: WTinyLFUStore.defaultSketchHash)
+        try self.init(configuration, keyHash: Self.defaultKeyHash)
     }
+
+    /// A tier whose policy counts keys by `keyHash` (W-TinyLFU's sketch); tests give the
+    /// simulator's hash of the object id a key stands for, to compare decisions.
+    package convenience init(
+        _ configuration: Configuration, keyHash: @escaping @Sendable (CacheKey) -> UInt64
+    ) throws(TierCacheError) {
+        let policy = configuration.policy
+        try self.init(configuration, policy: policy, policyName: Storage.policyName(policy)) { capacity, count in
+            Storage(policy, capacity: capacity, maxEntryCount: count, keyHash: keyHash)
+        }
+    }
+
+    /// Creates a memory tier of `capacity` bytes that evicts by a policy type of your own (or a
+    /// built-in one by its type), conforming to `TierCacheEviction.EvictionPolicy`: the policy the
+    /// simulator replays, run here unchanged.
+    ///
+    /// - Throws: ``TierCacheError/Code/invalidConfiguration`` for a capacity or count that is not
+    ///   positive, and for an offline policy (one that needs the future, like Belady's MIN).
+    public convenience init<Policy: TierCacheEviction.EvictionPolicy>(
+        capacity: Int, maxEntryCount: Int? = nil, policyType: Policy.Type
+    ) throws(TierCacheError) {
+        guard !Policy.needsFuture else {
+            throw TierCacheError(
+                .invalidConfiguration, "\(Policy.name) needs the future (an offline policy): a tier cannot run it")
+        }
+        let configuration = Configuration(capacity: capacity, maxEntryCount: maxEntryCount)
+        try self.init(configuration, policy: nil, policyName: Policy.name) { capacity, count in
+            .custom(
+                LockedStore(PolicyStore<Policy>(capacity: capacity, maxEntryCount: count, keyHash: Self.defaultKeyHash))
+            )
+        }
+    }
+
+    /// How keys are hashed for policies that count them: Swift's own hash of the key, computed
+    /// once per store.
+    static let defaultKeyHash: @Sendable (CacheKey) -> UInt64 = { UInt64(bitPattern: Int64($0.hashValue)) }
 
     /// Creates a memory tier holding at most `capacity` bytes, evicting by `policy`.
     public convenience init(
@@ -178,17 +200,25 @@ public final class MemoryTier: LocalCacheTier {
     public func entry(forKey key: CacheKey) -> CacheEntry? {
         let timing = counters.startLookup()
         let found: CacheEntry?
+        // One case per built-in policy, so that each runs code specialized for its store.
         switch storage {
         case .lru(let locked): found = lookup(key, in: locked)
+        case .fifo(let locked): found = lookup(key, in: locked)
+        case .clock(let locked): found = lookup(key, in: locked)
+        case .sieve(let locked): found = lookup(key, in: locked)
         case .s3fifo(let locked): found = lookup(key, in: locked)
+        case .arc(let locked): found = lookup(key, in: locked)
+        case .twoQ(let locked): found = lookup(key, in: locked)
+        case .lirs(let locked): found = lookup(key, in: locked)
         case .wTinyLFU(let locked): found = lookup(key, in: locked)
+        case .custom(let locked): found = lookup(key, in: locked)
         }
         counters.recordLookup(hit: found != nil, timing: timing)
         return found
     }
 
     @inline(__always)
-    private func lookup<Store: EvictingStore>(_ key: CacheKey, in store: LockedStore<Store>) -> CacheEntry? {
+    private func lookup<Locked: LockedStoring>(_ key: CacheKey, in store: Locked) -> CacheEntry? {
         store.state.withLock { store -> CacheEntry? in
             guard let entry = store.lookup(key) else { return nil }
             if entry.metadata.expiresAt != nil, entry.metadata.isExpired(at: clock.now()) {
@@ -216,8 +246,15 @@ public final class MemoryTier: LocalCacheTier {
         let evicted: Int
         switch storage {
         case .lru(let locked): evicted = store(entry, cost: cost, key: key, outcome: outcome, in: locked)
+        case .fifo(let locked): evicted = store(entry, cost: cost, key: key, outcome: outcome, in: locked)
+        case .clock(let locked): evicted = store(entry, cost: cost, key: key, outcome: outcome, in: locked)
+        case .sieve(let locked): evicted = store(entry, cost: cost, key: key, outcome: outcome, in: locked)
         case .s3fifo(let locked): evicted = store(entry, cost: cost, key: key, outcome: outcome, in: locked)
+        case .arc(let locked): evicted = store(entry, cost: cost, key: key, outcome: outcome, in: locked)
+        case .twoQ(let locked): evicted = store(entry, cost: cost, key: key, outcome: outcome, in: locked)
+        case .lirs(let locked): evicted = store(entry, cost: cost, key: key, outcome: outcome, in: locked)
         case .wTinyLFU(let locked): evicted = store(entry, cost: cost, key: key, outcome: outcome, in: locked)
+        case .custom(let locked): evicted = store(entry, cost: cost, key: key, outcome: outcome, in: locked)
         }
         counters.record(outcome)
         counters.recordEvictions(evicted)
@@ -232,8 +269,8 @@ public final class MemoryTier: LocalCacheTier {
 
     /// Stores a stored outcome's entry; any other outcome removes the key's older entry.
     @inline(__always)
-    private func store<Store: EvictingStore>(
-        _ entry: CacheEntry, cost: Int, key: CacheKey, outcome: StoreOutcome, in store: LockedStore<Store>
+    private func store<Locked: LockedStoring>(
+        _ entry: CacheEntry, cost: Int, key: CacheKey, outcome: StoreOutcome, in store: Locked
     ) -> Int {
         store.state.withLock { store -> Int in
             guard outcome == .stored else {
@@ -246,32 +283,19 @@ public final class MemoryTier: LocalCacheTier {
 
     /// Removes the entry stored under `key`, if any.
     public func removeEntry(forKey key: CacheKey) {
-        switch storage {
-        case .lru(let store): store.state.withLock { $0.remove(key) }
-        case .s3fifo(let store): store.state.withLock { $0.remove(key) }
-        case .wTinyLFU(let store): store.state.withLock { $0.remove(key) }
-        }
+        storage.locked.remove(key)
         if counters.isRecordingMetrics { counters.recordUsage(usage()) }
     }
 
     /// Removes every entry (the policy's history too).
     public func removeAll() {
-        switch storage {
-        case .lru(let store): store.state.withLock { $0.removeAll() }
-        case .s3fifo(let store): store.state.withLock { $0.removeAll() }
-        case .wTinyLFU(let store): store.state.withLock { $0.removeAll() }
-        }
+        storage.locked.removeAll()
         if counters.isRecordingMetrics { counters.recordUsage(usage()) }
     }
 
     /// The bytes and entries held now, against the capacity.
     public func usage() -> TierUsage {
-        let (bytes, entries) =
-            switch storage {
-            case .lru(let store): store.state.withLock { ($0.totalCost, $0.count) }
-            case .s3fifo(let store): store.state.withLock { ($0.totalCost, $0.count) }
-            case .wTinyLFU(let store): store.state.withLock { ($0.totalCost, $0.count) }
-            }
+        let (bytes, entries) = storage.locked.usage
         return TierUsage(bytes: bytes, entries: entries, capacity: capacity, maxEntryBytes: maxEntryCost)
     }
 
@@ -281,51 +305,102 @@ public final class MemoryTier: LocalCacheTier {
     }
 
     /// Resident keys, the ones the policy keeps longest first: under LRU, from most to least
-    /// recently used; under the other policies, their queues from head to tail (the main queue
-    /// first). O(n); for tests and diagnostics.
+    /// recently used; under the other policies, as the policy's `residentsByRetention` orders
+    /// them. O(n); for tests and diagnostics.
     public var keysByRecency: [CacheKey] {
-        switch storage {
-        case .lru(let store): store.state.withLock { $0.keysByRetention }
-        case .s3fifo(let store): store.state.withLock { $0.keysByRetention }
-        case .wTinyLFU(let store): store.state.withLock { $0.keysByRetention }
-        }
+        storage.locked.keysByRetention
     }
 }
 
 /// One policy's store behind its lock. A class so that ``MemoryTier/Storage`` can hold it in an
-/// enum (a `Locked` cannot be copied); the tier switches on the enum once per call, and each case
-/// runs code specialized for its store.
-final class LockedStore<Store: EvictingStore>: Sendable {
+/// enum (a `Locked` cannot be copied); the tier switches on the enum once per lookup and store,
+/// and each case runs code specialized for its store.
+final class LockedStore<Store: EvictingStore>: LockedStoring {
     let state: Locked<Store>
     init(_ store: sending Store) { state = Locked(store) }
 }
 
+/// A store behind its lock, as the tier's cold paths (removal, usage, inspection) use it without
+/// knowing the policy, and its hot paths through one generic function per policy.
+protocol LockedStoring: AnyObject, Sendable {
+    associatedtype Store: EvictingStore
+    var state: Locked<Store> { get }
+}
+
+extension LockedStoring {
+    func remove(_ key: CacheKey) { state.withLock { $0.remove(key) } }
+    func removeAll() { state.withLock { $0.removeAll() } }
+    var usage: (bytes: Int, entries: Int) { state.withLock { ($0.totalCost, $0.count) } }
+    var keysByRetention: [CacheKey] { state.withLock { $0.keysByRetention } }
+    var largestAdmissibleCost: Int { state.withLock { $0.largestAdmissibleCost } }
+}
+
 extension MemoryTier {
+    /// The tier's store under its policy: a case per built-in policy, and one for a policy type
+    /// of the app's own.
     enum Storage: Sendable {
-        case lru(LockedStore<LRUStore>)
-        case s3fifo(LockedStore<S3FIFOStore>)
-        case wTinyLFU(LockedStore<WTinyLFUStore>)
+        case lru(LockedStore<PolicyStore<LRUPolicy>>)
+        case fifo(LockedStore<PolicyStore<FIFOPolicy>>)
+        case clock(LockedStore<PolicyStore<CLOCKPolicy>>)
+        case sieve(LockedStore<PolicyStore<SIEVEPolicy>>)
+        case s3fifo(LockedStore<PolicyStore<S3FIFOPolicy>>)
+        case arc(LockedStore<PolicyStore<ARCPolicy>>)
+        case twoQ(LockedStore<PolicyStore<TwoQPolicy>>)
+        case lirs(LockedStore<PolicyStore<LIRSPolicy>>)
+        case wTinyLFU(LockedStore<PolicyStore<WTinyLFUPolicy>>)
+        case custom(any LockedStoring)
 
         init(
             _ policy: EvictionPolicy, capacity: Int, maxEntryCount: Int,
-            sketchHash: @escaping @Sendable (CacheKey) -> UInt64
+            keyHash: @escaping @Sendable (CacheKey) -> UInt64
         ) {
+            func make<P: TierCacheEviction.EvictionPolicy>(_: P.Type) -> LockedStore<PolicyStore<P>> {
+                LockedStore(PolicyStore<P>(capacity: capacity, maxEntryCount: maxEntryCount, keyHash: keyHash))
+            }
             switch policy {
-            case .lru: self = .lru(LockedStore(LRUStore(capacity: capacity, maxEntryCount: maxEntryCount)))
-            case .s3fifo: self = .s3fifo(LockedStore(S3FIFOStore(capacity: capacity, maxEntryCount: maxEntryCount)))
-            case .wTinyLFU:
-                self = .wTinyLFU(
-                    LockedStore(WTinyLFUStore(capacity: capacity, maxEntryCount: maxEntryCount, sketchHash: sketchHash))
-                )
+            case .lru: self = .lru(make(LRUPolicy.self))
+            case .fifo: self = .fifo(make(FIFOPolicy.self))
+            case .clock: self = .clock(make(CLOCKPolicy.self))
+            case .sieve: self = .sieve(make(SIEVEPolicy.self))
+            case .s3fifo: self = .s3fifo(make(S3FIFOPolicy.self))
+            case .arc: self = .arc(make(ARCPolicy.self))
+            case .twoQ: self = .twoQ(make(TwoQPolicy.self))
+            case .lirs: self = .lirs(make(LIRSPolicy.self))
+            case .wTinyLFU: self = .wTinyLFU(make(WTinyLFUPolicy.self))
             }
         }
 
-        var largestAdmissibleCost: Int {
-            switch self {
-            case .lru(let store): store.state.withLock { $0.largestAdmissibleCost }
-            case .s3fifo(let store): store.state.withLock { $0.largestAdmissibleCost }
-            case .wTinyLFU(let store): store.state.withLock { $0.largestAdmissibleCost }
+        /// The report name of a built-in policy (its type's ``TierCacheEviction/EvictionPolicy/name``).
+        static func policyName(_ policy: EvictionPolicy) -> String {
+            switch policy {
+            case .lru: LRUPolicy.name
+            case .fifo: FIFOPolicy.name
+            case .clock: CLOCKPolicy.name
+            case .sieve: SIEVEPolicy.name
+            case .s3fifo: S3FIFOPolicy.name
+            case .arc: ARCPolicy.name
+            case .twoQ: TwoQPolicy.name
+            case .lirs: LIRSPolicy.name
+            case .wTinyLFU: WTinyLFUPolicy.name
             }
         }
+
+        /// The store, for the cold paths.
+        var locked: any LockedStoring {
+            switch self {
+            case .lru(let store): store
+            case .fifo(let store): store
+            case .clock(let store): store
+            case .sieve(let store): store
+            case .s3fifo(let store): store
+            case .arc(let store): store
+            case .twoQ(let store): store
+            case .lirs(let store): store
+            case .wTinyLFU(let store): store
+            case .custom(let store): store
+            }
+        }
+
+        var largestAdmissibleCost: Int { locked.largestAdmissibleCost }
     }
 }

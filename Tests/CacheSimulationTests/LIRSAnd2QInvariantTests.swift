@@ -1,6 +1,7 @@
 import Testing
 
 @testable import CacheSimulation
+@testable import TierCacheEviction
 
 /// The rules both papers state as invariants, checked after every request of random byte-mode
 /// traces at capacities from 0 up: what is resident fits, each part stays in its budget, and a
@@ -28,18 +29,18 @@ import Testing
     func lirs(seed: UInt64) throws {
         let trace = try randomTrace(seed: seed)
         for capacity in capacities {
-            var policy = LIRSPolicy(context: PolicyContext(capacity: capacity, objectSizes: trace.objectSizes))
+            var policy = TraceReplay<LIRSPolicy>(capacity: capacity, objectSizes: trace.objectSizes)
             let lirLimit = capacity - min(capacity, max(1, capacity / 100))
             for (position, object) in trace.requests.enumerated() {
-                let before = policy.stackS
+                let before = policy.policy.stackS
                 let size = { (id: UInt32) in UInt64(trace.objectSizes[Int(id)]) }
                 let lirBefore = before.filter { $0.status == .lir }.reduce(0) { $0 + size($1.object) }
                 let wasResident =
-                    policy.listQ.contains(object) || before.contains { $0.object == object && $0.status == .lir }
+                    policy.policy.listQ.contains(object) || before.contains { $0.object == object && $0.status == .lir }
                 #expect(policy.access(object, position: position) == wasResident, "c=\(capacity) request \(position)")
-                let stack = policy.stackS
+                let stack = policy.policy.stackS
                 let lir = stack.filter { $0.status == .lir }.reduce(0) { $0 + size($1.object) }
-                let q = policy.listQ.reduce(0) { $0 + size($1) }
+                let q = policy.policy.listQ.reduce(0) { $0 + size($1) }
                 let nonResident = stack.filter { $0.status == .nonResidentHIR }.reduce(0) { $0 + size($1.object) }
                 #expect(
                     lir + q <= capacity && lir <= lirLimit, "c=\(capacity) request \(position): LIR \(lir) B, Q \(q) B")
@@ -51,7 +52,8 @@ import Testing
                 // fits in what the LIR set leaves (else it may still enter as LIR, or only be remembered).
                 if wasResident || size(object) <= capacity - lirBefore {
                     let resident =
-                        policy.listQ.contains(object) || stack.contains { $0.object == object && $0.status == .lir }
+                        policy.policy.listQ.contains(object)
+                        || stack.contains { $0.object == object && $0.status == .lir }
                     #expect(resident, "c=\(capacity) request \(position): object \(object) not resident")
                 }
             }
@@ -62,12 +64,12 @@ import Testing
     func twoQ(seed: UInt64) throws {
         let trace = try randomTrace(seed: seed)
         for capacity in capacities {
-            var policy = TwoQPolicy(context: PolicyContext(capacity: capacity, objectSizes: trace.objectSizes))
+            var policy = TraceReplay<TwoQPolicy>(capacity: capacity, objectSizes: trace.objectSizes)
             for (position, object) in trace.requests.enumerated() {
-                let before = policy.snapshot
+                let before = policy.policy.snapshot
                 let wasResident = before.am.contains(object) || before.a1in.contains(object)
                 #expect(policy.access(object, position: position) == wasResident, "c=\(capacity) request \(position)")
-                let after = policy.snapshot
+                let after = policy.policy.snapshot
                 let weight = { (ids: [UInt32]) in ids.reduce(0) { $0 + UInt64(trace.objectSizes[Int($1)]) } }
                 #expect(weight(after.am) + weight(after.a1in) <= capacity)
                 #expect(weight(after.a1out) <= capacity / 2)
@@ -86,16 +88,21 @@ import Testing
         arguments: [UInt64.max, UInt64.max - 1, 1 << 63])
     func hugeCapacities(capacity: UInt64) throws {
         let trace = try randomTrace(seed: 4)
-        let context = PolicyContext(capacity: capacity, objectSizes: trace.objectSizes)
-        let policies: [any EvictionPolicy] = [
-            LIRSPolicy(context: context), LIRSPolicy(context: context, hirFraction: .nan, nonResidentFactor: .infinity),
-            LIRSPolicy(context: context, hirFraction: 2, nonResidentFactor: -1),
-            TwoQPolicy(context: context), TwoQPolicy(context: context, inFraction: 1, outFraction: .infinity),
+        let context = PolicyContext(capacity: capacity, expectedSlots: trace.objectCount)
+        func hits<P: EvictionPolicy>(_ policy: P) -> Int {
+            var replay = TraceReplay(policy, objectSizes: trace.objectSizes)
+            return trace.requests.enumerated().filter { replay.access($1, position: $0) }.count
+        }
+        let counts = [
+            hits(LIRSPolicy(context: context)),
+            hits(LIRSPolicy(context: context, hirFraction: .nan, nonResidentFactor: .infinity)),
+            hits(LIRSPolicy(context: context, hirFraction: 2, nonResidentFactor: -1)),
+            hits(TwoQPolicy(context: context)),
+            hits(TwoQPolicy(context: context, inFraction: 1, outFraction: .infinity)),
         ]
-        for var policy in policies {
-            // Nothing is ever evicted: every request but the first of each object hits.
-            let hits = trace.requests.enumerated().filter { policy.access($1, position: $0) }.count
-            #expect(hits == trace.requestCount - trace.objectCount, "\(type(of: policy)) at \(capacity)")
+        // Nothing is ever evicted: every request but the first of each object hits.
+        for (index, count) in counts.enumerated() {
+            #expect(count == trace.requestCount - trace.objectCount, "policy \(index) at \(capacity)")
         }
     }
 }

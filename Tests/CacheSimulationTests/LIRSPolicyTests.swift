@@ -1,6 +1,7 @@
 import Testing
 
 @testable import CacheSimulation
+@testable import TierCacheEviction
 
 /// LIRS replayed step by step on small traces, against the paper's rules applied by hand
 /// (Jiang & Zhang, SIGMETRICS 2002, section 3.3 and Figure 2).
@@ -22,16 +23,18 @@ import Testing
             name: "hand", requests: keys.map { TraceRequest(key: $0, size: sizes[$0] ?? 1) }, hasSizes: !sizes.isEmpty)
         var keyOf: [UInt64] = []
         for key in keys where !keyOf.contains(key) { keyOf.append(key) }
-        var policy = LIRSPolicy(
-            context: PolicyContext(capacity: capacity, objectSizes: trace.objectSizes),
-            hirFraction: LIRSPolicy.defaultHIRFraction, nonResidentFactor: nonResidentFactor)
+        var policy = TraceReplay(
+            LIRSPolicy(
+                context: PolicyContext(capacity: capacity, expectedSlots: trace.objectCount),
+                hirFraction: LIRSPolicy.defaultHIRFraction, nonResidentFactor: nonResidentFactor),
+            objectSizes: trace.objectSizes)
         var result = Replay()
         for (position, object) in trace.requests.enumerated() {
             result.hits.append(policy.access(object, position: position))
-            let stack = policy.stackS.map { entry in
+            let stack = policy.policy.stackS.map { entry in
                 "\(keyOf[Int(entry.object)])" + (entry.status == .lir ? "L" : entry.status == .residentHIR ? "H" : "N")
             }
-            let q = policy.listQ.map { "\(keyOf[Int($0)])" }
+            let q = policy.policy.listQ.map { "\(keyOf[Int($0)])" }
             result.states.append("S: \(stack.joined(separator: " ")) | Q: \(q.joined(separator: " "))")
         }
         return result
@@ -167,7 +170,7 @@ enum PolicyTestsSupport {
     static func hits(_ kind: PolicyKind, _ keys: [UInt64], capacity: UInt64) throws -> [Bool] {
         let trace = try Trace(name: "hand", requests: keys.map { TraceRequest(key: $0) })
         func run<P: EvictionPolicy>(_ type: P.Type) -> [Bool] {
-            var policy = P(context: PolicyContext(capacity: capacity, objectSizes: trace.objectSizes))
+            var policy = TraceReplay<P>(capacity: capacity, objectSizes: trace.objectSizes)
             return trace.requests.enumerated().map { policy.access($1, position: $0) }
         }
         return run(kind.policyType)

@@ -3,16 +3,25 @@ import Foundation
 import Testing
 import TierCache
 
+@testable import TierCacheEviction
+
 /// `MemoryTier`'s policies take the simulator's decisions: the same trace replayed through the
 /// tier (a lookup, and a store on a miss) and through the simulator's policy of the same name, in
 /// byte mode with each object's size set to the tier's cost of its entry, hits on exactly the same
 /// requests. So the hit ratio `tiercache tune` reports for a policy is the one the tier reaches.
 @Suite("MemoryTier policies take the simulator's decisions")
 struct MemoryTierPolicyEquivalenceTests {
-    /// The tier's policies and the simulator's types of the same name.
-    static let pairs: [(MemoryTier.EvictionPolicy, PolicyKind)] = [
-        (.lru, .lru), (.s3fifo, .s3fifo), (.wTinyLFU, .wtinylfu),
-    ]
+    /// The tier's policies and the simulator's types of the same name: every online policy.
+    static let pairs: [(MemoryTier.EvictionPolicy, PolicyKind)] = PolicyKind.allCases.compactMap { kind in
+        kind.memoryTierPolicy.map { ($0, kind) }
+    }
+    static let pairIndices = Array(pairs.indices)
+
+    @Test("Every online policy of the simulator runs in the tier")
+    func everyOnlinePolicy() {
+        #expect(Self.pairs.count == 9)
+        #expect(Set(Self.pairs.map(\.0)) == Set(MemoryTier.EvictionPolicy.allCases))
+    }
 
     /// A trace of dense object ids with one size (value bytes) per object.
     struct Workload {
@@ -45,8 +54,16 @@ struct MemoryTierPolicyEquivalenceTests {
     ) throws -> (tier: [Bool], simulator: [Bool]) {
         let tier = try MemoryTier(
             .init(capacity: capacity, maxEntryFraction: 1, policy: tierPolicy),
-            sketchHash: { key in sketchHash(UInt32(key.rawValue.dropFirst()) ?? 0) })
-        let keys = try (0..<workload.valueSizes.count).map { try CacheKey(keyText(UInt32($0))) }
+            keyHash: { key in TraceKeyHash.of(UInt32(key.rawValue.dropFirst()) ?? 0) })
+        return (
+            replayThroughTier(workload, tier, capacity: capacity),
+            replayThroughSimulator(workload, simulatorPolicy.policyType, capacity: capacity)
+        )
+    }
+
+    /// Per-request hits of `tier`: a lookup, and a store on a miss.
+    static func replayThroughTier(_ workload: Workload, _ tier: MemoryTier, capacity: Int) -> [Bool] {
+        let keys = (0..<workload.valueSizes.count).compactMap { try? CacheKey(keyText(UInt32($0))) }
         var values: [Int: CacheEntry] = [:]
         var tierHits: [Bool] = []
         tierHits.reserveCapacity(workload.requests.count)
@@ -65,29 +82,28 @@ struct MemoryTierPolicyEquivalenceTests {
             _ = tier.store(entry, forKey: key)
             #expect(tier.usage().bytes <= capacity)
         }
+        return tierHits
+    }
+
+    /// Per-request hits of the simulator's `type`, in byte mode with each object's size its entry's cost.
+    static func replayThroughSimulator<P: EvictionPolicy>(_ workload: Workload, _ type: P.Type, capacity: Int) -> [Bool]
+    {
 
         let sizes = workload.valueSizes.indices.map { UInt32(cost(valueSize: workload.valueSizes[$0], id: UInt32($0))) }
-        let context = PolicyContext(capacity: UInt64(capacity), objectSizes: sizes)
-        var simulatorHits: [Bool] = []
-        simulatorHits.reserveCapacity(workload.requests.count)
-        func run<P: EvictionPolicy>(_: P.Type) {
-            var policy = P(context: context)
-            for (position, id) in workload.requests.enumerated() {
-                simulatorHits.append(policy.access(id, position: position))
-            }
-        }
-        run(simulatorPolicy.policyType)
-        return (tierHits, simulatorHits)
+        var policy = TraceReplay<P>(capacity: UInt64(capacity), objectSizes: sizes)
+        return workload.requests.enumerated().map { policy.access($1, position: $0) }
     }
 
     static func expectSameDecisions(
         _ workload: Workload, capacity: Int, _ pair: (MemoryTier.EvictionPolicy, PolicyKind)
     ) throws {
         let (tier, simulator) = try replay(workload, capacity: capacity, tierPolicy: pair.0, simulatorPolicy: pair.1)
+        expectSame(tier, simulator, "\(pair.0) and the simulator's \(pair.1)")
+    }
+
+    static func expectSame(_ tier: [Bool], _ simulator: [Bool], _ names: String) {
         let firstDifference = zip(tier, simulator).enumerated().first { $0.element.0 != $0.element.1 }?.offset
-        #expect(
-            firstDifference == nil,
-            "\(pair.0) and the simulator's \(pair.1) first differ at request \(firstDifference ?? -1)")
+        #expect(firstDifference == nil, "\(names) first differ at request \(firstDifference ?? -1)")
         let tierHits = tier.filter { $0 }.count
         #expect(tierHits == simulator.filter { $0 }.count)
         // A replay where nothing hits, or nothing is evicted, would prove little.
@@ -122,7 +138,7 @@ struct MemoryTierPolicyEquivalenceTests {
         return Workload(requests: ids, valueSizes: (0..<objects).map { valueSize(UInt32($0)) })
     }
 
-    @Test("Same hits on a Zipf trace with equal entry sizes", arguments: [0, 1, 2])
+    @Test("Same hits on a Zipf trace with equal entry sizes", arguments: pairIndices)
     func zipfUniformSizes(pairIndex: Int) throws {
         let workload = Self.zipf(objects: 5_000, requests: 60_000) { _ in 1 }
         let entryCost = Self.cost(valueSize: 1, id: 0)
@@ -131,7 +147,7 @@ struct MemoryTierPolicyEquivalenceTests {
         }
     }
 
-    @Test("Same hits on a Zipf trace with entry sizes from 1 byte to 2 KB", arguments: [0, 1, 2])
+    @Test("Same hits on a Zipf trace with entry sizes from 1 byte to 2 KB", arguments: pairIndices)
     func zipfVariableSizes(pairIndex: Int) throws {
         let workload = Self.zipf(objects: 5_000, requests: 60_000) { id in 1 + Int(Self.sketchHash(id ^ 0x5A5A) % 2_048)
         }
@@ -147,18 +163,40 @@ struct MemoryTierPolicyEquivalenceTests {
         let requests = WindowClimberTests.phases(30, keysPerPhase: 600, requestsPerPhase: 8_000)
         let workload = Workload(requests: requests, valueSizes: [Int](repeating: 1, count: 30 * 600))
         let capacity = 1_000 * Self.cost(valueSize: 1, id: 0)
-        var policy = WTinyLFUPolicy(
-            context: PolicyContext(
-                capacity: UInt64(capacity),
-                objectSizes: (0..<workload.valueSizes.count).map { UInt32(Self.cost(valueSize: 1, id: UInt32($0))) }))
+        var policy = TraceReplay<WTinyLFUPolicy>(
+            capacity: UInt64(capacity),
+            objectSizes: (0..<workload.valueSizes.count).map { UInt32(Self.cost(valueSize: 1, id: UInt32($0))) })
         for (position, id) in requests.enumerated() { _ = policy.access(id, position: position) }
-        #expect(policy.windowMaximum > capacity / 2, "the window must have moved for this test to prove anything")
+        #expect(
+            policy.policy.windowMaximum > capacity / 2, "the window must have moved for this test to prove anything")
         try Self.expectSameDecisions(workload, capacity: capacity, Self.pairs[2])
+    }
+
+    @Test("A policy of the app's own makes the same decisions in the tier as in the simulator")
+    func userPolicy() throws {
+        let workload = Self.zipf(objects: 5_000, requests: 60_000) { id in 1 + Int(Self.sketchHash(id ^ 0x5A5A) % 2_048)
+        }
+        for capacity in [300 << 10, 2 << 20] {
+            let tier = try MemoryTier(capacity: capacity, policyType: LFUPolicy.self)
+            #expect(tier.policy == nil && tier.policyName == "LFU")
+            let tierHits = Self.replayThroughTier(workload, tier, capacity: capacity)
+            let simulatorHits = Self.replayThroughSimulator(workload, LFUPolicy.self, capacity: capacity)
+            Self.expectSame(tierHits, simulatorHits, "LFU in the tier and in the simulator")
+            #expect(tierHits.contains(true) && tierHits.contains(false))
+        }
+    }
+
+    @Test("An offline policy is refused by the tier with a typed error")
+    func offlinePolicyRefused() {
+        let error = #expect(throws: TierCacheError.self) {
+            try MemoryTier(capacity: 1 << 20, policyType: BeladyPolicy.self)
+        }
+        #expect(error?.code == .invalidConfiguration)
     }
 
     /// Real traces, if `TIERCACHE_TRACES` names the public trace folder: a LIRS block trace (equal
     /// sizes) and libCacheSim's CloudPhysics sample (block sizes 512 B and up).
-    @Test("Same hits on real traces", arguments: [0, 1, 2])
+    @Test("Same hits on real traces", arguments: pairIndices)
     func realTraces(pairIndex: Int) throws {
         guard let folder = ProcessInfo.processInfo.environment["TIERCACHE_TRACES"] else {
             print("skipped: set TIERCACHE_TRACES to the public trace folder to replay real traces")
@@ -193,7 +231,10 @@ struct MemoryTierConfigurationTests {
                 == "MemoryTier(capacity: 3 << 10, policy: .lru)")
         #expect(
             PolicyKind.lru.memoryTierConfiguration(capacityBytes: 1_000) == "MemoryTier(capacity: 1000, policy: .lru)")
-        #expect(PolicyKind.arc.memoryTierConfiguration(capacityBytes: 1 << 20) == nil, "the tier has no ARC")
+        #expect(
+            PolicyKind.arc.memoryTierConfiguration(capacityBytes: 1 << 20)
+                == "MemoryTier(capacity: 1 << 20, policy: .arc)")
+        #expect(PolicyKind.belady.memoryTierConfiguration(capacityBytes: 1 << 20) == nil, "MIN reads the future")
         #expect(PolicyKind.s3fifo.memoryTierConfiguration(capacityBytes: 0) == nil)
         // Every policy the tier has is named by one simulator policy.
         let named = Set(PolicyKind.allCases.compactMap(\.memoryTierPolicy))

@@ -10,10 +10,8 @@ import Testing
         var policyHits: [Bool] = []
         let nextUse = BeladyPolicy.nextUses(of: trace.requests, objectCount: trace.objectCount)
         func run<P: EvictionPolicy>(_ type: P.Type) {
-            var policy = P(
-                context: PolicyContext(
-                    capacity: capacity, objectSizes: [UInt32](repeating: 1, count: trace.objectCount), nextUse: nextUse)
-            )
+            var policy = TraceReplay<P>(
+                capacity: capacity, objectSizes: [UInt32](repeating: 1, count: trace.objectCount), nextUse: nextUse)
             for (position, object) in trace.requests.enumerated() {
                 policyHits.append(policy.access(object, position: position))
             }

@@ -1,6 +1,7 @@
 import Testing
 
 @testable import CacheSimulation
+@testable import TierCacheEviction
 
 /// 2Q replayed step by step against the paper's pseudocode (Johnson & Shasha, VLDB 1994, Figure 2,
 /// "full version") applied by hand. Queues are written most recent first.
@@ -18,10 +19,10 @@ import Testing
             name: "hand", requests: keys.map { TraceRequest(key: $0, size: sizes[$0] ?? 1) }, hasSizes: !sizes.isEmpty)
         var keyOf: [UInt64] = []
         for key in keys where !keyOf.contains(key) { keyOf.append(key) }
-        var policy = TwoQPolicy(context: PolicyContext(capacity: capacity, objectSizes: trace.objectSizes))
+        var policy = TraceReplay<TwoQPolicy>(capacity: capacity, objectSizes: trace.objectSizes)
         return trace.requests.enumerated().map { position, object in
             let hit = policy.access(object, position: position)
-            let (am, a1in, a1out) = policy.snapshot
+            let (am, a1in, a1out) = policy.policy.snapshot
             return Step(
                 hit: hit, am: am.map { keyOf[Int($0)] }, a1in: a1in.map { keyOf[Int($0)] },
                 a1out: a1out.map { keyOf[Int($0)] })

@@ -2,6 +2,8 @@ import CacheSimulation
 import Testing
 import TierCache
 
+@testable import TierCacheEviction
+
 /// W-TinyLFU's window sizing by miniature simulation (`MiniatureWindowClimber`), checked against
 /// what follows from the algorithm's definition rather than against its own output.
 @Suite("W-TinyLFU's window climber")
@@ -73,15 +75,15 @@ struct WindowClimberTests {
         let lru = simulator.replay(.lru, capacity: 1_000)
         #expect(trace.requestCount - lru.hits == firstReferences)
 
-        var policy = WTinyLFUPolicy(
-            context: PolicyContext(capacity: 1_000, objectSizes: [UInt32](repeating: 1, count: trace.objectCount)))
+        var policy = TraceReplay<WTinyLFUPolicy>(
+            capacity: 1_000, objectSizes: [UInt32](repeating: 1, count: trace.objectCount))
         var misses = 0
         for (position, key) in trace.requests.enumerated() where !policy.access(key, position: position) {
             misses += 1
         }
         // A 1% window would hold 10 of the 600 keys; the climber must have moved it far enough to
         // hold a phase.
-        #expect(policy.windowMaximum >= 600)
+        #expect(policy.policy.windowMaximum >= 600)
         let excess = Double(misses - firstReferences) / Double(trace.requestCount)
         #expect(excess <= 0.005, "W-TinyLFU misses \(misses), first references \(firstReferences)")
     }
@@ -103,10 +105,10 @@ struct WindowClimberTests {
         let lru = simulator.replay(.lru, capacity: 600)
         let tinyLFU = simulator.replay(.wtinylfu, capacity: 600)
         #expect(tinyLFU.hits > lru.hits)
-        var policy = WTinyLFUPolicy(
-            context: PolicyContext(capacity: 600, objectSizes: [UInt32](repeating: 1, count: trace.objectCount)))
+        var policy = TraceReplay<WTinyLFUPolicy>(
+            capacity: 600, objectSizes: [UInt32](repeating: 1, count: trace.objectCount))
         for (position, key) in trace.requests.enumerated() { _ = policy.access(key, position: position) }
         // The scan keys would push the hot set out of a large window: it stays at most 20%.
-        #expect(policy.windowMaximum <= 120)
+        #expect(policy.policy.windowMaximum <= 120)
     }
 }

@@ -31,13 +31,24 @@ struct MemoryTierTests {
 
     @Test("Never holds more than its capacity or its entry-count limit", arguments: MemoryTier.EvictionPolicy.allCases)
     func limits(policy: MemoryTier.EvictionPolicy) throws {
-        let tier = try MemoryTier(.init(capacity: 10_000, maxEntryCount: 5, maxEntryFraction: 1, policy: policy))
+        // Each entry weighs at least 10,000 / 20 = 500 for the policy: under S3-FIFO's small queue.
+        let tier = try MemoryTier(.init(capacity: 10_000, maxEntryCount: 20, maxEntryFraction: 1, policy: policy))
         for index in 0..<100 {
             _ = tier.store(entry(index * 37 % 400), forKey: key("k\(index)"))
             let usage = tier.usage()
-            #expect(usage.bytes <= 10_000 && usage.entries <= 5)
+            #expect(usage.bytes <= 10_000 && usage.entries <= 20)
         }
-        #expect(tier.usage().entries == 5)
+        #expect(tier.usage().entries == 20)
+    }
+
+    @Test("An entry-count limit too small for the policy to admit any entry is a typed error")
+    func countLimitTooSmallForPolicy() {
+        // S3-FIFO admits nothing as large as its small queue (10%); each entry would weigh 20%.
+        let error = #expect(throws: TierCacheError.self) {
+            try MemoryTier(.init(capacity: 10_000, maxEntryCount: 5, policy: .s3fifo))
+        }
+        #expect(error?.code == .invalidConfiguration)
+        #expect((try? MemoryTier(.init(capacity: 10_000, maxEntryCount: 5, policy: .lru))) != nil)
     }
 
     @Test(

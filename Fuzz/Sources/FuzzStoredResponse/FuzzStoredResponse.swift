@@ -1,6 +1,7 @@
 import Foundation
 import FuzzDriver
 import HTTPTypes
+import TierCache
 
 @testable import HTTPCaching
 
@@ -24,7 +25,9 @@ func fuzzMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<C
             .variants(
                 VariantIndex(
                     fieldNames: ["accept-language", "accept-encoding"],
-                    variantKeys: ["GET https://a.example/ en", "GET https://a.example/ de"])),
+                    variantKeys: ["GET https://a.example/ en", "GET https://a.example/ de"].compactMap {
+                        try? CacheKey($0)
+                    })),
         ]
         for (index, entry) in entries.enumerated() {
             FileManager.default.createFile(

@@ -1,7 +1,8 @@
 /// Belady's MIN (1966), the offline optimum of demand paging for unit sizes: every requested object
 /// is brought in, and when room is needed the resident object whose next request lies furthest in
 /// the future leaves. With variable sizes, evicting the furthest objects until the new one fits is the
-/// usual heuristic (the exact problem is NP-hard).
+/// usual heuristic (the exact problem is NP-hard). Offline: the simulator runs it; a memory tier
+/// cannot (it refuses policies that need the future).
 public struct BeladyPolicy: EvictionPolicy {
     /// The policy's name in reports.
     public static let name = "Belady"
@@ -9,8 +10,9 @@ public struct BeladyPolicy: EvictionPolicy {
     public static let needsFuture = true
 
     private let nextUse: [UInt32]
-    private let sizes: [UInt32]
+    private var sizes: [UInt64]
     private let capacity: UInt64
+    private var departed: [UInt32] = []
     private var used: UInt64 = 0
     /// The next-use position of each cached object; `notCached` otherwise.
     private var cachedUntil: [UInt32]
@@ -19,25 +21,30 @@ public struct BeladyPolicy: EvictionPolicy {
     private var heap = MaxHeap<UInt64>()
     private static let notCached = UInt32.max - 1
 
-    /// An empty cache of `context`'s capacity, with the default parameters.
+    /// An empty cache of `context`'s capacity.
     public init(context: PolicyContext) {
         nextUse = context.nextUse
-        sizes = context.objectSizes
+        sizes = [UInt64](repeating: 0, count: context.expectedSlots)
         capacity = context.capacity
-        cachedUntil = [UInt32](repeating: Self.notCached, count: context.objectCount)
+        cachedUntil = [UInt32](repeating: Self.notCached, count: context.expectedSlots)
     }
 
-    /// Replays the request at `position` for `object`; returns whether it hit.
-    public mutating func access(_ object: UInt32, position: Int) -> Bool {
+    /// Serves the request at `position` (the future is read from there); returns whether it hit.
+    public mutating func access(_ object: UInt32, size: UInt64, keyHash: UInt64, position: Int) -> Bool {
+        departed.removeAll(keepingCapacity: true)
         let id = Int(object)
+        if id >= cachedUntil.count {
+            cachedUntil.append(contentsOf: repeatElement(Self.notCached, count: id + 1 - cachedUntil.count))
+            sizes.append(contentsOf: repeatElement(0, count: id + 1 - sizes.count))
+        }
         let next = position < nextUse.count ? nextUse[position] : UInt32.max
         if cachedUntil[id] != Self.notCached {
             cachedUntil[id] = next
             heap.push(UInt64(next) << 32 | UInt64(object))
             return true
         }
-        let size = UInt64(sizes[id])
         guard size <= capacity else { return false }
+        sizes[id] = size
         cachedUntil[id] = next
         used += size
         evictWhileOverCapacity()
@@ -53,8 +60,41 @@ public struct BeladyPolicy: EvictionPolicy {
             let id = Int(UInt32(truncatingIfNeeded: packed))
             guard cachedUntil[id] == next else { continue }  // a stale entry
             cachedUntil[id] = Self.notCached
-            used -= UInt64(sizes[id])
+            used -= sizes[id]
+            departed.append(UInt32(id))
         }
+    }
+
+    /// Forgets `slot` (its heap entries go stale).
+    public mutating func remove(_ slot: UInt32) {
+        departed.removeAll(keepingCapacity: true)
+        guard isResident(slot) else { return }
+        cachedUntil[Int(slot)] = Self.notCached
+        used -= sizes[Int(slot)]
+        departed.append(slot)
+    }
+
+    /// Forgets every slot.
+    public mutating func removeAll() {
+        for index in cachedUntil.indices { cachedUntil[index] = Self.notCached }
+        heap = MaxHeap<UInt64>()
+        used = 0
+        departed.removeAll(keepingCapacity: true)
+    }
+
+    /// Whether `slot` is cached.
+    public func isResident(_ slot: UInt32) -> Bool {
+        Int(slot) < cachedUntil.count && cachedUntil[Int(slot)] != Self.notCached
+    }
+    /// MIN keeps no history: only resident slots.
+    public func remembers(_ slot: UInt32) -> Bool { isResident(slot) }
+    /// The slots the last call evicted.
+    public var departures: ArraySlice<UInt32> { departed[...] }
+    /// The whole capacity.
+    public var largestAdmissibleSize: UInt64 { capacity }
+    /// Resident slots, in slot order (MIN's retention order is the future's).
+    public var residentsByRetention: [UInt32] {
+        cachedUntil.indices.filter { cachedUntil[$0] != Self.notCached }.map { UInt32($0) }
     }
 
     /// The next-use position of every request: one backward pass over the trace.

@@ -1,8 +1,8 @@
 import TierCache
 
 extension PolicyKind {
-    /// The `TierCache.MemoryTier` policy that takes this policy's decisions, or `nil` when the
-    /// tier has none (FIFO, CLOCK, SIEVE, ARC, LIRS, 2Q, and Belady's offline MIN).
+    /// The `TierCache.MemoryTier` policy that runs this policy (the same code), or `nil` for
+    /// Belady's MIN, which reads the future and so runs only in the simulator.
     ///
     /// A test replays traces through both and checks they hit on the same requests, so a hit
     /// ratio the simulator reports in byte mode, with each object's size set to the tier's cost of
@@ -10,9 +10,15 @@ extension PolicyKind {
     public var memoryTierPolicy: MemoryTier.EvictionPolicy? {
         switch self {
         case .lru: .lru
+        case .fifo: .fifo
+        case .clock: .clock
+        case .sieve: .sieve
         case .s3fifo: .s3fifo
+        case .arc: .arc
+        case .twoQ: .twoQ
+        case .lirs: .lirs
         case .wtinylfu: .wTinyLFU
-        case .fifo, .clock, .sieve, .arc, .lirs, .twoQ, .belady: nil
+        case .belady: nil
         }
     }
 

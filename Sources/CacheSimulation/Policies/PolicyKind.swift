@@ -1,31 +1,31 @@
 /// The built-in policies, by the names the command line and reports use.
 public enum PolicyKind: String, Sendable, CaseIterable, CustomStringConvertible {
-    /// Least recently used (``LRUPolicy``).
+    /// Least recently used (`LRUPolicy`).
     case lru
-    /// First in, first out: insertion order, hits change nothing (``FIFOPolicy``).
+    /// First in, first out: insertion order, hits change nothing (`FIFOPolicy`).
     case fifo
-    /// CLOCK, second chance with one reference bit (``CLOCKPolicy``).
+    /// CLOCK, second chance with one reference bit (`CLOCKPolicy`).
     case clock
-    /// SIEVE (Zhang et al., NSDI'24): a FIFO queue and a hand that spares visited objects (``SIEVEPolicy``).
+    /// SIEVE (Zhang et al., NSDI'24): a FIFO queue and a hand that spares visited objects (`SIEVEPolicy`).
     case sieve
-    /// S3-FIFO (Yang et al., SOSP'23): small, main and ghost FIFO queues (``S3FIFOPolicy``).
+    /// S3-FIFO (Yang et al., SOSP'23): small, main and ghost FIFO queues (`S3FIFOPolicy`).
     case s3fifo = "s3-fifo"
-    /// ARC (Megiddo & Modha, FAST'03): recency and frequency lists balanced by ghost hits (``ARCPolicy``).
+    /// ARC (Megiddo & Modha, FAST'03): recency and frequency lists balanced by ghost hits (`ARCPolicy`).
     case arc
     /// W-TinyLFU (Einziger, Friedman & Manes, 2017): a window LRU before an admission filter
-    /// over a segmented LRU, with Caffeine's hill climber (``WTinyLFUPolicy``).
+    /// over a segmented LRU, with Caffeine's hill climber (`WTinyLFUPolicy`).
     case wtinylfu = "w-tinylfu"
     /// Belady's MIN: evicts the object used furthest in the future; the offline optimum (``BeladyPolicy``).
     case belady
-    /// LIRS (Jiang & Zhang, SIGMETRICS'02): inter-reference recency (``LIRSPolicy``).
+    /// LIRS (Jiang & Zhang, SIGMETRICS'02): inter-reference recency (`LIRSPolicy`).
     case lirs
-    /// 2Q (Johnson & Shasha, VLDB'94), full version: A1in, A1out and Am (``TwoQPolicy``).
+    /// 2Q (Johnson & Shasha, VLDB'94), full version: A1in, A1out and Am (`TwoQPolicy`).
     case twoQ = "2q"
 
     /// The policy as the command line names it (`lru`, `s3-fifo`, `w-tinylfu`, …).
     public var description: String { rawValue }
 
-    /// The name in reports (``EvictionPolicy/name``).
+    /// The name in reports (the policy type's `name`).
     public var displayName: String { policyType.name }
 
     /// Accepts the raw names and a few spellings people type (`s3fifo`, `wtinylfu`, `tinylfu`, `min`, `opt`).

@@ -1,6 +1,6 @@
 /// The outcome of replaying one trace through one policy at one capacity.
 public struct SimulationResult: Sendable, Codable, Hashable {
-    /// The policy's name (``EvictionPolicy/name``).
+    /// The policy's name (the policy type's `name`).
     public var policy: String
     /// The capacity replayed, in ``unit``.
     public var capacity: UInt64

@@ -48,7 +48,7 @@ public struct Simulator: Sendable {
     /// Replays the whole trace through any policy type, built-in or yours.
     public func replay<Policy: EvictionPolicy>(_ type: Policy.Type, capacity: UInt64) -> SimulationResult {
         let nextUse = Policy.needsFuture ? future.nextUses(of: trace) : []
-        let context = PolicyContext(capacity: capacity, objectSizes: sizes, nextUse: nextUse)
+        let context = PolicyContext(capacity: capacity, expectedSlots: sizes.count, nextUse: nextUse)
         let start = ContinuousClock.now
         var policy = Policy(context: context)
         var hits = 0
@@ -57,9 +57,10 @@ public struct Simulator: Sendable {
             sizes.withUnsafeBufferPointer { sizes in
                 for position in 0..<requests.count {
                     let object = requests[position]
-                    if policy.access(object, position: position) {
+                    let size = UInt64(sizes[Int(object)])
+                    if policy.access(object, size: size, keyHash: TraceKeyHash.of(object), position: position) {
                         hits += 1
-                        hitBytes &+= UInt64(sizes[Int(object)])
+                        hitBytes &+= size
                     }
                 }
             }

@@ -132,22 +132,20 @@ enum Share90: CapacityShare { static let fraction = 0.90 }
 enum Share99: CapacityShare { static let fraction = 0.99 }
 
 /// LIRS with Lhirs = `Share` of the capacity (non-resident entries bounded as by default).
-struct LIRSWith<Share: CapacityShare>: EvictionPolicy {
+struct LIRSWith<Share: CapacityShare>: EvictionPolicyVariant {
     static var name: String { "LIRS Lhirs=\(Share.fraction)" }
-    private var policy: LIRSPolicy
+    var base: LIRSPolicy
     init(context: PolicyContext) {
-        policy = LIRSPolicy(
+        base = LIRSPolicy(
             context: context, hirFraction: Share.fraction, nonResidentFactor: LIRSPolicy.defaultNonResidentFactor)
     }
-    mutating func access(_ object: UInt32, position: Int) -> Bool { policy.access(object, position: position) }
 }
 
 /// 2Q with Kin = `Share` of the capacity and the recommended Kout = 50%.
-struct TwoQWith<Share: CapacityShare>: EvictionPolicy {
+struct TwoQWith<Share: CapacityShare>: EvictionPolicyVariant {
     static var name: String { "2Q Kin=\(Share.fraction)" }
-    private var policy: TwoQPolicy
+    var base: TwoQPolicy
     init(context: PolicyContext) {
-        policy = TwoQPolicy(context: context, inFraction: Share.fraction, outFraction: TwoQPolicy.defaultOutFraction)
+        base = TwoQPolicy(context: context, inFraction: Share.fraction, outFraction: TwoQPolicy.defaultOutFraction)
     }
-    mutating func access(_ object: UInt32, position: Int) -> Bool { policy.access(object, position: position) }
 }

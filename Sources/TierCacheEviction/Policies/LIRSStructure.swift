@@ -4,6 +4,7 @@
 /// LIRS touches two lists on most requests, and on a miss five to seven links, so the links of one
 /// object live together (one cache line instead of six arrays) and a request works on raw
 /// pointers (``LIRSLinks``) rather than paying an array uniqueness check for every link it writes.
+@usableFromInline
 struct LIRSNode {
     static let nil32: Int32 = -1
     /// Towards S's top (more recent); -1 at the top.
@@ -20,6 +21,7 @@ struct LIRSNode {
 }
 
 /// The ends and weights of S, Q and the non-resident list: everything but the node records.
+@usableFromInline
 struct LIRSEnds {
     var top: Int32 = LIRSNode.nil32
     var bottom: Int32 = LIRSNode.nil32
@@ -31,22 +33,27 @@ struct LIRSEnds {
     var nonResidentWeight: UInt64 = 0
     /// What the LIR objects (in S, in no list) add up to.
     var lirWeight: UInt64 = 0
+    /// What every entry of S (LIR, resident and non-resident HIR) adds up to.
+    var stackWeight: UInt64 = 0
 }
 
 /// S, Q and the non-resident list over node records, for the length of one request.
 ///
 /// It holds pointers into the policy's arrays, valid only inside the `withUnsafe…` scope that made
-/// them; every id it is given is below the node count (the simulator's dense ids).
+/// them; every id it is given is below the node count. Entries that leave Q, S or the
+/// non-resident list are noted in `departed` (a superset of what left the cache or LIRS's memory).
+@usableFromInline
 struct LIRSLinks {
     static let noList: UInt8 = 0
     static let q: UInt8 = 1
     static let nonResident: UInt8 = 2
 
     let nodes: UnsafeMutablePointer<LIRSNode>
-    let sizes: UnsafePointer<UInt32>
+    let sizes: UnsafeMutablePointer<UInt64>
     var ends: LIRSEnds
+    var departed: [UInt32]
 
-    @inline(__always) func size(_ id: Int32) -> UInt64 { UInt64(sizes[Int(id)]) }
+    @inline(__always) func size(_ id: Int32) -> UInt64 { sizes[Int(id)] }
     @inline(__always) func inStack(_ id: Int32) -> Bool { nodes[Int(id)].inStack }
     @inline(__always) func list(_ id: Int32) -> UInt8 { nodes[Int(id)].list }
     @inline(__always) func isLIR(_ id: Int32) -> Bool { nodes[Int(id)].inStack && nodes[Int(id)].list == Self.noList }
@@ -61,24 +68,33 @@ struct LIRSLinks {
         nodes[Int(id)].inStack = true
         if oldTop >= 0 { nodes[Int(oldTop)].up = id } else { ends.bottom = id }
         ends.top = id
+        ends.stackWeight += size(id)
     }
 
     @inline(__always)
     mutating func removeFromStack(_ id: Int32) {
-        let up = nodes[Int(id)].up
-        let down = nodes[Int(id)].down
-        if up >= 0 { nodes[Int(up)].down = down } else { ends.top = down }
-        if down >= 0 { nodes[Int(down)].up = up } else { ends.bottom = up }
-        nodes[Int(id)].inStack = false
+        departed.append(UInt32(id))
+        unlinkFromStack(id)
     }
 
     @inline(__always)
     mutating func moveToTop(_ id: Int32) {
         if nodes[Int(id)].inStack {
             if ends.top == id { return }
-            removeFromStack(id)
+            unlinkFromStack(id)
         }
         pushTop(id)
+    }
+
+    /// Takes `id` out of S without noting a departure (it goes back on top at once).
+    @inline(__always)
+    private mutating func unlinkFromStack(_ id: Int32) {
+        let up = nodes[Int(id)].up
+        let down = nodes[Int(id)].down
+        if up >= 0 { nodes[Int(up)].down = down } else { ends.top = down }
+        if down >= 0 { nodes[Int(down)].up = up } else { ends.bottom = up }
+        nodes[Int(id)].inStack = false
+        ends.stackWeight -= size(id)
     }
 
     // MARK: Q and the non-resident list
@@ -103,6 +119,7 @@ struct LIRSLinks {
     mutating func removeFromList(_ id: Int32) {
         let list = nodes[Int(id)].list
         guard list != Self.noList else { return }
+        departed.append(UInt32(id))
         let newer = nodes[Int(id)].newer
         let older = nodes[Int(id)].older
         if newer >= 0 { nodes[Int(newer)].older = older } else { setHead(list, older) }

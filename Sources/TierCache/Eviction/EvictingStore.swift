@@ -1,5 +1,5 @@
 /// The entries of a ``MemoryTier`` under one eviction policy: a map from keys to costed entries
-/// that keeps its total cost within a capacity by evicting as its policy says.
+/// that keeps its total cost within a capacity by evicting as its policy says (``PolicyStore``).
 ///
 /// Not thread-safe: the tier guards it with a lock. The tier's own rules (the entry-size limit,
 /// expiry) are applied before a store reaches it, so every policy sees the same requests.
@@ -25,38 +25,4 @@ protocol EvictingStore {
 
     /// Resident keys, the next to be evicted last (for tests and diagnostics; O(n)).
     var keysByRetention: [CacheKey] { get }
-}
-
-/// Least recently used: the tier's original store, unchanged.
-struct LRUStore: EvictingStore {
-    private var list = LRUList<CacheKey, CacheEntry>()
-    private let capacity: Int
-    private let maxEntryCount: Int
-
-    init(capacity: Int, maxEntryCount: Int) {
-        self.capacity = capacity
-        self.maxEntryCount = maxEntryCount
-    }
-
-    var totalCost: Int { list.totalCost }
-    var count: Int { list.count }
-    var largestAdmissibleCost: Int { capacity }
-
-    @inline(__always)
-    mutating func lookup(_ key: CacheKey) -> CacheEntry? { list.touch(key) }
-
-    @inline(__always)
-    mutating func store(_ entry: CacheEntry, cost: Int, for key: CacheKey) -> Int {
-        list.set(entry, cost: cost, for: key)
-        var evicted = 0
-        while list.totalCost > capacity || list.count > maxEntryCount {
-            guard list.removeLeastRecentlyUsed() != nil else { break }
-            evicted += 1
-        }
-        return evicted
-    }
-
-    mutating func remove(_ key: CacheKey) { list.remove(key) }
-    mutating func removeAll() { list.removeAll() }
-    var keysByRetention: [CacheKey] { list.keysByRecency }
 }

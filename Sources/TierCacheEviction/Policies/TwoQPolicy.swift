@@ -13,7 +13,7 @@
 /// best of Kin = 5%, 25%, 90% is within 0.3 points. In byte mode the sizes of A1in, A1out and Am
 /// are sums of object sizes.
 ///
-/// Cost: one `ObjectQueues` link set (9 bytes an object); O(1) a request, no allocation.
+/// Cost: one `SlotQueues` link set (17 bytes an object); O(1) a request, no allocation.
 public struct TwoQPolicy: EvictionPolicy {
     /// The policy's name in reports.
     public static let name = "2Q"
@@ -22,16 +22,16 @@ public struct TwoQPolicy: EvictionPolicy {
     /// Kout, as a share of the capacity (the paper's recommendation).
     public static let defaultOutFraction = 0.5
 
-    private static let am: UInt8 = 1
-    private static let a1in: UInt8 = 2
-    private static let a1out: UInt8 = 3
+    @usableFromInline static let am: UInt8 = 1
+    @usableFromInline static let a1in: UInt8 = 2
+    @usableFromInline static let a1out: UInt8 = 3
 
-    private var queues: ObjectQueues
-    private let capacity: UInt64
+    @usableFromInline var queues: SlotQueues
+    @usableFromInline let capacity: UInt64
     /// Kin: A1in gives up its oldest object only while it holds more than this.
-    let inLimit: UInt64
+    @usableFromInline let inLimit: UInt64
     /// Kout: the most the keys in A1out may add up to.
-    let outLimit: UInt64
+    @usableFromInline let outLimit: UInt64
 
     /// An empty cache of `context`'s capacity, with the default parameters.
     public init(context: PolicyContext) {
@@ -40,11 +40,11 @@ public struct TwoQPolicy: EvictionPolicy {
 
     /// A 2Q cache with other Kin and Kout than the paper's.
     /// - Parameters:
-    ///   - context: the trace's objects and the capacity.
+    ///   - context: the capacity (and the slots to expect).
     ///   - inFraction: Kin as a share of the capacity, 0...1.
     ///   - outFraction: Kout as a share of the capacity (0 or more; keys only, so it may exceed 1).
     public init(context: PolicyContext, inFraction: Double, outFraction: Double) {
-        queues = ObjectQueues(queueCount: 3, objectSizes: context.objectSizes)
+        queues = SlotQueues(queueCount: 3, reserving: context.expectedSlots)
         capacity = context.capacity
         let kin = inFraction.isFinite ? min(max(inFraction, 0), 1) : Self.defaultInFraction
         let kout = outFraction.isFinite ? max(outFraction, 0) : Self.defaultOutFraction
@@ -52,8 +52,10 @@ public struct TwoQPolicy: EvictionPolicy {
         outLimit = context.capacity.scaled(by: kout)
     }
 
-    /// Replays the request at `position` for `object`; returns whether it hit.
-    public mutating func access(_ object: UInt32, position: Int) -> Bool {
+    /// Serves a request; returns whether it hit.
+    @inlinable
+    public mutating func access(_ object: UInt32, size: UInt64, keyHash: UInt64, position: Int) -> Bool {
+        queues.beginRequest()
         switch queues.queue(of: object) {
         case Self.am:
             queues.moveToHead(object, Self.am)
@@ -63,20 +65,22 @@ public struct TwoQPolicy: EvictionPolicy {
         case Self.a1out:
             // Removed before reclaiming, as Caffeine's simulator does, so it is not counted in A1out.
             queues.remove(object)
-            guard reclaim(for: object) else { return false }
+            guard reclaim(for: size) else { return false }
+            queues.setSize(size, of: object)
             queues.pushHead(object, Self.am)
             return false
         default:
-            guard reclaim(for: object) else { return false }
+            guard reclaim(for: size) else { return false }
+            queues.setSize(size, of: object)
             queues.pushHead(object, Self.a1in)
             return false
         }
     }
 
-    /// The paper's `reclaimfor`, repeated until the object fits (once with unit sizes).
+    /// The paper's `reclaimfor`, repeated until an object of `size` fits (once with unit sizes).
     /// - Returns: false when the object is larger than the whole cache.
-    private mutating func reclaim(for object: UInt32) -> Bool {
-        let size = queues.size(of: object)
+    @usableFromInline
+    mutating func reclaim(for size: UInt64) -> Bool {
         guard size <= capacity else { return false }
         while queues.weight(Self.am) + queues.weight(Self.a1in) + size > capacity {
             if queues.weight(Self.a1in) > inLimit || queues.count(Self.am) == 0 {
@@ -92,8 +96,31 @@ public struct TwoQPolicy: EvictionPolicy {
 }
 
 extension TwoQPolicy {
-    /// The queues from their most recent end to their oldest, as object ids (for tests).
-    var snapshot: (am: [UInt32], a1in: [UInt32], a1out: [UInt32]) {
+    /// Forgets `slot`, in the cache or in A1out.
+    public mutating func remove(_ slot: UInt32) {
+        queues.beginRequest()
+        queues.remove(slot)
+    }
+
+    /// Forgets every slot.
+    public mutating func removeAll() { queues.removeAll() }
+
+    /// Whether `slot` is in Am or A1in.
+    @inlinable public func isResident(_ slot: UInt32) -> Bool {
+        let queue = queues.queue(of: slot)
+        return queue == Self.am || queue == Self.a1in
+    }
+    /// Resident, or in A1out.
+    @inlinable public func remembers(_ slot: UInt32) -> Bool { queues.queue(of: slot) != SlotQueues.none }
+    /// The slots the last call took out of a queue.
+    @inlinable public var departures: ArraySlice<UInt32> { queues.departures }
+    /// The whole capacity.
+    public var largestAdmissibleSize: UInt64 { capacity }
+    /// Am from most to least recent, then A1in.
+    public var residentsByRetention: [UInt32] { queues.members(of: Self.am) + queues.members(of: Self.a1in) }
+
+    /// The queues from their most recent end to their oldest, as slots (for tests).
+    public var snapshot: (am: [UInt32], a1in: [UInt32], a1out: [UInt32]) {
         (queues.members(of: Self.am), queues.members(of: Self.a1in), queues.members(of: Self.a1out))
     }
 }

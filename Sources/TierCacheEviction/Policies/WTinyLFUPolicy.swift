@@ -1,8 +1,5 @@
-import TierCache
-
 /// W-TinyLFU (Einziger, Friedman & Manes, 2017), following Caffeine's `BoundedLocalCache` for a
-/// weighted cache, rule for rule as `MemoryTier`'s `.wTinyLFU` (a test replays traces through both
-/// and compares every hit). The frequency sketch is the tier's (`TinyLFUSketch`, shared).
+/// weighted cache. The frequency sketch counts the key hash each request carries.
 ///
 /// New objects enter an LRU window (1% of the capacity at first). Objects leaving the window
 /// become candidates at the young end of the main cache's probation segment; while the cache is
@@ -11,7 +8,7 @@ import TierCache
 /// A probation hit promotes to the protected segment (80% of the main cache), whose overflow
 /// returns to probation. The sketch is sized, and starts counting, once the cache is half full.
 ///
-/// One deviation from Caffeine, shared with the tier: the window is sized by miniature simulation
+/// One deviation from Caffeine: the window is sized by miniature simulation
 /// (`MiniatureWindowClimber`, started when the sketch is), not by Caffeine's hill climber, which
 /// moves too slowly to keep W-TinyLFU level with LRU on recency-heavy traces. When the climber
 /// names a new window share, the window takes it at once, the main cache's protected segment
@@ -19,6 +16,8 @@ import TierCache
 public struct WTinyLFUPolicy: EvictionPolicy {
     /// The policy's name in reports.
     public static let name = "W-TinyLFU"
+    /// The sketch counts keys by the hash each request carries.
+    public static let usesKeyHash = true
     private static let window: UInt8 = 1
     private static let probation: UInt8 = 2
     private static let protected: UInt8 = 3
@@ -28,17 +27,21 @@ public struct WTinyLFUPolicy: EvictionPolicy {
     private static let queueTransferThreshold = 1_000
     private static let admitHashDoSThreshold = 5
 
-    private var queues: ObjectQueues
+    private var queues: SlotQueues
+    /// Each slot's key hash, as its last request carried it.
+    private var hashes: [UInt64]
     private var sketch = TinyLFUSketch()
     private let capacity: Int
-    package private(set) var windowMaximum: Int
+    /// The window's share of the capacity now, in the capacity's unit.
+    public private(set) var windowMaximum: Int
     private var protectedMaximum: Int
     private var random = AdmissionRandom()
     private var climber = MiniatureWindowClimber()
 
-    /// An empty cache of `context`'s capacity, with the default parameters.
+    /// An empty cache of `context`'s capacity.
     public init(context: PolicyContext) {
-        queues = ObjectQueues(queueCount: 3, objectSizes: context.objectSizes)
+        queues = SlotQueues(queueCount: 3, reserving: context.expectedSlots)
+        hashes = [UInt64](repeating: 0, count: context.expectedSlots)
         capacity = Int(clamping: context.capacity)
         windowMaximum = capacity - Int(Self.percentMain * Double(capacity))
         protectedMaximum = Int(Self.percentMainProtected * Double(capacity - windowMaximum))
@@ -46,25 +49,60 @@ public struct WTinyLFUPolicy: EvictionPolicy {
 
     @inline(__always) private func weight(_ queue: UInt8) -> Int { Int(queues.weight(queue)) }
     @inline(__always) private func cost(of object: UInt32) -> Int { Int(queues.size(of: object)) }
-    @inline(__always) private func hash(of object: UInt32) -> UInt64 { TinyLFUSketch.mix(object, 0) }
+    @inline(__always) private func hash(of object: UInt32) -> UInt64 { hashes[Int(object)] }
     private var totalCost: Int { weight(Self.window) + weight(Self.probation) + weight(Self.protected) }
     private var count: Int { queues.count(Self.window) + queues.count(Self.probation) + queues.count(Self.protected) }
 
-    /// Replays the request at `position` for `object`; returns whether it hit.
-    public mutating func access(_ object: UInt32, position: Int) -> Bool {
-        if queues.queue(of: object) != ObjectQueues.none {
+    /// Serves a request; returns whether it hit.
+    public mutating func access(_ object: UInt32, size: UInt64, keyHash: UInt64, position: Int) -> Bool {
+        queues.beginRequest()
+        if queues.queue(of: object) != SlotQueues.none {
             onAccess(object)
             demoteFromProtected()
             adapt(hash(of: object), cost: cost(of: object))
             return true
         }
         // An object larger than the cache is never admitted (the tier refuses it before its policy).
-        guard cost(of: object) <= capacity else { return false }
+        guard size <= UInt64(capacity) else { return false }
+        queues.setSize(size, of: object)
+        if queues.slotCapacity > hashes.count {
+            hashes.append(contentsOf: repeatElement(0, count: queues.slotCapacity - hashes.count))
+        }
+        hashes[Int(object)] = keyHash
         add(object)
         _ = evictFromMain(candidates: evictFromWindow(), sparing: object)
         demoteFromProtected()
-        adapt(hash(of: object), cost: cost(of: object))
+        adapt(keyHash, cost: Int(size))
         return false
+    }
+
+    /// Forgets `slot`.
+    public mutating func remove(_ slot: UInt32) {
+        queues.beginRequest()
+        queues.remove(slot)
+    }
+
+    /// Forgets every slot, the sketch's counts and the window's history too.
+    public mutating func removeAll() {
+        queues.removeAll()
+        sketch = TinyLFUSketch()
+        random = AdmissionRandom()
+        climber = MiniatureWindowClimber()
+        windowMaximum = capacity - Int(Self.percentMain * Double(capacity))
+        protectedMaximum = Int(Self.percentMainProtected * Double(capacity - windowMaximum))
+    }
+
+    /// Whether `slot` is in the window or the main cache.
+    public func isResident(_ slot: UInt32) -> Bool { queues.queue(of: slot) != SlotQueues.none }
+    /// W-TinyLFU's history is in its sketch, by key hash: a slot is remembered only while resident.
+    public func remembers(_ slot: UInt32) -> Bool { isResident(slot) }
+    /// The slots the last call took out of a queue.
+    public var departures: ArraySlice<UInt32> { queues.departures }
+    /// The whole capacity.
+    public var largestAdmissibleSize: UInt64 { UInt64(capacity) }
+    /// Protected, then probation, then the window, each from its most recent end.
+    public var residentsByRetention: [UInt32] {
+        queues.members(of: Self.protected) + queues.members(of: Self.probation) + queues.members(of: Self.window)
     }
 
     /// Caffeine's `onAccess`: count the key, then move the object up its segment.
@@ -249,5 +287,18 @@ public struct WTinyLFUPolicy: EvictionPolicy {
             else { break }
             queues.pushHead(demoted, Self.probation)
         }
+    }
+}
+
+/// SplitMix64 from a fixed seed: the admission's 1-in-128 draw, the same in every run.
+struct AdmissionRandom {
+    private var state: UInt64 = 0x5EED_CAFE_F00D_D00D
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var x = state
+        x = (x ^ (x >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        x = (x ^ (x >> 27)) &* 0x94D0_49BB_1331_11EB
+        return x ^ (x >> 31)
     }
 }

@@ -12,7 +12,7 @@
 ///
 /// A key has one record while any miniature holds it; each miniature links the record into its
 /// own queues through its own row of links.
-package struct MiniatureCaches {
+struct MiniatureCaches {
     private static let window: UInt8 = 1
     private static let probation: UInt8 = 2
     private static let protected: UInt8 = 3
@@ -59,7 +59,7 @@ package struct MiniatureCaches {
     private var emptiedRecords: [Int32] = []
 
     /// Miniatures of `capacity` each, one per share of `windowShares` (at most 32).
-    package init(capacity: Int, windowShares: [Double]) {
+    init(capacity: Int, windowShares: [Double]) {
         self.capacity = capacity
         width = windowShares.count
         miniatures = windowShares.map { share in
@@ -71,7 +71,7 @@ package struct MiniatureCaches {
     }
 
     /// Each miniature's misses so far, in the order of the shares.
-    package var misses: [Int] { miniatures.map(\.misses) }
+    var misses: [Int] { miniatures.map(\.misses) }
 
     /// Replays one request through every miniature; `sketch` must have counted it already.
     /// Returns a mask of the miniatures that missed (bit i for share i).
@@ -80,7 +80,7 @@ package struct MiniatureCaches {
     /// `withUnsafeMutableBufferPointer` checks its array's uniqueness, and those checks were a
     /// tenth of a W-TinyLFU miniature curve's time when every queue operation made its own.
     @discardableResult
-    package mutating func access(_ key: UInt64, cost: Int, sketch: TinyLFUSketch) -> UInt32 {
+    mutating func access(_ key: UInt64, cost: Int, sketch: TinyLFUSketch) -> UInt32 {
         let record = recordByKey[key] ?? allocate(key, cost: cost)
         let capacity = capacity, width = width
         var missed: UInt32 = 0

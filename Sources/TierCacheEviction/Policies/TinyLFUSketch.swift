@@ -1,29 +1,28 @@
-/// TinyLFU's popularity estimate, shared by the memory tier's W-TinyLFU and the simulator's
-/// (`package` access): Caffeine's `FrequencySketch`, rule for rule, over a hash the caller
-/// supplies (the simulator hashes its object ids with ``mix(_:_:)``; the tier hashes keys once,
-/// when they are stored).
+/// TinyLFU's popularity estimate, W-TinyLFU's (and its miniatures'): Caffeine's
+/// `FrequencySketch`, rule for rule, over the key hash each request carries (the simulator's is
+/// ``mix(_:_:)`` of the object id; the memory tier hashes keys once, when they are stored).
 ///
 /// A count-min sketch of 4-bit counters, 16 to a 64-bit word. A key's four counters lie in one
 /// 64-byte block of eight words (one cache line), so a count or an estimate touches one line.
 /// After `10 × entries` additions every counter is halved, so the estimate follows a changing
 /// workload. As Caffeine's, the sketch counts nothing until ``ensureCapacity(_:)`` first sizes it
 /// (W-TinyLFU does when the cache is half full), and resizing forgets all counts.
-package struct TinyLFUSketch {
+struct TinyLFUSketch {
     private var table: [UInt64] = []
     private var blockMask: UInt32 = 0
     /// The additions between two agings.
-    package private(set) var sampleSize = 0
+    private(set) var sampleSize = 0
     private var size = 0
 
-    package init() {}
+    init() {}
 
     /// Whether the sketch counts yet.
-    package var isInitialized: Bool { !table.isEmpty }
+    var isInitialized: Bool { !table.isEmpty }
 
     /// Sizes the sketch for `entries` entries, as Caffeine's `ensureCapacity`: nothing changes
     /// while the table has at least `entries` words; otherwise it is replaced by an empty one of
     /// the next power of two (at least 8 words), aging every `10 × entries` additions.
-    package mutating func ensureCapacity(_ entries: Int) {
+    mutating func ensureCapacity(_ entries: Int) {
         let maximum = min(max(entries, 0), Int(Int32.max >> 1))
         if isInitialized, table.count >= maximum { return }
         sampleSize = entries == 0 ? 10 : 10 * maximum
@@ -36,7 +35,7 @@ package struct TinyLFUSketch {
 
     /// SplitMix64's finalizer: how the simulator turns a 32-bit object id into a key hash.
     @inline(__always)
-    package static func mix(_ key: UInt32, _ seed: UInt64) -> UInt64 {
+    static func mix(_ key: UInt32, _ seed: UInt64) -> UInt64 {
         var x = (UInt64(key) &+ seed) &* 0x9E37_79B9_7F4A_7C15
         x = (x ^ (x >> 30)) &* 0xBF58_476D_1CE4_E5B9
         x = (x ^ (x >> 27)) &* 0x94D0_49BB_1331_11EB
@@ -71,7 +70,7 @@ package struct TinyLFUSketch {
 
     /// The estimated number of recent occurrences of the key hashed to `hash` (0...15).
     @inline(__always)
-    package func frequency(_ hash: UInt64) -> Int {
+    func frequency(_ hash: UInt64) -> Int {
         guard isInitialized else { return 0 }
         let (block, counterHash) = locate(hash)
         var frequency = 15
@@ -86,7 +85,7 @@ package struct TinyLFUSketch {
 
     /// Records one occurrence of the key hashed to `hash`.
     @inline(__always)
-    package mutating func increment(_ hash: UInt64) {
+    mutating func increment(_ hash: UInt64) {
         guard isInitialized else { return }
         let (block, counterHash) = locate(hash)
         var added = false

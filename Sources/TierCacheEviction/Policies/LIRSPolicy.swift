@@ -36,10 +36,11 @@ public struct LIRSPolicy: EvictionPolicy {
     /// Non-resident entries kept in S, as a multiple of the capacity (Caffeine's default).
     public static let defaultNonResidentFactor = 2.0
 
-    private var nodes: [LIRSNode]
-    private let sizes: [UInt32]
-    private var ends = LIRSEnds()
-    let limits: LIRSLimits
+    @usableFromInline var nodes: [LIRSNode]
+    @usableFromInline var sizes: [UInt64]
+    @usableFromInline var ends = LIRSEnds()
+    @usableFromInline var departed: [UInt32] = []
+    @usableFromInline let limits: LIRSLimits
 
     /// An empty cache of `context`'s capacity, with the default parameters.
     public init(context: PolicyContext) {
@@ -49,56 +50,131 @@ public struct LIRSPolicy: EvictionPolicy {
 
     /// A LIRS cache with other parameters than the paper's.
     /// - Parameters:
-    ///   - context: the trace's objects and the capacity.
+    ///   - context: the capacity (and the slots to expect).
     ///   - hirFraction: the share of the capacity for resident HIR objects (Lhirs), 0...1; at least
     ///     one unit of capacity whatever the fraction.
     ///   - nonResidentFactor: how many times the capacity the non-resident entries of S may weigh
     ///     (`.infinity`: unbounded, as in the paper).
-    public init(context: PolicyContext, hirFraction: Double, nonResidentFactor: Double) {
-        nodes = [LIRSNode](repeating: LIRSNode(), count: context.objectCount)
-        sizes = context.objectSizes
+    ///   - stackFactor: how many times the capacity all of S may weigh (LIR, resident and
+    ///     non-resident HIR entries), dropping the longest-evicted non-resident entries first:
+    ///     libCacheSim's bound (2, with `nonResidentFactor` `.infinity`, makes its decisions).
+    ///     `.infinity`, the default, bounds only the non-resident entries, as Caffeine does.
+    public init(context: PolicyContext, hirFraction: Double, nonResidentFactor: Double, stackFactor: Double = .infinity)
+    {
+        nodes = [LIRSNode](repeating: LIRSNode(), count: context.expectedSlots)
+        sizes = [UInt64](repeating: 0, count: context.expectedSlots)
         let fraction = hirFraction.isFinite ? min(max(hirFraction, 0), 1) : Self.defaultHIRFraction
         // Rounded down on the HIR side, as libCacheSim and the authors' lirs.c do.
         let hirLimit = min(context.capacity, max(1, context.capacity.scaled(by: fraction)))
         let factor = nonResidentFactor.isNaN ? Self.defaultNonResidentFactor : max(nonResidentFactor, 0)
         // An unbounded factor (infinity) stays unbounded even for a capacity of 0.
         let nonResident = factor == .infinity ? UInt64.max : context.capacity.scaled(by: factor)
-        limits = LIRSLimits(capacity: context.capacity, lir: context.capacity - hirLimit, nonResident: nonResident)
+        let stackBound = stackFactor.isNaN ? Double.infinity : max(stackFactor, 0)
+        let stack = stackBound == .infinity ? UInt64.max : context.capacity.scaled(by: stackBound)
+        limits = LIRSLimits(
+            capacity: context.capacity, lir: context.capacity - hirLimit, nonResident: nonResident, stack: stack)
     }
 
-    /// Replays the request at `position` for `object`; returns whether it hit.
-    public mutating func access(_ object: UInt32, position: Int) -> Bool {
-        guard let id = Int32(exactly: object), Int(object) < nodes.count else { return false }
-        // The records leave `self` for the request so that one uniqueness check covers all its link writes.
+    /// Serves a request; returns whether it hit.
+    public mutating func access(_ slot: UInt32, size: UInt64, keyHash: UInt64, position: Int) -> Bool {
+        departed.removeAll(keepingCapacity: true)
+        let id = Int32(truncatingIfNeeded: slot)
+        guard id >= 0 else { return false }
+        if Int(slot) >= nodes.count { grow(to: Int(slot) + 1) }
+        let limits = self.limits
+        return withLinks(otherwise: false) { links in links.access(id, size: size, limits) }
+    }
+
+    /// Forgets `slot`: out of S, Q and the non-resident list.
+    public mutating func remove(_ slot: UInt32) {
+        departed.removeAll(keepingCapacity: true)
+        guard Int(slot) < nodes.count, let id = Int32(exactly: slot) else { return }
+        withLinks(otherwise: ()) { links in links.forget(id) }
+    }
+
+    /// Forgets every slot.
+    public mutating func removeAll() {
+        for index in nodes.indices { nodes[index] = LIRSNode() }
+        ends = LIRSEnds()
+        departed.removeAll(keepingCapacity: true)
+    }
+
+    /// Whether `slot` is resident: LIR, or a resident HIR object in Q.
+    public func isResident(_ slot: UInt32) -> Bool {
+        guard Int(slot) < nodes.count else { return false }
+        let node = nodes[Int(slot)]
+        return node.list == LIRSLinks.q || (node.inStack && node.list == LIRSLinks.noList)
+    }
+
+    /// Resident, or a non-resident entry of S.
+    public func remembers(_ slot: UInt32) -> Bool {
+        guard Int(slot) < nodes.count else { return false }
+        let node = nodes[Int(slot)]
+        return node.inStack || node.list != LIRSLinks.noList
+    }
+
+    /// The slots the last call took out of S, Q or the non-resident list.
+    public var departures: ArraySlice<UInt32> { departed[...] }
+
+    /// The whole capacity.
+    public var largestAdmissibleSize: UInt64 { limits.capacity }
+
+    /// The LIR objects from S's top, then Q's resident HIR objects from the most recent.
+    public var residentsByRetention: [UInt32] {
+        stackS.filter { $0.status == .lir }.map(\.object) + listQ
+    }
+
+    private mutating func grow(to count: Int) {
+        let target = Swift.max(count, nodes.count * 2, 64)
+        nodes.append(contentsOf: repeatElement(LIRSNode(), count: target - nodes.count))
+        sizes.append(contentsOf: repeatElement(0, count: target - sizes.count))
+    }
+
+    /// Runs `body` on links over the policy's arrays: the records leave `self` for the call so
+    /// that one uniqueness check covers all its link writes.
+    private mutating func withLinks<Result>(otherwise fallback: Result, _ body: (inout LIRSLinks) -> Result) -> Result {
         var records: [LIRSNode] = []
+        var recordSizes: [UInt64] = []
+        var departures: [UInt32] = []
         swap(&records, &nodes)
-        defer { swap(&records, &nodes) }
-        let (limits, ends) = (self.limits, self.ends)
-        let (hit, after) = records.withUnsafeMutableBufferPointer { records in
-            sizes.withUnsafeBufferPointer { sizes -> (Bool, LIRSEnds) in
-                guard let nodes = records.baseAddress, let sizes = sizes.baseAddress else { return (false, ends) }
-                var links = LIRSLinks(nodes: nodes, sizes: sizes, ends: ends)
-                let hit = links.access(id, limits)
-                return (hit, links.ends)
+        swap(&recordSizes, &sizes)
+        swap(&departures, &departed)
+        defer {
+            swap(&records, &nodes)
+            swap(&recordSizes, &sizes)
+        }
+        let ends = self.ends
+        let (result, after, noted) = records.withUnsafeMutableBufferPointer { records in
+            recordSizes.withUnsafeMutableBufferPointer { sizes -> (Result?, LIRSEnds, [UInt32]) in
+                guard let nodes = records.baseAddress, let sizes = sizes.baseAddress else {
+                    return (nil, ends, departures)
+                }
+                var links = LIRSLinks(nodes: nodes, sizes: sizes, ends: ends, departed: departures)
+                let result = body(&links)
+                return (result, links.ends, links.departed)
             }
         }
         self.ends = after
-        return hit
+        self.departed = noted
+        // The arrays cover the slot, so they have a base address and `result` is set.
+        return result ?? fallback
     }
 }
-
 /// The capacities LIRS works with, in objects or bytes.
+@usableFromInline
 struct LIRSLimits: Sendable {
     let capacity: UInt64
     /// Llirs: the most the LIR set may hold (the capacity less Lhirs).
     let lir: UInt64
     /// The most the non-resident entries of S may add up to.
     let nonResident: UInt64
+    /// The most all entries of S may add up to.
+    let stack: UInt64
 }
 
 extension LIRSLinks {
     /// One request, by the paper's rules (section 3.3).
-    mutating func access(_ id: Int32, _ limits: LIRSLimits) -> Bool {
+    mutating func access(_ id: Int32, size requestSize: UInt64, _ limits: LIRSLimits) -> Bool {
         let inStack = self.inStack(id)
         let list = self.list(id)
         if list == Self.noList, inStack {
@@ -107,8 +183,8 @@ extension LIRSLinks {
             prune()
             return true
         }
-        let size = self.size(id)
         if list == Self.q {
+            let size = self.size(id)
             if inStack, size <= limits.lir {
                 // A resident HIR object still in S: its IRR beats the oldest LIR object's recency.
                 removeFromList(id)
@@ -123,11 +199,15 @@ extension LIRSLinks {
                     pushHead(id, Self.q)
                 }
             }
+            trimStack(limits)
             return true
         }
         // A miss: a non-resident entry of S, or an object LIRS does not remember.
+        let size = requestSize
         guard size <= limits.capacity else { return false }
         if list == Self.nonResident { removeFromList(id) }
+        if inStack { ends.stackWeight = ends.stackWeight - self.size(id) + size }
+        sizes[Int(id)] = size
         if ends.lirWeight + size <= limits.lir || (inStack && size <= limits.lir) {
             // The LIR set is not full yet (warm-up), or a non-resident entry of S comes back.
             moveToTop(id)
@@ -144,10 +224,27 @@ extension LIRSLinks {
             moveToTop(id)
             pushHead(id, Self.nonResident)
         }
-        while ends.nonResidentWeight > limits.nonResident, let oldest = popTail(Self.nonResident) {
+        trimStack(limits)
+        return false
+    }
+
+    /// Drops the longest-evicted non-resident entries from S while they, or all of S, weigh more
+    /// than their bounds.
+    private mutating func trimStack(_ limits: LIRSLimits) {
+        while ends.nonResidentWeight > limits.nonResident || ends.stackWeight > limits.stack,
+            let oldest = popTail(Self.nonResident)
+        {
             removeFromStack(oldest)
         }
-        return false
+    }
+
+    /// Forgets `id` wherever it is (S, Q or the non-resident list); a LIR object's weight leaves
+    /// the LIR set, and S is pruned so that its bottom is a LIR object again.
+    mutating func forget(_ id: Int32) {
+        if isLIR(id) { ends.lirWeight -= size(id) }
+        removeFromList(id)
+        if inStack(id) { removeFromStack(id) }
+        prune()
     }
 
     /// Moves S's bottom LIR objects to the end of Q until the LIR set fits in its share again.

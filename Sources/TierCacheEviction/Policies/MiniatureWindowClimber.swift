@@ -1,8 +1,6 @@
 /// How W-TinyLFU sizes its admission window: by miniature simulation (Waldspurger et al.,
 /// "Cache Modeling and Optimization using Miniature Simulation", USENIX ATC 2017), as the
-/// `MiniSimClimber` of Caffeine's simulator does (Eytan, Einziger, Friedman & Manes), shared by
-/// the memory tier's `.wTinyLFU` and the simulator's policy (`package` access) so that both make
-/// the same decisions.
+/// `MiniSimClimber` of Caffeine's simulator does (Eytan, Einziger, Friedman & Manes).
 ///
 /// Caffeine's production hill climber moves the window by 6.25% of the capacity once per
 /// `10 × entries` requests, in whichever direction last raised the hit rate. On recency-heavy
@@ -26,16 +24,16 @@
 ///   same requests, so only these discordant requests tell them apart; cold misses, which all of
 ///   them take, add nothing, and a sparse sample of a large cache that cannot tell windows apart
 ///   leaves the window where it is.
-package struct MiniatureWindowClimber {
+struct MiniatureWindowClimber {
     /// The window shares the miniatures try: fine steps near Caffeine's 1% default, where
     /// frequency-skewed workloads do best, coarser ones up to 100% (LRU).
-    package static let windowShares: [Double] = [
+    static let windowShares: [Double] = [
         0.01, 0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1,
     ]
     /// Entries a miniature holds at least (the sample is never sparser than that allows): at 256
     /// the miniature's miss ratios are within about 0.01 of full replays (the simulator's
     /// `MiniatureSimulation` measurements), fine enough to rank windows.
-    package static let minimumMiniatureEntries = 256
+    static let minimumMiniatureEntries = 256
     /// How many turnovers of the cache's contents the evidence spans (older evidence fades by
     /// half in about 44 turnovers): long enough that a workload's recurring phases average out,
     /// short enough that a lasting change of workload wins within a few dozen turnovers.
@@ -56,20 +54,20 @@ package struct MiniatureWindowClimber {
     private var decay = 1.0
     private var bestIndex = 0
     /// 1 in this many keys (by hash) is replayed through the miniatures.
-    package private(set) var samplingModulus: UInt64 = 1
+    private(set) var samplingModulus: UInt64 = 1
 
-    package init() {}
+    init() {}
 
     /// Whether ``start(capacity:entries:initialShare:)`` has run.
-    package var isStarted: Bool { miniatures != nil }
+    var isStarted: Bool { miniatures != nil }
 
     /// The window share the miniatures currently rank best.
-    package var bestShare: Double { Self.windowShares[bestIndex] }
+    var bestShare: Double { Self.windowShares[bestIndex] }
 
     /// Starts the miniatures for a cache of `capacity` (in its cost unit) expected to hold
     /// `entries` entries when full; the sampling rate keeps each miniature at
     /// ``minimumMiniatureEntries`` entries or more.
-    package mutating func start(capacity: Int, entries: Int, initialShare: Double) {
+    mutating func start(capacity: Int, entries: Int, initialShare: Double) {
         samplingModulus = UInt64(max(1, entries / Self.minimumMiniatureEntries))
         let scaledCapacity = max(1, capacity / Int(samplingModulus))
         let scaledEntries = max(1, entries / Int(samplingModulus))
@@ -92,7 +90,7 @@ package struct MiniatureWindowClimber {
     /// key is in the sample. Returns the window share to move to when a period ends with a new
     /// best miniature, else nil.
     @inline(__always)
-    package mutating func record(_ hash: UInt64, cost: Int) -> Double? {
+    mutating func record(_ hash: UInt64, cost: Int) -> Double? {
         guard isStarted, Self.sampleHash(hash) % samplingModulus == 0 else { return nil }
         return recordSampled(hash, cost: cost)
     }

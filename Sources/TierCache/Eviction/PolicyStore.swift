@@ -1,0 +1,164 @@
+import TierCacheEviction
+
+/// The entries of a ``MemoryTier`` under one eviction policy: the key table, and the values and
+/// costs beside the policy's slots. The policy (``TierCacheEviction/EvictionPolicy``) decides; this
+/// store keeps what it decided true of the entries.
+///
+/// - A lookup that finds a resident entry is a request for its slot (a hit).
+/// - A store of a new key (or of a key the policy remembers in a ghost list) is a request that
+///   misses: the policy admits the entry and evicts. The tier's own rules (the entry-size limit,
+///   expiry) were applied before, so every policy sees the same requests, and the simulator's
+///   replay of the same lookups and stores makes the same decisions.
+/// - A store over a resident entry of the same cost is a hit that replaces the value; one of
+///   another cost takes the old entry out first and is admitted afresh.
+/// - The entry-count limit is kept by weight: each entry weighs at least `capacity / limit` for
+///   the policy, so no policy can hold more entries than the limit (nor more bytes than the
+///   capacity).
+///
+/// After each request the store reads the policy's ``TierCacheEviction/EvictionPolicy/departures``:
+/// a slot no longer resident loses its value, and a slot the policy no longer remembers frees its
+/// key, so slot ids are reused. Not thread-safe: the tier guards it with a lock.
+struct PolicyStore<Policy: TierCacheEviction.EvictionPolicy>: EvictingStore {
+    private var policy: Policy
+    private var slotByKey: [CacheKey: UInt32] = [:]
+    private var keys: [CacheKey?] = []
+    /// The value of each resident slot; nil for slots the policy only remembers (and free ones).
+    private var values: [CacheEntry?] = []
+    private var costs: [Int] = []
+    private var hashes: [UInt64] = []
+    private var freeSlots: [UInt32] = []
+    private let minimumWeight: Int
+    private let keyHash: @Sendable (CacheKey) -> UInt64
+    private let usesKeyHash: Bool
+    private(set) var totalCost = 0
+    private(set) var count = 0
+
+    /// A store of `capacity` bytes holding at most `maxEntryCount` entries; `keyHash` hashes keys
+    /// for policies that count them (computed once per store).
+    init(capacity: Int, maxEntryCount: Int, keyHash: @escaping @Sendable (CacheKey) -> UInt64) {
+        policy = Policy(context: PolicyContext(capacity: UInt64(capacity)))
+        minimumWeight = Self.minimumWeight(capacity: capacity, maxEntryCount: maxEntryCount)
+        self.keyHash = keyHash
+        usesKeyHash = Policy.usesKeyHash
+    }
+
+    var largestAdmissibleCost: Int { Int(clamping: policy.largestAdmissibleSize) }
+
+    /// What each entry weighs at least for the policy, so that no more than `maxEntryCount`
+    /// entries fit in `capacity`: `capacity / maxEntryCount`, rounded up (0 without a limit).
+    static func minimumWeight(capacity: Int, maxEntryCount: Int) -> Int {
+        maxEntryCount >= capacity ? 0 : (capacity + maxEntryCount - 1) / maxEntryCount
+    }
+
+    @inline(__always)
+    private func weight(_ cost: Int) -> UInt64 { UInt64(max(cost, minimumWeight)) }
+
+    @inline(__always)
+    mutating func lookup(_ key: CacheKey) -> CacheEntry? {
+        guard let slot = slotByKey[key], let value = values[Int(slot)] else { return nil }
+        _ = policy.access(slot, size: weight(costs[Int(slot)]), keyHash: hashes[Int(slot)], position: 0)
+        if !policy.departures.isEmpty { settle(sparing: nil) }
+        return value
+    }
+
+    mutating func store(_ entry: CacheEntry, cost: Int, for key: CacheKey) -> Int {
+        var slot = slotByKey[key]
+        if let existing = slot, values[Int(existing)] != nil {
+            if costs[Int(existing)] == cost {
+                values[Int(existing)] = entry
+                _ = policy.access(existing, size: weight(cost), keyHash: hashes[Int(existing)], position: 0)
+                return policy.departures.isEmpty ? 0 : settle(sparing: nil)
+            }
+            policy.remove(existing)
+            settle(sparing: nil)
+            slot = slotByKey[key]
+        }
+        let id = slot ?? allocate(key)
+        costs[Int(id)] = cost
+        if usesKeyHash, slot == nil { hashes[Int(id)] = keyHash(key) }
+        _ = policy.access(id, size: weight(cost), keyHash: hashes[Int(id)], position: 0)
+        let evicted = settle(sparing: id)
+        if policy.isResident(id) {
+            values[Int(id)] = entry
+            totalCost += cost
+            count += 1
+        } else if !policy.remembers(id) {
+            free(id)
+        }
+        return evicted
+    }
+
+    mutating func remove(_ key: CacheKey) {
+        guard let slot = slotByKey[key] else { return }
+        policy.remove(slot)
+        settle(sparing: nil)
+        // A policy that still remembers the slot as history keeps it; a removed key is forgotten.
+        if slotByKey[key] == slot { drop(slot) }
+        if slotByKey[key] == slot { free(slot) }
+    }
+
+    mutating func removeAll() {
+        policy.removeAll()
+        slotByKey.removeAll()
+        keys.removeAll()
+        values.removeAll()
+        costs.removeAll()
+        hashes.removeAll()
+        freeSlots.removeAll()
+        totalCost = 0
+        count = 0
+    }
+
+    var keysByRetention: [CacheKey] {
+        policy.residentsByRetention.compactMap { Int($0) < keys.count ? keys[Int($0)] : nil }
+    }
+
+    /// Applies the policy's last decisions: departed slots that are no longer resident lose their
+    /// values (evictions, counted), and those it no longer remembers free their keys. `spared` is
+    /// the slot being stored, which the caller settles itself.
+    @discardableResult
+    private mutating func settle(sparing spared: UInt32?) -> Int {
+        var evicted = 0
+        for slot in policy.departures where slot != spared && Int(slot) < keys.count && keys[Int(slot)] != nil {
+            if values[Int(slot)] != nil, !policy.isResident(slot) {
+                drop(slot)
+                evicted += 1
+            }
+            if !policy.remembers(slot) { free(slot) }
+        }
+        return evicted
+    }
+
+    /// Takes a resident slot's value out (it stays allocated).
+    private mutating func drop(_ slot: UInt32) {
+        guard values[Int(slot)] != nil else { return }
+        values[Int(slot)] = nil
+        totalCost -= costs[Int(slot)]
+        count -= 1
+    }
+
+    private mutating func allocate(_ key: CacheKey) -> UInt32 {
+        let slot: UInt32
+        if let reused = freeSlots.popLast() {
+            slot = reused
+            keys[Int(slot)] = key
+        } else {
+            slot = UInt32(keys.count)
+            keys.append(key)
+            values.append(nil)
+            costs.append(0)
+            hashes.append(0)
+        }
+        slotByKey[key] = slot
+        return slot
+    }
+
+    private mutating func free(_ slot: UInt32) {
+        guard let key = keys[Int(slot)] else { return }
+        drop(slot)
+        slotByKey.removeValue(forKey: key)
+        keys[Int(slot)] = nil
+        hashes[Int(slot)] = 0
+        freeSlots.append(slot)
+    }
+}

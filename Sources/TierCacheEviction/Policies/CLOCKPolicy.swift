@@ -1,0 +1,62 @@
+/// CLOCK (second chance): a hit sets the object's reference bit; the hand clears set bits and evicts
+/// the first object whose bit is clear. Implemented as FIFO with reinsertion, which visits objects in
+/// the same order as a hand sweeping a circular buffer.
+public struct CLOCKPolicy: EvictionPolicy {
+    /// The policy's name in reports.
+    public static let name = "CLOCK"
+    @usableFromInline static let cache: UInt8 = 1
+    @usableFromInline var queues: SlotQueues
+    @usableFromInline var referenced: [Bool]
+    @usableFromInline let capacity: UInt64
+
+    /// An empty cache of `context`'s capacity.
+    public init(context: PolicyContext) {
+        queues = SlotQueues(queueCount: 1, reserving: context.expectedSlots)
+        referenced = [Bool](repeating: false, count: context.expectedSlots)
+        capacity = context.capacity
+    }
+
+    /// Serves a request; returns whether it hit.
+    @inlinable
+    public mutating func access(_ slot: UInt32, size: UInt64, keyHash: UInt64, position: Int) -> Bool {
+        queues.beginRequest()
+        if queues.queue(of: slot) == Self.cache {
+            referenced[Int(slot)] = true
+            return true
+        }
+        guard size <= capacity else { return false }
+        while queues.weight(Self.cache) + size > capacity, let oldest = queues.popTail(Self.cache) {
+            if referenced[Int(oldest)] {
+                referenced[Int(oldest)] = false
+                queues.pushHead(oldest, Self.cache)
+            }
+        }
+        queues.setSize(size, of: slot)
+        if queues.slotCapacity > referenced.count {
+            referenced.append(contentsOf: repeatElement(false, count: queues.slotCapacity - referenced.count))
+        }
+        referenced[Int(slot)] = false
+        queues.pushHead(slot, Self.cache)
+        return false
+    }
+
+    /// Forgets `slot`.
+    public mutating func remove(_ slot: UInt32) {
+        queues.beginRequest()
+        queues.remove(slot)
+    }
+
+    /// Forgets every slot.
+    public mutating func removeAll() { queues.removeAll() }
+
+    /// Whether `slot` is cached.
+    @inlinable public func isResident(_ slot: UInt32) -> Bool { queues.queue(of: slot) != SlotQueues.none }
+    /// CLOCK keeps no history: only resident slots.
+    @inlinable public func remembers(_ slot: UInt32) -> Bool { isResident(slot) }
+    /// The slots the last call took out of the cache.
+    @inlinable public var departures: ArraySlice<UInt32> { queues.departures }
+    /// The whole capacity.
+    public var largestAdmissibleSize: UInt64 { capacity }
+    /// The hand's order reversed: the next to be examined last.
+    public var residentsByRetention: [UInt32] { queues.members(of: Self.cache) }
+}
