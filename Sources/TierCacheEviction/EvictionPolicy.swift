@@ -90,12 +90,16 @@ public struct PolicyContext: Sendable {
     /// For offline policies: for each trace position, the position of the same object's next
     /// request, or `UInt32.max` when there is none. Empty for online policies.
     public let nextUse: [UInt32]
+    /// Whether the driver reads ``EvictionPolicy/departures``. The simulator does not (it keeps
+    /// no values), so policies may skip noting them; `MemoryTier` does.
+    public let readsDepartures: Bool
 
     /// A context for a policy of `capacity`.
-    public init(capacity: UInt64, expectedSlots: Int = 0, nextUse: [UInt32] = []) {
+    public init(capacity: UInt64, expectedSlots: Int = 0, nextUse: [UInt32] = [], readsDepartures: Bool = true) {
         self.capacity = capacity
         self.expectedSlots = expectedSlots
         self.nextUse = nextUse
+        self.readsDepartures = readsDepartures
     }
 }
 

@@ -8,7 +8,8 @@
 /// grow when a slot beyond them is first given a size (a driver that knows its slot count, like
 /// the simulator, reserves them up front) and nothing allocates after that.
 ///
-/// Slots taken out of a queue are noted in ``departures`` until the next ``beginRequest()``, so a
+/// Slots taken out of a queue are noted (unless the driver never reads them) in ``departures``
+/// until the next ``beginRequest()``, so a
 /// driver that keeps values beside the policy (`MemoryTier`) learns which slots to look at
 /// after a request without the policy reporting each eviction itself. "Head" is the most
 /// recently inserted end, "tail" the oldest.
@@ -17,10 +18,31 @@ public struct SlotQueues: Sendable {
     public static let none: UInt8 = 0
     @usableFromInline static let nil32: Int32 = -1
 
-    @usableFromInline var owner: [UInt8] = []
-    @usableFromInline var previous: [Int32] = []  // towards the head
-    @usableFromInline var next: [Int32] = []  // towards the tail
-    @usableFromInline var sizes: [UInt64] = []
+    /// One slot's links, size and queue, kept together: a request that touches a slot touches
+    /// one cache line, not one per array (on a trace of millions of objects, each of those is a
+    /// miss).
+    @usableFromInline
+    struct Node: Sendable {
+        @usableFromInline var size: UInt64
+        @usableFromInline var previous: Int32  // towards the head
+        @usableFromInline var next: Int32  // towards the tail
+        @usableFromInline var owner: UInt8
+        /// The policy's own byte for the slot (``tag(of:)``).
+        @usableFromInline var tag: UInt8
+
+        @usableFromInline static let free = Node(size: 0, previous: nil32, next: nil32, owner: none, tag: 0)
+
+        @usableFromInline
+        init(size: UInt64, previous: Int32, next: Int32, owner: UInt8, tag: UInt8) {
+            self.size = size
+            self.previous = previous
+            self.next = next
+            self.owner = owner
+            self.tag = tag
+        }
+    }
+
+    @usableFromInline var nodes: [Node] = []
     @usableFromInline var heads: [Int32]
     @usableFromInline var tails: [Int32]
     @usableFromInline var counts: [Int]
@@ -28,9 +50,12 @@ public struct SlotQueues: Sendable {
     /// Slots taken out of a queue since ``beginRequest()``; the first `departureCount` are valid.
     @usableFromInline var departed: [UInt32] = []
     @usableFromInline var departureCount = 0
+    @usableFromInline let notesDepartures: Bool
 
-    /// Empty queues numbered `1...queueCount`, with room for `slots` slots reserved.
-    public init(queueCount: Int, reserving slots: Int = 0) {
+    /// Empty queues numbered `1...queueCount`, with room for `slots` slots reserved; departures
+    /// are noted unless `notingDepartures` is false (a driver that never reads them).
+    public init(queueCount: Int, reserving slots: Int = 0, notingDepartures: Bool = true) {
+        notesDepartures = notingDepartures
         heads = [Int32](repeating: Self.nil32, count: queueCount + 1)
         tails = heads
         counts = [Int](repeating: 0, count: queueCount + 1)
@@ -39,18 +64,14 @@ public struct SlotQueues: Sendable {
     }
 
     /// The number of slots the arrays cover.
-    @inlinable public var slotCapacity: Int { owner.count }
+    @inlinable public var slotCapacity: Int { nodes.count }
 
     /// Makes the arrays cover slots `0..<count`.
     @usableFromInline
     mutating func grow(to count: Int) {
-        guard count > owner.count else { return }
-        let target = Swift.max(count, owner.count * 2, 64)
-        let added = target - owner.count
-        owner.append(contentsOf: repeatElement(Self.none, count: added))
-        previous.append(contentsOf: repeatElement(Self.nil32, count: added))
-        next.append(contentsOf: repeatElement(Self.nil32, count: added))
-        sizes.append(contentsOf: repeatElement(0, count: added))
+        guard count > nodes.count else { return }
+        let target = Swift.max(count, nodes.count * 2, 64)
+        nodes.append(contentsOf: repeatElement(Node.free, count: target - nodes.count))
     }
 
     /// Starts a request: forgets the previous request's ``departures``.
@@ -63,6 +84,7 @@ public struct SlotQueues: Sendable {
 
     @inlinable @inline(__always)
     mutating func noteDeparture(_ slot: Int) {
+        guard notesDepartures else { return }
         if departureCount == departed.count {
             departed.append(UInt32(truncatingIfNeeded: slot))
         } else {
@@ -77,19 +99,32 @@ public struct SlotQueues: Sendable {
     @inlinable @inline(__always)
     public func queue(of slot: UInt32) -> UInt8 {
         let id = Int(slot)
-        return id < owner.count ? owner[id] : Self.none
+        return id < nodes.count ? nodes[id].owner : Self.none
     }
 
     /// The size `slot` was last given.
     @inlinable @inline(__always)
-    public func size(of slot: UInt32) -> UInt64 { sizes[Int(slot)] }
+    public func size(of slot: UInt32) -> UInt64 { nodes[Int(slot)].size }
 
     /// Sets `slot`'s size; `slot` must be in no queue (so that no queue's weight goes stale).
     @inlinable @inline(__always)
     public mutating func setSize(_ size: UInt64, of slot: UInt32) {
         let id = Int(slot)
-        if id >= owner.count { grow(to: id + 1) }
-        sizes[id] = size
+        if id >= nodes.count { grow(to: id + 1) }
+        nodes[id].size = size
+    }
+
+    /// A byte the policy keeps for `slot` beside its links (CLOCK's reference bit, SIEVE's
+    /// visited bit, S3-FIFO's frequency), in the same cache line; 0 until set.
+    @inlinable @inline(__always)
+    public func tag(of slot: UInt32) -> UInt8 { nodes[Int(slot)].tag }
+
+    /// Sets `slot`'s byte (see ``tag(of:)``).
+    @inlinable @inline(__always)
+    public mutating func setTag(_ tag: UInt8, of slot: UInt32) {
+        let id = Int(slot)
+        if id >= nodes.count { grow(to: id + 1) }
+        nodes[id].tag = tag
     }
 
     /// The sum of `queue`'s members' sizes.
@@ -117,14 +152,14 @@ public struct SlotQueues: Sendable {
     /// The neighbour of `slot` towards the head of its queue, if any.
     @inlinable @inline(__always)
     public func newer(than slot: UInt32) -> UInt32? {
-        let link = previous[Int(slot)]
+        let link = nodes[Int(slot)].previous
         return link < 0 ? nil : UInt32(link)
     }
 
     /// The neighbour of `slot` towards the tail of its queue, if any.
     @inlinable @inline(__always)
     public func older(than slot: UInt32) -> UInt32? {
-        let link = next[Int(slot)]
+        let link = nodes[Int(slot)].next
         return link < 0 ? nil : UInt32(link)
     }
 
@@ -148,13 +183,13 @@ public struct SlotQueues: Sendable {
         let id = Int(slot)
         let q = Int(queue)
         let oldTail = tails[q]
-        owner[id] = queue
-        next[id] = Self.nil32
-        previous[id] = oldTail
-        if oldTail >= 0 { next[Int(oldTail)] = Int32(id) } else { heads[q] = Int32(id) }
+        nodes[id].owner = queue
+        nodes[id].next = Self.nil32
+        nodes[id].previous = oldTail
+        if oldTail >= 0 { nodes[Int(oldTail)].next = Int32(id) } else { heads[q] = Int32(id) }
         tails[q] = Int32(id)
         counts[q] += 1
-        weights[q] += sizes[id]
+        weights[q] += nodes[id].size
     }
 
     /// Inserts a slot that is in no queue at the head of `queue`.
@@ -163,20 +198,20 @@ public struct SlotQueues: Sendable {
         let id = Int(slot)
         let q = Int(queue)
         let oldHead = heads[q]
-        owner[id] = queue
-        previous[id] = Self.nil32
-        next[id] = oldHead
-        if oldHead >= 0 { previous[Int(oldHead)] = Int32(id) } else { tails[q] = Int32(id) }
+        nodes[id].owner = queue
+        nodes[id].previous = Self.nil32
+        nodes[id].next = oldHead
+        if oldHead >= 0 { nodes[Int(oldHead)].previous = Int32(id) } else { tails[q] = Int32(id) }
         heads[q] = Int32(id)
         counts[q] += 1
-        weights[q] += sizes[id]
+        weights[q] += nodes[id].size
     }
 
     /// Takes a slot out of whichever queue holds it, noting the departure.
     @inlinable @inline(__always)
     public mutating func remove(_ slot: UInt32) {
         let id = Int(slot)
-        guard id < owner.count, owner[id] != Self.none else { return }
+        guard id < nodes.count, nodes[id].owner != Self.none else { return }
         unlink(id)
         noteDeparture(id)
     }
@@ -184,14 +219,14 @@ public struct SlotQueues: Sendable {
     /// Takes slot `id`, which is in a queue, out of it.
     @inlinable @inline(__always)
     mutating func unlink(_ id: Int) {
-        let q = Int(owner[id])
-        let before = previous[id]
-        let after = next[id]
-        if before >= 0 { next[Int(before)] = after } else { heads[q] = after }
-        if after >= 0 { previous[Int(after)] = before } else { tails[q] = before }
-        owner[id] = Self.none
+        let q = Int(nodes[id].owner)
+        let before = nodes[id].previous
+        let after = nodes[id].next
+        if before >= 0 { nodes[Int(before)].next = after } else { heads[q] = after }
+        if after >= 0 { nodes[Int(after)].previous = before } else { tails[q] = before }
+        nodes[id].owner = Self.none
         counts[q] -= 1
-        weights[q] -= sizes[id]
+        weights[q] -= nodes[id].size
     }
 
     /// Removes and returns the oldest slot of `queue`.
@@ -207,8 +242,8 @@ public struct SlotQueues: Sendable {
     @inlinable @inline(__always)
     public mutating func moveToHead(_ slot: UInt32, _ queue: UInt8) {
         let id = Int(slot)
-        if owner[id] == queue, heads[Int(queue)] == Int32(slot) { return }
-        if owner[id] != Self.none { unlink(id) }
+        if nodes[id].owner == queue, heads[Int(queue)] == Int32(slot) { return }
+        if nodes[id].owner != Self.none { unlink(id) }
         pushHead(slot, queue)
     }
 
@@ -216,16 +251,16 @@ public struct SlotQueues: Sendable {
     @inlinable @inline(__always)
     public mutating func moveToTail(_ slot: UInt32, _ queue: UInt8) {
         let id = Int(slot)
-        if owner[id] != Self.none { unlink(id) }
+        if nodes[id].owner != Self.none { unlink(id) }
         pushTail(slot, queue)
     }
 
     /// Empties every queue (the arrays keep their room).
     public mutating func removeAll() {
-        for id in owner.indices where owner[id] != Self.none {
-            owner[id] = Self.none
-            previous[id] = Self.nil32
-            next[id] = Self.nil32
+        for id in nodes.indices where nodes[id].owner != Self.none {
+            nodes[id].owner = Self.none
+            nodes[id].previous = Self.nil32
+            nodes[id].next = Self.nil32
         }
         for queue in heads.indices {
             heads[queue] = Self.nil32

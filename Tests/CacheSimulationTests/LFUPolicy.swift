@@ -11,7 +11,9 @@ struct LFUPolicy: EvictionPolicy {
     private let capacity: UInt64
 
     init(context: PolicyContext) {
-        queues = SlotQueues(queueCount: Int(Self.maximumCount), reserving: context.expectedSlots)
+        queues = SlotQueues(
+            queueCount: Int(Self.maximumCount), reserving: context.expectedSlots,
+            notingDepartures: context.readsDepartures)
         capacity = context.capacity
     }
 

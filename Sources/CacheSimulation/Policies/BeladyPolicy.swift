@@ -13,6 +13,7 @@ public struct BeladyPolicy: EvictionPolicy {
     private var sizes: [UInt64]
     private let capacity: UInt64
     private var departed: [UInt32] = []
+    private let notesDepartures: Bool
     private var used: UInt64 = 0
     /// The next-use position of each cached object; `notCached` otherwise.
     private var cachedUntil: [UInt32]
@@ -27,6 +28,7 @@ public struct BeladyPolicy: EvictionPolicy {
         sizes = [UInt64](repeating: 0, count: context.expectedSlots)
         capacity = context.capacity
         cachedUntil = [UInt32](repeating: Self.notCached, count: context.expectedSlots)
+        notesDepartures = context.readsDepartures
     }
 
     /// Serves the request at `position` (the future is read from there); returns whether it hit.
@@ -61,7 +63,7 @@ public struct BeladyPolicy: EvictionPolicy {
             guard cachedUntil[id] == next else { continue }  // a stale entry
             cachedUntil[id] = Self.notCached
             used -= sizes[id]
-            departed.append(UInt32(id))
+            if notesDepartures { departed.append(UInt32(id)) }
         }
     }
 

@@ -34,7 +34,8 @@ public struct TraceReplay<Policy: EvictionPolicy> {
     public mutating func access(_ object: UInt32, position: Int) -> Bool {
         guard Int(object) < sizes.count else { return false }
         let size = UInt64(sizes[Int(object)])
-        return replaying.access(object, size: size, keyHash: TraceKeyHash.of(object), position: position)
+        let keyHash = Policy.usesKeyHash ? TraceKeyHash.of(object) : 0
+        return replaying.access(object, size: size, keyHash: keyHash, position: position)
     }
 
     /// The number of objects (ids `0..<objectCount`).

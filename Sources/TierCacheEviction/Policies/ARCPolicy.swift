@@ -44,7 +44,8 @@ public struct ARCPolicy: EvictionPolicy {
 
     /// An empty cache of `context`'s capacity, adapting as `adaptation` says in byte mode.
     public init(context: PolicyContext, adaptation: Adaptation) {
-        queues = SlotQueues(queueCount: 4, reserving: context.expectedSlots)
+        queues = SlotQueues(
+            queueCount: 4, reserving: context.expectedSlots, notingDepartures: context.readsDepartures)
         capacity = context.capacity
         self.adaptation = adaptation
     }

@@ -6,13 +6,12 @@ public struct CLOCKPolicy: EvictionPolicy {
     public static let name = "CLOCK"
     @usableFromInline static let cache: UInt8 = 1
     @usableFromInline var queues: SlotQueues
-    @usableFromInline var referenced: [Bool]
     @usableFromInline let capacity: UInt64
 
     /// An empty cache of `context`'s capacity.
     public init(context: PolicyContext) {
-        queues = SlotQueues(queueCount: 1, reserving: context.expectedSlots)
-        referenced = [Bool](repeating: false, count: context.expectedSlots)
+        queues = SlotQueues(
+            queueCount: 1, reserving: context.expectedSlots, notingDepartures: context.readsDepartures)
         capacity = context.capacity
     }
 
@@ -21,21 +20,21 @@ public struct CLOCKPolicy: EvictionPolicy {
     public mutating func access(_ slot: UInt32, size: UInt64, keyHash: UInt64, position: Int) -> Bool {
         queues.beginRequest()
         if queues.queue(of: slot) == Self.cache {
-            referenced[Int(slot)] = true
+            queues.setTag(1, of: slot)  // the reference bit
             return true
         }
         guard size <= capacity else { return false }
-        while queues.weight(Self.cache) + size > capacity, let oldest = queues.popTail(Self.cache) {
-            if referenced[Int(oldest)] {
-                referenced[Int(oldest)] = false
-                queues.pushHead(oldest, Self.cache)
+        while queues.weight(Self.cache) + size > capacity, let oldest = queues.tail(Self.cache) {
+            if queues.tag(of: oldest) != 0 {
+                // A second chance stays in the cache: moved, not noted as a departure.
+                queues.setTag(0, of: oldest)
+                queues.moveToHead(oldest, Self.cache)
+            } else {
+                queues.remove(oldest)
             }
         }
         queues.setSize(size, of: slot)
-        if queues.slotCapacity > referenced.count {
-            referenced.append(contentsOf: repeatElement(false, count: queues.slotCapacity - referenced.count))
-        }
-        referenced[Int(slot)] = false
+        queues.setTag(0, of: slot)
         queues.pushHead(slot, Self.cache)
         return false
     }

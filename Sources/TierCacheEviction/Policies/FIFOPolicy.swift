@@ -8,7 +8,8 @@ public struct FIFOPolicy: EvictionPolicy {
 
     /// An empty cache of `context`'s capacity.
     public init(context: PolicyContext) {
-        queues = SlotQueues(queueCount: 1, reserving: context.expectedSlots)
+        queues = SlotQueues(
+            queueCount: 1, reserving: context.expectedSlots, notingDepartures: context.readsDepartures)
         capacity = context.capacity
     }
 

@@ -41,6 +41,7 @@ public struct LIRSPolicy: EvictionPolicy {
     @usableFromInline var ends = LIRSEnds()
     @usableFromInline var departed: [UInt32] = []
     @usableFromInline let limits: LIRSLimits
+    @usableFromInline let notesDepartures: Bool
 
     /// An empty cache of `context`'s capacity, with the default parameters.
     public init(context: PolicyContext) {
@@ -73,6 +74,7 @@ public struct LIRSPolicy: EvictionPolicy {
         let stack = stackBound == .infinity ? UInt64.max : context.capacity.scaled(by: stackBound)
         limits = LIRSLimits(
             capacity: context.capacity, lir: context.capacity - hirLimit, nonResident: nonResident, stack: stack)
+        notesDepartures = context.readsDepartures
     }
 
     /// Serves a request; returns whether it hit.
@@ -149,7 +151,12 @@ public struct LIRSPolicy: EvictionPolicy {
                 guard let nodes = records.baseAddress, let sizes = sizes.baseAddress else {
                     return (nil, ends, departures)
                 }
-                var links = LIRSLinks(nodes: nodes, sizes: sizes, ends: ends, departed: departures)
+                // The departures array moves into the links (swapped, never copied): a second
+                // reference would make its first append copy it, at twice its capacity, on every
+                // request.
+                var links = LIRSLinks(
+                    nodes: nodes, sizes: sizes, ends: ends, departed: [], notesDepartures: notesDepartures)
+                swap(&links.departed, &departures)
                 let result = body(&links)
                 return (result, links.ends, links.departed)
             }
@@ -199,6 +206,7 @@ extension LIRSLinks {
                     pushHead(id, Self.q)
                 }
             }
+            // S grew (an entry went back on top): libCacheSim's bound on S applies here too.
             trimStack(limits)
             return true
         }

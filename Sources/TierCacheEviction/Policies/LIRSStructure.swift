@@ -52,6 +52,7 @@ struct LIRSLinks {
     let sizes: UnsafeMutablePointer<UInt64>
     var ends: LIRSEnds
     var departed: [UInt32]
+    let notesDepartures: Bool
 
     @inline(__always) func size(_ id: Int32) -> UInt64 { sizes[Int(id)] }
     @inline(__always) func inStack(_ id: Int32) -> Bool { nodes[Int(id)].inStack }
@@ -73,7 +74,7 @@ struct LIRSLinks {
 
     @inline(__always)
     mutating func removeFromStack(_ id: Int32) {
-        departed.append(UInt32(id))
+        if notesDepartures { departed.append(UInt32(id)) }
         unlinkFromStack(id)
     }
 
@@ -119,7 +120,7 @@ struct LIRSLinks {
     mutating func removeFromList(_ id: Int32) {
         let list = nodes[Int(id)].list
         guard list != Self.noList else { return }
-        departed.append(UInt32(id))
+        if notesDepartures { departed.append(UInt32(id)) }
         let newer = nodes[Int(id)].newer
         let older = nodes[Int(id)].older
         if newer >= 0 { nodes[Int(newer)].older = older } else { setHead(list, older) }

@@ -23,7 +23,6 @@ public struct S3FIFOPolicy: EvictionPolicy {
     @usableFromInline static let maximumFrequency: UInt8 = 3
 
     @usableFromInline var queues: SlotQueues
-    @usableFromInline var frequency: [UInt8]
     @usableFromInline let capacity: UInt64
     @usableFromInline let smallCapacity: UInt64
     @usableFromInline let mainCapacity: UInt64
@@ -32,8 +31,8 @@ public struct S3FIFOPolicy: EvictionPolicy {
 
     /// An empty cache of `context`'s capacity.
     public init(context: PolicyContext) {
-        queues = SlotQueues(queueCount: 3, reserving: context.expectedSlots)
-        frequency = [UInt8](repeating: 0, count: context.expectedSlots)
+        queues = SlotQueues(
+            queueCount: 3, reserving: context.expectedSlots, notingDepartures: context.readsDepartures)
         capacity = context.capacity
         smallCapacity = UInt64(Double(context.capacity) * 0.10)
         mainCapacity = context.capacity - smallCapacity
@@ -46,7 +45,7 @@ public struct S3FIFOPolicy: EvictionPolicy {
         queues.beginRequest()
         let queue = queues.queue(of: slot)
         if queue == Self.small || queue == Self.main {
-            frequency[Int(slot)] = min(frequency[Int(slot)] + 1, Self.maximumFrequency)
+            queues.setTag(min(queues.tag(of: slot) + 1, Self.maximumFrequency), of: slot)  // the frequency
             return true
         }
         let remembered = queue == Self.ghost
@@ -61,10 +60,7 @@ public struct S3FIFOPolicy: EvictionPolicy {
             }
         }
         queues.setSize(size, of: slot)
-        if queues.slotCapacity > frequency.count {
-            frequency.append(contentsOf: repeatElement(0, count: queues.slotCapacity - frequency.count))
-        }
-        frequency[Int(slot)] = 0
+        queues.setTag(0, of: slot)
         if remembered || (!hasEvicted && queues.weight(Self.small) >= smallCapacity) {
             queues.pushHead(slot, Self.main)
         } else {
@@ -75,11 +71,12 @@ public struct S3FIFOPolicy: EvictionPolicy {
 
     @usableFromInline
     mutating func evictFromSmall() {
-        while let oldest = queues.popTail(Self.small) {
-            if frequency[Int(oldest)] >= Self.moveToMainThreshold {
-                frequency[Int(oldest)] = 0
-                queues.pushHead(oldest, Self.main)
+        while let oldest = queues.tail(Self.small) {
+            if queues.tag(of: oldest) >= Self.moveToMainThreshold {
+                queues.setTag(0, of: oldest)
+                queues.moveToHead(oldest, Self.main)
             } else {
+                queues.remove(oldest)
                 remember(oldest)
                 return
             }
@@ -88,12 +85,13 @@ public struct S3FIFOPolicy: EvictionPolicy {
 
     @usableFromInline
     mutating func evictFromMain() {
-        while let oldest = queues.popTail(Self.main) {
-            let count = frequency[Int(oldest)]
+        while let oldest = queues.tail(Self.main) {
+            let count = queues.tag(of: oldest)
             if count >= 1 {
-                frequency[Int(oldest)] = min(count, Self.maximumFrequency) - 1
-                queues.pushHead(oldest, Self.main)
+                queues.setTag(min(count, Self.maximumFrequency) - 1, of: oldest)
+                queues.moveToHead(oldest, Self.main)
             } else {
+                queues.remove(oldest)
                 return
             }
         }

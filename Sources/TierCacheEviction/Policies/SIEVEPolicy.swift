@@ -6,14 +6,13 @@ public struct SIEVEPolicy: EvictionPolicy {
     public static let name = "SIEVE"
     @usableFromInline static let cache: UInt8 = 1
     @usableFromInline var queues: SlotQueues
-    @usableFromInline var visited: [Bool]
     @usableFromInline var hand: UInt32?
     @usableFromInline let capacity: UInt64
 
     /// An empty cache of `context`'s capacity.
     public init(context: PolicyContext) {
-        queues = SlotQueues(queueCount: 1, reserving: context.expectedSlots)
-        visited = [Bool](repeating: false, count: context.expectedSlots)
+        queues = SlotQueues(
+            queueCount: 1, reserving: context.expectedSlots, notingDepartures: context.readsDepartures)
         capacity = context.capacity
     }
 
@@ -22,7 +21,7 @@ public struct SIEVEPolicy: EvictionPolicy {
     public mutating func access(_ slot: UInt32, size: UInt64, keyHash: UInt64, position: Int) -> Bool {
         queues.beginRequest()
         if queues.queue(of: slot) == Self.cache {
-            visited[Int(slot)] = true
+            queues.setTag(1, of: slot)  // visited
             return true
         }
         guard size <= capacity else { return false }
@@ -30,10 +29,7 @@ public struct SIEVEPolicy: EvictionPolicy {
             evict()
         }
         queues.setSize(size, of: slot)
-        if queues.slotCapacity > visited.count {
-            visited.append(contentsOf: repeatElement(false, count: queues.slotCapacity - visited.count))
-        }
-        visited[Int(slot)] = false
+        queues.setTag(0, of: slot)
         queues.pushHead(slot, Self.cache)
         return false
     }
@@ -41,8 +37,8 @@ public struct SIEVEPolicy: EvictionPolicy {
     @usableFromInline
     mutating func evict() {
         guard var candidate = hand ?? queues.tail(Self.cache) else { return }
-        while visited[Int(candidate)] {
-            visited[Int(candidate)] = false
+        while queues.tag(of: candidate) != 0 {
+            queues.setTag(0, of: candidate)
             guard let newer = queues.newer(than: candidate) ?? queues.tail(Self.cache) else { break }
             candidate = newer
         }

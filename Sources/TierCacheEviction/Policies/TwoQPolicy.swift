@@ -44,7 +44,8 @@ public struct TwoQPolicy: EvictionPolicy {
     ///   - inFraction: Kin as a share of the capacity, 0...1.
     ///   - outFraction: Kout as a share of the capacity (0 or more; keys only, so it may exceed 1).
     public init(context: PolicyContext, inFraction: Double, outFraction: Double) {
-        queues = SlotQueues(queueCount: 3, reserving: context.expectedSlots)
+        queues = SlotQueues(
+            queueCount: 3, reserving: context.expectedSlots, notingDepartures: context.readsDepartures)
         capacity = context.capacity
         let kin = inFraction.isFinite ? min(max(inFraction, 0), 1) : Self.defaultInFraction
         let kout = outFraction.isFinite ? max(outFraction, 0) : Self.defaultOutFraction

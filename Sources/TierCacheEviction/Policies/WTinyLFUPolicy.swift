@@ -40,7 +40,8 @@ public struct WTinyLFUPolicy: EvictionPolicy {
 
     /// An empty cache of `context`'s capacity.
     public init(context: PolicyContext) {
-        queues = SlotQueues(queueCount: 3, reserving: context.expectedSlots)
+        queues = SlotQueues(
+            queueCount: 3, reserving: context.expectedSlots, notingDepartures: context.readsDepartures)
         hashes = [UInt64](repeating: 0, count: context.expectedSlots)
         capacity = Int(clamping: context.capacity)
         windowMaximum = capacity - Int(Self.percentMain * Double(capacity))
@@ -148,8 +149,7 @@ public struct WTinyLFUPolicy: EvictionPolicy {
             guard let current = node else { break }
             node = queues.newer(than: current)
             if cost(of: current) != 0 {
-                queues.remove(current)
-                queues.pushHead(current, Self.probation)
+                queues.moveToHead(current, Self.probation)
                 candidates += 1
             }
         }
@@ -263,15 +263,14 @@ public struct WTinyLFUPolicy: EvictionPolicy {
                 }
                 guard let object = moving, room >= cost(of: object) else { break }
                 room -= cost(of: object)
-                queues.remove(object)
-                queues.pushHead(object, Self.window)
+                queues.moveToHead(object, Self.window)
             }
         } else if target < windowMaximum {
             windowMaximum = target
             protectedMaximum = Int(Self.percentMainProtected * Double(capacity - windowMaximum))
             for _ in 0..<Self.queueTransferThreshold {
-                guard weight(Self.window) > windowMaximum, let object = queues.popTail(Self.window) else { break }
-                queues.pushHead(object, Self.probation)
+                guard weight(Self.window) > windowMaximum, let object = queues.tail(Self.window) else { break }
+                queues.moveToHead(object, Self.probation)
             }
         }
     }
@@ -283,9 +282,9 @@ public struct WTinyLFUPolicy: EvictionPolicy {
         guard weight(Self.protected) > protectedMaximum else { return }
         for _ in 0..<Self.queueTransferThreshold {
             guard weight(Self.protected) > protectedMaximum,
-                let demoted = queues.popTail(Self.protected)
+                let demoted = queues.tail(Self.protected)
             else { break }
-            queues.pushHead(demoted, Self.probation)
+            queues.moveToHead(demoted, Self.probation)
         }
     }
 }
