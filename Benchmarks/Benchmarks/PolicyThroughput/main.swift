@@ -4,8 +4,9 @@ import Workloads
 
 // MemoryTier's throughput under each eviction policy over LRU's, on the memory policy benchmarks'
 // workloads (PolicyBenchmarks.swift), measured in interleaved rounds: every round times each
-// policy (and the minimal LRU baseline) once, in an order that alternates, and the figure is the
-// median over rounds of each policy's rate divided by LRU's in the same round.
+// policy (and the minimal unsynchronized LRU baseline) once, in an order that alternates, and the
+// figure is the median over rounds of each policy's rate divided by the tier's LRU in the same
+// round. The last line of each workload is the tier's LRU over the minimal LRU.
 //
 // Why beside the benchmarks: they time one policy after another, each for a few seconds, and on
 // a shared virtual machine the speed of the whole machine drifts by more than the differences
@@ -25,9 +26,9 @@ let accesses = Workload.accesses
 let strings = Workload.keyStrings
 let keys = strings.compactMap { try? CacheKey($0) }
 let entry = CacheEntry(value: Workload.policyValue, storedAt: Date())
-let policies: [(name: String, policy: MemoryTier.EvictionPolicy)] = [
-    ("LRU", .lru), ("S3-FIFO", .s3fifo), ("W-TinyLFU", .wTinyLFU),
-]
+let policies: [(name: String, policy: MemoryTier.EvictionPolicy)] = MemoryTier.EvictionPolicy.allCases.map {
+    (String(describing: $0).dropFirst().description, $0)
+}
 
 /// The rate of one timed pass of `operations` requests, in requests per second. The loop is the
 /// caller's own (one closure call per pass, not per request): a per-request call would add the
@@ -84,9 +85,34 @@ func contenders(for workload: String) throws -> [Contender] {
         }
         contenders.append(Contender(name: name, run: run))
     }
-    if workload == "get or set" {
+    // The minimal unsynchronized LRU (a dictionary and a linked list, no lock, no counters), on
+    // the same requests: the baseline the memory tier's LRU is held to.
+    let value = Workload.policyValue
+    switch workload {
+    case "get hit":
+        let baseline = MinimalLRU(capacity: strings.count)
+        for key in strings { baseline.set(key, value) }
+        contenders.append(
+            Contender(name: "minimal LRU") { [strings, accesses] in
+                timed {
+                    var hits = 0
+                    for position in 0..<operations where baseline.get(strings[accesses[position % count]]) != nil {
+                        hits += 1
+                    }
+                    return hits
+                }
+            })
+    case "set":
+        let baseline = MinimalLRU(capacity: strings.count)
+        contenders.append(
+            Contender(name: "minimal LRU") { [strings, accesses] in
+                timed {
+                    for position in 0..<operations { baseline.set(strings[accesses[position % count]], value) }
+                    return operations
+                }
+            })
+    default:
         let baseline = MinimalLRU(capacity: Workload.fittingEntries)
-        let value = Workload.policyValue
         contenders.append(
             Contender(name: "minimal LRU") { [strings, accesses] in
                 timed {
@@ -123,5 +149,13 @@ for workload in workloads {
         print(
             workload.padding(toLength: 13, withPad: " ", startingAt: 0)
                 + contender.name.padding(toLength: 12, withPad: " ", startingAt: 0) + figures)
+    }
+    if let minimal = rates.indices.last {
+        let ratios = zip(rates[0], rates[minimal]).map { $0 / $1 }
+        print(
+            workload.padding(toLength: 13, withPad: " ", startingAt: 0)
+                + String(
+                    format: "tier LRU ÷ minimal LRU: %.2fx (%.2f-%.2f)", median(ratios), ratios.min() ?? 0,
+                    ratios.max() ?? 0))
     }
 }
