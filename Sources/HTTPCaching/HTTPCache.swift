@@ -306,7 +306,16 @@ public final class HTTPCache: Sendable {
             var candidates = stored.key == resourceKey ? [stored] : await storedResponses(of: resourceKey)
             if !candidates.contains(where: { $0.key == stored.key }) { candidates.append(stored) }
             var freshenedOwn: Located?
-            for index in Validation.storedResponsesUpdated(by: exchange.response, among: candidates.map(\.response)) {
+            // The cache's own request carried `stored`'s validators alone; a client's own
+            // preconditions passed through leave the strict selection of §4.3.4.
+            let storedResponses = candidates.map(\.response)
+            let updated =
+                client == nil
+                ? Validation.storedResponsesUpdated(
+                    byAnswerTo: exchange.response,
+                    askingFor: candidates.firstIndex { $0.key == stored.key } ?? -1, among: storedResponses)
+                : Validation.storedResponsesUpdated(by: exchange.response, among: storedResponses)
+            for index in updated {
                 let freshened = Validation.freshen(
                     candidates[index].response, with: exchange.response, requestTime: exchange.requestTime,
                     responseTime: exchange.responseTime)

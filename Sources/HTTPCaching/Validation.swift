@@ -63,6 +63,30 @@ public enum Validation {
         return [0]
     }
 
+    /// Which of `stored` a 304 updates when it answers the cache's own conditional request, which
+    /// carried the validators of `stored[asked]` alone: §4.3.4's selection
+    /// (``storedResponsesUpdated(by:among:)``), except that a 304 repeating no validator at all
+    /// updates `stored[asked]` when it is the resource's only stored response.
+    ///
+    /// A deliberate departure from the section's letter, which lets such a 304 update only a
+    /// stored response without a validator: many origins answer 304 without repeating `ETag` or
+    /// `Last-Modified` (RFC 9110 §15.4.5 notwithstanding), and every widely used cache (Squid,
+    /// Traffic Server, httpd, Varnish, nginx, Fastly, Chrome, Firefox, Safari) freshens the stored
+    /// response from it. When the request carried exactly one stored response's validators and
+    /// the resource has no other, the 304 can only be answering for that response; sending the
+    /// request again, unconditionally, would double every revalidation's origin requests. Where
+    /// the selection decides something (several stored variants, or a client's own conditional
+    /// request passed through), the strict rule stands.
+    public static func storedResponsesUpdated(
+        byAnswerTo notModified: HTTPResponse, askingFor asked: Int, among stored: [StoredResponse]
+    ) -> [Int] {
+        let selected = storedResponsesUpdated(by: notModified, among: stored)
+        guard selected.isEmpty, stored.count == 1, asked == 0,
+            notModified.headerFields[.eTag] == nil, notModified.headerFields[.lastModified] == nil
+        else { return selected }
+        return [0]
+    }
+
     /// Whether a 200 response to HEAD may update `stored`, a stored GET response it could have
     /// been chosen for (§4.3.5): every validator the HEAD response carries (`ETag`, compared
     /// strongly, and `Last-Modified`) matches the stored one, at least one is present, and its

@@ -194,6 +194,22 @@ struct ValidationTests {
                 bare, selects: stored(response(200, [("Last-Modified", "Sun, 06 Nov 1994 08:49:37 GMT")]))))
     }
 
+    @Test("A bare 304 answering the cache's own request updates the only stored response; never one of several")
+    func bareNotModifiedToOwnRequest() {
+        let bare = response(304, [("Cache-Control", "max-age=60")])
+        let tagged = stored(response(200, [("ETag", "\"a\"")]))
+        let dated = stored(response(200, [("Last-Modified", "Sun, 06 Nov 1994 08:49:37 GMT")]))
+        #expect(Validation.storedResponsesUpdated(byAnswerTo: bare, askingFor: 0, among: [tagged]) == [0])
+        #expect(Validation.storedResponsesUpdated(byAnswerTo: bare, askingFor: 0, among: [dated]) == [0])
+        #expect(Validation.storedResponsesUpdated(byAnswerTo: bare, askingFor: 0, among: [tagged, dated]).isEmpty)
+        // A 304 with a validator keeps the strict selection: a mismatch updates nothing.
+        let other = response(304, [("ETag", "\"b\"")])
+        #expect(Validation.storedResponsesUpdated(byAnswerTo: other, askingFor: 0, among: [tagged]).isEmpty)
+        #expect(
+            Validation.storedResponsesUpdated(
+                byAnswerTo: response(304, [("ETag", "\"a\"")]), askingFor: 0, among: [tagged]) == [0])
+    }
+
     @Test("§3.2/§4.3.4: freshening replaces fields, keeps framing and the body, restarts the age")
     func freshen() {
         let s = stored(

@@ -115,6 +115,18 @@ struct CachingProxyTests {
         }
     }
 
+    @Test("A 304 repeating no validator freshens the stored response: one origin request per revalidation")
+    func bareNotModified() async throws {
+        try await withProxy { origin, proxy in
+            for _ in 0..<3 {
+                let response = try await send(.GET, "\(proxy.url)/bare-304")
+                #expect(response.status == 200 && response.body == "validated once")
+            }
+            #expect(origin.count("/bare-304") == 3, "the first fetch, then one conditional request per revalidation")
+            #expect(origin.lastRequestFields("/bare-304")?[.ifNoneMatch] == "\"b1\"")
+        }
+    }
+
     @Test("RFC 9111 §5.2.2.4: a no-cache response is revalidated on every request, and served from storage after 304")
     func noCacheResponse() async throws {
         try await withProxy { origin, proxy in

@@ -90,6 +90,11 @@ final class ScriptedOrigin: Sendable {
             }
             return Self.text("check first", ["Cache-Control": "no-cache", "ETag": "\"n1\""])
         }
+        // A 304 that repeats no validator, as many origins send (RFC 9110 §15.4.5 notwithstanding).
+        router.get("/bare-304") { request, _ in
+            if request.headers[.ifNoneMatch] == "\"b1\"" { return Response(status: .notModified) }
+            return Self.text("validated once", ["Cache-Control": "no-cache", "ETag": "\"b1\""])
+        }
         router.get("/must-revalidate") { _, _ in Self.text("strict", ["Cache-Control": "max-age=0, must-revalidate"]) }
         router.get("/proxy-revalidate") { _, _ in
             Self.text("strict for proxies", ["Cache-Control": "max-age=0, proxy-revalidate"])
