@@ -46,6 +46,13 @@ public final class MemoryTier: LocalCacheTier {
         public var capacity: Int
         /// The most entries the tier holds, or `nil` for no limit beyond bytes.
         public var maxEntryCount: Int?
+
+        /// What each entry weighs at least for the policy, so that no more than ``maxEntryCount``
+        /// entries fit in ``capacity``: `capacity / maxEntryCount`, rounded up (0 without a limit).
+        var minimumEntryWeight: Int {
+            guard let count = maxEntryCount, count > 0, count < capacity else { return 0 }
+            return (capacity + count - 1) / count
+        }
         /// The largest entry accepted, as a fraction of ``capacity``; 0.05 by default.
         public var maxEntryFraction: Double
         /// How entries are chosen for eviction; ``EvictionPolicy/lru`` by default.
@@ -107,7 +114,7 @@ public final class MemoryTier: LocalCacheTier {
     /// capacity and count limit.
     private init(
         _ configuration: Configuration, policy: EvictionPolicy?, policyName: String,
-        storage makeStorage: (_ capacity: Int, _ maxEntryCount: Int) -> Storage
+        storage makeStorage: (_ capacity: Int, _ minimumWeight: Int) -> Storage
     ) throws(TierCacheError) {
         guard configuration.capacity > 0 else {
             throw TierCacheError(
@@ -125,15 +132,12 @@ public final class MemoryTier: LocalCacheTier {
         self.clock = configuration.clock
         self.counters = TierCounters(tierName: configuration.name, metricsFactory: configuration.metricsFactory)
         self.logger = configuration.logger
-        let maxEntryCount = configuration.maxEntryCount ?? .max
-        let storage = makeStorage(configuration.capacity, maxEntryCount)
-        // The count limit makes every entry weigh at least capacity / count for the policy.
-        let minimumWeight = PolicyStore<LRUPolicy>.minimumWeight(
-            capacity: configuration.capacity, maxEntryCount: maxEntryCount)
+        let minimumWeight = configuration.minimumEntryWeight
+        let storage = makeStorage(configuration.capacity, minimumWeight)
         guard minimumWeight <= storage.largestAdmissibleCost else {
             throw TierCacheError(
                 .invalidConfiguration,
-                "maxEntryCount \(maxEntryCount) is too small for \(policyName): each entry would weigh "
+                "maxEntryCount \(configuration.maxEntryCount ?? 0) is too small for \(policyName): each entry would weigh "
                     + "\(minimumWeight) bytes of the \(configuration.capacity), more than the "
                     + "\(storage.largestAdmissibleCost) the policy admits; allow more entries")
         }
@@ -153,8 +157,8 @@ public final class MemoryTier: LocalCacheTier {
         _ configuration: Configuration, keyHash: @escaping @Sendable (CacheKey) -> UInt64
     ) throws(TierCacheError) {
         let policy = configuration.policy
-        try self.init(configuration, policy: policy, policyName: Storage.policyName(policy)) { capacity, count in
-            Storage(policy, capacity: capacity, maxEntryCount: count, keyHash: keyHash)
+        try self.init(configuration, policy: policy, policyName: Storage.policyName(policy)) { capacity, weight in
+            Storage(policy, capacity: capacity, minimumWeight: weight, keyHash: keyHash)
         }
     }
 
@@ -172,9 +176,10 @@ public final class MemoryTier: LocalCacheTier {
                 .invalidConfiguration, "\(Policy.name) needs the future (an offline policy): a tier cannot run it")
         }
         let configuration = Configuration(capacity: capacity, maxEntryCount: maxEntryCount)
-        try self.init(configuration, policy: nil, policyName: Policy.name) { capacity, count in
+        try self.init(configuration, policy: nil, policyName: Policy.name) { capacity, weight in
             .custom(
-                LockedStore(PolicyStore<Policy>(capacity: capacity, maxEntryCount: count, keyHash: Self.defaultKeyHash))
+                LockedStore(
+                    PolicyStore<Policy>(capacity: capacity, minimumWeight: weight, keyHash: Self.defaultKeyHash))
             )
         }
     }
@@ -351,11 +356,11 @@ extension MemoryTier {
         case custom(any LockedStoring)
 
         init(
-            _ policy: EvictionPolicy, capacity: Int, maxEntryCount: Int,
+            _ policy: EvictionPolicy, capacity: Int, minimumWeight: Int,
             keyHash: @escaping @Sendable (CacheKey) -> UInt64
         ) {
             func make<P: TierCacheEviction.EvictionPolicy>(_: P.Type) -> LockedStore<PolicyStore<P>> {
-                LockedStore(PolicyStore<P>(capacity: capacity, maxEntryCount: maxEntryCount, keyHash: keyHash))
+                LockedStore(PolicyStore<P>(capacity: capacity, minimumWeight: minimumWeight, keyHash: keyHash))
             }
             switch policy {
             case .lru: self = .lru(make(LRUPolicy.self))

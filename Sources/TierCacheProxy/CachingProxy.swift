@@ -61,11 +61,6 @@ public final class CachingProxy: Sendable {
         httpClient: HTTPClient? = nil, logger: Logger = Logger(label: "tiercache.proxy")
     ) throws(CachingProxyError) {
         try configuration.validate()
-        guard cacheConfiguration.mode == .shared || configuration.servesSingleUser else {
-            throw CachingProxyError(
-                "the cache is in private mode, which would serve one user's private or authorized responses to every "
-                    + "client; use `mode: .shared`, or set `servesSingleUser` for a proxy only one user reaches")
-        }
         var targeted: HTTPField.Name?
         if let name = configuration.targetedCacheControl {
             guard let fieldName = HTTPField.Name(name) else { throw CachingProxyError("'\(name)' is not a field name") }
@@ -75,7 +70,16 @@ public final class CachingProxy: Sendable {
         let isConnectivityError = cacheConfiguration.isConnectivityError
         cacheConfiguration.isConnectivityError = { !($0 is OversizedResponse) && isConnectivityError($0) }
         self.configuration = configuration
-        self.cache = HTTPCache(storage: storage, configuration: cacheConfiguration)
+        let cache = HTTPCache(storage: storage, configuration: cacheConfiguration)
+        if !configuration.servesSingleUser {
+            // The engine's own check, as the middleware makes it: a proxy answers many users.
+            do throws(HTTPCacheError) {
+                try cache.requireSharedMode(for: "CachingProxy")
+            } catch {
+                throw CachingProxyError(error.message + " (for the proxy: `Configuration.servesSingleUser`)")
+            }
+        }
+        self.cache = cache
         self.metrics = ProxyMetrics()
         self.ownedClient = httpClient == nil ? Self.makeUpstreamClient(configuration) : nil
         self.upstream = UpstreamTransport(

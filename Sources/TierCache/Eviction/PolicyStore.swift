@@ -33,22 +33,17 @@ struct PolicyStore<Policy: TierCacheEviction.EvictionPolicy>: EvictingStore {
     private(set) var totalCost = 0
     private(set) var count = 0
 
-    /// A store of `capacity` bytes holding at most `maxEntryCount` entries; `keyHash` hashes keys
-    /// for policies that count them (computed once per store).
-    init(capacity: Int, maxEntryCount: Int, keyHash: @escaping @Sendable (CacheKey) -> UInt64) {
+    /// A store of `capacity` bytes in which each entry weighs at least `minimumWeight` for the
+    /// policy (the entry-count limit, ``MemoryTier/Configuration/minimumEntryWeight``); `keyHash`
+    /// hashes keys for policies that count them (computed once per store).
+    init(capacity: Int, minimumWeight: Int, keyHash: @escaping @Sendable (CacheKey) -> UInt64) {
         policy = Policy(context: PolicyContext(capacity: UInt64(capacity)))
-        minimumWeight = Self.minimumWeight(capacity: capacity, maxEntryCount: maxEntryCount)
+        self.minimumWeight = minimumWeight
         self.keyHash = keyHash
         usesKeyHash = Policy.usesKeyHash
     }
 
     var largestAdmissibleCost: Int { Int(clamping: policy.largestAdmissibleSize) }
-
-    /// What each entry weighs at least for the policy, so that no more than `maxEntryCount`
-    /// entries fit in `capacity`: `capacity / maxEntryCount`, rounded up (0 without a limit).
-    static func minimumWeight(capacity: Int, maxEntryCount: Int) -> Int {
-        maxEntryCount >= capacity ? 0 : (capacity + maxEntryCount - 1) / maxEntryCount
-    }
 
     @inline(__always)
     private func weight(_ cost: Int) -> UInt64 { UInt64(max(cost, minimumWeight)) }
