@@ -36,8 +36,8 @@ struct SimulateCommand: ParsableCommand {
         guard jobs > 0 else { throw ValidationError("--jobs must be positive") }
     }
 
-    static func policies(_ text: String) throws -> [PolicyKind] {
-        if text.lowercased() == "all" { return PolicyKind.allCases }
+    static func policies(_ text: String) throws -> [SimulatedPolicy] {
+        if text.lowercased() == "all" { return PolicyKind.allCases.map(SimulatedPolicy.init) }
         let kinds = try text.split(separator: ",").map { name in
             guard let kind = PolicyKind(name: String(name)) else {
                 throw ValidationError(
@@ -48,7 +48,7 @@ struct SimulateCommand: ParsableCommand {
         guard !kinds.isEmpty else { throw ValidationError("name at least one policy") }
         // Two spellings of one policy (`2q,twoq`) would replay it twice and draw it twice.
         var seen = Set<PolicyKind>()
-        return kinds.filter { seen.insert($0).inserted }
+        return kinds.filter { seen.insert($0).inserted }.map(SimulatedPolicy.init)
     }
 
     static func capacities(

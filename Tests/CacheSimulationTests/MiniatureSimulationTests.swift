@@ -26,7 +26,7 @@ import Testing
     }
 
     /// At rate 1 the sample is the trace and the scaled cache is the cache: every policy's miniature
-    /// curve must be its full replays exactly.
+    /// curve, a user's own (LFU) included, must be its full replays exactly.
     @Test(arguments: [CapacityUnit.objects, .bytes])
     func atRateOneTheMiniatureCurveIsTheFullReplays(unit: CapacityUnit) throws {
         let trace = try skewedTrace(count: 20_000, keys: 2_000, sized: unit == .bytes, seed: 3)
@@ -34,7 +34,7 @@ import Testing
             footprint: unit == .bytes ? trace.footprintBytes : UInt64(trace.objectCount), points: 6)
         let miniature = try MiniatureSimulation(
             trace: trace, unit: unit, options: .init(rate: 1), capacities: capacities)
-        let policies = PolicyKind.allCases
+        let policies = PolicyKind.allCases.map(SimulatedPolicy.init) + [SimulatedPolicy(LFUPolicy.self)]
         let curves = miniature.curves(policies: policies, capacities: capacities)
         let simulator = try Simulator(trace: trace, unit: unit)
         for (policy, curve) in zip(policies, curves) {
@@ -81,7 +81,7 @@ import Testing
         let miniature = try MiniatureSimulation(
             trace: trace, unit: .objects, options: .init(rate: 0.05, minimumScaledObjects: 64),
             capacities: capacities)
-        let policies: [PolicyKind] = [.fifo, .s3fifo, .arc, .wtinylfu, .lirs, .twoQ]
+        let policies: [SimulatedPolicy] = [.fifo, .s3fifo, .arc, .wtinylfu, .lirs, .twoQ]
         let curves = miniature.curves(policies: policies, capacities: capacities)
         let simulator = try Simulator(trace: trace, unit: .objects)
         for (policy, curve) in zip(policies, curves) {
@@ -114,13 +114,30 @@ import Testing
         options.compareWithFullReplays = true
         let result = try CapacityTuner(options: options).tune(trace)
         let simulator = try Simulator(trace: trace, unit: .objects)
-        for policy in [PolicyKind.s3fifo, .arc] {
-            let curve = try #require(result.curves.first { $0.policy == policy.displayName })
+        for policy in [SimulatedPolicy.s3fifo, .arc] {
+            let curve = try #require(result.curves.first { $0.policy == policy.name })
             let capacity = try #require(curve.capacityForTarget)
             #expect(simulator.replay(policy, capacity: capacity).hitRatio >= 0.5)
             #expect(simulator.replay(policy, capacity: UInt64((Double(capacity) * 0.99).rounded(.down))).hitRatio < 0.5)
             #expect(curve.errorAgainstFullReplays != nil)
             #expect(curve.method.hasPrefix("miniature"))
         }
+    }
+
+    /// A user's own policy goes through the tuner as the built-ins do: its curve is labelled by its
+    /// name, and the capacity recommended for it reaches the target in a full replay while 1% less
+    /// does not.
+    @Test func theTunerTunesAUsersOwnPolicy() throws {
+        let trace = try skewedTrace(count: 30_000, keys: 3_000, sized: false, seed: 11)
+        let lfu = SimulatedPolicy(LFUPolicy.self)
+        #expect(lfu.kind == nil && SimulatedPolicy.arc.kind == .arc)
+        let options = CapacityTuner.Options(targetHitRatio: 0.5, policies: [.lru, lfu, .arc], gridPoints: 8)
+        let result = try CapacityTuner(options: options).tune(trace)
+        #expect(result.curves.map(\.policy) == ["LRU", "LFU", "ARC"])
+        let curve = try #require(result.curves.first { $0.policy == "LFU" })
+        let capacity = try #require(curve.capacityForTarget)
+        let simulator = try Simulator(trace: trace, unit: .objects)
+        #expect(simulator.replay(lfu, capacity: capacity).hitRatio >= 0.5)
+        #expect(simulator.replay(lfu, capacity: UInt64((Double(capacity) * 0.99).rounded(.down))).hitRatio < 0.5)
     }
 }

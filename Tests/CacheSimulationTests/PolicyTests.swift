@@ -17,7 +17,7 @@ import Testing
             }
         }
         run(kind.policyType)
-        #expect(simulator.replay(kind, capacity: capacity).hits == policyHits.filter { $0 }.count)
+        #expect(simulator.replay(SimulatedPolicy(kind), capacity: capacity).hits == policyHits.filter { $0 }.count)
         return policyHits
     }
 
@@ -95,9 +95,9 @@ import Testing
         let simulator = try Simulator(trace: trace, unit: .objects)
         for capacity: UInt64 in [1, 10, 100, 500] {
             #expect(
-                simulator.replay(kind, capacity: capacity).hits <= simulator.replay(.belady, capacity: capacity).hits)
+                simulator.replay(SimulatedPolicy(kind), capacity: capacity).hits <= simulator.replay(.belady, capacity: capacity).hits)
         }
-        let huge = simulator.replay(kind, capacity: UInt64(trace.objectCount))
+        let huge = simulator.replay(SimulatedPolicy(kind), capacity: UInt64(trace.objectCount))
         #expect(huge.hits == trace.requestCount - trace.objectCount)
     }
 
@@ -110,11 +110,11 @@ import Testing
         }
         let trace = try Trace(name: "sized", requests: requests, hasSizes: true)
         let simulator = try Simulator(trace: trace, unit: .bytes)
-        let result = simulator.replay(kind, capacity: 1_000)
+        let result = simulator.replay(SimulatedPolicy(kind), capacity: 1_000)
         // Key 0 (5,000 bytes) is requested 50 times and can never hit; everything else fits in 1,000 B... or not.
         #expect(result.hits <= 2_000 - 50 - 39)
         #expect(result.hitBytes <= result.requestedBytes && result.byteHitRatio <= 1)
-        let all = simulator.replay(kind, capacity: trace.footprintBytes)
+        let all = simulator.replay(SimulatedPolicy(kind), capacity: trace.footprintBytes)
         // S3-FIFO (libCacheSim's rule) admits no object as large as its small queue, 10% of the
         // capacity: key 0 (5,000 of 10,850 bytes) misses all 50 times.
         let neverAdmitted = kind == .s3fifo ? 49 : 0

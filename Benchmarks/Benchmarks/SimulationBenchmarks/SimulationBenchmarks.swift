@@ -32,8 +32,8 @@ let benchmarks: @Sendable () -> Void = {
         let p12Simulator = try? Simulator(trace: p12, unit: .objects)
     else { return }
 
-    for kind in [PolicyKind.lru, .s3fifo, .arc, .lirs, .twoQ] {
-        Benchmark("Replay \(kind.displayName) OLTP c=5000") { benchmark in
+    for kind in [SimulatedPolicy.lru, .s3fifo, .arc, .lirs, .twoQ] {
+        Benchmark("Replay \(kind.name) OLTP c=5000") { benchmark in
             for _ in benchmark.scaledIterations { blackHole(oltpSimulator.replay(kind, capacity: 5_000)) }
         }
     }

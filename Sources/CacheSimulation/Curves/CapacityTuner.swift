@@ -15,8 +15,9 @@ public struct CapacityTuner: Sendable {
         public var unit: CapacityUnit
         /// The hit ratio the recommendation aims for (0...1).
         public var targetHitRatio: Double
-        /// Policies replayed on the grid besides LRU's exact curve.
-        public var policies: [PolicyKind]
+        /// Policies replayed on the grid besides LRU's exact curve: built-ins or your own
+        /// (`SimulatedPolicy(LFUPolicy.self)`).
+        public var policies: [SimulatedPolicy]
         /// Grid points between 0.1% and 100% of the footprint.
         public var gridPoints: Int
         /// Also estimate LRU's curve with SHARDS in this mode.
@@ -36,7 +37,7 @@ public struct CapacityTuner: Sendable {
         /// Options; by default objects, a 90% target, LRU, S3-FIFO, ARC and W-TinyLFU on 16 grid points.
         public init(
             unit: CapacityUnit = .objects, targetHitRatio: Double = 0.9,
-            policies: [PolicyKind] = [.lru, .s3fifo, .arc, .wtinylfu],
+            policies: [SimulatedPolicy] = [.lru, .s3fifo, .arc, .wtinylfu],
             gridPoints: Int = 16, sampling: SHARDS.Mode? = nil, parallelism: Int = Simulator.defaultParallelism
         ) {
             self.unit = unit
@@ -170,7 +171,7 @@ public struct CapacityTuner: Sendable {
     /// The curves of policies that are not stack algorithms, from miniature simulations or full
     /// replays on `grid`, each with its crossing refined by bisection with full replays.
     private func replayedCurves(
-        _ replayed: [PolicyKind], trace: Trace, simulator: Simulator, grid: [UInt64], footprint: UInt64,
+        _ replayed: [SimulatedPolicy], trace: Trace, simulator: Simulator, grid: [UInt64], footprint: UInt64,
         progress: (@Sendable (String, Double) -> Void)?
     ) throws(Simulator.UnitError) -> [PolicyCurve] {
         let target = options.targetHitRatio
@@ -216,7 +217,7 @@ public struct CapacityTuner: Sendable {
             let curve = MissRatioCurve(
                 unit: gridCurves[index].unit, points: gridCurves[index].points + refinements[index].points)
             return PolicyCurve(
-                policy: replayed[index].displayName, curve: curve, capacityForTarget: refinements[index].capacity,
+                policy: replayed[index].name, curve: curve, capacityForTarget: refinements[index].capacity,
                 knee: gridCurves[index].knee,
                 method: method + ", crossing bisected by \(refinements[index].points.count) full replays",
                 seconds: curveSeconds, refiningSeconds: refiningSeconds,
@@ -225,14 +226,14 @@ public struct CapacityTuner: Sendable {
     }
 
     private func fullReplayCurves(
-        _ policies: [PolicyKind], simulator: Simulator, grid: [UInt64],
+        _ policies: [SimulatedPolicy], simulator: Simulator, grid: [UInt64],
         progress: (@Sendable (String, Double) -> Void)?
     ) -> [MissRatioCurve] {
         let results = simulator.replay(policies: policies, capacities: grid, parallelism: options.parallelism) {
             done, total in
             progress?("replays", Double(done) / Double(total))
         }
-        return policies.map { policy in MissRatioCurve(results: results.filter { $0.policy == policy.displayName }) }
+        return policies.map { policy in MissRatioCurve(results: results.filter { $0.policy == policy.name }) }
     }
 
     /// The most points a curve keeps in a result unless ``Options/fullCurves`` is set.

@@ -130,7 +130,7 @@ public struct MiniatureSimulation: Sendable {
 
     /// The estimated hit ratio of `policy` at `capacity`: the sample's hit ratio in a cache scaled
     /// by the sample's rate.
-    public func hitRatio(_ policy: PolicyKind, capacity: UInt64) -> Double {
+    public func hitRatio(_ policy: SimulatedPolicy, capacity: UInt64) -> Double {
         let threshold = Self.threshold(for: capacity, options: options, meanObjectSize: meanObjectSize)
         // A capacity not announced at init draws its sample now. Rate 1, or a sample that caught
         // no request: the whole trace, simulated rather than guessed.
@@ -146,7 +146,7 @@ public struct MiniatureSimulation: Sendable {
 
     /// The curves of `policies` at `capacities`, replayed `parallelism` at a time; in the order of `policies`.
     public func curves(
-        policies: [PolicyKind], capacities: [UInt64], parallelism: Int = Simulator.defaultParallelism
+        policies: [SimulatedPolicy], capacities: [UInt64], parallelism: Int = Simulator.defaultParallelism
     ) -> [MissRatioCurve] {
         let jobs = policies.indices.flatMap { policy in capacities.map { (policy, $0) } }
         let measured = concurrentMap(count: jobs.count, parallelism: parallelism) { index in

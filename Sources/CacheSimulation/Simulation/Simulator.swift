@@ -40,9 +40,10 @@ public struct Simulator: Sendable {
         self.future = FutureIndex()
     }
 
-    /// Replays the whole trace through one built-in policy.
-    public func replay(_ kind: PolicyKind, capacity: UInt64) -> SimulationResult {
-        replay(kind.policyType, capacity: capacity)
+    /// Replays the whole trace through one policy, built-in (`.lru`, `.arc`, …) or yours
+    /// (`SimulatedPolicy(LFUPolicy.self)`).
+    public func replay(_ policy: SimulatedPolicy, capacity: UInt64) -> SimulationResult {
+        replay(policy.type, capacity: capacity)
     }
 
     /// Replays the whole trace through any policy type, built-in or yours.
@@ -83,11 +84,11 @@ public struct Simulator: Sendable {
     /// Replays every (policy, capacity) pair, `parallelism` at a time, and returns the results in
     /// policy-major order. `progress` is called (from any thread) with (finished, total).
     public func replay(
-        policies: [PolicyKind], capacities: [UInt64], parallelism: Int = Simulator.defaultParallelism,
+        policies: [SimulatedPolicy], capacities: [UInt64], parallelism: Int = Simulator.defaultParallelism,
         progress: (@Sendable (Int, Int) -> Void)? = nil
     ) -> [SimulationResult] {
         let jobs = policies.flatMap { policy in capacities.map { (policy, $0) } }
-        if policies.contains(where: { $0.policyType.needsFuture }) { _ = future.nextUses(of: trace) }
+        if policies.contains(where: { $0.type.needsFuture }) { _ = future.nextUses(of: trace) }
         return concurrentMap(count: jobs.count, parallelism: parallelism, progress: progress) { index in
             replay(jobs[index].0, capacity: jobs[index].1)
         }

@@ -11,7 +11,7 @@ struct MiniatureSimulationAccuracyTests {
     func p12() throws {
         let trace = try SharedTraces.trace("arc/P12.lis.zst")
         let grid = CapacityTuner.grid(footprint: UInt64(trace.objectCount), points: 16)
-        let policies: [PolicyKind] = [.fifo, .clock, .sieve, .s3fifo, .arc, .wtinylfu, .lirs, .twoQ]
+        let policies: [SimulatedPolicy] = [.fifo, .clock, .sieve, .s3fifo, .arc, .wtinylfu, .lirs, .twoQ]
         // Timed as `tiercache tune` draws them: the samples, then each policy's curve on every core.
         let clock = ContinuousClock()
         let started = clock.now
@@ -29,7 +29,7 @@ struct MiniatureSimulationAccuracyTests {
         let simulator = try Simulator(trace: trace, unit: .objects)
         let results = simulator.replay(policies: policies, capacities: grid)
         for (policy, curve) in zip(policies, curves) {
-            let full = MissRatioCurve(results: results.filter { $0.policy == policy.displayName })
+            let full = MissRatioCurve(results: results.filter { $0.policy == policy.name })
             let error = curve.meanAbsoluteError(against: full)
             print("miniature \(policy) on P12: mean absolute error \(error)")
             #expect(error <= 0.01, "\(policy): \(error)")

@@ -10,7 +10,7 @@ struct PublishedTableTests {
         (table[name] as? [Any])?.compactMap { ($0 as? NSNumber)?.doubleValue } ?? []
     }
 
-    private func check(trace file: String, table: String, policy: PolicyKind, tolerance: Double) throws {
+    private func check(trace file: String, table: String, policy: SimulatedPolicy, tolerance: Double) throws {
         let tables = try SharedTraces.paperTables()
         let rows = try #require(tables[table] as? [String: Any])
         let capacities = column(rows, "c").map { UInt64($0) }
