@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "TierCacheTesting", targets: ["TierCacheTesting"]),
         .library(name: "HTTPCaching", targets: ["HTTPCaching"]),
         .library(name: "CacheSimulation", targets: ["CacheSimulation"]),
+        .library(name: "TierCacheBenchmarking", targets: ["TierCacheBenchmarking"]),
         .library(name: "HTTPCachingFoundation", targets: ["HTTPCachingFoundation"]),
         .library(name: "HTTPCachingAsyncHTTPClient", targets: ["HTTPCachingAsyncHTTPClient"]),
         .library(name: "HTTPCachingCombine", targets: ["HTTPCachingCombine"]),
@@ -28,10 +29,19 @@ let package = Package(
     ],
     traits: [
         .trait(
+            name: "Redis",
+            description:
+                "The Redis subject of TierCacheBenchmarking and `tiercache bench` (brings SwiftNIO into their build)."
+        ),
+        .trait(
+            name: "Encryption",
+            description: "The lmdb-encrypted subject of `tiercache bench` (brings swift-crypto into its build)."
+        ),
+        .trait(
             name: "TSanLocks",
             description:
                 "Locks that ThreadSanitizer sees on Linux (pthread mutexes instead of futex-based Mutex); scripts/tsan turns it on."
-        )
+        ),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -120,6 +130,17 @@ let package = Package(
             dependencies: ["TierCache", .product(name: "Crypto", package: "swift-crypto")]
         ),
         .target(name: "TierCacheTesting", dependencies: ["TierCache"]),
+        // The benchmark suite as a library: any tier or policy, the CLI's `bench` and users' own.
+        // Only what `tiercache` already builds, unless a trait asks for Redis.
+        .target(
+            name: "TierCacheBenchmarking",
+            dependencies: [
+                "TierCache", "TierCacheEviction", "TierCacheLMDB", "CacheSimulation", "CLMDB", "CZstd",
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+                .target(name: "TierCacheRedis", condition: .when(traits: ["Redis"])),
+            ],
+            swiftSettings: [.define("BenchmarkRedis", .when(traits: ["Redis"]))]
+        ),
         .target(
             name: "HTTPCaching",
             dependencies: [
@@ -202,9 +223,14 @@ let package = Package(
         .executableTarget(
             name: "tiercache",
             dependencies: [
-                "TierCache", "TierCacheLMDB", "CacheSimulation",
+                "TierCache", "TierCacheLMDB", "CacheSimulation", "TierCacheBenchmarking",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Histogram", package: "hdrhistogram-swift"),
+                .target(name: "TierCacheEncryption", condition: .when(traits: ["Encryption"])),
+                .product(name: "Crypto", package: "swift-crypto", condition: .when(traits: ["Encryption"])),
+            ],
+            swiftSettings: [
+                .define("BenchmarkRedis", .when(traits: ["Redis"])),
+                .define("BenchmarkEncryption", .when(traits: ["Encryption"])),
             ]
         ),
         // The processes the reliability tests and scripts start (crash-writer, damage-reader, …);
@@ -241,6 +267,10 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
+        ),
+        .testTarget(
+            name: "TierCacheBenchmarkingTests",
+            dependencies: ["TierCacheBenchmarking", "TierCache", "TierCacheEviction", "CacheSimulation"]
         ),
         .testTarget(
             name: "CacheSimulationTests",

@@ -22,7 +22,11 @@
 ///
 /// A policy of your own conforms to this protocol; it then runs in `Simulator.replay(_:capacity:)`
 /// and in `MemoryTier(capacity:policyType:)` unchanged.
-public protocol EvictionPolicy {
+///
+/// The protocol refines `SendableMetatype`: a policy's type travels between tasks (a list of
+/// policies replayed in parallel, a benchmark subject's factory), though its instances stay with
+/// one driver.
+public protocol EvictionPolicy: SendableMetatype {
     /// The name used in reports, e.g. `"LRU"`.
     static var name: String { get }
     /// Offline policies (Belady's MIN) read the future: the simulator then fills

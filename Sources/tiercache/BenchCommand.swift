@@ -1,102 +1,212 @@
 import ArgumentParser
 import CacheSimulation
 import Foundation
-import Histogram
 import TierCache
-import TierCacheLMDB
+import TierCacheBenchmarking
 
-/// `tiercache bench`: the README's main job. Drives the real tiers with a read-through workload and
-/// reports throughput, hit ratios and latency percentiles.
+#if BenchmarkEncryption
+import Crypto
+import TierCacheEncryption
+#endif
+
+/// `tiercache bench`: the README's main job, a thin shell over TierCacheBenchmarking. Drives the
+/// chosen subjects, each beside its baseline, with a synthetic workload or a trace, and reports
+/// throughput, latency percentiles, hit ratios and each tier's counters.
 struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
-        abstract: "Benchmark the real tiers (memory, LMDB, memory over LMDB) with a Zipf workload or a trace.",
+        abstract: "Benchmark tiers (memory with any policy, LMDB, memory over LMDB, Redis) against same-run baselines.",
         discussion: """
-            Every lookup that misses stores the value (read-through), as an application would. Each subject runs the same \
-            requests, split across --tasks concurrent tasks. With no arguments: memory over LMDB in a temporary directory, \
-            about half a minute on two cores.
+            Every read that misses stores the value (read-through), as an application would. Each subject runs the same \
+            requests, split across --tasks concurrent tasks (a list sweeps them), beside its baseline: memory tiers \
+            beside a minimal LRU, the others beside LMDB and zstd called directly. With no arguments: memory, LMDB and \
+            memory over LMDB in a temporary directory, about half a minute on two cores.
+
+            Subjects: \(SubjectName.help).
             """)
 
-    enum Subject: String, CaseIterable, ExpressibleByArgument {
-        case memory, lmdb, tiered
-    }
-
-    @Option(help: "Subjects, comma-separated: memory, lmdb, tiered (memory over LMDB).")
+    @Option(name: [.long, .customLong("subjects")], help: "Subjects, comma-separated (see above).")
     var tiers = "memory,lmdb,tiered"
-    @Option(help: "A trace to replay instead of the Zipf workload (formats as for simulate).")
+    @Option(help: "A trace to replay instead of a synthetic workload (formats as for simulate).")
     var trace: String?
     @Option(help: "The trace's format (default: guessed from its name).")
     var format: String?
-    @Option(help: "Distinct keys of the Zipf workload.")
+    @Option(help: "Distinct keys of the synthetic workload.")
     var keys = 100_000
+    @Option(
+        help: """
+            Key distribution: zipf (with --skew), uniform, hotspot[:KEY-FRACTION:PROBABILITY] (default 0.2:0.8), \
+            scan[:HOT-KEYS:SCAN-PROBABILITY] (default a tenth of the keys, 0.2).
+            """)
+    var distribution = "zipf"
     @Option(help: "Zipf skew (0 is uniform; 0.8-1.0 is typical of web traffic).")
     var skew = 0.99
-    @Option(help: "Requests per subject (a trace is cut or repeated to this length).")
+    @Option(help: "Measured requests per subject (a trace is cut or repeated to this length).")
     var requests = 200_000
-    @Option(help: "Value sizes in bytes, MIN-MAX (uniform per key) or one size.")
+    @Option(help: "Measure for this long instead of a number of requests (e.g. 10s, 500ms, 2m).")
+    var duration: String?
+    @Option(help: "Requests before measuring, to fill the caches (not measured).")
+    var warmUp = 0
+    @Option(help: "Value sizes: SIZE or MIN-MAX (uniform per key), in bytes or with a unit.")
     var valueSize = "256-4096"
-    @Option(help: "Concurrent tasks issuing requests.")
-    var tasks = 2
+    @Option(help: "Reads:writes[:deletes], as shares or percentages (reads go through: a miss stores).")
+    var mix = "100:0:0"
+    @Option(help: "Concurrent tasks; a comma-separated list sweeps them (1,2,4,8).")
+    var tasks = "2"
     @Option(help: "Memory tier capacity.", transform: ByteCount.init(parsing:))
     var memory = ByteCount(bytes: 16 << 20)
     @Option(help: "LMDB tier capacity.", transform: ByteCount.init(parsing:))
     var diskCapacity = ByteCount(bytes: 256 << 20)
-    @Option(help: "Directory for the LMDB tier (default: a temporary directory, deleted afterwards).")
-    var directory: String?
+    @Option(help: "The Redis server of the redis subject: redis://[user:password@]HOST[:PORT][/DB].")
+    var redis: String?
+    @Option(help: "Redis tier capacity.", transform: ByteCount.init(parsing:))
+    var redisCapacity = ByteCount(bytes: 256 << 20)
+    @Flag(help: "Leave the baselines out (no same-run ratios).")
+    var noBaselines = false
     @OptionGroup var reportOptions: ReportOptions
 
     func validate() throws {
         _ = try subjects()
-        _ = try sizeRange()
-        guard keys > 0, requests > 0 else { throw ValidationError("--keys and --requests must be positive") }
-        guard tasks > 0, tasks <= 256 else { throw ValidationError("--tasks must be from 1 to 256") }
-        guard skew >= 0, skew.isFinite else { throw ValidationError("--skew must be zero or positive") }
+        _ = try plan(trace: nil)
     }
 
-    func subjects() throws -> [Subject] {
-        try tiers.split(separator: ",").map { name in
-            guard let subject = Subject(rawValue: String(name)) else {
-                throw ValidationError("unknown tier \"\(name)\"; use memory, lmdb or tiered")
+    func subjects() throws -> [BenchmarkSubject] {
+        let names = tiers.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }
+        guard !names.isEmpty else { throw ValidationError("name at least one subject") }
+        return try names.map { try SubjectName.subject($0, options: self) }
+    }
+
+    func taskCounts() throws -> [Int] {
+        let counts = tasks.split(separator: ",").map { Int($0.trimmingCharacters(in: .whitespaces)) }
+        guard !counts.isEmpty, let values = counts as? [Int], values.allSatisfy({ (1...256).contains($0) }) else {
+            throw ValidationError("--tasks takes counts from 1 to 256, comma-separated (got \"\(tasks)\")")
+        }
+        return values
+    }
+
+    func plan(trace loaded: Trace?) throws -> BenchmarkPlan {
+        guard requests > 0 else { throw ValidationError("--requests must be positive") }
+        guard warmUp >= 0 else { throw ValidationError("--warm-up must be zero or positive") }
+        let workload: Workload
+        let distribution = try keyDistribution()
+        do {
+            let sizes = try ValueSizes(parsing: valueSize)
+            let mix = try OperationMix(parsing: mix)
+            if let loaded {
+                workload = Workload(.trace(loaded, sizesIfAbsent: sizes), mix: mix)
+            } else {
+                workload = Workload(
+                    .synthetic(keys: keys, distribution: distribution, sizes: sizes), mix: mix)
             }
-            return subject
+        } catch {
+            throw ValidationError(error.description)
+        }
+        var plan = BenchmarkPlan(
+            workload: workload, length: .requests(requests), warmUp: .requests(warmUp), tasks: try taskCounts(),
+            baselines: !noBaselines)
+        if let duration { plan.length = .duration(try Self.parseDuration(duration)) }
+        do { try plan.validate() } catch { throw ValidationError(error.description) }
+        return plan
+    }
+
+    func keyDistribution() throws -> KeyDistribution {
+        let parts = distribution.lowercased().split(separator: ":").map(String.init)
+        let numbers = parts.dropFirst().map { Double($0) }
+        guard numbers.allSatisfy({ $0 != nil }) else {
+            throw ValidationError("--distribution \(distribution): the parameters must be numbers")
+        }
+        let values = numbers.compactMap { $0 }
+        switch (parts.first, values.count) {
+        case ("zipf", 0): return .zipf(skew: skew)
+        case ("uniform", 0): return .uniform
+        case ("hotspot", 0): return .hotspot(hotFraction: 0.2, hotProbability: 0.8)
+        case ("hotspot", 2): return .hotspot(hotFraction: values[0], hotProbability: values[1])
+        case ("scan", 0): return .scan(hotKeys: max(1, keys / 10), scanProbability: 0.2, skew: skew)
+        case ("scan", 2): return .scan(hotKeys: Int(values[0]), scanProbability: values[1], skew: skew)
+        default:
+            throw ValidationError(
+                "--distribution is zipf, uniform, hotspot[:FRACTION:PROBABILITY] or scan[:HOT-KEYS:PROBABILITY]")
         }
     }
 
-    func sizeRange() throws -> ClosedRange<Int> {
-        let parts = valueSize.split(separator: "-").map { Int($0) }
-        guard (1...2).contains(parts.count), parts.allSatisfy({ ($0 ?? 0) > 0 }), let low = parts.first ?? nil,
-            let high = parts.last ?? nil, low <= high,
-            high <= 1 << 20
-        else {
-            throw ValidationError("--value-size must be SIZE or MIN-MAX in bytes, at most 1 MiB")
+    /// `10s`, `500ms`, `2m`, `1.5s`.
+    static func parseDuration(_ text: String) throws -> Duration {
+        let units: [(suffix: String, seconds: Double)] = [("ms", 0.001), ("s", 1), ("m", 60), ("h", 3600)]
+        for unit in units where text.hasSuffix(unit.suffix) {
+            if let value = Double(text.dropLast(unit.suffix.count)), value > 0, value.isFinite {
+                return .milliseconds(Int64((value * unit.seconds * 1000).rounded()))
+            }
         }
-        return low...high
+        throw ValidationError("--duration takes a positive time with a unit: 500ms, 10s, 2m (got \"\(text)\")")
     }
 
     func run() async throws {
-        let workload: BenchWorkload
-        if let trace {
-            let loaded = try TraceOptions.parse(["--trace", trace] + (format.map { ["--format", $0] } ?? [])).load()
-            workload = BenchWorkload.trace(loaded, defaultSize: try sizeRange().upperBound)
-        } else {
-            workload = BenchWorkload.zipf(keys: keys, skew: skew, requests: requests, sizes: try sizeRange(), seed: 42)
+        let loaded = try trace.map {
+            try TraceOptions.parse(["--trace", $0] + (format.map { ["--format", $0] } ?? [])).load()
         }
-        print("tiercache bench: \(workload.description); \(requests) requests per subject over \(tasks) tasks")
-        print("memory \(memory), LMDB \(diskCapacity) (\(directory ?? "temporary directory"))\n")
-        var outcomes: [BenchOutcome] = []
-        for subject in try subjects() {
-            let outcome = try await BenchRunner(
-                subject: subject, workload: workload, requests: requests, tasks: tasks,
-                memory: memory.bytes, disk: diskCapacity.bytes, directory: directory
-            ).run()
-            outcomes.append(outcome)
-        }
-        let report = Report.bench(workload: workload.description, tasks: tasks, outcomes: outcomes)
-        print(report.tables[0].text)
-        if report.tables.count > 1 {
+        let plan = try plan(trace: loaded)
+        let subjects = try subjects()
+        let runner: BenchmarkRunner
+        do { runner = try BenchmarkRunner(plan: plan) } catch { throw ValidationError(error.description) }
+        print("tiercache bench: \(plan.workload); \(plan.length) per subject over \(tasks) task(s)")
+        print("memory \(memory), LMDB \(diskCapacity) (temporary directory)\n")
+        let results = await runner.run(subjects) { print("  running \($0)") }
+        let report = results.report(title: "TierCache bench")
+        print("")
+        for table in report.tables where !table.rows.isEmpty {
+            print(table.text)
             print("")
-            print(report.tables[1].text)
         }
         try reportOptions.write(report, baseName: "bench")
+        if results.results.contains(where: { $0.failure != nil }) { throw ExitCode(1) }
+    }
+}
+
+/// The subjects `tiercache bench` knows by name.
+enum SubjectName {
+    static let help =
+        "memory (memory-lru), memory-POLICY (\(MemoryTier.EvictionPolicy.allCases.map { "\($0)".lowercased() }.joined(separator: ", "))), "
+        + "lmdb, lmdb-dictionary, lmdb-encrypted, tiered (memory over LMDB), redis (with --redis URL), "
+        + "and the baselines minimal-lru and raw-lmdb"
+
+    static func subject(_ name: String, options: BenchCommand) throws -> BenchmarkSubject {
+        let memory = options.memory.bytes
+        let disk = options.diskCapacity.bytes
+        switch name.lowercased() {
+        case "memory": return .memory(capacity: memory)
+        case "lmdb": return .lmdb(capacity: disk)
+        case "lmdb-dictionary": return .lmdb(capacity: disk, atRest: .trainedDictionary)
+        case "lmdb-encrypted":
+            #if BenchmarkEncryption
+            // A fresh key per run: the run measures sealing, and nothing outlives it.
+            let sealing = try EncryptionAtRest(currentKey: .init(id: 1, key: SymmetricKey(size: .bits256)))
+            return .lmdb(capacity: disk, atRest: .encrypted(sealing))
+            #else
+            throw ValidationError(
+                "this tiercache was built without encryption; rebuild it with "
+                    + "`swift build -c release --product tiercache --traits Encryption`")
+            #endif
+        case "tiered", "memory+lmdb": return .memoryOverLMDB(memory: memory, disk: disk)
+        case "minimal-lru": return .minimalLRU(capacity: memory)
+        case "raw-lmdb": return .rawLMDBZstd(capacity: disk)
+        case "redis":
+            guard let url = options.redis else { throw ValidationError("the redis subject needs --redis URL") }
+            #if BenchmarkRedis
+            return .redis(url: url, capacity: options.redisCapacity.bytes)
+            #else
+            _ = url
+            throw ValidationError(
+                "this tiercache was built without a Redis client; rebuild it with "
+                    + "`swift build -c release --product tiercache --traits Redis`")
+            #endif
+        case let other where other.hasPrefix("memory-"):
+            let policyName = String(other.dropFirst("memory-".count))
+            guard let policy = PolicyKind(name: policyName)?.memoryTierPolicy else {
+                throw ValidationError("unknown memory policy \"\(policyName)\"; subjects: \(help)")
+            }
+            return .memory(capacity: memory, policy: policy)
+        default:
+            throw ValidationError("unknown subject \"\(name)\"; subjects: \(help)")
+        }
     }
 }

@@ -95,7 +95,8 @@ import Testing
         let simulator = try Simulator(trace: trace, unit: .objects)
         for capacity: UInt64 in [1, 10, 100, 500] {
             #expect(
-                simulator.replay(SimulatedPolicy(kind), capacity: capacity).hits <= simulator.replay(.belady, capacity: capacity).hits)
+                simulator.replay(SimulatedPolicy(kind), capacity: capacity).hits
+                    <= simulator.replay(.belady, capacity: capacity).hits)
         }
         let huge = simulator.replay(SimulatedPolicy(kind), capacity: UInt64(trace.objectCount))
         #expect(huge.hits == trace.requestCount - trace.objectCount)

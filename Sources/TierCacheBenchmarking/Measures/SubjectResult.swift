@@ -1,0 +1,93 @@
+/// What one subject did at one concurrency: throughput, latency, hit ratios, each tier's
+/// counters, and the memory and disk it held afterwards.
+public struct SubjectResult: Sendable, Codable, Hashable {
+    /// The subject's name.
+    public var subject: String
+    /// Whether the subject is a baseline.
+    public var isBaseline: Bool
+    /// The baseline it is compared with in this run, if any.
+    public var baseline: String?
+    /// Concurrent tasks.
+    public var tasks: Int
+    /// Why the subject failed (could not be opened, or a tier threw mid-run); its other figures
+    /// then cover what ran before the failure.
+    public var failure: String?
+    /// Requests in the warm-up phase (not measured).
+    public var warmUpRequests: Int
+    /// Measured reads, writes and deletes.
+    public var reads: Int
+    public var writes: Int
+    public var deletes: Int
+    /// Reads that found a value.
+    public var hits: Int
+    /// The bytes of the values read, and of those found.
+    public var readBytes: UInt64
+    public var hitBytes: UInt64
+    /// The measured phase's wall-clock time.
+    public var seconds: Double
+    /// Latency percentiles and the distribution's shape.
+    public var latency: LatencySummary
+    /// The hit ratio of successive windows of the measured phase.
+    public var hitRatioTimeline: [TimelinePoint]
+    /// Each tier's counters over the measured phase (statistics after it minus before it).
+    public var tiers: [TierResult]
+    /// The process's resident memory after the run, with the subject still open (bytes).
+    public var residentBytes: Int?
+    /// What the subject's scratch directory held on disk after the run (bytes).
+    public var diskBytes: Int?
+
+    /// Every measured request.
+    public var requests: Int { reads + writes + deletes }
+    /// Requests per second.
+    public var throughput: Double { seconds > 0 ? Double(requests) / seconds : 0 }
+    /// Hits over reads.
+    public var hitRatio: Double { reads > 0 ? Double(hits) / Double(reads) : 0 }
+    /// Bytes found over bytes read.
+    public var byteHitRatio: Double { readBytes > 0 ? Double(hitBytes) / Double(readBytes) : 0 }
+
+    /// One point of the hit ratio over time.
+    public struct TimelinePoint: Sendable, Codable, Hashable {
+        /// Measured requests done at the window's end (all tasks).
+        public var requests: Int
+        /// The window's hit ratio.
+        public var hitRatio: Double
+    }
+}
+
+/// Latency of one subject's measured requests, from an HDR histogram (three significant digits).
+public struct LatencySummary: Sendable, Codable, Hashable {
+    /// Recorded requests (the measured phase's, all of them).
+    public var count: Int
+    /// The mean, in nanoseconds.
+    public var meanNanoseconds: Double
+    /// Percentiles (p50, p90, p99, p99.9, max) in nanoseconds, by name.
+    public var percentiles: [String: UInt64]
+    /// The cumulative distribution: (percentile, nanoseconds) pairs, for the CDF chart.
+    public var distribution: [Point]
+
+    /// A point of the cumulative distribution.
+    public struct Point: Sendable, Codable, Hashable {
+        public var percentile: Double
+        public var nanoseconds: UInt64
+    }
+
+    /// The percentiles every report prints.
+    public static let reported: [(name: String, percentile: Double)] = [
+        ("p50", 50), ("p90", 90), ("p99", 99), ("p99.9", 99.9), ("max", 100),
+    ]
+}
+
+/// One tier's counters over the measured phase.
+public struct TierResult: Sendable, Codable, Hashable {
+    public var name: String
+    public var hits: Int
+    public var misses: Int
+    public var stores: Int
+    public var evictions: Int
+    /// Entries refused: too large, by policy, expired or out of space.
+    public var refused: Int
+    public var errors: Int
+    /// Bytes and entries held after the run, when the tier reports them.
+    public var bytesInUse: Int?
+    public var entries: Int?
+}

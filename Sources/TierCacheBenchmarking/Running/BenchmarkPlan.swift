@@ -1,0 +1,70 @@
+/// What a benchmark run does to every subject: the workload, how long, how many concurrent
+/// tasks, and which baselines join the run.
+public struct BenchmarkPlan: Sendable {
+    /// The requests.
+    public var workload: Workload
+    /// The measured phase.
+    public var length: RunLength
+    /// A phase before the measured one, whose requests fill the subject and are not measured
+    /// (its own requests, the ones just before the measured phase's in the workload).
+    public var warmUp: RunLength
+    /// The concurrency sweep: each subject runs once per entry, with that many tasks (`[1, 2, 4, 8]`).
+    public var tasks: [Int]
+    /// Whether each subject's baseline (``BenchmarkSubject/Baseline``) runs beside it, at the
+    /// subject's capacity, so that every figure has a same-run ratio.
+    public var baselines: Bool
+    /// How many points the hit-ratio-over-time chart gets (for a run bounded by requests; a run
+    /// bounded by duration gets a point every ``timelineWindow`` requests per task).
+    public var timelinePoints: Int
+    /// The requests per task in one point of a duration-bounded run's hit-ratio timeline.
+    public var timelineWindow: Int
+    /// For duration-bounded runs, how many requests the workload generates and cycles through.
+    public var cycleLength: Int
+
+    /// A plan; by default 200,000 measured requests, no warm-up, one task, with baselines.
+    public init(
+        workload: Workload, length: RunLength = .requests(200_000), warmUp: RunLength = .requests(0),
+        tasks: [Int] = [1], baselines: Bool = true
+    ) {
+        self.workload = workload
+        self.length = length
+        self.warmUp = warmUp
+        self.tasks = tasks
+        self.baselines = baselines
+        self.timelinePoints = 50
+        self.timelineWindow = 10_000
+        self.cycleLength = 1 << 20
+    }
+
+    /// The most tasks a plan may ask for.
+    public static let maximumTasks = 1024
+
+    /// Throws for a plan that cannot run.
+    public func validate() throws(BenchmarkError) {
+        try workload.validate()
+        try length.validate("the measured phase")
+        try warmUp.validate("the warm-up")
+        if case .requests(let count) = length, count == 0 {
+            throw .invalidWorkload("the measured phase needs at least one request")
+        }
+        if case .duration(let duration) = length, duration == .zero {
+            throw .invalidWorkload("the measured phase needs a positive duration")
+        }
+        guard !tasks.isEmpty, tasks.allSatisfy({ (1...Self.maximumTasks).contains($0) }) else {
+            throw .invalidWorkload("task counts must be from 1 to \(Self.maximumTasks) (got \(tasks))")
+        }
+        guard timelinePoints > 0, timelineWindow > 0, cycleLength > 0 else {
+            throw .invalidWorkload("timeline points, timeline window and cycle length must be positive")
+        }
+    }
+
+    /// How many requests the workload generates: both phases when they are counted, else a cycle.
+    var sequenceLength: Int {
+        switch (warmUp, length) {
+        case (.requests(let warm), .requests(let measured)): warm + measured
+        case (.requests(let warm), .duration): warm + cycleLength
+        case (.duration, .requests(let measured)): cycleLength + measured
+        case (.duration, .duration): cycleLength
+        }
+    }
+}

@@ -1,0 +1,275 @@
+import Foundation
+import Histogram
+import TierCache
+
+/// Runs a ``BenchmarkPlan`` against subjects, one at a time, each at every concurrency of the
+/// plan, with each subject's baseline beside it.
+///
+/// ```swift
+/// let plan = BenchmarkPlan(workload: .zipf(keys: 100_000), tasks: [1, 2, 4])
+/// let results = try await BenchmarkRunner(plan: plan).run([
+///     .memory(capacity: 16 << 20),
+///     .memory(capacity: 16 << 20, policy: .s3fifo),
+/// ])
+/// print(results.report().tables[0].text)
+/// ```
+///
+/// A subject that cannot be opened, or whose tier throws during the run, is reported as failed
+/// (``SubjectResult/failure``) and the run goes on with the next one.
+public struct BenchmarkRunner: Sendable {
+    /// The plan every subject runs.
+    public let plan: BenchmarkPlan
+    private let sequence: RequestSequence
+    private let keys: [CacheKey]
+
+    /// Checks the plan and generates its requests.
+    public init(plan: BenchmarkPlan) throws(BenchmarkError) {
+        try plan.validate()
+        self.plan = plan
+        self.sequence = try plan.workload.requests(length: plan.sequenceLength)
+        self.keys = try sequence.keys()
+    }
+
+    /// Runs every subject at every concurrency; `progress` hears what starts.
+    public func run(
+        _ subjects: [BenchmarkSubject], progress: (@Sendable (String) -> Void)? = nil
+    ) async -> BenchmarkResults {
+        var results: [SubjectResult] = []
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("tiercache-bench-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        var measuredBaselines = Set<String>()
+        for subject in subjects {
+            for tasks in plan.tasks {
+                let scratch = BenchmarkScratch(directory: root.appendingPathComponent("\(results.count)"))
+                progress?("\(subject.name), \(tasks) task\(tasks == 1 ? "" : "s")")
+                let driver: SubjectDriver
+                do {
+                    try FileManager.default.createDirectory(at: scratch.directory, withIntermediateDirectories: true)
+                    driver = try await subject.open(scratch)
+                } catch {
+                    results.append(
+                        .failed(
+                            subject.name, tasks: tasks,
+                            BenchmarkError.subjectUnavailable(subject: subject.name, reason: "\(error)")))
+                    continue
+                }
+                var baselineName: String?
+                if plan.baselines, !subject.isBaseline, let baseline = await Self.baseline(of: subject, driver) {
+                    baselineName = baseline.name
+                    let identity = "\(baseline.name)/\(baseline.capacity)/\(tasks)"
+                    if measuredBaselines.insert(identity).inserted {
+                        progress?("\(baseline.subject.name) (baseline), \(tasks) task\(tasks == 1 ? "" : "s")")
+                        results.append(
+                            await measureFresh(baseline.subject, tasks: tasks, root: root, index: results.count))
+                    }
+                }
+                var result = await measure(driver, subject, tasks: tasks, scratch: scratch)
+                result.baseline = baselineName
+                results.append(result)
+                try? FileManager.default.removeItem(at: scratch.directory)
+            }
+        }
+        return BenchmarkResults(
+            workload: plan.workload.description, length: plan.length.description,
+            warmUp: plan.warmUp.description, processors: ProcessInfo.processInfo.activeProcessorCount,
+            results: results)
+    }
+
+    private func measureFresh(_ subject: BenchmarkSubject, tasks: Int, root: URL, index: Int) async -> SubjectResult {
+        let scratch = BenchmarkScratch(directory: root.appendingPathComponent("\(index)-baseline"))
+        defer { try? FileManager.default.removeItem(at: scratch.directory) }
+        do {
+            try FileManager.default.createDirectory(at: scratch.directory, withIntermediateDirectories: true)
+            return await measure(try await subject.open(scratch), subject, tasks: tasks, scratch: scratch)
+        } catch {
+            return .failed(
+                subject.name, tasks: tasks, BenchmarkError.subjectUnavailable(subject: subject.name, reason: "\(error)")
+            )
+        }
+    }
+
+    /// The baseline subject `subject` is compared with, at the capacity of the tier it stands for.
+    private static func baseline(
+        of subject: BenchmarkSubject, _ driver: SubjectDriver
+    ) async -> (subject: BenchmarkSubject, name: String, capacity: Int)? {
+        let kind: BenchmarkSubject.Baseline =
+            switch subject.baseline {
+            case .automatic: driver.medium == .memory ? .minimalLRU : .rawLMDBZstd
+            default: subject.baseline
+            }
+        let tiers = driver.tiers
+        switch kind {
+        case .minimalLRU:
+            guard let tier = tiers.first(where: { $0.medium == .memory }) ?? tiers.first,
+                let capacity = try? await tier.usage().capacity
+            else { return nil }
+            let baseline = BenchmarkSubject.minimalLRU(capacity: capacity)
+            return (baseline, baseline.name, capacity)
+        case .rawLMDBZstd:
+            guard let tier = tiers.last(where: { $0.medium != .memory }) ?? tiers.last,
+                let capacity = try? await tier.usage().capacity
+            else { return nil }
+            let baseline = BenchmarkSubject.rawLMDBZstd(capacity: capacity)
+            return (baseline, baseline.name, capacity)
+        case .automatic, .none:
+            return nil
+        }
+    }
+
+    /// Warms `driver` up, then measures it.
+    private func measure(
+        _ driver: SubjectDriver, _ subject: BenchmarkSubject, tasks: Int, scratch: BenchmarkScratch
+    ) async -> SubjectResult {
+        let stop = StopSignal()
+        let clock = ContinuousClock()
+        let window: Int =
+            switch plan.length {
+            case .requests(let count): max(1, count / tasks / plan.timelinePoints)
+            case .duration: plan.timelineWindow
+            }
+        func loops(measured: Bool) -> [TaskLoop] {
+            (0..<tasks).map {
+                TaskLoop(
+                    driver: driver, sequence: sequence, keys: keys, task: $0, tasks: tasks, measured: measured,
+                    window: window, stop: stop)
+            }
+        }
+        let warmUp = await Self.phase(
+            loops(measured: false), firstStrides: Array(repeating: 0, count: tasks), plan.warmUp)
+        let before = await driver.statistics()
+        let start = clock.now
+        let measured = await Self.phase(loops(measured: true), firstStrides: warmUp.map(\.nextStride), plan.length)
+        let seconds = (clock.now - start).inSeconds
+        let after = await driver.statistics()
+        var result = SubjectResult(
+            subject: subject.name, isBaseline: subject.isBaseline, baseline: nil, tasks: tasks,
+            failure: (warmUp + measured).compactMap(\.failure).first.map {
+                BenchmarkError.subjectFailed(subject: subject.name, reason: $0).description
+            },
+            warmUpRequests: warmUp.reduce(0) { $0 + $1.requests },
+            reads: 0, writes: 0, deletes: 0, hits: 0, readBytes: 0, hitBytes: 0, seconds: seconds,
+            latency: LatencySummary(count: 0, meanNanoseconds: 0, percentiles: [:], distribution: []),
+            hitRatioTimeline: [], tiers: TierResult.deltas(before: before, after: after),
+            residentBytes: ResourceUsage.residentBytes(), diskBytes: ResourceUsage.diskBytes(under: scratch.directory))
+        var histogram = TaskTally.emptyHistogram()
+        for tally in measured {
+            result.reads += tally.reads
+            result.writes += tally.writes
+            result.deletes += tally.deletes
+            result.hits += tally.hits
+            result.readBytes &+= tally.readBytes
+            result.hitBytes &+= tally.hitBytes
+            histogram.add(tally.latency)
+        }
+        result.latency = LatencySummary(histogram)
+        result.hitRatioTimeline = Self.timeline(measured, window: window, tasks: tasks)
+        return result
+    }
+
+    /// Runs one phase: each loop from its first stride, the phase's share of requests each, or
+    /// until its deadline.
+    private static func phase(_ loops: [TaskLoop], firstStrides: [Int], _ length: RunLength) async -> [TaskTally] {
+        let deadline: ContinuousClock.Instant?
+        var limits: [Int?] = Array(repeating: nil, count: loops.count)
+        switch length {
+        case .requests(let count):
+            deadline = nil
+            for task in loops.indices { limits[task] = count / loops.count + (task < count % loops.count ? 1 : 0) }
+        case .duration(let duration):
+            deadline = ContinuousClock.now + duration
+        }
+        if case .requests(0) = length { return firstStrides.map { TaskTally(nextStride: $0) } }
+        return await withTaskGroup(of: (Int, TaskTally).self) { group in
+            for (task, loop) in loops.enumerated() {
+                let first = firstStrides[task]
+                let limit = limits[task]
+                group.addTask { (task, await loop.run(firstStride: first, limit: limit, deadline: deadline)) }
+            }
+            var tallies = Array(repeating: TaskTally(), count: loops.count)
+            for await (task, tally) in group { tallies[task] = tally }
+            return tallies
+        }
+    }
+
+    /// The hit ratio of each window, summed over the tasks' windows of the same index.
+    private static func timeline(_ tallies: [TaskTally], window: Int, tasks: Int) -> [SubjectResult.TimelinePoint] {
+        let count = tallies.map(\.windows.count).max() ?? 0
+        return (0..<count).compactMap { index in
+            let windows = tallies.compactMap { index < $0.windows.count ? $0.windows[index] : nil }
+            let reads = windows.reduce(0) { $0 + $1.reads }
+            guard reads > 0 else { return nil }
+            let requests = tallies.reduce(0) { $0 + min($1.requests, (index + 1) * window) }
+            return SubjectResult.TimelinePoint(
+                requests: requests, hitRatio: Double(windows.reduce(0) { $0 + $1.hits }) / Double(reads))
+        }
+    }
+}
+
+extension SubjectDriver {
+    /// The tiers the subject is made of, top to bottom.
+    var tiers: [any CacheTier] {
+        switch self {
+        case .tier(let tier): [tier]
+        case .localTier(let tier): [tier]
+        case .tiered(let cache, _): cache.tiers
+        }
+    }
+}
+
+extension SubjectResult {
+    static func failed(_ subject: String, tasks: Int, _ error: BenchmarkError) -> SubjectResult {
+        SubjectResult(
+            subject: subject, isBaseline: false, baseline: nil, tasks: tasks, failure: error.description,
+            warmUpRequests: 0, reads: 0, writes: 0, deletes: 0, hits: 0, readBytes: 0, hitBytes: 0, seconds: 0,
+            latency: LatencySummary(count: 0, meanNanoseconds: 0, percentiles: [:], distribution: []),
+            hitRatioTimeline: [], tiers: [], residentBytes: nil, diskBytes: nil)
+    }
+}
+
+extension LatencySummary {
+    /// The percentiles the CDF chart draws: dense in the tail, where latency lives.
+    static let distributionPercentiles: [Double] = [
+        0, 1, 5, 10, 20, 30, 40, 50, 60, 70, 80, 90, 95, 97.5, 99, 99.5, 99.9, 99.95, 99.99, 100,
+    ]
+
+    init(_ histogram: Histogram<UInt64>) {
+        let count = Int(histogram.totalCount)
+        self.init(
+            count: count, meanNanoseconds: count > 0 ? histogram.mean : 0,
+            percentiles: count > 0
+                ? Dictionary(
+                    uniqueKeysWithValues: Self.reported.map { ($0.name, histogram.valueAtPercentile($0.percentile)) })
+                : [:],
+            distribution: count > 0
+                ? Self.distributionPercentiles.map {
+                    Point(percentile: $0, nanoseconds: histogram.valueAtPercentile($0))
+                }
+                : [])
+    }
+}
+
+extension TierResult {
+    /// Each tier's counters after the phase minus before it; usage as it stands after.
+    static func deltas(
+        before: [(tier: String, statistics: TierStatistics)], after: [(tier: String, statistics: TierStatistics)]
+    ) -> [TierResult] {
+        after.enumerated().map { index, tier in
+            let old = index < before.count ? before[index].statistics : TierStatistics()
+            let new = tier.statistics
+            func refused(_ s: TierStatistics) -> Int {
+                s.refusedTooLarge + s.refusedByPolicy + s.refusedExpired + s.refusedOutOfSpace
+            }
+            return TierResult(
+                name: tier.tier, hits: new.hits - old.hits, misses: new.misses - old.misses,
+                stores: new.stores - old.stores, evictions: new.evictions - old.evictions,
+                refused: refused(new) - refused(old), errors: new.errors - old.errors,
+                bytesInUse: new.usage?.bytes, entries: new.usage?.entries)
+        }
+    }
+}
+
+extension Duration {
+    var inSeconds: Double {
+        Double(components.seconds) + Double(components.attoseconds) / 1e18
+    }
+}

@@ -1,0 +1,95 @@
+import Foundation
+import TierCache
+import TierCacheEviction
+import TierCacheLMDB
+
+extension BenchmarkSubject {
+    /// A memory tier of `capacity` bytes evicting by one of its built-in policies, named
+    /// `memory-<policy>` (`memory-lru`, `memory-s3fifo`, …).
+    public static func memory(capacity: Int, policy: MemoryTier.EvictionPolicy = .lru) -> BenchmarkSubject {
+        .localTier("memory-\(policy.rawValue.lowercased())", baseline: .minimalLRU) { _ in
+            try MemoryTier(capacity: capacity, policy: policy)
+        }
+    }
+
+    /// A memory tier of `capacity` bytes evicting by a policy type of your own, named
+    /// `memory-<the policy's name>` (`memory-lfu` for a type named `"LFU"`).
+    public static func memory<Policy: EvictionPolicy>(capacity: Int, policyType: Policy.Type) -> BenchmarkSubject {
+        .localTier("memory-\(Policy.name.lowercased())", baseline: .minimalLRU) { _ in
+            try MemoryTier(capacity: capacity, policyType: policyType)
+        }
+    }
+
+    /// What an LMDB subject does to values before they reach the disk.
+    public enum AtRest: Sendable {
+        /// zstd, one value at a time (the tier's default).
+        case plain
+        /// zstd with dictionaries the tier trains on the small values it stores.
+        case trainedDictionary
+        /// zstd, then sealed by `sealing` (e.g. `TierCacheEncryption`'s `EncryptionAtRest`).
+        case encrypted(any RecordSealing)
+
+        /// The suffix of the subject's name.
+        var suffix: String {
+            switch self {
+            case .plain: ""
+            case .trainedDictionary: "-dictionary"
+            case .encrypted: "-encrypted"
+            }
+        }
+    }
+
+    /// An LMDB tier of `capacity` bytes in the run's scratch directory, named `lmdb`,
+    /// `lmdb-dictionary` or `lmdb-encrypted`. Durability defaults to `.none` (no sync at commit):
+    /// the benchmark measures the tier, not the disk's flush latency; pass the tier's default,
+    /// `.metadataAsync`, to measure what an app configured so would see.
+    public static func lmdb(
+        capacity: Int, atRest: AtRest = .plain, durability: LMDBTier.Durability = .none
+    ) -> BenchmarkSubject {
+        .localTier("lmdb" + atRest.suffix, baseline: .rawLMDBZstd) { scratch in
+            try LMDBTier(directory: scratch.directory, configuration: lmdbConfiguration(capacity, atRest, durability))
+        }
+    }
+
+    /// A memory tier over an LMDB tier, read through as an application's `TieredCache`: named
+    /// `memory+lmdb`.
+    public static func memoryOverLMDB(
+        memory: Int, disk: Int, policy: MemoryTier.EvictionPolicy = .lru, durability: LMDBTier.Durability = .none
+    ) -> BenchmarkSubject {
+        .tiered("memory+lmdb", baseline: .rawLMDBZstd) { scratch in
+            TieredCache(tiers: [
+                try MemoryTier(capacity: memory, policy: policy),
+                try LMDBTier(
+                    directory: scratch.directory, configuration: lmdbConfiguration(disk, .plain, durability)),
+            ])
+        }
+    }
+
+    private static func lmdbConfiguration(
+        _ capacity: Int, _ atRest: AtRest, _ durability: LMDBTier.Durability
+    ) -> LMDBTier.Configuration {
+        var configuration = LMDBTier.Configuration(capacity: capacity, durability: durability)
+        switch atRest {
+        case .plain: break
+        case .trainedDictionary: configuration.dictionary = .automatic()
+        case .encrypted(let sealing): configuration.encryption = sealing
+        }
+        return configuration
+    }
+
+    /// The baseline of memory tiers: the least an LRU needs (a dictionary and an index-linked
+    /// list) behind one lock, with no statistics, expiry or byte accounting beyond the capacity.
+    public static func minimalLRU(capacity: Int) -> BenchmarkSubject {
+        BenchmarkSubject(name: "minimal LRU", baseline: .none, isBaseline: true) { _ in
+            .localTier(MinimalLRUTier(capacity: capacity))
+        }
+    }
+
+    /// The baseline of disk tiers: LMDB and zstd called directly, with `LMDBTier`'s flags and
+    /// level and nothing of its own (no accounting, recency, framing or checksum).
+    public static func rawLMDBZstd(capacity: Int) -> BenchmarkSubject {
+        BenchmarkSubject(name: "raw LMDB+zstd", baseline: .none, isBaseline: true) { scratch in
+            .localTier(try RawLMDBZstdTier(directory: scratch.directory, capacity: capacity))
+        }
+    }
+}

@@ -1,0 +1,82 @@
+import Foundation
+import TierCache
+
+/// How the runner calls a subject: each case through the interface an application would use.
+enum SubjectDriver: Sendable {
+    case tier(any CacheTier)
+    case localTier(any LocalCacheTier)
+    /// A tiered cache, and whether every tier is local (then lookups never suspend).
+    case tiered(TieredCache, allLocal: Bool)
+
+    static func tiered(_ cache: TieredCache) -> SubjectDriver {
+        .tiered(cache, allLocal: cache.tiers.allSatisfy { $0 is any LocalCacheTier })
+    }
+
+    /// The medium of the subject's first tier: what its baseline is chosen by.
+    var medium: TierMedium {
+        switch self {
+        case .tier(let tier): tier.medium
+        case .localTier(let tier): tier.medium
+        case .tiered(let cache, _): cache.tiers.first?.medium ?? .memory
+        }
+    }
+
+    /// The value's size on a hit, `nil` on a miss.
+    @inline(__always)
+    func get(_ key: CacheKey) async throws -> Int? {
+        switch self {
+        case .localTier(let tier): return try Self.localGet(tier, key)
+        case .tier(let tier): return try await tier.entry(forKey: key)?.value.count
+        case .tiered(let cache, let allLocal):
+            if allLocal { return cache.localEntry(forKey: key)?.entry.value.count }
+            return await cache.entry(forKey: key)?.value.count
+        }
+    }
+
+    /// Stores `entry`; a tiered cache's per-tier failures are its own to count (as in an app).
+    @inline(__always)
+    func set(_ entry: CacheEntry, forKey key: CacheKey) async throws {
+        switch self {
+        case .localTier(let tier): try Self.localSet(tier, entry, key)
+        case .tier(let tier): _ = try await tier.store(entry, forKey: key)
+        case .tiered(let cache, _): _ = await cache.store(entry, forKey: key, policy: .allowed)
+        }
+    }
+
+    @inline(__always)
+    func remove(_ key: CacheKey) async throws {
+        switch self {
+        case .localTier(let tier): try Self.localRemove(tier, key)
+        case .tier(let tier): try await tier.removeEntry(forKey: key)
+        case .tiered(let cache, _): try await cache.removeEntry(forKey: key)
+        }
+    }
+
+    /// Each tier's statistics, top to bottom.
+    func statistics() async -> [(tier: String, statistics: TierStatistics)] {
+        switch self {
+        case .localTier(let tier): [(tier.name, Self.localStatistics(tier))]
+        case .tier(let tier): [(tier.name, await tier.statistics())]
+        case .tiered(let cache, _): await cache.statistics().map { ($0.tierName, $0.statistics) }
+        }
+    }
+
+    // In an async function Swift picks a tier's async overloads; these synchronous functions call
+    // the synchronous ones, as `TieredCache` does for local tiers (no suspension, no executor hop).
+
+    private static func localGet(_ tier: any LocalCacheTier, _ key: CacheKey) throws -> Int? {
+        try tier.entry(forKey: key)?.value.count
+    }
+
+    private static func localSet(_ tier: any LocalCacheTier, _ entry: CacheEntry, _ key: CacheKey) throws {
+        _ = try tier.store(entry, forKey: key)
+    }
+
+    private static func localRemove(_ tier: any LocalCacheTier, _ key: CacheKey) throws {
+        try tier.removeEntry(forKey: key)
+    }
+
+    private static func localStatistics(_ tier: any LocalCacheTier) -> TierStatistics {
+        tier.statistics()
+    }
+}

@@ -1,0 +1,131 @@
+import CacheSimulation
+import TierCache
+
+/// The requests a benchmark sends: synthetic keys (a distribution over a key space, with value
+/// sizes) or a trace's requests with the trace's object sizes, under a read/write/delete mix.
+///
+/// A workload is deterministic: the same seed gives the same requests in every run, so subjects
+/// in one run, and runs on two machines, see the same sequence.
+public struct Workload: Sendable, CustomStringConvertible {
+    /// Where the keys come from.
+    public enum Source: Sendable {
+        /// `keys` distinct keys under `distribution`, values sized by `sizes`.
+        case synthetic(keys: Int, distribution: KeyDistribution, sizes: ValueSizes)
+        /// A trace's requests, in order, with its object sizes; traces without sizes get values of
+        /// `sizesIfAbsent`.
+        case trace(Trace, sizesIfAbsent: ValueSizes = .fixed(4096))
+    }
+
+    /// Where the keys come from.
+    public var source: Source
+    /// The share of reads, writes and deletes (synthetic and trace requests alike).
+    public var mix: OperationMix
+    /// The seed of every random draw.
+    public var seed: UInt64
+
+    /// A workload; by default all reads, through.
+    public init(_ source: Source, mix: OperationMix = .readThrough, seed: UInt64 = 42) {
+        self.source = source
+        self.mix = mix
+        self.seed = seed
+    }
+
+    /// A Zipf workload over `keys` keys.
+    public static func zipf(
+        keys: Int, skew: Double = 0.99, sizes: ValueSizes = .uniform(256...4096), mix: OperationMix = .readThrough
+    ) -> Workload {
+        Workload(.synthetic(keys: keys, distribution: .zipf(skew: skew), sizes: sizes), mix: mix)
+    }
+
+    public var description: String {
+        let keys =
+            switch source {
+            case .synthetic(let keys, let distribution, let sizes): "\(distribution) over \(keys) keys, values \(sizes)"
+            case .trace(let trace, _): "trace \(trace.name) (\(trace.requestCount) requests)"
+            }
+        return mix == .readThrough ? keys : "\(keys); \(mix)"
+    }
+
+    /// Throws for a workload that cannot run: no keys, an empty trace, bad sizes, shares or skew.
+    public func validate() throws(BenchmarkError) {
+        try mix.validate()
+        switch source {
+        case .synthetic(let keys, let distribution, let sizes):
+            guard keys > 0, keys <= Int(UInt32.max) else {
+                throw .invalidWorkload("a workload needs from 1 to \(UInt32.max) keys (got \(keys))")
+            }
+            try distribution.validate(keys: keys)
+            try sizes.validate()
+        case .trace(let trace, let sizes):
+            guard trace.requestCount > 0 else { throw .invalidWorkload("the trace \(trace.name) has no requests") }
+            if !trace.hasSizes { try sizes.validate() }
+        }
+    }
+
+    /// `length` requests (a trace is cut or repeated to that length), and every object's key and
+    /// value size.
+    func requests(length: Int) throws(BenchmarkError) -> RequestSequence {
+        try validate()
+        guard length > 0 else { throw .invalidWorkload("a run needs at least one request") }
+        var random = SeededRandom(seed: seed)
+        var objects = [UInt32]()
+        objects.reserveCapacity(length)
+        let sizes: [UInt32]
+        switch source {
+        case .synthetic(let keys, let distribution, let valueSizes):
+            var sampler = distribution.sampler(keys: keys)
+            for _ in 0..<length { objects.append(UInt32(sampler.next(&random))) }
+            var sizeRandom = SeededRandom(seed: seed ^ 0x5DEE_CE66)
+            sizes = (0..<keys).map { _ in valueSizes.draw(&sizeRandom) }
+        case .trace(let trace, let valueSizes):
+            while objects.count < length {
+                objects.append(contentsOf: trace.requests.prefix(length - objects.count))
+            }
+            if trace.hasSizes {
+                // A zero-byte object in a trace becomes one byte: tiers store values, not absences.
+                sizes = trace.objectSizes.map { max(1, min($0, UInt32(ValueSizes.maximum))) }
+            } else {
+                var sizeRandom = SeededRandom(seed: seed ^ 0x5DEE_CE66)
+                sizes = (0..<trace.objectCount).map { _ in valueSizes.draw(&sizeRandom) }
+            }
+        }
+        var operations = [Operation]()
+        if mix != .readThrough {
+            operations.reserveCapacity(length)
+            for _ in 0..<length {
+                let draw = random.nextUnit()
+                operations.append(draw < mix.reads ? .read : draw < mix.reads + mix.writes ? .write : .delete)
+            }
+        }
+        return RequestSequence(objects: objects, operations: operations, readThrough: mix.readThrough, sizes: sizes)
+    }
+}
+
+/// A workload's requests, ready to replay.
+struct RequestSequence: Sendable {
+    /// Object ids, in request order.
+    let objects: [UInt32]
+    /// Each request's operation; empty when every request is a read.
+    let operations: [Operation]
+    let readThrough: Bool
+    /// Each object's value size.
+    let sizes: [UInt32]
+
+    func operation(at index: Int) -> Operation {
+        operations.isEmpty ? .read : operations[index]
+    }
+
+    /// Each object's key (made once, so the run times the tier rather than string formatting).
+    func keys() throws(BenchmarkError) -> [CacheKey] {
+        do {
+            return try sizes.indices.map { try CacheKey("bench/object/\($0)") }
+        } catch {
+            throw .invalidWorkload("cannot make the workload's keys: \(error)")
+        }
+    }
+
+    /// A compressible, JSON-like value of `object`'s size, cut from a shared pattern.
+    func value(for object: UInt32) -> [UInt8] {
+        ValuePattern.value(size: Int(sizes[Int(object)]), seed: object)
+    }
+}

@@ -1,0 +1,63 @@
+import CacheSimulation
+import Testing
+
+@testable import TierCacheBenchmarking
+
+/// Bad input gets a `BenchmarkError` saying what is wrong, never a trap.
+@Suite struct BadInputTests {
+    private func rejects(_ workload: Workload, _ words: String) {
+        #expect {
+            try workload.validate()
+        } throws: { error in
+            guard case BenchmarkError.invalidWorkload(let reason) = error else { return false }
+            return reason.contains(words)
+        }
+    }
+
+    @Test func syntheticWorkloadsWithImpossibleParametersAreRefused() {
+        rejects(Workload(.synthetic(keys: 0, distribution: .uniform, sizes: .fixed(1))), "keys")
+        rejects(Workload(.synthetic(keys: 10, distribution: .uniform, sizes: .fixed(0))), "positive")
+        rejects(Workload(.synthetic(keys: 10, distribution: .uniform, sizes: .fixed(-5))), "positive")
+        rejects(Workload(.synthetic(keys: 10, distribution: .uniform, sizes: .uniform(-10...10))), "positive")
+        rejects(Workload(.synthetic(keys: 10, distribution: .uniform, sizes: .fixed(1 << 40))), "at most")
+        rejects(Workload(.synthetic(keys: 10, distribution: .zipf(skew: -1), sizes: .fixed(1))), "skew")
+        rejects(Workload(.synthetic(keys: 10, distribution: .zipf(skew: .nan), sizes: .fixed(1))), "skew")
+        rejects(
+            Workload(
+                .synthetic(keys: 10, distribution: .hotspot(hotFraction: 1.5, hotProbability: 0.5), sizes: .fixed(1))),
+            "hotspot")
+        rejects(
+            Workload(.synthetic(keys: 10, distribution: .scan(hotKeys: 10, scanProbability: 0.5), sizes: .fixed(1))),
+            "hot set")
+        rejects(Workload.zipf(keys: 10, mix: OperationMix(reads: 0.5, writes: 0.2)), "add up")
+    }
+
+    @Test func anEmptyTraceIsRefused() throws {
+        let empty = try Trace(name: "empty", requests: [], hasSizes: false)
+        rejects(Workload(.trace(empty)), "no requests")
+    }
+
+    @Test func malformedSizesAndMixesAreRefused() {
+        for text in ["", "abc", "-5", "10-", "300-100", "1-2-3"] {
+            #expect(throws: BenchmarkError.self, "\(text)") { try ValueSizes(parsing: text) }
+        }
+        for text in ["", "90", "a:b", "-1:2", "0:0", "1:2:3:4"] {
+            #expect(throws: BenchmarkError.self, "\(text)") { try OperationMix(parsing: text) }
+        }
+    }
+
+    @Test func plansThatCannotRunAreRefused() {
+        let workload = Workload.zipf(keys: 10)
+        for plan in [
+            BenchmarkPlan(workload: workload, tasks: []),
+            BenchmarkPlan(workload: workload, tasks: [0]),
+            BenchmarkPlan(workload: workload, tasks: [1, 5_000]),
+            BenchmarkPlan(workload: workload, length: .requests(0)),
+            BenchmarkPlan(workload: workload, length: .requests(-1)),
+            BenchmarkPlan(workload: workload, length: .duration(.zero)),
+            BenchmarkPlan(workload: workload, warmUp: .requests(-3)),
+        ] {
+            #expect(throws: BenchmarkError.self) { try BenchmarkRunner(plan: plan) }
+        }
+    }
+}

@@ -1,0 +1,30 @@
+import CacheSimulation
+import Foundation
+import Testing
+
+@testable import TierCacheBenchmarking
+
+/// The reports contain what the run measured, in every format.
+@Suite struct ReportTests {
+    @Test func everyFormatCarriesTheRunsFigures() async throws {
+        let plan = BenchmarkPlan(
+            workload: Workload.zipf(keys: 1_000, sizes: .fixed(128)), length: .requests(4_000), tasks: [1, 2])
+        let results = try await BenchmarkRunner(plan: plan).run([.memory(capacity: 1 << 20, policy: .s3fifo)])
+        let report = results.report()
+        let table = report.tables[0]
+        let row = try #require(table.rows.first { $0[0] == "memory-s3fifo" && $0[1] == "1" })
+        let result = try #require(results.result("memory-s3fifo", tasks: 1))
+        #expect(row[2] == ChartFormat.compact(result.throughput))
+        #expect(row[4] == ChartFormat.percent(result.hitRatio))
+        #expect(row[3].hasSuffix("×"), "a ratio to the baseline: \(row[3])")
+        #expect(table.csv.contains("memory-s3fifo"))
+        let decoded = try JSONDecoder().decode(BenchmarkResults.self, from: Data(report.json.utf8))
+        #expect(decoded == results)
+        let titles = report.charts.map(\.title)
+        #expect(titles.contains("Throughput against concurrency"))
+        #expect(titles.contains { $0.hasPrefix("Latency CDF") })
+        #expect(titles.contains("Hit ratio over time"))
+        let html = HTMLReport.render(report)
+        #expect(html.contains("memory-s3fifo") && html.contains("<svg") && html.contains("Latency CDF"))
+    }
+}

@@ -1,0 +1,166 @@
+import CacheSimulation
+import Foundation
+import Synchronization
+import Testing
+import TierCache
+import TierCacheEviction
+
+@testable import TierCacheBenchmarking
+
+/// The runner's figures agree with what was done: the histogram holds every measured request,
+/// the hit counts match the tier's own counters, the warm-up stays out of both, and a subject
+/// that fails is reported while the others run.
+@Suite struct RunnerTests {
+    private static let workload = Workload(
+        .synthetic(keys: 2_000, distribution: .zipf(skew: 0.9), sizes: .uniform(64...512)),
+        mix: OperationMix(reads: 0.8, writes: 0.15, deletes: 0.05))
+
+    @Test func theHistogramAndTheCountersAgreeWithWhatWasDone() async throws {
+        let plan = BenchmarkPlan(
+            workload: Self.workload, length: .requests(10_001), warmUp: .requests(3_000), tasks: [1, 3])
+        let results = try await BenchmarkRunner(plan: plan).run([.memory(capacity: 1 << 20)])
+        for tasks in [1, 3] {
+            let result = try #require(results.results.first { $0.subject == "memory-lru" && $0.tasks == tasks })
+            #expect(result.failure == nil)
+            #expect(result.requests == 10_001 && result.latency.count == 10_001)
+            #expect(result.warmUpRequests == 3_000)
+            // The sequence's own shares, over the measured stretch, within a few standard deviations.
+            #expect(abs(Double(result.reads) / 10_001 - 0.8) < 0.03)
+            let tier = try #require(result.tiers.first)
+            #expect(tier.hits == result.hits, "the tier's hits over the measured phase are the runner's")
+            #expect(tier.hits + tier.misses == result.reads)
+            #expect(result.hits > 0 && result.hitRatio < 1)
+            let percentiles = result.latency.percentiles
+            let p50 = try #require(percentiles["p50"])
+            let p99 = try #require(percentiles["p99"])
+            let maximum = try #require(percentiles["max"])
+            #expect(p50 <= p99 && p99 <= maximum)
+            #expect(result.latency.distribution.map(\.percentile) == LatencySummary.distributionPercentiles)
+            #expect(
+                zip(result.latency.distribution, result.latency.distribution.dropFirst()).allSatisfy {
+                    $0.nanoseconds <= $1.nanoseconds
+                })
+            let timelineReads = result.hitRatioTimeline.count
+            #expect(timelineReads >= 40 && timelineReads <= 60, "about 50 points: \(timelineReads)")
+            // The last point closes the run (or the last window that had a read, a window earlier).
+            let end = try #require(result.hitRatioTimeline.last?.requests)
+            #expect(end <= 10_001 && end > 10_001 - 2 * 10_001 / 50)
+        }
+        // The baseline ran beside it, at each concurrency, on the same requests.
+        let baseline = try #require(results.result("minimal LRU", tasks: 1))
+        #expect(baseline.isBaseline && baseline.requests == 10_001)
+        let subject = try #require(results.result("memory-lru", tasks: 1))
+        #expect(subject.baseline == "minimal LRU")
+        #expect(results.throughputRatio(of: subject).map { $0 > 0 } == true)
+    }
+
+    /// Every subject sees the same requests: two runs of LRU at one capacity agree on every hit,
+    /// and with one task a tier and its baseline, both exact LRU over the same bytes… differ only
+    /// by the tier's per-entry overhead, so the hit ratios are close but the tier's is lower.
+    @Test func subjectsSeeTheSameRequests() async throws {
+        let plan = BenchmarkPlan(workload: Workload.zipf(keys: 5_000, sizes: .fixed(1_000)), length: .requests(20_000))
+        let results = try await BenchmarkRunner(plan: plan).run([
+            .memory(capacity: 1 << 20), .memory(capacity: 1 << 20),
+        ])
+        let runs = results.results.filter { $0.subject == "memory-lru" }
+        #expect(runs.count == 2 && runs[0].hits == runs[1].hits)
+        let baseline = try #require(results.result("minimal LRU"))
+        #expect(baseline.hits >= runs[0].hits && Double(baseline.hits - runs[0].hits) < 0.05 * Double(baseline.reads))
+    }
+
+    /// A user's own policy is a subject like the built-ins.
+    @Test func aUsersPolicyRunsInTheMemoryTier() async throws {
+        let plan = BenchmarkPlan(workload: Workload.zipf(keys: 2_000, sizes: .fixed(256)), length: .requests(5_000))
+        let results = try await BenchmarkRunner(plan: plan).run([
+            .memory(capacity: 128 << 10, policyType: SmallWindow2Q.self)
+        ])
+        let result = try #require(results.result("memory-2q kin=5%"))
+        #expect(result.failure == nil && result.hits > 0)
+        #expect(results.throughputRatio(of: result) != nil)
+    }
+
+    @Test func aFailingFactoryOrTierIsReportedAndTheOthersStillRun() async throws {
+        struct Refusal: Error {}
+        let plan = BenchmarkPlan(workload: Self.workload, length: .requests(5_000), tasks: [2], baselines: false)
+        let results = try await BenchmarkRunner(plan: plan).run([
+            .localTier("unopenable") { _ in throw Refusal() },
+            .localTier("breaks") { _ in try FailingTier(failingAfter: 500) },
+            .memory(capacity: 1 << 20),
+        ])
+        let unopenable = try #require(results.result("unopenable"))
+        #expect(unopenable.failure?.contains("could not be opened") == true)
+        let breaks = try #require(results.result("breaks"))
+        #expect(breaks.failure?.contains("disk on fire") == true)
+        #expect(breaks.requests < 5_000, "both tasks stopped")
+        let memory = try #require(results.result("memory-lru"))
+        #expect(memory.failure == nil && memory.requests == 5_000)
+        #expect(results.report().tables[0].text.contains("disk on fire"))
+    }
+
+    @Test func aDurationBoundedRunStopsOnTime() async throws {
+        var plan = BenchmarkPlan(
+            workload: Workload.zipf(keys: 1_000, sizes: .fixed(64)), length: .duration(.milliseconds(200)),
+            baselines: false)
+        plan.timelineWindow = 1_000
+        let results = try await BenchmarkRunner(plan: plan).run([.memory(capacity: 1 << 20)])
+        let result = try #require(results.result("memory-lru"))
+        #expect(result.requests > 0 && result.latency.count == result.requests)
+        #expect(result.seconds >= 0.2 && result.seconds < 5)
+        #expect(!result.hitRatioTimeline.isEmpty)
+    }
+
+    /// A trace is replayed with its own object sizes: the byte hit ratio weighs hits by them.
+    @Test func aTraceIsReplayedWithItsSizes() async throws {
+        let requests = (0..<4_000).map { index -> TraceRequest in
+            let key = UInt64(index % 50)
+            return TraceRequest(key: key, size: key == 0 ? 40_000 : 100)
+        }
+        let trace = try Trace(name: "sized", requests: requests, hasSizes: true)
+        let plan = BenchmarkPlan(workload: Workload(.trace(trace)), length: .requests(4_000), baselines: false)
+        let results = try await BenchmarkRunner(plan: plan).run([.minimalLRU(capacity: 20_000)])
+        let result = try #require(results.result("minimal LRU"))
+        // Key 0 (40,000 bytes) never fits in 20,000; the other 49 keys always do once seen.
+        #expect(result.hits == 4_000 - 80 - 49)
+        #expect(result.readBytes == 80 * 40_000 + 3_920 * 100)
+        #expect(result.hitBytes == UInt64(result.hits) * 100)
+        #expect(result.byteHitRatio < result.hitRatio)
+    }
+}
+
+/// A user's policy: 2Q with a smaller first-request queue, as a type.
+struct SmallWindow2Q: EvictionPolicyVariant {
+    static let name = "2Q Kin=5%"
+    var base: TwoQPolicy
+    init(context: PolicyContext) { base = TwoQPolicy(context: context, inFraction: 0.05, outFraction: 0.5) }
+}
+
+/// A memory tier whose stores start throwing after a number of them: a tier failing mid-run.
+final class FailingTier: LocalCacheTier {
+    struct Failure: Error, CustomStringConvertible {
+        var description: String { "disk on fire" }
+    }
+    let name = "failing"
+    let medium = TierMedium.disk
+    private let inner: MemoryTier
+    private let storesLeft: Mutex<Int>
+
+    init(failingAfter stores: Int) throws {
+        inner = try MemoryTier(capacity: 1 << 20)
+        storesLeft = Mutex(stores)
+    }
+
+    func entry(forKey key: CacheKey) -> CacheEntry? { inner.entry(forKey: key) }
+    func store(_ entry: CacheEntry, forKey key: CacheKey) throws -> StoreOutcome {
+        guard
+            storesLeft.withLock({
+                $0 -= 1
+                return $0 >= 0
+            })
+        else { throw Failure() }
+        return inner.store(entry, forKey: key)
+    }
+    func removeEntry(forKey key: CacheKey) { inner.removeEntry(forKey: key) }
+    func removeAll() { inner.removeAll() }
+    func usage() -> TierUsage { inner.usage() }
+    func statistics() -> TierStatistics { inner.statistics() }
+}
