@@ -3,8 +3,8 @@ import PackageDescription
 
 // The core libraries depend on the system's LMDB and zstd and on the swift-log and swift-metrics
 // API packages (small, no backends); only the `tiercache` command-line tool pulls in
-// swift-argument-parser. Benchmarks live in their own package
-// (Benchmarks/Package.swift) so that ordo-one/benchmark never enters a user's dependency graph.
+// swift-argument-parser. Benchmarks live in their own package (Benchmarks/Package.swift); ordo-one's
+// benchmark enters a user's graph only with the OrdoBenchmark trait.
 let package = Package(
     name: "TierCache",
     platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
@@ -32,6 +32,11 @@ let package = Package(
             name: "Redis",
             description:
                 "The Redis subject of TierCacheBenchmarking and `tiercache bench` (brings SwiftNIO into their build)."
+        ),
+        .trait(
+            name: "OrdoBenchmark",
+            description:
+                "BenchmarkSubject.registerStandardBenchmarks(): TierCache's tier benchmarks in your own ordo-one package-benchmark target."
         ),
         .trait(
             name: "Encryption",
@@ -64,6 +69,9 @@ let package = Package(
         // Encryption at rest (TierCacheEncryption only; already in the graph through
         // async-http-client, never in the `tiercache` tool's).
         .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
+        // Only with the OrdoBenchmark trait (off by default): SwiftPM leaves a dependency that only
+        // disabled traits use out of the graph.
+        .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
         // `swift package generate-documentation` (scripts/docs); a command plugin, built only when run.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -138,8 +146,12 @@ let package = Package(
                 "TierCache", "TierCacheEviction", "TierCacheLMDB", "CacheSimulation", "CLMDB", "CZstd",
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .target(name: "TierCacheRedis", condition: .when(traits: ["Redis"])),
+                .product(name: "Benchmark", package: "benchmark", condition: .when(traits: ["OrdoBenchmark"])),
             ],
-            swiftSettings: [.define("BenchmarkRedis", .when(traits: ["Redis"]))]
+            swiftSettings: [
+                .define("BenchmarkRedis", .when(traits: ["Redis"])),
+                .define("OrdoBenchmark", .when(traits: ["OrdoBenchmark"])),
+            ]
         ),
         .target(
             name: "HTTPCaching",

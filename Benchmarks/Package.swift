@@ -8,7 +8,8 @@ let package = Package(
     name: "TierCacheBenchmarks",
     platforms: [.macOS(.v15)],
     dependencies: [
-        .package(name: "TierCache", path: ".."),
+        // With the trait that registers the standard tier benchmarks (registerStandardBenchmarks()).
+        .package(name: "TierCache", path: "..", traits: ["OrdoBenchmark"]),
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
         // Already in TierCache's graph (TierCacheRedis); named for RedisRoundTrips' executor choice.
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
@@ -33,6 +34,7 @@ let package = Package(
                 .product(name: "TierCache", package: "TierCache"),
                 .product(name: "TierCacheLMDB", package: "TierCache"),
                 .product(name: "TierCacheEncryption", package: "TierCache"),
+                .product(name: "TierCacheBenchmarking", package: "TierCache"),
                 "BenchCLMDB", "BenchCZstd", "Workloads",
             ],
             path: "Benchmarks/TierBenchmarks",
@@ -102,6 +104,15 @@ let package = Package(
             name: "PolicyThroughput",
             dependencies: [.product(name: "TierCache", package: "TierCache"), "Workloads"],
             path: "Benchmarks/PolicyThroughput"
+        ),
+        // TierCacheBenchmarking's own cost per request, and its MemoryTier figure against a bare loop.
+        .executableTarget(
+            name: "HarnessCost",
+            dependencies: [
+                .product(name: "TierCache", package: "TierCache"),
+                .product(name: "TierCacheBenchmarking", package: "TierCache"),
+            ],
+            path: "Benchmarks/HarnessCost"
         ),
         .executableTarget(
             name: "SimulationBenchmarks",

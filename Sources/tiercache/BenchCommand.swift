@@ -57,10 +57,18 @@ struct BenchCommand: AsyncParsableCommand {
     var memory = ByteCount(bytes: 16 << 20)
     @Option(help: "LMDB tier capacity.", transform: ByteCount.init(parsing:))
     var diskCapacity = ByteCount(bytes: 256 << 20)
+    @Option(help: "Where disk subjects keep their files (default: the temporary directory); deleted afterwards.")
+    var directory: String?
     @Option(help: "The Redis server of the redis subject: redis://[user:password@]HOST[:PORT][/DB].")
     var redis: String?
     @Option(help: "Redis tier capacity.", transform: ByteCount.init(parsing:))
     var redisCapacity = ByteCount(bytes: 256 << 20)
+    @Flag(help: "Store every key before the warm-up (with --mix 100:0:0 and --no-read-through: a get-hit run).")
+    var prefill = false
+    @Flag(help: "Reads that miss store nothing (by default a miss stores the value, as an application would).")
+    var noReadThrough = false
+    @Option(help: "Time one measured request in this many for the latency percentiles (1 times them all).")
+    var latencySampling = 8
     @Flag(help: "Leave the baselines out (no same-run ratios).")
     var noBaselines = false
     @OptionGroup var reportOptions: ReportOptions
@@ -91,7 +99,8 @@ struct BenchCommand: AsyncParsableCommand {
         let distribution = try keyDistribution()
         do {
             let sizes = try ValueSizes(parsing: valueSize)
-            let mix = try OperationMix(parsing: mix)
+            var mix = try OperationMix(parsing: mix)
+            mix.readThrough = !noReadThrough
             if let loaded {
                 workload = Workload(.trace(loaded, sizesIfAbsent: sizes), mix: mix)
             } else {
@@ -105,6 +114,8 @@ struct BenchCommand: AsyncParsableCommand {
             workload: workload, length: .requests(requests), warmUp: .requests(warmUp), tasks: try taskCounts(),
             baselines: !noBaselines)
         if let duration { plan.length = .duration(try Self.parseDuration(duration)) }
+        plan.prefill = prefill
+        plan.latencySampling = latencySampling
         do { try plan.validate() } catch { throw ValidationError(error.description) }
         return plan
     }
@@ -149,8 +160,10 @@ struct BenchCommand: AsyncParsableCommand {
         let runner: BenchmarkRunner
         do { runner = try BenchmarkRunner(plan: plan) } catch { throw ValidationError(error.description) }
         print("tiercache bench: \(plan.workload); \(plan.length) per subject over \(tasks) task(s)")
-        print("memory \(memory), LMDB \(diskCapacity) (temporary directory)\n")
-        let results = await runner.run(subjects) { print("  running \($0)") }
+        print("memory \(memory), LMDB \(diskCapacity) (in \(directory ?? "the temporary directory"))\n")
+        let results = await runner.run(subjects, scratchDirectory: directory.map(URLPath.url)) {
+            print("  running \($0)")
+        }
         let report = results.report(title: "TierCache bench")
         print("")
         for table in report.tables where !table.rows.isEmpty {

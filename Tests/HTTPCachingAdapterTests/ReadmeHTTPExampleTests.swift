@@ -86,16 +86,19 @@ struct ReadmeHTTPExampleTests {
 
 @Suite("README snippets")
 struct ReadmeSnippetTests {
-    @Test("Every README block marked in the tests is in the README, character for character")
+    @Test("Every README block marked in the tests and examples is in the README, character for character")
     func snippetsMatch() throws {
         let testsDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         let readme = try String(
             contentsOf: testsDirectory.deletingLastPathComponent().appendingPathComponent("README.md"), encoding: .utf8)
         var found = 0
-        let files =
-            FileManager.default.enumerator(at: testsDirectory, includingPropertiesForKeys: nil)?.compactMap {
+        // The tests, and the Examples package (a user's own package, built and run by scripts/examples).
+        let examples = testsDirectory.deletingLastPathComponent().appendingPathComponent("Examples/Sources")
+        let files = [testsDirectory, examples].flatMap { directory in
+            FileManager.default.enumerator(at: directory, includingPropertiesForKeys: nil)?.compactMap {
                 $0 as? URL
             } ?? []
+        }
         for file in files where file.pathExtension == "swift" {
             let lines = try String(contentsOf: file, encoding: .utf8).split(
                 separator: "\n", omittingEmptySubsequences: false)

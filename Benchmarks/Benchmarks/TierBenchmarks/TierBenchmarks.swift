@@ -17,6 +17,7 @@ let benchmarks: @Sendable () -> Void = {
     )
     memoryBenchmarks()
     memoryPolicyBenchmarks()
+    standardBenchmarks()
     diskBenchmarks(valueSize: 1_024, entries: 20_000)
     diskBenchmarks(valueSize: 16 * 1_024, entries: 4_000)
     groupCommitBenchmarks()

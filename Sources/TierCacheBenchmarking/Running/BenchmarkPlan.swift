@@ -20,6 +20,14 @@ public struct BenchmarkPlan: Sendable {
     public var timelineWindow: Int
     /// For duration-bounded runs, how many requests the workload generates and cycles through.
     public var cycleLength: Int
+    /// Whether every key is stored before the warm-up, so that reads hit from the start (a
+    /// get-hit benchmark: reads only, not through, over a prefilled subject).
+    public var prefill: Bool
+    /// One measured request in this many is timed for the latency histogram (the first of each
+    /// task's, then every `latencySampling`-th). Reading the clock twice costs about 40 ns, a
+    /// third of a memory tier's hit: timing every request (1) would be measuring the clock.
+    /// Throughput, hits and the timeline count every request whatever the sampling.
+    public var latencySampling: Int
 
     /// A plan; by default 200,000 measured requests, no warm-up, one task, with baselines.
     public init(
@@ -34,6 +42,8 @@ public struct BenchmarkPlan: Sendable {
         self.timelinePoints = 50
         self.timelineWindow = 10_000
         self.cycleLength = 1 << 20
+        self.prefill = false
+        self.latencySampling = 8
     }
 
     /// The most tasks a plan may ask for.
@@ -53,8 +63,9 @@ public struct BenchmarkPlan: Sendable {
         guard !tasks.isEmpty, tasks.allSatisfy({ (1...Self.maximumTasks).contains($0) }) else {
             throw .invalidWorkload("task counts must be from 1 to \(Self.maximumTasks) (got \(tasks))")
         }
-        guard timelinePoints > 0, timelineWindow > 0, cycleLength > 0 else {
-            throw .invalidWorkload("timeline points, timeline window and cycle length must be positive")
+        guard timelinePoints > 0, timelineWindow > 0, cycleLength > 0, latencySampling > 0 else {
+            throw .invalidWorkload(
+                "timeline points, timeline window, cycle length and latency sampling must be positive")
         }
     }
 

@@ -19,8 +19,9 @@ import TierCache
 public struct BenchmarkRunner: Sendable {
     /// The plan every subject runs.
     public let plan: BenchmarkPlan
-    private let sequence: RequestSequence
+    private let sequence: WorkloadRequests
     private let keys: [CacheKey]
+    private let keyTable: KeyTable
 
     /// Checks the plan and generates its requests.
     public init(plan: BenchmarkPlan) throws(BenchmarkError) {
@@ -28,14 +29,18 @@ public struct BenchmarkRunner: Sendable {
         self.plan = plan
         self.sequence = try plan.workload.requests(length: plan.sequenceLength)
         self.keys = try sequence.keys()
+        self.keyTable = KeyTable(keys)
     }
 
-    /// Runs every subject at every concurrency; `progress` hears what starts.
+    /// Runs every subject at every concurrency; `progress` hears what starts. Subjects keep their
+    /// files under `scratchDirectory` (by default the temporary directory), in a directory of the
+    /// run's own that is deleted afterwards.
     public func run(
-        _ subjects: [BenchmarkSubject], progress: (@Sendable (String) -> Void)? = nil
+        _ subjects: [BenchmarkSubject], scratchDirectory: URL? = nil, progress: (@Sendable (String) -> Void)? = nil
     ) async -> BenchmarkResults {
         var results: [SubjectResult] = []
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("tiercache-bench-\(UUID().uuidString)")
+        let root = (scratchDirectory ?? FileManager.default.temporaryDirectory).appendingPathComponent(
+            "tiercache-bench-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: root) }
         var measuredBaselines = Set<String>()
         for subject in subjects {
@@ -130,10 +135,15 @@ public struct BenchmarkRunner: Sendable {
         func loops(measured: Bool) -> [TaskLoop] {
             (0..<tasks).map {
                 TaskLoop(
-                    driver: driver, sequence: sequence, keys: keys, task: $0, tasks: tasks, measured: measured,
-                    window: window, stop: stop)
+                    driver: driver, sequence: sequence, keys: keyTable, task: $0, tasks: tasks, measured: measured,
+                    sampling: plan.latencySampling, window: window, stop: stop)
             }
         }
+        var prefillFailure: String?
+        if plan.prefill {
+            do { try await driver.storeEveryKey(of: sequence, keys: keys) } catch { prefillFailure = "\(error)" }
+        }
+        if prefillFailure != nil { stop.raise() }  // nothing to measure on a subject that cannot be filled
         let warmUp = await Self.phase(
             loops(measured: false), firstStrides: Array(repeating: 0, count: tasks), plan.warmUp)
         let before = await driver.statistics()
@@ -143,7 +153,7 @@ public struct BenchmarkRunner: Sendable {
         let after = await driver.statistics()
         var result = SubjectResult(
             subject: subject.name, isBaseline: subject.isBaseline, baseline: nil, tasks: tasks,
-            failure: (warmUp + measured).compactMap(\.failure).first.map {
+            failure: ([prefillFailure] + (warmUp + measured).map(\.failure)).compactMap { $0 }.first.map {
                 BenchmarkError.subjectFailed(subject: subject.name, reason: $0).description
             },
             warmUpRequests: warmUp.reduce(0) { $0 + $1.requests },
@@ -159,7 +169,7 @@ public struct BenchmarkRunner: Sendable {
             result.hits += tally.hits
             result.readBytes &+= tally.readBytes
             result.hitBytes &+= tally.hitBytes
-            histogram.add(tally.latency)
+            if let latency = tally.latency { histogram.add(latency) }
         }
         result.latency = LatencySummary(histogram)
         result.hitRatioTimeline = Self.timeline(measured, window: window, tasks: tasks)

@@ -15,7 +15,9 @@ struct TaskTally: Sendable {
     var nextStride = 0
     /// Per window of `window` requests: reads and hits.
     var windows: [(reads: Int, hits: Int)] = []
-    var latency = TaskTally.emptyHistogram()
+    /// The timed requests' latencies; made only in a measured phase (a histogram is a few hundred
+    /// KiB to allocate, more than a short warm-up or an ordo-one sample of requests costs).
+    var latency: Histogram<UInt64>?
     var failure: String?
 
     var requests: Int { reads + writes + deletes }
@@ -30,56 +32,86 @@ struct TaskTally: Sendable {
 /// sequence for k = `firstStride`, `firstStride + 1`, …, until `limit` requests or `deadline`.
 struct TaskLoop: Sendable {
     let driver: SubjectDriver
-    let sequence: RequestSequence
-    let keys: [CacheKey]
+    let sequence: WorkloadRequests
+    let keys: KeyTable
     let task: Int
     let tasks: Int
     /// Whether to time requests and keep the timeline (the measured phase) or not (warm-up).
     let measured: Bool
+    /// One measured request in this many is timed (``BenchmarkPlan/latencySampling``).
+    let sampling: Int
     let window: Int
     /// Set by the first task that fails, so the others stop too.
     let stop: StopSignal
 
     func run(firstStride: Int, limit: Int?, deadline: ContinuousClock.Instant?) async -> TaskTally {
+        // Specialized per target: a local tier's calls are synchronous inside the loop (no async
+        // call per request), as `TieredCache` makes them.
+        switch driver {
+        case .localTier(let tier): await run(LocalTarget(tier: tier), firstStride, limit, deadline)
+        case .tiered(let cache, true): await run(LocalTieredTarget(cache: cache), firstStride, limit, deadline)
+        default: await run(driver, firstStride, limit, deadline)
+        }
+    }
+
+    private func run<Target: RequestTarget>(
+        _ target: Target, _ firstStride: Int, _ limit: Int?, _ deadline: ContinuousClock.Instant?
+    ) async -> TaskTally {
         var tally = TaskTally()
+        if measured { tally.latency = TaskTally.emptyHistogram() }
         let clock = ContinuousClock()
-        let length = sequence.objects.count
-        var stride = firstStride
+        let objects = sequence.objects
+        let sizes = sequence.sizes
+        let operations = sequence.operations
+        let readThrough = sequence.readThrough
+        let length = objects.count
+        let keys = self.keys.buffer
+        // Request t + k·tasks of the cycled sequence, advanced by addition: no division per request.
+        var index = (task + (firstStride % length) * tasks) % length
+        let step = tasks % length
         var windowReads = 0
         var windowHits = 0
+        var untilTimed = 0
+        var untilWindow = window
         var done = 0
-        while limit.map({ done < $0 }) ?? true {
+        let limit = limit ?? Int.max
+        while done < limit {
             // The clock and the stop flag are read every 64 requests: often enough to end a
             // duration-bounded run within microseconds, rarely enough to cost nothing.
             if done & 63 == 0 {
                 if stop.isRaised { break }
                 if let deadline, clock.now >= deadline { break }
             }
-            let index = (task + stride * tasks) % length
-            let object = sequence.objects[index]
-            let key = keys[Int(object)]
-            let began = measured ? clock.now : nil
+            let object = objects[index]
+            var began: ContinuousClock.Instant?
+            if measured {
+                if untilTimed == 0 {
+                    began = clock.now
+                    untilTimed = sampling
+                }
+                untilTimed -= 1
+            }
             do {
-                switch sequence.operation(at: index) {
+                switch operations.isEmpty ? .read : operations[index] {
                 case .read:
                     tally.reads += 1
                     windowReads += 1
-                    let size = UInt64(sequence.sizes[Int(object)])
-                    tally.readBytes &+= size
-                    if let found = try await driver.get(key) {
+                    tally.readBytes &+= UInt64(sizes[Int(object)])
+                    if let found = try await target.get(keys[Int(object)]) {
                         tally.hits += 1
                         windowHits += 1
                         tally.hitBytes &+= UInt64(found)
-                    } else if sequence.readThrough {
-                        try await driver.set(
-                            CacheEntry(value: sequence.value(for: object), storedAt: .now), forKey: key)
+                    } else if readThrough {
+                        try await target.set(
+                            CacheEntry(value: sequence.value(for: object), storedAt: .now), forKey: keys[Int(object)])
                     }
                 case .write:
                     tally.writes += 1
-                    try await driver.set(CacheEntry(value: sequence.value(for: object), storedAt: .now), forKey: key)
+                    try await target.set(
+                        CacheEntry(value: sequence.value(for: object), storedAt: .now), forKey: keys[Int(object)])
                 case .delete:
                     tally.deletes += 1
-                    try await driver.remove(key)
+                    try await target.remove(keys[Int(object)])
                 }
             } catch {
                 tally.failure = String(describing: error)
@@ -90,18 +122,23 @@ struct TaskLoop: Sendable {
                 let elapsed = clock.now - began
                 let nanoseconds =
                     elapsed.components.seconds * 1_000_000_000 + elapsed.components.attoseconds / 1_000_000_000
-                _ = tally.latency.record(UInt64(max(0, nanoseconds)))
-                if (done + 1) % window == 0 {
+                _ = tally.latency?.record(UInt64(max(0, nanoseconds)))
+            }
+            if measured {
+                untilWindow -= 1
+                if untilWindow == 0 {
                     tally.windows.append((windowReads, windowHits))
                     windowReads = 0
                     windowHits = 0
+                    untilWindow = window
                 }
             }
-            stride += 1
+            index += step
+            if index >= length { index -= length }
             done += 1
         }
-        if measured, done % window != 0 { tally.windows.append((windowReads, windowHits)) }
-        tally.nextStride = stride
+        if measured, untilWindow != window { tally.windows.append((windowReads, windowHits)) }
+        tally.nextStride = firstStride + done
         return tally
     }
 }
@@ -114,5 +151,57 @@ final class StopSignal: Sendable {
 
     func raise() {
         raised.store(true, ordering: .relaxed)
+    }
+}
+
+/// What the loop calls: a subject's operations, resolved once per run rather than per request.
+protocol RequestTarget: Sendable {
+    func get(_ key: CacheKey) async throws -> Int?
+    func set(_ entry: CacheEntry, forKey key: CacheKey) async throws
+    func remove(_ key: CacheKey) async throws
+}
+
+extension SubjectDriver: RequestTarget {}
+
+/// A local tier, called synchronously.
+struct LocalTarget: RequestTarget {
+    let tier: any LocalCacheTier
+
+    @inline(__always) func get(_ key: CacheKey) throws -> Int? { try tier.entry(forKey: key)?.value.count }
+    @inline(__always) func set(_ entry: CacheEntry, forKey key: CacheKey) throws {
+        _ = try tier.store(entry, forKey: key)
+    }
+    @inline(__always) func remove(_ key: CacheKey) throws { try tier.removeEntry(forKey: key) }
+}
+
+/// A tiered cache of local tiers: lookups never suspend; stores and removals go through the
+/// cache's own (asynchronous) paths, as an application's do.
+struct LocalTieredTarget: RequestTarget {
+    let cache: TieredCache
+
+    @inline(__always) func get(_ key: CacheKey) -> Int? { cache.localEntry(forKey: key)?.entry.value.count }
+    func set(_ entry: CacheEntry, forKey key: CacheKey) async {
+        _ = await cache.store(entry, forKey: key, policy: .allowed)
+    }
+    func remove(_ key: CacheKey) async throws { try await cache.removeEntry(forKey: key) }
+}
+
+/// Every object's key, in a buffer: the loop passes `buffer[object]` to the tier without the
+/// retain and release an array element costs around every request (the harness's cost, not the
+/// tier's).
+///
+/// `@unchecked Sendable`: the buffer is written once, in `init`, and only read afterwards (by any
+/// number of tasks); `deinit` runs when no task holds the table.
+final class KeyTable: @unchecked Sendable {
+    let buffer: UnsafeMutableBufferPointer<CacheKey>
+
+    init(_ keys: [CacheKey]) {
+        buffer = .allocate(capacity: keys.count)
+        _ = buffer.initialize(from: keys)
+    }
+
+    deinit {
+        buffer.deinitialize()
+        buffer.deallocate()
     }
 }

@@ -52,6 +52,13 @@ enum SubjectDriver: Sendable {
         }
     }
 
+    /// Stores every object of `sequence` once, in id order (a prefilled subject).
+    func storeEveryKey(of sequence: WorkloadRequests, keys: [CacheKey]) async throws {
+        for object in sequence.sizes.indices {
+            try await set(CacheEntry(value: sequence.value(for: UInt32(object)), storedAt: .now), forKey: keys[object])
+        }
+    }
+
     /// Each tier's statistics, top to bottom.
     func statistics() async -> [(tier: String, statistics: TierStatistics)] {
         switch self {

@@ -62,9 +62,9 @@ public struct Workload: Sendable, CustomStringConvertible {
         }
     }
 
-    /// `length` requests (a trace is cut or repeated to that length), and every object's key and
-    /// value size.
-    func requests(length: Int) throws(BenchmarkError) -> RequestSequence {
+    /// `length` requests (a trace is cut or repeated to that length), and every object's value
+    /// size: what the runner replays, for a harness of your own to replay the same.
+    public func requests(length: Int) throws(BenchmarkError) -> WorkloadRequests {
         try validate()
         guard length > 0 else { throw .invalidWorkload("a run needs at least one request") }
         var random = SeededRandom(seed: seed)
@@ -97,26 +97,28 @@ public struct Workload: Sendable, CustomStringConvertible {
                 operations.append(draw < mix.reads ? .read : draw < mix.reads + mix.writes ? .write : .delete)
             }
         }
-        return RequestSequence(objects: objects, operations: operations, readThrough: mix.readThrough, sizes: sizes)
+        return WorkloadRequests(objects: objects, operations: operations, readThrough: mix.readThrough, sizes: sizes)
     }
 }
 
 /// A workload's requests, ready to replay.
-struct RequestSequence: Sendable {
+public struct WorkloadRequests: Sendable {
     /// Object ids, in request order.
-    let objects: [UInt32]
+    public let objects: [UInt32]
     /// Each request's operation; empty when every request is a read.
     let operations: [Operation]
-    let readThrough: Bool
+    /// Whether a read that misses stores the value.
+    public let readThrough: Bool
     /// Each object's value size.
-    let sizes: [UInt32]
+    public let sizes: [UInt32]
 
     func operation(at index: Int) -> Operation {
         operations.isEmpty ? .read : operations[index]
     }
 
-    /// Each object's key (made once, so the run times the tier rather than string formatting).
-    func keys() throws(BenchmarkError) -> [CacheKey] {
+    /// Each object's key, `bench/object/<id>` (made once, so that a run times the tier rather than
+    /// string formatting).
+    public func keys() throws(BenchmarkError) -> [CacheKey] {
         do {
             return try sizes.indices.map { try CacheKey("bench/object/\($0)") }
         } catch {
@@ -125,7 +127,7 @@ struct RequestSequence: Sendable {
     }
 
     /// A compressible, JSON-like value of `object`'s size, cut from a shared pattern.
-    func value(for object: UInt32) -> [UInt8] {
+    public func value(for object: UInt32) -> [UInt8] {
         ValuePattern.value(size: Int(sizes[Int(object)]), seed: object)
     }
 }

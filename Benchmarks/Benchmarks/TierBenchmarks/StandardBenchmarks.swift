@@ -1,0 +1,14 @@
+import Benchmark
+import TierCacheBenchmarking
+
+// The call a user's own Benchmarks target makes for their tier (registerStandardBenchmarks, the
+// OrdoBenchmark trait), made here for the built-in tiers: "memory-lru: get hit", "lmdb: set", ….
+// Memory tiers take a million requests a sample, so that the benchmark's own cost per sample stays
+// out of a figure of a few hundred nanoseconds a request.
+func standardBenchmarks() {
+    var memory = Benchmark.defaultConfiguration
+    memory.scalingFactor = .mega
+    BenchmarkSubject.memory(capacity: 64 << 20).registerStandardBenchmarks(configuration: memory)
+    BenchmarkSubject.memory(capacity: 64 << 20, policy: .s3fifo).registerStandardBenchmarks(configuration: memory)
+    BenchmarkSubject.lmdb(capacity: 256 << 20).registerStandardBenchmarks()
+}

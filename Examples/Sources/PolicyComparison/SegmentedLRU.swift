@@ -1,0 +1,54 @@
+import CacheSimulation
+
+/// A policy of the user's own, on the public `SlotQueues`: segmented LRU. New objects enter a
+/// probationary LRU; a hit there promotes them to a protected LRU of at most 80% of the
+/// capacity, whose least recent objects fall back to probation. One-hit objects never displace
+/// the protected ones.
+struct SegmentedLRU: EvictionPolicy {
+    static let name = "SLRU"
+    private static let probation: UInt8 = 1
+    private static let protected: UInt8 = 2
+    private var queues: SlotQueues
+    private let capacity: UInt64
+
+    init(context: PolicyContext) {
+        queues = SlotQueues(
+            queueCount: 2, reserving: context.expectedSlots, notingDepartures: context.readsDepartures)
+        capacity = context.capacity
+    }
+
+    mutating func access(_ slot: UInt32, size: UInt64, keyHash: UInt64, position: Int) -> Bool {
+        queues.beginRequest()
+        switch queues.queue(of: slot) {
+        case Self.protected:
+            queues.moveToHead(slot, Self.protected)
+            return true
+        case Self.probation:
+            queues.moveToHead(slot, Self.protected)
+            while queues.weight(Self.protected) > capacity / 5 * 4, let demoted = queues.tail(Self.protected) {
+                queues.moveToHead(demoted, Self.probation)
+            }
+            return true
+        default:
+            guard size <= capacity else { return false }
+            while queues.weight(Self.probation) + queues.weight(Self.protected) + size > capacity {
+                guard queues.popTail(Self.probation) ?? queues.popTail(Self.protected) != nil else { break }
+            }
+            queues.setSize(size, of: slot)
+            queues.pushHead(slot, Self.probation)
+            return false
+        }
+    }
+
+    mutating func remove(_ slot: UInt32) {
+        queues.beginRequest()
+        queues.remove(slot)
+    }
+
+    mutating func removeAll() { queues.removeAll() }
+    func isResident(_ slot: UInt32) -> Bool { queues.queue(of: slot) != SlotQueues.none }
+    func remembers(_ slot: UInt32) -> Bool { isResident(slot) }
+    var departures: ArraySlice<UInt32> { queues.departures }
+    var largestAdmissibleSize: UInt64 { capacity }
+    var residentsByRetention: [UInt32] { queues.members(of: Self.protected) + queues.members(of: Self.probation) }
+}
