@@ -50,24 +50,30 @@ import TierCacheEviction
             #expect(end <= 10_001 && end > 10_001 - 2 * 10_001 / 50)
         }
         // The baseline ran beside it, at each concurrency, on the same requests.
-        let baseline = try #require(results.result("minimal LRU", tasks: 1))
+        let baseline = try #require(results.result("minimal LRU 1 MiB", tasks: 1))
         #expect(baseline.isBaseline && baseline.requests == 10_001)
         let subject = try #require(results.result("memory-lru", tasks: 1))
-        #expect(subject.baseline == "minimal LRU")
+        #expect(subject.baseline == "minimal LRU 1 MiB")
         #expect(results.throughputRatio(of: subject).map { $0 > 0 } == true)
     }
 
-    /// Every subject sees the same requests: two runs of LRU at one capacity agree on every hit,
-    /// and with one task a tier and its baseline, both exact LRU over the same bytes… differ only
-    /// by the tier's per-entry overhead, so the hit ratios are close but the tier's is lower.
+    /// Every subject sees the same requests: two runs of LRU at one capacity agree on every hit;
+    /// a tier and its baseline, both LRU over the same bytes, differ only by the tier's per-entry
+    /// overhead, so the baseline hits as often or a little more. One baseline serves both runs,
+    /// and a subject of another capacity gets its own.
     @Test func subjectsSeeTheSameRequests() async throws {
         let plan = BenchmarkPlan(workload: Workload.zipf(keys: 5_000, sizes: .fixed(1_000)), length: .requests(20_000))
         let results = try await BenchmarkRunner(plan: plan).run([
-            .memory(capacity: 1 << 20), .memory(capacity: 1 << 20),
+            .memory(capacity: 1 << 20), .memory(capacity: 1 << 20), .memory(capacity: 2 << 20),
         ])
+        #expect(
+            results.results.map(\.subject) == [
+                "minimal LRU 1 MiB", "memory-lru", "memory-lru", "minimal LRU 2 MiB", "memory-lru",
+            ])
+        #expect(results.results.last?.baseline == "minimal LRU 2 MiB")
         let runs = results.results.filter { $0.subject == "memory-lru" }
-        #expect(runs.count == 2 && runs[0].hits == runs[1].hits)
-        let baseline = try #require(results.result("minimal LRU"))
+        #expect(runs.count == 3 && runs[0].hits == runs[1].hits && runs[2].hits > runs[0].hits)
+        let baseline = try #require(results.result("minimal LRU 1 MiB"))
         #expect(baseline.hits >= runs[0].hits && Double(baseline.hits - runs[0].hits) < 0.05 * Double(baseline.reads))
     }
 
@@ -108,7 +114,8 @@ import TierCacheEviction
         let results = try await BenchmarkRunner(plan: plan).run([.memory(capacity: 1 << 20)])
         let result = try #require(results.result("memory-lru"))
         #expect(result.requests > 0 && result.latency.count == (result.requests + 7) / 8)
-        #expect(result.seconds >= 0.2 && result.seconds < 5)
+        // At least the duration; no upper bound: a loaded machine may start the task late.
+        #expect(result.seconds >= 0.2)
         #expect(!result.hitRatioTimeline.isEmpty)
     }
 
@@ -137,7 +144,8 @@ import TierCacheEviction
         let trace = try Trace(name: "sized", requests: requests, hasSizes: true)
         let plan = BenchmarkPlan(workload: Workload(.trace(trace)), length: .requests(4_000), baselines: false)
         let results = try await BenchmarkRunner(plan: plan).run([.minimalLRU(capacity: 20_000)])
-        let result = try #require(results.result("minimal LRU"))
+        #expect(results.results.map(\.subject) == ["minimal LRU 19.5 KiB"])
+        let result = try #require(results.result("minimal LRU 19.5 KiB"))
         // Key 0 (40,000 bytes) never fits in 20,000; the other 49 keys always do once seen.
         #expect(result.hits == 4_000 - 80 - 49)
         #expect(result.readBytes == 80 * 40_000 + 3_920 * 100)

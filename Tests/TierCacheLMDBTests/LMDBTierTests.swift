@@ -137,16 +137,7 @@ struct LMDBTierTests {
 @Suite("tiercache inspect")
 struct InspectCommandTests {
     func run(_ arguments: [String]) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = try tiercacheExecutable()
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        try runTiercache(arguments)
     }
 
     @Test("Prints the store's summary as JSON for machines")

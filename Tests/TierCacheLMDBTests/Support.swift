@@ -115,6 +115,20 @@ final class TemporaryMount {
 /// The `tiercache` executable built beside the test bundle.
 func tiercacheExecutable() throws -> URL { try executableBesideTests("tiercache") }
 
+/// Runs `tiercache` with `arguments`; its exit status and its output and errors together.
+func runTiercache(_ arguments: [String]) throws -> (status: Int32, output: String) {
+    let process = Process()
+    process.executableURL = try tiercacheExecutable()
+    process.arguments = arguments
+    let output = Pipe()
+    process.standardOutput = output
+    process.standardError = output
+    try process.run()
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+}
+
 /// The `tiercache-harness` executable (crash-writer, damage-reader, …) built beside the test bundle.
 func harnessExecutable() throws -> URL { try executableBesideTests("tiercache-harness") }
 

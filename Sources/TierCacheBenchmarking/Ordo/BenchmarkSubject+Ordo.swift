@@ -92,7 +92,7 @@ final class StandardBenchmarkState {
 
     func run(_ iterations: Int, subject: String) async throws {
         guard let loop else { throw BenchmarkError.subjectUnavailable(subject: subject, reason: "setup failed") }
-        let tally = await loop.run(firstStride: stride, limit: iterations, deadline: nil)
+        let tally = await loop.run(firstStride: stride, limit: iterations, duration: nil)
         if let failure = tally.failure { throw BenchmarkError.subjectFailed(subject: subject, reason: failure) }
         stride = tally.nextStride
     }

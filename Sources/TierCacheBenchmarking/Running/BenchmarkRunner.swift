@@ -177,23 +177,23 @@ public struct BenchmarkRunner: Sendable {
     }
 
     /// Runs one phase: each loop from its first stride, the phase's share of requests each, or
-    /// until its deadline.
+    /// for its duration.
     private static func phase(_ loops: [TaskLoop], firstStrides: [Int], _ length: RunLength) async -> [TaskTally] {
-        let deadline: ContinuousClock.Instant?
+        let duration: Duration?
         var limits: [Int?] = Array(repeating: nil, count: loops.count)
         switch length {
         case .requests(let count):
-            deadline = nil
+            duration = nil
             for task in loops.indices { limits[task] = count / loops.count + (task < count % loops.count ? 1 : 0) }
-        case .duration(let duration):
-            deadline = ContinuousClock.now + duration
+        case .duration(let length):
+            duration = length
         }
         if case .requests(0) = length { return firstStrides.map { TaskTally(nextStride: $0) } }
         return await withTaskGroup(of: (Int, TaskTally).self) { group in
             for (task, loop) in loops.enumerated() {
                 let first = firstStrides[task]
                 let limit = limits[task]
-                group.addTask { (task, await loop.run(firstStride: first, limit: limit, deadline: deadline)) }
+                group.addTask { (task, await loop.run(firstStride: first, limit: limit, duration: duration)) }
             }
             var tallies = Array(repeating: TaskTally(), count: loops.count)
             for await (task, tally) in group { tallies[task] = tally }

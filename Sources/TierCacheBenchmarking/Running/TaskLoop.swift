@@ -29,7 +29,8 @@ struct TaskTally: Sendable {
 }
 
 /// One task's loop over its share of the requests: request `t + k·tasks` of the (cycled)
-/// sequence for k = `firstStride`, `firstStride + 1`, …, until `limit` requests or `deadline`.
+/// sequence for k = `firstStride`, `firstStride + 1`, …, until `limit` requests or for `duration`
+/// from the task's own start (a task the machine starts late still runs its full time).
 struct TaskLoop: Sendable {
     let driver: SubjectDriver
     let sequence: WorkloadRequests
@@ -44,22 +45,23 @@ struct TaskLoop: Sendable {
     /// Set by the first task that fails, so the others stop too.
     let stop: StopSignal
 
-    func run(firstStride: Int, limit: Int?, deadline: ContinuousClock.Instant?) async -> TaskTally {
+    func run(firstStride: Int, limit: Int?, duration: Duration?) async -> TaskTally {
         // Specialized per target: a local tier's calls are synchronous inside the loop (no async
         // call per request), as `TieredCache` makes them.
         switch driver {
-        case .localTier(let tier): await run(LocalTarget(tier: tier), firstStride, limit, deadline)
-        case .tiered(let cache, true): await run(LocalTieredTarget(cache: cache), firstStride, limit, deadline)
-        default: await run(driver, firstStride, limit, deadline)
+        case .localTier(let tier): await run(LocalTarget(tier: tier), firstStride, limit, duration)
+        case .tiered(let cache, true): await run(LocalTieredTarget(cache: cache), firstStride, limit, duration)
+        default: await run(driver, firstStride, limit, duration)
         }
     }
 
     private func run<Target: RequestTarget>(
-        _ target: Target, _ firstStride: Int, _ limit: Int?, _ deadline: ContinuousClock.Instant?
+        _ target: Target, _ firstStride: Int, _ limit: Int?, _ duration: Duration?
     ) async -> TaskTally {
         var tally = TaskTally()
         if measured { tally.latency = TaskTally.emptyHistogram() }
         let clock = ContinuousClock()
+        let deadline = duration.map { clock.now + $0 }
         let objects = sequence.objects
         let sizes = sequence.sizes
         let operations = sequence.operations

@@ -79,16 +79,20 @@ extension BenchmarkSubject {
 
     /// The baseline of memory tiers: the least an LRU needs (a dictionary and an index-linked
     /// list) behind one lock, with no statistics, expiry or byte accounting beyond the capacity.
+    /// Named with its capacity (`minimal LRU 16 MiB`): subjects of different capacities in one run
+    /// each get their own.
     public static func minimalLRU(capacity: Int) -> BenchmarkSubject {
-        BenchmarkSubject(name: "minimal LRU", baseline: .none, isBaseline: true) { _ in
+        BenchmarkSubject(name: "minimal LRU \(ByteCount.format(capacity))", baseline: .none, isBaseline: true) { _ in
             .localTier(MinimalLRUTier(capacity: capacity))
         }
     }
 
     /// The baseline of disk tiers: LMDB and zstd called directly, with `LMDBTier`'s flags and
-    /// level and nothing of its own (no accounting, recency, framing or checksum).
+    /// level and nothing of its own (no accounting, recency, framing or checksum). Named with its
+    /// capacity (`raw LMDB+zstd 256 MiB`).
     public static func rawLMDBZstd(capacity: Int) -> BenchmarkSubject {
-        BenchmarkSubject(name: "raw LMDB+zstd", baseline: .none, isBaseline: true) { scratch in
+        BenchmarkSubject(name: "raw LMDB+zstd \(ByteCount.format(capacity))", baseline: .none, isBaseline: true) {
+            scratch in
             .localTier(try RawLMDBZstdTier(directory: scratch.directory, capacity: capacity))
         }
     }

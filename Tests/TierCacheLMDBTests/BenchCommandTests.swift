@@ -1,0 +1,55 @@
+import Foundation
+import Testing
+
+/// `tiercache bench`, the README's main job, end to end: the subjects it names run beside their
+/// baselines and the files it writes hold the run; bad options are refused with a message.
+@Suite("tiercache bench")
+struct BenchCommandTests {
+    @Test("Runs the named subjects beside their baselines and writes every report format")
+    func runsAndReports() throws {
+        let output = TemporaryDirectory()
+        let (status, text) = try runTiercache([
+            "bench", "--tiers", "memory-s3fifo,lmdb-dictionary,tiered", "--keys", "2000", "--requests", "4000",
+            "--tasks", "1,2", "--mix", "90:9:1", "--value-size", "100-2000", "--output", output.url.path,
+        ])
+        #expect(status == 0, "\(text)")
+        for subject in [
+            "memory-s3fifo", "lmdb-dictionary", "memory+lmdb", "minimal LRU 16 MiB", "raw LMDB+zstd 256 MiB",
+        ] {
+            #expect(text.contains(subject), "\(subject) in the table")
+        }
+        #expect(text.contains("×"), "ratios to the baselines")
+        let files = try FileManager.default.contentsOfDirectory(atPath: output.url.path)
+        #expect(Set(files).isSuperset(of: ["bench.csv", "bench.json", "bench.html"]))
+        let json = try String(contentsOf: output.url.appendingPathComponent("bench.json"), encoding: .utf8)
+        #expect(json.contains("\"subject\" : \"memory-s3fifo\"") && json.contains("\"tasks\" : 2"))
+    }
+
+    @Test(
+        "Refuses bad options with a message",
+        arguments: [
+            (["--tiers", "memory-nonsense"], "unknown memory policy"),
+            (["--tiers", "floppy"], "unknown subject"),
+            (["--tiers", "redis"], "needs --redis"),
+            (["--tasks", "0"], "--tasks"),
+            (["--tasks", "1,x"], "--tasks"),
+            (["--value-size", "0"], "positive"),
+            (["--value-size", "-5"], "size"),
+            (["--mix", "1:2:3:4"], "READS:WRITES"),
+            (["--distribution", "scan:99999999:0.5"], "hot set"),
+            (["--duration", "ten"], "--duration"),
+            (["--keys", "0"], "keys"),
+            (["--trace", "/nonexistent/trace.csv"], "nonexistent"),
+        ])
+    func refuses(_ arguments: [String], _ message: String) throws {
+        let (status, text) = try runTiercache(["bench"] + arguments)
+        #expect(status != 0)
+        #expect(text.contains(message), "\(text)")
+    }
+
+    @Test("Without the Encryption trait, the encrypted subject says how to build it")
+    func encryptedNeedsTheTrait() throws {
+        let (status, text) = try runTiercache(["bench", "--tiers", "lmdb-encrypted", "--requests", "1000"])
+        #expect(status != 0 && text.contains("--traits Encryption"))
+    }
+}
