@@ -8,6 +8,7 @@ public enum BenchmarkError: Error, Sendable, Hashable, CustomStringConvertible {
     /// A subject's tier threw during the run; the run stopped for that subject.
     case subjectFailed(subject: String, reason: String)
 
+    /// What went wrong, in words.
     public var description: String {
         switch self {
         case .invalidWorkload(let reason): "invalid workload: \(reason)"

@@ -36,10 +36,12 @@ public struct SimulatedPolicy: Sendable, Hashable, CustomStringConvertible {
         PolicyKind.allCases.first { ObjectIdentifier($0.policyType) == ObjectIdentifier(type) }
     }
 
+    /// Whether both name the same type.
     public static func == (lhs: SimulatedPolicy, rhs: SimulatedPolicy) -> Bool {
         ObjectIdentifier(lhs.type) == ObjectIdentifier(rhs.type)
     }
 
+    /// Hashes the type's identity.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(ObjectIdentifier(type))
     }

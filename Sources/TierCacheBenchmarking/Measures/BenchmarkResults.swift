@@ -1,5 +1,5 @@
 /// Everything a run measured, in run order: each subject at each concurrency, baselines
-/// included, ready for ``report()`` or `JSONEncoder`.
+/// included, ready for ``report(title:)`` or `JSONEncoder`.
 public struct BenchmarkResults: Sendable, Codable, Hashable {
     /// The workload, in words.
     public var workload: String

@@ -14,14 +14,17 @@ public struct SubjectResult: Sendable, Codable, Hashable {
     public var failure: String?
     /// Requests in the warm-up phase (not measured).
     public var warmUpRequests: Int
-    /// Measured reads, writes and deletes.
+    /// Measured reads.
     public var reads: Int
+    /// Measured writes.
     public var writes: Int
+    /// Measured deletes.
     public var deletes: Int
     /// Reads that found a value.
     public var hits: Int
-    /// The bytes of the values read, and of those found.
+    /// The bytes of the values read (by the workload's sizes).
     public var readBytes: UInt64
+    /// The bytes of the values found.
     public var hitBytes: UInt64
     /// The measured phase's wall-clock time.
     public var seconds: Double
@@ -67,7 +70,9 @@ public struct LatencySummary: Sendable, Codable, Hashable {
 
     /// A point of the cumulative distribution.
     public struct Point: Sendable, Codable, Hashable {
+        /// The share of requests at or below ``nanoseconds``, in percent.
         public var percentile: Double
+        /// The latency at ``percentile``.
         public var nanoseconds: UInt64
     }
 
@@ -79,15 +84,22 @@ public struct LatencySummary: Sendable, Codable, Hashable {
 
 /// One tier's counters over the measured phase.
 public struct TierResult: Sendable, Codable, Hashable {
+    /// The tier's name.
     public var name: String
+    /// Lookups that found an entry.
     public var hits: Int
+    /// Lookups that found none.
     public var misses: Int
+    /// Entries stored.
     public var stores: Int
+    /// Entries evicted to make room.
     public var evictions: Int
     /// Entries refused: too large, by policy, expired or out of space.
     public var refused: Int
+    /// Operations that failed (counted by the tier or by a tiered cache).
     public var errors: Int
-    /// Bytes and entries held after the run, when the tier reports them.
+    /// Bytes held after the run, when the tier reports them.
     public var bytesInUse: Int?
+    /// Entries held after the run, when the tier reports them.
     public var entries: Int?
 }

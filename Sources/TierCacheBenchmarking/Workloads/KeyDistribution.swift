@@ -13,6 +13,7 @@ public enum KeyDistribution: Sendable, Hashable, CustomStringConvertible {
     /// that flush an LRU and that scan-resistant policies are built for.
     case scan(hotKeys: Int, scanProbability: Double, skew: Double = 0.99)
 
+    /// The distribution in words, for reports.
     public var description: String {
         switch self {
         case .zipf(let skew): "Zipf \(skew)"

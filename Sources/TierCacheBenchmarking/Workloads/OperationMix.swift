@@ -1,6 +1,6 @@
 /// The share of reads, writes and deletes in a workload.
 ///
-/// A read that misses stores the value when ``readThrough`` is on (as an application filling its
+/// A read that misses stores the value when ``readThrough-property`` is on (as an application filling its
 /// cache from the origin does); the store is part of the read's latency, and the read counts as a
 /// miss. Writes store a fresh value; deletes remove the key.
 public struct OperationMix: Sendable, Hashable, CustomStringConvertible {
@@ -38,6 +38,7 @@ public struct OperationMix: Sendable, Hashable, CustomStringConvertible {
             reads: values[0] / total, writes: values[1] / total, deletes: values.count > 2 ? values[2] / total : 0)
     }
 
+    /// The shares in words, for reports.
     public var description: String {
         func percent(_ share: Double) -> String { "\(Int((share * 100).rounded()))" }
         return "\(percent(reads))% reads\(readThrough ? " (through)" : ""), \(percent(writes))% writes, "

@@ -5,6 +5,7 @@ public enum RunLength: Sendable, Hashable, CustomStringConvertible {
     /// Until this much time has passed (each task checks the clock every few requests).
     case duration(Duration)
 
+    /// The length in words, for reports.
     public var description: String {
         switch self {
         case .requests(let count): "\(count) requests"

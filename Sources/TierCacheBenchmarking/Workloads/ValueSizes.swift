@@ -10,6 +10,7 @@ public enum ValueSizes: Sendable, Hashable, CustomStringConvertible {
     /// The largest value a benchmark makes (larger sizes are refused as bad input).
     public static let maximum = 64 << 20
 
+    /// The sizes in words, for reports.
     public var description: String {
         switch self {
         case .fixed(let size): "\(size) B"

@@ -37,6 +37,7 @@ public struct Workload: Sendable, CustomStringConvertible {
         Workload(.synthetic(keys: keys, distribution: .zipf(skew: skew), sizes: sizes), mix: mix)
     }
 
+    /// The workload in words, for reports.
     public var description: String {
         let keys =
             switch source {
