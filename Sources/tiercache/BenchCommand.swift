@@ -161,8 +161,13 @@ struct BenchCommand: AsyncParsableCommand {
         do { runner = try BenchmarkRunner(plan: plan) } catch { throw ValidationError(error.description) }
         print("tiercache bench: \(plan.workload); \(plan.length) per subject over \(tasks) task(s)")
         print("memory \(memory), LMDB \(diskCapacity) (in \(directory ?? "the temporary directory"))\n")
-        let results = await runner.run(subjects, scratchDirectory: directory.map(URLPath.url)) {
-            print("  running \($0)")
+        let results = await runner.run(subjects, scratchDirectory: directory.map(URLPath.url)) { result in
+            // One line per result as it comes, flushed: a pipe sees the first figure at once.
+            let figure =
+                result.failure
+                ?? "\(ChartFormat.compact(result.throughput)) requests/s, hit ratio \(ChartFormat.percent(result.hitRatio))"
+            print("  \(result.subject), \(result.tasks) task\(result.tasks == 1 ? "" : "s"): \(figure)")
+            fflush(nil)
         }
         let report = results.report(title: "TierCache bench")
         print("")

@@ -32,13 +32,17 @@ public struct BenchmarkRunner: Sendable {
         self.keyTable = KeyTable(keys)
     }
 
-    /// Runs every subject at every concurrency; `progress` hears what starts. Subjects keep their
-    /// files under `scratchDirectory` (by default the temporary directory), in a directory of the
-    /// run's own that is deleted afterwards.
+    /// Runs every subject at every concurrency; `progress` hears each result as it is measured
+    /// (baselines included), so a long run shows figures as it goes. Subjects keep their files
+    /// under `scratchDirectory` (by default the temporary directory), in a directory of the run's
+    /// own that is deleted afterwards.
     public func run(
-        _ subjects: [BenchmarkSubject], scratchDirectory: URL? = nil, progress: (@Sendable (String) -> Void)? = nil
+        _ subjects: [BenchmarkSubject], scratchDirectory: URL? = nil,
+        progress: (@Sendable (SubjectResult) -> Void)? = nil
     ) async -> BenchmarkResults {
-        var results: [SubjectResult] = []
+        var results: [SubjectResult] = [] {
+            didSet { if let last = results.last, results.count > oldValue.count { progress?(last) } }
+        }
         let root = (scratchDirectory ?? FileManager.default.temporaryDirectory).appendingPathComponent(
             "tiercache-bench-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: root) }
@@ -46,7 +50,6 @@ public struct BenchmarkRunner: Sendable {
         for subject in subjects {
             for tasks in plan.tasks {
                 let scratch = BenchmarkScratch(directory: root.appendingPathComponent("\(results.count)"))
-                progress?("\(subject.name), \(tasks) task\(tasks == 1 ? "" : "s")")
                 let driver: SubjectDriver
                 do {
                     try FileManager.default.createDirectory(at: scratch.directory, withIntermediateDirectories: true)
@@ -63,7 +66,6 @@ public struct BenchmarkRunner: Sendable {
                     baselineName = baseline.name
                     let identity = "\(baseline.name)/\(baseline.capacity)/\(tasks)"
                     if measuredBaselines.insert(identity).inserted {
-                        progress?("\(baseline.subject.name) (baseline), \(tasks) task\(tasks == 1 ? "" : "s")")
                         results.append(
                             await measureFresh(baseline.subject, tasks: tasks, root: root, index: results.count))
                     }
