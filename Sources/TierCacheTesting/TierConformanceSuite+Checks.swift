@@ -217,19 +217,8 @@ extension TierConformanceSuite {
     }
 }
 
-/// A small deterministic generator, so a failing check fails the same way every run.
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed &+ 0x9E37_79B9_7F4A_7C15 }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
+// A seeded generator, so a failing check fails the same way every run.
+extension SplitMix64 {
     /// `count` bytes that do not compress.
     mutating func bytes(_ count: Int) -> [UInt8] {
         var result = [UInt8]()

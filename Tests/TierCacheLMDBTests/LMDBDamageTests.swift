@@ -389,16 +389,3 @@ final class Reasons: Sendable {
     func append(_ reason: String) { storage.withLock { $0.append(reason) } }
     var all: [String] { storage.withLock { $0 } }
 }
-
-/// SplitMix64: a small seeded generator, so a failing campaign can be rerun byte for byte.
-struct SplitMix64 {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}

@@ -1,3 +1,5 @@
+import TierCache
+
 /// Which keys a synthetic workload requests.
 public enum KeyDistribution: Sendable, Hashable, CustomStringConvertible {
     /// Zipf: the k-th most popular key is requested in proportion to 1 / k^skew (0 is uniform;
@@ -81,7 +83,7 @@ struct KeySampler {
         self.keys = keys
     }
 
-    mutating func next(_ random: inout SeededRandom) -> Int {
+    mutating func next(_ random: inout SplitMix64) -> Int {
         switch kind {
         case .zipf(let zipf):
             return zipf.rank(random.nextUnit())

@@ -51,7 +51,7 @@ public enum ValueSizes: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    func draw(_ random: inout SeededRandom) -> UInt32 {
+    func draw(_ random: inout SplitMix64) -> UInt32 {
         switch self {
         case .fixed(let size): UInt32(size)
         case .uniform(let range): UInt32(range.lowerBound + random.next(below: range.count))

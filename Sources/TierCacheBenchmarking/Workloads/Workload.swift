@@ -68,7 +68,7 @@ public struct Workload: Sendable, CustomStringConvertible {
     public func requests(length: Int) throws(BenchmarkError) -> WorkloadRequests {
         try validate()
         guard length > 0 else { throw .invalidWorkload("a run needs at least one request") }
-        var random = SeededRandom(seed: seed)
+        var random = SplitMix64(seed: seed)
         var objects = [UInt32]()
         objects.reserveCapacity(length)
         let sizes: [UInt32]
@@ -76,7 +76,7 @@ public struct Workload: Sendable, CustomStringConvertible {
         case .synthetic(let keys, let distribution, let valueSizes):
             var sampler = distribution.sampler(keys: keys)
             for _ in 0..<length { objects.append(UInt32(sampler.next(&random))) }
-            var sizeRandom = SeededRandom(seed: seed ^ 0x5DEE_CE66)
+            var sizeRandom = SplitMix64(seed: seed ^ 0x5DEE_CE66)
             sizes = (0..<keys).map { _ in valueSizes.draw(&sizeRandom) }
         case .trace(let trace, let valueSizes):
             while objects.count < length {
@@ -86,7 +86,7 @@ public struct Workload: Sendable, CustomStringConvertible {
                 // A zero-byte object in a trace becomes one byte: tiers store values, not absences.
                 sizes = trace.objectSizes.map { max(1, min($0, UInt32(ValueSizes.maximum))) }
             } else {
-                var sizeRandom = SeededRandom(seed: seed ^ 0x5DEE_CE66)
+                var sizeRandom = SplitMix64(seed: seed ^ 0x5DEE_CE66)
                 sizes = (0..<trace.objectCount).map { _ in valueSizes.draw(&sizeRandom) }
             }
         }

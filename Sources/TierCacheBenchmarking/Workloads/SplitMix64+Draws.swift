@@ -1,6 +1,6 @@
 /// SplitMix64: a fast, seeded generator, so a workload is the same sequence in every run and on
 /// every machine (the standard library's generator is neither seedable nor stable).
-struct SeededRandom {
+struct SplitMix64 {
     private var state: UInt64
 
     init(seed: UInt64) {

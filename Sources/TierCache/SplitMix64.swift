@@ -1,0 +1,19 @@
+/// SplitMix64 (Steele, Lea & Flood): a small, fast, seeded generator, so that a randomised check,
+/// campaign or benchmark workload is the same sequence in every run and on every machine (the
+/// standard library's generator is neither seedable nor stable). For the package's own tools,
+/// tests and benchmarks; not cryptographic.
+package struct SplitMix64: RandomNumberGenerator, Sendable {
+    private var state: UInt64
+
+    package init(seed: UInt64) {
+        state = seed
+    }
+
+    package mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
