@@ -218,7 +218,14 @@ public final class MemoryTier: LocalCacheTier {
         case .wTinyLFU(let locked): found = lookup(key, in: locked)
         case .custom(let locked): found = lookup(key, in: locked)
         }
-        counters.recordLookup(hit: found != nil, timing: timing)
+        // Not `found != nil`: the compiler built that as Equatable's `==` on a tuple of two
+        // optional entries, destroyed through the runtime's generic tuple destroy (callgrind:
+        // 2 retains, 2 releases and 170 instructions a lookup).
+        if case .some = found {
+            counters.recordLookup(hit: true, timing: timing)
+        } else {
+            counters.recordLookup(hit: false, timing: timing)
+        }
         return found
     }
 

@@ -22,9 +22,9 @@ struct PolicyStore<Policy: TierCacheEviction.EvictionPolicy>: EvictingStore {
     private var policy: Policy
     private var slotByKey: [CacheKey: UInt32] = [:]
     private var keys: [CacheKey?] = []
-    /// The value of each resident slot; nil for slots the policy only remembers (and free ones).
-    private var values: [CacheEntry?] = []
-    private var costs: [Int] = []
+    /// Each resident slot's entry and cost; nil for slots the policy only remembers (and free
+    /// ones). One array rather than two, so that a hit reads one cache line for both.
+    private var residents: [Resident?] = []
     private var hashes: [UInt64] = []
     private var freeSlots: [UInt32] = []
     private let minimumWeight: Int
@@ -50,17 +50,18 @@ struct PolicyStore<Policy: TierCacheEviction.EvictionPolicy>: EvictingStore {
 
     @inline(__always)
     mutating func lookup(_ key: CacheKey) -> CacheEntry? {
-        guard let slot = slotByKey[key], let value = values[Int(slot)] else { return nil }
-        _ = policy.access(slot, size: weight(costs[Int(slot)]), keyHash: hashes[Int(slot)], position: 0)
+        guard let slot = slotByKey[key], let resident = residents[Int(slot)] else { return nil }
+        _ = policy.access(slot, size: weight(resident.cost), keyHash: hashes[Int(slot)], position: 0)
         if !policy.departures.isEmpty { settle(sparing: nil) }
-        return value
+        return resident.entry
     }
 
     mutating func store(_ entry: CacheEntry, cost: Int, for key: CacheKey) -> Int {
         var slot = slotByKey[key]
-        if let existing = slot, values[Int(existing)] != nil {
-            if costs[Int(existing)] == cost {
-                values[Int(existing)] = entry
+        // `?.cost` reads the cost in place; binding the resident would copy (retain) its entry.
+        if let existing = slot, let residentCost = residents[Int(existing)]?.cost {
+            if residentCost == cost {
+                residents[Int(existing)] = Resident(entry: entry, cost: cost)
                 _ = policy.access(existing, size: weight(cost), keyHash: hashes[Int(existing)], position: 0)
                 return policy.departures.isEmpty ? 0 : settle(sparing: nil)
             }
@@ -69,12 +70,11 @@ struct PolicyStore<Policy: TierCacheEviction.EvictionPolicy>: EvictingStore {
             slot = slotByKey[key]
         }
         let id = slot ?? allocate(key)
-        costs[Int(id)] = cost
         if usesKeyHash, slot == nil { hashes[Int(id)] = keyHash(key) }
         _ = policy.access(id, size: weight(cost), keyHash: hashes[Int(id)], position: 0)
         let evicted = settle(sparing: id)
         if policy.isResident(id) {
-            values[Int(id)] = entry
+            residents[Int(id)] = Resident(entry: entry, cost: cost)
             totalCost += cost
             count += 1
         } else if !policy.remembers(id) {
@@ -96,8 +96,7 @@ struct PolicyStore<Policy: TierCacheEviction.EvictionPolicy>: EvictingStore {
         policy.removeAll()
         slotByKey.removeAll()
         keys.removeAll()
-        values.removeAll()
-        costs.removeAll()
+        residents.removeAll()
         hashes.removeAll()
         freeSlots.removeAll()
         totalCost = 0
@@ -114,8 +113,8 @@ struct PolicyStore<Policy: TierCacheEviction.EvictionPolicy>: EvictingStore {
     @discardableResult
     private mutating func settle(sparing spared: UInt32?) -> Int {
         var evicted = 0
-        for slot in policy.departures where slot != spared && Int(slot) < keys.count && keys[Int(slot)] != nil {
-            if values[Int(slot)] != nil, !policy.isResident(slot) {
+        for slot in policy.departures where slot != spared && holdsKey(slot) {
+            if holdsValue(slot), !policy.isResident(slot) {
                 drop(slot)
                 evicted += 1
             }
@@ -124,11 +123,24 @@ struct PolicyStore<Policy: TierCacheEviction.EvictionPolicy>: EvictingStore {
         return evicted
     }
 
+    // `if case` rather than `!= nil`: on these optionals of Equatable types the compiler may pick
+    // Equatable's `==` on a tuple of two optionals, copying the entry (see MemoryTier.entry(forKey:)).
+    @inline(__always)
+    private func holdsValue(_ slot: UInt32) -> Bool {
+        if case .some = residents[Int(slot)] { true } else { false }
+    }
+
+    @inline(__always)
+    private func holdsKey(_ slot: UInt32) -> Bool {
+        guard Int(slot) < keys.count, case .some = keys[Int(slot)] else { return false }
+        return true
+    }
+
     /// Takes a resident slot's value out (it stays allocated).
     private mutating func drop(_ slot: UInt32) {
-        guard values[Int(slot)] != nil else { return }
-        values[Int(slot)] = nil
-        totalCost -= costs[Int(slot)]
+        guard let resident = residents[Int(slot)] else { return }
+        residents[Int(slot)] = nil
+        totalCost -= resident.cost
         count -= 1
     }
 
@@ -140,8 +152,7 @@ struct PolicyStore<Policy: TierCacheEviction.EvictionPolicy>: EvictingStore {
         } else {
             slot = UInt32(keys.count)
             keys.append(key)
-            values.append(nil)
-            costs.append(0)
+            residents.append(nil)
             hashes.append(0)
         }
         slotByKey[key] = slot
@@ -156,4 +167,10 @@ struct PolicyStore<Policy: TierCacheEviction.EvictionPolicy>: EvictingStore {
         hashes[Int(slot)] = 0
         freeSlots.append(slot)
     }
+}
+
+/// A resident entry and the cost it was admitted at.
+private struct Resident {
+    var entry: CacheEntry
+    var cost: Int
 }
