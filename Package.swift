@@ -99,7 +99,7 @@ let package = Package(
             providers: [.apt(["liblzma-dev"]), .brew(["xz"])]
         ),
         // Each eviction policy written once, over slot ids: the simulator and MemoryTier run them.
-        .target(name: "TierCacheEviction"),
+        .target(name: "TierCacheEviction", dependencies: ["CPrefetch"]),
         .target(
             name: "TierCache",
             dependencies: [

@@ -29,24 +29,37 @@ public struct SlotQueues: Sendable {
         @usableFromInline var owner: UInt8
         /// The policy's own byte for the slot (``tag(of:)``).
         @usableFromInline var tag: UInt8
+        /// The policy's own 32 bits for the slot (``word(of:)``), in what was padding: the node
+        /// stays 24 bytes.
+        @usableFromInline var word: UInt32
 
-        @usableFromInline static let free = Node(size: 0, previous: nil32, next: nil32, owner: none, tag: 0)
+        @usableFromInline static let free = Node(size: 0, previous: nil32, next: nil32, owner: none, tag: 0, word: 0)
 
         @usableFromInline
-        init(size: UInt64, previous: Int32, next: Int32, owner: UInt8, tag: UInt8) {
+        init(size: UInt64, previous: Int32, next: Int32, owner: UInt8, tag: UInt8, word: UInt32) {
             self.size = size
             self.previous = previous
             self.next = next
             self.owner = owner
             self.tag = tag
+            self.word = word
         }
     }
 
+    /// A queue's ends and totals, together: one array to check for uniqueness on a change, not four.
+    @usableFromInline
+    struct Ends: Sendable {
+        @usableFromInline var head: Int32 = nil32
+        @usableFromInline var tail: Int32 = nil32
+        @usableFromInline var count = 0
+        @usableFromInline var weight: UInt64 = 0
+
+        @usableFromInline init() {}
+    }
+
     @usableFromInline var nodes: [Node] = []
-    @usableFromInline var heads: [Int32]
-    @usableFromInline var tails: [Int32]
-    @usableFromInline var counts: [Int]
-    @usableFromInline var weights: [UInt64]
+    /// Indexed by queue number; entry 0 (``none``) is unused.
+    @usableFromInline var ends: [Ends]
     /// Slots taken out of a queue since ``beginRequest()``; the first `departureCount` are valid.
     @usableFromInline var departed: [UInt32] = []
     @usableFromInline var departureCount = 0
@@ -56,10 +69,7 @@ public struct SlotQueues: Sendable {
     /// are noted unless `notingDepartures` is false (a driver that never reads them).
     public init(queueCount: Int, reserving slots: Int = 0, notingDepartures: Bool = true) {
         notesDepartures = notingDepartures
-        heads = [Int32](repeating: Self.nil32, count: queueCount + 1)
-        tails = heads
-        counts = [Int](repeating: 0, count: queueCount + 1)
-        weights = [UInt64](repeating: 0, count: queueCount + 1)
+        ends = [Ends](repeating: Ends(), count: queueCount + 1)
         if slots > 0 { grow(to: slots) }
     }
 
@@ -127,25 +137,39 @@ public struct SlotQueues: Sendable {
         nodes[id].tag = tag
     }
 
+    /// 32 bits the policy keeps for `slot` beside its links (W-TinyLFU's folded key hash, which
+    /// its admission reads for a victim whose links it has just read), in the same cache line;
+    /// 0 until set.
+    @inlinable @inline(__always)
+    public func word(of slot: UInt32) -> UInt32 { nodes[Int(slot)].word }
+
+    /// Sets `slot`'s 32 bits (see ``word(of:)``).
+    @inlinable @inline(__always)
+    public mutating func setWord(_ word: UInt32, of slot: UInt32) {
+        let id = Int(slot)
+        if id >= nodes.count { grow(to: id + 1) }
+        nodes[id].word = word
+    }
+
     /// The sum of `queue`'s members' sizes.
     @inlinable @inline(__always)
-    public func weight(_ queue: UInt8) -> UInt64 { weights[Int(queue)] }
+    public func weight(_ queue: UInt8) -> UInt64 { ends[Int(queue)].weight }
 
     /// The number of slots in `queue`.
     @inlinable @inline(__always)
-    public func count(_ queue: UInt8) -> Int { counts[Int(queue)] }
+    public func count(_ queue: UInt8) -> Int { ends[Int(queue)].count }
 
     /// The oldest slot of `queue`, if any.
     @inlinable @inline(__always)
     public func tail(_ queue: UInt8) -> UInt32? {
-        let tail = tails[Int(queue)]
+        let tail = ends[Int(queue)].tail
         return tail < 0 ? nil : UInt32(tail)
     }
 
     /// The newest slot of `queue`, if any.
     @inlinable @inline(__always)
     public func head(_ queue: UInt8) -> UInt32? {
-        let head = heads[Int(queue)]
+        let head = ends[Int(queue)].head
         return head < 0 ? nil : UInt32(head)
     }
 
@@ -182,14 +206,14 @@ public struct SlotQueues: Sendable {
     public mutating func pushTail(_ slot: UInt32, _ queue: UInt8) {
         let id = Int(slot)
         let q = Int(queue)
-        let oldTail = tails[q]
+        let oldTail = ends[q].tail
         nodes[id].owner = queue
         nodes[id].next = Self.nil32
         nodes[id].previous = oldTail
-        if oldTail >= 0 { nodes[Int(oldTail)].next = Int32(id) } else { heads[q] = Int32(id) }
-        tails[q] = Int32(id)
-        counts[q] += 1
-        weights[q] += nodes[id].size
+        if oldTail >= 0 { nodes[Int(oldTail)].next = Int32(id) } else { ends[q].head = Int32(id) }
+        ends[q].tail = Int32(id)
+        ends[q].count += 1
+        ends[q].weight += nodes[id].size
     }
 
     /// Inserts a slot that is in no queue at the head of `queue`.
@@ -197,14 +221,14 @@ public struct SlotQueues: Sendable {
     public mutating func pushHead(_ slot: UInt32, _ queue: UInt8) {
         let id = Int(slot)
         let q = Int(queue)
-        let oldHead = heads[q]
+        let oldHead = ends[q].head
         nodes[id].owner = queue
         nodes[id].previous = Self.nil32
         nodes[id].next = oldHead
-        if oldHead >= 0 { nodes[Int(oldHead)].previous = Int32(id) } else { tails[q] = Int32(id) }
-        heads[q] = Int32(id)
-        counts[q] += 1
-        weights[q] += nodes[id].size
+        if oldHead >= 0 { nodes[Int(oldHead)].previous = Int32(id) } else { ends[q].tail = Int32(id) }
+        ends[q].head = Int32(id)
+        ends[q].count += 1
+        ends[q].weight += nodes[id].size
     }
 
     /// Takes a slot out of whichever queue holds it, noting the departure.
@@ -222,11 +246,11 @@ public struct SlotQueues: Sendable {
         let q = Int(nodes[id].owner)
         let before = nodes[id].previous
         let after = nodes[id].next
-        if before >= 0 { nodes[Int(before)].next = after } else { heads[q] = after }
-        if after >= 0 { nodes[Int(after)].previous = before } else { tails[q] = before }
+        if before >= 0 { nodes[Int(before)].next = after } else { ends[q].head = after }
+        if after >= 0 { nodes[Int(after)].previous = before } else { ends[q].tail = before }
         nodes[id].owner = Self.none
-        counts[q] -= 1
-        weights[q] -= nodes[id].size
+        ends[q].count -= 1
+        ends[q].weight -= nodes[id].size
     }
 
     /// Removes and returns the oldest slot of `queue`.
@@ -237,12 +261,30 @@ public struct SlotQueues: Sendable {
         return tail
     }
 
+    /// Moves the tail of `queue` to its head (CLOCK's second chance, S3-FIFO's reinsertion): what
+    /// `moveToHead(tail, queue)` does, without taking the slot out of the queue's count and weight
+    /// and putting it back. Not a departure.
+    @inlinable @inline(__always)
+    public mutating func rotateTailToHead(_ queue: UInt8) {
+        let q = Int(queue)
+        let tail = ends[q].tail
+        let head = ends[q].head
+        guard tail >= 0, tail != head else { return }
+        let newTail = nodes[Int(tail)].previous
+        nodes[Int(newTail)].next = Self.nil32
+        nodes[Int(tail)].previous = Self.nil32
+        nodes[Int(tail)].next = head
+        nodes[Int(head)].previous = tail
+        ends[q].head = tail
+        ends[q].tail = newTail
+    }
+
     /// Moves a slot that is in a queue to the head of `queue` (the same or another). It stays in
     /// the policy's queues, so it is not noted as departed.
     @inlinable @inline(__always)
     public mutating func moveToHead(_ slot: UInt32, _ queue: UInt8) {
         let id = Int(slot)
-        if nodes[id].owner == queue, heads[Int(queue)] == Int32(slot) { return }
+        if nodes[id].owner == queue, ends[Int(queue)].head == Int32(slot) { return }
         if nodes[id].owner != Self.none { unlink(id) }
         pushHead(slot, queue)
     }
@@ -262,12 +304,7 @@ public struct SlotQueues: Sendable {
             nodes[id].previous = Self.nil32
             nodes[id].next = Self.nil32
         }
-        for queue in heads.indices {
-            heads[queue] = Self.nil32
-            tails[queue] = Self.nil32
-            counts[queue] = 0
-            weights[queue] = 0
-        }
+        for queue in ends.indices { ends[queue] = Ends() }
         departureCount = 0
     }
 }

@@ -28,7 +28,7 @@ public struct CLOCKPolicy: EvictionPolicy {
             if queues.tag(of: oldest) != 0 {
                 // A second chance stays in the cache: moved, not noted as a departure.
                 queues.setTag(0, of: oldest)
-                queues.moveToHead(oldest, Self.cache)
+                queues.rotateTailToHead(Self.cache)
             } else {
                 queues.remove(oldest)
             }

@@ -1,3 +1,5 @@
+import CPrefetch
+
 /// TinyLFU's popularity estimate, W-TinyLFU's (and its miniatures'): Caffeine's
 /// `FrequencySketch`, rule for rule, over the key hash each request carries (the simulator's is
 /// ``mix(_:_:)`` of the object id; the memory tier hashes keys once, when they are stored).
@@ -61,18 +63,27 @@ struct TinyLFUSketch {
         return x
     }
 
+    /// The 32 bits of a key hash the sketch reads (Caffeine spreads a 32-bit `hashCode`). A
+    /// policy may keep this instead of the whole hash: the folded forms below count the same.
+    @inline(__always)
+    static func fold(_ hash: UInt64) -> UInt32 { UInt32(truncatingIfNeeded: hash ^ (hash >> 32)) }
+
     /// The block (first word) and the hash that picks the four counters in it.
     @inline(__always)
-    private func locate(_ hash: UInt64) -> (block: Int, counterHash: UInt32) {
-        let blockHash = Self.spread(UInt32(truncatingIfNeeded: hash ^ (hash >> 32)))
+    private func locate(_ folded: UInt32) -> (block: Int, counterHash: UInt32) {
+        let blockHash = Self.spread(folded)
         return (Int(blockHash & blockMask) << 3, Self.rehash(blockHash))
     }
 
     /// The estimated number of recent occurrences of the key hashed to `hash` (0...15).
     @inline(__always)
-    func frequency(_ hash: UInt64) -> Int {
+    func frequency(_ hash: UInt64) -> Int { frequency(folded: Self.fold(hash)) }
+
+    /// ``frequency(_:)`` of a hash already folded by ``fold(_:)``.
+    @inline(__always)
+    func frequency(folded: UInt32) -> Int {
         guard isInitialized else { return 0 }
-        let (block, counterHash) = locate(hash)
+        let (block, counterHash) = locate(folded)
         var frequency = 15
         for row in 0..<4 {
             let h = counterHash >> UInt32(row << 3)
@@ -83,11 +94,27 @@ struct TinyLFUSketch {
         return frequency
     }
 
+    /// Starts loading the block that holds a folded hash's counters, so that the estimates and
+    /// counts of one request (the new key, the window's oldest, probation's oldest) wait for
+    /// their cache misses together rather than one after another.
+    @inline(__always)
+    func prefetch(folded: UInt32) {
+        guard isInitialized else { return }
+        let block = locate(folded).block
+        table.withUnsafeBufferPointer { words in
+            if let base = words.baseAddress { tiercache_prefetch(base + block) }
+        }
+    }
+
     /// Records one occurrence of the key hashed to `hash`.
     @inline(__always)
-    mutating func increment(_ hash: UInt64) {
+    mutating func increment(_ hash: UInt64) { increment(folded: Self.fold(hash)) }
+
+    /// ``increment(_:)`` of a hash already folded by ``fold(_:)``.
+    @inline(__always)
+    mutating func increment(folded: UInt32) {
         guard isInitialized else { return }
-        let (block, counterHash) = locate(hash)
+        let (block, counterHash) = locate(folded)
         var added = false
         for row in 0..<4 {
             let h = counterHash >> UInt32(row << 3)
