@@ -58,6 +58,9 @@ public struct WTinyLFUPolicy: EvictionPolicy {
     /// Serves a request; returns whether it hit.
     public mutating func access(_ object: UInt32, size: UInt64, keyHash: UInt64, position: Int) -> Bool {
         queues.beginRequest()
+        // Hit or miss, the request counts its key in the sketch: that block starts loading while
+        // the object's node does.
+        sketch.prefetch(folded: TinyLFUSketch.fold(keyHash))
         if queues.queue(of: object) != SlotQueues.none {
             onAccess(object)
             demoteFromProtected()
@@ -68,9 +71,8 @@ public struct WTinyLFUPolicy: EvictionPolicy {
         guard size <= UInt64(capacity) else { return false }
         queues.setSize(size, of: object)
         queues.setWord(TinyLFUSketch.fold(keyHash), of: object)
-        // The sketch blocks this miss will read: the new key's, and those of the likely candidate
-        // and victim (the window's and probation's oldest).
-        sketch.prefetch(folded: TinyLFUSketch.fold(keyHash))
+        // The sketch blocks the admission will read: the likely candidate's and victim's (the
+        // window's and probation's oldest).
         if let oldest = queues.tail(Self.window) { sketch.prefetch(folded: foldedHash(of: oldest)) }
         if let oldest = queues.tail(Self.probation) { sketch.prefetch(folded: foldedHash(of: oldest)) }
         add(object)
