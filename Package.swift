@@ -107,7 +107,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
             ],
-            // scripts/tsan: locks ThreadSanitizer can see (see Sources/TierCache/Internal/Locked.swift).
+            // scripts/tsan: locks ThreadSanitizer can see (see Sources/TierCache/Concurrency/Locked.swift).
             swiftSettings: [.define("TIERCACHE_TSAN_LOCKS", .when(traits: ["TSanLocks"]))]
         ),
         .target(
