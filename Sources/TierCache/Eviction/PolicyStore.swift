@@ -22,9 +22,11 @@ struct PolicyStore<Policy: TierCacheEviction.EvictionPolicy>: EvictingStore {
     private var policy: Policy
     private var slotByKey: [CacheKey: UInt32] = [:]
     private var keys: [CacheKey?] = []
-    /// Each resident slot's entry and cost; nil for slots the policy only remembers (and free
-    /// ones). One array rather than two, so that a hit reads one cache line for both.
-    private var residents: [Resident?] = []
+    /// Each resident slot's entry and cost; ``Resident/vacant`` for slots the policy only
+    /// remembers (and free ones). One array rather than two, so that a hit reads one cache line
+    /// for both; not optional, so that a field is read and written in place (an optional's
+    /// `?.cost` or a bound copy retained and released the entry on every overwrite).
+    private var residents: [Resident] = []
     private var hashes: [UInt64] = []
     private var freeSlots: [UInt32] = []
     private let minimumWeight: Int
@@ -50,18 +52,19 @@ struct PolicyStore<Policy: TierCacheEviction.EvictionPolicy>: EvictingStore {
 
     @inline(__always)
     mutating func lookup(_ key: CacheKey) -> CacheEntry? {
-        guard let slot = slotByKey[key], let resident = residents[Int(slot)] else { return nil }
-        _ = policy.access(slot, size: weight(resident.cost), keyHash: hashes[Int(slot)], position: 0)
+        guard let slot = slotByKey[key] else { return nil }
+        let cost = residents[Int(slot)].cost
+        guard cost != Resident.vacantCost else { return nil }
+        _ = policy.access(slot, size: weight(cost), keyHash: hashes[Int(slot)], position: 0)
         if !policy.departures.isEmpty { settle(sparing: nil) }
-        return resident.entry
+        return residents[Int(slot)].entry
     }
 
     mutating func store(_ entry: CacheEntry, cost: Int, for key: CacheKey) -> Int {
         var slot = slotByKey[key]
-        // `?.cost` reads the cost in place; binding the resident would copy (retain) its entry.
-        if let existing = slot, let residentCost = residents[Int(existing)]?.cost {
-            if residentCost == cost {
-                residents[Int(existing)] = Resident(entry: entry, cost: cost)
+        if let existing = slot, residents[Int(existing)].cost != Resident.vacantCost {
+            if residents[Int(existing)].cost == cost {
+                residents[Int(existing)].entry = entry
                 _ = policy.access(existing, size: weight(cost), keyHash: hashes[Int(existing)], position: 0)
                 return policy.departures.isEmpty ? 0 : settle(sparing: nil)
             }
@@ -123,13 +126,11 @@ struct PolicyStore<Policy: TierCacheEviction.EvictionPolicy>: EvictingStore {
         return evicted
     }
 
-    // `if case` rather than `!= nil`: on these optionals of Equatable types the compiler may pick
-    // Equatable's `==` on a tuple of two optionals, copying the entry (see MemoryTier.entry(forKey:)).
     @inline(__always)
-    private func holdsValue(_ slot: UInt32) -> Bool {
-        if case .some = residents[Int(slot)] { true } else { false }
-    }
+    private func holdsValue(_ slot: UInt32) -> Bool { residents[Int(slot)].cost != Resident.vacantCost }
 
+    // `if case` rather than `!= nil`: on optionals of Equatable types the compiler may pick
+    // Equatable's `==` on a tuple of two optionals, copying the value (see MemoryTier.entry(forKey:)).
     @inline(__always)
     private func holdsKey(_ slot: UInt32) -> Bool {
         guard Int(slot) < keys.count, case .some = keys[Int(slot)] else { return false }
@@ -138,9 +139,10 @@ struct PolicyStore<Policy: TierCacheEviction.EvictionPolicy>: EvictingStore {
 
     /// Takes a resident slot's value out (it stays allocated).
     private mutating func drop(_ slot: UInt32) {
-        guard let resident = residents[Int(slot)] else { return }
-        residents[Int(slot)] = nil
-        totalCost -= resident.cost
+        let cost = residents[Int(slot)].cost
+        guard cost != Resident.vacantCost else { return }
+        residents[Int(slot)] = .vacant
+        totalCost -= cost
         count -= 1
     }
 
@@ -152,7 +154,7 @@ struct PolicyStore<Policy: TierCacheEviction.EvictionPolicy>: EvictingStore {
         } else {
             slot = UInt32(keys.count)
             keys.append(key)
-            residents.append(nil)
+            residents.append(.vacant)
             hashes.append(0)
         }
         slotByKey[key] = slot
@@ -173,4 +175,10 @@ struct PolicyStore<Policy: TierCacheEviction.EvictionPolicy>: EvictingStore {
 private struct Resident {
     var entry: CacheEntry
     var cost: Int
+
+    /// The cost no resident has (costs are at least the tier's per-entry overhead).
+    static let vacantCost = -1
+    /// What a slot without a resident entry holds: one shared empty entry, so it keeps no value
+    /// alive.
+    static let vacant = Resident(entry: CacheEntry(value: [UInt8](), storedAt: .distantPast), cost: vacantCost)
 }
