@@ -55,9 +55,11 @@ struct PolicyStore<Policy: TierCacheEviction.EvictionPolicy>: EvictingStore {
         guard let slot = slotByKey[key] else { return nil }
         let cost = residents[Int(slot)].cost
         guard cost != Resident.vacantCost else { return nil }
+        // Read before the policy hears of the hit: whatever it then decides, the hit is served.
+        let entry = residents[Int(slot)].entry
         _ = policy.access(slot, size: weight(cost), keyHash: hashes[Int(slot)], position: 0)
         if !policy.departures.isEmpty { settle(sparing: nil) }
-        return residents[Int(slot)].entry
+        return entry
     }
 
     mutating func store(_ entry: CacheEntry, cost: Int, for key: CacheKey) -> Int {
