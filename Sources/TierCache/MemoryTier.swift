@@ -232,7 +232,10 @@ public final class MemoryTier: LocalCacheTier {
     @inline(__always)
     private func lookup<Locked: LockedStoring>(_ key: CacheKey, in store: Locked) -> CacheEntry? {
         store.state.withLock { store -> CacheEntry? in
-            guard let entry = store.lookup(key) else { return nil }
+            var evicted = 0
+            let found = store.lookup(key, evicted: &evicted)
+            counters.recordEvictions(evicted)
+            guard let entry = found else { return nil }
             if entry.metadata.expiresAt != nil, entry.metadata.isExpired(at: clock.now()) {
                 store.remove(key)
                 counters.recordExpiration()

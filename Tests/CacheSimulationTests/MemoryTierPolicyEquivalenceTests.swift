@@ -186,6 +186,18 @@ struct MemoryTierPolicyEquivalenceTests {
         }
     }
 
+    @Test("A hit a policy answers by evicting the object is still served, and the entry then leaves the tier")
+    func hitThatEvicts() throws {
+        let tier = try MemoryTier(capacity: 1 << 20, policyType: ServeOncePolicy.self)
+        let key = try CacheKey("once")
+        let entry = CacheEntry(value: [1, 2, 3], storedAt: Date(timeIntervalSince1970: 0))
+        #expect(tier.store(entry, forKey: key) == .stored)
+        #expect(tier.entry(forKey: key)?.value == [1, 2, 3])
+        #expect(tier.entry(forKey: key) == nil)
+        #expect(tier.usage().entries == 0 && tier.usage().bytes == 0)
+        #expect(tier.statistics().evictions == 1)
+    }
+
     @Test("An offline policy is refused by the tier with a typed error")
     func offlinePolicyRefused() {
         let error = #expect(throws: TierCacheError.self) {
@@ -240,4 +252,42 @@ struct MemoryTierConfigurationTests {
         let named = Set(PolicyKind.allCases.compactMap(\.memoryTierPolicy))
         #expect(named == Set(MemoryTier.EvictionPolicy.allCases))
     }
+}
+
+/// A policy that serves each object once: a hit takes it out of the cache. Legal for a policy, if
+/// odd; the tier must still serve that hit.
+private struct ServeOncePolicy: EvictionPolicy {
+    static let name = "serve once"
+    private var queues: SlotQueues
+    private let capacity: UInt64
+
+    init(context: PolicyContext) {
+        queues = SlotQueues(queueCount: 1, notingDepartures: context.readsDepartures)
+        capacity = context.capacity
+    }
+
+    mutating func access(_ slot: UInt32, size: UInt64, keyHash: UInt64, position: Int) -> Bool {
+        queues.beginRequest()
+        if queues.queue(of: slot) != SlotQueues.none {
+            queues.remove(slot)
+            return true
+        }
+        guard size <= capacity else { return false }
+        while queues.weight(1) + size > capacity, queues.popTail(1) != nil {}
+        queues.setSize(size, of: slot)
+        queues.pushHead(slot, 1)
+        return false
+    }
+
+    mutating func remove(_ slot: UInt32) {
+        queues.beginRequest()
+        queues.remove(slot)
+    }
+
+    mutating func removeAll() { queues.removeAll() }
+    func isResident(_ slot: UInt32) -> Bool { queues.queue(of: slot) != SlotQueues.none }
+    func remembers(_ slot: UInt32) -> Bool { isResident(slot) }
+    var departures: ArraySlice<UInt32> { queues.departures }
+    var largestAdmissibleSize: UInt64 { capacity }
+    var residentsByRetention: [UInt32] { queues.members(of: 1) }
 }

@@ -11,8 +11,9 @@ protocol EvictingStore {
     /// The largest entry cost the policy can admit (S3-FIFO's small queue bounds it).
     var largestAdmissibleCost: Int { get }
 
-    /// A request that finds `key`: returns its entry, and the policy counts the hit.
-    mutating func lookup(_ key: CacheKey) -> CacheEntry?
+    /// A request that finds `key`: returns its entry, and the policy counts the hit; adds to
+    /// `evicted` the entries the policy evicted in answer (none for the built-in policies).
+    mutating func lookup(_ key: CacheKey, evicted: inout Int) -> CacheEntry?
 
     /// Stores `entry` (whose cost is at most the capacity), evicting as the policy says until the
     /// capacity and the entry-count limit hold. Returns how many entries were evicted.

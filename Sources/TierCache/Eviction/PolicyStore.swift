@@ -51,14 +51,14 @@ struct PolicyStore<Policy: TierCacheEviction.EvictionPolicy>: EvictingStore {
     private func weight(_ cost: Int) -> UInt64 { UInt64(max(cost, minimumWeight)) }
 
     @inline(__always)
-    mutating func lookup(_ key: CacheKey) -> CacheEntry? {
+    mutating func lookup(_ key: CacheKey, evicted: inout Int) -> CacheEntry? {
         guard let slot = slotByKey[key] else { return nil }
         let cost = residents[Int(slot)].cost
         guard cost != Resident.vacantCost else { return nil }
         // Read before the policy hears of the hit: whatever it then decides, the hit is served.
         let entry = residents[Int(slot)].entry
         _ = policy.access(slot, size: weight(cost), keyHash: hashes[Int(slot)], position: 0)
-        if !policy.departures.isEmpty { settle(sparing: nil) }
+        if !policy.departures.isEmpty { evicted += settle(sparing: nil) }
         return entry
     }
 
