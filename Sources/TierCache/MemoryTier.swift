@@ -231,11 +231,9 @@ public final class MemoryTier: LocalCacheTier {
 
     @inline(__always)
     private func lookup<Locked: LockedStoring>(_ key: CacheKey, in store: Locked) -> CacheEntry? {
-        store.state.withLock { store -> CacheEntry? in
-            var evicted = 0
-            let found = store.lookup(key, evicted: &evicted)
-            counters.recordEvictions(evicted)
-            guard let entry = found else { return nil }
+        var evicted = 0
+        let found = store.state.withLock { store -> CacheEntry? in
+            guard let entry = store.lookup(key, evicted: &evicted) else { return nil }
             if entry.metadata.expiresAt != nil, entry.metadata.isExpired(at: clock.now()) {
                 store.remove(key)
                 counters.recordExpiration()
@@ -243,6 +241,8 @@ public final class MemoryTier: LocalCacheTier {
             }
             return entry
         }
+        counters.recordEvictions(evicted)
+        return found
     }
 
     /// Stores `entry` under `key`, evicting as the policy decides to stay within the capacity.

@@ -30,7 +30,6 @@ public final class TierCounters: Sendable {
     /// Counters at zero that record to no metrics backend.
     public init() {
         metrics = nil
-        isRecordingMetrics = false
     }
 
     /// Counters at zero that also record to swift-metrics, under ``MetricLabels``' names with
@@ -38,11 +37,10 @@ public final class TierCounters: Sendable {
     /// the process bootstrapped (read now: bootstrap before creating tiers).
     public init(tierName: String, metricsFactory: (any MetricsFactory)? = nil) {
         metrics = MetricsSystem.resolving(metricsFactory).map { TierMetrics(tierName: tierName, factory: $0) }
-        isRecordingMetrics = metrics != nil
     }
 
     /// Whether events also go to a metrics backend (a tier may skip work only metrics need).
-    public let isRecordingMetrics: Bool
+    public var isRecordingMetrics: Bool { metrics != nil }
 
     /// Starts timing a lookup for ``recordLookup(hit:timing:)``; reads the clock only when
     /// recording metrics.

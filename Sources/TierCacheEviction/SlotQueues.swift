@@ -261,32 +261,30 @@ public struct SlotQueues: Sendable {
         return tail
     }
 
-    /// Moves the tail of `queue` to its head (CLOCK's second chance, S3-FIFO's reinsertion): what
-    /// `moveToHead(tail, queue)` does, without taking the slot out of the queue's count and weight
-    /// and putting it back. Not a departure.
-    @inlinable @inline(__always)
-    public mutating func rotateTailToHead(_ queue: UInt8) {
-        let q = Int(queue)
-        let tail = ends[q].tail
-        let head = ends[q].head
-        guard tail >= 0, tail != head else { return }
-        let newTail = nodes[Int(tail)].previous
-        nodes[Int(newTail)].next = Self.nil32
-        nodes[Int(tail)].previous = Self.nil32
-        nodes[Int(tail)].next = head
-        nodes[Int(head)].previous = tail
-        ends[q].head = tail
-        ends[q].tail = newTail
-    }
-
     /// Moves a slot that is in a queue to the head of `queue` (the same or another). It stays in
     /// the policy's queues, so it is not noted as departed.
     @inlinable @inline(__always)
     public mutating func moveToHead(_ slot: UInt32, _ queue: UInt8) {
         let id = Int(slot)
-        if nodes[id].owner == queue, ends[Int(queue)].head == Int32(slot) { return }
-        if nodes[id].owner != Self.none { unlink(id) }
-        pushHead(slot, queue)
+        let owner = nodes[id].owner
+        guard owner == queue else {
+            if owner != Self.none { unlink(id) }
+            pushHead(slot, queue)
+            return
+        }
+        // Within its own queue (an LRU hit, CLOCK's second chance, S3-FIFO's reinsertion) the
+        // slot is only relinked: the queue's count and weight stay as they are.
+        let q = Int(queue)
+        let head = ends[q].head
+        guard head != Int32(id) else { return }
+        let before = nodes[id].previous  // not the head, so there is one
+        let after = nodes[id].next
+        nodes[Int(before)].next = after
+        if after >= 0 { nodes[Int(after)].previous = before } else { ends[q].tail = before }
+        nodes[id].previous = Self.nil32
+        nodes[id].next = head
+        nodes[Int(head)].previous = Int32(id)
+        ends[q].head = Int32(id)
     }
 
     /// Moves a slot that is in a queue to the tail of `queue`, without noting a departure.

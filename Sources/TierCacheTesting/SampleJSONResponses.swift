@@ -1,3 +1,5 @@
+import TierCache
+
 /// Deterministic JSON API responses, for measuring how small responses compress (with and
 /// without a dictionary) in tests and benchmarks.
 ///
@@ -7,11 +9,11 @@
 /// value bytes. The responses of one generator differ from one another as a real API's do, so a
 /// dictionary trained on some of them has to generalise to the rest.
 public struct SampleJSONResponses: Sendable {
-    private var state: UInt64
+    private var generator: SplitMix64
 
     /// A generator; equal seeds give equal responses.
     public init(seed: UInt64) {
-        state = seed &+ 0x9E37_79B9_7F4A_7C15
+        generator = SplitMix64(seed: seed &+ 0x9E37_79B9_7F4A_7C15)
     }
 
     /// The next response, of about `targetSize` bytes (at least one record, then whole records
@@ -57,13 +59,9 @@ public struct SampleJSONResponses: Sendable {
         return String((0..<count).map { _ in digits[Int(random(16))] })
     }
 
-    /// SplitMix64, reduced to `0..<bound`.
+    /// The package's SplitMix64, reduced to `0..<bound`.
     private mutating func random(_ bound: UInt64) -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return (z ^ (z >> 31)) % bound
+        generator.next() % bound
     }
 
     private static let firstNames = [

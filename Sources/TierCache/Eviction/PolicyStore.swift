@@ -53,8 +53,8 @@ struct PolicyStore<Policy: TierCacheEviction.EvictionPolicy>: EvictingStore {
     @inline(__always)
     mutating func lookup(_ key: CacheKey, evicted: inout Int) -> CacheEntry? {
         guard let slot = slotByKey[key] else { return nil }
+        guard holdsValue(slot) else { return nil }
         let cost = residents[Int(slot)].cost
-        guard cost != Resident.vacantCost else { return nil }
         // Read before the policy hears of the hit: whatever it then decides, the hit is served.
         let entry = residents[Int(slot)].entry
         _ = policy.access(slot, size: weight(cost), keyHash: hashes[Int(slot)], position: 0)
@@ -64,7 +64,7 @@ struct PolicyStore<Policy: TierCacheEviction.EvictionPolicy>: EvictingStore {
 
     mutating func store(_ entry: CacheEntry, cost: Int, for key: CacheKey) -> Int {
         var slot = slotByKey[key]
-        if let existing = slot, residents[Int(existing)].cost != Resident.vacantCost {
+        if let existing = slot, holdsValue(existing) {
             if residents[Int(existing)].cost == cost {
                 residents[Int(existing)].entry = entry
                 _ = policy.access(existing, size: weight(cost), keyHash: hashes[Int(existing)], position: 0)
@@ -141,10 +141,9 @@ struct PolicyStore<Policy: TierCacheEviction.EvictionPolicy>: EvictingStore {
 
     /// Takes a resident slot's value out (it stays allocated).
     private mutating func drop(_ slot: UInt32) {
-        let cost = residents[Int(slot)].cost
-        guard cost != Resident.vacantCost else { return }
+        guard holdsValue(slot) else { return }
+        totalCost -= residents[Int(slot)].cost
         residents[Int(slot)] = .vacant
-        totalCost -= cost
         count -= 1
     }
 
@@ -178,7 +177,8 @@ private struct Resident {
     var entry: CacheEntry
     var cost: Int
 
-    /// The cost no resident has (costs are at least the tier's per-entry overhead).
+    /// The cost no resident has (costs are at least the tier's per-entry overhead): a constant,
+    /// so that checking it does not initialise ``vacant``.
     static let vacantCost = -1
     /// What a slot without a resident entry holds: one shared empty entry, so it keeps no value
     /// alive.

@@ -113,10 +113,6 @@ public struct WorkloadRequests: Sendable {
     /// Each object's value size.
     public let sizes: [UInt32]
 
-    func operation(at index: Int) -> Operation {
-        operations.isEmpty ? .read : operations[index]
-    }
-
     /// Each object's key, `bench/object/<id>` (made once, so that a run times the tier rather than
     /// string formatting).
     public func keys() throws(BenchmarkError) -> [CacheKey] {

@@ -28,7 +28,7 @@ public struct CLOCKPolicy: EvictionPolicy {
             if queues.tag(of: oldest) != 0 {
                 // A second chance stays in the cache: moved, not noted as a departure.
                 queues.setTag(0, of: oldest)
-                queues.rotateTailToHead(Self.cache)
+                queues.moveToHead(oldest, Self.cache)
             } else {
                 queues.remove(oldest)
             }

@@ -89,7 +89,7 @@ public struct S3FIFOPolicy: EvictionPolicy {
             let count = queues.tag(of: oldest)
             if count >= 1 {
                 queues.setTag(min(count, Self.maximumFrequency) - 1, of: oldest)
-                queues.rotateTailToHead(Self.main)
+                queues.moveToHead(oldest, Self.main)
             } else {
                 queues.remove(oldest)
                 return

@@ -60,7 +60,8 @@ public struct WTinyLFUPolicy: EvictionPolicy {
         queues.beginRequest()
         // Hit or miss, the request counts its key in the sketch: that block starts loading while
         // the object's node does.
-        sketch.prefetch(folded: TinyLFUSketch.fold(keyHash))
+        let folded = TinyLFUSketch.fold(keyHash)
+        sketch.prefetch(folded: folded)
         if queues.queue(of: object) != SlotQueues.none {
             onAccess(object)
             demoteFromProtected()
@@ -70,11 +71,13 @@ public struct WTinyLFUPolicy: EvictionPolicy {
         // An object larger than the cache is never admitted (the tier refuses it before its policy).
         guard size <= UInt64(capacity) else { return false }
         queues.setSize(size, of: object)
-        queues.setWord(TinyLFUSketch.fold(keyHash), of: object)
-        // The sketch blocks the admission will read: the likely candidate's and victim's (the
-        // window's and probation's oldest).
-        if let oldest = queues.tail(Self.window) { sketch.prefetch(folded: foldedHash(of: oldest)) }
-        if let oldest = queues.tail(Self.probation) { sketch.prefetch(folded: foldedHash(of: oldest)) }
+        queues.setWord(folded, of: object)
+        if totalCost + Int(size) > capacity {
+            // The sketch blocks the admission will read: the likely candidate's and victim's
+            // (the window's and probation's oldest).
+            if let oldest = queues.tail(Self.window) { sketch.prefetch(folded: foldedHash(of: oldest)) }
+            if let oldest = queues.tail(Self.probation) { sketch.prefetch(folded: foldedHash(of: oldest)) }
+        }
         add(object)
         _ = evictFromMain(candidates: evictFromWindow(), sparing: object)
         demoteFromProtected()
