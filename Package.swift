@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "TierCache", targets: ["TierCache"]),
         .library(name: "TierCacheEviction", targets: ["TierCacheEviction"]),
         .library(name: "TierCacheLMDB", targets: ["TierCacheLMDB"]),
+        .library(name: "TierCacheSQLite", targets: ["TierCacheSQLite"]),
         .library(name: "TierCacheRedis", targets: ["TierCacheRedis"]),
         .library(name: "TierCacheEncryption", targets: ["TierCacheEncryption"]),
         .library(name: "TierCacheTesting", targets: ["TierCacheTesting"]),
@@ -91,6 +92,12 @@ let package = Package(
             pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]
         ),
+        // In every Apple SDK; on Linux, Debian's libsqlite3-dev.
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
+        ),
         // A header-only module: the prefetch hint the trace loader's id table issues ahead of its probes.
         .systemLibrary(name: "CPrefetch"),
         .systemLibrary(
@@ -113,11 +120,23 @@ let package = Package(
         .target(
             name: "CacheSimulation",
             dependencies: ["TierCache", "TierCacheEviction", "CZstd", "CZlib", "CLzma", "CPrefetch"]),
-        .target(name: "TierCacheCompression", dependencies: ["TierCache", "CZstd"]),
+        // The stored record format (header, checksum, payload) without any compressor: the SQLite tier
+        // uses it with zlib, on platforms that have no zstd.
+        .target(name: "TierCacheRecords", dependencies: ["TierCache"]),
+        .target(name: "TierCacheCompression", dependencies: ["TierCache", "TierCacheRecords", "CZstd"]),
         .target(
             name: "TierCacheLMDB",
             dependencies: [
-                "TierCache", "TierCacheCompression", "CLMDB",
+                "TierCache", "TierCacheRecords", "TierCacheCompression", "CLMDB",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+            ]
+        ),
+        // The disk tier for Apple platforms: SQLite and zlib only, which every SDK has.
+        .target(
+            name: "TierCacheSQLite",
+            dependencies: [
+                "TierCache", "TierCacheRecords", "CSQLite", "CZlib",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
             ]
@@ -125,7 +144,7 @@ let package = Package(
         .target(
             name: "TierCacheRedis",
             dependencies: [
-                "TierCache", "TierCacheCompression",
+                "TierCache", "TierCacheRecords", "TierCacheCompression",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -337,9 +356,18 @@ let package = Package(
             ]
         ),
         .testTarget(
+            name: "TierCacheSQLiteTests",
+            dependencies: [
+                "TierCacheSQLite", "TierCacheRecords", "TierCacheTesting", "CSQLite", "tiercache-harness",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "InMemoryLogging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
             name: "TierCacheLMDBTests",
             dependencies: [
-                "TierCacheLMDB", "TierCacheCompression", "TierCacheTesting", "TierCacheEncryption", "CLMDB",
+                "TierCacheLMDB", "TierCacheRecords", "TierCacheCompression", "TierCacheTesting", "TierCacheEncryption",
+                "CLMDB",
                 "tiercache", "tiercache-harness",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),

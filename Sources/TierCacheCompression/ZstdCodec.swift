@@ -1,12 +1,16 @@
 import CZstd
 @_spi(TierCacheInternals) import TierCache
+import TierCacheRecords
 
 /// zstd compression for tier values, shared by the disk and network tiers.
 ///
 /// Every frame carries zstd's content checksum (XXH64, truncated to 32 bits), so a damaged value
 /// fails to decompress instead of decoding to wrong bytes. Compression and decompression contexts
 /// are pooled: creating one costs far more than compressing a small value.
-public struct ZstdCodec: Sendable {
+public struct ZstdCodec: RecordCompressor {
+    /// zstd frames: the LMDB and Redis tiers' records.
+    public static var format: EntryRecord.PayloadFormat { .zstd }
+
     /// The compression level: 1 (fast, the default) to ``maximumLevel``; negative levels trade
     /// ratio for even more speed.
     public let level: Int32
@@ -15,11 +19,6 @@ public struct ZstdCodec: Sendable {
     public static var minimumLevel: Int32 { ZSTD_minCLevel() }
     /// zstd's strongest level.
     public static var maximumLevel: Int32 { ZSTD_maxCLevel() }
-
-    /// A reason decompression failed.
-    public struct DecodeFailure: Error, CustomStringConvertible, Sendable {
-        public let description: String
-    }
 
     private let pools: ContextPools
 
@@ -75,15 +74,15 @@ public struct ZstdCodec: Sendable {
     /// it fails (zstd detects the mismatch, or the checksum does).
     public func decompress(
         _ source: UnsafeRawBufferPointer, originalSize: Int, dictionary: ZstdDictionary? = nil
-    ) throws(DecodeFailure) -> [UInt8] {
+    ) throws(EntryRecord.DecodeFailure) -> [UInt8] {
         let declared = ZSTD_getFrameContentSize(source.baseAddress, source.count)
         guard declared == UInt64(originalSize) else {
-            throw DecodeFailure(description: "frame declares \(declared) bytes, record says \(originalSize)")
+            throw EntryRecord.DecodeFailure(reason: "frame declares \(declared) bytes, record says \(originalSize)")
         }
         let context = pools.checkOutDecompressor()
         defer { pools.checkIn(context) }
         guard let pointer = context.pointer else {
-            throw DecodeFailure(description: "zstd could not allocate a context")
+            throw EntryRecord.DecodeFailure(reason: "zstd could not allocate a context")
         }
         var failure: String?
         let output = [UInt8](unsafeUninitializedCapacity: originalSize) { buffer, initialized in
@@ -105,7 +104,7 @@ public struct ZstdCodec: Sendable {
                 initialized = originalSize
             }
         }
-        if let failure { throw DecodeFailure(description: failure) }
+        if let failure { throw EntryRecord.DecodeFailure(reason: failure) }
         return output
     }
 }

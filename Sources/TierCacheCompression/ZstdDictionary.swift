@@ -1,4 +1,5 @@
 import CZstd
+import TierCacheRecords
 
 /// A zstd dictionary, digested once for compressing and once for decompressing.
 ///
@@ -85,4 +86,9 @@ public final class ZstdDictionary: @unchecked Sendable {
         if let failure { throw Failure(description: "zstd could not train a dictionary: \(failure)") }
         return dictionary
     }
+}
+
+extension EntryRecord {
+    /// A zstd dictionary and the id records name it by.
+    public typealias Dictionary = RecordDictionary<ZstdDictionary>
 }

@@ -1,6 +1,7 @@
 import Foundation
 import TierCache
 import TierCacheCompression
+import TierCacheRecords
 
 /// A read-only summary of a disk tier's store, as `tiercache inspect` prints it.
 public struct LMDBInspection: Sendable, Codable, Hashable {

@@ -25,24 +25,6 @@ extension LMDBTier {
         }
     }
 
-    /// Creates `directory` (owner-only) when missing, and checks it is a directory.
-    static func prepareDirectory(_ directory: URL) throws(TierCacheError) {
-        let path = directory.path
-        var isDirectory: ObjCBool = false
-        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
-            guard isDirectory.boolValue else {
-                throw TierCacheError(.notADirectory, "\(path) exists and is not a directory")
-            }
-            return
-        }
-        do {
-            try FileManager.default.createDirectory(
-                at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        } catch {
-            throw TierCacheError(.permissionDenied, "cannot create directory \(path)", underlying: "\(error)")
-        }
-    }
-
     /// Opens (creating when absent) the environment in `directory`.
     static func openEnvironment(
         directory: URL, mapSize: Int?, durability: Durability, maxReaders: Int, readOnly: Bool

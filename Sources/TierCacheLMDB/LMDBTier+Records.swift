@@ -1,6 +1,7 @@
 import Foundation
 import TierCache
 import TierCacheCompression
+import TierCacheRecords
 
 /// From entries to the bytes stored and back: compression (with the current dictionary for
 /// small values), then sealing when the tier encrypts; opening, dictionary lookup and

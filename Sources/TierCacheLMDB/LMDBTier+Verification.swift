@@ -2,6 +2,7 @@ import CLMDB
 import Foundation
 import TierCache
 import TierCacheCompression
+import TierCacheRecords
 
 /// What ``LMDBTier/verify()`` or ``LMDBTier/verify(directory:)`` found in a store.
 public struct LMDBVerification: Sendable, Codable, Hashable {

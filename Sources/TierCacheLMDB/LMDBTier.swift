@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import TierCache
 import TierCacheCompression
+import TierCacheRecords
 
 /// A disk tier: one LMDB environment in a directory, values compressed with zstd.
 ///
@@ -155,7 +156,7 @@ public final class LMDBTier: LocalCacheTier {
         }
         self.sizeLimit = try EntrySizeLimit(fraction: configuration.maxEntryFraction, capacity: configuration.capacity)
         let dictionaryValueLimit = try Self.validate(configuration.dictionary, capacity: configuration.capacity)
-        try Self.prepareDirectory(directory)
+        try StoreDirectory.prepare(directory)
 
         let opened = try Self.openChecked(directory: directory, configuration: configuration)
         self.environment = opened.environment

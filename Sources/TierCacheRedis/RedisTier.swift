@@ -4,6 +4,7 @@ import NIOCore
 import NIOPosix
 @_spi(TierCacheInternals) import TierCache
 import TierCacheCompression
+import TierCacheRecords
 
 /// A `CacheTier` in a shared Redis or Redis Cluster, for fleets whose machines should share the
 /// tier below their own memory and disk.

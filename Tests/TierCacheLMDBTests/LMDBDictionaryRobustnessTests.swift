@@ -3,6 +3,7 @@ import Foundation
 import Testing
 import TierCache
 import TierCacheCompression
+import TierCacheRecords
 import TierCacheTesting
 
 @testable import TierCacheLMDB

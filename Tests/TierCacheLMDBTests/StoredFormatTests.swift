@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TierCache
 import TierCacheCompression
+import TierCacheRecords
 
 /// The promise about stored formats across versions: a record written by an earlier version is
 /// read by this one, and a record this version cannot read is a counted miss, never misread.

@@ -2,6 +2,7 @@ import Foundation
 import FuzzDriver
 import TierCache
 import TierCacheCompression
+import TierCacheRecords
 
 /// The codec the tiers read records with (shared across inputs, as in a tier).
 let codec = ZstdCodec(level: 1)

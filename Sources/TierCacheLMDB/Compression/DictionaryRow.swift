@@ -1,6 +1,7 @@
 import Foundation
 import TierCache
 import TierCacheCompression
+import TierCacheRecords
 
 /// A zstd dictionary as the store keeps it: a row of the metadata database under
 /// `dictionary.` and its id (big-endian), so that listing them is a short scan.

@@ -1,5 +1,6 @@
 @_spi(TierCacheInternals) import TierCache
 import TierCacheCompression
+import TierCacheRecords
 
 /// The dictionaries a tier has digested, by id, and the one it compresses new values with.
 ///

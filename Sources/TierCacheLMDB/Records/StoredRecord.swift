@@ -1,4 +1,5 @@
 import TierCacheCompression
+import TierCacheRecords
 
 /// LMDB stores the shared ``EntryRecord`` format; long keys are hashed, so a record carries its
 /// full key and must be checked against the one asked for.

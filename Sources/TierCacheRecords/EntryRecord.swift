@@ -6,7 +6,7 @@ import TierCache
 /// | offset | size | field |
 /// |---|---|---|
 /// | 0 | 1 | format version (1) |
-/// | 1 | 1 | flags: bit 0 payload is a zstd frame, bit 1 full key follows the header, bit 2 the frame needs a dictionary |
+/// | 1 | 1 | flags: bit 0 payload is a zstd frame, bit 1 full key follows the header, bit 2 the frame needs a dictionary, bit 3 payload is a zlib stream |
 /// | 2 | 2 | the dictionary's id (with flag bit 2), else 0 |
 /// | 4 | 4 | original value size |
 /// | 8 | 8 | stored-at, seconds since 2001-01-01 (IEEE double, `Date`'s own representation, so it round-trips exactly) |
@@ -24,25 +24,33 @@ import TierCache
 ///
 /// A tier that encrypts wraps the whole record in a ``SealedEnvelope``.
 ///
-/// The LMDB and Redis tiers store this same record, so a value compressed by one reads in the other.
+/// The LMDB and Redis tiers store this same record with zstd payloads, so a value compressed by one
+/// reads in the other; the SQLite tier stores it with zlib payloads (every Apple SDK has zlib, none
+/// has zstd). A tier reads only the payload format of its ``RecordCompressor``: a record whose
+/// payload is in another format is refused like a damaged one.
 public enum EntryRecord {
     public static let formatVersion: UInt8 = 1
     public static let headerSize = 32
     /// The largest value a record can describe (its size field is 32 bits).
     public static let maximumValueSize = Int(UInt32.max)
-    private static let compressedFlag: UInt8 = 1
     private static let fullKeyFlag: UInt8 = 2
     private static let dictionaryFlag: UInt8 = 4
-    private static let knownFlags: UInt8 = compressedFlag | fullKeyFlag | dictionaryFlag
+    private static let compressedFlags = PayloadFormat.zstd.rawValue | PayloadFormat.zlib.rawValue
+    private static let knownFlags: UInt8 = compressedFlags | fullKeyFlag | dictionaryFlag
 
-    /// A dictionary to compress with, and the id records name it by.
-    public struct Dictionary: Sendable {
-        public let id: UInt16
-        public let dictionary: ZstdDictionary
+    /// The compression format of a record's payload: its flag bit in the header.
+    public enum PayloadFormat: UInt8, Sendable, CustomStringConvertible {
+        /// A zstd frame (LMDB and Redis tiers).
+        case zstd = 1
+        /// A zlib stream (SQLite tier).
+        case zlib = 8
 
-        public init(id: UInt16, dictionary: ZstdDictionary) {
-            self.id = id
-            self.dictionary = dictionary
+        /// The format's name.
+        public var description: String {
+            switch self {
+            case .zstd: "zstd"
+            case .zlib: "zlib"
+            }
         }
     }
 
@@ -58,15 +66,16 @@ public enum EntryRecord {
         }
     }
 
-    /// Encodes `entry`, compressing the value when that makes it smaller; with `dictionary`,
-    /// compressing with it.
-    public static func encode(
-        _ entry: CacheEntry, fullKey: [UInt8]?, codec: ZstdCodec, dictionary: Dictionary? = nil
+    /// Encodes `entry`, compressing the value with `codec` when that makes it smaller; with
+    /// `dictionary`, compressing with it.
+    public static func encode<Codec: RecordCompressor>(
+        _ entry: CacheEntry, fullKey: [UInt8]?, codec: Codec,
+        dictionary: RecordDictionary<Codec.Dictionary>? = nil
     ) -> [UInt8] {
         let keyLength = fullKey?.count ?? 0
         let payloadOffset = headerSize + keyLength
         let valueCount = entry.value.count
-        let bound = max(ZstdCodec.compressedBound(valueCount), valueCount)
+        let bound = max(Codec.compressedBound(valueCount), valueCount)
         return [UInt8](unsafeUninitializedCapacity: payloadOffset + bound) { buffer, initialized in
             let raw = UnsafeMutableRawBufferPointer(buffer)
             let payload = UnsafeMutableRawBufferPointer(rebasing: raw[payloadOffset...])
@@ -82,7 +91,7 @@ public enum EntryRecord {
                     let compressed = codec.compress(value, into: payload, dictionary: dictionary?.dictionary),
                     compressed < valueCount
                 {
-                    flags |= compressedFlag
+                    flags |= Codec.format.rawValue
                     if let dictionary {
                         flags |= dictionaryFlag
                         dictionaryID = dictionary.id
@@ -115,7 +124,10 @@ public enum EntryRecord {
 
     /// The header fields, without touching the payload.
     public struct Header {
-        public var isCompressed: Bool
+        /// The payload's compression format, or `nil` for a raw payload (checked by ``checksum``).
+        public var format: PayloadFormat?
+        /// Whether the payload is compressed.
+        public var isCompressed: Bool { format != nil }
         /// The id of the dictionary the frame needs, if it needs one.
         public var dictionaryID: UInt16?
         public var originalSize: Int
@@ -134,8 +146,15 @@ public enum EntryRecord {
         let flags = record.load(fromByteOffset: 1, as: UInt8.self)
         guard flags & ~knownFlags == 0 else { throw DecodeFailure(reason: "unknown flags \(flags)") }
         let dictionaryID = UInt16(littleEndian: record.loadUnaligned(fromByteOffset: 2, as: UInt16.self))
+        let format: PayloadFormat?
+        switch flags & compressedFlags {
+        case 0: format = nil
+        case PayloadFormat.zstd.rawValue: format = .zstd
+        case PayloadFormat.zlib.rawValue: format = .zlib
+        default: throw DecodeFailure(reason: "flags \(flags) name two payload formats")
+        }
         let needsDictionary = flags & dictionaryFlag != 0
-        guard needsDictionary ? flags & compressedFlag != 0 : dictionaryID == 0 else {
+        guard needsDictionary ? format != nil : dictionaryID == 0 else {
             throw DecodeFailure(reason: "dictionary field \(dictionaryID) with flags \(flags)")
         }
         let originalSize = Int(UInt32(littleEndian: record.loadUnaligned(fromByteOffset: 4, as: UInt32.self)))
@@ -150,12 +169,11 @@ public enum EntryRecord {
         let hasFullKey = flags & fullKeyFlag != 0
         guard hasFullKey || keyLength == 0 else { throw DecodeFailure(reason: "key length without key flag") }
         let payload = UnsafeRawBufferPointer(rebasing: record[(headerSize + keyLength)...])
-        let isCompressed = flags & compressedFlag != 0
-        guard isCompressed || payload.count == originalSize else {
+        guard format != nil || payload.count == originalSize else {
             throw DecodeFailure(reason: "raw payload of \(payload.count) bytes, header says \(originalSize)")
         }
         return Header(
-            isCompressed: isCompressed,
+            format: format,
             dictionaryID: needsDictionary ? dictionaryID : nil,
             originalSize: originalSize,
             metadata: CacheEntry.Metadata(
@@ -167,21 +185,21 @@ public enum EntryRecord {
     }
 
     /// The value, decompressed and verified. A record naming a dictionary needs it as
-    /// `dictionary` (the caller looks its id up).
-    public static func value(
-        of header: Header, codec: ZstdCodec, dictionary: ZstdDictionary? = nil
+    /// `dictionary` (the caller looks its id up); a payload in another format than `codec`'s
+    /// fails.
+    public static func value<Codec: RecordCompressor>(
+        of header: Header, codec: Codec, dictionary: Codec.Dictionary? = nil
     ) throws(DecodeFailure) -> [UInt8] {
-        if header.isCompressed {
+        if let format = header.format {
+            guard format == Codec.format else {
+                throw DecodeFailure(reason: "a \(format) payload, where \(Codec.format) is expected")
+            }
             if let id = header.dictionaryID, dictionary == nil {
                 throw DecodeFailure(reason: "the record needs dictionary \(id)")
             }
-            do {
-                return try codec.decompress(
-                    header.payload, originalSize: header.originalSize,
-                    dictionary: header.dictionaryID == nil ? nil : dictionary)
-            } catch {
-                throw DecodeFailure(reason: error.description)
-            }
+            return try codec.decompress(
+                header.payload, originalSize: header.originalSize,
+                dictionary: header.dictionaryID == nil ? nil : dictionary)
         }
         guard Checksum.of(header.payload) == header.checksum else { throw DecodeFailure(reason: "checksum mismatch") }
         return [UInt8](header.payload)

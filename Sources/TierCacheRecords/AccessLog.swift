@@ -1,19 +1,19 @@
 @_spi(TierCacheInternals) import TierCache
 
-/// Accesses seen by lookups, waiting to be written into the recency index.
+/// Accesses seen by lookups, waiting to be written into a disk tier's recency index.
 ///
 /// A lookup runs in a read-only transaction and cannot move its entry in the on-disk LRU order,
 /// so it notes the access here; the next write transaction (which is the only place eviction
 /// happens) applies all noted accesses, in order, before it evicts. The order is therefore exact
 /// as long as fewer than ``limit`` distinct keys are read between two writes; beyond that, further
 /// keys are not noted until the next write (an approximation of LRU, never a failure).
-final class AccessLog: Sendable {
-    let limit: Int
+public final class AccessLog: Sendable {
+    public let limit: Int
     private let pending = Locked<(sequence: UInt64, keys: [[UInt8]: UInt64])>((0, [:]))
 
-    init(limit: Int = 16_384) { self.limit = limit }
+    public init(limit: Int = 16_384) { self.limit = limit }
 
-    func noteAccess(_ key: [UInt8]) {
+    public func noteAccess(_ key: [UInt8]) {
         pending.withLock { state in
             if state.keys.count >= limit, state.keys[key] == nil { return }
             state.sequence &+= 1
@@ -22,7 +22,7 @@ final class AccessLog: Sendable {
     }
 
     /// The noted keys in access order, oldest first; the log is left empty.
-    func drain() -> [[UInt8]] {
+    public func drain() -> [[UInt8]] {
         let keys = pending.withLock { state -> [[UInt8]: UInt64] in
             defer { state.keys.removeAll(keepingCapacity: true) }
             return state.keys
@@ -30,11 +30,11 @@ final class AccessLog: Sendable {
         return keys.sorted { $0.value < $1.value }.map(\.key)
     }
 
-    func forget(_ key: [UInt8]) {
+    public func forget(_ key: [UInt8]) {
         _ = pending.withLock { $0.keys.removeValue(forKey: key) }
     }
 
-    func removeAll() {
+    public func removeAll() {
         pending.withLock { $0.keys.removeAll() }
     }
 }

@@ -1,0 +1,120 @@
+import CSQLite
+
+/// One connection to the store's database file, with its prepared statements.
+///
+/// `@unchecked Sendable` is safe because a connection is only ever used by one thread at a time:
+/// the writer connection is used under ``SQLiteTier``'s writer lock, and reader connections are
+/// checked out of a ``ReaderPool`` (removed from it under its lock) before use and checked back in
+/// after. SQLite itself is built thread-safe, so even a connection closed on another thread than
+/// the one that used it is sound.
+final class SQLiteConnection: @unchecked Sendable {
+    private let handle: OpaquePointer
+    private var statements: [String: OpaquePointer] = [:]
+    let path: String
+
+    /// Opens (creating when absent) the database at `path`, with a busy timeout for the locks
+    /// other processes hold, defensive mode (no writes to the schema table) and cell-size checks
+    /// (damaged pages are found before they are trusted).
+    init(path: String, busyTimeoutMilliseconds: Int32) throws(SQLiteFailure) {
+        var opened: OpaquePointer?
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+        let status = sqlite3_open_v2(path, &opened, flags, nil)
+        guard status == SQLITE_OK, let opened else {
+            let message = opened.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            sqlite3_close_v2(opened)
+            throw SQLiteFailure(code: status, message: "cannot open: \(message)")
+        }
+        handle = opened
+        self.path = path
+        sqlite3_extended_result_codes(handle, 1)
+        sqlite3_busy_timeout(handle, busyTimeoutMilliseconds)
+        tiercache_sqlite3_enable_defensive(handle)
+    }
+
+    deinit {
+        for statement in statements.values { sqlite3_finalize(statement) }
+        sqlite3_close_v2(handle)
+    }
+
+    /// Runs `sql` (one or more statements, no parameters, no rows wanted).
+    func execute(_ sql: String) throws(SQLiteFailure) {
+        var message: UnsafeMutablePointer<CChar>?
+        let status = sqlite3_exec(handle, sql, nil, nil, &message)
+        guard status == SQLITE_OK else {
+            let text = message.map { String(cString: $0) } ?? String(cString: sqlite3_errstr(status))
+            sqlite3_free(message)
+            throw SQLiteFailure(code: sqlite3_extended_errcode(handle), message: text)
+        }
+    }
+
+    /// The first column of the first row of `sql` as an integer, or `nil` without a row.
+    func integer(_ sql: String) throws(SQLiteFailure) -> Int64? {
+        try withStatement(sql) { statement throws(SQLiteFailure) in
+            try statement.step() ? statement.integer(at: 0) : nil
+        }
+    }
+
+    /// Runs `body` with the prepared statement for `sql` (prepared once, then reset for each use).
+    func withStatement<T>(
+        _ sql: String, _ body: (inout SQLiteStatement) throws(SQLiteFailure) -> T
+    ) throws(SQLiteFailure) -> T {
+        let prepared: OpaquePointer
+        if let cached = statements[sql] {
+            prepared = cached
+        } else {
+            var made: OpaquePointer?
+            let status = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &made, nil)
+            guard status == SQLITE_OK, let made else { throw failure(status, "cannot prepare \(sql)") }
+            statements[sql] = made
+            prepared = made
+        }
+        var statement = SQLiteStatement(pointer: prepared, connection: self)
+        defer {
+            sqlite3_reset(prepared)
+            sqlite3_clear_bindings(prepared)
+        }
+        return try body(&statement)
+    }
+
+    /// Runs `body` in a transaction: `BEGIN IMMEDIATE` (taking the write lock up front, so two
+    /// writers never deadlock upgrading) for writers, a deferred one for readers. Commits when
+    /// `body` returns, rolls back when it throws.
+    func transaction<T>(
+        writing: Bool, _ body: () throws(SQLiteFailure) -> T
+    ) throws(SQLiteFailure) -> T {
+        try execute(writing ? "BEGIN IMMEDIATE" : "BEGIN")
+        let result: T
+        do {
+            result = try body()
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+        do {
+            try execute("COMMIT")
+        } catch {
+            // A failed commit (a full disk) leaves the transaction open: end it.
+            if sqlite3_get_autocommit(handle) == 0 { try? execute("ROLLBACK") }
+            throw error
+        }
+        return result
+    }
+
+    /// Empties the database in place, even a damaged one, so that every connection (in every
+    /// process) sees an empty file: SQLite's documented reset (`SQLITE_DBCONFIG_RESET_DATABASE`
+    /// followed by `VACUUM`).
+    func resetDatabase() throws(SQLiteFailure) {
+        tiercache_sqlite3_reset_database(handle, 1)
+        defer { tiercache_sqlite3_reset_database(handle, 0) }
+        try execute("VACUUM")
+    }
+
+    /// Rows changed by the last `INSERT`, `UPDATE` or `DELETE`.
+    var changes: Int { Int(sqlite3_changes(handle)) }
+
+    func failure(_ status: Int32, _ context: String) -> SQLiteFailure {
+        let code = sqlite3_extended_errcode(handle)
+        return SQLiteFailure(
+            code: code == SQLITE_OK ? status : code, message: "\(context): \(String(cString: sqlite3_errmsg(handle)))")
+    }
+}

@@ -1,0 +1,301 @@
+import CSQLite
+import Foundation
+import Logging
+@_spi(TierCacheInternals) import TierCache
+import TierCacheRecords
+
+extension SQLiteTier {
+    // MARK: Storing
+
+    /// Stores `entry` under `key` in one transaction, evicting least-recently-used entries to stay
+    /// within the capacity. An entry whose record exceeds the per-entry limit, or already expired,
+    /// or that does not fit on a full disk, is refused and the key's older entry removed.
+    public func store(_ entry: CacheEntry, forKey key: CacheKey) throws -> StoreOutcome {
+        let keyBytes = Array(key.rawValue.utf8)
+        let outcome: StoreOutcome
+        if entry.metadata.isExpired(at: clock.now()) {
+            outcome = .refused(.alreadyExpired)
+            try removeEntry(keyBytes)
+        } else if entry.value.count > EntryRecord.maximumValueSize {
+            // The record format counts a value's size in 32 bits; such a value is over any
+            // sensible per-entry limit anyway.
+            outcome = .refused(.tooLarge(size: entry.value.count, limit: sizeLimit.maxBytes))
+            try removeEntry(keyBytes)
+        } else {
+            let record = EntryRecord.encode(entry, fullKey: keyBytes, codec: codec)
+            if !sizeLimit.admits(record.count) {
+                outcome = .refused(.tooLarge(size: record.count, limit: sizeLimit.maxBytes))
+                try removeEntry(keyBytes)
+            } else {
+                outcome = try insert(record, under: keyBytes)
+            }
+        }
+        counters.record(outcome)
+        report(outcome, key: key)
+        return outcome
+    }
+
+    /// Writes `record` under `key`, evicting first; a full disk refuses it (removing the key's
+    /// older entry if it can).
+    private func insert(_ record: [UInt8], under key: [UInt8]) throws -> StoreOutcome {
+        let cost = accountedBytes(keyCount: key.count, recordCount: record.count)
+        let evicted: Int
+        do {
+            evicted = try write { connection, state throws(SQLiteFailure) in
+                try put(record, under: key, cost: cost, in: connection, state: &state)
+            }
+        } catch {
+            guard error.code == .diskFull else { throw error }
+            try? removeEntry(key)
+            return .refused(.outOfSpace(detail: error.message))
+        }
+        counters.recordEvictions(evicted)
+        return .stored
+    }
+
+    /// Replaces the row under `key` with `record`, evicting first; returns how many were evicted.
+    private func put(
+        _ record: [UInt8], under key: [UInt8], cost: Int, in connection: SQLiteConnection, state: inout WriteState
+    ) throws(SQLiteFailure) -> Int {
+        try delete(key, in: connection, state: &state)
+        let evicted = try evict(in: connection, state: &state, until: budget - cost)
+        state.clock += 1
+        try connection.withStatement("INSERT INTO entries(key, record, cost, tick) VALUES (?1, ?2, ?3, ?4)") {
+            statement throws(SQLiteFailure) in
+            try statement.bind(key, at: 1)
+            try statement.bind(record, at: 2)
+            try statement.bind(Int64(cost), at: 3)
+            try statement.bind(state.clock, at: 4)
+            try statement.run()
+        }
+        state.used += Int64(cost)
+        state.entries += 1
+        return evicted
+    }
+
+    /// The bytes an entry takes in the database: its row (the record inline, or its first part
+    /// inline and the rest on overflow pages) and its two index rows, leaf rows scaled by how full
+    /// B-tree leaves are on average.
+    ///
+    /// Leaves filled in random key order are about ln 2 (69%) full (Yao, 1978); the tick index,
+    /// filled in increasing order, is split by SQLite near its end and stays fuller, but counting
+    /// it at 69% too keeps the sum on the safe side. SQLite keeps a row inline up to a page less
+    /// 35 bytes; past that, the first `minLocal`-ish bytes stay inline and the rest fills overflow
+    /// pages of a page less 4 bytes each.
+    func accountedBytes(keyCount: Int, recordCount: Int) -> Int {
+        let pageSize = 4096
+        let rowHeader = 16, cellPointer = 2
+        let payload = keyCount + recordCount + rowHeader
+        let maxLocal = pageSize - 35
+        let rowBytes: Int
+        if payload <= maxLocal {
+            rowBytes = Self.leafShare(payload + cellPointer)
+        } else {
+            let minLocal = (pageSize - 12) * 32 / 255 - 23
+            let overflowPages = (payload - minLocal + pageSize - 5) / (pageSize - 4)
+            rowBytes = Self.leafShare(minLocal + 4 + cellPointer) + overflowPages * pageSize
+        }
+        let keyIndexRow = keyCount + 12 + cellPointer
+        let tickIndexRow = 20 + cellPointer
+        return rowBytes + Self.leafShare(keyIndexRow) + Self.leafShare(tickIndexRow)
+    }
+
+    /// The page bytes a leaf row of `bytes` takes in leaves 69% full on average.
+    private static func leafShare(_ bytes: Int) -> Int {
+        (bytes * 100 + 68) / 69
+    }
+
+    // MARK: Removing
+
+    /// Removes the entry stored under `key`, if any.
+    public func removeEntry(forKey key: CacheKey) throws {
+        try removeEntry(Array(key.rawValue.utf8))
+        recordUsageIfObserved()
+    }
+
+    func removeEntry(_ key: [UInt8]) throws {
+        accessLog.forget(key)
+        try write { connection, state throws(SQLiteFailure) in try delete(key, in: connection, state: &state) }
+    }
+
+    /// Removes every entry, and gives the freed pages back to the file system.
+    public func removeAll() throws {
+        accessLog.removeAll()
+        try write { connection, state throws(SQLiteFailure) in
+            try connection.execute("DELETE FROM entries")
+            state = WriteState(used: 0, entries: 0, clock: state.clock)
+        }
+        try? writer.withLock { connection throws(SQLiteFailure) in try connection.execute("PRAGMA incremental_vacuum") }
+        recordUsageIfObserved()
+    }
+
+    /// Deletes the record under `key` if it is still unusable: a store may have replaced it since
+    /// the lookup saw it.
+    func removeIfUnusable(_ key: [UInt8], now: Date) throws -> Bool {
+        try write { connection, state throws(SQLiteFailure) in
+            let stillUnusable = try connection.withStatement("SELECT record FROM entries WHERE key = ?1") {
+                statement throws(SQLiteFailure) in
+                try statement.bind(key, at: 1)
+                guard try statement.step() else { return false }
+                return statement.withBlob(at: 0) { record in
+                    if case .unusable = Self.decode(record, key: key, now: now, codec: codec) { true } else { false }
+                }
+            }
+            if stillUnusable { try delete(key, in: connection, state: &state) }
+            return stillUnusable
+        }
+    }
+
+    // MARK: Transactions
+
+    /// The `state` row, read and written back by each write transaction.
+    struct WriteState {
+        var used: Int64
+        var entries: Int64
+        var clock: Int64
+    }
+
+    /// Runs `body` in a write transaction with the store's state, after applying the accesses
+    /// lookups noted, and writes the state back. Damage met on the way empties the store and runs
+    /// `body` again, once.
+    func write<T: Sendable>(
+        _ body: (SQLiteConnection, inout WriteState) throws(SQLiteFailure) -> T
+    ) throws(TierCacheError) -> T {
+        var attempt = 0
+        while true {
+            do {
+                return try writer.withLock { connection throws(SQLiteFailure) in
+                    try connection.transaction(writing: true) { () throws(SQLiteFailure) in
+                        var state = try readState(connection)
+                        try applyNotedAccesses(in: connection, state: &state)
+                        let result = try body(connection, &state)
+                        try connection.withStatement("UPDATE state SET used = ?1, entries = ?2, clock = ?3") {
+                            statement throws(SQLiteFailure) in
+                            try statement.bind(max(0, state.used), at: 1)
+                            try statement.bind(max(0, state.entries), at: 2)
+                            try statement.bind(state.clock, at: 3)
+                            try statement.run()
+                        }
+                        return result
+                    }
+                }
+            } catch  where error.isDamage && attempt == 0 {
+                attempt += 1
+                resetDamagedStore(because: error)
+            } catch {
+                if !error.isOutOfSpace { counters.recordError() }
+                throw error.tierError(at: file.path)
+            }
+        }
+    }
+
+    private func readState(_ connection: SQLiteConnection) throws(SQLiteFailure) -> WriteState {
+        try connection.withStatement("SELECT used, entries, clock FROM state") { statement throws(SQLiteFailure) in
+            guard try statement.step() else {
+                throw SQLiteFailure(code: SQLITE_CORRUPT, message: "the store's state row is missing")
+            }
+            return WriteState(
+                used: statement.integer(at: 0), entries: statement.integer(at: 1), clock: statement.integer(at: 2))
+        }
+    }
+
+    /// Gives each key read since the last write the next tick, in the order they were read.
+    private func applyNotedAccesses(in connection: SQLiteConnection, state: inout WriteState) throws(SQLiteFailure) {
+        for key in accessLog.drain() {
+            state.clock += 1
+            try connection.withStatement("UPDATE entries SET tick = ?1 WHERE key = ?2") {
+                statement throws(SQLiteFailure) in
+                try statement.bind(state.clock, at: 1)
+                try statement.bind(key, at: 2)
+                try statement.run()
+            }
+        }
+    }
+
+    /// Deletes the row under `key`, if any, taking back its accounted bytes.
+    private func delete(_ key: [UInt8], in connection: SQLiteConnection, state: inout WriteState) throws(SQLiteFailure)
+    {
+        let cost = try connection.withStatement("DELETE FROM entries WHERE key = ?1 RETURNING cost") {
+            statement throws(SQLiteFailure) -> Int64? in
+            try statement.bind(key, at: 1)
+            return try statement.step() ? statement.integer(at: 0) : nil
+        }
+        if let cost {
+            state.used -= cost
+            state.entries -= 1
+        }
+    }
+
+    /// Deletes least-recently-used rows until the accounted bytes are at most `target`; returns how
+    /// many it deleted.
+    private func evict(
+        in connection: SQLiteConnection, state: inout WriteState, until target: Int
+    ) throws(SQLiteFailure) -> Int {
+        var evicted = 0
+        while state.used > Int64(target) {
+            let removed = try connection.withStatement(
+                "DELETE FROM entries WHERE id = (SELECT id FROM entries ORDER BY tick LIMIT 1) RETURNING cost"
+            ) { statement throws(SQLiteFailure) -> Int64? in
+                try statement.step() ? statement.integer(at: 0) : nil
+            }
+            guard let removed else {
+                // Nothing left to evict: the accounted bytes had drifted (a damaged cost); start again from zero.
+                state.used = 0
+                state.entries = 0
+                break
+            }
+            state.used -= removed
+            state.entries -= 1
+            evicted += 1
+        }
+        return evicted
+    }
+
+    // MARK: Damage
+
+    /// Empties a store SQLite found damaged, in place (every process using it sees the empty
+    /// store), and counts and reports it. If even that fails, the next operation meets the damage
+    /// again and reports it as an error.
+    func resetDamagedStore(because failure: SQLiteFailure) {
+        accessLog.removeAll()
+        readers.closeIdle()
+        let reason = "damaged: \(failure.message)"
+        let emptied =
+            (try? writer.withLock { connection throws(SQLiteFailure) in try connection.resetDatabase() }) != nil
+        guard emptied else {
+            counters.recordError()
+            logger?.error(
+                "damaged store could not be emptied",
+                metadata: ["tier": "\(name)", "file": "\(file.path)", "reason": "\(reason)"])
+            return
+        }
+        do {
+            try writer.withLock { connection in try opening.prepare(connection) }
+        } catch {
+            logger?.error(
+                "emptied store could not be set up again", metadata: ["tier": "\(name)", "error": "\(error)"])
+        }
+        reportReset(reason)
+    }
+
+    /// Counts, logs and reports a store emptied because of `reason`.
+    func reportReset(_ reason: String) {
+        counters.recordStoreReset()
+        logger?.error(
+            "damaged store emptied; its entries are lost",
+            metadata: ["tier": "\(name)", "file": "\(file.path)", "reason": "\(reason)"])
+        onStoreReset?(file, reason)
+    }
+
+    /// Logs a refusal, and sets the usage gauges when metrics are recorded.
+    private func report(_ outcome: StoreOutcome, key: CacheKey) {
+        recordUsageIfObserved()
+        guard let logger, case .refused(let reason) = outcome else { return }
+        let metadata: Logger.Metadata = ["tier": "\(name)", "key": "\(key.rawValue)", "reason": "\(reason)"]
+        if case .outOfSpace = reason {
+            logger.warning("disk tier out of space; entry not stored, stored entries stay readable", metadata: metadata)
+        } else {
+            logger.debug("disk tier refused an entry", metadata: metadata)
+        }
+    }
+}

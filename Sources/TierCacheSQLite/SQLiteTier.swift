@@ -1,0 +1,237 @@
+import Foundation
+import Logging
+@_spi(TierCacheInternals) import TierCache
+import TierCacheRecords
+
+/// A disk tier on SQLite: the persistent tier for every Apple platform (SQLite and zlib are in
+/// every SDK), and on Linux beside ``TierCacheLMDB``'s `LMDBTier`.
+///
+/// One database file, `cache.sqlite`, in the directory given, in WAL mode: one writer at a time
+/// (across processes too), and readers never wait for it or for each other.
+///
+/// ## Capacity
+/// The tier accounts each entry's bytes as SQLite lays them out (the record inline or on overflow
+/// pages, its key twice, in the row and in the key index, and its recency index row, each scaled
+/// by how full B-tree leaves are on average) and keeps that sum under ``fillLimit`` of capacity,
+/// evicting least-recently-used entries in the same transaction as the store. Pages freed by
+/// eviction are reused by later stores, so the database file stays within the capacity; the WAL
+/// beside it is checkpointed every capacity / 16 bytes and truncated to that size.
+///
+/// ## The entry-size rule
+/// An entry whose stored record (after compression and framing) exceeds
+/// ``Configuration/maxEntryFraction`` of capacity (5% by default) is refused with
+/// `RefusalReason.tooLarge(size:limit:)`, counted, and any older entry under its key removed.
+///
+/// ## Recency
+/// Lookups do not write: they note accesses in memory, and the next write transaction applies them
+/// in order before it evicts, as ``TierCacheLMDB``'s tier does; the order is exact unless more than
+/// 16,384 distinct keys are read between two writes.
+///
+/// ## Integrity and crashes
+/// Records are the shared `EntryRecord` format with zlib payloads (zlib's Adler-32 checks them) or
+/// raw payloads with a checksum of their own, and carry their full key. A record that fails to
+/// decode or verify is a miss, deleted and counted in `TierStatistics.corruptionsRemoved`. A
+/// store returns once its transaction has committed, so a killed process keeps every committed
+/// entry; what a power loss costs depends on ``Durability``. A database that SQLite finds damaged
+/// (`SQLITE_CORRUPT`, `SQLITE_NOTADB`), at open or later, is emptied in place (every process
+/// using it sees the empty store), counted in `TierStatistics.storeResets` and reported to
+/// ``Configuration/onStoreReset``; the operation that met the damage is a miss or is retried once.
+///
+/// ## A full disk
+/// A store that finds no room on the file system (`SQLITE_FULL`, or a write refused for the quota
+/// or the file-size limit) is refused with `RefusalReason.outOfSpace(detail:)` and counted in
+/// `TierStatistics.refusedOutOfSpace`; what is stored stays readable, and stores succeed again
+/// once space returns.
+///
+/// ## Several processes
+/// Processes may open one directory at once: SQLite's locks serialise their writers (a writer waits
+/// up to ``Configuration/busyTimeout`` for another's lock), and each sees the others' commits.
+/// They should use the same capacity: each enforces its own at its writes.
+public final class SQLiteTier: LocalCacheTier {
+    /// The share of capacity that entries' accounted bytes may fill (75%); the rest is room for
+    /// B-tree interior pages and pages freed but not yet reused.
+    public static let fillLimit = 0.75
+    /// The smallest capacity accepted (1 MiB).
+    public static let minimumCapacity = 1 << 20
+    /// The database file's name in the tier's directory.
+    public static let fileName = "cache.sqlite"
+
+    /// The tier's name in statistics and reports.
+    public let name: String
+    /// Disk: the tier persists, so `allowedInMemoryOnly` entries are not stored in it.
+    public var medium: TierMedium { .disk }
+    /// The directory holding the store.
+    public let directory: URL
+    /// Why opening emptied the store (damage, or a format this version does not read), or `nil`.
+    public let storeResetReason: String?
+
+    let file: URL
+    let opening: StoreOpening
+    let capacity: Int
+    let budget: Int
+    let sizeLimit: EntrySizeLimit
+    let codec: ZlibCodec
+    let clock: CacheClock
+    let counters: TierCounters
+    let logger: Logger?
+    let onStoreReset: (@Sendable (URL, String) -> Void)?
+    /// The one connection that writes, used under its lock.
+    let writer: Locked<SQLiteConnection>
+    let readers: ReaderPool
+    let accessLog = AccessLog()
+
+    /// Opens the store in `directory`, creating the directory (owner-only permissions) and the
+    /// database when absent.
+    ///
+    /// - Throws: `TierCacheError` with code `TierCacheError.Code.invalidConfiguration` (capacity
+    ///   below ``minimumCapacity``, a fraction outside `(0, 1]`, a compression level outside 1...9),
+    ///   `TierCacheError.Code.notADirectory`, `TierCacheError.Code.permissionDenied`,
+    ///   `TierCacheError.Code.foreignStore` (the file is another program's SQLite database), or,
+    ///   with ``RecoveryPolicy/throwError``, `TierCacheError.Code.damagedStore` and
+    ///   `TierCacheError.Code.incompatibleVersion`.
+    public init(directory: URL, configuration: Configuration) throws(TierCacheError) {
+        guard configuration.capacity >= Self.minimumCapacity else {
+            throw TierCacheError(
+                .invalidConfiguration,
+                "capacity must be at least \(Self.minimumCapacity) bytes (1 MiB); got \(configuration.capacity)")
+        }
+        guard let codec = ZlibCodec(level: configuration.compressionLevel) else {
+            throw TierCacheError(
+                .invalidConfiguration, "compression level must be in 1...9; got \(configuration.compressionLevel)")
+        }
+        let timeout = configuration.busyTimeout.components
+        guard timeout.seconds >= 0, timeout.seconds < Int64(Int32.max / 1000) else {
+            throw TierCacheError(
+                .invalidConfiguration, "busyTimeout must be 0 to 24 days; got \(configuration.busyTimeout)")
+        }
+        self.sizeLimit = try EntrySizeLimit(fraction: configuration.maxEntryFraction, capacity: configuration.capacity)
+        try StoreDirectory.prepare(directory)
+        let file = directory.appendingPathComponent(Self.fileName)
+        let opening = StoreOpening(
+            file: file, capacity: configuration.capacity, durability: configuration.durability,
+            busyTimeoutMilliseconds: Int32(timeout.seconds * 1000 + timeout.attoseconds / 1_000_000_000_000_000))
+        let opened = try opening.open(recovery: configuration.recovery)
+
+        self.name = configuration.name
+        self.directory = directory
+        self.file = file
+        self.opening = opening
+        self.capacity = configuration.capacity
+        self.budget = Int(Double(configuration.capacity) * Self.fillLimit)
+        self.codec = codec
+        self.clock = configuration.clock
+        self.logger = configuration.logger
+        self.onStoreReset = configuration.onStoreReset
+        self.counters = TierCounters(tierName: configuration.name, metricsFactory: configuration.metricsFactory)
+        self.writer = Locked(opened.writer)
+        self.readers = ReaderPool(idleLimit: 16) { () throws(SQLiteFailure) in try opening.connect() }
+        self.storeResetReason = opened.resetReason
+        if let reason = opened.resetReason { reportReset(reason) }
+    }
+
+    /// Opens the store in `directory` with default settings and the given capacity in bytes.
+    public convenience init(directory: URL, capacity: Int) throws(TierCacheError) {
+        try self.init(directory: directory, configuration: Configuration(capacity: capacity))
+    }
+
+    // MARK: Reading
+
+    /// What a lookup found.
+    enum Lookup {
+        case hit(CacheEntry)
+        case miss
+        case unusable(Unusable)
+    }
+
+    /// Why a stored record is not served.
+    enum Unusable {
+        case expired, damaged
+    }
+
+    /// The entry stored under `key`, or nil. A record that fails to decode or verify is removed,
+    /// counted and missed; an entry past its expiry hint is removed and missed.
+    public func entry(forKey key: CacheKey) throws -> CacheEntry? {
+        let timing = counters.startLookup()
+        let keyBytes = Array(key.rawValue.utf8)
+        let now = clock.now()
+        let lookup: Lookup
+        do {
+            lookup = try readers.withReader { connection throws(SQLiteFailure) in
+                try connection.withStatement("SELECT record FROM entries WHERE key = ?1") {
+                    statement throws(SQLiteFailure) in
+                    try statement.bind(keyBytes, at: 1)
+                    guard try statement.step() else { return .miss }
+                    return statement.withBlob(at: 0) { Self.decode($0, key: keyBytes, now: now, codec: codec) }
+                }
+            }
+        } catch {
+            counters.recordLookup(hit: false, timing: timing)
+            if error.isDamage {
+                resetDamagedStore(because: error)
+                return nil
+            }
+            counters.recordError()
+            throw error.tierError(at: file.path)
+        }
+        switch lookup {
+        case .hit(let entry):
+            counters.recordLookup(hit: true, timing: timing)
+            accessLog.noteAccess(keyBytes)
+            return entry
+        case .miss:
+            counters.recordLookup(hit: false, timing: timing)
+            return nil
+        case .unusable(let reason):
+            counters.recordLookup(hit: false, timing: timing)
+            // Deleting is tidying up: on a full disk or a busy store the answer is still a miss.
+            guard (try? removeIfUnusable(keyBytes, now: now)) == true else { return nil }
+            switch reason {
+            case .expired:
+                counters.recordExpiration()
+            case .damaged:
+                counters.recordCorruptionRemoved()
+                logger?.warning(
+                    "damaged entry removed (a miss)", metadata: ["tier": "\(name)", "key": "\(key.rawValue)"])
+            }
+            return nil
+        }
+    }
+
+    /// Decodes a stored record for `key`: the entry, or why it is unusable (a record naming another
+    /// key is damage: keys are stored whole).
+    static func decode(_ record: UnsafeRawBufferPointer, key: [UInt8], now: Date?, codec: ZlibCodec) -> Lookup {
+        guard let header = try? EntryRecord.header(of: record), let fullKey = header.fullKey,
+            fullKey.elementsEqual(key)
+        else { return .unusable(.damaged) }
+        if let now, header.metadata.isExpired(at: now) { return .unusable(.expired) }
+        guard let value = try? EntryRecord.value(of: header, codec: codec) else { return .unusable(.damaged) }
+        return .hit(CacheEntry(value: value, storedAt: header.metadata.storedAt, expiresAt: header.metadata.expiresAt))
+    }
+
+    // MARK: Usage
+
+    /// The bytes accounted to entries and their number, against the capacity.
+    public func usage() throws -> TierUsage {
+        do {
+            let (used, count) = try readers.withReader { connection throws(SQLiteFailure) in
+                try connection.withStatement("SELECT used, entries FROM state") { statement throws(SQLiteFailure) in
+                    try statement.step() ? (statement.integer(at: 0), statement.integer(at: 1)) : (0, 0)
+                }
+            }
+            return TierUsage(
+                bytes: Int(max(0, used)), entries: Int(count), capacity: capacity, maxEntryBytes: sizeLimit.maxBytes)
+        } catch {
+            throw error.tierError(at: file.path)
+        }
+    }
+
+    /// The counters since the tier was opened, with its usage.
+    public func statistics() -> TierStatistics {
+        counters.snapshot(usage: try? usage())
+    }
+
+    /// Sets the usage gauges when metrics are recorded.
+    func recordUsageIfObserved() {
+        if counters.isRecordingMetrics, let usage = try? usage() { counters.recordUsage(usage) }
+    }
+}

@@ -1,0 +1,15 @@
+import Testing
+import TierCache
+import TierCacheSQLite
+import TierCacheTesting
+
+@Suite("Conformance of SQLiteTier")
+struct SQLiteConformanceTests {
+    @Test(arguments: TierConformanceSuite.Check.allCases)
+    func sqliteTier(_ check: TierConformanceSuite.Check) async throws {
+        let suite = TierConformanceSuite(isPersistent: true) { directory in
+            try SQLiteTier(directory: directory, capacity: 2 << 20)
+        }
+        try await suite.run(check)
+    }
+}
