@@ -269,7 +269,7 @@ let package = Package(
         .executableTarget(
             name: "tiercache-harness",
             dependencies: [
-                "TierCache", "TierCacheLMDB", "CLMDB",
+                "TierCache", "TierCacheLMDB", "TierCacheSQLite", "CLMDB",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -355,10 +355,13 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
+        // What the LMDB and SQLite tiers' tests share (temporary stores and file systems, the harness).
+        .target(name: "DiskTestSupport", dependencies: ["TierCache"], path: "Tests/DiskTestSupport"),
         .testTarget(
             name: "TierCacheSQLiteTests",
             dependencies: [
-                "TierCacheSQLite", "TierCacheRecords", "TierCacheTesting", "CSQLite", "tiercache-harness",
+                "TierCacheSQLite", "TierCacheRecords", "TierCacheTesting", "DiskTestSupport", "CSQLite",
+                "tiercache-harness",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "InMemoryLogging", package: "swift-log"),
             ]
@@ -367,8 +370,7 @@ let package = Package(
             name: "TierCacheLMDBTests",
             dependencies: [
                 "TierCacheLMDB", "TierCacheRecords", "TierCacheCompression", "TierCacheTesting", "TierCacheEncryption",
-                "CLMDB",
-                "tiercache", "tiercache-harness",
+                "CLMDB", "DiskTestSupport", "tiercache", "tiercache-harness",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "InMemoryLogging", package: "swift-log"),

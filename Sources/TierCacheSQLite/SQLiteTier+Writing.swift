@@ -299,3 +299,18 @@ extension SQLiteTier {
         }
     }
 }
+
+extension SQLiteTier {
+    /// Moves every committed entry from the write-ahead log into the database file, syncs it and
+    /// truncates the log: afterwards the database file alone holds the store (for a backup or a
+    /// copy), whatever the ``Durability``.
+    public func sync() throws {
+        do {
+            try writer.withLock { connection throws(SQLiteFailure) in
+                try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            }
+        } catch {
+            throw error.tierError(at: file.path)
+        }
+    }
+}

@@ -48,9 +48,9 @@ import TierCacheRecords
 /// up to ``Configuration/busyTimeout`` for another's lock), and each sees the others' commits.
 /// They should use the same capacity: each enforces its own at its writes.
 public final class SQLiteTier: LocalCacheTier {
-    /// The share of capacity that entries' accounted bytes may fill (75%); the rest is room for
-    /// B-tree interior pages and pages freed but not yet reused.
-    public static let fillLimit = 0.75
+    /// The share of capacity that entries' accounted bytes may fill (7/8); the rest is room for
+    /// B-tree interior pages and leaves fuller or emptier than the accounting's average.
+    public static let fillLimit = 0.875
     /// The smallest capacity accepted (1 MiB).
     public static let minimumCapacity = 1 << 20
     /// The database file's name in the tier's directory.

@@ -21,13 +21,15 @@ struct CrashCheckCommand: ParsableCommand {
             "A file of committed entries' numbers, one per line (from several writers, which commit out of order); each is checked."
     )
     var committed: String?
+    @Option(help: "The disk tier: lmdb or sqlite.")
+    var tier = HarnessTier.lmdb
 
     func run() throws {
-        let tier = try LMDBTier(directory: URL(fileURLWithPath: directory), capacity: capacity)
-        if tier.didResetDamagedStore {
-            throw CrashCheckFailure(
-                description: "the store was reset at open: \(tier.storeResetReason ?? "no reason given")")
+        let opened = try self.tier.open(directory, capacity: capacity)
+        if let reason = opened.resetReason {
+            throw CrashCheckFailure(description: "the store was reset at open: \(reason)")
         }
+        let tier = opened.tier
         let numbers = try checkedNumbers()
         var missing: [Int] = []
         var wrong: [Int] = []
@@ -46,7 +48,7 @@ struct CrashCheckCommand: ParsableCommand {
         }
         // Whether dictionaries were in play (crash-writer --dictionaries): the records naming one.
         let withDictionary =
-            try tier.storedDictionaries().isEmpty
+            try (tier as? LMDBTier)?.storedDictionaries().isEmpty ?? true
             ? 0 : LMDBTier.inspect(directory: URL(fileURLWithPath: directory)).recordsByDictionary.values.reduce(0, +)
         print(
             "checked \(numbers.count) entries: all present, all equal"

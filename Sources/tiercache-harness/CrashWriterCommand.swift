@@ -3,7 +3,7 @@ import Foundation
 @_spi(TierCacheInternals) import TierCache
 import TierCacheLMDB
 
-/// Writes entries and reports each commit on standard output, for the crash test: the test kills
+/// Writes entries to a disk tier (`--tier`) and reports each commit on standard output, for the crash test: the test kills
 /// this process with SIGKILL mid-write and checks every reported entry survived. With
 /// `--writers N`, N threads store at once (writer w takes numbers start + w, start + w + N, ...),
 /// so their stores share group commits. With `--dictionaries`, small values are compressed with a
@@ -23,6 +23,8 @@ struct CrashWriterCommand: ParsableCommand {
     var writers = 1
     @Flag(help: "Compress with dictionaries the tier trains (a 64 KiB sample ring, so the first train within a run).")
     var dictionaries = false
+    @Option(help: "The disk tier: lmdb or sqlite.")
+    var tier = HarnessTier.lmdb
 
     /// Small enough that a run trains: the values are a few to a few hundred bytes.
     static let training = LMDBTier.DictionaryTraining(dictionarySize: 4 << 10, sampleBytes: 64 << 10)
@@ -32,10 +34,11 @@ struct CrashWriterCommand: ParsableCommand {
             throw ValidationError("--start and --count must be non-negative")
         }
         guard (1...64).contains(writers) else { throw ValidationError("--writers must be 1 to 64") }
-        let tier = try LMDBTier(
-            directory: URL(fileURLWithPath: directory),
-            configuration: .init(
-                capacity: capacity, dictionary: dictionaries ? .automatic(Self.training) : .off))
+        guard !dictionaries || self.tier == .lmdb else { throw ValidationError("--dictionaries needs --tier lmdb") }
+        let tier = try self.tier.open(
+            directory, capacity: capacity,
+            lmdb: .init(capacity: capacity, dictionary: dictionaries ? .automatic(Self.training) : .off)
+        ).tier
         // The kill loop kills only after this line: a kill while the store is being checked at
         // open resets it by design (see LMDBTier's "Damaged stores"), which is not what it tests.
         FileHandle.standardOutput.write(Data("opened\n".utf8))
@@ -60,7 +63,7 @@ struct CrashWriterCommand: ParsableCommand {
         if let message = failure.message { throw ValidationError(message) }
     }
 
-    private static func write(_ index: Int, to tier: LMDBTier) throws {
+    private static func write(_ index: Int, to tier: any LocalCacheTier) throws {
         let outcome = try tier.store(
             CacheEntry(value: value(index), storedAt: Date(timeIntervalSince1970: Double(index))),
             forKey: try CacheKey("entry-\(index)"))

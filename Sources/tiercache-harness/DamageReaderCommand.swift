@@ -21,6 +21,8 @@ struct DamageReaderCommand: ParsableCommand {
     @Flag(
         help: "Time opening the store with the check (alone) and without it (beside an open tier), and a full verify.")
     var timeOpen = false
+    @Option(help: "The disk tier: lmdb or sqlite.")
+    var tier = HarnessTier.lmdb
 
     /// Entry `index`'s value: text that compresses, and for every tenth entry bytes that do not
     /// (stored in LMDB overflow pages).
@@ -35,24 +37,26 @@ struct DamageReaderCommand: ParsableCommand {
 
     func run() throws {
         if populate {
-            let tier = try LMDBTier(
-                directory: URL(fileURLWithPath: directory),
-                configuration: .init(capacity: capacity, durability: noSync ? .none : .metadataAsync))
+            let tier = try self.tier.open(directory, capacity: capacity, unsynced: noSync).tier
             for index in 0..<count {
                 _ = try tier.store(
                     CacheEntry(value: Self.value(index), storedAt: Date()), forKey: try CacheKey("entry-\(index)"))
             }
-            try tier.sync()
+            try HarnessTier.sync(tier)
             return
         }
-        if timeOpen { return try timeOpening() }
-        let tier: LMDBTier
+        if timeOpen {
+            guard tier == .lmdb else { throw ValidationError("--time-open times LMDB's check at open: --tier lmdb") }
+            return try timeOpening()
+        }
+        let opened: HarnessTier.Opened
         do {
-            tier = try LMDBTier(directory: URL(fileURLWithPath: directory), capacity: capacity)
-        } catch {
+            opened = try self.tier.open(directory, capacity: capacity)
+        } catch let error as TierCacheError {
             print("error \(error.code) \(error.message)")
             throw ExitCode(3)
         }
+        let tier = opened.tier
         var hits = 0, misses = 0, wrong = 0, errors = 0
         for index in 0..<count {
             do {
@@ -75,9 +79,9 @@ struct DamageReaderCommand: ParsableCommand {
         }
         let statistics = tier.statistics()
         print(
-            "opened reset=\(tier.didResetDamagedStore ? 1 : 0) hits=\(hits) misses=\(misses) wrong=\(wrong) errors=\(errors) "
+            "opened reset=\(opened.resetReason == nil ? 0 : 1) hits=\(hits) misses=\(misses) wrong=\(wrong) errors=\(errors) "
                 + "corruptionsRemoved=\(statistics.corruptionsRemoved) storeResets=\(statistics.storeResets)"
-                + (tier.storeResetReason.map { " reason=\($0.replacingOccurrences(of: " ", with: "_"))" } ?? ""))
+                + (opened.resetReason.map { " reason=\($0.replacingOccurrences(of: " ", with: "_"))" } ?? ""))
     }
 }
 

@@ -7,7 +7,7 @@ import TierCacheLMDB
 import Glibc
 #endif
 
-/// Fills an LMDB tier under a file-size limit (`RLIMIT_FSIZE`) until it refuses a store, checks
+/// Fills a disk tier (`--tier`) under a file-size limit (`RLIMIT_FSIZE`) until it refuses a store, checks
 /// that everything stored reads back, lifts the limit and checks that storing works again without
 /// reopening: the full-disk test where no small file system can be mounted.
 ///
@@ -17,11 +17,13 @@ import Glibc
 struct DiskFullProbeCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "disk-full-probe",
-        abstract: "Fill an LMDB tier under a file-size limit, then lift it (for tests).")
+        abstract: "Fill a disk tier under a file-size limit, then lift it (for tests).")
 
     @Argument var directory: String
     @Option var fileSizeLimit = 2 << 20
     @Option var entryBytes = 32 << 10
+    @Option(help: "The disk tier: lmdb or sqlite.")
+    var tier = HarnessTier.lmdb
 
     func run() throws {
         #if canImport(Glibc)
@@ -34,7 +36,7 @@ struct DiskFullProbeCommand: ParsableCommand {
             throw ValidationError("setrlimit failed: \(errno)")
         }
 
-        let tier = try LMDBTier(directory: URL(fileURLWithPath: directory), capacity: 64 << 20)
+        let tier = try self.tier.open(directory, capacity: 64 << 20).tier
         var stored: [Int] = []
         var refusal: String?
         for index in 0..<1000 {

@@ -4,7 +4,7 @@ import Foundation
 @_spi(TierCacheInternals) import TierCache
 import TierCacheLMDB
 
-/// One of several processes writing and reading one LMDB store at once, for the many-writers test
+/// One of several processes writing and reading one disk store (`--tier`) at once, for the many-writers test
 /// and `scripts/many-writers`: each task stores and reads random keys of a shared key space for a
 /// while, checks every value it reads by content, and watches the store's usage against its
 /// capacity. Prints one summary line; exits 1 if anything went wrong.
@@ -15,7 +15,7 @@ import TierCacheLMDB
 struct StressCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "stress",
-        abstract: "Write and read one LMDB store from several tasks, checking every value read (for tests).")
+        abstract: "Write and read one disk store from several tasks, checking every value read (for tests).")
 
     @Argument var directory: String
     @Option var capacity = 4 << 20
@@ -27,6 +27,8 @@ struct StressCommand: ParsableCommand {
     var writer = 0
     @Flag(help: "Only read every key once and check what is there (after the writers stopped).")
     var verifyOnly = false
+    @Option(help: "The disk tier: lmdb or sqlite.")
+    var tier = HarnessTier.lmdb
 
     /// What one task saw.
     struct Tally: Sendable {
@@ -54,7 +56,7 @@ struct StressCommand: ParsableCommand {
         guard tasks > 0, keys > 0, seconds > 0 else {
             throw ValidationError("--tasks, --keys and --seconds must be positive")
         }
-        let tier = try LMDBTier(directory: URL(fileURLWithPath: directory), capacity: capacity)
+        let tier = try self.tier.open(directory, capacity: capacity).tier
         if verifyOnly { return try verify(tier) }
         let deadline = Date().addingTimeInterval(seconds)
         let tallies = Locked([Tally](repeating: Tally(), count: tasks))
@@ -107,7 +109,7 @@ struct StressCommand: ParsableCommand {
 
     /// Reads every key once and checks each value found; exits 1 on a wrong value or usage over
     /// capacity.
-    private func verify(_ tier: LMDBTier) throws {
+    private func verify(_ tier: any LocalCacheTier) throws {
         var found = 0, wrong = 0
         for keyNumber in 0..<keys {
             guard let entry = try tier.entry(forKey: try CacheKey("stress-\(keyNumber)")) else { continue }

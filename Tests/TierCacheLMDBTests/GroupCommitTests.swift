@@ -1,3 +1,4 @@
+import DiskTestSupport
 import Dispatch
 import Foundation
 import Testing

@@ -1,3 +1,4 @@
+import DiskTestSupport
 import Foundation
 import Testing
 import TierCache

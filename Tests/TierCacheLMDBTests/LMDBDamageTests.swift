@@ -1,3 +1,4 @@
+import DiskTestSupport
 import Foundation
 import Testing
 @_spi(TierCacheInternals) import TierCache

@@ -1,4 +1,5 @@
 import CLMDB
+import DiskTestSupport
 import Foundation
 import Testing
 import TierCache

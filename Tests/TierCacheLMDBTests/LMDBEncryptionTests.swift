@@ -1,5 +1,6 @@
 import CLMDB
 import Crypto
+import DiskTestSupport
 import Foundation
 import Testing
 import TierCache

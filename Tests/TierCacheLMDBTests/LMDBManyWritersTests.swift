@@ -1,4 +1,5 @@
 import Crypto
+import DiskTestSupport
 import Foundation
 import Testing
 @_spi(TierCacheInternals) import TierCache

@@ -1,4 +1,5 @@
 import Crypto
+import DiskTestSupport
 import Foundation
 import Testing
 import TierCache

@@ -34,51 +34,64 @@ struct StoreOpening: Sendable {
 
     /// Opens the writer connection and makes or checks the schema.
     func open(recovery: SQLiteTier.RecoveryPolicy) throws(TierCacheError) -> Opened {
-        let writer: SQLiteConnection
+        let reason: String
+        let code: TierCacheError.Code
+        var writer: SQLiteConnection?
         do {
-            writer = try connect()
-        } catch {
-            throw error.tierError(at: file.path)
-        }
-        do {
-            try prepare(writer)
-            return Opened(writer: writer, resetReason: nil)
+            let connection = try connect()
+            writer = connection
+            // Owner-only, like the directory: SQLite creates files with 0644, and gives the
+            // write-ahead log and shared-memory files it makes later the database file's permissions.
+            _ = chmod(file.path, 0o600)
+            try prepare(connection)
+            return Opened(writer: connection, resetReason: nil)
         } catch let failure as SQLiteFailure where failure.isDamage {
-            return try reset(writer, because: "damaged: \(failure.message)", recovery: recovery, code: .damagedStore)
+            (reason, code) = ("damaged: \(failure.message)", .damagedStore)
         } catch let failure as SQLiteFailure {
             throw failure.tierError(at: file.path)
         } catch let incompatible as IncompatibleVersion {
-            return try reset(
-                writer, because: "schema version \(incompatible.version), this version reads \(Self.schemaVersion)",
-                recovery: recovery, code: .incompatibleVersion)
+            (reason, code) = (
+                "schema version \(incompatible.version), this version reads \(Self.schemaVersion)", .incompatibleVersion
+            )
         } catch let error as TierCacheError {
             throw error
         } catch {
             throw TierCacheError(.storageFailure, "opening \(file.path) failed", underlying: "\(error)")
         }
-    }
-
-    /// A TierCache store of a schema version this code does not read.
-    private struct IncompatibleVersion: Error {
-        let version: Int64
-    }
-
-    private func reset(
-        _ writer: SQLiteConnection, because reason: String, recovery: SQLiteTier.RecoveryPolicy,
-        code: TierCacheError.Code
-    ) throws(TierCacheError) -> Opened {
         guard recovery == .resetDamagedStore else {
             throw TierCacheError(code, "the SQLite store at \(file.path) is \(reason); it was left as it is")
         }
         do {
-            try writer.resetDatabase()
-            try prepare(writer)
+            let emptied: SQLiteConnection
+            if let writer, (try? writer.resetDatabase()) != nil {
+                emptied = writer
+            } else {
+                // A file whose header is not a database's cannot be vacuumed: close it (ending the
+                // write-ahead log too), truncate both files, and open the empty database SQLite then sees.
+                writer = nil
+                emptied = try recreate()
+            }
+            try prepare(emptied)
+            return Opened(writer: emptied, resetReason: reason)
         } catch {
             throw TierCacheError(
                 .damagedStore, "the SQLite store at \(file.path) is \(reason), and emptying it failed",
                 underlying: "\(error)")
         }
-        return Opened(writer: writer, resetReason: reason)
+    }
+
+    /// An empty store in place of one whose file is not a database (with no connection to it left
+    /// open here): both files truncated, and a connection to the empty database.
+    private func recreate() throws(SQLiteFailure) -> SQLiteConnection {
+        for path in [file.path, file.path + "-wal"] where truncate(path, 0) != 0 && errno != ENOENT {
+            throw SQLiteFailure(code: SQLITE_IOERR, message: "cannot truncate \(path): errno \(errno)")
+        }
+        return try connect()
+    }
+
+    /// A TierCache store of a schema version this code does not read.
+    private struct IncompatibleVersion: Error {
+        let version: Int64
     }
 
     /// Makes the schema in an empty database, or checks that the database is a store of this

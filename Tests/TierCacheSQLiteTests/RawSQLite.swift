@@ -1,0 +1,26 @@
+import CSQLite
+import Foundation
+import Testing
+
+/// Edits a store's database directly, as damage, another program or an older version would. The
+/// tier must be closed (or not yet opened).
+func rawSQLite(_ file: URL, _ sql: String) throws {
+    var handle: OpaquePointer?
+    try #require(sqlite3_open(file.path, &handle) == SQLITE_OK)
+    defer { sqlite3_close(handle) }
+    var message: UnsafeMutablePointer<CChar>?
+    let status = sqlite3_exec(handle, sql, nil, nil, &message)
+    let text = message.map { String(cString: $0) } ?? ""
+    sqlite3_free(message)
+    try #require(status == SQLITE_OK, "\(sql): \(text)")
+}
+
+/// The store's database file in `directory`.
+func databaseFile(_ directory: URL) -> URL {
+    directory.appendingPathComponent("cache.sqlite")
+}
+
+/// A file's size in bytes, 0 when absent.
+func fileSize(_ url: URL) -> Int {
+    (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? 0
+}

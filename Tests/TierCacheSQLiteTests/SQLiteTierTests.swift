@@ -1,0 +1,274 @@
+import DiskTestSupport
+import Foundation
+import Testing
+@_spi(TierCacheInternals) import TierCache
+import TierCacheRecords
+import TierCacheSQLite
+
+@Suite("SQLiteTier")
+struct SQLiteTierTests {
+    @Test("Values round-trip compressed and raw, and compressible ones take less room than they hold")
+    func compression() throws {
+        let directory = TemporaryDirectory()
+        let tier = try SQLiteTier(directory: directory.url, capacity: 4 << 20)
+        _ = try tier.store(entry(compressible(30_000)), forKey: key("json"))
+        let compressedBytes = try tier.usage().bytes
+        _ = try tier.store(entry(incompressible(30_000)), forKey: key("noise"))
+        #expect(try tier.entry(forKey: key("json"))?.value == compressible(30_000))
+        #expect(try tier.entry(forKey: key("noise"))?.value == incompressible(30_000))
+        #expect(compressedBytes < 5_000)
+        #expect(try tier.usage().bytes - compressedBytes > 30_000)
+    }
+
+    @Test("The 5% rule is exact on the stored record: at the limit it is stored, one byte over it is refused")
+    func entrySizeRuleIsExact() throws {
+        let directory = TemporaryDirectory()
+        let tier = try SQLiteTier(directory: directory.url, capacity: 1 << 20)
+        let limit = try tier.usage().maxEntryBytes
+        #expect(limit == (1 << 20) / 20)
+        // Incompressible values are stored raw: the record is its header, the key and the value.
+        let name = "edge"
+        let fits = incompressible(limit - EntryRecord.headerSize - name.utf8.count)
+        #expect(try tier.store(entry(fits), forKey: key(name)) == .stored)
+        let over = incompressible(fits.count + 1, seed: 2)
+        #expect(try tier.store(entry(over), forKey: key(name)) == .refused(.tooLarge(size: limit + 1, limit: limit)))
+        // The refused store removed the older entry: readers never see it after the refusal.
+        #expect(try tier.entry(forKey: key(name)) == nil)
+        #expect(tier.statistics().refusedTooLarge == 1)
+    }
+
+    @Test("Eviction is least-recently-used, with reads applied at the next write")
+    func leastRecentlyUsed() throws {
+        let directory = TemporaryDirectory()
+        let tier = try SQLiteTier(directory: directory.url, capacity: 1 << 20)
+        var stored = 0
+        // Fill until the first eviction, reading entry 0 before every store.
+        while tier.statistics().evictions == 0 {
+            _ = try tier.entry(forKey: key("e0"))
+            #expect(
+                try tier.store(entry(incompressible(40_000, seed: UInt64(stored + 1))), forKey: key("e\(stored)"))
+                    == .stored)
+            stored += 1
+            try #require(stored < 100, "a 1 MiB tier took 100 entries of 40 kB")
+        }
+        #expect(stored > 10)
+        #expect(try tier.entry(forKey: key("e0")) != nil, "the entry read before every store stays")
+        #expect(try tier.entry(forKey: key("e1")) == nil, "the least recently used one goes first")
+        #expect(try tier.entry(forKey: key("e2")) != nil)
+        let usage = try tier.usage()
+        #expect(usage.bytes <= Int(Double(usage.capacity) * SQLiteTier.fillLimit))
+    }
+
+    @Test("The database file stays within the capacity while 4 times the capacity is written", arguments: [1, 8])
+    func fileStaysWithinCapacity(megabytes: Int) throws {
+        let directory = TemporaryDirectory()
+        let capacity = megabytes << 20
+        let tier = try SQLiteTier(directory: directory.url, capacity: capacity)
+        var random = SplitMix64(seed: 7)
+        var written = 0
+        var index = 0
+        while written < 4 * capacity {
+            // Sizes from a few bytes to the 5% limit, most of them small, keys of varied lengths.
+            let size = Int(random.next() % 4 == 0 ? random.next() % UInt64(capacity / 25) : random.next() % 3_000)
+            let name = "key-\(index)-" + String(repeating: "k", count: Int(random.next() % 200))
+            _ = try tier.store(entry(incompressible(size, seed: random.next())), forKey: key(name))
+            written += size
+            index += 1
+        }
+        try tier.sync()
+        let file = fileSize(databaseFile(directory.url))
+        print(
+            "SQLiteTier at \(megabytes) MiB: \(index) stores, file \(file) bytes (\(file * 100 / capacity)% of capacity)"
+        )
+        #expect(file <= capacity)
+        #expect(try tier.usage().bytes <= Int(Double(capacity) * SQLiteTier.fillLimit))
+    }
+
+    @Test("removeAll empties the store and gives its pages back to the file system")
+    func removeAllShrinksTheFile() throws {
+        let directory = TemporaryDirectory()
+        let tier = try SQLiteTier(directory: directory.url, capacity: 4 << 20)
+        for index in 0..<60 {
+            _ = try tier.store(entry(incompressible(40_000, seed: UInt64(index))), forKey: key("e\(index)"))
+        }
+        try tier.sync()
+        let full = fileSize(databaseFile(directory.url))
+        try tier.removeAll()
+        try tier.sync()
+        #expect(try tier.usage() == TierUsage(bytes: 0, entries: 0, capacity: 4 << 20, maxEntryBytes: (4 << 20) / 20))
+        #expect(fileSize(databaseFile(directory.url)) < full / 10)
+    }
+
+    @Test("Entries, recency and accounting persist across reopening")
+    func persistence() throws {
+        let directory = TemporaryDirectory()
+        do {
+            let tier = try SQLiteTier(directory: directory.url, capacity: 2 << 20)
+            for index in 0..<10 { _ = try tier.store(entry(compressible(1_000 + index)), forKey: key("e\(index)")) }
+            try tier.removeEntry(forKey: key("e3"))
+        }
+        let reopened = try SQLiteTier(directory: directory.url, capacity: 2 << 20)
+        #expect(try reopened.usage().entries == 9)
+        #expect(try reopened.entry(forKey: key("e3")) == nil)
+        #expect(try reopened.entry(forKey: key("e9"))?.value == compressible(1_009))
+        #expect(reopened.storeResetReason == nil)
+    }
+
+    @Test("Bad settings are refused with invalidConfiguration, naming the setting")
+    func invalidConfiguration() {
+        let directory = TemporaryDirectory()
+        let bad: [(SQLiteTier.Configuration, String)] = [
+            (.init(capacity: 1 << 19), "capacity"),
+            (.init(capacity: 1 << 20, maxEntryFraction: 0), "maxEntryFraction"),
+            (.init(capacity: 1 << 20, maxEntryFraction: .nan), "maxEntryFraction"),
+            (.init(capacity: 1 << 20, compressionLevel: 0), "compression level"),
+            (.init(capacity: 1 << 20, compressionLevel: 10), "compression level"),
+            (.init(capacity: 1 << 20, busyTimeout: .seconds(-1)), "busyTimeout"),
+        ]
+        for (configuration, setting) in bad {
+            #expect {
+                try SQLiteTier(directory: directory.url, configuration: configuration)
+            } throws: { error in
+                let error = error as? TierCacheError
+                return error?.code == .invalidConfiguration && error?.message.contains(setting) == true
+            }
+        }
+    }
+
+    @Test("A file where the directory should be is notADirectory")
+    func notADirectory() throws {
+        let directory = TemporaryDirectory()
+        try FileManager.default.createDirectory(at: directory.url, withIntermediateDirectories: true)
+        let file = directory.url.appendingPathComponent("file")
+        try Data("x".utf8).write(to: file)
+        #expect(throws: TierCacheError.self) { try SQLiteTier(directory: file, capacity: 1 << 20) }
+        #expect((try? SQLiteTier(directory: file, capacity: 1 << 20)) == nil)
+        do {
+            _ = try SQLiteTier(directory: file, capacity: 1 << 20)
+        } catch {
+            #expect(error.code == .notADirectory)
+        }
+    }
+
+    @Test("Another program's SQLite database is refused as foreignStore and left as it is")
+    func foreignDatabase() throws {
+        let directory = TemporaryDirectory()
+        try FileManager.default.createDirectory(at: directory.url, withIntermediateDirectories: true)
+        let file = databaseFile(directory.url)
+        try rawSQLite(file, "CREATE TABLE notes(text TEXT); INSERT INTO notes VALUES ('keep me');")
+        let before = try Data(contentsOf: file)
+        do {
+            _ = try SQLiteTier(directory: directory.url, capacity: 1 << 20)
+            Issue.record("opened another program's database")
+        } catch {
+            #expect(error.code == .foreignStore)
+        }
+        #expect(try Data(contentsOf: file) == before)
+    }
+
+    @Test("A store of another schema version is an error with throwError, and emptied (counted, reported) by default")
+    func incompatibleVersion() throws {
+        let directory = TemporaryDirectory()
+        do {
+            let tier = try SQLiteTier(directory: directory.url, capacity: 1 << 20)
+            _ = try tier.store(entry([1, 2, 3]), forKey: key("old"))
+        }
+        try rawSQLite(databaseFile(directory.url), "PRAGMA user_version = 99")
+        do {
+            _ = try SQLiteTier(directory: directory.url, configuration: .init(capacity: 1 << 20, recovery: .throwError))
+            Issue.record("opened a store of schema version 99")
+        } catch {
+            #expect(error.code == .incompatibleVersion)
+        }
+        let reports = Locked<[String]>([])
+        let tier = try SQLiteTier(
+            directory: directory.url,
+            configuration: .init(
+                capacity: 1 << 20, onStoreReset: { _, reason in reports.withLock { $0.append(reason) } }))
+        #expect(tier.storeResetReason?.contains("schema version 99") == true)
+        #expect(reports.withLock { $0.count } == 1)
+        #expect(tier.statistics().storeResets == 1)
+        #expect(try tier.entry(forKey: key("old")) == nil)
+        #expect(try tier.store(entry([4]), forKey: key("new")) == .stored)
+    }
+
+    @Test("A damaged file header is damagedStore with throwError, and an emptied store by default")
+    func damagedHeader() throws {
+        let directory = TemporaryDirectory()
+        do {
+            let tier = try SQLiteTier(directory: directory.url, capacity: 1 << 20)
+            _ = try tier.store(entry([1, 2, 3]), forKey: key("a"))
+            try tier.sync()
+        }
+        let file = databaseFile(directory.url)
+        var bytes = [UInt8](try Data(contentsOf: file))
+        for offset in 0..<16 { bytes[offset] = 0x5A }
+        try Data(bytes).write(to: file)
+        do {
+            _ = try SQLiteTier(directory: directory.url, configuration: .init(capacity: 1 << 20, recovery: .throwError))
+            Issue.record("opened a file whose header is damaged")
+        } catch {
+            #expect(error.code == .damagedStore)
+        }
+        let tier = try SQLiteTier(directory: directory.url, capacity: 1 << 20)
+        #expect(tier.storeResetReason != nil)
+        #expect(tier.statistics().storeResets == 1)
+        #expect(try tier.entry(forKey: key("a")) == nil)
+        #expect(try tier.store(entry([4]), forKey: key("b")) == .stored)
+        #expect(try tier.entry(forKey: key("b"))?.value == [4])
+    }
+
+    @Test(
+        "Damaged records are misses, deleted and counted: a flipped payload, a record under another key, a zstd payload"
+    )
+    func damagedRecords() throws {
+        let directory = TemporaryDirectory()
+        do {
+            let tier = try SQLiteTier(directory: directory.url, capacity: 1 << 20)
+            _ = try tier.store(entry(incompressible(2_000)), forKey: key("raw"))
+            _ = try tier.store(entry(compressible(2_000)), forKey: key("zlib"))
+            _ = try tier.store(entry([7, 7, 7]), forKey: key("moved"))
+            _ = try tier.store(entry(compressible(500)), forKey: key("zstd"))
+        }
+        // Flip the last byte of two payloads; give "moved" another key's record; mark a zlib
+        // payload as a zstd frame (flag bit 0 instead of bit 3).
+        try rawSQLite(
+            databaseFile(directory.url),
+            """
+            UPDATE entries SET record = substr(record, 1, length(record) - 1) || x'00' WHERE key IN (CAST('raw' AS BLOB), CAST('zlib' AS BLOB));
+            UPDATE entries SET record = (SELECT record FROM entries WHERE key = CAST('raw' AS BLOB)) WHERE key = CAST('moved' AS BLOB);
+            UPDATE entries SET record = substr(record, 1, 1) || x'03' || substr(record, 3) WHERE key = CAST('zstd' AS BLOB);
+            """)
+        let tier = try SQLiteTier(directory: directory.url, capacity: 1 << 20)
+        for name in ["raw", "zlib", "moved", "zstd"] {
+            #expect(try tier.entry(forKey: key(name)) == nil, "\(name)")
+        }
+        #expect(tier.statistics().corruptionsRemoved == 4)
+        #expect(try tier.usage().entries == 0)
+    }
+
+    @Test("sync() leaves every committed entry in the database file, with an empty write-ahead log")
+    func syncCheckpoints() throws {
+        let directory = TemporaryDirectory()
+        let tier = try SQLiteTier(directory: directory.url, capacity: 2 << 20)
+        for index in 0..<20 { _ = try tier.store(entry(compressible(3_000 + index)), forKey: key("e\(index)")) }
+        try tier.sync()
+        #expect(fileSize(directory.url.appendingPathComponent("cache.sqlite-wal")) == 0)
+        let copy = TemporaryDirectory()
+        try FileManager.default.createDirectory(at: copy.url, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: databaseFile(directory.url), to: databaseFile(copy.url))
+        let fromCopy = try SQLiteTier(directory: copy.url, capacity: 2 << 20)
+        #expect(try fromCopy.entry(forKey: key("e19"))?.value == compressible(3_019))
+    }
+
+    @Test("The store's files are readable by their owner only")
+    func ownerOnly() throws {
+        let directory = TemporaryDirectory()
+        let tier = try SQLiteTier(directory: directory.url, capacity: 1 << 20)
+        _ = try tier.store(entry([1]), forKey: key("a"))
+        let permissions =
+            try FileManager.default.attributesOfItem(atPath: databaseFile(directory.url).path)[.posixPermissions]
+            as? Int
+        #expect(permissions == 0o600)
+    }
+}
