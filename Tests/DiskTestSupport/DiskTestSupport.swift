@@ -94,3 +94,81 @@ public struct MissingExecutable: Error, CustomStringConvertible {
     public let name: String
     public var description: String { "\(name) is not built beside the tests" }
 }
+
+/// How a `tiercache-harness` run ended, and what it printed.
+public struct HarnessRun: Sendable {
+    public let reason: Process.TerminationReason
+    public let status: Int32
+    public let output: String
+
+    /// The first line printed (a command's outcome line).
+    public var line: String { output.split(separator: "\n").first.map(String.init) ?? "" }
+    /// Whether it exited with status 0.
+    public var succeeded: Bool { reason == .exit && status == 0 }
+}
+
+/// Runs `tiercache-harness` (or `executable`) with `arguments` to its end.
+public func runHarness(_ arguments: [String], executable: URL? = nil) throws -> HarnessRun {
+    let process = Process()
+    process.executableURL = try executable ?? harnessExecutable()
+    process.arguments = arguments
+    let output = Pipe()
+    process.standardOutput = output
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return HarnessRun(
+        reason: process.terminationReason, status: process.terminationStatus,
+        output: String(decoding: data, as: UTF8.self))
+}
+
+/// The numbers in a harness outcome line or summary (`opened reset=0 hits=300 ...`), by name.
+public func outcomeFields(_ text: String) -> [String: Int] {
+    var fields: [String: Int] = [:]
+    for word in text.split(whereSeparator: { $0 == " " || $0 == "\n" }) {
+        let parts = word.split(separator: "=", maxSplits: 1)
+        if parts.count == 2, let number = Int(parts[1]) { fields[String(parts[0])] = number }
+    }
+    return fields
+}
+
+/// Starts `tiercache-harness crash-writer` with `arguments`, reads its reports until it has
+/// committed at least `count` entries, kills it with SIGKILL while it writes more, and returns
+/// every number it reported committed (lines printed before the kill count too) and whether it
+/// died of the signal.
+public func killWriterAfterCommits(_ arguments: [String], count: Int) throws -> (committed: [Int], killed: Bool) {
+    let process = Process()
+    process.executableURL = try harnessExecutable()
+    process.arguments = ["crash-writer"] + arguments
+    let output = Pipe()
+    process.standardOutput = output
+    try process.run()
+    var committed: [Int] = []
+    var buffer = ""
+    func takeLines() {
+        while let newline = buffer.firstIndex(of: "\n") {
+            let line = buffer[..<newline]
+            buffer = String(buffer[buffer.index(after: newline)...])
+            if line.hasPrefix("committed "), let number = Int(line.dropFirst("committed ".count)) {
+                committed.append(number)
+            }
+        }
+    }
+    while committed.count < count {
+        let chunk = output.fileHandleForReading.availableData
+        guard !chunk.isEmpty else { break }
+        buffer += String(decoding: chunk, as: UTF8.self)
+        takeLines()
+    }
+    kill(process.processIdentifier, SIGKILL)
+    process.waitUntilExit()
+    buffer += String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    takeLines()
+    return (committed, process.terminationReason == .uncaughtSignal)
+}
+
+/// The value `tiercache-harness crash-writer` writes for `index` (see CrashWriterCommand).
+public func crashWriterValue(_ index: Int) -> [UInt8] {
+    Array(String(repeating: "value \(index) ", count: 1 + index % 50).utf8)
+}

@@ -11,45 +11,14 @@ struct LMDBDamageTests {
     /// Entries `damage-reader --populate` writes (every tenth spans LMDB overflow pages).
     static let populatedEntries = 300
 
-    /// Runs `tiercache-harness` (or, with `tool`, `tiercache`) with `arguments`; returns how it
-    /// ended and its first output line.
-    func runTiercache(
-        _ arguments: [String], tool: () throws -> URL = harnessExecutable
-    ) throws -> (reason: Process.TerminationReason, status: Int32, line: String) {
-        let process = Process()
-        process.executableURL = try tool()
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        let text = String(decoding: data, as: UTF8.self)
-        return (
-            process.terminationReason, process.terminationStatus,
-            text.split(separator: "\n").first.map(String.init) ?? ""
-        )
-    }
-
     /// A store `damage-reader --populate` wrote, in a directory of its own.
     func populatedStore() throws -> TemporaryDirectory {
         let directory = TemporaryDirectory()
-        let run = try runTiercache([
+        let run = try runHarness([
             "damage-reader", directory.url.path, "--populate", "--count", "\(Self.populatedEntries)",
         ])
         try #require(run.reason == .exit && run.status == 0, "populating failed: \(run)")
         return directory
-    }
-
-    /// The numbers in a `damage-reader` outcome line (`opened reset=0 hits=300 ...`).
-    func fields(_ line: String) -> [String: Int] {
-        var result: [String: Int] = [:]
-        for part in line.split(separator: " ") {
-            let pair = part.split(separator: "=", maxSplits: 1)
-            if pair.count == 2, let number = Int(pair[1]) { result[String(pair[0])] = number }
-        }
-        return result
     }
 
     // MARK: The byte-flip campaign
@@ -103,14 +72,14 @@ struct LMDBDamageTests {
             try Data(bytes).write(to: copy.url.appendingPathComponent("data.mdb"))
             let context = "trial \(trial), seed \(seed), flipped offsets \(flips)"
 
-            let first = try runTiercache(["damage-reader", copy.url.path, "--count", "\(Self.populatedEntries)"])
+            let first = try runHarness(["damage-reader", copy.url.path, "--count", "\(Self.populatedEntries)"])
             let outcome: TrialOutcome
             if first.reason == .uncaughtSignal {
                 // At most one crash: the second open finds the mark the crashed check left and
                 // resets the store instead of reading it again.
-                let second = try runTiercache(["damage-reader", copy.url.path, "--count", "\(Self.populatedEntries)"])
+                let second = try runHarness(["damage-reader", copy.url.path, "--count", "\(Self.populatedEntries)"])
                 #expect(second.reason == .exit && second.status == 0, "crashed twice: \(second), \(context)")
-                let numbers = fields(second.line)
+                let numbers = outcomeFields(second.line)
                 #expect(
                     second.line.hasPrefix("opened") && numbers["reset"] == 1 && numbers["storeResets"] == 1,
                     "\(second.line), \(context)")
@@ -124,7 +93,7 @@ struct LMDBDamageTests {
                 #expect(
                     first.reason == .exit && first.status == 0 && first.line.hasPrefix("opened"), "\(first), \(context)"
                 )
-                let numbers = fields(first.line)
+                let numbers = outcomeFields(first.line)
                 // Never a wrong value: a damaged entry is a miss, never someone else's bytes.
                 #expect(numbers["wrong"] == 0, "\(first.line), \(context)")
                 #expect(
@@ -226,7 +195,7 @@ struct LMDBDamageTests {
     )
     func killedWhileChecking() throws {
         let directory = TemporaryDirectory()
-        let populate = try runTiercache([
+        let populate = try runHarness([
             "damage-reader", directory.url.path, "--populate", "--no-sync", "--count", "20000",
         ])
         try #require(populate.reason == .exit && populate.status == 0, "\(populate)")
@@ -313,7 +282,7 @@ struct LMDBDamageTests {
         flock(fd, LOCK_UN)
         let line = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         reader.waitUntilExit()
-        let numbers = fields(line)
+        let numbers = outcomeFields(line)
         #expect(numbers["reset"] == 0 && numbers["hits"] == Self.populatedEntries, "\(line)")
     }
 
@@ -347,10 +316,10 @@ struct LMDBDamageTests {
     @Test("tiercache inspect --verify exits 0 for a sound store, 1 with the damage for a damaged one")
     func inspectVerify() throws {
         let directory = try populatedStore()
-        let sound = try runTiercache(["inspect", directory.url.path, "--verify"], tool: tiercacheExecutable)
+        let sound = try runHarness(["inspect", directory.url.path, "--verify"], executable: tiercacheExecutable())
         #expect(sound.reason == .exit && sound.status == 0, "\(sound)")
         try editMetaPages(directory.url) { page in page[88 + 32] &+= 1 }
-        let damaged = try runTiercache(["inspect", directory.url.path, "--verify"], tool: tiercacheExecutable)
+        let damaged = try runHarness(["inspect", directory.url.path, "--verify"], executable: tiercacheExecutable())
         #expect(damaged.reason == .exit && damaged.status == 1, "\(damaged)")
         #expect(throws: TierCacheError.self) { _ = try LMDBTier.inspect(directory: directory.url) }
     }

@@ -82,7 +82,7 @@ struct LMDBDiskFullTests {
         process.waitUntilExit()
         print("disk-full test: ran under RLIMIT_FSIZE of 2 MiB in a child process: \(text)", terminator: "")
         #expect(process.terminationStatus == 0, "\(text)")
-        let fields = LMDBManyWritersTests.fields(text)
+        let fields = outcomeFields(text)
         let stored = try #require(fields["stored"], "\(text)")
         #expect(stored > 10 && fields["readBack"] == stored, "\(text)")
         #expect(fields["refusedOutOfSpace"] == 1)

@@ -41,7 +41,7 @@ struct LMDBManyWritersTests {
             process.waitUntilExit()
             print(text, terminator: "")
             #expect(process.terminationStatus == 0, "\(text)")
-            let fields = Self.fields(text)
+            let fields = outcomeFields(text)
             #expect(fields["wrong"] == 0 && fields["errors"] == 0, "\(text)")
             let largest = try #require(fields["largestUsage"], "\(text)")
             #expect(largest <= 4 << 20)
@@ -61,7 +61,7 @@ struct LMDBManyWritersTests {
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         verify.waitUntilExit()
         #expect(verify.terminationStatus == 0, "\(text)")
-        #expect((Self.fields(text)["found"] ?? 0) > 100, "\(text)")
+        #expect((outcomeFields(text)["found"] ?? 0) > 100, "\(text)")
     }
 
     /// Runs `body(thread)` on `threads` threads at once (real threads: the concurrency pool has
@@ -191,15 +191,5 @@ struct LMDBManyWritersTests {
     /// "k<key> from <thread> #<number> " and then 1,000 + 7 × number incompressible bytes.
     private static func sharedKeyValue(key: Int, thread: Int, number: Int) -> [UInt8] {
         Array("k\(key) from \(thread) #\(number) ".utf8) + incompressible(1_000 + number * 7, seed: UInt64(number + 1))
-    }
-
-    /// `name=number` pairs of a summary line.
-    static func fields(_ text: String) -> [String: Int] {
-        var fields: [String: Int] = [:]
-        for word in text.split(whereSeparator: { $0 == " " || $0 == "\n" }) {
-            let parts = word.split(separator: "=")
-            if parts.count == 2, let number = Int(parts[1]) { fields[String(parts[0])] = number }
-        }
-        return fields
     }
 }

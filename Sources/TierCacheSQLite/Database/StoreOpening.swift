@@ -89,6 +89,37 @@ struct StoreOpening: Sendable {
         return try connect()
     }
 
+    /// Puts the database in WAL mode (a setting stored in the file) unless it is already.
+    ///
+    /// Switching needs an exclusive lock taken from a shared one, and SQLite answers `SQLITE_BUSY`
+    /// at once, without its busy handler, when another connection holds a shared lock too (waiting
+    /// could deadlock two such connections): several processes opening a new store together meet
+    /// this. Only the first open of a store switches, so it retries briefly, for as long as the
+    /// busy timeout allows.
+    private func switchToWriteAheadLog(_ writer: SQLiteConnection) throws(SQLiteFailure) {
+        let deadline = ContinuousClock.now + .milliseconds(Int(busyTimeoutMilliseconds))
+        // Reading the mode takes no lock; setting it answers the mode in force afterwards (the old
+        // one when it could not switch) or fails with SQLITE_BUSY.
+        func mode(_ pragma: String) throws(SQLiteFailure) -> String {
+            try writer.withStatement(pragma) { statement throws(SQLiteFailure) in
+                try statement.step() ? String(decoding: statement.blob(at: 0), as: UTF8.self).lowercased() : ""
+            }
+        }
+        while true {
+            do {
+                if try mode("PRAGMA journal_mode") == "wal" { return }
+                if try mode("PRAGMA journal_mode = WAL") == "wal" { return }
+            } catch  where error.primaryCode == SQLITE_BUSY {
+                // Another connection holds a shared lock: try again below.
+            }
+            guard ContinuousClock.now < deadline else {
+                throw SQLiteFailure(
+                    code: SQLITE_BUSY, message: "another process kept the store locked while it was set up")
+            }
+            usleep(2_000)
+        }
+    }
+
     /// A TierCache store of a schema version this code does not read.
     private struct IncompatibleVersion: Error {
         let version: Int64
@@ -119,10 +150,10 @@ struct StoreOpening: Sendable {
                 throw SQLiteFailure(code: SQLITE_CORRUPT, message: "the store's tables are incomplete")
             }
         }
+        try switchToWriteAheadLog(writer)
         let checkpointPages = max(64, capacity / 16 / 4096)
         try writer.execute(
             """
-            PRAGMA journal_mode = WAL;
             PRAGMA wal_autocheckpoint = \(checkpointPages);
             PRAGMA journal_size_limit = \(checkpointPages * 4096);
             """)
