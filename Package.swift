@@ -162,7 +162,9 @@ let package = Package(
         .target(
             name: "TierCacheBenchmarking",
             dependencies: [
-                "TierCache", "TierCacheEviction", "TierCacheLMDB", "CacheSimulation", "CLMDB", "CZstd",
+                "TierCache", "TierCacheEviction", "TierCacheLMDB", "TierCacheSQLite", "CacheSimulation", "CLMDB",
+                "CZstd",
+                "CSQLite", "CZlib",
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .target(name: "TierCacheRedis", condition: .when(traits: ["Redis"])),
                 .product(name: "Benchmark", package: "benchmark", condition: .when(traits: ["OrdoBenchmark"])),
@@ -254,7 +256,7 @@ let package = Package(
         .executableTarget(
             name: "tiercache",
             dependencies: [
-                "TierCache", "TierCacheLMDB", "CacheSimulation", "TierCacheBenchmarking",
+                "TierCache", "TierCacheLMDB", "TierCacheSQLite", "CacheSimulation", "TierCacheBenchmarking",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .target(name: "TierCacheEncryption", condition: .when(traits: ["Encryption"])),
                 .product(name: "Crypto", package: "swift-crypto", condition: .when(traits: ["Encryption"])),

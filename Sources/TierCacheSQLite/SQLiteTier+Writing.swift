@@ -60,7 +60,7 @@ extension SQLiteTier {
         try delete(key, in: connection, state: &state)
         let evicted = try evict(in: connection, state: &state, until: budget - cost)
         state.clock += 1
-        try connection.withStatement("INSERT INTO entries(key, record, cost, tick) VALUES (?1, ?2, ?3, ?4)") {
+        try connection.withStatement(.insert) {
             statement throws(SQLiteFailure) in
             try statement.bind(key, at: 1)
             try statement.bind(record, at: 2)
@@ -133,7 +133,7 @@ extension SQLiteTier {
     /// the lookup saw it.
     func removeIfUnusable(_ key: [UInt8], now: Date) throws -> Bool {
         try write { connection, state throws(SQLiteFailure) in
-            let stillUnusable = try connection.withStatement("SELECT record FROM entries WHERE key = ?1") {
+            let stillUnusable = try connection.withStatement(.lookup) {
                 statement throws(SQLiteFailure) in
                 try statement.bind(key, at: 1)
                 guard try statement.step() else { return false }
@@ -169,7 +169,7 @@ extension SQLiteTier {
                         var state = try readState(connection)
                         try applyNotedAccesses(in: connection, state: &state)
                         let result = try body(connection, &state)
-                        try connection.withStatement("UPDATE state SET used = ?1, entries = ?2, clock = ?3") {
+                        try connection.withStatement(.writeState) {
                             statement throws(SQLiteFailure) in
                             try statement.bind(max(0, state.used), at: 1)
                             try statement.bind(max(0, state.entries), at: 2)
@@ -190,7 +190,7 @@ extension SQLiteTier {
     }
 
     private func readState(_ connection: SQLiteConnection) throws(SQLiteFailure) -> WriteState {
-        try connection.withStatement("SELECT used, entries, clock FROM state") { statement throws(SQLiteFailure) in
+        try connection.withStatement(.readState) { statement throws(SQLiteFailure) in
             guard try statement.step() else {
                 throw SQLiteFailure(code: SQLITE_CORRUPT, message: "the store's state row is missing")
             }
@@ -203,7 +203,7 @@ extension SQLiteTier {
     private func applyNotedAccesses(in connection: SQLiteConnection, state: inout WriteState) throws(SQLiteFailure) {
         for key in accessLog.drain() {
             state.clock += 1
-            try connection.withStatement("UPDATE entries SET tick = ?1 WHERE key = ?2") {
+            try connection.withStatement(.touch) {
                 statement throws(SQLiteFailure) in
                 try statement.bind(state.clock, at: 1)
                 try statement.bind(key, at: 2)
@@ -215,7 +215,7 @@ extension SQLiteTier {
     /// Deletes the row under `key`, if any, taking back its accounted bytes.
     private func delete(_ key: [UInt8], in connection: SQLiteConnection, state: inout WriteState) throws(SQLiteFailure)
     {
-        let cost = try connection.withStatement("DELETE FROM entries WHERE key = ?1 RETURNING cost") {
+        let cost = try connection.withStatement(.delete) {
             statement throws(SQLiteFailure) -> Int64? in
             try statement.bind(key, at: 1)
             return try statement.step() ? statement.integer(at: 0) : nil
@@ -233,9 +233,7 @@ extension SQLiteTier {
     ) throws(SQLiteFailure) -> Int {
         var evicted = 0
         while state.used > Int64(target) {
-            let removed = try connection.withStatement(
-                "DELETE FROM entries WHERE id = (SELECT id FROM entries ORDER BY tick LIMIT 1) RETURNING cost"
-            ) { statement throws(SQLiteFailure) -> Int64? in
+            let removed = try connection.withStatement(.evictOldest) { statement throws(SQLiteFailure) -> Int64? in
                 try statement.step() ? statement.integer(at: 0) : nil
             }
             guard let removed else {

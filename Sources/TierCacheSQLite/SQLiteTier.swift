@@ -4,7 +4,7 @@ import Logging
 import TierCacheRecords
 
 /// A disk tier on SQLite: the persistent tier for every Apple platform (SQLite and zlib are in
-/// every SDK), and on Linux beside ``TierCacheLMDB``'s `LMDBTier`.
+/// every SDK), and on Linux beside `TierCacheLMDB`'s `LMDBTier`.
 ///
 /// One database file, `cache.sqlite`, in the directory given, in WAL mode: one writer at a time
 /// (across processes too), and readers never wait for it or for each other.
@@ -14,8 +14,10 @@ import TierCacheRecords
 /// pages, its key twice, in the row and in the key index, and its recency index row, each scaled
 /// by how full B-tree leaves are on average) and keeps that sum under ``fillLimit`` of capacity,
 /// evicting least-recently-used entries in the same transaction as the store. Pages freed by
-/// eviction are reused by later stores, so the database file stays within the capacity; the WAL
-/// beside it is checkpointed every capacity / 16 bytes and truncated to that size.
+/// eviction are reused by later stores, so the database file stays within the capacity. The
+/// write-ahead log beside it is checkpointed every 4 MiB (every capacity / 16 in stores under
+/// 64 MiB) and truncated back to that size; a reader that holds a snapshot while much is written
+/// can make it grow longer until the reader ends.
 ///
 /// ## The entry-size rule
 /// An entry whose stored record (after compression and framing) exceeds
@@ -24,7 +26,7 @@ import TierCacheRecords
 ///
 /// ## Recency
 /// Lookups do not write: they note accesses in memory, and the next write transaction applies them
-/// in order before it evicts, as ``TierCacheLMDB``'s tier does; the order is exact unless more than
+/// in order before it evicts, as `TierCacheLMDB`'s tier does; the order is exact unless more than
 /// 16,384 distinct keys are read between two writes.
 ///
 /// ## Integrity and crashes
@@ -152,16 +154,15 @@ public final class SQLiteTier: LocalCacheTier {
     /// counted and missed; an entry past its expiry hint is removed and missed.
     public func entry(forKey key: CacheKey) throws -> CacheEntry? {
         let timing = counters.startLookup()
-        let keyBytes = Array(key.rawValue.utf8)
         let now = clock.now()
         let lookup: Lookup
         do {
             lookup = try readers.withReader { connection throws(SQLiteFailure) in
-                try connection.withStatement("SELECT record FROM entries WHERE key = ?1") {
+                try connection.withStatement(.lookup) {
                     statement throws(SQLiteFailure) in
-                    try statement.bind(keyBytes, at: 1)
+                    try statement.bind(utf8: key.rawValue, at: 1)
                     guard try statement.step() else { return .miss }
-                    return statement.withBlob(at: 0) { Self.decode($0, key: keyBytes, now: now, codec: codec) }
+                    return statement.withBlob(at: 0) { Self.decode($0, key: key.rawValue.utf8, now: now, codec: codec) }
                 }
             }
         } catch {
@@ -176,7 +177,7 @@ public final class SQLiteTier: LocalCacheTier {
         switch lookup {
         case .hit(let entry):
             counters.recordLookup(hit: true, timing: timing)
-            accessLog.noteAccess(keyBytes)
+            accessLog.noteAccess(Array(key.rawValue.utf8))
             return entry
         case .miss:
             counters.recordLookup(hit: false, timing: timing)
@@ -184,7 +185,7 @@ public final class SQLiteTier: LocalCacheTier {
         case .unusable(let reason):
             counters.recordLookup(hit: false, timing: timing)
             // Deleting is tidying up: on a full disk or a busy store the answer is still a miss.
-            guard (try? removeIfUnusable(keyBytes, now: now)) == true else { return nil }
+            guard (try? removeIfUnusable(Array(key.rawValue.utf8), now: now)) == true else { return nil }
             switch reason {
             case .expired:
                 counters.recordExpiration()
@@ -199,7 +200,9 @@ public final class SQLiteTier: LocalCacheTier {
 
     /// Decodes a stored record for `key`: the entry, or why it is unusable (a record naming another
     /// key is damage: keys are stored whole).
-    static func decode(_ record: UnsafeRawBufferPointer, key: [UInt8], now: Date?, codec: ZlibCodec) -> Lookup {
+    static func decode(
+        _ record: UnsafeRawBufferPointer, key: some Sequence<UInt8>, now: Date?, codec: ZlibCodec
+    ) -> Lookup {
         guard let header = try? EntryRecord.header(of: record), let fullKey = header.fullKey,
             fullKey.elementsEqual(key)
         else { return .unusable(.damaged) }
@@ -214,7 +217,7 @@ public final class SQLiteTier: LocalCacheTier {
     public func usage() throws -> TierUsage {
         do {
             let (used, count) = try readers.withReader { connection throws(SQLiteFailure) in
-                try connection.withStatement("SELECT used, entries FROM state") { statement throws(SQLiteFailure) in
+                try connection.withStatement(.usage) { statement throws(SQLiteFailure) in
                     try statement.step() ? (statement.integer(at: 0), statement.integer(at: 1)) : (0, 0)
                 }
             }

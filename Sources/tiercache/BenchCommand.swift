@@ -184,8 +184,8 @@ struct BenchCommand: AsyncParsableCommand {
 enum SubjectName {
     static let help =
         "memory (memory-lru), memory-POLICY (\(MemoryTier.EvictionPolicy.allCases.map { "\($0)".lowercased() }.joined(separator: ", "))), "
-        + "lmdb, lmdb-dictionary, lmdb-encrypted, tiered (memory over LMDB), redis (with --redis URL), "
-        + "and the baselines minimal-lru and raw-lmdb"
+        + "lmdb, lmdb-dictionary, lmdb-encrypted, sqlite, sqlite-full (synced commits), tiered (memory over LMDB), "
+        + "redis (with --redis URL), and the baselines minimal-lru, raw-lmdb, raw-sqlite and raw-sqlite-full"
 
     static func subject(_ name: String, options: BenchCommand) throws -> BenchmarkSubject {
         let memory = options.memory.bytes
@@ -205,8 +205,12 @@ enum SubjectName {
                     + "`swift build -c release --product tiercache --traits Encryption`")
             #endif
         case "tiered", "memory+lmdb": return .memoryOverLMDB(memory: memory, disk: disk)
+        case "sqlite": return .sqlite(capacity: disk)
+        case "sqlite-full": return .sqlite(capacity: disk, durability: .full)
         case "minimal-lru": return .minimalLRU(capacity: memory)
         case "raw-lmdb": return .rawLMDBZstd(capacity: disk)
+        case "raw-sqlite": return .rawSQLiteZlib(capacity: disk)
+        case "raw-sqlite-full": return .rawSQLiteZlib(capacity: disk, durability: .full)
         case "redis":
             guard let url = options.redis else { throw ValidationError("the redis subject needs --redis URL") }
             #if BenchmarkRedis

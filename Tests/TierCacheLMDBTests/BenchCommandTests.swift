@@ -26,6 +26,22 @@ struct BenchCommandTests {
         #expect(json.contains("\"subject\" : \"memory-s3fifo\"") && json.contains("\"tasks\" : 2"))
     }
 
+    @Test("Runs SQLite subjects, each beside raw SQLite and zlib at its own durability, and LMDB in the same run")
+    func sqliteSubjects() throws {
+        let (status, text) = try runTiercache([
+            "bench", "--tiers", "sqlite,sqlite-full,lmdb", "--keys", "500", "--requests", "1000", "--tasks", "1",
+        ])
+        #expect(status == 0, "\(text)")
+        for subject in ["sqlite", "sqlite-full", "raw SQLite+zlib 256 MiB", "raw SQLite+zlib 256 MiB full sync"] {
+            #expect(text.contains(subject), "\(subject) in the table")
+        }
+        // The throughput table's rows (they end with the run's status).
+        let rows = text.split(separator: "\n").filter {
+            ($0.hasPrefix("sqlite ") || $0.hasPrefix("sqlite-full ")) && $0.hasSuffix(" ok")
+        }
+        #expect(rows.count >= 2 && rows.allSatisfy { $0.contains("×") }, "ratios to the raw baselines: \(rows)")
+    }
+
     @Test(
         "Refuses bad options with a message",
         arguments: [

@@ -112,11 +112,16 @@ public struct BenchmarkRunner: Sendable {
             else { return nil }
             let baseline = BenchmarkSubject.minimalLRU(capacity: capacity)
             return (baseline, baseline.name, capacity)
-        case .rawLMDBZstd:
+        case .rawLMDBZstd, .rawSQLiteZlib:
             guard let tier = tiers.last(where: { $0.medium != .memory }) ?? tiers.last,
                 let capacity = try? await tier.usage().capacity
             else { return nil }
-            let baseline = BenchmarkSubject.rawLMDBZstd(capacity: capacity)
+            let baseline =
+                if case .rawSQLiteZlib(let durability) = kind {
+                    BenchmarkSubject.rawSQLiteZlib(capacity: capacity, durability: durability)
+                } else {
+                    BenchmarkSubject.rawLMDBZstd(capacity: capacity)
+                }
             return (baseline, baseline.name, capacity)
         case .automatic, .none:
             return nil

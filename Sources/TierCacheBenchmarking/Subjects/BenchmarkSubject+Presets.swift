@@ -2,6 +2,7 @@ import Foundation
 import TierCache
 import TierCacheEviction
 import TierCacheLMDB
+import TierCacheSQLite
 
 extension BenchmarkSubject {
     /// A memory tier of `capacity` bytes evicting by one of its built-in policies, named
@@ -51,6 +52,16 @@ extension BenchmarkSubject {
         }
     }
 
+    /// A SQLite tier of `capacity` bytes in the run's scratch directory, named `sqlite` (or
+    /// `sqlite-full` with `SQLiteTier.Durability.full`), compared with raw SQLite and zlib at the
+    /// same durability.
+    public static func sqlite(capacity: Int, durability: SQLiteTier.Durability = .normal) -> BenchmarkSubject {
+        .localTier(durability == .full ? "sqlite-full" : "sqlite", baseline: .rawSQLiteZlib(durability)) { scratch in
+            try SQLiteTier(
+                directory: scratch.directory, configuration: .init(capacity: capacity, durability: durability))
+        }
+    }
+
     /// A memory tier over an LMDB tier, read through as an application's `TieredCache`: named
     /// `memory+lmdb`.
     public static func memoryOverLMDB(
@@ -84,6 +95,17 @@ extension BenchmarkSubject {
     public static func minimalLRU(capacity: Int) -> BenchmarkSubject {
         BenchmarkSubject(name: "minimal LRU \(ByteCount.format(capacity))", baseline: .none, isBaseline: true) { _ in
             .localTier(MinimalLRUTier(capacity: capacity))
+        }
+    }
+
+    /// The SQLite tier's baseline: SQLite and zlib called directly, with the tier's settings and
+    /// nothing of its own (one `SELECT` and one `uncompress` per lookup, one `INSERT` in its own
+    /// transaction per store). Named with its capacity (`raw SQLite+zlib 256 MiB`, and `full sync`
+    /// with `SQLiteTier.Durability.full`).
+    public static func rawSQLiteZlib(capacity: Int, durability: SQLiteTier.Durability = .normal) -> BenchmarkSubject {
+        let name = "raw SQLite+zlib \(ByteCount.format(capacity))" + (durability == .full ? " full sync" : "")
+        return BenchmarkSubject(name: name, baseline: .none, isBaseline: true) { scratch in
+            .localTier(try RawSQLiteZlibTier(directory: scratch.directory, capacity: capacity, durability: durability))
         }
     }
 

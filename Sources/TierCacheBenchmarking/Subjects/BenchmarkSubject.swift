@@ -1,5 +1,6 @@
 import Foundation
 import TierCache
+import TierCacheSQLite
 
 /// Something the benchmark measures: a tier (yours or one of the presets), a tiered cache, or a
 /// baseline, made fresh by a factory for every run so that runs do not share state.
@@ -31,6 +32,9 @@ public struct BenchmarkSubject: Sendable {
         case minimalLRU
         /// LMDB and zstd called directly (``BenchmarkSubject/rawLMDBZstd(capacity:)``).
         case rawLMDBZstd
+        /// SQLite and zlib called directly, committing as `durability` says
+        /// (``BenchmarkSubject/rawSQLiteZlib(capacity:durability:)``).
+        case rawSQLiteZlib(SQLiteTier.Durability)
         /// No ratio.
         case none
     }

@@ -9,7 +9,8 @@ import CSQLite
 /// the one that used it is sound.
 final class SQLiteConnection: @unchecked Sendable {
     private let handle: OpaquePointer
-    private var statements: [String: OpaquePointer] = [:]
+    /// The statements of ``Query``, by raw value, prepared on first use.
+    private var statements = [OpaquePointer?](repeating: nil, count: Query.allCases.count)
     let path: String
 
     /// Opens (creating when absent) the database at `path`, with a busy timeout for the locks
@@ -32,7 +33,7 @@ final class SQLiteConnection: @unchecked Sendable {
     }
 
     deinit {
-        for statement in statements.values { sqlite3_finalize(statement) }
+        for statement in statements { sqlite3_finalize(statement) }
         sqlite3_close_v2(handle)
     }
 
@@ -54,26 +55,38 @@ final class SQLiteConnection: @unchecked Sendable {
         }
     }
 
-    /// Runs `body` with the prepared statement for `sql` (prepared once, then reset for each use).
+    /// Runs `body` with the statement of `query` (prepared once, then reset after each use).
+    func withStatement<T>(
+        _ query: Query, _ body: (inout SQLiteStatement) throws(SQLiteFailure) -> T
+    ) throws(SQLiteFailure) -> T {
+        let prepared: OpaquePointer
+        if let cached = statements[query.rawValue] {
+            prepared = cached
+        } else {
+            prepared = try prepare(query.sql, persistent: true)
+            statements[query.rawValue] = prepared
+        }
+        var statement = SQLiteStatement(pointer: prepared, connection: self)
+        defer { sqlite3_reset(prepared) }
+        return try body(&statement)
+    }
+
+    /// Runs `body` with `sql` prepared for this one use (set-up and pragmas).
     func withStatement<T>(
         _ sql: String, _ body: (inout SQLiteStatement) throws(SQLiteFailure) -> T
     ) throws(SQLiteFailure) -> T {
-        let prepared: OpaquePointer
-        if let cached = statements[sql] {
-            prepared = cached
-        } else {
-            var made: OpaquePointer?
-            let status = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &made, nil)
-            guard status == SQLITE_OK, let made else { throw failure(status, "cannot prepare \(sql)") }
-            statements[sql] = made
-            prepared = made
-        }
+        let prepared = try prepare(sql, persistent: false)
+        defer { sqlite3_finalize(prepared) }
         var statement = SQLiteStatement(pointer: prepared, connection: self)
-        defer {
-            sqlite3_reset(prepared)
-            sqlite3_clear_bindings(prepared)
-        }
         return try body(&statement)
+    }
+
+    private func prepare(_ sql: String, persistent: Bool) throws(SQLiteFailure) -> OpaquePointer {
+        var made: OpaquePointer?
+        let flags = persistent ? UInt32(SQLITE_PREPARE_PERSISTENT) : 0
+        let status = sqlite3_prepare_v3(handle, sql, -1, flags, &made, nil)
+        guard status == SQLITE_OK, let made else { throw failure(status, "cannot prepare \(sql)") }
+        return made
     }
 
     /// Runs `body` in a transaction: `BEGIN IMMEDIATE` (taking the write lock up front, so two

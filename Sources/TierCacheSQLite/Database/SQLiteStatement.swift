@@ -2,8 +2,8 @@ import CSQLite
 
 /// A prepared statement in use: parameters bound, rows stepped through, columns read.
 ///
-/// Only ``SQLiteConnection/withStatement(_:_:)`` makes one, and resets the statement afterwards,
-/// so a statement never outlives its use.
+/// Only ``SQLiteConnection``'s `withStatement` methods make one, and reset or finalize the
+/// statement afterwards, so a statement never outlives its use.
 struct SQLiteStatement {
     let pointer: OpaquePointer
     let connection: SQLiteConnection
@@ -14,6 +14,17 @@ struct SQLiteStatement {
             // An empty blob still needs a non-null pointer, or SQLite binds NULL.
             tiercache_sqlite3_bind_blob_transient(
                 pointer, index, buffer.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(buffer.count))
+        }
+        guard status == SQLITE_OK else { throw connection.failure(status, "cannot bind a blob") }
+    }
+
+    /// Binds `string`'s UTF-8 bytes, as a blob, to parameter `index` (1-based); SQLite copies them.
+    func bind(utf8 string: String, at index: Int32) throws(SQLiteFailure) {
+        var string = string
+        let status = string.withUTF8 { buffer in
+            tiercache_sqlite3_bind_blob_transient(
+                pointer, index, buffer.baseAddress.map(UnsafeRawPointer.init) ?? UnsafeRawPointer(bitPattern: 1),
+                Int32(buffer.count))
         }
         guard status == SQLITE_OK else { throw connection.failure(status, "cannot bind a blob") }
     }

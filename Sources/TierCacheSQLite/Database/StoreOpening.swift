@@ -151,7 +151,8 @@ struct StoreOpening: Sendable {
             }
         }
         try switchToWriteAheadLog(writer)
-        let checkpointPages = max(64, capacity / 16 / 4096)
+        // A checkpoint every 4 MiB of log (SQLite's default), or every capacity / 16 in a small store.
+        let checkpointPages = max(64, min(1_024, capacity / 16 / 4096))
         try writer.execute(
             """
             PRAGMA wal_autocheckpoint = \(checkpointPages);

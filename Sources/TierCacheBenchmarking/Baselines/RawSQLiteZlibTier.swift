@@ -1,0 +1,166 @@
+import CSQLite
+import CZlib
+import Foundation
+import Synchronization
+import TierCache
+import TierCacheSQLite
+
+/// The SQLite tier's baseline: SQLite and zlib called directly, with `SQLiteTier`'s settings (WAL,
+/// the same `synchronous`, zlib level 1) and nothing of its own: no accounting, recency, eviction,
+/// framing or checksum of its own. A lookup is one `SELECT` and one `uncompress`; a store is one
+/// `INSERT OR REPLACE` in its own transaction. Nothing is evicted: a full disk refuses.
+///
+/// `@unchecked Sendable`: each connection (with its prepared statements) is used by one call at
+/// a time: readers are taken from `readers`, a `Mutex`-guarded pool, and put back after; the
+/// writer is only used inside `writer`'s lock.
+final class RawSQLiteZlibTier: LocalCacheTier, @unchecked Sendable {
+    /// A connection and its two prepared statements.
+    ///
+    /// `@unchecked Sendable`: owned by whoever took it from the pool or holds the writer's lock.
+    private final class Connection: @unchecked Sendable {
+        let handle: OpaquePointer
+        let select: OpaquePointer
+        let insert: OpaquePointer
+
+        init(path: String, synchronous: String) throws {
+            var handle: OpaquePointer?
+            guard
+                sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil)
+                    == SQLITE_OK, let handle
+            else {
+                sqlite3_close_v2(handle)
+                throw TierCacheError(.storageFailure, "cannot open raw SQLite at \(path)")
+            }
+            sqlite3_busy_timeout(handle, 5_000)
+            let setup = """
+                PRAGMA journal_mode = WAL; PRAGMA synchronous = \(synchronous);
+                CREATE TABLE IF NOT EXISTS entries(key BLOB PRIMARY KEY, value BLOB NOT NULL);
+                """
+            var select: OpaquePointer?
+            var insert: OpaquePointer?
+            guard sqlite3_exec(handle, setup, nil, nil, nil) == SQLITE_OK,
+                sqlite3_prepare_v2(handle, "SELECT value FROM entries WHERE key = ?1", -1, &select, nil) == SQLITE_OK,
+                sqlite3_prepare_v2(handle, "INSERT OR REPLACE INTO entries VALUES (?1, ?2)", -1, &insert, nil)
+                    == SQLITE_OK,
+                let select, let insert
+            else {
+                let message = String(cString: sqlite3_errmsg(handle))
+                sqlite3_finalize(select)
+                sqlite3_close_v2(handle)
+                throw TierCacheError(.storageFailure, "cannot set up raw SQLite: \(message)")
+            }
+            (self.handle, self.select, self.insert) = (handle, select, insert)
+        }
+
+        deinit {
+            sqlite3_finalize(select)
+            sqlite3_finalize(insert)
+            sqlite3_close_v2(handle)
+        }
+    }
+
+    let name = "raw SQLite+zlib"
+    let medium = TierMedium.disk
+    private let path: String
+    private let synchronous: String
+    private let capacity: Int
+    private let writer: Mutex<Connection>
+    private let readers = Mutex<[Connection]>([])
+
+    init(directory: URL, capacity: Int, durability: SQLiteTier.Durability) throws {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        path = directory.appendingPathComponent("raw.sqlite").path
+        synchronous = durability == .full ? "FULL" : "NORMAL"
+        self.capacity = capacity
+        writer = Mutex(try Connection(path: path, synchronous: synchronous))
+    }
+
+    func entry(forKey key: CacheKey) throws -> CacheEntry? {
+        let connection = try readers.withLock { $0.popLast() } ?? Connection(path: path, synchronous: synchronous)
+        defer { readers.withLock { $0.append(connection) } }
+        let statement = connection.select
+        defer { sqlite3_reset(statement) }
+        var key = key.rawValue
+        key.withUTF8 { bytes in
+            _ = tiercache_sqlite3_bind_blob_transient(statement, 1, bytes.baseAddress, Int32(bytes.count))
+        }
+        guard sqlite3_step(statement) == SQLITE_ROW else { return nil }
+        let data = sqlite3_column_blob(statement, 0)
+        let count = Int(sqlite3_column_bytes(statement, 0))
+        guard let data, count >= 4 else { return nil }
+        // The value's size, then the zlib stream.
+        let size = Int(UInt32(littleEndian: data.loadUnaligned(as: UInt32.self)))
+        guard size <= capacity else { throw TierCacheError(.storageFailure, "bad raw record") }
+        let value = try [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
+            var produced = uLongf(size)
+            let status = uncompress(
+                buffer.baseAddress, &produced, (data + 4).assumingMemoryBound(to: Bytef.self), uLong(count - 4))
+            guard status == Z_OK || size == 0 else { throw TierCacheError(.storageFailure, "bad zlib stream") }
+            initialized = Int(produced)
+        }
+        return CacheEntry(value: value, storedAt: .distantPast)
+    }
+
+    func store(_ entry: CacheEntry, forKey key: CacheKey) throws -> StoreOutcome {
+        let bound = Int(compressBound(uLong(entry.value.count)))
+        let record = try [UInt8](unsafeUninitializedCapacity: 4 + bound) { buffer, initialized in
+            guard let base = buffer.baseAddress else { throw TierCacheError(.storageFailure, "no buffer") }
+            UnsafeMutableRawPointer(base).storeBytes(of: UInt32(entry.value.count).littleEndian, as: UInt32.self)
+            var written = uLongf(bound)
+            let status = entry.value.withUnsafeBytes { value in
+                compress2(
+                    base + 4, &written, value.baseAddress?.assumingMemoryBound(to: Bytef.self), uLong(value.count), 1)
+            }
+            guard status == Z_OK else { throw TierCacheError(.storageFailure, "zlib failed") }
+            initialized = 4 + Int(written)
+        }
+        let status = writer.withLock { connection -> Int32 in
+            let statement = connection.insert
+            defer { sqlite3_reset(statement) }
+            var key = key.rawValue
+            key.withUTF8 { bytes in
+                _ = tiercache_sqlite3_bind_blob_transient(statement, 1, bytes.baseAddress, Int32(bytes.count))
+            }
+            record.withUnsafeBytes { bytes in
+                _ = tiercache_sqlite3_bind_blob_transient(statement, 2, bytes.baseAddress, Int32(bytes.count))
+            }
+            return sqlite3_step(statement)
+        }
+        if status & 0xFF == SQLITE_FULL { return .refused(.outOfSpace(detail: "the disk is full")) }
+        guard status == SQLITE_DONE else { throw TierCacheError(.storageFailure, "raw SQLite insert: \(status)") }
+        return .stored
+    }
+
+    func removeEntry(forKey key: CacheKey) throws {
+        let status = writer.withLock { connection -> Int32 in
+            var statement: OpaquePointer?
+            defer { sqlite3_finalize(statement) }
+            guard
+                sqlite3_prepare_v2(connection.handle, "DELETE FROM entries WHERE key = ?1", -1, &statement, nil)
+                    == SQLITE_OK
+            else { return sqlite3_errcode(connection.handle) }
+            var key = key.rawValue
+            key.withUTF8 { bytes in
+                _ = tiercache_sqlite3_bind_blob_transient(statement, 1, bytes.baseAddress, Int32(bytes.count))
+            }
+            return sqlite3_step(statement)
+        }
+        guard status == SQLITE_DONE else { throw TierCacheError(.storageFailure, "raw SQLite delete: \(status)") }
+    }
+
+    func removeAll() throws {
+        let status = writer.withLock { sqlite3_exec($0.handle, "DELETE FROM entries", nil, nil, nil) }
+        guard status == SQLITE_OK else { throw TierCacheError(.storageFailure, "raw SQLite: \(status)") }
+    }
+
+    func usage() throws -> TierUsage {
+        let bytes = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+        return TierUsage(bytes: bytes, entries: 0, capacity: capacity, maxEntryBytes: capacity)
+    }
+
+    func statistics() -> TierStatistics {
+        var statistics = TierStatistics()
+        statistics.usage = try? usage()
+        return statistics
+    }
+}
