@@ -122,7 +122,10 @@ let package = Package(
             dependencies: ["TierCache", "TierCacheEviction", "CZstd", "CZlib", "CLzma", "CPrefetch"]),
         // The stored record format (header, checksum, payload) without any compressor: the SQLite tier
         // uses it with zlib, on platforms that have no zstd.
-        .target(name: "TierCacheRecords", dependencies: ["TierCache"]),
+        .target(
+            name: "TierCacheRecords",
+            dependencies: ["TierCache", .product(name: "Logging", package: "swift-log")]
+        ),
         .target(name: "TierCacheCompression", dependencies: ["TierCache", "TierCacheRecords", "CZstd"]),
         .target(
             name: "TierCacheLMDB",

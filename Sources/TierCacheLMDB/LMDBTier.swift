@@ -628,13 +628,7 @@ public final class LMDBTier: LocalCacheTier {
     /// Logs a refusal, and sets the usage gauges (a read transaction) when metrics are recorded.
     private func report(_ outcome: StoreOutcome, key: CacheKey) {
         recordUsageIfObserved()
-        guard let logger, case .refused(let reason) = outcome else { return }
-        let metadata: Logger.Metadata = ["tier": "\(name)", "key": "\(key.rawValue)", "reason": "\(reason)"]
-        if case .outOfSpace = reason {
-            logger.warning("disk tier out of space; entry not stored, stored entries stay readable", metadata: metadata)
-        } else {
-            logger.debug("disk tier refused an entry", metadata: metadata)
-        }
+        logger?.logRefusal(outcome, key: key, tier: name)
     }
 
     /// The counters since the tier was opened, with its usage.

@@ -31,8 +31,8 @@ extension SQLiteTier {
         /// The bytes the tier's entries may take, accounted as SQLite lays them out (records, keys
         /// and the index rows that find them); at least ``SQLiteTier/minimumCapacity``.
         public var capacity: Int
-        /// The largest entry, as a fraction of capacity (URLCache's 5% by default); a larger one is
-        /// refused with `RefusalReason.tooLarge(size:limit:)`.
+        /// The largest entry, as a fraction of capacity (URLCache's 5% by default, at most 0.5); a
+        /// larger one is refused with `RefusalReason.tooLarge(size:limit:)`.
         public var maxEntryFraction: Double
         /// zlib's level for values, 1 (fastest, the default) to 9.
         public var compressionLevel: Int32
@@ -40,7 +40,8 @@ extension SQLiteTier {
         public var durability: Durability
         /// What opening does with a damaged or incompatible store.
         public var recovery: RecoveryPolicy
-        /// How long a write waits for another process's write lock before failing.
+        /// How long an operation waits for a lock another connection holds (a write for another
+        /// process's write, the first open of a new store for the switch to WAL) before failing.
         public var busyTimeout: Duration
         /// The tier's name in statistics, logs and metrics.
         public var name: String

@@ -15,17 +15,17 @@ extension SQLiteTier {
         let outcome: StoreOutcome
         if entry.metadata.isExpired(at: clock.now()) {
             outcome = .refused(.alreadyExpired)
-            try removeEntry(keyBytes)
+            try removeOrHide(keyBytes)
         } else if entry.value.count > EntryRecord.maximumValueSize {
             // The record format counts a value's size in 32 bits; such a value is over any
             // sensible per-entry limit anyway.
-            outcome = .refused(.tooLarge(size: entry.value.count, limit: sizeLimit.maxBytes))
-            try removeEntry(keyBytes)
+            outcome = .refused(.tooLarge(size: entry.value.count, limit: maxRecordBytes))
+            try removeOrHide(keyBytes)
         } else {
             let record = EntryRecord.encode(entry, fullKey: keyBytes, codec: codec)
-            if !sizeLimit.admits(record.count) {
-                outcome = .refused(.tooLarge(size: record.count, limit: sizeLimit.maxBytes))
-                try removeEntry(keyBytes)
+            if record.count > maxRecordBytes {
+                outcome = .refused(.tooLarge(size: record.count, limit: maxRecordBytes))
+                try removeOrHide(keyBytes)
             } else {
                 outcome = try insert(record, under: keyBytes)
             }
@@ -35,8 +35,8 @@ extension SQLiteTier {
         return outcome
     }
 
-    /// Writes `record` under `key`, evicting first; a full disk refuses it (removing the key's
-    /// older entry if it can).
+    /// Writes `record` under `key`, evicting first; a full disk refuses it (removing or hiding the
+    /// key's older entry).
     private func insert(_ record: [UInt8], under key: [UInt8]) throws -> StoreOutcome {
         let cost = accountedBytes(keyCount: key.count, recordCount: record.count)
         let evicted: Int
@@ -46,7 +46,7 @@ extension SQLiteTier {
             }
         } catch {
             guard error.code == .diskFull else { throw error }
-            try? removeEntry(key)
+            try removeOrHide(key)
             return .refused(.outOfSpace(detail: error.message))
         }
         counters.recordEvictions(evicted)
@@ -114,13 +114,27 @@ extension SQLiteTier {
     }
 
     func removeEntry(_ key: [UInt8]) throws {
+        try removeOrHide(key)
+    }
+
+    /// Deletes the row under `key`; when a full disk leaves no room even for that, hides it
+    /// instead (a miss here until a later write deletes it), so that no older value is read after
+    /// a removal or a refused store.
+    func removeOrHide(_ key: [UInt8]) throws {
         accessLog.forget(key)
-        try write { connection, state throws(SQLiteFailure) in try delete(key, in: connection, state: &state) }
+        // (A `catch where` here crashes the Swift 6.3 compiler's ClosureLifetimeFixup pass.)
+        do {
+            try write { connection, state throws(SQLiteFailure) in try delete(key, in: connection, state: &state) }
+        } catch {
+            guard error.code == .diskFull else { throw error }
+            hiddenKeys.hide(key)
+        }
     }
 
     /// Removes every entry, and gives the freed pages back to the file system.
     public func removeAll() throws {
         accessLog.removeAll()
+        hiddenKeys.removeAll()
         try write { connection, state throws(SQLiteFailure) in
             try connection.execute("DELETE FROM entries")
             state = WriteState(used: 0, entries: 0, clock: state.clock)
@@ -155,18 +169,22 @@ extension SQLiteTier {
         var clock: Int64
     }
 
-    /// Runs `body` in a write transaction with the store's state, after applying the accesses
-    /// lookups noted, and writes the state back. Damage met on the way empties the store and runs
-    /// `body` again, once.
+    /// Runs `body` in a write transaction with the store's state, after deleting the hidden keys'
+    /// rows and applying the accesses lookups noted, and writes the state back. Damage met on the
+    /// way empties the store and runs `body` again, once; so does a schema another process's reset
+    /// left missing, once it is made again.
     func write<T: Sendable>(
         _ body: (SQLiteConnection, inout WriteState) throws(SQLiteFailure) -> T
     ) throws(TierCacheError) -> T {
         var attempt = 0
         while true {
+            let generation = resetGeneration.load(ordering: .acquiring)
+            let hidden = hiddenKeys.snapshot()
             do {
-                return try writer.withLock { connection throws(SQLiteFailure) in
+                let result = try writer.withLock { connection throws(SQLiteFailure) in
                     try connection.transaction(writing: true) { () throws(SQLiteFailure) in
                         var state = try readState(connection)
+                        for key in hidden { try delete(key, in: connection, state: &state) }
                         try applyNotedAccesses(in: connection, state: &state)
                         let result = try body(connection, &state)
                         try connection.withStatement(.writeState) {
@@ -179,14 +197,31 @@ extension SQLiteTier {
                         return result
                     }
                 }
+                hiddenKeys.forget(hidden)
+                return result
             } catch  where error.isDamage && attempt == 0 {
                 attempt += 1
-                resetDamagedStore(because: error)
+                resetDamagedStore(because: error, seen: generation)
+            } catch  where error.primaryCode == SQLITE_ERROR && attempt == 0 && restoreMissingSchema() {
+                attempt += 1
             } catch {
-                if !error.isOutOfSpace { counters.recordError() }
-                throw error.tierError(at: file.path)
+                let tierError = error.tierError(at: file.path)
+                if tierError.code != .diskFull { counters.recordError() }
+                throw tierError
             }
         }
+    }
+
+    /// Makes the schema again when it is missing (another process emptied the store and has not
+    /// made it yet, or died before it did); whether it was missing and is back.
+    private func restoreMissingSchema() -> Bool {
+        (try? writer.withLock { connection throws in
+            guard try connection.integer("SELECT count(*) FROM sqlite_schema WHERE name = 'state'") == 0 else {
+                return false
+            }
+            try opening.prepare(connection)
+            return true
+        }) ?? false
     }
 
     private func readState(_ connection: SQLiteConnection) throws(SQLiteFailure) -> WriteState {
@@ -237,7 +272,9 @@ extension SQLiteTier {
                 try statement.step() ? statement.integer(at: 0) : nil
             }
             guard let removed else {
-                // Nothing left to evict: the accounted bytes had drifted (a damaged cost); start again from zero.
+                // Nothing left to evict while bytes are still accounted (an entry always fits the
+                // budget: it is at most half the capacity): the count had drifted, through a
+                // damaged cost column. Start again from zero.
                 state.used = 0
                 state.entries = 0
                 break
@@ -252,28 +289,38 @@ extension SQLiteTier {
     // MARK: Damage
 
     /// Empties a store SQLite found damaged, in place (every process using it sees the empty
-    /// store), and counts and reports it. If even that fails, the next operation meets the damage
-    /// again and reports it as an error.
-    func resetDamagedStore(because failure: SQLiteFailure) {
-        accessLog.removeAll()
-        readers.closeIdle()
+    /// store), makes its schema again under the same lock, and counts and reports it, unless this
+    /// tier has reset it since `seen` (read before the operation that met the damage): operations
+    /// that met the same damage at once reset it once. If emptying fails, the next operation meets
+    /// the damage again and reports it as an error.
+    func resetDamagedStore(because failure: SQLiteFailure, seen: Int) {
         let reason = "damaged: \(failure.message)"
-        let emptied =
-            (try? writer.withLock { connection throws(SQLiteFailure) in try connection.resetDatabase() }) != nil
-        guard emptied else {
+        let outcome = writer.withLock { connection -> Result<Bool, any Error> in
+            guard resetGeneration.load(ordering: .acquiring) == seen else { return .success(false) }
+            let result = Result { () throws -> Bool in
+                try connection.resetDatabase()
+                try opening.prepare(connection)
+                return true
+            }
+            // Counted even when it failed half-way: an operation that met the damage before must
+            // not empty the store a second time.
+            resetGeneration.add(1, ordering: .releasing)
+            return result
+        }
+        switch outcome {
+        case .success(false):
+            return
+        case .success(true):
+            accessLog.removeAll()
+            hiddenKeys.removeAll()
+            readers.closeIdle()
+            reportReset(reason)
+        case .failure(let error):
             counters.recordError()
             logger?.error(
                 "damaged store could not be emptied",
-                metadata: ["tier": "\(name)", "file": "\(file.path)", "reason": "\(reason)"])
-            return
+                metadata: ["tier": "\(name)", "file": "\(file.path)", "reason": "\(reason)", "error": "\(error)"])
         }
-        do {
-            try writer.withLock { connection in try opening.prepare(connection) }
-        } catch {
-            logger?.error(
-                "emptied store could not be set up again", metadata: ["tier": "\(name)", "error": "\(error)"])
-        }
-        reportReset(reason)
     }
 
     /// Counts, logs and reports a store emptied because of `reason`.
@@ -288,13 +335,7 @@ extension SQLiteTier {
     /// Logs a refusal, and sets the usage gauges when metrics are recorded.
     private func report(_ outcome: StoreOutcome, key: CacheKey) {
         recordUsageIfObserved()
-        guard let logger, case .refused(let reason) = outcome else { return }
-        let metadata: Logger.Metadata = ["tier": "\(name)", "key": "\(key.rawValue)", "reason": "\(reason)"]
-        if case .outOfSpace = reason {
-            logger.warning("disk tier out of space; entry not stored, stored entries stay readable", metadata: metadata)
-        } else {
-            logger.debug("disk tier refused an entry", metadata: metadata)
-        }
+        logger?.logRefusal(outcome, key: key, tier: name)
     }
 }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Synchronization
 @_spi(TierCacheInternals) import TierCache
 import TierCacheRecords
 
@@ -25,9 +26,11 @@ import TierCacheRecords
 /// `RefusalReason.tooLarge(size:limit:)`, counted, and any older entry under its key removed.
 ///
 /// ## Recency
-/// Lookups do not write: they note accesses in memory, and the next write transaction applies them
-/// in order before it evicts, as `TierCacheLMDB`'s tier does; the order is exact unless more than
-/// 16,384 distinct keys are read between two writes.
+/// A hit does not write: it notes the access in memory, and the next write transaction applies the
+/// noted accesses in order before it evicts, as `TierCacheLMDB`'s tier does. The order is exact
+/// unless more than 16,384 distinct keys are read between two writes, or the write that drained
+/// them failed (its accesses are dropped, never wrong). A lookup writes only to delete a record it
+/// found expired or damaged.
 ///
 /// ## Integrity and crashes
 /// Records are the shared `EntryRecord` format with zlib payloads (zlib's Adler-32 checks them) or
@@ -35,15 +38,24 @@ import TierCacheRecords
 /// decode or verify is a miss, deleted and counted in `TierStatistics.corruptionsRemoved`. A
 /// store returns once its transaction has committed, so a killed process keeps every committed
 /// entry; what a power loss costs depends on ``Durability``. A database that SQLite finds damaged
-/// (`SQLITE_CORRUPT`, `SQLITE_NOTADB`), at open or later, is emptied in place (every process
+/// (`SQLITE_CORRUPT`), at open or later, is emptied in place by SQLite's own reset (every process
 /// using it sees the empty store), counted in `TierStatistics.storeResets` and reported to
-/// ``Configuration/onStoreReset``; the operation that met the damage is a miss or is retried once.
+/// ``Configuration/onStoreReset``; the operation that met the damage is a miss or is retried once,
+/// and operations that met it together reset it once. A file whose header is not a database's
+/// (`SQLITE_NOTADB`) cannot be reset in place: opening replaces it when no other tier has the store
+/// open (a shared `flock` on `cache.sqlite.users` tells), and throws `damagedStore` otherwise;
+/// met after opening, it is a typed error until the next open. With ``RecoveryPolicy/throwError``
+/// opening throws instead of resetting. Two versions of TierCache with different schemas sharing a
+/// directory (an app and an extension updated apart) reset each other's store at each open.
 ///
 /// ## A full disk
-/// A store that finds no room on the file system (`SQLITE_FULL`, or a write refused for the quota
-/// or the file-size limit) is refused with `RefusalReason.outOfSpace(detail:)` and counted in
+/// A store that finds no room on the file system (`SQLITE_FULL`, or a write refused with `ENOSPC`,
+/// `EDQUOT` or `EFBIG`) is refused with `RefusalReason.outOfSpace(detail:)` and counted in
 /// `TierStatistics.refusedOutOfSpace`; what is stored stays readable, and stores succeed again
-/// once space returns.
+/// once space returns. The key's older entry is removed, or, when even that finds no room, hidden:
+/// a miss in this tier until a later write deletes it. A process that lowers `RLIMIT_FSIZE` must
+/// ignore `SIGXFSZ` (`signal(SIGXFSZ, SIG_IGN)`), whose default action kills it; the tier installs
+/// no signal handlers of its own.
 ///
 /// ## Several processes
 /// Processes may open one directory at once: SQLite's locks serialise their writers (a writer waits
@@ -64,14 +76,15 @@ public final class SQLiteTier: LocalCacheTier {
     public var medium: TierMedium { .disk }
     /// The directory holding the store.
     public let directory: URL
-    /// Why opening emptied the store (damage, or a format this version does not read), or `nil`.
+    /// Why opening emptied the store (damage, or a schema this version does not read), or `nil`.
     public let storeResetReason: String?
 
     let file: URL
     let opening: StoreOpening
     let capacity: Int
     let budget: Int
-    let sizeLimit: EntrySizeLimit
+    /// The largest record stored: the 5% rule's limit, or SQLite's blob limit if that is lower.
+    let maxRecordBytes: Int
     let codec: ZlibCodec
     let clock: CacheClock
     let counters: TierCounters
@@ -81,6 +94,13 @@ public final class SQLiteTier: LocalCacheTier {
     let writer: Locked<SQLiteConnection>
     let readers: ReaderPool
     let accessLog = AccessLog()
+    /// Held shared while the tier is open: a store is replaced only by its sole user.
+    let users: StoreUsersLock
+    /// Counts the resets of the store this tier made, so that operations that met the same damage
+    /// at once reset it once (see ``resetDamagedStore(because:seen:)``).
+    let resetGeneration = Atomic<Int>(0)
+    /// Keys whose removal a full disk refused: misses here until a later write deletes them.
+    let hiddenKeys = HiddenKeys()
 
     /// Opens the store in `directory`, creating the directory (owner-only permissions) and the
     /// database when absent.
@@ -106,7 +126,12 @@ public final class SQLiteTier: LocalCacheTier {
             throw TierCacheError(
                 .invalidConfiguration, "busyTimeout must be 0 to 24 days; got \(configuration.busyTimeout)")
         }
-        self.sizeLimit = try EntrySizeLimit(fraction: configuration.maxEntryFraction, capacity: configuration.capacity)
+        // An entry must fit beside the store's own pages: at most half the capacity.
+        guard configuration.maxEntryFraction <= 0.5 else {
+            throw TierCacheError(
+                .invalidConfiguration, "maxEntryFraction must be at most 0.5; got \(configuration.maxEntryFraction)")
+        }
+        let sizeLimit = try EntrySizeLimit(fraction: configuration.maxEntryFraction, capacity: configuration.capacity)
         try StoreDirectory.prepare(directory)
         let file = directory.appendingPathComponent(Self.fileName)
         let opening = StoreOpening(
@@ -125,7 +150,9 @@ public final class SQLiteTier: LocalCacheTier {
         self.logger = configuration.logger
         self.onStoreReset = configuration.onStoreReset
         self.counters = TierCounters(tierName: configuration.name, metricsFactory: configuration.metricsFactory)
+        self.maxRecordBytes = min(sizeLimit.maxBytes, opened.writer.lengthLimit)
         self.writer = Locked(opened.writer)
+        self.users = opened.users
         self.readers = ReaderPool(idleLimit: 16) { () throws(SQLiteFailure) in try opening.connect() }
         self.storeResetReason = opened.resetReason
         if let reason = opened.resetReason { reportReset(reason) }
@@ -154,7 +181,12 @@ public final class SQLiteTier: LocalCacheTier {
     /// counted and missed; an entry past its expiry hint is removed and missed.
     public func entry(forKey key: CacheKey) throws -> CacheEntry? {
         let timing = counters.startLookup()
+        if hiddenKeys.hides(key) {
+            counters.recordLookup(hit: false, timing: timing)
+            return nil
+        }
         let now = clock.now()
+        let generation = resetGeneration.load(ordering: .acquiring)
         let lookup: Lookup
         do {
             lookup = try readers.withReader { connection throws(SQLiteFailure) in
@@ -168,7 +200,7 @@ public final class SQLiteTier: LocalCacheTier {
         } catch {
             counters.recordLookup(hit: false, timing: timing)
             if error.isDamage {
-                resetDamagedStore(because: error)
+                resetDamagedStore(because: error, seen: generation)
                 return nil
             }
             counters.recordError()
@@ -222,7 +254,7 @@ public final class SQLiteTier: LocalCacheTier {
                 }
             }
             return TierUsage(
-                bytes: Int(max(0, used)), entries: Int(count), capacity: capacity, maxEntryBytes: sizeLimit.maxBytes)
+                bytes: Int(max(0, used)), entries: Int(count), capacity: capacity, maxEntryBytes: maxRecordBytes)
         } catch {
             throw error.tierError(at: file.path)
         }

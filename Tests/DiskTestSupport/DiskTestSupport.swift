@@ -172,3 +172,42 @@ public func killWriterAfterCommits(_ arguments: [String], count: Int) throws -> 
 public func crashWriterValue(_ index: Int) -> [UInt8] {
     Array(String(repeating: "value \(index) ", count: 1 + index % 50).utf8)
 }
+
+/// Starts `processes` `tiercache-harness stress` writers on one store at once (writer numbers 0
+/// up), each with `arguments`, waits for all of them, and returns how each ended with its output.
+public func runStressWriters(
+    store: String, processes: Int, seconds: String, arguments: [String]
+) throws -> [(status: Int32, output: String)] {
+    let started = try (0..<processes).map { number in
+        let process = Process()
+        process.executableURL = try harnessExecutable()
+        process.arguments = ["stress", store, "--seconds", seconds, "--writer", String(number)] + arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        return (process, output)
+    }
+    return started.map { process, output in
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return (process.terminationStatus, text)
+    }
+}
+
+/// What is wrong with one `stress` writer's run, by the many-writers tests' rules (it exited 0,
+/// read no wrong value and met no error, never saw usage over `capacity`, and read values others
+/// wrote), and how many stores it made.
+public func stressWriterProblems(status: Int32, output: String, capacity: Int) -> (problems: [String], stores: Int) {
+    let fields = outcomeFields(output)
+    var problems: [String] = []
+    if status != 0 { problems.append("exit status \(status)") }
+    if fields["wrong"] != 0 || fields["errors"] != 0 { problems.append("wrong values or errors") }
+    if let largest = fields["largestUsage"] {
+        if largest > capacity { problems.append("usage \(largest) over the capacity \(capacity)") }
+    } else {
+        problems.append("no usage reported")
+    }
+    if (fields["hits"] ?? 0) == 0 { problems.append("read nothing the others wrote") }
+    return (problems, fields["stores"] ?? 0)
+}

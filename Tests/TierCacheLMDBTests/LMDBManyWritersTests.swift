@@ -23,30 +23,14 @@ struct LMDBManyWritersTests {
         // 4 MiB against 20,000 keys of 0.1-2.1 KB: the store is full within a second, so most of
         // the run evicts while other processes read and write.
         let common = ["--capacity", String(4 << 20), "--keys", "20000", "--tasks", "4"]
-        var writers: [(Process, Pipe)] = []
-        for number in 0..<4 {
-            let process = Process()
-            process.executableURL = try harnessExecutable()
-            process.arguments =
-                ["stress", store, "--seconds", String(Self.seconds), "--writer", String(number)] + common
-            let output = Pipe()
-            process.standardOutput = output
-            process.standardError = output
-            try process.run()
-            writers.append((process, output))
-        }
         var storesInAll = 0
-        for (process, output) in writers {
-            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
+        for (status, text) in try runStressWriters(
+            store: store, processes: 4, seconds: String(Self.seconds), arguments: common)
+        {
             print(text, terminator: "")
-            #expect(process.terminationStatus == 0, "\(text)")
-            let fields = outcomeFields(text)
-            #expect(fields["wrong"] == 0 && fields["errors"] == 0, "\(text)")
-            let largest = try #require(fields["largestUsage"], "\(text)")
-            #expect(largest <= 4 << 20)
-            storesInAll += fields["stores"] ?? 0
-            #expect((fields["hits"] ?? 0) > 0, "each writer read values the others wrote")
+            let (problems, stores) = stressWriterProblems(status: status, output: text, capacity: 4 << 20)
+            #expect(problems.isEmpty, "\(problems): \(text)")
+            storesInAll += stores
         }
         // Enough work to matter even on a slow machine (here a 5 s run makes about 2,000 stores,
         // filling the store to its budget).

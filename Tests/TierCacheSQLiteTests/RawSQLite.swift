@@ -24,3 +24,17 @@ func databaseFile(_ directory: URL) -> URL {
 func fileSize(_ url: URL) -> Int {
     (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? 0
 }
+
+/// The root page number of table or index `name` in the database `file`.
+func rootPage(of name: String, in file: URL) throws -> Int {
+    var handle: OpaquePointer?
+    try #require(sqlite3_open(file.path, &handle) == SQLITE_OK)
+    defer { sqlite3_close(handle) }
+    var statement: OpaquePointer?
+    try #require(
+        sqlite3_prepare_v2(handle, "SELECT rootpage FROM sqlite_schema WHERE name = '\(name)'", -1, &statement, nil)
+            == SQLITE_OK)
+    defer { sqlite3_finalize(statement) }
+    try #require(sqlite3_step(statement) == SQLITE_ROW, "no \(name) in \(file.path)")
+    return Int(sqlite3_column_int64(statement, 0))
+}

@@ -121,6 +121,7 @@ struct SQLiteTierTests {
             (.init(capacity: 1 << 19), "capacity"),
             (.init(capacity: 1 << 20, maxEntryFraction: 0), "maxEntryFraction"),
             (.init(capacity: 1 << 20, maxEntryFraction: .nan), "maxEntryFraction"),
+            (.init(capacity: 1 << 20, maxEntryFraction: 0.6), "maxEntryFraction"),
             (.init(capacity: 1 << 20, compressionLevel: 0), "compression level"),
             (.init(capacity: 1 << 20, compressionLevel: 10), "compression level"),
             (.init(capacity: 1 << 20, busyTimeout: .seconds(-1)), "busyTimeout"),
@@ -245,6 +246,41 @@ struct SQLiteTierTests {
         }
         #expect(tier.statistics().corruptionsRemoved == 4)
         #expect(try tier.usage().entries == 0)
+    }
+
+    @Test("Lookups that meet a damaged table together empty the store once, count it once, and it works after")
+    func damageMetByConcurrentLookups() async throws {
+        let directory = TemporaryDirectory()
+        let file = databaseFile(directory.url)
+        do {
+            let tier = try SQLiteTier(directory: directory.url, capacity: 4 << 20)
+            for index in 0..<200 { _ = try tier.store(entry(compressible(2_000 + index)), forKey: key("e\(index)")) }
+            try tier.sync()
+        }
+        // Overwrite the key index's root page (the file header and the state table stay sound, so
+        // the store opens, and lookups meet the damage).
+        let root = try rootPage(of: "sqlite_autoindex_entries_1", in: file)
+        var bytes = [UInt8](try Data(contentsOf: file))
+        for offset in (root - 1) * 4096..<root * 4096 { bytes[offset] = 0xA5 }
+        try Data(bytes).write(to: file)
+
+        let resets = Locked(0)
+        let tier = try SQLiteTier(
+            directory: directory.url,
+            configuration: .init(capacity: 4 << 20, onStoreReset: { _, _ in resets.withLock { $0 += 1 } }))
+        #expect(tier.storeResetReason == nil, "the header is sound: the damage is met later")
+        let found = try await withThrowingTaskGroup(of: Int.self) { group in
+            for index in 0..<8 {
+                group.addTask { try tier.entry(forKey: key("e\(index)")) == nil ? 0 : 1 }
+            }
+            return try await group.reduce(0, +)
+        }
+        #expect(found == 0)
+        #expect(tier.statistics().storeResets == 1)
+        #expect(resets.withLock { $0 } == 1)
+        #expect(try tier.store(entry([1, 2]), forKey: key("after")) == .stored)
+        #expect(try tier.entry(forKey: key("after"))?.value == [1, 2])
+        #expect(try tier.usage().entries == 1)
     }
 
     @Test("sync() leaves every committed entry in the database file, with an empty write-ahead log")

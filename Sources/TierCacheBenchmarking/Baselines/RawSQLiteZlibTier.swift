@@ -10,10 +10,10 @@ import TierCacheSQLite
 /// framing or checksum of its own. A lookup is one `SELECT` and one `uncompress`; a store is one
 /// `INSERT OR REPLACE` in its own transaction. Nothing is evicted: a full disk refuses.
 ///
-/// `@unchecked Sendable`: each connection (with its prepared statements) is used by one call at
-/// a time: readers are taken from `readers`, a `Mutex`-guarded pool, and put back after; the
-/// writer is only used inside `writer`'s lock.
-final class RawSQLiteZlibTier: LocalCacheTier, @unchecked Sendable {
+/// Each connection (with its prepared statements) is used by one call at a time: readers are
+/// taken from `readers`, a `Mutex`-guarded pool, and put back after; the writer is only used
+/// inside `writer`'s lock.
+final class RawSQLiteZlibTier: LocalCacheTier {
     /// A connection and its two prepared statements.
     ///
     /// `@unchecked Sendable`: owned by whoever took it from the pool or holds the writer's lock.

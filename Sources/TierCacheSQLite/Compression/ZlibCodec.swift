@@ -40,6 +40,11 @@ struct ZlibCodec: RecordCompressor {
         guard let sourceBase = source.baseAddress, originalSize > 0 else {
             throw EntryRecord.DecodeFailure(reason: "an empty zlib stream")
         }
+        // Deflate expands at most 1,032 to 1: a larger size is damage, refused before it is allocated.
+        guard originalSize <= source.count * 1_032 + 64 else {
+            throw EntryRecord.DecodeFailure(
+                reason: "a \(source.count)-byte zlib stream cannot hold \(originalSize) bytes")
+        }
         var status: Int32 = Z_OK
         var produced = uLongf(originalSize)
         let output = [UInt8](unsafeUninitializedCapacity: originalSize) { buffer, initialized in

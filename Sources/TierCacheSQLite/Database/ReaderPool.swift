@@ -29,7 +29,8 @@ final class ReaderPool: Sendable {
         return result
     }
 
-    /// Closes every idle connection (after the store was reset, so none keeps a stale schema).
+    /// Closes every idle connection (after the store was reset: fewer connections to a file that
+    /// changed under them; SQLite would prepare their statements again anyway).
     func closeIdle() {
         let closing = idle.withLock { pool -> [SQLiteConnection] in
             defer { pool.removeAll() }

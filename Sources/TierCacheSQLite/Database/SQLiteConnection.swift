@@ -13,12 +13,16 @@ final class SQLiteConnection: @unchecked Sendable {
     private var statements = [OpaquePointer?](repeating: nil, count: Query.allCases.count)
     let path: String
 
-    /// Opens (creating when absent) the database at `path`, with a busy timeout for the locks
+    /// Opens (with `creating`, creating when absent) the database at `path`, with a busy timeout for the locks
     /// other processes hold, defensive mode (no writes to the schema table) and cell-size checks
     /// (damaged pages are found before they are trusted).
-    init(path: String, busyTimeoutMilliseconds: Int32) throws(SQLiteFailure) {
+    init(path: String, busyTimeoutMilliseconds: Int32, creating: Bool) throws(SQLiteFailure) {
+        // The @unchecked Sendable above relies on a thread-safe build (every platform's is).
+        guard sqlite3_threadsafe() != 0 else {
+            throw SQLiteFailure(code: SQLITE_MISUSE, message: "this SQLite was built without thread safety")
+        }
         var opened: OpaquePointer?
-        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+        let flags = SQLITE_OPEN_READWRITE | (creating ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX
         let status = sqlite3_open_v2(path, &opened, flags, nil)
         guard status == SQLITE_OK, let opened else {
             let message = opened.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
@@ -44,7 +48,8 @@ final class SQLiteConnection: @unchecked Sendable {
         guard status == SQLITE_OK else {
             let text = message.map { String(cString: $0) } ?? String(cString: sqlite3_errstr(status))
             sqlite3_free(message)
-            throw SQLiteFailure(code: sqlite3_extended_errcode(handle), message: text)
+            throw SQLiteFailure(
+                code: sqlite3_extended_errcode(handle), message: text, systemErrno: sqlite3_system_errno(handle))
         }
     }
 
@@ -55,17 +60,20 @@ final class SQLiteConnection: @unchecked Sendable {
         }
     }
 
+    /// The statement of `query`, prepared on first use and kept.
+    @discardableResult
+    func prepare(_ query: Query) throws(SQLiteFailure) -> OpaquePointer {
+        if let cached = statements[query.rawValue] { return cached }
+        let prepared = try prepare(query.sql, persistent: true)
+        statements[query.rawValue] = prepared
+        return prepared
+    }
+
     /// Runs `body` with the statement of `query` (prepared once, then reset after each use).
     func withStatement<T>(
         _ query: Query, _ body: (inout SQLiteStatement) throws(SQLiteFailure) -> T
     ) throws(SQLiteFailure) -> T {
-        let prepared: OpaquePointer
-        if let cached = statements[query.rawValue] {
-            prepared = cached
-        } else {
-            prepared = try prepare(query.sql, persistent: true)
-            statements[query.rawValue] = prepared
-        }
+        let prepared = try prepare(query)
         var statement = SQLiteStatement(pointer: prepared, connection: self)
         defer { sqlite3_reset(prepared) }
         return try body(&statement)
@@ -95,6 +103,9 @@ final class SQLiteConnection: @unchecked Sendable {
     func transaction<T>(
         writing: Bool, _ body: () throws(SQLiteFailure) -> T
     ) throws(SQLiteFailure) -> T {
+        // A transaction left open by a ROLLBACK that failed (an I/O error) would make every BEGIN
+        // fail: end it first.
+        if sqlite3_get_autocommit(handle) == 0 { try execute("ROLLBACK") }
         try execute(writing ? "BEGIN IMMEDIATE" : "BEGIN")
         let result: T
         do {
@@ -122,12 +133,13 @@ final class SQLiteConnection: @unchecked Sendable {
         try execute("VACUUM")
     }
 
-    /// Rows changed by the last `INSERT`, `UPDATE` or `DELETE`.
-    var changes: Int { Int(sqlite3_changes(handle)) }
+    /// The largest blob or string SQLite accepts on this connection.
+    var lengthLimit: Int { Int(sqlite3_limit(handle, SQLITE_LIMIT_LENGTH, -1)) }
 
     func failure(_ status: Int32, _ context: String) -> SQLiteFailure {
         let code = sqlite3_extended_errcode(handle)
         return SQLiteFailure(
-            code: code == SQLITE_OK ? status : code, message: "\(context): \(String(cString: sqlite3_errmsg(handle)))")
+            code: code == SQLITE_OK ? status : code, message: "\(context): \(String(cString: sqlite3_errmsg(handle)))",
+            systemErrno: sqlite3_system_errno(handle))
     }
 }

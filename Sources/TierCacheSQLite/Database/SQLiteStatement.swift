@@ -10,21 +10,26 @@ struct SQLiteStatement {
 
     /// Binds `bytes` to parameter `index` (1-based); SQLite copies them.
     func bind(_ bytes: [UInt8], at index: Int32) throws(SQLiteFailure) {
+        guard let count = Int32(exactly: bytes.count) else { throw Self.tooBig(bytes.count) }
         let status = bytes.withUnsafeBytes { buffer in
             // An empty blob still needs a non-null pointer, or SQLite binds NULL.
             tiercache_sqlite3_bind_blob_transient(
-                pointer, index, buffer.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(buffer.count))
+                pointer, index, buffer.baseAddress ?? UnsafeRawPointer(bitPattern: 1), count)
         }
         guard status == SQLITE_OK else { throw connection.failure(status, "cannot bind a blob") }
+    }
+
+    private static func tooBig(_ count: Int) -> SQLiteFailure {
+        SQLiteFailure(code: SQLITE_TOOBIG, message: "a blob of \(count) bytes is over SQLite's limit")
     }
 
     /// Binds `string`'s UTF-8 bytes, as a blob, to parameter `index` (1-based); SQLite copies them.
     func bind(utf8 string: String, at index: Int32) throws(SQLiteFailure) {
         var string = string
+        guard let count = Int32(exactly: string.utf8.count) else { throw Self.tooBig(string.utf8.count) }
         let status = string.withUTF8 { buffer in
             tiercache_sqlite3_bind_blob_transient(
-                pointer, index, buffer.baseAddress.map(UnsafeRawPointer.init) ?? UnsafeRawPointer(bitPattern: 1),
-                Int32(buffer.count))
+                pointer, index, buffer.baseAddress.map(UnsafeRawPointer.init) ?? UnsafeRawPointer(bitPattern: 1), count)
         }
         guard status == SQLITE_OK else { throw connection.failure(status, "cannot bind a blob") }
     }

@@ -15,15 +15,19 @@ struct StoreOpening: Sendable {
     let durability: SQLiteTier.Durability
     let busyTimeoutMilliseconds: Int32
 
-    /// The writer connection, and why the store was emptied at open, if it was.
+    /// The writer connection, the lock that says the store is in use, and why the store was
+    /// emptied at open, if it was.
     struct Opened {
         let writer: SQLiteConnection
+        let users: StoreUsersLock
         let resetReason: String?
     }
 
-    /// A new connection with the store's settings.
-    func connect() throws(SQLiteFailure) -> SQLiteConnection {
-        let connection = try SQLiteConnection(path: file.path, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
+    /// A new connection with the store's settings; readers (`creating` false) never create the
+    /// file, so a store deleted under them is an error, not an empty database without tables.
+    func connect(creating: Bool = false) throws(SQLiteFailure) -> SQLiteConnection {
+        let connection = try SQLiteConnection(
+            path: file.path, busyTimeoutMilliseconds: busyTimeoutMilliseconds, creating: creating)
         try connection.execute(
             """
             PRAGMA synchronous = \(durability == .full ? "FULL" : "NORMAL");
@@ -34,19 +38,23 @@ struct StoreOpening: Sendable {
 
     /// Opens the writer connection and makes or checks the schema.
     func open(recovery: SQLiteTier.RecoveryPolicy) throws(TierCacheError) -> Opened {
+        let users = try StoreUsersLock(beside: file)
         let reason: String
         let code: TierCacheError.Code
+        var notADatabase = false
         var writer: SQLiteConnection?
         do {
-            let connection = try connect()
+            if let problem = headerProblem() { throw SQLiteFailure(code: SQLITE_NOTADB, message: problem) }
+            let connection = try connect(creating: true)
             writer = connection
             // Owner-only, like the directory: SQLite creates files with 0644, and gives the
             // write-ahead log and shared-memory files it makes later the database file's permissions.
             _ = chmod(file.path, 0o600)
             try prepare(connection)
-            return Opened(writer: connection, resetReason: nil)
+            return Opened(writer: connection, users: users, resetReason: nil)
         } catch let failure as SQLiteFailure where failure.isDamage {
             (reason, code) = ("damaged: \(failure.message)", .damagedStore)
+            notADatabase = failure.primaryCode == SQLITE_NOTADB
         } catch let failure as SQLiteFailure {
             throw failure.tierError(at: file.path)
         } catch let incompatible as IncompatibleVersion {
@@ -63,16 +71,25 @@ struct StoreOpening: Sendable {
         }
         do {
             let emptied: SQLiteConnection
-            if let writer, (try? writer.resetDatabase()) != nil {
+            if let writer, !notADatabase {
+                try writer.resetDatabase()
                 emptied = writer
             } else {
-                // A file whose header is not a database's cannot be vacuumed: close it (ending the
-                // write-ahead log too), truncate both files, and open the empty database SQLite then sees.
+                // A file whose header is not a database's cannot be vacuumed: it is replaced, by the
+                // store's only user (closing this process's connection first).
                 writer = nil
-                emptied = try recreate()
+                guard let recreated = try users.whileSoleUser({ () throws(SQLiteFailure) in try recreate() }) else {
+                    throw TierCacheError(
+                        .damagedStore,
+                        "the SQLite store at \(file.path) is \(reason), and another process has it open; it was left as it is"
+                    )
+                }
+                emptied = recreated
             }
             try prepare(emptied)
-            return Opened(writer: emptied, resetReason: reason)
+            return Opened(writer: emptied, users: users, resetReason: reason)
+        } catch let error as TierCacheError {
+            throw error
         } catch {
             throw TierCacheError(
                 .damagedStore, "the SQLite store at \(file.path) is \(reason), and emptying it failed",
@@ -80,13 +97,33 @@ struct StoreOpening: Sendable {
         }
     }
 
-    /// An empty store in place of one whose file is not a database (with no connection to it left
-    /// open here): both files truncated, and a connection to the empty database.
+    /// What is wrong with the database file's header, if anything: the magic string, or file
+    /// format versions other than 1 (legacy) and 2 (WAL), with which SQLite opens a file read-only
+    /// or not at all ("unsupported file format") rather than calling it damaged. A file shorter
+    /// than a header (new, or emptied) is left to SQLite.
+    private func headerProblem() -> String? {
+        guard let handle = FileHandle(forReadingAtPath: file.path) else { return nil }
+        defer { try? handle.close() }
+        guard let header = try? handle.read(upToCount: 100), header.count == 100 else { return nil }
+        let bytes = [UInt8](header)
+        guard bytes.starts(with: Array("SQLite format 3\0".utf8)) else { return "the file is not a database" }
+        guard (1...2).contains(bytes[18]), (1...2).contains(bytes[19]) else {
+            return "the header's file format versions are \(bytes[18]) and \(bytes[19])"
+        }
+        return nil
+    }
+
+    /// An empty store in place of one whose file is not a database, made by its only user (no
+    /// connection to it left open anywhere): the database and its write-ahead log truncated, the
+    /// shared-memory index deleted, and a connection to the empty database.
     private func recreate() throws(SQLiteFailure) -> SQLiteConnection {
         for path in [file.path, file.path + "-wal"] where truncate(path, 0) != 0 && errno != ENOENT {
-            throw SQLiteFailure(code: SQLITE_IOERR, message: "cannot truncate \(path): errno \(errno)")
+            throw SQLiteFailure(code: SQLITE_IOERR, message: "cannot truncate \(path)", systemErrno: errno)
         }
-        return try connect()
+        if unlink(file.path + "-shm") != 0 && errno != ENOENT {
+            throw SQLiteFailure(code: SQLITE_IOERR, message: "cannot delete \(file.path)-shm", systemErrno: errno)
+        }
+        return try connect(creating: true)
     }
 
     /// Puts the database in WAL mode (a setting stored in the file) unless it is already.
@@ -149,6 +186,17 @@ struct StoreOpening: Sendable {
             guard ours == 3, try writer.integer("SELECT count(*) FROM state") == 1 else {
                 throw SQLiteFailure(code: SQLITE_CORRUPT, message: "the store's tables are incomplete")
             }
+            // Every statement the tier runs compiles against the stored schema: a damaged column
+            // name in it is found now, not as an error at every operation.
+            for query in Query.allCases {
+                do {
+                    try writer.prepare(query)
+                } catch {
+                    guard error.primaryCode == SQLITE_ERROR else { throw error }
+                    throw SQLiteFailure(
+                        code: SQLITE_CORRUPT, message: "the store's schema is damaged: \(error.message)")
+                }
+            }
         }
         try switchToWriteAheadLog(writer)
         // A checkpoint every 4 MiB of log (SQLite's default), or every capacity / 16 in a small store.
@@ -165,9 +213,13 @@ struct StoreOpening: Sendable {
     /// - `entries`: a record (the shared `EntryRecord` format, zlib payloads) by key, with its
     ///   accounted bytes and its recency tick; `entries_by_tick` finds the least recently used;
     /// - `state`: one row, the accounted bytes in use, the number of entries and the last tick.
+    ///
+    /// Pages are 4 KiB (set before the first table, so whatever the build's default), as the
+    /// tier's accounting assumes.
     private func createSchema(_ writer: SQLiteConnection) throws(SQLiteFailure) {
         try writer.execute(
             """
+            PRAGMA page_size = 4096;
             PRAGMA auto_vacuum = INCREMENTAL;
             BEGIN IMMEDIATE;
             PRAGMA application_id = \(Self.applicationID);
