@@ -211,3 +211,22 @@ public func stressWriterProblems(status: Int32, output: String, capacity: Int) -
     if (fields["hits"] ?? 0) == 0 { problems.append("read nothing the others wrote") }
     return (problems, fields["stores"] ?? 0)
 }
+
+/// Writes `file` into `directory` (created) as `name`, with `flips` bits flipped, as damage on
+/// disk would; `offset` draws each flipped byte's offset from `random` for a file of the given
+/// size. Returns the offsets, for the failure message that lets a trial be replayed.
+package func writeDamagedCopy(
+    of file: [UInt8], to directory: URL, named name: String, flips: Int, random: inout SplitMix64,
+    offset: (inout SplitMix64, _ size: Int) -> Int
+) throws -> [Int] {
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    var bytes = file
+    var offsets: [Int] = []
+    for _ in 0..<flips {
+        let at = offset(&random, bytes.count)
+        bytes[at] ^= UInt8(1) << (random.next() % 8)
+        offsets.append(at)
+    }
+    try Data(bytes).write(to: directory.appendingPathComponent(name))
+    return offsets
+}

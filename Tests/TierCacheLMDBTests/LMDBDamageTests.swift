@@ -53,23 +53,19 @@ struct LMDBDamageTests {
         let original = try populatedStore()
         let dataFile = try Data(contentsOf: original.url.appendingPathComponent("data.mdb"))
         var random = SplitMix64(seed: seed)
+        let bytes = [UInt8](dataFile)
         var tally: [TrialOutcome: Int] = [:]
 
         for trial in 0..<trials {
             let copy = TemporaryDirectory()
-            try FileManager.default.createDirectory(at: copy.url, withIntermediateDirectories: true)
-            var bytes = [UInt8](dataFile)
-            var flips: [Int] = []
-            for _ in 0..<8 {
-                let offset =
-                    switch target {
-                    case .anywhere: Int(random.next() % UInt64(bytes.count))
-                    case .pageHeaders: Int(random.next() % UInt64(bytes.count / 4096)) * 4096 + Int(random.next() % 64)
-                    }
-                bytes[offset] ^= UInt8(1) << (random.next() % 8)
-                flips.append(offset)
+            let flips = try writeDamagedCopy(
+                of: bytes, to: copy.url, named: "data.mdb", flips: 8, random: &random
+            ) { random, size in
+                switch target {
+                case .anywhere: Int(random.next() % UInt64(size))
+                case .pageHeaders: Int(random.next() % UInt64(size / 4096)) * 4096 + Int(random.next() % 64)
+                }
             }
-            try Data(bytes).write(to: copy.url.appendingPathComponent("data.mdb"))
             let context = "trial \(trial), seed \(seed), flipped offsets \(flips)"
 
             let first = try runHarness(["damage-reader", copy.url.path, "--count", "\(Self.populatedEntries)"])

@@ -75,23 +75,19 @@ struct SQLiteProcessTests {
         try #require(populate.succeeded, "populating failed: \(populate)")
         let file = try Data(contentsOf: original.url.appendingPathComponent(SQLiteTier.fileName))
         var random = SplitMix64(seed: seed)
+        let bytes = [UInt8](file)
         var tally: [String: Int] = [:]
         for trial in 0..<trials {
             let copy = TemporaryDirectory()
-            try FileManager.default.createDirectory(at: copy.url, withIntermediateDirectories: true)
-            var bytes = [UInt8](file)
-            var flips: [Int] = []
-            for _ in 0..<8 {
-                let offset =
-                    switch target {
-                    case .anywhere: Int(random.next() % UInt64(bytes.count))
-                    case .pageHeaders: Int(random.next() % UInt64(bytes.count / 4096)) * 4096 + Int(random.next() % 100)
-                    case .fileHeader: Int(random.next() % 100)
-                    }
-                bytes[offset] ^= UInt8(1) << (random.next() % 8)
-                flips.append(offset)
+            let flips = try writeDamagedCopy(
+                of: bytes, to: copy.url, named: SQLiteTier.fileName, flips: 8, random: &random
+            ) { random, size in
+                switch target {
+                case .anywhere: Int(random.next() % UInt64(size))
+                case .pageHeaders: Int(random.next() % UInt64(size / 4096)) * 4096 + Int(random.next() % 100)
+                case .fileHeader: Int(random.next() % 100)
+                }
             }
-            try Data(bytes).write(to: copy.url.appendingPathComponent(SQLiteTier.fileName))
             let context = "trial \(trial), seed \(seed), flipped offsets \(flips)"
             let run = try runHarness([
                 "damage-reader", copy.url.path, "--tier", "sqlite", "--count", "\(Self.populatedEntries)",
