@@ -230,3 +230,25 @@ package func writeDamagedCopy(
     try Data(bytes).write(to: directory.appendingPathComponent(name))
     return offsets
 }
+
+/// Stores 32 KiB incompressible entries (`full-0`, `full-1`, …, at most 200) into `tier` until a
+/// store is refused for lack of space: the numbers stored, and the refusal's detail (`nil` if none
+/// came). Any other outcome is thrown.
+public func fillUntilOutOfSpace(_ tier: any LocalCacheTier) throws -> (stored: [Int], refusal: String?) {
+    var stored: [Int] = []
+    for index in 0..<200 {
+        let outcome = try tier.store(
+            entry(incompressible(32 << 10, seed: UInt64(index + 1))), forKey: key("full-\(index)"))
+        if case .refused(.outOfSpace(let detail)) = outcome { return (stored, detail) }
+        guard outcome == .stored else { throw UnexpectedOutcome(index: index, outcome: outcome) }
+        stored.append(index)
+    }
+    return (stored, nil)
+}
+
+/// A store that was neither stored nor refused for lack of space while filling a disk.
+public struct UnexpectedOutcome: Error, CustomStringConvertible {
+    public let index: Int
+    public let outcome: StoreOutcome
+    public var description: String { "entry \(index): \(outcome)" }
+}

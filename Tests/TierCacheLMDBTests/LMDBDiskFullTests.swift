@@ -32,18 +32,7 @@ struct LMDBDiskFullTests {
             directory: mount.url.appendingPathComponent("store"),
             configuration: .init(
                 capacity: 16 << 20, durability: .full, logger: Logger(label: "test", factory: { _ in logs })))
-        var stored: [Int] = []
-        var refusal: String?
-        for index in 0..<200 {
-            let outcome = try tier.store(
-                entry(incompressible(32 << 10, seed: UInt64(index + 1))), forKey: key("full-\(index)"))
-            if case .refused(.outOfSpace(let detail)) = outcome {
-                refusal = detail
-                break
-            }
-            try #require(outcome == .stored, "entry \(index): \(outcome)")
-            stored.append(index)
-        }
+        let (stored, refusal) = try fillUntilOutOfSpace(tier)
         let detail = try #require(refusal, "3 MiB filled without a refusal")
         #expect(detail.contains("no space left"))
         #expect(stored.count > 10)
