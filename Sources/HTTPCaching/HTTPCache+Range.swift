@@ -5,6 +5,9 @@ import TierCache
 /// Range requests (RFC 9110 §14, RFC 9111 §3.3–3.4). A GET for one byte range is answered:
 /// - from a complete stored response, cut to the range (a stale one is revalidated first);
 /// - else from stored partial content that covers the range;
+/// - else, when stored partial content lacks only the bytes past its end or before its start,
+///   by asking the origin for those bytes alone, conditional on the stored part's strong entity
+///   tag (`If-Range`), and answering from the two parts combined (§3.4);
 /// - else by asking the origin for the range: a 206 is stored as partial content (combined with
 ///   the stored part when their strong entity tags match and the two overlap or adjoin; a
 ///   combination that covers the whole representation becomes a complete stored response), and a
@@ -48,10 +51,21 @@ extension HTTPCache {
                 served(stored, source: .cache, request: whole, now: measure.now, measure: measure), to: range,
                 ifRange: ifRange)
         }
-        if let partial = await lookupResource(Self.partialKey(primaryKey), request: whole),
-            let answer = answerFromPartial(partial, request: whole, range: range, ifRange: ifRange)
-        {
-            return answer
+        if let partial = await lookupResource(Self.partialKey(primaryKey), request: whole) {
+            if let answer = answerFromPartial(partial, request: whole, range: range, ifRange: ifRange) {
+                return answer
+            }
+            let headers = partial.response.response.headerFields
+            // A client's own If-Range is left to the whole-range path below.
+            if ifRange == nil, let content = headers[.contentRange].flatMap(ContentRange.init(field:)),
+                let tag = headers[.eTag].flatMap(EntityTag.init),
+                let missing = Self.missingPart(of: range, besides: content, tag: tag),
+                let answer = try await complete(
+                    missing: missing, tag: tag, for: whole, range: range, ifRange: ifRange,
+                    primaryKey: primaryKey, transport: transport)
+            {
+                return answer
+            }
         }
         counters.recordMiss()
         let exchange = try await fetch(request, body: nil, transport: transport)
@@ -101,6 +115,75 @@ extension HTTPCache {
         return Self.partialAnswer(
             served(partial, source: .cache, request: request, now: measure.now, measure: measure),
             bodyStartsAt: stored.bounds.lowerBound, wanted: wanted, completeLength: stored.completeLength)
+    }
+
+    /// The bytes to ask the origin for so that stored partial content covers `range`: the part of
+    /// the range past the stored part's end, or before its start, when only one side is missing
+    /// (with both, or with a gap between them, the whole range is asked for as before). `nil` when
+    /// the stored part has no strong entity tag to make the request conditional with.
+    static func missingPart(
+        of range: ByteRange, besides stored: ContentRange, tag: EntityTag?
+    ) -> ClosedRange<Int>? {
+        guard let tag, !tag.isWeak, let wanted = range.bounds(in: stored.completeLength) else { return nil }
+        let have = stored.bounds
+        if wanted.lowerBound >= have.lowerBound, wanted.lowerBound <= have.upperBound + 1,
+            wanted.upperBound > have.upperBound
+        {
+            return (have.upperBound + 1)...wanted.upperBound
+        }
+        if wanted.upperBound <= have.upperBound, wanted.upperBound + 1 >= have.lowerBound,
+            wanted.lowerBound < have.lowerBound
+        {
+            return wanted.lowerBound...(have.lowerBound - 1)
+        }
+        return nil
+    }
+
+    /// Completes stored partial content for `range` by asking the origin for the missing bytes
+    /// only, made conditional on the stored part's strong entity tag with `If-Range` (RFC 9111 §3.4,
+    /// RFC 9110 §13.1.5): a 206 means the representation is unchanged, so the stored bytes stand
+    /// (stale or not) and the two parts combine; the answer is then cut from the combined content.
+    /// A 200 (the representation changed, or the origin ignores ranges) is stored whole and cut.
+    /// `nil` when what the origin sent, stored, does not cover the range (or could not be stored):
+    /// the caller asks for the whole range.
+    private func complete(
+        missing: ClosedRange<Int>, tag: EntityTag, for whole: HTTPRequest, range: ByteRange,
+        ifRange: String?, primaryKey: CacheKey, transport: @escaping Transport
+    ) async throws -> HTTPCacheResponse? {
+        var outgoing = whole
+        outgoing.headerFields[.range] = "bytes=\(missing.lowerBound)-\(missing.upperBound)"
+        outgoing.headerFields[.ifRange] = tag.description
+        counters.recordMiss()
+        let exchange = try await fetch(outgoing, body: nil, transport: transport)
+        switch exchange.response.status.code {
+        case 206:
+            // Stored combined with the part it completes, or (another representation's part, from an
+            // origin that ignored If-Range) in its place: either way answered if it covers the range.
+            guard await storePartial(exchange, for: whole, primaryKey: primaryKey) else { return nil }
+            let now = configuration.clock.now()
+            if let complete = await lookup(primaryKey: primaryKey, request: whole) {
+                var answer = Self.cut(
+                    served(complete, source: .network, request: whole, now: now), to: range, ifRange: ifRange)
+                answer.wasStored = true
+                return answer
+            }
+            guard let combined = await lookupResource(Self.partialKey(primaryKey), request: whole),
+                let content = combined.response.response.headerFields[.contentRange].flatMap(ContentRange.init(field:)),
+                let wanted = range.bounds(in: content.completeLength), content.bounds.contains(wanted.lowerBound),
+                content.bounds.contains(wanted.upperBound)
+            else { return nil }
+            var answer = Self.partialAnswer(
+                served(combined, source: .network, request: whole, now: now), bodyStartsAt: content.bounds.lowerBound,
+                wanted: wanted, completeLength: content.completeLength)
+            answer.wasStored = true
+            return answer
+        case 200:
+            var result = HTTPCacheResponse(response: exchange.response, body: exchange.body, source: .network)
+            result.wasStored = await storeIfAllowed(exchange, for: whole, primaryKey: primaryKey)
+            return Self.cut(result, to: range, ifRange: ifRange)
+        default:
+            return HTTPCacheResponse(response: exchange.response, body: exchange.body, source: .network)
+        }
     }
 
     /// Stores a 206 as partial content (RFC 9111 §3.3), combined with the stored partial content

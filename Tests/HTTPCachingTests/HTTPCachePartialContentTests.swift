@@ -114,4 +114,95 @@ struct HTTPCachePartialContentTests {
     func contentRange(field: String, expected: ContentRange?) {
         #expect(ContentRange(field: field) == expected)
     }
+
+    // MARK: Completing stored partial content with the missing bytes only (§3.4)
+
+    @Test(
+        "A range beyond the stored part asks the origin for the missing bytes only, conditional on the stored tag",
+        arguments: [(0...3, "bytes=0-7", "bytes=4-7", 4...7), (4...9, "bytes=1-6", "bytes=1-3", 1...3)])
+    func missingBytesOnly(
+        stored: ClosedRange<Int>, range: String, asked: String, sent: ClosedRange<Int>
+    ) async throws {
+        let cache = try makeCache()
+        let origin = ScriptedOrigin([part(stored), part(sent)])
+        _ = try await get(cache, origin, "bytes=\(stored.lowerBound)-\(stored.upperBound)")
+        let answer = try await get(cache, origin, range)
+        let wanted = try #require(ByteRange(rangeField: range)?.bounds(in: 10))
+        #expect(origin.received.last?.headerFields[.range] == asked)
+        #expect(origin.received.last?.headerFields[.ifRange] == "\"v1\"")
+        #expect(answer.response.status.code == 206 && answer.source == .network && answer.wasStored)
+        #expect(answer.body == Data(Self.digits[wanted]))
+        #expect(answer.response.headerFields[.contentRange] == "bytes \(wanted.lowerBound)-\(wanted.upperBound)/10")
+        // The combined part answers from now on.
+        let again = try await get(cache, origin, range)
+        #expect(again.source == .cache && again.body == Data(Self.digits[wanted]))
+        #expect(origin.received.count == 2)
+    }
+
+    @Test("Completing the last bytes makes a complete stored response, which answers a plain GET")
+    func completionToTheWhole() async throws {
+        let cache = try makeCache()
+        let origin = ScriptedOrigin([part(0...5), part(6...9)])
+        _ = try await get(cache, origin, "bytes=0-5")
+        let tail = try await get(cache, origin, "bytes=3-9")
+        #expect(origin.received.last?.headerFields[.range] == "bytes=6-9")
+        #expect(tail.body == Data("3456789".utf8) && tail.response.headerFields[.contentRange] == "bytes 3-9/10")
+        let whole = try await get(cache, origin)
+        #expect(whole.response.status.code == 200 && whole.source == .cache && whole.body == Data(Self.digits))
+        #expect(origin.received.count == 2)
+    }
+
+    @Test("A stale stored part is still completed: the origin's 206 to If-Range says its bytes are current")
+    func staleStoredPartIsCompleted() async throws {
+        let cache = try makeCache()
+        let origin = ScriptedOrigin([part(0...3)])
+        _ = try await get(cache, origin, "bytes=0-3")
+        clock.advance(by: 120)  // past max-age=60
+        origin.enqueue(part(4...7))
+        let answer = try await get(cache, origin, "bytes=0-7")
+        #expect(origin.received.last?.headerFields[.range] == "bytes=4-7")
+        #expect(answer.body == Data("01234567".utf8) && answer.response.status.code == 206)
+    }
+
+    @Test("The representation changed: the origin answers If-Range with the whole 200, stored and cut")
+    func changedRepresentationAnswersWhole() async throws {
+        let cache = try makeCache()
+        let whole = ScriptedOrigin.Reply.respond(
+            response(200, [("Date", HTTPDate.format(clock.now)), ("Cache-Control", "max-age=60"), ("ETag", "\"v2\"")]),
+            "abcdefghij")
+        let origin = ScriptedOrigin([part(0...3), whole])
+        _ = try await get(cache, origin, "bytes=0-3")
+        let answer = try await get(cache, origin, "bytes=2-7")
+        #expect(origin.received.last?.headerFields[.range] == "bytes=4-7")
+        #expect(answer.response.status.code == 206 && answer.body == Data("cdefgh".utf8))
+        #expect(answer.response.headerFields[.contentRange] == "bytes 2-7/10")
+        let plain = try await get(cache, origin)
+        #expect(plain.source == .cache && plain.body == Data("abcdefghij".utf8))
+        #expect(origin.received.count == 2)
+    }
+
+    @Test("Missing bytes on both sides of the stored part, or a gap: the whole range is asked for, as before")
+    func bothSidesAskForTheWholeRange() async throws {
+        let cache = try makeCache()
+        let origin = ScriptedOrigin([part(3...5), part(1...8)])
+        _ = try await get(cache, origin, "bytes=3-5")
+        let answer = try await get(cache, origin, "bytes=1-8")
+        #expect(origin.received.last?.headerFields[.range] == "bytes=1-8")
+        #expect(origin.received.last?.headerFields[.ifRange] == nil)
+        #expect(answer.body == Data("12345678".utf8))
+    }
+
+    @Test(
+        "missingPart: the bytes on one side only, never for a weak or absent tag",
+        arguments: [
+            ("bytes=0-7", 0...3, "\"v1\"", 4...7 as ClosedRange<Int>?),
+            ("bytes=4-", 0...3, "\"v1\"", 4...9), ("bytes=-8", 4...9, "\"v1\"", 2...3),
+            ("bytes=0-9", 3...5, "\"v1\"", nil), ("bytes=7-9", 0...3, "\"v1\"", nil),
+            ("bytes=0-7", 0...3, "W/\"v1\"", nil), ("bytes=0-3", 0...3, "\"v1\"", nil),
+        ])
+    func missingPart(range: String, stored: ClosedRange<Int>, tag: String, expected: ClosedRange<Int>?) throws {
+        let byteRange = try #require(ByteRange(rangeField: range))
+        let content = try #require(ContentRange(bounds: stored, completeLength: 10))
+        #expect(HTTPCache.missingPart(of: byteRange, besides: content, tag: EntityTag(tag)) == expected)
+    }
 }
