@@ -147,7 +147,7 @@ extension HTTPCache {
     /// `nil` when what the origin sent, stored, does not cover the range (or could not be stored):
     /// the caller asks for the whole range.
     private func complete(
-        missing: ClosedRange<Int>, tag: EntityTag, for whole: HTTPRequest, range: ByteRange,
+        missing: ClosedRange<Int>, tag: EntityTag, for whole: HTTPRequest, range: ByteRange?,
         ifRange: String?, primaryKey: CacheKey, transport: @escaping Transport
     ) async throws -> HTTPCacheResponse? {
         var outgoing = whole
@@ -162,12 +162,12 @@ extension HTTPCache {
             guard await storePartial(exchange, for: whole, primaryKey: primaryKey) else { return nil }
             let now = configuration.clock.now()
             if let complete = await lookup(primaryKey: primaryKey, request: whole) {
-                var answer = Self.cut(
-                    served(complete, source: .network, request: whole, now: now), to: range, ifRange: ifRange)
+                let entire = served(complete, source: .network, request: whole, now: now)
+                var answer = range.map { Self.cut(entire, to: $0, ifRange: ifRange) } ?? entire
                 answer.wasStored = true
                 return answer
             }
-            guard let combined = await lookupResource(Self.partialKey(primaryKey), request: whole),
+            guard let range, let combined = await lookupResource(Self.partialKey(primaryKey), request: whole),
                 let content = combined.response.response.headerFields[.contentRange].flatMap(ContentRange.init(field:)),
                 let wanted = range.bounds(in: content.completeLength), content.bounds.contains(wanted.lowerBound),
                 content.bounds.contains(wanted.upperBound)
@@ -180,10 +180,30 @@ extension HTTPCache {
         case 200:
             var result = HTTPCacheResponse(response: exchange.response, body: exchange.body, source: .network)
             result.wasStored = await storeIfAllowed(exchange, for: whole, primaryKey: primaryKey)
-            return Self.cut(result, to: range, ifRange: ifRange)
+            return range.map { Self.cut(result, to: $0, ifRange: ifRange) } ?? result
         default:
-            return HTTPCacheResponse(response: exchange.response, body: exchange.body, source: .network)
+            // Not an answer to what was asked (a 416 for an outdated length, an error): the
+            // caller asks the origin as it would have without the stored part.
+            return nil
         }
+    }
+
+    /// The complete response for a plain GET built from stored partial content that lacks bytes
+    /// at one end only: those bytes are asked of the origin (as for a range, with `If-Range`) and
+    /// the whole answered once the parts combine. `nil` when there is no such stored part, or
+    /// when the origin's answer does not complete it (the caller then fetches as usual).
+    func completeStoredPart(
+        _ request: HTTPRequest, primaryKey: CacheKey, transport: @escaping Transport
+    ) async throws -> HTTPCacheResponse? {
+        guard let partial = await lookupResource(Self.partialKey(primaryKey), request: request) else { return nil }
+        let headers = partial.response.response.headerFields
+        guard let content = headers[.contentRange].flatMap(ContentRange.init(field:)),
+            let tag = headers[.eTag].flatMap(EntityTag.init),
+            let missing = Self.missingPart(of: .from(first: 0, last: nil), besides: content, tag: tag)
+        else { return nil }
+        return try await complete(
+            missing: missing, tag: tag, for: request, range: nil, ifRange: nil, primaryKey: primaryKey,
+            transport: transport)
     }
 
     /// Stores a 206 as partial content (RFC 9111 §3.3), combined with the stored partial content

@@ -203,7 +203,13 @@ public final class HTTPCache: Sendable {
                     request, stored: stored, primaryKey: primaryKey, transport: transport, client: client)
             }
         case .fetch:
-            break
+            // Stored partial content lacking bytes at one end only: those bytes alone (§3.4).
+            if stored == nil, client == nil, request.method == .get, cachePolicy == .useProtocolCachePolicy,
+                !requestDirectives.noStore,
+                let completed = try await completeStoredPart(request, primaryKey: primaryKey, transport: transport)
+            {
+                return completed
+            }
         }
         counters.recordMiss()
         var outgoing = request

@@ -205,4 +205,32 @@ struct HTTPCachePartialContentTests {
         let content = try #require(ContentRange(bounds: stored, completeLength: 10))
         #expect(HTTPCache.missingPart(of: byteRange, besides: content, tag: EntityTag(tag)) == expected)
     }
+
+    @Test("A plain GET with a stored first part asks the origin for the rest only, and answers the whole 200")
+    func plainGetCompletesTheStoredPart() async throws {
+        let cache = try makeCache()
+        let origin = ScriptedOrigin([part(0...3), part(4...9)])
+        _ = try await get(cache, origin, "bytes=0-3")
+        let whole = try await get(cache, origin)
+        #expect(origin.received.last?.headerFields[.range] == "bytes=4-9")
+        #expect(origin.received.last?.headerFields[.ifRange] == "\"v1\"")
+        #expect(whole.response.status.code == 200 && whole.source == .network && whole.wasStored)
+        #expect(whole.body == Data(Self.digits) && whole.response.headerFields[.contentRange] == nil)
+        let again = try await get(cache, origin)
+        #expect(again.source == .cache && again.body == Data(Self.digits))
+        #expect(origin.received.count == 2)
+    }
+
+    @Test("A plain GET whose completion the origin does not answer with 200 or 206 is fetched as usual")
+    func plainGetFallsBackToAFetch() async throws {
+        let cache = try makeCache()
+        let full = ScriptedOrigin.Reply.respond(
+            response(200, [("Date", HTTPDate.format(clock.now)), ("Cache-Control", "max-age=60"), ("ETag", "\"v1\"")]),
+            "0123456789")
+        let origin = ScriptedOrigin([part(0...3), .respond(response(416, [("Content-Range", "bytes */8")]), ""), full])
+        _ = try await get(cache, origin, "bytes=0-3")
+        let whole = try await get(cache, origin)
+        #expect(origin.received.map { $0.headerFields[.range] } == ["bytes=0-3", "bytes=4-9", nil])
+        #expect(whole.response.status.code == 200 && whole.body == Data(Self.digits))
+    }
 }
