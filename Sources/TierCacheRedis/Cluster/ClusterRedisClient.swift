@@ -109,8 +109,11 @@ final class ClusterRedisClient: RedisClient {
             do {
                 reply = try await pool(for: target).send(arguments, asking: asking)
             } catch {
-                // The node may have failed over: learn the new map for the next commands.
-                if case .unavailable = error {} else { try? await refreshSlots() }
+                // The node may have failed over: learn the new map for the next commands. A node
+                // whose circuit is open (`unavailable`) counts too: after a failover it stays dead,
+                // and only a new map moves its slots to the promoted replica (the reload is at most
+                // one per 100 ms, so a dead node does not turn every command into a reload).
+                try? await refreshSlots()
                 throw error
             }
             guard case .error(let message) = reply else { return reply }

@@ -1,0 +1,106 @@
+import Foundation
+import Testing
+import TierCache
+
+@testable import TierCacheRedis
+
+/// A primary of a Redis Cluster with replicas killed under load (SIGKILL): its replica is promoted,
+/// and the tier finds the new primary by itself.
+@Suite("RedisTier through a cluster failover")
+struct RedisFailoverTests {
+    @Test(
+        "A killed primary fails commands only inside the failover window; afterwards every key reads back its value",
+        .enabled(if: RedisProcess.cliPath != nil, "redis-server and redis-cli are not installed"))
+    func killedPrimaryFailsOver() async throws {
+        // A cluster of its own, 3 primaries and 3 replicas, so the shared one stays whole.
+        let options = ["--cluster-enabled", "yes", "--cluster-node-timeout", "500"]
+        var nodes: [RedisProcess] = []
+        for _ in 0..<6 { nodes.append(try await RedisProcess(arguments: options)) }
+        let endpoints = nodes.map { RedisEndpoint(host: "127.0.0.1", port: $0.port) }
+        let cli = RedisCLI(seeds: endpoints)
+        _ = try cli.runTool(
+            ["--cluster", "create"] + endpoints.map { "\($0.host):\($0.port)" } + [
+                "--cluster-replicas", "1", "--cluster-yes",
+            ])
+        for endpoint in endpoints { try await cli.waitForState("ok", on: endpoint) }
+        try await cli.waitForReplicasInSync(endpoints)
+
+        let tier = try RedisTier(
+            configuration: .init(
+                deployment: .cluster(seeds: Array(endpoints.prefix(3))), capacity: 1 << 20,
+                commandTimeout: .milliseconds(300)))
+        let keys = try (0..<90).map { try CacheKey("failover-\($0)") }
+        for key in keys {
+            #expect(try await tier.store(CacheEntry(value: [1], storedAt: Date()), forKey: key) == .stored)
+        }
+        // Every write replicated before the kill: what an asynchronous replica has not received, a
+        // failover loses, whatever the client does.
+        try await cli.waitForReplicasInSync(endpoints)
+
+        let victim = try cli.owner(of: HashSlot.of(Array(("tiercache:" + keys[0].rawValue).utf8)))
+        let onVictim = try keys.filter {
+            try cli.owner(of: HashSlot.of(Array(("tiercache:" + $0.rawValue).utf8))) == victim
+        }
+        let victimIndex = try #require(endpoints.firstIndex(of: victim))
+        let killedAt = ContinuousClock.now
+        nodes[victimIndex].kill()
+
+        // Read a key of the dead primary's slots until it answers again.
+        var failures = 0
+        var recoveredAt: ContinuousClock.Instant?
+        while recoveredAt == nil, ContinuousClock.now - killedAt < .seconds(20) {
+            if let found = try? await tier.entry(forKey: onVictim[0]), found.value == [1] {
+                recoveredAt = .now
+            } else {
+                failures += 1
+                try await Task.sleep(for: .milliseconds(20))
+            }
+        }
+        let recovered = try #require(recoveredAt, "the tier never reached the promoted replica")
+        let window = recovered - killedAt
+        print("Redis Cluster failover: commands failed for \(window) after the SIGKILL (\(failures) attempts)")
+
+        // After the window: every key reads back its value, none fails, and writes reach the new primary.
+        for key in keys {
+            let found = try await tier.entry(forKey: key)
+            #expect(found?.value == [1], "\(key) after the failover")
+        }
+        for key in onVictim {
+            #expect(try await tier.store(CacheEntry(value: [2], storedAt: Date()), forKey: key) == .stored)
+            #expect(try await tier.entry(forKey: key)?.value == [2])
+        }
+        #expect(try cli.owner(of: HashSlot.of(Array(("tiercache:" + keys[0].rawValue).utf8))) != victim)
+    }
+}
+
+extension RedisCLI {
+    /// Waits (at most 10 s) until every replica among `nodes` has received all its primary has
+    /// written (its `slave_repl_offset` equals the primary's `master_repl_offset`).
+    func waitForReplicasInSync(_ nodes: [RedisEndpoint]) async throws {
+        for _ in 0..<400 {
+            var inSync = true
+            for node in nodes {
+                let info = try run(node, "INFO", "replication")
+                guard info.contains("role:slave") else { continue }
+                func field(_ name: String) -> Int? {
+                    info.split(whereSeparator: \.isNewline).first { $0.hasPrefix(name + ":") }
+                        .flatMap { Int($0.dropFirst(name.count + 1).trimmingCharacters(in: .whitespaces)) }
+                }
+                guard let port = field("master_port"), let replicated = field("slave_repl_offset"),
+                    info.contains("master_link_status:up")
+                else {
+                    inSync = false
+                    continue
+                }
+                let primaryInfo = try run(RedisEndpoint(host: node.host, port: port), "INFO", "replication")
+                let written = primaryInfo.split(whereSeparator: \.isNewline)
+                    .first { $0.hasPrefix("master_repl_offset:") }
+                    .flatMap { Int($0.dropFirst("master_repl_offset:".count).trimmingCharacters(in: .whitespaces)) }
+                if written != replicated { inSync = false }
+            }
+            if inSync { return }
+            try await Task.sleep(for: .milliseconds(25))
+        }
+        throw Failure(description: "the replicas did not catch up with their primaries")
+    }
+}
