@@ -51,21 +51,28 @@ extension HTTPCache {
                 served(stored, source: .cache, request: whole, now: measure.now, measure: measure), to: range,
                 ifRange: ifRange)
         }
+        let directives = requestDirectives(of: whole)
         if let partial = await lookupResource(Self.partialKey(primaryKey), request: whole) {
             if let answer = answerFromPartial(partial, request: whole, range: range, ifRange: ifRange) {
                 return answer
             }
             let headers = partial.response.response.headerFields
-            // A client's own If-Range is left to the whole-range path below.
-            if ifRange == nil, let content = headers[.contentRange].flatMap(ContentRange.init(field:)),
+            // A client's own If-Range is left to the whole-range path below, and so is a request
+            // that must not be stored or must not reach the origin.
+            if ifRange == nil, !directives.noStore, !directives.onlyIfCached,
+                let content = headers[.contentRange].flatMap(ContentRange.init(field:)),
                 let tag = headers[.eTag].flatMap(EntityTag.init),
                 let missing = Self.missingPart(of: range, besides: content, tag: tag),
                 let answer = try await complete(
-                    missing: missing, tag: tag, for: whole, range: range, ifRange: ifRange,
+                    partial, missing: missing, tag: tag, for: whole, range: range, ifRange: ifRange,
                     primaryKey: primaryKey, transport: transport)
             {
                 return answer
             }
+        }
+        if directives.onlyIfCached {
+            // Nothing stored answers the range, and the origin may not be asked (RFC 9111 §5.2.1.7).
+            return HTTPCacheResponse(response: HTTPResponse(status: .gatewayTimeout), body: Data(), source: .cache)
         }
         counters.recordMiss()
         let exchange = try await fetch(request, body: nil, transport: transport)
@@ -139,52 +146,53 @@ extension HTTPCache {
         return nil
     }
 
-    /// Completes stored partial content for `range` by asking the origin for the missing bytes
-    /// only, made conditional on the stored part's strong entity tag with `If-Range` (RFC 9111 §3.4,
-    /// RFC 9110 §13.1.5): a 206 means the representation is unchanged, so the stored bytes stand
-    /// (stale or not) and the two parts combine; the answer is then cut from the combined content.
-    /// A 200 (the representation changed, or the origin ignores ranges) is stored whole and cut.
-    /// `nil` when what the origin sent, stored, does not cover the range (or could not be stored):
-    /// the caller asks for the whole range.
+    /// Completes stored partial content `partial` for `range` (`nil`: the whole representation)
+    /// by asking the origin for the `missing` bytes only, made conditional on the stored part's
+    /// strong entity tag with `If-Range` (RFC 9111 §3.4, RFC 9110 §13.1.5): a 206 means the
+    /// representation is unchanged, so the stored bytes stand (stale or not), and the answer is
+    /// cut from the two parts combined in memory (stored as well, when the response may be). A 200
+    /// (the representation changed, or the origin ignores ranges) is stored whole and cut; any
+    /// other status is the answer as it is. `nil` only when the origin's answer cannot answer the
+    /// request: a 416 (the stored length is outdated) or a 206 that does not cover the range. The
+    /// caller then asks as it would have without the stored part.
     private func complete(
-        missing: ClosedRange<Int>, tag: EntityTag, for whole: HTTPRequest, range: ByteRange?,
+        _ partial: Located, missing: ClosedRange<Int>, tag: EntityTag, for whole: HTTPRequest, range: ByteRange?,
         ifRange: String?, primaryKey: CacheKey, transport: @escaping Transport
     ) async throws -> HTTPCacheResponse? {
         var outgoing = whole
         outgoing.headerFields[.range] = "bytes=\(missing.lowerBound)-\(missing.upperBound)"
         outgoing.headerFields[.ifRange] = tag.description
-        counters.recordMiss()
         let exchange = try await fetch(outgoing, body: nil, transport: transport)
         switch exchange.response.status.code {
         case 206:
-            // Stored combined with the part it completes, or (another representation's part, from an
-            // origin that ignored If-Range) in its place: either way answered if it covers the range.
-            guard await storePartial(exchange, for: whole, primaryKey: primaryKey) else { return nil }
-            let now = configuration.clock.now()
-            if let complete = await lookup(primaryKey: primaryKey, request: whole) {
-                let entire = served(complete, source: .network, request: whole, now: now)
-                var answer = range.map { Self.cut(entire, to: $0, ifRange: ifRange) } ?? entire
-                answer.wasStored = true
-                return answer
+            // Combined with the part it completes or, another representation's part from an origin
+            // that ignored If-Range, alone: either way one representation's bytes.
+            guard let (combined, content) = Self.partialContent(of: exchange, with: partial.response) else {
+                return nil
             }
-            guard let range, let combined = await lookupResource(Self.partialKey(primaryKey), request: whole),
-                let content = combined.response.response.headerFields[.contentRange].flatMap(ContentRange.init(field:)),
-                let wanted = range.bounds(in: content.completeLength), content.bounds.contains(wanted.lowerBound),
-                content.bounds.contains(wanted.upperBound)
+            var answer = HTTPCacheResponse(response: combined.response, body: combined.body, source: .network)
+            if content.bounds.count == content.completeLength {
+                counters.recordMiss()
+                answer.wasStored = await storeCombined(combined, content: content, for: whole, primaryKey: primaryKey)
+                return range.map { Self.cut(answer, to: $0, ifRange: ifRange) } ?? answer
+            }
+            guard let range, let wanted = range.bounds(in: content.completeLength),
+                content.bounds.lowerBound <= wanted.lowerBound, wanted.upperBound <= content.bounds.upperBound
             else { return nil }
-            var answer = Self.partialAnswer(
-                served(combined, source: .network, request: whole, now: now), bodyStartsAt: content.bounds.lowerBound,
-                wanted: wanted, completeLength: content.completeLength)
-            answer.wasStored = true
-            return answer
+            counters.recordMiss()
+            answer.wasStored = await storeCombined(combined, content: content, for: whole, primaryKey: primaryKey)
+            return Self.partialAnswer(
+                answer, bodyStartsAt: content.bounds.lowerBound, wanted: wanted, completeLength: content.completeLength)
+        case 416:
+            return nil
         case 200:
+            counters.recordMiss()
             var result = HTTPCacheResponse(response: exchange.response, body: exchange.body, source: .network)
             result.wasStored = await storeIfAllowed(exchange, for: whole, primaryKey: primaryKey)
             return range.map { Self.cut(result, to: $0, ifRange: ifRange) } ?? result
         default:
-            // Not an answer to what was asked (a 416 for an outdated length, an error): the
-            // caller asks the origin as it would have without the stored part.
-            return nil
+            counters.recordMiss()
+            return HTTPCacheResponse(response: exchange.response, body: exchange.body, source: .network)
         }
     }
 
@@ -202,44 +210,69 @@ extension HTTPCache {
             let missing = Self.missingPart(of: .from(first: 0, last: nil), besides: content, tag: tag)
         else { return nil }
         return try await complete(
-            missing: missing, tag: tag, for: request, range: nil, ifRange: nil, primaryKey: primaryKey,
+            partial, missing: missing, tag: tag, for: request, range: nil, ifRange: nil, primaryKey: primaryKey,
             transport: transport)
     }
 
     /// Stores a 206 as partial content (RFC 9111 §3.3), combined with the stored partial content
-    /// when both carry the same strong entity tag and their ranges overlap or adjoin (§3.4);
-    /// content that then covers the whole representation is stored as a complete 200. A 206
-    /// without a single `Content-Range` of known length, or without a strong entity tag (which
-    /// combining needs), is not stored. Returns whether anything was stored.
+    /// as ``partialContent(of:with:)`` says; content that covers the whole representation is
+    /// stored as a complete 200. Returns whether anything was stored.
     func storePartial(_ exchange: Exchange, for request: HTTPRequest, primaryKey: CacheKey) async -> Bool {
+        let existing = await lookupResource(Self.partialKey(primaryKey), request: request)
+        guard let (combined, content) = Self.partialContent(of: exchange, with: existing?.response) else {
+            return false
+        }
+        return await storeCombined(combined, content: content, for: request, primaryKey: primaryKey)
+    }
+
+    /// Stores partial content ``partialContent(of:with:)`` made: beside the resource, or as the
+    /// complete response (removing the part) when it covers the whole representation.
+    private func storeCombined(
+        _ combined: Exchange, content: ContentRange, for request: HTTPRequest, primaryKey: CacheKey
+    ) async -> Bool {
+        guard content.bounds.count == content.completeLength else {
+            return await storeIfAllowed(
+                combined, for: request, primaryKey: Self.partialKey(primaryKey), partialContent: true)
+        }
+        await removeResource(Self.partialKey(primaryKey))
+        return await storeIfAllowed(combined, for: request, primaryKey: primaryKey)
+    }
+
+    /// `exchange` (a 206) as the partial content it makes with `existing`, the stored part: the two
+    /// combined when both carry the same strong entity tag and complete length and their ranges
+    /// overlap or adjoin (§3.4), the stored part's header fields updated by the 206's (a 206 that
+    /// answers `If-Range` need not repeat `Content-Type` or `Content-Encoding`, RFC 9110 §15.3.7);
+    /// otherwise the 206 alone. Content that covers the whole representation is a 200. `nil` for a
+    /// 206 that cannot be stored as partial content: not one `Content-Range` of known length
+    /// matching its body, or no strong entity tag (which combining needs).
+    static func partialContent(
+        of exchange: Exchange, with existing: StoredResponse?
+    ) -> (exchange: Exchange, content: ContentRange)? {
         guard var content = exchange.response.headerFields[.contentRange].flatMap(ContentRange.init(field:)),
             exchange.body.count == content.bounds.count,
             let tag = exchange.response.headerFields[.eTag].flatMap(EntityTag.init), !tag.isWeak
-        else { return false }
-        var bytes = exchange.body
-        let partialKey = Self.partialKey(primaryKey)
-        if let existing = await lookupResource(partialKey, request: request),
-            let storedTag = existing.response.response.headerFields[.eTag].flatMap(EntityTag.init),
+        else { return nil }
+        var combined = exchange
+        if let existing, let storedTag = existing.response.headerFields[.eTag].flatMap(EntityTag.init),
             storedTag.strongMatches(tag),
-            let storedRange = existing.response.response.headerFields[.contentRange].flatMap(ContentRange.init(field:)),
+            let storedRange = existing.response.headerFields[.contentRange].flatMap(ContentRange.init(field:)),
             storedRange.completeLength == content.completeLength,
             storedRange.bounds.lowerBound <= content.bounds.upperBound + 1,
             content.bounds.lowerBound <= storedRange.bounds.upperBound + 1
         {
-            (content, bytes) = Self.combined(storedRange, existing.response.body, content, bytes)
+            (content, combined.body) = Self.combined(storedRange, existing.body, content, exchange.body)
+            combined.response.headerFields = Validation.updating(
+                existing.response.headerFields, with: exchange.response.headerFields,
+                except: [.contentLength, .contentRange, .transferEncoding])
         }
-        var combined = exchange
-        combined.body = bytes
+        combined.response.headerFields[.contentLength] = String(combined.body.count)
         if content.bounds.count == content.completeLength {
             combined.response.status = .ok
             combined.response.headerFields[values: .contentRange] = []
-            combined.response.headerFields[.contentLength] = String(bytes.count)
-            await removeResource(partialKey)
-            return await storeIfAllowed(combined, for: request, primaryKey: primaryKey)
+        } else {
+            combined.response.headerFields[.contentRange] = content.fieldValue
         }
-        combined.response.headerFields[.contentRange] = content.fieldValue
-        combined.response.headerFields[.contentLength] = String(bytes.count)
-        return await storeIfAllowed(combined, for: request, primaryKey: partialKey, partialContent: true)
+        return (combined, content)
     }
 
     /// Two overlapping or adjoining pieces of one representation as one; where they overlap, the

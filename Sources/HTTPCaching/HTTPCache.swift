@@ -489,7 +489,7 @@ public final class HTTPCache: Sendable {
         }
     }
 
-    private func requestDirectives(of request: HTTPRequest) -> CacheControl {
+    func requestDirectives(of request: HTTPRequest) -> CacheControl {
         request.headerFields[.cacheControl] == nil
             ? CacheControl() : CacheControl(fieldValues: request.headerFields[values: .cacheControl])
     }

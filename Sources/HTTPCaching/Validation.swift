@@ -123,15 +123,7 @@ public enum Validation {
         _ stored: StoredResponse, with notModified: HTTPResponse, requestTime: Date, responseTime: Date
     ) -> StoredResponse {
         var updated = stored
-        var fields = stored.response.headerFields
-        var replaced = Set<HTTPField.Name>()
-        for field in notModified.headerFields
-        where !fieldsKeptOnFreshen.contains(field.name)
-            && !HopByHop.isHopByHop(field.name, in: notModified.headerFields)
-        {
-            if replaced.insert(field.name).inserted { fields[values: field.name] = [] }
-            fields.append(field)
-        }
+        var fields = updating(stored.response.headerFields, with: notModified.headerFields, except: fieldsKeptOnFreshen)
         // A 304 without Date gets the time it arrived (RFC 9110 §6.6.1): the stored Date would
         // otherwise age the freshened response from its first download.
         if notModified.headerFields[.date] == nil { fields[.date] = HTTPDate.format(responseTime) }
@@ -140,6 +132,23 @@ public enum Validation {
         updated.responseTime = responseTime
         updated.storedAt = responseTime
         return updated
+    }
+}
+
+extension Validation {
+    /// `stored`'s header fields with each field `newer` has (but `kept` and hop-by-hop ones)
+    /// replacing the stored field of that name (RFC 9111 §3.2, §3.4): what a 304 or a completing
+    /// 206 updates, keeping what it does not repeat.
+    static func updating(
+        _ stored: HTTPFields, with newer: HTTPFields, except kept: Set<HTTPField.Name>
+    ) -> HTTPFields {
+        var fields = stored
+        var replaced = Set<HTTPField.Name>()
+        for field in newer where !kept.contains(field.name) && !HopByHop.isHopByHop(field.name, in: newer) {
+            if replaced.insert(field.name).inserted { fields[values: field.name] = [] }
+            fields.append(field)
+        }
+        return fields
     }
 }
 

@@ -20,11 +20,14 @@ struct HTTPCachePartialContentTests {
     }
 
     /// The origin's 206 for `range` of the ten digits, tagged `tag`.
-    func part(_ range: ClosedRange<Int>, tag: String = "\"v1\"") -> ScriptedOrigin.Reply {
-        let fields = [
-            ("Date", HTTPDate.format(clock.now)), ("Cache-Control", "max-age=60"), ("ETag", tag),
-            ("Content-Range", "bytes \(range.lowerBound)-\(range.upperBound)/10"),
-        ]
+    func part(
+        _ range: ClosedRange<Int>, tag: String = "\"v1\"", extra: [(String, String)] = []
+    ) -> ScriptedOrigin.Reply {
+        let fields =
+            [
+                ("Date", HTTPDate.format(clock.now)), ("Cache-Control", "max-age=60"), ("ETag", tag),
+                ("Content-Range", "bytes \(range.lowerBound)-\(range.upperBound)/10"),
+            ] + extra
         return .respond(response(206, fields), String(decoding: Self.digits[range], as: UTF8.self))
     }
 
@@ -232,5 +235,49 @@ struct HTTPCachePartialContentTests {
         let whole = try await get(cache, origin)
         #expect(origin.received.map { $0.headerFields[.range] } == ["bytes=0-3", "bytes=4-9", nil])
         #expect(whole.response.status.code == 200 && whole.body == Data(Self.digits))
+    }
+
+    @Test("A completing 206 that does not repeat Content-Type keeps the stored part's (RFC 9110 §15.3.7)")
+    func completionKeepsRepresentationFields() async throws {
+        let cache = try makeCache()
+        let origin = ScriptedOrigin([part(0...3, extra: [("Content-Type", "text/plain")]), part(4...9)])
+        _ = try await get(cache, origin, "bytes=0-3")
+        let answer = try await get(cache, origin, "bytes=2-9")
+        #expect(answer.response.headerFields[.contentType] == "text/plain")
+        let whole = try await get(cache, origin)
+        #expect(whole.source == .cache && whole.response.headerFields[.contentType] == "text/plain")
+    }
+
+    @Test("A completing 206 of another representation is not combined: the whole range is asked for")
+    func completionWithAnotherTag() async throws {
+        let cache = try makeCache()
+        let origin = ScriptedOrigin([part(0...3), part(4...7, tag: "\"v2\""), part(0...7, tag: "\"v2\"")])
+        _ = try await get(cache, origin, "bytes=0-3")
+        let answer = try await get(cache, origin, "bytes=0-7")
+        #expect(origin.received.map { $0.headerFields[.range] } == ["bytes=0-3", "bytes=4-7", "bytes=0-7"])
+        #expect(answer.response.headerFields[.eTag] == "\"v2\"" && answer.body == Data("01234567".utf8))
+    }
+
+    @Test(
+        "An origin error on completion is the answer, not a second request; no-store is not completed; only-if-cached is a 504"
+    )
+    func completionGuards() async throws {
+        let cache = try makeCache()
+        let origin = ScriptedOrigin([
+            part(0...3), .respond(response(503, [("Retry-After", "1")]), "down"), part(0...7),
+        ])
+        _ = try await get(cache, origin, "bytes=0-3")
+        let failing = try await get(cache, origin, "bytes=0-7")
+        #expect(failing.response.status.code == 503)
+        #expect(origin.received.map { $0.headerFields[.range] } == ["bytes=0-3", "bytes=4-7"])
+        let onlyIfCached = try await cache.response(
+            for: request("https://example.com/a", [("Range", "bytes=0-7"), ("Cache-Control", "only-if-cached")]),
+            transport: origin.transport)
+        #expect(onlyIfCached.response.status.code == 504 && origin.received.count == 2)
+        let noStore = try await cache.response(
+            for: request("https://example.com/a", [("Range", "bytes=0-7"), ("Cache-Control", "no-store")]),
+            transport: origin.transport)
+        #expect(origin.received.last?.headerFields[.range] == "bytes=0-7", "no-store: not completed")
+        #expect(noStore.response.status.code == 206 && origin.received.count == 3)
     }
 }

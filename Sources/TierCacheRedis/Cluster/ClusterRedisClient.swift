@@ -11,6 +11,8 @@ final class ClusterRedisClient: RedisClient {
         var nodes: [RedisEndpoint] = []
         var pools: [RedisEndpoint: RedisConnectionPool] = [:]
         var lastRefresh: ContinuousClock.Instant?
+        /// A reload is running: others that would start meanwhile skip (they would ask the same nodes).
+        var refreshing = false
     }
 
     private let seeds: [RedisEndpoint]
@@ -35,16 +37,20 @@ final class ClusterRedisClient: RedisClient {
     }
 
     /// Reloads the slot map from the first node that answers (known nodes first, then the seeds).
-    /// At most one reload per 100 ms unless `force`.
+    /// Unless `force`, at most one reload runs at a time and one starts per 100 ms: a dead node's
+    /// failing commands, which each ask for one, make a few reloads, not a storm.
     func refreshSlots(force: Bool = false) async throws(RedisError) {
         let (candidates, skip) = state.withLock { state -> ([RedisEndpoint], Bool) in
+            if !force, state.refreshing { return ([], true) }
             if !force, let last = state.lastRefresh, ContinuousClock.now - last < .milliseconds(100) {
                 return ([], true)
             }
             state.lastRefresh = .now
+            state.refreshing = true
             return (state.nodes + seeds.filter { !state.nodes.contains($0) }, false)
         }
         if skip { return }
+        defer { state.withLock { $0.refreshing = false } }
         var lastError = RedisError.unavailable("no cluster node answered CLUSTER SLOTS")
         for candidate in candidates {
             do throws(RedisError) {
