@@ -13,17 +13,9 @@ struct RedisFailoverTests {
         .enabled(if: RedisProcess.cliPath != nil, "redis-server and redis-cli are not installed"),
         .timeLimit(.minutes(2)))
     func killedPrimaryFailsOver() async throws {
-        // A cluster of its own, 3 primaries and 3 replicas, so the shared one stays whole.
-        let options = ["--cluster-enabled", "yes", "--cluster-node-timeout", "500"]
-        var nodes: [RedisProcess] = []
-        for _ in 0..<6 { nodes.append(try await RedisProcess(arguments: options)) }
-        let endpoints = nodes.map { RedisEndpoint(host: "127.0.0.1", port: $0.port) }
-        let cli = RedisCLI(seeds: endpoints)
-        _ = try cli.runTool(
-            ["--cluster", "create"] + endpoints.map { "\($0.host):\($0.port)" } + [
-                "--cluster-replicas", "1", "--cluster-yes",
-            ])
-        for endpoint in endpoints { try await cli.waitForState("ok", on: endpoint) }
+        // 3 primaries and 3 replicas.
+        let cluster = try await TestCluster(nodes: 6, replicas: 1, options: ["--cluster-node-timeout", "500"])
+        let (nodes, endpoints, cli) = (cluster.nodes, cluster.endpoints, cluster.cli)
         try await cli.waitForReplicasInSync(endpoints)
 
         let tier = try RedisTier(

@@ -2,6 +2,8 @@ import Foundation
 import NIOCore
 import NIOPosix
 
+@testable import TierCacheRedis
+
 /// A redis-server of a test's own, on a free loopback port, that the test may kill and restart.
 final class RedisProcess: @unchecked Sendable {
     // @unchecked: `process` and `port` are only touched by the test that owns this object, one
@@ -110,4 +112,26 @@ final class RedisProcess: @unchecked Sendable {
 struct PortTaken: Error, CustomStringConvertible {
     let port: Int
     var description: String { "redis-server could not listen on port \(port)" }
+}
+
+/// A Redis Cluster of a test's own (so the shared one stays whole), made of `nodes` servers started
+/// with `options` and joined by `redis-cli --cluster create` with `replicas` replicas per primary;
+/// returns once every node reports `cluster_state:ok`.
+struct TestCluster {
+    let nodes: [RedisProcess]
+    let endpoints: [RedisEndpoint]
+    let cli: RedisCLI
+
+    init(nodes count: Int, replicas: Int, options: [String]) async throws {
+        var nodes: [RedisProcess] = []
+        for _ in 0..<count { nodes.append(try await RedisProcess(arguments: ["--cluster-enabled", "yes"] + options)) }
+        let endpoints = nodes.map { RedisEndpoint(host: "127.0.0.1", port: $0.port) }
+        let cli = RedisCLI(seeds: endpoints)
+        _ = try cli.runTool(
+            ["--cluster", "create"] + endpoints.map { "\($0.host):\($0.port)" } + [
+                "--cluster-replicas", String(replicas), "--cluster-yes",
+            ])
+        for endpoint in endpoints { try await cli.waitForState("ok", on: endpoint) }
+        (self.nodes, self.endpoints, self.cli) = (nodes, endpoints, cli)
+    }
 }

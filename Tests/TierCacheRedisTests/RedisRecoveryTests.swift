@@ -36,18 +36,9 @@ import TierCache
     func aKilledClusterNodeCostsOnlyItsOwnSlots() async throws {
         // A cluster of its own (the shared one stays whole for the other tests), which keeps
         // serving the slots it still covers when a primary dies.
-        let options = [
-            "--cluster-enabled", "yes", "--cluster-node-timeout", "1000", "--cluster-require-full-coverage", "no",
-        ]
-        var nodes: [RedisProcess] = []
-        for _ in 0..<3 { nodes.append(try await RedisProcess(arguments: options)) }
-        let endpoints = nodes.map { RedisEndpoint(host: "127.0.0.1", port: $0.port) }
-        let cli = RedisCLI(seeds: endpoints)
-        _ = try cli.runTool(
-            ["--cluster", "create"] + endpoints.map { "\($0.host):\($0.port)" } + [
-                "--cluster-replicas", "0", "--cluster-yes",
-            ])
-        for endpoint in endpoints { try await cli.waitForState("ok", on: endpoint) }
+        let cluster = try await TestCluster(
+            nodes: 3, replicas: 0, options: ["--cluster-node-timeout", "1000", "--cluster-require-full-coverage", "no"])
+        let (nodes, endpoints, cli) = (cluster.nodes, cluster.endpoints, cluster.cli)
 
         let tier = try RedisTier(
             configuration: .init(
