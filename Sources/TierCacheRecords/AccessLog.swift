@@ -24,9 +24,12 @@ public final class AccessLog: Sendable {
     /// The noted keys in access order, oldest first; the log is left empty.
     public func drain() -> [[UInt8]] {
         let keys = pending.withLock { state -> [[UInt8]: UInt64] in
+            // Nothing noted (every store after a store): no copy of the table, no sorted array.
+            if state.keys.isEmpty { return [:] }
             defer { state.keys.removeAll(keepingCapacity: true) }
             return state.keys
         }
+        if keys.isEmpty { return [] }
         return keys.sorted { $0.value < $1.value }.map(\.key)
     }
 

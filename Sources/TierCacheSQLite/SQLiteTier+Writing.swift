@@ -182,7 +182,7 @@ extension SQLiteTier {
             let hidden = hiddenKeys.snapshot()
             do {
                 let result = try writer.withLock { connection throws(SQLiteFailure) in
-                    try connection.transaction(writing: true) { () throws(SQLiteFailure) in
+                    try connection.writeTransaction { () throws(SQLiteFailure) in
                         var state = try readState(connection)
                         for key in hidden { try delete(key, in: connection, state: &state) }
                         try applyNotedAccesses(in: connection, state: &state)

@@ -8,6 +8,9 @@ enum Query: Int, CaseIterable {
     case delete
     case evictOldest
     case insert
+    case beginWriting
+    case commit
+    case rollback
 
     var sql: String {
         switch self {
@@ -20,6 +23,9 @@ enum Query: Int, CaseIterable {
         case .evictOldest:
             "DELETE FROM entries WHERE id = (SELECT id FROM entries ORDER BY tick LIMIT 1) RETURNING cost"
         case .insert: "INSERT INTO entries(key, record, cost, tick) VALUES (?1, ?2, ?3, ?4)"
+        case .beginWriting: "BEGIN IMMEDIATE"
+        case .commit: "COMMIT"
+        case .rollback: "ROLLBACK"
         }
     }
 }

@@ -97,31 +97,35 @@ final class SQLiteConnection: @unchecked Sendable {
         return made
     }
 
-    /// Runs `body` in a transaction: `BEGIN IMMEDIATE` (taking the write lock up front, so two
-    /// writers never deadlock upgrading) for writers, a deferred one for readers. Commits when
-    /// `body` returns, rolls back when it throws.
-    func transaction<T>(
-        writing: Bool, _ body: () throws(SQLiteFailure) -> T
-    ) throws(SQLiteFailure) -> T {
+    /// Runs `body` in a write transaction: `BEGIN IMMEDIATE` takes the write lock up front, so two
+    /// writers never deadlock upgrading a read lock. Commits when `body` returns, rolls back when
+    /// it throws. The three statements are prepared once, like the tier's queries: parsing them
+    /// for every store cost more than the store's own statements.
+    func writeTransaction<T>(_ body: () throws(SQLiteFailure) -> T) throws(SQLiteFailure) -> T {
         // A transaction left open by a ROLLBACK that failed (an I/O error) would make every BEGIN
         // fail: end it first.
-        if sqlite3_get_autocommit(handle) == 0 { try execute("ROLLBACK") }
-        try execute(writing ? "BEGIN IMMEDIATE" : "BEGIN")
+        if sqlite3_get_autocommit(handle) == 0 { try run(.rollback) }
+        try run(.beginWriting)
         let result: T
         do {
             result = try body()
         } catch {
-            try? execute("ROLLBACK")
+            try? run(.rollback)
             throw error
         }
         do {
-            try execute("COMMIT")
+            try run(.commit)
         } catch {
             // A failed commit (a full disk) leaves the transaction open: end it.
-            if sqlite3_get_autocommit(handle) == 0 { try? execute("ROLLBACK") }
+            if sqlite3_get_autocommit(handle) == 0 { try? run(.rollback) }
             throw error
         }
         return result
+    }
+
+    /// Runs `query`, which takes no parameters and returns no rows.
+    private func run(_ query: Query) throws(SQLiteFailure) {
+        try withStatement(query) { statement throws(SQLiteFailure) in try statement.run() }
     }
 
     /// Empties the database in place, even a damaged one, so that every connection (in every
