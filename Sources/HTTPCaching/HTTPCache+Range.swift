@@ -166,33 +166,37 @@ extension HTTPCache {
         switch exchange.response.status.code {
         case 206:
             // Combined with the part it completes or, another representation's part from an origin
-            // that ignored If-Range, alone: either way one representation's bytes.
+            // that ignored If-Range, alone: either way one representation's bytes, answered when
+            // they hold what was asked (the whole for a plain GET, the range's bytes otherwise).
             guard let (combined, content) = Self.partialContent(of: exchange, with: partial.response) else {
                 return nil
             }
-            var answer = HTTPCacheResponse(response: combined.response, body: combined.body, source: .network)
+            let answerFrom: (HTTPCacheResponse) -> HTTPCacheResponse
             if content.bounds.count == content.completeLength {
-                counters.recordMiss()
-                answer.wasStored = await storeCombined(combined, content: content, for: whole, primaryKey: primaryKey)
-                return range.map { Self.cut(answer, to: $0, ifRange: ifRange) } ?? answer
-            }
-            guard let range, let wanted = range.bounds(in: content.completeLength),
+                answerFrom = { whole in range.map { Self.cut(whole, to: $0, ifRange: ifRange) } ?? whole }
+            } else if let range, let wanted = range.bounds(in: content.completeLength),
                 content.bounds.lowerBound <= wanted.lowerBound, wanted.upperBound <= content.bounds.upperBound
-            else { return nil }
+            {
+                answerFrom = {
+                    Self.partialAnswer(
+                        $0, bodyStartsAt: content.bounds.lowerBound, wanted: wanted,
+                        completeLength: content.completeLength)
+                }
+            } else {
+                return nil
+            }
             counters.recordMiss()
+            var answer = HTTPCacheResponse(response: combined.response, body: combined.body, source: .network)
             answer.wasStored = await storeCombined(combined, content: content, for: whole, primaryKey: primaryKey)
-            return Self.partialAnswer(
-                answer, bodyStartsAt: content.bounds.lowerBound, wanted: wanted, completeLength: content.completeLength)
+            return answerFrom(answer)
         case 416:
             return nil
-        case 200:
+        case let code:
             counters.recordMiss()
             var result = HTTPCacheResponse(response: exchange.response, body: exchange.body, source: .network)
+            guard code == 200 else { return result }
             result.wasStored = await storeIfAllowed(exchange, for: whole, primaryKey: primaryKey)
             return range.map { Self.cut(result, to: $0, ifRange: ifRange) } ?? result
-        default:
-            counters.recordMiss()
-            return HTTPCacheResponse(response: exchange.response, body: exchange.body, source: .network)
         }
     }
 

@@ -1,10 +1,11 @@
 import CLMDB
 import Foundation
 import TierCache
+import TierCacheRecords
 
 extension LMDBTier {
     /// The smallest capacity accepted: 1 MiB, room for LMDB's own pages and a useful 5% entry.
-    public static let minimumCapacity = 1 << 20
+    public static let minimumCapacity = DiskCapacity.minimum
 
     /// The files LMDB keeps in the tier's directory.
     static let fileNames = ["data.mdb", "lock.mdb"]

@@ -140,11 +140,7 @@ public final class LMDBTier: LocalCacheTier {
     ///   database), or, with ``RecoveryPolicy/throwError``, `TierCacheError.Code.damagedStore`
     ///   and `TierCacheError.Code.incompatibleVersion`.
     public init(directory: URL, configuration: Configuration) throws(TierCacheError) {
-        guard configuration.capacity >= Self.minimumCapacity else {
-            throw TierCacheError(
-                .invalidConfiguration,
-                "capacity must be at least \(Self.minimumCapacity) bytes (1 MiB); got \(configuration.capacity)")
-        }
+        try DiskCapacity.check(configuration.capacity)
         guard let codec = ZstdCodec(level: configuration.compressionLevel) else {
             throw TierCacheError(
                 .invalidConfiguration,

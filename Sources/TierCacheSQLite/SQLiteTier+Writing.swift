@@ -15,28 +15,24 @@ extension SQLiteTier {
         let outcome: StoreOutcome
         if entry.metadata.isExpired(at: clock.now()) {
             outcome = .refused(.alreadyExpired)
-            try removeOrHide(keyBytes)
         } else if entry.value.count > EntryRecord.maximumValueSize {
             // The record format counts a value's size in 32 bits; such a value is over any
             // sensible per-entry limit anyway.
             outcome = .refused(.tooLarge(size: entry.value.count, limit: maxRecordBytes))
-            try removeOrHide(keyBytes)
         } else {
             let record = EntryRecord.encode(entry, fullKey: keyBytes, codec: codec)
-            if record.count > maxRecordBytes {
-                outcome = .refused(.tooLarge(size: record.count, limit: maxRecordBytes))
-                try removeOrHide(keyBytes)
-            } else {
-                outcome = try insert(record, under: keyBytes)
-            }
+            outcome =
+                record.count > maxRecordBytes
+                ? .refused(.tooLarge(size: record.count, limit: maxRecordBytes)) : try insert(record, under: keyBytes)
         }
+        // Whatever refused the entry, no older value stays readable after it.
+        if case .refused = outcome { try removeOrHide(keyBytes) }
         counters.record(outcome)
         report(outcome, key: key)
         return outcome
     }
 
-    /// Writes `record` under `key`, evicting first; a full disk refuses it (removing or hiding the
-    /// key's older entry).
+    /// Writes `record` under `key`, evicting first; a full disk refuses it.
     private func insert(_ record: [UInt8], under key: [UInt8]) throws -> StoreOutcome {
         let cost = accountedBytes(keyCount: key.count, recordCount: record.count)
         let evicted: Int
@@ -46,7 +42,6 @@ extension SQLiteTier {
             }
         } catch {
             guard error.code == .diskFull else { throw error }
-            try removeOrHide(key)
             return .refused(.outOfSpace(detail: error.message))
         }
         counters.recordEvictions(evicted)

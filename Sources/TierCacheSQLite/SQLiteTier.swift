@@ -66,7 +66,7 @@ public final class SQLiteTier: LocalCacheTier {
     /// B-tree interior pages and leaves fuller or emptier than the accounting's average.
     public static let fillLimit = 0.875
     /// The smallest capacity accepted (1 MiB).
-    public static let minimumCapacity = 1 << 20
+    public static let minimumCapacity = DiskCapacity.minimum
     /// The database file's name in the tier's directory.
     public static let fileName = "cache.sqlite"
 
@@ -112,11 +112,7 @@ public final class SQLiteTier: LocalCacheTier {
     ///   with ``RecoveryPolicy/throwError``, `TierCacheError.Code.damagedStore` and
     ///   `TierCacheError.Code.incompatibleVersion`.
     public init(directory: URL, configuration: Configuration) throws(TierCacheError) {
-        guard configuration.capacity >= Self.minimumCapacity else {
-            throw TierCacheError(
-                .invalidConfiguration,
-                "capacity must be at least \(Self.minimumCapacity) bytes (1 MiB); got \(configuration.capacity)")
-        }
+        try DiskCapacity.check(configuration.capacity)
         guard let codec = ZlibCodec(level: configuration.compressionLevel) else {
             throw TierCacheError(
                 .invalidConfiguration, "compression level must be in 1...9; got \(configuration.compressionLevel)")

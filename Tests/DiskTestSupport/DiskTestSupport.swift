@@ -252,3 +252,13 @@ public struct UnexpectedOutcome: Error, CustomStringConvertible {
     public let outcome: StoreOutcome
     public var description: String { "entry \(index): \(outcome)" }
 }
+
+/// A byte-flip campaign's trials (`TIERCACHE_DAMAGE_TRIALS`, 30 by default) and seed
+/// (`TIERCACHE_DAMAGE_SEED`, random by default), announced with how to replay the run.
+public func damageCampaignSettings(_ name: String) -> (trials: Int, seed: UInt64) {
+    let environment = ProcessInfo.processInfo.environment
+    let trials = environment["TIERCACHE_DAMAGE_TRIALS"].flatMap(Int.init) ?? 30
+    let seed = environment["TIERCACHE_DAMAGE_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 1...UInt64(UInt32.max))
+    print("\(name): \(trials) trials, seed \(seed) (rerun with TIERCACHE_DAMAGE_SEED=\(seed))")
+    return (trials, seed)
+}

@@ -44,12 +44,7 @@ struct LMDBDamageTests {
         "Stores with 8 flipped bytes end as served misses, a typed error, a reset, or one crash then a clean reopen",
         arguments: FlipTarget.allCases)
     func byteFlipCampaign(_ target: FlipTarget) throws {
-        let environment = ProcessInfo.processInfo.environment
-        let trials = environment["TIERCACHE_DAMAGE_TRIALS"].flatMap(Int.init) ?? 30
-        let seed =
-            environment["TIERCACHE_DAMAGE_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 1...UInt64(UInt32.max))
-        print(
-            "byte-flip campaign (\(target)): \(trials) trials, seed \(seed) (rerun with TIERCACHE_DAMAGE_SEED=\(seed))")
+        let (trials, seed) = damageCampaignSettings("byte-flip campaign (\(target))")
         let original = try populatedStore()
         let dataFile = try Data(contentsOf: original.url.appendingPathComponent("data.mdb"))
         var random = SplitMix64(seed: seed)

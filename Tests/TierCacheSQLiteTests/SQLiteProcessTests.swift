@@ -63,11 +63,7 @@ struct SQLiteProcessTests {
         "Stores with 8 flipped bytes end as served misses, a reset, or a typed error; never a crash or a wrong value",
         arguments: FlipTarget.allCases)
     func byteFlipCampaign(_ target: FlipTarget) throws {
-        let environment = ProcessInfo.processInfo.environment
-        let trials = environment["TIERCACHE_DAMAGE_TRIALS"].flatMap(Int.init) ?? 30
-        let seed =
-            environment["TIERCACHE_DAMAGE_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 1...UInt64(UInt32.max))
-        print("SQLite byte-flip campaign (\(target)): \(trials) trials, seed \(seed) (TIERCACHE_DAMAGE_SEED=\(seed))")
+        let (trials, seed) = damageCampaignSettings("SQLite byte-flip campaign (\(target))")
         let original = TemporaryDirectory()
         let populate = try runHarness([
             "damage-reader", original.url.path, "--tier", "sqlite", "--populate", "--count", "\(Self.populatedEntries)",

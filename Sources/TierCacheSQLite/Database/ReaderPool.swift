@@ -32,10 +32,10 @@ final class ReaderPool: Sendable {
     /// Closes every idle connection (after the store was reset: fewer connections to a file that
     /// changed under them; SQLite would prepare their statements again anyway).
     func closeIdle() {
-        let closing = idle.withLock { pool -> [SQLiteConnection] in
+        // Taken out under the lock and released (closed) after it.
+        _ = idle.withLock { pool -> [SQLiteConnection] in
             defer { pool.removeAll() }
             return pool
         }
-        _ = closing
     }
 }

@@ -10,28 +10,25 @@ struct SQLiteStatement {
 
     /// Binds `bytes` to parameter `index` (1-based); SQLite copies them.
     func bind(_ bytes: [UInt8], at index: Int32) throws(SQLiteFailure) {
-        guard let count = Int32(exactly: bytes.count) else { throw Self.tooBig(bytes.count) }
-        let status = bytes.withUnsafeBytes { buffer in
-            // An empty blob still needs a non-null pointer, or SQLite binds NULL.
-            tiercache_sqlite3_bind_blob_transient(
-                pointer, index, buffer.baseAddress ?? UnsafeRawPointer(bitPattern: 1), count)
-        }
-        guard status == SQLITE_OK else { throw connection.failure(status, "cannot bind a blob") }
-    }
-
-    private static func tooBig(_ count: Int) -> SQLiteFailure {
-        SQLiteFailure(code: SQLITE_TOOBIG, message: "a blob of \(count) bytes is over SQLite's limit")
+        if let failure = bytes.withUnsafeBytes({ bindBlob($0, at: index) }) { throw failure }
     }
 
     /// Binds `string`'s UTF-8 bytes, as a blob, to parameter `index` (1-based); SQLite copies them.
     func bind(utf8 string: String, at index: Int32) throws(SQLiteFailure) {
         var string = string
-        guard let count = Int32(exactly: string.utf8.count) else { throw Self.tooBig(string.utf8.count) }
-        let status = string.withUTF8 { buffer in
-            tiercache_sqlite3_bind_blob_transient(
-                pointer, index, buffer.baseAddress.map(UnsafeRawPointer.init) ?? UnsafeRawPointer(bitPattern: 1), count)
+        if let failure = string.withUTF8({ bindBlob(UnsafeRawBufferPointer($0), at: index) }) { throw failure }
+    }
+
+    /// Binds `buffer` as a blob; the failure, if any (returned: the buffer closures that call this
+    /// do not pass typed errors through).
+    private func bindBlob(_ buffer: UnsafeRawBufferPointer, at index: Int32) -> SQLiteFailure? {
+        guard let count = Int32(exactly: buffer.count) else {
+            return SQLiteFailure(code: SQLITE_TOOBIG, message: "a blob of \(buffer.count) bytes is over SQLite's limit")
         }
-        guard status == SQLITE_OK else { throw connection.failure(status, "cannot bind a blob") }
+        // An empty blob still needs a non-null pointer, or SQLite binds NULL.
+        let status = tiercache_sqlite3_bind_blob_transient(
+            pointer, index, buffer.baseAddress ?? UnsafeRawPointer(bitPattern: 1), count)
+        return status == SQLITE_OK ? nil : connection.failure(status, "cannot bind a blob")
     }
 
     /// Binds `value` to parameter `index` (1-based).
