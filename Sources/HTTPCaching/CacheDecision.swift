@@ -127,10 +127,18 @@ public enum CacheDecision: Hashable, Sendable {
         init(_ located: Located, _ context: Context) {
             facts = located.response.facts
             let responseTime = located.response.responseTime
-            lifetime = Freshness.lifetime(
+            let lifetime = Freshness.lifetime(
                 facts, responseTime: responseTime, shared: context.shared, heuristics: context.heuristics)
-            age = Freshness.currentAge(
-                facts, requestTime: located.response.requestTime, responseTime: responseTime, now: context.now)
+            let requestTime = located.response.requestTime
+            age = Freshness.currentAge(facts, requestTime: requestTime, responseTime: responseTime, now: context.now)
+            // A soft purge ends the freshness lifetime at the response's age when it was purged.
+            if let invalidatedAt = located.response.invalidatedAt {
+                let ageWhenPurged = Freshness.currentAge(
+                    facts, requestTime: requestTime, responseTime: responseTime, now: invalidatedAt)
+                self.lifetime = min(lifetime, max(0, ageWhenPurged))
+            } else {
+                self.lifetime = lifetime
+            }
             now = context.now
         }
 

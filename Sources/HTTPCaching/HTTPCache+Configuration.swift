@@ -68,6 +68,9 @@ extension HTTPCache {
         /// Where the engine records its metrics (`MetricLabels`' `http…` names); `nil`, the
         /// default, means the factory the process bootstrapped when the engine is created.
         public var metricsFactory: (any MetricsFactory)?
+        /// How tags (surrogate keys) are read from responses for purging by tag: from
+        /// `Surrogate-Key` and `Cache-Tag`, which are then removed, by default.
+        public var tagging: Tagging
 
         /// A configuration; every setting has a default (a private cache).
         public init(
@@ -81,7 +84,8 @@ extension HTTPCache {
             clock: CacheClock = .system,
             decodedResponsesLimit: Int = 32 << 20,
             logger: Logger? = nil,
-            metricsFactory: (any MetricsFactory)? = nil
+            metricsFactory: (any MetricsFactory)? = nil,
+            tagging: Tagging = Tagging()
         ) {
             self.mode = mode
             self.storagePolicies = storagePolicies
@@ -95,6 +99,7 @@ extension HTTPCache {
             self.decodedResponsesLimit = decodedResponsesLimit
             self.logger = logger
             self.metricsFactory = metricsFactory
+            self.tagging = tagging
         }
     }
 }

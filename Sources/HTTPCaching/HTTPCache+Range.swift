@@ -268,6 +268,8 @@ extension HTTPCache {
             combined.response.headerFields = Validation.updating(
                 existing.response.headerFields, with: exchange.response.headerFields,
                 except: [.contentLength, .contentRange, .transferEncoding])
+            // The same representation: a 206 that names no tags keeps the stored part's.
+            if exchange.tags.tags.isEmpty, exchange.tags.refusal == nil { combined.tags.tags = existing.tags }
         }
         combined.response.headerFields[.contentLength] = String(combined.body.count)
         if content.bounds.count == content.completeLength {

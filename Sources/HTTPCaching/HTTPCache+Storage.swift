@@ -36,18 +36,35 @@ extension HTTPCache {
 
     /// ``lookup(primaryKey:request:from:)`` through the local tiers only (those in `tiers`, or
     /// all): no suspension.
-    func lookupLocally(primaryKey: CacheKey, request: HTTPRequest, tiers: Range<Int>? = nil) -> Located? {
-        if let found = lookupResourceLocally(primaryKey, request: request, tiers: tiers) { return found }
+    /// `undecided` is set when a response was found whose tags' purge records must be read from a
+    /// tier that suspends (then `nil` is returned: the caller reads it again asynchronously).
+    func lookupLocally(
+        primaryKey: CacheKey, request: HTTPRequest, tiers: Range<Int>? = nil, undecided: inout Bool
+    ) -> Located? {
+        if let found = lookupResourceLocally(primaryKey, request: request, tiers: tiers, undecided: &undecided) {
+            return found
+        }
         guard request.method == .head else { return nil }
-        return lookupResourceLocally(Self.headKey(primaryKey), request: request, tiers: tiers)
+        return lookupResourceLocally(Self.headKey(primaryKey), request: request, tiers: tiers, undecided: &undecided)
     }
 
-    private func lookupResourceLocally(_ primaryKey: CacheKey, request: HTTPRequest, tiers: Range<Int>?) -> Located? {
-        switch readLocally(primaryKey, tiers: tiers) {
+    /// ``lookupLocally(primaryKey:request:tiers:undecided:)`` through tiers that all read without
+    /// suspending (so nothing is undecided).
+    func lookupLocally(primaryKey: CacheKey, request: HTTPRequest, tiers: Range<Int>? = nil) -> Located? {
+        var undecided = false
+        return lookupLocally(primaryKey: primaryKey, request: request, tiers: tiers, undecided: &undecided)
+    }
+
+    private func lookupResourceLocally(
+        _ primaryKey: CacheKey, request: HTTPRequest, tiers: Range<Int>?, undecided: inout Bool
+    ) -> Located? {
+        switch readLocally(primaryKey, tiers: tiers, undecided: &undecided) {
         case .response(let located)?:
             return Vary.matches(request, located.response.varyingFields) ? located : nil
         case .variants(let index)?:
-            guard case .response(let located)? = readLocally(Self.variantKey(primaryKey, index, request), tiers: tiers)
+            guard
+                case .response(let located)? = readLocally(
+                    Self.variantKey(primaryKey, index, request), tiers: tiers, undecided: &undecided)
             else { return nil }
             return Vary.matches(request, located.response.varyingFields) ? located : nil
         case nil:
@@ -55,22 +72,39 @@ extension HTTPCache {
         }
     }
 
+    /// The entry under `key`, decoded and, for a tagged response, judged by its tags' purge
+    /// records (``judgeTags(_:)``); entries that fail to decode or were purged are removed.
     private func read(_ key: CacheKey, from firstTier: Int = 0) async -> DecodedEntry? {
         guard let entry = await storage.lookup(key, from: firstTier)?.entry else { return nil }
         guard let decoded = decode(entry, key: key) else {
             try? await storage.removeEntry(forKey: key)
             return nil
         }
-        return decoded
+        guard case .response(let located) = decoded, !located.response.tagStamps.isEmpty else { return decoded }
+        guard let judged = await judgeTags(located) else {
+            try? await storage.removeEntry(forKey: key)
+            return nil
+        }
+        return .response(judged)
     }
 
-    private func readLocally(_ key: CacheKey, tiers: Range<Int>?) -> DecodedEntry? {
+    private func readLocally(_ key: CacheKey, tiers: Range<Int>?, undecided: inout Bool) -> DecodedEntry? {
         guard let entry = storage.localValue(forKey: key, tiers: tiers) else { return nil }
         guard let decoded = decode(entry, key: key) else {
             try? storage.removeLocalEntry(forKey: key)
             return nil
         }
-        return decoded
+        guard case .response(let located) = decoded, !located.response.tagStamps.isEmpty else { return decoded }
+        switch judgeTagsLocally(located) {
+        case .some(let judged?):
+            return .response(judged)
+        case .some(nil):
+            try? storage.removeLocalEntry(forKey: key)
+            return nil
+        case nil:
+            undecided = true
+            return nil
+        }
     }
 
     /// The entry's decoded form, from its memo when a reader (or the write that stored it) left
@@ -146,17 +180,26 @@ extension HTTPCache {
             request: request, response: response, body: exchange.body,
             storagePolicy: configuration.storagePolicies.policy(forScheme: request.scheme ?? ""), userInfo: [:])
         for hook in configuration.storeHooks { hook.apply(to: &candidate) }
+        if let refusal = exchange.tags.refusal {
+            counters.recordTagListRefused()
+            logger?.notice(
+                "response not stored: its tag list is over the bound",
+                metadata: ["key": "\(primaryKey)", "tags": "\(refusal)"])
+            await remove(primaryKey: primaryKey)
+            return false
+        }
         guard candidate.storagePolicy != .notAllowed else {
             counters.recordRefusedByPolicy()
             await remove(primaryKey: primaryKey)
             return false
         }
         let varyNames = Vary.fieldNames(of: candidate.response)
-        let stored = StoredResponse(
+        var stored = StoredResponse(
             response: candidate.response, body: candidate.body, requestTime: exchange.requestTime,
             responseTime: exchange.responseTime, storedAt: exchange.responseTime,
             varyingFields: Vary.varyingFields(varyNames, of: request), userInfo: candidate.userInfo,
             storagePolicy: candidate.storagePolicy)
+        stored.tagStamps = exchange.tags.tags.map { TagStamp(tag: $0, epoch: 0) }
 
         if varyNames.isEmpty {
             return await write(stored, under: primaryKey, policy: candidate.storagePolicy)
@@ -174,16 +217,19 @@ extension HTTPCache {
         return await writeEntry(.variants(index), under: primaryKey, policy: candidate.storagePolicy)
     }
 
-    /// Writes a response; returns whether any tier kept it.
+    /// Writes a response, its tags stamped with their current epochs; returns whether any tier
+    /// kept it.
     @discardableResult
     func write(_ stored: StoredResponse, under key: CacheKey, policy: StoragePolicy) async -> Bool {
+        var stored = stored
+        if !stored.tagStamps.isEmpty { stored.tagStamps = await stamped(stored.tagStamps) }
         let kept = await writeEntry(.response(stored), under: key, policy: policy)
         counters.recordWrite(kept: kept, policy: policy)
         return kept
     }
 
     @discardableResult
-    private func writeEntry(_ entry: StoredEntry, under key: CacheKey, policy: StoragePolicy) async -> Bool {
+    func writeEntry(_ entry: StoredEntry, under key: CacheKey, policy: StoragePolicy) async -> Bool {
         // After the change, so an answer built from the old entry meanwhile is not reused.
         defer { generation.add(1, ordering: .releasing) }
         let value = CacheEntry(value: StoredEntryCodec.encode(entry), storedAt: configuration.clock.now())

@@ -34,6 +34,11 @@ public final class HTTPCache: Sendable {
     private let background = BackgroundRevalidations()
     private let normalizedKeys = NormalizedKeys()
     let decodedForms: DecodedFormBudget
+    let tagLedger: TagLedger
+    /// The storage's lowest tier, where tags' purge records live (see ``Tagging``).
+    let tagTier: (any CacheTier)?
+    /// ``tagTier``, when it can be read without suspending.
+    let localTagTier: (any LocalCacheTier)?
 
     /// A cache that keeps its responses in `storage`'s tiers, by the rules in `configuration`.
     public init(storage: TieredCache, configuration: Configuration = Configuration()) {
@@ -42,6 +47,9 @@ public final class HTTPCache: Sendable {
         self.decodedForms = DecodedFormBudget(limit: configuration.decodedResponsesLimit)
         self.counters = HTTPCacheCounters(metricsFactory: configuration.metricsFactory)
         self.logger = configuration.logger
+        self.tagLedger = TagLedger(recheckInterval: configuration.tagging.recheckInterval)
+        self.tagTier = storage.tiers.last
+        self.localTagTier = storage.tiers.last as? any LocalCacheTier
     }
 
     /// What the engine has done so far.
@@ -101,16 +109,20 @@ public final class HTTPCache: Sendable {
             }
         }
         let memoryTiers = storage.leadingMemoryTiers
+        var undecided = false
         let inMemory =
-            memoryTiers > 0 ? lookupLocally(primaryKey: primaryKey, request: request, tiers: 0..<memoryTiers) : nil
+            memoryTiers > 0
+            ? lookupLocally(primaryKey: primaryKey, request: request, tiers: 0..<memoryTiers, undecided: &undecided)
+            : nil
         if let inMemory, let measure = usableWithoutNetwork(request, stored: inMemory, cachePolicy: cachePolicy) {
             // Built in the return statement: an optional response unwrapped here would be
             // copied and destroyed on every hit.
             return served(inMemory, source: .cache, request: request, now: measure.now, measure: measure)
         }
+        // An entry whose tags' records must be read from a remote tier is read again there.
         return try await respond(
             to: request, cachePolicy: cachePolicy, transport: transport, primaryKey: primaryKey,
-            found: inMemory, searchedTiers: inMemory == nil ? memoryTiers : 0)
+            found: inMemory, searchedTiers: inMemory == nil && !undecided ? memoryTiers : 0)
     }
 
     /// When RFC 9111 and `cachePolicy` let `stored` answer `request` as it is: the hit is
@@ -393,10 +405,13 @@ public final class HTTPCache: Sendable {
         let key =
             "\(request.method) \(HTTPCacheKey.normalizedURI(of: request) ?? "")\n"
             + request.headerFields.map { "\($0.name.canonicalName): \($0.value)" }.joined(separator: "\n")
+        let tagging = configuration.tagging
         let (exchange, joined) = try await inFlight.run(key: key) {
             let requestTime = clock.now()
-            let (response, responseBody) = try await transport(request, body)
-            return Exchange(response: response, body: responseBody, requestTime: requestTime, responseTime: clock.now())
+            var (response, responseBody) = try await transport(request, body)
+            let tags = tagging.take(from: &response)
+            return Exchange(
+                response: response, body: responseBody, requestTime: requestTime, responseTime: clock.now(), tags: tags)
         }
         if joined { counters.recordCoalesced() }
         return exchange
@@ -426,8 +441,9 @@ public final class HTTPCache: Sendable {
         _ request: HTTPRequest, body: Data?, transport: @escaping Transport
     ) async throws -> HTTPCacheResponse {
         let requestTime = configuration.clock.now()
-        let (response, responseBody) = try await transport(Self.forwardable(request), body)
+        var (response, responseBody) = try await transport(Self.forwardable(request), body)
         let responseTime = configuration.clock.now()
+        let tags = configuration.tagging.take(from: &response)
         await invalidate(after: request, response: response)
         var result = HTTPCacheResponse(response: response, body: responseBody, source: .network)
         if Storability.isReusablePOSTResponse(response, to: request, shared: configuration.mode == .shared) {
@@ -435,7 +451,8 @@ public final class HTTPCache: Sendable {
             get.method = .get
             if let primaryKey = primaryKey(for: get) {
                 let exchange = Exchange(
-                    response: response, body: responseBody, requestTime: requestTime, responseTime: responseTime)
+                    response: response, body: responseBody, requestTime: requestTime, responseTime: responseTime,
+                    tags: tags)
                 result.wasStored = await storeIfAllowed(exchange, for: get, primaryKey: primaryKey)
             }
         }

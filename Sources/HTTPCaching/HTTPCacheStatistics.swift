@@ -27,6 +27,13 @@ public struct HTTPCacheStatistics: Hashable, Sendable {
     /// Requests whose cache key (``HTTPCache/Configuration/key``) was empty or longer than
     /// ``HTTPCache/maximumPrimaryKeyLength``: they passed through uncached.
     public var invalidKeys = 0
+    /// Purges carried out: each URL, each tag (``HTTPCache/purge(url:mode:)``,
+    /// ``HTTPCache/purge(tags:mode:)``).
+    public var purges = 0
+    /// Stored responses found purged by a tag when read, and removed.
+    public var purgedEntriesRemoved = 0
+    /// Responses not stored because their tag list broke a bound of ``HTTPCache/Tagging``.
+    public var tagListsRefused = 0
 
     /// Statistics with every counter at zero.
     public init() {}

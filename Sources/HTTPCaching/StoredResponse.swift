@@ -29,6 +29,17 @@ public struct StoredResponse: Hashable, Sendable {
     /// The storage policy the response was stored under (after hooks), which a revalidation
     /// that freshens it keeps.
     public var storagePolicy: StoragePolicy
+    /// When a soft purge marked the response stale (``HTTPCache/purge(url:mode:)``,
+    /// ``HTTPCache/purge(tags:mode:)``): its freshness lifetime ends there, so it is served only
+    /// as a stale response may be (`stale-while-revalidate`, `stale-if-error`, the offline
+    /// fallback) until a revalidation freshens it. `nil` when it was not.
+    public var invalidatedAt: Date?
+    /// The tags (surrogate keys) the response carried when stored, each with the epoch of its
+    /// tag's purge record at that time (see ``HTTPCache/Tagging``).
+    var tagStamps: [TagStamp] = []
+
+    /// The tags (surrogate keys) the response carried when stored.
+    public var tags: [String] { tagStamps.map(\.tag) }
 
     /// One request field nominated by `Vary`, as the request that produced the response sent it.
     public struct VaryingField: Hashable, Sendable {
@@ -67,7 +78,8 @@ public struct StoredResponse: Hashable, Sendable {
         lhs.response == rhs.response && lhs.body == rhs.body && lhs.requestTime == rhs.requestTime
             && lhs.responseTime == rhs.responseTime && lhs.storedAt == rhs.storedAt
             && lhs.varyingFields == rhs.varyingFields && lhs.userInfo == rhs.userInfo
-            && lhs.storagePolicy == rhs.storagePolicy
+            && lhs.storagePolicy == rhs.storagePolicy && lhs.invalidatedAt == rhs.invalidatedAt
+            && lhs.tagStamps == rhs.tagStamps
     }
 
     /// Hashes the response, the body and the storage time (equal responses hash alike).

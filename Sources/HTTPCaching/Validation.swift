@@ -131,6 +131,8 @@ public enum Validation {
         updated.requestTime = requestTime
         updated.responseTime = responseTime
         updated.storedAt = responseTime
+        // The origin confirmed it: a soft purge's mark is answered.
+        updated.invalidatedAt = nil
         return updated
     }
 }

@@ -53,6 +53,10 @@ extension CachingProxy {
         /// refuses a private cache, which would serve one user's `private` or authorized responses
         /// to the next.
         public var servesSingleUser: Bool
+        /// The bearer token that `PURGE` requests must carry (`Authorization: Bearer <token>`);
+        /// `nil`, the default, leaves `PURGE` to the origin like any other method. See
+        /// ``CachingProxy/purgeMethod`` for the requests the proxy then answers itself.
+        public var purgeToken: String?
 
         /// A configuration; only the origin is required (listening on 127.0.0.1:8080 by default).
         public init(
@@ -61,7 +65,8 @@ extension CachingProxy {
             maximumCacheableBodyBytes: Int = 8 << 20, upstreamTimeout: TimeAmount = .seconds(30),
             targetedCacheControl: String? = TargetedCacheControl.cdnCacheControl, name: String = "TierCache",
             idleTimeout: TimeAmount = .seconds(60),
-            forwardsClientRoutingFields: Bool = false, convertsHEADToGET: Bool = true, servesSingleUser: Bool = false
+            forwardsClientRoutingFields: Bool = false, convertsHEADToGET: Bool = true, servesSingleUser: Bool = false,
+            purgeToken: String? = nil
         ) {
             self.upstream = upstream
             self.host = host
@@ -76,6 +81,7 @@ extension CachingProxy {
             self.forwardsClientRoutingFields = forwardsClientRoutingFields
             self.convertsHEADToGET = convertsHEADToGET
             self.servesSingleUser = servesSingleUser
+            self.purgeToken = purgeToken
         }
 
         /// Throws ``CachingProxyError`` for settings the proxy cannot run with.
@@ -89,6 +95,12 @@ extension CachingProxy {
                 ("maximumCacheableBodyBytes", maximumCacheableBodyBytes),
             ] where value <= 0 {
                 throw CachingProxyError("\(name) must be positive; got \(value)")
+            }
+            if let purgeToken {
+                // A short token could be guessed; one with spaces could not be sent as a bearer token.
+                guard purgeToken.utf8.count >= 16, !purgeToken.contains(where: { $0.isWhitespace }) else {
+                    throw CachingProxyError("the purge token must be at least 16 bytes, without spaces")
+                }
             }
             guard upstreamTimeout > .zero else { throw CachingProxyError("the upstream timeout must be positive") }
             if let targetedCacheControl,

@@ -287,6 +287,9 @@ public final class CachingProxy: Sendable {
         case .success(let prepared): forwarding = prepared
         case .failure(let failure): return failure.answer
         }
+        if head.method == Self.purgeMethod, let token = configuration.purgeToken {
+            return await purgeAnswer(head, outgoing: forwarding.outgoing, token: token)
+        }
         var body: Data?
         if head.method != .get && head.method != .head {
             switch await collectBody(of: request) {
@@ -458,7 +461,7 @@ public final class CachingProxy: Sendable {
         return errorAnswer(.badGateway, "the origin could not be reached")
     }
 
-    private func errorAnswer(_ status: HTTPResponse.Status, _ message: String) -> Answer {
+    func errorAnswer(_ status: HTTPResponse.Status, _ message: String) -> Answer {
         let body = ByteBuffer(string: "\(status.code) \(status.reasonPhrase): \(message)\n")
         var cacheStatus = CacheStatus(cacheName: configuration.name)
         cacheStatus.detail = "proxy-error"

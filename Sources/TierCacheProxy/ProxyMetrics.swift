@@ -19,8 +19,10 @@ struct ProxyMetrics: Sendable {
         case bypass
         /// A 304 the proxy generated for a client's conditional request.
         case notModified = "not_modified"
-        /// An error the proxy answered itself (400, 413, 431, 502, 504).
+        /// An error the proxy answered itself (400, 401, 403, 413, 431, 502, 503, 504).
         case error
+        /// A `PURGE` the proxy carried out.
+        case purge
     }
 
     private let requests: [Outcome: Counter]

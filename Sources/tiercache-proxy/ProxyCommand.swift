@@ -97,6 +97,12 @@ struct ProxyCommand: AsyncParsableCommand {
     @Option(help: "Serve Prometheus metrics on HOST:PORT at /metrics (port 0 picks a free one).")
     var metrics: String?
 
+    @Option(
+        help:
+            "A file holding the bearer token PURGE requests must carry; PURGE is then answered by the proxy (purge a URL, or tags with Purge-Tags). Off by default. A file, not an argument, so the token stays out of process listings."
+    )
+    var purgeTokenFile: String?
+
     @Option(help: "trace, debug, info (request lines), notice, warning, error or critical.")
     var logLevel = "info"
 
@@ -141,7 +147,7 @@ struct ProxyCommand: AsyncParsableCommand {
             maximumCacheableBodyBytes: maxCacheableBody?.bytes ?? max(1, min(largestEntry, 64 << 20)),
             upstreamTimeout: .nanoseconds(Int64(upstreamTimeout * 1e9)), targetedCacheControl: targetedField,
             forwardsClientRoutingFields: forwardClientRoutingFields, convertsHEADToGET: !forwardHead,
-            servesSingleUser: self.private)
+            servesSingleUser: self.private, purgeToken: try purgeToken())
         let proxy = try CachingProxy(
             configuration: configuration, storage: TieredCache(tiers: tiers, logger: logger),
             cacheConfiguration: cacheConfiguration, logger: logger)
@@ -178,6 +184,16 @@ struct ProxyCommand: AsyncParsableCommand {
             throw error
         }
         try await proxy.shutdown()
+    }
+
+    /// The token in `--purge-token-file`, without surrounding whitespace.
+    private func purgeToken() throws -> String? {
+        guard let purgeTokenFile else { return nil }
+        let contents: String
+        do { contents = try String(contentsOfFile: purgeTokenFile, encoding: .utf8) } catch {
+            throw ValidationError("--purge-token-file \(purgeTokenFile) cannot be read: \(error.localizedDescription)")
+        }
+        return contents.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     private func makeTiers(logger: Logger) throws -> [any CacheTier] {

@@ -89,7 +89,7 @@ struct HTTPBadInputTests {
         let (cache, memory) = try makeCache()
         let key = try CacheKey(try #require(HTTPCacheKey.defaultKey(for: request())))
         var bytes = StoredEntryCodec.encode(.response(stored(response(200, [("Cache-Control", "max-age=600")]))))
-        bytes[4] = 2  // the version byte
+        bytes[4] = StoredEntryCodec.version + 1  // the version byte
         _ = memory.store(CacheEntry(value: bytes, storedAt: epoch), forKey: key)
         let origin = ScriptedOrigin([ok([("Cache-Control", "max-age=60")])])
         #expect(try await cache.response(for: request(), transport: origin.transport).source == .network)

@@ -34,6 +34,13 @@ final class ScriptedOrigin: Sendable {
                 ["Cache-Control": "max-age=600", "ETag": "\"f1\"", "Last-Modified": "Sun, 01 Nov 2026 00:00:00 GMT"])
         }
         router.post("/fresh") { _, _ in Self.text("posted", [:]) }
+        // Tagged for purging (Fastly's field, Cloudflare's), with a validator for soft purges.
+        router.get("/tagged-a") { _, _ in
+            Self.text("a", ["Cache-Control": "max-age=600", "Surrogate-Key": "product-1 catalog", "ETag": "\"a1\""])
+        }
+        router.get("/tagged-b") { _, _ in
+            Self.text("b", ["Cache-Control": "max-age=600", "Cache-Tag": "product-2,catalog", "ETag": "\"b1\""])
+        }
         // Stale to a GET, fresh for ten minutes to a HEAD, the same entity tag: a HEAD that the
         // proxy forwards updates the stored GET response (RFC 9111 §4.3.5).
         router.get("/head-update") { request, _ in

@@ -8,6 +8,8 @@ struct Exchange: Sendable {
     var body: Data
     var requestTime: Date
     var responseTime: Date
+    /// The tags the response carried (taken out of it when ``HTTPCache/Tagging`` says so).
+    var tags = ResponseTags()
 }
 
 /// Fetches in flight, so concurrent misses for the same request make one network request.

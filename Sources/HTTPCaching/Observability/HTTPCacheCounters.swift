@@ -71,6 +71,28 @@ final class HTTPCacheCounters: Sendable {
         metrics?.refusedByPolicy.increment()
     }
 
+    /// A purge of a URL (`ofTag: false`) or of one tag.
+    func recordPurge(ofTag: Bool, mode: HTTPCache.PurgeMode) {
+        statistics.withLock { $0.purges += 1 }
+        metrics?.purges[PurgeKind(ofTag: ofTag, mode: mode)]?.increment()
+    }
+
+    func recordPurgedEntryRemoved() {
+        statistics.withLock { $0.purgedEntriesRemoved += 1 }
+        metrics?.purgedEntriesRemoved.increment()
+    }
+
+    func recordTagListRefused() {
+        statistics.withLock { $0.tagListsRefused += 1 }
+        metrics?.tagListRefused.increment()
+    }
+
+    /// What a purge counter is kept per.
+    private struct PurgeKind: Hashable, Sendable {
+        let ofTag: Bool
+        let mode: HTTPCache.PurgeMode
+    }
+
     /// A write of a response: kept by a tier, or refused by every tier (by policy when `policy`
     /// allows none, else as too large).
     func recordWrite(kept: Bool, policy: StoragePolicy) {
@@ -84,7 +106,9 @@ final class HTTPCacheCounters: Sendable {
         let hits, misses, notModified, modified: Counter
         let staleServed, coalesced, invalidations, corruptEntriesRemoved: Counter
         let stored, refusedByPolicy, refusedTooLarge, invalidKeys: Counter
+        let purgedEntriesRemoved, tagListRefused: Counter
         let notStorable: [Storability.Reason: Counter]
+        let purges: [PurgeKind: Counter]
 
         init(factory: any MetricsFactory) {
             func counter(_ label: String, _ dimensions: [(String, String)] = []) -> Counter {
@@ -102,6 +126,16 @@ final class HTTPCacheCounters: Sendable {
             stored = counter(MetricLabels.httpStores, [("outcome", "stored")])
             refusedByPolicy = counter(MetricLabels.httpStores, [("outcome", "policy")])
             refusedTooLarge = counter(MetricLabels.httpStores, [("outcome", "too_large")])
+            tagListRefused = counter(MetricLabels.httpStores, [("outcome", "tag_list_refused")])
+            purgedEntriesRemoved = counter(MetricLabels.httpPurgedEntriesRemoved)
+            var purges: [PurgeKind: Counter] = [:]
+            for ofTag in [false, true] {
+                for mode in [HTTPCache.PurgeMode.hard, .soft] {
+                    purges[PurgeKind(ofTag: ofTag, mode: mode)] = counter(
+                        MetricLabels.httpPurges, [("target", ofTag ? "tag" : "url"), ("mode", mode.rawValue)])
+                }
+            }
+            self.purges = purges
             notStorable = Dictionary(
                 uniqueKeysWithValues: Storability.Reason.allCases.map {
                     ($0, counter(MetricLabels.httpStores, [("outcome", "not_storable"), ("reason", $0.rawValue)]))

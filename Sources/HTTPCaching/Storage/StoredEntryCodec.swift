@@ -19,13 +19,14 @@ struct VariantIndex: Equatable {
     static let limit = 32
 }
 
-/// The stored format of ``StoredEntry`` (version 1), little-endian:
+/// The stored format of ``StoredEntry`` (version 2), little-endian:
 /// magic `TCHE`, version, kind (1 response, 2 variant index), then the kind's fields with
-/// length-prefixed strings. Decoding checks every length against the bytes present, so a damaged
+/// length-prefixed strings. Version 2 appends to a response the time a soft purge marked it
+/// stale and its tag stamps; version 1 entries (without them) still decode. Decoding checks every length against the bytes present, so a damaged
 /// or foreign value is a ``DecodeFailure``, never a crash.
 enum StoredEntryCodec {
     static let magic: [UInt8] = Array("TCHE".utf8)
-    static let version: UInt8 = 1
+    static let version: UInt8 = 2
     static let policyCodes: [StoragePolicy: UInt8] = [.allowed: 1, .allowedInMemoryOnly: 2, .notAllowed: 3]
 
     struct DecodeFailure: Error, CustomStringConvertible {
@@ -63,6 +64,13 @@ enum StoredEntryCodec {
             writer.u8(Self.policyCodes[stored.storagePolicy] ?? 0)
             writer.u32(UInt32(clamping: stored.body.count))
             writer.bytes(stored.body)
+            writer.u8(stored.invalidatedAt == nil ? 0 : 1)
+            writer.date(stored.invalidatedAt ?? Date(timeIntervalSinceReferenceDate: 0))
+            writer.u32(UInt32(clamping: stored.tagStamps.count))
+            for stamp in stored.tagStamps {
+                writer.string(stamp.tag)
+                writer.u64(stamp.epoch)
+            }
         case .variants(let index):
             writer.u8(2)
             writer.u32(UInt32(clamping: index.fieldNames.count))
@@ -79,7 +87,9 @@ enum StoredEntryCodec {
             throw DecodeFailure(description: "not an HTTP cache entry")
         }
         let entryVersion = try reader.u8()
-        guard entryVersion == version else { throw DecodeFailure(description: "entry format version \(entryVersion)") }
+        guard entryVersion == version || entryVersion == 1 else {
+            throw DecodeFailure(description: "entry format version \(entryVersion)")
+        }
         switch try reader.u8() {
         case 1:
             let code = Int(try reader.u16())
@@ -109,12 +119,20 @@ enum StoredEntryCodec {
                 throw DecodeFailure(description: "storage policy \(policyCode)")
             }
             let body = Data(try reader.bytes(Int(try reader.u32())))
+            var stored = StoredResponse(
+                response: HTTPResponse(status: .init(code: code, reasonPhrase: reason), headerFields: fields),
+                body: body, requestTime: requestTime, responseTime: responseTime, storedAt: storedAt,
+                varyingFields: varying, userInfo: userInfo, storagePolicy: policy)
+            if entryVersion >= 2 {
+                let invalidated = try reader.u8(), invalidatedAt = try reader.date()
+                if invalidated != 0 { stored.invalidatedAt = invalidatedAt }
+                for _ in 0..<(try reader.count()) {
+                    let tag = try reader.string()
+                    stored.tagStamps.append(TagStamp(tag: tag, epoch: try reader.u64()))
+                }
+            }
             guard reader.isAtEnd else { throw DecodeFailure(description: "trailing bytes") }
-            return .response(
-                StoredResponse(
-                    response: HTTPResponse(status: .init(code: code, reasonPhrase: reason), headerFields: fields),
-                    body: body, requestTime: requestTime, responseTime: responseTime, storedAt: storedAt,
-                    varyingFields: varying, userInfo: userInfo, storagePolicy: policy))
+            return .response(stored)
         case 2:
             var names: [String] = []
             for _ in 0..<(try reader.count()) { names.append(try reader.string()) }
@@ -137,11 +155,8 @@ enum StoredEntryCodec {
         mutating func u8(_ value: UInt8) { output.append(value) }
         mutating func u16(_ value: UInt16) { withUnsafeBytes(of: value.littleEndian) { output.append(contentsOf: $0) } }
         mutating func u32(_ value: UInt32) { withUnsafeBytes(of: value.littleEndian) { output.append(contentsOf: $0) } }
-        mutating func date(_ date: Date) {
-            withUnsafeBytes(of: date.timeIntervalSinceReferenceDate.bitPattern.littleEndian) {
-                output.append(contentsOf: $0)
-            }
-        }
+        mutating func u64(_ value: UInt64) { withUnsafeBytes(of: value.littleEndian) { output.append(contentsOf: $0) } }
+        mutating func date(_ date: Date) { u64(date.timeIntervalSinceReferenceDate.bitPattern) }
         mutating func bytes(_ bytes: some Sequence<UInt8>) { output.append(contentsOf: bytes) }
         mutating func string(_ text: String) {
             u32(UInt32(clamping: text.utf8.count))

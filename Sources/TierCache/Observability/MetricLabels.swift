@@ -60,7 +60,8 @@ public enum MetricLabels {
     public static let httpCoalesced = "tiercache_http_coalesced_requests_total"
     /// Counter: responses offered for storing, with `outcome` = `stored`, `not_storable`
     /// (RFC 9111 §3; the reason in dimension `reason`), `policy` (a hook or the storage-policy
-    /// table) or `too_large` (every allowed tier refused it).
+    /// table), `too_large` (every allowed tier refused it) or `tag_list_refused` (more tags, or
+    /// a longer one, than `HTTPCache.Tagging` allows).
     public static let httpStores = "tiercache_http_stores_total"
     /// Counter: stored responses invalidated by unsafe requests (RFC 9111 §4.4).
     public static let httpInvalidations = "tiercache_http_invalidations_total"
@@ -69,4 +70,8 @@ public enum MetricLabels {
     /// Counter: requests whose cache key was invalid (empty, or too long), which passed through
     /// uncached.
     public static let httpInvalidKeys = "tiercache_http_invalid_keys_total"
+    /// Counter: purges carried out, with `target` = `url` or `tag` and `mode` = `hard` or `soft`.
+    public static let httpPurges = "tiercache_http_purges_total"
+    /// Counter: stored responses found purged by a tag when read, and removed.
+    public static let httpPurgedEntriesRemoved = "tiercache_http_purged_entries_removed_total"
 }

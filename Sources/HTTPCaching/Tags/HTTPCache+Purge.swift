@@ -1,0 +1,98 @@
+import Foundation
+import HTTPTypes
+import TierCache
+
+extension HTTPCache {
+    /// What a purge does to the stored responses it covers.
+    public enum PurgeMode: String, Hashable, Sendable {
+        /// They are gone: the next request for each is a miss.
+        case hard
+        /// They are marked stale: each is revalidated before it is served fresh again, and
+        /// meanwhile `stale-while-revalidate`, `stale-if-error` and the offline fallback may still
+        /// serve it, so an origin that is down or slow is not hit by every client at once.
+        case soft
+    }
+
+    /// Purges every stored response that carried one of `tags` (see ``Tagging``), in every tier
+    /// and, through the lowest tier, in every process that shares it.
+    ///
+    /// It costs one small record written per tag, whatever the number of responses tagged: the
+    /// responses themselves are judged, and removed if gone, when next looked up. A purge by this
+    /// engine takes effect here at once; another engine sharing the lowest tier sees it within
+    /// its ``Tagging/recheckInterval``.
+    ///
+    /// ```swift
+    /// try await cache.purge(tags: ["product-42"])                 // gone
+    /// try await cache.purge(tags: ["catalog"], mode: .soft)       // stale, revalidated on use
+    /// ```
+    ///
+    /// - Throws: ``HTTPCacheError/Code/purgeFailed`` when the lowest tier could not record the
+    ///   purge of some tag (it is then not purged; the others are).
+    public func purge(tags: some Sequence<String>, mode: PurgeMode = .hard) async throws(HTTPCacheError) {
+        defer { generation.add(1, ordering: .releasing) }
+        var failures: [String] = []
+        for tag in Set(tags) {
+            let now = configuration.clock.now()
+            let next: TagRecord
+            switch mode {
+            case .hard:
+                next = .fresh()
+            case .soft:
+                let current: TagRecord?
+                do { current = try await readTagRecord(tag) } catch {
+                    failures.append("\(tag): \(error)")
+                    continue
+                }
+                // Without a record, nothing stamped with the tag is current: nothing to mark.
+                guard let current else {
+                    tagLedger.learn(nil, for: tag, now: now)
+                    counters.recordPurge(ofTag: true, mode: mode)
+                    continue
+                }
+                next = current.softlyPurged(at: now)
+            }
+            do {
+                try await writeTagRecord(next, for: tag, now: now)
+            } catch {
+                failures.append("\(tag): \(error)")
+                continue
+            }
+            tagLedger.learn(next, for: tag, now: now)
+            counters.recordPurge(ofTag: true, mode: mode)
+        }
+        guard failures.isEmpty else {
+            throw HTTPCacheError(
+                .purgeFailed, "the lowest tier did not record the purge of \(failures.joined(separator: "; "))")
+        }
+    }
+
+    /// Purges the stored responses for `url` (every variant, its HEAD response and its partial
+    /// content) from every tier: removed (``PurgeMode/hard``) or marked stale
+    /// (``PurgeMode/soft``). Another process's memory tiers keep their copy until it expires
+    /// or a coherent near cache drops it.
+    ///
+    /// - Throws: ``HTTPCacheError/Code/invalidRequest`` when `url` has no cache key (no scheme
+    ///   or host, or the configured key function excludes it).
+    public func purge(url: URL, mode: PurgeMode = .hard) async throws(HTTPCacheError) {
+        // `HTTPRequest(url:)` traps on a URL without a scheme: checked first.
+        guard url.scheme != nil, url.host != nil, let primaryKey = primaryKey(for: HTTPRequest(method: .get, url: url))
+        else {
+            throw HTTPCacheError(.invalidRequest, "\(url) has no cache key")
+        }
+        await purge(primaryKey: primaryKey, mode: mode)
+    }
+
+    /// ``purge(url:mode:)`` for a resource's primary key.
+    func purge(primaryKey: CacheKey, mode: PurgeMode) async {
+        defer { counters.recordPurge(ofTag: false, mode: mode) }
+        guard mode == .soft else { return await remove(primaryKey: primaryKey) }
+        let now = configuration.clock.now()
+        for key in [primaryKey, Self.headKey(primaryKey), Self.partialKey(primaryKey)] {
+            for located in await storedResponses(of: key) {
+                var marked = located.response
+                marked.invalidatedAt = min(marked.invalidatedAt ?? now, now)
+                await writeEntry(.response(marked), under: located.key, policy: marked.storagePolicy)
+            }
+        }
+    }
+}

@@ -1,0 +1,165 @@
+import Foundation
+import TierCache
+
+/// How the engine stamps stored responses with their tags' epochs, and judges them when read:
+/// the purge records live in the storage's lowest tier (the one every process of a fleet shares),
+/// one per tag, and ``TagLedger`` remembers them for ``HTTPCache/Tagging/recheckInterval``.
+extension HTTPCache {
+    /// What a tag's record says, once known: the record (or none), or that the tier could not be
+    /// read and nothing was known before.
+    enum KnownRecord {
+        case record(TagRecord?)
+        case unverifiable
+    }
+
+    /// The key a tag's record is kept under: apart from every response's (primary keys are
+    /// URIs or a key function's result, never starting with a unit separator).
+    static func tagKey(_ tag: String) -> CacheKey {
+        (try? CacheKey("\u{1F}tag\u{1F}" + tag)) ?? CacheKey(digestOf: ("\u{1F}tag\u{1F}" + tag).utf8)
+    }
+
+    // MARK: Judging a stored response
+
+    /// `located` as its tags' records judge it: as it is, marked stale since a soft purge, or
+    /// `nil` when purged (the caller removes it). `undecided` when some record must be read and
+    /// the lowest tier cannot be read without suspending.
+    func judgeTagsLocally(_ located: Located) -> Located?? {
+        let now = configuration.clock.now()
+        var known: [String: KnownRecord] = [:]
+        while true {
+            switch standing(of: located.response.tagStamps, known: known, now: now) {
+            case .judged(let standing): return .some(applying(standing, to: located))
+            case .mustRead(let tag):
+                guard let tier = localTagTier else { return nil }
+                known[tag] = learnedRecord(for: tag, now: now) {
+                    try tier.entry(forKey: Self.tagKey(tag)).flatMap { TagRecordCodec.decode($0.value) }
+                }
+            }
+        }
+    }
+
+    /// ``judgeTagsLocally(_:)``, reading records from the lowest tier whatever it is.
+    func judgeTags(_ located: Located) async -> Located? {
+        let now = configuration.clock.now()
+        var known: [String: KnownRecord] = [:]
+        while true {
+            switch standing(of: located.response.tagStamps, known: known, now: now) {
+            case .judged(let standing): return applying(standing, to: located)
+            case .mustRead(let tag):
+                let read: Result<TagRecord?, any Error>
+                do { read = .success(try await readTagRecord(tag)) } catch { read = .failure(error) }
+                known[tag] = learnedRecord(for: tag, now: now) { try read.get() }
+            }
+        }
+    }
+
+    private enum Judgement {
+        case judged(TagStanding)
+        case mustRead(String)
+    }
+
+    /// The standing of a response stamped with `stamps`, from `known` and the ledger; the first
+    /// tag whose record must be read first, if any.
+    private func standing(of stamps: [TagStamp], known: [String: KnownRecord], now: Date) -> Judgement {
+        var staleSince: Date?
+        for stamp in stamps {
+            let standing: TagStanding
+            switch known[stamp.tag] {
+            case .record(let record)?:
+                standing = record?.standing(of: stamp.epoch) ?? .gone
+            case .unverifiable?:
+                // The tier cannot say: revalidate before serving, and let stale-if-error serve.
+                standing = .stale(since: now)
+            case nil:
+                guard let knowledge = tagLedger.knowledge(of: stamp.tag, now: now) else { return .mustRead(stamp.tag) }
+                standing = knowledge.record?.standing(of: stamp.epoch) ?? .gone
+            }
+            switch standing {
+            case .current: continue
+            case .gone: return .judged(.gone)
+            case .stale(let since): staleSince = min(staleSince ?? since, since)
+            }
+        }
+        return .judged(staleSince.map { .stale(since: $0) } ?? .current)
+    }
+
+    /// What `read` gave for `tag`, learned: a failed read keeps what was known before (however
+    /// old), else leaves the record unverifiable.
+    private func learnedRecord(for tag: String, now: Date, _ read: () throws -> TagRecord?) -> KnownRecord {
+        do {
+            let record = try read()
+            tagLedger.learn(record, for: tag, now: now)
+            return .record(record)
+        } catch {
+            logger?.warning(
+                "the lowest tier could not be read for a tag's purge record",
+                metadata: ["tag": "\(tag)", "error": "\(error)"])
+            return tagLedger.lastKnowledge(of: tag).map { .record($0.record) } ?? .unverifiable
+        }
+    }
+
+    private func applying(_ standing: TagStanding, to located: Located) -> Located? {
+        switch standing {
+        case .current:
+            return located
+        case .gone:
+            counters.recordPurgedEntryRemoved()
+            return nil
+        case .stale(let since):
+            if let marked = located.response.invalidatedAt, marked <= since { return located }
+            var response = located.response
+            response.invalidatedAt = since
+            return Located(response: response, key: located.key)
+        }
+    }
+
+    // MARK: Stamping a response being stored
+
+    /// `stamps` with their tags' current epochs; a tag without a record gets a new one.
+    func stamped(_ stamps: [TagStamp]) async -> [TagStamp] {
+        let now = configuration.clock.now()
+        var result = stamps
+        for index in result.indices {
+            let tag = result[index].tag
+            var record: TagRecord?
+            if let knowledge = tagLedger.knowledge(of: tag, now: now) {
+                record = knowledge.record
+            } else {
+                do {
+                    record = try await readTagRecord(tag)
+                    tagLedger.learn(record, for: tag, now: now)
+                } catch {
+                    record = tagLedger.lastKnowledge(of: tag)?.record
+                }
+            }
+            if record == nil {
+                let adopted = tagLedger.adopt(.fresh(), for: tag, now: now)
+                do { try await writeTagRecord(adopted, for: tag, now: now) } catch {
+                    // Entries stamped with it will be misses once the ledger reads the tier again.
+                    logger?.warning(
+                        "the lowest tier did not keep a new tag's record",
+                        metadata: ["tag": "\(tag)", "error": "\(error)"])
+                }
+                record = adopted
+            }
+            result[index].epoch = record?.epoch ?? 0
+        }
+        return result
+    }
+
+    // MARK: The records in the lowest tier
+
+    func readTagRecord(_ tag: String) async throws -> TagRecord? {
+        guard let tier = tagTier, let entry = try await tier.entry(forKey: Self.tagKey(tag)) else { return nil }
+        return TagRecordCodec.decode(entry.value)
+    }
+
+    func writeTagRecord(_ record: TagRecord, for tag: String, now: Date) async throws {
+        guard let tier = tagTier else { return }
+        let outcome = try await tier.store(
+            CacheEntry(value: TagRecordCodec.encode(record), storedAt: now), forKey: Self.tagKey(tag))
+        guard outcome.isStored else {
+            throw HTTPCacheError(.purgeFailed, "the tier \(tier.name) refused the record: \(outcome)")
+        }
+    }
+}

@@ -1,0 +1,63 @@
+import Foundation
+@_spi(TierCacheInternals) import TierCache
+
+/// What this engine last read (or wrote) of each tag's ``TagRecord``, and when: a stamp or a
+/// judgement uses it while it is younger than ``HTTPCache/Tagging/recheckInterval``, and reads
+/// the record from the lowest tier again after.
+///
+/// Only a cache of what the tiers hold, so it may forget: past ``limit`` tags it is emptied,
+/// and the records are read again as they are needed.
+final class TagLedger: Sendable {
+    struct Knowledge: Sendable {
+        /// `nil`: the tier held no record (every entry stamped for the tag is gone).
+        var record: TagRecord?
+        var readAt: Date
+    }
+
+    private let known = Locked<[String: Knowledge]>([:])
+    private let recheckInterval: TimeInterval
+    static let limit = 1 << 16
+
+    init(recheckInterval: TimeInterval) {
+        self.recheckInterval = max(0, recheckInterval)
+    }
+
+    /// What is known of `tag` and still trusted at `now`; `nil` when it must be read.
+    func knowledge(of tag: String, now: Date) -> Knowledge? {
+        known.withLock { known in
+            guard let knowledge = known[tag], now.timeIntervalSince(knowledge.readAt) < recheckInterval else {
+                return nil
+            }
+            return knowledge
+        }
+    }
+
+    /// What was last known of `tag`, however old: for when the tier cannot be read.
+    func lastKnowledge(of tag: String) -> Knowledge? {
+        known.withLock { $0[tag] }
+    }
+
+    /// Records what the tier holds for `tag` as of `now`.
+    func learn(_ record: TagRecord?, for tag: String, now: Date) {
+        known.withLock { known in
+            if known.count >= Self.limit, known[tag] == nil { known.removeAll(keepingCapacity: true) }
+            known[tag] = Knowledge(record: record, readAt: now)
+        }
+    }
+
+    /// The record to stamp `tag` with when the tier holds none: the one another task of this
+    /// engine adopted meanwhile, if it is still trusted, else `proposed` (learned here, before it
+    /// is written, so concurrent stores of a new tag agree on one epoch).
+    func adopt(_ proposed: TagRecord, for tag: String, now: Date) -> TagRecord {
+        known.withLock { known in
+            if let existing = known[tag], let record = existing.record,
+                now.timeIntervalSince(existing.readAt) < recheckInterval
+            {
+                return record
+            }
+            if known.count >= Self.limit, known[tag] == nil { known.removeAll(keepingCapacity: true) }
+            known[tag] = Knowledge(record: proposed, readAt: now)
+            return proposed
+        }
+    }
+}
