@@ -295,7 +295,8 @@ let package = Package(
         .testTarget(
             name: "TierCacheRedisTests",
             dependencies: [
-                "TierCacheRedis", "TierCache", "TierCacheTesting", "TierCacheLMDB",
+                "TierCacheRedis", "TierCache", "TierCacheTesting", "TierCacheLMDB", "HTTPCaching",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "InMemoryLogging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),

@@ -222,7 +222,7 @@ extension HTTPCache {
     @discardableResult
     func write(_ stored: StoredResponse, under key: CacheKey, policy: StoragePolicy) async -> Bool {
         var stored = stored
-        if !stored.tagStamps.isEmpty { stored.tagStamps = await stamped(stored.tagStamps) }
+        if !stored.tagStamps.isEmpty { await stamp(&stored.tagStamps) }
         let kept = await writeEntry(.response(stored), under: key, policy: policy)
         counters.recordWrite(kept: kept, policy: policy)
         return kept

@@ -17,6 +17,7 @@ let benchmarks: @Sendable () -> Void = {
     Benchmark.defaultConfiguration = .init(
         metrics: [.throughput, .wallClock, .mallocCountTotal], scalingFactor: .kilo, maxDuration: .seconds(3))
     for entries in [250, 1_000, 10_000, 100_000] { httpDiskHitBenchmarks(entries: entries) }
+    httpPurgeBenchmarks()
 
     let url = URL(string: "https://api.example.com/v1/items/42?fields=all")!
     let body = Data(String(repeating: "{\"id\":42,\"name\":\"item\"}", count: 40).utf8)  // about 1 KiB

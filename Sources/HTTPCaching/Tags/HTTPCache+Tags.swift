@@ -61,26 +61,28 @@ extension HTTPCache {
     /// The standing of a response stamped with `stamps`, from `known` and the ledger; the first
     /// tag whose record must be read first, if any.
     private func standing(of stamps: [TagStamp], known: [String: KnownRecord], now: Date) -> Judgement {
-        var staleSince: Date?
-        for stamp in stamps {
-            let standing: TagStanding
-            switch known[stamp.tag] {
-            case .record(let record)?:
-                standing = record?.standing(of: stamp.epoch) ?? .gone
-            case .unverifiable?:
-                // The tier cannot say: revalidate before serving, and let stale-if-error serve.
-                standing = .stale(since: now)
-            case nil:
-                guard let knowledge = tagLedger.knowledge(of: stamp.tag, now: now) else { return .mustRead(stamp.tag) }
-                standing = knowledge.record?.standing(of: stamp.epoch) ?? .gone
+        tagLedger.withTrusted(now: now) { trusted in
+            var staleSince: Date?
+            for stamp in stamps {
+                let standing: TagStanding
+                switch known.isEmpty ? nil : known[stamp.tag] {
+                case .record(let record)?:
+                    standing = record?.standing(of: stamp.epoch) ?? .gone
+                case .unverifiable?:
+                    // The tier cannot say: revalidate before serving, and let stale-if-error serve.
+                    standing = .stale(since: now)
+                case nil:
+                    guard let knowledge = trusted(stamp.tag) else { return .mustRead(stamp.tag) }
+                    standing = knowledge.record?.standing(of: stamp.epoch) ?? .gone
+                }
+                switch standing {
+                case .current: continue
+                case .gone: return .judged(.gone)
+                case .stale(let since): staleSince = min(staleSince ?? since, since)
+                }
             }
-            switch standing {
-            case .current: continue
-            case .gone: return .judged(.gone)
-            case .stale(let since): staleSince = min(staleSince ?? since, since)
-            }
+            return .judged(staleSince.map { .stale(since: $0) } ?? .current)
         }
-        return .judged(staleSince.map { .stale(since: $0) } ?? .current)
     }
 
     /// What `read` gave for `tag`, learned: a failed read keeps what was known before (however
@@ -115,11 +117,21 @@ extension HTTPCache {
 
     // MARK: Stamping a response being stored
 
-    /// `stamps` with their tags' current epochs; a tag without a record gets a new one.
-    func stamped(_ stamps: [TagStamp]) async -> [TagStamp] {
+    /// Stamps `result` with its tags' current epochs; a tag without a record gets a new one.
+    func stamp(_ result: inout [TagStamp]) async {
         let now = configuration.clock.now()
-        var result = stamps
-        for index in result.indices {
+        // Tags whose record is trusted and present, stamped under one lock; the rest one by one.
+        let unstamped = tagLedger.withTrusted(now: now) { trusted in
+            var unstamped = false
+            for index in result.indices {
+                // A stamp written before (a revalidated response) is stamped anew too.
+                result[index].epoch = trusted(result[index].tag)?.record?.epoch ?? 0
+                if result[index].epoch == 0 { unstamped = true }
+            }
+            return unstamped
+        }
+        guard unstamped else { return }
+        for index in result.indices where result[index].epoch == 0 {
             let tag = result[index].tag
             var record: TagRecord?
             if let knowledge = tagLedger.knowledge(of: tag, now: now) {
@@ -144,7 +156,6 @@ extension HTTPCache {
             }
             result[index].epoch = record?.epoch ?? 0
         }
-        return result
     }
 
     // MARK: The records in the lowest tier

@@ -32,6 +32,19 @@ final class TagLedger: Sendable {
         }
     }
 
+    /// `body` given what is known and trusted at `now` of any tag (`nil`: it must be read), under
+    /// one lock for all the tags it asks about: a hit on a tagged response judges every tag.
+    func withTrusted<Result>(now: Date, _ body: ((String) -> Knowledge?) -> Result) -> Result {
+        known.withLock { known in
+            body { tag in
+                guard let knowledge = known[tag], now.timeIntervalSince(knowledge.readAt) < recheckInterval else {
+                    return nil
+                }
+                return knowledge
+            }
+        }
+    }
+
     /// What was last known of `tag`, however old: for when the tier cannot be read.
     func lastKnowledge(of tag: String) -> Knowledge? {
         known.withLock { $0[tag] }

@@ -51,20 +51,27 @@ extension HTTPCache {
         /// The tags `response` carries, taken out of it when ``removesFields`` says so.
         func take(from response: inout HTTPResponse) -> ResponseTags {
             var tags: [String] = []
-            var seen = Set<String>()
+            // A few tags are told apart by a scan; a long list (an attack, a mistake) by a set.
+            var seen: Set<String>?
             var refusal: String?
-            for name in fieldNames {
-                for value in response.headerFields[values: name] {
-                    for tag in value.split(whereSeparator: { $0 == " " || $0 == "," || $0 == "\t" }) {
-                        let tag = String(tag)
-                        guard seen.insert(tag).inserted else { continue }
-                        if tag.utf8.count > maximumTagLength {
-                            refusal = "a tag of \(tag.utf8.count) bytes; the limit is \(maximumTagLength)"
-                        }
-                        tags.append(tag)
+            var found: [HTTPField.Name] = []
+            // One pass over the fields, without collecting each name's values: this runs on every
+            // response, tagged or not.
+            for field in response.headerFields where fieldNames.contains(field.name) {
+                if !found.contains(field.name) { found.append(field.name) }
+                for tag in field.value.split(whereSeparator: { $0 == " " || $0 == "," || $0 == "\t" }) {
+                    let tag = String(tag)
+                    if tags.count == 16 { seen = Set(tags) }
+                    let isNew = seen == nil ? !tags.contains(tag) : seen?.insert(tag).inserted ?? true
+                    guard isNew else { continue }
+                    if tag.utf8.count > maximumTagLength {
+                        refusal = "a tag of \(tag.utf8.count) bytes; the limit is \(maximumTagLength)"
                     }
+                    tags.append(tag)
                 }
-                if removesFields { response.headerFields[values: name] = [] }
+            }
+            if removesFields {
+                for name in found { response.headerFields[values: name] = [] }
             }
             if tags.count > maximumTagsPerResponse {
                 refusal = "\(tags.count) tags; the limit is \(maximumTagsPerResponse)"
