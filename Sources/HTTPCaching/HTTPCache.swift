@@ -491,6 +491,10 @@ public final class HTTPCache: Sendable {
     /// `text` as a primary key, or `nil`, counted and logged, when it cannot be one.
     private func validatedPrimaryKey(_ text: String) -> CacheKey? {
         do throws(TierCacheError) {
+            // Keys starting with a unit separator are the engine's own (tags' purge records).
+            guard text.utf8.first != 0x1F else {
+                throw TierCacheError(.invalidKey, "the key starts with U+001F, which the engine keeps for its records")
+            }
             guard text.utf8.count <= Self.maximumPrimaryKeyLength else {
                 throw TierCacheError(
                     .invalidKey,

@@ -340,3 +340,15 @@ final class SwitchableTier: CacheTier {
     func usage() async throws -> TierUsage { try inner.usage() }
     func statistics() async -> TierStatistics { inner.statistics() }
 }
+
+@Suite("HTTPCache: keys kept for the engine's records")
+struct EngineRecordKeyTests {
+    @Test("A key function's key starting with a unit separator is refused, so it cannot overwrite a tag's record")
+    func unitSeparatorKeysAreRefused() throws {
+        let cache = HTTPCache(
+            storage: TieredCache(tiers: [try MemoryTier(capacity: 1 << 20)]),
+            configuration: .init(key: { _ in "\u{1F}tag\u{1F}catalog" }))
+        #expect(cache.primaryKey(for: request()) == nil)
+        #expect(cache.statistics.invalidKeys == 1)
+    }
+}

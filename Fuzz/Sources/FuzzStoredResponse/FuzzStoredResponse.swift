@@ -5,7 +5,8 @@ import TierCache
 
 @testable import HTTPCaching
 
-/// The HTTP layer's stored-response codec (responses and Vary variant indexes).
+/// The HTTP layer's stored-response codec (responses, with their tag stamps and soft-purge mark,
+/// and Vary variant indexes), and the tags' purge records.
 @_cdecl("FuzzStoredResponse_main")
 func fuzzMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
     if let directory = seedDirectory(argc, argv) {
@@ -29,6 +30,15 @@ func fuzzMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<C
                         try? CacheKey($0)
                     })),
         ]
+        var tagged = StoredResponse(
+            response: response, body: Data("tagged".utf8), requestTime: date, responseTime: date, storedAt: date)
+        tagged.tagStamps = [TagStamp(tag: "product-1", epoch: 42), TagStamp(tag: "catalog", epoch: 7)]
+        tagged.invalidatedAt = date
+        FileManager.default.createFile(
+            atPath: "\(directory)/tagged", contents: Data(StoredEntryCodec.encode(.response(tagged))))
+        FileManager.default.createFile(
+            atPath: "\(directory)/tag-record",
+            contents: Data(TagRecordCodec.encode(TagRecord.fresh().softlyPurged(at: date))))
         for (index, entry) in entries.enumerated() {
             FileManager.default.createFile(
                 atPath: "\(directory)/entry\(index)", contents: Data(StoredEntryCodec.encode(entry)))
@@ -40,6 +50,9 @@ func fuzzMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<C
         if let entry = try? StoredEntryCodec.decode(input) {
             // What decodes must encode again to the same bytes' meaning: decode the re-encoding.
             _ = try? StoredEntryCodec.decode(StoredEntryCodec.encode(entry))
+        }
+        if let record = TagRecordCodec.decode(input), TagRecordCodec.decode(TagRecordCodec.encode(record)) != record {
+            fatalError("a tag record does not survive encoding")
         }
         return 0
     }

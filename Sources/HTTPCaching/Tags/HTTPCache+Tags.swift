@@ -12,8 +12,8 @@ extension HTTPCache {
         case unverifiable
     }
 
-    /// The key a tag's record is kept under: apart from every response's (primary keys are
-    /// URIs or a key function's result, never starting with a unit separator).
+    /// The key a tag's record is kept under: apart from every response's (a primary key never
+    /// starts with a unit separator: ``HTTPCache/primaryKey(for:)`` refuses one).
     static func tagKey(_ tag: String) -> CacheKey {
         (try? CacheKey("\u{1F}tag\u{1F}" + tag)) ?? CacheKey(digestOf: ("\u{1F}tag\u{1F}" + tag).utf8)
     }
@@ -21,8 +21,8 @@ extension HTTPCache {
     // MARK: Judging a stored response
 
     /// `located` as its tags' records judge it: as it is, marked stale since a soft purge, or
-    /// `nil` when purged (the caller removes it). `undecided` when some record must be read and
-    /// the lowest tier cannot be read without suspending.
+    /// `.some(nil)` when purged (the caller removes it); `nil`, undecided, when some record must
+    /// be read and the lowest tier cannot be read without suspending.
     func judgeTagsLocally(_ located: Located) -> Located?? {
         let now = configuration.clock.now()
         var known: [String: KnownRecord] = [:]
