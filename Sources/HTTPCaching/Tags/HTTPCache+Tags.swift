@@ -45,10 +45,7 @@ extension HTTPCache {
         while true {
             switch standing(of: located.response.tagStamps, known: known, now: now) {
             case .judged(let standing): return applying(standing, to: located)
-            case .mustRead(let tag):
-                let read: Result<TagRecord?, any Error>
-                do { read = .success(try await readTagRecord(tag)) } catch { read = .failure(error) }
-                known[tag] = learnedRecord(for: tag, now: now) { try read.get() }
+            case .mustRead(let tag): known[tag] = await readKnownRecord(tag, now: now)
             }
         }
     }
@@ -83,6 +80,13 @@ extension HTTPCache {
             }
             return .judged(staleSince.map { .stale(since: $0) } ?? .current)
         }
+    }
+
+    /// `tag`'s record read from the lowest tier, learned as ``learnedRecord(for:now:_:)`` says.
+    private func readKnownRecord(_ tag: String, now: Date) async -> KnownRecord {
+        let read: Result<TagRecord?, any Error>
+        do { read = .success(try await readTagRecord(tag)) } catch { read = .failure(error) }
+        return learnedRecord(for: tag, now: now) { try read.get() }
     }
 
     /// What `read` gave for `tag`, learned: a failed read keeps what was known before (however
@@ -136,13 +140,8 @@ extension HTTPCache {
             var record: TagRecord?
             if let knowledge = tagLedger.knowledge(of: tag, now: now) {
                 record = knowledge.record
-            } else {
-                do {
-                    record = try await readTagRecord(tag)
-                    tagLedger.learn(record, for: tag, now: now)
-                } catch {
-                    record = tagLedger.lastKnowledge(of: tag)?.record
-                }
+            } else if case .record(let read) = await readKnownRecord(tag, now: now) {
+                record = read
             }
             if record == nil {
                 let adopted = tagLedger.adopt(.fresh(), for: tag, now: now)

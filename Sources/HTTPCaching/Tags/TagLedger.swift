@@ -24,25 +24,19 @@ final class TagLedger: Sendable {
 
     /// What is known of `tag` and still trusted at `now`; `nil` when it must be read.
     func knowledge(of tag: String, now: Date) -> Knowledge? {
-        known.withLock { known in
-            guard let knowledge = known[tag], now.timeIntervalSince(knowledge.readAt) < recheckInterval else {
-                return nil
-            }
-            return knowledge
-        }
+        withTrusted(now: now) { $0(tag) }
     }
 
     /// `body` given what is known and trusted at `now` of any tag (`nil`: it must be read), under
     /// one lock for all the tags it asks about: a hit on a tagged response judges every tag.
     func withTrusted<Result>(now: Date, _ body: ((String) -> Knowledge?) -> Result) -> Result {
         known.withLock { known in
-            body { tag in
-                guard let knowledge = known[tag], now.timeIntervalSince(knowledge.readAt) < recheckInterval else {
-                    return nil
-                }
-                return knowledge
-            }
+            body { tag in known[tag].flatMap { isTrusted($0, at: now) ? $0 : nil } }
         }
+    }
+
+    private func isTrusted(_ knowledge: Knowledge, at now: Date) -> Bool {
+        now.timeIntervalSince(knowledge.readAt) < recheckInterval
     }
 
     /// What was last known of `tag`, however old: for when the tier cannot be read.
@@ -52,10 +46,7 @@ final class TagLedger: Sendable {
 
     /// Records what the tier holds for `tag` as of `now`.
     func learn(_ record: TagRecord?, for tag: String, now: Date) {
-        known.withLock { known in
-            if known.count >= Self.limit, known[tag] == nil { known.removeAll(keepingCapacity: true) }
-            known[tag] = Knowledge(record: record, readAt: now)
-        }
+        known.withLock { Self.insert(Knowledge(record: record, readAt: now), for: tag, into: &$0) }
     }
 
     /// The record to stamp `tag` with when the tier holds none: the one another task of this
@@ -63,14 +54,15 @@ final class TagLedger: Sendable {
     /// is written, so concurrent stores of a new tag agree on one epoch).
     func adopt(_ proposed: TagRecord, for tag: String, now: Date) -> TagRecord {
         known.withLock { known in
-            if let existing = known[tag], let record = existing.record,
-                now.timeIntervalSince(existing.readAt) < recheckInterval
-            {
-                return record
-            }
-            if known.count >= Self.limit, known[tag] == nil { known.removeAll(keepingCapacity: true) }
-            known[tag] = Knowledge(record: proposed, readAt: now)
+            if let existing = known[tag], let record = existing.record, isTrusted(existing, at: now) { return record }
+            Self.insert(Knowledge(record: proposed, readAt: now), for: tag, into: &known)
             return proposed
         }
+    }
+
+    /// Sets `tag`'s knowledge, emptying the table first when a new tag would pass ``limit``.
+    private static func insert(_ knowledge: Knowledge, for tag: String, into known: inout [String: Knowledge]) {
+        if known.count >= limit, known[tag] == nil { known.removeAll(keepingCapacity: true) }
+        known[tag] = knowledge
     }
 }
