@@ -87,6 +87,16 @@ let package = Package(
             dependencies: [.product(name: "TierCache", package: "TierCache"), "Workloads"],
             path: "Benchmarks/PolicyInstructions"
         ),
+        // The purge benchmarks' tagged and untagged stores as a plain loop, for profiling and paired figures.
+        .executableTarget(
+            name: "TagStoreCost",
+            dependencies: [
+                .product(name: "HTTPCaching", package: "TierCache"),
+                .product(name: "TierCache", package: "TierCache"),
+                .product(name: "TierCacheLMDB", package: "TierCache"),
+            ],
+            path: "Benchmarks/TagStoreCost"
+        ),
         // What lies on disk: compression ratios and get/set throughput of small JSON responses
         // with no dictionary, a trained dictionary, and encryption (in interleaved rounds).
         .executableTarget(

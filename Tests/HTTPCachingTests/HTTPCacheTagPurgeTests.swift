@@ -205,7 +205,7 @@ struct HTTPCacheTagPurgeTests {
         let cache = engine([memory, lowest])
         let origin = ScriptedOrigin([tagged([("Cache-Tag", "t")]), tagged([], body: "v2")])
         _ = try await get(cache, origin)
-        try lowest.removeEntry(forKey: HTTPCache.tagKey("t"))
+        lowest.removeEntry(forKey: HTTPCache.tagKey("t"))
         clock.advance(by: 1)
         #expect(try await get(cache, origin).source == .network)
     }
@@ -216,7 +216,7 @@ struct HTTPCacheTagPurgeTests {
         let cache = engine([lowest])
         let origin = ScriptedOrigin([tagged([("Cache-Tag", "t")]), tagged([], body: "v2")])
         _ = try await get(cache, origin)
-        _ = try lowest.store(
+        _ = lowest.store(
             CacheEntry(value: Array("TCTG".utf8) + [1, 0, 0], storedAt: clock.now), forKey: HTTPCache.tagKey("t"))
         clock.advance(by: 1)
         #expect(try await get(cache, origin).source == .network)
@@ -323,21 +323,21 @@ final class SwitchableTier: CacheTier {
     }
     func entry(forKey key: CacheKey) async throws -> CacheEntry? {
         try check()
-        return try inner.entry(forKey: key)
+        return inner.entry(forKey: key)
     }
     func store(_ entry: CacheEntry, forKey key: CacheKey) async throws -> StoreOutcome {
         try check()
-        return try inner.store(entry, forKey: key)
+        return inner.store(entry, forKey: key)
     }
     func removeEntry(forKey key: CacheKey) async throws {
         try check()
-        try inner.removeEntry(forKey: key)
+        inner.removeEntry(forKey: key)
     }
     func removeAll() async throws {
         try check()
         inner.removeAll()
     }
-    func usage() async throws -> TierUsage { try inner.usage() }
+    func usage() async throws -> TierUsage { inner.usage() }
     func statistics() async -> TierStatistics { inner.statistics() }
 }
 
@@ -350,5 +350,62 @@ struct EngineRecordKeyTests {
             configuration: .init(key: { _ in "\u{1F}tag\u{1F}catalog" }))
         #expect(cache.primaryKey(for: request()) == nil)
         #expect(cache.statistics.invalidKeys == 1)
+    }
+}
+
+@Suite("HTTPCache.Tagging: reading tag lists")
+struct TagListReadingTests {
+    func taking(_ fields: [(String, String)], _ tagging: HTTPCache.Tagging = .init()) -> (ResponseTags, HTTPFields) {
+        var response = HTTPResponse(status: .ok)
+        for (name, value) in fields {
+            if let name = HTTPField.Name(name) { response.headerFields.append(HTTPField(name: name, value: value)) }
+        }
+        let tags = tagging.take(from: &response)
+        return (tags, response.headerFields)
+    }
+
+    @Test("Spaces, commas and tabs separate; empty pieces and repeats are dropped; order is kept")
+    func separators() {
+        let (tags, _) = taking([("Surrogate-Key", " a\tb,,c  a "), ("Cache-Tag", "c, d,")])
+        #expect(tags == ResponseTags(tags: ["a", "b", "c", "d"]))
+    }
+
+    @Test("Tags are bytes between separators: non-ASCII tags come through whole")
+    func nonASCIITags() {
+        let (tags, _) = taking([("Surrogate-Key", "café 商品-1 e\u{301}")])
+        #expect(tags.tags == ["café", "商品-1", "e\u{301}"])
+    }
+
+    @Test("Only the tag fields are removed, every line of them, and the other fields keep their order")
+    func fieldsRemoved() {
+        let (_, fields) = taking([
+            ("Content-Type", "text/plain"), ("Surrogate-Key", "a"), ("ETag", "\"1\""), ("Surrogate-Key", "b"),
+            ("Cache-Tag", "c"),
+        ])
+        #expect(fields.map(\.name.canonicalName) == ["content-type", "etag"])
+    }
+
+    @Test("A response without tags is left as it is")
+    func untagged() {
+        let (tags, fields) = taking([("Content-Type", "text/plain"), ("ETag", "\"1\"")])
+        #expect(tags == ResponseTags() && fields.count == 2)
+    }
+
+    @Test("Repeats are dropped past the first 16 tags as before them, and the bound counts distinct tags")
+    func longListsDeduplicated() {
+        let distinct = (0..<40).map { "t\($0)" }
+        let (tags, _) = taking(
+            [("Surrogate-Key", (distinct + distinct).joined(separator: " "))],
+            HTTPCache.Tagging(maximumTagsPerResponse: 40))
+        #expect(tags.tags == distinct && tags.refusal == nil)
+        let (refused, fields) = taking(
+            [("Surrogate-Key", distinct.joined(separator: " "))], HTTPCache.Tagging(maximumTagsPerResponse: 39))
+        #expect(refused.tags.isEmpty && refused.refusal == "40 tags; the limit is 39" && fields.isEmpty)
+    }
+
+    @Test("With tagging off, nothing is read and nothing removed")
+    func off() {
+        let (tags, fields) = taking([("Surrogate-Key", "a")], .off)
+        #expect(tags == ResponseTags() && fields.count == 1)
     }
 }

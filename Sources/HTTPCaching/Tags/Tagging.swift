@@ -49,35 +49,69 @@ extension HTTPCache {
         public static let off = Tagging(fieldNames: [])
 
         /// The tags `response` carries, taken out of it when ``removesFields`` says so.
+        ///
+        /// This runs on every response, tagged or not, and on the store path of tagged ones: the
+        /// values are split as UTF-8 bytes (a tag is compared exactly, so grapheme breaking would
+        /// only cost), and the fields are removed in one pass.
         func take(from response: inout HTTPResponse) -> ResponseTags {
-            var tags: [String] = []
-            // A few tags are told apart by a scan; a long list (an attack, a mistake) by a set.
-            var seen: Set<String>?
-            var refusal: String?
-            var found: [HTTPField.Name] = []
-            // One pass over the fields, without collecting each name's values: this runs on every
-            // response, tagged or not.
+            guard !fieldNames.isEmpty else { return ResponseTags() }
+            var parser = TagListParser(maximumTagLength: maximumTagLength)
+            var found = false
             for field in response.headerFields where fieldNames.contains(field.name) {
-                if !found.contains(field.name) { found.append(field.name) }
-                for tag in field.value.split(whereSeparator: { $0 == " " || $0 == "," || $0 == "\t" }) {
-                    let tag = String(tag)
-                    if tags.count == 16 { seen = Set(tags) }
-                    let isNew = seen == nil ? !tags.contains(tag) : seen?.insert(tag).inserted ?? true
-                    guard isNew else { continue }
-                    if tag.utf8.count > maximumTagLength {
-                        refusal = "a tag of \(tag.utf8.count) bytes; the limit is \(maximumTagLength)"
-                    }
-                    tags.append(tag)
-                }
+                found = true
+                parser.add(list: field.value)
             }
-            if removesFields {
-                for name in found { response.headerFields[values: name] = [] }
-            }
-            if tags.count > maximumTagsPerResponse {
-                refusal = "\(tags.count) tags; the limit is \(maximumTagsPerResponse)"
-            }
-            return ResponseTags(tags: refusal == nil ? tags : [], refusal: refusal)
+            guard found else { return ResponseTags() }
+            if removesFields { response.headerFields.removeAll { fieldNames.contains($0.name) } }
+            return parser.finish(maximumTags: maximumTagsPerResponse)
         }
+    }
+}
+
+/// Splits tag lists (space-, comma- or tab-separated) into distinct tags, in order, noting the
+/// first bound broken.
+private struct TagListParser {
+    let maximumTagLength: Int
+    private var tags: [String] = []
+    /// Built past 16 tags: a few are told apart by a scan, a long list (an attack, a mistake) by a set.
+    private var seen: Set<String>?
+    private var refusal: String?
+
+    init(maximumTagLength: Int) {
+        self.maximumTagLength = maximumTagLength
+    }
+
+    mutating func add(list: String) {
+        var list = list
+        list.withUTF8 { bytes in
+            var start = 0
+            for end in 0...bytes.count {
+                guard end == bytes.count || Self.isSeparator(bytes[end]) else { continue }
+                if end > start {
+                    add(tag: String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self))
+                }
+                start = end + 1
+            }
+        }
+    }
+
+    private static func isSeparator(_ byte: UInt8) -> Bool {
+        byte == UInt8(ascii: " ") || byte == UInt8(ascii: ",") || byte == UInt8(ascii: "\t")
+    }
+
+    private mutating func add(tag: String) {
+        if tags.count == 16 { seen = Set(tags) }
+        let isNew = seen == nil ? !tags.contains(tag) : seen?.insert(tag).inserted ?? true
+        guard isNew else { return }
+        if tag.utf8.count > maximumTagLength, refusal == nil {
+            refusal = "a tag of \(tag.utf8.count) bytes; the limit is \(maximumTagLength)"
+        }
+        tags.append(tag)
+    }
+
+    func finish(maximumTags: Int) -> ResponseTags {
+        let refusal = tags.count > maximumTags ? "\(tags.count) tags; the limit is \(maximumTags)" : refusal
+        return ResponseTags(tags: refusal == nil ? tags : [], refusal: refusal)
     }
 }
 
