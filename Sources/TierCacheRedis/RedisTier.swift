@@ -27,13 +27,15 @@ public final class RedisTier: CacheTier {
     /// The configuration the tier was created with.
     public let configuration: Configuration
 
-    private let client: any RedisClient
+    let client: any RedisClient
     let codec: ZstdCodec
     private let sizeLimit: EntrySizeLimit
     let counters: TierCounters
     /// Redis going away and coming back is logged once each.
     private let streak = FailureStreak()
-    private let prefix: [UInt8]
+    let prefix: [UInt8]
+    /// How the tier's connections are made; a coherence subscription's connections too.
+    let connectionOptions: RedisConnectionPool.Options
     /// `SCAN MATCH` pattern for this tier's keys: the prefix, glob characters escaped, then `*`.
     private let scanPattern: [UInt8]
     private let evictionBaseline = Locked<Int?>(nil)
@@ -85,6 +87,7 @@ public final class RedisTier: CacheTier {
             breaker: .init(
                 failureThreshold: configuration.breakerThreshold, openDuration: configuration.breakerOpenDuration),
             tls: tls)
+        self.connectionOptions = options
         switch configuration.deployment {
         case .standalone(let endpoint):
             client = StandaloneRedisClient(endpoint: endpoint, group: eventLoopGroup, options: options)

@@ -8,6 +8,9 @@ final class MisbehavingServer: Sendable {
         case garbage
         case closeMidReply
         case silent
+        /// Answers every command `+OK`, and sends `push` (raw RESP) after answering
+        /// `CLIENT TRACKING`, as a tracking connection's server would send an invalidation.
+        case pushAfterTracking(String)
     }
 
     private let channel: any Channel
@@ -44,6 +47,11 @@ final class MisbehavingServer: Sendable {
                 context.close(promise: nil)
             case .silent:
                 break
+            case .pushAfterTracking(let push):
+                let command = String(buffer: unwrapInboundIn(data))
+                context.write(wrapOutboundOut(ByteBuffer(string: "+OK\r\n")), promise: nil)
+                if command.contains("TRACKING") { context.write(wrapOutboundOut(ByteBuffer(string: push)), promise: nil) }
+                context.flush()
             }
         }
     }

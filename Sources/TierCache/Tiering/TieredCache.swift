@@ -56,8 +56,10 @@ public final class TieredCache: Sendable {
         }
     }
 
-    private let slots: [TierSlot]
+    let slots: [TierSlot]
     private let metrics: TieredCacheMetrics?
+    /// What ``invalidate(_:above:)`` removed lately, for the promotions racing it.
+    let invalidations = InvalidationLog()
     /// The storage policy used by ``store(_:forKey:url:)``.
     public let policyTable: StoragePolicyTable
 
@@ -105,6 +107,7 @@ public final class TieredCache: Sendable {
     }
 
     private func lookupUntimed(_ key: CacheKey, from firstTier: Int) async -> Hit? {
+        let mark = invalidations.mark()
         for index in min(max(0, firstTier), slots.count)..<slots.count {
             let slot = slots[index]
             let found: CacheEntry?
@@ -124,6 +127,7 @@ public final class TieredCache: Sendable {
             for above in slots[..<index] where Self.mayPromote(from: slot.tier.medium, to: above.tier.medium) {
                 await storeIgnoringFailure(entry, forKey: key, in: above)
             }
+            if index > 0 { await undoPromotionIfInvalidated(key, since: mark, above: index) }
             return Hit(entry: entry, tierIndex: index, tierName: slot.tier.name)
         }
         return nil
@@ -160,6 +164,7 @@ public final class TieredCache: Sendable {
 
     private func localReadUntimed(_ key: CacheKey, tiers: Range<Int>?) -> (entry: CacheEntry, tierIndex: Int)? {
         let range = (tiers ?? 0..<slots.count).clamped(to: 0..<slots.count)
+        let mark = invalidations.mark()
         for index in range {
             let slot = slots[index]
             guard let tier = slot.local else { continue }
@@ -177,6 +182,7 @@ public final class TieredCache: Sendable {
                     guard let local = above.local else { continue }
                     do { _ = try local.store(entry, forKey: key) } catch { above.failed(error, during: "promotion") }
                 }
+                undoLocalPromotionIfInvalidated(key, since: mark, above: index)
             }
             return (entry, index)
         }
@@ -270,7 +276,7 @@ public final class TieredCache: Sendable {
         if let firstError { throw firstError }
     }
 
-    private static func tierError(_ error: any Error) -> TierCacheError {
+    static func tierError(_ error: any Error) -> TierCacheError {
         error as? TierCacheError
             ?? TierCacheError(.storageFailure, "a tier failed", underlying: String(describing: error))
     }

@@ -165,6 +165,10 @@ final class ClusterRedisClient: RedisClient {
         return state.withLock { $0.nodes }
     }
 
+    func refreshTopology() async {
+        try? await refreshSlots(force: true)
+    }
+
     func send(_ arguments: [[UInt8]], to node: RedisEndpoint) async throws(RedisError) -> RESPValue {
         let reply = try await pool(for: node).send(arguments)
         if case .error(let message) = reply { throw .server(message) }

@@ -9,6 +9,9 @@ protocol RedisClient: Sendable {
     func primaries() async throws(RedisError) -> [RedisEndpoint]
     /// Sends a command to one node (`SCAN`, `INFO`, `DBSIZE`); error replies throw.
     func send(_ arguments: [[UInt8]], to node: RedisEndpoint) async throws(RedisError) -> RESPValue
+    /// Reads the deployment's topology again (a cluster's slot map), so that ``primaries()``
+    /// answers for now; errors leave the last one known.
+    func refreshTopology() async
     /// The nodes whose circuit breaker is open.
     var nodesWithOpenCircuit: [RedisEndpoint] { get }
     func close()
@@ -31,6 +34,8 @@ final class StandaloneRedisClient: RedisClient {
     var nodesWithOpenCircuit: [RedisEndpoint] { pool.isCircuitOpen ? [pool.endpoint] : [] }
 
     func primaries() -> [RedisEndpoint] { [pool.endpoint] }
+
+    func refreshTopology() async {}
 
     func send(_ arguments: [[UInt8]], to node: RedisEndpoint) async throws(RedisError) -> RESPValue {
         try await send(arguments, key: nil)

@@ -51,9 +51,13 @@ final class RedisCommandHandler: ChannelDuplexHandler {
     private var timer: Scheduled<Void>?
     private var context: ChannelHandlerContext?
     private let parser: RESPParser
+    /// Where RESP3 pushes go (a tracking connection's invalidations); finished when the
+    /// connection ends. `nil`: pushes are dropped, as a data connection subscribes to nothing.
+    private let pushes: AsyncStream<RESPValue>.Continuation?
 
-    init(parser: RESPParser = RESPParser()) {
+    init(parser: RESPParser = RESPParser(), pushes: AsyncStream<RESPValue>.Continuation? = nil) {
         self.parser = parser
+        self.pushes = pushes
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -64,6 +68,7 @@ final class RedisCommandHandler: ChannelDuplexHandler {
         self.context = nil
         timer?.cancel()
         failPending(.connectionFailed("the connection closed"))
+        pushes?.finish()
     }
 
     /// Queues a command sent from outside the pipeline (``RedisConnection/send(_:)``): one hop to
@@ -157,7 +162,10 @@ final class RedisCommandHandler: ChannelDuplexHandler {
             while var buffer = received, buffer.readableBytes > 0, let (value, length) = try parser.parse(buffer) {
                 buffer.moveReaderIndex(forwardBy: length)
                 received = buffer.readableBytes > 0 ? buffer : nil
-                if case .push = value { continue }  // RESP3 out-of-band data; nothing here subscribes
+                if case .push = value {
+                    pushes?.yield(value)
+                    continue
+                }
                 guard let next = pending.popFirst() else {
                     throw RedisError.protocolViolation("a reply nobody asked for")
                 }
@@ -192,6 +200,7 @@ final class RedisCommandHandler: ChannelDuplexHandler {
         timer?.cancel()
         timer = nil
         failPending(.connectionFailed("the connection closed"))
+        pushes?.finish()
         context.fireChannelInactive()
     }
 
@@ -200,6 +209,7 @@ final class RedisCommandHandler: ChannelDuplexHandler {
         timer = nil
         failPending(error)
         received = nil
+        pushes?.finish()
         context.close(promise: nil)
     }
 

@@ -37,11 +37,12 @@ public final class RedisConnection: Sendable {
     }
 
     /// Connects (through TLS when `tls` is set), then logs in (`AUTH`) and selects the database
-    /// when the endpoint asks for it.
+    /// when the endpoint asks for it. With `pushes`, the connection speaks RESP3 (`HELLO 3`) and
+    /// the server's pushes go there; the stream finishes when the connection ends.
     static func connect(
         to endpoint: RedisEndpoint, on group: any EventLoopGroup, connectTimeout: TimeAmount,
         commandTimeout: TimeAmount,
-        tls: TLS?
+        tls: TLS?, pushes: AsyncStream<RESPValue>.Continuation? = nil
     ) async throws(RedisError) -> RedisConnection {
         // SNI carries names only: an address is verified against the certificate but not sent.
         let hostName = tls?.serverName ?? endpoint.host
@@ -60,7 +61,7 @@ public final class RedisConnection: Sendable {
                                     context: tls.context, serverHostname: serverName,
                                     customVerificationCallback: nil, configuration: .init()))
                         }
-                        try channel.pipeline.syncOperations.addHandler(RedisCommandHandler())
+                        try channel.pipeline.syncOperations.addHandler(RedisCommandHandler(pushes: pushes))
                     }
                 }
                 .connect(host: endpoint.host, port: endpoint.port)
@@ -71,6 +72,7 @@ public final class RedisConnection: Sendable {
                     eventLoop: channel.eventLoop)
             }.get()
         } catch {
+            pushes?.finish()
             throw .connectionFailed("\(endpoint): \(error)")
         }
         let connection = RedisConnection(
@@ -83,6 +85,7 @@ public final class RedisConnection: Sendable {
             if endpoint.database != 0 {
                 _ = try await connection.sendChecked([Array("SELECT".utf8), Array(String(endpoint.database).utf8)])
             }
+            if pushes != nil { _ = try await connection.sendChecked([Array("HELLO".utf8), Array("3".utf8)]) }
         } catch {
             connection.close()
             throw error

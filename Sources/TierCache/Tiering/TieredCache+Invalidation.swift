@@ -1,0 +1,75 @@
+/// Keeping the tiers above a shared one coherent with it: what a shared tier's invalidations
+/// (Redis's `CLIENT TRACKING`, or a store of your own that publishes changes) call.
+extension TieredCache {
+    /// Removes `keys` from every tier above position `tierIndex`, because the tier there (a store
+    /// other processes write to) says they changed.
+    ///
+    /// A lookup that read one of those keys before this call and promotes it after does not put
+    /// the old value back: promotions check the invalidations applied since they began, and undo
+    /// themselves (see the coherence article).
+    ///
+    /// Tries every tier, then rethrows the first failure: a key that could not be removed may
+    /// still be served, so the caller should flush (``invalidateAll(above:)``).
+    public func invalidate(_ keys: [CacheKey], above tierIndex: Int) async throws(TierCacheError) {
+        guard !keys.isEmpty else { return }
+        invalidations.record(keys)
+        var firstError: TierCacheError?
+        for slot in slots.prefix(max(0, tierIndex)) {
+            for key in keys {
+                do { try await Self.remove(key, from: slot) } catch {
+                    slot.failed(error, during: "invalidation")
+                    if firstError == nil { firstError = Self.tierError(error) }
+                }
+            }
+        }
+        if let firstError { throw firstError }
+    }
+
+    /// Empties every tier above position `tierIndex`: for when the tier there can no longer say
+    /// what changed (its invalidations were lost with a connection, or it was flushed).
+    /// Tries every tier, then rethrows the first failure.
+    public func invalidateAll(above tierIndex: Int) async throws(TierCacheError) {
+        invalidations.record(nil)
+        var firstError: TierCacheError?
+        for slot in slots.prefix(max(0, tierIndex)) {
+            do { try await slot.tier.removeAll() } catch {
+                slot.failed(error, during: "invalidation")
+                if firstError == nil { firstError = Self.tierError(error) }
+            }
+        }
+        if let firstError { throw firstError }
+    }
+
+    /// After a promotion from position `index`: removes what it stored above when `key` was
+    /// invalidated since `mark` (the entry promoted may be the old value).
+    func undoPromotionIfInvalidated(_ key: CacheKey, since mark: UInt64, above index: Int) async {
+        guard invalidations.wasInvalidated(key, since: mark) else { return }
+        for slot in slots.prefix(index) {
+            do { try await Self.remove(key, from: slot) } catch { slot.failed(error, during: "invalidation") }
+        }
+    }
+
+    /// ``undoPromotionIfInvalidated(_:since:above:)`` for the local tiers a synchronous promotion
+    /// wrote to.
+    func undoLocalPromotionIfInvalidated(_ key: CacheKey, since mark: UInt64, above index: Int) {
+        guard invalidations.wasInvalidated(key, since: mark) else { return }
+        for slot in slots.prefix(index) {
+            guard let local = slot.local else { continue }
+            do { try local.removeEntry(forKey: key) } catch { slot.failed(error, during: "invalidation") }
+        }
+    }
+
+    /// Removes `key` from `slot`'s tier, synchronously when it is local.
+    private static func remove(_ key: CacheKey, from slot: TierSlot) async throws {
+        if let local = slot.local {
+            try removeSynchronously(key, from: local)
+        } else {
+            try await slot.tier.removeEntry(forKey: key)
+        }
+    }
+
+    /// Calls the synchronous requirement (in an async context the async overload would be chosen).
+    private static func removeSynchronously(_ key: CacheKey, from tier: any LocalCacheTier) throws {
+        try tier.removeEntry(forKey: key)
+    }
+}

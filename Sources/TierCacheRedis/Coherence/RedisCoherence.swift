@@ -1,0 +1,279 @@
+import Logging
+import NIOCore
+import Synchronization
+import TierCache
+
+/// Keeps the tiers above a ``RedisTier`` (memory, disk) coherent with Redis, in every process
+/// that runs one: when any process writes or deletes a key, or Redis expires or evicts it, the
+/// key is removed from this process's upper tiers.
+///
+/// It uses Redis's server-assisted client-side caching (`CLIENT TRACKING`, Redis 6 and later):
+/// one connection per primary speaks RESP3 and subscribes to invalidations in broadcast mode for
+/// the tier's key prefix (`BCAST PREFIX`), so the server sends the keys that change under the
+/// prefix, whoever changed them. Each one is removed from the upper tiers with
+/// `TieredCache.invalidate(_:above:)`.
+///
+/// What it cannot be told about, it does not trust:
+/// - When a tracking connection is lost (a network failure, a Redis restart, a cluster failover)
+///   or never answers its health check, invalidations may have been missed: with
+///   ``Configuration/AfterLoss/flushUpperTiers`` (the default) the upper tiers are emptied, and
+///   emptied again once tracking is back.
+/// - What the upper tiers held before tracking began (a disk tier kept from the last run) is
+///   emptied at the first subscription, under the same setting.
+/// - A malformed push, a push of an unknown kind, a `FLUSHALL`, or a key that is not one of the
+///   tier's empties the upper tiers, and is counted.
+///
+/// Cost: one more connection per primary, and one invalidation message per write under the
+/// prefix to every process (including the writer: its own upper tiers drop the key it wrote, and
+/// its next read promotes it again).
+///
+/// Run it for as long as the cache is used, in a task of its own:
+///
+/// ```swift
+/// let coherence = try RedisCoherence(cache: cache)
+/// let tracking = Task { try await coherence.run() }
+/// // …
+/// tracking.cancel()
+/// ```
+public final class RedisCoherence: Sendable {
+    /// How coherence reacts to what it cannot know.
+    public struct Configuration: Sendable {
+        /// What happens to the upper tiers when invalidations may have been missed.
+        public enum AfterLoss: Sendable, Equatable {
+            /// Empty them when tracking is lost and again when it is back (the default): nothing
+            /// stale is served, at the price of cold upper tiers after a failure.
+            case flushUpperTiers
+            /// Keep them: entries written before the loss may be served stale until they expire
+            /// or are overwritten. For data whose expiry already bounds staleness acceptably.
+            case keepUpperTiers
+        }
+
+        /// `.flushUpperTiers` by default.
+        public var afterLoss: AfterLoss
+        /// How often each tracking connection is checked (`PING`): a connection that does not
+        /// answer within the tier's command timeout counts as lost. 1 second by default.
+        public var healthCheckInterval: Duration
+        /// The wait before subscribing again after a loss; doubled after each failed attempt, up
+        /// to ``maximumReconnectDelay``. 50 milliseconds by default.
+        public var reconnectDelay: Duration
+        /// 5 seconds by default.
+        public var maximumReconnectDelay: Duration
+        /// Where losses, flushes and malformed pushes are logged; `nil` logs nothing.
+        public var logger: Logger?
+        /// Called for every ``Event``, on the task that runs ``RedisCoherence/run()``: for logs,
+        /// metrics and tests. Keep it short; invalidations wait for it.
+        public var onEvent: (@Sendable (Event) -> Void)?
+
+        /// The defaults above.
+        public init(
+            afterLoss: AfterLoss = .flushUpperTiers, healthCheckInterval: Duration = .seconds(1),
+            reconnectDelay: Duration = .milliseconds(50), maximumReconnectDelay: Duration = .seconds(5),
+            logger: Logger? = nil, onEvent: (@Sendable (Event) -> Void)? = nil
+        ) {
+            self.afterLoss = afterLoss
+            self.healthCheckInterval = healthCheckInterval
+            self.reconnectDelay = reconnectDelay
+            self.maximumReconnectDelay = maximumReconnectDelay
+            self.logger = logger
+            self.onEvent = onEvent
+        }
+    }
+
+    /// What coherence did.
+    public enum Event: Sendable, Equatable {
+        /// Invalidations from these primaries are being received.
+        case subscribed([RedisEndpoint])
+        /// These keys were removed from the upper tiers.
+        case invalidated([CacheKey])
+        /// The upper tiers were emptied, for this reason.
+        case flushed(reason: String)
+        /// A tracking connection was lost or could not be made.
+        case trackingLost(reason: String)
+        /// A push could not be read as an invalidation (counted; the upper tiers are flushed).
+        case malformedPush(String)
+    }
+
+    /// Counts since the coherence was made.
+    public struct Statistics: Sendable, Equatable {
+        /// Invalidation messages received.
+        public var invalidationMessages = 0
+        /// Keys removed from the upper tiers because of them.
+        public var invalidatedKeys = 0
+        /// Times the upper tiers were emptied.
+        public var flushes = 0
+        /// Tracking connections lost, or subscriptions that failed.
+        public var trackingLosses = 0
+        /// Pushes that were not invalidations (malformed, or of an unknown kind).
+        public var malformedPushes = 0
+    }
+
+    /// The configuration it was made with.
+    public let configuration: Configuration
+    private let cache: TieredCache
+    private let tier: RedisTier
+    private let tierIndex: Int
+    private let counters = Mutex(Statistics())
+    /// The server's `CLIENT ID` of each tracking connection now open, by primary.
+    private let trackingIDs = Mutex<[RedisEndpoint: Int64]>([:])
+
+    /// Coherence for `cache`, whose lowest tier must be a ``RedisTier``; nothing happens until
+    /// ``run()``.
+    /// - Throws: `TierCacheError` (`invalidConfiguration`) when the lowest tier is not Redis.
+    public init(cache: TieredCache, configuration: Configuration = .init()) throws(TierCacheError) {
+        guard let tier = cache.tiers.last as? RedisTier else {
+            throw TierCacheError(
+                .invalidConfiguration, "coherence needs a cache whose lowest tier is a RedisTier")
+        }
+        self.cache = cache
+        self.tier = tier
+        self.tierIndex = cache.tiers.count - 1
+        self.configuration = configuration
+    }
+
+    /// What it has done so far.
+    public var statistics: Statistics { counters.withLock { $0 } }
+
+    /// The server's ids of the tracking connections last opened (for tests that kill one).
+    var trackingConnectionIDs: [Int64] { trackingIDs.withLock { Array($0.values) } }
+
+    /// Subscribes to invalidations and applies them until the task is cancelled, subscribing
+    /// again after every loss. Returns when cancelled.
+    public func run() async {
+        var delay = configuration.reconnectDelay
+        while !Task.isCancelled {
+            let ending = await trackUntilLost()
+            guard !Task.isCancelled else { return }
+            switch ending {
+            case .lost(let reason, let wasSubscribed):
+                counters.withLock { $0.trackingLosses += 1 }
+                emit(.trackingLost(reason: reason))
+                configuration.logger?.warning(
+                    "Redis invalidations lost; subscribing again", metadata: ["reason": "\(reason)"])
+                if configuration.afterLoss == .flushUpperTiers { await flush("tracking was lost: \(reason)") }
+                delay = wasSubscribed ? configuration.reconnectDelay : min(delay * 2, configuration.maximumReconnectDelay)
+            }
+            do { try await Task.sleep(for: delay) } catch { return }
+        }
+    }
+
+    private enum Ending {
+        case lost(String, wasSubscribed: Bool)
+    }
+
+    /// One subscription to every primary, until one of them is lost or the primaries change.
+    private func trackUntilLost() async -> Ending {
+        await tier.client.refreshTopology()
+        let nodes: [RedisEndpoint]
+        do { nodes = try await tier.client.primaries() } catch {
+            return .lost("the primaries could not be listed: \(error)", wasSubscribed: false)
+        }
+        var subscriptions: [(connection: RedisConnection, pushes: AsyncStream<RESPValue>)] = []
+        defer { for subscription in subscriptions { subscription.connection.close() } }
+        for node in nodes {
+            do {
+                subscriptions.append(try await subscribe(to: node))
+            } catch {
+                return .lost("\(node): \(error)", wasSubscribed: false)
+            }
+        }
+        emit(.subscribed(nodes))
+        // What the upper tiers hold from before now was not covered by these subscriptions.
+        if configuration.afterLoss == .flushUpperTiers { await flush("tracking began") }
+
+        let connections = subscriptions.map(\.connection)
+        let streams = subscriptions.map(\.pushes)
+        return await withTaskGroup(of: Ending.self) { group in
+            for (connection, pushes) in zip(connections, streams) {
+                group.addTask {
+                    for await push in pushes { await self.apply(push) }
+                    return .lost("\(connection.endpoint): the tracking connection closed", wasSubscribed: true)
+                }
+            }
+            group.addTask { await self.checkHealth(of: connections, nodes: nodes) }
+            let ending = await group.next() ?? .lost("cancelled", wasSubscribed: true)
+            group.cancelAll()
+            for connection in connections { connection.close() }
+            return ending
+        }
+    }
+
+    /// A RESP3 connection to `node` tracking every key under the tier's prefix.
+    private func subscribe(
+        to node: RedisEndpoint
+    ) async throws(RedisError) -> (connection: RedisConnection, pushes: AsyncStream<RESPValue>) {
+        let (pushes, continuation) = AsyncStream.makeStream(of: RESPValue.self, bufferingPolicy: .unbounded)
+        let options = tier.connectionOptions
+        let connection = try await RedisConnection.connect(
+            to: node, on: tier.eventLoopGroup, connectTimeout: options.connectTimeout,
+            commandTimeout: options.commandTimeout, tls: options.tls, pushes: continuation)
+        do {
+            // Named, so that `CLIENT LIST` shows what the connection is for.
+            try await connection.sendChecked(["CLIENT", "SETNAME", "tiercache-tracking"].map { Array($0.utf8) })
+            try await connection.sendChecked(
+                ["CLIENT", "TRACKING", "ON", "BCAST", "PREFIX"].map { Array($0.utf8) } + [tier.prefix])
+            if case .integer(let id) = try await connection.sendChecked(["CLIENT", "ID"].map { Array($0.utf8) }) {
+                trackingIDs.withLock { $0[node] = id }
+            }
+        } catch {
+            connection.close()
+            throw error
+        }
+        return (connection, pushes)
+    }
+
+    /// Pings every connection each interval, and watches the primaries: returns when one does
+    /// not answer, or the cluster's primaries are no longer `nodes`.
+    private func checkHealth(of connections: [RedisConnection], nodes: [RedisEndpoint]) async -> Ending {
+        while true {
+            do { try await Task.sleep(for: configuration.healthCheckInterval) } catch {
+                return .lost("cancelled", wasSubscribed: true)
+            }
+            for connection in connections {
+                do { try await connection.sendChecked([Array("PING".utf8)]) } catch {
+                    return .lost("\(connection.endpoint) did not answer its health check: \(error)", wasSubscribed: true)
+                }
+            }
+            if let now = try? await tier.client.primaries(), Set(now) != Set(nodes) {
+                return .lost("the cluster's primaries changed", wasSubscribed: true)
+            }
+        }
+    }
+
+    private func apply(_ push: RESPValue) async {
+        switch TrackingMessage.decode(push, prefix: tier.prefix) {
+        case .success(.invalidate(let keys)):
+            counters.withLock {
+                $0.invalidationMessages += 1
+                $0.invalidatedKeys += keys.count
+            }
+            do {
+                try await cache.invalidate(keys, above: tierIndex)
+                emit(.invalidated(keys))
+            } catch {
+                await flush("an invalidation could not be applied: \(error)")
+            }
+        case .success(.invalidateAll(let reason)):
+            counters.withLock { $0.invalidationMessages += 1 }
+            await flush(reason)
+        case .failure(let malformed):
+            counters.withLock { $0.malformedPushes += 1 }
+            let detail = "\(malformed)"
+            emit(.malformedPush(detail))
+            configuration.logger?.error("a tracking push could not be read", metadata: ["push": "\(detail)"])
+            await flush("a push could not be read: \(detail)")
+        }
+    }
+
+    private func flush(_ reason: String) async {
+        counters.withLock { $0.flushes += 1 }
+        do {
+            try await cache.invalidateAll(above: tierIndex)
+        } catch {
+            configuration.logger?.error(
+                "the upper tiers could not be emptied", metadata: ["reason": "\(reason)", "error": "\(error)"])
+        }
+        emit(.flushed(reason: reason))
+    }
+
+    private func emit(_ event: Event) { configuration.onEvent?(event) }
+}

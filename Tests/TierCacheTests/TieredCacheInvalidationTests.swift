@@ -1,0 +1,153 @@
+import Foundation
+import Synchronization
+import Testing
+
+@testable import TierCache
+
+/// `TieredCache.invalidate(_:above:)` and `invalidateAll(above:)`, what a shared tier's
+/// invalidations call, and the guard that keeps a promotion racing one from putting back the value
+/// it removed.
+@Suite("TieredCache: invalidations from a shared tier")
+struct TieredCacheInvalidationTests {
+    let key = CacheKey(digestOf: "k".utf8)
+    func entry(_ byte: UInt8) -> CacheEntry { CacheEntry(value: [byte], storedAt: Date()) }
+
+    @Test("An invalidation removes the keys from every tier above the one named, and leaves it")
+    func invalidateAbove() async throws {
+        let memory = try MemoryTier(capacity: 1 << 20)
+        let disk = DictionaryTier(name: "disk", capacity: 1 << 20)
+        let shared = DictionaryTier(name: "shared", medium: .remote, capacity: 1 << 20)
+        let cache = TieredCache(tiers: [memory, disk, shared])
+        let other = try CacheKey("other")
+        _ = await cache.store(entry(1), forKey: key, policy: .allowed)
+        _ = await cache.store(entry(2), forKey: other, policy: .allowed)
+
+        try await cache.invalidate([key], above: 2)
+        #expect(memory.entry(forKey: key) == nil && disk.entry(forKey: key) == nil)
+        #expect(shared.entry(forKey: key)?.value == [1])
+        #expect(memory.entry(forKey: other)?.value == [2] && disk.entry(forKey: other)?.value == [2])
+
+        try await cache.invalidateAll(above: 2)
+        #expect(memory.entry(forKey: other) == nil && disk.entry(forKey: other) == nil)
+        #expect(shared.entry(forKey: other)?.value == [2])
+    }
+
+    @Test("An upper tier that cannot remove the key makes the invalidation throw, after trying the others")
+    func failureIsReported() async throws {
+        let memory = try MemoryTier(capacity: 1 << 20)
+        let cache = TieredCache(tiers: [FailingTier(), memory, DictionaryTier(medium: .remote, capacity: 1 << 20)])
+        _ = memory.store(entry(1), forKey: key)
+        await #expect(throws: TierCacheError.self) { try await cache.invalidate([key], above: 2) }
+        #expect(memory.entry(forKey: key) == nil)
+    }
+
+    @Test("A promotion that read the old value before an invalidation does not put it back after")
+    func racingPromotionIsUndone() async throws {
+        let memory = try MemoryTier(capacity: 1 << 20)
+        let shared = GatedTier()
+        let cache = TieredCache(tiers: [memory, shared])
+        _ = try await shared.store(entry(1), forKey: key)
+
+        // The lookup reads the old value, then waits at the gate before returning it; the
+        // invalidation (another process wrote the key) is applied meanwhile.
+        shared.closeGate()
+        async let hit = cache.lookup(key)
+        await shared.waitUntilReaderWaits()
+        try await cache.invalidate([key], above: 1)
+        shared.openGate()
+        #expect(await hit?.entry.value == [1])  // answered: it was the value when read
+        #expect(memory.entry(forKey: key) == nil)  // but not kept above
+        // With nothing racing it, a promotion stays.
+        #expect(await cache.lookup(key)?.tierIndex == 1)
+        #expect(memory.entry(forKey: key)?.value == [1])
+    }
+
+    @Test("A flush undoes racing promotions of every key")
+    func flushUndoesPromotions() async throws {
+        let memory = try MemoryTier(capacity: 1 << 20)
+        let shared = GatedTier()
+        let cache = TieredCache(tiers: [memory, shared])
+        _ = try await shared.store(entry(1), forKey: key)
+        shared.closeGate()
+        async let hit = cache.lookup(key)
+        await shared.waitUntilReaderWaits()
+        try await cache.invalidateAll(above: 1)
+        shared.openGate()
+        _ = await hit
+        #expect(memory.entry(forKey: key) == nil)
+    }
+
+    @Test("The log answers for keys invalidated after a mark, and for any key once it forgot")
+    func logBounds() throws {
+        let log = InvalidationLog(capacity: 2)
+        let a = try CacheKey("a"), b = try CacheKey("b"), c = try CacheKey("c")
+        let start = log.mark()
+        #expect(!log.wasInvalidated(a, since: start))
+        log.record([a])
+        #expect(log.wasInvalidated(a, since: start) && !log.wasInvalidated(b, since: start))
+        let afterA = log.mark()
+        #expect(!log.wasInvalidated(a, since: afterA))
+        log.record([b, c])  // a is forgotten: capacity 2
+        #expect(log.wasInvalidated(c, since: afterA) && !log.wasInvalidated(a, since: afterA))
+        #expect(log.wasInvalidated(try CacheKey("z"), since: start))  // older than what is kept
+        log.record(nil)
+        #expect(log.wasInvalidated(a, since: afterA))
+    }
+}
+
+/// A remote tier over a dictionary whose reads can be held at a gate after reading, so that a
+/// test can apply an invalidation while a lookup is between its read and its promotion.
+final class GatedTier: CacheTier {
+    let name = "gated"
+    let medium = TierMedium.remote
+    private let inner = DictionaryTier(name: "gated-inner", medium: .remote, capacity: 1 << 20)
+    private struct Gate {
+        var closed = false
+        var reader: CheckedContinuation<Void, Never>?
+        var waitingForReader: CheckedContinuation<Void, Never>?
+    }
+    private let gate = Mutex(Gate())
+
+    func closeGate() { gate.withLock { $0.closed = true } }
+
+    /// Returns once a read is held at the gate.
+    func waitUntilReaderWaits() async {
+        await withCheckedContinuation { continuation in
+            let ready = gate.withLock { gate -> Bool in
+                if gate.reader != nil { return true }
+                gate.waitingForReader = continuation
+                return false
+            }
+            if ready { continuation.resume() }
+        }
+    }
+
+    func openGate() {
+        let reader = gate.withLock { gate -> CheckedContinuation<Void, Never>? in
+            gate.closed = false
+            defer { gate.reader = nil }
+            return gate.reader
+        }
+        reader?.resume()
+    }
+
+    func entry(forKey key: CacheKey) async throws -> CacheEntry? {
+        let found = inner.entry(forKey: key)
+        await withCheckedContinuation { continuation in
+            let (hold, waiter) = gate.withLock { gate -> (Bool, CheckedContinuation<Void, Never>?) in
+                guard gate.closed else { return (false, nil) }
+                gate.reader = continuation
+                defer { gate.waitingForReader = nil }
+                return (true, gate.waitingForReader)
+            }
+            waiter?.resume()
+            if !hold { continuation.resume() }
+        }
+        return found
+    }
+    func store(_ entry: CacheEntry, forKey key: CacheKey) async throws -> StoreOutcome { inner.store(entry, forKey: key) }
+    func removeEntry(forKey key: CacheKey) async throws { inner.removeEntry(forKey: key) }
+    func removeAll() async throws { inner.removeAll() }
+    func usage() async throws -> TierUsage { inner.usage() }
+    func statistics() async -> TierStatistics { inner.statistics() }
+}
