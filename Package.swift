@@ -274,7 +274,7 @@ let package = Package(
         .executableTarget(
             name: "tiercache-harness",
             dependencies: [
-                "TierCache", "TierCacheLMDB", "TierCacheSQLite", "CLMDB",
+                "TierCache", "TierCacheLMDB", "TierCacheSQLite", "TierCacheRedis", "CLMDB",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -295,7 +295,8 @@ let package = Package(
         .testTarget(
             name: "TierCacheRedisTests",
             dependencies: [
-                "TierCacheRedis", "TierCache", "TierCacheTesting", "TierCacheLMDB", "HTTPCaching",
+                "TierCacheRedis", "TierCache", "TierCacheTesting", "TierCacheLMDB", "HTTPCaching", "DiskTestSupport",
+                "tiercache-harness",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "InMemoryLogging", package: "swift-log"),

@@ -7,9 +7,9 @@ import ArgumentParser
 struct TierCacheHarness: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tiercache-harness",
-        abstract: "Test-harness processes for TierCache's crash, damage, disk-full and many-writers tests.",
+        abstract: "Test-harness processes for TierCache's crash, damage, disk-full, many-writers and coherence tests.",
         subcommands: [
             CrashWriterCommand.self, CrashCheckCommand.self, DamageReaderCommand.self, StressCommand.self,
-            DiskFullProbeCommand.self, HoldReaderCommand.self,
+            DiskFullProbeCommand.self, HoldReaderCommand.self, CoherenceSoakCommand.self,
         ])
 }

@@ -50,7 +50,9 @@ final class MisbehavingServer: Sendable {
             case .pushAfterTracking(let push):
                 let command = String(buffer: unwrapInboundIn(data))
                 context.write(wrapOutboundOut(ByteBuffer(string: "+OK\r\n")), promise: nil)
-                if command.contains("TRACKING") { context.write(wrapOutboundOut(ByteBuffer(string: push)), promise: nil) }
+                if command.contains("TRACKING") {
+                    context.write(wrapOutboundOut(ByteBuffer(string: push)), promise: nil)
+                }
                 context.flush()
             }
         }

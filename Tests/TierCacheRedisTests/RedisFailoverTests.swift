@@ -69,6 +69,68 @@ struct RedisFailoverTests {
         let survivorsView = RedisCLI(seeds: survivors)
         #expect(try survivorsView.owner(of: HashSlot.of(Array(("tiercache:" + keys[0].rawValue).utf8))) != victim)
     }
+
+    @Test(
+        "Coherent upper tiers through a failover: flushed when the killed primary's tracking is lost, tracked again on the promoted replica",
+        .enabled(if: RedisProcess.cliPath != nil, "redis-server and redis-cli are not installed"),
+        .timeLimit(.minutes(2)))
+    func coherenceThroughAFailover() async throws {
+        let cluster = try await TestCluster(nodes: 6, replicas: 1, options: ["--cluster-node-timeout", "500"])
+        let (nodes, endpoints, cli) = (cluster.nodes, cluster.endpoints, cluster.cli)
+        try await cli.waitForReplicasInSync(endpoints)
+        func tier() throws -> RedisTier {
+            try RedisTier(
+                configuration: .init(
+                    deployment: .cluster(seeds: Array(endpoints.prefix(3))), capacity: 1 << 20,
+                    commandTimeout: .milliseconds(300)))
+        }
+        let memory = try MemoryTier(capacity: 1 << 20)
+        let near = TieredCache(tiers: [memory, try tier()])
+        let other = TieredCache(tiers: [try tier()])
+        let events = CoherenceEvents()
+        let coherence = try RedisCoherence(
+            cache: near, configuration: .init(healthCheckInterval: .milliseconds(200), onEvent: events.record))
+        let tracking = Task { await coherence.run() }
+        defer { tracking.cancel() }
+        #expect(await events.next { if case .flushed(reason: "tracking began") = $0 { true } else { false } } != nil)
+
+        let keys = try (0..<30).map { try CacheKey("coherent-\($0)") }
+        for key in keys {
+            _ = await other.store(CacheEntry(value: [1], storedAt: Date()), forKey: key, policy: .allowed)
+        }
+        #expect(await events.invalidations(of: Set(keys)))
+        for key in keys { _ = await near.lookup(key) }
+        #expect(keys.allSatisfy { memory.entry(forKey: $0)?.value == [1] })
+        try await cli.waitForReplicasInSync(endpoints)
+
+        let victim = try cli.owner(of: HashSlot.of(Array(("tiercache:" + keys[0].rawValue).utf8)))
+        nodes[try #require(endpoints.firstIndex(of: victim))].kill()
+        #expect(await events.next { if case .trackingLost = $0 { true } else { false } } != nil)
+        #expect(await events.next { if case .flushed = $0 { true } else { false } } != nil)
+        #expect(keys.allSatisfy { memory.entry(forKey: $0) == nil })  // what the moved slots held is gone
+        // Tracked again once the replica is promoted: three primaries, the victim not among them.
+        let resubscribed = await events.next { event in
+            if case .subscribed(let primaries) = event {
+                primaries.count == 3 && !primaries.contains(victim)
+            } else {
+                false
+            }
+        }
+        #expect(resubscribed != nil)
+
+        // A write to the victim's keys, now on the promoted replica, invalidates the near tier again.
+        let moved = keys[0]
+        _ = await near.lookup(moved)
+        // The writer's own tier finds the new primary by failing first (its slot map is its own).
+        let writtenBy = ContinuousClock.now + .seconds(20)
+        while await !other.store(CacheEntry(value: [2], storedAt: Date()), forKey: moved, policy: .allowed)
+            .isStoredAnywhere, ContinuousClock.now < writtenBy
+        {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(await events.invalidation(of: moved))
+        #expect(await near.lookup(moved)?.entry.value == [2])
+    }
 }
 
 extension RedisCLI {

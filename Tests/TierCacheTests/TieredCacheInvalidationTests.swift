@@ -145,7 +145,9 @@ final class GatedTier: CacheTier {
         }
         return found
     }
-    func store(_ entry: CacheEntry, forKey key: CacheKey) async throws -> StoreOutcome { inner.store(entry, forKey: key) }
+    func store(_ entry: CacheEntry, forKey key: CacheKey) async throws -> StoreOutcome {
+        inner.store(entry, forKey: key)
+    }
     func removeEntry(forKey key: CacheKey) async throws { inner.removeEntry(forKey: key) }
     func removeAll() async throws { inner.removeAll() }
     func usage() async throws -> TierUsage { inner.usage() }

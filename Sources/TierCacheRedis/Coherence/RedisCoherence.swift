@@ -150,7 +150,8 @@ public final class RedisCoherence: Sendable {
                 configuration.logger?.warning(
                     "Redis invalidations lost; subscribing again", metadata: ["reason": "\(reason)"])
                 if configuration.afterLoss == .flushUpperTiers { await flush("tracking was lost: \(reason)") }
-                delay = wasSubscribed ? configuration.reconnectDelay : min(delay * 2, configuration.maximumReconnectDelay)
+                delay =
+                    wasSubscribed ? configuration.reconnectDelay : min(delay * 2, configuration.maximumReconnectDelay)
             }
             do { try await Task.sleep(for: delay) } catch { return }
         }
@@ -230,7 +231,8 @@ public final class RedisCoherence: Sendable {
             }
             for connection in connections {
                 do { try await connection.sendChecked([Array("PING".utf8)]) } catch {
-                    return .lost("\(connection.endpoint) did not answer its health check: \(error)", wasSubscribed: true)
+                    return .lost(
+                        "\(connection.endpoint) did not answer its health check: \(error)", wasSubscribed: true)
                 }
             }
             if let now = try? await tier.client.primaries(), Set(now) != Set(nodes) {
