@@ -48,6 +48,33 @@ struct RedisCoherenceTests {
         try await b.removeAll()
     }
 
+    @Test("The README's example: a write through the coherent cache reaches Redis and is read back")
+    func readmeExample() async throws {
+        let endpoint = try #require(RedisServers.standalone)
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "tiercache-coherence-readme-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let prefix = "coherence:\(UUID().uuidString):"
+        let key = try CacheKey("user:42")
+
+        // README:begin coherence
+        let cache = TieredCache(tiers: [
+            try MemoryTier(capacity: 64 << 20),
+            try LMDBTier(directory: directory, configuration: .init(capacity: 1 << 30)),
+            try RedisTier(
+                configuration: .init(deployment: .standalone(endpoint), keyPrefix: prefix, capacity: 4 << 30)),
+        ])
+        let coherence = try RedisCoherence(cache: cache)  // upper tiers emptied when tracking is lost
+        let tracking = Task { await coherence.run() }  // for as long as the cache serves
+        _ = await cache.store(CacheEntry(value: Array("Ada".utf8), storedAt: Date()), forKey: key, policy: .allowed)
+        // README:end
+
+        #expect(await cache.lookup(key)?.entry.value == Array("Ada".utf8))
+        tracking.cancel()
+        await tracking.value
+        try await cache.removeAll()
+    }
+
     @Test("A killed tracking connection flushes the upper tiers, and tracking comes back")
     func lostConnectionFlushes() async throws {
         let prefix = "coherence:\(UUID().uuidString):"

@@ -6,7 +6,7 @@ extension TieredCache {
     ///
     /// A lookup that read one of those keys before this call and promotes it after does not put
     /// the old value back: promotions check the invalidations applied since they began, and undo
-    /// themselves (see the coherence article).
+    /// themselves (TierCacheRedis's `RedisCoherence` article shows the interleavings).
     ///
     /// Tries every tier, then rethrows the first failure: a key that could not be removed may
     /// still be served, so the caller should flush (``invalidateAll(above:)``).
