@@ -4,7 +4,8 @@ import NIOCore
 @testable import TierCacheRedis
 
 /// The RESP2/RESP3 reply parser, on everything a server (or something pretending to be one)
-/// could send, including replies split at every point.
+/// could send, including replies split at every point; and every push it parses read as a
+/// tracking connection's invalidation (`TrackingMessage`), which must decide without crashing.
 @_cdecl("FuzzRESP_main")
 func fuzzMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
     runFuzzer(argc, argv) { data, size in
@@ -21,6 +22,7 @@ func fuzzMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<C
             precondition(
                 parsed.1 <= buffer.readableBytes, "a reply claimed \(parsed.1) of \(buffer.readableBytes) bytes")
             buffer.moveReaderIndex(forwardBy: parsed.1)
+            if case .push = parsed.0 { checkTracking(parsed.0) }
         }
         // The same bytes arriving in pieces: every prefix is "need more" or a whole reply in it.
         for cut in stride(from: 1, to: input.count, by: max(1, input.count / 16)) {
@@ -30,5 +32,18 @@ func fuzzMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<C
             }
         }
         return 0
+    }
+}
+
+/// A push read as an invalidation for a tier under `p:`: every key it names came from a string
+/// of the push that starts with the prefix.
+private func checkTracking(_ push: RESPValue) {
+    let prefix = Array("p:".utf8)
+    guard case .success(.invalidate(let keys)) = TrackingMessage.decode(push, prefix: prefix),
+        case .push(let elements) = push, elements.count == 2, case .array(let named) = elements[1]
+    else { return }
+    precondition(keys.count == named.count, "an invalidation lost or invented keys")
+    for (key, element) in zip(keys, named) {
+        precondition(element.bytes == prefix + Array(key.rawValue.utf8), "a key that the push did not name")
     }
 }
