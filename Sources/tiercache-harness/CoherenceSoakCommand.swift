@@ -1,7 +1,6 @@
 import ArgumentParser
 import Foundation
-import Synchronization
-import TierCache
+@_spi(TierCacheInternals) import TierCache
 import TierCacheRedis
 
 /// One process of the coherence soak test: a memory tier over a Redis tier, kept coherent, that
@@ -91,7 +90,7 @@ struct CoherenceSoakCommand: AsyncParsableCommand {
 
 /// The lines of a soak process's log, appended from its loop and from coherence's events.
 final class SoakLog: Sendable {
-    private let lines = Mutex<[String]>([])
+    private let lines = Locked<[String]>([])
 
     func append(_ line: String) { lines.withLock { $0.append(line) } }
 

@@ -1,7 +1,7 @@
 import Foundation
-import Synchronization
+import MetricsTestKit
 import Testing
-import TierCache
+@_spi(TierCacheInternals) import TierCache
 import TierCacheLMDB
 
 @testable import TierCacheRedis
@@ -83,7 +83,9 @@ struct RedisCoherenceTests {
         let a = TieredCache(tiers: [memory, redis])
         let b = TieredCache(tiers: [try RedisServers.tier(cluster: false, prefix: prefix)])
         let events = CoherenceEvents()
-        let coherence = try RedisCoherence(cache: a, configuration: .init(onEvent: events.record))
+        let metrics = TestMetrics()
+        let coherence = try RedisCoherence(
+            cache: a, configuration: .init(metricsFactory: metrics, onEvent: events.record))
         let tracking = Task { await coherence.run() }
         defer { tracking.cancel() }
         #expect(await events.next { if case .flushed(reason: "tracking began") = $0 { true } else { false } } != nil)
@@ -101,6 +103,14 @@ struct RedisCoherenceTests {
         let key = try CacheKey("k")
         _ = await b.store(CacheEntry(value: [1], storedAt: Date()), forKey: key, policy: .allowed)
         #expect(await events.invalidation(of: key))
+
+        // The same, in the metrics.
+        func flushes(_ cause: String) throws -> Int64 {
+            try metrics.expectCounter("tiercache_coherence_flushes_total", [("cause", cause)]).totalValue
+        }
+        #expect(try flushes("tracking_began") == 2 && flushes("tracking_lost") == 1)
+        #expect(try metrics.expectCounter("tiercache_coherence_tracking_losses_total").totalValue == 1)
+        #expect(try metrics.expectCounter("tiercache_coherence_invalidated_keys_total").totalValue >= 1)
         try await b.removeAll()
     }
 
@@ -229,7 +239,7 @@ struct RedisCoherenceFailureTests {
         #expect(TrackingMessage.decode(push, prefix: prefix) == .success(.invalidate([try CacheKey("a")])))
         let flush = RESPValue.push([.bulkString(Array("invalidate".utf8)), .null])
         #expect(
-            TrackingMessage.decode(flush, prefix: prefix) == .success(.invalidateAll(reason: "the server was flushed")))
+            TrackingMessage.decode(flush, prefix: prefix) == .success(.invalidateAll(.serverFlushed)))
     }
 
     @Test("Keys that cannot be the tier's invalidate everything; other shapes are malformed")
@@ -237,13 +247,13 @@ struct RedisCoherenceFailureTests {
         let foreign = RESPValue.push([.bulkString(Array("invalidate".utf8)), .array([.bulkString([0xFF, 0xFE])])])
         #expect(
             TrackingMessage.decode(foreign, prefix: prefix)
-                == .success(.invalidateAll(reason: "a key that is not one of the tier's")))
+                == .success(.invalidateAll(.foreignKey)))
         let invalidUTF8 = RESPValue.push([
             .bulkString(Array("invalidate".utf8)), .array([.bulkString(Array("p:".utf8) + [0xFF])]),
         ])
         #expect(
             TrackingMessage.decode(invalidUTF8, prefix: prefix)
-                == .success(.invalidateAll(reason: "a key that is not one of the tier's")))
+                == .success(.invalidateAll(.foreignKey)))
         #expect(TrackingMessage.decode(.array([]), prefix: prefix) == .failure(.shape("a push without a kind")))
         #expect(
             TrackingMessage.decode(.push([.bulkString(Array("message".utf8))]), prefix: prefix)
@@ -289,7 +299,7 @@ final class CoherenceEvents: Sendable {
 
     /// Waits until invalidations have named every key of `keys`, in any order.
     func invalidations(of keys: Set<CacheKey>) async -> Bool {
-        let missing = Mutex(keys)
+        let missing = Locked(keys)
         return await next { event in
             missing.withLock { missing in
                 if case .invalidated(let named) = event { missing.subtract(named) }

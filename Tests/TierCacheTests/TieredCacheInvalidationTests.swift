@@ -1,8 +1,7 @@
 import Foundation
-import Synchronization
 import Testing
 
-@testable import TierCache
+@_spi(TierCacheInternals) @testable import TierCache
 
 /// `TieredCache.invalidate(_:above:)` and `invalidateAll(above:)`, what a shared tier's
 /// invalidations call, and the guard that keeps a promotion racing one from putting back the value
@@ -106,7 +105,7 @@ final class GatedTier: CacheTier {
         var reader: CheckedContinuation<Void, Never>?
         var waitingForReader: CheckedContinuation<Void, Never>?
     }
-    private let gate = Mutex(Gate())
+    private let gate = Locked(Gate())
 
     func closeGate() { gate.withLock { $0.closed = true } }
 

@@ -74,4 +74,16 @@ public enum MetricLabels {
     public static let httpPurges = "tiercache_http_purges_total"
     /// Counter: stored responses found purged by a tag when read, and removed.
     public static let httpPurgedEntriesRemoved = "tiercache_http_purged_entries_removed_total"
+
+    // MARK: Coherence (TierCacheRedis's `RedisCoherence`)
+
+    /// Counter: keys removed from the upper tiers because Redis said they changed.
+    public static let coherenceInvalidatedKeys = "tiercache_coherence_invalidated_keys_total"
+    /// Counter: times the upper tiers were emptied, with `cause` = `tracking_began`,
+    /// `tracking_lost`, `server_flushed`, `foreign_key`, `unreadable_push` or `invalidation_failed`.
+    public static let coherenceFlushes = "tiercache_coherence_flushes_total"
+    /// Counter: tracking connections lost, or subscriptions that failed.
+    public static let coherenceTrackingLosses = "tiercache_coherence_tracking_losses_total"
+    /// Counter: pushes that could not be read as invalidations (malformed, or of an unknown kind).
+    public static let coherenceMalformedPushes = "tiercache_coherence_malformed_pushes_total"
 }

@@ -24,7 +24,7 @@ final class InvalidationLog: Sendable {
     /// The sequence number of the last invalidation recorded (0: none yet). Read without the
     /// lock on every lookup.
     private let sequence = Atomic<UInt64>(0)
-    private let state = Mutex(State())
+    private let state = Locked(State())
     let capacity: Int
 
     init(capacity: Int = 4_096) {

@@ -1,7 +1,7 @@
+import CoreMetrics
 import Logging
 import NIOCore
-import Synchronization
-import TierCache
+@_spi(TierCacheInternals) import TierCache
 
 /// Keeps the tiers above a ``RedisTier`` (memory, disk) coherent with Redis, in every process
 /// that runs one: when any process writes or deletes a key, or Redis expires or evicts it, the
@@ -60,6 +60,9 @@ public final class RedisCoherence: Sendable {
         public var maximumReconnectDelay: Duration
         /// Where losses, flushes and malformed pushes are logged; `nil` logs nothing.
         public var logger: Logger?
+        /// Where the `coherence…` metrics of `MetricLabels` are recorded; `nil` means the
+        /// factory the process bootstrapped when the coherence is made.
+        public var metricsFactory: (any MetricsFactory)?
         /// Called for every ``Event``, on the task that runs ``RedisCoherence/run()``: for logs,
         /// metrics and tests. Keep it short; invalidations wait for it.
         public var onEvent: (@Sendable (Event) -> Void)?
@@ -68,13 +71,15 @@ public final class RedisCoherence: Sendable {
         public init(
             afterLoss: AfterLoss = .flushUpperTiers, healthCheckInterval: Duration = .seconds(1),
             reconnectDelay: Duration = .milliseconds(50), maximumReconnectDelay: Duration = .seconds(5),
-            logger: Logger? = nil, onEvent: (@Sendable (Event) -> Void)? = nil
+            logger: Logger? = nil, metricsFactory: (any MetricsFactory)? = nil,
+            onEvent: (@Sendable (Event) -> Void)? = nil
         ) {
             self.afterLoss = afterLoss
             self.healthCheckInterval = healthCheckInterval
             self.reconnectDelay = reconnectDelay
             self.maximumReconnectDelay = maximumReconnectDelay
             self.logger = logger
+            self.metricsFactory = metricsFactory
             self.onEvent = onEvent
         }
     }
@@ -112,9 +117,10 @@ public final class RedisCoherence: Sendable {
     private let cache: TieredCache
     private let tier: RedisTier
     private let tierIndex: Int
-    private let counters = Mutex(Statistics())
+    private let counters = Locked(Statistics())
+    private let metrics: CoherenceMetrics?
     /// The server's `CLIENT ID` of each tracking connection now open, by primary.
-    private let trackingIDs = Mutex<[RedisEndpoint: Int64]>([:])
+    private let trackingIDs = Locked<[RedisEndpoint: Int64]>([:])
 
     /// Coherence for `cache`, whose lowest tier must be a ``RedisTier``; nothing happens until
     /// ``run()``.
@@ -128,6 +134,7 @@ public final class RedisCoherence: Sendable {
         self.tier = tier
         self.tierIndex = cache.tiers.count - 1
         self.configuration = configuration
+        self.metrics = CoherenceMetrics(configuration.metricsFactory)
     }
 
     /// What it has done so far.
@@ -146,10 +153,13 @@ public final class RedisCoherence: Sendable {
             switch ending {
             case .lost(let reason, let wasSubscribed):
                 counters.withLock { $0.trackingLosses += 1 }
+                metrics?.recordTrackingLoss()
                 emit(.trackingLost(reason: reason))
-                configuration.logger?.warning(
-                    "Redis invalidations lost; subscribing again", metadata: ["reason": "\(reason)"])
-                if configuration.afterLoss == .flushUpperTiers { await flush("tracking was lost: \(reason)") }
+                // Once when tracking goes, then quietly while Redis stays away.
+                configuration.logger?.log(
+                    level: wasSubscribed ? .warning : .debug, "Redis invalidations lost; subscribing again",
+                    metadata: ["reason": "\(reason)"])
+                if configuration.afterLoss == .flushUpperTiers { await flush(.trackingLost, detail: reason) }
                 delay =
                     wasSubscribed ? configuration.reconnectDelay : min(delay * 2, configuration.maximumReconnectDelay)
             }
@@ -179,7 +189,7 @@ public final class RedisCoherence: Sendable {
         }
         emit(.subscribed(nodes))
         // What the upper tiers hold from before now was not covered by these subscriptions.
-        if configuration.afterLoss == .flushUpperTiers { await flush("tracking began") }
+        if configuration.afterLoss == .flushUpperTiers { await flush(.trackingBegan) }
 
         let connections = subscriptions.map(\.connection)
         let streams = subscriptions.map(\.pushes)
@@ -248,26 +258,31 @@ public final class RedisCoherence: Sendable {
                 $0.invalidationMessages += 1
                 $0.invalidatedKeys += keys.count
             }
+            metrics?.recordInvalidated(keys.count)
             do {
                 try await cache.invalidate(keys, above: tierIndex)
                 emit(.invalidated(keys))
             } catch {
-                await flush("an invalidation could not be applied: \(error)")
+                await flush(.invalidationFailed, detail: "\(error)")
             }
-        case .success(.invalidateAll(let reason)):
+        case .success(.invalidateAll(let cause)):
             counters.withLock { $0.invalidationMessages += 1 }
-            await flush(reason)
+            await flush(cause)
         case .failure(let malformed):
             counters.withLock { $0.malformedPushes += 1 }
+            metrics?.recordMalformedPush()
             let detail = "\(malformed)"
             emit(.malformedPush(detail))
             configuration.logger?.error("a tracking push could not be read", metadata: ["push": "\(detail)"])
-            await flush("a push could not be read: \(detail)")
+            await flush(.unreadablePush, detail: detail)
         }
     }
 
-    private func flush(_ reason: String) async {
+    /// Empties the upper tiers; the event's reason is the cause in words, then `detail`.
+    private func flush(_ cause: FlushCause, detail: String? = nil) async {
+        let reason = detail.map { "\(cause.description): \($0)" } ?? cause.description
         counters.withLock { $0.flushes += 1 }
+        metrics?.recordFlush(cause)
         do {
             try await cache.invalidateAll(above: tierIndex)
         } catch {

@@ -6,7 +6,7 @@ enum TrackingMessage: Equatable, Sendable {
     case invalidate([CacheKey])
     /// Every key may have changed: the server was flushed (`FLUSHALL`, `FLUSHDB`), or a key
     /// came that cannot be one of the tier's.
-    case invalidateAll(reason: String)
+    case invalidateAll(FlushCause)
 
     /// Why a push could not be read as an invalidation.
     enum Malformed: Error, Equatable {
@@ -29,7 +29,7 @@ enum TrackingMessage: Equatable, Sendable {
         guard elements.count == 2 else { return .failure(.shape("invalidate with \(elements.count - 1) arguments")) }
         switch elements[1] {
         case .null:
-            return .success(.invalidateAll(reason: "the server was flushed"))
+            return .success(.invalidateAll(.serverFlushed))
         case .array(let keys):
             var decoded: [CacheKey] = []
             decoded.reserveCapacity(keys.count)
@@ -38,7 +38,7 @@ enum TrackingMessage: Equatable, Sendable {
                 guard bytes.starts(with: prefix),
                     let text = String(validating: bytes[prefix.count...], as: UTF8.self),
                     let cacheKey = try? CacheKey(text)
-                else { return .success(.invalidateAll(reason: "a key that is not one of the tier's")) }
+                else { return .success(.invalidateAll(.foreignKey)) }
                 decoded.append(cacheKey)
             }
             return .success(.invalidate(decoded))
