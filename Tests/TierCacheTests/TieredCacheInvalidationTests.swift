@@ -40,21 +40,28 @@ struct TieredCacheInvalidationTests {
         #expect(memory.entry(forKey: key) == nil)
     }
 
-    @Test("A promotion that read the old value before an invalidation does not put it back after")
-    func racingPromotionIsUndone() async throws {
+    /// A memory tier over a gated shared tier holding `[1]` under `key`, and a lookup of it that
+    /// reads the value, then waits at the gate while `invalidation` runs (another process wrote
+    /// the key); returns what the lookup answered.
+    func racingLookup(
+        _ invalidation: (TieredCache) async throws -> Void
+    ) async throws -> (hit: TieredCache.Hit?, memory: MemoryTier, cache: TieredCache) {
         let memory = try MemoryTier(capacity: 1 << 20)
         let shared = GatedTier()
         let cache = TieredCache(tiers: [memory, shared])
         _ = try await shared.store(entry(1), forKey: key)
-
-        // The lookup reads the old value, then waits at the gate before returning it; the
-        // invalidation (another process wrote the key) is applied meanwhile.
         shared.closeGate()
         async let hit = cache.lookup(key)
         await shared.waitUntilReaderWaits()
-        try await cache.invalidate([key], above: 1)
+        try await invalidation(cache)
         shared.openGate()
-        #expect(await hit?.entry.value == [1])  // answered: it was the value when read
+        return (await hit, memory, cache)
+    }
+
+    @Test("A promotion that read the old value before an invalidation does not put it back after")
+    func racingPromotionIsUndone() async throws {
+        let (hit, memory, cache) = try await racingLookup { try await $0.invalidate([key], above: 1) }
+        #expect(hit?.entry.value == [1])  // answered: it was the value when read
         #expect(memory.entry(forKey: key) == nil)  // but not kept above
         // With nothing racing it, a promotion stays.
         #expect(await cache.lookup(key)?.tierIndex == 1)
@@ -63,16 +70,7 @@ struct TieredCacheInvalidationTests {
 
     @Test("A flush undoes racing promotions of every key")
     func flushUndoesPromotions() async throws {
-        let memory = try MemoryTier(capacity: 1 << 20)
-        let shared = GatedTier()
-        let cache = TieredCache(tiers: [memory, shared])
-        _ = try await shared.store(entry(1), forKey: key)
-        shared.closeGate()
-        async let hit = cache.lookup(key)
-        await shared.waitUntilReaderWaits()
-        try await cache.invalidateAll(above: 1)
-        shared.openGate()
-        _ = await hit
+        let (_, memory, _) = try await racingLookup { try await $0.invalidateAll(above: 1) }
         #expect(memory.entry(forKey: key) == nil)
     }
 

@@ -147,6 +147,9 @@ public final class RedisCoherence: Sendable {
     /// again after every loss. Returns when cancelled.
     public func run() async {
         var delay = configuration.reconnectDelay
+        // Once per loss: the attempts that fail while Redis stays away find nothing new to drop
+        // (what this process stores meanwhile is emptied when tracking is back).
+        var flushedSinceSubscribed = false
         while !Task.isCancelled {
             let ending = await trackUntilLost()
             guard !Task.isCancelled else { return }
@@ -159,7 +162,11 @@ public final class RedisCoherence: Sendable {
                 configuration.logger?.log(
                     level: wasSubscribed ? .warning : .debug, "Redis invalidations lost; subscribing again",
                     metadata: ["reason": "\(reason)"])
-                if configuration.afterLoss == .flushUpperTiers { await flush(.trackingLost, detail: reason) }
+                if wasSubscribed { flushedSinceSubscribed = false }
+                if configuration.afterLoss == .flushUpperTiers, !flushedSinceSubscribed {
+                    await flush(.trackingLost, detail: reason)
+                    flushedSinceSubscribed = true
+                }
                 delay =
                     wasSubscribed ? configuration.reconnectDelay : min(delay * 2, configuration.maximumReconnectDelay)
             }
