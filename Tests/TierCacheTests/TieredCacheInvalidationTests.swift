@@ -74,6 +74,22 @@ struct TieredCacheInvalidationTests {
         #expect(memory.entry(forKey: key) == nil)
     }
 
+    @Test("A promotion racing a store of the key does not overwrite the new value with the old")
+    func racingStore() async throws {
+        let (_, memory, cache) = try await racingLookup {
+            _ = await $0.store(entry(2), forKey: key, policy: .allowed)
+        }
+        #expect(memory.entry(forKey: key)?.value != [1])
+        #expect(await cache.lookup(key)?.entry.value == [2])
+    }
+
+    @Test("A promotion racing a removal of the key does not bring the removed value back")
+    func racingRemoval() async throws {
+        let (_, memory, cache) = try await racingLookup { try await $0.removeEntry(forKey: key) }
+        #expect(memory.entry(forKey: key) == nil)
+        #expect(await cache.lookup(key) == nil)
+    }
+
     @Test("The log answers for keys invalidated after a mark, and for any key once it forgot")
     func logBounds() throws {
         let log = InvalidationLog(capacity: 2)

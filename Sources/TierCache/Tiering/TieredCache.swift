@@ -13,6 +13,9 @@ import Synchronization
 /// - **Writes** go to every tier the entry's ``StoragePolicy`` permits; the others count a
 ///   policy refusal. ``StoreReport`` says what each tier did.
 /// - **Removals** reach every tier.
+/// - **Races.** A promotion never puts back a value that a write, a removal or an invalidation
+///   (``invalidate(_:above:)``) replaced while the lookup was reading it: it checks for one when
+///   it has stored, and undoes itself (the next lookup reads the lower tier again).
 ///
 /// A tier that throws is counted (``TierStatistics/errors``) and skipped: a read treats it as a
 /// miss, a write reports ``StoreReport/Outcome/failed(_:)`` for it. One failing tier degrades the
@@ -209,6 +212,7 @@ public final class TieredCache: Sendable {
     /// Stores `entry` in every tier that `policy` permits.
     @discardableResult
     public func store(_ entry: CacheEntry, forKey key: CacheKey, policy: StoragePolicy) async -> StoreReport {
+        noteChange(of: key)
         var outcomes: [(tierName: String, outcome: StoreReport.Outcome)] = []
         outcomes.reserveCapacity(slots.count)
         for slot in slots {
@@ -243,17 +247,20 @@ public final class TieredCache: Sendable {
 
     /// Removes `key` from every tier; tries them all, then rethrows the first failure.
     public func removeEntry(forKey key: CacheKey) async throws(TierCacheError) {
+        noteChange(of: key)
         try await forEveryTier { try await $0.removeEntry(forKey: key) }
     }
 
     /// Empties every tier; tries them all, then rethrows the first failure.
     public func removeAll() async throws(TierCacheError) {
+        if slots.count > 1 { invalidations.record(nil) }
         try await forEveryTier { try await $0.removeAll() }
     }
 
     /// Removes `key` from the local tiers without suspending (for synchronous callers; a network
     /// tier is not reached). Tries them all, then rethrows the first failure.
     public func removeLocalEntry(forKey key: CacheKey) throws(TierCacheError) {
+        noteChange(of: key)
         var firstError: TierCacheError?
         for slot in slots {
             guard let local = slot.local else { continue }
@@ -263,6 +270,13 @@ public final class TieredCache: Sendable {
             }
         }
         if let firstError { throw firstError }
+    }
+
+    /// A write or removal of `key` is about to change the tiers: a lookup that read the old
+    /// value from a lower tier before it must not promote that value above it afterwards (its
+    /// promotion is undone; see ``InvalidationLog``). One tier has nothing to promote into.
+    private func noteChange(of key: CacheKey) {
+        if slots.count > 1 { invalidations.record([key]) }
     }
 
     private func forEveryTier(_ body: (any CacheTier) async throws -> Void) async throws(TierCacheError) {
