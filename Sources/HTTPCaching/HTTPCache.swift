@@ -56,10 +56,12 @@ public final class HTTPCache: Sendable {
     public var statistics: HTTPCacheStatistics { counters.snapshot }
 
     /// A number that changes whenever the engine writes or removes a stored entry (stores,
-    /// revalidations, invalidations; not evictions by a tier). A front end may reuse an answer
-    /// it built from a stored response, for at most the second in which its `Age` is unchanged,
-    /// while this stays the same (the caching proxy does, for repeated hits).
-    public var storageGeneration: UInt64 { generation.load(ordering: .acquiring) }
+    /// revalidations, invalidations; not evictions by a tier), and whenever its storage applies
+    /// an invalidation from a shared tier (`TieredCache.invalidate(_:above:)`: another process
+    /// changed a key). A front end may reuse an answer it built from a stored response, for at
+    /// most the second in which its `Age` is unchanged, while this stays the same (the caching
+    /// proxy does, for repeated hits).
+    public var storageGeneration: UInt64 { generation.load(ordering: .acquiring) &+ storage.changeCount }
 
     /// Counts hits a front end answered by reusing an answer this engine gave (see
     /// ``storageGeneration``), so that ``statistics`` still counts every hit.

@@ -47,6 +47,12 @@ struct ProxyCommand: AsyncParsableCommand {
     @Option(help: "Capacity of the Redis tier's share of the server.", transform: ByteCount.init(parsing:))
     var redisCapacity = ByteCount(bytes: 1 << 30)
 
+    @Flag(
+        help:
+            "Keep the memory and disk tiers coherent with --redis (Redis CLIENT TRACKING): a response another proxy stores, replaces or purges in Redis is dropped here at once. One more connection per Redis primary."
+    )
+    var coherent = false
+
     @Option(
         name: .customLong("storage-policy"),
         help: "SCHEME=POLICY, with POLICY allowed, allowedInMemoryOnly or notAllowed (repeatable).")
@@ -148,10 +154,11 @@ struct ProxyCommand: AsyncParsableCommand {
             upstreamTimeout: .nanoseconds(Int64(upstreamTimeout * 1e9)), targetedCacheControl: targetedField,
             forwardsClientRoutingFields: forwardClientRoutingFields, convertsHEADToGET: !forwardHead,
             servesSingleUser: self.private, purgeToken: try purgeToken())
+        let storage = TieredCache(tiers: tiers, logger: logger)
+        let coherence = try makeCoherence(of: storage, logger: logger)
         let proxy = try CachingProxy(
-            configuration: configuration, storage: TieredCache(tiers: tiers, logger: logger),
-            cacheConfiguration: cacheConfiguration, logger: logger)
-        let summary = await proxy.summary()
+            configuration: configuration, storage: storage, cacheConfiguration: cacheConfiguration, logger: logger)
+        let summary = await proxy.summary() + (coherence == nil ? "" : ", coherent with Redis")
         // The metrics endpoint reports its port through this stream; it finishes without one when
         // the group stops first (the endpoint could not bind), and then no summary is printed.
         let (metricsListening, metricsListeningSink) = AsyncStream.makeStream(of: Int?.self)
@@ -175,6 +182,7 @@ struct ProxyCommand: AsyncParsableCommand {
             FileHandle.standardOutput.write(Data("\(summary) (listening on port \(port)\(metricsNote))\n".utf8))
         }
         services.append(NamedEndpoint(option: "--listen", address: listen, server: proxyEndpoint))
+        if let coherence { services.append(CoherenceService(coherence: coherence)) }
         let group = ServiceGroup(
             configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         do {
@@ -194,6 +202,16 @@ struct ProxyCommand: AsyncParsableCommand {
             throw ValidationError("--purge-token-file \(purgeTokenFile) cannot be read: \(error.localizedDescription)")
         }
         return contents.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// The coherence `--coherent` asks for, over `storage`'s Redis tier.
+    private func makeCoherence(of storage: TieredCache, logger: Logger) throws -> RedisCoherence? {
+        guard coherent else { return nil }
+        guard redis != nil else { throw ValidationError("--coherent keeps tiers coherent with --redis: give it") }
+        guard storage.tiers.count > 1 else {
+            throw ValidationError("--coherent needs a memory or disk tier above --redis")
+        }
+        return try RedisCoherence(cache: storage, configuration: .init(logger: logger))
     }
 
     private func makeTiers(logger: Logger) throws -> [any CacheTier] {

@@ -77,4 +77,17 @@ struct AnswerMemoTests {
         cache.countReusedHits(3)
         #expect(cache.statistics.hits == 4)
     }
+
+    @Test("The storage generation changes when the storage applies a shared tier's invalidation")
+    func storageGenerationFollowsInvalidations() async throws {
+        let storage = TieredCache(tiers: [try MemoryTier(capacity: 1 << 20), try MemoryTier(capacity: 1 << 20)])
+        let cache = HTTPCache(storage: storage)
+        let before = cache.storageGeneration
+        // Another process changed a key in the lowest tier (RedisCoherence calls this).
+        try await storage.invalidate([try CacheKey("k")], above: 1)
+        #expect(cache.storageGeneration != before)
+        let afterOne = cache.storageGeneration
+        try await storage.invalidateAll(above: 1)
+        #expect(cache.storageGeneration != afterOne)
+    }
 }

@@ -68,8 +68,9 @@ extension HTTPCache {
 
     /// Purges the stored responses for `url` (every variant, its HEAD response and its partial
     /// content) from every tier: removed (``PurgeMode/hard``) or marked stale
-    /// (``PurgeMode/soft``). Another process's memory tiers keep their copy until it expires
-    /// or a coherent near cache drops it.
+    /// (``PurgeMode/soft``). Another process's memory and disk tiers keep their copy until it
+    /// expires, unless they are kept coherent with a shared Redis tier (TierCacheRedis's
+    /// `RedisCoherence`), which drops it there at once.
     ///
     /// - Throws: ``HTTPCacheError/Code/invalidRequest`` when `url` has no cache key (no scheme
     ///   or host, or the configured key function excludes it).

@@ -40,6 +40,12 @@ extension TieredCache {
         if let firstError { throw firstError }
     }
 
+    /// A number that changes with every invalidation applied (``invalidate(_:above:)``,
+    /// ``invalidateAll(above:)``), and every write or removal through a cache of several tiers:
+    /// for a front end that reuses answers built from stored entries, to tell that one may have
+    /// changed.
+    package var changeCount: UInt64 { invalidations.mark() }
+
     /// After a promotion from position `index`: removes what it stored above when `key` was
     /// invalidated since `mark` (the entry promoted may be the old value).
     func undoPromotionIfInvalidated(_ key: CacheKey, since mark: UInt64, above index: Int) async {
