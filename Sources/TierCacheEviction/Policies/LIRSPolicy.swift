@@ -79,7 +79,7 @@ public struct LIRSPolicy: EvictionPolicy {
 
     /// Serves a request; returns whether it hit.
     public mutating func access(_ slot: UInt32, size: UInt64, keyHash: UInt64, position: Int) -> Bool {
-        departed.removeAll(keepingCapacity: true)
+        if notesDepartures { departed.removeAll(keepingCapacity: true) }
         let id = Int32(truncatingIfNeeded: slot)
         guard id >= 0 else { return false }
         if Int(slot) >= nodes.count { grow(to: Int(slot) + 1) }
@@ -133,36 +133,38 @@ public struct LIRSPolicy: EvictionPolicy {
     }
 
     /// Runs `body` on links over the policy's arrays: the records leave `self` for the call so
-    /// that one uniqueness check covers all its link writes.
+    /// that one uniqueness check covers all its link writes; the ends stay and are written in place.
     private mutating func withLinks<Result>(otherwise fallback: Result, _ body: (inout LIRSLinks) -> Result) -> Result {
         var records: [LIRSNode] = []
         var recordSizes: [UInt64] = []
         var departures: [UInt32] = []
         swap(&records, &nodes)
         swap(&recordSizes, &sizes)
-        swap(&departures, &departed)
+        // A driver that never reads departures (the simulator) pays nothing for them.
+        if notesDepartures { swap(&departures, &departed) }
         defer {
             swap(&records, &nodes)
             swap(&recordSizes, &sizes)
         }
-        let ends = self.ends
-        let (result, after, noted) = records.withUnsafeMutableBufferPointer { records in
-            recordSizes.withUnsafeMutableBufferPointer { sizes -> (Result?, LIRSEnds, [UInt32]) in
-                guard let nodes = records.baseAddress, let sizes = sizes.baseAddress else {
-                    return (nil, ends, departures)
+        let notesDepartures = self.notesDepartures
+        let (result, noted) = withUnsafeMutablePointer(to: &ends) { ends in
+            records.withUnsafeMutableBufferPointer { records in
+                recordSizes.withUnsafeMutableBufferPointer { sizes -> (Result?, [UInt32]) in
+                    guard let nodes = records.baseAddress, let sizes = sizes.baseAddress else {
+                        return (nil, departures)
+                    }
+                    // The departures array moves into the links (swapped, never copied): a second
+                    // reference would make its first append copy it, at twice its capacity, on
+                    // every request.
+                    var links = LIRSLinks(
+                        nodes: nodes, sizes: sizes, endsStorage: ends, departed: [], notesDepartures: notesDepartures)
+                    swap(&links.departed, &departures)
+                    let result = body(&links)
+                    return (result, links.departed)
                 }
-                // The departures array moves into the links (swapped, never copied): a second
-                // reference would make its first append copy it, at twice its capacity, on every
-                // request.
-                var links = LIRSLinks(
-                    nodes: nodes, sizes: sizes, ends: ends, departed: [], notesDepartures: notesDepartures)
-                swap(&links.departed, &departures)
-                let result = body(&links)
-                return (result, links.ends, links.departed)
             }
         }
-        self.ends = after
-        self.departed = noted
+        if notesDepartures { self.departed = noted }
         // The arrays cover the slot, so they have a base address and `result` is set.
         return result ?? fallback
     }

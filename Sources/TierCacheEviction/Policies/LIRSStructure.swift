@@ -50,9 +50,16 @@ struct LIRSLinks {
 
     let nodes: UnsafeMutablePointer<LIRSNode>
     let sizes: UnsafeMutablePointer<UInt64>
-    var ends: LIRSEnds
+    /// The policy's own ends, written in place: a copy in and out of every request cost more
+    /// than the request (a 56-byte load that waits on the small stores just made to it).
+    let endsStorage: UnsafeMutablePointer<LIRSEnds>
     var departed: [UInt32]
     let notesDepartures: Bool
+
+    var ends: LIRSEnds {
+        @inline(__always) unsafeAddress { UnsafePointer(endsStorage) }
+        @inline(__always) nonmutating unsafeMutableAddress { endsStorage }
+    }
 
     @inline(__always) func size(_ id: Int32) -> UInt64 { sizes[Int(id)] }
     @inline(__always) func inStack(_ id: Int32) -> Bool { nodes[Int(id)].inStack }
