@@ -220,7 +220,8 @@ extension HTTPCache {
     /// Writes a response, its tags stamped with their current epochs; returns whether any tier
     /// kept it.
     @discardableResult
-    func write(_ stored: StoredResponse, under key: CacheKey, policy: StoragePolicy) async -> Bool {
+    func write(_ stored: consuming StoredResponse, under key: CacheKey, policy: StoragePolicy) async -> Bool {
+        // Consumed, so that stamping the tags writes the caller's array rather than a copy of it.
         var stored = stored
         if !stored.tagStamps.isEmpty { await stamp(&stored.tagStamps) }
         let kept = await writeEntry(.response(stored), under: key, policy: policy)

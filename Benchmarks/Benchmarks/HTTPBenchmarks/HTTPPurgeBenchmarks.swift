@@ -2,6 +2,7 @@ import Benchmark
 import Foundation
 import HTTPCaching
 import HTTPTypes
+import Synchronization
 import TierCache
 import TierCacheLMDB
 import Workloads
@@ -119,17 +120,13 @@ func httpPurgeBenchmarks() {
 
 /// The engine of one purge benchmark, made when it first asks (each benchmark runs in a process
 /// of its own) and its store removed after it.
-///
-/// `@unchecked Sendable`: the lock guards the engine; a benchmark's setup, samples and teardown
-/// run one after another.
-final class PurgeFixture: @unchecked Sendable {
+final class PurgeFixture: Sendable {
     private let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
         "tiercache-purge-\(UUID().uuidString)")
-    private let lock = NSLock()
-    private var made: HTTPCache?
+    private let made = Mutex<HTTPCache?>(nil)
 
     func cache() throws -> HTTPCache {
-        try lock.withLock {
+        try made.withLock { made in
             if let made { return made }
             let disk = try LMDBTier(directory: directory, configuration: .init(capacity: 4 << 30, durability: .none))
             let cache = HTTPCache(

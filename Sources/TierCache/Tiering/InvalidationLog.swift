@@ -34,21 +34,28 @@ final class InvalidationLog: Sendable {
     /// The point a lookup starts from.
     func mark() -> UInt64 { sequence.load(ordering: .acquiring) }
 
-    /// Records `keys` as invalidated (`nil`: every key, as a flush does).
-    func record(_ keys: [CacheKey]?) {
+    /// Records `keys` as invalidated.
+    func record(_ keys: [CacheKey]) {
         state.withLock { state in
-            let entries: [CacheKey?] = keys?.map { $0 } ?? [nil]
-            for key in entries {
-                if state.recent.count < capacity {
-                    state.recent.append(key)
-                } else {
-                    state.recent[state.oldest] = key
-                    state.oldest = (state.oldest + 1) % capacity
-                    state.firstSequence += 1
-                }
-                sequence.add(1, ordering: .releasing)
-            }
+            for key in keys { append(key, to: &state) }
         }
+    }
+
+    /// Records `key` as invalidated (`nil`: every key, as a flush does): a write's one key,
+    /// without an array made for it.
+    func record(_ key: CacheKey?) {
+        state.withLock { append(key, to: &$0) }
+    }
+
+    private func append(_ key: CacheKey?, to state: inout State) {
+        if state.recent.count < capacity {
+            state.recent.append(key)
+        } else {
+            state.recent[state.oldest] = key
+            state.oldest = (state.oldest + 1) % capacity
+            state.firstSequence += 1
+        }
+        sequence.add(1, ordering: .releasing)
     }
 
     /// Whether `key` (or every key) was invalidated after `mark`.

@@ -253,7 +253,7 @@ public final class TieredCache: Sendable {
 
     /// Empties every tier; tries them all, then rethrows the first failure.
     public func removeAll() async throws(TierCacheError) {
-        if slots.count > 1 { invalidations.record(nil) }
+        noteChange(of: nil)
         try await forEveryTier { try await $0.removeAll() }
     }
 
@@ -272,11 +272,12 @@ public final class TieredCache: Sendable {
         if let firstError { throw firstError }
     }
 
-    /// A write or removal of `key` is about to change the tiers: a lookup that read the old
-    /// value from a lower tier before it must not promote that value above it afterwards (its
-    /// promotion is undone; see ``InvalidationLog``). One tier has nothing to promote into.
-    private func noteChange(of key: CacheKey) {
-        if slots.count > 1 { invalidations.record([key]) }
+    /// A write or removal of `key` (`nil`: of every key) is about to change the tiers: a lookup
+    /// that read the old value from a lower tier before it must not promote that value above it
+    /// afterwards (its promotion is undone; see ``InvalidationLog``). One tier has nothing to
+    /// promote into.
+    private func noteChange(of key: CacheKey?) {
+        if slots.count > 1 { invalidations.record(key) }
     }
 
     private func forEveryTier(_ body: (any CacheTier) async throws -> Void) async throws(TierCacheError) {
