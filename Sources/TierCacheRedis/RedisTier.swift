@@ -43,6 +43,9 @@ public final class RedisTier: CacheTier {
     let eventLoopGroup: any EventLoopGroup
     /// Its event loops, to tell whether a caller already runs on one of them.
     let eventLoops: EventLoopMembership
+    /// Where the data connections' reads are tracked, when a ``RedisCoherence`` tracks the keys
+    /// this process reads.
+    let tracking = TrackingRedirect()
 
     /// A tier over the deployment in `configuration`; connections open on first use.
     /// Throws `TierCacheError` (`invalidConfiguration`) for impossible settings.
@@ -86,7 +89,7 @@ public final class RedisTier: CacheTier {
             commandTimeout: Self.timeAmount(configuration.commandTimeout),
             breaker: .init(
                 failureThreshold: configuration.breakerThreshold, openDuration: configuration.breakerOpenDuration),
-            tls: tls)
+            tls: tls, tracking: tracking)
         self.connectionOptions = options
         switch configuration.deployment {
         case .standalone(let endpoint):
@@ -116,9 +119,11 @@ public final class RedisTier: CacheTier {
 
     /// Runs a command (through its node's circuit breaker), counting failures and logging
     /// Redis's going away and coming back.
-    func run(_ arguments: [[UInt8]], key: [UInt8]?) async throws(RedisError) -> RESPValue {
+    func run(
+        _ arguments: [[UInt8]], key: [UInt8]?, readingKeyFirst: Bool = false
+    ) async throws(RedisError) -> RESPValue {
         do {
-            let reply = try await client.send(arguments, key: key)
+            let reply = try await client.send(arguments, key: key, readingKeyFirst: readingKeyFirst)
             if streak.noteSuccess() {
                 configuration.logger?.notice("Redis tier recovered", metadata: ["tier": "\(name)"])
             }
@@ -234,7 +239,7 @@ public final class RedisTier: CacheTier {
             command += [Array("PX".utf8), Array(String(milliseconds).utf8)]
         }
         do {
-            _ = try await run(command, key: redisKey)
+            _ = try await run(command, key: redisKey, readingKeyFirst: tracking.tracksWrittenKeys)
         } catch {
             throw tierError(error)
         }

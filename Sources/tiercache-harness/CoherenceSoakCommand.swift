@@ -23,6 +23,20 @@ struct CoherenceSoakCommand: AsyncParsableCommand {
     @Option(help: "How many keys.") var keys = 64
     @Option(help: "How long to run.") var seconds = 60.0
     @Option(help: "Where the log goes.") var output: String
+    @Option(help: "Which keys the server reports: broadcast (every write) or keys-read.")
+    var tracking: TrackingModeArgument = .broadcast
+
+    enum TrackingModeArgument: String, ExpressibleByArgument {
+        case broadcast
+        case keysRead = "keys-read"
+
+        var mode: RedisCoherence.Configuration.TrackingMode {
+            switch self {
+            case .broadcast: .broadcast
+            case .keysRead: .keysRead
+            }
+        }
+    }
 
     func run() async throws {
         let redis = try RedisTier(
@@ -35,7 +49,7 @@ struct CoherenceSoakCommand: AsyncParsableCommand {
         let (subscribed, signal) = AsyncStream.makeStream(of: Void.self)
         let coherence = try RedisCoherence(
             cache: cache,
-            configuration: .init(healthCheckInterval: .milliseconds(250)) { event in
+            configuration: .init(tracking: tracking.mode, healthCheckInterval: .milliseconds(250)) { event in
                 let now = SoakLog.now()
                 switch event {
                 case .invalidated(let keys): for key in keys { log.append("I \(key.rawValue) \(now)") }

@@ -8,7 +8,7 @@ final class MisbehavingServer: Sendable {
         case garbage
         case closeMidReply
         case silent
-        /// Answers every command `+OK`, and sends `push` (raw RESP) after answering
+        /// Answers `CLIENT ID` with an id and every other command `+OK`, and sends `push` (raw RESP) after answering
         /// `CLIENT TRACKING`, as a tracking connection's server would send an invalidation.
         case pushAfterTracking(String)
     }
@@ -49,7 +49,8 @@ final class MisbehavingServer: Sendable {
                 break
             case .pushAfterTracking(let push):
                 let command = String(buffer: unwrapInboundIn(data))
-                context.write(wrapOutboundOut(ByteBuffer(string: "+OK\r\n")), promise: nil)
+                let isClientID = command.contains("\r\nID\r\n")
+                context.write(wrapOutboundOut(ByteBuffer(string: isClientID ? ":7\r\n" : "+OK\r\n")), promise: nil)
                 if command.contains("TRACKING") {
                     context.write(wrapOutboundOut(ByteBuffer(string: push)), promise: nil)
                 }

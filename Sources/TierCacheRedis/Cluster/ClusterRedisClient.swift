@@ -103,7 +103,7 @@ final class ClusterRedisClient: RedisClient {
         }
     }
 
-    func send(_ arguments: [[UInt8]], key: [UInt8]?) async throws(RedisError) -> RESPValue {
+    func send(_ arguments: [[UInt8]], key: [UInt8]?, readingKeyFirst: Bool) async throws(RedisError) -> RESPValue {
         if state.withLock({ $0.nodes.isEmpty }) { try await refreshSlots(force: true) }
         let slot = key.map(HashSlot.of) ?? 0
         guard var target = owner(of: slot) ?? state.withLock({ $0.nodes.first }) else {
@@ -113,7 +113,8 @@ final class ClusterRedisClient: RedisClient {
         for _ in 0...Self.maximumRedirections {
             let reply: RESPValue
             do {
-                reply = try await pool(for: target).send(arguments, asking: asking)
+                reply = try await pool(for: target).send(
+                    arguments, asking: asking, readingFirst: readingKeyFirst ? key : nil)
             } catch {
                 // The node may have failed over: learn the new map for the next commands. A node
                 // whose circuit is open (`unavailable`) counts too: after a failover it stays dead,

@@ -8,10 +8,12 @@ import NIOCore
 /// key is removed from this process's upper tiers.
 ///
 /// It uses Redis's server-assisted client-side caching (`CLIENT TRACKING`, Redis 6 and later):
-/// one connection per primary speaks RESP3 and subscribes to invalidations in broadcast mode for
-/// the tier's key prefix (`BCAST PREFIX`), so the server sends the keys that change under the
-/// prefix, whoever changed them. Each one is removed from the upper tiers with
-/// `TieredCache.invalidate(_:above:)`.
+/// one connection per primary speaks RESP3 and receives the invalidations, and each key named is
+/// removed from the upper tiers with `TieredCache.invalidate(_:above:)`. Which keys the server
+/// names is ``Configuration/tracking``: in ``Configuration/TrackingMode/broadcast`` mode (the
+/// default, `BCAST PREFIX`) every key that changes under the tier's prefix, whoever changed it; in
+/// ``Configuration/TrackingMode/keysRead`` mode only the keys this process read, the data
+/// connections redirecting their tracking to that connection.
 ///
 /// What it cannot be told about, it does not trust:
 /// - When a tracking connection is lost (a network failure, a Redis restart, a cluster failover)
@@ -23,9 +25,10 @@ import NIOCore
 /// - A malformed push, a push of an unknown kind, a `FLUSHALL`, or a key that is not one of the
 ///   tier's empties the upper tiers, and is counted.
 ///
-/// Cost: one more connection per primary, and one invalidation message per write under the
-/// prefix to every process (including the writer: its own upper tiers drop the key it wrote, and
-/// its next read promotes it again).
+/// Cost: one more connection per primary, and invalidation messages: in broadcast mode one per
+/// write under the prefix to every process, in keys-read mode one per write to each process that
+/// read the key since it last changed. The writer is one of them: its own upper tiers drop the
+/// key it wrote, and its next read promotes it again.
 ///
 /// Run it for as long as the cache is used, in a task of its own:
 ///
@@ -38,6 +41,24 @@ import NIOCore
 public final class RedisCoherence: Sendable {
     /// How coherence reacts to what it cannot know.
     public struct Configuration: Sendable {
+        /// Which keys the server reports.
+        public enum TrackingMode: Sendable, Equatable {
+            /// Every key written under the tier's prefix, whoever wrote it (`BCAST PREFIX`; the
+            /// default). The server keeps no state per key; every process hears of every write.
+            case broadcast
+            /// Only the keys this process read from Redis since they last changed (the server's
+            /// default tracking mode, `CLIENT TRACKING ON REDIRECT` on every data connection).
+            /// A process hears of the writes to what it holds, not of the whole fleet's writes:
+            /// less traffic where each process uses a small part of a large key space. Costs:
+            /// the server remembers each key read per process (`tracking-table-max-keys` bounds
+            /// that table; a key dropped from it is reported as invalidated), and every write
+            /// sends an `EXISTS` of its key first, in the same round trip, since the server does
+            /// not track a key a process wrote but never read.
+            case keysRead
+        }
+
+        /// `.broadcast` by default.
+        public var tracking: TrackingMode
         /// What happens to the upper tiers when invalidations may have been missed.
         public enum AfterLoss: Sendable, Equatable {
             /// Empty them when tracking is lost and again when it is back (the default): nothing
@@ -69,11 +90,13 @@ public final class RedisCoherence: Sendable {
 
         /// The defaults above.
         public init(
+            tracking: TrackingMode = .broadcast,
             afterLoss: AfterLoss = .flushUpperTiers, healthCheckInterval: Duration = .seconds(1),
             reconnectDelay: Duration = .milliseconds(50), maximumReconnectDelay: Duration = .seconds(5),
             logger: Logger? = nil, metricsFactory: (any MetricsFactory)? = nil,
             onEvent: (@Sendable (Event) -> Void)? = nil
         ) {
+            self.tracking = tracking
             self.afterLoss = afterLoss
             self.healthCheckInterval = healthCheckInterval
             self.reconnectDelay = reconnectDelay
@@ -146,6 +169,7 @@ public final class RedisCoherence: Sendable {
     /// Subscribes to invalidations and applies them until the task is cancelled, subscribing
     /// again after every loss. Returns when cancelled.
     public func run() async {
+        defer { tier.tracking.stop() }
         var delay = configuration.reconnectDelay
         // Once per loss: the attempts that fail while Redis stays away find nothing new to drop
         // (what this process stores meanwhile is emptied when tracking is back).
@@ -185,7 +209,7 @@ public final class RedisCoherence: Sendable {
         do { nodes = try await tier.client.primaries() } catch {
             return .lost("the primaries could not be listed: \(error)", wasSubscribed: false)
         }
-        var subscriptions: [(connection: RedisConnection, pushes: AsyncStream<RESPValue>)] = []
+        var subscriptions: [(connection: RedisConnection, pushes: AsyncStream<RESPValue>, id: Int64)] = []
         defer { for subscription in subscriptions { subscription.connection.close() } }
         for node in nodes {
             do {
@@ -193,6 +217,12 @@ public final class RedisCoherence: Sendable {
             } catch {
                 return .lost("\(node): \(error)", wasSubscribed: false)
             }
+        }
+        let ids = Dictionary(zip(nodes, subscriptions.map(\.id)), uniquingKeysWith: { _, last in last })
+        trackingIDs.withLock { $0 = ids }
+        if configuration.tracking == .keysRead {
+            // Before the flush below: a lookup that starts after it reads on a redirected connection.
+            tier.tracking.redirect(to: ids)
         }
         emit(.subscribed(nodes))
         // What the upper tiers hold from before now was not covered by these subscriptions.
@@ -209,34 +239,38 @@ public final class RedisCoherence: Sendable {
             }
             group.addTask { await self.checkHealth(of: connections, nodes: nodes) }
             let ending = await group.next() ?? .lost("cancelled", wasSubscribed: true)
+            // Data connections redirecting to a closed connection would have their reads refused.
+            if configuration.tracking == .keysRead { tier.tracking.suspend() }
             group.cancelAll()
             for connection in connections { connection.close() }
             return ending
         }
     }
 
-    /// A RESP3 connection to `node` tracking every key under the tier's prefix.
+    /// A RESP3 connection to `node` that receives the invalidations: of every key under the tier's
+    /// prefix (broadcast), or of the keys the data connections redirected to it read.
     private func subscribe(
         to node: RedisEndpoint
-    ) async throws(RedisError) -> (connection: RedisConnection, pushes: AsyncStream<RESPValue>) {
+    ) async throws(RedisError) -> (connection: RedisConnection, pushes: AsyncStream<RESPValue>, id: Int64) {
         let (pushes, continuation) = AsyncStream.makeStream(of: RESPValue.self, bufferingPolicy: .unbounded)
         let options = tier.connectionOptions
         let connection = try await RedisConnection.connect(
             to: node, on: tier.eventLoopGroup, connectTimeout: options.connectTimeout,
             commandTimeout: options.commandTimeout, tls: options.tls, pushes: continuation)
-        do {
+        do throws(RedisError) {
             // Named, so that `CLIENT LIST` shows what the connection is for.
             try await connection.sendChecked(["CLIENT", "SETNAME", "tiercache-tracking"].map { Array($0.utf8) })
-            try await connection.sendChecked(
-                ["CLIENT", "TRACKING", "ON", "BCAST", "PREFIX"].map { Array($0.utf8) } + [tier.prefix])
-            if case .integer(let id) = try await connection.sendChecked(["CLIENT", "ID"].map { Array($0.utf8) }) {
-                trackingIDs.withLock { $0[node] = id }
+            if configuration.tracking == .broadcast {
+                try await connection.sendChecked(
+                    ["CLIENT", "TRACKING", "ON", "BCAST", "PREFIX"].map { Array($0.utf8) } + [tier.prefix])
             }
+            guard case .integer(let id) = try await connection.sendChecked(["CLIENT", "ID"].map { Array($0.utf8) })
+            else { throw RedisError.protocolViolation("CLIENT ID did not answer an integer") }
+            return (connection, pushes, id)
         } catch {
             connection.close()
             throw error
         }
-        return (connection, pushes)
     }
 
     /// Pings every connection each interval, and watches the primaries: returns when one does

@@ -3,8 +3,9 @@ import NIOCore
 /// Sends commands to a Redis deployment: one server, or a cluster routed by key slot.
 protocol RedisClient: Sendable {
     /// Sends a command about `key` (nil: any node) and returns its reply; error replies throw
-    /// ``RedisError/server(_:)``.
-    func send(_ arguments: [[UInt8]], key: [UInt8]?) async throws(RedisError) -> RESPValue
+    /// ``RedisError/server(_:)``. With `readingKeyFirst`, an `EXISTS` of the key goes just ahead
+    /// of it on the same connection (see ``TrackingRedirect/tracksWrittenKeys``).
+    func send(_ arguments: [[UInt8]], key: [UInt8]?, readingKeyFirst: Bool) async throws(RedisError) -> RESPValue
     /// The primaries holding data: the one server, or the cluster's slot owners.
     func primaries() async throws(RedisError) -> [RedisEndpoint]
     /// Sends a command to one node (`SCAN`, `INFO`, `DBSIZE`); error replies throw.
@@ -17,6 +18,13 @@ protocol RedisClient: Sendable {
     func close()
 }
 
+extension RedisClient {
+    /// Sends a command about `key` (nil: any node); error replies throw.
+    func send(_ arguments: [[UInt8]], key: [UInt8]?) async throws(RedisError) -> RESPValue {
+        try await send(arguments, key: key, readingKeyFirst: false)
+    }
+}
+
 /// One Redis server.
 final class StandaloneRedisClient: RedisClient {
     private let pool: RedisConnectionPool
@@ -25,8 +33,8 @@ final class StandaloneRedisClient: RedisClient {
         pool = RedisConnectionPool(endpoint: endpoint, group: group, options: options)
     }
 
-    func send(_ arguments: [[UInt8]], key: [UInt8]?) async throws(RedisError) -> RESPValue {
-        let reply = try await pool.send(arguments)
+    func send(_ arguments: [[UInt8]], key: [UInt8]?, readingKeyFirst: Bool) async throws(RedisError) -> RESPValue {
+        let reply = try await pool.send(arguments, readingFirst: readingKeyFirst ? key : nil)
         if case .error(let message) = reply { throw .server(message) }
         return reply
     }

@@ -4,11 +4,15 @@ import NIOCore
 enum RedisReplyTarget {
     case continuation(CheckedContinuation<Result<RESPValue, RedisError>, Never>)
     case promise(EventLoopPromise<RESPValue>)
+    /// The connection's own `CLIENT TRACKING` command (see ``TrackingRedirect``): the handler
+    /// reads its reply.
+    case trackingChange
 
     func complete(_ result: Result<RESPValue, RedisError>) {
         switch self {
         case .continuation(let continuation): continuation.resume(returning: result)
         case .promise(let promise): promise.completeWith(result.mapError { $0 as any Error })
+        case .trackingChange: break
         }
     }
 }
@@ -34,6 +38,12 @@ struct RedisRequest {
 /// order, so the oldest command is the one that can be late). When it fires with the oldest
 /// command past its deadline, every pending command fails with ``RedisError/timeout`` and the
 /// connection closes: a late reply would otherwise be taken for the next command's.
+///
+/// Tracking: with a ``TrackingRedirect``, a command that finds its targets changed since the
+/// connection last applied them is preceded by the `CLIENT TRACKING` command that applies them.
+/// If the server refuses it, the commands behind it fail (``RedisError/server(_:)``) until the
+/// targets change again: a read the server would not track must not be promoted into tiers that
+/// count on hearing about it.
 final class RedisCommandHandler: ChannelDuplexHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundIn = RedisRequest
@@ -54,6 +64,15 @@ final class RedisCommandHandler: ChannelDuplexHandler {
     /// Where RESP3 pushes go (a tracking connection's invalidations); finished when the
     /// connection ends. `nil`: pushes are dropped, as a data connection subscribes to nothing.
     private let pushes: AsyncStream<RESPValue>.Continuation?
+    /// Where this connection's tracking invalidations go, and the node it is connected to; set
+    /// once the connection has logged in (`CLIENT TRACKING` before `AUTH` would be refused).
+    var tracking: (redirect: TrackingRedirect, endpoint: RedisEndpoint)?
+    /// The ``TrackingRedirect/generation`` last applied.
+    private var trackingGeneration = 0
+    /// Whether `CLIENT TRACKING ON` was sent since tracking was last turned off.
+    private var isTracking = false
+    /// The server's refusal of the last `CLIENT TRACKING` command, while it stands.
+    private var trackingRefusal: String?
 
     init(parser: RESPParser = RESPParser(), pushes: AsyncStream<RESPValue>.Continuation? = nil) {
         self.parser = parser
@@ -92,6 +111,20 @@ final class RedisCommandHandler: ChannelDuplexHandler {
     private func enqueue(
         _ arguments: [[UInt8]], deadline: NIODeadline, reply: RedisReplyTarget, context: ChannelHandlerContext
     ) {
+        if let tracking {
+            let generation = tracking.redirect.generation
+            if generation != trackingGeneration {
+                trackingGeneration = generation
+                if let command = tracking.redirect.command(for: tracking.endpoint, wasTracking: isTracking) {
+                    isTracking = command.turnsOn
+                    trackingRefusal = nil
+                    enqueue(command.arguments, deadline: deadline, reply: .trackingChange, context: context)
+                }
+            } else if let refusal = trackingRefusal {
+                reply.complete(.failure(Self.untracked(refusal)))
+                return
+            }
+        }
         var buffer = outgoing ?? context.channel.allocator.buffer(capacity: 256)
         Self.encode(arguments, into: &buffer)
         outgoing = buffer
@@ -169,13 +202,23 @@ final class RedisCommandHandler: ChannelDuplexHandler {
                 guard let next = pending.popFirst() else {
                     throw RedisError.protocolViolation("a reply nobody asked for")
                 }
-                next.reply.complete(.success(value))
+                if case .trackingChange = next.reply {
+                    if case .error(let message) = value { trackingRefusal = message }
+                } else if let refusal = trackingRefusal {
+                    next.reply.complete(.failure(Self.untracked(refusal)))
+                } else {
+                    next.reply.complete(.success(value))
+                }
             }
         } catch {
             failAll(error as? RedisError ?? .protocolViolation("\(error)"), context: context)
         }
         // The timer stays set when nothing is pending: it finds nothing late, and the next
         // command sets it again; one-at-a-time commands do not each set and cancel a timer.
+    }
+
+    private static func untracked(_ refusal: String) -> RedisError {
+        .server("invalidations could not be redirected, so the command was not answered: \(refusal)")
     }
 
     /// Sets the connection's one timer for `deadline` (the oldest pending command's).

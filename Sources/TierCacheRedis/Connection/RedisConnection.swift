@@ -38,11 +38,13 @@ public final class RedisConnection: Sendable {
 
     /// Connects (through TLS when `tls` is set), then logs in (`AUTH`) and selects the database
     /// when the endpoint asks for it. With `pushes`, the connection speaks RESP3 (`HELLO 3`) and
-    /// the server's pushes go there; the stream finishes when the connection ends.
+    /// the server's pushes go there; the stream finishes when the connection ends. With
+    /// `tracking`, the server tracks the keys this connection reads for the tracking connection
+    /// it names (see ``TrackingRedirect``).
     static func connect(
         to endpoint: RedisEndpoint, on group: any EventLoopGroup, connectTimeout: TimeAmount,
         commandTimeout: TimeAmount,
-        tls: TLS?, pushes: AsyncStream<RESPValue>.Continuation? = nil
+        tls: TLS?, pushes: AsyncStream<RESPValue>.Continuation? = nil, tracking: TrackingRedirect? = nil
     ) async throws(RedisError) -> RedisConnection {
         // SNI carries names only: an address is verified against the certificate but not sent.
         let hostName = tls?.serverName ?? endpoint.host
@@ -86,9 +88,12 @@ public final class RedisConnection: Sendable {
                 _ = try await connection.sendChecked([Array("SELECT".utf8), Array(String(endpoint.database).utf8)])
             }
             if pushes != nil { _ = try await connection.sendChecked([Array("HELLO".utf8), Array("3".utf8)]) }
+            if let tracking {
+                try await channel.eventLoop.submit { handler.value.tracking = (tracking, endpoint) }.get()
+            }
         } catch {
             connection.close()
-            throw error
+            throw error as? RedisError ?? .connectionFailed("\(endpoint): \(error)")
         }
         return connection
     }

@@ -16,6 +16,8 @@ final class RedisConnectionPool: Sendable {
         var breaker: CircuitBreaker.Options
         /// TLS for every connection, or nil.
         var tls: RedisConnection.TLS?
+        /// Where the connections' reads are tracked, when a coherence asks for it.
+        var tracking: TrackingRedirect?
     }
 
     private struct State {
@@ -140,7 +142,7 @@ final class RedisConnectionPool: Sendable {
             let connection = try await RedisConnection.connect(
                 to: endpoint, on: loop ?? group, connectTimeout: options.connectTimeout,
                 commandTimeout: options.commandTimeout,
-                tls: options.tls)
+                tls: options.tls, tracking: options.tracking)
             breaker.recordSuccess()
             let keep = state.withLock { state in
                 endAttempt(&state)
@@ -168,14 +170,25 @@ final class RedisConnectionPool: Sendable {
     /// Sends one command on a pooled connection and returns its reply, error replies included.
     /// A connection that fails is discarded and counted against the breaker; any reply counts as
     /// a success (the node answered).
-    func send(_ arguments: [[UInt8]], asking: Bool = false) async throws(RedisError) -> RESPValue {
+    ///
+    /// With `readingFirst`, an `EXISTS` of that key goes just ahead of the command, in the same
+    /// write (see ``TrackingRedirect/tracksWrittenKeys``); with `asking`, each is preceded by
+    /// `ASKING`, which covers one command.
+    func send(
+        _ arguments: [[UInt8]], asking: Bool = false, readingFirst key: [UInt8]? = nil
+    ) async throws(RedisError) -> RESPValue {
         let connection = try await connection()
         let reply: RESPValue
-        do {
-            reply =
-                asking
-                ? try await connection.pipeline([[Array("ASKING".utf8)], arguments])[1]
-                : try await connection.send(arguments)
+        do throws(RedisError) {
+            if asking || key != nil {
+                let asking: [[[UInt8]]] = asking ? [[Array("ASKING".utf8)]] : []
+                let reading: [[[UInt8]]] = key.map { asking + [[Array("EXISTS".utf8), $0]] } ?? []
+                let replies = try await connection.pipeline(reading + asking + [arguments])
+                guard let last = replies.last else { throw RedisError.protocolViolation("a pipeline without replies") }
+                reply = last
+            } else {
+                reply = try await connection.send(arguments)
+            }
         } catch {
             discard(connection)
             throw error

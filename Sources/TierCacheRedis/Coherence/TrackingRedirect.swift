@@ -1,0 +1,80 @@
+import Synchronization
+@_spi(TierCacheInternals) import TierCache
+
+/// Where a tier's data connections send the invalidations of the keys they read, in
+/// ``RedisCoherence/Configuration/TrackingMode/keysRead`` mode: to the tracking connection that
+/// ``RedisCoherence`` holds on the same node (`CLIENT TRACKING ON REDIRECT <id>`).
+///
+/// The coherence sets the targets; each data connection compares the generation with the one it
+/// last applied before every command it sends, on its event loop, and sends the new
+/// `CLIENT TRACKING` command first when they differ. Since a connection's commands run in order,
+/// no read leaves after a change of targets without the change ahead of it.
+///
+/// One tier, one coherence: a second coherence over the same tier would take its targets over.
+final class TrackingRedirect: Sendable {
+    /// A node, by address: the coherence lists primaries as the slot map names them, the pools
+    /// as they were made, with credentials that may differ.
+    struct Node: Hashable, Sendable {
+        var host: String
+        var port: Int
+
+        init(_ endpoint: RedisEndpoint) {
+            host = endpoint.host
+            port = endpoint.port
+        }
+    }
+
+    private struct Targets {
+        /// Whether the tier's writes must first read their key (see ``tracksWrittenKeys``).
+        var tracksWrittenKeys = false
+        var ids: [Node: Int64] = [:]
+    }
+
+    /// Bumped (releasing) after every change of targets; 0 until the first.
+    private let changes = Atomic<Int>(0)
+    private let targets = Locked(Targets())
+    /// Copied out of ``targets`` so that the write path reads it without a lock.
+    private let writesRead = Atomic<Bool>(false)
+
+    /// The generation data connections compare with theirs (acquiring: the targets set before
+    /// it was bumped are seen).
+    var generation: Int { changes.load(ordering: .acquiring) }
+
+    /// Whether a write must read its key first (`EXISTS`), so that the server tracks it for this
+    /// process: the server tracks the keys a connection reads, not those it writes, and a value
+    /// this process wrote and keeps in its upper tiers would otherwise never be invalidated.
+    var tracksWrittenKeys: Bool { writesRead.load(ordering: .relaxed) }
+
+    /// Redirects every data connection to the tracking connection of its node (`ids`, by node).
+    func redirect(to ids: [RedisEndpoint: Int64]) {
+        targets.withLock {
+            $0.tracksWrittenKeys = true
+            $0.ids = Dictionary(ids.map { (Node($0.key), $0.value) }, uniquingKeysWith: { _, last in last })
+        }
+        writesRead.store(true, ordering: .relaxed)
+        changes.add(1, ordering: .releasing)
+    }
+
+    /// The tracking connections are gone: data connections stop tracking (their reads would be
+    /// refused, or tracked for nobody) until ``redirect(to:)`` again. Writes keep reading their
+    /// key, which costs nothing in correctness.
+    func suspend() {
+        targets.withLock { $0.ids = [:] }
+        changes.add(1, ordering: .releasing)
+    }
+
+    /// Coherence has stopped: data connections stop tracking and writes stop reading their key.
+    func stop() {
+        targets.withLock { $0 = Targets() }
+        writesRead.store(false, ordering: .relaxed)
+        changes.add(1, ordering: .releasing)
+    }
+
+    /// The command that brings a connection to `endpoint` up to date, or `nil` when it need not
+    /// track and never did.
+    func command(for endpoint: RedisEndpoint, wasTracking: Bool) -> (arguments: [[UInt8]], turnsOn: Bool)? {
+        let id = targets.withLock { $0.ids[Node(endpoint)] }
+        if let id { return (["CLIENT", "TRACKING", "ON", "REDIRECT", String(id)].map { Array($0.utf8) }, true) }
+        return wasTracking ? (["CLIENT", "TRACKING", "OFF"].map { Array($0.utf8) }, false) : nil
+    }
+}
