@@ -1,28 +1,52 @@
 import NIOCore
 
-/// Where a command's reply goes: a task waiting for it, or a promise.
+/// Where a command's reply goes: the task waiting for it, or the batch it is one command of.
 enum RedisReplyTarget {
-    case continuation(CheckedContinuation<Result<RESPValue, RedisError>, Never>)
-    case promise(EventLoopPromise<RESPValue>)
+    /// The caller of one command. Unsafe (no checked canary to allocate per command): the handler
+    /// answers each pending command exactly once, by its reply or by the failure that ends the
+    /// connection, and answers a command it cannot queue at once.
+    case single(UnsafeContinuation<Result<RESPValue, RedisError>, Never>)
+    /// One command of a pipeline: its caller is resumed once, for the whole batch.
+    case batch(RedisReplyBatch)
     /// The connection's own `CLIENT TRACKING` command (see ``TrackingRedirect``): the handler
     /// reads its reply.
     case trackingChange
 
     func complete(_ result: Result<RESPValue, RedisError>) {
         switch self {
-        case .continuation(let continuation): continuation.resume(returning: result)
-        case .promise(let promise): promise.completeWith(result.mapError { $0 as any Error })
+        case .single(let continuation): continuation.resume(returning: result)
+        case .batch(let batch): batch.deliver(result)
         case .trackingChange: break
         }
     }
 }
 
-/// A command on its way out through the channel pipeline, with where its reply goes and when it
-/// times out.
-struct RedisRequest {
-    var arguments: [[UInt8]]
-    var reply: RedisReplyTarget
-    var deadline: NIODeadline
+/// The replies of a pipeline's commands, gathered on the connection's event loop: its caller is
+/// resumed once, when the last reply arrives or at the first failure, rather than once a command.
+final class RedisReplyBatch {
+    private var replies: [RESPValue] = []
+    private let count: Int
+    private var continuation: UnsafeContinuation<Result<[RESPValue], RedisError>, Never>?
+
+    init(count: Int, continuation: UnsafeContinuation<Result<[RESPValue], RedisError>, Never>) {
+        self.count = count
+        self.continuation = continuation
+        replies.reserveCapacity(count)
+    }
+
+    func deliver(_ result: Result<RESPValue, RedisError>) {
+        guard let continuation else { return }  // already failed
+        switch result {
+        case .success(let reply):
+            replies.append(reply)
+            guard replies.count == count else { return }
+            self.continuation = nil
+            continuation.resume(returning: .success(replies))
+        case .failure(let error):
+            self.continuation = nil
+            continuation.resume(returning: .failure(error))
+        }
+    }
 }
 
 /// Encodes commands as RESP arrays of bulk strings, decodes replies, and pairs them with their
@@ -44,9 +68,8 @@ struct RedisRequest {
 /// If the server refuses it, the commands behind it fail (``RedisError/server(_:)``) until the
 /// targets change again: a read the server would not track must not be promoted into tiers that
 /// count on hearing about it.
-final class RedisCommandHandler: ChannelDuplexHandler {
+final class RedisCommandHandler: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
-    typealias OutboundIn = RedisRequest
     typealias OutboundOut = ByteBuffer
 
     private struct Pending {
@@ -100,12 +123,18 @@ final class RedisCommandHandler: ChannelDuplexHandler {
         enqueue(arguments, deadline: deadline, reply: reply, context: context)
     }
 
-    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        let request = unwrapOutboundIn(data)
-        enqueue(request.arguments, deadline: request.deadline, reply: request.reply, context: context)
-        // Written with the tick's other commands; a failed write fails the reply through the
-        // channel's error or closing, which answers every pending command.
-        promise?.succeed(())
+    /// Queues a pipeline's commands (``RedisConnection/pipeline(_:)``), whose caller is resumed
+    /// once with every reply. Must be called on the channel's event loop.
+    func enqueue(
+        batch commands: [[[UInt8]]], deadline: NIODeadline,
+        continuation: UnsafeContinuation<Result<[RESPValue], RedisError>, Never>
+    ) {
+        guard let context, context.channel.isActive else {
+            continuation.resume(returning: .failure(.connectionFailed("the connection is closed")))
+            return
+        }
+        let batch = RedisReplyBatch(count: commands.count, continuation: continuation)
+        for command in commands { enqueue(command, deadline: deadline, reply: .batch(batch), context: context) }
     }
 
     private func enqueue(

@@ -121,13 +121,13 @@ public final class RedisConnection: Sendable {
         guard channel.isActive else { throw .connectionFailed("\(endpoint): the connection is closed") }
         let deadline = NIODeadline.now() + commandTimeout
         let handler = self.handler
-        let result = await withCheckedContinuation {
-            (continuation: CheckedContinuation<Result<RESPValue, RedisError>, Never>) in
+        let result = await withUnsafeContinuation {
+            (continuation: UnsafeContinuation<Result<RESPValue, RedisError>, Never>) in
             if handler.eventLoop.inEventLoop {
-                handler.value.enqueue(arguments, deadline: deadline, reply: .continuation(continuation))
+                handler.value.enqueue(arguments, deadline: deadline, reply: .single(continuation))
             } else {
                 handler.eventLoop.execute {
-                    handler.value.enqueue(arguments, deadline: deadline, reply: .continuation(continuation))
+                    handler.value.enqueue(arguments, deadline: deadline, reply: .single(continuation))
                 }
             }
         }
@@ -138,31 +138,29 @@ public final class RedisConnection: Sendable {
         }
     }
 
-    /// Sends several commands back to back on this connection and returns their replies in order.
+    /// Sends several commands back to back on this connection (in the same write) and returns
+    /// their replies in order, error replies included. The caller is resumed once, when the last
+    /// reply arrives, not once a command; any failure fails the whole pipeline.
     public func pipeline(_ commands: [[[UInt8]]]) async throws(RedisError) -> [RESPValue] {
         guard channel.isActive else { throw .connectionFailed("\(endpoint): the connection is closed") }
-        let channel = self.channel
+        guard !commands.isEmpty else { return [] }
         let deadline = NIODeadline.now() + commandTimeout
-        let futures = commands.map { command -> EventLoopFuture<RESPValue> in
-            let promise = channel.eventLoop.makePromise(of: RESPValue.self)
-            // A write that never reaches the handler (the channel closed first) must still answer.
-            let written = channel.eventLoop.makePromise(of: Void.self)
-            written.futureResult.whenFailure { error in promise.fail(RedisError.connectionFailed("\(error)")) }
-            channel.write(
-                RedisRequest(arguments: command, reply: .promise(promise), deadline: deadline), promise: written)
-            return promise.futureResult
-        }
-        var replies: [RESPValue] = []
-        for future in futures {
-            do {
-                replies.append(try await future.get())
-            } catch let error as RedisError {
-                throw error
-            } catch {
-                throw .connectionFailed("\(endpoint): \(error)")
+        let handler = self.handler
+        let result = await withUnsafeContinuation {
+            (continuation: UnsafeContinuation<Result<[RESPValue], RedisError>, Never>) in
+            if handler.eventLoop.inEventLoop {
+                handler.value.enqueue(batch: commands, deadline: deadline, continuation: continuation)
+            } else {
+                handler.eventLoop.execute {
+                    handler.value.enqueue(batch: commands, deadline: deadline, continuation: continuation)
+                }
             }
         }
-        return replies
+        switch result {
+        case .success(let replies): return replies
+        case .failure(.connectionFailed(let detail)): throw .connectionFailed("\(endpoint): \(detail)")
+        case .failure(let error): throw error
+        }
     }
 
     /// Like ``send(_:)``, but an error reply throws ``RedisError/server(_:)``.
