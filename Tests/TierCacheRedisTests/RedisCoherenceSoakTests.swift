@@ -31,7 +31,8 @@ struct RedisCoherenceSoakTests {
             process.executableURL = try harnessExecutable()
             process.arguments = [
                 "coherence-soak", "--port", "\(redis.port)", "--prefix", prefix, "--role", "\(role)",
-                "--seconds", "\(seconds)", "--tracking", tracking, "--output", directory.appendingPathComponent("\(role).log").path,
+                "--seconds", "\(seconds)", "--tracking", tracking, "--output",
+                directory.appendingPathComponent("\(role).log").path,
             ]
             process.standardOutput = FileHandle.nullDevice
             try process.run()
