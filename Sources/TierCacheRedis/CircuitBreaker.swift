@@ -1,3 +1,4 @@
+import Synchronization
 @_spi(TierCacheInternals) import TierCache
 
 /// Turns a failing Redis node into fast misses: after `failureThreshold` consecutive failures the
@@ -18,6 +19,10 @@ final class CircuitBreaker: Sendable {
 
     private let options: Options
     private let state = Locked(State())
+    /// Whether `state` is the initial one (no failure counted, closed, no trial): read without
+    /// the lock by the two calls every command makes, ``allows(now:)`` and ``recordSuccess()``,
+    /// which have nothing to do then. Written under the lock whenever `state` changes.
+    private let isClean = Atomic<Bool>(true)
 
     init(options: Options) {
         self.options = options
@@ -26,7 +31,8 @@ final class CircuitBreaker: Sendable {
     /// Whether a call may go ahead now (`now`: the clock's time, read only when the breaker is
     /// open: a closed breaker, every command's case, costs one lock and no clock read).
     func allows(now: ContinuousClock.Instant? = nil) -> Bool {
-        state.withLock { state in
+        if isClean.load(ordering: .acquiring) { return true }
+        return state.withLock { state in
             guard let openUntil = state.openUntil else { return true }
             let now = now ?? .now
             guard now >= openUntil else { return false }
@@ -37,13 +43,12 @@ final class CircuitBreaker: Sendable {
     }
 
     func recordSuccess() {
+        if isClean.load(ordering: .acquiring) { return }
         state.withLock { state in
-            guard state.consecutiveFailures != 0 || state.openUntil != nil || state.trialStartedAt != nil else {
-                return
-            }
             state.consecutiveFailures = 0
             state.openUntil = nil
             state.trialStartedAt = nil
+            isClean.store(true, ordering: .releasing)
         }
     }
 
@@ -54,6 +59,7 @@ final class CircuitBreaker: Sendable {
             if state.consecutiveFailures >= options.failureThreshold || state.openUntil != nil {
                 state.openUntil = now + options.openDuration
             }
+            isClean.store(false, ordering: .releasing)
         }
     }
 

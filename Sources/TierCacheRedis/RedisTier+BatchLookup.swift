@@ -31,15 +31,25 @@ extension RedisTier {
         }
         let timing = counters.startLookup()
         let redisKeys = keys.map(redisKey)
-        let values: [RESPValue]
+        let records: [DecodedRecord]
         do throws(RedisError) {
-            let reply = try await run([Self.mget] + redisKeys, key: nil)
-            guard case .array(let elements) = reply, elements.count == keys.count else {
+            switch try await read([Self.mget] + redisKeys, key: nil) {
+            case .many(let decoded) where decoded.count == keys.count: records = decoded
+            case .value(.array(let elements)) where elements.count == keys.count:
+                records = elements.map { element in
+                    guard case .bulkString(let record) = element else { return .missing }
+                    return record.withUnsafeBytes(decodeRecord)
+                }
+            case let reply:
                 counters.recordError()
-                let count = if case .array(let elements) = reply { "\(elements.count) values" } else { "no array" }
+                let count =
+                    switch reply {
+                    case .many(let decoded): "\(decoded.count) values"
+                    case .value(.array(let elements)): "\(elements.count) values"
+                    default: "no array"
+                    }
                 throw RedisError.protocolViolation("MGET of \(keys.count) keys answered \(count)")
             }
-            values = elements
         } catch {
             for _ in keys { counters.recordLookup(hit: false, timing: timing) }
             if configuration.failureMode == .throwErrors { throw tierError(error) }
@@ -49,7 +59,7 @@ extension RedisTier {
         entries.reserveCapacity(keys.count)
         for index in keys.indices {
             entries.append(
-                await entry(from: values[index], key: keys[index], redisKey: redisKeys[index], timing: timing))
+                await entry(from: records[index], key: keys[index], redisKey: redisKeys[index], timing: timing))
         }
         return entries
     }

@@ -122,8 +122,21 @@ public final class RedisTier: CacheTier {
     func run(
         _ arguments: [[UInt8]], key: [UInt8]?, readingKeyFirst: Bool = false
     ) async throws(RedisError) -> RESPValue {
+        try await counting { () throws(RedisError) in
+            try await client.send(arguments, key: key, readingKeyFirst: readingKeyFirst)
+        }
+    }
+
+    /// Runs a read whose records are decoded as they arrive (see ``RedisRecordDecoder``), as
+    /// ``run(_:key:readingKeyFirst:)`` runs a command.
+    func read(_ arguments: [[UInt8]], key: [UInt8]?) async throws(RedisError) -> RedisRecordsReply {
+        try await counting { () throws(RedisError) in try await client.read(arguments, key: key, decoder: self) }
+    }
+
+    /// Counts a failure of `command` and logs Redis's going away and coming back.
+    private func counting<Reply>(_ command: () async throws(RedisError) -> Reply) async throws(RedisError) -> Reply {
         do {
-            let reply = try await client.send(arguments, key: key, readingKeyFirst: readingKeyFirst)
+            let reply = try await command()
             if streak.noteSuccess() {
                 configuration.logger?.notice("Redis tier recovered", metadata: ["tier": "\(name)"])
             }
@@ -152,59 +165,21 @@ public final class RedisTier: CacheTier {
     public func entry(forKey key: CacheKey) async throws -> CacheEntry? {
         let timing = counters.startLookup()
         let redisKey = redisKey(key)
-        let reply: RESPValue
+        let reply: RedisRecordsReply
         do {
-            reply = try await run([Self.get, redisKey], key: redisKey)
+            reply = try await read([Self.get, redisKey], key: redisKey)
         } catch {
             counters.recordLookup(hit: false, timing: timing)
             if configuration.failureMode == .throwErrors { throw tierError(error) }
             return nil
         }
-        return await entry(from: reply, key: key, redisKey: redisKey, timing: timing)
-    }
-
-    /// The entry a `GET` reply (or an element of an `MGET` reply) holds, counting the lookup: a
-    /// null is a miss, a record that fails to decode is a miss and is deleted, an expired one a
-    /// miss. A record in a format version this code does not read is a miss left in place: in a
-    /// rolling deploy, servers still on this version must not delete what newer ones write.
-    func entry(
-        from reply: RESPValue, key: CacheKey, redisKey: [UInt8], timing: TierCounters.LookupTiming
-    ) async -> CacheEntry? {
-        guard case .bulkString(let record) = reply else {
-            counters.recordLookup(hit: false, timing: timing)
-            return nil
+        switch reply {
+        case .one(let record): return await entry(from: record, key: key, redisKey: redisKey, timing: timing)
+        case .value(let value): return await entry(from: value, key: key, redisKey: redisKey, timing: timing)
+        case .many:
+            counters.recordError()
+            return await entry(from: .missing, key: key, redisKey: redisKey, timing: timing)
         }
-        let decoded: CacheEntry
-        do {
-            decoded = try record.withUnsafeBytes { bytes throws(EntryRecord.DecodeFailure) in
-                let header = try EntryRecord.header(of: bytes)
-                guard header.fullKey == nil else {
-                    throw EntryRecord.DecodeFailure(reason: "unexpected key in a Redis record")
-                }
-                let value = try EntryRecord.value(of: header, codec: codec)
-                return CacheEntry(
-                    value: value, storedAt: header.metadata.storedAt, expiresAt: header.metadata.expiresAt)
-            }
-        } catch let failure as EntryRecord.DecodeFailure where failure.isUnknownFormatVersion {
-            counters.recordUnknownFormat()
-            counters.recordLookup(hit: false, timing: timing)
-            return nil
-        } catch {
-            counters.recordCorruptionRemoved()
-            counters.recordLookup(hit: false, timing: timing)
-            configuration.logger?.warning(
-                "damaged record removed (a miss)", metadata: ["tier": "\(name)", "key": "\(key.rawValue)"])
-            _ = try? await run([Self.del, redisKey], key: redisKey)
-            return nil
-        }
-        if decoded.metadata.isExpired(at: Date()) {
-            // Redis's TTL normally removes it first; clocks differ by a little.
-            counters.recordExpiration()
-            counters.recordLookup(hit: false, timing: timing)
-            return nil
-        }
-        counters.recordLookup(hit: true, timing: timing)
-        return decoded
     }
 
     /// Stores `entry` under `key`, compressed, with a TTL from its expiry hint; an entry over the

@@ -21,6 +21,7 @@ func fuzzMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<C
             // A reply never spans more bytes than there are.
             precondition(
                 parsed.1 <= buffer.readableBytes, "a reply claimed \(parsed.1) of \(buffer.readableBytes) bytes")
+            checkBulk(buffer, parser: parser, against: parsed)
             buffer.moveReaderIndex(forwardBy: parsed.1)
             if case .push = parsed.0 { checkTracking(parsed.0) }
         }
@@ -46,4 +47,20 @@ private func checkTracking(_ push: RESPValue) {
     for (key, element) in zip(keys, named) {
         precondition(element.bytes == prefix + Array(key.rawValue.utf8), "a key that the push did not name")
     }
+}
+
+/// The in-place parse of `GET` and `MGET` replies agrees with the full one: the same length, and
+/// the same strings and nulls; a reply it leaves to the full parse is of another shape.
+private func checkBulk(_ buffer: ByteBuffer, parser: RESPParser, against parsed: (RESPValue, Int)) {
+    guard case .parsed(let reply, let length) = try? parser.parseBulk(buffer) else { return }
+    precondition(length == parsed.1, "the in-place parse spans \(length) bytes, the full one \(parsed.1)")
+    func value(_ range: Range<Int>?) -> RESPValue {
+        range.map { .bulkString(buffer.getBytes(at: $0.lowerBound, length: $0.count) ?? []) } ?? .null
+    }
+    let found: RESPValue =
+        switch reply {
+        case .one(let range): value(range)
+        case .many(let ranges): .array(ranges.map(value))
+        }
+    precondition(found == parsed.0, "the in-place parse read \(found), the full one \(parsed.0)")
 }

@@ -104,6 +104,28 @@ final class ClusterRedisClient: RedisClient {
     }
 
     func send(_ arguments: [[UInt8]], key: [UInt8]?, readingKeyFirst: Bool) async throws(RedisError) -> RESPValue {
+        try await routed(key: key, errorMessage: { if case .error(let message) = $0 { message } else { nil } }) {
+            pool, asking throws(RedisError) in
+            try await pool.send(arguments, asking: asking, readingFirst: readingKeyFirst ? key : nil)
+        }
+    }
+
+    func read(
+        _ arguments: [[UInt8]], key: [UInt8]?, decoder: any RedisRecordDecoder
+    ) async throws(RedisError) -> RedisRecordsReply {
+        try await routed(key: key, errorMessage: { if case .value(.error(let message)) = $0 { message } else { nil } })
+        {
+            pool, asking throws(RedisError) in
+            try await pool.read(arguments, asking: asking, decoder: decoder)
+        }
+    }
+
+    /// Sends a command to the primary that owns `key`'s slot with `attempt`, following `MOVED`
+    /// and `ASK` (read from the reply by `errorMessage`); other error replies throw.
+    private func routed<Reply>(
+        key: [UInt8]?, errorMessage: (Reply) -> String?,
+        _ attempt: (RedisConnectionPool, _ asking: Bool) async throws(RedisError) -> Reply
+    ) async throws(RedisError) -> Reply {
         if state.withLock({ $0.nodes.isEmpty }) { try await refreshSlots(force: true) }
         let slot = key.map(HashSlot.of) ?? 0
         guard var target = owner(of: slot) ?? state.withLock({ $0.nodes.first }) else {
@@ -111,10 +133,9 @@ final class ClusterRedisClient: RedisClient {
         }
         var asking = false
         for _ in 0...Self.maximumRedirections {
-            let reply: RESPValue
+            let reply: Reply
             do {
-                reply = try await pool(for: target).send(
-                    arguments, asking: asking, readingFirst: readingKeyFirst ? key : nil)
+                reply = try await attempt(pool(for: target), asking)
             } catch {
                 // The node may have failed over: learn the new map for the next commands. A node
                 // whose circuit is open (`unavailable`) counts too: after a failover it stays dead,
@@ -123,7 +144,7 @@ final class ClusterRedisClient: RedisClient {
                 try? await refreshSlots()
                 throw error
             }
-            guard case .error(let message) = reply else { return reply }
+            guard let message = errorMessage(reply) else { return reply }
             if var redirect = Self.redirection(message, moved: "MOVED ") {
                 redirect.username = target.username
                 redirect.password = target.password

@@ -6,6 +6,11 @@ protocol RedisClient: Sendable {
     /// ``RedisError/server(_:)``. With `readingKeyFirst`, an `EXISTS` of the key goes just ahead
     /// of it on the same connection (see ``TrackingRedirect/tracksWrittenKeys``).
     func send(_ arguments: [[UInt8]], key: [UInt8]?, readingKeyFirst: Bool) async throws(RedisError) -> RESPValue
+    /// Sends a read (`GET`, `MGET`) about `key` whose bulk strings are records, decoded by
+    /// `decoder` as they arrive; error replies throw ``RedisError/server(_:)``.
+    func read(
+        _ arguments: [[UInt8]], key: [UInt8]?, decoder: any RedisRecordDecoder
+    ) async throws(RedisError) -> RedisRecordsReply
     /// The primaries holding data: the one server, or the cluster's slot owners.
     func primaries() async throws(RedisError) -> [RedisEndpoint]
     /// Sends a command to one node (`SCAN`, `INFO`, `DBSIZE`); error replies throw.
@@ -36,6 +41,14 @@ final class StandaloneRedisClient: RedisClient {
     func send(_ arguments: [[UInt8]], key: [UInt8]?, readingKeyFirst: Bool) async throws(RedisError) -> RESPValue {
         let reply = try await pool.send(arguments, readingFirst: readingKeyFirst ? key : nil)
         if case .error(let message) = reply { throw .server(message) }
+        return reply
+    }
+
+    func read(
+        _ arguments: [[UInt8]], key: [UInt8]?, decoder: any RedisRecordDecoder
+    ) async throws(RedisError) -> RedisRecordsReply {
+        let reply = try await pool.read(arguments, decoder: decoder)
+        if case .value(.error(let message)) = reply { throw .server(message) }
         return reply
     }
 

@@ -8,6 +8,8 @@ enum RedisReplyTarget {
     case single(UnsafeContinuation<Result<RESPValue, RedisError>, Never>)
     /// One command of a pipeline: its caller is resumed once, for the whole batch.
     case batch(RedisReplyBatch)
+    /// A read whose bulk strings are records, decoded in the receive buffer.
+    case records(RedisRecordsTarget)
     /// The connection's own `CLIENT TRACKING` command (see ``TrackingRedirect``): the handler
     /// reads its reply.
     case trackingChange
@@ -16,6 +18,7 @@ enum RedisReplyTarget {
         switch self {
         case .single(let continuation): continuation.resume(returning: result)
         case .batch(let batch): batch.deliver(result)
+        case .records(let target): target.complete(result)
         case .trackingChange: break
         }
     }
@@ -88,8 +91,19 @@ final class RedisCommandHandler: ChannelInboundHandler {
     /// connection ends. `nil`: pushes are dropped, as a data connection subscribes to nothing.
     private let pushes: AsyncStream<RESPValue>.Continuation?
     /// Where this connection's tracking invalidations go, and the node it is connected to; set
-    /// once the connection has logged in (`CLIENT TRACKING` before `AUTH` would be refused).
-    var tracking: (redirect: TrackingRedirect, endpoint: RedisEndpoint)?
+    /// once the connection has logged in (`CLIENT TRACKING` before `AUTH` would be refused). A
+    /// class, so that the check every command makes copies one reference, not an endpoint.
+    final class Tracking {
+        let redirect: TrackingRedirect
+        let endpoint: RedisEndpoint
+
+        init(redirect: TrackingRedirect, endpoint: RedisEndpoint) {
+            self.redirect = redirect
+            self.endpoint = endpoint
+        }
+    }
+
+    var tracking: Tracking?
     /// The ``TrackingRedirect/generation`` last applied.
     private var trackingGeneration = 0
     /// Whether `CLIENT TRACKING ON` was sent since tracking was last turned off.
@@ -221,7 +235,20 @@ final class RedisCommandHandler: ChannelInboundHandler {
             received = incoming
         }
         do {
-            while var buffer = received, buffer.readableBytes > 0, let (value, length) = try parser.parse(buffer) {
+            replies: while var buffer = received, buffer.readableBytes > 0 {
+                if trackingRefusal == nil, case .records(let target)? = pending.first?.reply {
+                    switch try parser.parseBulk(buffer) {
+                    case .incomplete: break replies
+                    case .parsed(let reply, let length):
+                        pending.removeFirst()
+                        target.deliver(reply, in: buffer)
+                        buffer.moveReaderIndex(forwardBy: length)
+                        received = buffer.readableBytes > 0 ? buffer : nil
+                        continue replies
+                    case .other: break  // an error reply, say: read as a value below
+                    }
+                }
+                guard let (value, length) = try parser.parse(buffer) else { break }
                 buffer.moveReaderIndex(forwardBy: length)
                 received = buffer.readableBytes > 0 ? buffer : nil
                 if case .push = value {

@@ -89,7 +89,9 @@ public final class RedisConnection: Sendable {
             }
             if pushes != nil { _ = try await connection.sendChecked([Array("HELLO".utf8), Array("3".utf8)]) }
             if let tracking {
-                try await channel.eventLoop.submit { handler.value.tracking = (tracking, endpoint) }.get()
+                try await channel.eventLoop.submit {
+                    handler.value.tracking = .init(redirect: tracking, endpoint: endpoint)
+                }.get()
             }
         } catch {
             connection.close()
@@ -118,24 +120,39 @@ public final class RedisConnection: Sendable {
     /// timer of its own. A caller already on that event loop (see
     /// ``RedisTier/withEventLoopAffinity(isolation:_:)``) queues the command directly.
     public func send(_ arguments: [[UInt8]]) async throws(RedisError) -> RESPValue {
+        try await submit(arguments) { .single($0) }
+    }
+
+    /// Sends a read (`GET`, `MGET`) whose bulk strings are records, and decodes them with
+    /// `decoder` in the receive buffer as they arrive; a reply of another shape comes back as is.
+    func read(_ arguments: [[UInt8]], decoder: any RedisRecordDecoder) async throws(RedisError) -> RedisRecordsReply {
+        try await submit(arguments) { .records(RedisRecordsTarget(decoder: decoder, continuation: $0)) }
+    }
+
+    /// Queues one command with the reply target `target` makes, and waits for its answer.
+    private func submit<Reply>(
+        _ arguments: [[UInt8]],
+        _ target: @escaping @Sendable (UnsafeContinuation<Result<Reply, RedisError>, Never>) -> RedisReplyTarget
+    ) async throws(RedisError) -> Reply {
         guard channel.isActive else { throw .connectionFailed("\(endpoint): the connection is closed") }
         let deadline = NIODeadline.now() + commandTimeout
         let handler = self.handler
         let result = await withUnsafeContinuation {
-            (continuation: UnsafeContinuation<Result<RESPValue, RedisError>, Never>) in
+            (continuation: UnsafeContinuation<Result<Reply, RedisError>, Never>) in
             if handler.eventLoop.inEventLoop {
-                handler.value.enqueue(arguments, deadline: deadline, reply: .single(continuation))
+                handler.value.enqueue(arguments, deadline: deadline, reply: target(continuation))
             } else {
                 handler.eventLoop.execute {
-                    handler.value.enqueue(arguments, deadline: deadline, reply: .single(continuation))
+                    handler.value.enqueue(arguments, deadline: deadline, reply: target(continuation))
                 }
             }
         }
-        switch result {
-        case .success(let reply): return reply
-        case .failure(.connectionFailed(let detail)): throw .connectionFailed("\(endpoint): \(detail)")
-        case .failure(let error): throw error
-        }
+        return try result.mapError(naming).get()
+    }
+
+    /// A connection failure names the server; other errors are as they came.
+    private func naming(_ error: RedisError) -> RedisError {
+        if case .connectionFailed(let detail) = error { .connectionFailed("\(endpoint): \(detail)") } else { error }
     }
 
     /// Sends several commands back to back on this connection (in the same write) and returns
@@ -156,11 +173,7 @@ public final class RedisConnection: Sendable {
                 }
             }
         }
-        switch result {
-        case .success(let replies): return replies
-        case .failure(.connectionFailed(let detail)): throw .connectionFailed("\(endpoint): \(detail)")
-        case .failure(let error): throw error
-        }
+        return try result.mapError(naming).get()
     }
 
     /// Like ``send(_:)``, but an error reply throws ``RedisError/server(_:)``.

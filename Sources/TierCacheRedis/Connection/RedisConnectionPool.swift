@@ -168,8 +168,6 @@ final class RedisConnectionPool: Sendable {
     }
 
     /// Sends one command on a pooled connection and returns its reply, error replies included.
-    /// A connection that fails is discarded and counted against the breaker; any reply counts as
-    /// a success (the node answered).
     ///
     /// With `readingFirst`, an `EXISTS` of that key goes just ahead of the command, in the same
     /// write (see ``TrackingRedirect/tracksWrittenKeys``); with `asking`, each is preceded by
@@ -177,18 +175,36 @@ final class RedisConnectionPool: Sendable {
     func send(
         _ arguments: [[UInt8]], asking: Bool = false, readingFirst key: [UInt8]? = nil
     ) async throws(RedisError) -> RESPValue {
+        try await onConnection { connection throws(RedisError) in
+            guard asking || key != nil else { return try await connection.send(arguments) }
+            let asking: [[[UInt8]]] = asking ? [[Array("ASKING".utf8)]] : []
+            let reading: [[[UInt8]]] = key.map { asking + [[Array("EXISTS".utf8), $0]] } ?? []
+            let replies = try await connection.pipeline(reading + asking + [arguments])
+            guard let last = replies.last else { throw .protocolViolation("a pipeline without replies") }
+            return last
+        }
+    }
+
+    /// Sends a read whose bulk strings are records, decoded in the receive buffer (see
+    /// ``RedisConnection/read(_:decoder:)``); after `ASKING`, the reply comes back as a value.
+    func read(
+        _ arguments: [[UInt8]], asking: Bool = false, decoder: any RedisRecordDecoder
+    ) async throws(RedisError) -> RedisRecordsReply {
+        guard !asking else { return .value(try await send(arguments, asking: true)) }
+        return try await onConnection { connection throws(RedisError) in
+            try await connection.read(arguments, decoder: decoder)
+        }
+    }
+
+    /// Runs `body` on a pooled connection. A connection that fails is discarded and counted
+    /// against the breaker; any reply counts as a success (the node answered).
+    private func onConnection<Reply>(
+        _ body: (RedisConnection) async throws(RedisError) -> Reply
+    ) async throws(RedisError) -> Reply {
         let connection = try await connection()
-        let reply: RESPValue
-        do throws(RedisError) {
-            if asking || key != nil {
-                let asking: [[[UInt8]]] = asking ? [[Array("ASKING".utf8)]] : []
-                let reading: [[[UInt8]]] = key.map { asking + [[Array("EXISTS".utf8), $0]] } ?? []
-                let replies = try await connection.pipeline(reading + asking + [arguments])
-                guard let last = replies.last else { throw RedisError.protocolViolation("a pipeline without replies") }
-                reply = last
-            } else {
-                reply = try await connection.send(arguments)
-            }
+        let reply: Reply
+        do {
+            reply = try await body(connection)
         } catch {
             discard(connection)
             throw error

@@ -17,6 +17,80 @@ struct RESPParser {
         return (value, offset - buffer.readerIndex)
     }
 
+    /// A reply that is a bulk string, a null, or an array of those (`GET`, `MGET`), as where its
+    /// strings lie in the buffer, so that they are read in place instead of copied into
+    /// ``RESPValue``s (see `RedisRecordsTarget`).
+    enum BulkReply {
+        /// A bulk string, or `nil` for a null.
+        case one(Range<Int>?)
+        /// An array of bulk strings and nulls.
+        case many([Range<Int>?])
+    }
+
+    enum BulkParse {
+        /// More bytes are needed.
+        case incomplete
+        /// The reply is of another shape: ``parse(_:)`` reads it.
+        case other
+        /// The reply, and the bytes it spans.
+        case parsed(BulkReply, Int)
+    }
+
+    /// Parses one reply at the buffer's reader index if it is a bulk string, a null or an array of
+    /// those; anything else is ``BulkParse/other``, and is left to ``parse(_:)``.
+    func parseBulk(_ buffer: ByteBuffer) throws(RedisError) -> BulkParse {
+        var cursor = buffer.readerIndex
+        guard let type = buffer.getInteger(at: cursor, as: UInt8.self) else { return .incomplete }
+        if type == UInt8(ascii: "*") {
+            cursor += 1
+            guard let line = try readLine(buffer, &cursor) else { return .incomplete }
+            let count = try integer(buffer, line)
+            guard count >= 0, count <= maximumAggregateCount else { return .other }
+            var ranges: [Range<Int>?] = []
+            ranges.reserveCapacity(Int(count))
+            for _ in 0..<count {
+                switch try bulkElement(buffer, &cursor) {
+                case .incomplete: return .incomplete
+                case .other: return .other
+                case .parsed(let range): ranges.append(range)
+                }
+            }
+            return .parsed(.many(ranges), cursor - buffer.readerIndex)
+        }
+        switch try bulkElement(buffer, &cursor) {
+        case .incomplete: return .incomplete
+        case .other: return .other
+        case .parsed(let range): return .parsed(.one(range), cursor - buffer.readerIndex)
+        }
+    }
+
+    private enum BulkElement {
+        case incomplete, other
+        case parsed(Range<Int>?)
+    }
+
+    /// A bulk string (`$`) or a null (`$-1`, `_`) at `cursor`.
+    private func bulkElement(_ buffer: ByteBuffer, _ cursor: inout Int) throws(RedisError) -> BulkElement {
+        guard let type = buffer.getInteger(at: cursor, as: UInt8.self) else { return .incomplete }
+        guard type == UInt8(ascii: "$") || type == UInt8(ascii: "_") else { return .other }
+        var next = cursor + 1
+        guard let line = try readLine(buffer, &next) else { return .incomplete }
+        if type == UInt8(ascii: "_") {
+            guard line.isEmpty else { return .other }  // let parse(_:) say what is wrong
+            cursor = next
+            return .parsed(nil)
+        }
+        switch try stringBody(buffer, length: line, &next, nullable: true) {
+        case .incomplete: return .incomplete
+        case .null:
+            cursor = next
+            return .parsed(nil)
+        case .bytes(let range):
+            cursor = next
+            return .parsed(range)
+        }
+    }
+
     private func parseValue(_ buffer: ByteBuffer, _ offset: inout Int, depth: Int) throws(RedisError) -> RESPValue? {
         guard depth <= maximumDepth else { throw .protocolViolation("replies nested more than \(maximumDepth) deep") }
         guard let type = buffer.getInteger(at: offset, as: UInt8.self) else { return nil }
@@ -42,23 +116,16 @@ struct RESPParser {
             }
             value = .double(number)
         case UInt8(ascii: "$"), UInt8(ascii: "="), UInt8(ascii: "!"):
-            let length = try integer(buffer, line)
-            if length == -1, type == UInt8(ascii: "$") {
+            let range: Range<Int>
+            switch try stringBody(buffer, length: line, &cursor, nullable: type == UInt8(ascii: "$")) {
+            case .incomplete: return nil
+            case .null:
                 value = .null
-                break
+                offset = cursor
+                return value
+            case .bytes(let bytes): range = bytes
             }
-            guard length >= 0, length <= maximumBulkLength else {
-                throw .protocolViolation("a bulk string of \(length) bytes")
-            }
-            let count = Int(length)
-            guard buffer.writerIndex - cursor >= count + 2 else { return nil }
-            guard buffer.getInteger(at: cursor + count, as: UInt8.self) == 13,
-                buffer.getInteger(at: cursor + count + 1, as: UInt8.self) == 10
-            else {
-                throw .protocolViolation("a bulk string is not followed by CRLF")
-            }
-            let bytes = buffer.getBytes(at: cursor, length: count) ?? []
-            cursor += count + 2
+            let bytes = buffer.getBytes(at: range.lowerBound, length: range.count) ?? []
             switch type {
             case UInt8(ascii: "$"): value = .bulkString(bytes)
             case UInt8(ascii: "="): value = .bulkString(Array(bytes.dropFirst(min(4, bytes.count))))  // "txt:" prefix
@@ -91,6 +158,35 @@ struct RESPParser {
         }
         offset = cursor
         return value
+    }
+
+    /// Where a string's bytes lie, once they have all arrived.
+    private enum StringBody {
+        case incomplete
+        /// RESP2's null bulk string, `$-1`.
+        case null
+        case bytes(Range<Int>)
+    }
+
+    /// The bytes of a string (bulk, verbatim, blob error) whose length line is `line`, and
+    /// `cursor` moved past them and their CRLF.
+    private func stringBody(
+        _ buffer: ByteBuffer, length line: Range<Int>, _ cursor: inout Int, nullable: Bool
+    ) throws(RedisError) -> StringBody {
+        let length = try integer(buffer, line)
+        if length == -1, nullable { return .null }
+        guard length >= 0, length <= maximumBulkLength else {
+            throw .protocolViolation("a bulk string of \(length) bytes")
+        }
+        let count = Int(length)
+        guard buffer.writerIndex - cursor >= count + 2 else { return .incomplete }
+        guard buffer.getInteger(at: cursor + count, as: UInt8.self) == 13,
+            buffer.getInteger(at: cursor + count + 1, as: UInt8.self) == 10
+        else {
+            throw .protocolViolation("a bulk string is not followed by CRLF")
+        }
+        defer { cursor += count + 2 }
+        return .bytes(cursor..<(cursor + count))
     }
 
     /// Where the line starting at `cursor` lies (the bytes up to CRLF), advancing past its CRLF;

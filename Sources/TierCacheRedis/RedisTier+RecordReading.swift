@@ -1,0 +1,68 @@
+import Foundation
+import TierCache
+import TierCacheRecords
+
+extension RedisTier: RedisRecordDecoder {
+    /// Decodes a stored record where it lies: for a `GET` or `MGET` reply, in the connection's
+    /// receive buffer, on its event loop.
+    func decodeRecord(_ bytes: UnsafeRawBufferPointer) -> DecodedRecord {
+        do throws(EntryRecord.DecodeFailure) {
+            let header = try EntryRecord.header(of: bytes)
+            guard header.fullKey == nil else {
+                throw EntryRecord.DecodeFailure(reason: "unexpected key in a Redis record")
+            }
+            let value = try EntryRecord.value(of: header, codec: codec)
+            return .entry(
+                CacheEntry(value: value, storedAt: header.metadata.storedAt, expiresAt: header.metadata.expiresAt))
+        } catch {
+            return error.isUnknownFormatVersion ? .unknownFormat : .damaged(reason: "\(error)")
+        }
+    }
+
+    /// The entry a `GET` reply (or an element of an `MGET` reply) holds, read as a value: a bulk
+    /// string is a record, anything else a miss.
+    func entry(
+        from reply: RESPValue, key: CacheKey, redisKey: [UInt8], timing: TierCounters.LookupTiming
+    ) async -> CacheEntry? {
+        guard case .bulkString(let record) = reply else {
+            return await entry(from: .missing, key: key, redisKey: redisKey, timing: timing)
+        }
+        let decoded = record.withUnsafeBytes(decodeRecord)
+        return await entry(from: decoded, key: key, redisKey: redisKey, timing: timing)
+    }
+
+    /// The entry a decoded record is, counting the lookup: a missing key is a miss, a damaged
+    /// record is a miss and is deleted, an expired one a miss. A record in a format version this
+    /// code does not read is a miss left in place: in a rolling deploy, servers still on this
+    /// version must not delete what newer ones write.
+    func entry(
+        from record: DecodedRecord, key: CacheKey, redisKey: [UInt8], timing: TierCounters.LookupTiming
+    ) async -> CacheEntry? {
+        switch record {
+        case .missing:
+            counters.recordLookup(hit: false, timing: timing)
+            return nil
+        case .unknownFormat:
+            counters.recordUnknownFormat()
+            counters.recordLookup(hit: false, timing: timing)
+            return nil
+        case .damaged(let reason):
+            counters.recordCorruptionRemoved()
+            counters.recordLookup(hit: false, timing: timing)
+            configuration.logger?.warning(
+                "damaged record removed (a miss)",
+                metadata: ["tier": "\(name)", "key": "\(key.rawValue)", "reason": "\(reason)"])
+            _ = try? await run([Self.del, redisKey], key: redisKey)
+            return nil
+        case .entry(let entry):
+            if entry.metadata.isExpired(at: Date()) {
+                // Redis's TTL normally removes it first; clocks differ by a little.
+                counters.recordExpiration()
+                counters.recordLookup(hit: false, timing: timing)
+                return nil
+            }
+            counters.recordLookup(hit: true, timing: timing)
+            return entry
+        }
+    }
+}
