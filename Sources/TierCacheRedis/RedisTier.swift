@@ -185,6 +185,18 @@ public final class RedisTier: CacheTier {
     /// Stores `entry` under `key`, compressed, with a TTL from its expiry hint; an entry over the
     /// per-entry limit or already expired is refused and the key's older entry removed.
     public func store(_ entry: CacheEntry, forKey key: CacheKey) async throws -> StoreOutcome {
+        let outcome: StoreOutcome
+        do {
+            outcome = try await storeRecord(entry, forKey: key)
+        } catch {
+            tracking.writeNotTracked(key)
+            throw error
+        }
+        if case .refused = outcome { tracking.writeNotTracked(key) }
+        return outcome
+    }
+
+    private func storeRecord(_ entry: CacheEntry, forKey key: CacheKey) async throws -> StoreOutcome {
         let now = Date()
         if entry.metadata.isExpired(at: now) {
             counters.record(.refused(.alreadyExpired))

@@ -17,10 +17,10 @@ struct RedisCoherenceKeysReadTests {
         let coherence: RedisCoherence
         let events = CoherenceEvents()
 
-        init(cluster: Bool = false, failureMode: RedisTier.Configuration.FailureMode = .degrade) throws {
+        init(cluster: Bool = false, redisCapacity: Int = 32 << 20) throws {
             let prefix = "coherence-read:\(UUID().uuidString):"
             memory = try MemoryTier(capacity: 1 << 20)
-            redis = try RedisServers.tier(cluster: cluster, prefix: prefix) { $0.failureMode = failureMode }
+            redis = try RedisServers.tier(cluster: cluster, prefix: prefix, capacity: redisCapacity)
             a = TieredCache(tiers: [memory, redis])
             b = TieredCache(tiers: [try RedisServers.tier(cluster: cluster, prefix: prefix)])
             coherence = try RedisCoherence(cache: a, configuration: .init(tracking: .keysRead, onEvent: events.record))
@@ -76,6 +76,23 @@ struct RedisCoherenceKeysReadTests {
         #expect(await fleet.events.invalidation(of: key))
         #expect(await fleet.a.lookup(key)?.entry.value == [2])
         try await fleet.b.removeAll()
+    }
+
+    @Test("A write Redis refuses is not kept in the upper tiers, where no invalidation would reach it")
+    func refusedWritesAreNotKept() async throws {
+        // Redis admits entries up to 5% of 256 KiB (13 KiB), memory up to 5% of 1 MiB.
+        let fleet = try Fleet(redisCapacity: 256 << 10)
+        let tracking = Task { await fleet.coherence.run() }
+        defer { tracking.cancel() }
+        #expect(await fleet.started())
+        let key = try CacheKey("large")
+        let report = await fleet.a.store(
+            CacheEntry(value: (0..<(20 << 10)).map { _ in .random(in: 0...255) }, storedAt: Date()),  // incompressible
+            forKey: key, policy: .allowed)
+        let stored = report.outcomes.map { if case .stored = $0.outcome { true } else { false } }
+        #expect(stored == [true, false])  // memory took it, Redis refused it
+        #expect(fleet.memory.entry(forKey: key) == nil)
+        #expect(await fleet.a.lookup(key) == nil)
     }
 
     @Test("Data connections follow the tracking connection: redirected while it runs, off after")

@@ -169,7 +169,23 @@ public final class RedisCoherence: Sendable {
     /// Subscribes to invalidations and applies them until the task is cancelled, subscribing
     /// again after every loss. Returns when cancelled.
     public func run() async {
-        defer { tier.tracking.stop() }
+        if configuration.tracking == .keysRead, configuration.afterLoss == .flushUpperTiers {
+            // A write that did not reach Redis is not kept above it: nobody would be told of the
+            // next write to its key. (Cleared when run ends: the handler holds the cache.)
+            let cache = self.cache
+            let logger = configuration.logger
+            tier.tracking.onWriteNotTracked { key in
+                do { try cache.removeLocalEntry(forKey: key) } catch {
+                    logger?.error(
+                        "a write that did not reach Redis could not be removed from the upper tiers",
+                        metadata: ["key": "\(key.rawValue)", "error": "\(error)"])
+                }
+            }
+        }
+        defer {
+            tier.tracking.onWriteNotTracked(nil)
+            tier.tracking.stop()
+        }
         var delay = configuration.reconnectDelay
         // Once per loss: the attempts that fail while Redis stays away find nothing new to drop
         // (what this process stores meanwhile is emptied when tracking is back).

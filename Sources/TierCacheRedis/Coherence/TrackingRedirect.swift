@@ -28,6 +28,8 @@ final class TrackingRedirect: Sendable {
         /// Whether the tier's writes must first read their key (see ``tracksWrittenKeys``).
         var tracksWrittenKeys = false
         var ids: [Node: Int64] = [:]
+        /// Told of each write that did not reach Redis (see ``writeNotTracked(_:)``).
+        var onWriteNotTracked: (@Sendable (CacheKey) -> Void)?
     }
 
     /// Bumped (releasing) after every change of targets; 0 until the first.
@@ -44,6 +46,20 @@ final class TrackingRedirect: Sendable {
     /// process: the server tracks the keys a connection reads, not those it writes, and a value
     /// this process wrote and keeps in its upper tiers would otherwise never be invalidated.
     var tracksWrittenKeys: Bool { writesRead.load(ordering: .relaxed) }
+
+    /// Sets what a write that did not reach Redis calls: the coherence removes the key from the
+    /// upper tiers, which stored it first and which no invalidation would reach (the server
+    /// tracks the key only once the write's `EXISTS` has run).
+    func onWriteNotTracked(_ handler: (@Sendable (CacheKey) -> Void)?) {
+        targets.withLock { $0.onWriteNotTracked = handler }
+    }
+
+    /// A write of `key` was refused by the tier or failed: in keys-read mode, its value must not
+    /// stay in the upper tiers.
+    func writeNotTracked(_ key: CacheKey) {
+        guard tracksWrittenKeys, let handler = targets.withLock({ $0.onWriteNotTracked }) else { return }
+        handler(key)
+    }
 
     /// Redirects every data connection to the tracking connection of its node (`ids`, by node).
     func redirect(to ids: [RedisEndpoint: Int64]) {
