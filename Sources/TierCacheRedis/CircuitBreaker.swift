@@ -29,7 +29,7 @@ final class CircuitBreaker: Sendable {
     }
 
     /// Whether a call may go ahead now (`now`: the clock's time, read only when the breaker is
-    /// open: a closed breaker, every command's case, costs one lock and no clock read).
+    /// open: a closed, clean breaker, every command's case, costs one atomic load).
     func allows(now: ContinuousClock.Instant? = nil) -> Bool {
         if isClean.load(ordering: .acquiring) { return true }
         return state.withLock { state in

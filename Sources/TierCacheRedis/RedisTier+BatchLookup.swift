@@ -36,10 +36,7 @@ extension RedisTier {
             switch try await read([Self.mget] + redisKeys, key: nil) {
             case .many(let decoded) where decoded.count == keys.count: records = decoded
             case .value(.array(let elements)) where elements.count == keys.count:
-                records = elements.map { element in
-                    guard case .bulkString(let record) = element else { return .missing }
-                    return record.withUnsafeBytes(decodeRecord)
-                }
+                records = elements.map(decodeRecord)
             case let reply:
                 counters.recordError()
                 let count =

@@ -19,16 +19,11 @@ extension RedisTier: RedisRecordDecoder {
         }
     }
 
-    /// The entry a `GET` reply (or an element of an `MGET` reply) holds, read as a value: a bulk
-    /// string is a record, anything else a miss.
-    func entry(
-        from reply: RESPValue, key: CacheKey, redisKey: [UInt8], timing: TierCounters.LookupTiming
-    ) async -> CacheEntry? {
-        guard case .bulkString(let record) = reply else {
-            return await entry(from: .missing, key: key, redisKey: redisKey, timing: timing)
-        }
-        let decoded = record.withUnsafeBytes(decodeRecord)
-        return await entry(from: decoded, key: key, redisKey: redisKey, timing: timing)
+    /// The record a `GET` reply (or an element of an `MGET` reply) read as a value holds: a bulk
+    /// string is decoded, anything else is a miss.
+    func decodeRecord(_ reply: RESPValue) -> DecodedRecord {
+        guard case .bulkString(let record) = reply else { return .missing }
+        return record.withUnsafeBytes(decodeRecord)
     }
 
     /// The entry a decoded record is, counting the lookup: a missing key is a miss, a damaged

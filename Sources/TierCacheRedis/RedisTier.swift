@@ -175,7 +175,8 @@ public final class RedisTier: CacheTier {
         }
         switch reply {
         case .one(let record): return await entry(from: record, key: key, redisKey: redisKey, timing: timing)
-        case .value(let value): return await entry(from: value, key: key, redisKey: redisKey, timing: timing)
+        case .value(let value):
+            return await entry(from: decodeRecord(value), key: key, redisKey: redisKey, timing: timing)
         case .many:
             counters.recordError()
             return await entry(from: .missing, key: key, redisKey: redisKey, timing: timing)

@@ -29,7 +29,7 @@ extension TieredCache {
     /// what changed (its invalidations were lost with a connection, or it was flushed).
     /// Tries every tier, then rethrows the first failure.
     public func invalidateAll(above tierIndex: Int) async throws(TierCacheError) {
-        invalidations.record(CacheKey?.none)
+        invalidations.record(nil)
         var firstError: TierCacheError?
         for slot in slots.prefix(max(0, tierIndex)) {
             do { try await slot.tier.removeAll() } catch {

@@ -171,7 +171,7 @@ public final class RedisCoherence: Sendable {
     public func run() async {
         if configuration.tracking == .keysRead, configuration.afterLoss == .flushUpperTiers {
             // A write that did not reach Redis is not kept above it: nobody would be told of the
-            // next write to its key. (Cleared when run ends: the handler holds the cache.)
+            // next write to its key. (`stop()` lets it go when run ends: it holds the cache.)
             let cache = self.cache
             let logger = configuration.logger
             tier.tracking.onWriteNotTracked { key in
@@ -182,10 +182,7 @@ public final class RedisCoherence: Sendable {
                 }
             }
         }
-        defer {
-            tier.tracking.onWriteNotTracked(nil)
-            tier.tracking.stop()
-        }
+        defer { tier.tracking.stop() }
         var delay = configuration.reconnectDelay
         // Once per loss: the attempts that fail while Redis stays away find nothing new to drop
         // (what this process stores meanwhile is emptied when tracking is back).

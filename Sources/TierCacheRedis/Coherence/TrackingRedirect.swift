@@ -25,8 +25,6 @@ final class TrackingRedirect: Sendable {
     }
 
     private struct Targets {
-        /// Whether the tier's writes must first read their key (see ``tracksWrittenKeys``).
-        var tracksWrittenKeys = false
         var ids: [Node: Int64] = [:]
         /// Told of each write that did not reach Redis (see ``writeNotTracked(_:)``).
         var onWriteNotTracked: (@Sendable (CacheKey) -> Void)?
@@ -64,7 +62,6 @@ final class TrackingRedirect: Sendable {
     /// Redirects every data connection to the tracking connection of its node (`ids`, by node).
     func redirect(to ids: [RedisEndpoint: Int64]) {
         targets.withLock {
-            $0.tracksWrittenKeys = true
             $0.ids = Dictionary(ids.map { (Node($0.key), $0.value) }, uniquingKeysWith: { _, last in last })
         }
         writesRead.store(true, ordering: .relaxed)
@@ -79,18 +76,21 @@ final class TrackingRedirect: Sendable {
         changes.add(1, ordering: .releasing)
     }
 
-    /// Coherence has stopped: data connections stop tracking and writes stop reading their key.
+    /// Coherence has stopped: data connections stop tracking, writes stop reading their key, and
+    /// the handler set with ``onWriteNotTracked(_:)`` is let go.
     func stop() {
         targets.withLock { $0 = Targets() }
         writesRead.store(false, ordering: .relaxed)
         changes.add(1, ordering: .releasing)
     }
 
-    /// The command that brings a connection to `endpoint` up to date, or `nil` when it need not
-    /// track and never did.
-    func command(for endpoint: RedisEndpoint, wasTracking: Bool) -> (arguments: [[UInt8]], turnsOn: Bool)? {
-        let id = targets.withLock { $0.ids[Node(endpoint)] }
-        if let id { return (["CLIENT", "TRACKING", "ON", "REDIRECT", String(id)].map { Array($0.utf8) }, true) }
-        return wasTracking ? (["CLIENT", "TRACKING", "OFF"].map { Array($0.utf8) }, false) : nil
+    /// The command that brings a connection to `endpoint` up to date after a change: tracking
+    /// redirected to its node's tracking connection, or off (which a connection that never
+    /// tracked accepts too).
+    func command(for endpoint: RedisEndpoint) -> [[UInt8]] {
+        guard let id = targets.withLock({ $0.ids[Node(endpoint)] }) else {
+            return ["CLIENT", "TRACKING", "OFF"].map { Array($0.utf8) }
+        }
+        return ["CLIENT", "TRACKING", "ON", "REDIRECT", String(id)].map { Array($0.utf8) }
     }
 }

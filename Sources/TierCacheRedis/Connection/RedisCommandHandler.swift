@@ -106,8 +106,6 @@ final class RedisCommandHandler: ChannelInboundHandler {
     var tracking: Tracking?
     /// The ``TrackingRedirect/generation`` last applied.
     private var trackingGeneration = 0
-    /// Whether `CLIENT TRACKING ON` was sent since tracking was last turned off.
-    private var isTracking = false
     /// The server's refusal of the last `CLIENT TRACKING` command, while it stands.
     private var trackingRefusal: String?
 
@@ -158,11 +156,10 @@ final class RedisCommandHandler: ChannelInboundHandler {
             let generation = tracking.redirect.generation
             if generation != trackingGeneration {
                 trackingGeneration = generation
-                if let command = tracking.redirect.command(for: tracking.endpoint, wasTracking: isTracking) {
-                    isTracking = command.turnsOn
-                    trackingRefusal = nil
-                    enqueue(command.arguments, deadline: deadline, reply: .trackingChange, context: context)
-                }
+                trackingRefusal = nil
+                enqueue(
+                    tracking.redirect.command(for: tracking.endpoint), deadline: deadline, reply: .trackingChange,
+                    context: context)
             } else if let refusal = trackingRefusal {
                 reply.complete(.failure(Self.untracked(refusal)))
                 return

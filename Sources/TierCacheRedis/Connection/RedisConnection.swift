@@ -120,19 +120,41 @@ public final class RedisConnection: Sendable {
     /// timer of its own. A caller already on that event loop (see
     /// ``RedisTier/withEventLoopAffinity(isolation:_:)``) queues the command directly.
     public func send(_ arguments: [[UInt8]]) async throws(RedisError) -> RESPValue {
-        try await submit(arguments) { .single($0) }
+        try await onEventLoop(arguments) { handler, arguments, deadline, continuation in
+            handler.enqueue(arguments, deadline: deadline, reply: .single(continuation))
+        }
     }
 
     /// Sends a read (`GET`, `MGET`) whose bulk strings are records, and decodes them with
     /// `decoder` in the receive buffer as they arrive; a reply of another shape comes back as is.
     func read(_ arguments: [[UInt8]], decoder: any RedisRecordDecoder) async throws(RedisError) -> RedisRecordsReply {
-        try await submit(arguments) { .records(RedisRecordsTarget(decoder: decoder, continuation: $0)) }
+        try await onEventLoop((arguments: arguments, decoder: decoder)) { handler, read, deadline, continuation in
+            handler.enqueue(
+                read.arguments, deadline: deadline,
+                reply: .records(RedisRecordsTarget(decoder: read.decoder, continuation: continuation)))
+        }
     }
 
-    /// Queues one command with the reply target `target` makes, and waits for its answer.
-    private func submit<Reply>(
-        _ arguments: [[UInt8]],
-        _ target: @escaping @Sendable (UnsafeContinuation<Result<Reply, RedisError>, Never>) -> RedisReplyTarget
+    /// Sends several commands back to back on this connection (in the same write) and returns
+    /// their replies in order, error replies included. The caller is resumed once, when the last
+    /// reply arrives, not once a command; any failure fails the whole pipeline.
+    public func pipeline(_ commands: [[[UInt8]]]) async throws(RedisError) -> [RESPValue] {
+        guard channel.isActive else { throw .connectionFailed("\(endpoint): the connection is closed") }
+        guard !commands.isEmpty else { return [] }  // a batch of none would never be answered
+        return try await onEventLoop(commands) { handler, commands, deadline, continuation in
+            handler.enqueue(batch: commands, deadline: deadline, continuation: continuation)
+        }
+    }
+
+    /// Hands `work` to the handler on the connection's event loop (directly when the caller is
+    /// already there) with the command timeout's deadline, and waits for its answer. `enqueue`
+    /// captures nothing, so a command costs no closure of its own.
+    private func onEventLoop<Work: Sendable, Reply>(
+        _ work: Work,
+        _ enqueue:
+            @escaping @Sendable (
+                RedisCommandHandler, Work, NIODeadline, UnsafeContinuation<Result<Reply, RedisError>, Never>
+            ) -> Void
     ) async throws(RedisError) -> Reply {
         guard channel.isActive else { throw .connectionFailed("\(endpoint): the connection is closed") }
         let deadline = NIODeadline.now() + commandTimeout
@@ -140,11 +162,9 @@ public final class RedisConnection: Sendable {
         let result = await withUnsafeContinuation {
             (continuation: UnsafeContinuation<Result<Reply, RedisError>, Never>) in
             if handler.eventLoop.inEventLoop {
-                handler.value.enqueue(arguments, deadline: deadline, reply: target(continuation))
+                enqueue(handler.value, work, deadline, continuation)
             } else {
-                handler.eventLoop.execute {
-                    handler.value.enqueue(arguments, deadline: deadline, reply: target(continuation))
-                }
+                handler.eventLoop.execute { enqueue(handler.value, work, deadline, continuation) }
             }
         }
         return try result.mapError(naming).get()
@@ -153,27 +173,6 @@ public final class RedisConnection: Sendable {
     /// A connection failure names the server; other errors are as they came.
     private func naming(_ error: RedisError) -> RedisError {
         if case .connectionFailed(let detail) = error { .connectionFailed("\(endpoint): \(detail)") } else { error }
-    }
-
-    /// Sends several commands back to back on this connection (in the same write) and returns
-    /// their replies in order, error replies included. The caller is resumed once, when the last
-    /// reply arrives, not once a command; any failure fails the whole pipeline.
-    public func pipeline(_ commands: [[[UInt8]]]) async throws(RedisError) -> [RESPValue] {
-        guard channel.isActive else { throw .connectionFailed("\(endpoint): the connection is closed") }
-        guard !commands.isEmpty else { return [] }
-        let deadline = NIODeadline.now() + commandTimeout
-        let handler = self.handler
-        let result = await withUnsafeContinuation {
-            (continuation: UnsafeContinuation<Result<[RESPValue], RedisError>, Never>) in
-            if handler.eventLoop.inEventLoop {
-                handler.value.enqueue(batch: commands, deadline: deadline, continuation: continuation)
-            } else {
-                handler.eventLoop.execute {
-                    handler.value.enqueue(batch: commands, deadline: deadline, continuation: continuation)
-                }
-            }
-        }
-        return try result.mapError(naming).get()
     }
 
     /// Like ``send(_:)``, but an error reply throws ``RedisError/server(_:)``.
