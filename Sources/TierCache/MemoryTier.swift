@@ -141,8 +141,8 @@ public final class MemoryTier: LocalCacheTier {
                     + "\(minimumWeight) bytes of the \(configuration.capacity), more than the "
                     + "\(storage.largestAdmissibleCost) the policy admits; allow more entries")
         }
-        self.storage = storage
         self.maxEntryCost = min(sizeLimit.maxBytes, storage.largestAdmissibleCost)
+        self.storage = storage
     }
 
     /// Creates a memory tier, or throws ``TierCacheError/Code/invalidConfiguration`` for a
@@ -178,9 +178,8 @@ public final class MemoryTier: LocalCacheTier {
         let configuration = Configuration(capacity: capacity, maxEntryCount: maxEntryCount)
         try self.init(configuration, policy: nil, policyName: Policy.name) { capacity, weight in
             .custom(
-                LockedStore(
-                    PolicyStore<Policy>(capacity: capacity, minimumWeight: weight, keyHash: Self.defaultKeyHash))
-            )
+                CustomStore(
+                    PolicyStore<Policy>(capacity: capacity, minimumWeight: weight, keyHash: Self.defaultKeyHash)))
         }
     }
 
@@ -204,45 +203,62 @@ public final class MemoryTier: LocalCacheTier {
     /// and an entry past its expiry hint is removed and missed.
     public func entry(forKey key: CacheKey) -> CacheEntry? {
         let timing = counters.startLookup()
+        // One case per built-in policy, so that each runs code specialized for its store; the
+        // store is borrowed (an operation value, as the cold paths use, would copy the key and
+        // the entry into it: a retain and a release each).
         let found: CacheEntry?
-        // One case per built-in policy, so that each runs code specialized for its store.
         switch storage {
-        case .lru(let locked): found = lookup(key, in: locked)
-        case .fifo(let locked): found = lookup(key, in: locked)
-        case .clock(let locked): found = lookup(key, in: locked)
-        case .sieve(let locked): found = lookup(key, in: locked)
-        case .s3fifo(let locked): found = lookup(key, in: locked)
-        case .arc(let locked): found = lookup(key, in: locked)
-        case .twoQ(let locked): found = lookup(key, in: locked)
-        case .lirs(let locked): found = lookup(key, in: locked)
-        case .wTinyLFU(let locked): found = lookup(key, in: locked)
-        case .custom(let locked): found = lookup(key, in: locked)
+        case .lru(let store): found = lookup(key, in: store)
+        case .fifo(let store): found = lookup(key, in: store)
+        case .clock(let store): found = lookup(key, in: store)
+        case .sieve(let store): found = lookup(key, in: store)
+        case .s3fifo(let store): found = lookup(key, in: store)
+        case .arc(let store): found = lookup(key, in: store)
+        case .twoQ(let store): found = lookup(key, in: store)
+        case .lirs(let store): found = lookup(key, in: store)
+        case .wTinyLFU(let store): found = lookup(key, in: store)
+        case .custom(let store): found = store.apply(Lookup(tier: self, key: key))
         }
         // Not `found != nil`: the compiler built that as Equatable's `==` on a tuple of two
         // optional entries, destroyed through the runtime's generic tuple destroy (callgrind:
         // 2 retains, 2 releases and 170 instructions a lookup).
-        if case .some = found {
-            counters.recordLookup(hit: true, timing: timing)
-        } else {
-            counters.recordLookup(hit: false, timing: timing)
+        if counters.isRecordingMetrics {
+            if case .some = found {
+                counters.recordLookupMetric(hit: true, timing: timing)
+            } else {
+                counters.recordLookupMetric(hit: false, timing: timing)
+            }
         }
         return found
     }
 
     @inline(__always)
-    private func lookup<Locked: LockedStoring>(_ key: CacheKey, in store: Locked) -> CacheEntry? {
+    private func lookup<Store: EvictingStore>(_ key: CacheKey, in store: borrowing Locked<Store>) -> CacheEntry? {
         var evicted = 0
-        let found = store.state.withLock { store -> CacheEntry? in
-            guard let entry = store.lookup(key, evicted: &evicted) else { return nil }
+        // Hits and misses are counted under the lock the lookup holds anyway, not by an atomic.
+        let found = store.withLock { store -> CacheEntry? in
+            guard let entry = store.lookup(key, evicted: &evicted) else {
+                store.requests.misses += 1
+                return nil
+            }
             if entry.metadata.expiresAt != nil, entry.metadata.isExpired(at: clock.now()) {
                 store.remove(key)
+                store.requests.misses += 1
                 counters.recordExpiration()
                 return nil
             }
+            store.requests.hits += 1
             return entry
         }
         counters.recordEvictions(evicted)
         return found
+    }
+
+    /// ``lookup(_:in:)`` for a policy type of the app's own.
+    private struct Lookup: StoreOperation {
+        let tier: MemoryTier
+        let key: CacheKey
+        func run<Store: EvictingStore>(on store: borrowing Locked<Store>) -> CacheEntry? { tier.lookup(key, in: store) }
     }
 
     /// Stores `entry` under `key`, evicting as the policy decides to stay within the capacity.
@@ -269,9 +285,14 @@ public final class MemoryTier: LocalCacheTier {
         case .twoQ(let locked): evicted = store(entry, cost: cost, key: key, outcome: outcome, in: locked)
         case .lirs(let locked): evicted = store(entry, cost: cost, key: key, outcome: outcome, in: locked)
         case .wTinyLFU(let locked): evicted = store(entry, cost: cost, key: key, outcome: outcome, in: locked)
-        case .custom(let locked): evicted = store(entry, cost: cost, key: key, outcome: outcome, in: locked)
+        case .custom(let store):
+            evicted = store.apply(Storing(tier: self, entry: entry, cost: cost, key: key, outcome: outcome))
         }
-        counters.record(outcome)
+        if case .stored = outcome {
+            counters.recordStoredMetric()
+        } else {
+            counters.record(outcome)
+        }
         counters.recordEvictions(evicted)
         if counters.isRecordingMetrics { counters.recordUsage(usage()) }
         if case .refused(let reason) = outcome {
@@ -284,138 +305,64 @@ public final class MemoryTier: LocalCacheTier {
 
     /// Stores a stored outcome's entry; any other outcome removes the key's older entry.
     @inline(__always)
-    private func store<Locked: LockedStoring>(
-        _ entry: CacheEntry, cost: Int, key: CacheKey, outcome: StoreOutcome, in store: Locked
+    private func store<Store: EvictingStore>(
+        _ entry: CacheEntry, cost: Int, key: CacheKey, outcome: StoreOutcome, in store: borrowing Locked<Store>
     ) -> Int {
-        store.state.withLock { store -> Int in
-            guard outcome == .stored else {
+        store.withLock { store -> Int in
+            guard case .stored = outcome else {
                 store.remove(key)
                 return 0
             }
+            // Counted under the lock, as lookups are; refusals are counted by the tier's counters.
+            store.requests.stores += 1
             return store.store(entry, cost: cost, for: key)
+        }
+    }
+
+    /// ``store(_:cost:key:outcome:in:)`` for a policy type of the app's own.
+    private struct Storing: StoreOperation {
+        let tier: MemoryTier
+        let entry: CacheEntry
+        let cost: Int
+        let key: CacheKey
+        let outcome: StoreOutcome
+        func run<Store: EvictingStore>(on store: borrowing Locked<Store>) -> Int {
+            tier.store(entry, cost: cost, key: key, outcome: outcome, in: store)
         }
     }
 
     /// Removes the entry stored under `key`, if any.
     public func removeEntry(forKey key: CacheKey) {
-        storage.locked.remove(key)
+        storage.remove(key)
         if counters.isRecordingMetrics { counters.recordUsage(usage()) }
     }
 
     /// Removes every entry (the policy's history too).
     public func removeAll() {
-        storage.locked.removeAll()
+        storage.removeAll()
         if counters.isRecordingMetrics { counters.recordUsage(usage()) }
     }
 
     /// The bytes and entries held now, against the capacity.
     public func usage() -> TierUsage {
-        let (bytes, entries) = storage.locked.usage
+        let (bytes, entries) = storage.usage
         return TierUsage(bytes: bytes, entries: entries, capacity: capacity, maxEntryBytes: maxEntryCost)
     }
 
     /// The counters since the tier was created, with its usage.
     public func statistics() -> TierStatistics {
-        counters.snapshot(usage: usage())
+        var statistics = counters.snapshot(usage: usage())
+        let requests = storage.requests
+        statistics.hits += requests.hits
+        statistics.misses += requests.misses
+        statistics.stores += requests.stores
+        return statistics
     }
 
     /// Resident keys, the ones the policy keeps longest first: under LRU, from most to least
     /// recently used; under the other policies, as the policy's `residentsByRetention` orders
     /// them. O(n); for tests and diagnostics.
     public var keysByRecency: [CacheKey] {
-        storage.locked.keysByRetention
-    }
-}
-
-/// One policy's store behind its lock. A class so that ``MemoryTier/Storage`` can hold it in an
-/// enum (a `Locked` cannot be copied); the tier switches on the enum once per lookup and store,
-/// and each case runs code specialized for its store.
-final class LockedStore<Store: EvictingStore>: LockedStoring {
-    let state: Locked<Store>
-    init(_ store: sending Store) { state = Locked(store) }
-}
-
-/// A store behind its lock, as the tier's cold paths (removal, usage, inspection) use it without
-/// knowing the policy, and its hot paths through one generic function per policy.
-protocol LockedStoring: AnyObject, Sendable {
-    associatedtype Store: EvictingStore
-    var state: Locked<Store> { get }
-}
-
-extension LockedStoring {
-    func remove(_ key: CacheKey) { state.withLock { $0.remove(key) } }
-    func removeAll() { state.withLock { $0.removeAll() } }
-    var usage: (bytes: Int, entries: Int) { state.withLock { ($0.totalCost, $0.count) } }
-    var keysByRetention: [CacheKey] { state.withLock { $0.keysByRetention } }
-    var largestAdmissibleCost: Int { state.withLock { $0.largestAdmissibleCost } }
-}
-
-extension MemoryTier {
-    /// The tier's store under its policy: a case per built-in policy, and one for a policy type
-    /// of the app's own.
-    enum Storage: Sendable {
-        case lru(LockedStore<PolicyStore<LRUPolicy>>)
-        case fifo(LockedStore<PolicyStore<FIFOPolicy>>)
-        case clock(LockedStore<PolicyStore<CLOCKPolicy>>)
-        case sieve(LockedStore<PolicyStore<SIEVEPolicy>>)
-        case s3fifo(LockedStore<PolicyStore<S3FIFOPolicy>>)
-        case arc(LockedStore<PolicyStore<ARCPolicy>>)
-        case twoQ(LockedStore<PolicyStore<TwoQPolicy>>)
-        case lirs(LockedStore<PolicyStore<LIRSPolicy>>)
-        case wTinyLFU(LockedStore<PolicyStore<WTinyLFUPolicy>>)
-        case custom(any LockedStoring)
-
-        init(
-            _ policy: EvictionPolicy, capacity: Int, minimumWeight: Int,
-            keyHash: @escaping @Sendable (CacheKey) -> UInt64
-        ) {
-            func make<P: TierCacheEviction.EvictionPolicy>(_: P.Type) -> LockedStore<PolicyStore<P>> {
-                LockedStore(PolicyStore<P>(capacity: capacity, minimumWeight: minimumWeight, keyHash: keyHash))
-            }
-            switch policy {
-            case .lru: self = .lru(make(LRUPolicy.self))
-            case .fifo: self = .fifo(make(FIFOPolicy.self))
-            case .clock: self = .clock(make(CLOCKPolicy.self))
-            case .sieve: self = .sieve(make(SIEVEPolicy.self))
-            case .s3fifo: self = .s3fifo(make(S3FIFOPolicy.self))
-            case .arc: self = .arc(make(ARCPolicy.self))
-            case .twoQ: self = .twoQ(make(TwoQPolicy.self))
-            case .lirs: self = .lirs(make(LIRSPolicy.self))
-            case .wTinyLFU: self = .wTinyLFU(make(WTinyLFUPolicy.self))
-            }
-        }
-
-        /// The report name of a built-in policy (its type's ``TierCacheEviction/EvictionPolicy/name``).
-        static func policyName(_ policy: EvictionPolicy) -> String {
-            switch policy {
-            case .lru: LRUPolicy.name
-            case .fifo: FIFOPolicy.name
-            case .clock: CLOCKPolicy.name
-            case .sieve: SIEVEPolicy.name
-            case .s3fifo: S3FIFOPolicy.name
-            case .arc: ARCPolicy.name
-            case .twoQ: TwoQPolicy.name
-            case .lirs: LIRSPolicy.name
-            case .wTinyLFU: WTinyLFUPolicy.name
-            }
-        }
-
-        /// The store, for the cold paths.
-        var locked: any LockedStoring {
-            switch self {
-            case .lru(let store): store
-            case .fifo(let store): store
-            case .clock(let store): store
-            case .sieve(let store): store
-            case .s3fifo(let store): store
-            case .arc(let store): store
-            case .twoQ(let store): store
-            case .lirs(let store): store
-            case .wTinyLFU(let store): store
-            case .custom(let store): store
-            }
-        }
-
-        var largestAdmissibleCost: Int { locked.largestAdmissibleCost }
+        storage.keysByRetention
     }
 }

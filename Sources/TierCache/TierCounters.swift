@@ -8,7 +8,9 @@ import Synchronization
 /// methods on each event, and return ``snapshot(usage:)`` from ``CacheTier/statistics()``.
 ///
 /// The counters are atomics (relaxed: each is exact, a snapshot is not one instant across them).
-/// With no metrics backend, each event costs one atomic add and one branch.
+/// With no metrics backend, each event costs one atomic add and one branch. The adds wrap rather
+/// than trap on overflow (no count reaches 2^63): a trapping add compiles to a compare-and-swap
+/// loop, a wrapping one to a single `lock xadd`.
 public final class TierCounters: Sendable {
     private let hits = Atomic<Int>(0)
     private let misses = Atomic<Int>(0)
@@ -52,10 +54,26 @@ public final class TierCounters: Sendable {
     /// Counts a lookup's result, and with `timing` its duration.
     @inline(__always)
     public func recordLookup(hit: Bool, timing: LookupTiming? = nil) {
-        if hit { hits.add(1, ordering: .relaxed) } else { misses.add(1, ordering: .relaxed) }
+        if hit { hits.wrappingAdd(1, ordering: .relaxed) } else { misses.wrappingAdd(1, ordering: .relaxed) }
         guard let metrics else { return }
         (hit ? metrics.hits : metrics.misses).increment()
         timing?.stopwatch.stop(into: metrics.lookupDuration)
+    }
+
+    /// Sends a lookup's result, and with `timing` its duration, to the metrics backend only: for
+    /// the memory tier, which counts its lookups under its lock.
+    @inline(__always)
+    func recordLookupMetric(hit: Bool, timing: LookupTiming) {
+        guard let metrics else { return }
+        (hit ? metrics.hits : metrics.misses).increment()
+        timing.stopwatch.stop(into: metrics.lookupDuration)
+    }
+
+    /// Sends a stored entry to the metrics backend only: for the memory tier, which counts its
+    /// stores under its lock.
+    @inline(__always)
+    func recordStoredMetric() {
+        metrics?.stored.increment()
     }
 
     /// Counts the outcome of a store. Refusals by ``RefusalReason/policy(_:)`` are left to the
@@ -64,16 +82,16 @@ public final class TierCounters: Sendable {
     public func record(_ outcome: StoreOutcome) {
         switch outcome {
         case .stored:
-            stores.add(1, ordering: .relaxed)
+            stores.wrappingAdd(1, ordering: .relaxed)
             metrics?.stored.increment()
         case .refused(.tooLarge):
-            refusedTooLarge.add(1, ordering: .relaxed)
+            refusedTooLarge.wrappingAdd(1, ordering: .relaxed)
             metrics?.refusedTooLarge.increment()
         case .refused(.alreadyExpired):
-            refusedExpired.add(1, ordering: .relaxed)
+            refusedExpired.wrappingAdd(1, ordering: .relaxed)
             metrics?.refusedExpired.increment()
         case .refused(.outOfSpace):
-            refusedOutOfSpace.add(1, ordering: .relaxed)
+            refusedOutOfSpace.wrappingAdd(1, ordering: .relaxed)
             metrics?.refusedOutOfSpace.increment()
         case .refused(.policy):
             break
@@ -84,55 +102,55 @@ public final class TierCounters: Sendable {
     @inline(__always)
     public func recordEvictions(_ count: Int) {
         guard count > 0 else { return }
-        evictions.add(count, ordering: .relaxed)
+        evictions.wrappingAdd(count, ordering: .relaxed)
         metrics?.evictions.increment(by: count)
     }
 
     /// Counts an entry dropped because its expiry hint passed.
     public func recordExpiration() {
-        expirations.add(1, ordering: .relaxed)
+        expirations.wrappingAdd(1, ordering: .relaxed)
         metrics?.expirations.increment()
     }
 
     /// Counts a damaged entry removed.
     public func recordCorruptionRemoved() {
-        corruptionsRemoved.add(1, ordering: .relaxed)
+        corruptionsRemoved.wrappingAdd(1, ordering: .relaxed)
         metrics?.corruptionsRemoved.increment()
     }
 
     /// Counts a record removed because the dictionary it was compressed with is gone.
     public func recordDictionaryMiss() {
-        dictionaryMisses.add(1, ordering: .relaxed)
+        dictionaryMisses.wrappingAdd(1, ordering: .relaxed)
         metrics?.dictionaryMisses.increment()
     }
 
     /// Counts a sealed record removed because it could not be opened (unknown key, or altered).
     public func recordUnopenableRecord() {
-        unopenableRecords.add(1, ordering: .relaxed)
+        unopenableRecords.wrappingAdd(1, ordering: .relaxed)
         metrics?.unopenableRecords.increment()
     }
 
     /// Counts a record in a format version this code does not read.
     public func recordUnknownFormat() {
-        unknownFormatRecords.add(1, ordering: .relaxed)
+        unknownFormatRecords.wrappingAdd(1, ordering: .relaxed)
         metrics?.unknownFormatRecords.increment()
     }
 
     /// Counts a record sealed again under the current key.
     public func recordResealed() {
-        recordsResealed.add(1, ordering: .relaxed)
+        recordsResealed.wrappingAdd(1, ordering: .relaxed)
         metrics?.recordsResealed.increment()
     }
 
     /// Counts an operation that failed.
     public func recordError() {
-        errors.add(1, ordering: .relaxed)
+        errors.wrappingAdd(1, ordering: .relaxed)
         metrics?.errors.increment()
     }
 
     /// Counts a damaged store deleted and started afresh.
     public func recordStoreReset() {
-        storeResets.add(1, ordering: .relaxed)
+        storeResets.wrappingAdd(1, ordering: .relaxed)
         metrics?.storeResets.increment()
     }
 

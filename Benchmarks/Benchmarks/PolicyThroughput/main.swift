@@ -12,12 +12,14 @@ import Workloads
 // a shared virtual machine the speed of the whole machine drifts by more than the differences
 // between policies (LRU's median get-hit rate moved from 4.7M/s to 3.7M/s between two runs of
 // the same code). Rounds a fraction of a second long, compared within the round, cancel that.
-//   PolicyThroughput [rounds] [operations per round] [get-hit|set|get-or-set]
-//   (defaults 15, 1,000,000 and all three workloads)
+//   PolicyThroughput [rounds] [operations per round] [get-hit|set|get-or-set] [policy...]
+//   (defaults 15, 1,000,000, all three workloads and every policy; LRU always runs, as the
+//   baseline of the ratios)
 
 let arguments = CommandLine.arguments.dropFirst().compactMap { Int($0) }
+let names = CommandLine.arguments.dropFirst().filter { Int($0) == nil }
 let workloads = ["get hit", "set", "get or set"].filter { name in
-    let only = CommandLine.arguments.dropFirst().filter { Int($0) == nil }
+    let only = names.filter { ["get-hit", "set", "get-or-set"].contains($0) }
     return only.isEmpty || only.contains(name.replacingOccurrences(of: " ", with: "-"))
 }
 let rounds = arguments.first ?? 15
@@ -26,9 +28,10 @@ let accesses = Workload.accesses
 let strings = Workload.keyStrings
 let keys = strings.compactMap { try? CacheKey($0) }
 let entry = CacheEntry(value: Workload.policyValue, storedAt: Date())
+let onlyPolicies = names.filter { !["get-hit", "set", "get-or-set"].contains($0) }.map { $0.lowercased() }
 let policies: [(name: String, policy: MemoryTier.EvictionPolicy)] = MemoryTier.EvictionPolicy.allCases.map {
     (String(describing: $0).dropFirst().description, $0)
-}
+}.filter { $0.policy == .lru || onlyPolicies.isEmpty || onlyPolicies.contains($0.name.lowercased()) }
 
 /// The rate of one timed pass of `operations` requests, in requests per second. The loop is the
 /// caller's own (one closure call per pass, not per request): a per-request call would add the

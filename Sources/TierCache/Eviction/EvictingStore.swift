@@ -8,6 +8,8 @@ protocol EvictingStore {
     var totalCost: Int { get }
     /// The number of resident entries.
     var count: Int { get }
+    /// The lookups and stores the tier counted under its lock (kept across ``removeAll()``).
+    var requests: RequestCounts { get set }
     /// The largest entry cost the policy can admit (S3-FIFO's small queue bounds it).
     var largestAdmissibleCost: Int { get }
 
@@ -26,4 +28,13 @@ protocol EvictingStore {
 
     /// Resident keys, the next to be evicted last (for tests and diagnostics; O(n)).
     var keysByRetention: [CacheKey] { get }
+}
+
+/// The requests a ``MemoryTier`` counts under the lock each holds, rather than with an atomic
+/// add apiece; ``MemoryTier/statistics()`` adds them to its ``TierCounters``' figures.
+struct RequestCounts {
+    var hits = 0
+    var misses = 0
+    /// Stores of an entry (refusals are counted by the counters).
+    var stores = 0
 }

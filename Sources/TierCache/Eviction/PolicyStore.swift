@@ -34,6 +34,7 @@ struct PolicyStore<Policy: TierCacheEviction.EvictionPolicy>: EvictingStore {
     private let usesKeyHash: Bool
     private(set) var totalCost = 0
     private(set) var count = 0
+    var requests = RequestCounts()
 
     /// A store of `capacity` bytes in which each entry weighs at least `minimumWeight` for the
     /// policy (the entry-count limit, ``MemoryTier/Configuration/minimumEntryWeight``); `keyHash`

@@ -29,13 +29,13 @@ final class TierSlot: Sendable {
     }
 
     func recordRefusalByPolicy() {
-        refusedByPolicy.add(1, ordering: .relaxed)
+        refusedByPolicy.wrappingAdd(1, ordering: .relaxed)
         refusedByPolicyMetric?.increment()
     }
 
     /// Counts a failed operation; logs it at `warning` if the tier was working until now.
     func failed(_ error: any Error, during operation: StaticString) {
-        errors.add(1, ordering: .relaxed)
+        errors.wrappingAdd(1, ordering: .relaxed)
         errorsMetric?.increment()
         let isFirst = streak.noteFailure()
         guard let logger else { return }
