@@ -74,6 +74,13 @@ public protocol EvictionPolicy: SendableMetatype {
     /// Resident slots, the one the policy would evict last first. O(n): for tests and
     /// diagnostics.
     var residentsByRetention: [UInt32] { get }
+
+    /// A hint that `slot`, carrying `keyHash`, is requested soon: the policy may start loading
+    /// the memory that request will read (its node, its sketch counters), so that the cache
+    /// misses of several requests overlap instead of each waiting in turn. It must change nothing
+    /// the policy decides. The simulator calls it a few requests ahead of each request (the
+    /// trace is known); the memory tier never does. By default it does nothing.
+    func prefetch(_ slot: UInt32, keyHash: UInt64)
 }
 
 extension EvictionPolicy {
@@ -81,6 +88,9 @@ extension EvictionPolicy {
     public static var needsFuture: Bool { false }
     /// Most policies count slots, not keys.
     public static var usesKeyHash: Bool { false }
+    /// No prefetching.
+    @inlinable @inline(__always)
+    public func prefetch(_ slot: UInt32, keyHash: UInt64) {}
 }
 
 /// What a policy knows before the first request.

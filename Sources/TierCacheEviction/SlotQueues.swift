@@ -1,3 +1,5 @@
+import CPrefetch
+
 /// Doubly linked queues over dense slot ids, sharing one set of per-slot arrays: the structure
 /// every queue-based policy is written on (LRU's list, ARC's T1/T2/B1/B2, S3-FIFO's
 /// small/main/ghost, W-TinyLFU's window/probation/protected, 2Q's A1in/A1out/Am).
@@ -104,6 +106,16 @@ public struct SlotQueues: Sendable {
     }
 
     // MARK: Reading
+
+    /// Starts loading `slot`'s node (a hint: see ``EvictionPolicy/prefetch(_:keyHash:)``).
+    @inlinable @inline(__always)
+    public func prefetch(_ slot: UInt32) {
+        let id = Int(slot)
+        guard id < nodes.count else { return }
+        nodes.withUnsafeBufferPointer { nodes in
+            if let base = nodes.baseAddress { tiercache_prefetch(base + id) }
+        }
+    }
 
     /// The queue holding `slot`, or ``none``.
     @inlinable @inline(__always)

@@ -37,7 +37,6 @@ public struct LIRSPolicy: EvictionPolicy {
     public static let defaultNonResidentFactor = 2.0
 
     @usableFromInline var nodes: [LIRSNode]
-    @usableFromInline var sizes: [UInt64]
     @usableFromInline var ends = LIRSEnds()
     @usableFromInline var departed: [UInt32] = []
     @usableFromInline let limits: LIRSLimits
@@ -63,7 +62,6 @@ public struct LIRSPolicy: EvictionPolicy {
     public init(context: PolicyContext, hirFraction: Double, nonResidentFactor: Double, stackFactor: Double = .infinity)
     {
         nodes = [LIRSNode](repeating: LIRSNode(), count: context.expectedSlots)
-        sizes = [UInt64](repeating: 0, count: context.expectedSlots)
         let fraction = hirFraction.isFinite ? min(max(hirFraction, 0), 1) : Self.defaultHIRFraction
         // Rounded down on the HIR side, as libCacheSim and the authors' lirs.c do.
         let hirLimit = min(context.capacity, max(1, context.capacity.scaled(by: fraction)))
@@ -129,39 +127,28 @@ public struct LIRSPolicy: EvictionPolicy {
     private mutating func grow(to count: Int) {
         let target = Swift.max(count, nodes.count * 2, 64)
         nodes.append(contentsOf: repeatElement(LIRSNode(), count: target - nodes.count))
-        sizes.append(contentsOf: repeatElement(0, count: target - sizes.count))
     }
 
     /// Runs `body` on links over the policy's arrays: the records leave `self` for the call so
     /// that one uniqueness check covers all its link writes; the ends stay and are written in place.
     private mutating func withLinks<Result>(otherwise fallback: Result, _ body: (inout LIRSLinks) -> Result) -> Result {
         var records: [LIRSNode] = []
-        var recordSizes: [UInt64] = []
         var departures: [UInt32] = []
         swap(&records, &nodes)
-        swap(&recordSizes, &sizes)
         // A driver that never reads departures (the simulator) pays nothing for them.
         if notesDepartures { swap(&departures, &departed) }
-        defer {
-            swap(&records, &nodes)
-            swap(&recordSizes, &sizes)
-        }
+        defer { swap(&records, &nodes) }
         let notesDepartures = self.notesDepartures
         let (result, noted) = withUnsafeMutablePointer(to: &ends) { ends in
-            records.withUnsafeMutableBufferPointer { records in
-                recordSizes.withUnsafeMutableBufferPointer { sizes -> (Result?, [UInt32]) in
-                    guard let nodes = records.baseAddress, let sizes = sizes.baseAddress else {
-                        return (nil, departures)
-                    }
-                    // The departures array moves into the links (swapped, never copied): a second
-                    // reference would make its first append copy it, at twice its capacity, on
-                    // every request.
-                    var links = LIRSLinks(
-                        nodes: nodes, sizes: sizes, endsStorage: ends, departed: [], notesDepartures: notesDepartures)
-                    swap(&links.departed, &departures)
-                    let result = body(&links)
-                    return (result, links.departed)
-                }
+            records.withUnsafeMutableBufferPointer { records -> (Result?, [UInt32]) in
+                guard let nodes = records.baseAddress else { return (nil, departures) }
+                // The departures array moves into the links (swapped, never copied): a second
+                // reference would make its first append copy it, at twice its capacity, on
+                // every request.
+                var links = LIRSLinks(nodes: nodes, endsStorage: ends, departed: [], notesDepartures: notesDepartures)
+                swap(&links.departed, &departures)
+                let result = body(&links)
+                return (result, links.departed)
             }
         }
         if notesDepartures { self.departed = noted }
@@ -217,7 +204,7 @@ extension LIRSLinks {
         guard size <= limits.capacity else { return false }
         if list == Self.nonResident { removeFromList(id) }
         if inStack { ends.stackWeight = ends.stackWeight - self.size(id) + size }
-        sizes[Int(id)] = size
+        nodes[Int(id)].size = size
         if ends.lirWeight + size <= limits.lir || (inStack && size <= limits.lir) {
             // The LIR set is not full yet (warm-up), or a non-resident entry of S comes back.
             moveToTop(id)

@@ -2,11 +2,15 @@
 /// whichever list (Q or the non-resident list) holds it.
 ///
 /// LIRS touches two lists on most requests, and on a miss five to seven links, so the links of one
-/// object live together (one cache line instead of six arrays) and a request works on raw
-/// pointers (``LIRSLinks``) rather than paying an array uniqueness check for every link it writes.
+/// object live together with its size (one cache line instead of seven arrays: every link moved
+/// reads the size, for the lists' weights, and a separate array of sizes was a second miss per
+/// object touched) and a request works on raw pointers (``LIRSLinks``) rather than paying an
+/// array uniqueness check for every link it writes.
 @usableFromInline
 struct LIRSNode {
     static let nil32: Int32 = -1
+    /// The size the object was last requested with.
+    var size: UInt64 = 0
     /// Towards S's top (more recent); -1 at the top.
     var up: Int32 = nil32
     /// Towards S's bottom (older); -1 at the bottom.
@@ -49,7 +53,6 @@ struct LIRSLinks {
     static let nonResident: UInt8 = 2
 
     let nodes: UnsafeMutablePointer<LIRSNode>
-    let sizes: UnsafeMutablePointer<UInt64>
     /// The policy's own ends, written in place: a copy in and out of every request cost more
     /// than the request (a 56-byte load that waits on the small stores just made to it).
     let endsStorage: UnsafeMutablePointer<LIRSEnds>
@@ -61,7 +64,7 @@ struct LIRSLinks {
         @inline(__always) nonmutating unsafeMutableAddress { endsStorage }
     }
 
-    @inline(__always) func size(_ id: Int32) -> UInt64 { sizes[Int(id)] }
+    @inline(__always) func size(_ id: Int32) -> UInt64 { nodes[Int(id)].size }
     @inline(__always) func inStack(_ id: Int32) -> Bool { nodes[Int(id)].inStack }
     @inline(__always) func list(_ id: Int32) -> UInt8 { nodes[Int(id)].list }
     @inline(__always) func isLIR(_ id: Int32) -> Bool { nodes[Int(id)].inStack && nodes[Int(id)].list == Self.noList }

@@ -82,7 +82,30 @@ public struct WTinyLFUPolicy: EvictionPolicy {
         _ = evictFromMain(candidates: evictFromWindow(), sparing: object)
         demoteFromProtected()
         adapt(keyHash, cost: Int(size))
+        prefetchNextCandidate()
         return false
+    }
+
+    /// The next request that misses meets the window's oldest object as its candidate: its
+    /// sketch counters, and the node of the object behind it (the candidate after), start
+    /// loading now. Both are cold by then (the window turns over between an object's arrival and
+    /// its turn), and the estimate waited on them, a miss to main memory per admission.
+    @inline(__always)
+    private func prefetchNextCandidate() {
+        guard let oldest = queues.tail(Self.window) else { return }
+        sketch.prefetch(folded: foldedHash(of: oldest))
+        if let next = queues.newer(than: oldest) { queues.prefetch(next) }
+    }
+
+    /// Starts loading the slot's node and its key's sketch counters, the two cache misses of
+    /// every request on a large trace, once the sketch has outgrown a core's own cache
+    /// (``TinyLFUSketch/prefetchThreshold``). Before that its counters are found where they are,
+    /// and the hint only costs: W-TinyLFU replayed P12 at 32,768 objects (a sketch of 256 KiB)
+    /// about 8% slower with it, and at 524,288 objects (4 MiB) about 1.5 times as fast.
+    public func prefetch(_ slot: UInt32, keyHash: UInt64) {
+        guard sketch.outgrowsCoreCache else { return }
+        queues.prefetch(slot)
+        sketch.prefetch(folded: TinyLFUSketch.fold(keyHash))
     }
 
     /// Forgets `slot`.
