@@ -98,8 +98,8 @@ public struct WTinyLFUPolicy: EvictionPolicy {
     }
 
     /// Starts loading the slot's node and its key's sketch counters, the two cache misses of
-    /// every request on a large trace, once the sketch has outgrown a core's own cache
-    /// (``TinyLFUSketch/prefetchThreshold``). Before that its counters are found where they are,
+    /// every request on a large trace, once the sketch has outgrown a core's own cache (1 MiB).
+    /// Before that its counters are found where they are,
     /// and the hint only costs: W-TinyLFU replayed P12 at 32,768 objects (a sketch of 256 KiB)
     /// about 8% slower with it, and at 524,288 objects (4 MiB) about 1.5 times as fast.
     public func prefetch(_ slot: UInt32, keyHash: UInt64) {
