@@ -55,18 +55,16 @@ public final class TierCounters: Sendable {
     @inline(__always)
     public func recordLookup(hit: Bool, timing: LookupTiming? = nil) {
         if hit { hits.wrappingAdd(1, ordering: .relaxed) } else { misses.wrappingAdd(1, ordering: .relaxed) }
-        guard let metrics else { return }
-        (hit ? metrics.hits : metrics.misses).increment()
-        timing?.stopwatch.stop(into: metrics.lookupDuration)
+        recordLookupMetric(hit: hit, timing: timing)
     }
 
     /// Sends a lookup's result, and with `timing` its duration, to the metrics backend only: for
     /// the memory tier, which counts its lookups under its lock.
     @inline(__always)
-    func recordLookupMetric(hit: Bool, timing: LookupTiming) {
+    func recordLookupMetric(hit: Bool, timing: LookupTiming?) {
         guard let metrics else { return }
         (hit ? metrics.hits : metrics.misses).increment()
-        timing.stopwatch.stop(into: metrics.lookupDuration)
+        timing?.stopwatch.stop(into: metrics.lookupDuration)
     }
 
     /// Sends a stored entry to the metrics backend only: for the memory tier, which counts its
@@ -83,7 +81,7 @@ public final class TierCounters: Sendable {
         switch outcome {
         case .stored:
             stores.wrappingAdd(1, ordering: .relaxed)
-            metrics?.stored.increment()
+            recordStoredMetric()
         case .refused(.tooLarge):
             refusedTooLarge.wrappingAdd(1, ordering: .relaxed)
             metrics?.refusedTooLarge.increment()

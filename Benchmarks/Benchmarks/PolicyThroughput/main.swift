@@ -18,9 +18,10 @@ import Workloads
 
 let arguments = CommandLine.arguments.dropFirst().compactMap { Int($0) }
 let names = CommandLine.arguments.dropFirst().filter { Int($0) == nil }
+let workloadNames = ["get-hit", "set", "get-or-set"]
+let onlyWorkloads = names.filter { workloadNames.contains($0) }
 let workloads = ["get hit", "set", "get or set"].filter { name in
-    let only = names.filter { ["get-hit", "set", "get-or-set"].contains($0) }
-    return only.isEmpty || only.contains(name.replacingOccurrences(of: " ", with: "-"))
+    onlyWorkloads.isEmpty || onlyWorkloads.contains(name.replacingOccurrences(of: " ", with: "-"))
 }
 let rounds = arguments.first ?? 15
 let operations = arguments.dropFirst().first ?? 1_000_000
@@ -28,7 +29,7 @@ let accesses = Workload.accesses
 let strings = Workload.keyStrings
 let keys = strings.compactMap { try? CacheKey($0) }
 let entry = CacheEntry(value: Workload.policyValue, storedAt: Date())
-let onlyPolicies = names.filter { !["get-hit", "set", "get-or-set"].contains($0) }.map { $0.lowercased() }
+let onlyPolicies = names.filter { !workloadNames.contains($0) }.map { $0.lowercased() }
 let policies: [(name: String, policy: MemoryTier.EvictionPolicy)] = MemoryTier.EvictionPolicy.allCases.map {
     (String(describing: $0).dropFirst().description, $0)
 }.filter { $0.policy == .lru || onlyPolicies.isEmpty || onlyPolicies.contains($0.name.lowercased()) }

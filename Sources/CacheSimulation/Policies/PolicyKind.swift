@@ -43,18 +43,35 @@ public enum PolicyKind: String, Sendable, CaseIterable, CustomStringConvertible 
     }
 
     /// The type that implements the policy.
-    public var policyType: any EvictionPolicy.Type {
+    public var policyType: any EvictionPolicy.Type { withType(TypeOf()) }
+
+    /// Runs `operation` on the type that implements the policy, in code specialized for it (the
+    /// one place a kind is mapped to its type).
+    @inline(__always)
+    func withType<Operation: PolicyTypeOperation>(_ operation: Operation) -> Operation.Result {
         switch self {
-        case .lru: LRUPolicy.self
-        case .fifo: FIFOPolicy.self
-        case .clock: CLOCKPolicy.self
-        case .sieve: SIEVEPolicy.self
-        case .s3fifo: S3FIFOPolicy.self
-        case .arc: ARCPolicy.self
-        case .wtinylfu: WTinyLFUPolicy.self
-        case .belady: BeladyPolicy.self
-        case .lirs: LIRSPolicy.self
-        case .twoQ: TwoQPolicy.self
+        case .lru: operation.run(LRUPolicy.self)
+        case .fifo: operation.run(FIFOPolicy.self)
+        case .clock: operation.run(CLOCKPolicy.self)
+        case .sieve: operation.run(SIEVEPolicy.self)
+        case .s3fifo: operation.run(S3FIFOPolicy.self)
+        case .arc: operation.run(ARCPolicy.self)
+        case .wtinylfu: operation.run(WTinyLFUPolicy.self)
+        case .belady: operation.run(BeladyPolicy.self)
+        case .lirs: operation.run(LIRSPolicy.self)
+        case .twoQ: operation.run(TwoQPolicy.self)
         }
     }
+}
+
+/// Something done with a policy type, generic over it: ``PolicyKind/withType(_:)`` runs it on a
+/// built-in's type (a generic function cannot be a closure).
+protocol PolicyTypeOperation {
+    associatedtype Result
+    func run<Policy: EvictionPolicy>(_ type: Policy.Type) -> Result
+}
+
+/// The type itself, as an existential.
+private struct TypeOf: PolicyTypeOperation {
+    func run<Policy: EvictionPolicy>(_ type: Policy.Type) -> any EvictionPolicy.Type { type }
 }

@@ -45,18 +45,16 @@ public struct Simulator: Sendable {
     public func replay(_ policy: SimulatedPolicy, capacity: UInt64) -> SimulationResult {
         // A built-in runs the replay specialized for its type (its requests inlined into the
         // loop); a type of your own runs the generic replay, through its witness table.
-        switch policy.kind {
-        case .lru: replay(LRUPolicy.self, capacity: capacity)
-        case .fifo: replay(FIFOPolicy.self, capacity: capacity)
-        case .clock: replay(CLOCKPolicy.self, capacity: capacity)
-        case .sieve: replay(SIEVEPolicy.self, capacity: capacity)
-        case .s3fifo: replay(S3FIFOPolicy.self, capacity: capacity)
-        case .arc: replay(ARCPolicy.self, capacity: capacity)
-        case .wtinylfu: replay(WTinyLFUPolicy.self, capacity: capacity)
-        case .belady: replay(BeladyPolicy.self, capacity: capacity)
-        case .lirs: replay(LIRSPolicy.self, capacity: capacity)
-        case .twoQ: replay(TwoQPolicy.self, capacity: capacity)
-        case nil: replay(policy.type, capacity: capacity)
+        guard let kind = policy.kind else { return replay(policy.type, capacity: capacity) }
+        return kind.withType(Replay(simulator: self, capacity: capacity))
+    }
+
+    /// The generic replay, of a built-in policy's type.
+    private struct Replay: PolicyTypeOperation {
+        let simulator: Simulator
+        let capacity: UInt64
+        func run<Policy: EvictionPolicy>(_ type: Policy.Type) -> SimulationResult {
+            simulator.replay(type, capacity: capacity)
         }
     }
 

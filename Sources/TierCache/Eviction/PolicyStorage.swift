@@ -56,7 +56,6 @@ extension MemoryTier {
         }
 
         /// Runs `operation` on the store: one switch, each case code specialized for its policy.
-        @inline(__always)
         func apply<Operation: StoreOperation>(_ operation: Operation) -> Operation.Result {
             switch self {
             case .lru(let store): operation.run(on: store)

@@ -59,11 +59,12 @@ struct MiniatureWindowClimber {
     private var periodLength = 0
     private var decay = 1.0
     private var bestIndex = 0
-    /// 1 in this many keys (by hash) is replayed through the miniatures.
-    private(set) var samplingModulus: UInt64 = 1
-    /// ``samplingModulus`` as ``SampleTest``'s constant: the test runs on every request, and its
-    /// 64-bit division was a tenth of a miss's cost at 32,768 objects.
+    /// Which keys (by hash) are replayed through the miniatures: a multiplication, not a 64-bit
+    /// division, since the test runs on every request (the division was a tenth of a miss's cost
+    /// at 32,768 objects).
     private var sampleTest = SampleTest(modulus: 1)
+    /// 1 in this many keys (by hash) is replayed through the miniatures.
+    var samplingModulus: UInt64 { sampleTest.modulus }
 
     init() {}
 
@@ -78,8 +79,8 @@ struct MiniatureWindowClimber {
     /// ``minimumMiniatureEntries`` entries or more, and samples at least 1 key in
     /// ``maximumSamplingModulus``.
     mutating func start(capacity: Int, entries: Int, initialShare: Double) {
-        samplingModulus = UInt64(min(Self.maximumSamplingModulus, max(1, entries / Self.minimumMiniatureEntries)))
-        sampleTest = SampleTest(modulus: samplingModulus)
+        sampleTest = SampleTest(
+            modulus: UInt64(min(Self.maximumSamplingModulus, max(1, entries / Self.minimumMiniatureEntries))))
         let scaledCapacity = max(1, capacity / Int(samplingModulus))
         let scaledEntries = max(1, entries / Int(samplingModulus))
         miniatures = MiniatureCaches(capacity: scaledCapacity, windowShares: Self.windowShares)
@@ -159,11 +160,14 @@ struct MiniatureWindowClimber {
 /// multiple exactly when `n × c mod 2^128 < c`, for every 64-bit `n`: the same answer as
 /// `n % modulus == 0`, without the division.
 struct SampleTest {
+    /// The modulus (at least 1).
+    let modulus: UInt64
     /// `c`, or 0 for a modulus of 1 (every number is a multiple, and `c` would be 2^128).
     private let constant: UInt128
 
     /// The test for `modulus` (at least 1).
     init(modulus: UInt64) {
+        self.modulus = max(1, modulus)
         constant = modulus <= 1 ? 0 : UInt128.max / UInt128(modulus) + 1
     }
 
