@@ -87,6 +87,12 @@ let package = Package(
             dependencies: [.product(name: "TierCache", package: "TierCache"), "Workloads"],
             path: "Benchmarks/PolicyInstructions"
         ),
+        // One simulator replay as a plain loop, for replay-instructions.sh.
+        .executableTarget(
+            name: "ReplayInstructions",
+            dependencies: [.product(name: "CacheSimulation", package: "TierCache")],
+            path: "Benchmarks/ReplayInstructions"
+        ),
         // The purge benchmarks' tagged and untagged stores as a plain loop, for profiling and paired figures.
         .executableTarget(
             name: "TagStoreCost",

@@ -15,7 +15,13 @@ import CPrefetch
 /// driver that keeps values beside the policy (`MemoryTier`) learns which slots to look at
 /// after a request without the policy reporting each eviction itself. "Head" is the most
 /// recently inserted end, "tail" the oldest.
-public struct SlotQueues: Sendable {
+///
+/// Copies are independent, as an array's are: they share their storage until one changes.
+/// A slot beyond the arrays traps, as an array index would.
+///
+/// `@unchecked Sendable`, safely: the pointers it keeps are its storage's, which it holds, and
+/// which it writes only once no other value shares it (``SlotStorage``).
+public struct SlotQueues: @unchecked Sendable {
     /// The queue number of "in no queue".
     public static let none: UInt8 = 0
     @usableFromInline static let nil32: Int32 = -1
@@ -48,7 +54,7 @@ public struct SlotQueues: Sendable {
         }
     }
 
-    /// A queue's ends and totals, together: one array to check for uniqueness on a change, not four.
+    /// A queue's ends and totals, together.
     @usableFromInline
     struct Ends: Sendable {
         @usableFromInline var head: Int32 = nil32
@@ -59,9 +65,16 @@ public struct SlotQueues: Sendable {
         @usableFromInline init() {}
     }
 
-    @usableFromInline var nodes: [Node] = []
-    /// Indexed by queue number; entry 0 (``none``) is unused.
-    @usableFromInline var ends: [Ends]
+    /// The nodes and the queues' ends, shared between copies until one of them changes
+    /// (``SlotStorage``).
+    @usableFromInline var storage: SlotStorage
+    // The storage's pointers and size, kept beside it: the policy's own fields, which the
+    // compiler keeps in registers across a request, where the storage's would be reloaded after
+    // every write through a node.
+    @usableFromInline var nodes: UnsafeMutablePointer<Node>
+    @usableFromInline var slotCount: Int
+    /// Every queue number's ends (all 256 of them), so that no queue number needs a check.
+    @usableFromInline var ends: UnsafeMutablePointer<Ends>
     /// Slots taken out of a queue since ``beginRequest()``; the first `departureCount` are valid.
     @usableFromInline var departed: [UInt32] = []
     @usableFromInline var departureCount = 0
@@ -70,20 +83,46 @@ public struct SlotQueues: Sendable {
     /// Empty queues numbered `1...queueCount`, with room for `slots` slots reserved; departures
     /// are noted unless `notingDepartures` is false (a driver that never reads them).
     public init(queueCount: Int, reserving slots: Int = 0, notingDepartures: Bool = true) {
+        precondition((0..<SlotStorage.endCount).contains(queueCount), "queue numbers are bytes: at most 255 queues")
         notesDepartures = notingDepartures
-        ends = [Ends](repeating: Ends(), count: queueCount + 1)
-        if slots > 0 { grow(to: slots) }
+        storage = SlotStorage(slots: Swift.max(0, slots))
+        nodes = storage.nodes
+        slotCount = storage.slotCount
+        ends = storage.ends
+    }
+
+    /// Makes `storage` these queues' storage.
+    @usableFromInline
+    mutating func adopt(_ storage: SlotStorage) {
+        self.storage = storage
+        nodes = storage.nodes
+        slotCount = storage.slotCount
+        ends = storage.ends
     }
 
     /// The number of slots the arrays cover.
-    @inlinable public var slotCapacity: Int { nodes.count }
+    @inlinable public var slotCapacity: Int { slotCount }
+
+    /// Copies the storage first if another copy of these queues shares it: every change goes
+    /// through here, one uniqueness check per operation.
+    @inlinable @inline(__always)
+    mutating func makeUnique() {
+        if !isKnownUniquelyReferenced(&storage) { adopt(SlotStorage(copying: storage)) }
+    }
+
+    /// Slot `slot`'s node; traps if the slot is beyond the arrays (as an array index would).
+    @inlinable @inline(__always)
+    func node(_ slot: UInt32) -> UnsafeMutablePointer<Node> {
+        let id = Int(slot)
+        precondition(id < slotCount, "slot beyond the queues' arrays")
+        return nodes + id
+    }
 
     /// Makes the arrays cover slots `0..<count`.
     @usableFromInline
     mutating func grow(to count: Int) {
-        guard count > nodes.count else { return }
-        let target = Swift.max(count, nodes.count * 2, 64)
-        nodes.append(contentsOf: repeatElement(Node.free, count: target - nodes.count))
+        guard count > slotCount else { return }
+        adopt(SlotStorage(copying: storage, slots: Swift.max(count, slotCount * 2, 64)))
     }
 
     /// Starts a request: forgets the previous request's ``departures``.
@@ -111,41 +150,41 @@ public struct SlotQueues: Sendable {
     @inlinable @inline(__always)
     public func prefetch(_ slot: UInt32) {
         let id = Int(slot)
-        guard id < nodes.count else { return }
-        nodes.withUnsafeBufferPointer { nodes in
-            if let base = nodes.baseAddress { tiercache_prefetch(base + id) }
-        }
+        guard id < slotCount else { return }
+        tiercache_prefetch(nodes + id)
     }
 
     /// The queue holding `slot`, or ``none``.
     @inlinable @inline(__always)
     public func queue(of slot: UInt32) -> UInt8 {
         let id = Int(slot)
-        return id < nodes.count ? nodes[id].owner : Self.none
+        return id < slotCount ? nodes[id].owner : Self.none
     }
 
     /// The size `slot` was last given.
     @inlinable @inline(__always)
-    public func size(of slot: UInt32) -> UInt64 { nodes[Int(slot)].size }
+    public func size(of slot: UInt32) -> UInt64 { node(slot).pointee.size }
 
     /// Sets `slot`'s size; `slot` must be in no queue (so that no queue's weight goes stale).
     @inlinable @inline(__always)
     public mutating func setSize(_ size: UInt64, of slot: UInt32) {
         let id = Int(slot)
-        if id >= nodes.count { grow(to: id + 1) }
+        if id >= slotCount { grow(to: id + 1) }
+        makeUnique()
         nodes[id].size = size
     }
 
     /// A byte the policy keeps for `slot` beside its links (CLOCK's reference bit, SIEVE's
     /// visited bit, S3-FIFO's frequency), in the same cache line; 0 until set.
     @inlinable @inline(__always)
-    public func tag(of slot: UInt32) -> UInt8 { nodes[Int(slot)].tag }
+    public func tag(of slot: UInt32) -> UInt8 { node(slot).pointee.tag }
 
     /// Sets `slot`'s byte (see ``tag(of:)``).
     @inlinable @inline(__always)
     public mutating func setTag(_ tag: UInt8, of slot: UInt32) {
         let id = Int(slot)
-        if id >= nodes.count { grow(to: id + 1) }
+        if id >= slotCount { grow(to: id + 1) }
+        makeUnique()
         nodes[id].tag = tag
     }
 
@@ -153,49 +192,54 @@ public struct SlotQueues: Sendable {
     /// its admission reads for a victim whose links it has just read), in the same cache line;
     /// 0 until set.
     @inlinable @inline(__always)
-    public func word(of slot: UInt32) -> UInt32 { nodes[Int(slot)].word }
+    public func word(of slot: UInt32) -> UInt32 { node(slot).pointee.word }
 
     /// Sets `slot`'s 32 bits (see ``word(of:)``).
     @inlinable @inline(__always)
     public mutating func setWord(_ word: UInt32, of slot: UInt32) {
         let id = Int(slot)
-        if id >= nodes.count { grow(to: id + 1) }
+        if id >= slotCount { grow(to: id + 1) }
+        makeUnique()
         nodes[id].word = word
     }
 
+    /// The queue's ends.
+    @inlinable @inline(__always)
+    func ends(_ queue: UInt8) -> UnsafeMutablePointer<Ends> { ends + Int(queue) }
+
     /// The sum of `queue`'s members' sizes.
     @inlinable @inline(__always)
-    public func weight(_ queue: UInt8) -> UInt64 { ends[Int(queue)].weight }
+    public func weight(_ queue: UInt8) -> UInt64 { ends(queue).pointee.weight }
 
     /// The number of slots in `queue`.
     @inlinable @inline(__always)
-    public func count(_ queue: UInt8) -> Int { ends[Int(queue)].count }
+    public func count(_ queue: UInt8) -> Int { ends(queue).pointee.count }
 
     /// The oldest slot of `queue`, if any.
     @inlinable @inline(__always)
     public func tail(_ queue: UInt8) -> UInt32? {
-        let tail = ends[Int(queue)].tail
+        let tail = ends(queue).pointee.tail
         return tail < 0 ? nil : UInt32(tail)
     }
 
     /// The newest slot of `queue`, if any.
     @inlinable @inline(__always)
     public func head(_ queue: UInt8) -> UInt32? {
-        let head = ends[Int(queue)].head
+        let head = ends(queue).pointee.head
         return head < 0 ? nil : UInt32(head)
     }
 
     /// The neighbour of `slot` towards the head of its queue, if any.
     @inlinable @inline(__always)
     public func newer(than slot: UInt32) -> UInt32? {
-        let link = nodes[Int(slot)].previous
+        let link = node(slot).pointee.previous
         return link < 0 ? nil : UInt32(link)
     }
 
     /// The neighbour of `slot` towards the tail of its queue, if any.
     @inlinable @inline(__always)
     public func older(than slot: UInt32) -> UInt32? {
-        let link = nodes[Int(slot)].next
+        let link = node(slot).pointee.next
         return link < 0 ? nil : UInt32(link)
     }
 
@@ -212,57 +256,73 @@ public struct SlotQueues: Sendable {
     }
 
     // MARK: Changing
+    //
+    // The links a queue holds are slots it was given, so they are within the arrays (which never
+    // shrink): only the slot an operation is given is checked, and a link is followed only when
+    // it is not -1. Counts and weights change by what the same queue gained, so they neither
+    // overflow nor go below zero.
 
     /// Inserts a slot that is in no queue at the tail (oldest end) of `queue`.
     @inlinable @inline(__always)
     public mutating func pushTail(_ slot: UInt32, _ queue: UInt8) {
-        let id = Int(slot)
-        let q = Int(queue)
-        let oldTail = ends[q].tail
-        nodes[id].owner = queue
-        nodes[id].next = Self.nil32
-        nodes[id].previous = oldTail
-        if oldTail >= 0 { nodes[Int(oldTail)].next = Int32(id) } else { ends[q].head = Int32(id) }
-        ends[q].tail = Int32(id)
-        ends[q].count += 1
-        ends[q].weight += nodes[id].size
+        // The storage first: a copy made for this change must be the one written.
+        makeUnique()
+        let node = node(slot)
+        let ends = ends(queue)
+        let id = Int32(truncatingIfNeeded: slot)
+        let oldTail = ends.pointee.tail
+        node.pointee.owner = queue
+        node.pointee.next = Self.nil32
+        node.pointee.previous = oldTail
+        if oldTail >= 0 { nodes[Int(oldTail)].next = id } else { ends.pointee.head = id }
+        ends.pointee.tail = id
+        ends.pointee.count &+= 1
+        ends.pointee.weight &+= node.pointee.size
     }
 
     /// Inserts a slot that is in no queue at the head of `queue`.
     @inlinable @inline(__always)
     public mutating func pushHead(_ slot: UInt32, _ queue: UInt8) {
-        let id = Int(slot)
-        let q = Int(queue)
-        let oldHead = ends[q].head
-        nodes[id].owner = queue
-        nodes[id].previous = Self.nil32
-        nodes[id].next = oldHead
-        if oldHead >= 0 { nodes[Int(oldHead)].previous = Int32(id) } else { ends[q].tail = Int32(id) }
-        ends[q].head = Int32(id)
-        ends[q].count += 1
-        ends[q].weight += nodes[id].size
+        // The storage first: a copy made for this change must be the one written.
+        makeUnique()
+        link(node(slot), id: Int32(truncatingIfNeeded: slot), atHeadOf: queue)
+    }
+
+    /// Links a node that is in no queue at the head of `queue`.
+    @inlinable @inline(__always)
+    func link(_ node: UnsafeMutablePointer<Node>, id: Int32, atHeadOf queue: UInt8) {
+        let ends = ends(queue)
+        let oldHead = ends.pointee.head
+        node.pointee.owner = queue
+        node.pointee.previous = Self.nil32
+        node.pointee.next = oldHead
+        if oldHead >= 0 { nodes[Int(oldHead)].previous = id } else { ends.pointee.tail = id }
+        ends.pointee.head = id
+        ends.pointee.count &+= 1
+        ends.pointee.weight &+= node.pointee.size
     }
 
     /// Takes a slot out of whichever queue holds it, noting the departure.
     @inlinable @inline(__always)
     public mutating func remove(_ slot: UInt32) {
         let id = Int(slot)
-        guard id < nodes.count, nodes[id].owner != Self.none else { return }
-        unlink(id)
+        guard id < slotCount, nodes[id].owner != Self.none else { return }
+        makeUnique()
+        unlink(nodes + id)
         noteDeparture(id)
     }
 
-    /// Takes slot `id`, which is in a queue, out of it.
+    /// Takes `node`, which is in a queue, out of it.
     @inlinable @inline(__always)
-    mutating func unlink(_ id: Int) {
-        let q = Int(nodes[id].owner)
-        let before = nodes[id].previous
-        let after = nodes[id].next
-        if before >= 0 { nodes[Int(before)].next = after } else { ends[q].head = after }
-        if after >= 0 { nodes[Int(after)].previous = before } else { ends[q].tail = before }
-        nodes[id].owner = Self.none
-        ends[q].count -= 1
-        ends[q].weight -= nodes[id].size
+    func unlink(_ node: UnsafeMutablePointer<Node>) {
+        let ends = ends(node.pointee.owner)
+        let before = node.pointee.previous
+        let after = node.pointee.next
+        if before >= 0 { nodes[Int(before)].next = after } else { ends.pointee.head = after }
+        if after >= 0 { nodes[Int(after)].previous = before } else { ends.pointee.tail = before }
+        node.pointee.owner = Self.none
+        ends.pointee.count &-= 1
+        ends.pointee.weight &-= node.pointee.size
     }
 
     /// Removes and returns the oldest slot of `queue`.
@@ -277,44 +337,96 @@ public struct SlotQueues: Sendable {
     /// the policy's queues, so it is not noted as departed.
     @inlinable @inline(__always)
     public mutating func moveToHead(_ slot: UInt32, _ queue: UInt8) {
-        let id = Int(slot)
-        let owner = nodes[id].owner
+        // The storage first: a copy made for this change must be the one written.
+        makeUnique()
+        let node = node(slot)
+        let ends = ends(queue)
+        let id = Int32(truncatingIfNeeded: slot)
+        let owner = node.pointee.owner
         guard owner == queue else {
-            if owner != Self.none { unlink(id) }
-            pushHead(slot, queue)
+            if owner != Self.none { unlink(node) }
+            link(node, id: id, atHeadOf: queue)
             return
         }
         // Within its own queue (an LRU hit, CLOCK's second chance, S3-FIFO's reinsertion) the
         // slot is only relinked: the queue's count and weight stay as they are.
-        let q = Int(queue)
-        let head = ends[q].head
-        guard head != Int32(id) else { return }
-        let before = nodes[id].previous  // not the head, so there is one
-        let after = nodes[id].next
+        let head = ends.pointee.head
+        // A slot in its queue that is not its head has a neighbour on each side of the head's:
+        // the checks cost nothing measurable and keep a policy that broke its queues (pushed a
+        // queued slot) from writing outside them.
+        let before = node.pointee.previous
+        guard head != id, head >= 0, before >= 0 else { return }
+        let after = node.pointee.next
         nodes[Int(before)].next = after
-        if after >= 0 { nodes[Int(after)].previous = before } else { ends[q].tail = before }
-        nodes[id].previous = Self.nil32
-        nodes[id].next = head
-        nodes[Int(head)].previous = Int32(id)
-        ends[q].head = Int32(id)
+        if after >= 0 { nodes[Int(after)].previous = before } else { ends.pointee.tail = before }
+        node.pointee.previous = Self.nil32
+        node.pointee.next = head
+        nodes[Int(head)].previous = id
+        ends.pointee.head = id
     }
 
     /// Moves a slot that is in a queue to the tail of `queue`, without noting a departure.
     @inlinable @inline(__always)
     public mutating func moveToTail(_ slot: UInt32, _ queue: UInt8) {
-        let id = Int(slot)
-        if nodes[id].owner != Self.none { unlink(id) }
+        makeUnique()
+        let node = node(slot)
+        if node.pointee.owner != Self.none { unlink(node) }
         pushTail(slot, queue)
     }
 
     /// Empties every queue (the arrays keep their room).
     public mutating func removeAll() {
-        for id in nodes.indices where nodes[id].owner != Self.none {
+        makeUnique()
+        for id in 0..<slotCount where nodes[id].owner != Self.none {
             nodes[id].owner = Self.none
             nodes[id].previous = Self.nil32
             nodes[id].next = Self.nil32
         }
-        for queue in ends.indices { ends[queue] = Ends() }
+        for queue in 0..<SlotStorage.endCount { ends[queue] = Ends() }
         departureCount = 0
+    }
+}
+
+/// The memory of ``SlotQueues``: its nodes and its queues' ends, in allocations of their own.
+/// Copies of the queues share one storage until one of them changes it, which copies it first
+/// (``SlotQueues/makeUnique()``), as an array's copies share their elements: one uniqueness
+/// check per operation rather than one per array touched, and no bounds check on a link the
+/// queues set themselves.
+///
+/// `@unchecked Sendable`, safely: a storage is written only after ``SlotQueues/makeUnique()``,
+/// that is, only while one `SlotQueues` value holds it, and that value's owner has it
+/// exclusively (a policy is changed under its driver's lock or by one task). Storages shared
+/// between values are only read.
+@usableFromInline
+final class SlotStorage: @unchecked Sendable {
+    /// Queue numbers are bytes: every one of them has its ends.
+    @usableFromInline static let endCount = 256
+    @usableFromInline let nodes: UnsafeMutablePointer<SlotQueues.Node>
+    @usableFromInline let slotCount: Int
+    @usableFromInline let ends: UnsafeMutablePointer<SlotQueues.Ends>
+
+    /// Empty queues over `slots` free slots.
+    init(slots: Int) {
+        slotCount = slots
+        nodes = .allocate(capacity: slots)
+        nodes.initialize(repeating: .free, count: slots)
+        ends = .allocate(capacity: Self.endCount)
+        ends.initialize(repeating: SlotQueues.Ends(), count: Self.endCount)
+    }
+
+    /// A copy of `other`, with room for `slots` slots (at least as many as `other` has).
+    @usableFromInline
+    init(copying other: SlotStorage, slots: Int? = nil) {
+        slotCount = Swift.max(slots ?? other.slotCount, other.slotCount)
+        nodes = .allocate(capacity: slotCount)
+        nodes.initialize(from: other.nodes, count: other.slotCount)
+        (nodes + other.slotCount).initialize(repeating: .free, count: slotCount - other.slotCount)
+        ends = .allocate(capacity: Self.endCount)
+        ends.initialize(from: other.ends, count: Self.endCount)
+    }
+
+    deinit {
+        nodes.deallocate()
+        ends.deallocate()
     }
 }

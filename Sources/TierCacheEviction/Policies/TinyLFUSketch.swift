@@ -5,12 +5,14 @@ import CPrefetch
 /// ``mix(_:_:)`` of the object id; the memory tier hashes keys once, when they are stored).
 ///
 /// A count-min sketch of 4-bit counters, 16 to a 64-bit word. A key's four counters lie in one
-/// 64-byte block of eight words (one cache line), so a count or an estimate touches one line.
+/// 64-byte block of eight words, and the table is aligned to 64 bytes (``SketchWords``), so a
+/// count or an estimate touches one cache line.
 /// After `10 × entries` additions every counter is halved, so the estimate follows a changing
 /// workload. As Caffeine's, the sketch counts nothing until ``ensureCapacity(_:)`` first sizes it
 /// (W-TinyLFU does when the cache is half full), and resizing forgets all counts.
 struct TinyLFUSketch {
-    private var table: [UInt64] = []
+    /// nil until ``ensureCapacity(_:)`` first sizes the sketch.
+    private var table: SketchWords?
     private var blockMask: UInt32 = 0
     /// The additions between two agings.
     private(set) var sampleSize = 0
@@ -19,26 +21,37 @@ struct TinyLFUSketch {
     init() {}
 
     /// Whether the sketch counts yet.
-    var isInitialized: Bool { !table.isEmpty }
+    var isInitialized: Bool { table != nil }
+
+    /// The table's length in words (0 before it is sized).
+    private var length: Int { table?.count ?? 0 }
 
     /// The table size, in words, from which prefetching its blocks pays: 1 MiB, the L2 cache of
     /// many server cores. A smaller table stays in the core's cache between requests.
     static let prefetchThreshold = 1 << 17
 
     /// Whether the table is at least ``prefetchThreshold`` words.
-    var outgrowsCoreCache: Bool { table.count >= Self.prefetchThreshold }
+    var outgrowsCoreCache: Bool { length >= Self.prefetchThreshold }
 
     /// Sizes the sketch for `entries` entries, as Caffeine's `ensureCapacity`: nothing changes
     /// while the table has at least `entries` words; otherwise it is replaced by an empty one of
     /// the next power of two (at least 8 words), aging every `10 × entries` additions.
+    @inline(__always)
     mutating func ensureCapacity(_ entries: Int) {
+        // W-TinyLFU asks on every miss once the cache is half full: the answer is nearly always
+        // "large enough", decided here without a call.
+        if length >= entries, isInitialized { return }
+        resize(for: entries)
+    }
+
+    private mutating func resize(for entries: Int) {
         let maximum = min(max(entries, 0), Int(Int32.max >> 1))
-        if isInitialized, table.count >= maximum { return }
+        if length >= maximum, isInitialized { return }
         sampleSize = entries == 0 ? 10 : 10 * maximum
-        var length = 8
-        while length < maximum { length <<= 1 }
-        table = [UInt64](repeating: 0, count: length)
-        blockMask = UInt32(length >> 3) - 1
+        var words = 8
+        while words < maximum { words <<= 1 }
+        table = SketchWords(count: words)
+        blockMask = UInt32(words >> 3) - 1
         size = 0
     }
 
@@ -70,16 +83,17 @@ struct TinyLFUSketch {
         return x
     }
 
-    /// The 32 bits of a key hash the sketch reads (Caffeine spreads a 32-bit `hashCode`). A
-    /// policy may keep this instead of the whole hash: the folded forms below count the same.
+    /// The 32 bits of a key hash the sketch reads, already spread as Caffeine spreads a 32-bit
+    /// `hashCode`. A policy may keep this instead of the whole hash: the folded forms below count
+    /// the same, and skip the spreading (W-TinyLFU locates about six keys per request, most of
+    /// them from the folded hash in a node).
     @inline(__always)
-    static func fold(_ hash: UInt64) -> UInt32 { UInt32(truncatingIfNeeded: hash ^ (hash >> 32)) }
+    static func fold(_ hash: UInt64) -> UInt32 { spread(UInt32(truncatingIfNeeded: hash ^ (hash >> 32))) }
 
     /// The block (first word) and the hash that picks the four counters in it.
     @inline(__always)
     private func locate(_ folded: UInt32) -> (block: Int, counterHash: UInt32) {
-        let blockHash = Self.spread(folded)
-        return (Int(blockHash & blockMask) << 3, Self.rehash(blockHash))
+        (Int(folded & blockMask) << 3, Self.rehash(folded))
     }
 
     /// The estimated number of recent occurrences of the key hashed to `hash` (0...15).
@@ -89,16 +103,19 @@ struct TinyLFUSketch {
     /// ``frequency(_:)`` of a hash already folded by ``fold(_:)``.
     @inline(__always)
     func frequency(folded: UInt32) -> Int {
-        guard isInitialized else { return 0 }
         let (block, counterHash) = locate(folded)
-        var frequency = 15
+        // Unchecked reads: `block` is a multiple of 8 below the table's length (the mask keeps
+        // it there) and every counter lies in the block's eight words. A sketch not sized yet
+        // counts nothing.
+        guard let base = table?.base else { return 0 }
+        var frequency: UInt64 = 15
         for row in 0..<4 {
             let h = counterHash >> UInt32(row << 3)
             let index = (h >> 1) & 15
-            let slot = block + Int(h & 1) + (row << 1)
-            frequency = min(frequency, Int((table[slot] >> UInt64(index << 2)) & 0xF))
+            let word = base[block + Int(h & 1) + (row << 1)]
+            frequency = min(frequency, (word >> UInt64(index << 2)) & 0xF)
         }
-        return frequency
+        return Int(frequency)
     }
 
     /// Starts loading the block that holds a folded hash's counters, so that the estimates and
@@ -106,11 +123,8 @@ struct TinyLFUSketch {
     /// their cache misses together rather than one after another.
     @inline(__always)
     func prefetch(folded: UInt32) {
-        guard isInitialized else { return }
-        let block = locate(folded).block
-        table.withUnsafeBufferPointer { words in
-            if let base = words.baseAddress { tiercache_prefetch(base + block) }
-        }
+        guard let base = table?.base else { return }
+        tiercache_prefetch(base + locate(folded).block)
     }
 
     /// Records one occurrence of the key hashed to `hash`.
@@ -120,33 +134,73 @@ struct TinyLFUSketch {
     /// ``increment(_:)`` of a hash already folded by ``fold(_:)``.
     @inline(__always)
     mutating func increment(folded: UInt32) {
-        guard isInitialized else { return }
+        guard let base = uniqueBase() else { return }
         let (block, counterHash) = locate(folded)
-        var added = false
+        // Unchecked, as in ``frequency(folded:)``; each counter below 15 gains one, without a
+        // branch (a loop with one per counter cost about 120 instructions per count).
+        var added: UInt64 = 0
         for row in 0..<4 {
             let h = counterHash >> UInt32(row << 3)
-            let index = (h >> 1) & 15
-            let slot = block + Int(h & 1) + (row << 1)
-            let offset = UInt64(index << 2)
-            let mask: UInt64 = 0xF << offset
-            if table[slot] & mask != mask {
-                table[slot] &+= 1 << offset
-                added = true
-            }
+            let offset = UInt64(((h >> 1) & 15) << 2)
+            let slot = base + block + Int(h & 1) + (row << 1)
+            let word = slot.pointee
+            // 1 when the counter is below 15, else 0.
+            let increment = (((word >> offset) & 0xF) &+ 1) >> 4 ^ 1
+            slot.pointee = word &+ (increment << offset)
+            added |= increment
         }
-        if added {
+        if added != 0 {
             size += 1
             if size == sampleSize { reset() }
         }
     }
 
+    /// The table's words for writing, copied first if another sketch shares them (a copy of the
+    /// sketch, as an array's elements are copied on write); nil before the sketch is sized.
+    @inline(__always)
+    private mutating func uniqueBase() -> UnsafeMutablePointer<UInt64>? {
+        if !isKnownUniquelyReferenced(&table), let shared = table { table = SketchWords(copying: shared) }
+        return table?.base
+    }
+
     /// Halves every counter; `size` keeps the additions that survive (Caffeine's rounding).
     private mutating func reset() {
+        guard let base = uniqueBase() else { return }
         var odd = 0
-        for index in table.indices {
-            odd += (table[index] & 0x1111_1111_1111_1111).nonzeroBitCount
-            table[index] = (table[index] >> 1) & 0x7777_7777_7777_7777
+        for index in 0..<length {
+            odd += (base[index] & 0x1111_1111_1111_1111).nonzeroBitCount
+            base[index] = (base[index] >> 1) & 0x7777_7777_7777_7777
         }
         size = (size - (odd >> 2)) >> 1
     }
+}
+
+/// The sketch's words in one allocation aligned to a cache line, so that each block of eight
+/// words is one line. (An array's elements start 32 bytes into its allocation, which put every
+/// block across two lines: on a sketch larger than the core's cache, two misses per count, and a
+/// prefetch of the block's first word loaded only half of it.) Shared between copies of a
+/// sketch until one of them writes (``TinyLFUSketch`` copies before writing to shared words).
+final class SketchWords {
+    /// The number of words.
+    let count: Int
+    /// The first word, 64-byte aligned.
+    let base: UnsafeMutablePointer<UInt64>
+
+    /// `count` zero words.
+    init(count: Int) {
+        self.count = count
+        base = UnsafeMutableRawPointer.allocate(byteCount: count * 8, alignment: 64)
+            .bindMemory(to: UInt64.self, capacity: count)
+        base.initialize(repeating: 0, count: count)
+    }
+
+    /// A copy of `other`'s words.
+    init(copying other: SketchWords) {
+        count = other.count
+        base = UnsafeMutableRawPointer.allocate(byteCount: count * 8, alignment: 64)
+            .bindMemory(to: UInt64.self, capacity: count)
+        base.initialize(from: other.base, count: count)
+    }
+
+    deinit { base.deallocate() }
 }

@@ -52,8 +52,15 @@ public struct WTinyLFUPolicy: EvictionPolicy {
     /// in the cache line its links are in, not in an array of its own (a miss per eviction on a
     /// trace of millions of objects).
     @inline(__always) private func foldedHash(of object: UInt32) -> UInt32 { queues.word(of: object) }
-    private var totalCost: Int { weight(Self.window) + weight(Self.probation) + weight(Self.protected) }
-    private var count: Int { queues.count(Self.window) + queues.count(Self.probation) + queues.count(Self.protected) }
+    // Inlined: an outlined getter took the whole policy by value, a copy per call.
+    private var totalCost: Int {
+        @inline(__always) get { weight(Self.window) + weight(Self.probation) + weight(Self.protected) }
+    }
+    private var count: Int {
+        @inline(__always) get {
+            queues.count(Self.window) + queues.count(Self.probation) + queues.count(Self.protected)
+        }
+    }
 
     /// Serves a request; returns whether it hit.
     public mutating func access(_ object: UInt32, size: UInt64, keyHash: UInt64, position: Int) -> Bool {
@@ -93,8 +100,10 @@ public struct WTinyLFUPolicy: EvictionPolicy {
     @inline(__always)
     private func prefetchNextCandidate() {
         guard let oldest = queues.tail(Self.window) else { return }
-        sketch.prefetch(folded: foldedHash(of: oldest))
-        if let next = queues.newer(than: oldest) { queues.prefetch(next) }
+        if sketch.outgrowsCoreCache { sketch.prefetch(folded: foldedHash(of: oldest)) }
+        guard let next = queues.newer(than: oldest) else { return }
+        if sketch.outgrowsCoreCache { sketch.prefetch(folded: foldedHash(of: next)) }
+        if let after = queues.newer(than: next) { queues.prefetch(after) }
     }
 
     /// Starts loading the slot's node and its key's sketch counters, the two cache misses of
@@ -102,7 +111,7 @@ public struct WTinyLFUPolicy: EvictionPolicy {
     /// Before that its counters are found where they are,
     /// and the hint only costs: W-TinyLFU replayed P12 at 32,768 objects (a sketch of 256 KiB)
     /// about 8% slower with it, and at 524,288 objects (4 MiB) about 1.5 times as fast.
-    public func prefetch(_ slot: UInt32, keyHash: UInt64) {
+    public mutating func prefetch(_ slot: UInt32, keyHash: UInt64) {
         guard sketch.outgrowsCoreCache else { return }
         queues.prefetch(slot)
         sketch.prefetch(folded: TinyLFUSketch.fold(keyHash))
@@ -193,6 +202,16 @@ public struct WTinyLFUPolicy: EvictionPolicy {
     /// a store is readable right after it), the object being added is never evicted: as a
     /// candidate it always wins, as a victim it is passed over.
     private mutating func evictFromMain(candidates startingCandidates: Int, sparing spared: UInt32?) -> Int {
+        // The usual miss of a full cache: one candidate, one victim, and either leaving makes
+        // room. The loop below would make the same one decision, at twice the cost.
+        if startingCandidates == 1, let candidate = queues.head(Self.probation),
+            let victim = queues.tail(Self.probation), candidate != victim, victim != spared,
+            case let excess = totalCost - capacity, excess > 0,
+            excess <= min(cost(of: candidate), cost(of: victim)), cost(of: candidate) <= capacity
+        {
+            queues.remove(candidate == spared || admit(candidate: candidate, victim: victim) ? victim : candidate)
+            return 1
+        }
         var evicted = 0
         var candidates = startingCandidates
         var victimQueue = Self.probation

@@ -1,0 +1,68 @@
+import Testing
+
+@testable import TierCacheEviction
+
+/// The frequency sketch's storage: counters that saturate, copies that do not share counts,
+/// blocks that each fill one cache line, and aging that halves.
+@Suite struct TinyLFUSketchTests {
+    @Test func countsSaturateAtFifteen() {
+        var sketch = TinyLFUSketch()
+        sketch.ensureCapacity(1_024)
+        let key = TinyLFUSketch.mix(7, 0)
+        for expected in 1...15 {
+            sketch.increment(key)
+            #expect(sketch.frequency(key) == expected)
+        }
+        for _ in 0..<10 { sketch.increment(key) }
+        #expect(sketch.frequency(key) == 15)
+    }
+
+    @Test func countsNothingBeforeItIsSized() {
+        var sketch = TinyLFUSketch()
+        sketch.increment(TinyLFUSketch.mix(1, 0))
+        #expect(!sketch.isInitialized)
+        #expect(sketch.frequency(TinyLFUSketch.mix(1, 0)) == 0)
+    }
+
+    @Test func copiesCountApart() {
+        var original = TinyLFUSketch()
+        original.ensureCapacity(1_024)
+        let key = TinyLFUSketch.mix(42, 0)
+        for _ in 0..<3 { original.increment(key) }
+        var copy = original
+        for _ in 0..<2 { copy.increment(key) }
+        #expect(original.frequency(key) == 3)
+        #expect(copy.frequency(key) == 5)
+        original.increment(key)
+        #expect(original.frequency(key) == 4)
+        #expect(copy.frequency(key) == 5)
+    }
+
+    @Test(arguments: [8, 64, 1 << 10, 1 << 17])
+    func blocksStartOnCacheLines(words: Int) {
+        let table = SketchWords(count: words)
+        #expect(Int(bitPattern: table.base) % 64 == 0)
+        #expect((0..<words).allSatisfy { table.base[$0] == 0 })
+        let copy = SketchWords(copying: table)
+        #expect(Int(bitPattern: copy.base) % 64 == 0)
+    }
+
+    /// After `10 × entries` additions every counter halves: a key counted 15 times reads 7 right
+    /// after the addition that triggers it.
+    @Test func agingHalvesEveryCounter() {
+        var sketch = TinyLFUSketch()
+        sketch.ensureCapacity(8)
+        let hot = TinyLFUSketch.mix(0, 0)
+        for _ in 0..<15 { sketch.increment(hot) }
+        #expect(sketch.frequency(hot) == 15)
+        var additions = 15
+        var other: UInt32 = 1
+        while sketch.frequency(hot) == 15, additions < 1_000 {
+            sketch.increment(TinyLFUSketch.mix(other, 0))
+            other += 1
+            additions += 1
+        }
+        #expect(sketch.frequency(hot) == 7)
+        #expect(additions >= sketch.sampleSize)
+    }
+}
