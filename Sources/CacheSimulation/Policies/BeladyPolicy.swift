@@ -33,7 +33,7 @@ public struct BeladyPolicy: EvictionPolicy {
 
     /// Serves the request at `position` (the future is read from there); returns whether it hit.
     public mutating func access(_ object: UInt32, size: UInt64, keyHash: UInt64, position: Int) -> Bool {
-        departed.removeAll(keepingCapacity: true)
+        if notesDepartures { departed.removeAll(keepingCapacity: true) }
         let id = Int(object)
         if id >= cachedUntil.count {
             cachedUntil.append(contentsOf: repeatElement(Self.notCached, count: id + 1 - cachedUntil.count))

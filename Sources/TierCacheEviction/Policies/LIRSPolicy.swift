@@ -130,28 +130,24 @@ public struct LIRSPolicy: EvictionPolicy {
     }
 
     /// Runs `body` on links over the policy's arrays: the records leave `self` for the call so
-    /// that one uniqueness check covers all its link writes; the ends stay and are written in place.
+    /// that one uniqueness check covers all its link writes; the ends and the departures stay
+    /// and are written in place (a departures array handed to the links and back was a retain
+    /// and a release a request, even when the driver reads none).
     private mutating func withLinks<Result>(otherwise fallback: Result, _ body: (inout LIRSLinks) -> Result) -> Result {
         var records: [LIRSNode] = []
-        var departures: [UInt32] = []
         swap(&records, &nodes)
-        // A driver that never reads departures (the simulator) pays nothing for them.
-        if notesDepartures { swap(&departures, &departed) }
         defer { swap(&records, &nodes) }
         let notesDepartures = self.notesDepartures
-        let (result, noted) = withUnsafeMutablePointer(to: &ends) { ends in
-            records.withUnsafeMutableBufferPointer { records -> (Result?, [UInt32]) in
-                guard let nodes = records.baseAddress else { return (nil, departures) }
-                // The departures array moves into the links (swapped, never copied): a second
-                // reference would make its first append copy it, at twice its capacity, on
-                // every request.
-                var links = LIRSLinks(nodes: nodes, endsStorage: ends, departed: [], notesDepartures: notesDepartures)
-                swap(&links.departed, &departures)
-                let result = body(&links)
-                return (result, links.departed)
+        let result = withUnsafeMutablePointer(to: &ends) { ends in
+            withUnsafeMutablePointer(to: &departed) { departed in
+                records.withUnsafeMutableBufferPointer { records -> Result? in
+                    guard let nodes = records.baseAddress else { return nil }
+                    var links = LIRSLinks(
+                        nodes: nodes, endsStorage: ends, departed: notesDepartures ? departed : nil)
+                    return body(&links)
+                }
             }
         }
-        if notesDepartures { self.departed = noted }
         // The arrays cover the slot, so they have a base address and `result` is set.
         return result ?? fallback
     }

@@ -45,7 +45,8 @@ struct LIRSEnds {
 ///
 /// It holds pointers into the policy's arrays, valid only inside the `withUnsafe…` scope that made
 /// them; every id it is given is below the node count. Entries that leave Q, S or the
-/// non-resident list are noted in `departed` (a superset of what left the cache or LIRS's memory).
+/// non-resident list are noted in the policy's departures, through `departed` (a superset of
+/// what left the cache or LIRS's memory), when the driver reads them.
 @usableFromInline
 struct LIRSLinks {
     static let noList: UInt8 = 0
@@ -56,8 +57,8 @@ struct LIRSLinks {
     /// The policy's own ends, written in place: a copy in and out of every request cost more
     /// than the request (a 56-byte load that waits on the small stores just made to it).
     let endsStorage: UnsafeMutablePointer<LIRSEnds>
-    var departed: [UInt32]
-    let notesDepartures: Bool
+    /// The policy's departures, appended to in place; nil when the driver never reads them.
+    let departed: UnsafeMutablePointer<[UInt32]>?
 
     var ends: LIRSEnds {
         @inline(__always) unsafeAddress { UnsafePointer(endsStorage) }
@@ -84,7 +85,7 @@ struct LIRSLinks {
 
     @inline(__always)
     mutating func removeFromStack(_ id: Int32) {
-        if notesDepartures { departed.append(UInt32(id)) }
+        departed?.pointee.append(UInt32(id))
         unlinkFromStack(id)
     }
 
@@ -130,7 +131,7 @@ struct LIRSLinks {
     mutating func removeFromList(_ id: Int32) {
         let list = nodes[Int(id)].list
         guard list != Self.noList else { return }
-        if notesDepartures { departed.append(UInt32(id)) }
+        departed?.pointee.append(UInt32(id))
         let newer = nodes[Int(id)].newer
         let older = nodes[Int(id)].older
         if newer >= 0 { nodes[Int(newer)].older = older } else { setHead(list, older) }
