@@ -52,6 +52,25 @@ import Testing
         #expect(try hits(.fifo, reference, capacity: 3).filter { !$0 }.count == 15)
     }
 
+    /// MIN's byte accounting when sizes other than 1 arrive after unit sizes (it keeps sizes only
+    /// from then): with 4 bytes, the 3-byte object evicts the two objects used furthest ahead,
+    /// and leaves again, whole, for the next miss.
+    @Test func beladyCountsSizesThatArriveLate() {
+        let requests: [UInt32] = [0, 1, 2, 3, 0, 1, 2, 0]
+        let sizes: [UInt64] = [1, 1, 1, 3]
+        let nextUse = BeladyPolicy.nextUses(of: requests, objectCount: 4)
+        var policy = BeladyPolicy(
+            context: PolicyContext(capacity: 4, expectedSlots: 2, nextUse: nextUse, readsDepartures: true))
+        var hits: [Bool] = []
+        for (position, object) in requests.enumerated() {
+            hits.append(policy.access(object, size: sizes[Int(object)], keyHash: 0, position: position))
+            if object == 3 { #expect(Set(policy.departures) == [1, 2]) }
+        }
+        #expect(hits == [false, false, false, false, true, false, false, true])
+        #expect((0..<3).allSatisfy { policy.isResident($0) })
+        #expect(!policy.isResident(3))
+    }
+
     /// 150 one-time keys fill the cache past half (W-TinyLFU's sketch, as Caffeine's, starts
     /// counting then), 30 hot keys seen three times, a scan of 1,000 one-time keys, the hot keys again.
     private var scan: [UInt64] {
