@@ -20,7 +20,7 @@ import CPrefetch
 /// A slot beyond the arrays traps, as an array index would.
 ///
 /// `@unchecked Sendable`, safely: the pointers it keeps are its storage's, which it holds, and
-/// which it writes only once no other value shares it (``SlotStorage``).
+/// which it writes only once no other value shares it (`SlotStorage`).
 public struct SlotQueues: @unchecked Sendable {
     /// The queue number of "in no queue".
     public static let none: UInt8 = 0
@@ -66,7 +66,7 @@ public struct SlotQueues: @unchecked Sendable {
     }
 
     /// The nodes and the queues' ends, shared between copies until one of them changes
-    /// (``SlotStorage``).
+    /// (`SlotStorage`).
     @usableFromInline var storage: SlotStorage
     // The storage's pointers and size, kept beside it: the policy's own fields, which the
     // compiler keeps in registers across a request, where the storage's would be reloaded after
@@ -389,11 +389,11 @@ public struct SlotQueues: @unchecked Sendable {
 
 /// The memory of ``SlotQueues``: its nodes and its queues' ends, in allocations of their own.
 /// Copies of the queues share one storage until one of them changes it, which copies it first
-/// (``SlotQueues/makeUnique()``), as an array's copies share their elements: one uniqueness
+/// (`makeUnique()`), as an array's copies share their elements: one uniqueness
 /// check per operation rather than one per array touched, and no bounds check on a link the
 /// queues set themselves.
 ///
-/// `@unchecked Sendable`, safely: a storage is written only after ``SlotQueues/makeUnique()``,
+/// `@unchecked Sendable`, safely: a storage is written only after `makeUnique()`,
 /// that is, only while one `SlotQueues` value holds it, and that value's owner has it
 /// exclusively (a policy is changed under its driver's lock or by one task). Storages shared
 /// between values are only read.

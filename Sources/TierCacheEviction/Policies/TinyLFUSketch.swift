@@ -5,7 +5,7 @@ import CPrefetch
 /// ``mix(_:_:)`` of the object id; the memory tier hashes keys once, when they are stored).
 ///
 /// A count-min sketch of 4-bit counters, 16 to a 64-bit word. A key's four counters lie in one
-/// 64-byte block of eight words, and the table is aligned to 64 bytes (``SketchWords``), so a
+/// 64-byte block of eight words, and the table is aligned to 64 bytes (`SketchWords`), so a
 /// count or an estimate touches one cache line.
 /// After `10 × entries` additions every counter is halved, so the estimate follows a changing
 /// workload. As Caffeine's, the sketch counts nothing until ``ensureCapacity(_:)`` first sizes it
@@ -179,7 +179,7 @@ struct TinyLFUSketch {
 /// words is one line. (An array's elements start 32 bytes into its allocation, which put every
 /// block across two lines: on a sketch larger than the core's cache, two misses per count, and a
 /// prefetch of the block's first word loaded only half of it.) Shared between copies of a
-/// sketch until one of them writes (``TinyLFUSketch`` copies before writing to shared words).
+/// sketch until one of them writes (`TinyLFUSketch` copies before writing to shared words).
 final class SketchWords {
     /// The number of words.
     let count: Int
