@@ -79,11 +79,10 @@ public struct WTinyLFUPolicy: EvictionPolicy {
         guard size <= UInt64(capacity) else { return false }
         queues.setSize(size, of: object)
         queues.setWord(folded, of: object)
-        if totalCost + Int(size) > capacity {
-            // The sketch blocks the admission will read: the likely candidate's and victim's
-            // (the window's and probation's oldest).
-            if let oldest = queues.tail(Self.window) { sketch.prefetch(folded: foldedHash(of: oldest)) }
-            if let oldest = queues.tail(Self.probation) { sketch.prefetch(folded: foldedHash(of: oldest)) }
+        if totalCost + Int(size) > capacity, let victim = queues.tail(Self.probation) {
+            // The sketch block of the admission's likely victim (probation's oldest); the
+            // candidate's was asked for two misses ago (`prefetchNextCandidate()`).
+            sketch.prefetch(folded: foldedHash(of: victim))
         }
         add(object)
         _ = evictFromMain(candidates: evictFromWindow(), sparing: object)
