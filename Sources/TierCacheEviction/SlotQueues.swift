@@ -174,6 +174,16 @@ public struct SlotQueues: @unchecked Sendable {
         nodes[id].size = size
     }
 
+    /// Sets `slot`'s size and its 32 bits (``word(of:)``) together; `slot` must be in no queue.
+    @inlinable @inline(__always)
+    public mutating func setSize(_ size: UInt64, word: UInt32, of slot: UInt32) {
+        let id = Int(slot)
+        if id >= slotCount { grow(to: id + 1) }
+        makeUnique()
+        nodes[id].size = size
+        nodes[id].word = word
+    }
+
     /// A byte the policy keeps for `slot` beside its links (CLOCK's reference bit, SIEVE's
     /// visited bit, S3-FIFO's frequency), in the same cache line; 0 until set.
     @inlinable @inline(__always)

@@ -13,6 +13,11 @@ import CPrefetch
 struct TinyLFUSketch {
     /// nil until ``ensureCapacity(_:)`` first sizes the sketch.
     private var table: SketchWords?
+    /// The table's first word and length, kept beside it: read on every count and estimate, they
+    /// stay in the policy's registers rather than being loaded through the table each time.
+    private var base: UnsafeMutablePointer<UInt64>?
+    /// The table's length in words (0 before it is sized).
+    private var length = 0
     private var blockMask: UInt32 = 0
     /// The additions between two agings.
     private(set) var sampleSize = 0
@@ -21,17 +26,7 @@ struct TinyLFUSketch {
     init() {}
 
     /// Whether the sketch counts yet.
-    var isInitialized: Bool { table != nil }
-
-    /// The table's length in words (0 before it is sized).
-    private var length: Int { table?.count ?? 0 }
-
-    /// The table size, in words, from which prefetching its blocks pays: 1 MiB, the L2 cache of
-    /// many server cores. A smaller table stays in the core's cache between requests.
-    static let prefetchThreshold = 1 << 17
-
-    /// Whether the table is at least ``prefetchThreshold`` words.
-    var outgrowsCoreCache: Bool { length >= Self.prefetchThreshold }
+    var isInitialized: Bool { base != nil }
 
     /// Sizes the sketch for `entries` entries, as Caffeine's `ensureCapacity`: nothing changes
     /// while the table has at least `entries` words; otherwise it is replaced by an empty one of
@@ -50,7 +45,7 @@ struct TinyLFUSketch {
         sampleSize = entries == 0 ? 10 : 10 * maximum
         var words = 8
         while words < maximum { words <<= 1 }
-        table = SketchWords(count: words)
+        adopt(SketchWords(count: words))
         blockMask = UInt32(words >> 3) - 1
         size = 0
     }
@@ -107,7 +102,7 @@ struct TinyLFUSketch {
         // Unchecked reads: `block` is a multiple of 8 below the table's length (the mask keeps
         // it there) and every counter lies in the block's eight words. A sketch not sized yet
         // counts nothing.
-        guard let base = table?.base else { return 0 }
+        guard let base else { return 0 }
         var frequency: UInt64 = 15
         for row in 0..<4 {
             let h = counterHash >> UInt32(row << 3)
@@ -123,7 +118,7 @@ struct TinyLFUSketch {
     /// their cache misses together rather than one after another.
     @inline(__always)
     func prefetch(folded: UInt32) {
-        guard let base = table?.base else { return }
+        guard let base else { return }
         tiercache_prefetch(base + locate(folded).block)
     }
 
@@ -159,8 +154,14 @@ struct TinyLFUSketch {
     /// sketch, as an array's elements are copied on write); nil before the sketch is sized.
     @inline(__always)
     private mutating func uniqueBase() -> UnsafeMutablePointer<UInt64>? {
-        if !isKnownUniquelyReferenced(&table), let shared = table { table = SketchWords(copying: shared) }
-        return table?.base
+        if !isKnownUniquelyReferenced(&table), let shared = table { adopt(SketchWords(copying: shared)) }
+        return base
+    }
+
+    private mutating func adopt(_ words: SketchWords) {
+        table = words
+        base = words.base
+        length = words.count
     }
 
     /// Halves every counter; `size` keeps the additions that survive (Caffeine's rounding).

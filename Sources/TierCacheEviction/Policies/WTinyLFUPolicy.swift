@@ -46,19 +46,23 @@ public struct WTinyLFUPolicy: EvictionPolicy {
         protectedMaximum = Int(Self.percentMainProtected * Double(capacity - windowMaximum))
     }
 
-    @inline(__always) private func weight(_ queue: UInt8) -> Int { Int(queues.weight(queue)) }
-    @inline(__always) private func cost(of object: UInt32) -> Int { Int(queues.size(of: object)) }
+    // Weights and costs without a trap on conversion: every cost admitted is at most the
+    // capacity (an `Int`), and the queues together hold at most the capacity plus one cost, so
+    // neither a weight nor a sum of them exceeds `Int.max` (checked conversions and sums were a
+    // tenth of a miss's instructions).
+    @inline(__always) private func weight(_ queue: UInt8) -> Int { Int(truncatingIfNeeded: queues.weight(queue)) }
+    @inline(__always) private func cost(of object: UInt32) -> Int { Int(truncatingIfNeeded: queues.size(of: object)) }
     /// The sketch's view of the object's key hash, kept in its node: admission reads a victim's
     /// in the cache line its links are in, not in an array of its own (a miss per eviction on a
     /// trace of millions of objects).
     @inline(__always) private func foldedHash(of object: UInt32) -> UInt32 { queues.word(of: object) }
     // Inlined: an outlined getter took the whole policy by value, a copy per call.
     private var totalCost: Int {
-        @inline(__always) get { weight(Self.window) + weight(Self.probation) + weight(Self.protected) }
+        @inline(__always) get { weight(Self.window) &+ weight(Self.probation) &+ weight(Self.protected) }
     }
     private var count: Int {
         @inline(__always) get {
-            queues.count(Self.window) + queues.count(Self.probation) + queues.count(Self.protected)
+            queues.count(Self.window) &+ queues.count(Self.probation) &+ queues.count(Self.protected)
         }
     }
 
@@ -77,44 +81,45 @@ public struct WTinyLFUPolicy: EvictionPolicy {
         }
         // An object larger than the cache is never admitted (the tier refuses it before its policy).
         guard size <= UInt64(capacity) else { return false }
-        queues.setSize(size, of: object)
-        queues.setWord(folded, of: object)
-        if totalCost + Int(size) > capacity, let victim = queues.tail(Self.probation) {
-            // The sketch block of the admission's likely victim (probation's oldest); the
-            // candidate's was asked for two misses ago (`prefetchNextCandidate()`).
-            sketch.prefetch(folded: foldedHash(of: victim))
-        }
+        queues.setSize(size, word: folded, of: object)
         add(object)
-        _ = evictFromMain(candidates: evictFromWindow(), sparing: object)
+        if !admitWindowsOldest(sparing: object) {
+            _ = evictFromMain(candidates: evictFromWindow(), sparing: object)
+        }
         demoteFromProtected()
-        adapt(keyHash, cost: Int(size))
+        adapt(keyHash, cost: Int(truncatingIfNeeded: size))
         prefetchNextCandidate()
         return false
     }
 
     /// The next two requests that miss meet the window's two oldest objects as their candidates:
-    /// their sketch counters (on a sketch larger than the core's cache), and the node of the
-    /// object after them, start loading now. All are cold by then (the window turns over between
-    /// an object's arrival and its turn), and the estimate waited on them, a miss to memory per
-    /// admission. One miss ahead was too late: `perf` still found the candidate's estimate
-    /// waiting on its counters, most of the admission's time at 524,288 objects on P12; two ahead
-    /// took the admission from 20% of the replay's samples to 6%.
+    /// their sketch counters, and the node of the object after them, start loading now. All are
+    /// cold by then (the window turns over between an object's arrival and its turn), and the
+    /// estimate waited on them, a miss to memory per admission. One miss ahead was too late:
+    /// `perf` still found the candidate's estimate waiting on its counters, most of the
+    /// admission's time at 524,288 objects on P12; two ahead took the admission from 20% of the
+    /// replay's samples to 6%. A sketch that fits a core's cache (256 KiB at 32,768 objects) was
+    /// still found waiting on the candidate's counters, a third of the admission's samples, so
+    /// the hint is given at every size.
     @inline(__always)
     private func prefetchNextCandidate() {
         guard let oldest = queues.tail(Self.window) else { return }
-        if sketch.outgrowsCoreCache { sketch.prefetch(folded: foldedHash(of: oldest)) }
+        sketch.prefetch(folded: foldedHash(of: oldest))
         guard let next = queues.newer(than: oldest) else { return }
-        if sketch.outgrowsCoreCache { sketch.prefetch(folded: foldedHash(of: next)) }
+        sketch.prefetch(folded: foldedHash(of: next))
         if let after = queues.newer(than: next) { queues.prefetch(after) }
+        // The victims to come: probation's oldest (it stays while candidates lose) and the object
+        // after it (the victim once it leaves).
+        guard let victim = queues.tail(Self.probation) else { return }
+        sketch.prefetch(folded: foldedHash(of: victim))
+        if let nextVictim = queues.newer(than: victim) { queues.prefetch(nextVictim) }
     }
 
     /// Starts loading the slot's node and its key's sketch counters, the two cache misses of
-    /// every request on a large trace, once the sketch has outgrown a core's own cache (1 MiB).
-    /// Before that its counters are found where they are,
-    /// and the hint only costs: W-TinyLFU replayed P12 at 32,768 objects (a sketch of 256 KiB)
-    /// about 8% slower with it, and at 524,288 objects (4 MiB) about 1.5 times as fast.
+    /// every request on a large trace. (Given only once the sketch had outgrown a core's cache,
+    /// the node's hint too, P12 at 32,768 objects waited on the requested node for a fifth of
+    /// the request's samples: the nodes are the trace's, not the cache's, and far larger.)
     public mutating func prefetch(_ slot: UInt32, keyHash: UInt64) {
-        guard sketch.outgrowsCoreCache else { return }
         queues.prefetch(slot)
         sketch.prefetch(folded: TinyLFUSketch.fold(keyHash))
     }
@@ -165,8 +170,8 @@ public struct WTinyLFUPolicy: EvictionPolicy {
     /// half full, and the key is counted.
     private mutating func add(_ object: UInt32) {
         let size = cost(of: object)
-        if totalCost + size >= capacity / 2 {
-            sketch.ensureCapacity(count + 1)
+        if totalCost &+ size >= capacity / 2 {
+            sketch.ensureCapacity(count &+ 1)
             if !climber.isStarted {
                 // The entries a full cache will hold, from the half that holds count + 1 now.
                 let entries = Int(Double(count + 1) * Double(capacity) / Double(max(1, totalCost + size)))
@@ -198,22 +203,42 @@ public struct WTinyLFUPolicy: EvictionPolicy {
         return candidates
     }
 
+    /// The usual miss of a full cache, in one step: the new object pushed out the window's oldest
+    /// (the only candidate), and either the candidate or probation's oldest (the victim) leaving
+    /// makes room. `evictFromWindow()` then `evictFromMain(candidates:sparing:)` make the same
+    /// decisions, but move a candidate into probation before it meets the victim, and a rejected
+    /// candidate, most of them on a large trace, then leaves probation again: here it leaves the
+    /// window. Returns false, having changed nothing, when the miss is not that case.
+    @inline(__always)
+    private mutating func admitWindowsOldest(sparing spared: UInt32) -> Bool {
+        guard let candidate = queues.tail(Self.window), candidate != spared,
+            case let candidateCost = cost(of: candidate), candidateCost != 0,
+            weight(Self.window) > windowMaximum, weight(Self.window) - candidateCost <= windowMaximum
+        else { return false }
+        let excess = totalCost &- capacity
+        if excess <= 0 {
+            queues.moveToHead(candidate, Self.probation)
+            return true
+        }
+        // The object being added is in the window, so it is not the victim.
+        guard let victim = queues.tail(Self.probation), candidateCost <= capacity,
+            excess <= min(candidateCost, cost(of: victim))
+        else { return false }
+        if admit(candidate: candidate, victim: victim) {
+            queues.moveToHead(candidate, Self.probation)
+            queues.remove(victim)
+        } else {
+            queues.remove(candidate)
+        }
+        return true
+    }
+
     /// Caffeine's `evictFromMain`: while over capacity, the candidates (probation's young end,
     /// then the window) meet the victims (probation's old end, then protected's, then the
     /// window's); the one with the lower frequency leaves. As in the tier (whose contract is that
     /// a store is readable right after it), the object being added is never evicted: as a
     /// candidate it always wins, as a victim it is passed over.
     private mutating func evictFromMain(candidates startingCandidates: Int, sparing spared: UInt32?) -> Int {
-        // The usual miss of a full cache: one candidate, one victim, and either leaving makes
-        // room. The loop below would make the same one decision, at twice the cost.
-        if startingCandidates == 1, let candidate = queues.head(Self.probation),
-            let victim = queues.tail(Self.probation), candidate != victim, victim != spared,
-            case let excess = totalCost - capacity, excess > 0,
-            excess <= min(cost(of: candidate), cost(of: victim)), cost(of: candidate) <= capacity
-        {
-            queues.remove(candidate == spared || admit(candidate: candidate, victim: victim) ? victim : candidate)
-            return 1
-        }
         var evicted = 0
         var candidates = startingCandidates
         var victimQueue = Self.probation
