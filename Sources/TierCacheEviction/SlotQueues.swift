@@ -418,7 +418,7 @@ final class SlotStorage: @unchecked Sendable {
     /// Empty queues over `slots` free slots.
     init(slots: Int) {
         slotCount = slots
-        nodes = .allocate(capacity: slots)
+        nodes = Self.allocateNodes(slots)
         nodes.initialize(repeating: .free, count: slots)
         ends = .allocate(capacity: Self.endCount)
         ends.initialize(repeating: SlotQueues.Ends(), count: Self.endCount)
@@ -428,11 +428,19 @@ final class SlotStorage: @unchecked Sendable {
     @usableFromInline
     init(copying other: SlotStorage, slots: Int? = nil) {
         slotCount = Swift.max(slots ?? other.slotCount, other.slotCount)
-        nodes = .allocate(capacity: slotCount)
+        nodes = Self.allocateNodes(slotCount)
         nodes.initialize(from: other.nodes, count: other.slotCount)
         (nodes + other.slotCount).initialize(repeating: .free, count: slotCount - other.slotCount)
         ends = .allocate(capacity: Self.endCount)
         ends.initialize(from: other.ends, count: Self.endCount)
+    }
+
+    /// Room for `count` nodes, in huge pages from 2 MiB (`HugePages`): a trace's nodes are read
+    /// at random, tens of MiB of them on a trace of millions of objects.
+    private static func allocateNodes(_ count: Int) -> UnsafeMutablePointer<SlotQueues.Node> {
+        HugePages.allocate(
+            byteCount: count * MemoryLayout<SlotQueues.Node>.stride, alignment: MemoryLayout<SlotQueues.Node>.alignment
+        ).bindMemory(to: SlotQueues.Node.self, capacity: count)
     }
 
     deinit {

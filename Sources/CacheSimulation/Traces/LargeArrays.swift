@@ -1,6 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#endif
+import TierCacheEviction
 
 /// Arrays for the trace loader's large, growing buffers (the id table, the request ids, the
 /// object sizes), backed by transparent huge pages where Linux offers them on request.
@@ -11,14 +9,10 @@ import Glibc
 /// advice is a hint: where the system ignores it (THP set to `never`, other systems) the arrays
 /// are ordinary arrays, only slower to fill.
 enum LargeArrays {
-    /// Below this many bytes an array is left alone: it fits in a few huge pages' worth of small
-    /// ones, and the advice would only split the allocator's mappings.
-    static let adviceThreshold = 4 << 20
-
     /// `count` copies of `value`, in memory advised for huge pages when large.
     static func make<Element: BitwiseCopyable>(repeating value: Element, count: Int) -> [Element] {
         [Element](unsafeUninitializedCapacity: count) { buffer, initialized in
-            adviseHugePages(UnsafeMutableRawBufferPointer(buffer))
+            HugePages.advise(UnsafeMutableRawBufferPointer(buffer))
             buffer.initialize(repeating: value)
             initialized = buffer.count
         }
@@ -31,21 +25,8 @@ enum LargeArrays {
         let capacity = max(minimumCapacity, 2 * array.capacity)
         let old = array
         array = [Element](unsafeUninitializedCapacity: capacity) { buffer, initialized in
-            adviseHugePages(UnsafeMutableRawBufferPointer(buffer))
+            HugePages.advise(UnsafeMutableRawBufferPointer(buffer))
             initialized = buffer.initialize(fromContentsOf: old)
         }
-    }
-
-    private static func adviseHugePages(_ memory: UnsafeMutableRawBufferPointer) {
-        #if os(Linux)
-        guard memory.count >= adviceThreshold, let base = memory.baseAddress else { return }
-        // madvise takes whole pages: the ones inside the buffer.
-        let pageSize = 4096
-        let start = (Int(bitPattern: base) + pageSize - 1) & ~(pageSize - 1)
-        let end = (Int(bitPattern: base) + memory.count) & ~(pageSize - 1)
-        guard end > start, let address = UnsafeMutableRawPointer(bitPattern: start) else { return }
-        // A refusal (EINVAL where THP is compiled out) leaves ordinary pages: nothing to report.
-        _ = madvise(address, end - start, MADV_HUGEPAGE)
-        #endif
     }
 }

@@ -190,17 +190,22 @@ final class SketchWords {
     /// `count` zero words.
     init(count: Int) {
         self.count = count
-        base = UnsafeMutableRawPointer.allocate(byteCount: count * 8, alignment: 64)
-            .bindMemory(to: UInt64.self, capacity: count)
+        base = Self.allocate(count)
         base.initialize(repeating: 0, count: count)
     }
 
     /// A copy of `other`'s words.
     init(copying other: SketchWords) {
         count = other.count
-        base = UnsafeMutableRawPointer.allocate(byteCount: count * 8, alignment: 64)
-            .bindMemory(to: UInt64.self, capacity: count)
+        base = Self.allocate(count)
         base.initialize(from: other.base, count: count)
+    }
+
+    /// In huge pages from 2 MiB (`HugePages`): at 524,288 objects the table is 4 MiB, read at
+    /// random, and the counters' prefetches waited on page walks (W-TinyLFU replayed P12 about
+    /// a fifth faster with them).
+    private static func allocate(_ count: Int) -> UnsafeMutablePointer<UInt64> {
+        HugePages.allocate(byteCount: count * 8, alignment: 64).bindMemory(to: UInt64.self, capacity: count)
     }
 
     deinit { base.deallocate() }
