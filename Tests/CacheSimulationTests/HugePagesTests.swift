@@ -1,11 +1,11 @@
 import Foundation
 import Testing
 
+@testable import TierCacheEviction
+
 #if canImport(Glibc)
 import Glibc
 #endif
-
-@testable import TierCacheEviction
 
 /// The large tables' memory: aligned as asked, usable, and advised for huge pages where Linux
 /// offers them.

@@ -12,7 +12,8 @@ import Testing
     private static var folder: String? { ProcessInfo.processInfo.environment["TIERCACHE_TRACES"] }
 
     private static func expectPinned(
-        _ path: String, unit: CapacityUnit, limit: Int? = nil, _ pinned: [(capacity: UInt64, hits: Int, hitBytes: UInt64)]
+        _ path: String, unit: CapacityUnit, limit: Int? = nil,
+        _ pinned: [(capacity: UInt64, hits: Int, hitBytes: UInt64)]
     ) throws {
         guard let folder else {
             print("skipped: set TIERCACHE_TRACES to the public trace folder to replay real traces")
