@@ -155,24 +155,30 @@ struct MiniatureWindowClimber {
     }
 }
 
-/// Whether a 64-bit number is a multiple of a fixed modulus, by multiplication: Lemire, Kaser &
-/// Kurz, "Faster Remainder by Direct Computation" (2019). With `c` = ⌈2^128 / modulus⌉, `n` is a
-/// multiple exactly when `n × c mod 2^128 < c`, for every 64-bit `n`: the same answer as
-/// `n % modulus == 0`, without the division.
+/// Whether a 64-bit number is a multiple of a fixed modulus, without a division: a mask for a
+/// power of two (the usual modulus: 128 from 32,768 entries up), else by multiplication (Lemire,
+/// Kaser & Kurz, "Faster Remainder by Direct Computation", 2019): with `c` = ⌈2^128 / modulus⌉,
+/// `n` is a multiple exactly when `n × c mod 2^128 < c`, for every 64-bit `n`. Either way the same
+/// answer as `n % modulus == 0`.
 struct SampleTest {
     /// The modulus (at least 1).
     let modulus: UInt64
-    /// `c`, or 0 for a modulus of 1 (every number is a multiple, and `c` would be 2^128).
+    /// `modulus - 1` when the modulus is a power of two (1 included).
+    private let mask: UInt64
+    private let isPowerOfTwo: Bool
+    /// `c`, for a modulus that is not a power of two.
     private let constant: UInt128
 
     /// The test for `modulus` (at least 1).
     init(modulus: UInt64) {
         self.modulus = max(1, modulus)
-        constant = modulus <= 1 ? 0 : UInt128.max / UInt128(modulus) + 1
+        isPowerOfTwo = self.modulus.nonzeroBitCount == 1
+        mask = self.modulus &- 1
+        constant = isPowerOfTwo ? 0 : UInt128.max / UInt128(self.modulus) + 1
     }
 
     @inline(__always)
     func isMultiple(_ n: UInt64) -> Bool {
-        constant == 0 || UInt128(n) &* constant < constant
+        isPowerOfTwo ? n & mask == 0 : UInt128(n) &* constant < constant
     }
 }

@@ -69,10 +69,7 @@ public struct WTinyLFUPolicy: EvictionPolicy {
     /// Serves a request; returns whether it hit.
     public mutating func access(_ object: UInt32, size: UInt64, keyHash: UInt64, position: Int) -> Bool {
         queues.beginRequest()
-        // Hit or miss, the request counts its key in the sketch: that block starts loading while
-        // the object's node does.
         let folded = TinyLFUSketch.fold(keyHash)
-        sketch.prefetch(folded: folded)
         if queues.queue(of: object) != SlotQueues.none {
             onAccess(object)
             demoteFromProtected()
@@ -154,6 +151,7 @@ public struct WTinyLFUPolicy: EvictionPolicy {
     }
 
     /// Caffeine's `onAccess`: count the key, then move the object up its segment.
+    @inline(__always)
     private mutating func onAccess(_ object: UInt32) {
         sketch.increment(folded: foldedHash(of: object))
         switch queues.queue(of: object) {
@@ -315,7 +313,9 @@ public struct WTinyLFUPolicy: EvictionPolicy {
         return random.next() & 127 == 0
     }
 
-    /// Moves the window to the share the miniatures rank best, when they name a new one.
+    /// Moves the window to the share the miniatures rank best, when they name a new one. Inlined:
+    /// on all but the sampled requests it is the sample test alone.
+    @inline(__always)
     private mutating func adapt(_ hash: UInt64, cost: Int) {
         guard let share = climber.record(hash, cost: cost) else { return }
         resizeWindow(to: Int(share * Double(capacity)))
