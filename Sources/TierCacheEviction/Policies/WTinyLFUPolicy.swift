@@ -235,7 +235,11 @@ public struct WTinyLFUPolicy: EvictionPolicy {
     /// then the window) meet the victims (probation's old end, then protected's, then the
     /// window's); the one with the lower frequency leaves. As in the tier (whose contract is that
     /// a store is readable right after it), the object being added is never evicted: as a
-    /// candidate it always wins, as a victim it is passed over.
+    /// candidate it always wins, as a victim it is passed over. This is the `evictFromMain(int
+    /// candidates)` of Caffeine 2.x: once the candidates run out, the window's newest object is
+    /// the next candidate. Caffeine 3's `evictFromMain(Node candidate)` takes the window's oldest
+    /// instead; the two differ only on that rare path (a miss whose one candidate did not make
+    /// room), and the simulator's published comparisons were made with this one.
     private mutating func evictFromMain(candidates startingCandidates: Int, sparing spared: UInt32?) -> Int {
         var evicted = 0
         var candidates = startingCandidates
