@@ -239,7 +239,7 @@ public struct WTinyLFUPolicy: EvictionPolicy {
     /// candidates)` of Caffeine 2.x: once the candidates run out, the window's newest object is
     /// the next candidate. Caffeine 3's `evictFromMain(Node candidate)` takes the window's oldest
     /// instead; the two differ only on that rare path (a miss whose one candidate did not make
-    /// room), and the simulator's published comparisons were made with this one.
+    /// room), and the figures in `docs/eviction-policies.md` come from this one.
     private mutating func evictFromMain(candidates startingCandidates: Int, sparing spared: UInt32?) -> Int {
         var evicted = 0
         var candidates = startingCandidates
