@@ -118,6 +118,17 @@ public struct SlotQueues: @unchecked Sendable {
         return nodes + id
     }
 
+    /// Slot `slot`'s node, for writing a field the queues do not link by (its size, tag or word):
+    /// the arrays grown to cover the slot and the storage made unique first, so that one pointer
+    /// serves every field a setter writes.
+    @inlinable @inline(__always)
+    mutating func writableNode(_ slot: UInt32) -> UnsafeMutablePointer<Node> {
+        let id = Int(slot)
+        if id >= slotCount { grow(to: id + 1) }
+        makeUnique()
+        return nodes + id
+    }
+
     /// Makes the arrays cover slots `0..<count`.
     @usableFromInline
     mutating func grow(to count: Int) {
@@ -168,20 +179,15 @@ public struct SlotQueues: @unchecked Sendable {
     /// Sets `slot`'s size; `slot` must be in no queue (so that no queue's weight goes stale).
     @inlinable @inline(__always)
     public mutating func setSize(_ size: UInt64, of slot: UInt32) {
-        let id = Int(slot)
-        if id >= slotCount { grow(to: id + 1) }
-        makeUnique()
-        nodes[id].size = size
+        writableNode(slot).pointee.size = size
     }
 
     /// Sets `slot`'s size and its 32 bits (``word(of:)``) together; `slot` must be in no queue.
     @inlinable @inline(__always)
     public mutating func setSize(_ size: UInt64, word: UInt32, of slot: UInt32) {
-        let id = Int(slot)
-        if id >= slotCount { grow(to: id + 1) }
-        makeUnique()
-        nodes[id].size = size
-        nodes[id].word = word
+        let node = writableNode(slot)
+        node.pointee.size = size
+        node.pointee.word = word
     }
 
     /// A byte the policy keeps for `slot` beside its links (CLOCK's reference bit, SIEVE's
@@ -192,10 +198,7 @@ public struct SlotQueues: @unchecked Sendable {
     /// Sets `slot`'s byte (see ``tag(of:)``).
     @inlinable @inline(__always)
     public mutating func setTag(_ tag: UInt8, of slot: UInt32) {
-        let id = Int(slot)
-        if id >= slotCount { grow(to: id + 1) }
-        makeUnique()
-        nodes[id].tag = tag
+        writableNode(slot).pointee.tag = tag
     }
 
     /// 32 bits the policy keeps for `slot` beside its links (W-TinyLFU's folded key hash, which
@@ -207,10 +210,7 @@ public struct SlotQueues: @unchecked Sendable {
     /// Sets `slot`'s 32 bits (see ``word(of:)``).
     @inlinable @inline(__always)
     public mutating func setWord(_ word: UInt32, of slot: UInt32) {
-        let id = Int(slot)
-        if id >= slotCount { grow(to: id + 1) }
-        makeUnique()
-        nodes[id].word = word
+        writableNode(slot).pointee.word = word
     }
 
     /// The queue's ends.

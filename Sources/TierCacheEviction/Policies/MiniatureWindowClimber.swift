@@ -165,6 +165,8 @@ struct SampleTest {
     let modulus: UInt64
     /// `modulus - 1` when the modulus is a power of two (1 included).
     private let mask: UInt64
+    /// Whether the modulus is a power of two. The same as `constant == 0`, but kept as a flag of
+    /// its own: testing the 128-bit constant took 3 instructions more per replayed request.
     private let isPowerOfTwo: Bool
     /// `c`, for a modulus that is not a power of two.
     private let constant: UInt128

@@ -81,32 +81,32 @@ public struct WTinyLFUPolicy: EvictionPolicy {
         queues.setSize(size, word: folded, of: object)
         add(object)
         if !admitWindowsOldest(sparing: object) {
-            _ = evictFromMain(candidates: evictFromWindow(), sparing: object)
+            evictFromMain(candidates: evictFromWindow(), sparing: object)
         }
         demoteFromProtected()
         adapt(keyHash, cost: Int(truncatingIfNeeded: size))
-        prefetchNextCandidate()
+        prefetchNextContest()
         return false
     }
 
-    /// The next two requests that miss meet the window's two oldest objects as their candidates:
-    /// their sketch counters, and the node of the object after them, start loading now. All are
-    /// cold by then (the window turns over between an object's arrival and its turn), and the
-    /// estimate waited on them, a miss to memory per admission. One miss ahead was too late:
-    /// `perf` still found the candidate's estimate waiting on its counters, most of the
+    /// The contests of the next misses start loading now: the next two requests that miss meet
+    /// the window's two oldest objects as their candidates, and probation's oldest (or the object
+    /// after it, once it has left) as their victim. Their sketch counters, and the nodes read
+    /// next, are cold by then (the window turns over between an object's arrival and its turn),
+    /// and the estimates waited on them, a miss to memory per admission. One miss ahead was too
+    /// late: `perf` still found the candidate's estimate waiting on its counters, most of the
     /// admission's time at 524,288 objects on P12; two ahead took the admission from 20% of the
     /// replay's samples to 6%. A sketch that fits a core's cache (256 KiB at 32,768 objects) was
     /// still found waiting on the candidate's counters, a third of the admission's samples, so
     /// the hint is given at every size.
     @inline(__always)
-    private func prefetchNextCandidate() {
+    private func prefetchNextContest() {
         guard let oldest = queues.tail(Self.window) else { return }
         sketch.prefetch(folded: foldedHash(of: oldest))
         guard let next = queues.newer(than: oldest) else { return }
         sketch.prefetch(folded: foldedHash(of: next))
         if let after = queues.newer(than: next) { queues.prefetch(after) }
-        // The victims to come: probation's oldest (it stays while candidates lose) and the object
-        // after it (the victim once it leaves).
+        // Probation's oldest stays the victim while candidates lose.
         guard let victim = queues.tail(Self.probation) else { return }
         sketch.prefetch(folded: foldedHash(of: victim))
         if let nextVictim = queues.newer(than: victim) { queues.prefetch(nextVictim) }
@@ -240,8 +240,7 @@ public struct WTinyLFUPolicy: EvictionPolicy {
     /// the next candidate. Caffeine 3's `evictFromMain(Node candidate)` takes the window's oldest
     /// instead; the two differ only on that rare path (a miss whose one candidate did not make
     /// room), and the figures in `docs/eviction-policies.md` come from this one.
-    private mutating func evictFromMain(candidates startingCandidates: Int, sparing spared: UInt32?) -> Int {
-        var evicted = 0
+    private mutating func evictFromMain(candidates startingCandidates: Int, sparing spared: UInt32?) {
         var candidates = startingCandidates
         var victimQueue = Self.probation
         var victim = queues.tail(Self.probation)
@@ -264,7 +263,6 @@ public struct WTinyLFUPolicy: EvictionPolicy {
                 victim = queues.newer(than: currentVictim)
                 if currentVictim == spared { continue }
                 queues.remove(currentVictim)
-                evicted += 1
                 continue
             }
             guard let currentVictim = victim else {
@@ -272,7 +270,6 @@ public struct WTinyLFUPolicy: EvictionPolicy {
                 candidates -= 1
                 if currentCandidate == spared { continue }
                 queues.remove(currentCandidate)
-                evicted += 1
                 continue
             }
             if currentVictim == currentCandidate {
@@ -281,7 +278,6 @@ public struct WTinyLFUPolicy: EvictionPolicy {
                 candidate = nil
                 if currentCandidate == spared { continue }
                 queues.remove(currentCandidate)
-                evicted += 1
                 continue
             }
             if currentVictim == spared {
@@ -292,7 +288,6 @@ public struct WTinyLFUPolicy: EvictionPolicy {
                 candidate = candidates > 0 ? queues.older(than: currentCandidate) : queues.newer(than: currentCandidate)
                 candidates -= 1
                 queues.remove(currentCandidate)
-                evicted += 1
                 continue
             }
             candidates -= 1
@@ -304,9 +299,7 @@ public struct WTinyLFUPolicy: EvictionPolicy {
                 candidate = candidates > 0 ? queues.older(than: currentCandidate) : queues.newer(than: currentCandidate)
                 queues.remove(currentCandidate)
             }
-            evicted += 1
         }
-        return evicted
     }
 
     private mutating func admit(candidate: UInt32, victim: UInt32) -> Bool {
