@@ -10,15 +10,16 @@ import CPrefetch
 /// After `10 × entries` additions every counter is halved, so the estimate follows a changing
 /// workload. As Caffeine's, the sketch counts nothing until ``ensureCapacity(_:)`` first sizes it
 /// (W-TinyLFU does when the cache is half full), and resizing forgets all counts.
+@usableFromInline
 struct TinyLFUSketch {
     /// nil until ``ensureCapacity(_:)`` first sizes the sketch.
     private var table: SketchWords?
     /// The table's first word and length, kept beside it: read on every count and estimate, they
     /// stay in the policy's registers rather than being loaded through the table each time.
-    private var base: UnsafeMutablePointer<UInt64>?
+    @usableFromInline private(set) var base: UnsafeMutablePointer<UInt64>?
     /// The table's length in words (0 before it is sized).
     private var length = 0
-    private var blockMask: UInt32 = 0
+    @usableFromInline private(set) var blockMask: UInt32 = 0
     /// The additions between two agings.
     private(set) var sampleSize = 0
     private var size = 0
@@ -60,8 +61,8 @@ struct TinyLFUSketch {
     }
 
     /// Caffeine's supplemental hash of a 32-bit hash code.
-    @inline(__always)
-    private static func spread(_ value: UInt32) -> UInt32 {
+    @inlinable @inline(__always)
+    static func spread(_ value: UInt32) -> UInt32 {
         var x = value
         x ^= x >> 17
         x &*= 0xED5A_D4BB
@@ -71,8 +72,8 @@ struct TinyLFUSketch {
         return x
     }
 
-    @inline(__always)
-    private static func rehash(_ value: UInt32) -> UInt32 {
+    @inlinable @inline(__always)
+    static func rehash(_ value: UInt32) -> UInt32 {
         var x = value &* 0x3184_8BAB
         x ^= x >> 14
         return x
@@ -82,12 +83,12 @@ struct TinyLFUSketch {
     /// `hashCode`. A policy may keep this instead of the whole hash: the folded forms below count
     /// the same, and skip the spreading (W-TinyLFU locates about six keys per request, most of
     /// them from the folded hash in a node).
-    @inline(__always)
+    @inlinable @inline(__always)
     static func fold(_ hash: UInt64) -> UInt32 { spread(UInt32(truncatingIfNeeded: hash ^ (hash >> 32))) }
 
     /// The block (first word) and the hash that picks the four counters in it.
-    @inline(__always)
-    private func locate(_ folded: UInt32) -> (block: Int, counterHash: UInt32) {
+    @inlinable @inline(__always)
+    func locate(_ folded: UInt32) -> (block: Int, counterHash: UInt32) {
         (Int(folded & blockMask) << 3, Self.rehash(folded))
     }
 
@@ -116,7 +117,7 @@ struct TinyLFUSketch {
     /// Starts loading the block that holds a folded hash's counters, so that the estimates and
     /// counts of one request (the new key, the window's oldest, probation's oldest) wait for
     /// their cache misses together rather than one after another.
-    @inline(__always)
+    @inlinable @inline(__always)
     func prefetch(folded: UInt32) {
         guard let base else { return }
         tiercache_prefetch(base + locate(folded).block)

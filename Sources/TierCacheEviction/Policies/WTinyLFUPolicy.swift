@@ -27,9 +27,9 @@ public struct WTinyLFUPolicy: EvictionPolicy {
     private static let queueTransferThreshold = 1_000
     private static let admitHashDoSThreshold = 5
 
-    private var queues: SlotQueues
-    /// Each slot's key hash, as its last request carried it.
-    private var sketch = TinyLFUSketch()
+    // Reachable from the inlinable `prefetch(_:keyHash:)`, and otherwise this file's alone.
+    @usableFromInline var queues: SlotQueues
+    @usableFromInline var sketch = TinyLFUSketch()
     private let capacity: Int
     /// The window's share of the capacity now, in the capacity's unit.
     public private(set) var windowMaximum: Int
@@ -116,6 +116,8 @@ public struct WTinyLFUPolicy: EvictionPolicy {
     /// every request on a large trace. (Given only once the sketch had outgrown a core's cache,
     /// the node's hint too, P12 at 32,768 objects waited on the requested node for a fifth of
     /// the request's samples: the nodes are the trace's, not the cache's, and far larger.)
+    /// Inlinable: a call into this module from the simulator's loop cost as much as the two hints.
+    @inlinable
     public mutating func prefetch(_ slot: UInt32, keyHash: UInt64) {
         queues.prefetch(slot)
         sketch.prefetch(folded: TinyLFUSketch.fold(keyHash))
@@ -166,6 +168,7 @@ public struct WTinyLFUPolicy: EvictionPolicy {
 
     /// Caffeine's `AddTask`: the object joins the window, the sketch is sized once the cache is
     /// half full, and the key is counted.
+    @inline(always)
     private mutating func add(_ object: UInt32) {
         let size = cost(of: object)
         if totalCost &+ size >= capacity / 2 {
@@ -207,7 +210,7 @@ public struct WTinyLFUPolicy: EvictionPolicy {
     /// decisions, but move a candidate into probation before it meets the victim, and a rejected
     /// candidate, most of them on a large trace, then leaves probation again: here it leaves the
     /// window. Returns false, having changed nothing, when the miss is not that case.
-    @inline(__always)
+    @inline(always)
     private mutating func admitWindowsOldest(sparing spared: UInt32) -> Bool {
         guard let candidate = queues.tail(Self.window), candidate != spared,
             case let candidateCost = cost(of: candidate), candidateCost != 0,
@@ -302,6 +305,7 @@ public struct WTinyLFUPolicy: EvictionPolicy {
         }
     }
 
+    @inline(always)
     private mutating func admit(candidate: UInt32, victim: UInt32) -> Bool {
         let victimFrequency = sketch.frequency(folded: foldedHash(of: victim))
         let candidateFrequency = sketch.frequency(folded: foldedHash(of: candidate))
