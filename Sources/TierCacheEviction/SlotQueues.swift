@@ -129,6 +129,16 @@ public struct SlotQueues: @unchecked Sendable {
         return nodes + id
     }
 
+    /// In debug builds, traps unless the storage is unique. The `…KnowingUnique` operations skip
+    /// ``makeUnique()`` for a policy of this module that changes the queues several times in one
+    /// request: after its first change, which checked, the storage stays unique until the queues
+    /// are copied, and a request of the policy copies nothing. The check is a call into the
+    /// runtime, and W-TinyLFU's miss made four of them.
+    @inlinable @inline(__always)
+    mutating func assertUnique() {
+        assert(isKnownUniquelyReferenced(&storage), "queues changed in storage another copy shares")
+    }
+
     /// Makes the arrays cover slots `0..<count`.
     @usableFromInline
     mutating func grow(to count: Int) {
@@ -277,6 +287,13 @@ public struct SlotQueues: @unchecked Sendable {
     public mutating func pushTail(_ slot: UInt32, _ queue: UInt8) {
         // The storage first: a copy made for this change must be the one written.
         makeUnique()
+        pushTailKnowingUnique(slot, queue)
+    }
+
+    /// ``pushTail(_:_:)`` in storage known to be unique (see ``assertUnique()``).
+    @inlinable @inline(__always)
+    mutating func pushTailKnowingUnique(_ slot: UInt32, _ queue: UInt8) {
+        assertUnique()
         let node = node(slot)
         let ends = ends(queue)
         let id = Int32(truncatingIfNeeded: slot)
@@ -295,6 +312,13 @@ public struct SlotQueues: @unchecked Sendable {
     public mutating func pushHead(_ slot: UInt32, _ queue: UInt8) {
         // The storage first: a copy made for this change must be the one written.
         makeUnique()
+        pushHeadKnowingUnique(slot, queue)
+    }
+
+    /// ``pushHead(_:_:)`` in storage known to be unique (see ``assertUnique()``).
+    @inlinable @inline(__always)
+    mutating func pushHeadKnowingUnique(_ slot: UInt32, _ queue: UInt8) {
+        assertUnique()
         link(node(slot), id: Int32(truncatingIfNeeded: slot), atHeadOf: queue)
     }
 
@@ -318,6 +342,16 @@ public struct SlotQueues: @unchecked Sendable {
         let id = Int(slot)
         guard id < slotCount, nodes[id].owner != Self.none else { return }
         makeUnique()
+        removeKnowingUnique(slot)
+    }
+
+    /// ``remove(_:)`` of a slot that is in a queue (so within the arrays: the queues' tails and
+    /// links are), in storage known to be unique (see ``assertUnique()``).
+    @inlinable @inline(__always)
+    mutating func removeKnowingUnique(_ slot: UInt32) {
+        assertUnique()
+        let id = Int(slot)
+        assert(id < slotCount && nodes[id].owner != Self.none, "removing a slot in no queue")
         unlink(nodes + id)
         noteDeparture(id)
     }
@@ -349,6 +383,13 @@ public struct SlotQueues: @unchecked Sendable {
     public mutating func moveToHead(_ slot: UInt32, _ queue: UInt8) {
         // The storage first: a copy made for this change must be the one written.
         makeUnique()
+        moveToHeadKnowingUnique(slot, queue)
+    }
+
+    /// ``moveToHead(_:_:)`` in storage known to be unique (see ``assertUnique()``).
+    @inlinable @inline(__always)
+    mutating func moveToHeadKnowingUnique(_ slot: UInt32, _ queue: UInt8) {
+        assertUnique()
         let node = node(slot)
         let ends = ends(queue)
         let id = Int32(truncatingIfNeeded: slot)

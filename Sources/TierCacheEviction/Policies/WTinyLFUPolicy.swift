@@ -180,11 +180,12 @@ public struct WTinyLFUPolicy: EvictionPolicy {
             }
         }
         sketch.increment(folded: foldedHash(of: object))
-        // An object heavier than the whole window is the first to leave it.
+        // An object heavier than the whole window is the first to leave it. (The storage is
+        // unique: `access` has just set the object's size.)
         if size > windowMaximum {
-            queues.pushTail(object, Self.window)
+            queues.pushTailKnowingUnique(object, Self.window)
         } else {
-            queues.pushHead(object, Self.window)
+            queues.pushHeadKnowingUnique(object, Self.window)
         }
     }
 
@@ -212,13 +213,14 @@ public struct WTinyLFUPolicy: EvictionPolicy {
     /// window. Returns false, having changed nothing, when the miss is not that case.
     @inline(always)
     private mutating func admitWindowsOldest(sparing spared: UInt32) -> Bool {
+        // The storage is unique: `add` has just changed the queues (`SlotQueues.assertUnique()`).
         guard let candidate = queues.tail(Self.window), candidate != spared,
             case let candidateCost = cost(of: candidate), candidateCost != 0,
             weight(Self.window) > windowMaximum, weight(Self.window) - candidateCost <= windowMaximum
         else { return false }
         let excess = totalCost &- capacity
         if excess <= 0 {
-            queues.moveToHead(candidate, Self.probation)
+            queues.moveToHeadKnowingUnique(candidate, Self.probation)
             return true
         }
         // The object being added is in the window, so it is not the victim.
@@ -226,10 +228,10 @@ public struct WTinyLFUPolicy: EvictionPolicy {
             excess <= min(candidateCost, cost(of: victim))
         else { return false }
         if admit(candidate: candidate, victim: victim) {
-            queues.moveToHead(candidate, Self.probation)
-            queues.remove(victim)
+            queues.moveToHeadKnowingUnique(candidate, Self.probation)
+            queues.removeKnowingUnique(victim)
         } else {
-            queues.remove(candidate)
+            queues.removeKnowingUnique(candidate)
         }
         return true
     }
@@ -354,7 +356,8 @@ public struct WTinyLFUPolicy: EvictionPolicy {
     }
 
     /// Returns protected's overflow to probation (up to `queueTransferThreshold` entries); runs
-    /// after every request, so the usual case (no overflow) returns at once.
+    /// after every request, so the usual case (no overflow) returns at once. The storage is
+    /// unique: the request has already changed the queues (`SlotQueues.assertUnique()`).
     @inline(__always)
     private mutating func demoteFromProtected() {
         guard weight(Self.protected) > protectedMaximum else { return }
@@ -362,7 +365,7 @@ public struct WTinyLFUPolicy: EvictionPolicy {
             guard weight(Self.protected) > protectedMaximum,
                 let demoted = queues.tail(Self.protected)
             else { break }
-            queues.moveToHead(demoted, Self.probation)
+            queues.moveToHeadKnowingUnique(demoted, Self.probation)
         }
     }
 }
