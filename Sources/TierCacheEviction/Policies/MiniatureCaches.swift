@@ -28,8 +28,11 @@ struct MiniatureCaches {
     private let capacity: Int
     private let width: Int
     private var miniatures: [Miniature]
-    private var recordByKey: [UInt64: Int32] = [:]
+    private var recordByKey = RecordTable()
     private var keys: [UInt64] = []
+    /// Each record's key as the sketch folds it (``TinyLFUSketch/fold(_:)``), so that the contests
+    /// estimate without folding again.
+    private var foldedKeys: [UInt32] = []
     private var costs: [Int] = []
     /// How many miniatures hold each record; at 0 the record is freed.
     private var residents: [UInt8] = []
@@ -81,7 +84,7 @@ struct MiniatureCaches {
     /// tenth of a W-TinyLFU miniature curve's time when every queue operation made its own.
     @discardableResult
     mutating func access(_ key: UInt64, cost: Int, sketch: TinyLFUSketch) -> UInt32 {
-        let record = recordByKey[key] ?? allocate(key, cost: cost)
+        let record = recordByKey.record(for: key) ?? allocate(key, cost: cost)
         let capacity = capacity, width = width
         var missed: UInt32 = 0
         var emptied = 0
@@ -89,7 +92,7 @@ struct MiniatureCaches {
             ends.withUnsafeMutableBufferPointer { ends in
                 residents.withUnsafeMutableBufferPointer { residents in
                     miniatures.withUnsafeMutableBufferPointer { miniatures in
-                        keys.withUnsafeBufferPointer { keys in
+                        foldedKeys.withUnsafeBufferPointer { foldedKeys in
                             costs.withUnsafeBufferPointer { costs in
                                 emptiedRecords.withUnsafeMutableBufferPointer { emptiedRecords in
                                     let queues = Queues(links: links, ends: ends, costs: costs, width: width)
@@ -121,8 +124,8 @@ struct MiniatureCaches {
                                                 guard let victim else { break }
                                                 let leaving =
                                                     victim == candidate
-                                                        || sketch.frequency(keys[Int(candidate)])
-                                                            <= sketch.frequency(keys[Int(victim)])
+                                                        || sketch.frequency(folded: foldedKeys[Int(candidate)])
+                                                            <= sketch.frequency(folded: foldedKeys[Int(victim)])
                                                     ? candidate : victim
                                                 queues.unlink(leaving, miniature)
                                                 residents[Int(leaving)] -= 1
@@ -153,24 +156,26 @@ struct MiniatureCaches {
     private mutating func allocate(_ key: UInt64, cost: Int) -> Int32 {
         if let record = freeRecords.popLast() {
             keys[Int(record)] = key
+            foldedKeys[Int(record)] = TinyLFUSketch.fold(key)
             costs[Int(record)] = cost
-            recordByKey[key] = record
+            recordByKey.insert(key, record: record)
             return record
         }
         let record = Int32(keys.count)
         keys.append(key)
+        foldedKeys.append(TinyLFUSketch.fold(key))
         costs.append(cost)
         residents.append(0)
         // A request empties at most one record per miniature per eviction, and each eviction
         // removes a resident: the records themselves bound how many one request can empty.
         emptiedRecords.append(Self.none)
         links.append(contentsOf: repeatElement(Link(previous: Self.none, next: Self.none, queue: 0), count: width))
-        recordByKey[key] = record
+        recordByKey.insert(key, record: record)
         return record
     }
 
     private mutating func free(_ record: Int32) {
-        recordByKey[keys[Int(record)]] = nil
+        recordByKey.remove(keys[Int(record)])
         freeRecords.append(record)
     }
 
