@@ -58,7 +58,7 @@ struct PolicyStore<Policy: TierCacheEviction.EvictionPolicy>: EvictingStore {
         let cost = residents[Int(slot)].cost
         // Read before the policy hears of the hit: whatever it then decides, the hit is served.
         let entry = residents[Int(slot)].entry
-        _ = policy.access(slot, size: weight(cost), keyHash: hashes[Int(slot)], position: 0)
+        _ = policy.access(slot, size: weight(cost), keyHash: hash(of: slot), position: 0)
         if !policy.departures.isEmpty { evicted += settle(sparing: nil) }
         return entry
     }
@@ -68,7 +68,7 @@ struct PolicyStore<Policy: TierCacheEviction.EvictionPolicy>: EvictingStore {
         if let existing = slot, holdsValue(existing) {
             if residents[Int(existing)].cost == cost {
                 residents[Int(existing)].entry = entry
-                _ = policy.access(existing, size: weight(cost), keyHash: hashes[Int(existing)], position: 0)
+                _ = policy.access(existing, size: weight(cost), keyHash: hash(of: existing), position: 0)
                 return policy.departures.isEmpty ? 0 : settle(sparing: nil)
             }
             policy.remove(existing)
@@ -77,7 +77,7 @@ struct PolicyStore<Policy: TierCacheEviction.EvictionPolicy>: EvictingStore {
         }
         let id = slot ?? allocate(key)
         if usesKeyHash, slot == nil { hashes[Int(id)] = keyHash(key) }
-        _ = policy.access(id, size: weight(cost), keyHash: hashes[Int(id)], position: 0)
+        _ = policy.access(id, size: weight(cost), keyHash: hash(of: id), position: 0)
         let evicted = settle(sparing: id)
         if policy.isResident(id) {
             residents[Int(id)] = Resident(entry: entry, cost: cost)
@@ -128,6 +128,11 @@ struct PolicyStore<Policy: TierCacheEviction.EvictionPolicy>: EvictingStore {
         }
         return evicted
     }
+
+    /// The slot's key hash, for a policy that counts keys; a policy that does not never reads it,
+    /// so it costs no load (another cache line a request, beside the entry's).
+    @inline(__always)
+    private func hash(of slot: UInt32) -> UInt64 { usesKeyHash ? hashes[Int(slot)] : 0 }
 
     @inline(__always)
     private func holdsValue(_ slot: UInt32) -> Bool { residents[Int(slot)].cost != Resident.vacantCost }
