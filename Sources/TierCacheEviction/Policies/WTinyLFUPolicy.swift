@@ -166,9 +166,16 @@ public struct WTinyLFUPolicy: EvictionPolicy {
         }
     }
 
+    // `add`, `admitWindowsOldest` and `admit` are inlined into the miss: `@inline(always)` (Swift
+    // 6.3, SE-0496) inlines for certain, where `@inline(__always)`, all that Swift 6.2 has, left
+    // functions this large as calls, with their register saves (65 instructions a request on P12).
     /// Caffeine's `AddTask`: the object joins the window, the sketch is sized once the cache is
     /// half full, and the key is counted.
+    #if compiler(>=6.3)
     @inline(always)
+    #else
+    @inline(__always)
+    #endif
     private mutating func add(_ object: UInt32) {
         let size = cost(of: object)
         if totalCost &+ size >= capacity / 2 {
@@ -211,7 +218,11 @@ public struct WTinyLFUPolicy: EvictionPolicy {
     /// decisions, but move a candidate into probation before it meets the victim, and a rejected
     /// candidate, most of them on a large trace, then leaves probation again: here it leaves the
     /// window. Returns false, having changed nothing, when the miss is not that case.
+    #if compiler(>=6.3)
     @inline(always)
+    #else
+    @inline(__always)
+    #endif
     private mutating func admitWindowsOldest(sparing spared: UInt32) -> Bool {
         // The storage is unique: `add` has just changed the queues (`SlotQueues.assertUnique()`).
         guard let candidate = queues.tail(Self.window), candidate != spared,
@@ -307,7 +318,11 @@ public struct WTinyLFUPolicy: EvictionPolicy {
         }
     }
 
+    #if compiler(>=6.3)
     @inline(always)
+    #else
+    @inline(__always)
+    #endif
     private mutating func admit(candidate: UInt32, victim: UInt32) -> Bool {
         let victimFrequency = sketch.frequency(folded: foldedHash(of: victim))
         let candidateFrequency = sketch.frequency(folded: foldedHash(of: candidate))
