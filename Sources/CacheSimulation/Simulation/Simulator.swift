@@ -82,8 +82,8 @@ public struct Simulator: Sendable {
                 var hitBytes: UInt64 = 0
                 let distance = Self.prefetchDistance
                 // Each request's key hash, computed once: `distance` requests ahead for its hint,
-                // then kept in this ring until its turn (computed twice, the hash was a tenth of
-                // the instructions a hit of W-TinyLFU's takes).
+                // then kept in this ring until its turn (computing it twice cost W-TinyLFU about
+                // 10 instructions a request on P12).
                 withUnsafeTemporaryAllocation(of: UInt64.self, capacity: distance) { upcomingHashes in
                     if Policy.usesKeyHash {
                         for position in 0..<min(distance, requests.count) {
