@@ -111,14 +111,23 @@ struct MiniatureCaches {
                                             > miniatures[miniature].windowMaximum,
                                             let candidate = queues.tail(Self.window, miniature)
                                         {
-                                            queues.unlink(candidate, miniature)
-                                            queues.pushHead(candidate, Self.probation, miniature)
+                                            // The candidate stays in the window until it wins a contest: one
+                                            // that loses its first leaves from there, as it would have from
+                                            // probation's young end, without moving in and out (as
+                                            // `WTinyLFUPolicy.admitWindowsOldest` does).
+                                            var inProbation = false
+                                            var candidateLeft = false
                                             // While over capacity the candidate meets the oldest entry of the
                                             // main cache; the one the sketch counts less often leaves (the
                                             // candidate on a tie).
                                             while queues.totalWeight(miniature) > capacity {
                                                 var victim = queues.tail(Self.probation, miniature)
-                                                if victim == candidate, queues.count(Self.probation, miniature) == 1 {
+                                                if !inProbation {
+                                                    victim =
+                                                        victim ?? queues.tail(Self.protected, miniature) ?? candidate
+                                                } else if victim == candidate,
+                                                    queues.count(Self.probation, miniature) == 1
+                                                {
                                                     victim = queues.tail(Self.protected, miniature) ?? candidate
                                                 }
                                                 guard let victim else { break }
@@ -127,6 +136,11 @@ struct MiniatureCaches {
                                                         || sketch.frequency(folded: foldedKeys[Int(candidate)])
                                                             <= sketch.frequency(folded: foldedKeys[Int(victim)])
                                                     ? candidate : victim
+                                                if leaving != candidate, !inProbation {
+                                                    queues.unlink(candidate, miniature)
+                                                    queues.pushHead(candidate, Self.probation, miniature)
+                                                    inProbation = true
+                                                }
                                                 queues.unlink(leaving, miniature)
                                                 residents[Int(leaving)] -= 1
                                                 // Freed after the request: the accessed record outlives evictions
@@ -135,7 +149,14 @@ struct MiniatureCaches {
                                                     emptiedRecords[emptied] = leaving
                                                     emptied += 1
                                                 }
-                                                if leaving == candidate { break }
+                                                if leaving == candidate {
+                                                    candidateLeft = true
+                                                    break
+                                                }
+                                            }
+                                            if !inProbation, !candidateLeft {
+                                                queues.unlink(candidate, miniature)
+                                                queues.pushHead(candidate, Self.probation, miniature)
                                             }
                                         }
                                     }
