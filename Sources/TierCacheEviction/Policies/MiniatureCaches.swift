@@ -137,8 +137,7 @@ struct MiniatureCaches {
                                                             <= sketch.frequency(folded: foldedKeys[Int(victim)])
                                                     ? candidate : victim
                                                 if leaving != candidate, !inProbation {
-                                                    queues.unlink(candidate, miniature)
-                                                    queues.pushHead(candidate, Self.probation, miniature)
+                                                    queues.moveToHead(candidate, Self.probation, miniature)
                                                     inProbation = true
                                                 }
                                                 queues.unlink(leaving, miniature)
@@ -155,8 +154,7 @@ struct MiniatureCaches {
                                                 }
                                             }
                                             if !inProbation, !candidateLeft {
-                                                queues.unlink(candidate, miniature)
-                                                queues.pushHead(candidate, Self.probation, miniature)
+                                                queues.moveToHead(candidate, Self.probation, miniature)
                                             }
                                         }
                                     }

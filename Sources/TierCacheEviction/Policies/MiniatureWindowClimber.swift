@@ -48,7 +48,9 @@ struct MiniatureWindowClimber {
     /// confidence): sampling noise in a sparse sample must not move it.
     static let significance = 2.0
 
-    private var miniatures: MiniatureCaches?
+    /// None until ``start(capacity:entries:initialShare:)`` (an empty set, not an optional: the
+    /// started flag is tested on every request, and testing an optional took 4 instructions).
+    private var miniatures = MiniatureCaches(capacity: 1, windowShares: [])
     private var shareCount: Int { Self.windowShares.count }
     private var sketch = TinyLFUSketch()
     private var scores: [Double] = []
@@ -68,8 +70,7 @@ struct MiniatureWindowClimber {
 
     init() {}
 
-    /// Whether ``start(capacity:entries:initialShare:)`` has run. A flag of its own, tested on
-    /// every request: testing the optional miniatures took 4 instructions a request.
+    /// Whether ``start(capacity:entries:initialShare:)`` has run.
     private(set) var isStarted = false
 
     /// The window share the miniatures currently rank best.
@@ -111,7 +112,7 @@ struct MiniatureWindowClimber {
 
     private mutating func recordSampled(_ hash: UInt64, cost: Int) -> Double? {
         sketch.increment(hash)
-        guard let missed = miniatures?.access(hash, cost: cost, sketch: sketch) else { return nil }
+        let missed = miniatures.access(hash, cost: cost, sketch: sketch)
         if missed != 0, missed != allMissed {
             // A request some miniatures missed and others hit: the evidence that tells windows apart.
             var rows = missed
@@ -129,7 +130,7 @@ struct MiniatureWindowClimber {
         sampledInPeriod += 1
         guard sampledInPeriod >= periodLength else { return nil }
         sampledInPeriod = 0
-        for (index, misses) in (miniatures?.misses ?? []).enumerated() {
+        for (index, misses) in miniatures.misses.enumerated() {
             scores[index] = scores[index] * decay + Double(misses - missesAtLastPeriod[index])
             missesAtLastPeriod[index] = misses
         }

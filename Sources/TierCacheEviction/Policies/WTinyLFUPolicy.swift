@@ -69,7 +69,6 @@ public struct WTinyLFUPolicy: EvictionPolicy {
     /// Serves a request; returns whether it hit.
     public mutating func access(_ object: UInt32, size: UInt64, keyHash: UInt64, position: Int) -> Bool {
         queues.beginRequest()
-        let folded = TinyLFUSketch.fold(keyHash)
         if queues.queue(of: object) != SlotQueues.none {
             onAccess(object)
             demoteFromProtected()
@@ -78,7 +77,7 @@ public struct WTinyLFUPolicy: EvictionPolicy {
         }
         // An object larger than the cache is never admitted (the tier refuses it before its policy).
         guard size <= UInt64(capacity) else { return false }
-        queues.setSize(size, word: folded, of: object)
+        queues.setSize(size, word: TinyLFUSketch.fold(keyHash), of: object)
         add(object)
         if !admitWindowsOldest(sparing: object) {
             evictFromMain(candidates: evictFromWindow(), sparing: object)
