@@ -5,18 +5,32 @@ import Foundation
 /// Tiers know nothing of what the bytes mean (the HTTP layer stores an encoded response).
 public struct CacheEntry: Hashable, Sendable {
     /// The stored bytes.
+    ///
+    /// They are kept in the entry's ``memo``, so that an entry is one reference and its
+    /// metadata: a copy (every memory-tier hit makes one) retains and releases one object, not
+    /// two. Setting them gives the entry a new, empty memo; changing them in place
+    /// (`entry.value.append(…)`) does not copy them when the entry held the only reference.
     public var value: [UInt8] {
-        didSet { memo = Memo() }
+        get { memo.bytes }
+        set { memo = Memo(bytes: newValue) }
+        _modify {
+            var bytes = memo.bytes
+            // The placeholder drops this entry's reference to its memo, so that the bytes are
+            // uniquely referenced by `bytes` when the memo was this entry's alone.
+            memo = Memo.placeholder
+            defer { memo = Memo(bytes: bytes) }
+            yield &bytes
+        }
     }
     /// When the entry was stored and when it stops being worth keeping.
     public var metadata: Metadata
     /// What a reader made of ``value``, shared by the copies of this entry (see ``Memo``). Not
     /// part of the entry's equality.
-    public private(set) var memo = Memo()
+    public private(set) var memo: Memo
 
     /// Creates an entry. `storedAt` is normally the cache clock's current time.
     public init(value: [UInt8], storedAt: Date, expiresAt: Date? = nil) {
-        self.value = value
+        self.memo = Memo(bytes: value)
         self.metadata = Metadata(storedAt: storedAt, expiresAt: expiresAt)
     }
 
@@ -30,7 +44,7 @@ public struct CacheEntry: Hashable, Sendable {
 
     /// Entries are equal when their values and metadata are; the memo does not count.
     public static func == (lhs: CacheEntry, rhs: CacheEntry) -> Bool {
-        lhs.value == rhs.value && lhs.metadata == rhs.metadata
+        lhs.metadata == rhs.metadata && (lhs.memo === rhs.memo || lhs.value == rhs.value)
     }
 
     /// Hashes the value and the metadata (not the memo), as `==` compares them.

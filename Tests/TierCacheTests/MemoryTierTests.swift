@@ -145,6 +145,35 @@ struct CacheEntryMemoTests {
         #expect(original == entry(10), "the memo is not part of equality")
     }
 
+    @Test("Bytes changed in place get a new memo and leave every copy as it was")
+    func changingInPlace() {
+        let original = entry(3, byte: 7)
+        original.memo.setIfEmpty(Decoded("old bytes"))
+        var changed = original
+        changed.value.append(9)
+        changed.value[0] = 1
+        #expect(changed.value == [1, 7, 7, 9])
+        #expect(original.value == [7, 7, 7], "a copy's bytes are copied on write, not shared")
+        #expect(changed.memo.value(as: Decoded.self) == nil, "new bytes, new memo")
+        #expect(changed.memo !== original.memo)
+        #expect(original.memo.value(as: Decoded.self)?.text == "old bytes")
+        #expect(changed != original)
+        var emptied = original, alsoEmptied = original
+        emptied.value.removeAll()
+        alsoEmptied.value.removeAll()
+        #expect(emptied.size == 0 && alsoEmptied.size == 0)
+        #expect(emptied.memo !== alsoEmptied.memo, "each change ends with a memo of its own")
+    }
+
+    @Test("An entry's own bytes are changed where they lie, not copied")
+    func changingOwnBytes() {
+        var unique = entry(4, byte: 7)
+        let before = unique.value.withUnsafeBufferPointer { $0.baseAddress }
+        unique.value[0] = 2
+        #expect(unique.value.withUnsafeBufferPointer { $0.baseAddress } == before)
+        #expect(unique.value == [2, 7, 7, 7])
+    }
+
     @Test("A memory tier hands out entries that share its memo, and a memo frees its value with the entry")
     func lifetime() throws {
         let tier = try MemoryTier(capacity: 1 << 20)

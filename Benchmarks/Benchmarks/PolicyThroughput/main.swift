@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import TierCache
 import Workloads
 
@@ -6,7 +7,8 @@ import Workloads
 // workloads (PolicyBenchmarks.swift), measured in interleaved rounds: every round times each
 // policy (and the minimal unsynchronized LRU baseline) once, in an order that alternates, and the
 // figure is the median over rounds of each policy's rate divided by the tier's LRU in the same
-// round. The last line of each workload is the tier's LRU over the minimal LRU.
+// round. The last lines of each workload are the tier's LRU over the minimal LRU, and over the
+// minimal LRU behind a lock.
 //
 // Why beside the benchmarks: they time one policy after another, each for a few seconds, and on
 // a shared virtual machine the speed of the whole machine drifts by more than the differences
@@ -90,45 +92,75 @@ func contenders(for workload: String) throws -> [Contender] {
         contenders.append(Contender(name: name, run: run))
     }
     // The minimal unsynchronized LRU (a dictionary and a linked list, no lock, no counters), on
-    // the same requests: the baseline the memory tier's LRU is held to.
+    // the same requests: the baseline the memory tier's LRU is held to. Then the same behind a
+    // `Mutex`, taken once a request as the tier takes its lock: the share of the gap that is
+    // the lock's.
+    contenders.append(baseline(named: "minimal LRU", for: workload, guardedBy: Unguarded()))
+    contenders.append(baseline(named: "locked LRU", for: workload, guardedBy: Guarded()))
+    return contenders
+}
+
+/// How a baseline's caller runs each request: directly, or holding a lock.
+protocol Guarding: Sendable {
+    func run(_ request: () -> Bool) -> Bool
+}
+
+struct Unguarded: Guarding {
+    @inline(__always) func run(_ request: () -> Bool) -> Bool { request() }
+}
+
+final class Guarded: Guarding {
+    private let mutex = Mutex(())
+    @inline(__always) func run(_ request: () -> Bool) -> Bool { mutex.withLock { _ in request() } }
+}
+
+/// The minimal LRU on `workload`'s requests, each run through `guarding` (generic, so that each
+/// kind of guard is compiled into its own loop).
+func baseline<Guard: Guarding>(named name: String, for workload: String, guardedBy guarding: Guard) -> Contender {
+    let count = accesses.count
     let value = Workload.policyValue
     switch workload {
     case "get hit":
-        let baseline = MinimalLRU(capacity: strings.count)
-        for key in strings { baseline.set(key, value) }
-        contenders.append(
-            Contender(name: "minimal LRU") { [strings, accesses] in
-                timed {
-                    var hits = 0
-                    for position in 0..<operations where baseline.get(strings[accesses[position % count]]) != nil {
-                        hits += 1
-                    }
-                    return hits
-                }
-            })
+        let lru = MinimalLRU(capacity: strings.count)
+        for key in strings { lru.set(key, value) }
+        return Contender(name: name) { [strings, accesses] in
+            timed {
+                var hits = 0
+                for position in 0..<operations
+                where guarding.run({ lru.get(strings[accesses[position % count]]) != nil }) { hits += 1 }
+                return hits
+            }
+        }
     case "set":
-        let baseline = MinimalLRU(capacity: strings.count)
-        contenders.append(
-            Contender(name: "minimal LRU") { [strings, accesses] in
-                timed {
-                    for position in 0..<operations { baseline.set(strings[accesses[position % count]], value) }
-                    return operations
-                }
-            })
-    default:
-        let baseline = MinimalLRU(capacity: Workload.fittingEntries)
-        contenders.append(
-            Contender(name: "minimal LRU") { [strings, accesses] in
-                timed {
-                    for position in 0..<operations {
-                        let key = strings[accesses[position % count]]
-                        if baseline.get(key) == nil { baseline.set(key, value) }
+        // Every key stored first, as in the tier: the same table size, the same overwrites.
+        let lru = MinimalLRU(capacity: strings.count)
+        for key in strings { lru.set(key, value) }
+        return Contender(name: name) { [strings, accesses] in
+            timed {
+                for position in 0..<operations {
+                    _ = guarding.run {
+                        lru.set(strings[accesses[position % count]], value)
+                        return true
                     }
-                    return operations
                 }
-            })
+                return operations
+            }
+        }
+    default:
+        let lru = MinimalLRU(capacity: Workload.fittingEntries)
+        return Contender(name: name) { [strings, accesses] in
+            timed {
+                for position in 0..<operations {
+                    let key = strings[accesses[position % count]]
+                    _ = guarding.run {
+                        if lru.get(key) == nil { lru.set(key, value) }
+                        return true
+                    }
+                }
+                return operations
+            }
+        }
     }
-    return contenders
 }
 
 func median(_ values: [Double]) -> Double {
@@ -154,12 +186,13 @@ for workload in workloads {
             workload.padding(toLength: 13, withPad: " ", startingAt: 0)
                 + contender.name.padding(toLength: 12, withPad: " ", startingAt: 0) + figures)
     }
-    if let minimal = rates.indices.last {
-        let ratios = zip(rates[0], rates[minimal]).map { $0 / $1 }
+    // The two baselines are the last two contenders.
+    for (offset, baselineName) in ["minimal", "locked"].enumerated() {
+        let ratios = zip(rates[0], rates[rates.count - 2 + offset]).map { $0 / $1 }
         print(
             workload.padding(toLength: 13, withPad: " ", startingAt: 0)
                 + String(
-                    format: "tier LRU ÷ minimal LRU: %.2fx (%.2f-%.2f)", median(ratios), ratios.min() ?? 0,
+                    format: "tier LRU ÷ \(baselineName) LRU: %.2fx (%.2f-%.2f)", median(ratios), ratios.min() ?? 0,
                     ratios.max() ?? 0))
     }
 }
