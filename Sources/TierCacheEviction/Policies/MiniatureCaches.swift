@@ -76,6 +76,9 @@ struct MiniatureCaches {
     /// Each miniature's misses so far, in the order of the shares.
     var misses: [Int] { miniatures.map(\.misses) }
 
+    /// Whether the set has no miniatures (no window shares).
+    var isEmpty: Bool { width == 0 }
+
     /// Replays one request through every miniature; `sketch` must have counted it already.
     /// Returns a mask of the miniatures that missed (bit i for share i).
     ///
@@ -115,12 +118,12 @@ struct MiniatureCaches {
                                             // that loses its first leaves from there, as it would have from
                                             // probation's young end, without moving in and out (as
                                             // `WTinyLFUPolicy.admitWindowsOldest` does).
-                                            var inProbation = false
-                                            var candidateLeft = false
                                             // While over capacity the candidate meets the oldest entry of the
                                             // main cache; the one the sketch counts less often leaves (the
                                             // candidate on a tie).
                                             while queues.totalWeight(miniature) > capacity {
+                                                let inProbation =
+                                                    queues.queue(of: candidate, miniature) == Self.probation
                                                 var victim = queues.tail(Self.probation, miniature)
                                                 if !inProbation {
                                                     victim =
@@ -138,7 +141,6 @@ struct MiniatureCaches {
                                                     ? candidate : victim
                                                 if leaving != candidate, !inProbation {
                                                     queues.moveToHead(candidate, Self.probation, miniature)
-                                                    inProbation = true
                                                 }
                                                 queues.unlink(leaving, miniature)
                                                 residents[Int(leaving)] -= 1
@@ -148,12 +150,10 @@ struct MiniatureCaches {
                                                     emptiedRecords[emptied] = leaving
                                                     emptied += 1
                                                 }
-                                                if leaving == candidate {
-                                                    candidateLeft = true
-                                                    break
-                                                }
+                                                if leaving == candidate { break }
                                             }
-                                            if !inProbation, !candidateLeft {
+                                            // No contest, or none lost: the candidate enters probation.
+                                            if queues.queue(of: candidate, miniature) == Self.window {
                                                 queues.moveToHead(candidate, Self.probation, miniature)
                                             }
                                         }
@@ -217,6 +217,10 @@ struct MiniatureCaches {
             ends[miniature * 4 + 1].weight + ends[miniature * 4 + 2].weight + ends[miniature * 4 + 3].weight
         }
 
+        /// The queue holding `record` in `miniature` (0 for none).
+        @inline(__always)
+        func queue(of record: Int32, _ miniature: Int) -> UInt8 { links[slot(record, miniature)].queue }
+
         @inline(__always)
         func tail(_ queue: UInt8, _ miniature: Int) -> Int32? {
             let tail = ends[end(queue, miniature)].tail
@@ -226,7 +230,7 @@ struct MiniatureCaches {
         /// Moves a held record up its miniature's queues; false if the miniature does not hold it.
         @inline(__always)
         func hit(_ record: Int32, _ miniature: Int, protectedMaximum: Int) -> Bool {
-            switch links[slot(record, miniature)].queue {
+            switch queue(of: record, miniature) {
             case 0: return false
             case MiniatureCaches.window: moveToHead(record, MiniatureCaches.window, miniature)
             default:

@@ -48,8 +48,8 @@ struct MiniatureWindowClimber {
     /// confidence): sampling noise in a sparse sample must not move it.
     static let significance = 2.0
 
-    /// None until ``start(capacity:entries:initialShare:)`` (an empty set, not an optional: the
-    /// started flag is tested on every request, and testing an optional took 4 instructions).
+    /// None until ``start(capacity:entries:initialShare:)``: an empty set, not an optional, since
+    /// ``isStarted`` is tested on every request, and testing an optional took 4 instructions.
     private var miniatures = MiniatureCaches(capacity: 1, windowShares: [])
     private var shareCount: Int { Self.windowShares.count }
     private var sketch = TinyLFUSketch()
@@ -71,7 +71,7 @@ struct MiniatureWindowClimber {
     init() {}
 
     /// Whether ``start(capacity:entries:initialShare:)`` has run.
-    private(set) var isStarted = false
+    var isStarted: Bool { !miniatures.isEmpty }
 
     /// The window share the miniatures currently rank best.
     var bestShare: Double { Self.windowShares[bestIndex] }
@@ -86,7 +86,6 @@ struct MiniatureWindowClimber {
         let scaledCapacity = max(1, capacity / Int(samplingModulus))
         let scaledEntries = max(1, entries / Int(samplingModulus))
         miniatures = MiniatureCaches(capacity: scaledCapacity, windowShares: Self.windowShares)
-        isStarted = true
         scores = [Double](repeating: 0, count: shareCount)
         discordant = [Double](repeating: 0, count: shareCount * shareCount)
         allMissed = UInt32(1 << shareCount) - 1
