@@ -15,7 +15,7 @@ count() {
     valgrind --tool=callgrind --callgrind-out-file=/dev/null "$tool" "$@" 2>&1 | awk '/Collected/ { print $NF }'
 }
 printf '%-11s %-10s %14s %10s\n' workload policy "instr/op" "LRU/this"
-for workload in get set get-or-set; do
+for workload in get set set-making-key get-or-set; do
     lru=0
     for policy in lru fifo clock sieve s3fifo arc twoq lirs wtinylfu minimal; do
         setup=$(count "$workload" "$policy" 0)

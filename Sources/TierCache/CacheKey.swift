@@ -4,6 +4,12 @@
 /// Tiers treat keys as opaque. Validation happens once, here, so that every tier can rely on a
 /// key being usable; tiers with smaller native limits (LMDB's 511 bytes) map long keys
 /// themselves and must still tell distinct keys apart.
+///
+/// A key hashes its text once, when it is made, and hashes as that number afterwards: a key
+/// made once and looked up in several tiers, or read then stored, pays for hashing its bytes
+/// once rather than at every dictionary probe (Java's `String` caches its hash for the same
+/// reason). The number is the text's hash under the process's random seed (`Hasher`), so keys
+/// that collide cannot be chosen from outside the process.
 public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
     /// The longest key accepted, in UTF-8 bytes (16 KiB). Longer keys are almost always a bug
     /// (a body or a whole header block used as a key) and would waste every tier's space.
@@ -11,6 +17,8 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
 
     /// The key's text.
     public let rawValue: String
+    /// `rawValue`'s hash under this process's seed, computed when the key is made.
+    private let textHash: Int
 
     /// Creates a key, or throws ``TierCacheError/Code/invalidKey`` when `rawValue` is empty or
     /// longer than ``maximumUTF8Length`` UTF-8 bytes.
@@ -24,7 +32,15 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
                 .invalidKey,
                 "a cache key is \(length) UTF-8 bytes long; the limit is \(Self.maximumUTF8Length)")
         }
+        self.init(validated: rawValue)
+    }
+
+    /// A key of `rawValue`, already known to be of an accepted length.
+    private init(validated rawValue: String) {
         self.rawValue = rawValue
+        var hasher = Hasher()
+        hasher.combine(rawValue)
+        textHash = hasher.finalize()
     }
 
     /// A key of its own beside `base`: `base` followed by `suffix`, for an entry that belongs to
@@ -36,11 +52,11 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
     public init(_ base: CacheKey, appending suffix: String) {
         let length = base.rawValue.utf8.count + suffix.utf8.count
         if length <= Self.maximumUTF8Length {
-            rawValue = base.rawValue + suffix
+            self.init(validated: base.rawValue + suffix)
         } else if suffix.utf8.count <= Self.maximumUTF8Length - 33 {
-            rawValue = CacheKey(digestOf: base.rawValue.utf8).rawValue + suffix
+            self.init(validated: Self.digestText(of: base.rawValue.utf8) + suffix)
         } else {
-            rawValue = CacheKey(digestOf: base.rawValue.utf8).rawValue + KeyDigest.hex(of: suffix.utf8)
+            self.init(validated: Self.digestText(of: base.rawValue.utf8) + KeyDigest.hex(of: suffix.utf8))
         }
     }
 
@@ -48,7 +64,21 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
     /// fails, whatever the length: for keys derived from data (a request body, a long query).
     /// The digest is not cryptographic; keep the data beside the value to tell a collision.
     public init(digestOf bytes: some Sequence<UInt8>) {
-        rawValue = "#" + KeyDigest.hex(of: bytes)
+        self.init(validated: Self.digestText(of: bytes))
+    }
+
+    /// The text of a key naming `bytes` by their digest.
+    private static func digestText(of bytes: some Sequence<UInt8>) -> String { "#" + KeyDigest.hex(of: bytes) }
+
+    /// Whether the two keys have the same text (as `String` compares it): the hashes first,
+    /// which tell most different keys apart without reading their text.
+    public static func == (lhs: CacheKey, rhs: CacheKey) -> Bool {
+        lhs.textHash == rhs.textHash && lhs.rawValue == rhs.rawValue
+    }
+
+    /// Feeds the hash computed when the key was made, not the text again.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(textHash)
     }
 
     /// The key as given.

@@ -266,68 +266,72 @@ public final class MemoryTier: LocalCacheTier {
     /// older entry is removed.
     public func store(_ entry: CacheEntry, forKey key: CacheKey) -> StoreOutcome {
         let cost = Self.cost(of: entry, key: key)
-        let outcome: StoreOutcome
-        if cost > maxEntryCost {
-            outcome = .refused(.tooLarge(size: cost, limit: maxEntryCost))
-        } else if entry.metadata.expiresAt != nil, entry.metadata.isExpired(at: clock.now()) {
-            outcome = .refused(.alreadyExpired)
-        } else {
-            outcome = .stored
+        // The refusal apart, so that the usual store carries no outcome through the locked
+        // section: a refusal's reason may carry a string, and passing the outcome in and out
+        // copied it on every store.
+        if let reason = refusal(of: entry, cost: cost) {
+            storage.remove(key)
+            return refused(key, for: reason)
         }
         let evicted: Int
         switch storage {
-        case .lru(let locked): evicted = store(entry, cost: cost, key: key, outcome: outcome, in: locked)
-        case .fifo(let locked): evicted = store(entry, cost: cost, key: key, outcome: outcome, in: locked)
-        case .clock(let locked): evicted = store(entry, cost: cost, key: key, outcome: outcome, in: locked)
-        case .sieve(let locked): evicted = store(entry, cost: cost, key: key, outcome: outcome, in: locked)
-        case .s3fifo(let locked): evicted = store(entry, cost: cost, key: key, outcome: outcome, in: locked)
-        case .arc(let locked): evicted = store(entry, cost: cost, key: key, outcome: outcome, in: locked)
-        case .twoQ(let locked): evicted = store(entry, cost: cost, key: key, outcome: outcome, in: locked)
-        case .lirs(let locked): evicted = store(entry, cost: cost, key: key, outcome: outcome, in: locked)
-        case .wTinyLFU(let locked): evicted = store(entry, cost: cost, key: key, outcome: outcome, in: locked)
-        case .custom(let store):
-            evicted = store.apply(Storing(tier: self, entry: entry, cost: cost, key: key, outcome: outcome))
+        case .lru(let locked): evicted = store(entry, cost: cost, key: key, in: locked)
+        case .fifo(let locked): evicted = store(entry, cost: cost, key: key, in: locked)
+        case .clock(let locked): evicted = store(entry, cost: cost, key: key, in: locked)
+        case .sieve(let locked): evicted = store(entry, cost: cost, key: key, in: locked)
+        case .s3fifo(let locked): evicted = store(entry, cost: cost, key: key, in: locked)
+        case .arc(let locked): evicted = store(entry, cost: cost, key: key, in: locked)
+        case .twoQ(let locked): evicted = store(entry, cost: cost, key: key, in: locked)
+        case .lirs(let locked): evicted = store(entry, cost: cost, key: key, in: locked)
+        case .wTinyLFU(let locked): evicted = store(entry, cost: cost, key: key, in: locked)
+        case .custom(let store): evicted = store.apply(Storing(tier: self, entry: entry, cost: cost, key: key))
         }
-        if case .stored = outcome {
-            counters.recordStoredMetric()
-        } else {
-            counters.record(outcome)
-        }
+        counters.recordStoredMetric()
         counters.recordEvictions(evicted)
         if counters.isRecordingMetrics { counters.recordUsage(usage()) }
-        if case .refused(let reason) = outcome {
-            logger?.debug(
-                "memory tier refused an entry",
-                metadata: ["tier": "\(name)", "key": "\(key.rawValue)", "reason": "\(reason)"])
-        }
+        return .stored
+    }
+
+    /// Why the tier refuses `entry` at `cost`, or nil when it stores it: over the per-entry
+    /// limit, or already past its expiry hint.
+    @inline(__always)
+    private func refusal(of entry: CacheEntry, cost: Int) -> RefusalReason? {
+        if cost > maxEntryCost { return .tooLarge(size: cost, limit: maxEntryCost) }
+        if entry.metadata.expiresAt != nil, entry.metadata.isExpired(at: clock.now()) { return .alreadyExpired }
+        return nil
+    }
+
+    /// Counts and logs a refused store (the key's older entry removed already).
+    private func refused(_ key: CacheKey, for reason: RefusalReason) -> StoreOutcome {
+        let outcome = StoreOutcome.refused(reason)
+        counters.record(outcome)
+        if counters.isRecordingMetrics { counters.recordUsage(usage()) }
+        logger?.debug(
+            "memory tier refused an entry",
+            metadata: ["tier": "\(name)", "key": "\(key.rawValue)", "reason": "\(reason)"])
         return outcome
     }
 
-    /// Stores a stored outcome's entry; any other outcome removes the key's older entry.
+    /// Stores an admitted entry.
     @inline(__always)
     private func store<Store: EvictingStore>(
-        _ entry: CacheEntry, cost: Int, key: CacheKey, outcome: StoreOutcome, in store: borrowing Locked<Store>
+        _ entry: CacheEntry, cost: Int, key: CacheKey, in store: borrowing Locked<Store>
     ) -> Int {
         store.withLock { store -> Int in
-            guard case .stored = outcome else {
-                store.remove(key)
-                return 0
-            }
             // Counted under the lock, as lookups are; refusals are counted by the tier's counters.
             store.requests.stores += 1
             return store.store(entry, cost: cost, for: key)
         }
     }
 
-    /// ``store(_:cost:key:outcome:in:)`` for a policy type of the app's own.
+    /// ``store(_:cost:key:in:)`` for a policy type of the app's own.
     private struct Storing: StoreOperation {
         let tier: MemoryTier
         let entry: CacheEntry
         let cost: Int
         let key: CacheKey
-        let outcome: StoreOutcome
         func run<Store: EvictingStore>(on store: borrowing Locked<Store>) -> Int {
-            tier.store(entry, cost: cost, key: key, outcome: outcome, in: store)
+            tier.store(entry, cost: cost, key: key, in: store)
         }
     }
 

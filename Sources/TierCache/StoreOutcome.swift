@@ -10,7 +10,11 @@ public enum StoreOutcome: Hashable, Sendable {
     case refused(RefusalReason)
 
     /// Whether the entry was stored.
-    public var isStored: Bool { self == .stored }
+    public var isStored: Bool {
+        // A pattern, not `== .stored`: the synthesized `==` copies both outcomes (a refusal may
+        // carry a string), an outlined copy on every store.
+        if case .stored = self { true } else { false }
+    }
 }
 
 /// Why an entry was not stored.

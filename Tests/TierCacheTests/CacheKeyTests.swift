@@ -49,4 +49,27 @@ struct CacheKeyTests {
         #expect(short != CacheKey(digestOf: [1, 2, 4]))
         #expect(short == CacheKey(digestOf: [1, 2, 3]))
     }
+
+    @Test("Keys of the same text are equal and hash alike, however they were made")
+    func hashingFollowsText() throws {
+        let base = try CacheKey("GET https://example.com/a")
+        let joined = CacheKey(base, appending: "?b")
+        let direct = try CacheKey("GET https://example.com/a?b")
+        #expect(joined == direct)
+        #expect(joined.hashValue == direct.hashValue)
+        #expect(Set([joined, direct]).count == 1)
+        // A key's hash is its text's: canonically equivalent texts (as `String` compares them)
+        // are one key, and a dictionary finds either by the other.
+        let composed = try CacheKey("caf\u{E9}")
+        let decomposed = try CacheKey("cafe\u{301}")
+        #expect(composed == decomposed)
+        #expect([composed: 1][decomposed] == 1)
+        let digest = CacheKey(digestOf: [1, 2, 3])
+        #expect(try CacheKey(digest.rawValue) == digest)
+        #expect(try CacheKey(digest.rawValue).hashValue == digest.hashValue)
+        // Different texts are different keys.
+        #expect(base != direct)
+        let many = try (0..<1_000).map { try CacheKey("key-\($0)") }
+        #expect(Set(many).count == 1_000)
+    }
 }

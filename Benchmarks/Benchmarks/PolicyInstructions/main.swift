@@ -5,17 +5,21 @@ import Workloads
 // The memory policy benchmarks' workloads (PolicyBenchmarks.swift) as a plain loop, for counting
 // instructions per operation under callgrind (`policy-instructions.sh`): a count that another
 // process on the machine cannot disturb, unlike a throughput sample.
-//   PolicyInstructions get|set|get-or-set POLICY OPERATIONS
+//   PolicyInstructions get|set|set-making-key|get-or-set POLICY OPERATIONS
+// `set-making-key` makes the tier's `CacheKey` from the string at each request (the minimal LRU
+// takes the same string, as in `set`).
 // POLICY is a MemoryTier policy (lru, fifo, clock, sieve, s3fifo, arc, twoq, lirs, wtinylfu) or
 // `minimal`, the minimal unsynchronized LRU the tier is measured against.
 
 let arguments = CommandLine.arguments
 let policyNames = MemoryTier.EvictionPolicy.allCases.map { $0.rawValue.lowercased() }
 guard arguments.count == 4, let operations = Int(arguments[3]), operations >= 0,
-    ["get", "set", "get-or-set"].contains(arguments[1]), arguments[2] == "minimal" || policyNames.contains(arguments[2])
+    ["get", "set", "set-making-key", "get-or-set"].contains(arguments[1]),
+    arguments[2] == "minimal" || policyNames.contains(arguments[2])
 else {
     print(
-        "usage: PolicyInstructions get|set|get-or-set \((policyNames + ["minimal"]).joined(separator: "|")) OPERATIONS")
+        "usage: PolicyInstructions get|set|set-making-key|get-or-set \((policyNames + ["minimal"]).joined(separator: "|")) OPERATIONS"
+    )
     exit(2)
 }
 
@@ -35,7 +39,7 @@ if arguments[2] == "minimal" {
         let key = Workload.keyStrings[accesses[position % keyCount]]
         switch arguments[1] {
         case "get": if lru.get(key) != nil { hits += 1 }
-        case "set": lru.set(key, Workload.policyValue)
+        case "set", "set-making-key": lru.set(key, Workload.policyValue)
         default: if lru.get(key) == nil { lru.set(key, Workload.policyValue) } else { hits += 1 }
         }
     }
@@ -48,6 +52,10 @@ if arguments[2] == "minimal" {
         switch arguments[1] {
         case "get": if tier.entry(forKey: key) != nil { hits += 1 }
         case "set": _ = tier.store(entry, forKey: key)
+        case "set-making-key":
+            if let made = try? CacheKey(Workload.keyStrings[accesses[position % keyCount]]) {
+                _ = tier.store(entry, forKey: made)
+            }
         default: if tier.entry(forKey: key) == nil { _ = tier.store(entry, forKey: key) } else { hits += 1 }
         }
     }

@@ -22,12 +22,13 @@ struct PolicyStore<Policy: TierCacheEviction.EvictionPolicy>: EvictingStore {
     private var policy: Policy
     private var slotByKey: [CacheKey: UInt32] = [:]
     private var keys: [CacheKey?] = []
-    /// Each resident slot's entry and cost; ``Resident/vacant`` for slots the policy only
-    /// remembers (and free ones). One array rather than two, so that a hit reads one cache line
-    /// for both; not optional, so that a field is read and written in place (an optional's
-    /// `?.cost` or a bound copy retained and released the entry on every overwrite).
+    /// Each resident slot's entry and cost, and every slot's key hash (for a policy that counts
+    /// keys); a vacant entry for slots the policy only remembers (and free ones). One array
+    /// rather than three, so that a hit reads one cache line for all of them (W-TinyLFU's get hit
+    /// read a second, for the hash); not optional, so that a field is read and written in place
+    /// (an optional's `?.cost` or a bound copy retained and released the entry on every
+    /// overwrite).
     private var residents: [Resident] = []
-    private var hashes: [UInt64] = []
     private var freeSlots: [UInt32] = []
     private let minimumWeight: Int
     private let keyHash: @Sendable (CacheKey) -> UInt64
@@ -76,11 +77,12 @@ struct PolicyStore<Policy: TierCacheEviction.EvictionPolicy>: EvictingStore {
             slot = slotByKey[key]
         }
         let id = slot ?? allocate(key)
-        if usesKeyHash, slot == nil { hashes[Int(id)] = keyHash(key) }
+        if usesKeyHash, slot == nil { residents[Int(id)].keyHash = keyHash(key) }
         _ = policy.access(id, size: weight(cost), keyHash: hash(of: id), position: 0)
         let evicted = settle(sparing: id)
         if policy.isResident(id) {
-            residents[Int(id)] = Resident(entry: entry, cost: cost)
+            residents[Int(id)].entry = entry
+            residents[Int(id)].cost = cost
             totalCost += cost
             count += 1
         } else if !policy.remembers(id) {
@@ -103,7 +105,6 @@ struct PolicyStore<Policy: TierCacheEviction.EvictionPolicy>: EvictingStore {
         slotByKey.removeAll()
         keys.removeAll()
         residents.removeAll()
-        hashes.removeAll()
         freeSlots.removeAll()
         totalCost = 0
         count = 0
@@ -129,10 +130,9 @@ struct PolicyStore<Policy: TierCacheEviction.EvictionPolicy>: EvictingStore {
         return evicted
     }
 
-    /// The slot's key hash, for a policy that counts keys; a policy that does not never reads it,
-    /// so it costs no load (another cache line a request, beside the entry's).
+    /// The slot's key hash, for a policy that counts keys; a policy that does not never reads it.
     @inline(__always)
-    private func hash(of slot: UInt32) -> UInt64 { usesKeyHash ? hashes[Int(slot)] : 0 }
+    private func hash(of slot: UInt32) -> UInt64 { usesKeyHash ? residents[Int(slot)].keyHash : 0 }
 
     @inline(__always)
     private func holdsValue(_ slot: UInt32) -> Bool { residents[Int(slot)].cost != Resident.vacantCost }
@@ -149,7 +149,9 @@ struct PolicyStore<Policy: TierCacheEviction.EvictionPolicy>: EvictingStore {
     private mutating func drop(_ slot: UInt32) {
         guard holdsValue(slot) else { return }
         totalCost -= residents[Int(slot)].cost
-        residents[Int(slot)] = .vacant
+        // The key hash stays: a policy may still remember the slot, and count its key again.
+        residents[Int(slot)].entry = Resident.vacant.entry
+        residents[Int(slot)].cost = Resident.vacantCost
         count -= 1
     }
 
@@ -162,7 +164,6 @@ struct PolicyStore<Policy: TierCacheEviction.EvictionPolicy>: EvictingStore {
             slot = UInt32(keys.count)
             keys.append(key)
             residents.append(.vacant)
-            hashes.append(0)
         }
         slotByKey[key] = slot
         return slot
@@ -173,15 +174,18 @@ struct PolicyStore<Policy: TierCacheEviction.EvictionPolicy>: EvictingStore {
         drop(slot)
         slotByKey.removeValue(forKey: key)
         keys[Int(slot)] = nil
-        hashes[Int(slot)] = 0
+        residents[Int(slot)].keyHash = 0
         freeSlots.append(slot)
     }
 }
 
-/// A resident entry and the cost it was admitted at.
+/// A resident entry and the cost it was admitted at, and its slot's key hash.
 private struct Resident {
     var entry: CacheEntry
     var cost: Int
+    /// The slot's key hash for a policy that counts keys (0 for one that does not), kept while
+    /// the slot holds its key, resident or only remembered.
+    var keyHash: UInt64 = 0
 
     /// The cost no resident has (costs are at least the tier's per-entry overhead): a constant,
     /// so that checking it does not initialise ``vacant``.
