@@ -17,8 +17,9 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
 
     /// The key's text.
     public let rawValue: String
-    /// `rawValue`'s hash under this process's seed, computed when the key is made.
-    private let textHash: Int
+    /// `rawValue`'s hash under this process's seed, computed when the key is made; also the key
+    /// hash the memory tier gives policies that count keys.
+    let textHash: Int
 
     /// Creates a key, or throws ``TierCacheError/Code/invalidKey`` when `rawValue` is empty or
     /// longer than ``maximumUTF8Length`` UTF-8 bytes.

@@ -183,9 +183,9 @@ public final class MemoryTier: LocalCacheTier {
         }
     }
 
-    /// How keys are hashed for policies that count them: Swift's own hash of the key, computed
-    /// once per store.
-    static let defaultKeyHash: @Sendable (CacheKey) -> UInt64 = { UInt64(bitPattern: Int64($0.hashValue)) }
+    /// How keys are hashed for policies that count them: the seeded hash the key computed when it
+    /// was made (hashing that number again, as `hashValue` does, ran a second `Hasher` per store).
+    static let defaultKeyHash: @Sendable (CacheKey) -> UInt64 = { UInt64(bitPattern: Int64($0.textHash)) }
 
     /// Creates a memory tier holding at most `capacity` bytes, evicting by `policy`.
     public convenience init(

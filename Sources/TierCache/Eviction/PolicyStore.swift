@@ -174,7 +174,6 @@ struct PolicyStore<Policy: TierCacheEviction.EvictionPolicy>: EvictingStore {
         drop(slot)
         slotByKey.removeValue(forKey: key)
         keys[Int(slot)] = nil
-        residents[Int(slot)].keyHash = 0
         freeSlots.append(slot)
     }
 }
@@ -184,7 +183,8 @@ private struct Resident {
     var entry: CacheEntry
     var cost: Int
     /// The slot's key hash for a policy that counts keys (0 for one that does not), kept while
-    /// the slot holds its key, resident or only remembered.
+    /// the slot holds its key, resident or only remembered; set afresh when a freed slot is
+    /// given a new key.
     var keyHash: UInt64 = 0
 
     /// The cost no resident has (costs are at least the tier's per-entry overhead): a constant,
