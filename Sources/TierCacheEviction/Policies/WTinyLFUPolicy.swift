@@ -36,6 +36,14 @@ public struct WTinyLFUPolicy: EvictionPolicy {
     private var protectedMaximum: Int
     private var random = AdmissionRandom()
     private var climber = MiniatureWindowClimber()
+    /// The window's coming candidates, for a driver that prefetches, in a large cache
+    /// (`prefetchNextContest()`).
+    private var windowLog = WindowLog()
+    /// Whether the driver calls ``prefetch(_:keyHash:)`` (the simulator does, the memory tier
+    /// does not).
+    @usableFromInline var driverPrefetches = false
+    /// Whether the far hints of `prefetchNextContest()` are on (for tests).
+    var givesFarHints: Bool { windowLog.isActive }
 
     /// An empty cache of `context`'s capacity.
     public init(context: PolicyContext) {
@@ -88,18 +96,21 @@ public struct WTinyLFUPolicy: EvictionPolicy {
         return false
     }
 
-    /// The contests of the next misses start loading now: the next two requests that miss meet
-    /// the window's two oldest objects as their candidates, and probation's oldest (or the object
-    /// after it, once it has left) as their victim. Their sketch counters, and the nodes read
-    /// next, are cold by then (the window turns over between an object's arrival and its turn),
-    /// and the estimates waited on them, a miss to memory per admission. One miss ahead was too
-    /// late: `perf` still found the candidate's estimate waiting on its counters, most of the
-    /// admission's time at 524,288 objects on P12; two ahead took the admission from 20% of the
-    /// replay's samples to 6%. A sketch that fits a core's cache (256 KiB at 32,768 objects) was
-    /// still found waiting on the candidate's counters, a third of the admission's samples, so
-    /// the hint is given at every size.
+    /// The contests of the next misses start loading now: the window's next candidates, and
+    /// probation's oldest (the victim while candidates lose). Their sketch counters and nodes are
+    /// cold by then (the window turns over between an object's arrival and its turn), and the
+    /// estimates waited on them, a miss to memory per admission.
+    ///
+    /// The walk from the window's oldest reaches two candidates ahead, and the object after the
+    /// victim. A sketch that fits a core's cache (256 KiB at 32,768 objects) was still found
+    /// waiting on the candidate's counters, so these hints are given at every size. In a large
+    /// cache the walk falls behind (each step is a miss to memory, and every miss needs one), so
+    /// there the window's log (``WindowLog``) names the candidate ``candidatesAhead`` misses
+    /// ahead instead, and the hints reach the victim after next (the one a winning candidate
+    /// leaves), and the object that will next leave protected (`demoteFromProtected()`).
     @inline(__always)
-    private func prefetchNextContest() {
+    private mutating func prefetchNextContest() {
+        if windowLog.isActive { return prefetchFarContests() }
         guard let oldest = queues.tail(Self.window) else { return }
         sketch.prefetch(folded: foldedHash(of: oldest))
         guard let next = queues.newer(than: oldest) else { return }
@@ -111,6 +122,46 @@ public struct WTinyLFUPolicy: EvictionPolicy {
         if let nextVictim = queues.newer(than: victim) { queues.prefetch(nextVictim) }
     }
 
+    /// The far hints of `prefetchNextContest()`, from the window's log: a call of its own (one a
+    /// miss), so that a cache without the log runs the near hints' code as it was.
+    @inline(never)
+    private mutating func prefetchFarContests() {
+        guard let oldest = queues.tail(Self.window) else { return }
+        // An object heavier than the window arrived at its old end, unlogged (`add`).
+        if cost(of: oldest) <= windowMaximum {
+            if windowLog.seek(oldest) {
+                if let coming = windowLog.entry(after: Self.candidatesAhead) {
+                    sketch.prefetch(folded: coming.folded)
+                    queues.prefetch(coming.object)
+                }
+            } else {
+                rebuildWindowLog()
+            }
+        }
+        guard let victim = queues.tail(Self.probation) else { return }
+        sketch.prefetch(folded: foldedHash(of: victim))
+        guard let nextVictim = queues.newer(than: victim) else { return }
+        sketch.prefetch(folded: foldedHash(of: nextVictim))
+        if let afterVictim = queues.newer(than: nextVictim) { queues.prefetch(afterVictim) }
+    }
+
+    /// How many misses ahead the window's log names the candidate to load: at 3 (about 300 ns on
+    /// P12 at 524,288 objects) the candidate's counters were still on their way (12% of the
+    /// policy's samples waited on them, 7% at 8); 16 was no better than 8.
+    private static let candidatesAhead = 8
+
+    /// The entries a full cache holds from which a driver that prefetches gets the far hints of
+    /// `prefetchNextContest()`: a sketch of 1 MiB, more than a core's cache on most machines.
+    /// Below that the walk keeps up, and the log's upkeep cost more than it saved (W-TinyLFU
+    /// replayed P12 at 32,768 objects about a tenth slower with it, in pairs with LRU).
+    private static let farHintEntries = 1 << 17
+
+    /// Starts the window's log, or restarts it when it has lost track of the window: from the
+    /// window's links, oldest first.
+    private mutating func rebuildWindowLog() {
+        windowLog.rebuild(oldestFirst: queues.members(of: Self.window).reversed().map { ($0, foldedHash(of: $0)) })
+    }
+
     /// Starts loading the slot's node and its key's sketch counters, the two cache misses of
     /// every request on a large trace. (Given only once the sketch had outgrown a core's cache,
     /// the node's hint too, P12 at 32,768 objects waited on the requested node for a fifth of
@@ -118,6 +169,7 @@ public struct WTinyLFUPolicy: EvictionPolicy {
     /// Inlinable: a call into this module from the simulator's loop cost as much as the two hints.
     @inlinable
     public mutating func prefetch(_ slot: UInt32, keyHash: UInt64) {
+        driverPrefetches = true
         queues.prefetch(slot)
         sketch.prefetch(folded: TinyLFUSketch.fold(keyHash))
     }
@@ -134,6 +186,7 @@ public struct WTinyLFUPolicy: EvictionPolicy {
         sketch = TinyLFUSketch()
         random = AdmissionRandom()
         climber = MiniatureWindowClimber()
+        windowLog = WindowLog()
         windowMaximum = capacity - Int(Self.percentMain * Double(capacity))
         protectedMaximum = Int(Self.percentMainProtected * Double(capacity - windowMaximum))
     }
@@ -156,7 +209,9 @@ public struct WTinyLFUPolicy: EvictionPolicy {
     private mutating func onAccess(_ object: UInt32) {
         sketch.increment(folded: foldedHash(of: object))
         switch queues.queue(of: object) {
-        case Self.window: queues.moveToHead(object, Self.window)
+        case Self.window:
+            queues.moveToHead(object, Self.window)
+            windowLog.append(object, folded: foldedHash(of: object))
         case Self.probation:
             // An object heavier than the protected segment stays in probation (`reorderProbation`).
             let segment = cost(of: object) > protectedMaximum ? Self.probation : Self.protected
@@ -183,6 +238,7 @@ public struct WTinyLFUPolicy: EvictionPolicy {
                 // The entries a full cache will hold, from the half that holds count + 1 now.
                 let entries = Int(Double(count + 1) * Double(capacity) / Double(max(1, totalCost + size)))
                 climber.start(capacity: capacity, entries: entries, initialShare: 1 - Self.percentMain)
+                if driverPrefetches, entries >= Self.farHintEntries { rebuildWindowLog() }
             }
         }
         sketch.increment(folded: foldedHash(of: object))
@@ -192,6 +248,7 @@ public struct WTinyLFUPolicy: EvictionPolicy {
             queues.pushTailKnowingUnique(object, Self.window)
         } else {
             queues.pushHeadKnowingUnique(object, Self.window)
+            windowLog.append(object, folded: foldedHash(of: object))
         }
     }
 
@@ -358,6 +415,7 @@ public struct WTinyLFUPolicy: EvictionPolicy {
                 guard let object = moving, room >= cost(of: object) else { break }
                 room -= cost(of: object)
                 queues.moveToHead(object, Self.window)
+                windowLog.append(object, folded: foldedHash(of: object))
             }
         } else if target < windowMaximum {
             windowMaximum = target
@@ -380,6 +438,10 @@ public struct WTinyLFUPolicy: EvictionPolicy {
                 let demoted = queues.tail(Self.protected)
             else { break }
             queues.moveToHeadKnowingUnique(demoted, Self.probation)
+        }
+        // The next demotion's node is loaded now (`prefetchNextContest()`).
+        if windowLog.isActive, let tail = queues.tail(Self.protected), let next = queues.newer(than: tail) {
+            queues.prefetch(next)
         }
     }
 }
