@@ -40,10 +40,10 @@ import Testing
 
     @Test(arguments: [8, 64, 1 << 10, 1 << 17])
     func blocksStartOnCacheLines(words: Int) {
-        let table = SketchWords(count: words)
+        let table = AlignedWords(count: words)
         #expect(Int(bitPattern: table.base) % 64 == 0)
         #expect((0..<words).allSatisfy { table.base[$0] == 0 })
-        let copy = SketchWords(copying: table)
+        let copy = AlignedWords(copying: table)
         #expect(Int(bitPattern: copy.base) % 64 == 0)
     }
 

@@ -5,7 +5,7 @@ import CPrefetch
 /// ``mix(_:_:)`` of the object id; the memory tier hashes keys once, when they are stored).
 ///
 /// A count-min sketch of 4-bit counters, 16 to a 64-bit word. A key's four counters lie in one
-/// 64-byte block of eight words, and the table is aligned to 64 bytes (`SketchWords`), so a
+/// 64-byte block of eight words, and the table is aligned to 64 bytes (`AlignedWords`), so a
 /// count or an estimate touches one cache line.
 /// After `10 × entries` additions every counter is halved, so the estimate follows a changing
 /// workload. As Caffeine's, the sketch counts nothing until ``ensureCapacity(_:)`` first sizes it
@@ -13,7 +13,7 @@ import CPrefetch
 @usableFromInline
 struct TinyLFUSketch {
     /// nil until ``ensureCapacity(_:)`` first sizes the sketch.
-    private var table: SketchWords?
+    private var table: AlignedWords?
     /// The table's first word and length, kept beside it: read on every count and estimate, they
     /// stay in the policy's registers rather than being loaded through the table each time.
     @usableFromInline private(set) var base: UnsafeMutablePointer<UInt64>?
@@ -46,7 +46,7 @@ struct TinyLFUSketch {
         sampleSize = entries == 0 ? 10 : 10 * maximum
         var words = 8
         while words < maximum { words <<= 1 }
-        adopt(SketchWords(count: words))
+        adopt(AlignedWords(count: words))
         blockMask = UInt32(words >> 3) - 1
         size = 0
     }
@@ -155,11 +155,11 @@ struct TinyLFUSketch {
     /// sketch, as an array's elements are copied on write); nil before the sketch is sized.
     @inline(__always)
     private mutating func uniqueBase() -> UnsafeMutablePointer<UInt64>? {
-        if !isKnownUniquelyReferenced(&table), let shared = table { adopt(SketchWords(copying: shared)) }
+        if !isKnownUniquelyReferenced(&table), let shared = table { adopt(AlignedWords(copying: shared)) }
         return base
     }
 
-    private mutating func adopt(_ words: SketchWords) {
+    private mutating func adopt(_ words: AlignedWords) {
         table = words
         base = words.base
         length = words.count
@@ -175,39 +175,4 @@ struct TinyLFUSketch {
         }
         size = (size - (odd >> 2)) >> 1
     }
-}
-
-/// The sketch's words in one allocation aligned to a cache line, so that each block of eight
-/// words is one line. (An array's elements start 32 bytes into its allocation, which put every
-/// block across two lines: on a sketch larger than the core's cache, two misses per count, and a
-/// prefetch of the block's first word loaded only half of it.) Shared between copies of a
-/// sketch until one of them writes (`TinyLFUSketch` copies before writing to shared words).
-final class SketchWords {
-    /// The number of words.
-    let count: Int
-    /// The first word, 64-byte aligned.
-    let base: UnsafeMutablePointer<UInt64>
-
-    /// `count` zero words.
-    init(count: Int) {
-        self.count = count
-        base = Self.allocate(count)
-        base.initialize(repeating: 0, count: count)
-    }
-
-    /// A copy of `other`'s words.
-    init(copying other: SketchWords) {
-        count = other.count
-        base = Self.allocate(count)
-        base.initialize(from: other.base, count: count)
-    }
-
-    /// In huge pages from 2 MiB (`HugePages`): at 524,288 objects the table is 4 MiB, read at
-    /// random, and the counters' prefetches waited on page walks (W-TinyLFU replayed P12 about
-    /// a fifth faster with them).
-    private static func allocate(_ count: Int) -> UnsafeMutablePointer<UInt64> {
-        HugePages.allocate(byteCount: count * 8, alignment: 64).bindMemory(to: UInt64.self, capacity: count)
-    }
-
-    deinit { base.deallocate() }
 }

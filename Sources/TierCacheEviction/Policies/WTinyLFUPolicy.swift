@@ -116,10 +116,7 @@ public struct WTinyLFUPolicy: EvictionPolicy {
         guard let next = queues.newer(than: oldest) else { return }
         sketch.prefetch(folded: foldedHash(of: next))
         if let after = queues.newer(than: next) { queues.prefetch(after) }
-        // Probation's oldest stays the victim while candidates lose.
-        guard let victim = queues.tail(Self.probation) else { return }
-        sketch.prefetch(folded: foldedHash(of: victim))
-        if let nextVictim = queues.newer(than: victim) { queues.prefetch(nextVictim) }
+        prefetchVictims(countingTheNext: false)
     }
 
     /// The far hints of `prefetchNextContest()`, from the window's log: a call of its own (one a
@@ -138,11 +135,21 @@ public struct WTinyLFUPolicy: EvictionPolicy {
                 rebuildWindowLog()
             }
         }
+        prefetchVictims(countingTheNext: true)
+    }
+
+    /// The victims' part of `prefetchNextContest()`: probation's oldest (the victim while
+    /// candidates lose) and its counters, and the node of the object after it; with
+    /// `countingTheNext`, that object's counters too (it is the victim once a candidate wins),
+    /// and the node after it.
+    @inline(__always)
+    private func prefetchVictims(countingTheNext: Bool) {
         guard let victim = queues.tail(Self.probation) else { return }
         sketch.prefetch(folded: foldedHash(of: victim))
-        guard let nextVictim = queues.newer(than: victim) else { return }
-        sketch.prefetch(folded: foldedHash(of: nextVictim))
-        if let afterVictim = queues.newer(than: nextVictim) { queues.prefetch(afterVictim) }
+        guard let next = queues.newer(than: victim) else { return }
+        guard countingTheNext else { return queues.prefetch(next) }
+        sketch.prefetch(folded: foldedHash(of: next))
+        if let after = queues.newer(than: next) { queues.prefetch(after) }
     }
 
     /// How many misses ahead the window's log names the candidate to load: at 3 (about 300 ns on

@@ -20,13 +20,12 @@
 struct WindowLog {
     /// The entries, shared between copies until one of them appends. Never nil (one entry while
     /// the log is off): the uniqueness check of an optional reference cost twice as much.
-    private var storage: WindowLogEntries
+    private var storage: AlignedWords
     /// The storage's first entry, kept beside it.
     private var base: UnsafeMutablePointer<UInt64>
-    /// The storage's length minus one (a power of two minus one).
+    /// The storage's length minus one (a power of two minus one): 0 while the log is off, at
+    /// least 1,023 once it is on.
     private var mask = 0
-    /// Whether arrivals are being logged.
-    private(set) var isActive = false
     /// Where the next arrival goes (positions only grow; an entry is at `position & mask`).
     private var end = 0
     /// The position of the window's oldest object's arrival, as last found.
@@ -34,17 +33,19 @@ struct WindowLog {
 
     /// A log that is off.
     init() {
-        storage = WindowLogEntries(capacity: 1)
+        storage = AlignedWords(count: 1)
         base = storage.base
     }
+
+    /// Whether arrivals are being logged.
+    var isActive: Bool { mask != 0 }
 
     /// Replaces the log with the window's current order, `window` listed oldest first, and turns
     /// it on.
     mutating func rebuild(oldestFirst window: [(object: UInt32, folded: UInt32)]) {
         var capacity = 1024
         while capacity < 2 * window.count { capacity <<= 1 }
-        adopt(WindowLogEntries(capacity: capacity))
-        isActive = true
+        adopt(AlignedWords(count: capacity))
         cursor = 0
         end = 0
         for member in window { append(member.object, folded: member.folded) }
@@ -95,35 +96,15 @@ struct WindowLog {
     /// Copies the entries from the cursor on into storage of this log's own, twice as long if
     /// the current one is full.
     private mutating func copy() {
-        let capacity = end - cursor > mask ? storage.capacity * 2 : storage.capacity
-        let copied = WindowLogEntries(capacity: capacity)
+        let capacity = end - cursor > mask ? storage.count * 2 : storage.count
+        let copied = AlignedWords(count: capacity)
         for position in cursor..<end { copied.base[position & (capacity - 1)] = storage.base[position & mask] }
         adopt(copied)
     }
 
-    private mutating func adopt(_ entries: WindowLogEntries) {
+    private mutating func adopt(_ entries: AlignedWords) {
         storage = entries
         base = entries.base
-        mask = entries.capacity - 1
+        mask = entries.count - 1
     }
-}
-
-/// ``WindowLog``'s entries in one allocation: a log's positions are masked, so no index needs a
-/// check, and an array's writes checked it (and the array's uniqueness) on every arrival, more
-/// than the hints saved. Written only by a `WindowLog` that holds the only reference to it (the
-/// log copies the entries first otherwise), as `SketchWords` is by its sketch.
-final class WindowLogEntries {
-    /// The number of entries, a power of two.
-    let capacity: Int
-    /// The first entry.
-    let base: UnsafeMutablePointer<UInt64>
-
-    /// `capacity` zero entries (a power of two).
-    init(capacity: Int) {
-        self.capacity = capacity
-        base = .allocate(capacity: capacity)
-        base.initialize(repeating: 0, count: capacity)
-    }
-
-    deinit { base.deallocate() }
 }
