@@ -37,6 +37,8 @@ extension URLSession {
     }
 }
 
+// The fresh responses here live an hour: URLSession judges freshness by the wall clock, and a CI
+// machine that paused for 70 s made a 60-second response stale between two requests.
 @Suite("TieredURLCache: URLSession's own caching over TierCache's tiers, against a loopback origin", .serialized)
 struct TieredURLCacheTests {
     func memoryCache(
@@ -69,7 +71,7 @@ struct TieredURLCacheTests {
         let storage = try memoryCache()
         let urlCache = TieredURLCache(storage: storage)
         let session = session(with: urlCache)
-        let request = URLRequest(url: origin.url("/max-age/60"))
+        let request = URLRequest(url: origin.url("/max-age/3600"))
         let (first, _) = try await load(request, with: session, into: urlCache)
         // The response is in the tier, not in URLCache's own storage (capacity 0).
         let stored = urlCache.cachedResponse(for: request)
@@ -79,7 +81,7 @@ struct TieredURLCacheTests {
         let (second, response) = try await session.loaded(request)
         #expect(text(first) == "response 1" && text(second) == "response 1")
         #expect((response as? HTTPURLResponse)?.statusCode == 200)
-        #expect(origin.log.requests(to: "/max-age/60").count == 1)
+        #expect(origin.log.requests(to: "/max-age/3600").count == 1)
         try await origin.stop()
     }
 
@@ -90,17 +92,17 @@ struct TieredURLCacheTests {
         let origin = try await LoopbackOrigin.start()
         let urlCache = TieredURLCache(storage: try memoryCache())
         let session = session(with: urlCache)
-        var request = URLRequest(url: origin.url("/max-age/60"))
+        var request = URLRequest(url: origin.url("/max-age/3600"))
         _ = try await load(request, with: session, into: urlCache)
         request.cachePolicy = .reloadIgnoringLocalCacheData
         let (reloaded, _) = try await session.loaded(request)
         #expect(text(reloaded) == "response 2")
-        #expect(origin.log.requests(to: "/max-age/60").count == 2)
+        #expect(origin.log.requests(to: "/max-age/3600").count == 2)
         try await origin.stop()
         request.cachePolicy = .returnCacheDataElseLoad
         let (offline, _) = try await session.loaded(request)
         #expect(text(offline).hasPrefix("response "))
-        #expect(origin.log.requests(to: "/max-age/60").count == 2)
+        #expect(origin.log.requests(to: "/max-age/3600").count == 2)
     }
 
     @Test("A stored response past its max-age is not served under useProtocolCachePolicy")
@@ -140,12 +142,12 @@ struct TieredURLCacheTests {
         let urlCache = TieredURLCache(
             storage: try memoryCache(policies: .init(["https": .allowedInMemoryOnly], default: .notAllowed)))
         let session = session(with: urlCache)
-        let request = URLRequest(url: origin.url("/max-age/60"))
+        let request = URLRequest(url: origin.url("/max-age/3600"))
         _ = try await load(request, with: session, into: urlCache, expectStored: false)
         _ = try await session.loaded(request)
         #expect(urlCache.cachedResponse(for: request) == nil)
         #expect(urlCache.currentMemoryUsage == 0)
-        #expect(origin.log.requests(to: "/max-age/60").count == 2)
+        #expect(origin.log.requests(to: "/max-age/3600").count == 2)
         try await origin.stop()
     }
 
@@ -157,11 +159,11 @@ struct TieredURLCacheTests {
         let urlCache = TieredURLCache(storage: try memoryCache(capacity: 1_000))
         #expect(urlCache.memoryCapacity == 1_000)
         let session = session(with: urlCache)
-        let request = URLRequest(url: origin.url("/max-age/60"))
+        let request = URLRequest(url: origin.url("/max-age/3600"))
         _ = try await load(request, with: session, into: urlCache, expectStored: false)
         _ = try await session.loaded(request)
         #expect(urlCache.cachedResponse(for: request) == nil)
-        #expect(origin.log.requests(to: "/max-age/60").count == 2)
+        #expect(origin.log.requests(to: "/max-age/3600").count == 2)
         try await origin.stop()
     }
 
