@@ -12,25 +12,41 @@ final class AlignedWords {
     /// The first word, 64-byte aligned.
     let base: UnsafeMutablePointer<UInt64>
 
+    /// Whether the words are read at random, and so kept in huge pages from 2 MiB (`HugePages`).
+    let readAtRandom: Bool
+
     /// `count` zero words.
-    init(count: Int) {
+    ///
+    /// Words `readAtRandom` (the sketch's) are put in huge pages: at 524,288 objects the sketch
+    /// is 4 MiB, and the counters' prefetches waited on page walks (W-TinyLFU replayed P12 about
+    /// a fifth faster with them). Words read in order (the log's) are not: a page walk is one per
+    /// 512 of them, and on a virtual machine a huge page can cost far more than small ones when
+    /// first written, if the host backs it only then (2 MiB in 10–12 ms on this project's
+    /// machines, against about 1.5 ms in small pages). With the log in huge pages, W-TinyLFU
+    /// replayed P12 at 524,288 objects at 0.28× LRU's speed, against 0.32× in small pages
+    /// (alternating runs).
+    init(count: Int, readAtRandom: Bool) {
         self.count = count
-        base = Self.allocate(count)
+        self.readAtRandom = readAtRandom
+        base = Self.allocate(count, readAtRandom: readAtRandom)
         base.initialize(repeating: 0, count: count)
     }
 
-    /// A copy of `other`'s words.
+    /// A copy of `other`'s words, in pages of the same kind.
     init(copying other: AlignedWords) {
         count = other.count
-        base = Self.allocate(count)
+        readAtRandom = other.readAtRandom
+        base = Self.allocate(count, readAtRandom: readAtRandom)
         base.initialize(from: other.base, count: count)
     }
 
-    /// In huge pages from 2 MiB (`HugePages`): at 524,288 objects the sketch is 4 MiB, read at
-    /// random, and the counters' prefetches waited on page walks (W-TinyLFU replayed P12 about
-    /// a fifth faster with them).
-    private static func allocate(_ count: Int) -> UnsafeMutablePointer<UInt64> {
-        HugePages.allocate(byteCount: count * 8, alignment: 64).bindMemory(to: UInt64.self, capacity: count)
+    private static func allocate(_ count: Int, readAtRandom: Bool) -> UnsafeMutablePointer<UInt64> {
+        let byteCount = count * 8
+        let memory =
+            readAtRandom
+            ? HugePages.allocate(byteCount: byteCount, alignment: 64)
+            : UnsafeMutableRawPointer.allocate(byteCount: byteCount, alignment: 64)
+        return memory.bindMemory(to: UInt64.self, capacity: count)
     }
 
     deinit { base.deallocate() }

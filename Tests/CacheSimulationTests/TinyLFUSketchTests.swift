@@ -38,13 +38,16 @@ import Testing
         #expect(copy.frequency(key) == 5)
     }
 
-    @Test(arguments: [8, 64, 1 << 10, 1 << 17])
-    func blocksStartOnCacheLines(words: Int) {
-        let table = AlignedWords(count: words)
+    @Test(arguments: [8, 64, 1 << 10, 1 << 17, 1 << 19], [true, false])
+    func blocksStartOnCacheLines(words: Int, readAtRandom: Bool) {
+        let table = AlignedWords(count: words, readAtRandom: readAtRandom)
         #expect(Int(bitPattern: table.base) % 64 == 0)
         #expect((0..<words).allSatisfy { table.base[$0] == 0 })
+        table.base[words - 1] = 7
         let copy = AlignedWords(copying: table)
         #expect(Int(bitPattern: copy.base) % 64 == 0)
+        #expect(copy.readAtRandom == readAtRandom)
+        #expect(copy.base[words - 1] == 7)
     }
 
     /// After `10 × entries` additions every counter halves: a key counted 15 times reads 7 right

@@ -46,7 +46,7 @@ struct TinyLFUSketch {
         sampleSize = entries == 0 ? 10 : 10 * maximum
         var words = 8
         while words < maximum { words <<= 1 }
-        adopt(AlignedWords(count: words))
+        adopt(AlignedWords(count: words, readAtRandom: true))
         blockMask = UInt32(words >> 3) - 1
         size = 0
     }

@@ -33,7 +33,7 @@ struct WindowLog {
 
     /// A log that is off.
     init() {
-        storage = AlignedWords(count: 1)
+        storage = AlignedWords(count: 1, readAtRandom: false)
         base = storage.base
     }
 
@@ -45,7 +45,7 @@ struct WindowLog {
     mutating func rebuild(oldestFirst window: [(object: UInt32, folded: UInt32)]) {
         var capacity = 1024
         while capacity < 2 * window.count { capacity <<= 1 }
-        adopt(AlignedWords(count: capacity))
+        adopt(AlignedWords(count: capacity, readAtRandom: false))
         cursor = 0
         end = 0
         for member in window { append(member.object, folded: member.folded) }
@@ -97,7 +97,7 @@ struct WindowLog {
     /// the current one is full.
     private mutating func copy() {
         let capacity = end - cursor > mask ? storage.count * 2 : storage.count
-        let copied = AlignedWords(count: capacity)
+        let copied = AlignedWords(count: capacity, readAtRandom: false)
         for position in cursor..<end { copied.base[position & (capacity - 1)] = storage.base[position & mask] }
         adopt(copied)
     }
