@@ -104,10 +104,13 @@ public struct SlotQueues: @unchecked Sendable {
     @inlinable public var slotCapacity: Int { slotCount }
 
     /// Copies the storage first if another copy of these queues shares it: every change goes
-    /// through here, one uniqueness check per operation.
-    @inlinable @inline(__always)
-    mutating func makeUnique() {
-        if !isKnownUniquelyReferenced(&storage) { adopt(SlotStorage(copying: storage)) }
+    /// through here, one uniqueness check per operation. Returns whether it copied (the queues
+    /// had been shared).
+    @inlinable @inline(__always) @discardableResult
+    mutating func makeUnique() -> Bool {
+        if isKnownUniquelyReferenced(&storage) { return false }
+        adopt(SlotStorage(copying: storage))
+        return true
     }
 
     /// Slot `slot`'s node; traps if the slot is beyond the arrays (as an array index would).
@@ -196,6 +199,18 @@ public struct SlotQueues: @unchecked Sendable {
     @inlinable @inline(__always)
     public mutating func setSize(_ size: UInt64, word: UInt32, of slot: UInt32) {
         let node = writableNode(slot)
+        node.pointee.size = size
+        node.pointee.word = word
+    }
+
+    /// ``setSize(_:word:of:)`` in storage known to be unique (see ``assertUnique()``).
+    @inlinable @inline(__always)
+    mutating func setSizeKnowingUnique(_ size: UInt64, word: UInt32, of slot: UInt32) {
+        let id = Int(slot)
+        // Growing copies the storage into a new, unique one.
+        if id >= slotCount { grow(to: id + 1) }
+        assertUnique()
+        let node = nodes + id
         node.pointee.size = size
         node.pointee.word = word
     }

@@ -4,7 +4,9 @@ import TierCacheEviction
 /// A copy of a policy is a policy of its own: after the copy, the original and the copy serve
 /// different requests, and each decides as a policy that only ever saw its own requests would.
 /// (Policies change their queues several times a request but check the queues' storage for
-/// sharing only at the first change: a copy made between requests must still part.)
+/// sharing only at the first change, and W-TinyLFU checks its sketch and window log through its
+/// queues: a copy made between requests must still part, whether its first change is a request
+/// or a removal.)
 @Suite struct PolicyCopyTests {
     static let policies: [any EvictionPolicy.Type] = [
         LRUPolicy.self, FIFOPolicy.self, CLOCKPolicy.self, SIEVEPolicy.self, S3FIFOPolicy.self,
@@ -35,12 +37,13 @@ import TierCacheEviction
         some.count != other.count ? min(some.count, other.count) : some.indices.first { some[$0] != other[$0] }
     }
 
-    @Test(arguments: 0..<policies.count)
-    func copiesDecideApart(policyIndex: Int) {
-        check(Self.policies[policyIndex])
+    @Test(arguments: 0..<policies.count, [false, true])
+    func copiesDecideApart(policyIndex: Int, removingFirst: Bool) {
+        check(Self.policies[policyIndex], removingFirst: removingFirst)
     }
 
-    private func check<Policy: EvictionPolicy>(_ type: Policy.Type) {
+    /// With `removingFirst`, the original's first change after the copy removes an object.
+    private func check<Policy: EvictionPolicy>(_ type: Policy.Type, removingFirst: Bool) {
         let context = PolicyContext(capacity: 40, expectedSlots: 300)
         let prefix = Self.requests(count: 3_000, seed: 1)
         let first = Self.requests(count: 2_000, seed: 2)
@@ -49,11 +52,16 @@ import TierCacheEviction
         var original = Policy(context: context)
         _ = Self.replay(prefix, on: &original)
         var copy = original
+        // The object of the prefix's last request is resident.
+        let removed = prefix[prefix.count - 1]
+        if removingFirst { original.remove(removed) }
         let originalHits = Self.replay(first, on: &original)
         let copyHits = Self.replay(second, on: &copy)
 
         var alone = Policy(context: context)
-        let expectedOriginal = Array(Self.replay(prefix + first, on: &alone).dropFirst(prefix.count))
+        _ = Self.replay(prefix, on: &alone)
+        if removingFirst { alone.remove(removed) }
+        let expectedOriginal = Self.replay(first, on: &alone)
         alone = Policy(context: context)
         let expectedCopy = Array(Self.replay(prefix + second, on: &alone).dropFirst(prefix.count))
         let originalDiffers = Self.firstDifference(originalHits, expectedOriginal)

@@ -131,6 +131,25 @@ struct TinyLFUSketch {
     @inline(__always)
     mutating func increment(folded: UInt32) {
         guard let base = uniqueBase() else { return }
+        count(folded, in: base)
+    }
+
+    /// ``increment(folded:)`` for an owner that has made the sketch unique (``makeUnique()``)
+    /// since it was last copied: W-TinyLFU checks the uniqueness of all its storage once per
+    /// request, where each count checking its own was a call into the runtime.
+    @inline(__always)
+    mutating func incrementKnowingUnique(folded: UInt32) {
+        assert(base == nil || isKnownUniquelyReferenced(&table), "sketch counted in a shared table")
+        guard let base else { return }
+        count(folded, in: base)
+    }
+
+    /// Copies the table first if another sketch shares it.
+    mutating func makeUnique() { _ = uniqueBase() }
+
+    /// Counts `folded` in `base`, the sketch's own table.
+    @inline(__always)
+    private mutating func count(_ folded: UInt32, in base: UnsafeMutablePointer<UInt64>) {
         let (block, counterHash) = locate(folded)
         // Unchecked, as in ``frequency(folded:)``; each counter below 15 gains one, without a
         // branch (a loop with one per counter cost about 120 instructions per count).

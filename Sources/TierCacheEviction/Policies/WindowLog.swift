@@ -54,15 +54,31 @@ struct WindowLog {
     /// Logs an arrival at the window's young end, if the log is on.
     @inline(__always)
     mutating func append(_ object: UInt32, folded: UInt32) {
+        if isActive {
+            makeUnique()
+            record(object, folded: folded)
+        }
+    }
+
+    /// ``append(_:folded:)`` for an owner that has made the log unique (``makeUnique()``) since
+    /// it was last copied, as W-TinyLFU does once per request for all its storage.
+    @inline(__always)
+    mutating func appendKnowingUnique(_ object: UInt32, folded: UInt32) {
         if isActive { record(object, folded: folded) }
     }
 
-    /// ``append(_:folded:)`` of a log that is on: a call of its own, so that the requests of a
+    /// Copies the entries first if another log shares them.
+    mutating func makeUnique() {
+        if !isKnownUniquelyReferenced(&storage) { copy() }
+    }
+
+    /// An arrival in a log that is on and unique: a call of its own, so that the requests of a
     /// policy whose log is off carry only the test (inlined, the log's code slowed W-TinyLFU's
     /// replay of P12 at 32,768 objects, where the log is off, by about a tenth).
     @inline(never)
     private mutating func record(_ object: UInt32, folded: UInt32) {
-        if end - cursor > mask || !isKnownUniquelyReferenced(&storage) { copy() }
+        assert(isKnownUniquelyReferenced(&storage), "log appended to in shared entries")
+        if end - cursor > mask { copy() }
         base[end & mask] = UInt64(object) << 32 | UInt64(folded)
         end += 1
     }
