@@ -230,7 +230,11 @@ public struct WTinyLFUPolicy: EvictionPolicy {
     }
 
     /// Caffeine's `onAccess`: count the key, then move the object up its segment.
+    #if compiler(>=6.3)
+    @inline(always)
+    #else
     @inline(__always)
+    #endif
     private mutating func onAccess(_ object: UInt32) {
         sketch.incrementKnowingUnique(folded: foldedHash(of: object))
         switch queues.queue(of: object) {
