@@ -48,7 +48,8 @@ struct WindowLog {
         adopt(AlignedWords(count: capacity, readAtRandom: false))
         cursor = 0
         end = 0
-        for member in window { append(member.object, folded: member.folded) }
+        // The storage was just made: unique.
+        for member in window { appendKnowingUnique(member.object, folded: member.folded) }
     }
 
     /// Logs an arrival at the window's young end, if the log is on.
