@@ -64,12 +64,14 @@ import Testing
         #expect(log.entry(after: 7_000) == nil)
     }
 
-    @Test("Copies share entries only until one of them appends")
+    @Test("Copies share entries only until one of them is made unique")
     func copiesPart() {
         let original = log(oldestFirst: [1, 2])
         var copy = original
+        copy.makeUnique()
         copy.append(3, folded: 1_003)
         var originalAfterCopy = original
+        originalAfterCopy.makeUnique()
         originalAfterCopy.append(4, folded: 1_004)
         let copyFound = copy.seek(2)
         let originalFound = originalAfterCopy.seek(2)

@@ -201,6 +201,7 @@ public struct WTinyLFUPolicy: EvictionPolicy {
     /// Forgets `slot`.
     public mutating func remove(_ slot: UInt32) {
         queues.beginRequest()
+        guard isResident(slot) else { return }
         makeStorageUnique()
         queues.removeKnowingUnique(slot)
     }
@@ -240,7 +241,7 @@ public struct WTinyLFUPolicy: EvictionPolicy {
         switch queues.queue(of: object) {
         case Self.window:
             queues.moveToHeadKnowingUnique(object, Self.window)
-            windowLog.appendKnowingUnique(object, folded: foldedHash(of: object))
+            windowLog.append(object, folded: foldedHash(of: object))
         case Self.probation:
             // An object heavier than the protected segment stays in probation (`reorderProbation`).
             let segment = cost(of: object) > protectedMaximum ? Self.probation : Self.protected
@@ -276,12 +277,13 @@ public struct WTinyLFUPolicy: EvictionPolicy {
             queues.pushTailKnowingUnique(object, Self.window)
         } else {
             queues.pushHeadKnowingUnique(object, Self.window)
-            windowLog.appendKnowingUnique(object, folded: foldedHash(of: object))
+            windowLog.append(object, folded: foldedHash(of: object))
         }
     }
 
     /// Moves the window's oldest objects to the young end of probation while the window is over
-    /// its maximum; returns how many moved (the candidates).
+    /// its maximum; returns how many moved (the candidates). The storage is unique
+    /// (`makeStorageUnique()`).
     private mutating func evictFromWindow() -> Int {
         var candidates = 0
         var node = queues.tail(Self.window)
@@ -289,7 +291,7 @@ public struct WTinyLFUPolicy: EvictionPolicy {
             guard let current = node else { break }
             node = queues.newer(than: current)
             if cost(of: current) != 0 {
-                queues.moveToHead(current, Self.probation)
+                queues.moveToHeadKnowingUnique(current, Self.probation)
                 candidates += 1
             }
         }
@@ -339,7 +341,8 @@ public struct WTinyLFUPolicy: EvictionPolicy {
     /// candidates)` of Caffeine 2.x: once the candidates run out, the window's newest object is
     /// the next candidate. Caffeine 3's `evictFromMain(Node candidate)` takes the window's oldest
     /// instead; the two differ only on that rare path (a miss whose one candidate did not make
-    /// room), and the figures in `docs/eviction-policies.md` come from this one.
+    /// room), and the figures in `docs/eviction-policies.md` come from this one. The storage is
+    /// unique (`makeStorageUnique()`).
     private mutating func evictFromMain(candidates startingCandidates: Int, sparing spared: UInt32?) {
         var candidates = startingCandidates
         var victimQueue = Self.probation
@@ -362,14 +365,14 @@ public struct WTinyLFUPolicy: EvictionPolicy {
                 }
                 victim = queues.newer(than: currentVictim)
                 if currentVictim == spared { continue }
-                queues.remove(currentVictim)
+                queues.removeKnowingUnique(currentVictim)
                 continue
             }
             guard let currentVictim = victim else {
                 candidate = queues.older(than: currentCandidate)
                 candidates -= 1
                 if currentCandidate == spared { continue }
-                queues.remove(currentCandidate)
+                queues.removeKnowingUnique(currentCandidate)
                 continue
             }
             if currentVictim == currentCandidate {
@@ -377,7 +380,7 @@ public struct WTinyLFUPolicy: EvictionPolicy {
                 candidates -= 1
                 candidate = nil
                 if currentCandidate == spared { continue }
-                queues.remove(currentCandidate)
+                queues.removeKnowingUnique(currentCandidate)
                 continue
             }
             if currentVictim == spared {
@@ -387,17 +390,17 @@ public struct WTinyLFUPolicy: EvictionPolicy {
             if cost(of: currentCandidate) > capacity {
                 candidate = candidates > 0 ? queues.older(than: currentCandidate) : queues.newer(than: currentCandidate)
                 candidates -= 1
-                queues.remove(currentCandidate)
+                queues.removeKnowingUnique(currentCandidate)
                 continue
             }
             candidates -= 1
             if currentCandidate == spared || admit(candidate: currentCandidate, victim: currentVictim) {
                 victim = queues.newer(than: currentVictim)
-                queues.remove(currentVictim)
+                queues.removeKnowingUnique(currentVictim)
                 candidate = queues.older(than: currentCandidate)
             } else {
                 candidate = candidates > 0 ? queues.older(than: currentCandidate) : queues.newer(than: currentCandidate)
-                queues.remove(currentCandidate)
+                queues.removeKnowingUnique(currentCandidate)
             }
         }
     }
@@ -425,7 +428,8 @@ public struct WTinyLFUPolicy: EvictionPolicy {
 
     /// Sets the window's maximum (the main cache keeps its 80% protected share) and moves up to
     /// `queueTransferThreshold` entries across, as Caffeine's `increaseWindow` and
-    /// `decreaseWindow` do; the rest follows as entries arrive and leave.
+    /// `decreaseWindow` do; the rest follows as entries arrive and leave. The storage is unique
+    /// (`makeStorageUnique()`).
     private mutating func resizeWindow(to target: Int) {
         let target = min(capacity, max(1, target))
         if target > windowMaximum {
@@ -442,15 +446,15 @@ public struct WTinyLFUPolicy: EvictionPolicy {
                 }
                 guard let object = moving, room >= cost(of: object) else { break }
                 room -= cost(of: object)
-                queues.moveToHead(object, Self.window)
-                windowLog.appendKnowingUnique(object, folded: foldedHash(of: object))
+                queues.moveToHeadKnowingUnique(object, Self.window)
+                windowLog.append(object, folded: foldedHash(of: object))
             }
         } else if target < windowMaximum {
             windowMaximum = target
             protectedMaximum = Int(Self.percentMainProtected * Double(capacity - windowMaximum))
             for _ in 0..<Self.queueTransferThreshold {
                 guard weight(Self.window) > windowMaximum, let object = queues.tail(Self.window) else { break }
-                queues.moveToHead(object, Self.probation)
+                queues.moveToHeadKnowingUnique(object, Self.probation)
             }
         }
     }

@@ -16,7 +16,9 @@
 /// it at the old end, unlogged, and is not looked for; if the log ever loses track of the window
 /// otherwise, it is rebuilt from the window's links.
 ///
-/// Copies are independent, as an array's are: they share the entries until one appends.
+/// Copies are independent, as an array's are, but the owner makes them so: they share the entries
+/// until one of them calls ``makeUnique()``, which an owner does before appending to a log it may
+/// have copied (W-TinyLFU does once per request, for all its storage).
 struct WindowLog {
     /// The entries, shared between copies until one of them appends. Never nil (one entry while
     /// the log is off): the uniqueness check of an optional reference cost twice as much.
@@ -49,22 +51,13 @@ struct WindowLog {
         cursor = 0
         end = 0
         // The storage was just made: unique.
-        for member in window { appendKnowingUnique(member.object, folded: member.folded) }
+        for member in window { append(member.object, folded: member.folded) }
     }
 
-    /// Logs an arrival at the window's young end, if the log is on.
+    /// Logs an arrival at the window's young end, if the log is on. The entries must be this
+    /// log's own (``makeUnique()`` since the log was last copied).
     @inline(__always)
     mutating func append(_ object: UInt32, folded: UInt32) {
-        if isActive {
-            makeUnique()
-            record(object, folded: folded)
-        }
-    }
-
-    /// ``append(_:folded:)`` for an owner that has made the log unique (``makeUnique()``) since
-    /// it was last copied, as W-TinyLFU does once per request for all its storage.
-    @inline(__always)
-    mutating func appendKnowingUnique(_ object: UInt32, folded: UInt32) {
         if isActive { record(object, folded: folded) }
     }
 
