@@ -68,4 +68,32 @@ import Testing
         #expect(sketch.frequency(hot) == 7)
         #expect(additions >= sketch.sampleSize)
     }
+
+    /// A remembered estimate is the estimate: after counts of keys in its block, of keys
+    /// elsewhere, agings and a resize, it reads what ``TinyLFUSketch/frequency(folded:)`` reads.
+    /// Small tables (8 and 64 blocks) put many keys in each block, and age every 640 and 5,120
+    /// counts.
+    @Test(arguments: [64, 512])
+    func rememberedEstimatesFollowCounts(entries: Int) {
+        var sketch = TinyLFUSketch()
+        sketch.ensureCapacity(entries)
+        var random: UInt64 = 11
+        func next(_ bound: UInt32) -> UInt32 {
+            random = random &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return UInt32(truncatingIfNeeded: random >> 33) % bound
+        }
+        let folded = (0..<5_000).map { TinyLFUSketch.fold(TinyLFUSketch.mix($0, 0)) }
+        var generations = Set<Int>()
+        for step in 0..<20_000 {
+            if step == 15_000 { sketch.ensureCapacity(entries * 4) }
+            // Skewed counts, so that estimates differ and saturate.
+            let key = folded[Int(min(next(5_000), next(5_000)))]
+            sketch.incrementKnowingUnique(folded: key)
+            generations.insert(sketch.generation)
+            let asked = folded[Int(next(8))]
+            #expect(sketch.rememberedFrequency(folded: asked) == sketch.frequency(folded: asked))
+        }
+        // Agings and the resize happened: the memory was forgotten at each.
+        #expect(generations.count > 3)
+    }
 }

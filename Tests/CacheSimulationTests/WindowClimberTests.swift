@@ -42,8 +42,7 @@ struct WindowClimberTests {
         sketch.ensureCapacity(300)
         var miniatures = MiniatureCaches(capacity: 300, windowShares: [0.01, 1])
         for key in keys {
-            sketch.increment(Self.hash(key))
-            miniatures.access(Self.hash(key), cost: 1, sketch: sketch)
+            miniatures.access(Self.hash(key), cost: 1, sketch: &sketch)
         }
         #expect(miniatures.misses[1] == trace.requestCount - lru.hits)
         // The 1% window's miniature is not LRU: the comparison can tell them apart.

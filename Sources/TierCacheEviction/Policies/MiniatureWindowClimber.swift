@@ -110,8 +110,7 @@ struct MiniatureWindowClimber {
     }
 
     private mutating func recordSampled(_ hash: UInt64, cost: Int) -> Double? {
-        sketch.increment(hash)
-        let missed = miniatures.access(hash, cost: cost, sketch: sketch)
+        let missed = miniatures.access(hash, cost: cost, sketch: &sketch)
         if missed != 0, missed != allMissed {
             // A request some miniatures missed and others hit: the evidence that tells windows apart.
             var rows = missed

@@ -23,6 +23,15 @@ struct TinyLFUSketch {
     /// The additions between two agings.
     private(set) var sampleSize = 0
     private var size = 0
+    /// Changes whenever every counter may have changed at once (a new table, an aging). Between
+    /// two changes a count alters only the estimates of keys in its own block (``block(of:)``),
+    /// which is what lets an estimate be remembered across counts.
+    private(set) var generation = 0
+    /// The estimate ``rememberedFrequency(folded:)`` last made, of `rememberedKey`, whose block
+    /// starts at word `rememberedBlock` (-1 once a count or an aging may have changed it).
+    private var rememberedKey: UInt32 = 0
+    private var rememberedBlock = -1
+    private var rememberedEstimate = 0
 
     init() {}
 
@@ -86,6 +95,14 @@ struct TinyLFUSketch {
     @inlinable @inline(__always)
     static func fold(_ hash: UInt64) -> UInt32 { spread(UInt32(truncatingIfNeeded: hash ^ (hash >> 32))) }
 
+    /// The number of the 64-byte block that holds a folded hash's four counters, below
+    /// ``blockCount``: a count changes no estimate but those of keys in its block.
+    @inline(__always)
+    func block(of folded: UInt32) -> Int { Int(folded & blockMask) }
+
+    /// The number of blocks (1 before the sketch is sized).
+    var blockCount: Int { Int(blockMask) + 1 }
+
     /// The block (first word) and the hash that picks the four counters in it.
     @inlinable @inline(__always)
     func locate(_ folded: UInt32) -> (block: Int, counterHash: UInt32) {
@@ -112,6 +129,22 @@ struct TinyLFUSketch {
             frequency = min(frequency, (word >> UInt64(index << 2)) & 0xF)
         }
         return Int(frequency)
+    }
+
+    /// ``frequency(folded:)``, answered from the last estimate asked for this way while no count
+    /// has touched its block since. W-TinyLFU asks this of its victims: probation's oldest meets
+    /// candidate after candidate until one beats it, and every count in between but one in a
+    /// few thousand (a key in the same block) leaves its estimate as it was.
+    @inline(__always)
+    mutating func rememberedFrequency(folded: UInt32) -> Int {
+        if folded == rememberedKey, rememberedBlock >= 0 {
+            assert(rememberedEstimate == frequency(folded: folded), "a remembered estimate went stale")
+            return rememberedEstimate
+        }
+        rememberedKey = folded
+        rememberedEstimate = frequency(folded: folded)
+        rememberedBlock = base == nil ? -1 : locate(folded).block
+        return rememberedEstimate
     }
 
     /// Starts loading the block that holds a folded hash's counters, so that the estimates and
@@ -151,6 +184,7 @@ struct TinyLFUSketch {
     @inline(__always)
     private mutating func count(_ folded: UInt32, in base: UnsafeMutablePointer<UInt64>) {
         let (block, counterHash) = locate(folded)
+        if block == rememberedBlock { rememberedBlock = -1 }
         // Unchecked, as in ``frequency(folded:)``; each counter below 15 gains one, without a
         // branch (a loop with one per counter cost about 120 instructions per count).
         var added: UInt64 = 0
@@ -179,6 +213,9 @@ struct TinyLFUSketch {
     }
 
     private mutating func adopt(_ words: AlignedWords) {
+        // A copy on write holds the same counts: counting it a change only forgets estimates.
+        generation += 1
+        rememberedBlock = -1
         table = words
         base = words.base
         length = words.count
@@ -193,5 +230,7 @@ struct TinyLFUSketch {
             base[index] = (base[index] >> 1) & 0x7777_7777_7777_7777
         }
         size = (size - (odd >> 2)) >> 1
+        generation += 1
+        rememberedBlock = -1
     }
 }

@@ -411,7 +411,7 @@ public struct WTinyLFUPolicy: EvictionPolicy {
     @inline(__always)
     #endif
     private mutating func admit(candidate: UInt32, victim: UInt32) -> Bool {
-        let victimFrequency = sketch.frequency(folded: foldedHash(of: victim))
+        let victimFrequency = sketch.rememberedFrequency(folded: foldedHash(of: victim))
         let candidateFrequency = sketch.frequency(folded: foldedHash(of: candidate))
         if candidateFrequency > victimFrequency { return true }
         if candidateFrequency <= Self.admitHashDoSThreshold { return false }
