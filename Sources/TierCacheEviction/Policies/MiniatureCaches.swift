@@ -39,13 +39,20 @@ struct MiniatureCaches {
     private static let prefetchingCapacity = 1024
     private var miniatures: [Miniature]
     private var recordByKey = RecordTable()
-    private var keys: [UInt64] = []
-    /// Each record's key as the sketch folds it (``TinyLFUSketch/fold(_:)``), so that the contests
-    /// estimate without folding again.
-    private var foldedKeys: [UInt32] = []
-    private var costs: [Int] = []
-    /// How many miniatures hold each record; at 0 the record is freed.
-    private var residents: [UInt8] = []
+    /// What the miniatures know of a key while any of them holds it.
+    private struct Record {
+        var key: UInt64
+        var cost: Int
+        /// The key's last estimate and when it was made (``EstimateMemo``).
+        var rememberedEstimate: UInt64 = 0
+        /// The key as the sketch folds it (``TinyLFUSketch/fold(_:)``), so that the contests
+        /// estimate without folding again.
+        var folded: UInt32
+        /// How many miniatures hold the record; at 0 it is freed.
+        var residents: UInt8 = 0
+    }
+
+    private var records: [Record] = []
     /// A record's place in one miniature (one array of them, so a move checks one buffer's
     /// uniqueness, not three).
     private struct Link {
@@ -70,8 +77,6 @@ struct MiniatureCaches {
     /// Records one request emptied, freed once every miniature has seen it (one slot per record,
     /// so that the request path never grows an array).
     private var emptiedRecords: [Int32] = []
-    /// Per record, its last estimate and when it was made (``EstimateMemo``).
-    private var rememberedEstimates: [UInt64] = []
     /// Per sketch block, the request that last counted a key in it (``EstimateMemo``).
     private var blockCounts: [UInt64] = []
     /// The sampled requests so far: the clock of the remembered estimates.
@@ -120,84 +125,77 @@ struct MiniatureCaches {
         var emptied = 0
         links.withUnsafeMutableBufferPointer { links in
             ends.withUnsafeMutableBufferPointer { ends in
-                residents.withUnsafeMutableBufferPointer { residents in
+                records.withUnsafeMutableBufferPointer { records in
                     miniatures.withUnsafeMutableBufferPointer { miniatures in
-                        foldedKeys.withUnsafeBufferPointer { foldedKeys in
-                            costs.withUnsafeBufferPointer { costs in
-                                emptiedRecords.withUnsafeMutableBufferPointer { emptiedRecords in
-                                    rememberedEstimates.withUnsafeMutableBufferPointer { rememberedEstimates in
-                                        blockCounts.withUnsafeBufferPointer { blockCounts in
-                                            let queues = Queues(links: links, ends: ends, costs: costs, width: width)
-                                            let estimates = EstimateMemo(
-                                                foldedKeys: foldedKeys, remembered: rememberedEstimates,
-                                                blockCounts: blockCounts, now: estimateTime)
-                                            // The record just counted: each miniature's window will offer it to
-                                            // the main cache, most of them before its block is counted again.
-                                            estimates.remember(record, sketch: sketch)
-                                            if capacity >= Self.prefetchingCapacity {
-                                                queues.prefetchNeighbours(of: record)
+                        emptiedRecords.withUnsafeMutableBufferPointer { emptiedRecords in
+                            blockCounts.withUnsafeBufferPointer { blockCounts in
+                                let queues = Queues(links: links, ends: ends, records: records, width: width)
+                                let estimates = EstimateMemo(
+                                    records: records, blockCounts: blockCounts, now: estimateTime)
+                                // The record just counted: each miniature's window will offer it to
+                                // the main cache, most of them before its block is counted again.
+                                estimates.remember(record, sketch: sketch)
+                                if capacity >= Self.prefetchingCapacity {
+                                    queues.prefetchNeighbours(of: record)
+                                }
+                                for miniature in 0..<width {
+                                    if queues.hit(
+                                        record, miniature,
+                                        protectedMaximum: miniatures[miniature].protectedMaximum)
+                                    {
+                                        continue
+                                    }
+                                    missed |= 1 << UInt32(miniature)
+                                    miniatures[miniature].misses += 1
+                                    guard records[Int(record)].cost <= capacity else { continue }
+                                    queues.pushHead(record, Self.window, miniature)
+                                    records[Int(record)].residents += 1
+                                    while queues.weight(Self.window, miniature)
+                                        > miniatures[miniature].windowMaximum,
+                                        let candidate = queues.tail(Self.window, miniature)
+                                    {
+                                        // The candidate stays in the window until it wins a contest: one
+                                        // that loses its first leaves from there, as it would have from
+                                        // probation's young end, without moving in and out (as
+                                        // `WTinyLFUPolicy.admitWindowsOldest` does).
+                                        // While over capacity the candidate meets the oldest entry of the
+                                        // main cache; the one the sketch counts less often leaves (the
+                                        // candidate on a tie).
+                                        while queues.totalWeight(miniature) > capacity {
+                                            let inProbation =
+                                                queues.queue(of: candidate, miniature) == Self.probation
+                                            var victim = queues.tail(Self.probation, miniature)
+                                            if !inProbation {
+                                                victim =
+                                                    victim ?? queues.tail(Self.protected, miniature)
+                                                    ?? candidate
+                                            } else if victim == candidate,
+                                                queues.count(Self.probation, miniature) == 1
+                                            {
+                                                victim = queues.tail(Self.protected, miniature) ?? candidate
                                             }
-                                            for miniature in 0..<width {
-                                                if queues.hit(
-                                                    record, miniature,
-                                                    protectedMaximum: miniatures[miniature].protectedMaximum)
-                                                {
-                                                    continue
-                                                }
-                                                missed |= 1 << UInt32(miniature)
-                                                miniatures[miniature].misses += 1
-                                                guard costs[Int(record)] <= capacity else { continue }
-                                                queues.pushHead(record, Self.window, miniature)
-                                                residents[Int(record)] += 1
-                                                while queues.weight(Self.window, miniature)
-                                                    > miniatures[miniature].windowMaximum,
-                                                    let candidate = queues.tail(Self.window, miniature)
-                                                {
-                                                    // The candidate stays in the window until it wins a contest: one
-                                                    // that loses its first leaves from there, as it would have from
-                                                    // probation's young end, without moving in and out (as
-                                                    // `WTinyLFUPolicy.admitWindowsOldest` does).
-                                                    // While over capacity the candidate meets the oldest entry of the
-                                                    // main cache; the one the sketch counts less often leaves (the
-                                                    // candidate on a tie).
-                                                    while queues.totalWeight(miniature) > capacity {
-                                                        let inProbation =
-                                                            queues.queue(of: candidate, miniature) == Self.probation
-                                                        var victim = queues.tail(Self.probation, miniature)
-                                                        if !inProbation {
-                                                            victim =
-                                                                victim ?? queues.tail(Self.protected, miniature)
-                                                                ?? candidate
-                                                        } else if victim == candidate,
-                                                            queues.count(Self.probation, miniature) == 1
-                                                        {
-                                                            victim = queues.tail(Self.protected, miniature) ?? candidate
-                                                        }
-                                                        guard let victim else { break }
-                                                        let leaving =
-                                                            victim == candidate
-                                                                || estimates.frequency(of: candidate, sketch: sketch)
-                                                                    <= estimates.frequency(of: victim, sketch: sketch)
-                                                            ? candidate : victim
-                                                        if leaving != candidate, !inProbation {
-                                                            queues.moveToHead(candidate, Self.probation, miniature)
-                                                        }
-                                                        queues.unlink(leaving, miniature)
-                                                        residents[Int(leaving)] -= 1
-                                                        // Freed after the request: the accessed record outlives evictions
-                                                        // until every miniature has seen it.
-                                                        if residents[Int(leaving)] == 0, leaving != record {
-                                                            emptiedRecords[emptied] = leaving
-                                                            emptied += 1
-                                                        }
-                                                        if leaving == candidate { break }
-                                                    }
-                                                    // No contest, or none lost: the candidate enters probation.
-                                                    if queues.queue(of: candidate, miniature) == Self.window {
-                                                        queues.moveToHead(candidate, Self.probation, miniature)
-                                                    }
-                                                }
+                                            guard let victim else { break }
+                                            let leaving =
+                                                victim == candidate
+                                                    || estimates.frequency(of: candidate, sketch: sketch)
+                                                        <= estimates.frequency(of: victim, sketch: sketch)
+                                                ? candidate : victim
+                                            if leaving != candidate, !inProbation {
+                                                queues.moveToHead(candidate, Self.probation, miniature)
                                             }
+                                            queues.unlink(leaving, miniature)
+                                            records[Int(leaving)].residents -= 1
+                                            // Freed after the request: the accessed record outlives evictions
+                                            // until every miniature has seen it.
+                                            if records[Int(leaving)].residents == 0, leaving != record {
+                                                emptiedRecords[emptied] = leaving
+                                                emptied += 1
+                                            }
+                                            if leaving == candidate { break }
+                                        }
+                                        // No contest, or none lost: the candidate enters probation.
+                                        if queues.queue(of: candidate, miniature) == Self.window {
+                                            queues.moveToHead(candidate, Self.probation, miniature)
                                         }
                                     }
                                 }
@@ -208,7 +206,7 @@ struct MiniatureCaches {
             }
         }
         for index in 0..<emptied { free(emptiedRecords[index]) }
-        if residents[Int(record)] == 0 { free(record) }
+        if records[Int(record)].residents == 0 { free(record) }
         return missed
     }
 
@@ -229,10 +227,11 @@ struct MiniatureCaches {
     /// is stamped n + 1, and holds while its block's last count is older than the stamp. (The
     /// fourteen contests of a sampled request estimated about two keys each, 40 instructions an
     /// estimate: on OLTP at 1,000 objects, a fifth of W-TinyLFU's replay.)
+    ///
+    /// A record's `rememberedEstimate` is its stamp shifted left by 4, or'ed with the estimate
+    /// (0...15); 0 for none.
     private struct EstimateMemo {
-        let foldedKeys: UnsafeBufferPointer<UInt32>
-        /// Per record: its stamp shifted left by 4, or'ed with its estimate (0...15); 0 for none.
-        let remembered: UnsafeMutableBufferPointer<UInt64>
+        let records: UnsafeMutableBufferPointer<Record>
         let blockCounts: UnsafeBufferPointer<UInt64>
         /// The stamp of the estimates made now.
         let now: UInt64
@@ -240,10 +239,10 @@ struct MiniatureCaches {
         /// The estimate of `record` in `sketch`, the sketch the stamps follow.
         @inline(__always)
         func frequency(of record: Int32, sketch: TinyLFUSketch) -> UInt64 {
-            let memo = remembered[Int(record)]
-            if memo >> 4 > blockCounts[sketch.block(of: foldedKeys[Int(record)])] {
+            let memo = records[Int(record)].rememberedEstimate
+            if memo >> 4 > blockCounts[sketch.block(of: records[Int(record)].folded)] {
                 assert(
-                    memo & 15 == sketch.frequency(folded: foldedKeys[Int(record)]),
+                    memo & 15 == sketch.frequency(folded: records[Int(record)].folded),
                     "a miniature's remembered estimate went stale")
                 return memo & 15
             }
@@ -253,8 +252,8 @@ struct MiniatureCaches {
         /// Estimates `record` now and remembers the estimate.
         @inline(__always) @discardableResult
         func remember(_ record: Int32, sketch: TinyLFUSketch) -> UInt64 {
-            let frequency = UInt64(truncatingIfNeeded: sketch.frequency(folded: foldedKeys[Int(record)]))
-            remembered[Int(record)] = now << 4 | frequency
+            let frequency = UInt64(truncatingIfNeeded: sketch.frequency(folded: records[Int(record)].folded))
+            records[Int(record)].rememberedEstimate = now << 4 | frequency
             return frequency
         }
     }
@@ -262,20 +261,14 @@ struct MiniatureCaches {
     // MARK: Records
 
     private mutating func allocate(_ key: UInt64, cost: Int) -> Int32 {
+        let fields = Record(key: key, cost: cost, folded: TinyLFUSketch.fold(key))
         if let record = freeRecords.popLast() {
-            keys[Int(record)] = key
-            foldedKeys[Int(record)] = TinyLFUSketch.fold(key)
-            costs[Int(record)] = cost
-            rememberedEstimates[Int(record)] = 0
+            records[Int(record)] = fields
             recordByKey.insert(key, record: record)
             return record
         }
-        let record = Int32(keys.count)
-        keys.append(key)
-        foldedKeys.append(TinyLFUSketch.fold(key))
-        costs.append(cost)
-        residents.append(0)
-        rememberedEstimates.append(0)
+        let record = Int32(records.count)
+        records.append(fields)
         // A request empties at most one record per miniature per eviction, and each eviction
         // removes a resident: the records themselves bound how many one request can empty.
         emptiedRecords.append(Self.none)
@@ -285,7 +278,7 @@ struct MiniatureCaches {
     }
 
     private mutating func free(_ record: Int32) {
-        recordByKey.remove(keys[Int(record)])
+        recordByKey.remove(records[Int(record)].key)
         freeRecords.append(record)
     }
 
@@ -295,7 +288,7 @@ struct MiniatureCaches {
     private struct Queues {
         let links: UnsafeMutableBufferPointer<Link>
         let ends: UnsafeMutableBufferPointer<Ends>
-        let costs: UnsafeBufferPointer<Int>
+        let records: UnsafeMutableBufferPointer<Record>
         let width: Int
 
         @inline(__always) func slot(_ record: Int32, _ miniature: Int) -> Int { Int(record) * width + miniature }
@@ -367,7 +360,7 @@ struct MiniatureCaches {
                 ends[queueEnds].tail = record
             }
             ends[queueEnds].head = record
-            ends[queueEnds].weight += costs[Int(record)]
+            ends[queueEnds].weight += records[Int(record)].cost
             ends[queueEnds].count += 1
         }
 
@@ -387,7 +380,7 @@ struct MiniatureCaches {
                 ends[queueEnds].tail = link.previous
             }
             links[index].queue = 0
-            ends[queueEnds].weight -= costs[Int(record)]
+            ends[queueEnds].weight -= records[Int(record)].cost
             ends[queueEnds].count -= 1
         }
 
