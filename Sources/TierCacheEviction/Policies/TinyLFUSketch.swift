@@ -133,8 +133,8 @@ struct TinyLFUSketch {
 
     /// ``frequency(folded:)``, answered from the last estimate asked for this way while no count
     /// has touched its block since. W-TinyLFU asks this of its victims: probation's oldest meets
-    /// candidate after candidate until one beats it, and every count in between but one in a
-    /// few thousand (a key in the same block) leaves its estimate as it was.
+    /// candidate after candidate until one beats it, and of the counts in between only those of
+    /// keys in its block (1 in ``blockCount``, 512 blocks at 4,096 entries) change its estimate.
     @inline(__always)
     mutating func rememberedFrequency(folded: UInt32) -> Int {
         if folded == rememberedKey, rememberedBlock >= 0 {
