@@ -66,7 +66,6 @@ struct MiniatureCaches {
         var head: Int32 = -1
         var tail: Int32 = -1
         var weight = 0
-        var count = 0
     }
 
     /// Per record, per miniature (index `record * width + miniature`).
@@ -170,8 +169,9 @@ struct MiniatureCaches {
                                                     victim ?? queues.tail(Self.protected, miniature)
                                                     ?? candidate
                                             } else if victim == candidate,
-                                                queues.count(Self.probation, miniature) == 1
+                                                queues.head(Self.probation, miniature) == candidate
                                             {
+                                                // The candidate is probation's only entry.
                                                 victim = queues.tail(Self.protected, miniature) ?? candidate
                                             }
                                             guard let victim else { break }
@@ -294,7 +294,7 @@ struct MiniatureCaches {
         @inline(__always) func slot(_ record: Int32, _ miniature: Int) -> Int { Int(record) * width + miniature }
         @inline(__always) func end(_ queue: UInt8, _ miniature: Int) -> Int { miniature * 4 + Int(queue) }
         @inline(__always) func weight(_ queue: UInt8, _ miniature: Int) -> Int { ends[end(queue, miniature)].weight }
-        @inline(__always) func count(_ queue: UInt8, _ miniature: Int) -> Int { ends[end(queue, miniature)].count }
+        @inline(__always) func head(_ queue: UInt8, _ miniature: Int) -> Int32 { ends[end(queue, miniature)].head }
 
         @inline(__always)
         func totalWeight(_ miniature: Int) -> Int {
@@ -361,7 +361,6 @@ struct MiniatureCaches {
             }
             ends[queueEnds].head = record
             ends[queueEnds].weight += records[Int(record)].cost
-            ends[queueEnds].count += 1
         }
 
         @inline(__always)
@@ -381,7 +380,6 @@ struct MiniatureCaches {
             }
             links[index].queue = 0
             ends[queueEnds].weight -= records[Int(record)].cost
-            ends[queueEnds].count -= 1
         }
 
         @inline(__always)
