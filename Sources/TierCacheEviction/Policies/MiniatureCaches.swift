@@ -303,7 +303,8 @@ struct MiniatureCaches {
 
         @inline(__always)
         func totalWeight(_ miniature: Int) -> Int {
-            ends[end(1, miniature)].weight &+ ends[end(2, miniature)].weight &+ ends[end(3, miniature)].weight
+            weight(MiniatureCaches.window, miniature) &+ weight(MiniatureCaches.probation, miniature)
+                &+ weight(MiniatureCaches.protected, miniature)
         }
 
         /// The queue holding `record` in `miniature` (0 for none).
