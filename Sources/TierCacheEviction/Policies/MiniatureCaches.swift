@@ -219,7 +219,7 @@ struct MiniatureCaches {
             blockCounts = [UInt64](repeating: requestNumber, count: sketch.blockCount)
             sketchGeneration = sketch.generation
         } else {
-            blockCounts[sketch.block(of: TinyLFUSketch.fold(key))] = requestNumber
+            blockCounts[sketch.blockNumber(of: TinyLFUSketch.fold(key))] = requestNumber
         }
     }
 
@@ -240,7 +240,7 @@ struct MiniatureCaches {
         @inline(__always)
         func frequency(of record: Int32, sketch: TinyLFUSketch) -> UInt64 {
             let memo = records[Int(record)].rememberedEstimate
-            if memo >> 4 > blockCounts[sketch.block(of: records[Int(record)].folded)] {
+            if memo >> 4 > blockCounts[sketch.blockNumber(of: records[Int(record)].folded)] {
                 assert(
                     memo & 15 == sketch.frequency(folded: records[Int(record)].folded),
                     "a miniature's remembered estimate went stale")

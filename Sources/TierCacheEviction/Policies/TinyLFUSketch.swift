@@ -24,13 +24,13 @@ struct TinyLFUSketch {
     private(set) var sampleSize = 0
     private var size = 0
     /// Changes whenever every counter may have changed at once (a new table, an aging). Between
-    /// two changes a count alters only the estimates of keys in its own block (``block(of:)``),
+    /// two changes a count alters only the estimates of keys in its own block (``blockNumber(of:)``),
     /// which is what lets an estimate be remembered across counts.
     private(set) var generation = 0
     /// The estimate ``rememberedFrequency(folded:)`` last made, of `rememberedKey`, whose block
-    /// starts at word `rememberedBlock` (-1 once a count or an aging may have changed it).
+    /// starts at word `rememberedFirstWord` (-1 once a count or an aging may have changed it).
     private var rememberedKey: UInt32 = 0
-    private var rememberedBlock = -1
+    private var rememberedFirstWord = -1
     private var rememberedEstimate = 0
 
     init() {}
@@ -98,14 +98,15 @@ struct TinyLFUSketch {
     /// The number of the 64-byte block that holds a folded hash's four counters, below
     /// ``blockCount``: a count changes no estimate but those of keys in its block.
     @inline(__always)
-    func block(of folded: UInt32) -> Int { Int(folded & blockMask) }
+    func blockNumber(of folded: UInt32) -> Int { Int(folded & blockMask) }
 
     /// The number of blocks (1 before the sketch is sized).
     var blockCount: Int { Int(blockMask) + 1 }
 
-    /// The block (first word) and the hash that picks the four counters in it.
+    /// The first word of the block that holds a folded hash's counters, and the hash that picks
+    /// the four counters in it.
     @inlinable @inline(__always)
-    func locate(_ folded: UInt32) -> (block: Int, counterHash: UInt32) {
+    func locate(_ folded: UInt32) -> (firstWord: Int, counterHash: UInt32) {
         (Int(folded & blockMask) << 3, Self.rehash(folded))
     }
 
@@ -116,8 +117,8 @@ struct TinyLFUSketch {
     /// ``frequency(_:)`` of a hash already folded by ``fold(_:)``.
     @inline(__always)
     func frequency(folded: UInt32) -> Int {
-        let (block, counterHash) = locate(folded)
-        // Unchecked reads: `block` is a multiple of 8 below the table's length (the mask keeps
+        let (firstWord, counterHash) = locate(folded)
+        // Unchecked reads: `firstWord` is a multiple of 8 below the table's length (the mask keeps
         // it there) and every counter lies in the block's eight words. A sketch not sized yet
         // counts nothing.
         guard let base else { return 0 }
@@ -125,7 +126,7 @@ struct TinyLFUSketch {
         for row in 0..<4 {
             let h = counterHash >> UInt32(row << 3)
             let index = (h >> 1) & 15
-            let word = base[block + Int(h & 1) + (row << 1)]
+            let word = base[firstWord + Int(h & 1) + (row << 1)]
             frequency = min(frequency, (word >> UInt64(index << 2)) & 0xF)
         }
         return Int(frequency)
@@ -137,13 +138,13 @@ struct TinyLFUSketch {
     /// keys in its block (1 in ``blockCount``, 512 blocks at 4,096 entries) change its estimate.
     @inline(__always)
     mutating func rememberedFrequency(folded: UInt32) -> Int {
-        if folded == rememberedKey, rememberedBlock >= 0 {
+        if folded == rememberedKey, rememberedFirstWord >= 0 {
             assert(rememberedEstimate == frequency(folded: folded), "a remembered estimate went stale")
             return rememberedEstimate
         }
         rememberedKey = folded
         rememberedEstimate = frequency(folded: folded)
-        rememberedBlock = base == nil ? -1 : locate(folded).block
+        rememberedFirstWord = base == nil ? -1 : locate(folded).firstWord
         return rememberedEstimate
     }
 
@@ -153,7 +154,7 @@ struct TinyLFUSketch {
     @inlinable @inline(__always)
     func prefetch(folded: UInt32) {
         guard let base else { return }
-        tiercache_prefetch(base + locate(folded).block)
+        tiercache_prefetch(base + locate(folded).firstWord)
     }
 
     /// Records one occurrence of the key hashed to `hash`.
@@ -183,15 +184,15 @@ struct TinyLFUSketch {
     /// Counts `folded` in `base`, the sketch's own table.
     @inline(__always)
     private mutating func count(_ folded: UInt32, in base: UnsafeMutablePointer<UInt64>) {
-        let (block, counterHash) = locate(folded)
-        if block == rememberedBlock { rememberedBlock = -1 }
+        let (firstWord, counterHash) = locate(folded)
+        if firstWord == rememberedFirstWord { rememberedFirstWord = -1 }
         // Unchecked, as in ``frequency(folded:)``; each counter below 15 gains one, without a
         // branch (a loop with one per counter cost about 120 instructions per count).
         var added: UInt64 = 0
         for row in 0..<4 {
             let h = counterHash >> UInt32(row << 3)
             let offset = UInt64(((h >> 1) & 15) << 2)
-            let slot = base + block + Int(h & 1) + (row << 1)
+            let slot = base + firstWord + Int(h & 1) + (row << 1)
             let word = slot.pointee
             // 1 when the counter is below 15, else 0.
             let increment = (((word >> offset) & 0xF) &+ 1) >> 4 ^ 1
@@ -215,7 +216,7 @@ struct TinyLFUSketch {
     private mutating func adopt(_ words: AlignedWords) {
         // A copy on write holds the same counts: counting it a change only forgets estimates.
         generation += 1
-        rememberedBlock = -1
+        rememberedFirstWord = -1
         table = words
         base = words.base
         length = words.count
@@ -231,6 +232,6 @@ struct TinyLFUSketch {
         }
         size = (size - (odd >> 2)) >> 1
         generation += 1
-        rememberedBlock = -1
+        rememberedFirstWord = -1
     }
 }
