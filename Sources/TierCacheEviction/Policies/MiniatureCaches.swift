@@ -119,95 +119,122 @@ struct MiniatureCaches {
     /// copy retained and released its table on every request).
     private mutating func replay(_ key: UInt64, cost: Int, sketch: TinyLFUSketch) -> UInt32 {
         let record = recordByKey.record(for: key) ?? allocate(key, cost: cost)
-        let capacity = capacity, width = width, estimateTime = requestNumber + 1
-        var missed: UInt32 = 0
-        var emptied = 0
-        links.withUnsafeMutableBufferPointer { links in
+        let (missed, emptied) = withOpenArrays { arrays in arrays.replay(record, sketch: sketch) }
+        for index in 0..<emptied { free(emptiedRecords[index]) }
+        if records[Int(record)].residents == 0 { free(record) }
+        return missed
+    }
+
+    /// Runs `body` with the miniatures' arrays opened for one request (the opening is all this
+    /// does: the request's work is ``OpenArrays/replay(_:sketch:)``).
+    @inline(__always)
+    private mutating func withOpenArrays<Result>(_ body: (OpenArrays) -> Result) -> Result {
+        let capacity = capacity, width = width, now = requestNumber + 1
+        return links.withUnsafeMutableBufferPointer { links in
             ends.withUnsafeMutableBufferPointer { ends in
                 records.withUnsafeMutableBufferPointer { records in
                     miniatures.withUnsafeMutableBufferPointer { miniatures in
                         emptiedRecords.withUnsafeMutableBufferPointer { emptiedRecords in
                             blockCounts.withUnsafeBufferPointer { blockCounts in
-                                let queues = Queues(links: links, ends: ends, records: records, width: width)
-                                let estimates = EstimateMemo(
-                                    records: records, blockCounts: blockCounts, now: estimateTime)
-                                // The record just counted: each miniature's window will offer it to
-                                // the main cache, most of them before its block is counted again.
-                                estimates.remember(record, sketch: sketch)
-                                if capacity >= Self.prefetchingCapacity {
-                                    queues.prefetchNeighbours(of: record)
-                                }
-                                for miniature in 0..<width {
-                                    if queues.hit(
-                                        record, miniature,
-                                        protectedMaximum: miniatures[miniature].protectedMaximum)
-                                    {
-                                        continue
-                                    }
-                                    missed |= 1 &<< UInt32(truncatingIfNeeded: miniature)
-                                    miniatures[miniature].misses &+= 1
-                                    guard records[Int(record)].cost <= capacity else { continue }
-                                    queues.pushHead(record, Self.window, miniature)
-                                    records[Int(record)].residents &+= 1
-                                    while queues.weight(Self.window, miniature)
-                                        > miniatures[miniature].windowMaximum,
-                                        let candidate = queues.tail(Self.window, miniature)
-                                    {
-                                        // The candidate stays in the window until it wins a contest: one
-                                        // that loses its first leaves from there, as it would have from
-                                        // probation's young end, without moving in and out (as
-                                        // `WTinyLFUPolicy.admitWindowsOldest` does).
-                                        // While over capacity the candidate meets the oldest entry of the
-                                        // main cache; the one the sketch counts less often leaves (the
-                                        // candidate on a tie).
-                                        while queues.totalWeight(miniature) > capacity {
-                                            let inProbation =
-                                                queues.queue(of: candidate, miniature) == Self.probation
-                                            var victim = queues.tail(Self.probation, miniature)
-                                            if !inProbation {
-                                                victim =
-                                                    victim ?? queues.tail(Self.protected, miniature)
-                                                    ?? candidate
-                                            } else if victim == candidate,
-                                                queues.head(Self.probation, miniature) == candidate
-                                            {
-                                                // The candidate is probation's only entry.
-                                                victim = queues.tail(Self.protected, miniature) ?? candidate
-                                            }
-                                            guard let victim else { break }
-                                            let leaving =
-                                                victim == candidate
-                                                    || estimates.frequency(of: candidate, sketch: sketch)
-                                                        <= estimates.frequency(of: victim, sketch: sketch)
-                                                ? candidate : victim
-                                            if leaving != candidate, !inProbation {
-                                                queues.moveToHead(candidate, Self.probation, miniature)
-                                            }
-                                            queues.unlink(leaving, miniature)
-                                            records[Int(leaving)].residents &-= 1
-                                            // Freed after the request: the accessed record outlives evictions
-                                            // until every miniature has seen it.
-                                            if records[Int(leaving)].residents == 0, leaving != record {
-                                                emptiedRecords[emptied] = leaving
-                                                emptied += 1
-                                            }
-                                            if leaving == candidate { break }
-                                        }
-                                        // No contest, or none lost: the candidate enters probation.
-                                        if queues.queue(of: candidate, miniature) == Self.window {
-                                            queues.moveToHead(candidate, Self.probation, miniature)
-                                        }
-                                    }
-                                }
+                                body(
+                                    OpenArrays(
+                                        queues: Queues(links: links, ends: ends, records: records, width: width),
+                                        estimates: EstimateMemo(records: records, blockCounts: blockCounts, now: now),
+                                        miniatures: miniatures, emptiedRecords: emptiedRecords, capacity: capacity))
                             }
                         }
                     }
                 }
             }
         }
-        for index in 0..<emptied { free(emptiedRecords[index]) }
-        if records[Int(record)].residents == 0 { free(record) }
-        return missed
+    }
+
+    /// The miniatures' arrays, opened for one request (``withOpenArrays(_:)``).
+    private struct OpenArrays {
+        let queues: Queues
+        let estimates: EstimateMemo
+        let miniatures: UnsafeMutableBufferPointer<Miniature>
+        /// Where the request lists the records it emptied, to be freed once it is over.
+        let emptiedRecords: UnsafeMutableBufferPointer<Int32>
+        /// Each miniature's capacity.
+        let capacity: Int
+
+        private var records: UnsafeMutableBufferPointer<Record> { queues.records }
+
+        /// Replays a request for `record` through every miniature. Returns the mask of the
+        /// miniatures that missed and how many records it left in `emptiedRecords`.
+        @inline(always)
+        func replay(_ record: Int32, sketch: TinyLFUSketch) -> (missed: UInt32, emptied: Int) {
+            // The record just counted: each miniature's window will offer it to the main cache,
+            // most of them before its block is counted again.
+            estimates.remember(record, sketch: sketch)
+            if capacity >= MiniatureCaches.prefetchingCapacity {
+                queues.prefetchNeighbours(of: record)
+            }
+            var missed: UInt32 = 0
+            var emptied = 0
+            for miniature in 0..<queues.width {
+                if queues.hit(record, miniature, protectedMaximum: miniatures[miniature].protectedMaximum) {
+                    continue
+                }
+                missed |= 1 &<< UInt32(truncatingIfNeeded: miniature)
+                miniatures[miniature].misses &+= 1
+                guard records[Int(record)].cost <= capacity else { continue }
+                queues.pushHead(record, MiniatureCaches.window, miniature)
+                records[Int(record)].residents &+= 1
+                while queues.weight(MiniatureCaches.window, miniature) > miniatures[miniature].windowMaximum,
+                    let candidate = queues.tail(MiniatureCaches.window, miniature)
+                {
+                    admit(candidate, miniature, accessed: record, sketch: sketch, emptied: &emptied)
+                }
+            }
+            return (missed, emptied)
+        }
+
+        /// Moves the window's oldest, `candidate`, into `miniature`'s main cache, or out if it
+        /// loses a contest. The candidate stays in the window until it wins one: one that loses
+        /// its first leaves from there, as it would have from probation's young end, without
+        /// moving in and out (as `WTinyLFUPolicy.admitWindowsOldest` does).
+        @inline(always)
+        private func admit(
+            _ candidate: Int32, _ miniature: Int, accessed record: Int32, sketch: TinyLFUSketch,
+            emptied: inout Int
+        ) {
+            // While over capacity the candidate meets the oldest entry of the main cache; the one
+            // the sketch counts less often leaves (the candidate on a tie).
+            while queues.totalWeight(miniature) > capacity {
+                let inProbation = queues.queue(of: candidate, miniature) == MiniatureCaches.probation
+                var victim = queues.tail(MiniatureCaches.probation, miniature)
+                if !inProbation {
+                    victim = victim ?? queues.tail(MiniatureCaches.protected, miniature) ?? candidate
+                } else if victim == candidate, queues.head(MiniatureCaches.probation, miniature) == candidate {
+                    // The candidate is probation's only entry.
+                    victim = queues.tail(MiniatureCaches.protected, miniature) ?? candidate
+                }
+                guard let victim else { break }
+                let leaving =
+                    victim == candidate
+                        || estimates.frequency(of: candidate, sketch: sketch)
+                            <= estimates.frequency(of: victim, sketch: sketch)
+                    ? candidate : victim
+                if leaving != candidate, !inProbation {
+                    queues.moveToHead(candidate, MiniatureCaches.probation, miniature)
+                }
+                queues.unlink(leaving, miniature)
+                records[Int(leaving)].residents &-= 1
+                // Freed after the request: the accessed record outlives evictions until every
+                // miniature has seen it.
+                if records[Int(leaving)].residents == 0, leaving != record {
+                    emptiedRecords[emptied] = leaving
+                    emptied &+= 1
+                }
+                if leaving == candidate { break }
+            }
+            // No contest, or none lost: the candidate enters probation.
+            if queues.queue(of: candidate, miniature) == MiniatureCaches.window {
+                queues.moveToHead(candidate, MiniatureCaches.probation, miniature)
+            }
+        }
     }
 
     /// Advances the clock of the remembered estimates past a count of `key` in `sketch`: the
