@@ -97,7 +97,7 @@ struct TinyLFUSketch {
 
     /// The number of the 64-byte block that holds a folded hash's four counters, below
     /// ``blockCount``: a count changes no estimate but those of keys in its block.
-    @inline(__always)
+    @usableFromInline @inline(__always)
     func blockNumber(of folded: UInt32) -> Int { Int(folded & blockMask) }
 
     /// The number of blocks (1 before the sketch is sized).
@@ -107,7 +107,7 @@ struct TinyLFUSketch {
     /// the four counters in it.
     @inlinable @inline(__always)
     func locate(_ folded: UInt32) -> (firstWord: Int, counterHash: UInt32) {
-        (Int(folded & blockMask) << 3, Self.rehash(folded))
+        (blockNumber(of: folded) << 3, Self.rehash(folded))
     }
 
     /// The estimated number of recent occurrences of the key hashed to `hash` (0...15).
