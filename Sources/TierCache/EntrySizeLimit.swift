@@ -17,7 +17,12 @@ public struct EntrySizeLimit: Hashable, Sendable {
                 .invalidConfiguration, "maxEntryFraction must be in (0, 1]; got \(fraction)")
         }
         self.fraction = fraction
-        self.maxBytes = Int((Double(capacity) * fraction).rounded(.down))
+        let bytes = (Double(capacity) * fraction).rounded(.down)
+        // A `Double` rounds capacities above 2^53 (up as well as down), and `Double(Int.max)` is
+        // 2^63, one past `Int.max`: the limit never exceeds the capacity, and a product that
+        // large (a capacity near `Int.max`, a fraction near 1) is the whole capacity rather than
+        // a conversion that traps.
+        self.maxBytes = bytes < Double(Int.max) ? min(Int(bytes), max(capacity, 0)) : capacity
     }
 
     /// Whether an entry of `size` stored bytes is acceptable.

@@ -37,22 +37,42 @@ import TierCacheEviction
 ///
 /// ## The entry-count limit
 /// ``Configuration/maxEntryCount`` is kept by weight: for the policy each entry weighs at least
-/// `capacity / maxEntryCount` bytes, so the tier never holds more entries than the limit nor more
-/// bytes than the capacity.
+/// `capacity / maxEntryCount` bytes (rounded down), and the policy's capacity leaves no room for
+/// one entry more, so the tier holds up to exactly the limit, and never more bytes than the
+/// capacity.
 public final class MemoryTier: LocalCacheTier {
     /// The memory tier's settings.
     public struct Configuration: Sendable {
-        /// The most bytes the tier holds (entries' costs, see ``MemoryTier``). Must be positive.
+        /// The most bytes the tier holds (entries' costs, see ``MemoryTier``). Must be positive;
+        /// a capacity above 2^60 bytes (`PolicyContext.maximumCapacity`), such as `Int.max` for a
+        /// tier bounded by ``maxEntryCount`` alone, counts as 2^60.
         public var capacity: Int
         /// The most entries the tier holds, or `nil` for no limit beyond bytes.
         public var maxEntryCount: Int?
 
         /// What each entry weighs at least for the policy, so that no more than ``maxEntryCount``
-        /// entries fit in ``capacity``: `capacity / maxEntryCount`, rounded up (0 without a limit).
+        /// entries fit in ``policyCapacity``: `capacity / maxEntryCount`, rounded down (0 without
+        /// a limit).
         var minimumEntryWeight: Int {
+            let capacity = effectiveCapacity
             guard let count = maxEntryCount, count > 0, count < capacity else { return 0 }
-            return (capacity + count - 1) / count
+            return capacity / count
         }
+        /// The capacity the policy is given: ``effectiveCapacity``, less what would let one entry
+        /// more than ``maxEntryCount`` fit at ``minimumEntryWeight``. With that weight `w`, the
+        /// limit's `n` entries take `n × w`, at most the capacity, and `n + 1` take
+        /// `(n + 1) × w`, more than this: the limit is reached exactly, never passed. (Weights
+        /// rounded up instead kept a tier of 2^60 bytes and 1,000 entries to 999.)
+        var policyCapacity: Int {
+            let capacity = effectiveCapacity
+            let weight = minimumEntryWeight
+            guard weight > 0, let count = maxEntryCount else { return capacity }
+            // At most the capacity plus one weight (2^61): no overflow.
+            return min(capacity, (count + 1) * weight - 1)
+        }
+        /// ``capacity``, at most what a policy is given (`PolicyContext.maximumCapacity`): the
+        /// capacity the tier keeps, and the one the count limit's weights divide.
+        var effectiveCapacity: Int { min(capacity, Int(clamping: PolicyContext.maximumCapacity)) }
         /// The largest entry accepted, as a fraction of ``capacity``; 0.05 by default.
         public var maxEntryFraction: Double
         /// How entries are chosen for eviction; ``EvictionPolicy/lru`` by default.
@@ -123,22 +143,22 @@ public final class MemoryTier: LocalCacheTier {
         if let count = configuration.maxEntryCount, count <= 0 {
             throw TierCacheError(.invalidConfiguration, "maxEntryCount must be positive; got \(count)")
         }
-        let sizeLimit = try EntrySizeLimit(
-            fraction: configuration.maxEntryFraction, capacity: configuration.capacity)
+        let capacity = configuration.effectiveCapacity
+        let sizeLimit = try EntrySizeLimit(fraction: configuration.maxEntryFraction, capacity: capacity)
         self.name = configuration.name
         self.policy = policy
         self.policyName = policyName
-        self.capacity = configuration.capacity
+        self.capacity = capacity
         self.clock = configuration.clock
         self.counters = TierCounters(tierName: configuration.name, metricsFactory: configuration.metricsFactory)
         self.logger = configuration.logger
         let minimumWeight = configuration.minimumEntryWeight
-        let storage = makeStorage(configuration.capacity, minimumWeight)
+        let storage = makeStorage(configuration.policyCapacity, minimumWeight)
         guard minimumWeight <= storage.largestAdmissibleCost else {
             throw TierCacheError(
                 .invalidConfiguration,
                 "maxEntryCount \(configuration.maxEntryCount ?? 0) is too small for \(policyName): each entry would weigh "
-                    + "\(minimumWeight) bytes of the \(configuration.capacity), more than the "
+                    + "\(minimumWeight) bytes of the \(capacity), more than the "
                     + "\(storage.largestAdmissibleCost) the policy admits; allow more entries")
         }
         self.maxEntryCost = min(sizeLimit.maxBytes, storage.largestAdmissibleCost)

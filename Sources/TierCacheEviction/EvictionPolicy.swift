@@ -100,7 +100,7 @@ extension EvictionPolicy {
 /// What a policy knows before the first request.
 public struct PolicyContext: Sendable {
     /// The capacity: a sum of the sizes given with each request (objects when they are all 1,
-    /// bytes otherwise).
+    /// bytes otherwise); at most ``maximumCapacity``.
     public let capacity: UInt64
     /// How many slots the driver expects (the trace's distinct objects), so that per-slot arrays
     /// are sized once; 0 when unknown (they grow as slots appear).
@@ -112,10 +112,17 @@ public struct PolicyContext: Sendable {
     /// no values), so policies may skip noting them; `MemoryTier` does.
     public let readsDepartures: Bool
 
-    /// A context for a policy of `capacity`.
+    /// The largest capacity a policy is given, 2^60 (an exbibyte, or that many objects): a larger
+    /// one, such as `UInt64.max` for a cache that never fills, is treated as this. Below it, every
+    /// policy's sums of sizes stay well inside 64 bits (ARC's directory holds twice the capacity,
+    /// LIRS's stack up to three times), so no policy needs to check them for overflow.
+    public static let maximumCapacity: UInt64 = 1 << 60
+
+    /// A context for a policy of `capacity` (at most ``maximumCapacity``); a negative
+    /// `expectedSlots` counts as 0.
     public init(capacity: UInt64, expectedSlots: Int = 0, nextUse: [UInt32] = [], readsDepartures: Bool = true) {
-        self.capacity = capacity
-        self.expectedSlots = expectedSlots
+        self.capacity = min(capacity, Self.maximumCapacity)
+        self.expectedSlots = max(0, expectedSlots)
         self.nextUse = nextUse
         self.readsDepartures = readsDepartures
     }

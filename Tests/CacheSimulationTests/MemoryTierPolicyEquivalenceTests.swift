@@ -198,6 +198,23 @@ struct MemoryTierPolicyEquivalenceTests {
         #expect(tier.statistics().evictions == 1)
     }
 
+    @Test(
+        "A policy that forgets a slot without listing it as a departure still has the entry replaced, not counted twice"
+    )
+    func silentRemovalKeepsTheAccounts() throws {
+        let tier = try MemoryTier(capacity: 1 << 20, policyType: SilentRemovalLRU.self)
+        let key = try CacheKey("k")
+        #expect(
+            tier.store(CacheEntry(value: [UInt8](repeating: 1, count: 100), storedAt: .distantPast), forKey: key)
+                == .stored)
+        // Another cost: the tier removes the old entry from the policy, then stores the new one.
+        let larger = CacheEntry(value: [UInt8](repeating: 2, count: 200), storedAt: .distantPast)
+        #expect(tier.store(larger, forKey: key) == .stored)
+        #expect(tier.usage().entries == 1)
+        #expect(tier.usage().bytes == 200 + 1 + MemoryTier.perEntryOverhead)
+        #expect(tier.entry(forKey: key)?.value.count == 200)
+    }
+
     @Test("An offline policy is refused by the tier with a typed error")
     func offlinePolicyRefused() {
         let error = #expect(throws: TierCacheError.self) {
@@ -290,4 +307,31 @@ private struct ServeOncePolicy: EvictionPolicy {
     var departures: ArraySlice<UInt32> { queues.departures }
     var largestAdmissibleSize: UInt64 { capacity }
     var residentsByRetention: [UInt32] { queues.members(of: 1) }
+}
+
+/// LRU whose `remove(_:)` lists nothing among its departures: a breach of the policy contract (a
+/// policy of your own may have it), which the tier must survive with its byte and entry counts right.
+private struct SilentRemovalLRU: EvictionPolicy {
+    static let name = "LRU, silent on removal"
+    private var lru: LRUPolicy
+    private var silent = false
+
+    init(context: PolicyContext) { lru = LRUPolicy(context: context) }
+
+    mutating func access(_ slot: UInt32, size: UInt64, keyHash: UInt64, position: Int) -> Bool {
+        silent = false
+        return lru.access(slot, size: size, keyHash: keyHash, position: position)
+    }
+
+    mutating func remove(_ slot: UInt32) {
+        lru.remove(slot)
+        silent = true
+    }
+
+    mutating func removeAll() { lru.removeAll() }
+    func isResident(_ slot: UInt32) -> Bool { lru.isResident(slot) }
+    func remembers(_ slot: UInt32) -> Bool { lru.remembers(slot) }
+    var departures: ArraySlice<UInt32> { silent ? [] : lru.departures }
+    var largestAdmissibleSize: UInt64 { lru.largestAdmissibleSize }
+    var residentsByRetention: [UInt32] { lru.residentsByRetention }
 }

@@ -122,6 +122,34 @@ import Testing
     }
 
     @Test(arguments: PolicyKind.allCases)
+    func aCacheThatNeverFillsOnlyMissesColdKeys(kind: PolicyKind) throws {
+        // UInt64.max reaches the policies as PolicyContext.maximumCapacity (2^60): ARC's directory of
+        // twice the capacity overflowed, and W-TinyLFU's window share of it trapped converting to Int.
+        let requests = (0..<2_000).map { TraceRequest(key: UInt64($0 % 40), size: UInt32.max - UInt32($0 % 40)) }
+        let trace = try Trace(name: "endless", requests: requests, hasSizes: true)
+        for unit in [CapacityUnit.objects, .bytes] {
+            let result = try Simulator(trace: trace, unit: unit).replay(SimulatedPolicy(kind), capacity: .max)
+            #expect(result.hits == trace.requestCount - trace.objectCount)
+        }
+    }
+
+    @Test(arguments: PolicyKind.allCases.filter { !$0.policyType.needsFuture })
+    func policiesTakeAnyContextAndAnySize(kind: PolicyKind) {
+        let context = PolicyContext(capacity: .max, expectedSlots: -1)
+        #expect(context.capacity == PolicyContext.maximumCapacity && context.expectedSlots == 0)
+        var policy = kind.policyType.init(context: context)
+        #expect(policy.largestAdmissibleSize <= PolicyContext.maximumCapacity)
+        // Halves and quarters of the capacity, one past it, and the largest size there is.
+        let sizes: [UInt64] = [1 << 59, 1 << 58, 1 << 59, (1 << 60) + 1, .max, 1 << 58, 1]
+        for (position, slot) in [0, 1, 2, 3, 4, 0, 1, 5, 6, 2, 6, 0].enumerated() {
+            _ = policy.access(UInt32(slot), size: sizes[slot], keyHash: UInt64(slot) &* 0x9E37_79B9, position: position)
+            let residents = policy.residentsByRetention
+            #expect(!residents.contains(3) && !residents.contains(4))
+            #expect(residents.reduce(0) { $0 &+ sizes[Int($1)] } <= PolicyContext.maximumCapacity)
+        }
+    }
+
+    @Test(arguments: PolicyKind.allCases)
     func byteModeNeverAdmitsAnObjectLargerThanTheCache(kind: PolicyKind) throws {
         let requests = (0..<2_000).map { (index: Int) -> TraceRequest in
             let key = index % 40

@@ -41,6 +41,60 @@ struct MemoryTierTests {
         #expect(tier.usage().entries == 20)
     }
 
+    @Test(
+        "A tier bounded by its entry count alone (capacity Int.max) keeps the count; no policy overflows",
+        arguments: MemoryTier.EvictionPolicy.allCases)
+    func countOnlyTier(policy: MemoryTier.EvictionPolicy) throws {
+        // Int.max counts as 2^60 bytes (the policies' largest capacity): each entry weighs 2^60 / 1,000
+        // for the policy, within S3-FIFO's small queue. Figured from Int.max, the weight overflowed.
+        let tier = try MemoryTier(.init(capacity: .max, maxEntryCount: 1_000, policy: policy))
+        #expect(tier.usage().capacity == 1 << 60)
+        #expect(tier.usage().maxEntryBytes == (try EntrySizeLimit(fraction: 0.05, capacity: 1 << 60)).maxBytes)
+        for index in 0..<3_000 {
+            _ = tier.store(entry(index % 50), forKey: key("k\(index % 1_500)"))
+            _ = tier.entry(forKey: key("k\(index % 700)"))
+            #expect(tier.usage().entries <= 1_000)
+        }
+        #expect(tier.usage().entries == 1_000)
+    }
+
+    @Test(
+        "One entry of nearly 2^60 bytes at a time: ARC's directory, LIRS's stack and W-TinyLFU's window stay in range",
+        arguments: MemoryTier.EvictionPolicy.allCases)
+    func oneHugeEntryAtATime(policy: MemoryTier.EvictionPolicy) throws {
+        let configuration = MemoryTier.Configuration(capacity: .max - 1, maxEntryCount: 1, policy: policy)
+        guard policy != .s3fifo else {
+            // S3-FIFO admits nothing as large as its small queue: a typed error, as for any capacity.
+            let error = #expect(throws: TierCacheError.self) { try MemoryTier(configuration) }
+            #expect(error?.code == .invalidConfiguration)
+            return
+        }
+        let tier = try MemoryTier(configuration)
+        // The sequence that overflowed ARC's directory, and LIRS's stack on its third key.
+        for (name, looksUp) in [
+            ("a", false), ("b", false), ("b", true), ("c", false), ("d", false), ("d", true), ("e", false),
+        ] {
+            if looksUp {
+                #expect(tier.entry(forKey: key(name)) != nil)
+            } else {
+                #expect(tier.store(entry(10), forKey: key(name)) == .stored)
+            }
+            #expect(tier.usage().entries == 1)
+        }
+        #expect(tier.entry(forKey: key("e")) != nil)
+    }
+
+    @Test("The entry-size limit of any capacity is floor(capacity × fraction), at most the capacity, never a trap")
+    func entrySizeLimitOfHugeCapacities() throws {
+        // Double(Int.max) is 2^63, which Int cannot hold: the whole capacity, not a trap.
+        #expect(try EntrySizeLimit(fraction: 1, capacity: .max).maxBytes == .max)
+        #expect(try EntrySizeLimit(fraction: 0.5, capacity: .max).maxBytes == 1 << 62)
+        // 2^54 + 3 rounds up to 2^54 + 4 as a Double: the limit stays at the capacity.
+        #expect(try EntrySizeLimit(fraction: 1, capacity: (1 << 54) + 3).maxBytes == (1 << 54) + 3)
+        #expect(try EntrySizeLimit(fraction: 0.05, capacity: 100_000).maxBytes == 5_000)
+        #expect(try EntrySizeLimit(fraction: 0.05, capacity: 99).maxBytes == 4)
+    }
+
     @Test("An entry-count limit too small for the policy to admit any entry is a typed error")
     func countLimitTooSmallForPolicy() {
         // S3-FIFO admits nothing as large as its small queue (10%); each entry would weigh 20%.

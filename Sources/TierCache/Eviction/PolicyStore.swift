@@ -81,6 +81,9 @@ struct PolicyStore<Policy: TierCacheEviction.EvictionPolicy>: EvictingStore {
         _ = policy.access(id, size: weight(cost), keyHash: hash(of: id), position: 0)
         let evicted = settle(sparing: id)
         if policy.isResident(id) {
+            // A policy of your own that kept the old entry out of its departures (the contract's
+            // breach, not a built-in's) still has it replaced, not counted twice.
+            drop(id)
             residents[Int(id)].entry = entry
             residents[Int(id)].cost = cost
             totalCost += cost

@@ -55,9 +55,9 @@ public struct WTinyLFUPolicy: EvictionPolicy {
     }
 
     // Weights and costs without a trap on conversion: every cost admitted is at most the
-    // capacity (an `Int`), and the queues together hold at most the capacity plus one cost, so
-    // neither a weight nor a sum of them exceeds `Int.max` (checked conversions and sums were a
-    // tenth of a miss's instructions).
+    // capacity (at most `PolicyContext.maximumCapacity`, 2^60), and the queues together hold at
+    // most the capacity plus one cost, so neither a weight nor a sum of them exceeds `Int.max`
+    // (checked conversions and sums were a tenth of a miss's instructions).
     @inline(__always) private func weight(_ queue: UInt8) -> Int { Int(truncatingIfNeeded: queues.weight(queue)) }
     @inline(__always) private func cost(of object: UInt32) -> Int { Int(truncatingIfNeeded: queues.size(of: object)) }
     /// The sketch's view of the object's key hash, kept in its node: admission reads a victim's
