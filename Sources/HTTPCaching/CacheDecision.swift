@@ -143,6 +143,11 @@ public enum CacheDecision: Hashable, Sendable {
         }
 
         var isStale: Bool { age >= lifetime }
+
+        /// ``age`` in whole seconds, as `Age` states it: at most `CacheControl.maximumDeltaSeconds`
+        /// (RFC 9111 §1.2.2), so an entry whose stored times are extreme (an infinite age) reads
+        /// as old, not as a conversion that traps.
+        var ageSeconds: Int { Int(min(age, Double(CacheControl.maximumDeltaSeconds)).rounded(.down)) }
     }
 
     /// `Pragma: no-cache`, which a cache honours only without `Cache-Control` (§5.4).

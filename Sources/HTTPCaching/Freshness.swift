@@ -9,7 +9,8 @@ public enum Freshness {
         /// the RFC suggests.
         public var fraction: Double
         /// The longest heuristic lifetime; one day by default, so a years-old `Last-Modified`
-        /// does not pin a response for months.
+        /// does not pin a response for months. A NaN or negative fraction or maximum gives no
+        /// heuristic lifetime (0).
         public var maximumLifetime: TimeInterval
 
         /// Heuristics with the RFC's suggested fraction and a one-day cap by default.
@@ -64,7 +65,11 @@ public enum Freshness {
         guard directives.isPublic || heuristicallyCacheableStatuses.contains(facts.statusCode),
             let lastModified = facts.lastModified, lastModified < date
         else { return 0 }
-        return min(heuristics.maximumLifetime, date.timeIntervalSince(lastModified) * heuristics.fraction)
+        let heuristic = date.timeIntervalSince(lastModified) * heuristics.fraction
+        // False for a NaN setting too, which `min` would pass on (or skip) into every later
+        // comparison and conversion.
+        guard heuristic >= 0, heuristics.maximumLifetime >= 0 else { return 0 }
+        return min(heuristics.maximumLifetime, heuristic)
     }
 
     /// Whether `response` states its lifetime (max-age, s-maxage for shared caches, or Expires).

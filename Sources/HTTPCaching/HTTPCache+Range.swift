@@ -23,6 +23,18 @@ extension HTTPCache {
         CacheKey(primaryKey, appending: "\u{1F}partial")
     }
 
+    /// The resource's stored partial content, if any and whole. A part whose body is not as long
+    /// as its `Content-Range` says (a store hook changed the body, or another writer of a shared
+    /// tier did) is not used, as if absent: cutting an answer from it, or combining it with a new
+    /// part, would index past its bytes.
+    func lookupPartial(_ primaryKey: CacheKey, request: HTTPRequest) async -> Located? {
+        guard let partial = await lookupResource(Self.partialKey(primaryKey), request: request),
+            let content = partial.response.response.headerFields[.contentRange].flatMap(ContentRange.init(field:)),
+            partial.response.body.count == content.bounds.count
+        else { return nil }
+        return partial
+    }
+
     func respondToRange(
         _ request: HTTPRequest, body: Data?, cachePolicy: RequestCachePolicy, transport: @escaping Transport
     ) async throws -> HTTPCacheResponse {
@@ -52,7 +64,7 @@ extension HTTPCache {
                 ifRange: ifRange)
         }
         let directives = requestDirectives(of: whole)
-        if let partial = await lookupResource(Self.partialKey(primaryKey), request: whole) {
+        if let partial = await lookupPartial(primaryKey, request: whole) {
             if let answer = answerFromPartial(partial, request: whole, range: range, ifRange: ifRange) {
                 return answer
             }
@@ -207,7 +219,7 @@ extension HTTPCache {
     func completeStoredPart(
         _ request: HTTPRequest, primaryKey: CacheKey, transport: @escaping Transport
     ) async throws -> HTTPCacheResponse? {
-        guard let partial = await lookupResource(Self.partialKey(primaryKey), request: request) else { return nil }
+        guard let partial = await lookupPartial(primaryKey, request: request) else { return nil }
         let headers = partial.response.response.headerFields
         guard let content = headers[.contentRange].flatMap(ContentRange.init(field:)),
             let tag = headers[.eTag].flatMap(EntityTag.init),
@@ -222,7 +234,7 @@ extension HTTPCache {
     /// as ``partialContent(of:with:)`` says; content that covers the whole representation is
     /// stored as a complete 200. Returns whether anything was stored.
     func storePartial(_ exchange: Exchange, for request: HTTPRequest, primaryKey: CacheKey) async -> Bool {
-        let existing = await lookupResource(Self.partialKey(primaryKey), request: request)
+        let existing = await lookupPartial(primaryKey, request: request)
         guard let (combined, content) = Self.partialContent(of: exchange, with: existing?.response) else {
             return false
         }

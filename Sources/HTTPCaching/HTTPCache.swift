@@ -547,7 +547,7 @@ public final class HTTPCache: Sendable {
         logger?.notice(
             "origin unreachable; served the stored response",
             metadata: [
-                "url": "\(request.url?.absoluteString ?? "")", "age": "\(Int(measure.age))", "error": "\(error)",
+                "url": "\(request.url?.absoluteString ?? "")", "age": "\(measure.ageSeconds)", "error": "\(error)",
             ])
         var result = served(stored, source: .staleFallback, request: request, now: context.now)
         result.networkError = error
@@ -568,12 +568,10 @@ public final class HTTPCache: Sendable {
                 located,
                 CacheDecision.Context(
                     shared: configuration.mode == .shared, heuristics: configuration.heuristics, now: now))
-        let age = measure.age
-        let ageSeconds = Int(min(age, Double(CacheControl.maximumDeltaSeconds)).rounded(.down))
         return HTTPCacheResponse(
-            response: measure.facts.response(located.response.response, servedAtAge: ageSeconds),
+            response: measure.facts.response(located.response.response, servedAtAge: measure.ageSeconds),
             body: request.method == .head ? Data() : located.response.body, source: source,
-            storedAt: located.response.storedAt, age: age, userInfo: located.response.userInfo,
+            storedAt: located.response.storedAt, age: measure.age, userInfo: located.response.userInfo,
             freshnessLifetime: measure.lifetime)
     }
 }

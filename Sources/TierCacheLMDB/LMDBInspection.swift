@@ -148,7 +148,7 @@ extension LMDBTier {
                         atPath: directory.appendingPathComponent("data.mdb").path)[.size] as? Int) ?? 0
                 return LMDBInspection(
                     directory: directory.path,
-                    capacity: Int(try txn.metaValue("capacity") ?? 0),
+                    capacity: Int(clamping: try txn.metaValue("capacity") ?? 0),
                     bytesInUse: try txn.writeState().used,
                     entries: txn.entryCount(environment.entries),
                     dataFileBytes: fileSize,

@@ -33,7 +33,8 @@ extension LMDBTier {
             return 0
         case .automatic(let training):
             guard training.maximumValueSize > 0, training.dictionarySize >= 256,
-                training.sampleBytes >= 8 * training.dictionarySize,
+                // Divided, not multiplied: a dictionarySize above Int.max / 8 overflowed here.
+                training.sampleBytes / 8 >= training.dictionarySize,
                 training.retrainBelow > 0, training.retrainBelow <= 1, training.maximumDictionaries >= 1
             else {
                 throw TierCacheError(

@@ -477,7 +477,13 @@ public final class LMDBTier: LocalCacheTier {
             try key.withUnsafeBytes { try touch($0, in: txn, state: &state, onlyIfPresent: true) }
         }
         var evicted = 0
-        while state.used > target, let (_, oldestKey) = try txn.first(environment.recency) {
+        while state.used > target {
+            guard let (_, oldestKey) = try txn.first(environment.recency) else {
+                // No entry left, and still over: the count had drifted (a damaged state row).
+                // Only the dictionaries hold bytes now.
+                state.used = try dictionaryBytes(in: txn)
+                break
+            }
             try oldestKey.withUnsafeBytes { try removeRecord($0, in: txn, state: &state) }
             evicted += 1
         }

@@ -225,8 +225,21 @@ extension SQLiteTier {
                 throw SQLiteFailure(code: SQLITE_CORRUPT, message: "the store's state row is missing")
             }
             return WriteState(
-                used: statement.integer(at: 0), entries: statement.integer(at: 1), clock: statement.integer(at: 2))
+                used: try Self.accounted(statement.integer(at: 0), "used bytes"),
+                entries: try Self.accounted(statement.integer(at: 1), "entry count"),
+                clock: try Self.accounted(statement.integer(at: 2), "clock"))
         }
+    }
+
+    /// A count the store keeps (bytes, entries, ticks, an entry's cost), read back: in
+    /// `0...2^62`, or the file is damaged (SQLite checks no page, and the schema no range), which
+    /// empties the store as any damage does. In that range the additions and subtractions of the
+    /// accounts cannot overflow; a value near `Int64.max` trapped the next store.
+    static func accounted(_ value: Int64, _ what: String) throws(SQLiteFailure) -> Int64 {
+        guard value >= 0, value <= 1 << 62 else {
+            throw SQLiteFailure(code: SQLITE_CORRUPT, message: "the store's \(what) is out of range: \(value)")
+        }
+        return value
     }
 
     /// Gives each key read since the last write the next tick, in the order they were read.
@@ -248,7 +261,7 @@ extension SQLiteTier {
         let cost = try connection.withStatement(.delete) {
             statement throws(SQLiteFailure) -> Int64? in
             try statement.bind(key, at: 1)
-            return try statement.step() ? statement.integer(at: 0) : nil
+            return try statement.step() ? try Self.accounted(statement.integer(at: 0), "entry cost") : nil
         }
         if let cost {
             state.used -= cost
@@ -264,7 +277,7 @@ extension SQLiteTier {
         var evicted = 0
         while state.used > Int64(target) {
             let removed = try connection.withStatement(.evictOldest) { statement throws(SQLiteFailure) -> Int64? in
-                try statement.step() ? statement.integer(at: 0) : nil
+                try statement.step() ? try Self.accounted(statement.integer(at: 0), "entry cost") : nil
             }
             guard let removed else {
                 // Nothing left to evict while bytes are still accounted (an entry always fits the

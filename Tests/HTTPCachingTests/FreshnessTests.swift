@@ -8,11 +8,14 @@ import Testing
 struct FreshnessTests {
     let date = HTTPDate.format(epoch)
 
-    func lifetime(_ fields: [(String, String)], status: Int = 200, shared: Bool = false) -> TimeInterval {
+    func lifetime(
+        _ fields: [(String, String)], status: Int = 200, shared: Bool = false,
+        heuristics: Freshness.Heuristics = .init()
+    ) -> TimeInterval {
         let r = response(status, fields)
         return Freshness.lifetime(
             of: r, directives: CacheControl(fieldValues: r.headerFields[values: .cacheControl]), responseTime: epoch,
-            shared: shared, heuristics: .init())
+            shared: shared, heuristics: heuristics)
     }
 
     @Test("§4.2.1: s-maxage (shared only) over max-age over Expires")
@@ -45,6 +48,20 @@ struct FreshnessTests {
         #expect(
             lifetime([("Date", date), ("Last-Modified", HTTPDate.format(epoch + 60))]) == 0,
             "Last-Modified in the future")
+    }
+
+    @Test("§4.2.2: a NaN or negative heuristic setting gives no heuristic lifetime, never a NaN one")
+    func heuristicSettings() {
+        // A NaN lifetime trapped the proxy's conversion of it to Cache-Status's ttl.
+        let fields = [("Date", date), ("Last-Modified", HTTPDate.format(epoch - 36_000))]
+        for heuristics in [
+            Freshness.Heuristics(maximumLifetime: .nan), .init(fraction: .nan), .init(fraction: -0.1),
+            .init(maximumLifetime: -1),
+        ] {
+            #expect(lifetime(fields, heuristics: heuristics) == 0)
+        }
+        #expect(lifetime(fields, heuristics: .init(maximumLifetime: .infinity)) == 3_600)
+        #expect(lifetime(fields, heuristics: .init(fraction: .infinity)) == 86_400)
     }
 
     @Test("§4.2.3: age combines Age, response delay, apparent age and resident time")

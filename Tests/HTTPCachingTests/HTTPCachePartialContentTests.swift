@@ -55,6 +55,31 @@ struct HTTPCachePartialContentTests {
         #expect(origin.received.count == 1)
     }
 
+    @Test("A stored part whose body a store hook shortened is not used: no range is cut from it, none combined with it")
+    func storedPartShorterThanItsRangeIsNotUsed() async throws {
+        // The hook keeps the 206's Content-Range (bytes 0-3/10) but stores 2 of its 4 bytes; cutting
+        // bytes=0-3 from it, or combining it with bytes 4-9, indexed past its end.
+        let cache = HTTPCache(
+            storage: TieredCache(tiers: [try MemoryTier(capacity: 1 << 20)]),
+            configuration: .init(
+                storeHooks: [
+                    StoreHook { candidate in
+                        if candidate.response.status.code == 206, candidate.body.count == 4 {
+                            candidate.body = candidate.body.prefix(2)
+                        }
+                    }
+                ], clock: clock.cacheClock))
+        let origin = ScriptedOrigin([part(0...3), part(0...3), part(4...9), part(0...3)])
+        _ = try await get(cache, origin, "bytes=0-3")
+        let again = try await get(cache, origin, "bytes=0-3")
+        #expect(again.source == .network && again.body == Data("0123".utf8))
+        let rest = try await get(cache, origin, "bytes=4-9")
+        #expect(rest.body == Data("456789".utf8) && rest.response.headerFields[.contentRange] == "bytes 4-9/10")
+        let first = try await get(cache, origin, "bytes=0-3")
+        #expect(first.body == Data("0123".utf8) && first.response.headerFields[.contentRange] == "bytes 0-3/10")
+        #expect(origin.received.count == 4)
+    }
+
     @Test(
         "Adjoining or overlapping parts with the same strong tag combine; covering the whole, they answer a plain GET",
         arguments: [(0...3, 4...9), (0...5, 3...9), (6...9, 0...5)])

@@ -304,6 +304,39 @@ struct LMDBDamageTests {
         #expect(try LMDBTier.verify(directory: directory.url).damagedRecords == 1)
     }
 
+    @Test("A byte count or capacity near UInt64.max in the meta table is damage the tier survives, not a trap")
+    func hugeCountsInMeta() throws {
+        let directory = TemporaryDirectory()
+        do {
+            let tier = try LMDBTier(directory: directory.url, capacity: 4 << 20)
+            _ = try tier.store(entry(compressible(5_000)), forKey: key("k"))
+        }
+        // The state row (used bytes, clock) as bit rot could leave it: the next store added its
+        // cost to Int.max.
+        try rawLMDBEdit(
+            directory.url,
+            { txn, dbi in
+                rawPut(
+                    txn, dbi, key: Array("state".utf8),
+                    value: [UInt8](repeating: 0xFF, count: 8) + [UInt8](repeating: 0, count: 8))
+            }, database: "tiercache.meta")
+        do {
+            let tier = try LMDBTier(directory: directory.url, capacity: 4 << 20)
+            #expect(try tier.store(entry([1, 2, 3]), forKey: key("new")) == .stored)
+            #expect(try tier.entry(forKey: key("new"))?.value == [1, 2, 3])
+            // The eviction that found nothing left to evict recounted the bytes.
+            #expect(try tier.usage().bytes < 4 << 20)
+        }
+        // The recorded capacity: inspect converted it to Int; opening refuses it as another capacity.
+        try rawLMDBEdit(
+            directory.url,
+            { txn, dbi in rawPut(txn, dbi, key: Array("capacity".utf8), value: [UInt8](repeating: 0xFF, count: 8)) },
+            database: "tiercache.meta")
+        #expect(try LMDBTier.inspect(directory: directory.url).capacity == .max)
+        let error = #expect(throws: TierCacheError.self) { try LMDBTier(directory: directory.url, capacity: 4 << 20) }
+        #expect(error?.code == .invalidConfiguration)
+    }
+
     @Test("tiercache inspect --verify exits 0 for a sound store, 1 with the damage for a damaged one")
     func inspectVerify() throws {
         let directory = try populatedStore()

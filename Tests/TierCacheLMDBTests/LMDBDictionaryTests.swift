@@ -263,6 +263,8 @@ struct LMDBDictionaryTests {
             .provided([1, 2, 3], maximumValueSize: 0),
             .automatic(.init(dictionarySize: 100)),
             .automatic(.init(dictionarySize: 16 << 10, sampleBytes: 16 << 10)),
+            // 8 × dictionarySize overflowed before the check could refuse it.
+            .automatic(.init(dictionarySize: .max)),
             .automatic(.init(retrainBelow: 1.5)),
             .automatic(.init(maximumDictionaries: 0)),
             .automatic(.init(maximumValueSize: 0)),

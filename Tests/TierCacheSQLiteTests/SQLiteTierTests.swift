@@ -248,6 +248,29 @@ struct SQLiteTierTests {
         #expect(try tier.usage().entries == 0)
     }
 
+    @Test(
+        "Counts out of range in the file (a clock or byte count near Int64.max, a negative cost) are damage, not a trap",
+        arguments: [
+            "UPDATE state SET clock = 9223372036854775807", "UPDATE state SET used = 9223372036854775807",
+            "UPDATE state SET entries = -9223372036854775808",
+            "UPDATE entries SET cost = -9223372036854775808 WHERE key = CAST('k' AS BLOB)",
+        ])
+    func countsOutOfRange(_ damage: String) throws {
+        let directory = TemporaryDirectory()
+        do {
+            let tier = try SQLiteTier(directory: directory.url, capacity: 1 << 20)
+            _ = try tier.store(entry(compressible(2_000)), forKey: key("k"))
+            try tier.sync()
+        }
+        try rawSQLite(databaseFile(directory.url), damage)
+        let tier = try SQLiteTier(directory: directory.url, capacity: 1 << 20)
+        // Over the same key: the delete reads its cost; the write reads the state.
+        #expect(try tier.store(entry([1, 2, 3]), forKey: key("k")) == .stored)
+        #expect(try tier.entry(forKey: key("k"))?.value == [1, 2, 3])
+        let usage = try tier.usage()
+        #expect(usage.entries == 1 && usage.bytes > 0 && usage.bytes < 1 << 20)
+    }
+
     @Test("Lookups that meet a damaged table together empty the store once, count it once, and it works after")
     func damageMetByConcurrentLookups() async throws {
         let directory = TemporaryDirectory()

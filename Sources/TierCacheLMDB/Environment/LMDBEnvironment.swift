@@ -250,7 +250,10 @@ extension Transaction {
             }
             let used = UInt64(littleEndian: value.loadUnaligned(fromByteOffset: 0, as: UInt64.self))
             let clock = UInt64(littleEndian: value.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
-            return WriteState(used: Int(clamping: used), clock: clock)
+            // No map holds 2^62 bytes: a larger count is damage (the structural check at open
+            // does not read it). Capped, every cost added to it stays in range, and the eviction
+            // that follows, finding nothing left to evict, recounts it (`LMDBTier.evict`).
+            return WriteState(used: Int(clamping: min(used, 1 << 62)), clock: clock)
         }
     }
 
