@@ -308,7 +308,11 @@ let package = Package(
         ),
         .testTarget(
             name: "TierCacheBenchmarkingTests",
-            dependencies: ["TierCacheBenchmarking", "TierCache", "TierCacheEviction", "CacheSimulation"]
+            // `tiercache` and DiskTestSupport: the bad-input tests run the command-line tool.
+            dependencies: [
+                "TierCacheBenchmarking", "TierCache", "TierCacheEviction", "CacheSimulation", "DiskTestSupport",
+                "tiercache",
+            ]
         ),
         .testTarget(
             name: "CacheSimulationTests",

@@ -133,18 +133,30 @@ struct BenchCommand: AsyncParsableCommand {
         case ("hotspot", 0): return .hotspot(hotFraction: 0.2, hotProbability: 0.8)
         case ("hotspot", 2): return .hotspot(hotFraction: values[0], hotProbability: values[1])
         case ("scan", 0): return .scan(hotKeys: max(1, keys / 10), scanProbability: 0.2, skew: skew)
-        case ("scan", 2): return .scan(hotKeys: Int(values[0]), scanProbability: values[1], skew: skew)
+        case ("scan", 2):
+            // Int(_:) traps on NaN, the infinities and values past Int; a fraction of a key is no count either.
+            guard let hotKeys = Int(exactly: values[0]) else {
+                throw ValidationError("--distribution \(distribution): the hot set is a whole number of keys")
+            }
+            return .scan(hotKeys: hotKeys, scanProbability: values[1], skew: skew)
         default:
             throw ValidationError(
                 "--distribution is zipf, uniform, hotspot[:FRACTION:PROBABILITY] or scan[:HOT-KEYS:PROBABILITY]")
         }
     }
 
-    /// `10s`, `500ms`, `2m`, `1.5s`.
+    /// The longest `--duration`: a year, far past any benchmark, and far inside what a count of
+    /// milliseconds (an Int64) holds.
+    static let longestDuration = 365 * 24 * 3600.0
+
+    /// `10s`, `500ms`, `2m`, `1.5s`; at most ``longestDuration``.
     static func parseDuration(_ text: String) throws -> Duration {
         let units: [(suffix: String, seconds: Double)] = [("ms", 0.001), ("s", 1), ("m", 60), ("h", 3600)]
         for unit in units where text.hasSuffix(unit.suffix) {
             if let value = Double(text.dropLast(unit.suffix.count)), value > 0, value.isFinite {
+                guard value * unit.seconds <= longestDuration else {
+                    throw ValidationError("--duration is at most a year, 8760h (got \"\(text)\")")
+                }
                 return .milliseconds(Int64((value * unit.seconds * 1000).rounded()))
             }
         }

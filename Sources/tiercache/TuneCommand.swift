@@ -70,8 +70,10 @@ struct TuneCommand: ParsableCommand {
             throw ValidationError("use --sample-rate or --sample-size, not both")
         }
         guard miniatureRate > 0, miniatureRate <= 1 else { throw ValidationError("--miniature-rate must be in (0, 1]") }
-        guard miniatureMinimumObjects >= 1 else {
-            throw ValidationError("--miniature-minimum-objects must be at least 1")
+        let largestMinimum = MiniatureSimulation.Options.largestMinimumScaledObjects
+        guard miniatureMinimumObjects >= 1, miniatureMinimumObjects <= largestMinimum else {
+            throw ValidationError(
+                "--miniature-minimum-objects must be from 1 to \(Int(largestMinimum)) (got \(miniatureMinimumObjects))")
         }
         if fullReplays, compareWithFullReplays {
             throw ValidationError("--compare-with-full-replays compares miniature curves; drop --full-replays")

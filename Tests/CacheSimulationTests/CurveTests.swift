@@ -33,6 +33,16 @@ import Testing
         #expect(sampled.meanAbsoluteError(against: exact) < 1e-12)
     }
 
+    /// A rate of NaN, which min and max let through, samples every key (as 1 does) instead of
+    /// trapping in UInt64(_:).
+    @Test func shardsAtANaNRateSamplesEveryKey() throws {
+        #expect(SHARDS(mode: .fixedRate(.nan), unit: .objects).rate == 1)
+        let trace = try skewedTrace(count: 10_000, keys: 1_000, sized: false, seed: 2)
+        let exact = ExactLRUCurve.compute(trace, unit: .objects)
+        let sampled = SHARDS.compute(trace, unit: .objects, mode: .fixedRate(.nan))
+        #expect(sampled.meanAbsoluteError(against: exact) < 1e-12)
+    }
+
     @Test func fixedSizeShardsStaysWithinItsKeyBudget() throws {
         var sampler = SHARDS(mode: .fixedSize(maximumKeys: 64), unit: .objects)
         for key in 0..<100_000 { sampler.record(key: UInt64(key % 5_000), size: 1) }

@@ -15,6 +15,21 @@ import TierCache
         }
     }
 
+    /// With entries of a byte or less on average, a byte capacity near Int.max is more objects
+    /// than an Int holds: the count saturates instead of trapping.
+    @Test func aHugeByteCapacityOverTinyEntriesSaturates() throws {
+        let sampler = LiveCurveSampler(maximumKeys: 256)
+        for index in 0..<1_000 { sampler.recordLookup(try CacheKey("k\(index % 100)")) }
+        sampler.recordStore(bytes: 1)
+        #expect(
+            sampler.estimatedHitRatio(forCapacityBytes: .max) == sampler.estimatedHitRatio(forCapacityObjects: .max))
+        sampler.recordStore(bytes: 0)
+        #expect(sampler.meanEntrySize == 0.5)
+        #expect(
+            sampler.estimatedHitRatio(forCapacityBytes: .max) == sampler.estimatedHitRatio(forCapacityObjects: .max))
+        #expect(sampler.estimatedHitRatio(forCapacityBytes: .min) == sampler.estimatedHitRatio(forCapacityObjects: 0))
+    }
+
     @Test func aSampledMemoryTierPredictsItsOwnHitRatio() async throws {
         let sampler = LiveCurveSampler(maximumKeys: 2_048)
         let tier = SampledTier(try MemoryTier(capacity: 1 << 30, maxEntryCount: 1_000), sampler: sampler)

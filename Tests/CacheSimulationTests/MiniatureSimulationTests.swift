@@ -59,6 +59,30 @@ import Testing
         #expect(miniature.rate(for: 10) == 1)
     }
 
+    /// Options out of range fall back instead of trapping: a NaN rate is 1 (full replays, as are
+    /// a NaN or huge minimum), minimums past the largest are the largest, and the description of
+    /// options never yet clamped prints them.
+    @Test func nanAndHugeOptionsFallBackInsteadOfTrapping() throws {
+        let trace = try skewedTrace(count: 2_000, keys: 500, sized: false, seed: 1)
+        let largest = MiniatureSimulation.Options.largestMinimumScaledObjects
+        let cases: [(options: MiniatureSimulation.Options, minimum: Double)] = [
+            (.init(rate: .nan), 384), (.init(minimumScaledObjects: .nan), largest),
+            (.init(minimumScaledObjects: .infinity), largest), (.init(minimumScaledObjects: 1e19), largest),
+        ]
+        let simulator = try Simulator(trace: trace, unit: .objects)
+        for (options, minimum) in cases {
+            #expect(options.description.hasPrefix("miniature simulation"))
+            let miniature = try MiniatureSimulation(
+                trace: trace, unit: .objects, options: options, capacities: [50, 100_000])
+            #expect(miniature.options.minimumScaledObjects == minimum)
+            #expect(miniature.options.description.contains("objects"))
+            #expect(miniature.rate(for: 50) == 1, "\(options)")
+            #expect(miniature.hitRatio(.lru, capacity: 50) == simulator.replay(.lru, capacity: 50).hitRatio)
+        }
+        #expect(try MiniatureSimulation(trace: trace, unit: .objects, options: .init(rate: .nan)).options.rate == 1)
+        #expect(MiniatureSimulation.threshold(rate: .nan) == SHARDS.modulus)
+    }
+
     /// A capacity not announced at init is still estimated from a sample of its own rate, not
     /// from the whole trace: at rate 0.05 on a trace of 40,000 keys the estimate differs from the
     /// full replay (it is an estimate), and equals what the same capacity gives when announced.

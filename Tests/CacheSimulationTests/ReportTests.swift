@@ -60,4 +60,22 @@ import FoundationXML
         #expect(ByteCount.format(1536) == "1.5 KiB")
         #expect(ChartFormat.compact(3_500_000) == "3.5M")
     }
+
+    /// Past what an Int holds, or with digits out of range, numbers format instead of trapping:
+    /// `simulate --capacity 100000000000000000` on a one-object trace prints a ratio of 1e17 as a
+    /// percentage.
+    @Test func hugeNumbersAndOddDigitCountsFormatWithoutTrapping() {
+        #expect(ChartFormat.percent(1e17) == "1e+19%")
+        #expect(ChartFormat.fixed(-1e300, digits: 2) == "-1e+300")
+        #expect(ChartFormat.fixed(1e16, digits: 2) == "10000000000000000.00")
+        #expect(ChartFormat.fixed(1e17, digits: 2) == "1e+17", "its hundredths would not fit an Int")
+        #expect(ChartFormat.fixed(9.2e18, digits: 0) == "9200000000000000000")
+        #expect(ChartFormat.fixed(1.5, digits: -1) == "2")
+        #expect(ChartFormat.fixed(0.999, digits: 2) == "1.00")
+        #expect(ChartFormat.fixed(-0.001, digits: 2) == "0.00")
+        #expect(ChartFormat.fixed(1.25, digits: 40) == "1.250000000000000000")
+        #expect(ChartFormat.fixed(.nan, digits: 2) == "nan")
+        #expect(ChartFormat.fixed(-.infinity, digits: 2) == "-inf")
+        #expect(ChartFormat.compact(1e300).hasSuffix("e+291G"))
+    }
 }

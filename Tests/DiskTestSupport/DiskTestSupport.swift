@@ -107,6 +107,23 @@ public struct HarnessRun: Sendable {
     public var succeeded: Bool { reason == .exit && status == 0 }
 }
 
+/// The `tiercache` executable built beside the test bundle.
+public func tiercacheExecutable() throws -> URL { try executableBesideTests("tiercache") }
+
+/// Runs `tiercache` with `arguments`; its exit status and its output and errors together.
+public func runTiercache(_ arguments: [String]) throws -> (status: Int32, output: String) {
+    let process = Process()
+    process.executableURL = try tiercacheExecutable()
+    process.arguments = arguments
+    let output = Pipe()
+    process.standardOutput = output
+    process.standardError = output
+    try process.run()
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+}
+
 /// Runs `tiercache-harness` (or `executable`) with `arguments` to its end.
 public func runHarness(_ arguments: [String], executable: URL? = nil) throws -> HarnessRun {
     let process = Process()

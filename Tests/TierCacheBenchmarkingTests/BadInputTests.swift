@@ -32,6 +32,32 @@ import Testing
         rejects(Workload.zipf(keys: 10, mix: OperationMix(reads: 0.5, writes: 0.2)), "add up")
     }
 
+    /// A hotspot over a single key has no cold set: every draw is that key (a cold draw once
+    /// yielded key 1 of 1, out of the sizes' range). Over more keys, every draw is a key.
+    @Test(arguments: [1, 2, 3, 7])
+    func aHotspotDrawsOnlyItsOwnKeys(keys: Int) throws {
+        let workload = Workload(
+            .synthetic(keys: keys, distribution: .hotspot(hotFraction: 0.2, hotProbability: 0.8), sizes: .fixed(1)))
+        let objects = try workload.requests(length: 2_000).objects
+        #expect(objects.allSatisfy { Int($0) < keys }, "keys drawn: \(Set(objects).sorted())")
+        #expect(Set(objects).count == keys, "every key drawn")
+    }
+
+    /// Descriptions quote values not yet validated (a mix's error quotes the mix): NaN, infinite
+    /// and huge shares print, and validation throws, instead of trapping in Int(_:).
+    @Test(arguments: [Double.nan, .infinity, -.infinity, 1e17, -1e17])
+    func oddSharesAreRefusedAndDescribedWithoutTrapping(share: Double) {
+        rejects(Workload.zipf(keys: 10, mix: OperationMix(reads: share)), "add up")
+        #expect(OperationMix(reads: share, writes: share, deletes: share).description.hasSuffix("% deletes"))
+        let distributions: [KeyDistribution] = [
+            .hotspot(hotFraction: share, hotProbability: share), .scan(hotKeys: 1, scanProbability: share),
+        ]
+        for distribution in distributions {
+            #expect(distribution.description.contains("%"))
+            rejects(Workload(.synthetic(keys: 10, distribution: distribution, sizes: .fixed(1))), "probability")
+        }
+    }
+
     @Test func anEmptyTraceIsRefused() throws {
         let empty = try Trace(name: "empty", requests: [], hasSizes: false)
         rejects(Workload(.trace(empty)), "no requests")

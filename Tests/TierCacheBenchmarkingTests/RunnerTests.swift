@@ -106,6 +106,23 @@ import TierCacheEviction
         #expect(results.report().tables[0].text.contains("disk on fire"))
     }
 
+    /// A user's disk tier may report a negative capacity; its raw LMDB baseline, opened at that
+    /// capacity, counts it as 0 and refuses every store (as the minimal LRU does), where its reads
+    /// once trapped converting the capacity to UInt64.
+    @Test func aDiskTierReportingANegativeCapacityGetsAnEmptyBaseline() async throws {
+        let plan = BenchmarkPlan(
+            workload: Workload.zipf(keys: 200, sizes: .fixed(64)), length: .requests(2_000), tasks: [1])
+        let results = try await BenchmarkRunner(plan: plan).run([
+            .localTier("negative") { _ in try NegativeCapacityTier() }
+        ])
+        let baseline = try #require(results.results.first { $0.isBaseline })
+        #expect(baseline.subject.hasPrefix("raw LMDB+zstd"))
+        #expect(baseline.failure == nil && baseline.requests == 2_000)
+        #expect(baseline.hits == 0, "nothing stored, nothing hit")
+        let subject = try #require(results.result("negative"))
+        #expect(subject.failure == nil && subject.baseline == baseline.subject)
+    }
+
     @Test func aDurationBoundedRunStopsOnTime() async throws {
         var plan = BenchmarkPlan(
             workload: Workload.zipf(keys: 1_000, sizes: .fixed(64)), length: .duration(.milliseconds(200)),
@@ -189,5 +206,25 @@ final class FailingTier: LocalCacheTier {
     func removeEntry(forKey key: CacheKey) { inner.removeEntry(forKey: key) }
     func removeAll() { inner.removeAll() }
     func usage() -> TierUsage { inner.usage() }
+    func statistics() -> TierStatistics { inner.statistics() }
+}
+
+/// A disk tier (a memory tier underneath) whose usage reports a capacity of −1.
+final class NegativeCapacityTier: LocalCacheTier {
+    let name = "negative capacity"
+    let medium = TierMedium.disk
+    private let inner: MemoryTier
+
+    init() throws { inner = try MemoryTier(capacity: 1 << 20) }
+
+    func entry(forKey key: CacheKey) -> CacheEntry? { inner.entry(forKey: key) }
+    func store(_ entry: CacheEntry, forKey key: CacheKey) -> StoreOutcome { inner.store(entry, forKey: key) }
+    func removeEntry(forKey key: CacheKey) { inner.removeEntry(forKey: key) }
+    func removeAll() { inner.removeAll() }
+    func usage() -> TierUsage {
+        var usage = inner.usage()
+        usage.capacity = -1
+        return usage
+    }
     func statistics() -> TierStatistics { inner.statistics() }
 }

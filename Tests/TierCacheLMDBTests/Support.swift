@@ -43,20 +43,3 @@ func rawGet(_ txn: OpaquePointer, _ dbi: MDB_dbi, key: [UInt8]) -> [UInt8]? {
         return [UInt8](UnsafeRawBufferPointer(start: mv.mv_data, count: mv.mv_size))
     }
 }
-
-/// The `tiercache` executable built beside the test bundle.
-func tiercacheExecutable() throws -> URL { try executableBesideTests("tiercache") }
-
-/// Runs `tiercache` with `arguments`; its exit status and its output and errors together.
-func runTiercache(_ arguments: [String]) throws -> (status: Int32, output: String) {
-    let process = Process()
-    process.executableURL = try tiercacheExecutable()
-    process.arguments = arguments
-    let output = Pipe()
-    process.standardOutput = output
-    process.standardError = output
-    try process.run()
-    let data = output.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: data, as: UTF8.self))
-}

@@ -28,11 +28,18 @@
 public struct MiniatureSimulation: Sendable {
     /// The sampling rate and the smallest scaled cache.
     public struct Options: Sendable, Hashable, CustomStringConvertible {
-        /// The lowest sampling rate, used wherever the scaled cache stays large enough (0...1).
+        /// The lowest sampling rate, used wherever the scaled cache stays large enough (0...1;
+        /// ``MiniatureSimulation`` clamps a rate outside that to it, and counts NaN as 1).
         public var rate: Double
         /// How many objects (on average, by the trace's mean object size in byte mode) a scaled
-        /// cache must hold; smaller capacities are simulated at a higher rate.
+        /// cache must hold; smaller capacities are simulated at a higher rate. From 1 to
+        /// ``largestMinimumScaledObjects``: ``MiniatureSimulation`` clamps a value outside that
+        /// range to it, and counts NaN as the largest (like a rate of NaN, full replays).
         public var minimumScaledObjects: Double
+
+        /// The largest ``minimumScaledObjects``: 2^32 − 1, as many objects as a trace can hold, so
+        /// a larger minimum would change nothing (every capacity is replayed in full).
+        public static let largestMinimumScaledObjects = Double(UInt32.max)
 
         /// Options; by default a 1% sample and scaled caches of at least 384 objects.
         public init(rate: Double = 0.01, minimumScaledObjects: Double = 384) {
@@ -42,7 +49,7 @@ public struct MiniatureSimulation: Sendable {
 
         /// The options in words, for reports.
         public var description: String {
-            "miniature simulation, rate \(rate), scaled caches of ≥ \(Int(minimumScaledObjects)) objects"
+            "miniature simulation, rate \(rate), scaled caches of ≥ \(ChartFormat.fixed(minimumScaledObjects, digits: 0)) objects"
         }
     }
 
@@ -67,9 +74,12 @@ public struct MiniatureSimulation: Sendable {
         self.full = full
         self.trace = trace
         self.unit = unit
+        // NaN passes through min and max: it asks for no sampling, as rate 1 does.
+        let largest = Options.largestMinimumScaledObjects
         self.options = Options(
-            rate: min(max(options.rate, 1.0 / Double(SHARDS.modulus)), 1),
-            minimumScaledObjects: max(options.minimumScaledObjects, 1))
+            rate: options.rate.isNaN ? 1 : min(max(options.rate, 1.0 / Double(SHARDS.modulus)), 1),
+            minimumScaledObjects: options.minimumScaledObjects.isNaN
+                ? largest : min(max(options.minimumScaledObjects, 1), largest))
         meanObjectSize =
             unit == .bytes && trace.objectCount > 0 ? Double(trace.footprintBytes) / Double(trace.objectCount) : 1
         var thresholds = Set<UInt64>()
@@ -96,9 +106,11 @@ public struct MiniatureSimulation: Sendable {
         return threshold(rate: min(rate, 1))
     }
 
-    /// Rounded up, so that a scaled cache never falls below the minimum by rounding.
+    /// Rounded up, so that a scaled cache never falls below the minimum by rounding. A rate of
+    /// NaN (which fails `rate < 1`) is the whole trace, as 1 is.
     static func threshold(rate: Double) -> UInt64 {
-        min(SHARDS.modulus, max(1, UInt64((rate * Double(SHARDS.modulus)).rounded(.up))))
+        guard rate < 1 else { return SHARDS.modulus }
+        return max(1, UInt64((max(rate, 0) * Double(SHARDS.modulus)).rounded(.up)))
     }
 
     /// The requests of the objects whose hash is below `threshold`, renumbered densely, sizes kept.

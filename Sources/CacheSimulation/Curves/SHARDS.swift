@@ -11,7 +11,8 @@
 public struct SHARDS: Sendable {
     /// How keys are sampled.
     public enum Mode: Sendable, Hashable, CustomStringConvertible {
-        /// A fixed share of the keys, by hash (0...1).
+        /// A fixed share of the keys, by hash (0...1; a rate outside that is clamped to it, and NaN
+        /// counts as 1: every key).
         case fixedRate(Double)
         /// At most `maximumKeys` keys: the rate falls as more keys arrive (bounded memory).
         case fixedSize(maximumKeys: Int)
@@ -53,7 +54,9 @@ public struct SHARDS: Sendable {
         self.unit = unit
         switch mode {
         case .fixedRate(let rate):
-            threshold = UInt64((min(max(rate, 1.0 / Double(Self.modulus)), 1) * Double(Self.modulus)).rounded())
+            // NaN passes through min and max (and would trap in UInt64(_:)): it samples every key.
+            let clamped = rate.isNaN ? 1 : min(max(rate, 1.0 / Double(Self.modulus)), 1)
+            threshold = UInt64((clamped * Double(Self.modulus)).rounded())
         case .fixedSize:
             threshold = Self.modulus
         }

@@ -61,7 +61,10 @@ public final class LiveCurveSampler: Sendable {
     /// The hit ratio an LRU cache of `bytes` would have had; nil before anything was stored.
     public func estimatedHitRatio(forCapacityBytes bytes: Int) -> Double? {
         guard let meanSize = meanEntrySize, meanSize > 0 else { return nil }
-        return estimatedHitRatio(forCapacityObjects: Int(Double(bytes) / meanSize))
+        // Saturating: with entries of a byte or less on average, `bytes` can be more objects than
+        // an Int holds.
+        let objects = Double(bytes) / meanSize
+        return estimatedHitRatio(forCapacityObjects: objects < 0x1p63 ? Int(max(objects, 0)) : .max)
     }
 
     /// The mean size of stored entries, nil before the first store.

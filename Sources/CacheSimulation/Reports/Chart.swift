@@ -103,12 +103,16 @@ public enum ChartFormat {
         return fixed(scaled, digits: scaled == scaled.rounded() || abs(scaled) >= 100 ? 0 : 1) + suffix
     }
 
-    /// A fixed number of decimals without Foundation's `String(format:)`.
+    /// A fixed number of decimals without Foundation's `String(format:)`: from 0 to 18 of them
+    /// (fewer count as 0, more as 18). NaN, the infinities and values whose digits an `Int` cannot
+    /// hold print as Swift prints them (`1e+20`).
     public static func fixed(_ value: Double, digits: Int) -> String {
-        guard value.isFinite else { return "\(value)" }
+        let digits = min(max(digits, 0), 18)
         var factor = 1.0
         for _ in 0..<digits { factor *= 10 }
         let rounded = (abs(value) * factor).rounded()
+        // `Int(_:)` traps past 2^63 (and on NaN, which fails the test too).
+        guard rounded < 0x1p63 else { return "\(value)" }
         let whole = Int(rounded / factor)
         let sign = value < 0 && rounded != 0 ? "-" : ""
         guard digits > 0 else { return sign + String(whole) }

@@ -7,7 +7,8 @@ import TierCache
 /// The disk tiers' baseline: LMDB and zstd called directly, with `LMDBTier`'s environment flags
 /// and compression level and nothing of its own: no accounting, recency, eviction, framing,
 /// checksum of its own, or group commit (one write transaction per store). When the map is full,
-/// stores are refused (`outOfSpace`) rather than evicting.
+/// stores are refused (`outOfSpace`) rather than evicting; values larger than the capacity are
+/// refused (`tooLarge`).
 ///
 /// `@unchecked Sendable`: the environment is opened with `MDB_NOTLS`, so read transactions may
 /// run on any thread, and LMDB serialises write transactions itself; the zstd contexts, which are
@@ -30,8 +31,9 @@ final class RawLMDBZstdTier: LocalCacheTier, @unchecked Sendable {
     private let capacity: Int
     private let contexts = Mutex<[Contexts]>([])
 
+    /// A negative `capacity` (a user's tier may report one) counts as 0, as in `MinimalLRUTier`.
     init(directory: URL, capacity: Int) throws {
-        self.capacity = capacity
+        self.capacity = max(capacity, 0)
         var env: OpaquePointer?
         guard mdb_env_create(&env) == 0, let env else {
             throw TierCacheError(.storageFailure, "mdb_env_create failed")
@@ -102,6 +104,9 @@ final class RawLMDBZstdTier: LocalCacheTier, @unchecked Sendable {
     }
 
     func store(_ entry: CacheEntry, forKey key: CacheKey) throws -> StoreOutcome {
+        // Refused as `MinimalLRUTier` refuses it: a larger value, stored, would fail reads' bound.
+        let size = entry.value.count
+        guard size <= capacity else { return .refused(.tooLarge(size: size, limit: capacity)) }
         let compressed = try withContexts { pair in
             try [UInt8](unsafeUninitializedCapacity: ZSTD_compressBound(entry.value.count)) { buffer, count in
                 let written = entry.value.withUnsafeBytes {

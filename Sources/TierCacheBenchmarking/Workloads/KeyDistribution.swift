@@ -21,9 +21,9 @@ public enum KeyDistribution: Sendable, Hashable, CustomStringConvertible {
         case .zipf(let skew): "Zipf \(skew)"
         case .uniform: "uniform"
         case .hotspot(let fraction, let probability):
-            "hotspot (\(Int((fraction * 100).rounded()))% of keys get \(Int((probability * 100).rounded()))%)"
+            "hotspot (\(wholePercent(fraction))% of keys get \(wholePercent(probability))%)"
         case .scan(let hotKeys, let probability, let skew):
-            "\(hotKeys) hot keys (Zipf \(skew)) with \(Int((probability * 100).rounded()))% scans"
+            "\(hotKeys) hot keys (Zipf \(skew)) with \(wholePercent(probability))% scans"
         }
     }
 
@@ -90,7 +90,11 @@ struct KeySampler {
         case .uniform:
             return random.next(below: keys)
         case .hotspot(let hot, let probability):
-            return random.nextUnit() < probability ? random.next(below: hot) : hot + random.next(below: keys - hot)
+            // Over a single key the hot set is every key and the cold set is empty: a cold draw
+            // stays in the hot set rather than yield key `keys`. The draws are the same otherwise.
+            let hotDraw = random.nextUnit() < probability
+            guard !hotDraw, hot < keys else { return random.next(below: hot) }
+            return hot + random.next(below: keys - hot)
         case .scan(let hot, let hotKeys, let probability):
             guard random.nextUnit() < probability else { return hot.rank(random.nextUnit()) }
             let key = hotKeys + scanPosition

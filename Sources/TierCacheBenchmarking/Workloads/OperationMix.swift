@@ -1,3 +1,5 @@
+import CacheSimulation
+
 /// The share of reads, writes and deletes in a workload.
 ///
 /// A read that misses stores the value when ``readThrough-property`` is on (as an application filling its
@@ -40,9 +42,8 @@ public struct OperationMix: Sendable, Hashable, CustomStringConvertible {
 
     /// The shares in words, for reports.
     public var description: String {
-        func percent(_ share: Double) -> String { "\(Int((share * 100).rounded()))" }
-        return "\(percent(reads))% reads\(readThrough ? " (through)" : ""), \(percent(writes))% writes, "
-            + "\(percent(deletes))% deletes"
+        "\(wholePercent(reads))% reads\(readThrough ? " (through)" : ""), \(wholePercent(writes))% writes, "
+            + "\(wholePercent(deletes))% deletes"
     }
 
     func validate() throws(BenchmarkError) {
@@ -52,6 +53,11 @@ public struct OperationMix: Sendable, Hashable, CustomStringConvertible {
         }
     }
 }
+
+/// A share as a whole percentage, for descriptions. They show values not yet validated (a mix's
+/// validation error quotes the mix), so NaN, infinities and shares past an `Int` print as such
+/// rather than trap.
+func wholePercent(_ share: Double) -> String { ChartFormat.fixed(share * 100, digits: 0) }
 
 /// One request of a workload.
 enum Operation: UInt8, Sendable {
