@@ -59,14 +59,16 @@ extension RedisTier {
         public var connectionsPerNode: Int
         /// How long a connection attempt may take before it fails.
         public var connectTimeout: Duration
-        /// How long a command may wait for its reply before it fails.
+        /// How long a command may wait for its reply before it fails. Timeouts must be positive; one
+        /// over about 292 years (NIO's longest) is that long.
         public var commandTimeout: Duration
         /// What callers see when Redis fails; ``FailureMode/degrade`` by default.
         public var failureMode: FailureMode
         /// Consecutive failures of one node that open its circuit breaker, and how long it stays
         /// open: a dead node's keys become fast misses without touching the other nodes.
         public var breakerThreshold: Int
-        /// How long an open circuit breaker stays open before the node is tried again.
+        /// How long an open circuit breaker stays open before the node is tried again; must not be
+        /// negative.
         public var breakerOpenDuration: Duration
         /// TLS for every connection; nil (the default) means TLS only when an endpoint is written
         /// `rediss://`, then with ``RedisTLS``'s defaults.

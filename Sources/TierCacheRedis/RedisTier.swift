@@ -65,6 +65,9 @@ public final class RedisTier: CacheTier {
         guard configuration.breakerThreshold > 0 else {
             throw TierCacheError(.invalidConfiguration, "breakerThreshold must be at least 1")
         }
+        guard configuration.breakerOpenDuration >= .zero else {
+            throw TierCacheError(.invalidConfiguration, "breakerOpenDuration must not be negative")
+        }
         guard let codec = ZstdCodec(level: configuration.compressionLevel) else {
             throw TierCacheError(.invalidConfiguration, "zstd level \(configuration.compressionLevel) is out of range")
         }
@@ -104,8 +107,32 @@ public final class RedisTier: CacheTier {
 
     deinit { client.close() }
 
-    private static func timeAmount(_ duration: Duration) -> TimeAmount {
-        .nanoseconds(duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
+    /// `duration` as NIO's `TimeAmount`, saturating: a `TimeAmount` is Int64 nanoseconds (about 292
+    /// years), so a longer timeout becomes the longest one (NIO's deadlines saturate at
+    /// `distantFuture` too) instead of overflowing. Compared first: `components` itself traps when
+    /// the seconds exceed Int64.
+    static func timeAmount(_ duration: Duration) -> TimeAmount {
+        if duration >= .nanoseconds(Int64.max) { return .nanoseconds(.max) }
+        if duration <= .nanoseconds(Int64.min) { return .nanoseconds(.min) }
+        let (seconds, attoseconds) = duration.components
+        return .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+    }
+
+    /// The longest `PX` TTL sent, 2^53 ms (about 285,000 years): Redis adds its clock to a TTL and
+    /// rejects one that overflows ("invalid expire time"), and a Double counts milliseconds exactly
+    /// up to here.
+    static let longestTTLMilliseconds: Int64 = 1 << 53
+
+    /// The `PX` TTL for an entry expiring at `expiresAt`, from `now`: at least 1 ms, rounded up.
+    /// `nil` means stored without a TTL, as an entry with no expiry is: for an expiry beyond
+    /// ``longestTTLMilliseconds`` (a date infinitely or absurdly far away), and for NaN, which the
+    /// record format reads as no expiry (``store(_:forKey:)`` never gets here with one:
+    /// `Metadata.isExpired(at:)` calls a NaN expiry passed). Saturating, as a `Date` holds any
+    /// Double and converting to Int64 would trap.
+    static func ttlMilliseconds(until expiresAt: Date, now: Date) -> Int64? {
+        let milliseconds = (expiresAt.timeIntervalSince(now) * 1000).rounded(.up)
+        guard milliseconds < Double(longestTTLMilliseconds) else { return nil }  // NaN fails it too
+        return Int64(max(1, milliseconds))
     }
 
     func redisKey(_ key: CacheKey) -> [UInt8] {
@@ -184,7 +211,9 @@ public final class RedisTier: CacheTier {
     }
 
     /// Stores `entry` under `key`, compressed, with a TTL from its expiry hint; an entry over the
-    /// per-entry limit or already expired is refused and the key's older entry removed.
+    /// per-entry limit or already expired (a NaN expiry counts as passed) is refused and the key's
+    /// older entry removed. An expiry infinitely or more than about 285,000 years away is stored
+    /// without a TTL (see ``ttlMilliseconds(until:now:)``).
     public func store(_ entry: CacheEntry, forKey key: CacheKey) async throws -> StoreOutcome {
         let outcome: StoreOutcome
         do {
@@ -222,8 +251,8 @@ public final class RedisTier: CacheTier {
             evictionBaseline.withLock { if $0 == nil { $0 = evicted } }
         }
         var command: [[UInt8]] = [Self.set, redisKey, record]
-        if let expiresAt = entry.metadata.expiresAt {
-            let milliseconds = max(1, Int64((expiresAt.timeIntervalSince(now) * 1000).rounded(.up)))
+        if let expiresAt = entry.metadata.expiresAt, let milliseconds = Self.ttlMilliseconds(until: expiresAt, now: now)
+        {
             command += [Array("PX".utf8), Array(String(milliseconds).utf8)]
         }
         do {
@@ -290,7 +319,8 @@ public final class RedisTier: CacheTier {
                 let length = try await client.send([Array("STRLEN".utf8), key], to: node)
                 if case .integer(let count) = length, count > 0 {
                     entries += 1
-                    bytes += Int(count) + key.count
+                    // Saturating: the length is the server's word, and a broken one must not crash us.
+                    bytes = Self.addingSaturating(bytes, Self.addingSaturating(Int(clamping: count), key.count))
                 }
             }
             return TierUsage(
@@ -309,13 +339,22 @@ public final class RedisTier: CacheTier {
             for node in try await client.primaries() {
                 let text = try await client.send([Array("INFO".utf8), Array("stats".utf8)], to: node).string ?? ""
                 for line in text.split(whereSeparator: \.isNewline) where line.hasPrefix("evicted_keys:") {
-                    total += Int(line.dropFirst("evicted_keys:".count)) ?? 0
+                    // The server's word: clamped to a count (not negative) and summed saturating,
+                    // so a broken server cannot crash us here or in `statistics()`'s subtraction.
+                    let count = max(0, Int(line.dropFirst("evicted_keys:".count)) ?? 0)
+                    total = Self.addingSaturating(total, count)
                 }
             }
             return total
         } catch {
             return nil
         }
+    }
+
+    /// `a + b`, or `Int.max`/`Int.min` where that overflows.
+    static func addingSaturating(_ a: Int, _ b: Int) -> Int {
+        let (sum, overflow) = a.addingReportingOverflow(b)
+        return overflow ? (b > 0 ? .max : .min) : sum
     }
 
     /// The counters since the tier was created, with its usage when Redis answers.

@@ -11,6 +11,9 @@ final class MisbehavingServer: Sendable {
         /// Answers `CLIENT ID` with an id and every other command `+OK`, and sends `push` (raw RESP) after answering
         /// `CLIENT TRACKING`, as a tracking connection's server would send an invalidation.
         case pushAfterTracking(String)
+        /// Answers each command (its arguments) with what `answer` returns (raw RESP): a server
+        /// that reports whatever numbers a test needs.
+        case scripted(@Sendable (_ command: [String]) -> String)
     }
 
     private let channel: any Channel
@@ -34,6 +37,8 @@ final class MisbehavingServer: Sendable {
         typealias InboundIn = ByteBuffer
         typealias OutboundOut = ByteBuffer
         let behaviour: Behaviour
+        /// What has arrived of a command not yet whole (``Behaviour/scripted(_:)``).
+        private var received = ByteBuffer()
 
         init(behaviour: Behaviour) { self.behaviour = behaviour }
 
@@ -55,7 +60,39 @@ final class MisbehavingServer: Sendable {
                     context.write(wrapOutboundOut(ByteBuffer(string: push)), promise: nil)
                 }
                 context.flush()
+            case .scripted(let answer):
+                var data = unwrapInboundIn(data)
+                received.writeBuffer(&data)
+                while let command = Self.nextCommand(&received) {
+                    context.write(wrapOutboundOut(ByteBuffer(string: answer(command))), promise: nil)
+                }
+                context.flush()
             }
+        }
+
+        /// The first whole command (`*N`, then N bulk strings) in `buffer`, taken out of it; nil
+        /// until one has arrived.
+        private static func nextCommand(_ buffer: inout ByteBuffer) -> [String]? {
+            let bytes = Array(buffer.readableBytesView)
+            var index = 0
+            func line() -> String? {
+                guard index < bytes.count, let end = bytes[index...].firstIndex(of: UInt8(ascii: "\r")),
+                    end + 1 < bytes.count
+                else { return nil }
+                defer { index = end + 2 }
+                return String(decoding: bytes[index..<end], as: UTF8.self)
+            }
+            guard let header = line(), header.first == "*", let count = Int(header.dropFirst()) else { return nil }
+            var command: [String] = []
+            for _ in 0..<count {
+                guard let length = line(), length.first == "$", let size = Int(length.dropFirst()),
+                    index + size + 2 <= bytes.count
+                else { return nil }
+                command.append(String(decoding: bytes[index..<index + size], as: UTF8.self))
+                index += size + 2
+            }
+            buffer.moveReaderIndex(forwardBy: index)
+            return command
         }
     }
 }

@@ -72,10 +72,11 @@ public final class RedisCoherence: Sendable {
         /// `.flushUpperTiers` by default.
         public var afterLoss: AfterLoss
         /// How often each tracking connection is checked (`PING`): a connection that does not
-        /// answer within the tier's command timeout counts as lost. 1 second by default.
+        /// answer within the tier's command timeout counts as lost. 1 second by default; must be
+        /// positive.
         public var healthCheckInterval: Duration
         /// The wait before subscribing again after a loss; doubled after each failed attempt, up
-        /// to ``maximumReconnectDelay``. 50 milliseconds by default.
+        /// to ``maximumReconnectDelay``. 50 milliseconds by default; must not be negative.
         public var reconnectDelay: Duration
         /// 5 seconds by default.
         public var maximumReconnectDelay: Duration
@@ -146,12 +147,21 @@ public final class RedisCoherence: Sendable {
     private let trackingIDs = Locked<[RedisEndpoint: Int64]>([:])
 
     /// Coherence for `cache`, whose lowest tier must be a ``RedisTier``; nothing happens until
-    /// ``run()``.
-    /// - Throws: `TierCacheError` (`invalidConfiguration`) when the lowest tier is not Redis.
+    /// ``run()``. Waits longer than about 136 years are waited that long (effectively forever).
+    /// - Throws: `TierCacheError` (`invalidConfiguration`) when the lowest tier is not Redis, the
+    ///   health check interval is not positive, or a reconnect delay is negative.
     public init(cache: TieredCache, configuration: Configuration = .init()) throws(TierCacheError) {
         guard let tier = cache.tiers.last as? RedisTier else {
             throw TierCacheError(
                 .invalidConfiguration, "coherence needs a cache whose lowest tier is a RedisTier")
+        }
+        // A negative delay would double towards an overflow while Redis stays away; a zero interval
+        // would PING in a busy loop.
+        guard configuration.healthCheckInterval > .zero else {
+            throw TierCacheError(.invalidConfiguration, "healthCheckInterval must be positive")
+        }
+        guard configuration.reconnectDelay >= .zero, configuration.maximumReconnectDelay >= .zero else {
+            throw TierCacheError(.invalidConfiguration, "reconnect delays must not be negative")
         }
         self.cache = cache
         self.tier = tier
@@ -159,6 +169,13 @@ public final class RedisCoherence: Sendable {
         self.configuration = configuration
         self.metrics = CoherenceMetrics(configuration.metricsFactory)
     }
+
+    /// The longest wait: `Task.sleep` traps on a deadline past Int64 seconds (`.seconds(Int64.max)`
+    /// is one), so longer configured waits are clamped to this, which is forever in practice.
+    static let longestWait: Duration = .seconds(1 << 32)
+
+    /// `duration`, at most ``longestWait``.
+    static func clampedWait(_ duration: Duration) -> Duration { min(duration, longestWait) }
 
     /// What it has done so far.
     public var statistics: Statistics { counters.withLock { $0 } }
@@ -183,7 +200,7 @@ public final class RedisCoherence: Sendable {
             }
         }
         defer { tier.tracking.stop() }
-        var delay = configuration.reconnectDelay
+        var delay = Self.clampedWait(configuration.reconnectDelay)
         // Once per loss: the attempts that fail while Redis stays away find nothing new to drop
         // (what this process stores meanwhile is emptied when tracking is back).
         var flushedSinceSubscribed = false
@@ -205,7 +222,9 @@ public final class RedisCoherence: Sendable {
                     flushedSinceSubscribed = true
                 }
                 delay =
-                    wasSubscribed ? configuration.reconnectDelay : min(delay * 2, configuration.maximumReconnectDelay)
+                    wasSubscribed
+                    ? Self.clampedWait(configuration.reconnectDelay)
+                    : min(delay * 2, Self.clampedWait(configuration.maximumReconnectDelay))
             }
             do { try await Task.sleep(for: delay) } catch { return }
         }
@@ -290,7 +309,7 @@ public final class RedisCoherence: Sendable {
     /// not answer, or the cluster's primaries are no longer `nodes`.
     private func checkHealth(of connections: [RedisConnection], nodes: [RedisEndpoint]) async -> Ending {
         while true {
-            do { try await Task.sleep(for: configuration.healthCheckInterval) } catch {
+            do { try await Task.sleep(for: Self.clampedWait(configuration.healthCheckInterval)) } catch {
                 return .lost("cancelled", wasSubscribed: true)
             }
             for connection in connections {
