@@ -112,8 +112,14 @@ public func tiercacheExecutable() throws -> URL { try executableBesideTests("tie
 
 /// Runs `tiercache` with `arguments`; its exit status and its output and errors together.
 public func runTiercache(_ arguments: [String]) throws -> (status: Int32, output: String) {
+    try runProcess(try tiercacheExecutable(), arguments)
+}
+
+/// Runs `executable` with `arguments` to its end; its exit status and its output and errors
+/// together (a process ended by a signal has that signal's number as its status).
+public func runProcess(_ executable: URL, _ arguments: [String]) throws -> (status: Int32, output: String) {
     let process = Process()
-    process.executableURL = try tiercacheExecutable()
+    process.executableURL = executable
     process.arguments = arguments
     let output = Pipe()
     process.standardOutput = output

@@ -1,3 +1,4 @@
+import DiskTestSupport
 import Foundation
 import Testing
 import TierCache
@@ -136,17 +137,8 @@ struct RedisCLI {
     /// Runs redis-cli with its own arguments (`--cluster create …`).
     func runTool(_ arguments: [String]) throws -> String {
         guard let path = RedisProcess.cliPath else { throw Failure(description: "redis-cli is missing") }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        let text = String(decoding: data, as: UTF8.self)
-        guard process.terminationStatus == 0 else { throw Failure(description: "redis-cli \(arguments): \(text)") }
+        let (status, text) = try runProcess(URL(fileURLWithPath: path), arguments)
+        guard status == 0 else { throw Failure(description: "redis-cli \(arguments): \(text)") }
         return text
     }
 
