@@ -25,7 +25,7 @@ import TierCacheEviction
 /// ## Capacity
 /// Each entry costs its value's size, plus its key's UTF-8 size, plus ``perEntryOverhead`` bytes
 /// for bookkeeping. The sum never exceeds ``Configuration/capacity``: a store that would exceed
-/// it first evicts entries as the policy chooses.
+/// it (or the entry-count limit) first evicts entries as the policy chooses.
 ///
 /// ## The entry-size rule
 /// Like the disk tier, the memory tier refuses an entry whose cost exceeds
@@ -36,10 +36,12 @@ import TierCacheEviction
 /// the limit is also below 10% of the capacity, whatever the fraction (see ``EvictionPolicy/s3fifo``).
 ///
 /// ## The entry-count limit
-/// ``Configuration/maxEntryCount`` is kept by weight: for the policy each entry weighs at least
-/// `capacity / maxEntryCount` bytes (rounded down), and the policy's capacity leaves no room for
-/// one entry more, so the tier holds up to exactly the limit, and never more bytes than the
-/// capacity.
+/// ``Configuration/maxEntryCount`` (`n`, of a capacity `c`) is kept by weight: for the policy each
+/// entry weighs at least `w = c / n` bytes (rounded down), and the policy is given
+/// `min(c, (n + 1) × w − 1)` bytes, so `n` entries fit and `n + 1` never do: the tier holds up to
+/// exactly the limit, and never more bytes than the capacity. The bytes given up are fewer than
+/// `c / w`, under 2% since `w` is at least an entry's smallest cost (`perEntryOverhead` + 1): below
+/// that, no `n` entries fit in `c`, the limit cannot bind, and no weight is needed.
 public final class MemoryTier: LocalCacheTier {
     /// The memory tier's settings.
     public struct Configuration: Sendable {
@@ -50,24 +52,22 @@ public final class MemoryTier: LocalCacheTier {
         /// The most entries the tier holds, or `nil` for no limit beyond bytes.
         public var maxEntryCount: Int?
 
-        /// What each entry weighs at least for the policy, so that no more than ``maxEntryCount``
-        /// entries fit in ``policyCapacity``: `capacity / maxEntryCount`, rounded down (0 without
-        /// a limit).
+        /// What each entry weighs at least for the policy (``MemoryTier``'s "The entry-count
+        /// limit"): `capacity / maxEntryCount`, rounded down; 0 without a limit, or with one that
+        /// cannot bind (fewer bytes an entry than any entry costs).
         var minimumEntryWeight: Int {
             let capacity = effectiveCapacity
-            guard let count = maxEntryCount, count > 0, count < capacity else { return 0 }
+            guard let count = maxEntryCount, count > 0, capacity / count > MemoryTier.perEntryOverhead else { return 0 }
             return capacity / count
         }
-        /// The capacity the policy is given: ``effectiveCapacity``, less what would let one entry
-        /// more than ``maxEntryCount`` fit at ``minimumEntryWeight``. With that weight `w`, the
-        /// limit's `n` entries take `n × w`, at most the capacity, and `n + 1` take
-        /// `(n + 1) × w`, more than this: the limit is reached exactly, never passed. (Weights
-        /// rounded up instead kept a tier of 2^60 bytes and 1,000 entries to 999.)
+        /// The capacity the policy is given (``MemoryTier``'s "The entry-count limit"): no room
+        /// for one entry more than the limit at ``minimumEntryWeight``. (Weights rounded up
+        /// instead kept a tier of 2^60 bytes and 1,000 entries to 999.)
         var policyCapacity: Int {
             let capacity = effectiveCapacity
             let weight = minimumEntryWeight
             guard weight > 0, let count = maxEntryCount else { return capacity }
-            // At most the capacity plus one weight (2^61): no overflow.
+            // count × weight is at most the capacity (2^60), so this is at most 2^61: no overflow.
             return min(capacity, (count + 1) * weight - 1)
         }
         /// ``capacity``, at most what a policy is given (`PolicyContext.maximumCapacity`): the

@@ -479,9 +479,14 @@ public final class LMDBTier: LocalCacheTier {
         var evicted = 0
         while state.used > target {
             guard let (_, oldestKey) = try txn.first(environment.recency) else {
-                // No entry left, and still over: the count had drifted (a damaged state row).
-                // Only the dictionaries hold bytes now.
-                state.used = try dictionaryBytes(in: txn)
+                // Nothing left to evict, and still over: the count had drifted (a damaged state
+                // row). Recounted from what the store holds: its entries (a damaged recency index
+                // may have left some unindexed) and its dictionaries.
+                var held = try dictionaryBytes(in: txn)
+                try txn.forEach(environment.entries) { key, record in
+                    held += accountedBytes(keyCount: key.count, recordCount: record.count)
+                }
+                state.used = held
                 break
             }
             try oldestKey.withUnsafeBytes { try removeRecord($0, in: txn, state: &state) }

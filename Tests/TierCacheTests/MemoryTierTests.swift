@@ -58,6 +58,19 @@ struct MemoryTierTests {
         #expect(tier.usage().entries == 1_000)
     }
 
+    @Test("A count limit that cannot bind (fewer bytes an entry than any entry costs) takes no bytes away")
+    func looseCountLimit() throws {
+        // 1,000 bytes and up to 501 entries: no entry costs less than 65 bytes, so at most 15 fit
+        // whatever the limit, and the tier keeps all its bytes (weights of 1 once left it 501).
+        for limit in [15, 16, 500, 501] {
+            let tier = try MemoryTier(.init(capacity: 1_000, maxEntryCount: limit, maxEntryFraction: 1))
+            for index in 0..<40 { _ = tier.store(entry(1), forKey: key("k\(index)")) }
+            // Each entry costs 1 + 2 or 3 key bytes + 64: 14 of them fill 1,000 bytes.
+            #expect(tier.usage().entries == min(limit, 14))
+            #expect(tier.usage().bytes > 1_000 - 68)
+        }
+    }
+
     @Test(
         "One entry of nearly 2^60 bytes at a time: ARC's directory, LIRS's stack and W-TinyLFU's window stay in range",
         arguments: MemoryTier.EvictionPolicy.allCases)

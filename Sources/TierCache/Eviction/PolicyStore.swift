@@ -11,9 +11,8 @@ import TierCacheEviction
 ///   replay of the same lookups and stores makes the same decisions.
 /// - A store over a resident entry of the same cost is a hit that replaces the value; one of
 ///   another cost takes the old entry out first and is admitted afresh.
-/// - The entry-count limit is kept by weight: each entry weighs at least `capacity / limit` for
-///   the policy, so no policy can hold more entries than the limit (nor more bytes than the
-///   capacity).
+/// - The entry-count limit is kept by weight (``MemoryTier``'s "The entry-count limit"): each
+///   entry weighs at least `minimumWeight` for the policy.
 ///
 /// After each request the store reads the policy's ``TierCacheEviction/EvictionPolicy/departures``:
 /// a slot no longer resident loses its value, and a slot the policy no longer remembers frees its
@@ -80,10 +79,11 @@ struct PolicyStore<Policy: TierCacheEviction.EvictionPolicy>: EvictingStore {
         if usesKeyHash, slot == nil { residents[Int(id)].keyHash = keyHash(key) }
         _ = policy.access(id, size: weight(cost), keyHash: hash(of: id), position: 0)
         let evicted = settle(sparing: id)
+        // A policy of your own that kept the old entry out of its departures (the contract's
+        // breach, not a built-in's) still has it replaced: not counted twice if the new one is
+        // admitted, not served if it is not.
+        drop(id)
         if policy.isResident(id) {
-            // A policy of your own that kept the old entry out of its departures (the contract's
-            // breach, not a built-in's) still has it replaced, not counted twice.
-            drop(id)
             residents[Int(id)].entry = entry
             residents[Int(id)].cost = cost
             totalCost += cost

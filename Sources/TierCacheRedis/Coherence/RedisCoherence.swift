@@ -76,9 +76,9 @@ public final class RedisCoherence: Sendable {
         /// positive.
         public var healthCheckInterval: Duration
         /// The wait before subscribing again after a loss; doubled after each failed attempt, up
-        /// to ``maximumReconnectDelay``. 50 milliseconds by default; must not be negative.
+        /// to ``maximumReconnectDelay``. 50 milliseconds by default; must be positive.
         public var reconnectDelay: Duration
-        /// 5 seconds by default.
+        /// 5 seconds by default; must be positive.
         public var maximumReconnectDelay: Duration
         /// Where losses, flushes and malformed pushes are logged; `nil` logs nothing.
         public var logger: Logger?
@@ -149,19 +149,19 @@ public final class RedisCoherence: Sendable {
     /// Coherence for `cache`, whose lowest tier must be a ``RedisTier``; nothing happens until
     /// ``run()``. Waits longer than about 136 years are waited that long (effectively forever).
     /// - Throws: `TierCacheError` (`invalidConfiguration`) when the lowest tier is not Redis, the
-    ///   health check interval is not positive, or a reconnect delay is negative.
+    ///   health check interval or a reconnect delay is not positive.
     public init(cache: TieredCache, configuration: Configuration = .init()) throws(TierCacheError) {
         guard let tier = cache.tiers.last as? RedisTier else {
             throw TierCacheError(
                 .invalidConfiguration, "coherence needs a cache whose lowest tier is a RedisTier")
         }
-        // A negative delay would double towards an overflow while Redis stays away; a zero interval
-        // would PING in a busy loop.
+        // A zero interval or delay would PING or reconnect in a busy loop while Redis stays away;
+        // a negative delay would double towards an overflow.
         guard configuration.healthCheckInterval > .zero else {
             throw TierCacheError(.invalidConfiguration, "healthCheckInterval must be positive")
         }
-        guard configuration.reconnectDelay >= .zero, configuration.maximumReconnectDelay >= .zero else {
-            throw TierCacheError(.invalidConfiguration, "reconnect delays must not be negative")
+        guard configuration.reconnectDelay > .zero, configuration.maximumReconnectDelay > .zero else {
+            throw TierCacheError(.invalidConfiguration, "reconnect delays must be positive")
         }
         self.cache = cache
         self.tier = tier
