@@ -212,8 +212,8 @@ public final class RedisTier: CacheTier {
 
     /// Stores `entry` under `key`, compressed, with a TTL from its expiry hint; an entry over the
     /// per-entry limit or already expired (a NaN expiry counts as passed) is refused and the key's
-    /// older entry removed. An expiry infinitely or more than about 285,000 years away is stored
-    /// without a TTL (see ``ttlMilliseconds(until:now:)``).
+    /// older entry removed. An expiry infinitely or more than about 285,000 years away (2^53 ms,
+    /// past which Redis refuses a TTL) is stored without a TTL, as an entry without an expiry is.
     public func store(_ entry: CacheEntry, forKey key: CacheKey) async throws -> StoreOutcome {
         let outcome: StoreOutcome
         do {
