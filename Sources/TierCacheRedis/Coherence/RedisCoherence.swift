@@ -136,7 +136,7 @@ public final class RedisCoherence: Sendable {
         public var malformedPushes = 0
     }
 
-    /// The configuration it was made with.
+    /// The configuration it was made with, its waits at most about 136 years (see ``init(cache:configuration:)``).
     public let configuration: Configuration
     private let cache: TieredCache
     private let tier: RedisTier
@@ -166,6 +166,11 @@ public final class RedisCoherence: Sendable {
         self.cache = cache
         self.tier = tier
         self.tierIndex = cache.tiers.count - 1
+        // Clamped once here, so that every wait of `run()` is one `Task.sleep` can take.
+        var configuration = configuration
+        configuration.healthCheckInterval = Self.clampedWait(configuration.healthCheckInterval)
+        configuration.reconnectDelay = Self.clampedWait(configuration.reconnectDelay)
+        configuration.maximumReconnectDelay = Self.clampedWait(configuration.maximumReconnectDelay)
         self.configuration = configuration
         self.metrics = CoherenceMetrics(configuration.metricsFactory)
     }
@@ -200,7 +205,7 @@ public final class RedisCoherence: Sendable {
             }
         }
         defer { tier.tracking.stop() }
-        var delay = Self.clampedWait(configuration.reconnectDelay)
+        var delay = configuration.reconnectDelay
         // Once per loss: the attempts that fail while Redis stays away find nothing new to drop
         // (what this process stores meanwhile is emptied when tracking is back).
         var flushedSinceSubscribed = false
@@ -222,9 +227,7 @@ public final class RedisCoherence: Sendable {
                     flushedSinceSubscribed = true
                 }
                 delay =
-                    wasSubscribed
-                    ? Self.clampedWait(configuration.reconnectDelay)
-                    : min(delay * 2, Self.clampedWait(configuration.maximumReconnectDelay))
+                    wasSubscribed ? configuration.reconnectDelay : min(delay * 2, configuration.maximumReconnectDelay)
             }
             do { try await Task.sleep(for: delay) } catch { return }
         }
@@ -309,7 +312,7 @@ public final class RedisCoherence: Sendable {
     /// not answer, or the cluster's primaries are no longer `nodes`.
     private func checkHealth(of connections: [RedisConnection], nodes: [RedisEndpoint]) async -> Ending {
         while true {
-            do { try await Task.sleep(for: Self.clampedWait(configuration.healthCheckInterval)) } catch {
+            do { try await Task.sleep(for: configuration.healthCheckInterval) } catch {
                 return .lost("cancelled", wasSubscribed: true)
             }
             for connection in connections {
