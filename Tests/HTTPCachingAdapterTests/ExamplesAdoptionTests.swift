@@ -171,7 +171,7 @@ struct AdoptionExampleTests {
         configuration.urlCache = urlCache
         let session = URLSession(configuration: configuration)
         // Reload every time, so the cache is used only on error.
-        var request = URLRequest(url: origin.url("/max-age/60"))
+        var request = URLRequest(url: origin.url("/max-age/3600"))
         request.cachePolicy = .reloadIgnoringLocalCacheData
         let online = try await collectValues(
             loadPublisher(session, request).cachedResponseOnError(urlCache, for: request))
@@ -248,14 +248,14 @@ extension HTTPCacheURLProtocolTests {
         let configuration = URLSessionConfiguration.ephemeral
         HTTPCacheURLProtocol.install(cache, in: configuration)
         let session = URLSession(configuration: configuration)
-        let base = origin.url("/max-age/60").absoluteString
+        let base = origin.url("/max-age/3600").absoluteString
         for query in ["?id=7&token=a", "?token=b&id=7&utm_source=x"] {
             let (body, _) = try await session.loaded(URLRequest(url: try #require(URL(string: base + query))))
             #expect(text(body) == "response 1")
         }
         let (other, _) = try await session.loaded(URLRequest(url: try #require(URL(string: base + "?id=8&token=a"))))
         #expect(text(other) == "response 2")
-        #expect(origin.log.requests(to: "/max-age/60").count == 2)
+        #expect(origin.log.requests(to: "/max-age/3600").count == 2)
         try await origin.stop()
 
         // URLCache mode: TieredURLCache's key function.

@@ -33,7 +33,7 @@ struct HTTPCacheURLProtocolTests {
         let origin = try await LoopbackOrigin.start()
         let cache = try makeHTTPCache()
         let session = installedSession(cache)
-        let request = URLRequest(url: origin.url("/max-age/60"))
+        let request = URLRequest(url: origin.url("/max-age/3600"))
         let (first, firstResponse) = try await session.loaded(request)
         let (second, secondResponse) = try await session.loaded(request)
         #expect(text(first) == "response 1" && text(second) == "response 1")
@@ -42,11 +42,11 @@ struct HTTPCacheURLProtocolTests {
         #expect(firstStatus == "TierCache;fwd=uri-miss;fwd-status=200;stored")
         #expect(secondStatus == "TierCache;hit")
         #expect((secondResponse as? HTTPURLResponse)?.value(forHTTPHeaderField: "Age") != nil)
-        #expect(origin.log.requests(to: "/max-age/60").count == 1)
+        #expect(origin.log.requests(to: "/max-age/3600").count == 1)
         // The async API goes through the protocol too.
         let (third, _) = try await session.data(for: request)
         #expect(text(third) == "response 1")
-        #expect(origin.log.requests(to: "/max-age/60").count == 1)
+        #expect(origin.log.requests(to: "/max-age/3600").count == 1)
         try await origin.stop()
     }
 
@@ -59,8 +59,8 @@ struct HTTPCacheURLProtocolTests {
         configuration.timeoutIntervalForRequest = 12
         HTTPCacheURLProtocol.install(try makeHTTPCache(), in: configuration)
         let session = URLSession(configuration: configuration)
-        _ = try await session.loaded(URLRequest(url: origin.url("/max-age/60")))
-        #expect(origin.log.requests(to: "/max-age/60").first?.headers["X-App-Version"] == ["7.1"])
+        _ = try await session.loaded(URLRequest(url: origin.url("/max-age/3600")))
+        #expect(origin.log.requests(to: "/max-age/3600").first?.headers["X-App-Version"] == ["7.1"])
 
         let fetching = HTTPCacheURLProtocol.fetchingConfiguration(from: configuration)
         #expect(fetching.timeoutIntervalForRequest == 12)
@@ -108,7 +108,7 @@ struct HTTPCacheURLProtocolTests {
     func coalescing() async throws {
         let origin = try await LoopbackOrigin.start()
         let session = installedSession(try makeHTTPCache())
-        var delayed = URLRequest(url: origin.url("/max-age/60"))
+        var delayed = URLRequest(url: origin.url("/max-age/3600"))
         delayed.setValue("300", forHTTPHeaderField: "X-Delay-Milliseconds")
         let request = delayed
         let bodies = try await withThrowingTaskGroup(of: String.self) { group in
@@ -116,7 +116,7 @@ struct HTTPCacheURLProtocolTests {
             return try await group.reduce(into: []) { $0.append($1) }
         }
         #expect(bodies == Array(repeating: "response 1", count: 6))
-        #expect(origin.log.requests(to: "/max-age/60").count == 1)
+        #expect(origin.log.requests(to: "/max-age/3600").count == 1)
         try await origin.stop()
     }
 
@@ -124,12 +124,12 @@ struct HTTPCacheURLProtocolTests {
     func cachePolicy() async throws {
         let origin = try await LoopbackOrigin.start()
         let session = installedSession(try makeHTTPCache())
-        var request = URLRequest(url: origin.url("/max-age/60"))
+        var request = URLRequest(url: origin.url("/max-age/3600"))
         _ = try await session.loaded(request)
         request.cachePolicy = .reloadIgnoringLocalCacheData
         let (body, _) = try await session.loaded(request)
         #expect(text(body) == "response 2")
-        #expect(origin.log.requests(to: "/max-age/60").count == 2)
+        #expect(origin.log.requests(to: "/max-age/3600").count == 2)
         try await origin.stop()
     }
 

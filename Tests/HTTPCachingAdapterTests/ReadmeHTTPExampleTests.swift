@@ -21,7 +21,7 @@ struct ReadmeHTTPExampleTests {
     @Test("URLSession through the cache, with a storage-policy table and the auth-stripping hook")
     func urlSession() async throws {
         let origin = try await LoopbackOrigin.start()
-        let url = origin.url("/max-age/60")
+        let url = origin.url("/max-age/3600")
         let cacheDirectory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "readme-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: cacheDirectory) }
@@ -47,7 +47,7 @@ struct ReadmeHTTPExampleTests {
     @Test("AsyncHTTPClient through the cache")
     func asyncHTTPClient() async throws {
         let origin = try await LoopbackOrigin.start()
-        let url = origin.url("/max-age/60")
+        let url = origin.url("/max-age/3600")
         let cache = HTTPCache(storage: TieredCache(tiers: [try MemoryTier(capacity: 32 << 20)]))
         // README:begin http-async-http-client
         let client = HTTPClient(eventLoopGroupProvider: .singleton)

@@ -23,6 +23,14 @@ struct ProxyCoherenceTests {
             let b = try ProxyProcess(["--upstream", origin.url] + arguments)
             defer { _ = b.stop() }
             #expect(b.summary.contains("coherent with Redis"))
+            // B prints its summary before its tracking connection is up, and Redis reports only the
+            // keys read while tracking: wait for B's first flush, which follows its subscription.
+            let tracking = ContinuousClock.now + .seconds(20)
+            while try await metric(b, "tiercache_coherence_flushes_total{cause=\"tracking_began\"}") < 1,
+                ContinuousClock.now < tracking
+            {
+                try await Task.sleep(for: .milliseconds(20))
+            }
             // A fetches and stores (memory and Redis); B finds it in Redis and keeps it in memory.
             // The path is unique to this run: the nodes share Redis with the other suites.
             let path = "/fresh?run=\(UUID().uuidString)"
@@ -60,9 +68,15 @@ struct ProxyCoherenceTests {
 
     /// B's `tiercache_coherence_invalidated_keys_total`, from its metrics endpoint.
     private func invalidatedKeys(_ proxy: ProxyProcess) async throws -> Int {
+        try await metric(proxy, "tiercache_coherence_invalidated_keys_total")
+    }
+
+    /// The value of the first series of `proxy`'s metrics endpoint that starts with `series`
+    /// (a name, or a name and labels), 0 when there is none yet.
+    private func metric(_ proxy: ProxyProcess, _ series: String) async throws -> Int {
         let port = try #require(proxy.metricsPort)
         let text = try await send(.GET, "http://127.0.0.1:\(port)/metrics").body
-        let line = text.split(separator: "\n").first { $0.hasPrefix("tiercache_coherence_invalidated_keys_total") }
+        let line = text.split(separator: "\n").first { $0.hasPrefix(series) }
         return line.flatMap { $0.split(separator: " ").last }.flatMap { Double($0) }.map { Int($0) } ?? 0
     }
 }

@@ -79,13 +79,16 @@ struct RedisCoherenceTests {
     func lostConnectionFlushes() async throws {
         let prefix = "coherence:\(UUID().uuidString):"
         let memory = try MemoryTier(capacity: 1 << 20)
-        let redis = try RedisServers.tier(cluster: false, prefix: prefix)
+        // Counted to one: a slow health check on a loaded machine must not be a second loss, so the
+        // checks are rare and their timeout long (the test kills the connection itself).
+        let redis = try RedisServers.tier(cluster: false, prefix: prefix) { $0.commandTimeout = .seconds(5) }
         let a = TieredCache(tiers: [memory, redis])
         let b = TieredCache(tiers: [try RedisServers.tier(cluster: false, prefix: prefix)])
         let events = CoherenceEvents()
         let metrics = TestMetrics()
         let coherence = try RedisCoherence(
-            cache: a, configuration: .init(metricsFactory: metrics, onEvent: events.record))
+            cache: a,
+            configuration: .init(healthCheckInterval: .seconds(60), metricsFactory: metrics, onEvent: events.record))
         let tracking = Task { await coherence.run() }
         defer { tracking.cancel() }
         #expect(await events.next { if case .flushed(reason: "tracking began") = $0 { true } else { false } } != nil)

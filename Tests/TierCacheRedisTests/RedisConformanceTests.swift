@@ -6,27 +6,55 @@ import TierCacheTesting
 @testable import TierCacheRedis
 
 /// The tier contract, against a real standalone Redis and a real 3-primary cluster.
-// Serialized: the capacity check fills the servers until Redis evicts, which would evict the keys
-// of checks running beside it.
-@Suite(.enabled(if: RedisServers.available, RedisServers.missingMessage), .serialized, .timeLimit(.minutes(5)))
+///
+/// The capacity check writes four times the capacity until Redis evicts (allkeys-lru), which on the
+/// servers every Redis suite shares would evict other suites' keys (a proxy's stored response, a
+/// coherence test's tracked keys) while they run beside it. So it runs against servers of its own,
+/// started for it with the shared servers' memory settings; the other checks use the shared ones.
+@Suite(.enabled(if: RedisServers.available, RedisServers.missingMessage), .timeLimit(.minutes(5)))
 struct RedisConformanceTests {
+    /// The shared servers' memory settings (`scripts/redis-servers`).
+    private static let memoryOptions = ["--maxmemory", "64mb", "--maxmemory-policy", "allkeys-lru"]
+
     @Test(arguments: TierConformanceSuite.Check.allCases)
     func standalone(_ check: TierConformanceSuite.Check) async throws {
-        // Each check gets a fresh directory: its name is the key prefix, so a "reopened" tier
-        // (the persistence check) finds its entries again.
-        let suite = TierConformanceSuite(isPersistent: true) { directory in
-            // The capacity is the test server's maxmemory (64 MiB): Redis enforces it.
-            try RedisServers.tier(
-                cluster: false, prefix: "conformance:\(directory.lastPathComponent):", capacity: 64 << 20)
+        var endpoint = RedisServers.standalone
+        var ownServer: RedisProcess?
+        if check == .capacity {
+            let server = try await RedisProcess(arguments: Self.memoryOptions)
+            endpoint = RedisEndpoint(host: "127.0.0.1", port: server.port)
+            ownServer = server
         }
-        try await suite.run(check)
+        let deployment = try #require(endpoint.map { RedisTier.Configuration.Deployment.standalone($0) })
+        // The capacity is the servers' maxmemory (64 MiB): Redis enforces it.
+        try await run(check, on: deployment, capacity: 64 << 20)
+        withExtendedLifetime(ownServer) {}
     }
 
     @Test(arguments: TierConformanceSuite.Check.allCases)
     func cluster(_ check: TierConformanceSuite.Check) async throws {
+        var seeds = RedisServers.clusterSeeds
+        var ownCluster: TestCluster?
+        if check == .capacity {
+            let cluster = try await TestCluster(nodes: 3, replicas: 0, options: Self.memoryOptions)
+            seeds = cluster.endpoints
+            ownCluster = cluster
+        }
+        let deployment = try #require(seeds.map { RedisTier.Configuration.Deployment.cluster(seeds: $0) })
+        try await run(check, on: deployment, capacity: 3 * 64 << 20)
+        withExtendedLifetime(ownCluster) {}
+    }
+
+    private func run(
+        _ check: TierConformanceSuite.Check, on deployment: RedisTier.Configuration.Deployment, capacity: Int
+    ) async throws {
+        // Each check gets a fresh directory: its name is the key prefix, so a "reopened" tier
+        // (the persistence check) finds its entries again.
         let suite = TierConformanceSuite(isPersistent: true) { directory in
-            try RedisServers.tier(
-                cluster: true, prefix: "conformance:\(directory.lastPathComponent):", capacity: 3 * 64 << 20)
+            try RedisTier(
+                configuration: .init(
+                    deployment: deployment, keyPrefix: "conformance:\(directory.lastPathComponent):",
+                    capacity: capacity))
         }
         try await suite.run(check)
     }

@@ -11,7 +11,7 @@ struct RedisFailoverTests {
     @Test(
         "A killed primary fails commands only inside the failover window; afterwards every key reads back its value",
         .enabled(if: RedisProcess.cliPath != nil, "redis-server and redis-cli are not installed"),
-        .timeLimit(.minutes(2)))
+        .timeLimit(.minutes(5)))
     func killedPrimaryFailsOver() async throws {
         // 3 primaries and 3 replicas.
         let cluster = try await TestCluster(nodes: 6, replicas: 1, options: ["--cluster-node-timeout", "500"])
@@ -42,7 +42,7 @@ struct RedisFailoverTests {
         // Read a key of the dead primary's slots until it answers again.
         var failures = 0
         var recoveredAt: ContinuousClock.Instant?
-        while recoveredAt == nil, ContinuousClock.now - killedAt < .seconds(20) {
+        while recoveredAt == nil, ContinuousClock.now - killedAt < .seconds(60) {
             if let found = try? await tier.entry(forKey: onVictim[0]), found.value == [1] {
                 recoveredAt = .now
             } else {
@@ -73,23 +73,25 @@ struct RedisFailoverTests {
     @Test(
         "Coherent upper tiers through a failover: flushed when the killed primary's tracking is lost, tracked again on the promoted replica",
         .enabled(if: RedisProcess.cliPath != nil, "redis-server and redis-cli are not installed"),
-        .timeLimit(.minutes(2)))
+        .timeLimit(.minutes(5)))
     func coherenceThroughAFailover() async throws {
         let cluster = try await TestCluster(nodes: 6, replicas: 1, options: ["--cluster-node-timeout", "500"])
         let (nodes, endpoints, cli) = (cluster.nodes, cluster.endpoints, cluster.cli)
         try await cli.waitForReplicasInSync(endpoints)
+        // Timeouts long enough that a loaded machine's slow PING is not taken for a lost primary
+        // (which flushes the near tier mid-test); the SIGKILL closes the connections at once.
         func tier() throws -> RedisTier {
             try RedisTier(
                 configuration: .init(
                     deployment: .cluster(seeds: Array(endpoints.prefix(3))), capacity: 1 << 20,
-                    commandTimeout: .milliseconds(300)))
+                    commandTimeout: .seconds(2)))
         }
         let memory = try MemoryTier(capacity: 1 << 20)
         let near = TieredCache(tiers: [memory, try tier()])
         let other = TieredCache(tiers: [try tier()])
         let events = CoherenceEvents()
         let coherence = try RedisCoherence(
-            cache: near, configuration: .init(healthCheckInterval: .milliseconds(200), onEvent: events.record))
+            cache: near, configuration: .init(healthCheckInterval: .seconds(1), onEvent: events.record))
         let tracking = Task { await coherence.run() }
         defer { tracking.cancel() }
         #expect(await events.next { if case .flushed(reason: "tracking began") = $0 { true } else { false } } != nil)
@@ -122,7 +124,7 @@ struct RedisFailoverTests {
         let moved = keys[0]
         _ = await near.lookup(moved)
         // The writer's own tier finds the new primary by failing first (its slot map is its own).
-        let writtenBy = ContinuousClock.now + .seconds(20)
+        let writtenBy = ContinuousClock.now + .seconds(60)
         while await !other.store(CacheEntry(value: [2], storedAt: Date()), forKey: moved, policy: .allowed)
             .isStoredAnywhere, ContinuousClock.now < writtenBy
         {
