@@ -136,10 +136,10 @@ struct RedisFailoverTests {
 }
 
 extension RedisCLI {
-    /// Waits (at most 10 s) until every replica among `nodes` has received all its primary has
+    /// Waits (at most a minute or so) until every replica among `nodes` has received all its primary has
     /// written (its `slave_repl_offset` equals the primary's `master_repl_offset`).
     func waitForReplicasInSync(_ nodes: [RedisEndpoint]) async throws {
-        for _ in 0..<400 {
+        for _ in 0..<2_400 {
             var inSync = true
             for node in nodes {
                 let info = try run(node, "INFO", "replication")

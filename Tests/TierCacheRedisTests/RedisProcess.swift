@@ -71,8 +71,9 @@ final class RedisProcess: @unchecked Sendable {
         process.standardOutput = FileHandle.nullDevice
         try process.run()
         self.process = process
-        // Polls an external process: there is no event to wait for.
-        for _ in 0..<400 {
+        // Polls an external process: there is no event to wait for (up to a minute: a loaded
+        // machine starts processes slowly).
+        for _ in 0..<2_400 {
             guard process.isRunning else {
                 self.process = nil
                 throw PortTaken(port: port)

@@ -25,7 +25,7 @@ import TierCache
         try await server.start()  // empty again: no persistence
         // The pool's backoff (at most 5 s) and the breaker (100 ms) let a retry through soon.
         var recovered = false
-        for _ in 0..<150 where !recovered {
+        for _ in 0..<600 where !recovered {
             recovered = (try? await tier.store(CacheEntry(value: [4], storedAt: Date()), forKey: key)) == .stored
             if !recovered { try await Task.sleep(for: .milliseconds(50)) }
         }
@@ -64,7 +64,7 @@ import TierCache
         try await nodes[1].start()  // rejoins with its nodes.conf, empty
         for endpoint in endpoints { try await cli.waitForState("ok", on: endpoint) }
         var recovered = false
-        for _ in 0..<150 where !recovered {
+        for _ in 0..<600 where !recovered {
             recovered =
                 (try? await tier.store(CacheEntry(value: [10], storedAt: Date()), forKey: onVictim[0])) == .stored
             if !recovered { try await Task.sleep(for: .milliseconds(50)) }
@@ -142,9 +142,9 @@ struct RedisCLI {
         return text
     }
 
-    /// Waits (at most 10 s) until `CLUSTER INFO` on `node` reports `cluster_state:STATE`.
+    /// Waits (at most a minute or so) until `CLUSTER INFO` on `node` reports `cluster_state:STATE`.
     func waitForState(_ state: String, on node: RedisEndpoint) async throws {
-        for _ in 0..<400 {
+        for _ in 0..<2_400 {
             if (try? run(node, "CLUSTER", "INFO"))?.contains("cluster_state:\(state)") == true { return }
             try await Task.sleep(for: .milliseconds(25))
         }
