@@ -261,12 +261,12 @@ struct LMDBDamageTests {
         // waiters with "->"), then finish the "check": clear the mark and let go.
         let pid = reader.processIdentifier
         var blocked = false
-        for _ in 0..<60_000 where !blocked {  // up to a minute: a loaded machine starts processes slowly
+        for _ in 0..<6_000 where !blocked {  // up to a minute: a loaded machine starts processes slowly
             let locks = (try? String(contentsOfFile: "/proc/locks", encoding: .utf8)) ?? ""
             blocked = locks.split(separator: "\n").contains {
                 $0.contains("->") && $0.contains("FLOCK") && $0.contains(" \(pid) ")
             }
-            if !blocked { usleep(1_000) }
+            if !blocked { usleep(10_000) }
         }
         #expect(blocked, "the reader did not wait for the open lock")
         try writeMark(directory.url, "")

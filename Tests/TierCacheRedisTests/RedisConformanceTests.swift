@@ -9,12 +9,14 @@ import TierCacheTesting
 ///
 /// The capacity check writes four times the capacity until Redis evicts (allkeys-lru), which on the
 /// servers every Redis suite shares would evict other suites' keys (a proxy's stored response, a
-/// coherence test's tracked keys) while they run beside it. So it runs against servers of its own,
-/// started for it with the shared servers' memory settings; the other checks use the shared ones.
-@Suite(.enabled(if: RedisServers.available, RedisServers.missingMessage), .timeLimit(.minutes(5)))
+/// coherence test's tracked keys) while they run beside it. So it runs against servers of its own;
+/// the other checks use the shared ones. Serialized, and with long timeouts: the checks count every
+/// store, and a slow command on a loaded machine would be counted as a refusal.
+@Suite(.enabled(if: RedisServers.available, RedisServers.missingMessage), .serialized, .timeLimit(.minutes(5)))
 struct RedisConformanceTests {
-    /// The shared servers' memory settings (`scripts/redis-servers`).
-    private static let memoryOptions = ["--maxmemory", "64mb", "--maxmemory-policy", "allkeys-lru"]
+    /// Each node's memory (the shared servers' too, in `scripts/redis-servers`): Redis enforces it.
+    private static let maxMemory = 64 << 20
+    private static let memoryOptions = ["--maxmemory", "\(maxMemory)", "--maxmemory-policy", "allkeys-lru"]
 
     @Test(arguments: TierConformanceSuite.Check.allCases)
     func standalone(_ check: TierConformanceSuite.Check) async throws {
@@ -26,8 +28,7 @@ struct RedisConformanceTests {
             ownServer = server
         }
         let deployment = try #require(endpoint.map { RedisTier.Configuration.Deployment.standalone($0) })
-        // The capacity is the servers' maxmemory (64 MiB): Redis enforces it.
-        try await run(check, on: deployment, capacity: 64 << 20)
+        try await run(check, on: deployment, capacity: Self.maxMemory)
         withExtendedLifetime(ownServer) {}
     }
 
@@ -41,7 +42,7 @@ struct RedisConformanceTests {
             ownCluster = cluster
         }
         let deployment = try #require(seeds.map { RedisTier.Configuration.Deployment.cluster(seeds: $0) })
-        try await run(check, on: deployment, capacity: 3 * 64 << 20)
+        try await run(check, on: deployment, capacity: 3 * Self.maxMemory)
         withExtendedLifetime(ownCluster) {}
     }
 
@@ -54,7 +55,7 @@ struct RedisConformanceTests {
             try RedisTier(
                 configuration: .init(
                     deployment: deployment, keyPrefix: "conformance:\(directory.lastPathComponent):",
-                    capacity: capacity))
+                    capacity: capacity, connectTimeout: .seconds(5), commandTimeout: .seconds(5)))
         }
         try await suite.run(check)
     }

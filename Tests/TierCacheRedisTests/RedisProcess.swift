@@ -73,7 +73,8 @@ final class RedisProcess: @unchecked Sendable {
         self.process = process
         // Polls an external process: there is no event to wait for (up to a minute: a loaded
         // machine starts processes slowly).
-        for _ in 0..<2_400 {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while ContinuousClock.now < deadline {
             guard process.isRunning else {
                 self.process = nil
                 throw PortTaken(port: port)

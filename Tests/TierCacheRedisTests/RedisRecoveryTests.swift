@@ -13,7 +13,7 @@ import TierCache
         let tier = try RedisTier(
             configuration: .init(
                 deployment: .standalone(RedisEndpoint(host: "127.0.0.1", port: server.port)), capacity: 1 << 20,
-                commandTimeout: .milliseconds(300), breakerThreshold: 2, breakerOpenDuration: .milliseconds(100)))
+                commandTimeout: .seconds(2), breakerThreshold: 2, breakerOpenDuration: .milliseconds(100)))
         let key = try CacheKey("survivor")
         #expect(try await tier.store(CacheEntry(value: [1, 2, 3], storedAt: Date()), forKey: key) == .stored)
         #expect(try await tier.entry(forKey: key)?.value == [1, 2, 3])
@@ -142,9 +142,10 @@ struct RedisCLI {
         return text
     }
 
-    /// Waits (at most a minute or so) until `CLUSTER INFO` on `node` reports `cluster_state:STATE`.
+    /// Waits (at most a minute) until `CLUSTER INFO` on `node` reports `cluster_state:STATE`.
     func waitForState(_ state: String, on node: RedisEndpoint) async throws {
-        for _ in 0..<2_400 {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while ContinuousClock.now < deadline {
             if (try? run(node, "CLUSTER", "INFO"))?.contains("cluster_state:\(state)") == true { return }
             try await Task.sleep(for: .milliseconds(25))
         }
