@@ -27,29 +27,21 @@ struct ProxyCoherenceTests {
             // never reaches it, and B's flush when tracking begins would empty its memory mid-test.
             // So B's first flush, which follows its subscription, comes first.
             let trackingBegan = "tiercache_coherence_flushes_total{cause=\"tracking_began\"}"
-            let tracking = ContinuousClock.now + .seconds(20)
-            while try await metric(b, trackingBegan) < 1, ContinuousClock.now < tracking {
-                try await Task.sleep(for: .milliseconds(20))
-            }
-            #expect(try await metric(b, trackingBegan) >= 1, "B never began tracking")
+            #expect(try await metric(b, trackingBegan, above: 0) >= 1, "B never began tracking")
             // A fetches and stores (memory and Redis); B finds it in Redis and keeps it in memory.
             // The path is unique to this run: the nodes share Redis with the other suites.
             let path = "/fresh?run=\(UUID().uuidString)"
             #expect(try await send(.GET, a.url + path).cacheStatus.contains("fwd=uri-miss"))
             #expect(try await send(.GET, b.url + path).cacheStatus.hasPrefix("TierCache;hit"))
             #expect(try await send(.GET, b.url + path).cacheStatus.hasPrefix("TierCache;hit"))
-            let before = try await invalidatedKeys(b)
+            let invalidated = "tiercache_coherence_invalidated_keys_total"
+            let before = try await metric(b, invalidated)
 
             let purged = try await send(
                 .RAW(value: "PURGE"), a.url + path, headers: [("Authorization", "Bearer \(token)")])
             #expect(purged.status == 200)
-            // B applies the invalidation on its own: wait for its counter (an external process
-            // gives no event to wait on), then ask B.
-            let deadline = ContinuousClock.now + .seconds(20)
-            while try await invalidatedKeys(b) <= before, ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(20))
-            }
-            #expect(try await invalidatedKeys(b) > before, "B never applied an invalidation")
+            // B applies the invalidation on its own: wait for its counter, then ask B.
+            #expect(try await metric(b, invalidated, above: before) > before, "B never applied an invalidation")
             #expect(try await send(.GET, b.url + path).cacheStatus.contains("fwd=uri-miss"))
             #expect(origin.count("/fresh") == 2)
             #expect(b.stop() == 0, "B exits cleanly on SIGTERM")
@@ -67,9 +59,16 @@ struct ProxyCoherenceTests {
         }
     }
 
-    /// B's `tiercache_coherence_invalidated_keys_total`, from its metrics endpoint.
-    private func invalidatedKeys(_ proxy: ProxyProcess) async throws -> Int {
-        try await metric(proxy, "tiercache_coherence_invalidated_keys_total")
+    /// The value of `series` once it is above `floor`, or after 20 s, whichever comes first
+    /// (an external process gives no event to wait on, so its metrics endpoint is polled).
+    private func metric(_ proxy: ProxyProcess, _ series: String, above floor: Int) async throws -> Int {
+        let deadline = ContinuousClock.now + .seconds(20)
+        var value = try await metric(proxy, series)
+        while value <= floor, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+            value = try await metric(proxy, series)
+        }
+        return value
     }
 
     /// The value of the first series of `proxy`'s metrics endpoint that starts with `series`

@@ -120,13 +120,10 @@ struct MemoryTierPolicyTests {
     /// every run, over several seeds.
     static let hashSeeds: [UInt64] = Array(0..<8)
 
-    /// A seeded hash of `key`'s text (FNV-1a, then a SplitMix64 finish).
+    /// A seeded hash of `key`'s text: its stable digest, mixed with `seed` by SplitMix64.
     static func seededHash(_ key: CacheKey, seed: UInt64) -> UInt64 {
-        var hash = 0xCBF2_9CE4_8422_2325 ^ seed
-        for byte in key.rawValue.utf8 { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
-        hash = (hash ^ (hash >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        hash = (hash ^ (hash >> 27)) &* 0x94D0_49BB_1331_11EB
-        return hash ^ (hash >> 31)
+        var mixer = SplitMix64(seed: KeyDigest.words(of: key.rawValue.utf8).0 ^ seed)
+        return mixer.next()
     }
 
     @Test("W-TinyLFU keeps frequent entries through a scan of one-time keys; LRU does not", arguments: hashSeeds)
