@@ -22,8 +22,8 @@ final class AlignedWords {
     /// a fifth faster with them). Words read in order (the log's) are not: a page walk is one per
     /// 512 of them, and on a virtual machine a huge page can cost far more than small ones when
     /// first written, if the host backs it only then (2 MiB in 10–12 ms on this project's
-    /// machines, against about 1.5 ms in small pages). With the log in huge pages, W-TinyLFU
-    /// replayed P12 at 524,288 objects at 0.28× LRU's speed, against 0.32× in small pages
+    /// machines, against about 1.5 ms in small pages). With the log in huge pages, W-TinyLFU's
+    /// replay of P12 at 524,288 objects was about an eighth slower than with it in small pages
     /// (alternating runs).
     init(count: Int, readAtRandom: Bool) {
         self.count = count

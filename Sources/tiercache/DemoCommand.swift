@@ -3,7 +3,7 @@ import Foundation
 import TierCache
 import TierCacheLMDB
 
-/// The README's main job: a memory tier over an LMDB tier in a temporary directory, driven by a
+/// `tiercache demo`: a memory tier over an LMDB tier in a temporary directory, driven by a
 /// skewed (Zipf) read-through workload, with each tier's statistics printed at the end.
 struct DemoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

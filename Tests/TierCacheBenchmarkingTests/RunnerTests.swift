@@ -106,17 +106,24 @@ import TierCacheEviction
         #expect(results.report().tables[0].text.contains("disk on fire"))
     }
 
-    /// A user's disk tier may report a negative capacity; its raw LMDB baseline, opened at that
-    /// capacity, counts it as 0 and refuses every store (as the minimal LRU does), where its reads
-    /// once trapped converting the capacity to UInt64.
-    @Test func aDiskTierReportingANegativeCapacityGetsAnEmptyBaseline() async throws {
+    /// A user's disk tier may report a negative capacity; its raw LMDB or SQLite baseline, opened
+    /// at that capacity, counts it as 0 and refuses every store (as the minimal LRU does), where
+    /// the LMDB one's reads once trapped converting the capacity to UInt64, and the SQLite one
+    /// stored every value and then failed to read it back.
+    @Test(arguments: [
+        (BenchmarkSubject.Baseline.automatic, "raw LMDB+zstd"),
+        (.rawSQLiteZlib(.normal), "raw SQLite+zlib"),
+    ])
+    func aDiskTierReportingANegativeCapacityGetsAnEmptyBaseline(
+        baseline kind: BenchmarkSubject.Baseline, named name: String
+    ) async throws {
         let plan = BenchmarkPlan(
             workload: Workload.zipf(keys: 200, sizes: .fixed(64)), length: .requests(2_000), tasks: [1])
         let results = try await BenchmarkRunner(plan: plan).run([
-            .localTier("negative") { _ in try NegativeCapacityTier() }
+            .localTier("negative", baseline: kind) { _ in try NegativeCapacityTier() }
         ])
         let baseline = try #require(results.results.first { $0.isBaseline })
-        #expect(baseline.subject.hasPrefix("raw LMDB+zstd"))
+        #expect(baseline.subject.hasPrefix(name))
         #expect(baseline.failure == nil && baseline.requests == 2_000)
         #expect(baseline.hits == 0, "nothing stored, nothing hit")
         let subject = try #require(results.result("negative"))

@@ -8,7 +8,8 @@ import TierCacheSQLite
 /// The SQLite tier's baseline: SQLite and zlib called directly, with `SQLiteTier`'s settings (WAL,
 /// the same `synchronous`, zlib level 1) and nothing of its own: no accounting, recency, eviction,
 /// framing or checksum of its own. A lookup is one `SELECT` and one `uncompress`; a store is one
-/// `INSERT OR REPLACE` in its own transaction. Nothing is evicted: a full disk refuses.
+/// `INSERT OR REPLACE` in its own transaction. Nothing is evicted: a full disk refuses, and values
+/// larger than the capacity are refused (`tooLarge`), as in the raw LMDB baseline.
 ///
 /// Each connection (with its prepared statements) is used by one call at a time: readers are
 /// taken from `readers`, a `Mutex`-guarded pool, and put back after; the writer is only used
@@ -67,11 +68,12 @@ final class RawSQLiteZlibTier: LocalCacheTier {
     private let writer: Mutex<Connection>
     private let readers = Mutex<[Connection]>([])
 
+    /// A negative `capacity` (a user's tier may report one) counts as 0, as in `MinimalLRUTier`.
     init(directory: URL, capacity: Int, durability: SQLiteTier.Durability) throws {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         path = directory.appendingPathComponent("raw.sqlite").path
         synchronous = durability == .full ? "FULL" : "NORMAL"
-        self.capacity = capacity
+        self.capacity = max(capacity, 0)
         writer = Mutex(try Connection(path: path, synchronous: synchronous))
     }
 
@@ -102,6 +104,10 @@ final class RawSQLiteZlibTier: LocalCacheTier {
     }
 
     func store(_ entry: CacheEntry, forKey key: CacheKey) throws -> StoreOutcome {
+        // A larger value would be refused by the read's bound check: refuse it here instead.
+        guard entry.value.count <= capacity else {
+            return .refused(.tooLarge(size: entry.value.count, limit: capacity))
+        }
         let bound = Int(compressBound(uLong(entry.value.count)))
         let record = try [UInt8](unsafeUninitializedCapacity: 4 + bound) { buffer, initialized in
             guard let base = buffer.baseAddress else { throw TierCacheError(.storageFailure, "no buffer") }
