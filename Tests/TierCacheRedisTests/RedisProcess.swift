@@ -18,11 +18,19 @@ final class RedisProcess: @unchecked Sendable {
         return paths.map { "\($0)/redis-server" }.first { FileManager.default.isExecutableFile(atPath: $0) }
     }
 
+    /// Where the servers' directories go: under `scripts/test`'s own directory when it runs the
+    /// tests (`TIERCACHE_REDIS_DIR`), whose clean-up stops every server with a pid file there
+    /// (`scripts/redis-servers stop`), so a server outlives neither a test binary that dies (a
+    /// sanitizer's halt, a CI kill) nor `deinit`s that never run.
+    private static var parentDirectory: URL {
+        ProcessInfo.processInfo.environment["TIERCACHE_REDIS_DIR"].map { URL(fileURLWithPath: $0) }
+            ?? FileManager.default.temporaryDirectory
+    }
+
     /// - Parameter arguments: more redis-server options (cluster mode, say).
     init(arguments: [String] = []) async throws {
         extraArguments = arguments
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "tiercache-redis-\(UUID().uuidString)")
+        directory = Self.parentDirectory.appendingPathComponent("tiercache-redis-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         // A port that was free a moment ago may be taken by another test (a listener, or the
         // local end of a connection) before redis-server binds it; the server then exits, and
@@ -61,14 +69,19 @@ final class RedisProcess: @unchecked Sendable {
         guard let path = Self.serverPath else { throw CocoaError(.fileNoSuchFile) }
         let log = directory.appendingPathComponent("redis-server.log")
         try? FileManager.default.removeItem(at: log)
+        // redis-server writes it even in the foreground, and removes it on a clean shutdown.
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
         process.arguments =
             [
                 "--bind", "127.0.0.1", "--port", "\(port)", "--save", "", "--appendonly", "no", "--dir", directory.path,
-                "--logfile", log.path,
+                "--logfile", log.path, "--pidfile", pidFile.path,
             ] + extraArguments
+        // None of the test process's own: `swift test` waits for the end of its output, and a server
+        // left running by a test binary that died held it open, so the run never ended.
+        process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
         try process.run()
         self.process = process
         // Polls an external process: there is no event to wait for (up to a minute: a loaded
@@ -100,9 +113,15 @@ final class RedisProcess: @unchecked Sendable {
         if let process {
             Foundation.kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
+            // A SIGKILL leaves the pid file behind, and the clean-up must not signal whatever
+            // process is given the pid next.
+            try? FileManager.default.removeItem(at: pidFile)
         }
         process = nil
     }
+
+    /// Read by `scripts/redis-servers stop` (it looks one directory down).
+    private var pidFile: URL { directory.appendingPathComponent("redis-server.pid") }
 
     deinit {
         kill()
