@@ -23,16 +23,22 @@ extension HTTPCache {
         CacheKey(primaryKey, appending: "\u{1F}partial")
     }
 
+    /// Stored partial content with the bytes it holds: its `Content-Range`, parsed once.
+    struct StoredPart {
+        let located: Located
+        let content: ContentRange
+    }
+
     /// The resource's stored partial content, if any and whole. A part whose body is not as long
     /// as its `Content-Range` says (a store hook changed the body, or another writer of a shared
     /// tier did) is not used, as if absent: cutting an answer from it, or combining it with a new
     /// part, would index past its bytes.
-    func lookupPartial(_ primaryKey: CacheKey, request: HTTPRequest) async -> Located? {
+    func lookupPartial(_ primaryKey: CacheKey, request: HTTPRequest) async -> StoredPart? {
         guard let partial = await lookupResource(Self.partialKey(primaryKey), request: request),
             let content = partial.response.response.headerFields[.contentRange].flatMap(ContentRange.init(field:)),
             partial.response.body.count == content.bounds.count
         else { return nil }
-        return partial
+        return StoredPart(located: partial, content: content)
     }
 
     func respondToRange(
@@ -68,13 +74,11 @@ extension HTTPCache {
             if let answer = answerFromPartial(partial, request: whole, range: range, ifRange: ifRange) {
                 return answer
             }
-            let headers = partial.response.response.headerFields
             // A client's own If-Range is left to the whole-range path below, and so is a request
             // that must not be stored or must not reach the origin.
             if ifRange == nil, !directives.noStore, !directives.onlyIfCached,
-                let content = headers[.contentRange].flatMap(ContentRange.init(field:)),
-                let tag = headers[.eTag].flatMap(EntityTag.init),
-                let missing = Self.missingPart(of: range, besides: content, tag: tag),
+                let tag = partial.located.response.response.headerFields[.eTag].flatMap(EntityTag.init),
+                let missing = Self.missingPart(of: range, besides: partial.content, tag: tag),
                 let answer = try await complete(
                     partial, missing: missing, tag: tag, for: whole, range: range, ifRange: ifRange,
                     primaryKey: primaryKey, transport: transport)
@@ -123,16 +127,16 @@ extension HTTPCache {
     /// The answer from stored partial content, when it may be used without the origin and holds
     /// every byte of the range.
     private func answerFromPartial(
-        _ partial: Located, request: HTTPRequest, range: ByteRange, ifRange: String?
+        _ part: StoredPart, request: HTTPRequest, range: ByteRange, ifRange: String?
     ) -> HTTPCacheResponse? {
-        guard let stored = partial.response.response.headerFields[.contentRange].flatMap(ContentRange.init(field:)),
-            let wanted = range.bounds(in: stored.completeLength),
+        let stored = part.content
+        guard let wanted = range.bounds(in: stored.completeLength),
             stored.bounds.lowerBound <= wanted.lowerBound, wanted.upperBound <= stored.bounds.upperBound,
-            ifRange.map({ ByteRange.ifRange($0, allowsRangeOf: partial.response.response) }) ?? true,
-            let measure = usableWithoutNetwork(request, stored: partial, cachePolicy: .useProtocolCachePolicy)
+            ifRange.map({ ByteRange.ifRange($0, allowsRangeOf: part.located.response.response) }) ?? true,
+            let measure = usableWithoutNetwork(request, stored: part.located, cachePolicy: .useProtocolCachePolicy)
         else { return nil }
         return Self.partialAnswer(
-            served(partial, source: .cache, request: request, now: measure.now, measure: measure),
+            served(part.located, source: .cache, request: request, now: measure.now, measure: measure),
             bodyStartsAt: stored.bounds.lowerBound, wanted: wanted, completeLength: stored.completeLength)
     }
 
@@ -168,7 +172,7 @@ extension HTTPCache {
     /// request: a 416 (the stored length is outdated) or a 206 that does not cover the range. The
     /// caller then asks as it would have without the stored part.
     private func complete(
-        _ partial: Located, missing: ClosedRange<Int>, tag: EntityTag, for whole: HTTPRequest, range: ByteRange?,
+        _ partial: StoredPart, missing: ClosedRange<Int>, tag: EntityTag, for whole: HTTPRequest, range: ByteRange?,
         ifRange: String?, primaryKey: CacheKey, transport: @escaping Transport
     ) async throws -> HTTPCacheResponse? {
         var outgoing = whole
@@ -180,7 +184,7 @@ extension HTTPCache {
             // Combined with the part it completes or, another representation's part from an origin
             // that ignored If-Range, alone: either way one representation's bytes, answered when
             // they hold what was asked (the whole for a plain GET, the range's bytes otherwise).
-            guard let (combined, content) = Self.partialContent(of: exchange, with: partial.response) else {
+            guard let (combined, content) = Self.partialContent(of: exchange, with: partial) else {
                 return nil
             }
             let answerFrom: (HTTPCacheResponse) -> HTTPCacheResponse
@@ -219,11 +223,9 @@ extension HTTPCache {
     func completeStoredPart(
         _ request: HTTPRequest, primaryKey: CacheKey, transport: @escaping Transport
     ) async throws -> HTTPCacheResponse? {
-        guard let partial = await lookupPartial(primaryKey, request: request) else { return nil }
-        let headers = partial.response.response.headerFields
-        guard let content = headers[.contentRange].flatMap(ContentRange.init(field:)),
-            let tag = headers[.eTag].flatMap(EntityTag.init),
-            let missing = Self.missingPart(of: .from(first: 0, last: nil), besides: content, tag: tag)
+        guard let partial = await lookupPartial(primaryKey, request: request),
+            let tag = partial.located.response.response.headerFields[.eTag].flatMap(EntityTag.init),
+            let missing = Self.missingPart(of: .from(first: 0, last: nil), besides: partial.content, tag: tag)
         else { return nil }
         return try await complete(
             partial, missing: missing, tag: tag, for: request, range: nil, ifRange: nil, primaryKey: primaryKey,
@@ -235,7 +237,7 @@ extension HTTPCache {
     /// stored as a complete 200. Returns whether anything was stored.
     func storePartial(_ exchange: Exchange, for request: HTTPRequest, primaryKey: CacheKey) async -> Bool {
         let existing = await lookupPartial(primaryKey, request: request)
-        guard let (combined, content) = Self.partialContent(of: exchange, with: existing?.response) else {
+        guard let (combined, content) = Self.partialContent(of: exchange, with: existing) else {
             return false
         }
         return await storeCombined(combined, content: content, for: request, primaryKey: primaryKey)
@@ -254,7 +256,7 @@ extension HTTPCache {
         return await storeIfAllowed(combined, for: request, primaryKey: primaryKey)
     }
 
-    /// `exchange` (a 206) as the partial content it makes with `existing`, the stored part: the two
+    /// `exchange` (a 206) as the partial content it makes with the stored `part`: the two
     /// combined when both carry the same strong entity tag and complete length and their ranges
     /// overlap or adjoin (§3.4), the stored part's header fields updated by the 206's (a 206 that
     /// answers `If-Range` need not repeat `Content-Type` or `Content-Encoding`, RFC 9110 §15.3.7);
@@ -262,17 +264,16 @@ extension HTTPCache {
     /// 206 that cannot be stored as partial content: not one `Content-Range` of known length
     /// matching its body, or no strong entity tag (which combining needs).
     static func partialContent(
-        of exchange: Exchange, with existing: StoredResponse?
+        of exchange: Exchange, with part: StoredPart?
     ) -> (exchange: Exchange, content: ContentRange)? {
         guard var content = exchange.response.headerFields[.contentRange].flatMap(ContentRange.init(field:)),
             exchange.body.count == content.bounds.count,
             let tag = exchange.response.headerFields[.eTag].flatMap(EntityTag.init), !tag.isWeak
         else { return nil }
         var combined = exchange
-        if let existing, let storedTag = existing.response.headerFields[.eTag].flatMap(EntityTag.init),
-            storedTag.strongMatches(tag),
-            let storedRange = existing.response.headerFields[.contentRange].flatMap(ContentRange.init(field:)),
-            storedRange.completeLength == content.completeLength,
+        if let existing = part?.located.response, let storedRange = part?.content,
+            let storedTag = existing.response.headerFields[.eTag].flatMap(EntityTag.init),
+            storedTag.strongMatches(tag), storedRange.completeLength == content.completeLength,
             storedRange.bounds.lowerBound <= content.bounds.upperBound + 1,
             content.bounds.lowerBound <= storedRange.bounds.upperBound + 1
         {
