@@ -20,8 +20,8 @@ final class RedisProcess: @unchecked Sendable {
 
     /// Where the servers' directories go: under `scripts/test`'s own directory when it runs the
     /// tests (`TIERCACHE_REDIS_DIR`), whose clean-up stops every server with a pid file there
-    /// (`scripts/redis-servers stop`), so a server outlives neither a test binary that dies (a
-    /// sanitizer's halt, a CI kill) nor `deinit`s that never run.
+    /// (`scripts/redis-servers stop`): a server does not outlive a test binary that dies (a
+    /// sanitizer's halt, a CI kill) before its `deinit` runs.
     private static var parentDirectory: URL {
         ProcessInfo.processInfo.environment["TIERCACHE_REDIS_DIR"].map { URL(fileURLWithPath: $0) }
             ?? FileManager.default.temporaryDirectory
@@ -69,9 +69,10 @@ final class RedisProcess: @unchecked Sendable {
         guard let path = Self.serverPath else { throw CocoaError(.fileNoSuchFile) }
         let log = directory.appendingPathComponent("redis-server.log")
         try? FileManager.default.removeItem(at: log)
-        // redis-server writes it even in the foreground, and removes it on a clean shutdown.
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
+        // The pid file: redis-server writes it in the foreground too, and removes it when it shuts
+        // down cleanly.
         process.arguments =
             [
                 "--bind", "127.0.0.1", "--port", "\(port)", "--save", "", "--appendonly", "no", "--dir", directory.path,
