@@ -23,10 +23,13 @@ extension HTTPCache {
         CacheKey(primaryKey, appending: "\u{1F}partial")
     }
 
-    /// Stored partial content with the bytes it holds: its `Content-Range`, parsed once.
+    /// Stored partial content with the bytes it holds and its entity tag: its `Content-Range` and
+    /// `ETag`, parsed once for the answer, the request for missing bytes and the combination.
     struct StoredPart {
         let located: Located
         let content: ContentRange
+        /// nil when the part has no `ETag` or an invalid one.
+        let tag: EntityTag?
     }
 
     /// The resource's stored partial content, if any and whole. A part whose body is not as long
@@ -38,7 +41,9 @@ extension HTTPCache {
             let content = partial.response.response.headerFields[.contentRange].flatMap(ContentRange.init(field:)),
             partial.response.body.count == content.bounds.count
         else { return nil }
-        return StoredPart(located: partial, content: content)
+        return StoredPart(
+            located: partial, content: content,
+            tag: partial.response.response.headerFields[.eTag].flatMap(EntityTag.init))
     }
 
     func respondToRange(
@@ -77,7 +82,7 @@ extension HTTPCache {
             // A client's own If-Range is left to the whole-range path below, and so is a request
             // that must not be stored or must not reach the origin.
             if ifRange == nil, !directives.noStore, !directives.onlyIfCached,
-                let tag = partial.located.response.response.headerFields[.eTag].flatMap(EntityTag.init),
+                let tag = partial.tag,
                 let missing = Self.missingPart(of: range, besides: partial.content, tag: tag),
                 let answer = try await complete(
                     partial, missing: missing, tag: tag, for: whole, range: range, ifRange: ifRange,
@@ -224,7 +229,7 @@ extension HTTPCache {
         _ request: HTTPRequest, primaryKey: CacheKey, transport: @escaping Transport
     ) async throws -> HTTPCacheResponse? {
         guard let partial = await lookupPartial(primaryKey, request: request),
-            let tag = partial.located.response.response.headerFields[.eTag].flatMap(EntityTag.init),
+            let tag = partial.tag,
             let missing = Self.missingPart(of: .from(first: 0, last: nil), besides: partial.content, tag: tag)
         else { return nil }
         return try await complete(
@@ -272,7 +277,7 @@ extension HTTPCache {
         else { return nil }
         var combined = exchange
         if let existing = part?.located.response, let storedRange = part?.content,
-            let storedTag = existing.response.headerFields[.eTag].flatMap(EntityTag.init),
+            let storedTag = part?.tag,
             storedTag.strongMatches(tag), storedRange.completeLength == content.completeLength,
             storedRange.bounds.lowerBound <= content.bounds.upperBound + 1,
             content.bounds.lowerBound <= storedRange.bounds.upperBound + 1

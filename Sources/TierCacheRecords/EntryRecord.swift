@@ -18,9 +18,10 @@ import TierCache
 /// Anything that does not match (another version, unknown flags, impossible lengths, a bad
 /// checksum, a frame that fails to decode) decodes as ``DecodeFailure``: the tier counts it and
 /// deletes the record, except that a shared tier leaves a record of another format version in
-/// place (``DecodeFailure/isUnknownFormatVersion``; a newer TierCache may be writing them). A record naming a dictionary decodes only with that dictionary; which
-/// dictionary an id means is the tier's to keep (see ``ZstdDictionary``). Version 1 readers
-/// that predate dictionaries fail such a record's checksum, and delete it.
+/// place (``DecodeFailure/isUnknownFormatVersion``; a newer TierCache may be writing them). A
+/// record naming a dictionary decodes only with that dictionary; which dictionary an id means is
+/// the tier's to keep (see ``ZstdDictionary``). Version 1 readers that predate dictionaries fail
+/// such a record's checksum, and delete it.
 ///
 /// A tier that encrypts wraps the whole record in a ``SealedEnvelope``.
 ///

@@ -1,3 +1,5 @@
+import Foundation
+
 /// libFuzzer's entry, for harnesses built as SwiftPM executables: SwiftPM links an executable's
 /// `main` as `<Target>_main`, so each harness defines that symbol and hands its test function to
 /// `LLVMFuzzerRunDriver` (libFuzzer's documented way in for programs with their own `main`).
@@ -26,9 +28,20 @@ public func bytes(_ data: UnsafePointer<UInt8>?, _ size: Int) -> [UInt8] {
 }
 
 /// `--write-seeds DIR` as the first arguments: where a harness whose inputs are binary records
-/// writes valid ones for its committed seed corpus (scripts/fuzz --write-seeds).
+/// writes valid ones for its committed seed corpus (`$bin/<harness> --write-seeds Fuzz/Corpus/<harness>`,
+/// with `$bin` the build folder `scripts/fuzz` uses).
 public func seedDirectory(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> String? {
     guard argc >= 3, let argv, let flag = argv[1], String(cString: flag) == "--write-seeds", let directory = argv[2]
     else { return nil }
     return String(cString: directory)
+}
+
+/// Writes one seed input to `directory/name` for ``seedDirectory(_:_:)``'s corpus. Returns false,
+/// having said which file on standard error, if it cannot: a corpus missing a seed would go
+/// unnoticed until a fuzzing run covers less than it should.
+public func writeSeed(_ input: [UInt8], named name: String, in directory: String) -> Bool {
+    let path = "\(directory)/\(name)"
+    if FileManager.default.createFile(atPath: path, contents: Data(input)) { return true }
+    FileHandle.standardError.write(Data("cannot write the seed input \(path)\n".utf8))
+    return false
 }

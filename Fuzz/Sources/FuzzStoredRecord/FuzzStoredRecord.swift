@@ -21,22 +21,23 @@ func fuzzMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<C
             [], Array("{\"id\":42}".utf8), Array(repeating: 7, count: 3000),
             (0..<600).map { UInt8(truncatingIfNeeded: $0 &* 97) },
         ]
+        var written = true
         for (index, value) in values.enumerated() {
             let entry = CacheEntry(
                 value: value, storedAt: Date(timeIntervalSince1970: 1_800_000_000),
                 expiresAt: index % 2 == 0 ? nil : Date(timeIntervalSince1970: 1_900_000_000))
             let record = EntryRecord.encode(
                 entry, fullKey: index % 2 == 0 ? Array("GET https://a.example/\(index)".utf8) : nil, codec: codec)
-            FileManager.default.createFile(atPath: "\(directory)/record\(index)", contents: Data(record))
+            written = writeSeed(Array(record), named: "record\(index)", in: directory) && written
             if let dictionary {
                 let withDictionary = EntryRecord.encode(
                     entry, fullKey: nil, codec: codec,
                     dictionary: EntryRecord.Dictionary(id: UInt16(index + 1), dictionary: dictionary))
-                FileManager.default.createFile(
-                    atPath: "\(directory)/dictionary-record\(index)", contents: Data(withDictionary))
+                written =
+                    writeSeed(Array(withDictionary), named: "dictionary-record\(index)", in: directory) && written
             }
         }
-        return 0
+        return written ? 0 : 1
     }
     return runFuzzer(argc, argv) { data, size in
         guard let codec else { return 0 }

@@ -34,16 +34,16 @@ func fuzzMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<C
             response: response, body: Data("tagged".utf8), requestTime: date, responseTime: date, storedAt: date)
         tagged.tagStamps = [TagStamp(tag: "product-1", epoch: 42), TagStamp(tag: "catalog", epoch: 7)]
         tagged.invalidatedAt = date
-        FileManager.default.createFile(
-            atPath: "\(directory)/tagged", contents: Data(StoredEntryCodec.encode(.response(tagged))))
-        FileManager.default.createFile(
-            atPath: "\(directory)/tag-record",
-            contents: Data(TagRecordCodec.encode(TagRecord.fresh().softlyPurged(at: date))))
+        var written = writeSeed(
+            Array(StoredEntryCodec.encode(.response(tagged))), named: "tagged", in: directory)
+        written =
+            writeSeed(
+                Array(TagRecordCodec.encode(TagRecord.fresh().softlyPurged(at: date))), named: "tag-record",
+                in: directory) && written
         for (index, entry) in entries.enumerated() {
-            FileManager.default.createFile(
-                atPath: "\(directory)/entry\(index)", contents: Data(StoredEntryCodec.encode(entry)))
+            written = writeSeed(Array(StoredEntryCodec.encode(entry)), named: "entry\(index)", in: directory) && written
         }
-        return 0
+        return written ? 0 : 1
     }
     return runFuzzer(argc, argv) { data, size in
         let input = bytes(data, size)

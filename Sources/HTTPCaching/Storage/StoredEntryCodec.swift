@@ -22,8 +22,9 @@ struct VariantIndex: Equatable {
 /// The stored format of ``StoredEntry`` (version 2), little-endian:
 /// magic `TCHE`, version, kind (1 response, 2 variant index), then the kind's fields with
 /// length-prefixed strings. Version 2 appends to a response the time a soft purge marked it
-/// stale and its tag stamps; version 1 entries (without them) still decode. Decoding checks every length against the bytes present, so a damaged
-/// or foreign value is a ``DecodeFailure``, never a crash.
+/// stale and its tag stamps; version 1 entries (without them) still decode. Decoding checks every
+/// length against the bytes present, so a damaged or foreign value is a ``DecodeFailure``, never a
+/// crash.
 enum StoredEntryCodec {
     static let magic: [UInt8] = Array("TCHE".utf8)
     static let version: UInt8 = 2
