@@ -23,13 +23,14 @@ extension HTTPCache {
         CacheKey(primaryKey, appending: "\u{1F}partial")
     }
 
-    /// Stored partial content with the bytes it holds and its entity tag: its `Content-Range` and
-    /// `ETag`, parsed once for the answer, the request for missing bytes and the combination.
+    /// Stored partial content with the bytes it holds: its `Content-Range`, parsed once.
     struct StoredPart {
         let located: Located
         let content: ContentRange
-        /// nil when the part has no `ETag` or an invalid one.
-        let tag: EntityTag?
+
+        /// The part's entity tag; nil when it has no `ETag` or an invalid one. Parsed when asked
+        /// (only on the way to the origin), not at lookup: an answer cut from the part needs none.
+        var tag: EntityTag? { located.response.response.headerFields[.eTag].flatMap(EntityTag.init) }
     }
 
     /// The resource's stored partial content, if any and whole. A part whose body is not as long
@@ -41,9 +42,7 @@ extension HTTPCache {
             let content = partial.response.response.headerFields[.contentRange].flatMap(ContentRange.init(field:)),
             partial.response.body.count == content.bounds.count
         else { return nil }
-        return StoredPart(
-            located: partial, content: content,
-            tag: partial.response.response.headerFields[.eTag].flatMap(EntityTag.init))
+        return StoredPart(located: partial, content: content)
     }
 
     func respondToRange(

@@ -28,13 +28,13 @@ func fuzzMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<C
                 expiresAt: index % 2 == 0 ? nil : Date(timeIntervalSince1970: 1_900_000_000))
             let record = EntryRecord.encode(
                 entry, fullKey: index % 2 == 0 ? Array("GET https://a.example/\(index)".utf8) : nil, codec: codec)
-            written = writeSeed(Array(record), named: "record\(index)", in: directory) && written
+            written = writeSeed(record, named: "record\(index)", in: directory) && written
             if let dictionary {
                 let withDictionary = EntryRecord.encode(
                     entry, fullKey: nil, codec: codec,
                     dictionary: EntryRecord.Dictionary(id: UInt16(index + 1), dictionary: dictionary))
                 written =
-                    writeSeed(Array(withDictionary), named: "dictionary-record\(index)", in: directory) && written
+                    writeSeed(withDictionary, named: "dictionary-record\(index)", in: directory) && written
             }
         }
         return written ? 0 : 1

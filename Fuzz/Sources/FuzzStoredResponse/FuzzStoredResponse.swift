@@ -35,13 +35,13 @@ func fuzzMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<C
         tagged.tagStamps = [TagStamp(tag: "product-1", epoch: 42), TagStamp(tag: "catalog", epoch: 7)]
         tagged.invalidatedAt = date
         var written = writeSeed(
-            Array(StoredEntryCodec.encode(.response(tagged))), named: "tagged", in: directory)
+            StoredEntryCodec.encode(.response(tagged)), named: "tagged", in: directory)
         written =
             writeSeed(
-                Array(TagRecordCodec.encode(TagRecord.fresh().softlyPurged(at: date))), named: "tag-record",
+                TagRecordCodec.encode(TagRecord.fresh().softlyPurged(at: date)), named: "tag-record",
                 in: directory) && written
         for (index, entry) in entries.enumerated() {
-            written = writeSeed(Array(StoredEntryCodec.encode(entry)), named: "entry\(index)", in: directory) && written
+            written = writeSeed(StoredEntryCodec.encode(entry), named: "entry\(index)", in: directory) && written
         }
         return written ? 0 : 1
     }
