@@ -58,8 +58,10 @@ public enum ByteRange: Hashable, Sendable {
     }
 
     /// Whether an `If-Range` value lets the range apply to `response` (RFC 9110 §13.1.5): an
-    /// entity tag must match the response's strongly, a date must equal its `Last-Modified`
-    /// exactly. Otherwise the whole response is sent.
+    /// entity tag must match the response's strongly; a date must equal its `Last-Modified`
+    /// exactly, and that `Last-Modified` must be a strong validator, which for a stored response
+    /// means its `Date` is at least one second later (§8.8.2.2: otherwise the representation may
+    /// have changed again within the second it names). Otherwise the whole response is sent.
     public static func ifRange(_ value: String, allowsRangeOf response: HTTPResponse) -> Bool {
         let trimmed = value.trimmingCharacters(in: .whitespaces)
         if trimmed.hasPrefix("\"") || trimmed.hasPrefix("W/") {
@@ -68,7 +70,9 @@ public enum ByteRange: Hashable, Sendable {
             return condition.strongMatches(current)
         }
         guard let date = HTTPDate.parse(trimmed),
-            let modified = response.headerFields[.lastModified].flatMap({ HTTPDate.parse($0) })
+            let modified = response.headerFields[.lastModified].flatMap({ HTTPDate.parse($0) }),
+            let generated = response.headerFields[.date].flatMap({ HTTPDate.parse($0) }),
+            generated.timeIntervalSince(modified) >= 1
         else {
             return false
         }

@@ -101,10 +101,7 @@ public enum CacheDecision: Hashable, Sendable {
             return .useStored(stale: false)
         }
         let staleness = -remaining
-        let mayServeStale =
-            !(directives.mustRevalidate
-            || (context.shared && (directives.proxyRevalidate || directives.sharedMaxAge != nil)))
-        if mayServeStale {
+        if !forbidsStale(directives, shared: context.shared) {
             if let maxStale = requestDirectives.maxStale, staleness <= TimeInterval(maxStale) {
                 return .useStored(stale: true)
             }
@@ -163,8 +160,21 @@ public enum CacheDecision: Hashable, Sendable {
         return Measure(Located.unstored(stored), context).isStale
     }
 
+    /// Whether a stored response's `directives` forbid serving it stale (RFC 9111 §4.2.4):
+    /// `must-revalidate`, and in a shared cache `proxy-revalidate` and `s-maxage`, which carries
+    /// `proxy-revalidate`'s meaning there (§5.2.2.8, §5.2.2.10). No permission to serve stale
+    /// overrides them: not `max-stale`, not `stale-while-revalidate`, not `stale-if-error`,
+    /// whether the client or the origin gives it (an origin that wants stale answers from a shared
+    /// cache sends `max-age` for it, not `s-maxage`); only an ``OfflineFallback`` the application
+    /// chose to override them does.
+    static func forbidsStale(_ directives: CacheControl, shared: Bool) -> Bool {
+        directives.mustRevalidate || (shared && (directives.proxyRevalidate || directives.sharedMaxAge != nil))
+    }
+
     /// Whether `stored` may be served stale after a failed fetch or revalidation, within
-    /// `stale-if-error` (RFC 5861 §4), from the response or the request.
+    /// `stale-if-error` (RFC 5861 §4), from the response or the request, unless its directives
+    /// forbid stale answers (`no-cache`, `must-revalidate`, and in a shared cache
+    /// `proxy-revalidate` and `s-maxage`: RFC 9111 §4.2.4 puts them before any permission).
     public static func staleIfErrorAllows(
         _ stored: StoredResponse, requestDirectives: CacheControl, context: Context
     ) -> Bool {
@@ -174,7 +184,7 @@ public enum CacheDecision: Hashable, Sendable {
     static func staleIfErrorAllows(_ located: Located, requestDirectives: CacheControl, context: Context) -> Bool {
         let measure = Measure(located, context)
         let directives = measure.facts.directives
-        guard !directives.mustRevalidate, !directives.noCache else { return false }
+        guard !forbidsStale(directives, shared: context.shared), !directives.noCache else { return false }
         guard let window = requestDirectives.staleIfError ?? directives.staleIfError else { return false }
         return measure.age - measure.lifetime <= TimeInterval(window)
     }

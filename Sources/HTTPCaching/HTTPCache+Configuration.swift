@@ -18,7 +18,10 @@ extension HTTPCache {
     public enum OfflineFallback: Hashable, Sendable {
         /// Never: the transport's error propagates.
         case never
-        /// Only within a `stale-if-error` window (RFC 5861) of the response or the request.
+        /// Only within a `stale-if-error` window (RFC 5861) of the response or the request, and
+        /// not where the origin forbade stale answers (as for ``always``): `stale-if-error`
+        /// permits serving stale, and RFC 9111 §4.2.4 puts those prohibitions before any
+        /// permission.
         case whereStaleIfErrorAllows
         /// When the response is at most this many seconds past its lifetime (or within
         /// `stale-if-error`).

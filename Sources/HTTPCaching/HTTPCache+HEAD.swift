@@ -36,7 +36,7 @@ extension HTTPCache {
             let updated = Validation.freshen(
                 stored.response, with: exchange.response, requestTime: exchange.requestTime,
                 responseTime: exchange.responseTime)
-            return await write(updated, under: stored.key, policy: updated.storagePolicy)
+            return await writeFreshened(updated, under: stored.key, request: request)
         }
         // No stored GET response: the HEAD response answers later HEADs until one is stored
         // (judged as the GET's response would be).

@@ -152,34 +152,17 @@ extension HTTPCache {
     func storeIfAllowed(
         _ exchange: Exchange, for request: HTTPRequest, primaryKey: CacheKey, partialContent: Bool = false
     ) async -> Bool {
-        let shared = configuration.mode == .shared
         let directives = CacheControl(fieldValues: exchange.response.headerFields[values: .cacheControl])
-        let requestDirectives = CacheControl(fieldValues: request.headerFields[values: .cacheControl])
         var judged = exchange.response
         if partialContent { judged.status = .ok }
-        if let reason = Storability.reasonNotToStore(
-            request: request, requestDirectives: requestDirectives, response: judged, directives: directives,
-            shared: shared)
-        {
-            counters.recordNotStorable(reason)
+        if let reason = reasonNotToStore(judged, directives: directives, for: request) {
             // A response that may not be stored must not leave an older one in its place.
             if reason == .noStore || reason == .varyStar { await remove(primaryKey: primaryKey) }
             return false
         }
-        var response = exchange.response
-        response.headerFields = HopByHop.removing(from: response.headerFields)
-        // Fields the origin marked private (shared caches) or no-cache must not be reused
-        // without revalidation: they are not kept at all (§5.2.2.4, §5.2.2.7).
-        let withheld = directives.noCacheFieldNames + (shared ? directives.privateFieldNames : [])
-        for name in withheld {
-            if let fieldName = HTTPField.Name(name) { response.headerFields[values: fieldName] = [] }
-        }
-        if response.headerFields[.date] == nil { response.headerFields[.date] = HTTPDate.format(exchange.responseTime) }
-
-        var candidate = StoreHook.Candidate(
-            request: request, response: response, body: exchange.body,
-            storagePolicy: configuration.storagePolicies.policy(forScheme: request.scheme ?? ""), userInfo: [:])
-        for hook in configuration.storeHooks { hook.apply(to: &candidate) }
+        let candidate = shapedForStorage(
+            exchange.response, directives: directives, body: exchange.body, request: request,
+            responseTime: exchange.responseTime, userInfo: [:])
         if let refusal = exchange.tags.refusal {
             counters.recordTagListRefused()
             logger?.notice(
@@ -215,6 +198,75 @@ extension HTTPCache {
         }
         guard await write(stored, under: variantKey, policy: candidate.storagePolicy) else { return false }
         return await writeEntry(.variants(index), under: primaryKey, policy: candidate.storagePolicy)
+    }
+
+    /// Why RFC 9111 §3 forbids storing `response` to `request` (counted), or nil.
+    private func reasonNotToStore(
+        _ response: HTTPResponse, directives: CacheControl, for request: HTTPRequest
+    ) -> Storability.Reason? {
+        let reason = Storability.reasonNotToStore(
+            request: request, requestDirectives: CacheControl(fieldValues: request.headerFields[values: .cacheControl]),
+            response: response, directives: directives, shared: configuration.mode == .shared)
+        if let reason { counters.recordNotStorable(reason) }
+        return reason
+    }
+
+    /// `response` as the cache keeps it (RFC 9111 §3.1): without hop-by-hop fields, without the
+    /// fields `directives` name in `no-cache="…"` (and, in a shared cache, `private="…"`), which
+    /// must not be reused without revalidation (§5.2.2.4, §5.2.2.7), with a `Date`, then shaped
+    /// by the store hooks.
+    private func shapedForStorage(
+        _ response: HTTPResponse, directives: CacheControl, body: Data, request: HTTPRequest, responseTime: Date,
+        userInfo: [String: String]
+    ) -> StoreHook.Candidate {
+        var response = response
+        response.headerFields = HopByHop.removing(from: response.headerFields)
+        let withheld =
+            directives.noCacheFieldNames + (configuration.mode == .shared ? directives.privateFieldNames : [])
+        for name in withheld {
+            if let fieldName = HTTPField.Name(name) { response.headerFields[values: fieldName] = [] }
+        }
+        if response.headerFields[.date] == nil { response.headerFields[.date] = HTTPDate.format(responseTime) }
+        var candidate = StoreHook.Candidate(
+            request: request, response: response, body: body,
+            storagePolicy: configuration.storagePolicies.policy(forScheme: request.scheme ?? ""), userInfo: userInfo)
+        for hook in configuration.storeHooks { hook.apply(to: &candidate) }
+        return candidate
+    }
+
+    /// Writes `freshened`, a stored response whose fields a 304 or a HEAD response updated
+    /// (``Validation/freshen(_:with:requestTime:responseTime:)``), as a new response is written:
+    /// judged by §3 and shaped by ``shapedForStorage`` under its updated fields. §3.2 updates a
+    /// stored response "except header fields excepted from storage in Section 3.1": a 304 that
+    /// carries `Set-Cookie` under `private="Set-Cookie"` must not put the cookie in a shared
+    /// cache's copy, nor undo a hook such as ``StoreHook/stripAuthenticationFields(additionalFields:)``.
+    /// A 304 the cache may not store leaves the stored copy as it was (stale, so revalidated
+    /// again), or removes it as ``storeIfAllowed(_:for:primaryKey:partialContent:)`` would; a
+    /// hook's veto removes it. The body is the stored one, already shaped when it was stored: a
+    /// hook's change to it is not kept. Returns whether any tier kept the update.
+    @discardableResult
+    func writeFreshened(_ freshened: StoredResponse, under key: CacheKey, request: HTTPRequest) async -> Bool {
+        // Judged as the GET's response, as every response the cache keeps is (a HEAD's included).
+        var request = request
+        request.method = .get
+        let directives = CacheControl(fieldValues: freshened.response.headerFields[values: .cacheControl])
+        if let reason = reasonNotToStore(freshened.response, directives: directives, for: request) {
+            if reason == .noStore || reason == .varyStar { await removeResource(key) }
+            return false
+        }
+        let candidate = shapedForStorage(
+            freshened.response, directives: directives, body: freshened.body, request: request,
+            responseTime: freshened.responseTime, userInfo: freshened.userInfo)
+        guard candidate.storagePolicy != .notAllowed else {
+            counters.recordRefusedByPolicy()
+            await removeResource(key)
+            return false
+        }
+        var kept = freshened
+        kept.response = candidate.response
+        kept.userInfo = candidate.userInfo
+        kept.storagePolicy = candidate.storagePolicy
+        return await write(kept, under: key, policy: candidate.storagePolicy)
     }
 
     /// Writes a response, its tags stamped with their current epochs; returns whether any tier

@@ -339,7 +339,7 @@ public final class HTTPCache: Sendable {
                 let freshened = Validation.freshen(
                     candidates[index].response, with: exchange.response, requestTime: exchange.requestTime,
                     responseTime: exchange.responseTime)
-                await write(freshened, under: candidates[index].key, policy: freshened.storagePolicy)
+                await writeFreshened(freshened, under: candidates[index].key, request: request)
                 if candidates[index].key == stored.key { freshenedOwn = Located(response: freshened, key: stored.key) }
             }
             guard let freshenedOwn else {
@@ -528,9 +528,7 @@ public final class HTTPCache: Sendable {
         {
             allowed = true
         } else {
-            let forbidden =
-                directives.mustRevalidate || directives.noCache
-                || (context.shared && (directives.proxyRevalidate || directives.sharedMaxAge != nil))
+            let forbidden = directives.noCache || CacheDecision.forbidsStale(directives, shared: context.shared)
             switch configuration.offlineFallback {
             case .never, .whereStaleIfErrorAllows:
                 allowed = false

@@ -31,10 +31,13 @@ public enum Storability {
     ) -> Reason? {
         guard request.method == .get else { return .method }
         let code = response.status.code
+        // `must-understand` lets a cache that knows the status ignore the response's `no-store`
+        // (§5.2.2.3), never the request's (§5.2.1.5).
+        if requestDirectives.noStore { return .noStore }
         if directives.mustUnderstand {
             // The codes whose caching rules this cache implements.
             guard [200, 203, 204, 300, 301, 308, 404, 405, 410, 414, 501].contains(code) else { return .mustUnderstand }
-        } else if requestDirectives.noStore || directives.noStore {
+        } else if directives.noStore {
             return .noStore
         }
         guard code >= 200, code != 206, code != 304 else { return .status }

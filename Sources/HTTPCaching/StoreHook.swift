@@ -8,6 +8,11 @@ import TierCache
 /// Hooks run in order on a ``Candidate``; setting ``Candidate/storagePolicy`` to
 /// `StoragePolicy.notAllowed` vetoes the store. The response sent to the caller is never
 /// changed by a hook: hooks shape only what is kept.
+///
+/// Hooks run again when a 304 or a HEAD response updates a stored response's fields (RFC 9111
+/// §3.2), on the updated response and the stored body: what a hook removed stays removed, and a
+/// veto then removes the stored copy. A hook should therefore give the same result when it runs
+/// on what it produced; a change it makes to the body on that run is not kept.
 public struct StoreHook: Sendable {
     /// What is about to be stored.
     public struct Candidate: Sendable {

@@ -159,4 +159,12 @@ struct StorabilityTests {
         #expect(reason(response(200, [("Cache-Control", "must-understand, no-store, max-age=60")])) == nil)
         #expect(reason(response(299, [("Cache-Control", "must-understand, no-store, max-age=60")])) == .mustUnderstand)
     }
+
+    @Test("§5.2.1.5: must-understand does not lift the request's no-store")
+    func mustUnderstandKeepsTheRequestsNoStore() {
+        let noStore = request("https://example.com/a", [("Cache-Control", "no-store")])
+        for code in [200, 299] {
+            #expect(reason(noStore, response(code, [("Cache-Control", "must-understand, max-age=60")])) == .noStore)
+        }
+    }
 }

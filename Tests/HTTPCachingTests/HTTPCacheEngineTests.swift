@@ -152,6 +152,30 @@ struct HTTPCacheEngineTests {
         #expect(try await cache.response(for: request(), transport: origin.transport).response.status.code == 503)
     }
 
+    @Test(
+        "RFC 9111 §4.2.4: in a shared cache proxy-revalidate and s-maxage forbid stale-if-error, the origin's and the client's",
+        arguments: [
+            "max-age=60, proxy-revalidate, stale-if-error=600", "max-age=60, s-maxage=60, stale-if-error=600",
+            "max-age=60, proxy-revalidate",
+        ])
+    func sharedRevalidationForbidsStaleIfError(directives: String) async throws {
+        for mode in [HTTPCache.Mode.shared, .private] {
+            let url = "https://example.com/\(mode == .shared ? "shared" : "private")"
+            let origin = ScriptedOrigin([ok([("Cache-Control", directives)])])
+            let cache = makeCache {
+                $0.mode = mode
+                $0.offlineFallback = .never
+            }
+            _ = try await cache.response(for: request(url), transport: origin.transport)
+            clock.advance(by: 120)
+            origin.enqueue(.respond(response(503), "down"))
+            let result = try await cache.response(
+                for: request(url, [("Cache-Control", "stale-if-error=600")]), transport: origin.transport)
+            // A private cache ignores both directives (§5.2.2.8, §5.2.2.10).
+            #expect(result.source == (mode == .shared ? .network : .staleFallback), "\(mode)")
+        }
+    }
+
     @Test("RFC 5861 §3: stale-while-revalidate answers at once and revalidates once in the background")
     func staleWhileRevalidate() async throws {
         let origin = ScriptedOrigin([

@@ -97,6 +97,18 @@ struct HTTPCacheRangeTests {
         #expect(answer.body == Data((expected == 206 ? "0" : "0123456789").utf8))
     }
 
+    @Test("§13.1.5, §8.8.2.2: an If-Range date matches only a Last-Modified a second or more before the stored Date")
+    func ifRangeDateNeedsAStrongLastModified() {
+        func stored(date: String?) -> HTTPResponse {
+            response(200, [("Last-Modified", Self.lastModified)] + (date.map { [("Date", $0)] } ?? []))
+        }
+        #expect(ByteRange.ifRange(Self.lastModified, allowsRangeOf: stored(date: "Mon, 06 Nov 2023 00:00:01 GMT")))
+        #expect(
+            !ByteRange.ifRange(Self.lastModified, allowsRangeOf: stored(date: Self.lastModified)),
+            "it may have changed again within the second it names")
+        #expect(!ByteRange.ifRange(Self.lastModified, allowsRangeOf: stored(date: nil)))
+    }
+
     @Test("§13.2.2: a client's If-None-Match that matches comes before the range: 304")
     func notModifiedBeforeRange() async throws {
         let (cache, origin) = try await cacheWithStoredDigits()
