@@ -7,7 +7,10 @@ public enum Storability {
     public enum Reason: String, Hashable, Sendable, CaseIterable {
         /// The request method is not GET (the only method this cache stores responses for).
         case method
-        /// Not a final status, or one the cache does not store (206 partial content, 304).
+        /// Not a final status, or one the cache does not store: 206 partial content and 304,
+        /// and 412 and 416, which answer the request's preconditions or range rather than
+        /// describe the resource (stored under its key, the answer to one request's `If-Match`
+        /// or `Range` would be served to every request).
         case status
         /// `no-store` in the request or the response (§5.2.1.5, §5.2.2.5).
         case noStore
@@ -40,7 +43,7 @@ public enum Storability {
         } else if directives.noStore {
             return .noStore
         }
-        guard code >= 200, code != 206, code != 304 else { return .status }
+        guard code >= 200, ![206, 304, 412, 416].contains(code) else { return .status }
         if shared, directives.isPrivate { return .privateResponse }
         if shared, request.headerFields[.authorization] != nil,
             !(directives.isPublic || directives.mustRevalidate || directives.sharedMaxAge != nil)

@@ -28,6 +28,12 @@ import NIOCore
 /// engine's default, meant for clients); ``init(singleUserCache:scheme:)`` accepts one, for a
 /// server that only ever serves one user (an app's embedded server on a device).
 ///
+/// A route that throws has answered, with its error's status (an `HTTPResponseError`'s, else
+/// 500): the engine judges that as the origin's response, so a stale response stands in for it
+/// only where `stale-if-error` allows, never as for an unreachable origin; when the error's answer
+/// is the one sent, the error itself is thrown on to the app's error handling, as without the
+/// cache. A request whose `Host` is not `host[:port]` bypasses the cache.
+///
 /// Routes run in the request that needs them: a background revalidation
 /// (`stale-while-revalidate`) cannot call a route after its request ended, so the stale response
 /// keeps being served within its window and the first request after it revalidates.
@@ -65,6 +71,12 @@ public struct HTTPCacheMiddleware<Context: RequestContext>: RouterMiddleware {
         var head = request.head
         head.scheme = scheme
         if head.authority == nil { head.authority = "localhost" }
+        // A Host that is not host[:port] (RFC 9112 §3.2) could name one origin to the route and
+        // another to the key (`evil.example#@shop.example` is keyed as shop.example, whose users
+        // would then be served what the route made for evil.example): it bypasses the cache.
+        guard let authority = head.authority, Self.isHostAndPort(authority) else {
+            return try await next(request, context)
+        }
         guard head.method == .get || head.method == .head else {
             let response = try await next(request, context)
             await cache.invalidate(after: head, response: response.head)
@@ -87,10 +99,25 @@ public struct HTTPCacheMiddleware<Context: RequestContext>: RouterMiddleware {
             defer { jobSink.finish() }
             return try await cache.response(for: cacheRequest, transport: transport)
         }()
+        // A route that throws has answered: the engine gets the response the error stands for
+        // (a 500 for one that is not an `HTTPResponseError`), not a transport failure, which it
+        // would answer with the stale response (RFC 9111 §4.2.4 allows that only when the origin
+        // cannot be reached). When that answer is the one sent, the error is thrown on, to the
+        // app's error handling, as if no cache were there.
+        var routeError: (any Error)?
         for await call in jobs {
+            let routeRequest = Request(head: call.request, body: RequestBody(buffer: ByteBuffer()))
             do {
-                let routeResponse = try await next(
-                    Request(head: call.request, body: RequestBody(buffer: ByteBuffer())), context)
+                let routeResponse: Response
+                do {
+                    routeResponse = try await next(routeRequest, context)
+                    routeError = nil
+                } catch {
+                    routeError = error
+                    routeResponse =
+                        try (error as? any HTTPResponseError)?.response(from: routeRequest, context: context)
+                        ?? Response(status: .internalServerError)
+                }
                 let body = try await Self.collect(routeResponse.body)
                 call.continuation.resume(returning: (routeResponse.head, body))
             } catch {
@@ -98,10 +125,30 @@ public struct HTTPCacheMiddleware<Context: RequestContext>: RouterMiddleware {
             }
         }
         let result = try await answer
+        if let routeError, result.source == .network { throw routeError }
         var response = Response(status: result.response.status, headers: result.response.headerFields)
-        if head.method == .get { response.body = ResponseBody(byteBuffer: ByteBuffer(bytes: result.body)) }
-        response.headers[.contentLength] = String(result.body.count)
+        // A HEAD answer keeps the stored GET's Content-Length (RFC 9110 §9.3.2): its body is
+        // empty, the representation is not.
+        if head.method == .get {
+            response.body = ResponseBody(byteBuffer: ByteBuffer(bytes: result.body))
+            response.headers[.contentLength] = String(result.body.count)
+        }
         return response
+    }
+
+    /// Whether `authority` is `host[:port]`, with no user information, path, query or fragment
+    /// in it: reg-name, IPv4 and IP-literal characters and the port's colon (RFC 3986 §3.2).
+    static func isHostAndPort(_ authority: String) -> Bool {
+        !authority.isEmpty
+            && authority.utf8.allSatisfy { byte in
+                switch byte {
+                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                    UInt8(ascii: "0")...UInt8(ascii: "9"):
+                    return true
+                default:
+                    return "-._~%!$&'()*+,;=:[]".utf8.contains(byte)
+                }
+            }
     }
 
     /// The whole body of a route's response.

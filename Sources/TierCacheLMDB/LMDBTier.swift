@@ -408,11 +408,10 @@ public final class LMDBTier: LocalCacheTier {
         }
         let cost = accountedBytes(keyCount: key.bytes.count, recordCount: record.count)
         let evicted = try key.bytes.withUnsafeBytes { keyBytes in
-            // The put below overwrites the old record and `touch` replaces its tick;
-            // only its accounted bytes need taking back first.
-            if let old = try txn.get(environment.entries, keyBytes) {
-                state.used -= accountedBytes(keyCount: keyBytes.count, recordCount: old.count)
-            }
+            // The old record leaves first, with its tick: left in place, it could be the oldest
+            // entry that eviction takes (its bytes taken back twice, the count short for good,
+            // and an eviction counted that was an overwrite).
+            try removeRecord(keyBytes, in: txn, state: &state)
             let evicted = try evict(in: txn, state: &state, until: budget - cost)
             try record.withUnsafeBytes { try txn.put(environment.entries, keyBytes, $0) }
             try touch(keyBytes, in: txn, state: &state)

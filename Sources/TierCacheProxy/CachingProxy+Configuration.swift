@@ -22,8 +22,9 @@ extension CachingProxy {
         /// than the tiers would keep) stream from the origin to the client uncached. Also the
         /// bound on the memory one response can take. 8 MiB by default.
         public var maximumCacheableBodyBytes: Int
-        /// How long the origin has to answer (head and cached body); past it the answer is 504,
-        /// or a stale response where allowed.
+        /// How long the origin has to answer (head and cached body; a response too large to
+        /// cache streams on, each wait for its next bytes no longer than this); past it the
+        /// answer is 504, or a stale response where allowed.
         public var upstreamTimeout: TimeAmount
         /// The targeted cache-control field (RFC 9213) this cache obeys: when the origin sends it
         /// as a valid Structured Field Dictionary, its directives replace `Cache-Control` for this

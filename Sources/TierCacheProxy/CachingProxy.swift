@@ -92,10 +92,14 @@ public final class CachingProxy: Sendable {
 
     /// A client for the origin as a proxy needs one: redirects and bodies passed on untouched,
     /// one connection attempt per request (a refused connection is a 502 at once, not retried
-    /// until the deadline), connections bounded by the upstream timeout.
+    /// until the deadline), connections bounded by the upstream timeout, and no wait for the
+    /// origin's next bytes longer than it (an origin that sends its head, then stalls, is a 504,
+    /// not a request and its coalesced followers held for good).
     public static func makeUpstreamClient(_ configuration: Configuration) -> HTTPClient {
         var client = HTTPClient.Configuration(
-            redirectConfiguration: .disallow, timeout: .init(connect: min(configuration.upstreamTimeout, .seconds(10))),
+            redirectConfiguration: .disallow,
+            timeout: .init(
+                connect: min(configuration.upstreamTimeout, .seconds(10)), read: configuration.upstreamTimeout),
             decompression: .disabled)
         client.connectionPool.retryConnectionEstablishment = false
         client.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 64

@@ -25,8 +25,12 @@ struct UpstreamTransport: Sendable {
         { request, body in try await exchange(request, body: body) }
     }
 
-    /// Sends `request` and reads its response (up to the buffer limit).
+    /// Sends `request` and reads its response (up to the buffer limit), head and body within the
+    /// timeout: AsyncHTTPClient's deadline covers the head alone, so the body's chunks are held
+    /// to what is left of it (an origin that trickles bytes), and each wait for one to the read
+    /// timeout of the proxy's own client (an origin that stalls).
     func exchange(_ request: HTTPRequest, body: Data?) async throws -> (HTTPResponse, Data) {
+        let deadline = NIODeadline.now() + timeout
         let (head, response) = try await send(request, body: body)
         if let length = head.headerFields[.contentLength].flatMap(Int.init), length > bufferLimit {
             throw OversizedResponse(head: head, buffered: ByteBuffer(), rest: response.body.makeAsyncIterator())
@@ -34,6 +38,7 @@ struct UpstreamTransport: Sendable {
         var iterator = response.body.makeAsyncIterator()
         var collected = ByteBuffer()
         while var chunk = try await iterator.next() {
+            guard NIODeadline.now() <= deadline else { throw HTTPClientError.deadlineExceeded }
             guard collected.readableBytes + chunk.readableBytes <= bufferLimit else {
                 collected.writeBuffer(&chunk)
                 throw OversizedResponse(head: head, buffered: collected, rest: iterator)

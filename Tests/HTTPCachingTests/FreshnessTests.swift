@@ -160,6 +160,13 @@ struct StorabilityTests {
         #expect(reason(response(299, [("Cache-Control", "must-understand, no-store, max-age=60")])) == .mustUnderstand)
     }
 
+    @Test("412 and 416 answer one request's preconditions or range: never stored, even with a lifetime")
+    func preconditionAndRangeFailuresAreNotStored() {
+        for code in [412, 416] {
+            #expect(reason(response(code, [("Cache-Control", "public, max-age=600")])) == .status)
+        }
+    }
+
     @Test("§5.2.1.5: must-understand does not lift the request's no-store")
     func mustUnderstandKeepsTheRequestsNoStore() {
         let noStore = request("https://example.com/a", [("Cache-Control", "no-store")])

@@ -85,6 +85,26 @@ struct LMDBTierTests {
         #expect(tier.statistics().evictions == 1)
     }
 
+    @Test("Overwriting the least recently used entry of a full store counts its bytes once and evicts the next oldest")
+    func overwritingTheOldestEntry() throws {
+        let directory = TemporaryDirectory()
+        let tier = try LMDBTier(directory: directory.url, configuration: .init(capacity: 1 << 20, durability: .none))
+        // Nineteen entries of 40,000 bytes fill the budget (`lruOrder`); k0 is the oldest.
+        for index in 0..<19 {
+            _ = try tier.store(entry(incompressible(40_000, seed: UInt64(index))), forKey: key("k\(index)"))
+        }
+        #expect(tier.statistics().evictions == 0)
+        // Its new value (12 pages where the old took 10) no longer fits beside the other eighteen.
+        let larger = incompressible(48_000, seed: 99)
+        #expect(try tier.store(entry(larger), forKey: key("k0")) == .stored)
+        #expect(try tier.entry(forKey: key("k0"))?.value == larger)
+        #expect(try tier.entry(forKey: key("k1")) == nil, "the next oldest made room")
+        #expect(try tier.entry(forKey: key("k2")) != nil)
+        #expect(tier.statistics().evictions == 1, "the overwrite is not an eviction")
+        for index in 0..<19 { try tier.removeEntry(forKey: key("k\(index)")) }
+        #expect(try tier.usage().bytes == 0, "every byte counted in was counted out")
+    }
+
     @Test("Expired entries are misses by the injected clock and are deleted")
     func expiry() throws {
         let directory = TemporaryDirectory()

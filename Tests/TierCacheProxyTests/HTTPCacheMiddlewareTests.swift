@@ -68,6 +68,17 @@ struct HTTPCacheMiddlewareTests {
                 status: .ok, headers: [.cacheControl: "max-age=0, stale-while-revalidate=600"],
                 body: ResponseBody(byteBuffer: ByteBuffer(string: "swr")))
         }
+        router.get("/gone") { _, _ in
+            calls.increment("/gone")
+            switch calls.count("/gone") {
+            case 1:
+                return Response(
+                    status: .ok, headers: [.cacheControl: "max-age=0"],
+                    body: ResponseBody(byteBuffer: ByteBuffer(string: "article")))
+            case 2: throw HTTPError(.notFound)
+            default: throw RouteFailure()
+            }
+        }
         router.post("/report") { _, _ in
             calls.increment("POST /report")
             return Response(status: .noContent)
@@ -193,6 +204,47 @@ struct HTTPCacheMiddlewareTests {
         }
     }
 
+    @Test("A route that throws has answered: its error's status is sent, not the stale response (RFC 9111 §4.2.4)")
+    func throwingRouteIsAnAnswer() async throws {
+        try await withApp { base, calls, _ in
+            let stored = try await send(.GET, "\(base)/gone")
+            let notFound = try await send(.GET, "\(base)/gone")
+            let failed = try await send(.GET, "\(base)/gone")
+            #expect(stored.body == "article")
+            #expect(notFound.status == 404, "HTTPError(.notFound)")
+            #expect(failed.status == 500, "another error")
+            #expect(calls.count("/gone") == 3)
+        }
+    }
+
+    @Test("RFC 9110 §9.3.2: a HEAD answered from the stored GET keeps its Content-Length")
+    func headKeepsContentLength() async throws {
+        try await withApp { base, _, _ in
+            _ = try await send(.GET, "\(base)/report")
+            let head = try await send(.HEAD, "\(base)/report")
+            #expect(head.status == 200 && head.field("Content-Length") == "16")
+        }
+    }
+
+    @Test("A Host that is not host[:port] bypasses the cache: it cannot store under another host's key")
+    func hostWithUserInformationBypassesTheCache() async throws {
+        try await withApp { base, calls, cache in
+            let port = try #require(base.split(separator: ":").last.flatMap { Int($0) })
+            let poisoned = Array(
+                "GET /report HTTP/1.1\r\nHost: evil.example@localhost\r\nConnection: close\r\n\r\n".utf8)
+            for _ in 0..<2 {
+                let answer = try await RawHTTP.exchange(port: port, poisoned)
+                #expect(answer.hasPrefix("HTTP/1.1 200"))
+            }
+            #expect(calls.count("/report") == 2, "neither was answered from the cache")
+            let plain = Array("GET /report HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n".utf8)
+            let answer = try await RawHTTP.exchange(port: port, plain)
+            #expect(answer.hasPrefix("HTTP/1.1 200"))
+            #expect(calls.count("/report") == 3, "nothing was stored under localhost")
+            #expect(cache.statistics.hits == 0)
+        }
+    }
+
     @Test("RFC 9111 §4.4: a successful POST invalidates the stored GET")
     func invalidation() async throws {
         try await withApp { base, calls, cache in
@@ -205,6 +257,9 @@ struct HTTPCacheMiddlewareTests {
         }
     }
 }
+
+/// An error a route throws that is not an `HTTPResponseError` (a database that is down).
+struct RouteFailure: Error {}
 
 /// How often each route ran.
 final class RouteCalls: Sendable {

@@ -7,7 +7,7 @@ import Testing
 /// that is down or slow, clients that go away, bad options, and shutdown.
 @Suite("Caching proxy, limits and failures", .timeLimit(.minutes(5)))
 struct ProxyFailureTests {
-    @Test("An origin that refuses connections gives 502; one that is too slow gives 504")
+    @Test("An origin that refuses connections gives 502; one that is too slow, or stalls within its body, gives 504")
     func upstreamDownAndSlow() async throws {
         let closedPort = try ReservedPort()
         let down = try ProxyProcess(["--upstream", "http://127.0.0.1:\(closedPort.port)"])
@@ -19,6 +19,8 @@ struct ProxyFailureTests {
         try await withProxy(["--upstream-timeout", "0.3"]) { _, proxy in
             let slow = try await send(.GET, "\(proxy.url)/slow")
             #expect(slow.status == 504)
+            let stalled = try await send(.GET, "\(proxy.url)/stalled-body")
+            #expect(stalled.status == 504)
         }
     }
 

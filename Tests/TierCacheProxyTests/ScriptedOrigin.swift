@@ -137,6 +137,18 @@ final class ScriptedOrigin: Sendable {
             try await Task.sleep(for: .seconds(2))  // the origin being slow is what is under test
             return Self.text("late", [:])
         }
+        router.get("/stalled-body") { _, _ in
+            // A head and the first bytes at once, then the rest late: the origin stalling is
+            // what is under test.
+            Response(
+                status: .ok, headers: [.cacheControl: "max-age=600", .contentLength: "20"],
+                body: ResponseBody { writer in
+                    try await writer.write(ByteBuffer(string: "first ten "))
+                    try await Task.sleep(for: .seconds(2))
+                    try await writer.write(ByteBuffer(string: "last ten. "))
+                    try await writer.finish(nil)
+                })
+        }
         router.get("/gated") { _, _ in
             await gate.arriveAndWait()
             return Self.text("gated", ["Cache-Control": "max-age=600"])

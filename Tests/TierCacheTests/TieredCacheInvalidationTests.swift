@@ -50,11 +50,11 @@ struct TieredCacheInvalidationTests {
         let shared = GatedTier()
         let cache = TieredCache(tiers: [memory, shared])
         _ = try await shared.store(entry(1), forKey: key)
-        shared.closeGate()
+        shared.reads.close()
         async let hit = cache.lookup(key)
-        await shared.waitUntilReaderWaits()
+        await shared.reads.waitUntilHeld()
         try await invalidation(cache)
-        shared.openGate()
+        shared.reads.open()
         return (await hit, memory, cache)
     }
 
@@ -90,6 +90,40 @@ struct TieredCacheInvalidationTests {
         #expect(await cache.lookup(key) == nil)
     }
 
+    @Test("A lookup while a removal is still reaching the lower tier does not leave the old value above")
+    func lookupDuringASlowRemoval() async throws {
+        let memory = try MemoryTier(capacity: 1 << 20)
+        let shared = GatedTier()
+        let cache = TieredCache(tiers: [memory, shared])
+        _ = await cache.store(entry(1), forKey: key, policy: .allowed)
+        shared.changes.close()
+        async let removal: Void = cache.removeEntry(forKey: key)
+        await shared.changes.waitUntilHeld()
+        // The removal has passed the memory tier; the shared tier still holds the old value.
+        #expect(await cache.lookup(key)?.entry.value == [1])
+        #expect(memory.entry(forKey: key) == nil, "the old value is not kept above")
+        shared.changes.open()
+        try await removal
+        #expect(await cache.lookup(key) == nil)
+        #expect(memory.entry(forKey: key) == nil)
+    }
+
+    @Test("A change under way answers for its key until it ends, and its end is a record of its own")
+    func changesUnderWay() throws {
+        let log = InvalidationLog(capacity: 16)
+        let a = try CacheKey("a"), b = try CacheKey("b")
+        log.beginChange(a)
+        let during = log.mark()
+        #expect(log.wasInvalidated(a, since: during) && !log.wasInvalidated(b, since: during))
+        log.endChange(a)
+        #expect(log.wasInvalidated(a, since: during), "the end is recorded after the mark")
+        #expect(!log.wasInvalidated(a, since: log.mark()))
+        log.beginChange(nil)
+        #expect(log.wasInvalidated(b, since: log.mark()), "a flush under way answers for every key")
+        log.endChange(nil)
+        #expect(!log.wasInvalidated(b, since: log.mark()))
+    }
+
     @Test("The log answers for keys invalidated after a mark, and for any key once it forgot")
     func logBounds() throws {
         let log = InvalidationLog(capacity: 2)
@@ -108,61 +142,80 @@ struct TieredCacheInvalidationTests {
     }
 }
 
-/// A remote tier over a dictionary whose reads can be held at a gate after reading, so that a
-/// test can apply an invalidation while a lookup is between its read and its promotion.
+/// A remote tier over a dictionary whose reads (after reading) and changes (before changing) can
+/// be held, so that a test can run a change while a lookup is between its read and its
+/// promotion, or a lookup while a change is between two tiers.
 final class GatedTier: CacheTier {
     let name = "gated"
     let medium = TierMedium.remote
     private let inner = DictionaryTier(name: "gated-inner", medium: .remote, capacity: 1 << 20)
-    private struct Gate {
-        var closed = false
-        var reader: CheckedContinuation<Void, Never>?
-        var waitingForReader: CheckedContinuation<Void, Never>?
+    /// Where reads are held, once they have read.
+    let reads = Hold()
+    /// Where stores and removals are held, before they change anything.
+    let changes = Hold()
+
+    func entry(forKey key: CacheKey) async throws -> CacheEntry? {
+        let found = inner.entry(forKey: key)
+        await reads.pass()
+        return found
     }
-    private let gate = Locked(Gate())
+    func store(_ entry: CacheEntry, forKey key: CacheKey) async throws -> StoreOutcome {
+        await changes.pass()
+        return inner.store(entry, forKey: key)
+    }
+    func removeEntry(forKey key: CacheKey) async throws {
+        await changes.pass()
+        inner.removeEntry(forKey: key)
+    }
+    func removeAll() async throws { inner.removeAll() }
+    func usage() async throws -> TierUsage { inner.usage() }
+    func statistics() async -> TierStatistics { inner.statistics() }
+}
 
-    func closeGate() { gate.withLock { $0.closed = true } }
+/// A point where one caller at a time is held while it is closed, until the test opens it.
+final class Hold: Sendable {
+    private struct State {
+        var closed = false
+        var held: CheckedContinuation<Void, Never>?
+        var waitingForHeld: CheckedContinuation<Void, Never>?
+    }
+    private let state = Locked(State())
 
-    /// Returns once a read is held at the gate.
-    func waitUntilReaderWaits() async {
+    func close() { state.withLock { $0.closed = true } }
+
+    /// Returns once a caller is held.
+    func waitUntilHeld() async {
         await withCheckedContinuation { continuation in
-            let ready = gate.withLock { gate -> Bool in
-                if gate.reader != nil { return true }
-                gate.waitingForReader = continuation
+            let ready = state.withLock { state -> Bool in
+                if state.held != nil { return true }
+                state.waitingForHeld = continuation
                 return false
             }
             if ready { continuation.resume() }
         }
     }
 
-    func openGate() {
-        let reader = gate.withLock { gate -> CheckedContinuation<Void, Never>? in
-            gate.closed = false
-            defer { gate.reader = nil }
-            return gate.reader
+    /// Opens the hold and lets the held caller go.
+    func open() {
+        let held = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            state.closed = false
+            defer { state.held = nil }
+            return state.held
         }
-        reader?.resume()
+        held?.resume()
     }
 
-    func entry(forKey key: CacheKey) async throws -> CacheEntry? {
-        let found = inner.entry(forKey: key)
+    /// Where the held operation waits: at once when open.
+    func pass() async {
         await withCheckedContinuation { continuation in
-            let (hold, waiter) = gate.withLock { gate -> (Bool, CheckedContinuation<Void, Never>?) in
-                guard gate.closed else { return (false, nil) }
-                gate.reader = continuation
-                defer { gate.waitingForReader = nil }
-                return (true, gate.waitingForReader)
+            let (hold, waiter) = state.withLock { state -> (Bool, CheckedContinuation<Void, Never>?) in
+                guard state.closed else { return (false, nil) }
+                state.held = continuation
+                defer { state.waitingForHeld = nil }
+                return (true, state.waitingForHeld)
             }
             waiter?.resume()
             if !hold { continuation.resume() }
         }
-        return found
     }
-    func store(_ entry: CacheEntry, forKey key: CacheKey) async throws -> StoreOutcome {
-        inner.store(entry, forKey: key)
-    }
-    func removeEntry(forKey key: CacheKey) async throws { inner.removeEntry(forKey: key) }
-    func removeAll() async throws { inner.removeAll() }
-    func usage() async throws -> TierUsage { inner.usage() }
-    func statistics() async -> TierStatistics { inner.statistics() }
 }

@@ -107,6 +107,22 @@ struct TieredCacheTests {
         #expect(await degraded.statistics()[1].statistics.errors >= 3)
     }
 
+    @Test("A tier the policy excludes, whose older entry could not be removed, is reported failed, not only refused")
+    func failedRemovalUnderANarrowerPolicy() async throws {
+        let degraded = TieredCache(tiers: [memory, FailingTier()])
+        let report = await degraded.store(entry(10), forKey: key("k"), policy: .allowedInMemoryOnly)
+        #expect(report.isStoredAnywhere)
+        guard case .failed = report.outcomes[1].outcome else {
+            Issue.record("outcome was \(report.outcomes[1].outcome)")
+            return
+        }
+        let healthy = await cache.store(entry(10), forKey: key("k"), policy: .allowedInMemoryOnly)
+        guard case .refused(.policy(.allowedInMemoryOnly)) = healthy.outcomes[1].outcome else {
+            Issue.record("outcome was \(healthy.outcomes[1].outcome)")
+            return
+        }
+    }
+
     @Test("Synchronous callers read through the local tiers")
     func synchronousLookup() throws {
         _ = disk.store(entry(10), forKey: key("k"))

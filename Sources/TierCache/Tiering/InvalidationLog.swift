@@ -10,6 +10,14 @@ import Synchronization
 /// promotion's check comes after the record (and undoes it): a value read before an invalidation
 /// never stays in an upper tier after it.
 ///
+/// A write or removal through the cache changes its tiers one after another, and a lower tier
+/// may take milliseconds (a disk commit) while a lookup that began after the change was recorded
+/// reads the old value there and promotes it into a tier the change has already passed. So such a
+/// change is bracketed: ``beginChange(_:)`` before the first tier, ``endChange(_:)`` after the
+/// last, which records the key again. A promotion's check then also answers yes while a change of
+/// its key is under way; once none is, the second record has been made, and a lookup that began
+/// before it sees it.
+///
 /// Only the last ``capacity`` invalidations are kept; a mark older than those is answered `true`
 /// (the promotion is undone: a miss later, never a stale hit).
 final class InvalidationLog: Sendable {
@@ -19,11 +27,16 @@ final class InvalidationLog: Sendable {
         var firstSequence: UInt64 = 1
         /// Position in `recent` of the oldest entry once it is full (a ring).
         var oldest = 0
+        /// The changes under way, by key (`nil`: every key), and how many of each.
+        var underWay: [CacheKey?: Int] = [:]
     }
 
     /// The sequence number of the last invalidation recorded (0: none yet). Read without the
     /// lock on every lookup.
     private let sequence = Atomic<UInt64>(0)
+    /// How many changes are under way (``beginChange(_:)`` without its ``endChange(_:)``), read
+    /// without the lock by a promotion's check.
+    private let changesUnderWay = Atomic<Int>(0)
     private let state = Locked(State())
     let capacity: Int
 
@@ -47,6 +60,31 @@ final class InvalidationLog: Sendable {
         state.withLock { append(key, to: &$0) }
     }
 
+    /// A change of `key` (`nil`: every key) is about to reach the tiers: recorded, and under way
+    /// until ``endChange(_:)``.
+    func beginChange(_ key: CacheKey?) {
+        state.withLock { state in
+            state.underWay[key, default: 0] += 1
+            changesUnderWay.add(1, ordering: .releasing)
+            append(key, to: &state)
+        }
+    }
+
+    /// The change ``beginChange(_:)`` began has reached every tier: recorded again, for lookups
+    /// that began while it was under way, then no longer under way (in that order, so that a
+    /// check that finds no change under way finds the record).
+    func endChange(_ key: CacheKey?) {
+        state.withLock { state in
+            append(key, to: &state)
+            if let count = state.underWay[key], count > 1 {
+                state.underWay[key] = count - 1
+            } else {
+                state.underWay[key] = nil
+            }
+            changesUnderWay.subtract(1, ordering: .releasing)
+        }
+    }
+
     private func append(_ key: CacheKey?, to state: inout State) {
         if state.recent.count < capacity {
             state.recent.append(key)
@@ -58,10 +96,14 @@ final class InvalidationLog: Sendable {
         sequence.add(1, ordering: .releasing)
     }
 
-    /// Whether `key` (or every key) was invalidated after `mark`.
+    /// Whether `key` (or every key) was invalidated after `mark`, or a change of it is under way.
     func wasInvalidated(_ key: CacheKey, since mark: UInt64) -> Bool {
-        guard sequence.load(ordering: .acquiring) != mark else { return false }
+        // The count first: a change found ended has made its second record, which the sequence
+        // then shows.
+        guard changesUnderWay.load(ordering: .acquiring) != 0 || sequence.load(ordering: .acquiring) != mark
+        else { return false }
         return state.withLock { state in
+            if state.underWay[key] != nil || state.underWay[nil] != nil { return true }
             let last = state.firstSequence + UInt64(state.recent.count) - 1
             // Older than what is kept: it may have been this key.
             guard mark + 1 >= state.firstSequence else { return true }

@@ -212,15 +212,25 @@ public final class TieredCache: Sendable {
     /// Stores `entry` in every tier that `policy` permits.
     @discardableResult
     public func store(_ entry: CacheEntry, forKey key: CacheKey, policy: StoragePolicy) async -> StoreReport {
-        noteChange(of: key)
+        await changing(key) { await storeInEveryTier(entry, forKey: key, policy: policy) }
+    }
+
+    private func storeInEveryTier(_ entry: CacheEntry, forKey key: CacheKey, policy: StoragePolicy) async -> StoreReport
+    {
         var outcomes: [(tierName: String, outcome: StoreReport.Outcome)] = []
         outcomes.reserveCapacity(slots.count)
         for slot in slots {
             guard policy.permits(slot.tier.medium) else {
                 slot.recordRefusalByPolicy()
-                // An older entry stored under a wider policy must not outlive this write.
-                do { try await slot.tier.removeEntry(forKey: key) } catch { slot.failed(error, during: "removal") }
-                outcomes.append((slot.tier.name, .refused(.policy(policy))))
+                // An older entry stored under a wider policy must not outlive this write; if it
+                // may have, the report says the tier failed, not only that the policy refused it.
+                do {
+                    try await slot.tier.removeEntry(forKey: key)
+                    outcomes.append((slot.tier.name, .refused(.policy(policy))))
+                } catch {
+                    slot.failed(error, during: "removal")
+                    outcomes.append((slot.tier.name, .failed(Self.tierError(error))))
+                }
                 continue
             }
             do {
@@ -247,37 +257,55 @@ public final class TieredCache: Sendable {
 
     /// Removes `key` from every tier; tries them all, then rethrows the first failure.
     public func removeEntry(forKey key: CacheKey) async throws(TierCacheError) {
-        noteChange(of: key)
-        try await forEveryTier { try await $0.removeEntry(forKey: key) }
+        try await changing(key) { () async throws(TierCacheError) in
+            try await forEveryTier { try await $0.removeEntry(forKey: key) }
+        }
     }
 
     /// Empties every tier; tries them all, then rethrows the first failure.
     public func removeAll() async throws(TierCacheError) {
-        noteChange(of: nil)
-        try await forEveryTier { try await $0.removeAll() }
+        try await changing(nil) { () async throws(TierCacheError) in
+            try await forEveryTier { try await $0.removeAll() }
+        }
     }
 
     /// Removes `key` from the local tiers without suspending (for synchronous callers; a network
     /// tier is not reached). Tries them all, then rethrows the first failure.
     public func removeLocalEntry(forKey key: CacheKey) throws(TierCacheError) {
-        noteChange(of: key)
-        var firstError: TierCacheError?
-        for slot in slots {
-            guard let local = slot.local else { continue }
-            do { try local.removeEntry(forKey: key) } catch {
-                slot.failed(error, during: "removal")
-                if firstError == nil { firstError = Self.tierError(error) }
+        try changingLocally(key) { () throws(TierCacheError) in
+            var firstError: TierCacheError?
+            for slot in slots {
+                guard let local = slot.local else { continue }
+                do { try local.removeEntry(forKey: key) } catch {
+                    slot.failed(error, during: "removal")
+                    if firstError == nil { firstError = Self.tierError(error) }
+                }
             }
+            if let firstError { throw firstError }
         }
-        if let firstError { throw firstError }
     }
 
-    /// A write or removal of `key` (`nil`: of every key) is about to change the tiers: a lookup
-    /// that read the old value from a lower tier before it must not promote that value above it
-    /// afterwards (its promotion is undone; see ``InvalidationLog``). One tier has nothing to
-    /// promote into.
-    private func noteChange(of key: CacheKey?) {
-        if slots.count > 1 { invalidations.record(key) }
+    /// Runs `change`, a write or removal of `key` (`nil`: of every key) that changes the tiers one
+    /// after another: a lookup that reads the old value from a lower tier meanwhile must not
+    /// leave it promoted above (its promotion is undone; see ``InvalidationLog``). One tier has
+    /// nothing to promote into.
+    private func changing<Result, Failure: Error>(
+        _ key: CacheKey?, _ change: () async throws(Failure) -> Result
+    ) async throws(Failure) -> Result {
+        guard slots.count > 1 else { return try await change() }
+        invalidations.beginChange(key)
+        defer { invalidations.endChange(key) }
+        return try await change()
+    }
+
+    /// ``changing(_:_:)`` for a synchronous change.
+    private func changingLocally<Result, Failure: Error>(
+        _ key: CacheKey?, _ change: () throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        guard slots.count > 1 else { return try change() }
+        invalidations.beginChange(key)
+        defer { invalidations.endChange(key) }
+        return try change()
     }
 
     private func forEveryTier(_ body: (any CacheTier) async throws -> Void) async throws(TierCacheError) {
