@@ -30,9 +30,11 @@ import NIOCore
 ///
 /// A route that throws has answered, with its error's status (an `HTTPResponseError`'s, else
 /// 500): the engine judges that as the origin's response, so a stale response stands in for it
-/// only where `stale-if-error` allows, never as for an unreachable origin; when the error's answer
-/// is the one sent, the error itself is thrown on to the app's error handling, as without the
-/// cache. A request whose `Host` is not `host[:port]` bypasses the cache.
+/// only where `stale-if-error` allows, never as for an unreachable origin. When the error's answer
+/// is the one sent, from the request's own call of the route, the error itself is thrown on to the
+/// app's error handling, as without the cache; a request that shared that call (identical
+/// requests at once make one) is sent the response the error stands for. A GET or HEAD whose
+/// `Host` is not `host[:port]` bypasses the cache.
 ///
 /// Routes run in the request that needs them: a background revalidation
 /// (`stale-while-revalidate`) cannot call a route after its request ended, so the stale response
@@ -71,16 +73,17 @@ public struct HTTPCacheMiddleware<Context: RequestContext>: RouterMiddleware {
         var head = request.head
         head.scheme = scheme
         if head.authority == nil { head.authority = "localhost" }
-        // A Host that is not host[:port] (RFC 9112 §3.2) could name one origin to the route and
-        // another to the key (`evil.example#@shop.example` is keyed as shop.example, whose users
-        // would then be served what the route made for evil.example): it bypasses the cache.
-        guard let authority = head.authority, Self.isHostAndPort(authority) else {
-            return try await next(request, context)
-        }
         guard head.method == .get || head.method == .head else {
             let response = try await next(request, context)
             await cache.invalidate(after: head, response: response.head)
             return response
+        }
+        // A Host that is not host[:port] (RFC 9112 §3.2) could name one origin to the route and
+        // another to the key (`evil.example#@shop.example` is keyed as shop.example, whose users
+        // would then be served what the route made for evil.example): it bypasses the cache. (An
+        // unsafe method above still invalidates: removing is always safe.)
+        guard let authority = head.authority, Self.isHostAndPort(authority) else {
+            return try await next(request, context)
         }
         // The engine calls the transport from its own tasks; the route must run here, in this
         // request's scope. Calls arrive as jobs and are served until the engine's answer is in.
@@ -102,30 +105,38 @@ public struct HTTPCacheMiddleware<Context: RequestContext>: RouterMiddleware {
         // A route that throws has answered: the engine gets the response the error stands for
         // (a 500 for one that is not an `HTTPResponseError`), not a transport failure, which it
         // would answer with the stale response (RFC 9111 §4.2.4 allows that only when the origin
-        // cannot be reached). When that answer is the one sent, the error is thrown on, to the
-        // app's error handling, as if no cache were there.
-        var routeError: (any Error)?
+        // cannot be reached). When the answer sent is that response, from this request's own call
+        // of the route, the error is thrown on, to the app's error handling, as if no cache were
+        // there.
+        var routeFailure: (error: any Error, status: HTTPResponse.Status)?
         for await call in jobs {
             let routeRequest = Request(head: call.request, body: RequestBody(buffer: ByteBuffer()))
             do {
-                let routeResponse: Response
+                var routeResponse: Response
                 do {
                     routeResponse = try await next(routeRequest, context)
-                    routeError = nil
+                    routeFailure = nil
                 } catch {
-                    routeError = error
                     routeResponse =
                         try (error as? any HTTPResponseError)?.response(from: routeRequest, context: context)
                         ?? Response(status: .internalServerError)
+                    routeFailure = (error, routeResponse.status)
                 }
                 let body = try await Self.collect(routeResponse.body)
+                // A streamed body has no length in its head: the stored response gets one, which
+                // a HEAD answered from it then keeps.
+                if routeResponse.headers[.contentLength] == nil, Self.hasContent(routeResponse.status) {
+                    routeResponse.headers[.contentLength] = String(body.count)
+                }
                 call.continuation.resume(returning: (routeResponse.head, body))
             } catch {
                 call.continuation.resume(throwing: error)
             }
         }
         let result = try await answer
-        if let routeError, result.source == .network { throw routeError }
+        if let routeFailure, result.source == .network, result.response.status == routeFailure.status {
+            throw routeFailure.error
+        }
         var response = Response(status: result.response.status, headers: result.response.headerFields)
         // A HEAD answer keeps the stored GET's Content-Length (RFC 9110 §9.3.2): its body is
         // empty, the representation is not.
@@ -134,6 +145,12 @@ public struct HTTPCacheMiddleware<Context: RequestContext>: RouterMiddleware {
             response.headers[.contentLength] = String(result.body.count)
         }
         return response
+    }
+
+    /// Whether a response of `status` has content whose length `Content-Length` states: not
+    /// 1xx, 204 or 304 (RFC 9110 §8.6).
+    static func hasContent(_ status: HTTPResponse.Status) -> Bool {
+        status.code >= 200 && status.code != 204 && status.code != 304
     }
 
     /// Whether `authority` is `host[:port]`, with no user information, path, query or fragment

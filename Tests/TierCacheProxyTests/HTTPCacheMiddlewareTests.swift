@@ -79,6 +79,15 @@ struct HTTPCacheMiddlewareTests {
             default: throw RouteFailure()
             }
         }
+        router.get("/streamed") { _, _ in
+            calls.increment("/streamed")
+            return Response(
+                status: .ok, headers: [.cacheControl: "max-age=60"],
+                body: ResponseBody { writer in
+                    try await writer.write(ByteBuffer(string: "streamed"))
+                    try await writer.finish(nil)
+                })
+        }
         router.post("/report") { _, _ in
             calls.increment("POST /report")
             return Response(status: .noContent)
@@ -220,9 +229,11 @@ struct HTTPCacheMiddlewareTests {
     @Test("RFC 9110 §9.3.2: a HEAD answered from the stored GET keeps its Content-Length")
     func headKeepsContentLength() async throws {
         try await withApp { base, _, _ in
-            _ = try await send(.GET, "\(base)/report")
-            let head = try await send(.HEAD, "\(base)/report")
-            #expect(head.status == 200 && head.field("Content-Length") == "16")
+            for (path, length) in [("/report", "16"), ("/streamed", "8")] {
+                _ = try await send(.GET, "\(base)\(path)")
+                let head = try await send(.HEAD, "\(base)\(path)")
+                #expect(head.status == 200 && head.field("Content-Length") == length, "\(path)")
+            }
         }
     }
 
@@ -245,7 +256,7 @@ struct HTTPCacheMiddlewareTests {
         }
     }
 
-    @Test("RFC 9111 §4.4: a successful POST invalidates the stored GET")
+    @Test("RFC 9111 §4.4: a successful POST invalidates the stored GET, whatever its Host")
     func invalidation() async throws {
         try await withApp { base, calls, cache in
             _ = try await send(.GET, "\(base)/report")
@@ -254,6 +265,14 @@ struct HTTPCacheMiddlewareTests {
             _ = try await send(.GET, "\(base)/report")
             #expect(calls.count("/report") == 2)
             #expect(cache.statistics.invalidations == 1)
+            // A Host the cache will not key by still invalidates what its request changed.
+            let port = try #require(base.split(separator: ":").last.flatMap { Int($0) })
+            let odd = Array(
+                "POST /report HTTP/1.1\r\nHost: u@127.0.0.1:\(port)\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                    .utf8)
+            _ = try await RawHTTP.exchange(port: port, odd)
+            _ = try await send(.GET, "\(base)/report")
+            #expect(calls.count("/report") == 3, "the stored GET was invalidated")
         }
     }
 }
