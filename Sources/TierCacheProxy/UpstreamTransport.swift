@@ -25,13 +25,13 @@ struct UpstreamTransport: Sendable {
         { request, body in try await exchange(request, body: body) }
     }
 
-    /// Sends `request` and reads its response (up to the buffer limit), head and body within the
-    /// timeout: AsyncHTTPClient's deadline covers the head alone, so the body's chunks are held
-    /// to what is left of it (an origin that trickles bytes), and each wait for one to the read
-    /// timeout of the proxy's own client (an origin that stalls).
+    /// Sends `request` and reads its response (up to the buffer limit), head and body within one
+    /// deadline: AsyncHTTPClient's covers the head alone, so the body's chunks are held to what is
+    /// left of it (an origin that trickles bytes), and each wait for one to the read timeout of the
+    /// proxy's own client (an origin that stalls).
     func exchange(_ request: HTTPRequest, body: Data?) async throws -> (HTTPResponse, Data) {
         let deadline = NIODeadline.now() + timeout
-        let (head, response) = try await send(request, body: body)
+        let (head, response) = try await send(request, body: body, deadline: deadline)
         if let length = head.headerFields[.contentLength].flatMap(Int.init), length > bufferLimit {
             throw OversizedResponse(head: head, buffered: ByteBuffer(), rest: response.body.makeAsyncIterator())
         }
@@ -49,13 +49,16 @@ struct UpstreamTransport: Sendable {
     }
 
     /// Sends `request`; returns the response head (hop-by-hop fields removed, targeted cache
-    /// control applied) and the response, whose body is still to be read.
-    func send(_ request: HTTPRequest, body: Data?) async throws -> (HTTPResponse, HTTPClientResponse) {
+    /// control applied), due by `deadline` (the timeout from now by default), and the response,
+    /// whose body is still to be read.
+    func send(
+        _ request: HTTPRequest, body: Data?, deadline: NIODeadline? = nil
+    ) async throws -> (HTTPResponse, HTTPClientResponse) {
         guard let outgoing = HTTPCache.clientRequest(for: request, body: body) else {
             throw CachingProxyError("the request has no absolute URL: \(request)")
         }
         let started = ContinuousClock.now
-        let response = try await client.execute(outgoing, timeout: timeout)
+        let response = try await client.execute(outgoing, deadline: deadline ?? .now() + timeout)
         let elapsed = started.duration(to: .now).components
         latency.recordNanoseconds(elapsed.seconds * 1_000_000_000 + elapsed.attoseconds / 1_000_000_000)
 
