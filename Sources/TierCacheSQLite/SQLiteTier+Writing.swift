@@ -207,6 +207,16 @@ extension SQLiteTier {
         }
     }
 
+    /// Whether `failure`, an `SQLITE_ERROR` ("no such table"), came from a store emptied under it:
+    /// this tier reset it since `seen` (the schema is missing between the emptying and its making
+    /// again, and a reader can look in between), or another process's reset left the schema
+    /// missing, and it is made again now. Either way the store held nothing meanwhile. The check
+    /// takes the writer's lock, so a reset of this tier still under way has finished when it answers.
+    func storeWasEmptied(under failure: SQLiteFailure, seen: Int) -> Bool {
+        failure.primaryCode == SQLITE_ERROR
+            && (restoreMissingSchema() || resetGeneration.load(ordering: .acquiring) != seen)
+    }
+
     /// Makes the schema again when it is missing (another process emptied the store and has not
     /// made it yet, or died before it did); whether it was missing and is back.
     private func restoreMissingSchema() -> Bool {

@@ -41,7 +41,8 @@ import TierCacheRecords
 /// (`SQLITE_CORRUPT`), at open or later, is emptied in place by SQLite's own reset (every process
 /// using it sees the empty store), counted in `TierStatistics.storeResets` and reported to
 /// ``Configuration/onStoreReset``; the operation that met the damage is a miss or is retried once,
-/// and operations that met it together reset it once. A file whose header is not a database's
+/// and operations that met it together reset it once. A lookup that meets the store emptied under
+/// it, its schema not yet made again (by this tier's reset or another process's), is a miss. A file whose header is not a database's
 /// (`SQLITE_NOTADB`) cannot be reset in place: opening replaces it when no other tier has the store
 /// open (a shared `flock` on `cache.sqlite.users` tells), and throws `damagedStore` otherwise;
 /// met after opening, it is a typed error until the next open. With ``RecoveryPolicy/throwError``
@@ -199,6 +200,7 @@ public final class SQLiteTier: LocalCacheTier {
                 resetDamagedStore(because: error, seen: generation)
                 return nil
             }
+            if storeWasEmptied(under: error, seen: generation) { return nil }
             counters.recordError()
             throw error.tierError(at: file.path)
         }
@@ -243,6 +245,7 @@ public final class SQLiteTier: LocalCacheTier {
 
     /// The bytes accounted to entries and their number, against the capacity.
     public func usage() throws -> TierUsage {
+        let generation = resetGeneration.load(ordering: .acquiring)
         do {
             let (used, count) = try readers.withReader { connection throws(SQLiteFailure) in
                 try connection.withStatement(.usage) { statement throws(SQLiteFailure) in
@@ -251,6 +254,8 @@ public final class SQLiteTier: LocalCacheTier {
             }
             return TierUsage(
                 bytes: Int(max(0, used)), entries: Int(count), capacity: capacity, maxEntryBytes: maxRecordBytes)
+        } catch  where storeWasEmptied(under: error, seen: generation) {
+            return TierUsage(bytes: 0, entries: 0, capacity: capacity, maxEntryBytes: maxRecordBytes)
         } catch {
             throw error.tierError(at: file.path)
         }

@@ -15,6 +15,19 @@ func rawSQLite(_ file: URL, _ sql: String) throws {
     try #require(status == SQLITE_OK, "\(sql): \(text)")
 }
 
+/// Empties a store as another process's reset does (SQLite's `SQLITE_DBCONFIG_RESET_DATABASE` and
+/// `VACUUM`), and stops there: what that process leaves until it makes the schema again, or for
+/// good if it dies first. An open tier may keep using the file.
+func emptyAsAnotherProcessWould(_ file: URL) throws {
+    var handle: OpaquePointer?
+    try #require(sqlite3_open(file.path, &handle) == SQLITE_OK)
+    defer { sqlite3_close(handle) }
+    tiercache_sqlite3_reset_database(handle, 1)
+    let status = sqlite3_exec(handle, "VACUUM", nil, nil, nil)
+    tiercache_sqlite3_reset_database(handle, 0)
+    try #require(status == SQLITE_OK, "VACUUM: \(String(cString: sqlite3_errmsg(handle)))")
+}
+
 /// The store's database file in `directory`.
 func databaseFile(_ directory: URL) -> URL {
     directory.appendingPathComponent("cache.sqlite")

@@ -306,6 +306,26 @@ struct SQLiteTierTests {
         #expect(try tier.usage().entries == 1)
     }
 
+    @Test(
+        "A store emptied under the tier, its schema not made again yet (a reset in flight): lookups miss, usage is empty, writes make the schema"
+    )
+    func schemaMissingMidReset() throws {
+        let directory = TemporaryDirectory()
+        let tier = try SQLiteTier(directory: directory.url, capacity: 1 << 20)
+        _ = try tier.store(entry(compressible(2_000)), forKey: key("k"))
+        #expect(try tier.entry(forKey: key("k")) != nil)
+        try emptyAsAnotherProcessWould(databaseFile(directory.url))
+        #expect(try tier.entry(forKey: key("k")) == nil)
+        #expect(try tier.usage().entries == 0)
+        #expect(tier.statistics().errors == 0)
+        try emptyAsAnotherProcessWould(databaseFile(directory.url))
+        #expect(try tier.usage().bytes == 0)
+        try emptyAsAnotherProcessWould(databaseFile(directory.url))
+        #expect(try tier.store(entry([1, 2, 3]), forKey: key("k")) == .stored)
+        #expect(try tier.entry(forKey: key("k"))?.value == [1, 2, 3])
+        #expect(try tier.usage().entries == 1)
+    }
+
     @Test("sync() leaves every committed entry in the database file, with an empty write-ahead log")
     func syncCheckpoints() throws {
         let directory = TemporaryDirectory()
