@@ -60,13 +60,40 @@ extension HTTPCache {
                 "\(urlRequest.url?.absoluteString ?? "the request") cannot be expressed as an HTTP request")
         }
         let result = try await response(
-            for: request, body: urlRequest.httpBody, cachePolicy: RequestCachePolicy(urlRequest.cachePolicy),
+            for: request, body: try urlRequest.bodyData(), cachePolicy: RequestCachePolicy(urlRequest.cachePolicy),
             transport: Self.urlSessionTransport(session))
         guard let url = urlRequest.url, let httpURLResponse = HTTPURLResponse(httpResponse: result.response, url: url)
         else {
             throw HTTPCacheError(.invalidRequest, "the response cannot be expressed as HTTPURLResponse")
         }
         return (result.body, httpURLResponse, result)
+    }
+}
+
+extension URLRequest {
+    /// The request's body: `httpBody`, or what `httpBodyStream` holds, read to its end. Inside a
+    /// `URLProtocol` the loader has already turned `httpBody` into a stream, so a POST read from
+    /// `httpBody` alone would go out empty.
+    ///
+    /// - Throws: `HTTPCacheError` with code `invalidRequest` when the stream fails.
+    func bodyData() throws(HTTPCacheError) -> Data? {
+        if let httpBody { return httpBody }
+        guard let stream = httpBodyStream else { return nil }
+        stream.open()
+        defer { stream.close() }
+        var body = Data()
+        var chunk = [UInt8](repeating: 0, count: 64 << 10)
+        while true {
+            let count = stream.read(&chunk, maxLength: chunk.count)
+            if count == 0 { return body }
+            guard count > 0 else {
+                throw HTTPCacheError(
+                    .invalidRequest,
+                    "the body of \(url?.absoluteString ?? "the request") could not be read: \(stream.streamError.map { "\($0)" } ?? "stream error")"
+                )
+            }
+            body.append(contentsOf: chunk[0..<count])
+        }
     }
 }
 

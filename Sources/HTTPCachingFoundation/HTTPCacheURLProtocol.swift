@@ -124,6 +124,27 @@ public final class HTTPCacheURLProtocol: URLProtocol {
         return registration.withLock { $0 != nil }
     }
 
+    /// Not upload tasks: a `URLProtocol` is not given their body (it is neither the request's
+    /// `httpBody` nor its stream), so they go to the next protocol class, straight to the origin.
+    /// Their unsafe requests therefore do not invalidate stored responses (RFC 9111 §4.4); send
+    /// writes that should as data tasks whose request carries the body.
+    public override class func canInit(with task: URLSessionTask) -> Bool {
+        guard !(task is URLSessionUploadTask), let request = task.currentRequest ?? task.originalRequest else {
+            return false
+        }
+        return canInit(with: request)
+    }
+
+    /// The error an upload task gets where it cannot bypass the cache: its body is out of reach.
+    static func uploadTaskRefusal(for request: URLRequest) -> URLError {
+        URLError(
+            .unsupportedURL,
+            userInfo: [
+                NSLocalizedDescriptionKey:
+                    "HTTPCacheURLProtocol cannot send an upload task's body (URLProtocol is not given it) to \(request.url?.absoluteString ?? "the origin"); send it as a data task whose request carries the body, or from a session without HTTPCacheURLProtocol"
+            ])
+    }
+
     /// The request unchanged: the cache computes its own keys.
     public override class func canonicalRequest(for request: URLRequest) -> URLRequest { request }
 
@@ -131,6 +152,12 @@ public final class HTTPCacheURLProtocol: URLProtocol {
     public override func startLoading() {
         guard let registration = Self.registration.withLock({ $0 }) else {
             client?.urlProtocol(self, didFailWithError: URLError(.unsupportedURL))
+            return
+        }
+        // Where `canInit(with:)` for tasks is not consulted (swift-corelibs-foundation), an upload
+        // task still arrives here, without its body: it fails, rather than reach the origin empty.
+        if task is URLSessionUploadTask {
+            client?.urlProtocol(self, didFailWithError: Self.uploadTaskRefusal(for: request))
             return
         }
         let request = self.request

@@ -97,7 +97,7 @@ struct ProxyCommand: AsyncParsableCommand {
     @Option(help: "Largest request header section (431 beyond).", transform: ByteCount.init(parsing:))
     var maxRequestHeader = ByteCount(bytes: 32 << 10)
 
-    @Option(help: "Seconds the origin has to answer (504 beyond).")
+    @Option(help: "Seconds the origin has to answer (504 beyond); more than 0, at most 86400.")
     var upstreamTimeout: Double = 30
 
     @Option(help: "Serve Prometheus metrics on HOST:PORT at /metrics (port 0 picks a free one).")
@@ -113,6 +113,11 @@ struct ProxyCommand: AsyncParsableCommand {
     var logLevel = "info"
 
     mutating func run() async throws {
+        // Checked before anything is opened or created. A day bounds it well inside the
+        // nanoseconds NIO counts in (an Int64), which 1e10 seconds would overflow.
+        guard upstreamTimeout > 0, upstreamTimeout <= 86_400 else {
+            throw ValidationError("--upstream-timeout must be more than 0 and at most 86400 seconds (a day)")
+        }
         guard let level = Logger.Level(rawValue: logLevel) else {
             throw ValidationError("unknown log level '\(logLevel)'")
         }
@@ -136,9 +141,6 @@ struct ProxyCommand: AsyncParsableCommand {
         cacheConfiguration.storagePolicies = try storagePolicyTable()
         var largestEntry = 0
         for tier in tiers { largestEntry = max(largestEntry, (try? await tier.usage().maxEntryBytes) ?? 0) }
-        guard upstreamTimeout > 0, upstreamTimeout.isFinite else {
-            throw ValidationError("--upstream-timeout must be positive")
-        }
 
         guard !(noTargetedCacheControl && targetedCacheControl != nil) else {
             throw ValidationError("--targeted-cache-control and --no-targeted-cache-control contradict each other")

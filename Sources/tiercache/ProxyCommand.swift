@@ -19,8 +19,9 @@ struct ProxyCommand: ParsableCommand {
     var arguments: [String] = []
 
     func run() throws {
-        let directory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-            .deletingLastPathComponent()
+        // The running executable's own path: argv[0] is a bare name when tiercache is found on
+        // PATH, and would be looked up beside the current directory.
+        let directory = InspectCommand.currentExecutable().resolvingSymlinksInPath().deletingLastPathComponent()
         let executable = directory.appendingPathComponent("tiercache-proxy").path
         guard FileManager.default.isExecutableFile(atPath: executable) else {
             throw ValidationError(

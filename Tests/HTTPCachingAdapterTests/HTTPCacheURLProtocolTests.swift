@@ -133,6 +133,34 @@ struct HTTPCacheURLProtocolTests {
         try await origin.stop()
     }
 
+    @Test("A request's body reaches the origin: set as httpBody, as a stream, or given to an upload task")
+    func requestBodies() async throws {
+        let origin = try await LoopbackOrigin.start()
+        let session = installedSession(try makeHTTPCache())
+        var request = URLRequest(url: origin.url("/echo"))
+        request.httpMethod = "POST"
+        request.httpBody = Data("order=42".utf8)
+        let (posted, _) = try await session.loaded(request)
+        #expect(text(posted) == "POST order=42")
+        request.httpMethod = "PUT"
+        request.httpBody = nil
+        request.httpBodyStream = InputStream(data: Data("order=43".utf8))
+        let (streamed, _) = try await session.loaded(request)
+        #expect(text(streamed) == "PUT order=43")
+        // An upload task's body is not given to a URLProtocol: where the task cannot go past the
+        // cache (Linux), it fails with a message rather than reach the origin empty.
+        request.httpMethod = "POST"
+        request.httpBodyStream = nil
+        do {
+            let (uploaded, _) = try await session.upload(for: request, from: Data("order=44".utf8))
+            #expect(text(uploaded) == "POST order=44", "went past the cache, body and all")
+        } catch let error as URLError {
+            #expect(error.code == .unsupportedURL)
+            #expect(origin.log.requests(to: "/echo").count == 2, "nothing reached the origin")
+        }
+        try await origin.stop()
+    }
+
     @Test("Only http and https are taken, and only while a cache is registered")
     func canInit() throws {
         HTTPCacheURLProtocol.register(try makeHTTPCache())

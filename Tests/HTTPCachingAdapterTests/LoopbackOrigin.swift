@@ -12,6 +12,7 @@ import NIOPosix
 /// - `/no-store`: `Cache-Control: no-store`
 /// - `/cookie`: 200 with `Set-Cookie` and `Cache-Control: max-age=3600`
 /// - `/status/N`: status N
+/// - `/echo`: 200, `no-store`; the body is the request's method, a space and the request's body
 ///
 /// A request with `X-Delay-Milliseconds: N` is answered N ms late, like a slow origin.
 final class LoopbackOrigin: Sendable {
@@ -39,8 +40,8 @@ final class LoopbackOrigin: Sendable {
         let channel = try await ServerBootstrap(group: group)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
-                channel.pipeline.configureHTTPServerPipeline().flatMap {
-                    channel.pipeline.addHandler(OriginHandler(log: log))
+                channel.pipeline.configureHTTPServerPipeline().flatMapThrowing {
+                    try channel.pipeline.syncOperations.addHandler(OriginHandler(log: log))
                 }
             }
             .bind(host: "127.0.0.1", port: 0).get()
@@ -63,17 +64,38 @@ final class LoopbackOrigin: Sendable {
     }
 }
 
-private final class OriginHandler: ChannelInboundHandler, Sendable {
+/// One connection's handler, on its event loop.
+private final class OriginHandler: ChannelInboundHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
     let log: LoopbackOrigin.RequestLog
+    /// An `/echo` request whose body is still arriving.
+    private var echo: (head: HTTPRequestHead, body: ByteBuffer)?
 
     init(log: LoopbackOrigin.RequestLog) { self.log = log }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard case .head(let head) = unwrapInboundIn(data) else { return }
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            answer(head, context: context)
+        case .body(var part):
+            echo?.body.writeBuffer(&part)
+        case .end:
+            guard let (head, body) = echo else { return }
+            echo = nil
+            let text = "\(head.method.rawValue) \(String(buffer: body))"
+            let fields = HTTPHeaders([("Cache-Control", "no-store"), ("Content-Length", "\(text.utf8.count)")])
+            send(HTTPResponseHead(version: head.version, status: .ok, headers: fields), text, context: context)
+        }
+    }
+
+    private func answer(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
         let count = log.record(head)
         let path = String(head.uri.split(separator: "?", maxSplits: 1).first ?? "")
+        if path == "/echo" {
+            echo = (head, ByteBuffer())
+            return
+        }
         var headers = HTTPHeaders([("Date", HTTPDateFormat.now())])
         var status = HTTPResponseStatus.ok
         var body = ""

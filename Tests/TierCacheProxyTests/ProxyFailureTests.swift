@@ -134,6 +134,9 @@ struct ProxyFailureTests {
             (["--upstream", "http://127.0.0.1:1", "--memory", "lots"], "memory"),
             (["--upstream", "http://127.0.0.1:1", "--memory", "0"], "no tiers"),
             (["--upstream", "http://127.0.0.1:1", "--targeted-cache-control", "Bad Name"], "targeted cache control"),
+            (["--upstream", "http://127.0.0.1:1", "--upstream-timeout", "1e10"], "--upstream-timeout"),
+            (["--upstream", "http://127.0.0.1:1", "--upstream-timeout", "0"], "--upstream-timeout"),
+            (["--upstream", "http://127.0.0.1:1", "--upstream-timeout", "nan"], "--upstream-timeout"),
         ]
         for (arguments, expected) in cases {
             let (status, message, _) = try ProxyProcess.refusal(arguments)
@@ -142,20 +145,31 @@ struct ProxyFailureTests {
         }
     }
 
-    @Test("`tiercache proxy` runs tiercache-proxy with the same options")
+    @Test("`tiercache proxy` runs tiercache-proxy with the same options, by its path or found on PATH")
     func throughTheMainTool() throws {
-        let tiercache = try ProxyProcess.executable().deletingLastPathComponent().appendingPathComponent("tiercache")
-        let process = Process()
-        process.executableURL = tiercache
-        process.arguments = ["proxy", "--upstream", "gopher://example.com"]
-        let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus != 0)
-        #expect(message.contains("the upstream must be an http:// or https:// URL; got 'gopher://example.com'"))
+        let directory = try ProxyProcess.executable().deletingLastPathComponent()
+        // Found on PATH, argv[0] is the bare name; the current directory is elsewhere.
+        let launches: [(URL, [String], [String: String]?)] = [
+            (directory.appendingPathComponent("tiercache"), [], nil),
+            (URL(fileURLWithPath: "/usr/bin/env"), ["tiercache"], ["PATH": directory.path + ":/usr/bin:/bin"]),
+        ]
+        for (executable, prefix, environment) in launches {
+            let process = Process()
+            process.executableURL = executable
+            process.arguments = prefix + ["proxy", "--upstream", "gopher://example.com"]
+            process.currentDirectoryURL = URL(fileURLWithPath: "/")
+            if let environment { process.environment = environment }
+            let errors = Pipe()
+            process.standardError = errors
+            process.standardOutput = FileHandle.nullDevice
+            try process.run()
+            let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            #expect(process.terminationStatus != 0)
+            #expect(
+                message.contains("the upstream must be an http:// or https:// URL; got 'gopher://example.com'"),
+                "\(prefix): \(message)")
+        }
     }
 
     @Test("--metrics serves Prometheus counters of requests by outcome, and the libraries' own metrics")

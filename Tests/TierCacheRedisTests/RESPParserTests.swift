@@ -51,7 +51,7 @@ import Testing
         #expect(throws: RedisError.self) { try parse(text) }
     }
 
-    @Test func limitsAreEnforced() {
+    @Test func limitsAreEnforced() throws {
         var parser = RESPParser()
         parser.maximumBulkLength = 10
         parser.maximumAggregateCount = 2
@@ -61,6 +61,42 @@ import Testing
         #expect(throws: RedisError.self) { try parse("*3\r\n", parser: parser) }
         #expect(throws: RedisError.self) { try parse("*1\r\n*1\r\n*1\r\n*1\r\n:1\r\n", parser: parser) }
         #expect(throws: RedisError.self) { try parse("+" + String(repeating: "x", count: 20), parser: parser) }
+        // At the limit a line parses; one byte over it, whole with its CRLF, is refused (not
+        // waited on for ever), in the bulk reader too.
+        #expect(try parse("+12345678\r\n", parser: parser)?.0 == .simpleString("12345678"))
+        #expect(throws: RedisError.self) { try parse("+123456789\r\n", parser: parser) }
+        #expect(throws: RedisError.self) { try parser.parseBulk(ByteBuffer(string: "$123456789\r\n")) }
+    }
+}
+
+@Suite struct ClusterRedirectionTests {
+    /// A redirected command reaches the node as the one it was sent to was reached, so that the
+    /// node equals the one `CLUSTER SLOTS` names (TLS included) and is not known twice.
+    @Test func aRedirectKeepsCredentialsAndTLS() throws {
+        let target = RedisEndpoint(host: "10.0.0.1", port: 6380, username: "app", password: "pw", usesTLS: true)
+        let moved = ClusterRedisClient.redirection("MOVED 3999 10.0.0.2:6381", moved: "MOVED ", from: target)
+        #expect(moved == RedisEndpoint(host: "10.0.0.2", port: 6381, username: "app", password: "pw", usesTLS: true))
+        let asked = ClusterRedisClient.redirection("ASK 3999 10.0.0.3:7000", moved: "ASK ", from: target)
+        #expect(asked?.host == "10.0.0.3" && asked?.port == 7000 && asked?.usesTLS == true)
+        #expect(ClusterRedisClient.redirection("MOVED 3999 nowhere", moved: "MOVED ", from: target) == nil)
+        #expect(ClusterRedisClient.redirection("ERR no", moved: "MOVED ", from: target) == nil)
+    }
+}
+
+@Suite struct ReceiveBufferTests {
+    /// Bytes of replies already parsed are let go of when more bytes arrive, once they are as many
+    /// as those unread; a large reply still arriving is not moved at every read.
+    @Test func parsedBytesAreLetGoOf() {
+        var buffered = ByteBuffer(repeating: 1, count: 100_000)
+        buffered.moveReaderIndex(forwardBy: 99_990)
+        let appended = RedisCommandHandler.appending(ByteBuffer(repeating: 2, count: 20), to: buffered)
+        #expect(appended.readerIndex == 0 && appended.readableBytes == 30)
+        #expect(
+            appended.getBytes(at: 0, length: 30) == [UInt8](repeating: 1, count: 10) + [UInt8](repeating: 2, count: 20))
+        var large = ByteBuffer(repeating: 3, count: 100_000)
+        large.moveReaderIndex(forwardBy: 10_000)
+        let kept = RedisCommandHandler.appending(ByteBuffer(repeating: 4, count: 20), to: large)
+        #expect(kept.readerIndex == 10_000 && kept.readableBytes == 90_020)
     }
 }
 
@@ -86,6 +122,9 @@ import Testing
             endpoint
                 == RedisEndpoint(host: "cache.internal", port: 6380, username: "app", password: "s@cret", database: 3))
         #expect(try RedisEndpoint(url: "redis://:pw@h").password == "pw")
+        // Decoded once: "%25" is a literal "%", so "ab%2512cd" is the password "ab%12cd".
+        #expect(try RedisEndpoint(url: "redis://u%2541:ab%2512cd@h").password == "ab%12cd")
+        #expect(try RedisEndpoint(url: "redis://u%2541:ab%2512cd@h").username == "u%41")
         for bad in ["cache:6379", "http://h", "rediss://", "redis://h/x", "redis://"] {
             #expect(throws: RedisError.self, "\(bad)") { try RedisEndpoint(url: bad) }
         }

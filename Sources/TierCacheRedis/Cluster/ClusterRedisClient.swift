@@ -145,9 +145,7 @@ final class ClusterRedisClient: RedisClient {
                 throw error
             }
             guard let message = errorMessage(reply) else { return reply }
-            if var redirect = Self.redirection(message, moved: "MOVED ") {
-                redirect.username = target.username
-                redirect.password = target.password
+            if let redirect = Self.redirection(message, moved: "MOVED ", from: target) {
                 state.withLock { state in
                     let index =
                         state.nodes.firstIndex(of: redirect)
@@ -160,9 +158,7 @@ final class ClusterRedisClient: RedisClient {
                 try? await refreshSlots()
                 target = redirect
                 asking = false
-            } else if var redirect = Self.redirection(message, moved: "ASK ") {
-                redirect.username = target.username
-                redirect.password = target.password
+            } else if let redirect = Self.redirection(message, moved: "ASK ", from: target) {
                 target = redirect
                 asking = true
             } else {
@@ -172,14 +168,20 @@ final class ClusterRedisClient: RedisClient {
         throw .server("too many cluster redirections for one command")
     }
 
-    /// Parses `MOVED 3999 127.0.0.1:6381` (or `ASK …`), keeping the seeds' credentials.
-    private static func redirection(_ message: String, moved prefix: String) -> RedisEndpoint? {
+    /// The node `MOVED 3999 127.0.0.1:6381` (or `ASK …`, as `prefix` says) sends a command to,
+    /// reached as `target` is: the same credentials and TLS, so that it equals the node
+    /// `CLUSTER SLOTS` names (a node known twice is scanned twice, and looks like a change of
+    /// primaries to coherence, which then empties the upper tiers).
+    static func redirection(_ message: String, moved prefix: String, from target: RedisEndpoint) -> RedisEndpoint? {
         guard message.hasPrefix(prefix) else { return nil }
         let parts = message.split(separator: " ")
         guard parts.count >= 3, let colon = parts[2].lastIndex(of: ":"),
             let port = Int(parts[2][parts[2].index(after: colon)...])
         else { return nil }
-        return RedisEndpoint(host: String(parts[2][..<colon]), port: port)
+        var redirect = target
+        redirect.host = String(parts[2][..<colon])
+        redirect.port = port
+        return redirect
     }
 
     func primaries() async throws(RedisError) -> [RedisEndpoint] {

@@ -50,10 +50,11 @@ public struct RedisEndpoint: Sendable, Hashable, CustomStringConvertible {
             }
             database = number
         }
-        let user = components.user.flatMap { $0.isEmpty ? nil : $0.removingPercentEncoding ?? $0 }
+        // `user` and `password` are already percent-decoded: decoding again would turn a
+        // password's literal "%12" (written %2512) into a control character.
+        let user = components.user.flatMap { $0.isEmpty ? nil : $0 }
         self.init(
-            host: host, port: port, username: user,
-            password: components.password.map { $0.removingPercentEncoding ?? $0 },
+            host: host, port: port, username: user, password: components.password,
             database: database, usesTLS: scheme == "rediss")
     }
 

@@ -47,7 +47,7 @@ struct RESPParser {
             let count = try integer(buffer, line)
             guard count >= 0, count <= maximumAggregateCount else { return .other }
             var ranges: [Range<Int>?] = []
-            ranges.reserveCapacity(Int(count))
+            ranges.reserveCapacity(min(Int(count), 1024))
             for _ in 0..<count {
                 switch try bulkElement(buffer, &cursor) {
                 case .incomplete: return .incomplete
@@ -203,6 +203,11 @@ struct RESPParser {
             return nil
         }
         let lineLength = carriageReturn - view.startIndex
+        // A line one byte over the limit has its CR inside the view: without this, it would wait
+        // for more bytes for ever.
+        guard lineLength <= maximumLineLength else {
+            throw .protocolViolation("a reply line longer than \(maximumLineLength) bytes")
+        }
         guard lineLength + 1 < searchLength else { return nil }
         guard buffer.getInteger(at: cursor + lineLength + 1, as: UInt8.self) == 10 else {
             throw .protocolViolation("a reply line ends in CR without LF")
