@@ -66,19 +66,23 @@ struct LMDBTierTests {
         #expect(try tier.entry(forKey: key("k\(index - 1)")) != nil, "the newest entry survives eviction")
     }
 
+    /// Stores an incompressible 40,000-byte entry under `k<index>` for each index: about 41,050
+    /// bytes each with its pages, so 19 fill the budget of a 1 MiB store.
+    private func storeLargeEntries(_ indices: Range<Int>, in tier: LMDBTier) throws {
+        for index in indices {
+            _ = try tier.store(entry(incompressible(40_000, seed: UInt64(index))), forKey: key("k\(index)"))
+        }
+    }
+
     @Test("Eviction follows recency, including reads made between writes")
     func lruOrder() throws {
         let directory = TemporaryDirectory()
         let tier = try LMDBTier(directory: directory.url, configuration: .init(capacity: 1 << 20, durability: .none))
         // Each 40,000-byte entry takes 10 overflow pages plus its rows (about 41,050 bytes), so 19
         // fit in the 786,432-byte budget (75% of 1 MiB): the twentieth store evicts exactly one.
-        for index in 0..<10 {
-            _ = try tier.store(entry(incompressible(40_000, seed: UInt64(index))), forKey: key("k\(index)"))
-        }
+        try storeLargeEntries(0..<10, in: tier)
         _ = try tier.entry(forKey: key("k0"))  // k1 is now the oldest
-        for index in 10..<20 {
-            _ = try tier.store(entry(incompressible(40_000, seed: UInt64(index))), forKey: key("k\(index)"))
-        }
+        try storeLargeEntries(10..<20, in: tier)
         #expect(try tier.entry(forKey: key("k0")) != nil, "a recently read entry survives")
         #expect(try tier.entry(forKey: key("k1")) == nil, "the least recently used entry goes first")
         #expect(try tier.entry(forKey: key("k2")) != nil, "only as many entries as needed are evicted")
@@ -90,9 +94,7 @@ struct LMDBTierTests {
         let directory = TemporaryDirectory()
         let tier = try LMDBTier(directory: directory.url, configuration: .init(capacity: 1 << 20, durability: .none))
         // Nineteen entries of 40,000 bytes fill the budget (`lruOrder`); k0 is the oldest.
-        for index in 0..<19 {
-            _ = try tier.store(entry(incompressible(40_000, seed: UInt64(index))), forKey: key("k\(index)"))
-        }
+        try storeLargeEntries(0..<19, in: tier)
         #expect(tier.statistics().evictions == 0)
         // Its new value (12 pages where the old took 10) no longer fits beside the other eighteen.
         let larger = incompressible(48_000, seed: 99)

@@ -87,15 +87,17 @@ import Testing
     /// Bytes of replies already parsed are let go of when more bytes arrive, once they are as many
     /// as those unread; a large reply still arriving is not moved at every read.
     @Test func parsedBytesAreLetGoOf() {
-        var buffered = ByteBuffer(repeating: 1, count: 100_000)
-        buffered.moveReaderIndex(forwardBy: 99_990)
-        let appended = RedisCommandHandler.appending(ByteBuffer(repeating: 2, count: 20), to: buffered)
+        var appended = ByteBuffer(repeating: 1, count: 100_000)
+        appended.moveReaderIndex(forwardBy: 99_990)
+        var incoming = ByteBuffer(repeating: 2, count: 20)
+        RedisCommandHandler.append(&incoming, to: &appended)
         #expect(appended.readerIndex == 0 && appended.readableBytes == 30)
         #expect(
             appended.getBytes(at: 0, length: 30) == [UInt8](repeating: 1, count: 10) + [UInt8](repeating: 2, count: 20))
-        var large = ByteBuffer(repeating: 3, count: 100_000)
-        large.moveReaderIndex(forwardBy: 10_000)
-        let kept = RedisCommandHandler.appending(ByteBuffer(repeating: 4, count: 20), to: large)
+        var kept = ByteBuffer(repeating: 3, count: 100_000)
+        kept.moveReaderIndex(forwardBy: 10_000)
+        var more = ByteBuffer(repeating: 4, count: 20)
+        RedisCommandHandler.append(&more, to: &kept)
         #expect(kept.readerIndex == 10_000 && kept.readableBytes == 90_020)
     }
 }

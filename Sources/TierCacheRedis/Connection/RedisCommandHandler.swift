@@ -221,26 +221,25 @@ final class RedisCommandHandler: ChannelInboundHandler {
         buffer.writeStaticString("\r\n")
     }
 
-    /// `buffered`'s unread bytes, then `incoming`. The bytes of replies already parsed are let go
-    /// of once they are at least as many as those still unread (moving the unread ones costs no
-    /// more than what it frees): a busy connection whose reads never end on a reply's boundary
-    /// would otherwise keep, and copy at each growth, everything it ever received.
-    static func appending(_ incoming: ByteBuffer, to buffered: ByteBuffer) -> ByteBuffer {
-        var buffered = buffered
-        var incoming = incoming
+    /// Appends `incoming` to `buffered`. The bytes of replies already parsed are let go of once
+    /// they are at least as many as those still unread (moving the unread ones costs no more than
+    /// what it frees): a busy connection whose reads never end on a reply's boundary would
+    /// otherwise keep, and copy at each growth, everything it ever received. In place, so that a
+    /// uniquely held buffer is not copied.
+    static func append(_ incoming: inout ByteBuffer, to buffered: inout ByteBuffer) {
         if buffered.readerIndex >= 4096, buffered.readerIndex >= buffered.readableBytes {
             buffered.discardReadBytes()
         }
         buffered.writeBuffer(&incoming)
-        return buffered
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let incoming = unwrapInboundIn(data)
-        if let buffered = received {
+        var incoming = unwrapInboundIn(data)
+        if var buffered = received {
             // Let go of the stored copy first, so that appending does not copy the whole buffer.
             received = nil
-            received = Self.appending(incoming, to: buffered)
+            Self.append(&incoming, to: &buffered)
+            received = buffered
         } else {
             received = incoming
         }
