@@ -10,6 +10,13 @@ import NIOPosix
 extension HTTPCache {
     /// A transport that performs exchanges with an AsyncHTTPClient `HTTPClient`.
     ///
+    /// The client follows redirects as it is configured to (AsyncHTTPClient's default follows up
+    /// to five). A response it reached by following one answers another URL than the request's,
+    /// so it is returned with `Cache-Control: no-store` (replacing the field) and is not stored
+    /// under the request's key; a revalidation answered 304 that way is sent again without its
+    /// validators, since the 304 confirmed another resource. A client made with `redirectConfiguration: .disallow` returns redirects
+    /// themselves, which are cached under their own URLs like any response.
+    ///
     /// - Parameters:
     ///   - client: the client that sends the requests; the caller owns it and shuts it down.
     ///   - timeout: the deadline for each exchange, body included.
@@ -19,12 +26,24 @@ extension HTTPCache {
         _ client: HTTPClient, timeout: TimeAmount = .seconds(30), maximumBodySize: Int = 64 << 20
     ) -> Transport {
         { request, body in
-            guard let outgoing = clientRequest(for: request, body: body) else {
-                throw HTTPCacheError(.invalidRequest, "the request has no absolute URL: \(request)")
+            func exchange(_ request: HTTPRequest) async throws -> (HTTPClientResponse, reached: URL?) {
+                guard let outgoing = clientRequest(for: request, body: body) else {
+                    throw HTTPCacheError(.invalidRequest, "the request has no absolute URL: \(request)")
+                }
+                let response = try await client.execute(outgoing, timeout: timeout)
+                // A client following redirects (AsyncHTTPClient's default) answers with the last
+                // hop's response: not to be stored under the first URL, nor to revalidate it.
+                return (response, response.history.count > 1 ? response.url : nil)
             }
-            let response = try await client.execute(outgoing, timeout: timeout)
+            var (response, reached) = try await exchange(request)
+            if response.status == .notModified, isRedirected(request, to: reached) {
+                (response, reached) = try await exchange(withoutValidators(request))
+            }
             let bytes = try await response.body.collect(upTo: maximumBodySize)
-            return (responseHead(of: response), Data(bytes.readableBytesView))
+            return (
+                unstorableIfRedirected(responseHead(of: response), for: request, reachedAt: reached),
+                Data(bytes.readableBytesView)
+            )
         }
     }
 

@@ -14,19 +14,50 @@ extension HTTPCache {
     /// Requests go out with `.reloadIgnoringLocalCacheData` so the session's own `URLCache`
     /// neither answers nor stores them (TierCache is the cache); give the session a
     /// configuration with `urlCache = nil` to skip it entirely.
+    ///
+    /// The session follows redirects as it is configured to. A response it reached by following
+    /// one answers another URL than the request's, so it is returned with `Cache-Control:
+    /// no-store` (replacing the field) and is not stored under the request's key; a revalidation
+    /// answered 304 that way is sent again without its validators, since the 304 confirmed
+    /// another resource. ``data(for:session:)`` does
+    /// better: it follows each redirect through the cache, under each hop's own key.
     public static func urlSessionTransport(_ session: URLSession) -> Transport {
+        urlSessionTransport(session, followingRedirects: true)
+    }
+
+    /// ``urlSessionTransport(_:)``, or, when `followingRedirects` is false, one that asks the
+    /// session to answer with a redirect rather than follow it (a task delegate declining it).
+    /// swift-corelibs-foundation does not consult task delegates about redirects, only the
+    /// session's, so there a session whose delegate does not decline still follows, and the
+    /// response it reaches is marked as ``urlSessionTransport(_:)`` marks it.
+    static func urlSessionTransport(_ session: URLSession, followingRedirects: Bool) -> Transport {
         { request, body in
-            guard var urlRequest = URLRequest(httpRequest: request) else {
-                throw HTTPCacheError(.invalidRequest, "the request has no absolute URL: \(request)")
+            func exchange(_ request: HTTPRequest) async throws -> (HTTPResponse, Data, reached: URL?) {
+                guard var urlRequest = URLRequest(httpRequest: request) else {
+                    throw HTTPCacheError(.invalidRequest, "the request has no absolute URL: \(request)")
+                }
+                urlRequest.cachePolicy = .reloadIgnoringLocalCacheData
+                urlRequest.httpBody = body
+                let (data, response) =
+                    followingRedirects
+                    ? try await session.data(for: urlRequest)
+                    : try await session.data(for: urlRequest, delegate: RedirectRefusal())
+                guard let httpURLResponse = response as? HTTPURLResponse,
+                    let httpResponse = httpURLResponse.httpResponse
+                else {
+                    throw HTTPCacheError(
+                        .invalidRequest,
+                        "\(urlRequest.url?.absoluteString ?? "the request") did not get an HTTP response")
+                }
+                // Compared with what was sent first: the keys only when the URLs differ at all.
+                return (httpResponse, data, httpURLResponse.url == urlRequest.url ? nil : httpURLResponse.url)
             }
-            urlRequest.cachePolicy = .reloadIgnoringLocalCacheData
-            urlRequest.httpBody = body
-            let (data, response) = try await session.data(for: urlRequest)
-            guard let httpResponse = (response as? HTTPURLResponse)?.httpResponse else {
-                throw HTTPCacheError(
-                    .invalidRequest, "\(urlRequest.url?.absoluteString ?? "the request") did not get an HTTP response")
+            var (response, data, reached) = try await exchange(request)
+            if response.status == .notModified, isRedirected(request, to: reached) {
+                // The 304 confirmed the validators of the page redirected to, not the stored one's.
+                (response, data, reached) = try await exchange(withoutValidators(request))
             }
-            return (httpResponse, data)
+            return (unstorableIfRedirected(response, for: request, reachedAt: reached), data)
         }
     }
 
@@ -49,24 +80,59 @@ extension HTTPCache {
     /// `HTTPCache.response(for:body:cachePolicy:transport:)`, a memory hit is answered on the
     /// caller's executor (the main actor's, for UI code) and everything else off it.
     ///
-    /// - Returns: the body, the response as `HTTPURLResponse` (with `Age` when from the cache),
-    ///   and the full `HTTPCacheResponse` saying where it came from.
+    /// Redirects (301, 302, 303, 307, 308) are followed as URLSession follows them, each hop
+    /// through the cache under its own URL: a redirect and the page it leads to are stored
+    /// apart, and a stored redirect answers without the network. A 303, and a 301 or 302
+    /// answering a POST, continue as a GET without a body; a hop to another origin drops the
+    /// `Authorization`, `Proxy-Authorization`, `Cookie` and `Origin` fields (as AsyncHTTPClient
+    /// does). More than 16 redirects fail with `URLError.httpTooManyRedirects`. With
+    /// `followingRedirects: false` a redirect is the answer (stored under its own URL like any
+    /// response), for an app that follows redirects itself or inspects `Location`: the session's
+    /// delegate is not asked about redirects (on Apple's platforms a task delegate declining them
+    /// takes its place).
+    ///
+    /// Each hop asks `session` not to follow the redirect itself. On swift-corelibs-foundation
+    /// (Linux) only a session's delegate is asked, so there a session whose delegate does not
+    /// decline redirects (`completionHandler(nil)` in
+    /// `urlSession(_:task:willPerformHTTPRedirection:newRequest:completionHandler:)`) follows
+    /// them itself: the answer is right, but a response reached that way is not stored, and the
+    /// returned `HTTPURLResponse`'s `url` is the request's.
+    ///
+    /// - Returns: the body, the response as `HTTPURLResponse` (with `Age` when from the cache, and
+    ///   the last hop's URL), and the full `HTTPCacheResponse` of the last hop.
     nonisolated(nonsending) public func data(
-        for urlRequest: URLRequest, session: URLSession
+        for urlRequest: URLRequest, session: URLSession, followingRedirects: Bool = true
     ) async throws -> (Data, HTTPURLResponse, HTTPCacheResponse) {
-        guard let request = urlRequest.httpRequest else {
-            throw HTTPCacheError(
-                .invalidRequest,
-                "\(urlRequest.url?.absoluteString ?? "the request") cannot be expressed as an HTTP request")
+        let transport = Self.urlSessionTransport(session, followingRedirects: false)
+        var hop = (request: urlRequest, body: try urlRequest.bodyData())
+        for _ in 0...(followingRedirects ? Redirects.limit : 0) {
+            guard let request = hop.request.httpRequest else {
+                throw HTTPCacheError(
+                    .invalidRequest,
+                    "\(hop.request.url?.absoluteString ?? "the request") cannot be expressed as an HTTP request")
+            }
+            let result = try await response(
+                for: request, body: hop.body, cachePolicy: RequestCachePolicy(hop.request.cachePolicy),
+                transport: transport)
+            if followingRedirects,
+                let next = Redirects.nextRequest(after: hop.request, body: hop.body, response: result.response)
+            {
+                hop = next
+                continue
+            }
+            guard let url = hop.request.url,
+                let httpURLResponse = HTTPURLResponse(httpResponse: result.response, url: url)
+            else {
+                throw HTTPCacheError(.invalidRequest, "the response cannot be expressed as HTTPURLResponse")
+            }
+            return (result.body, httpURLResponse, result)
         }
-        let result = try await response(
-            for: request, body: try urlRequest.bodyData(), cachePolicy: RequestCachePolicy(urlRequest.cachePolicy),
-            transport: Self.urlSessionTransport(session))
-        guard let url = urlRequest.url, let httpURLResponse = HTTPURLResponse(httpResponse: result.response, url: url)
-        else {
-            throw HTTPCacheError(.invalidRequest, "the response cannot be expressed as HTTPURLResponse")
-        }
-        return (result.body, httpURLResponse, result)
+        throw URLError(
+            .httpTooManyRedirects,
+            userInfo: [
+                NSLocalizedDescriptionKey:
+                    "\(urlRequest.url?.absoluteString ?? "the request") was redirected more than \(Redirects.limit) times"
+            ])
     }
 }
 

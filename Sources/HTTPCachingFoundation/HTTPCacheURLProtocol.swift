@@ -38,6 +38,15 @@ import FoundationNetworking
 /// with an ephemeral session. Do not register the class globally with
 /// `URLProtocol.registerClass`: the fetching session would route through it.
 ///
+/// Redirects are followed inside the cache, as `HTTPCache.data(for:session:)` follows them: each
+/// hop is looked up and stored under its own URL, and the response URLSession receives is the
+/// last hop's, with its URL. The app's redirect delegate is not consulted
+/// (swift-corelibs-foundation traps when a `URLProtocol` reports a redirect). A session passed as
+/// `transport:` should decline redirects in its delegate
+/// (`urlSession(_:task:willPerformHTTPRedirection:newRequest:completionHandler:)` calling
+/// `completionHandler(nil)`): on Linux, where only a session's delegate is asked, one that
+/// follows them leaves the responses it reaches that way unstored.
+///
 /// The response goes to URLSession with `cacheStoragePolicy: .notAllowed`, so the session's own
 /// `URLCache` (if any) keeps nothing: `HTTPCache` is the cache. The request's `cachePolicy`
 /// is honoured (see `RequestCachePolicy`).
@@ -79,7 +88,7 @@ public final class HTTPCacheURLProtocol: URLProtocol {
     /// Makes `cache` the one this protocol answers from, fetching with `transport` (by default
     /// an ephemeral session with no `URLCache`). Later registrations replace earlier ones.
     public static func register(_ cache: HTTPCache, transport: URLSession? = nil) {
-        let session = transport ?? URLSession(configuration: fetchingConfiguration(from: .ephemeral))
+        let session = transport ?? fetchingSession(from: .ephemeral)
         registration.withLock { $0 = Registration(cache: cache, transport: session) }
     }
 
@@ -93,7 +102,7 @@ public final class HTTPCacheURLProtocol: URLProtocol {
     public static func install(
         _ cache: HTTPCache, in configuration: URLSessionConfiguration, transport: URLSession? = nil
     ) {
-        register(cache, transport: transport ?? URLSession(configuration: fetchingConfiguration(from: configuration)))
+        register(cache, transport: transport ?? fetchingSession(from: configuration))
         configuration.protocolClasses =
             [HTTPCacheURLProtocol.self]
             + (configuration.protocolClasses ?? []).filter { $0 != HTTPCacheURLProtocol.self }
@@ -109,6 +118,14 @@ public final class HTTPCacheURLProtocol: URLProtocol {
         fetching.urlCache = nil
         fetching.protocolClasses = fetching.protocolClasses?.filter { $0 != HTTPCacheURLProtocol.self }
         return fetching
+    }
+
+    /// A session fetching with ``fetchingConfiguration(from:)`` whose delegate declines
+    /// redirects: the cache follows them, each under its own key (see
+    /// `HTTPCache.data(for:session:)`).
+    private static func fetchingSession(from configuration: URLSessionConfiguration) -> URLSession {
+        URLSession(
+            configuration: fetchingConfiguration(from: configuration), delegate: RedirectRefusal(), delegateQueue: nil)
     }
 
     /// Removes the registration; requests then fall through to the next protocol class.

@@ -16,6 +16,12 @@ import FoundationNetworking
 /// Adoption is one line: `URLCache.shared = TieredURLCache(storage: cache)` or
 /// `configuration.urlCache = TieredURLCache(storage: cache)`.
 ///
+/// One response is kept per URL (per key). A response with `Vary` answers only requests that
+/// send what the storing request sent in the fields it names (RFC 9111 §4.1, compared as the HTTP
+/// engine compares them), except `Accept-Encoding`, which URLSession negotiates and decodes
+/// itself; another variant is a miss, and the next stored response replaces it. `Vary: *` is not
+/// stored.
+///
 /// What it applies on every store, in this order:
 /// 1. the storage policy: the narrower of the `CachedURLResponse`'s `storagePolicy` and the one
 ///    `TieredCache.policyTable` gives the URL's scheme (`.allowedInMemoryOnly` keeps the
@@ -111,6 +117,9 @@ public final class TieredURLCache: URLCache, @unchecked Sendable {
             try? storage.removeLocalEntry(forKey: key)
             return nil
         }
+        // Another variant of the resource (the key is the URL's): a miss, and the response the
+        // origin sends next replaces it.
+        guard record.matches(request) else { return nil }
         var userInfo: [AnyHashable: Any] = record.userInfo
         userInfo[Self.storedAtUserInfoKey] = record.storedAt
         return CachedURLResponse(
@@ -124,7 +133,8 @@ public final class TieredURLCache: URLCache, @unchecked Sendable {
     /// FoundationNetworking's `URLSession` serves whatever this returns without checking either:
     /// `.reloadIgnoringLocalCacheData`, `.reloadIgnoringLocalAndRemoteCacheData` and
     /// `.reloadRevalidatingCacheData` get `nil`; `.useProtocolCachePolicy` gets the response
-    /// only while it is fresh (stale ones go to the origin unconditionally: FoundationNetworking
+    /// only while it is fresh and within the request's own `Cache-Control` (see
+    /// `isFresh(_:for:now:)`; stale ones go to the origin unconditionally: FoundationNetworking
     /// does not revalidate); `.returnCacheDataElseLoad` and `.returnCacheDataDontLoad` get any
     /// stored response. On Apple platforms the response is handed over as is and URLSession
     /// applies its own rules.
@@ -137,7 +147,8 @@ public final class TieredURLCache: URLCache, @unchecked Sendable {
         case .returnCacheDataElseLoad, .returnCacheDataDontLoad:
             completionHandler(cachedResponse(for: request))
         case .useProtocolCachePolicy:
-            completionHandler(cachedResponse(for: request).flatMap { Self.isFresh($0, now: Date()) ? $0 : nil })
+            completionHandler(
+                cachedResponse(for: request).flatMap { Self.isFresh($0, for: request, now: Date()) ? $0 : nil })
         default:
             completionHandler(nil)
         }
@@ -146,17 +157,31 @@ public final class TieredURLCache: URLCache, @unchecked Sendable {
         #endif
     }
 
-    /// Whether `cached` is fresh at `now` by RFC 9111 §4.2 (as a private cache, with the
-    /// engine's default heuristics), and not marked `no-cache`.
-    static func isFresh(_ cached: CachedURLResponse, now: Date) -> Bool {
+    /// Whether `cached` may answer `request` at `now`: fresh by RFC 9111 §4.2 (as a private
+    /// cache, with the engine's default heuristics), not marked `no-cache`, and within what the
+    /// request's own `Cache-Control` asks (§5.2.1): not `no-cache` or `no-store` (nor `Pragma:
+    /// no-cache` without `Cache-Control`), no older than its `max-age`, fresh for its `min-fresh`
+    /// more. (`max-stale` is not honoured: stale responses go to the origin.)
+    static func isFresh(_ cached: CachedURLResponse, for request: URLRequest, now: Date) -> Bool {
         guard let httpURLResponse = cached.response as? HTTPURLResponse, let response = httpURLResponse.httpResponse,
             let storedAt = cached.userInfo?[storedAtUserInfoKey] as? Date
         else { return false }
         let stored = StoredResponse(
             response: response, body: cached.data, requestTime: storedAt, responseTime: storedAt, storedAt: storedAt)
         if stored.cacheControl.noCache { return false }
+        let requestCacheControl = request.value(forHTTPHeaderField: "Cache-Control")
+        let requested = CacheControl(fieldValues: requestCacheControl.map { [$0] } ?? [])
+        if requested.noCache || requested.noStore { return false }
+        if requestCacheControl == nil,
+            request.value(forHTTPHeaderField: "Pragma")?.lowercased().contains("no-cache") == true
+        {
+            return false
+        }
+        let age = Freshness.currentAge(of: stored, now: now)
         let lifetime = Freshness.lifetime(of: stored, shared: false, heuristics: .init())
-        return Freshness.currentAge(of: stored, now: now) < lifetime
+        if let maxAge = requested.maxAge, age > TimeInterval(maxAge) { return false }
+        if let minFresh = requested.minFresh, lifetime - age < TimeInterval(minFresh) { return false }
+        return age < lifetime
     }
 
     // MARK: Storing
@@ -196,11 +221,16 @@ public final class TieredURLCache: URLCache, @unchecked Sendable {
             removeEverywhere(key)
             return []
         }
+        // `Vary: *`: no later request could be answered with it; the older response goes too.
+        guard let varying = URLCacheRecord.varyingFields(of: candidate.response, for: httpRequest) else {
+            removeEverywhere(key)
+            return []
+        }
         let now = Date()
         let record = URLCacheRecord(
             status: candidate.response.status.code,
             fields: candidate.response.headerFields.map { [$0.name.rawName, $0.value] },
-            userInfo: candidate.userInfo, storagePolicy: policy, storedAt: now, body: candidate.body)
+            userInfo: candidate.userInfo, storagePolicy: policy, storedAt: now, varying: varying, body: candidate.body)
         guard let encoded = try? record.encode() else { return [] }
         let entry = CacheEntry(value: encoded, storedAt: now)
         var outcomes: [(tierName: String, outcome: StoreOutcome)] = []

@@ -1,4 +1,7 @@
 import Foundation
+import HTTPCaching
+import HTTPTypes
+import HTTPTypesFoundation
 import TierCache
 
 #if canImport(FoundationNetworking)
@@ -16,19 +19,29 @@ struct URLCacheRecord: Codable, Equatable {
     var userInfo: [String: String]
     var storagePolicy: StoragePolicy
     var storedAt: Date
+    /// The request fields the response's `Vary` names, with the values the storing request sent;
+    /// nil in records written before they were kept.
+    var varying: [VaryingField]?
     var body: Data
 
-    private enum CodingKeys: String, CodingKey { case status, fields, userInfo, storagePolicy, storedAt }
+    /// A field `Vary` names and the storing request's value for it (nil: not sent).
+    struct VaryingField: Codable, Equatable {
+        var name: String
+        var value: String?
+    }
+
+    private enum CodingKeys: String, CodingKey { case status, fields, userInfo, storagePolicy, storedAt, varying }
 
     init(
         status: Int, fields: [[String]], userInfo: [String: String], storagePolicy: StoragePolicy, storedAt: Date,
-        body: Data
+        varying: [VaryingField]? = nil, body: Data
     ) {
         self.status = status
         self.fields = fields
         self.userInfo = userInfo
         self.storagePolicy = storagePolicy
         self.storedAt = storedAt
+        self.varying = varying
         self.body = body
     }
 
@@ -44,6 +57,7 @@ struct URLCacheRecord: Codable, Equatable {
         }
         storagePolicy = policy
         storedAt = try container.decode(Date.self, forKey: .storedAt)
+        varying = try container.decodeIfPresent([VaryingField].self, forKey: .varying)
         body = Data()
     }
 
@@ -54,6 +68,35 @@ struct URLCacheRecord: Codable, Equatable {
         try container.encode(userInfo, forKey: .userInfo)
         try container.encode(storagePolicy.rawValue, forKey: .storagePolicy)
         try container.encode(storedAt, forKey: .storedAt)
+        try container.encodeIfPresent(varying, forKey: .varying)
+    }
+
+    /// The fields a response stored for `request` varies on, with `request`'s values; nil for
+    /// `Vary: *`, which no later request matches (RFC 9111 §4.1).
+    ///
+    /// `Accept-Encoding` is left out: URLSession adds it itself (so a stored request and a later
+    /// one need not show the same value) and decodes the content before a cache sees it, so the
+    /// stored body is the same whatever coding was negotiated.
+    static func varyingFields(
+        of response: HTTPTypes.HTTPResponse, for request: HTTPTypes.HTTPRequest
+    ) -> [VaryingField]? {
+        let names = Vary.fieldNames(of: response)
+        guard names != ["*"] else { return nil }
+        return Vary.varyingFields(names.filter { $0 != "accept-encoding" }, of: request).map {
+            VaryingField(name: $0.name, value: $0.value)
+        }
+    }
+
+    /// Whether `request` sends what the storing request sent in every field the response's
+    /// `Vary` names (normalised as the HTTP engine compares them). A record written before the
+    /// values were kept matches only if its response has no `Vary`.
+    func matches(_ request: URLRequest) -> Bool {
+        guard let varying else { return !fields.contains { $0[0].lowercased() == "vary" } }
+        guard !varying.isEmpty else { return true }
+        guard let httpRequest = request.httpRequest else { return false }
+        return Vary.varyingFields(varying.map(\.name), of: httpRequest).map {
+            VaryingField(name: $0.name, value: $0.value)
+        } == varying
     }
 
     static let magic: [UInt8] = Array("TUC1".utf8)

@@ -38,6 +38,19 @@ struct CoherenceSoakCommand: AsyncParsableCommand {
         }
     }
 
+    func validate() throws {
+        guard (1...65_535).contains(port) else { throw ValidationError("--port must be from 1 to 65535, not \(port)") }
+        guard writers >= 1 else { throw ValidationError("--writers must be at least 1, not \(writers)") }
+        guard (0..<writers).contains(role) else {
+            throw ValidationError("--role must be from 0 to \(writers - 1) (one less than --writers), not \(role)")
+        }
+        guard keys >= 1 else { throw ValidationError("--keys must be at least 1, not \(keys)") }
+        // A day at most: `.seconds` of a larger or non-finite value traps.
+        guard seconds > 0, seconds <= 86_400 else {
+            throw ValidationError("--seconds must be more than 0 and at most 86400, not \(seconds)")
+        }
+    }
+
     func run() async throws {
         let redis = try RedisTier(
             configuration: .init(

@@ -195,6 +195,28 @@ struct AsyncHTTPClientAdapterTests {
         }
         try await client.shutdown()
     }
+
+    @Test("A client that follows redirects: the page it reaches is not stored under the redirect's URL")
+    func redirects() async throws {
+        let origin = try await LoopbackOrigin.start()
+        let cache = try makeCache(clock: ManualCacheClock(start: Date()))
+        let client = HTTPClient(eventLoopGroupProvider: .singleton)
+        do {
+            let moved = HTTPRequest(method: .get, url: origin.url("/moved/302"))
+            let first = try await cache.execute(moved, on: client)
+            #expect(String(decoding: first.body, as: UTF8.self) == "response 1" && !first.wasStored)
+            let second = try await cache.execute(moved, on: client)
+            #expect(second.source == .network && String(decoding: second.body, as: UTF8.self) == "response 2")
+            #expect(origin.log.requests(to: "/moved/302").count == 2)
+            // Not redirected, the same page is stored as usual.
+            let direct = HTTPRequest(method: .get, url: origin.url("/max-age/3600"))
+            #expect(try await cache.execute(direct, on: client).wasStored)
+        } catch {
+            try? await client.shutdown()
+            throw error
+        }
+        try await client.shutdown()
+    }
 }
 
 @Suite("Combine adapter (OpenCombine on Linux)", .serialized)

@@ -161,6 +161,22 @@ struct HTTPCacheURLProtocolTests {
         try await origin.stop()
     }
 
+    @Test("A redirect is followed inside the cache: the page is stored under its own URL, not the redirect's")
+    func redirects() async throws {
+        let origin = try await LoopbackOrigin.start()
+        let session = installedSession(try makeHTTPCache())
+        let (body, response) = try await session.loaded(URLRequest(url: origin.url("/moved/302")))
+        #expect(text(body) == "response 1")
+        #expect(response.url == origin.url("/max-age/3600"), "the response is the last hop's")
+        let (_, target) = try await session.loaded(URLRequest(url: origin.url("/max-age/3600")))
+        #expect((target as? HTTPURLResponse)?.value(forHTTPHeaderField: "Cache-Status") == "TierCache;hit")
+        // The 302 has no freshness: asked again, the origin redirects again.
+        _ = try await session.loaded(URLRequest(url: origin.url("/moved/302")))
+        #expect(origin.log.requests(to: "/moved/302").count == 2)
+        #expect(origin.log.requests(to: "/max-age/3600").count == 1)
+        try await origin.stop()
+    }
+
     @Test("Only http and https are taken, and only while a cache is registered")
     func canInit() throws {
         HTTPCacheURLProtocol.register(try makeHTTPCache())

@@ -13,6 +13,10 @@ import NIOPosix
 /// - `/cookie`: 200 with `Set-Cookie` and `Cache-Control: max-age=3600`
 /// - `/status/N`: status N
 /// - `/echo`: 200, `no-store`; the body is the request's method, a space and the request's body
+/// - `/flip`: the first request gets 200 with `ETag: "v1"` and `max-age=0`; later ones a 302 to
+///   `/etag` (whose `ETag` is the same)
+/// - `/moved/N?to=PATH`: status N with `Location: PATH` (by default `/max-age/3600`; `self`: the
+///   request's own path and query), no freshness
 ///
 /// A request with `X-Delay-Milliseconds: N` is answered N ms late, like a slow origin.
 final class LoopbackOrigin: Sendable {
@@ -123,6 +127,21 @@ private final class OriginHandler: ChannelInboundHandler {
         } else if path == "/no-store" {
             headers.add(name: "Cache-Control", value: "no-store")
             body = "not stored \(count)"
+        } else if path.hasPrefix("/moved/"), let code = Int(path.dropFirst("/moved/".count)) {
+            status = HTTPResponseStatus(statusCode: code)
+            let query = head.uri.split(separator: "?", maxSplits: 1).dropFirst().first ?? ""
+            let target = query.hasPrefix("to=") ? String(query.dropFirst(3)) : "/max-age/3600"
+            headers.add(name: "Location", value: target == "self" ? head.uri : target)
+        } else if path == "/flip" {
+            // Stored once, then moved: a revalidation of the stored response meets a redirect.
+            if count == 1 {
+                headers.add(name: "ETag", value: "\"v1\"")
+                headers.add(name: "Cache-Control", value: "max-age=0")
+                body = "flip body"
+            } else {
+                status = .found
+                headers.add(name: "Location", value: "/etag")
+            }
         } else if path.hasPrefix("/status/"), let code = Int(path.dropFirst("/status/".count)) {
             status = HTTPResponseStatus(statusCode: code)
             body = "status \(code)"

@@ -163,3 +163,21 @@ struct SoakLogFile {
         return windows
     }
 }
+
+@Suite("tiercache-harness coherence-soak: bad options are refused before anything starts")
+struct CoherenceSoakOptionsTests {
+    @Test(
+        "Each bad option exits with a usage error naming it",
+        arguments: [
+            (["--writers", "0"], "--writers"), (["--role", "2"], "--role"), (["--role", "-1"], "--role"),
+            (["--keys", "0"], "--keys"), (["--seconds", "0"], "--seconds"), (["--seconds", "1e10"], "--seconds"),
+            (["--seconds", "nan"], "--seconds"), (["--port", "0"], "--port"),
+        ])
+    func badOptions(option: [String], named: String) throws {
+        var arguments = ["coherence-soak", "--port", "6379", "--prefix", "p:", "--role", "0", "--output", "/dev/null"]
+        arguments += option
+        let (status, output) = try runProcess(try harnessExecutable(), arguments)
+        #expect(status == 64, "\(option): \(output)")
+        #expect(output.contains(named), "\(option): \(output)")
+    }
+}
