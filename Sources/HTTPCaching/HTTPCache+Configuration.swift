@@ -14,6 +14,32 @@ extension HTTPCache {
         case shared
     }
 
+    /// What a shared cache does with a response that sets a cookie (`Set-Cookie`).
+    ///
+    /// RFC 9111 does not forbid storing such a response, but a shared cache that stores it sends
+    /// one visitor's cookie, often a session, to every later visitor. nginx and Varnish do not
+    /// store these responses by default, nor do the common CDNs, and neither does TierCache: a
+    /// library's default should be the one that cannot leak a session. A private cache stores
+    /// them as the RFC allows (the cookie is its one user's).
+    ///
+    /// The choice is made before the store hooks run, so a hook that removes `Set-Cookie`
+    /// (``StoreHook/stripAuthenticationFields(additionalFields:)``) does not make such a response
+    /// storable: choose ``storedWithoutCookie`` for that. A response whose `Cache-Control` names
+    /// `Set-Cookie` in `private="…"` or `no-cache="…"` is stored without the cookie whatever the
+    /// choice, as RFC 9111 directs.
+    public enum SetCookieInSharedCache: Hashable, Sendable {
+        /// The response is not stored (``Storability/Reason/setCookie``). The default.
+        case responseNotStored
+        /// The response is stored without its `Set-Cookie` fields, as `private="Set-Cookie"`
+        /// would have it: the visitor who caused the fetch gets the cookie, later ones the
+        /// content alone. For an origin that sets cookies on shareable pages (analytics, A/B
+        /// buckets) and whose content does not depend on them.
+        case storedWithoutCookie
+        /// The response is stored with its cookie, as RFC 9111's letter allows: only for an
+        /// origin whose cookies are the same for everyone.
+        case stored
+    }
+
     /// When a failed fetch may be answered with a stored, stale response.
     public enum OfflineFallback: Hashable, Sendable {
         /// Never: the transport's error propagates.
@@ -74,6 +100,9 @@ extension HTTPCache {
         /// How tags (surrogate keys) are read from responses for purging by tag: from
         /// `Surrogate-Key` and `Cache-Tag`, which are then removed, by default.
         public var tagging: Tagging
+        /// In a shared cache, what becomes of a response that sets a cookie: not stored, by
+        /// default (see ``SetCookieInSharedCache``). A private cache ignores it.
+        public var setCookieInSharedCache: SetCookieInSharedCache
 
         /// A configuration; every setting has a default (a private cache).
         public init(
@@ -88,7 +117,8 @@ extension HTTPCache {
             decodedResponsesLimit: Int = 32 << 20,
             logger: Logger? = nil,
             metricsFactory: (any MetricsFactory)? = nil,
-            tagging: Tagging = Tagging()
+            tagging: Tagging = Tagging(),
+            setCookieInSharedCache: SetCookieInSharedCache = .responseNotStored
         ) {
             self.mode = mode
             self.storagePolicies = storagePolicies
@@ -103,6 +133,7 @@ extension HTTPCache {
             self.logger = logger
             self.metricsFactory = metricsFactory
             self.tagging = tagging
+            self.setCookieInSharedCache = setCookieInSharedCache
         }
     }
 }

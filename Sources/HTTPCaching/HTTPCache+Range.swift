@@ -256,8 +256,11 @@ extension HTTPCache {
             return await storeIfAllowed(
                 combined, for: request, primaryKey: Self.partialKey(primaryKey), partialContent: true)
         }
-        await removeResource(Self.partialKey(primaryKey))
-        return await storeIfAllowed(combined, for: request, primaryKey: primaryKey)
+        // The part goes once the whole is kept: a whole the cache refuses (a cookie it sets, in
+        // a shared cache) leaves the part as it was.
+        let kept = await storeIfAllowed(combined, for: request, primaryKey: primaryKey)
+        if kept { await removeResource(Self.partialKey(primaryKey)) }
+        return kept
     }
 
     /// `exchange` (a 206) as the partial content it makes with the stored `part`: the two

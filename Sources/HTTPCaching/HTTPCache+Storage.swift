@@ -201,28 +201,53 @@ extension HTTPCache {
     }
 
     /// Why RFC 9111 §3 forbids storing `response` to `request` (counted), or nil.
+    /// Whether a shared cache keeps `Set-Cookie` out of what it stores (every choice but
+    /// ``SetCookieInSharedCache/stored``).
+    private var withholdsCookies: Bool {
+        configuration.mode == .shared && configuration.setCookieInSharedCache != .stored
+    }
+
+    /// Why `response` may not be stored, counted; nil when it may. `freshening`: a 304 or HEAD
+    /// response updates a stored one, whose copy then leaves out a cookie it sets
+    /// (``shapedForStorage(_:directives:body:request:responseTime:userInfo:freshening:)``) rather
+    /// than stay stale and revalidate on every request.
     private func reasonNotToStore(
-        _ response: HTTPResponse, directives: CacheControl, for request: HTTPRequest
+        _ response: HTTPResponse, directives: CacheControl, for request: HTTPRequest, freshening: Bool = false
     ) -> Storability.Reason? {
-        let reason = Storability.reasonNotToStore(
+        var reason = Storability.reasonNotToStore(
             request: request, requestDirectives: CacheControl(fieldValues: request.headerFields[values: .cacheControl]),
             response: response, directives: directives, shared: configuration.mode == .shared)
+        if reason == nil, !freshening, configuration.mode == .shared,
+            configuration.setCookieInSharedCache == .responseNotStored, response.headerFields[.setCookie] != nil,
+            // Withheld from the stored copy anyway (§5.2.2.4, §5.2.2.7): nothing to leak.
+            !(directives.privateFieldNames + directives.noCacheFieldNames).contains(where: {
+                $0.lowercased() == "set-cookie"
+            })
+        {
+            reason = .setCookie
+        }
         if let reason { counters.recordNotStorable(reason) }
         return reason
     }
 
     /// `response` as the cache keeps it (RFC 9111 §3.1): without hop-by-hop fields, without the
     /// fields `directives` name in `no-cache="…"` (and, in a shared cache, `private="…"`), which
-    /// must not be reused without revalidation (§5.2.2.4, §5.2.2.7), with a `Date`, then shaped
-    /// by the store hooks.
+    /// must not be reused without revalidation (§5.2.2.4, §5.2.2.7), without `Set-Cookie` in a
+    /// shared cache told so (``HTTPCache/SetCookieInSharedCache/storedWithoutCookie``) or, unless
+    /// told ``HTTPCache/SetCookieInSharedCache/stored``, when `freshening` (the cookie a 304 sets
+    /// is its visitor's, and one the stored copy kept from before goes with it), with a `Date`,
+    /// then shaped by the store hooks.
     private func shapedForStorage(
         _ response: HTTPResponse, directives: CacheControl, body: Data, request: HTTPRequest, responseTime: Date,
-        userInfo: [String: String]
+        userInfo: [String: String], freshening: Bool = false
     ) -> StoreHook.Candidate {
         var response = response
         response.headerFields = HopByHop.removing(from: response.headerFields)
-        let withheld =
+        var withheld =
             directives.noCacheFieldNames + (configuration.mode == .shared ? directives.privateFieldNames : [])
+        if withholdsCookies, freshening || configuration.setCookieInSharedCache == .storedWithoutCookie {
+            withheld.append("set-cookie")
+        }
         for name in withheld {
             if let fieldName = HTTPField.Name(name) { response.headerFields[values: fieldName] = [] }
         }
@@ -250,13 +275,13 @@ extension HTTPCache {
         var request = request
         request.method = .get
         let directives = CacheControl(fieldValues: freshened.response.headerFields[values: .cacheControl])
-        if let reason = reasonNotToStore(freshened.response, directives: directives, for: request) {
+        if let reason = reasonNotToStore(freshened.response, directives: directives, for: request, freshening: true) {
             if reason == .noStore || reason == .varyStar { await removeResource(key) }
             return false
         }
         let candidate = shapedForStorage(
             freshened.response, directives: directives, body: freshened.body, request: request,
-            responseTime: freshened.responseTime, userInfo: freshened.userInfo)
+            responseTime: freshened.responseTime, userInfo: freshened.userInfo, freshening: true)
         guard candidate.storagePolicy != .notAllowed else {
             counters.recordRefusedByPolicy()
             await removeResource(key)

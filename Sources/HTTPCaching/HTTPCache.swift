@@ -408,14 +408,24 @@ public final class HTTPCache: Sendable {
             "\(request.method) \(HTTPCacheKey.normalizedURI(of: request) ?? "")\n"
             + request.headerFields.map { "\($0.name.canonicalName): \($0.value)" }.joined(separator: "\n")
         let tagging = configuration.tagging
-        let (exchange, joined) = try await inFlight.run(key: key) {
+        let perform: @Sendable () async throws -> Exchange = {
             let requestTime = clock.now()
             var (response, responseBody) = try await transport(request, body)
             let tags = tagging.take(from: &response)
             return Exchange(
                 response: response, body: responseBody, requestTime: requestTime, responseTime: clock.now(), tags: tags)
         }
-        if joined { counters.recordCoalesced() }
+        let (exchange, joined) = try await inFlight.run(key: key, perform)
+        guard joined else { return exchange }
+        counters.recordCoalesced()
+        // The cookie the origin set answers the visitor whose request made the exchange: a
+        // shared cache that would not store it does not hand it to the others either, who fetch
+        // again (as nginx's cache lock does).
+        if configuration.mode == .shared, configuration.setCookieInSharedCache != .stored,
+            exchange.response.headerFields[.setCookie] != nil
+        {
+            return try await perform()
+        }
         return exchange
     }
 

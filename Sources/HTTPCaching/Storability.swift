@@ -25,6 +25,11 @@ public enum Storability {
         case noFreshnessInformation
         /// `must-understand` with a status code the cache does not know (§5.2.2.3).
         case mustUnderstand
+        /// A shared cache and a response that sets a cookie, under
+        /// ``HTTPCache/SetCookieInSharedCache/responseNotStored`` (the default). Not a rule of
+        /// RFC 9111: the engine's choice, decided by ``HTTPCache``, not by
+        /// ``reasonNotToStore(request:requestDirectives:response:directives:shared:)``.
+        case setCookie
     }
 
     /// `nil` when `response` to `request` may be stored, or why not.

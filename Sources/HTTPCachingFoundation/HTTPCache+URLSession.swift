@@ -19,8 +19,8 @@ extension HTTPCache {
     /// one answers another URL than the request's, so it is returned with `Cache-Control:
     /// no-store` (replacing the field) and is not stored under the request's key; a revalidation
     /// answered 304 that way is sent again without its validators, since the 304 confirmed
-    /// another resource. ``data(for:session:)`` does
-    /// better: it follows each redirect through the cache, under each hop's own key.
+    /// another resource. ``data(for:session:followingRedirects:)`` does better: it follows each
+    /// redirect through the cache, under each hop's own key.
     public static func urlSessionTransport(_ session: URLSession) -> Transport {
         urlSessionTransport(session, followingRedirects: true)
     }

@@ -66,6 +66,26 @@ struct ProxyCommand: AsyncParsableCommand {
 
     @Option(
         help:
+            "What the shared cache does with a response that sets a cookie: not-stored (the default: one visitor's cookie must not reach the next, as nginx and Varnish decide), stored-without-cookie, or stored (RFC 9111's letter). A private cache stores them."
+    )
+    var setCookie: SetCookieArgument = .notStored
+
+    enum SetCookieArgument: String, ExpressibleByArgument {
+        case notStored = "not-stored"
+        case storedWithoutCookie = "stored-without-cookie"
+        case stored
+
+        var choice: HTTPCache.SetCookieInSharedCache {
+            switch self {
+            case .notStored: .responseNotStored
+            case .storedWithoutCookie: .storedWithoutCookie
+            case .stored: .stored
+            }
+        }
+    }
+
+    @Option(
+        help:
             "The targeted cache-control field (RFC 9213) obeyed instead of Cache-Control (default: CDN-Cache-Control, except with --private)."
     )
     var targetedCacheControl: String?
@@ -138,6 +158,7 @@ struct ProxyCommand: AsyncParsableCommand {
         var cacheConfiguration = HTTPCache.Configuration(
             mode: self.private ? .private : .shared, isConnectivityError: HTTPCache.isAsyncHTTPClientConnectivityError)
         cacheConfiguration.logger = logger
+        cacheConfiguration.setCookieInSharedCache = setCookie.choice
         cacheConfiguration.storagePolicies = try storagePolicyTable()
         var largestEntry = 0
         for tier in tiers { largestEntry = max(largestEntry, (try? await tier.usage().maxEntryBytes) ?? 0) }

@@ -137,6 +137,7 @@ struct ProxyFailureTests {
             (["--upstream", "http://127.0.0.1:1", "--upstream-timeout", "1e10"], "--upstream-timeout"),
             (["--upstream", "http://127.0.0.1:1", "--upstream-timeout", "0"], "--upstream-timeout"),
             (["--upstream", "http://127.0.0.1:1", "--upstream-timeout", "nan"], "--upstream-timeout"),
+            (["--upstream", "http://127.0.0.1:1", "--set-cookie", "sometimes"], "--set-cookie"),
         ]
         for (arguments, expected) in cases {
             let (status, message, _) = try ProxyProcess.refusal(arguments)
