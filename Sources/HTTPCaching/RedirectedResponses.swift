@@ -13,7 +13,7 @@ extension HTTPCache {
     /// (RFC 9111 §5.2.2.3). Unchanged when `finalURL` is nil or keys as `request` does (the
     /// default key: a configured key that ignores part of the URL is not consulted, so at worst a
     /// response is not stored).
-    package static func unstorableIfRedirected(
+    static func unstorableIfRedirected(
         _ response: HTTPResponse, for request: HTTPRequest, reachedAt finalURL: URL?
     ) -> HTTPResponse {
         guard isRedirected(request, to: finalURL) else { return response }
@@ -24,16 +24,32 @@ extension HTTPCache {
 
     /// Whether a client that followed redirects reached `finalURL`, another resource than
     /// `request`'s.
-    package static func isRedirected(_ request: HTTPRequest, to finalURL: URL?) -> Bool {
+    static func isRedirected(_ request: HTTPRequest, to finalURL: URL?) -> Bool {
         guard let finalURL else { return false }
         return !HTTPCacheKey.identifies(finalURL, sameAs: request)
+    }
+
+    /// Performs `request` with `exchange`, a client that may follow redirects and says where it
+    /// ended (`reached`, nil when it did not move), and returns the response as the engine may
+    /// store it: a 304 reached through a redirect is asked for again without validators (it
+    /// confirmed another resource), and what was reached elsewhere is marked
+    /// (``unstorableIfRedirected(_:for:reachedAt:)``). For transports built on such clients.
+    package static func exchangeFollowingRedirects(
+        _ request: HTTPRequest,
+        with exchange: (HTTPRequest) async throws -> (response: HTTPResponse, body: Data, reached: URL?)
+    ) async throws -> (HTTPResponse, Data) {
+        var result = try await exchange(request)
+        if result.response.status == .notModified, isRedirected(request, to: result.reached) {
+            result = try await exchange(withoutValidators(request))
+        }
+        return (unstorableIfRedirected(result.response, for: request, reachedAt: result.reached), result.body)
     }
 
     /// `request` without the validators a cache adds to revalidate (`If-None-Match`,
     /// `If-Modified-Since`). A transport whose client followed a revalidation's redirect and got
     /// 304 sends this instead: the 304 confirmed the validators of the page redirected to, not of
     /// the stored response, and must not refresh it.
-    package static func withoutValidators(_ request: HTTPRequest) -> HTTPRequest {
+    static func withoutValidators(_ request: HTTPRequest) -> HTTPRequest {
         var unconditional = request
         unconditional.headerFields[.ifNoneMatch] = nil
         unconditional.headerFields[.ifModifiedSince] = nil

@@ -26,24 +26,19 @@ extension HTTPCache {
         _ client: HTTPClient, timeout: TimeAmount = .seconds(30), maximumBodySize: Int = 64 << 20
     ) -> Transport {
         { request, body in
-            func exchange(_ request: HTTPRequest) async throws -> (HTTPClientResponse, reached: URL?) {
+            // A client following redirects (AsyncHTTPClient's default) answers with the last hop's
+            // response: not to be stored under the first URL, nor to revalidate it.
+            try await exchangeFollowingRedirects(request) { request in
                 guard let outgoing = clientRequest(for: request, body: body) else {
                     throw HTTPCacheError(.invalidRequest, "the request has no absolute URL: \(request)")
                 }
                 let response = try await client.execute(outgoing, timeout: timeout)
-                // A client following redirects (AsyncHTTPClient's default) answers with the last
-                // hop's response: not to be stored under the first URL, nor to revalidate it.
-                return (response, response.history.count > 1 ? response.url : nil)
+                let bytes = try await response.body.collect(upTo: maximumBodySize)
+                return (
+                    responseHead(of: response), Data(bytes.readableBytesView),
+                    response.history.count > 1 ? response.url : nil
+                )
             }
-            var (response, reached) = try await exchange(request)
-            if response.status == .notModified, isRedirected(request, to: reached) {
-                (response, reached) = try await exchange(withoutValidators(request))
-            }
-            let bytes = try await response.body.collect(upTo: maximumBodySize)
-            return (
-                unstorableIfRedirected(responseHead(of: response), for: request, reachedAt: reached),
-                Data(bytes.readableBytesView)
-            )
         }
     }
 

@@ -32,7 +32,7 @@ extension HTTPCache {
     /// response it reaches is marked as ``urlSessionTransport(_:)`` marks it.
     static func urlSessionTransport(_ session: URLSession, followingRedirects: Bool) -> Transport {
         { request, body in
-            func exchange(_ request: HTTPRequest) async throws -> (HTTPResponse, Data, reached: URL?) {
+            try await exchangeFollowingRedirects(request) { request in
                 guard var urlRequest = URLRequest(httpRequest: request) else {
                     throw HTTPCacheError(.invalidRequest, "the request has no absolute URL: \(request)")
                 }
@@ -52,12 +52,6 @@ extension HTTPCache {
                 // Compared with what was sent first: the keys only when the URLs differ at all.
                 return (httpResponse, data, httpURLResponse.url == urlRequest.url ? nil : httpURLResponse.url)
             }
-            var (response, data, reached) = try await exchange(request)
-            if response.status == .notModified, isRedirected(request, to: reached) {
-                // The 304 confirmed the validators of the page redirected to, not the stored one's.
-                (response, data, reached) = try await exchange(withoutValidators(request))
-            }
-            return (unstorableIfRedirected(response, for: request, reachedAt: reached), data)
         }
     }
 

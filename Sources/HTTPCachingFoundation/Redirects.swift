@@ -14,7 +14,7 @@ import FoundationNetworking
 /// the login page under `/account` and answer `/account` with it for five minutes. So the
 /// adapters ask the session not to follow (``RedirectRefusal``) and follow each hop through the
 /// cache themselves (``HTTPCache/data(for:session:)``), each under its own key; where a session
-/// follows anyway, the response is not stored (`HTTPCache.unstorableIfRedirected`).
+/// follows anyway, the response is not stored (`HTTPCache.exchangeFollowingRedirects`).
 enum Redirects {
     /// How many redirects one load follows before failing with `httpTooManyRedirects`, as
     /// URLSession does.
