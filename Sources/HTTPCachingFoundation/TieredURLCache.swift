@@ -233,40 +233,30 @@ public final class TieredURLCache: URLCache, @unchecked Sendable {
             userInfo: candidate.userInfo, storagePolicy: policy, storedAt: now, varying: varying, body: candidate.body)
         guard let encoded = try? record.encode() else { return [] }
         let entry = CacheEntry(value: encoded, storedAt: now)
-        var outcomes: [(tierName: String, outcome: StoreOutcome)] = []
-        for tier in storage.tiers {
+        // The local tiers now, through the cache (so that a lookup racing this write, or a
+        // suspension of the upper tiers, cannot leave an older value above), a network tier in
+        // the background: it cannot be reached without suspending. Failures are counted by the
+        // tier.
+        let report = storage.storeLocally(entry, forKey: key, policy: policy)
+        for tier in storage.tiers where !(tier is any LocalCacheTier) {
             let permitted = policy.permits(tier.medium)
-            if let local = tier as? any LocalCacheTier {
+            Task.detached {
                 if permitted {
-                    if let outcome = try? Self.storeLocally(entry, key, in: local) {
-                        outcomes.append((tier.name, outcome))
-                    }
+                    _ = try? await tier.store(entry, forKey: key)
                 } else {
-                    try? Self.removeLocally(key, from: local)
-                }
-            } else {
-                // A network tier cannot be reached without suspending: write (or, under a
-                // narrower policy, remove) in the background. Failures are counted by the tier.
-                Task.detached {
-                    if permitted {
-                        _ = try? await tier.store(entry, forKey: key)
-                    } else {
-                        try? await tier.removeEntry(forKey: key)
-                    }
+                    try? await tier.removeEntry(forKey: key)
                 }
             }
         }
-        return outcomes
-    }
-
-    private static func storeLocally(
-        _ entry: CacheEntry, _ key: CacheKey, in tier: any LocalCacheTier
-    ) throws -> StoreOutcome {
-        try tier.store(entry, forKey: key)
-    }
-
-    private static func removeLocally(_ key: CacheKey, from tier: any LocalCacheTier) throws {
-        try tier.removeEntry(forKey: key)
+        // A tier the policy excludes, or that failed (counted in its statistics), is not listed.
+        return report.outcomes.compactMap { tierName, outcome in
+            switch outcome {
+            case .stored: (tierName, .stored)
+            case .refused(.policy): nil
+            case .refused(let reason): (tierName, .refused(reason))
+            case .failed: nil
+            }
+        }
     }
 
     private static func stringUserInfo(_ userInfo: [AnyHashable: Any]?) -> [String: String] {

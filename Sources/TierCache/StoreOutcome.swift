@@ -1,7 +1,8 @@
 /// What a tier did with an entry it was asked to store.
 ///
 /// A refusal is not an error: the tier is healthy and the caller's data simply does not belong
-/// there. Every refusal is counted in the tier's ``TierStatistics``.
+/// there. Every refusal is counted in the tier's ``TierStatistics``, but a suspension's
+/// (``RefusalReason/suspended``: see ``TieredCache/suspendedTiers``).
 public enum StoreOutcome: Hashable, Sendable {
     /// The entry is stored (replacing any previous entry under the key).
     case stored
@@ -31,6 +32,9 @@ public enum RefusalReason: Hashable, Sendable, CustomStringConvertible {
     /// store's map stayed full after evicting. Entries already stored stay readable, and the tier
     /// stores again by itself once space returns. `detail` says which.
     case outOfSpace(detail: String)
+    /// The tier is suspended: its ``TieredCache`` skips it for now, because what keeps it coherent
+    /// with a shared tier below cannot (``TieredCache/suspendTiers(above:)``).
+    case suspended
 
     /// The reason in words, with its figures.
     public var description: String {
@@ -39,6 +43,7 @@ public enum RefusalReason: Hashable, Sendable, CustomStringConvertible {
         case .policy(let policy): "storage policy \(policy) excludes this tier"
         case .alreadyExpired: "already expired"
         case .outOfSpace(let detail): "out of space: \(detail)"
+        case .suspended: "suspended: the tier cannot be kept coherent now"
         }
     }
 }

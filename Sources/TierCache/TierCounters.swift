@@ -74,8 +74,8 @@ public final class TierCounters: Sendable {
         metrics?.stored.increment()
     }
 
-    /// Counts the outcome of a store. Refusals by ``RefusalReason/policy(_:)`` are left to the
-    /// ``TieredCache``, which decides them.
+    /// Counts the outcome of a store. Refusals by ``RefusalReason/policy(_:)`` and
+    /// ``RefusalReason/suspended`` are left to the ``TieredCache``, which decides them.
     @inline(__always)
     public func record(_ outcome: StoreOutcome) {
         switch outcome {
@@ -91,7 +91,7 @@ public final class TierCounters: Sendable {
         case .refused(.outOfSpace):
             refusedOutOfSpace.wrappingAdd(1, ordering: .relaxed)
             metrics?.refusedOutOfSpace.increment()
-        case .refused(.policy):
+        case .refused(.policy), .refused(.suspended):
             break
         }
     }

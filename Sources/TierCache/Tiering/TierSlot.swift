@@ -54,6 +54,34 @@ final class TierSlot: Sendable {
         guard streak.noteSuccess() else { return }
         logger?.notice("tier recovered", metadata: ["tier": "\(tier.name)"])
     }
+
+    /// What a write reports for this tier, given what its store did: a failure is counted.
+    func stored(_ result: Result<StoreOutcome, any Error>) -> TieredCache.StoreReport.Outcome {
+        switch result {
+        case .success(.stored):
+            succeeded()
+            return .stored
+        case .success(.refused(let reason)):
+            succeeded()
+            return .refused(reason)
+        case .failure(let error):
+            failed(error, during: "store")
+            return .failed(TieredCache.tierError(error))
+        }
+    }
+
+    /// What a write this tier refused (`refusal`) reports, given what removing the key's older
+    /// entry did: if that failed, the older entry may outlive the write, and the tier failed.
+    func removedForRefusal(
+        _ refusal: RefusalReason, _ removal: Result<Void, any Error>
+    ) -> TieredCache.StoreReport.Outcome {
+        switch removal {
+        case .success: return .refused(refusal)
+        case .failure(let error):
+            failed(error, during: "removal")
+            return .failed(TieredCache.tierError(error))
+        }
+    }
 }
 
 /// A ``TieredCache``'s own metric handles: cache-wide lookups and their duration.

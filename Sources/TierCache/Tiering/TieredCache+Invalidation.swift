@@ -46,23 +46,35 @@ extension TieredCache {
     /// changed.
     package var changeCount: UInt64 { invalidations.mark() }
 
-    /// After a promotion from position `index`: removes what it stored above when `key` was
-    /// invalidated since `mark` (the entry promoted may be the old value).
-    func undoPromotionIfInvalidated(_ key: CacheKey, since mark: UInt64, above index: Int) async {
-        guard invalidations.wasInvalidated(key, since: mark) else { return }
-        for slot in slots.prefix(index) {
+    /// After a promotion from position `index`, or a write (`mark` `nil`, `index` the tier
+    /// count): removes what it stored above when `key` was invalidated since `mark` (the entry
+    /// promoted may be the old value), or from the tiers a suspension that began since `suspended`
+    /// names (no invalidation would reach it there).
+    func undoPromotionIfInvalidated(
+        _ key: CacheKey, since mark: UInt64?, _ suspended: TierSuspension.Snapshot, above index: Int
+    ) async {
+        for slot in slots.prefix(tiersToUndo(key, since: mark, suspended, above: index)) {
             do { try await Self.remove(key, from: slot) } catch { slot.failed(error, during: "invalidation") }
         }
     }
 
-    /// ``undoPromotionIfInvalidated(_:since:above:)`` for the local tiers a synchronous promotion
-    /// wrote to.
-    func undoLocalPromotionIfInvalidated(_ key: CacheKey, since mark: UInt64, above index: Int) {
-        guard invalidations.wasInvalidated(key, since: mark) else { return }
-        for slot in slots.prefix(index) {
+    /// ``undoPromotionIfInvalidated(_:since:_:above:)`` for the local tiers a synchronous
+    /// promotion or write stored in.
+    func undoLocalPromotionIfInvalidated(
+        _ key: CacheKey, since mark: UInt64?, _ suspended: TierSuspension.Snapshot, above index: Int
+    ) {
+        for slot in slots.prefix(tiersToUndo(key, since: mark, suspended, above: index)) {
             guard let local = slot.local else { continue }
             do { try local.removeEntry(forKey: key) } catch { slot.failed(error, during: "invalidation") }
         }
+    }
+
+    /// How many tiers from the top a promotion or write must remove `key` from again.
+    private func tiersToUndo(
+        _ key: CacheKey, since mark: UInt64?, _ suspended: TierSuspension.Snapshot, above index: Int
+    ) -> Int {
+        if let mark, invalidations.wasInvalidated(key, since: mark) { return index }
+        return min(index, suspension.tiersSuspended(since: suspended))
     }
 
     /// Removes `key` from `slot`'s tier, synchronously when it is local.

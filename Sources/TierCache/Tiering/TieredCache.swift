@@ -63,6 +63,8 @@ public final class TieredCache: Sendable {
     private let metrics: TieredCacheMetrics?
     /// What ``invalidate(_:above:)`` removed lately, for the promotions racing it.
     let invalidations = InvalidationLog()
+    /// The tiers at the top skipped for now (``suspendTiers(above:)``).
+    let suspension = TierSuspension()
     /// The storage policy used by ``store(_:forKey:url:)``.
     public let policyTable: StoragePolicyTable
 
@@ -111,7 +113,9 @@ public final class TieredCache: Sendable {
 
     private func lookupUntimed(_ key: CacheKey, from firstTier: Int) async -> Hit? {
         let mark = invalidations.mark()
-        for index in min(max(0, firstTier), slots.count)..<slots.count {
+        let suspended = suspension.snapshot()
+        let skipped = min(suspended.suspendedTiers, slots.count)
+        for index in min(max(skipped, firstTier), slots.count)..<slots.count {
             let slot = slots[index]
             let found: CacheEntry?
             do {
@@ -127,10 +131,10 @@ public final class TieredCache: Sendable {
             }
             slot.succeeded()
             guard let entry = found else { continue }
-            for above in slots[..<index] where Self.mayPromote(from: slot.tier.medium, to: above.tier.medium) {
+            for above in slots[skipped..<index] where Self.mayPromote(from: slot.tier.medium, to: above.tier.medium) {
                 await storeIgnoringFailure(entry, forKey: key, in: above)
             }
-            if index > 0 { await undoPromotionIfInvalidated(key, since: mark, above: index) }
+            if index > skipped { await undoPromotionIfInvalidated(key, since: mark, suspended, above: index) }
             return Hit(entry: entry, tierIndex: index, tierName: slot.tier.name)
         }
         return nil
@@ -166,9 +170,10 @@ public final class TieredCache: Sendable {
     }
 
     private func localReadUntimed(_ key: CacheKey, tiers: Range<Int>?) -> (entry: CacheEntry, tierIndex: Int)? {
-        let range = (tiers ?? 0..<slots.count).clamped(to: 0..<slots.count)
         let mark = invalidations.mark()
-        for index in range {
+        let suspended = suspension.snapshot()
+        let skipped = min(suspended.suspendedTiers, slots.count)
+        for index in (tiers ?? 0..<slots.count).clamped(to: skipped..<slots.count) {
             let slot = slots[index]
             guard let tier = slot.local else { continue }
             let found: CacheEntry?
@@ -180,12 +185,12 @@ public final class TieredCache: Sendable {
             }
             slot.succeeded()
             guard let entry = found else { continue }
-            if index > 0 {
-                for above in slots[..<index] where Self.mayPromote(from: tier.medium, to: above.tier.medium) {
+            if index > skipped {
+                for above in slots[skipped..<index] where Self.mayPromote(from: tier.medium, to: above.tier.medium) {
                     guard let local = above.local else { continue }
                     do { _ = try local.store(entry, forKey: key) } catch { above.failed(error, during: "promotion") }
                 }
-                undoLocalPromotionIfInvalidated(key, since: mark, above: index)
+                undoLocalPromotionIfInvalidated(key, since: mark, suspended, above: index)
             }
             return (entry, index)
         }
@@ -209,42 +214,66 @@ public final class TieredCache: Sendable {
 
     // MARK: Writing
 
-    /// Stores `entry` in every tier that `policy` permits.
+    /// Stores `entry` in every tier that `policy` permits (and that is not suspended:
+    /// ``suspendTiers(above:)``).
     @discardableResult
     public func store(_ entry: CacheEntry, forKey key: CacheKey, policy: StoragePolicy) async -> StoreReport {
-        await changing(key) { await storeInEveryTier(entry, forKey: key, policy: policy) }
+        await changing(key) {
+            let suspended = suspension.snapshot()
+            var outcomes: [(tierName: String, outcome: StoreReport.Outcome)] = []
+            outcomes.reserveCapacity(slots.count)
+            for (index, slot) in slots.enumerated() {
+                let outcome: StoreReport.Outcome
+                if let refusal = refusal(of: slot, at: index, policy, suspended) {
+                    // An older entry stored under a wider policy, or before a suspension, must not
+                    // outlive this write.
+                    outcome = slot.removedForRefusal(
+                        refusal, await Result.of { try await slot.tier.removeEntry(forKey: key) })
+                } else {
+                    outcome = slot.stored(await Result.of { try await slot.tier.store(entry, forKey: key) })
+                }
+                outcomes.append((slot.tier.name, outcome))
+            }
+            await undoPromotionIfInvalidated(key, since: nil, suspended, above: slots.count)
+            return StoreReport(outcomes: outcomes)
+        }
     }
 
-    private func storeInEveryTier(_ entry: CacheEntry, forKey key: CacheKey, policy: StoragePolicy) async -> StoreReport
-    {
-        var outcomes: [(tierName: String, outcome: StoreReport.Outcome)] = []
-        outcomes.reserveCapacity(slots.count)
-        for slot in slots {
-            guard policy.permits(slot.tier.medium) else {
-                slot.recordRefusalByPolicy()
-                // An older entry stored under a wider policy must not outlive this write; if it
-                // may have, the report says the tier failed, not only that the policy refused it.
-                do {
-                    try await slot.tier.removeEntry(forKey: key)
-                    outcomes.append((slot.tier.name, .refused(.policy(policy))))
-                } catch {
-                    slot.failed(error, during: "removal")
-                    outcomes.append((slot.tier.name, .failed(Self.tierError(error))))
+    /// Stores `entry` in the ``LocalCacheTier``s that `policy` permits, without awaiting: for
+    /// synchronous callers, which write the other tiers (a network tier) themselves. The report
+    /// names the local tiers only.
+    @discardableResult
+    public func storeLocally(_ entry: CacheEntry, forKey key: CacheKey, policy: StoragePolicy) -> StoreReport {
+        changingLocally(key) {
+            let suspended = suspension.snapshot()
+            var outcomes: [(tierName: String, outcome: StoreReport.Outcome)] = []
+            for (index, slot) in slots.enumerated() {
+                guard let local = slot.local else { continue }
+                let outcome: StoreReport.Outcome
+                if let refusal = refusal(of: slot, at: index, policy, suspended) {
+                    outcome = slot.removedForRefusal(
+                        refusal, Result { () throws -> Void in try local.removeEntry(forKey: key) })
+                } else {
+                    outcome = slot.stored(Result { () throws -> StoreOutcome in try local.store(entry, forKey: key) })
                 }
-                continue
+                outcomes.append((slot.tier.name, outcome))
             }
-            do {
-                switch try await slot.tier.store(entry, forKey: key) {
-                case .stored: outcomes.append((slot.tier.name, .stored))
-                case .refused(let reason): outcomes.append((slot.tier.name, .refused(reason)))
-                }
-                slot.succeeded()
-            } catch {
-                slot.failed(error, during: "store")
-                outcomes.append((slot.tier.name, .failed(Self.tierError(error))))
-            }
+            undoLocalPromotionIfInvalidated(key, since: nil, suspended, above: slots.count)
+            return StoreReport(outcomes: outcomes)
         }
-        return StoreReport(outcomes: outcomes)
+    }
+
+    /// Why a write does not store in `slot` (at `index`), or `nil` when it does. A refusal by
+    /// policy is counted.
+    private func refusal(
+        of slot: TierSlot, at index: Int, _ policy: StoragePolicy, _ suspended: TierSuspension.Snapshot
+    ) -> RefusalReason? {
+        if index < suspended.suspendedTiers { return .suspended }
+        guard policy.permits(slot.tier.medium) else {
+            slot.recordRefusalByPolicy()
+            return .policy(policy)
+        }
+        return nil
     }
 
     /// Stores `entry` under the policy that ``policyTable`` gives `url`'s scheme.
@@ -337,5 +366,12 @@ public final class TieredCache: Sendable {
             reports.append((slot.tier.name, statistics))
         }
         return reports
+    }
+}
+
+extension Result where Failure == any Error {
+    /// `init(catching:)` for an async body.
+    fileprivate static func of(_ body: () async throws -> Success) async -> Self {
+        do { return .success(try await body()) } catch { return .failure(error) }
     }
 }

@@ -22,6 +22,10 @@ import NIOCore
 ///   emptied again once tracking is back.
 /// - What the upper tiers held before tracking began (a disk tier kept from the last run) is
 ///   emptied at the first subscription, under the same setting.
+/// - Under that setting, while no invalidation can be received (before the first subscription,
+///   after a loss, and after ``run()`` returns) the upper tiers are suspended
+///   (`TieredCache.suspendTiers(above:)`): lookups answer from Redis, and nothing is stored
+///   above it that no invalidation would reach.
 /// - A malformed push, a push of an unknown kind, a `FLUSHALL`, or a key that is not one of the
 ///   tier's empties the upper tiers, and is counted.
 ///
@@ -190,6 +194,10 @@ public final class RedisCoherence: Sendable {
 
     /// Subscribes to invalidations and applies them until the task is cancelled, subscribing
     /// again after every loss. Returns when cancelled.
+    ///
+    /// With ``Configuration/AfterLoss/flushUpperTiers`` the upper tiers are used only while
+    /// invalidations are received, and stay suspended when this returns: call
+    /// `TieredCache.resumeTiers()` to use them without coherence.
     public func run() async {
         if configuration.tracking == .keysRead, configuration.afterLoss == .flushUpperTiers {
             // A write that did not reach Redis is not kept above it: nobody would be told of the
@@ -205,6 +213,9 @@ public final class RedisCoherence: Sendable {
             }
         }
         defer { tier.tracking.stop() }
+        // Until invalidations are received, nothing above Redis is fed a value no invalidation
+        // would reach; lookups answer from Redis. The tiers stay suspended when this returns.
+        if configuration.afterLoss == .flushUpperTiers { cache.suspendTiers(above: tierIndex) }
         var delay = configuration.reconnectDelay
         // Once per loss: the attempts that fail while Redis stays away find nothing new to drop
         // (what this process stores meanwhile is emptied when tracking is back).
@@ -223,6 +234,9 @@ public final class RedisCoherence: Sendable {
                     metadata: ["reason": "\(reason)"])
                 if wasSubscribed { flushedSinceSubscribed = false }
                 if configuration.afterLoss == .flushUpperTiers, !flushedSinceSubscribed {
+                    // Suspended first: what a lookup promotes after the flush would be stale
+                    // without bound while subscribing keeps failing.
+                    cache.suspendTiers(above: tierIndex)
                     await flush(.trackingLost, detail: reason)
                     flushedSinceSubscribed = true
                 }
@@ -261,7 +275,10 @@ public final class RedisCoherence: Sendable {
         }
         emit(.subscribed(nodes))
         // What the upper tiers hold from before now was not covered by these subscriptions.
-        if configuration.afterLoss == .flushUpperTiers { await flush(.trackingBegan) }
+        if configuration.afterLoss == .flushUpperTiers {
+            await flush(.trackingBegan)
+            cache.resumeTiers()
+        }
 
         let connections = subscriptions.map(\.connection)
         let streams = subscriptions.map(\.pushes)

@@ -85,12 +85,12 @@ final class TrackingRedirect: Sendable {
     }
 
     /// The command that brings a connection to `endpoint` up to date after a change: tracking
-    /// redirected to its node's tracking connection, or off (which a connection that never
-    /// tracked accepts too).
-    func command(for endpoint: RedisEndpoint) -> [[UInt8]] {
+    /// redirected to its node's tracking connection (`redirecting`), or off (which a connection
+    /// that never tracked accepts too).
+    func command(for endpoint: RedisEndpoint) -> (arguments: [[UInt8]], redirecting: Bool) {
         guard let id = targets.withLock({ $0.ids[Node(endpoint)] }) else {
-            return ["CLIENT", "TRACKING", "OFF"].map { Array($0.utf8) }
+            return (["CLIENT", "TRACKING", "OFF"].map { Array($0.utf8) }, false)
         }
-        return ["CLIENT", "TRACKING", "ON", "REDIRECT", String(id)].map { Array($0.utf8) }
+        return (["CLIENT", "TRACKING", "ON", "REDIRECT", String(id)].map { Array($0.utf8) }, true)
     }
 }

@@ -11,8 +11,10 @@ enum RedisReplyTarget {
     /// A read whose bulk strings are records, decoded in the receive buffer.
     case records(RedisRecordsTarget)
     /// The connection's own `CLIENT TRACKING` command (see ``TrackingRedirect``): the handler
-    /// reads its reply.
-    case trackingChange
+    /// reads its reply. A refused redirect fails the reads behind it (no invalidation of theirs
+    /// would reach the coherence); a refused `OFF` does not (a server that refuses `CLIENT`, by
+    /// ACL, never tracked the connection, and a read tracked for nobody is still right).
+    case trackingChange(redirecting: Bool)
 
     func complete(_ result: Result<RESPValue, RedisError>) {
         switch self {
@@ -157,8 +159,9 @@ final class RedisCommandHandler: ChannelInboundHandler {
             if generation != trackingGeneration {
                 trackingGeneration = generation
                 trackingRefusal = nil
+                let change = tracking.redirect.command(for: tracking.endpoint)
                 enqueue(
-                    tracking.redirect.command(for: tracking.endpoint), deadline: deadline, reply: .trackingChange,
+                    change.arguments, deadline: deadline, reply: .trackingChange(redirecting: change.redirecting),
                     context: context)
             } else if let refusal = trackingRefusal {
                 reply.complete(.failure(Self.untracked(refusal)))
@@ -267,8 +270,8 @@ final class RedisCommandHandler: ChannelInboundHandler {
                 guard let next = pending.popFirst() else {
                     throw RedisError.protocolViolation("a reply nobody asked for")
                 }
-                if case .trackingChange = next.reply {
-                    if case .error(let message) = value { trackingRefusal = message }
+                if case .trackingChange(let redirecting) = next.reply {
+                    if redirecting, case .error(let message) = value { trackingRefusal = message }
                 } else if let refusal = trackingRefusal {
                     next.reply.complete(.failure(Self.untracked(refusal)))
                 } else {
