@@ -91,8 +91,8 @@ extension HTTPCache {
             }
         }
         if directives.onlyIfCached {
-            // Nothing stored answers the range, and the origin may not be asked (RFC 9111 §5.2.1.7).
-            return HTTPCacheResponse(response: HTTPResponse(status: .gatewayTimeout), body: Data(), source: .cache)
+            // Nothing stored answers the range, and the origin may not be asked.
+            return unsatisfiable()
         }
         counters.recordMiss()
         let exchange = try await fetch(request, body: nil, transport: transport)

@@ -209,8 +209,7 @@ public final class HTTPCache: Sendable {
                 throw HTTPCacheError(
                     .notCached, "no stored response for \(primaryKey), and the cache policy forbids loading")
             }
-            // only-if-cached with nothing usable: 504 (RFC 9111 §5.2.1.7).
-            return HTTPCacheResponse(response: HTTPResponse(status: .gatewayTimeout), body: Data(), source: .cache)
+            return unsatisfiable()
         case .revalidate:
             if let stored {
                 return try await revalidate(
@@ -560,6 +559,13 @@ public final class HTTPCache: Sendable {
         var result = served(stored, source: .staleFallback, request: request, now: context.now)
         result.networkError = error
         return result
+    }
+
+    /// The answer when nothing stored answers the request and `only-if-cached` forbids the network:
+    /// 504 Gateway Timeout (RFC 9111 §5.2.1.7), counted as a miss.
+    func unsatisfiable() -> HTTPCacheResponse {
+        counters.recordMiss()
+        return HTTPCacheResponse(response: HTTPResponse(status: .gatewayTimeout), body: Data(), source: .unsatisfiable)
     }
 
     /// A stored response as sent to the caller: with `Age` (RFC 9111 §5.1), without a body for HEAD.

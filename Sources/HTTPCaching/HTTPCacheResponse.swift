@@ -15,9 +15,18 @@ public struct HTTPCacheResponse: Sendable {
         case staleWhileRevalidate
         /// The cache, stale, because the network failed (offline fallback or `stale-if-error`).
         case staleFallback
+        /// Neither: nothing stored could answer and the request forbade the network
+        /// (`Cache-Control: only-if-cached`), so the cache answered 504 Gateway Timeout itself
+        /// (RFC 9111 §5.2.1.7). A miss, not a hit.
+        case unsatisfiable
 
         /// Whether the body came from storage rather than over the network.
-        public var isFromCache: Bool { self != .network }
+        public var isFromCache: Bool {
+            switch self {
+            case .cache, .revalidated, .staleWhileRevalidate, .staleFallback: true
+            case .network, .unsatisfiable: false
+            }
+        }
 
         /// The source in words, for logs.
         public var description: String {
@@ -27,6 +36,7 @@ public struct HTTPCacheResponse: Sendable {
             case .revalidated: "cache (revalidated)"
             case .staleWhileRevalidate: "cache (stale while revalidating)"
             case .staleFallback: "cache (stale, network failed)"
+            case .unsatisfiable: "cache (nothing stored, only-if-cached: 504)"
             }
         }
     }

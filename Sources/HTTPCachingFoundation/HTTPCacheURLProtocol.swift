@@ -232,6 +232,8 @@ public final class HTTPCacheURLProtocol: URLProtocol {
         case .staleFallback:
             status.hit = true
             status.detail = "stale-network-failed"
+        case .unsatisfiable:
+            status.detail = "only-if-cached"
         case .network:
             status.forward = .uriMiss
             status.forwardStatus = result.response.status.code

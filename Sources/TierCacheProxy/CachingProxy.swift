@@ -393,6 +393,10 @@ public final class CachingProxy: Sendable {
             status.forward = .stale
             status.detail = "stale-on-error"
             outcome = .staleOnError
+        case .unsatisfiable:
+            // The proxy's own 504: neither a hit nor sent forward.
+            status.detail = "only-if-cached"
+            outcome = .error
         case .network:
             let requestDirectives = CacheControl(fieldValues: outgoing.headerFields[values: .cacheControl])
             if request.method != .get && request.method != .head {
@@ -406,7 +410,7 @@ public final class CachingProxy: Sendable {
             status.stored = result.wasStored
             outcome = .miss
         }
-        if result.source != .network || result.wasStored { status.ttl = timeToLive(of: result) }
+        if result.source.isFromCache || result.wasStored { status.ttl = timeToLive(of: result) }
         if forwarding.wantsKey { status.key = cache.configuration.key(outgoing) }
 
         // Hop-by-hop fields are gone already: the transport removes them from every origin

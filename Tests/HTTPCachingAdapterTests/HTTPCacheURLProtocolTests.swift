@@ -161,6 +161,13 @@ struct HTTPCacheURLProtocolTests {
         try await origin.stop()
     }
 
+    @Test("The cache's own 504 for only-if-cached is not labelled a hit")
+    func unsatisfiableIsNotAHit() {
+        let answer = HTTPCacheResponse(
+            response: HTTPResponse(status: .gatewayTimeout), body: Data(), source: .unsatisfiable)
+        #expect(HTTPCacheURLProtocol.cacheStatus(of: answer) == "TierCache;detail=only-if-cached")
+    }
+
     @Test("A redirect is followed inside the cache: the page is stored under its own URL, not the redirect's")
     func redirects() async throws {
         let origin = try await LoopbackOrigin.start()

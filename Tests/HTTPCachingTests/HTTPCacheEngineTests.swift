@@ -265,6 +265,8 @@ struct HTTPCacheEngineTests {
         let onlyIfCached = try await cache.response(
             for: request("https://example.com/a", [("Cache-Control", "only-if-cached")]), transport: origin.transport)
         #expect(onlyIfCached.response.status.code == 504)
+        #expect(onlyIfCached.source == .unsatisfiable && !onlyIfCached.source.isFromCache)
+        #expect(cache.statistics.hits == 0 && cache.statistics.misses == 1, "a miss, not a hit")
         origin.enqueue(ok([]))
         _ = try await cache.response(
             for: request(), cachePolicy: .reloadIgnoringLocalAndRemoteCacheData, transport: origin.transport)

@@ -299,6 +299,7 @@ struct HTTPCachePartialContentTests {
             for: request("https://example.com/a", [("Range", "bytes=0-7"), ("Cache-Control", "only-if-cached")]),
             transport: origin.transport)
         #expect(onlyIfCached.response.status.code == 504 && origin.received.count == 2)
+        #expect(onlyIfCached.source == .unsatisfiable)
         let noStore = try await cache.response(
             for: request("https://example.com/a", [("Range", "bytes=0-7"), ("Cache-Control", "no-store")]),
             transport: origin.transport)

@@ -31,6 +31,16 @@ struct CachingProxyTests {
         }
     }
 
+    @Test("RFC 9111 §5.2.1.7: only-if-cached with nothing stored is the proxy's own 504, not a hit")
+    func onlyIfCachedMiss() async throws {
+        try await withProxy { origin, proxy in
+            let answer = try await send(.GET, "\(proxy.url)/fresh", headers: [("Cache-Control", "only-if-cached")])
+            #expect(answer.status == 504)
+            #expect(answer.cacheStatus == "TierCache;detail=only-if-cached")
+            #expect(origin.count("/fresh") == 0)
+        }
+    }
+
     @Test("RFC 9111 §4.3.2: a client's conditional GET is answered 304 from storage")
     func clientConditionalFromStorage() async throws {
         try await withProxy { origin, proxy in
