@@ -11,9 +11,8 @@ enum RedisReplyTarget {
     /// A read whose bulk strings are records, decoded in the receive buffer.
     case records(RedisRecordsTarget)
     /// The connection's own `CLIENT TRACKING` command (see ``TrackingRedirect``): the handler
-    /// reads its reply. A refused redirect fails the reads behind it (no invalidation of theirs
-    /// would reach the coherence); a refused `OFF` does not (a server that refuses `CLIENT`, by
-    /// ACL, never tracked the connection, and a read tracked for nobody is still right).
+    /// reads its reply (``TrackingChanges``): a refused redirect fails the reads behind it (no
+    /// invalidation of theirs would reach the coherence), a refused `OFF` does not.
     case trackingChange(redirecting: Bool)
 
     func complete(_ result: Result<RESPValue, RedisError>) {
@@ -106,10 +105,7 @@ final class RedisCommandHandler: ChannelInboundHandler {
     }
 
     var tracking: Tracking?
-    /// The ``TrackingRedirect/generation`` last applied.
-    private var trackingGeneration = 0
-    /// The server's refusal of the last `CLIENT TRACKING` command, while it stands.
-    private var trackingRefusal: String?
+    private var trackingChanges = TrackingChanges()
 
     init(parser: RESPParser = RESPParser(), pushes: AsyncStream<RESPValue>.Continuation? = nil) {
         self.parser = parser
@@ -155,15 +151,12 @@ final class RedisCommandHandler: ChannelInboundHandler {
         _ arguments: [[UInt8]], deadline: NIODeadline, reply: RedisReplyTarget, context: ChannelHandlerContext
     ) {
         if let tracking {
-            let generation = tracking.redirect.generation
-            if generation != trackingGeneration {
-                trackingGeneration = generation
-                trackingRefusal = nil
+            if trackingChanges.needsChange(toward: tracking.redirect.generation) {
                 let change = tracking.redirect.command(for: tracking.endpoint)
                 enqueue(
                     change.arguments, deadline: deadline, reply: .trackingChange(redirecting: change.redirecting),
                     context: context)
-            } else if let refusal = trackingRefusal {
+            } else if let refusal = trackingChanges.standingRefusal {
                 reply.complete(.failure(Self.untracked(refusal)))
                 return
             }
@@ -248,7 +241,7 @@ final class RedisCommandHandler: ChannelInboundHandler {
         }
         do {
             replies: while var buffer = received, buffer.readableBytes > 0 {
-                if trackingRefusal == nil, case .records(let target)? = pending.first?.reply {
+                if trackingChanges.refusal == nil, case .records(let target)? = pending.first?.reply {
                     switch try parser.parseBulk(buffer) {
                     case .incomplete: break replies
                     case .parsed(let reply, let length):
@@ -271,8 +264,8 @@ final class RedisCommandHandler: ChannelInboundHandler {
                     throw RedisError.protocolViolation("a reply nobody asked for")
                 }
                 if case .trackingChange(let redirecting) = next.reply {
-                    if redirecting, case .error(let message) = value { trackingRefusal = message }
-                } else if let refusal = trackingRefusal {
+                    trackingChanges.answered(redirecting: redirecting, value)
+                } else if let refusal = trackingChanges.refusal {
                     next.reply.complete(.failure(Self.untracked(refusal)))
                 } else {
                     next.reply.complete(.success(value))
@@ -326,6 +319,7 @@ final class RedisCommandHandler: ChannelInboundHandler {
 
     private func failPending(_ error: RedisError) {
         outgoing = nil
+        trackingChanges.dropUnanswered()
         while let next = pending.popFirst() { next.reply.complete(.failure(error)) }
     }
 }
