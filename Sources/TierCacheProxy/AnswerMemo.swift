@@ -10,8 +10,12 @@ import NIOHTTP1
 /// preconditions, ranges, cache directives, credentials, the debug key), and only answers from a
 /// stored response without `Vary`. An entry is reused while the engine's
 /// `HTTPCache.storageGeneration` is unchanged (no store, revalidation or invalidation since)
-/// and at most until its `Age` would change, which is within one second. At most
-/// ``capacity`` entries; when full it starts over.
+/// and at most until its `Age` would change, which is within one second.
+///
+/// Its bodies are copies beside the tiers' own, so it is bounded in bytes as well as in entries:
+/// at most ``capacity`` entries and ``maximumBodyBytes`` of bodies, a body over an eighth of that
+/// is not kept (one answer would take the room of many), and a memo that would go over either
+/// bound starts over.
 final class AnswerMemo: Sendable {
     struct Entry: Sendable {
         var head: HTTPResponseHead
@@ -20,12 +24,20 @@ final class AnswerMemo: Sendable {
         var validUntil: ContinuousClock.Instant
     }
 
-    /// The most entries kept (each holds one response body, at most the proxy's cacheable size).
-    let capacity: Int
-    private let entries = Locked<[String: Entry]>([:])
+    private struct State {
+        var entries: [String: Entry] = [:]
+        var bodyBytes = 0
+    }
 
-    init(capacity: Int = 1024) {
+    /// The most entries kept.
+    let capacity: Int
+    /// The most bytes of bodies kept, all entries together.
+    let maximumBodyBytes: Int
+    private let state = Locked(State())
+
+    init(capacity: Int = 1024, maximumBodyBytes: Int = 32 << 20) {
         self.capacity = capacity
+        self.maximumBodyBytes = maximumBodyBytes
     }
 
     /// Request fields that make an answer specific to the request.
@@ -53,16 +65,28 @@ final class AnswerMemo: Sendable {
     }
 
     func answer(forKey key: String, generation: UInt64, now: ContinuousClock.Instant) -> Entry? {
-        entries.withLock { entries in
-            guard let entry = entries[key], entry.generation == generation, now < entry.validUntil else { return nil }
+        state.withLock { state in
+            guard let entry = state.entries[key], entry.generation == generation, now < entry.validUntil else {
+                return nil
+            }
             return entry
         }
     }
 
     func remember(_ entry: Entry, forKey key: String) {
-        entries.withLock { entries in
-            if entries.count >= capacity, entries[key] == nil { entries.removeAll(keepingCapacity: true) }
-            entries[key] = entry
+        let size = entry.body.readableBytes
+        guard size <= maximumBodyBytes / 8 else { return }
+        state.withLock { state in
+            if let replaced = state.entries.removeValue(forKey: key) { state.bodyBytes -= replaced.body.readableBytes }
+            if state.entries.count >= capacity || state.bodyBytes + size > maximumBodyBytes {
+                state.entries.removeAll(keepingCapacity: true)
+                state.bodyBytes = 0
+            }
+            state.entries[key] = entry
+            state.bodyBytes += size
         }
     }
+
+    /// The bytes of bodies kept now.
+    var bodyBytes: Int { state.withLock { $0.bodyBytes } }
 }

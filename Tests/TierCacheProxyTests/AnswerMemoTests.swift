@@ -58,6 +58,27 @@ struct AnswerMemoTests {
         #expect(memo.answer(forKey: "/c", generation: 1, now: now) != nil)
     }
 
+    @Test("The memo is bounded in body bytes: a large body is not kept, and one that would overflow starts it over")
+    func boundedInBytes() {
+        let memo = AnswerMemo(capacity: 100, maximumBodyBytes: 800)
+        func sized(_ bytes: Int) -> AnswerMemo.Entry {
+            var sized = entry(generation: 1, validFor: 1)
+            sized.body = ByteBuffer(repeating: 0x61, count: bytes)
+            return sized
+        }
+        memo.remember(sized(101), forKey: "/large")
+        #expect(memo.answer(forKey: "/large", generation: 1, now: now) == nil, "over an eighth of the budget")
+        #expect(memo.bodyBytes == 0)
+        for index in 0..<8 { memo.remember(sized(100), forKey: "/\(index)") }
+        #expect(memo.bodyBytes == 800 && memo.answer(forKey: "/7", generation: 1, now: now) != nil)
+        memo.remember(sized(50), forKey: "/7")
+        #expect(memo.bodyBytes == 750, "a replaced entry's body is no longer counted")
+        memo.remember(sized(60), forKey: "/next")
+        #expect(memo.bodyBytes == 60, "over the budget: started over")
+        #expect(memo.answer(forKey: "/0", generation: 1, now: now) == nil)
+        #expect(memo.answer(forKey: "/next", generation: 1, now: now) != nil)
+    }
+
     @Test("The engine's storage generation changes on stores and invalidations, not on hits")
     func storageGeneration() async throws {
         let cache = HTTPCache(storage: TieredCache(tiers: [try MemoryTier(capacity: 1 << 20)]))
