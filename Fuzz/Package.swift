@@ -37,6 +37,13 @@ let package = Package(
             ],
             swiftSettings: harness),
         .executableTarget(
+            name: "FuzzURLCacheRecord",
+            dependencies: [
+                "FuzzDriver", .product(name: "HTTPCachingFoundation", package: "TierCache"),
+                .product(name: "TierCache", package: "TierCache"),
+            ],
+            swiftSettings: harness),
+        .executableTarget(
             name: "FuzzRESP",
             dependencies: [
                 "FuzzDriver", .product(name: "TierCacheRedis", package: "TierCache"),
