@@ -114,7 +114,7 @@ public final class TieredCache: Sendable {
     private func lookupUntimed(_ key: CacheKey, from firstTier: Int) async -> Hit? {
         let mark = invalidations.mark()
         let suspended = suspension.snapshot()
-        let skipped = min(suspended.suspendedTiers, slots.count)
+        let skipped = suspended.suspendedTiers  // at most slots.count: suspendTiers clamps it
         for index in min(max(skipped, firstTier), slots.count)..<slots.count {
             let slot = slots[index]
             let found: CacheEntry?
@@ -172,7 +172,7 @@ public final class TieredCache: Sendable {
     private func localReadUntimed(_ key: CacheKey, tiers: Range<Int>?) -> (entry: CacheEntry, tierIndex: Int)? {
         let mark = invalidations.mark()
         let suspended = suspension.snapshot()
-        let skipped = min(suspended.suspendedTiers, slots.count)
+        let skipped = suspended.suspendedTiers  // at most slots.count: suspendTiers clamps it
         for index in (tiers ?? 0..<slots.count).clamped(to: skipped..<slots.count) {
             let slot = slots[index]
             guard let tier = slot.local else { continue }
