@@ -76,10 +76,50 @@ import Testing
     @Test func plainTakesIntegerOrStringKeysWithOptionalSizeAndTime() throws {
         let fixtures = try TraceFixtures()
         defer { fixtures.remove() }
-        let path = try fixtures.write("t.txt", text: "# a comment\n42\n/img/logo.png,2048\n\n42,10,99\n/img/logo.png")
-        let requests = try TraceFixtures.requests(path)
+        let sized = try fixtures.write(
+            "t.txt", text: "# a comment\n42,7\n/img/logo.png,2048\n\n42,10,99\n/img/logo.png,3")
+        let requests = try TraceFixtures.requests(sized)
         #expect(requests.map(\.key)[0] == 42 && requests[2] == TraceRequest(key: 42, size: 10, timestamp: 99))
-        #expect(requests[1].key == requests[3].key && requests[1].size == 2048 && requests[3].size == 1)
+        #expect(requests[1].key == requests[3].key && requests[1].size == 2048 && requests[3].size == 3)
+        let keysOnly = try fixtures.write("k.txt", text: "42\n/img/logo.png\n42\n")
+        #expect(try TraceFixtures.requests(keysOnly).map(\.size) == [1, 1, 1])
+    }
+
+    /// Whether a trace has sizes is the file's, not the format's: a CSV trace without a size
+    /// column, or a plain one of keys alone, has none, so that its objects are not taken for
+    /// 1-byte objects in byte mode or in a benchmark.
+    @Test func csvAndPlainTracesHaveSizesOnlyWhenTheFileGivesThem() throws {
+        let fixtures = try TraceFixtures()
+        defer { fixtures.remove() }
+        let cases: [(String, String, Bool)] = [
+            ("sized.csv", "key,size\n1,10\n", true), ("unsized.csv", "time,key\n5,1\n", false),
+            ("sized.txt", "# sizes\n\na,10\n", true), ("unsized.txt", "a\nb\n", false),
+            ("empty.txt", "# nothing\n", false), ("empty.csv", "", false),
+        ]
+        for (name, text, carriesSizes) in cases {
+            let reader = try TraceReader(path: fixtures.write(name, text: text))
+            #expect(try reader.requestsCarrySizes() == carriesSizes, "\(name)")
+            #expect(try Trace.load(reader).hasSizes == carriesSizes, "\(name)")
+        }
+        #expect(try TraceReader(path: fixtures.write("x.lis", text: "1 1\n")).requestsCarrySizes())
+        #expect(try !TraceReader(path: fixtures.write("x.trace", text: "1\n")).requestsCarrySizes())
+        // A byte-mode simulation needs sizes.
+        let unsized = try Trace.load(TraceReader(path: fixtures.write("keys.txt", text: "a\nb\na\n")))
+        #expect(throws: Simulator.UnitError.self) { try Simulator(trace: unsized, unit: .bytes) }
+    }
+
+    /// A plain trace gives every request a size or none: the line that breaks with the first
+    /// request's choice is an error, named.
+    @Test func plainTracesWithSizesOnSomeLinesOnlyAreErrors() throws {
+        let fixtures = try TraceFixtures()
+        defer { fixtures.remove() }
+        for (text, line) in [("a,10\nb,20\nc\n", 3), ("# keys\na\nb,20\n", 3)] {
+            let error = #expect(throws: TraceError.self, "\(text.debugDescription)") {
+                try TraceFixtures.requests(fixtures.write("mixed.txt", text: text))
+            }
+            #expect(error?.record == line, "\(text.debugDescription)")
+            #expect(error.map { "\($0)".contains("give every request a size, or none") } == true)
+        }
     }
 
     @Test func malformedLinesNameTheFileAndLine() throws {

@@ -82,8 +82,40 @@ import Testing
             BenchmarkPlan(workload: workload, length: .requests(-1)),
             BenchmarkPlan(workload: workload, length: .duration(.zero)),
             BenchmarkPlan(workload: workload, warmUp: .requests(-3)),
+            // Requests are made up front: counts past the bound are refused, never summed into
+            // an overflow.
+            BenchmarkPlan(workload: workload, length: .requests(Int.max), warmUp: .requests(1)),
+            BenchmarkPlan(workload: workload, length: .requests(1), warmUp: .requests(RunLength.maximumRequests + 1)),
         ] {
             #expect(throws: BenchmarkError.self) { try BenchmarkRunner(plan: plan) }
         }
+    }
+
+    /// The evicting standard benchmark's key space, four times what the tier holds: a tier too
+    /// large for it (an unbounded one reports `Int.max`) is an error naming the fix, not a trap.
+    @Test func anEvictingKeySpaceTooLargeForAWorkloadIsRefused() throws {
+        #expect(try Workload.keysEvicting(capacity: 1 << 20, valueSize: 1024, atLeast: 100) == 4_096)
+        #expect(try Workload.keysEvicting(capacity: 1 << 10, valueSize: 1024, atLeast: 100) == 100)
+        #expect(try Workload.keysEvicting(capacity: 1 << 20, valueSize: 0, atLeast: 1) == 4 << 20)
+        for capacity in [Int.max, 1 << 40] {
+            #expect {
+                try Workload.keysEvicting(capacity: capacity, valueSize: 1024, atLeast: 100)
+            } throws: { error in
+                guard case BenchmarkError.invalidWorkload(let reason) = error else { return false }
+                return reason.contains("use larger values")
+            }
+        }
+    }
+
+    /// Values are real bytes, at most `ValueSizes.maximum`: a trace's larger objects are stored at
+    /// that size, and the workload's description counts them.
+    @Test func traceObjectsOverTheLargestValueAreCountedInTheDescription() throws {
+        let over = UInt32(ValueSizes.maximum + 1)
+        let trace = try Trace(
+            name: "cdn", requests: [TraceRequest(key: 1, size: over), TraceRequest(key: 2, size: 10)], hasSizes: true)
+        #expect(Workload(.trace(trace)).description.contains("1 objects over \(ValueSizes.maximum) bytes"))
+        #expect(try Workload(.trace(trace)).requests(length: 2).sizes == [UInt32(ValueSizes.maximum), 10])
+        let small = try Trace(name: "small", requests: [TraceRequest(key: 1, size: 10)], hasSizes: true)
+        #expect(!Workload(.trace(small)).description.contains("over"))
     }
 }

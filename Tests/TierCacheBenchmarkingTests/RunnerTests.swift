@@ -120,7 +120,7 @@ import TierCacheEviction
         let plan = BenchmarkPlan(
             workload: Workload.zipf(keys: 200, sizes: .fixed(64)), length: .requests(2_000), tasks: [1])
         let results = try await BenchmarkRunner(plan: plan).run([
-            .localTier("negative", baseline: kind) { _ in try NegativeCapacityTier() }
+            .localTier("negative", baseline: kind) { _ in try OddUsageTier() }
         ])
         let baseline = try #require(results.results.first { $0.isBaseline })
         #expect(baseline.subject.hasPrefix(name))
@@ -128,6 +128,37 @@ import TierCacheEviction
         #expect(baseline.hits == 0, "nothing stored, nothing hit")
         let subject = try #require(results.result("negative"))
         #expect(subject.failure == nil && subject.baseline == baseline.subject)
+    }
+
+    /// A user's tier whose usage throws still runs; the baseline that needed its capacity is a
+    /// failed row saying why, where the subject's ratio would be.
+    @Test func aBaselineWithoutItsTiersCapacitySaysWhy() async throws {
+        let plan = BenchmarkPlan(
+            workload: Workload.zipf(keys: 200, sizes: .fixed(64)), length: .requests(1_000), tasks: [1])
+        let results = try await BenchmarkRunner(plan: plan).run([
+            .localTier("unknown", baseline: .rawLMDBZstd) { _ in try OddUsageTier(throwsForUsage: true) }
+        ])
+        let baseline = try #require(results.results.first { $0.isBaseline })
+        #expect(baseline.subject == "baseline of unknown")
+        #expect(baseline.failure?.contains("did not report its capacity") == true)
+        #expect(baseline.failure?.contains("usage unknown") == true)
+        let subject = try #require(results.result("unknown"))
+        #expect(subject.failure == nil && subject.requests == 1_000 && subject.baseline == baseline.subject)
+    }
+
+    /// A run bounded by a duration cycles through the whole trace, however long, and through at
+    /// least one request per key of a synthetic workload: not through a prefix of either.
+    @Test func aDurationBoundedRunCyclesThroughTheWholeWorkload() throws {
+        let trace = try Trace(name: "long", requests: (0..<3_000).map { TraceRequest(key: UInt64($0)) })
+        var plan = BenchmarkPlan(workload: Workload(.trace(trace)), length: .duration(.seconds(1)))
+        plan.cycleLength = 1_000
+        #expect(plan.sequenceLength == 3_000)
+        plan.warmUp = .requests(500)
+        #expect(plan.sequenceLength == 3_500)
+        plan.workload = Workload.zipf(keys: 5_000)
+        #expect(plan.sequenceLength == 5_500)
+        plan.cycleLength = 10_000
+        #expect(plan.sequenceLength == 10_500)
     }
 
     @Test func aDurationBoundedRunStopsOnTime() async throws {
@@ -216,19 +247,27 @@ final class FailingTier: LocalCacheTier {
     func statistics() -> TierStatistics { inner.statistics() }
 }
 
-/// A disk tier (a memory tier underneath) whose usage reports a capacity of −1.
-final class NegativeCapacityTier: LocalCacheTier {
-    let name = "negative capacity"
+/// A disk tier (a memory tier underneath) whose usage reports a capacity of −1, or throws.
+final class OddUsageTier: LocalCacheTier {
+    struct Unknown: Error, CustomStringConvertible {
+        var description: String { "usage unknown" }
+    }
+    let name = "odd usage"
     let medium = TierMedium.disk
     private let inner: MemoryTier
+    private let throwsForUsage: Bool
 
-    init() throws { inner = try MemoryTier(capacity: 1 << 20) }
+    init(throwsForUsage: Bool = false) throws {
+        inner = try MemoryTier(capacity: 1 << 20)
+        self.throwsForUsage = throwsForUsage
+    }
 
     func entry(forKey key: CacheKey) -> CacheEntry? { inner.entry(forKey: key) }
     func store(_ entry: CacheEntry, forKey key: CacheKey) -> StoreOutcome { inner.store(entry, forKey: key) }
     func removeEntry(forKey key: CacheKey) { inner.removeEntry(forKey: key) }
     func removeAll() { inner.removeAll() }
-    func usage() -> TierUsage {
+    func usage() throws -> TierUsage {
+        if throwsForUsage { throw Unknown() }
         var usage = inner.usage()
         usage.capacity = -1
         return usage

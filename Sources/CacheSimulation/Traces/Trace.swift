@@ -58,6 +58,7 @@ public struct Trace: Sendable {
             copy.loading = Loading(source: .binaryCopy, seconds: (ContinuousClock.now - start).inSeconds)
             return copy
         }
+        let hasSizes = try reader.requestsCarrySizes()
         var builder = Builder()
         let limit = limit ?? Int.max
         if limit > 0 {
@@ -69,7 +70,7 @@ public struct Trace: Sendable {
             })
         }
         let name = String(reader.path.split(separator: "/").last ?? Substring(reader.path))
-        var trace = builder.build(name: name, hasSizes: reader.format.hasSizes)
+        var trace = builder.build(name: name, hasSizes: hasSizes)
         var storeFailure: String?
         if let cache {
             do { try cache.store(trace, for: reader, limit: limit == Int.max ? nil : limit) } catch {

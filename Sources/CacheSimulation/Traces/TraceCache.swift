@@ -51,7 +51,9 @@ public struct TraceCache: Sendable {
         public var description: String { "cannot write the binary copy \(path): \(reason)" }
     }
 
-    static let magic: UInt64 = 0x0145_4341_5254_4354  // "TCTRACE\u{1}", little-endian
+    /// "TCTRACE" and the layout's version, little-endian. Version 2: copies of CSV and plain
+    /// traces made by version 1 said every such trace had sizes, even one without a size column.
+    static let magic: UInt64 = 0x0245_4341_5254_4354
     static let headerWords = 10
 
     /// The copy's file for a source: its name hashes the source's real path, format and limit.

@@ -14,15 +14,18 @@ public enum TraceFormat: String, Sendable, CaseIterable, CustomStringConvertible
     /// CSV with a header line naming its columns: the key column is `lbn`, `obj_id`, `key` or `id`;
     /// optional `size`/`obj_size` and `time`/`timestamp` columns. libCacheSim's CSV traces read as is.
     case csv
-    /// TierCache's plain format for users' own traces: `key[,size[,timestamp]]` per line. A key that
-    /// is a decimal integer is used as is; any other key is hashed (FNV-1a, 64 bits). Blank lines and
-    /// lines starting with `#` are skipped.
+    /// TierCache's plain format for users' own traces: `key[,size[,timestamp]]` per line, every
+    /// line with a size or none (then the trace has no sizes). A key that is a decimal integer is
+    /// used as is; any other key is hashed (FNV-1a, 64 bits). Blank lines and lines starting with
+    /// `#` are skipped.
     case plain
 
     /// The format as the command line names it.
     public var description: String { rawValue }
 
-    /// Whether requests of this format carry object sizes (ARC pages count as 512 bytes each).
+    /// Whether requests of this format can carry object sizes (ARC pages count as 512 bytes each).
+    /// A CSV or plain trace may have none: whether a given file does is
+    /// ``TraceReader/requestsCarrySizes()``.
     public var hasSizes: Bool {
         switch self {
         case .arc, .oracleGeneral, .csv, .plain: return true

@@ -52,6 +52,36 @@ public struct TraceReader: Sendable {
         }
     }
 
+    /// Whether this file's requests carry object sizes: always for ARC and `oracleGeneral`, never
+    /// for LIRS and cache2k; for CSV, whether the header names a size column; for the plain format,
+    /// whether the first request gives one (then every request must). An empty file carries none.
+    ///
+    /// Reads only up to the CSV header or the first plain request. Without sizes every object
+    /// counts as 1 byte, so a byte-mode simulation is refused and a benchmark draws its own sizes.
+    public func requestsCarrySizes() throws(TraceError) -> Bool {
+        switch format {
+        case .arc, .oracleGeneral: return true
+        case .lirs, .cache2k: return false
+        case .csv, .plain: break
+        }
+        var carrySizes = false
+        var fields: [UnsafeBufferPointer<UInt8>] = []
+        try LineScanner(reader: DecompressingFileReader(path: path)).forEachLine { line, number throws(TraceError) in
+            if format == .csv {
+                if ASCIIFields.trimmingSpaces(line).isEmpty { return true }
+                ASCIIFields.splitCSV(line, into: &fields)
+                carrySizes = try csvColumns(fields, line: line, number: number).size != nil
+            } else {
+                let trimmed = ASCIIFields.trimmingSpaces(line)
+                if trimmed.isEmpty || trimmed[0] == UInt8(ascii: "#") { return true }
+                ASCIIFields.splitCSV(trimmed, into: &fields)
+                carrySizes = fields.count > 1
+            }
+            return false
+        }
+        return carrySizes
+    }
+
     private func malformed(_ line: Int, _ message: String) -> TraceError {
         TraceError(file: path, record: line, reason: .malformed(message))
     }
@@ -122,16 +152,7 @@ public struct TraceReader: Sendable {
             if ASCIIFields.trimmingSpaces(line).isEmpty { return true }
             ASCIIFields.splitCSV(line, into: &fields)
             guard let layout = columns else {
-                let names = fields.map { ASCIIFields.text($0).lowercased() }
-                guard let key = names.firstIndex(where: { ["lbn", "obj_id", "key", "id"].contains($0) }) else {
-                    throw malformed(
-                        number,
-                        "the CSV header names no key column (lbn, obj_id, key or id): \"\(ASCIIFields.text(line))\"")
-                }
-                columns = (
-                    key, names.firstIndex(where: { ["size", "obj_size"].contains($0) }),
-                    names.firstIndex(where: { ["time", "timestamp"].contains($0) })
-                )
+                columns = try csvColumns(fields, line: line, number: number)
                 return true
             }
             guard fields.count > layout.key, let key = ASCIIFields.unsigned(fields[layout.key]) else {
@@ -155,10 +176,28 @@ public struct TraceReader: Sendable {
         }
     }
 
+    /// The columns a CSV header names (line `number`, split into `fields`).
+    private func csvColumns(
+        _ fields: [UnsafeBufferPointer<UInt8>], line: UnsafeBufferPointer<UInt8>, number: Int
+    ) throws(TraceError) -> (key: Int, size: Int?, time: Int?) {
+        let names = fields.map { ASCIIFields.text($0).lowercased() }
+        guard let key = names.firstIndex(where: { ["lbn", "obj_id", "key", "id"].contains($0) }) else {
+            throw malformed(
+                number, "the CSV header names no key column (lbn, obj_id, key or id): \"\(ASCIIFields.text(line))\"")
+        }
+        return (
+            key, names.firstIndex(where: { ["size", "obj_size"].contains($0) }),
+            names.firstIndex(where: { ["time", "timestamp"].contains($0) })
+        )
+    }
+
     private func readPlain(
         _ reader: DecompressingFileReader, _ body: (TraceRequest) throws(TraceError) -> Bool
     ) throws(TraceError) {
         var fields: [UnsafeBufferPointer<UInt8>] = []
+        // Whether the first request gave a size: the rest must agree (`requestsCarrySizes()`),
+        // since a trace whose sizes are partly missing would be measured in two units at once.
+        var carriesSizes: Bool?
         try LineScanner(reader: reader).forEachLine { line, number throws(TraceError) in
             let trimmed = ASCIIFields.trimmingSpaces(line)
             if trimmed.isEmpty || trimmed[0] == UInt8(ascii: "#") { return true }
@@ -166,6 +205,16 @@ public struct TraceReader: Sendable {
             guard fields.count <= 3, !fields[0].isEmpty else {
                 throw malformed(number, "expected `key[,size[,timestamp]]`, found \"\(ASCIIFields.text(line))\"")
             }
+            let givesSize = fields.count > 1
+            if let carriesSizes, carriesSizes != givesSize {
+                throw malformed(
+                    number,
+                    carriesSizes
+                        ? "no size, where the first request gives one (give every request a size, or none): \"\(ASCIIFields.text(line))\""
+                        : "a size, where the first request gives none (give every request a size, or none): \"\(ASCIIFields.text(line))\""
+                )
+            }
+            carriesSizes = givesSize
             var request = TraceRequest(key: ASCIIFields.unsigned(fields[0]) ?? ASCIIFields.fnv1a(fields[0]))
             if fields.count > 1 {
                 guard let size = ASCIIFields.unsigned(fields[1]), size >= 1, size <= UInt32.max else {

@@ -68,8 +68,8 @@ final class StandardBenchmarkState {
         scratch = directory
         let driver = try await subject.open(BenchmarkScratch(directory: directory))
         var keyCount = keys
-        if standard == .getOrSetEvicting, let capacity = try? await driver.tiers.first?.usage().capacity {
-            keyCount = max(keys, 4 * capacity / max(valueSize, 1))
+        if standard == .getOrSetEvicting, let capacity = try await driver.tiers.first?.usage().capacity {
+            keyCount = try Workload.keysEvicting(capacity: capacity, valueSize: valueSize, atLeast: keys)
         }
         let mix: OperationMix =
             switch standard {

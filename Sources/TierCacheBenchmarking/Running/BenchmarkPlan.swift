@@ -18,7 +18,10 @@ public struct BenchmarkPlan: Sendable {
     public var timelinePoints: Int
     /// The requests per task in one point of a duration-bounded run's hit-ratio timeline.
     public var timelineWindow: Int
-    /// For duration-bounded runs, how many requests the workload generates and cycles through.
+    /// For duration-bounded runs, how many requests the workload generates, at least, and cycles
+    /// through: a trace's cycle is the whole trace, and a synthetic workload's has at least one
+    /// request per key, so that a long run is not a short prefix of its workload replayed over
+    /// and over.
     public var cycleLength: Int
     /// Whether every key is stored before the warm-up, so that reads hit from the start (a
     /// get-hit benchmark: reads only, not through, over a prefilled subject).
@@ -69,13 +72,17 @@ public struct BenchmarkPlan: Sendable {
         }
     }
 
-    /// How many requests the workload generates: both phases when they are counted, else a cycle.
+    /// How many requests the workload generates: both phases when they are counted, else a cycle
+    /// (``cycleLength``). A plan that passed ``validate()`` cannot overflow the sums: a counted
+    /// phase is at most ``RunLength/maximumRequests``, a cycle at most a trace's or a key
+    /// space's length.
     var sequenceLength: Int {
-        switch (warmUp, length) {
+        let cycle = max(cycleLength, workload.requestsPerCycle)
+        return switch (warmUp, length) {
         case (.requests(let warm), .requests(let measured)): warm + measured
-        case (.requests(let warm), .duration): warm + cycleLength
-        case (.duration, .requests(let measured)): cycleLength + measured
-        case (.duration, .duration): cycleLength
+        case (.requests(let warm), .duration): warm + cycle
+        case (.duration, .requests(let measured)): cycle + measured
+        case (.duration, .duration): cycle
         }
     }
 }

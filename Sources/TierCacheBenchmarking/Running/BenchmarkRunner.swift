@@ -62,12 +62,22 @@ public struct BenchmarkRunner: Sendable {
                     continue
                 }
                 var baselineName: String?
-                if plan.baselines, !subject.isBaseline, let baseline = await Self.baseline(of: subject, driver) {
-                    baselineName = baseline.name
-                    let identity = "\(baseline.name)/\(baseline.capacity)/\(tasks)"
-                    if measuredBaselines.insert(identity).inserted {
-                        results.append(
-                            await measureFresh(baseline.subject, tasks: tasks, root: root, index: results.count))
+                if plan.baselines, !subject.isBaseline {
+                    do {
+                        if let baseline = try await Self.baseline(of: subject, driver) {
+                            baselineName = baseline.name
+                            let identity = "\(baseline.name)/\(baseline.capacity)/\(tasks)"
+                            if measuredBaselines.insert(identity).inserted {
+                                results.append(
+                                    await measureFresh(baseline.subject, tasks: tasks, root: root, index: results.count)
+                                )
+                            }
+                        }
+                    } catch {
+                        // The report says why the subject has no ratio, in the baseline's row.
+                        let name = "baseline of \(subject.name)"
+                        baselineName = name
+                        results.append(.failed(name, isBaseline: true, tasks: tasks, error))
                     }
                 }
                 var result = await measure(driver, subject, tasks: tasks, scratch: scratch)
@@ -90,15 +100,15 @@ public struct BenchmarkRunner: Sendable {
             return await measure(try await subject.open(scratch), subject, tasks: tasks, scratch: scratch)
         } catch {
             return .failed(
-                subject.name, tasks: tasks, BenchmarkError.subjectUnavailable(subject: subject.name, reason: "\(error)")
-            )
+                subject.name, isBaseline: subject.isBaseline, tasks: tasks,
+                BenchmarkError.subjectUnavailable(subject: subject.name, reason: "\(error)"))
         }
     }
 
     /// The baseline subject `subject` is compared with, at the capacity of the tier it stands for.
     private static func baseline(
         of subject: BenchmarkSubject, _ driver: SubjectDriver
-    ) async -> (subject: BenchmarkSubject, name: String, capacity: Int)? {
+    ) async throws(BenchmarkError) -> (subject: BenchmarkSubject, name: String, capacity: Int)? {
         let kind: BenchmarkSubject.Baseline =
             switch subject.baseline {
             case .automatic: driver.medium == .memory ? .minimalLRU : .rawLMDBZstd
@@ -107,15 +117,13 @@ public struct BenchmarkRunner: Sendable {
         let tiers = driver.tiers
         switch kind {
         case .minimalLRU:
-            guard let tier = tiers.first(where: { $0.medium == .memory }) ?? tiers.first,
-                let capacity = try? await tier.usage().capacity
-            else { return nil }
+            guard let tier = tiers.first(where: { $0.medium == .memory }) ?? tiers.first else { return nil }
+            let capacity = try await capacity(of: tier, standingFor: subject)
             let baseline = BenchmarkSubject.minimalLRU(capacity: capacity)
             return (baseline, baseline.name, capacity)
         case .rawLMDBZstd, .rawSQLiteZlib:
-            guard let tier = tiers.last(where: { $0.medium != .memory }) ?? tiers.last,
-                let capacity = try? await tier.usage().capacity
-            else { return nil }
+            guard let tier = tiers.last(where: { $0.medium != .memory }) ?? tiers.last else { return nil }
+            let capacity = try await capacity(of: tier, standingFor: subject)
             let baseline =
                 if case .rawSQLiteZlib(let durability) = kind {
                     BenchmarkSubject.rawSQLiteZlib(capacity: capacity, durability: durability)
@@ -125,6 +133,19 @@ public struct BenchmarkRunner: Sendable {
             return (baseline, baseline.name, capacity)
         case .automatic, .none:
             return nil
+        }
+    }
+
+    /// The capacity a baseline of `subject` gets: its tier's, or an error saying why there is none.
+    private static func capacity(
+        of tier: any CacheTier, standingFor subject: BenchmarkSubject
+    ) async throws(BenchmarkError) -> Int {
+        do {
+            return try await tier.usage().capacity
+        } catch {
+            throw .subjectUnavailable(
+                subject: "baseline of \(subject.name)",
+                reason: "its tier \(tier.name) did not report its capacity, which the baseline takes: \(error)")
         }
     }
 
@@ -234,9 +255,11 @@ extension SubjectDriver {
 }
 
 extension SubjectResult {
-    static func failed(_ subject: String, tasks: Int, _ error: BenchmarkError) -> SubjectResult {
+    static func failed(
+        _ subject: String, isBaseline: Bool = false, tasks: Int, _ error: BenchmarkError
+    ) -> SubjectResult {
         SubjectResult(
-            subject: subject, isBaseline: false, baseline: nil, tasks: tasks, failure: error.description,
+            subject: subject, isBaseline: isBaseline, baseline: nil, tasks: tasks, failure: error.description,
             warmUpRequests: 0, reads: 0, writes: 0, deletes: 0, hits: 0, readBytes: 0, hitBytes: 0, seconds: 0,
             latency: LatencySummary(count: 0, meanNanoseconds: 0, percentiles: [:], distribution: []),
             hitRatioTimeline: [], tiers: [], residentBytes: nil, diskBytes: nil)

@@ -11,8 +11,9 @@ public struct Workload: Sendable, CustomStringConvertible {
     public enum Source: Sendable {
         /// `keys` distinct keys under `distribution`, values sized by `sizes`.
         case synthetic(keys: Int, distribution: KeyDistribution, sizes: ValueSizes)
-        /// A trace's requests, in order, with its object sizes; traces without sizes get values of
-        /// `sizesIfAbsent`.
+        /// A trace's requests, in order, with its object sizes (those over ``ValueSizes/maximum``
+        /// stored at that size, and counted in the ``Workload/description``); traces without
+        /// sizes get values of `sizesIfAbsent`.
         case trace(Trace, sizesIfAbsent: ValueSizes = .fixed(4096))
     }
 
@@ -42,9 +43,17 @@ public struct Workload: Sendable, CustomStringConvertible {
         let keys =
             switch source {
             case .synthetic(let keys, let distribution, let sizes): "\(distribution) over \(keys) keys, values \(sizes)"
-            case .trace(let trace, _): "trace \(trace.name) (\(trace.requestCount) requests)"
+            case .trace(let trace, _):
+                "trace \(trace.name) (\(trace.requestCount) requests\(trace.hasSizes ? Self.cappedObjects(of: trace) : ""))"
             }
         return mix == .readThrough ? keys : "\(keys); \(mix)"
+    }
+
+    /// The objects of a trace stored smaller than the trace says, in words for the description:
+    /// values are real bytes, and none is larger than ``ValueSizes/maximum``.
+    private static func cappedObjects(of trace: Trace) -> String {
+        let capped = trace.objectSizes.reduce(0) { $0 + ($1 > ValueSizes.maximum ? 1 : 0) }
+        return capped == 0 ? "" : "; \(capped) objects over \(ValueSizes.maximum) bytes stored at \(ValueSizes.maximum)"
     }
 
     /// Throws for a workload that cannot run: no keys, an empty trace, bad sizes, shares or skew.
@@ -60,6 +69,15 @@ public struct Workload: Sendable, CustomStringConvertible {
         case .trace(let trace, let sizes):
             guard trace.requestCount > 0 else { throw .invalidWorkload("the trace \(trace.name) has no requests") }
             if !trace.hasSizes { try sizes.validate() }
+        }
+    }
+
+    /// The fewest requests a run bounded by a duration cycles through (``BenchmarkPlan/cycleLength``):
+    /// the whole trace, or one request per key.
+    var requestsPerCycle: Int {
+        switch source {
+        case .synthetic(let keys, _, _): keys
+        case .trace(let trace, _): trace.requestCount
         }
     }
 
