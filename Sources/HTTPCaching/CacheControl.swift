@@ -102,16 +102,19 @@ public struct CacheControl: Hashable, Sendable {
         case .sMaxage:
             sharedMaxAge = Self.merge(
                 sharedMaxAge, Self.deltaSeconds(value) ?? 0, firstTime: seen.insert(.sharedMaxAge).inserted)
+        // The qualified forms apply "with one or more field names" (RFC 9111 §5.2.2.4, §5.2.2.7):
+        // a list that names none (`private=""`) is the unqualified directive, the safe reading,
+        // not a directive that withholds nothing.
         case .noCache:
-            if let text = valueString() {
-                noCacheFieldNames += DirectiveParser.fieldNames(text)
+            if let names = valueString().map(DirectiveParser.fieldNames), !names.isEmpty {
+                noCacheFieldNames += names
             } else {
                 noCache = true
             }
         case .noStore: noStore = true
         case .private:
-            if let text = valueString() {
-                privateFieldNames += DirectiveParser.fieldNames(text)
+            if let names = valueString().map(DirectiveParser.fieldNames), !names.isEmpty {
+                privateFieldNames += names
             } else {
                 isPrivate = true
             }

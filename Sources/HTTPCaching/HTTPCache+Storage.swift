@@ -157,7 +157,7 @@ extension HTTPCache {
         if partialContent { judged.status = .ok }
         if let reason = reasonNotToStore(judged, directives: directives, for: request) {
             // A response that may not be stored must not leave an older one in its place.
-            if reason == .noStore || reason == .varyStar { await remove(primaryKey: primaryKey) }
+            if Self.refusalRemovesStored(reason, directives: directives) { await remove(primaryKey: primaryKey) }
             return false
         }
         let candidate = shapedForStorage(
@@ -205,6 +205,20 @@ extension HTTPCache {
     /// ``SetCookieInSharedCache/stored``).
     private var withholdsCookies: Bool {
         configuration.mode == .shared && configuration.setCookieInSharedCache != .stored
+    }
+
+    /// Whether a response refused for `reason` (with its own `directives`) also removes the copy
+    /// stored before: the response's `no-store` or `Vary: *` says the origin's answer is no longer
+    /// one to keep. A request's `no-store` forbids storing this exchange only, and "does not apply
+    /// to the already stored response" (RFC 9111 §5.2.1.5); had it removed it, any client of a
+    /// shared cache could empty it, one request a resource.
+    static func refusalRemovesStored(_ reason: Storability.Reason, directives: CacheControl) -> Bool {
+        switch reason {
+        case .varyStar: true
+        // The response's own no-store, unless `must-understand` set it aside (§5.2.2.3).
+        case .noStore: directives.noStore && !directives.mustUnderstand
+        default: false
+        }
     }
 
     /// Why `response` may not be stored, counted; nil when it may. `freshening`: a 304 or HEAD
@@ -276,7 +290,7 @@ extension HTTPCache {
         request.method = .get
         let directives = CacheControl(fieldValues: freshened.response.headerFields[values: .cacheControl])
         if let reason = reasonNotToStore(freshened.response, directives: directives, for: request, freshening: true) {
-            if reason == .noStore || reason == .varyStar { await removeResource(key) }
+            if Self.refusalRemovesStored(reason, directives: directives) { await removeResource(key) }
             return false
         }
         let candidate = shapedForStorage(

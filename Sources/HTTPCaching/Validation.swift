@@ -141,10 +141,17 @@ extension Validation {
     /// `stored`'s header fields with each field `newer` has (but `kept` and hop-by-hop ones)
     /// replacing the stored field of that name (RFC 9111 §3.2, §3.4): what a 304 or a completing
     /// 206 updates, keeping what it does not repeat.
+    ///
+    /// All but `Age`: the result ages from the newer exchange (its request and response times),
+    /// and `Age` is the time since the origin generated *or validated* the response (§5.1), so a
+    /// newer message without one restarts it. The stored `Age` kept would count again on top of
+    /// the new times: a response stored with `Age` past its lifetime was stale again the moment
+    /// it was revalidated, and revalidated on every request.
     static func updating(
         _ stored: HTTPFields, with newer: HTTPFields, except kept: Set<HTTPField.Name>
     ) -> HTTPFields {
         var fields = stored
+        if newer[.age] == nil { fields[values: .age] = [] }
         var replaced = Set<HTTPField.Name>()
         for field in newer where !kept.contains(field.name) && !HopByHop.isHopByHop(field.name, in: newer) {
             if replaced.insert(field.name).inserted { fields[values: field.name] = [] }
@@ -155,13 +162,16 @@ extension Validation {
 }
 
 /// Hop-by-hop fields (RFC 9110 §7.6.1), which are never stored or forwarded: the fixed set
-/// (`Connection`, `Transfer-Encoding`, `Upgrade`, `TE`, `Trailer`, `Proxy-Authenticate`,
-/// `Keep-Alive`, `Proxy-Connection`) and every field a `Connection` field names.
+/// (`Connection`, `Transfer-Encoding`, `Upgrade`, `TE`, `Trailer`, `Keep-Alive`,
+/// `Proxy-Connection`, and the proxy authentication fields, which apply "only to the next
+/// outbound client" (RFC 9110 §11.7) and which a cache must not store (RFC 9111 §3.1):
+/// `Proxy-Authenticate`, `Proxy-Authentication-Info`, `Proxy-Authorization`) and every field a
+/// `Connection` field names.
 public enum HopByHop {
     /// The fields that are hop-by-hop whatever `Connection` says.
     public static let names: Set<HTTPField.Name> = Set(
-        [.connection, .transferEncoding, .upgrade, .te, .trailer, .proxyAuthenticate]
-            + ["Keep-Alive", "Proxy-Connection"].compactMap { HTTPField.Name($0) })
+        [.connection, .transferEncoding, .upgrade, .te, .trailer, .proxyAuthenticate, .proxyAuthorization]
+            + ["Keep-Alive", "Proxy-Connection", "Proxy-Authentication-Info"].compactMap { HTTPField.Name($0) })
 
     /// Whether `name` is hop-by-hop in a message with `fields`.
     public static func isHopByHop(_ name: HTTPField.Name, in fields: HTTPFields) -> Bool {

@@ -20,6 +20,15 @@ struct CacheControlTests {
         #expect(directives.privateFieldNames == ["x-user"])
     }
 
+    @Test("§5.2.2.4/§5.2.2.7: a field list naming nothing is the unqualified directive")
+    func emptyFieldLists() {
+        for value in [#"no-cache="", private="""#, #"no-cache=" , ", private=",""#, "no-cache=, private="] {
+            let directives = CacheControl(value)
+            #expect(directives.noCache && directives.isPrivate, "\(value)")
+            #expect(directives.noCacheFieldNames.isEmpty && directives.privateFieldNames.isEmpty, "\(value)")
+        }
+    }
+
     @Test("§1.2.2: delta-seconds past 2^31 are 2^31", arguments: ["2147483648", "99999999999999999999999"])
     func overflow(_ value: String) {
         #expect(CacheControl("max-age=\(value)").maxAge == 2_147_483_648)

@@ -136,6 +136,11 @@ struct StorabilityTests {
         let r = response(200, [("Cache-Control", "private, max-age=60")])
         #expect(reason(r) == nil)
         #expect(reason(r, shared: true) == .privateResponse)
+        // A field list naming nothing is the unqualified directive: it once withheld nothing,
+        // and a shared cache stored one user's page for every user.
+        for value in [#"private="", max-age=60"#, #"private=" , ", max-age=60"#, "private=, max-age=60"] {
+            #expect(reason(response(200, [("Cache-Control", value)]), shared: true) == .privateResponse, "\(value)")
+        }
     }
 
     @Test(

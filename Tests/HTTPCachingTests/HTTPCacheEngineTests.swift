@@ -97,6 +97,23 @@ struct HTTPCacheEngineTests {
         #expect(cache.statistics.notStorable[.noStore] == 2)
     }
 
+    /// Any client could otherwise empty a shared cache: a request's no-store once removed the
+    /// stored copy of what it fetched.
+    @Test("§5.2.1.5: a request's no-store keeps its exchange out and leaves the stored response alone")
+    func requestNoStoreLeavesTheStoredResponse() async throws {
+        let origin = ScriptedOrigin([
+            ok([("Cache-Control", "max-age=60")], body: "v1"), ok([("Cache-Control", "max-age=60")], body: "v2"),
+        ])
+        let cache = makeCache()
+        _ = try await cache.response(for: request(), transport: origin.transport)
+        let bypass = request("https://example.com/a", [("Cache-Control", "no-cache, no-store")])
+        let fetched = try await cache.response(for: bypass, transport: origin.transport)
+        #expect(fetched.source == .network && fetched.body == Data("v2".utf8))
+        let next = try await cache.response(for: request(), transport: origin.transport)
+        #expect(next.source == .cache && next.body == Data("v1".utf8))
+        #expect(origin.received.count == 2)
+    }
+
     @Test("Offline: a stale response stands in when the network fails, saying how old it is")
     func offlineFallback() async throws {
         let origin = ScriptedOrigin([ok([("Cache-Control", "max-age=60")])])

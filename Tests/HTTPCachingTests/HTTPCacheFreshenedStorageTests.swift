@@ -51,6 +51,25 @@ struct HTTPCacheFreshenedStorageTests {
         #expect(origin.received.count == 2)
     }
 
+    /// The stored Age counted again on top of the revalidation's times: stored past its lifetime
+    /// (an upstream cache served it at `Age: 4000`), the response was stale again the moment it
+    /// was revalidated, and went to the origin on every request.
+    @Test("§4.2.3, §5.1: a 304 without Age restarts the age; one with Age sets it")
+    func revalidationRestartsTheAge() async throws {
+        let cache = try makeCache(mode: .shared)
+        let origin = try await revalidate(
+            cache, stored: [("Cache-Control", "max-age=3600"), ("Age", "4000")], notModified: [])
+        let next = try await cache.response(for: request(), transport: origin.transport)
+        #expect(next.source == .cache && origin.received.count == 2)
+        #expect(next.response.headerFields[.age] == "0")
+
+        let upstream = try makeCache(mode: .shared)
+        let second = try await revalidate(
+            upstream, stored: [("Cache-Control", "max-age=3600"), ("Age", "4000")], notModified: [("Age", "100")])
+        let answer = try await upstream.response(for: request(), transport: second.transport)
+        #expect(answer.source == .cache && answer.response.headerFields[.age] == "100")
+    }
+
     @Test("§5.2.2.4: a 304's fields that no-cache names are not kept either")
     func noCacheFieldsOfA304AreNotKept() async throws {
         let cache = try makeCache()
