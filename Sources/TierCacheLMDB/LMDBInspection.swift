@@ -87,18 +87,22 @@ extension LMDBTier {
         if let damage = check.damage {
             throw TierCacheError(.damagedStore, "the store at \(directory.path) is damaged: \(damage)")
         }
-        let environment = try openEnvironment(
+        // The environment of a tier open on the store in this process, if any: a second one
+        // would break LMDB's locks under it (``SharedEnvironments``).
+        let lease = try SharedEnvironments.lease(
             directory: directory, mapSize: nil, durability: .metadataAsync, maxReaders: 126, readOnly: true)
+        // Past the read's last reference to the environment: only the table's may be the last.
+        defer { withExtendedLifetime(lease) {} }
         guard let codec = ZstdCodec(level: 1) else { throw TierCacheError(.storageFailure, "zstd is unavailable") }
         do {
-            return try environment.read { txn in
+            return try lease.environment.read { txn in
                 let shelf = DictionaryShelf(level: codec.level, sealer: encryption, maximumValueSize: 0)
                 var originalTotal = 0, payloadTotal = 0, recordTotal = 0, damaged = 0, unopened = 0
                 var byDictionary: [String: Int] = [:], byKey: [String: Int] = [:]
                 var dictionaryTotals = (original: 0, with: 0, without: 0, sampled: 0)
                 var all: [LMDBInspection.Entry] = []
                 var scratch: [UInt8] = []
-                try txn.forEach(environment.entries) { key, stored in
+                try txn.forEach(lease.environment.entries) { key, stored in
                     var opened: [UInt8]?
                     if SealedEnvelope.isSealed(stored) {
                         byKey[SealedEnvelope.keyID(of: stored).map(String.init) ?? "?", default: 0] += 1
@@ -150,7 +154,7 @@ extension LMDBTier {
                     directory: directory.path,
                     capacity: Int(clamping: try txn.metaValue("capacity") ?? 0),
                     bytesInUse: try txn.writeState().used,
-                    entries: txn.entryCount(environment.entries),
+                    entries: txn.entryCount(lease.environment.entries),
                     dataFileBytes: fileSize,
                     compressionRatio: payloadTotal == 0 ? 1 : Double(originalTotal) / Double(payloadTotal),
                     valueBytes: originalTotal,

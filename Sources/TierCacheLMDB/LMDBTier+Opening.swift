@@ -34,12 +34,7 @@ extension LMDBTier {
         var handle: OpaquePointer?
         try LMDBStatus.check(mdb_env_create(&handle), "creating an environment", path: path)
         guard let handle else { throw TierCacheError(.storageFailure, "LMDB returned no environment for \(path)") }
-        var flags = UInt32(MDB_NOTLS | MDB_NORDAHEAD)
-        switch durability {
-        case .full: break
-        case .metadataAsync: flags |= UInt32(MDB_NOMETASYNC)
-        case .none: flags |= UInt32(MDB_NOSYNC)
-        }
+        var flags = UInt32(MDB_NOTLS | MDB_NORDAHEAD) | durability.environmentFlags
         if readOnly { flags |= UInt32(MDB_RDONLY) }
         var rc = mdb_env_set_maxdbs(handle, 8)
         if rc == MDB_SUCCESS, let mapSize { rc = mdb_env_set_mapsize(handle, mapSize) }

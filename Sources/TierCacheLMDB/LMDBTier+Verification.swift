@@ -32,7 +32,7 @@ public struct LMDBVerification: Sendable, Codable, Hashable {
 extension LMDBTier {
     /// What opening found and did.
     struct CheckedOpen {
-        var environment: LMDBEnvironment
+        var lease: SharedEnvironments.Lease
         var marker: CheckMarker
         /// Why the store was deleted and recreated, if it was.
         var resetReason: String?
@@ -45,12 +45,12 @@ extension LMDBTier {
     /// (or, with ``RecoveryPolicy/throwError``, reported as damaged) without being read again.
     static func openChecked(directory: URL, configuration: Configuration) throws(TierCacheError) -> CheckedOpen {
         let marker = try CheckMarker(directory: directory)
-        func open() throws(TierCacheError) -> LMDBEnvironment {
-            let environment = try Self.openEnvironment(
+        func open() throws(TierCacheError) -> SharedEnvironments.Lease {
+            let lease = try SharedEnvironments.lease(
                 directory: directory, mapSize: configuration.capacity, durability: configuration.durability,
                 maxReaders: configuration.maxReaders, readOnly: false)
-            try Self.checkLayout(of: environment, capacity: configuration.capacity)
-            return environment
+            try Self.checkLayout(of: lease.environment, capacity: configuration.capacity)
+            return lease
         }
         let path = directory.path
         switch marker.situation {
@@ -61,9 +61,9 @@ extension LMDBTier {
                     + "so it cannot be reset now")
         case .shared(nil):
             // Whoever opened it first checked it, and it is in use: not at rest to walk or reset.
-            let environment = try open()
+            let lease = try open()
             marker.finishOpening()
-            return CheckedOpen(environment: environment, marker: marker, resetReason: nil)
+            return CheckedOpen(lease: lease, marker: marker, resetReason: nil)
         case .alone(let stale):
             var resetReason: String?
             if let stale {
@@ -97,23 +97,23 @@ extension LMDBTier {
                         resetReason = "the store was damaged: \(damage)"
                     }
                 }
-                let environment: LMDBEnvironment
+                let lease: SharedEnvironments.Lease
                 do {
-                    environment = try open()
+                    lease = try open()
                 } catch let error
                     where configuration.recovery == .resetDamagedStore
                     && (error.code == .damagedStore || error.code == .incompatibleVersion)
                 {
                     try destroy(directory: directory)
                     resetReason = "LMDB could not open the store: \(error.message)"
-                    environment = try open()
+                    lease = try open()
                 }
                 // Under the mark: if LMDB itself trips over something the check missed, it does
                 // so here, once, and the next open resets the store instead of crashing again.
-                try environment.readEveryPage()
+                try lease.environment.readEveryPage()
                 marker.clear()
                 marker.finishOpening()
-                return CheckedOpen(environment: environment, marker: marker, resetReason: resetReason)
+                return CheckedOpen(lease: lease, marker: marker, resetReason: resetReason)
             } catch {
                 // Thrown, not crashed: the mark must not make the next open reset the store.
                 marker.clear()

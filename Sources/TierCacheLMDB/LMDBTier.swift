@@ -57,7 +57,11 @@ import TierCacheRecords
 /// the operating system before `store` returns, so a process killed at any point (even by
 /// `SIGKILL`) leaves every committed entry in place; what a power loss costs depends on
 /// ``Durability``. Several processes may open one directory at once; LMDB's lock file
-/// serialises their writers. They must all use the same capacity.
+/// serialises their writers. They must all use the same capacity. Tiers (and
+/// ``inspect(directory:top:encryption:)``) on one directory in one process share one LMDB
+/// environment, since LMDB must not open a store twice in a process (a second open would reset
+/// its lock file under the first): it syncs as the most durable of those tiers asks, and a tier
+/// opened while only an inspection holds the store read-only is refused until it returns.
 ///
 /// ## Damaged stores
 /// LMDB has no page checksums and follows whatever page numbers and offsets it finds, so a
@@ -110,7 +114,10 @@ public final class LMDBTier: LocalCacheTier {
     /// `TierStatistics.storeResets` and passed to ``Configuration/onStoreReset``.
     public let storeResetReason: String?
 
-    let environment: LMDBEnvironment
+    /// The store's environment, shared with the other tiers on it in this process
+    /// (``SharedEnvironments``).
+    private let lease: SharedEnvironments.Lease
+    var environment: LMDBEnvironment { lease.environment }
     let codec: ZstdCodec
     /// Holds the store's users lock while the tier is open (see ``CheckMarker``).
     private let marker: CheckMarker
@@ -155,7 +162,7 @@ public final class LMDBTier: LocalCacheTier {
         try StoreDirectory.prepare(directory)
 
         let opened = try Self.openChecked(directory: directory, configuration: configuration)
-        self.environment = opened.environment
+        self.lease = opened.lease
         self.marker = opened.marker
         self.didResetDamagedStore = opened.resetReason != nil
         self.storeResetReason = opened.resetReason
@@ -477,7 +484,7 @@ public final class LMDBTier: LocalCacheTier {
         }
         var evicted = 0
         while state.used > target {
-            guard let (_, oldestKey) = try txn.first(environment.recency) else {
+            guard let (oldestTick, oldestKey) = try txn.first(environment.recency) else {
                 // Nothing left to evict, and still over: the count had drifted (a damaged state
                 // row). Recounted from what the store holds: its entries (a damaged recency index
                 // may have left some unindexed) and its dictionaries.
@@ -488,8 +495,14 @@ public final class LMDBTier: LocalCacheTier {
                 state.used = held
                 break
             }
-            try oldestKey.withUnsafeBytes { try removeRecord($0, in: txn, state: &state) }
-            evicted += 1
+            // A damaged row (a key LMDB cannot look up, or one whose tick row points elsewhere)
+            // removes no record: its own row goes all the same, or the loop would meet it again
+            // for ever, holding the write lock of every process.
+            if (1...StorageKey.maximumLength).contains(oldestKey.count) {
+                try oldestKey.withUnsafeBytes { try removeRecord($0, in: txn, state: &state) }
+                evicted += 1
+            }
+            _ = try oldestTick.withUnsafeBytes { try txn.delete(environment.recency, $0) }
         }
         return evicted
     }

@@ -107,6 +107,24 @@ final class LMDBEnvironment: @unchecked Sendable {
         return result
     }
 
+    /// The environment's flags now (`mdb_env_get_flags`).
+    var flags: UInt32 {
+        var flags: UInt32 = 0
+        mdb_env_get_flags(handle, &flags)
+        return flags
+    }
+
+    /// Syncs commits as `durability` says from now on (LMDB changes these flags on an open
+    /// environment).
+    func setDurability(_ durability: LMDBTier.Durability) throws(TierCacheError) {
+        let syncFlags = UInt32(MDB_NOSYNC | MDB_NOMETASYNC)
+        try LMDBStatus.check(mdb_env_set_flags(handle, syncFlags, 0), "changing how commits sync", path: path)
+        if durability.environmentFlags != 0 {
+            try LMDBStatus.check(
+                mdb_env_set_flags(handle, durability.environmentFlags, 1), "changing how commits sync", path: path)
+        }
+    }
+
     /// Clears reader slots left behind by processes that died mid-read.
     func clearStaleReaders() {
         var dead: Int32 = 0
