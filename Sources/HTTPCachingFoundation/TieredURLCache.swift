@@ -242,7 +242,10 @@ public final class TieredURLCache: URLCache, @unchecked Sendable {
             let permitted = policy.permits(tier.medium)
             Task.detached {
                 if permitted {
-                    _ = try? await tier.store(entry, forKey: key)
+                    // A failed store leaves no older entry behind (as `TieredCache.store` does).
+                    do { _ = try await tier.store(entry, forKey: key) } catch {
+                        try? await tier.removeEntry(forKey: key)
+                    }
                 } else {
                     try? await tier.removeEntry(forKey: key)
                 }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 import TierCache
 
@@ -123,6 +124,27 @@ struct TieredCacheTests {
         }
     }
 
+    /// The older entry stayed in the tier whose store threw: served, and promoted, once the
+    /// tiers above had let the newer one go.
+    @Test("A tier whose store fails loses the key's older entry", arguments: [false, true])
+    func failedStoreRemovesTheOlderEntry(synchronously: Bool) async throws {
+        let lower = try StoreFailingTier()
+        let tiered = TieredCache(tiers: [memory, lower])
+        #expect(await tiered.store(entry(10, byte: 1), forKey: key("k"), policy: .allowed).outcomes.count == 2)
+        lower.storesFail.withLock { $0 = true }
+        let report =
+            synchronously
+            ? tiered.storeLocally(entry(10, byte: 2), forKey: key("k"), policy: .allowed)
+            : await tiered.store(entry(10, byte: 2), forKey: key("k"), policy: .allowed)
+        #expect(report.outcomes.map(\.tierName) == [memory.name, lower.name])
+        guard case .failed = report.outcomes[1].outcome else {
+            Issue.record("the failing tier's outcome: \(report.outcomes[1].outcome)")
+            return
+        }
+        memory.removeEntry(forKey: key("k"))  // as an eviction would
+        #expect(await tiered.lookup(key("k")) == nil, "the older entry came back")
+    }
+
     @Test("Synchronous callers read through the local tiers")
     func synchronousLookup() throws {
         _ = disk.store(entry(10), forKey: key("k"))
@@ -149,6 +171,26 @@ struct TieredCacheTests {
         #expect(cache.localEntry(forKey: key("k"), tiers: 5..<9) == nil, "a range past the stack reads nothing")
         #expect(await cache.lookup(key("k"), from: 7) == nil)
     }
+}
+
+/// A memory tier whose stores throw while `storesFail` is set (a disk that fails a commit).
+final class StoreFailingTier: LocalCacheTier {
+    let name = "store-failing"
+    let medium = TierMedium.disk
+    let storesFail = Mutex(false)
+    private let inner: MemoryTier
+
+    init() throws { inner = try MemoryTier(capacity: 1 << 20) }
+
+    func entry(forKey key: CacheKey) -> CacheEntry? { inner.entry(forKey: key) }
+    func store(_ entry: CacheEntry, forKey key: CacheKey) throws -> StoreOutcome {
+        if storesFail.withLock({ $0 }) { throw TierCacheError(.storageFailure, "the test's commit failed") }
+        return inner.store(entry, forKey: key)
+    }
+    func removeEntry(forKey key: CacheKey) { inner.removeEntry(forKey: key) }
+    func removeAll() { inner.removeAll() }
+    func usage() -> TierUsage { inner.usage() }
+    func statistics() -> TierStatistics { inner.statistics() }
 }
 
 /// A tier whose storage is broken: every operation throws.

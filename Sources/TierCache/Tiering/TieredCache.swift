@@ -215,7 +215,9 @@ public final class TieredCache: Sendable {
     // MARK: Writing
 
     /// Stores `entry` in every tier that `policy` permits (and that is not suspended:
-    /// ``suspendTiers(above:)``).
+    /// ``suspendTiers(above:)``). A tier that refuses the entry, or whose store fails, is asked
+    /// to remove the key's older entry, which would otherwise be served once the tiers above
+    /// let the new one go.
     @discardableResult
     public func store(_ entry: CacheEntry, forKey key: CacheKey, policy: StoragePolicy) async -> StoreReport {
         await changing(key) {
@@ -230,7 +232,13 @@ public final class TieredCache: Sendable {
                     outcome = slot.removedForRefusal(
                         refusal, await Result.of { try await slot.tier.removeEntry(forKey: key) })
                 } else {
-                    outcome = slot.stored(await Result.of { try await slot.tier.store(entry, forKey: key) })
+                    let result = await Result.of { try await slot.tier.store(entry, forKey: key) }
+                    if case .failure = result {
+                        // The tier may still hold the key's older entry, to be served (and
+                        // promoted) once the tiers above let go of this one: it goes, if it can.
+                        _ = await Result.of { try await slot.tier.removeEntry(forKey: key) }
+                    }
+                    outcome = slot.stored(result)
                 }
                 outcomes.append((slot.tier.name, outcome))
             }
@@ -254,7 +262,10 @@ public final class TieredCache: Sendable {
                     outcome = slot.removedForRefusal(
                         refusal, Result { () throws -> Void in try local.removeEntry(forKey: key) })
                 } else {
-                    outcome = slot.stored(Result { () throws -> StoreOutcome in try local.store(entry, forKey: key) })
+                    let result = Result { () throws -> StoreOutcome in try local.store(entry, forKey: key) }
+                    // As in `store(_:forKey:policy:)`: no older entry outlives a failed write.
+                    if case .failure = result { try? local.removeEntry(forKey: key) }
+                    outcome = slot.stored(result)
                 }
                 outcomes.append((slot.tier.name, outcome))
             }
