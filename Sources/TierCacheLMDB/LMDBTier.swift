@@ -141,7 +141,7 @@ public final class LMDBTier: LocalCacheTier {
     ///
     /// - Throws: `TierCacheError` with code
     ///   `TierCacheError.Code.invalidConfiguration` (capacity below ``minimumCapacity``, a
-    ///   fraction outside `(0, 1]`, a bad compression level, a capacity other than the store's),
+    ///   fraction outside `(0, 0.5]`, a bad compression level, a capacity other than the store's),
     ///   `TierCacheError.Code.notADirectory`, `TierCacheError.Code.permissionDenied`,
     ///   `TierCacheError.Code.foreignStore` (the directory holds another program's LMDB
     ///   database), or, with ``RecoveryPolicy/throwError``, `TierCacheError.Code.damagedStore`
@@ -157,6 +157,7 @@ public final class LMDBTier: LocalCacheTier {
         guard configuration.maxReaders > 0 else {
             throw TierCacheError(.invalidConfiguration, "maxReaders must be positive; got \(configuration.maxReaders)")
         }
+        try DiskCapacity.checkEntryFraction(configuration.maxEntryFraction)
         self.sizeLimit = try EntrySizeLimit(fraction: configuration.maxEntryFraction, capacity: configuration.capacity)
         let dictionaryValueLimit = try Self.validate(configuration.dictionary, capacity: configuration.capacity)
         try StoreDirectory.prepare(directory)

@@ -123,11 +123,7 @@ public final class SQLiteTier: LocalCacheTier {
             throw TierCacheError(
                 .invalidConfiguration, "busyTimeout must be 0 to 24 days; got \(configuration.busyTimeout)")
         }
-        // An entry must fit beside the store's own pages: at most half the capacity.
-        guard configuration.maxEntryFraction <= 0.5 else {
-            throw TierCacheError(
-                .invalidConfiguration, "maxEntryFraction must be at most 0.5; got \(configuration.maxEntryFraction)")
-        }
+        try DiskCapacity.checkEntryFraction(configuration.maxEntryFraction)
         let sizeLimit = try EntrySizeLimit(fraction: configuration.maxEntryFraction, capacity: configuration.capacity)
         try StoreDirectory.prepare(directory)
         let file = directory.appendingPathComponent(Self.fileName)

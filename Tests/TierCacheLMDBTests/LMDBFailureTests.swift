@@ -26,6 +26,10 @@ struct LMDBFailureTests {
             LMDBTier.Configuration(capacity: LMDBTier.minimumCapacity - 1),
             LMDBTier.Configuration(capacity: 1 << 20, maxEntryFraction: 0),
             LMDBTier.Configuration(capacity: 1 << 20, maxEntryFraction: 2),
+            // Over half: an entry that could never fit beside the rest (the tier fills 75%),
+            // which emptied the store and then was refused as a full disk.
+            LMDBTier.Configuration(capacity: 1 << 20, maxEntryFraction: 0.9),
+            LMDBTier.Configuration(capacity: 1 << 20, maxEntryFraction: .nan),
             LMDBTier.Configuration(capacity: 1 << 20, compressionLevel: 0),
             LMDBTier.Configuration(capacity: 1 << 20, compressionLevel: 99),
             LMDBTier.Configuration(capacity: 1 << 20, maxReaders: 0),
