@@ -1,3 +1,5 @@
+import Foundation
+
 /// The key under which a tier stores an entry: a non-empty string of at most
 /// ``maximumUTF8Length`` bytes of UTF-8.
 ///
@@ -10,6 +12,12 @@
 /// once rather than at every dictionary probe (Java's `String` caches its hash for the same
 /// reason). The number is the text's hash under the process's random seed (`Hasher`), so keys
 /// that collide cannot be chosen from outside the process.
+///
+/// Keys are their UTF-8 bytes: two texts `String` calls equal (`"caf\u{E9}"` and
+/// `"cafe\u{301}"`, the same word composed and decomposed) are two keys, as they are in every
+/// tier that stores bytes (LMDB, SQLite, Redis). Compared as `String`s, the memory tier took them
+/// for one key and the disk tier for two, so removing one spelling left the other's entry below,
+/// to come back.
 public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
     /// The longest key accepted, in UTF-8 bytes (16 KiB). Longer keys are almost always a bug
     /// (a body or a whole header block used as a key) and would waste every tier's space.
@@ -38,9 +46,10 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
 
     /// A key of `rawValue`, already known to be of an accepted length.
     private init(validated rawValue: String) {
-        self.rawValue = rawValue
+        var text = rawValue
         var hasher = Hasher()
-        hasher.combine(rawValue)
+        text.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        self.rawValue = text
         textHash = hasher.finalize()
     }
 
@@ -71,10 +80,19 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
     /// The text of a key naming `bytes` by their digest.
     private static func digestText(of bytes: some Sequence<UInt8>) -> String { "#" + KeyDigest.hex(of: bytes) }
 
-    /// Whether the two keys have the same text (as `String` compares it): the hashes first,
-    /// which tell most different keys apart without reading their text.
+    /// Whether the two keys have the same UTF-8 bytes: the hashes first, which tell most
+    /// different keys apart without reading their text.
     public static func == (lhs: CacheKey, rhs: CacheKey) -> Bool {
-        lhs.textHash == rhs.textHash && lhs.rawValue == rhs.rawValue
+        guard lhs.textHash == rhs.textHash else { return false }
+        // Keys are native UTF-8 (made contiguous when made): one `memcmp`, not a walk of views.
+        let equal = lhs.rawValue.utf8.withContiguousStorageIfAvailable { left in
+            rhs.rawValue.utf8.withContiguousStorageIfAvailable { right in
+                guard left.count == right.count else { return false }
+                guard let a = left.baseAddress, let b = right.baseAddress else { return left.isEmpty }
+                return memcmp(a, b, left.count) == 0
+            }
+        }
+        return (equal ?? nil) ?? lhs.rawValue.utf8.elementsEqual(rhs.rawValue.utf8)
     }
 
     /// Feeds the hash computed when the key was made, not the text again.
