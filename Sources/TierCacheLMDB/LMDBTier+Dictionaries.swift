@@ -228,7 +228,9 @@ extension LMDBTier {
     /// it current.
     private func install(_ row: DictionaryRow, digested: ZstdDictionary, keepingAtMost limit: Int) throws {
         var row = row
-        let retired = try write { txn -> [UInt16] in
+        // Counted once committed: `write` may run the closure again (a full map), and an
+        // attempt that aborted evicted nothing.
+        let (retired, evicted) = try write { txn -> ([UInt16], Int) in
             let existing = try txn.dictionaryRows(sealer: nil)
             let used = Set(existing.map(\.id))
             let highest = existing.map(\.id).max() ?? 0
@@ -246,13 +248,13 @@ extension LMDBTier {
             }
             state.used += dictionaryCost(encoded.count)
             let evicted = try evict(in: txn, state: &state, until: budget)
-            counters.recordEvictions(evicted)
             try DictionaryRow.key(row.id).withUnsafeBytes { key in
                 try encoded.withUnsafeBytes { try txn.put(environment.meta, key, $0) }
             }
             try txn.setWriteState(state)
-            return retired
+            return (retired, evicted)
         }
+        counters.recordEvictions(evicted)
         for id in retired { dictionaries.forget(id) }
         dictionaries.install(digested, id: row.id)
     }
