@@ -33,8 +33,9 @@ import Darwin
 ///
 /// `@unchecked Sendable`: the queue, the counts and the flag are read and written only while
 /// holding `mutex`; a ticket's result is written by the leader under it and read by its owner
-/// under it.
-final class GroupCommit<Write>: @unchecked Sendable {
+/// under it. The writes themselves cross from their writers' threads to the leader's, so they
+/// must be `Sendable`.
+final class GroupCommit<Write: Sendable>: @unchecked Sendable {
     /// The most writes in one transaction: enough for every thread of a busy server, few enough
     /// that a transaction's dirty pages stay small.
     let maxBatchCount: Int
