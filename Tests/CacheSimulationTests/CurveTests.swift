@@ -117,6 +117,20 @@ import Testing
         #expect(simulator.replay(.fifo, capacity: below).hitRatio < 0.5)
     }
 
+    /// Curves were gathered by policy name: a user's FIFO variant named "LRU" shared the
+    /// built-in LRU's points.
+    @Test func policiesSharingANameGetCurvesOfTheirOwn() throws {
+        let trace = try skewedTrace(count: 20_000, keys: 2_000, sized: false, seed: 9)
+        var options = CapacityTuner.Options(
+            targetHitRatio: 0.5, policies: [.fifo, SimulatedPolicy(FIFONamedLIRS.self), .lirs], gridPoints: 6)
+        options.curveMethod = .fullReplays
+        let curves = try CapacityTuner(options: options).tune(trace).curves.filter { $0.policy != "LRU" }
+        #expect(curves.map(\.policy) == ["FIFO", "LIRS", "LIRS"])
+        let grid = curves.map { $0.curve.points.count }
+        #expect(grid.allSatisfy { $0 == grid[0] }, "each curve has the grid's points alone: \(grid)")
+        #expect(curves[1].curve.points.map(\.hitRatio) != curves[2].curve.points.map(\.hitRatio))
+    }
+
     @Test func reportedCurvesAreThinnedUnlessAskedForInFull() throws {
         let trace = try skewedTrace(count: 80_000, keys: 20_000, sized: false, seed: 5)
         var options = CapacityTuner.Options(targetHitRatio: 0.5, policies: [.lru])
@@ -149,4 +163,11 @@ import Testing
             try CapacitySpecification(parsing: "0.5%").resolve(for: hundred, unit: .objects) == 1,
             "never below one object")
     }
+}
+
+/// FIFO under LIRS's name: a user's policy whose name is a built-in's.
+struct FIFONamedLIRS: EvictionPolicyVariant {
+    static let name = "LIRS"
+    var base: FIFOPolicy
+    init(context: PolicyContext) { base = FIFOPolicy(context: context) }
 }

@@ -68,10 +68,10 @@ import TierCacheEviction
         ])
         #expect(
             results.results.map(\.subject) == [
-                "minimal LRU 1 MiB", "memory-lru", "memory-lru", "minimal LRU 2 MiB", "memory-lru",
+                "minimal LRU 1 MiB", "memory-lru", "memory-lru (2)", "minimal LRU 2 MiB", "memory-lru (3)",
             ])
         #expect(results.results.last?.baseline == "minimal LRU 2 MiB")
-        let runs = results.results.filter { $0.subject == "memory-lru" }
+        let runs = results.results.filter { $0.subject.hasPrefix("memory-lru") }
         #expect(runs.count == 3 && runs[0].hits == runs[1].hits && runs[2].hits > runs[0].hits)
         let baseline = try #require(results.result("minimal LRU 1 MiB"))
         #expect(baseline.hits >= runs[0].hits && Double(baseline.hits - runs[0].hits) < 0.05 * Double(baseline.reads))
@@ -144,6 +144,24 @@ import TierCacheEviction
         #expect(baseline.failure?.contains("usage unknown") == true)
         let subject = try #require(results.result("unknown"))
         #expect(subject.failure == nil && subject.requests == 1_000 && subject.baseline == baseline.subject)
+    }
+
+    /// Results are found by name: two subjects of one name shared rows and ratios.
+    @Test func subjectsOfOneNameAreToldApart() async throws {
+        let plan = BenchmarkPlan(
+            workload: Workload.zipf(keys: 200, sizes: .fixed(64)), length: .requests(500), baselines: false)
+        let results = try await BenchmarkRunner(plan: plan).run([
+            .memory(capacity: 1 << 20), .memory(capacity: 1 << 10), .memory(capacity: 1 << 15),
+        ])
+        #expect(results.results.map(\.subject) == ["memory-lru", "memory-lru (2)", "memory-lru (3)"])
+        #expect(try #require(results.result("memory-lru (2)")).hits < (try #require(results.result("memory-lru"))).hits)
+        let subjects: [BenchmarkSubject] = ["a", "a (2)", "a"].map { name in
+            var subject = BenchmarkSubject.memory(capacity: 1 << 20)
+            subject.name = name
+            return subject
+        }
+        let renamed = BenchmarkRunner.namedApart(subjects)
+        #expect(renamed.map(\.name) == ["a", "a (2)", "a (3)"])
     }
 
     /// A run bounded by a duration cycles through the whole trace, however long, and through at

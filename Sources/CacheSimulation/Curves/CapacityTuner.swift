@@ -233,7 +233,11 @@ public struct CapacityTuner: Sendable {
             done, total in
             progress?("replays", Double(done) / Double(total))
         }
-        return policies.map { policy in MissRatioCurve(results: results.filter { $0.policy == policy.name }) }
+        // Policy by policy, each over the grid (`replay(policies:capacities:)`'s order): by
+        // position, not by name, which two policies of a user's may share.
+        return policies.indices.map { index in
+            MissRatioCurve(results: Array(results[index * grid.count..<(index + 1) * grid.count]))
+        }
     }
 
     /// The most points a curve keeps in a result unless ``Options/fullCurves`` is set.

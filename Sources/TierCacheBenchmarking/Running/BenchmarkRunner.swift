@@ -35,7 +35,8 @@ public struct BenchmarkRunner: Sendable {
     /// Runs every subject at every concurrency; `progress` hears each result as it is measured
     /// (baselines included), so a long run shows figures as it goes. Subjects keep their files
     /// under `scratchDirectory` (by default the temporary directory), in a directory of the run's
-    /// own that is deleted afterwards.
+    /// own that is deleted afterwards. A subject named as an earlier one is reported as
+    /// `name (2)`, `name (3)` and so on.
     public func run(
         _ subjects: [BenchmarkSubject], scratchDirectory: URL? = nil,
         progress: (@Sendable (SubjectResult) -> Void)? = nil
@@ -47,7 +48,7 @@ public struct BenchmarkRunner: Sendable {
             "tiercache-bench-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: root) }
         var measuredBaselines = Set<String>()
-        for subject in subjects {
+        for subject in Self.namedApart(subjects) {
             for tasks in plan.tasks {
                 let scratch = BenchmarkScratch(directory: root.appendingPathComponent("\(results.count)"))
                 let driver: SubjectDriver
@@ -102,6 +103,23 @@ public struct BenchmarkRunner: Sendable {
             return .failed(
                 subject.name, isBaseline: subject.isBaseline, tasks: tasks,
                 BenchmarkError.subjectUnavailable(subject: subject.name, reason: "\(error)"))
+        }
+    }
+
+    /// `subjects`, each named as no other is: results, charts and ratios find a subject by its
+    /// name, so a second `memory-lru` (a user's LRU type is named after the built-in's) becomes
+    /// `memory-lru (2)` rather than sharing the first one's rows.
+    static func namedApart(_ subjects: [BenchmarkSubject]) -> [BenchmarkSubject] {
+        var taken = Set(subjects.map(\.name))
+        var seen = Set<String>()
+        return subjects.map { subject in
+            if seen.insert(subject.name).inserted { return subject }
+            var renamed = subject
+            var number = 2
+            while taken.contains("\(subject.name) (\(number))") { number += 1 }
+            renamed.name = "\(subject.name) (\(number))"
+            taken.insert(renamed.name)
+            return renamed
         }
     }
 
