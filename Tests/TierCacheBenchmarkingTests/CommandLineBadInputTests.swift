@@ -25,6 +25,18 @@ import Testing
         #expect(output.contains(message), "\(output)")
     }
 
+    /// A trace of comments alone once simulated to hit ratios of 0% and a footprint of "inf%".
+    @Test(arguments: ["simulate", "tune"])
+    func aTraceWithoutRequestsIsRefused(command: String) throws {
+        let directory = TemporaryDirectory()
+        try FileManager.default.createDirectory(at: directory.url, withIntermediateDirectories: true)
+        let path = directory.url.appendingPathComponent("empty.txt").path
+        try Data("# no requests\n".utf8).write(to: URL(fileURLWithPath: path))
+        let (status, output) = try runTiercache([command, "--trace", path, "--no-trace-cache"])
+        #expect(status != 0)
+        #expect(output.contains("holds no requests"), "\(output)")
+    }
+
     /// A hotspot over one key once drew key 1 of 1 and trapped indexing the value sizes.
     @Test func aHotspotOverOneKeyRuns() throws {
         let (status, output) = try runTiercache([
