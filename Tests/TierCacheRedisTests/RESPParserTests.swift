@@ -78,6 +78,13 @@ import Testing
         #expect(moved == RedisEndpoint(host: "10.0.0.2", port: 6381, username: "app", password: "pw", usesTLS: true))
         let asked = ClusterRedisClient.redirection("ASK 3999 10.0.0.3:7000", moved: "ASK ", from: target)
         #expect(asked?.host == "10.0.0.3" && asked?.port == 7000 && asked?.usesTLS == true)
+        // `cluster-preferred-endpoint-type unknown-endpoint`, or a node without a hostname: the
+        // host the command went to (they were followed as hosts "" and "?").
+        for unknown in ["MOVED 3999 :6381", "MOVED 3999 ?:6381"] {
+            let same = ClusterRedisClient.redirection(unknown, moved: "MOVED ", from: target)
+            #expect(same?.host == "10.0.0.1" && same?.port == 6381, "\(unknown)")
+        }
+        #expect(ClusterRedisClient.redirection("ASK 3999 ?:7001", moved: "ASK ", from: target)?.host == "10.0.0.1")
         #expect(ClusterRedisClient.redirection("MOVED 3999 nowhere", moved: "MOVED ", from: target) == nil)
         #expect(ClusterRedisClient.redirection("ERR no", moved: "MOVED ", from: target) == nil)
     }

@@ -53,4 +53,24 @@ struct RedisCoherenceSuspensionTests {
         #expect(await cache.lookup(key)?.tierIndex == 1)
         #expect(memory.entry(forKey: key)?.value == [2], "resumed, the upper tier is used again")
     }
+
+    /// Cancelled while subscribed, `run()` returned with the upper tiers in use and nothing to
+    /// keep them coherent: its documentation says they stay suspended.
+    @Test("Coherence cancelled while subscribed leaves the upper tiers suspended")
+    func cancellationWhileSubscribedSuspends() async throws {
+        let server = try await RedisProcess()
+        let redis = try RedisTier(
+            configuration: .init(
+                deployment: .standalone(RedisEndpoint(host: "127.0.0.1", port: server.port)),
+                keyPrefix: "cancelled:", capacity: 1 << 20))
+        let cache = TieredCache(tiers: [try MemoryTier(capacity: 1 << 20), redis])
+        let events = CoherenceEvents()
+        let coherence = try RedisCoherence(cache: cache, configuration: .init(onEvent: events.record))
+        let tracking = Task { await coherence.run() }
+        #expect(await events.next { if case .subscribed = $0 { true } else { false } } != nil)
+        #expect(cache.suspendedTiers == 0, "subscribed: in use")
+        tracking.cancel()
+        await tracking.value
+        #expect(cache.suspendedTiers == 1)
+    }
 }

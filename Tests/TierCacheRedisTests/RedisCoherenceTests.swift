@@ -149,13 +149,14 @@ struct RedisCoherenceTests {
         let coherence = try RedisCoherence(cache: a, configuration: .init(onEvent: events.record))
         let tracking = Task { await coherence.run() }
         defer { tracking.cancel() }
+        // The flush, then the subscription's event, once the upper tiers are in use again.
+        #expect(await events.next { if case .flushed(reason: "tracking began") = $0 { true } else { false } } != nil)
         let subscribed = await events.next { if case .subscribed = $0 { true } else { false } }
         guard case .subscribed(let nodes)? = subscribed else {
             Issue.record("never subscribed")
             return
         }
         #expect(nodes.count == 3)
-        #expect(await events.next { if case .flushed(reason: "tracking began") = $0 { true } else { false } } != nil)
 
         // Keys on every primary (30 keys spread over the 16,384 slots).
         let keys = try (0..<30).map { try CacheKey("key-\($0)") }

@@ -168,7 +168,8 @@ final class ClusterRedisClient: RedisClient {
         throw .server("too many cluster redirections for one command")
     }
 
-    /// The node `MOVED 3999 127.0.0.1:6381` (or `ASK …`, as `prefix` says) sends a command to,
+    /// The node `MOVED 3999 127.0.0.1:6381` (or `ASK …`, as `prefix` says) sends a command to
+    /// (on the same host for `:6381` and `?:6381`),
     /// reached as `target` is: the same credentials and TLS, so that it equals the node
     /// `CLUSTER SLOTS` names (a node known twice is scanned twice, and looks like a change of
     /// primaries to coherence, which then empties the upper tiers).
@@ -179,7 +180,10 @@ final class ClusterRedisClient: RedisClient {
             let port = Int(parts[2][parts[2].index(after: colon)...])
         else { return nil }
         var redirect = target
-        redirect.host = String(parts[2][..<colon])
+        // An unknown endpoint (`:6381`, or `?:6381` where a node has no hostname) is on the host
+        // the command went to, as in `CLUSTER SLOTS` (`apply`).
+        let host = String(parts[2][..<colon])
+        redirect.host = host.isEmpty || host == "?" ? target.host : host
         redirect.port = port
         return redirect
     }

@@ -114,7 +114,9 @@ public final class RedisCoherence: Sendable {
 
     /// What coherence did.
     public enum Event: Sendable, Equatable {
-        /// Invalidations from these primaries are being received.
+        /// Invalidations from these primaries are being received (with
+        /// ``Configuration/AfterLoss/flushUpperTiers``, the upper tiers were emptied and are in
+        /// use again).
         case subscribed([RedisEndpoint])
         /// These keys were removed from the upper tiers.
         case invalidated([CacheKey])
@@ -212,10 +214,14 @@ public final class RedisCoherence: Sendable {
                 }
             }
         }
-        defer { tier.tracking.stop() }
         // Until invalidations are received, nothing above Redis is fed a value no invalidation
-        // would reach; lookups answer from Redis. The tiers stay suspended when this returns.
+        // would reach; lookups answer from Redis. The tiers stay suspended when this returns,
+        // however it returns (a cancellation while subscribed left them in use, deaf).
         if configuration.afterLoss == .flushUpperTiers { cache.suspendTiers(above: tierIndex) }
+        defer {
+            if configuration.afterLoss == .flushUpperTiers { cache.suspendTiers(above: tierIndex) }
+            tier.tracking.stop()
+        }
         var delay = configuration.reconnectDelay
         // Once per loss: the attempts that fail while Redis stays away find nothing new to drop
         // (what this process stores meanwhile is emptied when tracking is back).
@@ -273,12 +279,12 @@ public final class RedisCoherence: Sendable {
             // Before the flush below: a lookup that starts after it reads on a redirected connection.
             tier.tracking.redirect(to: ids)
         }
-        emit(.subscribed(nodes))
         // What the upper tiers hold from before now was not covered by these subscriptions.
         if configuration.afterLoss == .flushUpperTiers {
             await flush(.trackingBegan)
             cache.resumeTiers()
         }
+        emit(.subscribed(nodes))
 
         let connections = subscriptions.map(\.connection)
         let streams = subscriptions.map(\.pushes)
