@@ -12,6 +12,8 @@ struct RedisCoherenceKeysReadTests {
     private struct Fleet {
         let memory: MemoryTier
         let redis: RedisTier
+        /// `b`'s tier: its connections track nothing.
+        let otherRedis: RedisTier
         let a: TieredCache
         let b: TieredCache
         let coherence: RedisCoherence
@@ -22,7 +24,8 @@ struct RedisCoherenceKeysReadTests {
             memory = try MemoryTier(capacity: 1 << 20)
             redis = try RedisServers.tier(cluster: cluster, prefix: prefix, capacity: redisCapacity)
             a = TieredCache(tiers: [memory, redis])
-            b = TieredCache(tiers: [try RedisServers.tier(cluster: cluster, prefix: prefix)])
+            otherRedis = try RedisServers.tier(cluster: cluster, prefix: prefix)
+            b = TieredCache(tiers: [otherRedis])
             coherence = try RedisCoherence(cache: a, configuration: .init(tracking: .keysRead, onEvent: events.record))
         }
 
@@ -93,6 +96,46 @@ struct RedisCoherenceKeysReadTests {
         #expect(stored == [true, false])  // memory took it, Redis refused it
         #expect(fleet.memory.entry(forKey: key) == nil)
         #expect(await fleet.a.lookup(key) == nil)
+    }
+
+    /// The server tracks a key for the connection that read it and forgets it when that
+    /// connection closes: a later write was reported to nobody, the tracking connection was
+    /// healthy, and the value read stayed above Redis without bound.
+    @Test("A data connection whose reads were tracked closes: the upper tiers let go of what they hold")
+    func aClosedDataConnectionEmptiesTheUpperTiers() async throws {
+        let fleet = try Fleet()
+        let tracking = Task { await fleet.coherence.run() }
+        defer { tracking.cancel() }
+        #expect(await fleet.started())
+        let key = try CacheKey("read-then-closed")
+        _ = await fleet.b.store(CacheEntry(value: [1], storedAt: Date()), forKey: key, policy: .allowed)
+        #expect(await fleet.a.lookup(key)?.tierIndex == 1)  // read on a redirected connection
+        #expect(fleet.memory.entry(forKey: key)?.value == [1])
+
+        // Close a's data connections (those redirected to a tracking connection), through b's.
+        let trackingIDs = Set(fleet.coherence.trackingConnectionIDs.map(String.init))
+        let list = try await fleet.otherRedis.client.send(["CLIENT", "LIST"].map { Array($0.utf8) }, key: nil)
+        let redirected = (list.string ?? "").split(separator: "\n").compactMap { line -> String? in
+            let fields = Dictionary(
+                line.split(separator: " ").compactMap { field -> (String, String)? in
+                    let parts = field.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                    return parts.count == 2 ? (String(parts[0]), String(parts[1])) : nil
+                }, uniquingKeysWith: { first, _ in first })
+            guard let redirect = fields["redir"], trackingIDs.contains(redirect) else { return nil }
+            return fields["id"]
+        }
+        try #require(!redirected.isEmpty, "a's read went through a redirected connection")
+        for id in redirected {
+            _ = try await fleet.otherRedis.client.send(["CLIENT", "KILL", "ID", id].map { Array($0.utf8) }, key: nil)
+        }
+        let flushed = await fleet.events.next {
+            if case .flushed(let reason) = $0 { reason.contains("data connection") } else { false }
+        }
+        #expect(flushed != nil)
+        #expect(fleet.memory.entry(forKey: key) == nil)
+        _ = await fleet.b.store(CacheEntry(value: [2], storedAt: Date()), forKey: key, policy: .allowed)
+        #expect(await fleet.a.lookup(key)?.entry.value == [2])
+        try await fleet.b.removeAll()
     }
 
     @Test("Data connections follow the tracking connection: redirected while it runs, off after")

@@ -17,6 +17,9 @@ enum FlushCause: String, Sendable {
     case unreadablePush = "unreadable_push"
     /// An upper tier could not remove an invalidated key.
     case invalidationFailed = "invalidation_failed"
+    /// A data connection whose reads the server tracked closed (``TrackingRedirect``): the server
+    /// forgot which keys it read, and will report no write of them.
+    case dataConnectionClosed = "data_connection_closed"
 
     /// The cause in words, for events and logs.
     var description: String {
@@ -27,6 +30,7 @@ enum FlushCause: String, Sendable {
         case .foreignKey: "a key that is not one of the tier's"
         case .unreadablePush: "a push could not be read"
         case .invalidationFailed: "an invalidation could not be applied"
+        case .dataConnectionClosed: "a data connection whose reads were tracked closed"
         }
     }
 }

@@ -206,6 +206,10 @@ public final class RedisCoherence: Sendable {
             // next write to its key. (`stop()` lets it go when run ends: it holds the cache.)
             let cache = self.cache
             let logger = configuration.logger
+            // The keys a closed data connection read are no longer tracked by anyone.
+            tier.tracking.onRedirectedConnectionClosed {
+                Task { await self.flush(.dataConnectionClosed) }
+            }
             tier.tracking.onWriteNotTracked { key in
                 do { try cache.removeLocalEntry(forKey: key) } catch {
                     logger?.error(

@@ -28,6 +28,9 @@ final class TrackingRedirect: Sendable {
         var ids: [Node: Int64] = [:]
         /// Told of each write that did not reach Redis (see ``writeNotTracked(_:)``).
         var onWriteNotTracked: (@Sendable (CacheKey) -> Void)?
+        /// Told when a data connection whose reads were tracked closes
+        /// (see ``redirectedConnectionClosed()``).
+        var onRedirectedConnectionClosed: (@Sendable () -> Void)?
     }
 
     /// Bumped (releasing) after every change of targets; 0 until the first.
@@ -59,6 +62,21 @@ final class TrackingRedirect: Sendable {
         handler(key)
     }
 
+    /// Sets what a data connection whose reads were tracked calls when it closes: the
+    /// coherence empties the upper tiers.
+    func onRedirectedConnectionClosed(_ handler: (@Sendable () -> Void)?) {
+        targets.withLock { $0.onRedirectedConnectionClosed = handler }
+    }
+
+    /// A data connection whose reads the server tracked has closed (a timeout, a reset, the
+    /// server's idle `timeout`, `CLIENT KILL`). The server tracks a key for the connection that
+    /// read it, and forgets the connection's keys when it closes: a later write of one is reported
+    /// to nobody, though the tracking connection is alive, so the upper tiers must let go of what
+    /// such reads put there.
+    func redirectedConnectionClosed() {
+        targets.withLock { $0.onRedirectedConnectionClosed }?()
+    }
+
     /// Redirects every data connection to the tracking connection of its node (`ids`, by node).
     func redirect(to ids: [RedisEndpoint: Int64]) {
         targets.withLock {
@@ -77,7 +95,8 @@ final class TrackingRedirect: Sendable {
     }
 
     /// Coherence has stopped: data connections stop tracking, writes stop reading their key, and
-    /// the handler set with ``onWriteNotTracked(_:)`` is let go.
+    /// the handlers set with ``onWriteNotTracked(_:)`` and ``onRedirectedConnectionClosed(_:)``
+    /// are let go.
     func stop() {
         targets.withLock { $0 = Targets() }
         writesRead.store(false, ordering: .relaxed)

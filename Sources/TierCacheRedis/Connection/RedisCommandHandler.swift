@@ -305,6 +305,12 @@ final class RedisCommandHandler: ChannelInboundHandler {
         timer = nil
         failPending(.connectionFailed("the connection closed"))
         pushes?.finish()
+        if trackingChanges.isRedirected, let tracking {
+            // The server forgets the keys a closed connection read: their writes will be reported
+            // to nobody (``TrackingRedirect/redirectedConnectionClosed()``).
+            trackingChanges.forgetRedirect()
+            tracking.redirect.redirectedConnectionClosed()
+        }
         context.fireChannelInactive()
     }
 

@@ -206,6 +206,12 @@ final class RedisConnectionPool: Sendable {
         do {
             reply = try await body(connection)
         } catch {
+            // An error reply is an answer: the connection is sound (a refused tracking redirect
+            // closed a connection a command, and opened the breaker).
+            if case .server = error {
+                record(success: true)
+                throw error
+            }
             discard(connection)
             throw error
         }

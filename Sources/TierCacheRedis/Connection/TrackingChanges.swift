@@ -14,6 +14,9 @@ struct TrackingChanges {
     private var unanswered = 0
     /// The server's refusal of the last redirect answered, while no later change has been.
     private(set) var refusal: String?
+    /// Whether the last change answered was an accepted redirect: the server tracks the keys this
+    /// connection reads (until ``forgetRedirect()``).
+    private(set) var isRedirected = false
 
     /// Whether a command sent now must be preceded by a tracking change, because the targets
     /// changed to `current` since the last one sent; counts it sent when so.
@@ -34,7 +37,11 @@ struct TrackingChanges {
     mutating func answered(redirecting: Bool, _ reply: RESPValue) {
         unanswered = max(0, unanswered - 1)
         if redirecting, case .error(let message) = reply { refusal = message } else { refusal = nil }
+        isRedirected = redirecting && refusal == nil
     }
+
+    /// The connection closed, and the server with it forgot what it tracked for it.
+    mutating func forgetRedirect() { isRedirected = false }
 
     /// The connection's pending commands were failed: no change is awaiting an answer.
     mutating func dropUnanswered() { unanswered = 0 }
