@@ -15,8 +15,15 @@ import NIOHTTPTypesHTTP1
 /// ones follow it there (pipelined requests are never answered out of turn); the
 /// ``AsyncResponseObserver`` says when the async path's responses end.
 ///
+/// It answers only while the channel is writable: a client that pipelines requests and reads no
+/// answers would otherwise have every one of them queued in memory (a copy of the body each, for
+/// answers not memoized), from a few bytes a request. Once the channel is not writable, requests
+/// go to the async path, whose writer waits for the client and whose reader then stops reading.
+///
 /// It also closes connections idle for the configured time (the async path's own idle timer
-/// cannot see the requests answered here).
+/// cannot see the requests answered here), connections whose client began a request and sent
+/// nothing more for that time, and connections whose client took none of the answers waiting for
+/// it for that time.
 final class CacheHitFastPath: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias InboundOut = HTTPServerRequestPart
@@ -45,8 +52,8 @@ final class CacheHitFastPath: ChannelDuplexHandler, RemovableChannelHandler {
         let part = unwrapInboundIn(data)
         switch (state, part) {
         case (.idle, .head(let head)):
-            if requestsWithAsyncPath == 0, head.version == .http1_1, head.method == .GET || head.method == .HEAD,
-                !head.headers.contains(name: "connection")
+            if requestsWithAsyncPath == 0, context.channel.isWritable, head.version == .http1_1,
+                head.method == .GET || head.method == .HEAD, !head.headers.contains(name: "connection")
             {
                 state = .holding(head)
             } else {
@@ -55,7 +62,7 @@ final class CacheHitFastPath: ChannelDuplexHandler, RemovableChannelHandler {
         case (.holding(let head), .end(let trailers)):
             state = .idle
             let started = ContinuousClock.now
-            if let answer = proxy.answerFromStorage(head) {
+            if context.channel.isWritable, let answer = proxy.answerFromStorage(head) {
                 context.write(wrapOutboundOut(.head(answer.head)), promise: nil)
                 if answer.body.readableBytes > 0 {
                     context.write(wrapOutboundOut(.body(.byteBuffer(answer.body))), promise: nil)
@@ -96,11 +103,23 @@ final class CacheHitFastPath: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if let idle = event as? IdleStateHandler.IdleStateEvent, idle == .read {
-            if case .idle = state, requestsWithAsyncPath == 0 { context.close(promise: nil) }
-            return
+        guard let idle = event as? IdleStateHandler.IdleStateEvent else {
+            return context.fireUserInboundEventTriggered(event)
         }
-        context.fireUserInboundEventTriggered(event)
+        switch (idle, state) {
+        case (.read, .idle):
+            // Between requests, and none waiting on the origin: an idle connection.
+            if requestsWithAsyncPath == 0 { context.close(promise: nil) }
+        case (.read, .holding), (.read, .passing):
+            // A request begun and not finished for the whole timeout (a slow-loris client): it
+            // held the connection, and a task waiting for its body, for good.
+            context.close(promise: nil)
+        case (.write, _):
+            // Answers waiting on a client that has taken none of them for the whole timeout.
+            if !context.channel.isWritable { context.close(promise: nil) }
+        default:
+            break
+        }
     }
 }
 
@@ -123,7 +142,7 @@ final class AsyncResponseObserver: ChannelOutboundHandler, RemovableChannelHandl
         do {
             let codec = try context.pipeline.syncOperations.context(handlerType: HTTP1ToHTTPServerCodec.self)
             try context.pipeline.syncOperations.addHandler(
-                IdleStateHandler(readTimeout: idleTimeout), position: .before(codec.handler))
+                IdleStateHandler(readTimeout: idleTimeout, writeTimeout: idleTimeout), position: .before(codec.handler))
             try context.pipeline.syncOperations.addHandler(fastPath, position: .before(codec.handler))
         } catch {
             // Without the fast path every request takes the async path: slower, still correct

@@ -35,7 +35,9 @@ extension CachingProxy {
         public var targetedCacheControl: String?
         /// The cache's name in `Cache-Status` (RFC 9211) and `Via`.
         public var name: String
-        /// How long an idle client connection stays open.
+        /// How long an idle client connection stays open; also how long a client may leave a
+        /// request unfinished, or the answers waiting for it unread, before its connection is
+        /// closed.
         public var idleTimeout: TimeAmount
         /// Whether a HEAD is sent to the origin as a GET (the default, as nginx's
         /// `proxy_cache_convert_head`): a HEAD miss then stores the GET response, which answers

@@ -98,6 +98,44 @@ struct ProxyHostileRequestTests {
         }
     }
 
+    /// Stored answers were written on the event loop whatever the client read: about 70 bytes of
+    /// pipelined request queued a copy of a 100 KiB body (answers that vary are not memoized),
+    /// without bound, from one connection that reads nothing.
+    @Test("A client that pipelines requests and reads nothing does not make the proxy queue their answers")
+    func pipelinedRequestsWaitForTheClient() async throws {
+        try await withProxy { origin, proxy in
+            let url = "\(proxy.url)/medium-vary"
+            for _ in 0..<2 { #expect(try await send(.GET, url, headers: [("Accept-Language", "en")]).status == 200) }
+            #expect(origin.count("/medium-vary") == 1, "stored")
+            let before = try Self.peakResidentBytes(of: proxy)
+            let count = 1_000
+            let one = "GET /medium-vary HTTP/1.1\r\nHost: x\r\nAccept-Language: en\r\n\r\n"
+            let last = "GET /medium-vary HTTP/1.1\r\nHost: x\r\nAccept-Language: en\r\nConnection: close\r\n\r\n"
+            let received = try await RawHTTP.bytesAnswered(
+                port: proxy.port, Array((String(repeating: one, count: count) + last).utf8)
+            ) {
+                // While the client reads nothing: the queue grew to 100 MiB in milliseconds. This
+                // waits for that failure, up to 2 s; the proxy that waits for its client passes
+                // after them.
+                for _ in 0..<100 where try Self.peakResidentBytes(of: proxy) - before < 32 << 20 {
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+            }
+            #expect(received > (count + 1) * ScriptedOrigin.mediumBody.utf8.count, "every answer came")
+            let growth = try Self.peakResidentBytes(of: proxy) - before
+            #expect(growth < 32 << 20, "the proxy's peak memory grew by \(growth >> 20) MiB")
+            #expect(origin.count("/medium-vary") == 1)
+        }
+    }
+
+    /// The process's peak resident memory (`VmHWM`).
+    static func peakResidentBytes(of proxy: ProxyProcess) throws -> Int {
+        let status = try String(contentsOfFile: "/proc/\(proxy.process.processIdentifier)/status", encoding: .utf8)
+        let line = try #require(status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") })
+        let kibibytes = try #require(Int(line.split(separator: " ").dropFirst().first ?? ""))
+        return kibibytes << 10
+    }
+
     @Test("--forward-client-routing-fields passes them on, for a proxy behind one that sets them")
     func routingFieldsCanBeTrusted() async throws {
         try await withProxy(["--forward-client-routing-fields"]) { origin, proxy in

@@ -60,6 +60,47 @@ enum RawHTTP {
         return socket
     }
 
+    /// Sends `request` whole, then waits for `beforeReading` before reading anything, then reads
+    /// until the server closes, counting the bytes and keeping none (answers to hundreds of
+    /// pipelined requests).
+    static func bytesAnswered(
+        port: Int, _ request: [UInt8], readTimeout: Int = 20, beforeReading: () async throws -> Void
+    ) async throws -> Int {
+        let socket = try connect(port: port, readTimeout: readTimeout)
+        defer { close(socket) }
+        try await onDispatch { try send(socket, request) }
+        try await beforeReading()
+        return try await onDispatch {
+            var total = 0
+            var buffer = [UInt8](repeating: 0, count: 1 << 16)
+            while case let count = recv(socket, &buffer, buffer.count, 0), count > 0 { total += count }
+            return total
+        }
+    }
+
+    /// Sends `request` and reads until the server closes the connection (true) or `readTimeout`
+    /// seconds pass without a byte (false).
+    static func isClosed(port: Int, after request: [UInt8], readTimeout: Int = 20) async throws -> Bool {
+        let socket = try connect(port: port, readTimeout: readTimeout)
+        defer { close(socket) }
+        try await onDispatch { try send(socket, request) }
+        return try await onDispatch {
+            var buffer = [UInt8](repeating: 0, count: 1 << 16)
+            while true {
+                let count = recv(socket, &buffer, buffer.count, 0)
+                if count > 0 { continue }
+                return count == 0 || errno == ECONNRESET
+            }
+        }
+    }
+
+    /// Runs blocking socket calls on a Dispatch thread (see ``exchange(port:_:readTimeout:readLimit:)``).
+    private static func onDispatch<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
+        }
+    }
+
     static func send(_ socket: Int32, _ bytes: [UInt8]) throws {
         var offset = 0
         while offset < bytes.count {

@@ -122,6 +122,10 @@ final class ScriptedOrigin: Sendable {
         }
         router.get("/large") { _, _ in Self.text(Self.largeBody, ["Cache-Control": "max-age=600"]) }
         router.get("/medium") { _, _ in Self.text(Self.mediumBody, ["Cache-Control": "max-age=600"]) }
+        // Varies, so each answer is its own copy (not memoized).
+        router.get("/medium-vary") { _, _ in
+            Self.text(Self.mediumBody, ["Cache-Control": "max-age=600", "Vary": "Accept-Language"])
+        }
         router.get("/large-chunked") { _, _ in
             // No Content-Length: the proxy finds out the size while reading.
             Response(

@@ -1,0 +1,46 @@
+import HTTPCaching
+import Testing
+import TierCache
+import TierCacheProxy
+
+/// A client that begins a request and sends nothing more held its connection (and on the async
+/// path, a task waiting for the body) for good: the idle timer let a connection with a request
+/// under way be. In-process, for an idle timeout short enough to test.
+@Suite("Caching proxy, stalled clients", .timeLimit(.minutes(2)))
+struct ProxyIdleTimeoutTests {
+    @Test("A request left unfinished closes after the idle timeout; a slow origin's answer is still sent")
+    func unfinishedRequestsAreClosed() async throws {
+        let origin = try await ScriptedOrigin()
+        let proxy = try CachingProxy(
+            configuration: .init(
+                upstream: CachingProxy.Upstream(origin.url), port: 0, idleTimeout: .milliseconds(300)),
+            storage: TieredCache(tiers: [try MemoryTier(capacity: 16 << 20)]),
+            cacheConfiguration: HTTPCache.Configuration(mode: .shared))
+        let (ports, listening) = AsyncStream.makeStream(of: Int.self)
+        let server = try proxy.makeServer { listening.yield($0) }
+        let running = Task { try await server.run() }
+        var iterator = ports.makeAsyncIterator()
+        let port = try #require(await iterator.next())
+
+        let unfinished = [
+            // A GET whose body never comes (held by the event-loop path).
+            "GET /fresh HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n",
+            // A POST whose body stops (on the async path, a task waits for it).
+            "POST /fresh HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nabc",
+            // A head cut short.
+            "GET /fresh HTTP/1.1\r\nHost: x\r\n",
+        ]
+        for request in unfinished {
+            #expect(try await RawHTTP.isClosed(port: port, after: Array(request.utf8)), "\(request.debugDescription)")
+        }
+        // Waiting on the origin (2 s, past the idle timeout) is not idleness.
+        let slow = try await RawHTTP.exchange(
+            port: port, Array("GET /slow HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8))
+        #expect(slow.hasPrefix("HTTP/1.1 200") && slow.hasSuffix("late"), "\(slow.prefix(80))")
+
+        running.cancel()
+        _ = try? await running.value
+        try await proxy.shutdown()
+        await origin.stop()
+    }
+}
