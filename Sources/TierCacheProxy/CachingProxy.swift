@@ -219,6 +219,13 @@ public final class CachingProxy: Sendable {
                     answer: errorAnswer(
                         .badRequest, "only origin-form requests are forwarded (this proxy is not an open proxy)")))
         }
+        // Under an upstream path prefix, `/../admin` would reach `/public/../admin`, which an origin
+        // that resolves dot segments serves as `/admin`: out of the prefix.
+        if !configuration.upstream.pathPrefix.isEmpty, Self.hasDotSegment(path) {
+            return .failure(
+                AnswerError(
+                    answer: errorAnswer(.badRequest, "a path with . or .. segments would leave the upstream's prefix")))
+        }
         var outgoing = HTTPRequest(
             method: head.method == .head && configuration.convertsHEADToGET ? .get : head.method,
             scheme: configuration.upstream.scheme,
@@ -232,6 +239,16 @@ public final class CachingProxy: Sendable {
             Forwarding(
                 outgoing: outgoing, preconditions: preconditions,
                 wantsKey: head.headerFields[Self.cacheKeyRequest] != nil))
+    }
+
+    /// Whether `target`'s path (before any query) has a `.` or `..` segment, plain or
+    /// percent-encoded (`%2e`).
+    static func hasDotSegment(_ target: String) -> Bool {
+        let path = target.prefix { $0 != "?" && $0 != "#" }
+        return path.split(separator: "/", omittingEmptySubsequences: false).contains { segment in
+            let decoded = segment.lowercased().replacingOccurrences(of: "%2e", with: ".")
+            return decoded == "." || decoded == ".."
+        }
     }
 
     /// An answer from storage at the HTTP/1 level, as the event-loop path writes it.

@@ -98,6 +98,26 @@ struct ProxyHostileRequestTests {
         }
     }
 
+    /// Under `--upstream http://origin/public`, `/../x` went out as `/public/../x`, which an
+    /// origin that resolves dot segments serves as `/x`.
+    @Test("Dot segments cannot leave the upstream's path prefix")
+    func dotSegmentsStayUnderThePrefix() async throws {
+        let origin = try await ScriptedOrigin()
+        let proxy = try ProxyProcess(["--upstream", origin.url + "/public"])
+        for target in ["/../fresh", "/%2e%2e/fresh", "/public/./x/../../fresh", "/.%2E/fresh?x=1"] {
+            let answer = try await RawHTTP.exchange(
+                port: proxy.port, Array("GET \(target) HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8))
+            #expect(answer.hasPrefix("HTTP/1.1 400"), "\(target): \(answer.prefix(60))")
+        }
+        // Dots inside a segment, or in the query, are plain characters.
+        let plain = try await RawHTTP.exchange(
+            port: proxy.port, Array("GET /a..b/c.d?p=../x HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8))
+        #expect(!plain.hasPrefix("HTTP/1.1 400"), "\(plain.prefix(60))")
+        #expect(origin.count("/fresh") == 0)
+        #expect(proxy.stop() == 0)
+        await origin.stop()
+    }
+
     /// Stored answers were written on the event loop whatever the client read: about 70 bytes of
     /// pipelined request queued a copy of a 100 KiB body (answers that vary are not memoized),
     /// without bound, from one connection that reads nothing.
