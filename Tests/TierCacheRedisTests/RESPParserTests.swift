@@ -34,6 +34,16 @@ import Testing
         #expect(try parse("!3\r\nERR\r\n")?.0 == .error("ERR"))
     }
 
+    /// An attribute describes the value after it, which is the reply: read as the reply, it
+    /// shifted every later reply onto the wrong command.
+    @Test func anAttributeIsSkippedForTheValueItDescribes() throws {
+        let text = "|1\r\n+key-popularity\r\n%1\r\n$1\r\na\r\n,0.19\r\n$3\r\nfoo\r\n"
+        let parsed = try #require(try parse(text))
+        #expect(parsed.0 == .bulkString(Array("foo".utf8)))
+        #expect(parsed.1 == text.utf8.count, "the attribute and its value, consumed together")
+        #expect(try parse("|1\r\n+k\r\n:1\r\n") == nil, "the value must arrive too")
+    }
+
     @Test func incompleteRepliesWaitForMoreBytes() throws {
         let whole = "*2\r\n$5\r\nhello\r\n:7\r\n"
         for length in 0..<whole.utf8.count {

@@ -148,7 +148,12 @@ struct RESPParser {
                 items.append(item)
             }
             switch type {
-            case UInt8(ascii: "%"), UInt8(ascii: "|"):
+            case UInt8(ascii: "|"):
+                // An attribute describes the value that follows it, which is the reply (RESP3):
+                // taken for the reply, it shifted every later reply onto the wrong command.
+                guard let described = try parseValue(buffer, &cursor, depth: depth + 1) else { return nil }
+                value = described
+            case UInt8(ascii: "%"):
                 value = .map(stride(from: 0, to: items.count, by: 2).map { (items[$0], items[$0 + 1]) })
             case UInt8(ascii: ">"): value = .push(items)
             default: value = .array(items)
