@@ -1,7 +1,6 @@
 import Foundation
-import Synchronization
 import Testing
-import TierCache
+@_spi(TierCacheInternals) import TierCache
 
 @Suite("TieredCache")
 struct TieredCacheTests {
@@ -177,7 +176,7 @@ struct TieredCacheTests {
 final class StoreFailingTier: LocalCacheTier {
     let name = "store-failing"
     let medium = TierMedium.disk
-    let storesFail = Mutex(false)
+    let storesFail = Locked(false)
     private let inner: MemoryTier
 
     init() throws { inner = try MemoryTier(capacity: 1 << 20) }

@@ -1,7 +1,6 @@
 import CLMDB
 import Foundation
-import Synchronization
-import TierCache
+@_spi(TierCacheInternals) import TierCache
 
 /// One LMDB environment per store per process, shared by every tier and inspection that opens the
 /// store in the process.
@@ -45,7 +44,8 @@ enum SharedEnvironments {
         var leases: Int
     }
 
-    private static let table = Mutex<[Identity: Shared]>([:])
+    /// `Locked`, the project's `Mutex` that ThreadSanitizer can see (`scripts/tsan`).
+    private static let table = Locked<[Identity: Shared]>([:])
 
     /// The environment of the store in `directory`: the one already open in this process if any
     /// (a read-only lease takes a writable one), else a new one opened with these settings.
