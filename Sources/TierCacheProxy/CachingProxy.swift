@@ -243,12 +243,33 @@ public final class CachingProxy: Sendable {
 
     /// Whether `target`'s path (before any query) has a `.` or `..` segment, plain or
     /// percent-encoded (`%2e`).
+    ///
+    /// One pass over the bytes, allocating nothing: it runs on every request, hits included,
+    /// when the upstream has a path prefix.
     static func hasDotSegment(_ target: String) -> Bool {
-        let path = target.prefix { $0 != "?" && $0 != "#" }
-        return path.split(separator: "/", omittingEmptySubsequences: false).contains { segment in
-            let decoded = segment.lowercased().replacingOccurrences(of: "%2e", with: ".")
-            return decoded == "." || decoded == ".."
+        var dots = 0  // the segment's dots so far, `.` or `%2e`
+        var other = false  // whether the segment has anything else
+        var escape = 0  // how much of a `%2e` the last bytes were
+        for byte in target.utf8 {
+            if byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#") { break }
+            if byte == UInt8(ascii: "/") {
+                if !other, escape == 0, dots == 1 || dots == 2 { return true }
+                (dots, other, escape) = (0, false, 0)
+                continue
+            }
+            switch (escape, byte | 0x20) {
+            case (0, _) where byte == UInt8(ascii: "."): dots += 1
+            case (0, _) where byte == UInt8(ascii: "%"): escape = 1
+            case (1, _) where byte == UInt8(ascii: "2"): escape = 2
+            case (2, UInt8(ascii: "e")):
+                dots += 1
+                escape = 0
+            default:
+                other = true
+                escape = 0
+            }
         }
+        return !other && escape == 0 && (dots == 1 || dots == 2)
     }
 
     /// An answer from storage at the HTTP/1 level, as the event-loop path writes it.
