@@ -321,7 +321,7 @@ let package = Package(
         .testTarget(
             name: "TierCacheTests",
             dependencies: [
-                "TierCache", "TierCacheTesting",
+                "TierCache", "TierCacheEviction", "TierCacheTesting",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "InMemoryLogging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),

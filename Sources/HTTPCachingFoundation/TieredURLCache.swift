@@ -50,6 +50,17 @@ import FoundationNetworking
 ///   checking the request's `cachePolicy` or the response's freshness; so on Linux this class
 ///   applies both itself (see ``getCachedResponse(for:completionHandler:)``). It never
 ///   revalidates a stale response: that goes to the origin unconditionally.
+/// - It checks the response once more with rules of its own, and *deletes* one they refuse
+///   (through `removeCachedResponse(for:)`). Its rules refuse every response with `Vary`, and
+///   every one with `Expires` but no `max-age` (its formatter reads no HTTP date on Linux), so
+///   this class hands the session those responses without the two fields, having applied both
+///   itself; and it hands over nothing (the request goes to the origin, the stored response
+///   stays) where the rules would refuse it for another reason: a request with
+///   `Authorization`, a response with `WWW-Authenticate`, `no-cache` or `no-store`, a status
+///   FoundationNetworking does not serve from a cache (such as 302, 307, 308), or a `max-age`
+///   that has run out. So on Linux a response past its `max-age` is not served even under
+///   `.returnCacheDataElseLoad`: for an offline fallback there, use `HTTPCache` or
+///   ``HTTPCacheURLProtocol``.
 /// - It never *stores*: its HTTP protocol reports every response with
 ///   `cacheStoragePolicy: .notAllowed`, so `storeCachedResponse(_:for:)` (either variant) is not
 ///   called and `willCacheResponse` delegates are not asked. An app on Linux stores responses
@@ -136,22 +147,28 @@ public final class TieredURLCache: URLCache, @unchecked Sendable {
     /// only while it is fresh and within the request's own `Cache-Control` (see
     /// `isFresh(_:for:now:)`; stale ones go to the origin unconditionally: FoundationNetworking
     /// does not revalidate); `.returnCacheDataElseLoad` and `.returnCacheDataDontLoad` get any
-    /// stored response. On Apple platforms the response is handed over as is and URLSession
-    /// applies its own rules.
+    /// stored response. Then, since FoundationNetworking deletes a response its own check
+    /// refuses, the response is handed over only as that check accepts it: without `Vary` (this
+    /// class matched it) and, without `max-age`, without `Expires` (this class judged it), and
+    /// not at all (the stored response kept) where the check would refuse it otherwise, as for
+    /// a `max-age` that has run out: see "Linux" above. On Apple platforms the response is
+    /// handed over as is and URLSession applies its own rules.
     public override func getCachedResponse(
         for dataTask: URLSessionDataTask, completionHandler: @escaping (CachedURLResponse?) -> Void
     ) {
         guard let request = dataTask.currentRequest ?? dataTask.originalRequest else { return completionHandler(nil) }
         #if canImport(FoundationNetworking)
+        let now = Date()
+        let served: CachedURLResponse?
         switch request.cachePolicy {
         case .returnCacheDataElseLoad, .returnCacheDataDontLoad:
-            completionHandler(cachedResponse(for: request))
+            served = cachedResponse(for: request)
         case .useProtocolCachePolicy:
-            completionHandler(
-                cachedResponse(for: request).flatMap { Self.isFresh($0, for: request, now: Date()) ? $0 : nil })
+            served = cachedResponse(for: request).flatMap { Self.isFresh($0, for: request, now: now) ? $0 : nil }
         default:
-            completionHandler(nil)
+            served = nil
         }
+        completionHandler(served.flatMap { FoundationNetworkingHandover.handover($0, for: request, now: now) })
         #else
         completionHandler(cachedResponse(for: request))
         #endif

@@ -3,7 +3,10 @@
 public struct EntrySizeLimit: Hashable, Sendable {
     /// The fraction of capacity, in `0...1`.
     public let fraction: Double
-    /// The largest stored size accepted, in bytes: `floor(capacity × fraction)`.
+    /// The largest stored size accepted, in bytes: `floor(capacity × fraction)`, with the
+    /// fraction taken to nine decimal places (billionths), in integer arithmetic: 5% of any
+    /// capacity is exactly `capacity / 20`. (A `Double` product was not: `0.05` is not exact in
+    /// binary, and above 2^53 the product rounds.)
     public let maxBytes: Int
 
     /// The fraction `URLCache` documents for its disk cache.
@@ -17,12 +20,9 @@ public struct EntrySizeLimit: Hashable, Sendable {
                 .invalidConfiguration, "maxEntryFraction must be in (0, 1]; got \(fraction)")
         }
         self.fraction = fraction
-        let bytes = (Double(capacity) * fraction).rounded(.down)
-        // A `Double` rounds capacities above 2^53 (up as well as down), and `Double(Int.max)` is
-        // 2^63, one past `Int.max`: the limit never exceeds the capacity, and a product that
-        // large (a capacity near `Int.max`, a fraction near 1) is the whole capacity rather than
-        // a conversion that traps.
-        self.maxBytes = bytes < Double(Int.max) ? min(Int(bytes), max(capacity, 0)) : capacity
+        // At most a billion billionths, so the limit never exceeds the capacity and fits an Int.
+        let billionths = Int128(min(1e9, (fraction * 1e9).rounded()))
+        self.maxBytes = Int(Int128(max(capacity, 0)) * billionths / 1_000_000_000)
     }
 
     /// Whether an entry of `size` stored bytes is acceptable.

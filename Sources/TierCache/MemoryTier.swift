@@ -293,23 +293,33 @@ public final class MemoryTier: LocalCacheTier {
             storage.remove(key)
             return refused(key, for: reason)
         }
-        let evicted: Int
+        let result: StoreResult
         switch storage {
-        case .lru(let locked): evicted = store(entry, cost: cost, key: key, in: locked)
-        case .fifo(let locked): evicted = store(entry, cost: cost, key: key, in: locked)
-        case .clock(let locked): evicted = store(entry, cost: cost, key: key, in: locked)
-        case .sieve(let locked): evicted = store(entry, cost: cost, key: key, in: locked)
-        case .s3fifo(let locked): evicted = store(entry, cost: cost, key: key, in: locked)
-        case .arc(let locked): evicted = store(entry, cost: cost, key: key, in: locked)
-        case .twoQ(let locked): evicted = store(entry, cost: cost, key: key, in: locked)
-        case .lirs(let locked): evicted = store(entry, cost: cost, key: key, in: locked)
-        case .wTinyLFU(let locked): evicted = store(entry, cost: cost, key: key, in: locked)
-        case .custom(let store): evicted = store.apply(Storing(tier: self, entry: entry, cost: cost, key: key))
+        case .lru(let locked): result = store(entry, cost: cost, key: key, in: locked)
+        case .fifo(let locked): result = store(entry, cost: cost, key: key, in: locked)
+        case .clock(let locked): result = store(entry, cost: cost, key: key, in: locked)
+        case .sieve(let locked): result = store(entry, cost: cost, key: key, in: locked)
+        case .s3fifo(let locked): result = store(entry, cost: cost, key: key, in: locked)
+        case .arc(let locked): result = store(entry, cost: cost, key: key, in: locked)
+        case .twoQ(let locked): result = store(entry, cost: cost, key: key, in: locked)
+        case .lirs(let locked): result = store(entry, cost: cost, key: key, in: locked)
+        case .wTinyLFU(let locked): result = store(entry, cost: cost, key: key, in: locked)
+        case .custom(let store): result = store.apply(Storing(tier: self, entry: entry, cost: cost, key: key))
         }
+        counters.recordEvictions(result.evicted)
+        guard result.admitted else { return refused(key, for: notAdmitted(cost: cost)) }
         counters.recordStoredMetric()
-        counters.recordEvictions(evicted)
         if counters.isRecordingMetrics { counters.recordUsage(usage()) }
         return .stored
+    }
+
+    /// Why a store the policy did not admit is refused: LIRS keeps out, in byte mode, an entry
+    /// larger than the room its LIR set leaves; a policy of the app's own may keep out others.
+    private func notAdmitted(cost: Int) -> RefusalReason {
+        .outOfSpace(
+            detail:
+                "the \(policyName) policy did not admit an entry of \(cost) bytes (it keeps the room for entries it ranks higher)"
+        )
     }
 
     /// Why the tier refuses `entry` at `cost`, or nil when it stores it: over the per-entry
@@ -336,11 +346,12 @@ public final class MemoryTier: LocalCacheTier {
     @inline(__always)
     private func store<Store: EvictingStore>(
         _ entry: CacheEntry, cost: Int, key: CacheKey, in store: borrowing Locked<Store>
-    ) -> Int {
-        store.withLock { store -> Int in
+    ) -> StoreResult {
+        store.withLock { store -> StoreResult in
+            let result = store.store(entry, cost: cost, for: key)
             // Counted under the lock, as lookups are; refusals are counted by the tier's counters.
-            store.requests.stores += 1
-            return store.store(entry, cost: cost, for: key)
+            if result.admitted { store.requests.stores += 1 }
+            return result
         }
     }
 
@@ -350,7 +361,7 @@ public final class MemoryTier: LocalCacheTier {
         let entry: CacheEntry
         let cost: Int
         let key: CacheKey
-        func run<Store: EvictingStore>(on store: borrowing Locked<Store>) -> Int {
+        func run<Store: EvictingStore>(on store: borrowing Locked<Store>) -> StoreResult {
             tier.store(entry, cost: cost, key: key, in: store)
         }
     }

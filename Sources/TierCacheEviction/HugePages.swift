@@ -1,5 +1,7 @@
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
 #endif
 
 /// Memory for large tables read at random (the policies' nodes, W-TinyLFU's sketch, the
@@ -33,7 +35,7 @@ package enum HugePages {
     /// already faulted in stays small until the kernel's background scan). Does nothing below
     /// ``adviceThreshold``.
     package static func advise(_ memory: UnsafeMutableRawBufferPointer) {
-        #if os(Linux)
+        #if canImport(Glibc) || canImport(Musl)
         guard memory.count >= adviceThreshold, let base = memory.baseAddress else { return }
         // madvise takes whole pages: the ones inside the buffer.
         let pageSize = 4096

@@ -302,6 +302,7 @@ public struct SlotQueues: @unchecked Sendable {
     public mutating func pushTail(_ slot: UInt32, _ queue: UInt8) {
         // The storage first: a copy made for this change must be the one written.
         makeUnique()
+        requireInNoQueue(slot, "pushTail")
         pushTailKnowingUnique(slot, queue)
     }
 
@@ -327,7 +328,19 @@ public struct SlotQueues: @unchecked Sendable {
     public mutating func pushHead(_ slot: UInt32, _ queue: UInt8) {
         // The storage first: a copy made for this change must be the one written.
         makeUnique()
+        requireInNoQueue(slot, "pushHead")
         pushHeadKnowingUnique(slot, queue)
+    }
+
+    /// Stops a policy that pushes a slot already in a queue: linked twice, the slot would point
+    /// at itself, and the next walk of the queue (an eviction, ``members(of:)``) would never end,
+    /// under a memory tier's lock. One compare of a node the push reads anyway.
+    @inlinable @inline(__always)
+    func requireInNoQueue(_ slot: UInt32, _ operation: StaticString) {
+        precondition(
+            queue(of: slot) == Self.none,
+            "\(operation): slot \(slot) is already in queue \(queue(of: slot)); use moveToHead(_:_:) for a slot in a queue"
+        )
     }
 
     /// ``pushHead(_:_:)`` in storage known to be unique (see ``assertUnique()``).

@@ -115,7 +115,7 @@ private final class OriginHandler: ChannelInboundHandler {
                 body = "etag body"
             }
         } else if path == "/vary" {
-            headers.add(name: "Cache-Control", value: "max-age=60")
+            headers.add(name: "Cache-Control", value: "max-age=3600")
             headers.add(name: "Vary", value: "Accept-Language")
             body = "language: \(head.headers["Accept-Language"].first ?? "none")"
         } else if path == "/cookie" {

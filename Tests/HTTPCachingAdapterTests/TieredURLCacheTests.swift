@@ -123,6 +123,74 @@ struct TieredURLCacheTests {
         try await origin.stop()
     }
 
+    @Test("A stored response with Vary answers the request that matches it through URLSession, and stays stored")
+    func varyThroughSession() async throws {
+        let origin = try await LoopbackOrigin.start()
+        let urlCache = TieredURLCache(storage: try memoryCache())
+        let session = session(with: urlCache)
+        var request = URLRequest(url: origin.url("/vary"))
+        request.setValue("fr", forHTTPHeaderField: "Accept-Language")
+        _ = try await load(request, with: session, into: urlCache)
+        let (second, _) = try await session.loaded(request)
+        #expect(text(second) == "language: fr")
+        #expect(origin.log.requests(to: "/vary").count == 1)
+        #expect(urlCache.cachedResponse(for: request) != nil)
+        try await origin.stop()
+    }
+
+    @Test("A fresh stored response with Expires and no max-age is served through URLSession, and stays stored")
+    func expiresThroughSession() async throws {
+        let origin = try await LoopbackOrigin.start()
+        let urlCache = TieredURLCache(storage: try memoryCache())
+        let session = session(with: urlCache)
+        let request = URLRequest(url: origin.url("/status/200"))
+        let stored = try #require(
+            HTTPURLResponse(
+                url: origin.url("/status/200"), statusCode: 200, httpVersion: "HTTP/1.1",
+                headerFields: [
+                    "Date": HTTPDate.format(Date()), "Expires": HTTPDate.format(Date().addingTimeInterval(3600)),
+                ]))
+        urlCache.storeCachedResponse(CachedURLResponse(response: stored, data: Data("stored".utf8)), for: request)
+        let (body, _) = try await session.loaded(request)
+        #expect(text(body) == "stored")
+        #expect(origin.log.requests(to: "/status/200").isEmpty)
+        #expect(urlCache.cachedResponse(for: request) != nil)
+        try await origin.stop()
+    }
+
+    /// Stored responses FoundationNetworking refuses to serve from a cache (and would delete).
+    static let refusedOnLinux: [(name: String, requestFields: [String: String], responseFields: [String: String])] = [
+        ("past its max-age", [:], ["Cache-Control": "max-age=1", "Date": "Mon, 01 Jan 2024 00:00:00 GMT"]),
+        ("for a request with Authorization", ["Authorization": "Bearer token"], ["Cache-Control": "max-age=3600"]),
+        ("marked no-cache", [:], ["Cache-Control": "no-cache"]),
+    ]
+
+    @Test(
+        "Under returnCacheDataElseLoad, a stored response FoundationNetworking refuses is kept: on Linux the session goes to the origin, elsewhere it serves the response",
+        arguments: refusedOnLinux)
+    func refusedResponseKept(
+        _ name: String, requestFields: [String: String], responseFields: [String: String]
+    ) async throws {
+        let origin = try await LoopbackOrigin.start()
+        let urlCache = TieredURLCache(storage: try memoryCache())
+        let session = session(with: urlCache)
+        var request = URLRequest(url: origin.url("/status/200"))
+        request.cachePolicy = .returnCacheDataElseLoad
+        for (field, value) in requestFields { request.setValue(value, forHTTPHeaderField: field) }
+        let stored = try #require(
+            HTTPURLResponse(
+                url: origin.url("/status/200"), statusCode: 200, httpVersion: "HTTP/1.1", headerFields: responseFields))
+        urlCache.storeCachedResponse(CachedURLResponse(response: stored, data: Data("stored".utf8)), for: request)
+        let (body, _) = try await session.loaded(request)
+        #if canImport(FoundationNetworking)
+        #expect(text(body) == "status 200", "\(name)")
+        #else
+        #expect(text(body) == "stored", "\(name)")
+        #endif
+        #expect(urlCache.cachedResponse(for: request) != nil, "\(name)")
+        try await origin.stop()
+    }
+
     @Test("A response the origin marks no-store is neither stored nor served")
     func noStore() async throws {
         let origin = try await LoopbackOrigin.start()

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TierCache
+import TierCacheEviction
 
 /// MemoryTier's eviction policies against their reference implementation and their own rules.
 @Suite("MemoryTier eviction policies")
@@ -115,6 +116,48 @@ struct MemoryTierPolicyTests {
         #expect(lru.usage().maxEntryBytes == 10_000)
     }
 
+    @Test(
+        "LIRS in byte mode admits an entry larger than the room its LIR set leaves, its oldest LIR entries making room")
+    func lirsLargeEntry() throws {
+        let tier = try MemoryTier(capacity: 10_000, policy: .lirs)
+        // 99 entries of cost 100 (a 3-byte key, 33 bytes of value, the overhead) fill the LIR set
+        // to 9,900 of the 10,000 bytes.
+        let small = 100 - 3 - MemoryTier.perEntryOverhead
+        for index in 0..<99 {
+            #expect(tier.store(entry(small), forKey: key(String(format: "a%02d", index))) == .stored)
+        }
+        let large = 400 - 3 - MemoryTier.perEntryOverhead
+        #expect(tier.store(entry(large), forKey: key("big")) == .stored)
+        #expect(tier.entry(forKey: key("big"))?.value.count == large)
+        #expect(tier.usage().bytes <= 10_000)
+        // A resident entry stored again at the larger cost is replaced, and readable.
+        #expect(tier.store(entry(large), forKey: key("a05")) == .stored)
+        #expect(tier.entry(forKey: key("a05"))?.value.count == large)
+        #expect(tier.usage().bytes <= 10_000)
+        #expect(tier.statistics().refusedOutOfSpace == 0)
+    }
+
+    @Test("A store the policy does not admit is refused, counted and not readable, and the key's older entry is gone")
+    func policyAdmitsNothing() throws {
+        let tier = try MemoryTier(capacity: 10_000, policyType: AdmitsOnSecondStore.self)
+        let outcome = tier.store(entry(10), forKey: key("k"))
+        guard case .refused(.outOfSpace(let detail)) = outcome else {
+            Issue.record("expected an out-of-space refusal, got \(outcome)")
+            return
+        }
+        #expect(detail.contains(AdmitsOnSecondStore.name))
+        #expect(tier.entry(forKey: key("k")) == nil)
+        #expect(tier.store(entry(10), forKey: key("k")) == .stored)
+        #expect(tier.entry(forKey: key("k"))?.value.count == 10)
+        // Stored again at another cost: the old entry is taken out, and the new one not admitted.
+        #expect(tier.store(entry(20), forKey: key("k")) != .stored)
+        #expect(tier.entry(forKey: key("k")) == nil)
+        let statistics = tier.statistics()
+        #expect(statistics.stores == 1)
+        #expect(statistics.refusedOutOfSpace == 2)
+        #expect(tier.usage().entries == 0)
+    }
+
     /// The keys' hash seeds: the tier's own hash is seeded per process, which would make the
     /// sketch's collisions, and so the outcome, differ from run to run; these make it the same
     /// every run, over several seeds.
@@ -192,4 +235,36 @@ struct MemoryTierPolicyTests {
             tier.usage() == TierUsage(bytes: 0, entries: 0, capacity: 20_000, maxEntryBytes: tier.usage().maxEntryBytes)
         )
     }
+}
+
+/// Admits an object on its second request only (a doorkeeper): a legal policy whose first store
+/// of a key is not admitted.
+private struct AdmitsOnSecondStore: EvictionPolicy {
+    static let name = "admits on the second store"
+    private var lru: LRUPolicy
+    private var seen: Set<UInt32> = []
+    private var forgotten: [UInt32] = []
+    init(context: PolicyContext) { lru = LRUPolicy(context: context) }
+    mutating func access(_ slot: UInt32, size: UInt64, keyHash: UInt64, position: Int) -> Bool {
+        forgotten = []
+        guard lru.isResident(slot) || seen.contains(slot) else {
+            seen.insert(slot)
+            return false
+        }
+        return lru.access(slot, size: size, keyHash: keyHash, position: position)
+    }
+    mutating func remove(_ slot: UInt32) {
+        lru.remove(slot)
+        seen.remove(slot)
+        forgotten = [slot]
+    }
+    mutating func removeAll() {
+        lru.removeAll()
+        seen.removeAll()
+    }
+    func isResident(_ slot: UInt32) -> Bool { lru.isResident(slot) }
+    func remembers(_ slot: UInt32) -> Bool { lru.remembers(slot) || seen.contains(slot) }
+    var departures: ArraySlice<UInt32> { lru.departures + forgotten }
+    var largestAdmissibleSize: UInt64 { lru.largestAdmissibleSize }
+    var residentsByRetention: [UInt32] { lru.residentsByRetention }
 }

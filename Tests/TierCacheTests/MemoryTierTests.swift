@@ -97,15 +97,23 @@ struct MemoryTierTests {
         #expect(tier.entry(forKey: key("e")) != nil)
     }
 
-    @Test("The entry-size limit of any capacity is floor(capacity × fraction), at most the capacity, never a trap")
+    @Test(
+        "The entry-size limit of any capacity is floor(capacity × fraction) exactly, at most the capacity, never a trap"
+    )
     func entrySizeLimitOfHugeCapacities() throws {
         // Double(Int.max) is 2^63, which Int cannot hold: the whole capacity, not a trap.
         #expect(try EntrySizeLimit(fraction: 1, capacity: .max).maxBytes == .max)
-        #expect(try EntrySizeLimit(fraction: 0.5, capacity: .max).maxBytes == 1 << 62)
+        #expect(try EntrySizeLimit(fraction: 0.5, capacity: .max).maxBytes == Int.max / 2)
         // 2^54 + 3 rounds up to 2^54 + 4 as a Double: the limit stays at the capacity.
         #expect(try EntrySizeLimit(fraction: 1, capacity: (1 << 54) + 3).maxBytes == (1 << 54) + 3)
         #expect(try EntrySizeLimit(fraction: 0.05, capacity: 100_000).maxBytes == 5_000)
         #expect(try EntrySizeLimit(fraction: 0.05, capacity: 99).maxBytes == 4)
+        // 5% is capacity / 20 exactly at every size (a Double product was 4 bytes over at 2^60, the
+        // capacity of a tier bounded by its entry count alone, and off from about 2^55 up).
+        for capacity in [1 << 60, 72_057_594_037_927_955, Int.max, (1 << 53) + 19] {
+            #expect(try EntrySizeLimit(fraction: 0.05, capacity: capacity).maxBytes == capacity / 20, "\(capacity)")
+        }
+        #expect(try EntrySizeLimit(fraction: 0.3, capacity: 10).maxBytes == 3)
     }
 
     @Test("An entry-count limit too small for the policy to admit any entry is a typed error")

@@ -18,8 +18,10 @@ protocol EvictingStore {
     mutating func lookup(_ key: CacheKey, evicted: inout Int) -> CacheEntry?
 
     /// Stores `entry` (whose cost is at most the capacity), evicting as the policy says until the
-    /// capacity and the entry-count limit hold. Returns how many entries were evicted.
-    mutating func store(_ entry: CacheEntry, cost: Int, for key: CacheKey) -> Int
+    /// capacity and the entry-count limit hold. Returns how many entries were evicted, and
+    /// whether the policy admitted the entry (LIRS in byte mode, or a policy of your own, may
+    /// not: the key's older entry is gone either way).
+    mutating func store(_ entry: CacheEntry, cost: Int, for key: CacheKey) -> StoreResult
 
     /// Removes `key`'s entry, if any; the policy forgets it.
     mutating func remove(_ key: CacheKey)
@@ -28,6 +30,14 @@ protocol EvictingStore {
 
     /// Resident keys, the next to be evicted last (for tests and diagnostics; O(n)).
     var keysByRetention: [CacheKey] { get }
+}
+
+/// What a store did (``EvictingStore/store(_:cost:for:)``).
+struct StoreResult {
+    /// The entries the policy evicted.
+    var evicted: Int
+    /// Whether the policy admitted the entry stored.
+    var admitted: Bool
 }
 
 /// The requests a ``MemoryTier`` counts under the lock each holds, rather than with an atomic

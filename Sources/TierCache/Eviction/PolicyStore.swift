@@ -30,6 +30,8 @@ struct PolicyStore<Policy: TierCacheEviction.EvictionPolicy>: EvictingStore {
     private var residents: [Resident] = []
     private var freeSlots: [UInt32] = []
     private let minimumWeight: Int
+    /// The policy's capacity (the tier's, at most `PolicyContext.maximumCapacity`).
+    private let capacity: Int
     private let keyHash: @Sendable (CacheKey) -> UInt64
     private let usesKeyHash: Bool
     private(set) var totalCost = 0
@@ -40,7 +42,9 @@ struct PolicyStore<Policy: TierCacheEviction.EvictionPolicy>: EvictingStore {
     /// policy (the entry-count limit, ``MemoryTier/Configuration/minimumEntryWeight``); `keyHash`
     /// hashes keys for policies that count them (computed once per store).
     init(capacity: Int, minimumWeight: Int, keyHash: @escaping @Sendable (CacheKey) -> UInt64) {
-        policy = Policy(context: PolicyContext(capacity: UInt64(capacity)))
+        let context = PolicyContext(capacity: UInt64(capacity))
+        policy = Policy(context: context)
+        self.capacity = Int(clamping: context.capacity)
         self.minimumWeight = minimumWeight
         self.keyHash = keyHash
         usesKeyHash = Policy.usesKeyHash
@@ -63,13 +67,13 @@ struct PolicyStore<Policy: TierCacheEviction.EvictionPolicy>: EvictingStore {
         return entry
     }
 
-    mutating func store(_ entry: CacheEntry, cost: Int, for key: CacheKey) -> Int {
+    mutating func store(_ entry: CacheEntry, cost: Int, for key: CacheKey) -> StoreResult {
         var slot = slotByKey[key]
         if let existing = slot, holdsValue(existing) {
             if residents[Int(existing)].cost == cost {
                 residents[Int(existing)].entry = entry
                 _ = policy.access(existing, size: weight(cost), keyHash: hash(of: existing), position: 0)
-                return policy.departures.isEmpty ? 0 : settle(sparing: nil)
+                return StoreResult(evicted: policy.departures.isEmpty ? 0 : settle(sparing: nil), admitted: true)
             }
             policy.remove(existing)
             settle(sparing: nil)
@@ -83,7 +87,8 @@ struct PolicyStore<Policy: TierCacheEviction.EvictionPolicy>: EvictingStore {
         // breach, not a built-in's) still has it replaced: not counted twice if the new one is
         // admitted, not served if it is not.
         drop(id)
-        if policy.isResident(id) {
+        let admitted = policy.isResident(id)
+        if admitted {
             residents[Int(id)].entry = entry
             residents[Int(id)].cost = cost
             totalCost += cost
@@ -91,16 +96,25 @@ struct PolicyStore<Policy: TierCacheEviction.EvictionPolicy>: EvictingStore {
         } else if !policy.remembers(id) {
             free(id)
         }
-        return evicted
+        // A policy of your own that does not evict, or evicts without listing the slots in its
+        // departures, would have the tier keep every value past its capacity, silently.
+        precondition(
+            totalCost <= capacity,
+            "\(Policy.name) left \(totalCost) bytes resident in a capacity of \(capacity): a policy must evict to stay within its capacity and list the slots it evicts in `departures` (EvictionPolicy's contract)"
+        )
+        return StoreResult(evicted: evicted, admitted: admitted)
     }
 
     mutating func remove(_ key: CacheKey) {
         guard let slot = slotByKey[key] else { return }
         policy.remove(slot)
         settle(sparing: nil)
-        // A policy that still remembers the slot as history keeps it; a removed key is forgotten.
-        if slotByKey[key] == slot { drop(slot) }
-        if slotByKey[key] == slot { free(slot) }
+        // The slot goes to the next new key: a policy that still held it would give that key
+        // this one's history (or count it resident at this one's size).
+        precondition(
+            !policy.remembers(slot),
+            "\(Policy.name).remove(_:) kept slot \(slot): a removed slot must be forgotten (EvictionPolicy's contract)")
+        free(slot)
     }
 
     mutating func removeAll() {

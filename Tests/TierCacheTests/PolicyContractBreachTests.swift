@@ -1,0 +1,87 @@
+import Testing
+import TierCache
+import TierCacheEviction
+
+/// A policy of your own that breaks `EvictionPolicy`'s contract stops at the breach, with a
+/// message naming it, rather than leaving a memory tier to grow past its capacity, give a slot
+/// two keys, or loop for ever under its lock. Each breach runs in a process of its own (an exit
+/// test): it traps.
+@Suite("Policy contract breaches stop with a message")
+struct PolicyContractBreachTests {
+    @Test("A policy that never evicts stops the store that would take the tier past its capacity")
+    func neverEvicts() async {
+        await #expect(processExitsWith: .failure) {
+            let tier = try MemoryTier(capacity: 10_000, policyType: NeverEvictingPolicy.self)
+            for index in 0..<200 {
+                _ = tier.store(entry(30), forKey: try CacheKey("k\(index)"))
+            }
+        }
+    }
+
+    @Test("A policy that keeps a removed slot stops the removal, before the slot goes to another key")
+    func keepsRemovedSlot() async {
+        await #expect(processExitsWith: .failure) {
+            let tier = try MemoryTier(capacity: 10_000, policyType: KeepsRemovedSlotPolicy.self)
+            _ = tier.store(entry(3), forKey: try CacheKey("a"))
+            tier.removeEntry(forKey: try CacheKey("a"))
+        }
+    }
+
+    @Test("SlotQueues stops a push of a slot already in a queue (which would link it to itself)")
+    func pushTwice() async {
+        await #expect(processExitsWith: .failure) {
+            var queues = SlotQueues(queueCount: 1, notingDepartures: true)
+            queues.setSize(1, of: 0)
+            queues.pushHead(0, 1)
+            queues.pushHead(0, 1)
+        }
+        await #expect(processExitsWith: .failure) {
+            var queues = SlotQueues(queueCount: 2, notingDepartures: true)
+            queues.setSize(1, of: 0)
+            queues.pushHead(0, 1)
+            queues.pushTail(0, 2)
+        }
+    }
+
+    @Test("The same policies within their contract run: a store and a removal")
+    func withinContract() throws {
+        let tier = try MemoryTier(capacity: 10_000, policyType: NeverEvictingPolicy.self)
+        #expect(tier.store(entry(1), forKey: try CacheKey("a")) == .stored)
+        tier.removeEntry(forKey: try CacheKey("a"))
+        #expect(tier.entry(forKey: try CacheKey("a")) == nil)
+    }
+}
+
+/// Admits everything and evicts nothing (nor lists a departure): a breach once the tier is full.
+private struct NeverEvictingPolicy: EvictionPolicy {
+    static let name = "never evicting"
+    private var resident: Set<UInt32> = []
+    init(context: PolicyContext) {}
+    mutating func access(_ slot: UInt32, size: UInt64, keyHash: UInt64, position: Int) -> Bool {
+        !resident.insert(slot).inserted
+    }
+    mutating func remove(_ slot: UInt32) { resident.remove(slot) }
+    mutating func removeAll() { resident.removeAll() }
+    func isResident(_ slot: UInt32) -> Bool { resident.contains(slot) }
+    func remembers(_ slot: UInt32) -> Bool { resident.contains(slot) }
+    var departures: ArraySlice<UInt32> { [] }
+    var largestAdmissibleSize: UInt64 { .max }
+    var residentsByRetention: [UInt32] { resident.sorted() }
+}
+
+/// LRU whose `remove(_:)` does nothing: the slot stays resident after its key is removed.
+private struct KeepsRemovedSlotPolicy: EvictionPolicy {
+    static let name = "keeps removed slots"
+    private var lru: LRUPolicy
+    init(context: PolicyContext) { lru = LRUPolicy(context: context) }
+    mutating func access(_ slot: UInt32, size: UInt64, keyHash: UInt64, position: Int) -> Bool {
+        lru.access(slot, size: size, keyHash: keyHash, position: position)
+    }
+    mutating func remove(_ slot: UInt32) {}
+    mutating func removeAll() { lru.removeAll() }
+    func isResident(_ slot: UInt32) -> Bool { lru.isResident(slot) }
+    func remembers(_ slot: UInt32) -> Bool { lru.remembers(slot) }
+    var departures: ArraySlice<UInt32> { lru.departures }
+    var largestAdmissibleSize: UInt64 { lru.largestAdmissibleSize }
+    var residentsByRetention: [UInt32] { lru.residentsByRetention }
+}
