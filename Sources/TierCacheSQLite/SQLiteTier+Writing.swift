@@ -128,12 +128,14 @@ extension SQLiteTier {
 
     /// Removes every entry, and gives the freed pages back to the file system.
     public func removeAll() throws {
-        accessLog.removeAll()
-        hiddenKeys.removeAll()
         try write { connection, state throws(SQLiteFailure) in
             try connection.execute("DELETE FROM entries")
             state = WriteState(used: 0, entries: 0, clock: state.clock)
         }
+        // Only once the rows are gone: a removal that fails (a full disk, a busy store) must keep
+        // hiding the keys a refused store could not delete.
+        accessLog.removeAll()
+        hiddenKeys.removeAll()
         try? writer.withLock { connection throws(SQLiteFailure) in try connection.execute("PRAGMA incremental_vacuum") }
         recordUsageIfObserved()
     }
@@ -361,13 +363,28 @@ extension SQLiteTier {
     /// Moves every committed entry from the write-ahead log into the database file, syncs it and
     /// truncates the log: afterwards the database file alone holds the store (for a backup or a
     /// copy), whatever the ``Durability``.
+    ///
+    /// - Throws: ``TierCache/TierCacheError/Code/storageFailure`` when another connection (a
+    ///   reader's snapshot, a writer in another process) kept the checkpoint from finishing within
+    ///   the busy timeout: the database file alone is then not the whole store.
     public func sync() throws {
+        let (busy, logFrames, checkpointed): (Int64, Int64, Int64)
         do {
-            try writer.withLock { connection throws(SQLiteFailure) in
-                try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            (busy, logFrames, checkpointed) = try writer.withLock { connection throws(SQLiteFailure) in
+                // A blocked checkpoint is no error to SQLite: its row says so.
+                try connection.withStatement("PRAGMA wal_checkpoint(TRUNCATE)") { statement throws(SQLiteFailure) in
+                    guard try statement.step() else { return (0, 0, 0) }
+                    return (statement.integer(at: 0), statement.integer(at: 1), statement.integer(at: 2))
+                }
             }
         } catch {
             throw error.tierError(at: file.path)
+        }
+        guard busy == 0, checkpointed >= logFrames else {
+            throw TierCacheError(
+                .storageFailure,
+                "sync of \(file.path) checkpointed \(checkpointed) of \(logFrames) write-ahead log frames: another connection held the store past the busy timeout"
+            )
         }
     }
 }

@@ -1,3 +1,4 @@
+import CSQLite
 import DiskTestSupport
 import Foundation
 import Testing
@@ -340,6 +341,23 @@ struct SQLiteTierTests {
         #expect(try fromCopy.entry(forKey: key("e19"))?.value == compressible(3_019))
     }
 
+    @Test("sync() while another connection reads a snapshot fails, saying so, and succeeds once the reader is done")
+    func syncBlockedByReader() throws {
+        let directory = TemporaryDirectory()
+        let tier = try SQLiteTier(
+            directory: directory.url, configuration: .init(capacity: 2 << 20, busyTimeout: .milliseconds(20)))
+        _ = try tier.store(entry(compressible(3_000)), forKey: key("before"))
+        var reader: OpaquePointer?
+        try #require(sqlite3_open(databaseFile(directory.url).path, &reader) == SQLITE_OK)
+        defer { sqlite3_close(reader) }
+        try #require(sqlite3_exec(reader, "BEGIN; SELECT count(*) FROM entries;", nil, nil, nil) == SQLITE_OK)
+        _ = try tier.store(entry(compressible(3_001)), forKey: key("after"))
+        #expect(throws: TierCacheError.self) { try tier.sync() }
+        try #require(sqlite3_exec(reader, "COMMIT", nil, nil, nil) == SQLITE_OK)
+        try tier.sync()
+        #expect(fileSize(directory.url.appendingPathComponent("cache.sqlite-wal")) == 0)
+    }
+
     @Test("The store's files are readable by their owner only")
     func ownerOnly() throws {
         let directory = TemporaryDirectory()
@@ -349,5 +367,36 @@ struct SQLiteTierTests {
             try FileManager.default.attributesOfItem(atPath: databaseFile(directory.url).path)[.posixPermissions]
             as? Int
         #expect(permissions == 0o600)
+    }
+}
+
+@Suite("SQLiteTier opened twice in one process")
+struct SQLiteTierLockTests {
+    /// This process's POSIX locks on the file at `path`, from `/proc/locks` (Linux).
+    static func locksHeld(on path: String) throws -> Int {
+        let attributes = try FileManager.default.attributesOfItem(atPath: path)
+        let inode = try #require(attributes[.systemFileNumber] as? UInt64)
+        let pid = ProcessInfo.processInfo.processIdentifier
+        let table = try String(contentsOfFile: "/proc/locks", encoding: .utf8)
+        return table.split(separator: "\n").filter { line in
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            return fields.count > 5 && fields[4] == "\(pid)" && fields[5].hasSuffix(":\(inode)")
+        }.count
+    }
+
+    @Test("Opening a second tier on a directory leaves the first one's locks on the database file in place")
+    func secondOpenKeepsLocks() throws {
+        #if os(Linux)
+        let directory = TemporaryDirectory()
+        let first = try SQLiteTier(directory: directory.url, capacity: 1 << 20)
+        #expect(try first.store(entry(incompressible(100)), forKey: key("a")) == .stored)
+        let database = directory.url.appendingPathComponent("cache.sqlite").path
+        let before = try Self.locksHeld(on: database)
+        #expect(before > 0, "a connection in WAL mode holds a lock on the database file")
+        let second = try SQLiteTier(directory: directory.url, capacity: 1 << 20)
+        #expect(try Self.locksHeld(on: database) == before)
+        #expect(try second.entry(forKey: key("a")) != nil)
+        #expect(try first.entry(forKey: key("a")) != nil)
+        #endif
     }
 }

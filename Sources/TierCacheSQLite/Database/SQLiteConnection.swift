@@ -36,6 +36,16 @@ final class SQLiteConnection: @unchecked Sendable {
         tiercache_sqlite3_enable_defensive(handle)
     }
 
+    /// The first `count` bytes of the database file, read through SQLite's own handle on it; nil
+    /// when the file is shorter (new, or emptied) or cannot be read.
+    func fileStart(count: Int) -> [UInt8]? {
+        var bytes = [UInt8](repeating: 0, count: count)
+        let status = bytes.withUnsafeMutableBytes { buffer in
+            tiercache_sqlite3_read_main_file(handle, buffer.baseAddress, Int32(count))
+        }
+        return status == SQLITE_OK ? bytes : nil
+    }
+
     deinit {
         for statement in statements { sqlite3_finalize(statement) }
         sqlite3_close_v2(handle)

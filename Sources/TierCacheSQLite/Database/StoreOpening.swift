@@ -44,9 +44,9 @@ struct StoreOpening: Sendable {
         var notADatabase = false
         var writer: SQLiteConnection?
         do {
-            if let problem = headerProblem() { throw SQLiteFailure(code: SQLITE_NOTADB, message: problem) }
             let connection = try connect(creating: true)
             writer = connection
+            if let problem = headerProblem(connection) { throw SQLiteFailure(code: SQLITE_NOTADB, message: problem) }
             // Owner-only, like the directory: SQLite creates files with 0644, and gives the
             // write-ahead log and shared-memory files it makes later the database file's permissions.
             _ = chmod(file.path, 0o600)
@@ -101,11 +101,13 @@ struct StoreOpening: Sendable {
     /// format versions other than 1 (legacy) and 2 (WAL), with which SQLite opens a file read-only
     /// or not at all ("unsupported file format") rather than calling it damaged. A file shorter
     /// than a header (new, or emptied) is left to SQLite.
-    private func headerProblem() -> String? {
-        guard let handle = FileHandle(forReadingAtPath: file.path) else { return nil }
-        defer { try? handle.close() }
-        guard let header = try? handle.read(upToCount: 100), header.count == 100 else { return nil }
-        let bytes = [UInt8](header)
+    ///
+    /// Read through `connection`'s own handle on the file (SQLite opens it lazily, without reading
+    /// it): closing a descriptor of our own would drop the POSIX locks of every connection this
+    /// process has to the store, such as another tier's on the same directory, and another
+    /// process could then checkpoint and delete the write-ahead log under them.
+    private func headerProblem(_ connection: SQLiteConnection) -> String? {
+        guard let bytes = connection.fileStart(count: 100) else { return nil }
         guard bytes.starts(with: Array("SQLite format 3\0".utf8)) else { return "the file is not a database" }
         guard (1...2).contains(bytes[18]), (1...2).contains(bytes[19]) else {
             return "the header's file format versions are \(bytes[18]) and \(bytes[19])"
