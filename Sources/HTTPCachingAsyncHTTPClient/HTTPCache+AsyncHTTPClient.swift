@@ -32,13 +32,36 @@ extension HTTPCache {
                 guard let outgoing = clientRequest(for: request, body: body) else {
                     throw HTTPCacheError(.invalidRequest, "the request has no absolute URL: \(request)")
                 }
-                let response = try await client.execute(outgoing, timeout: timeout)
-                let bytes = try await response.body.collect(upTo: maximumBodySize)
+                // AsyncHTTPClient's deadline covers the head alone: the body is held to what is left.
+                let deadline = NIODeadline.now() + timeout
+                let response = try await client.execute(outgoing, deadline: deadline)
+                let bytes = try await collect(response.body, upTo: maximumBodySize, by: deadline)
                 return (
                     responseHead(of: response), Data(bytes.readableBytesView),
                     response.history.count > 1 ? response.url : nil
                 )
             }
+        }
+    }
+
+    /// `body`, collected up to `limit` bytes, or `HTTPClientError.deadlineExceeded` once
+    /// `deadline` passes first (an origin that sends its head and then stalls): the collection is
+    /// cancelled, which ends the request.
+    private static func collect(
+        _ body: HTTPClientResponse.Body, upTo limit: Int, by deadline: NIODeadline
+    ) async throws -> ByteBuffer {
+        try await withThrowingTaskGroup(of: ByteBuffer?.self) { group in
+            group.addTask { try await body.collect(upTo: limit) }
+            group.addTask {
+                let remaining = max(0, (deadline - .now()).nanoseconds)
+                try await Task.sleep(for: .nanoseconds(remaining))
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next(), let bytes = first else {
+                throw HTTPClientError.deadlineExceeded
+            }
+            return bytes
         }
     }
 

@@ -138,7 +138,9 @@ struct SlowOriginTests {
         try await origin.stop()
     }
 
-    @Test("AsyncHTTPClient: a deadline against a slow origin is a connectivity error and falls back")
+    @Test(
+        "AsyncHTTPClient: a deadline against a slow origin, before its head or in its body, is a connectivity error and falls back"
+    )
     func asyncHTTPClientDeadline() async throws {
         let origin = try await LoopbackOrigin.start()
         let clock = ManualCacheClock(start: Date())
@@ -151,6 +153,11 @@ struct SlowOriginTests {
             slow.headerFields[HTTPField.Name("X-Delay-Milliseconds")!] = "5000"
             let result = try await cache.execute(slow, on: client, timeout: .milliseconds(500))
             #expect(result.source == .staleFallback)
+            // The deadline covers the body too: an origin that sends its head and then stalls.
+            var stalled = HTTPRequest(method: .get, url: origin.url("/max-age/1"))
+            stalled.headerFields[HTTPField.Name("X-Body-Delay-Milliseconds")!] = "5000"
+            let afterStall = try await cache.execute(stalled, on: client, timeout: .milliseconds(500))
+            #expect(afterStall.source == .staleFallback)
         } catch {
             try? await client.shutdown()
             throw error

@@ -18,7 +18,8 @@ import NIOPosix
 /// - `/moved/N?to=PATH`: status N with `Location: PATH` (by default `/max-age/3600`; `self`: the
 ///   request's own path and query), no freshness
 ///
-/// A request with `X-Delay-Milliseconds: N` is answered N ms late, like a slow origin.
+/// A request with `X-Delay-Milliseconds: N` is answered N ms late, like a slow origin; one with
+/// `X-Body-Delay-Milliseconds: N` gets its head at once and its body N ms later.
 final class LoopbackOrigin: Sendable {
     let port: Int
     private let channel: any Channel
@@ -150,6 +151,19 @@ private final class OriginHandler: ChannelInboundHandler {
         }
         headers.add(name: "Content-Length", value: "\(body.utf8.count)")
         let responseHead = HTTPResponseHead(version: head.version, status: status, headers: headers)
+        if let bodyDelay = head.headers["X-Body-Delay-Milliseconds"].first.flatMap(Int64.init) {
+            // The head now, the body late: an origin that stalls mid-response.
+            context.writeAndFlush(wrapOutboundOut(.head(responseHead)), promise: nil)
+            let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+            let delayedBody = body
+            context.eventLoop.scheduleTask(in: .milliseconds(bodyDelay)) {
+                let (handler, context) = bound.value
+                context.write(
+                    handler.wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: delayedBody)))), promise: nil)
+                context.writeAndFlush(handler.wrapOutboundOut(.end(nil)), promise: nil)
+            }
+            return
+        }
         let delay = head.headers["X-Delay-Milliseconds"].first.flatMap(Int64.init) ?? 0
         guard delay > 0 else {
             send(responseHead, body, context: context)
