@@ -7,7 +7,7 @@ import HTTPCachingFoundation
 import HTTPTypes
 import OpenCombineShim
 import Testing
-import TierCache
+@_spi(TierCacheInternals) import TierCache
 import TierCacheTesting
 
 #if canImport(FoundationNetworking)
@@ -247,6 +247,89 @@ struct CombineAdapterTests {
         await #expect(throws: URLError.self) {
             _ = try await collect(
                 cache.publisher(for: HTTPRequest(method: .get, url: origin.url("/max-age/1")), transport: transport))
+        }
+    }
+}
+
+@Suite("Combine publishers: one fetch per subscription, values kept for the subscriber's demand")
+struct CombinePublisherSubscriptionTests {
+    /// A transport that fails its first `failures` exchanges, then answers `no-store` responses
+    /// numbered by exchange (so nothing is served from the cache), counting every exchange.
+    final class CountingTransport: Sendable {
+        let exchanges = Locked(0)
+        let failures: Int
+        init(failures: Int = 0) { self.failures = failures }
+
+        var transport: HTTPCache.Transport {
+            { [self] _, _ in
+                let number = exchanges.withLock { count -> Int in
+                    count += 1
+                    return count
+                }
+                if number <= failures { throw URLError(.notConnectedToInternet) }
+                let response = HTTPResponse(status: .ok, headerFields: [.cacheControl: "no-store"])
+                return (response, Data("exchange \(number)".utf8))
+            }
+        }
+    }
+
+    static let request = HTTPRequest(method: .get, url: URL(string: "http://origin.test/page")!)
+
+    @Test("Each subscription to one publisher fetches for itself and gets its own value")
+    func resubscribing() async throws {
+        let cache = try makeCache(clock: ManualCacheClock(start: Date()))
+        let counting = CountingTransport()
+        let publisher = cache.publisher(for: Self.request, transport: counting.transport)
+        let first = try await collect(publisher)
+        let second = try await collect(publisher)
+        #expect(first.map { String(decoding: $0.body, as: UTF8.self) } == ["exchange 1"])
+        #expect(second.map { String(decoding: $0.body, as: UTF8.self) } == ["exchange 2"])
+    }
+
+    @Test("retry subscribes again and fetches again: a failure then a success publishes the success")
+    func retrying() async throws {
+        let cache = try makeCache(clock: ManualCacheClock(start: Date()))
+        let counting = CountingTransport(failures: 1)
+        let values = try await collect(
+            cache.publisher(for: Self.request, transport: counting.transport).retry(1).eraseToAnyPublisher())
+        #expect(values.map { String(decoding: $0.body, as: UTF8.self) } == ["exchange 2"])
+        #expect(counting.exchanges.withLock { $0 } == 2)
+    }
+
+    @Test("Nothing is fetched before the subscriber asks, and a value waits for its demand")
+    func demand() async throws {
+        let cache = try makeCache(clock: ManualCacheClock(start: Date()))
+        let counting = CountingTransport()
+        let subscriber = ManualDemandSubscriber()
+        cache.publisher(for: Self.request, transport: counting.transport).subscribe(subscriber)
+        #expect(counting.exchanges.withLock { $0 } == 0)
+        let values = await subscriber.request(.max(1))
+        #expect(values.map { String(decoding: $0.body, as: UTF8.self) } == ["exchange 1"])
+        #expect(counting.exchanges.withLock { $0 } == 1)
+    }
+}
+
+/// A subscriber that asks for nothing until ``request(_:)``, which waits for the completion.
+final class ManualDemandSubscriber: Subscriber, @unchecked Sendable {
+    // The subscription and the continuation are set before any value can arrive (the publisher
+    // starts on demand, which only `request` makes); values arrive one at a time.
+    typealias Input = HTTPCacheResponse
+    typealias Failure = any Error
+    private var subscription: (any Subscription)?
+    private var values: [HTTPCacheResponse] = []
+    private var finished: CheckedContinuation<[HTTPCacheResponse], Never>?
+
+    func receive(subscription: any Subscription) { self.subscription = subscription }
+    func receive(_ input: HTTPCacheResponse) -> Subscribers.Demand {
+        values.append(input)
+        return .none
+    }
+    func receive(completion: Subscribers.Completion<any Error>) { finished?.resume(returning: values) }
+
+    func request(_ demand: Subscribers.Demand) async -> [HTTPCacheResponse] {
+        await withCheckedContinuation { continuation in
+            finished = continuation
+            subscription?.request(demand)
         }
     }
 }
