@@ -1,7 +1,7 @@
 import Foundation
 import HTTPTypes
 import Testing
-import TierCache
+@_spi(TierCacheInternals) import TierCache
 import TierCacheLMDB
 import TierCacheTesting
 
@@ -224,6 +224,45 @@ struct HTTPCacheEngineTests {
         #expect(results.count == 5 && results.allSatisfy { $0.body == Data("hello".utf8) })
         #expect(origin.received.count == 1)
         #expect(cache.statistics.coalescedRequests == 4)
+    }
+
+    @Test("A fetch whose only caller is cancelled is cancelled: the exchange stops")
+    func cancelledFetch() async throws {
+        let cache = makeCache()
+        let (started, starting) = AsyncStream.makeStream(of: Void.self)
+        let sawCancellation = Locked(false)
+        let transport: HTTPCache.Transport = { _, _ in
+            starting.yield()
+            do {
+                // Long enough that a fetch nobody cancels fails the test by its outcome, not a hang.
+                try await Task.sleep(for: .seconds(30))
+            } catch {
+                sawCancellation.withLock { $0 = true }
+                throw error
+            }
+            return (HTTPResponse(status: .ok), Data())
+        }
+        let caller = Task { try await cache.response(for: request(), transport: transport) }
+        for await _ in started { break }
+        caller.cancel()
+        _ = try? await caller.value
+        #expect(sawCancellation.withLock { $0 })
+    }
+
+    @Test("A cancelled caller leaves a shared fetch to the others, who get its response")
+    func partlyCancelledFetch() async throws {
+        let origin = ScriptedOrigin([ok([("Cache-Control", "max-age=60")])])
+        origin.hold()
+        let cache = makeCache()
+        let leaving = Task { try await cache.response(for: request(), transport: origin.transport) }
+        let staying = Task { try await cache.response(for: request(), transport: origin.transport) }
+        while cache.inFlight.joinCount < 1 { await Task.yield() }
+        leaving.cancel()
+        origin.release()
+        let response = try await staying.value
+        #expect(response.body == Data("hello".utf8))
+        #expect(origin.received.count == 1)
+        _ = try? await leaving.value
     }
 
     @Test("§4.4: a successful POST invalidates the stored response")

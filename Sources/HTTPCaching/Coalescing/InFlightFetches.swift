@@ -13,30 +13,76 @@ struct Exchange: Sendable {
 }
 
 /// Fetches in flight, so concurrent misses for the same request make one network request.
+///
+/// The fetch runs in a task of its own, shared by the callers that join it; it is cancelled when
+/// every one of them is (a cancelled caller alone leaves it to the others), so that a request
+/// nobody waits for any more stops reaching the origin (a 500 MB download its caller gave up on
+/// ran to its end before, and was stored).
 final class InFlightFetches: Sendable {
-    private let tasks = Locked<[String: Task<Exchange, any Error>]>([:])
-    private let joins = Locked(0)
+    private struct Flight {
+        let id: UInt64
+        let task: Task<Exchange, any Error>
+        /// The callers waiting on it and not cancelled.
+        var waiters: Int
+    }
+
+    private struct State {
+        var flights: [String: Flight] = [:]
+        var lastID: UInt64 = 0
+        var joins = 0
+    }
+
+    private let state = Locked(State())
 
     /// How many callers have joined a fetch already in flight, ever (tests wait on it).
-    var joinCount: Int { joins.withLock { $0 } }
+    var joinCount: Int { state.withLock { $0.joins } }
 
     /// Runs `fetch`, or joins the identical fetch already running; `joined` says which.
     func run(
         key: String, _ fetch: @escaping @Sendable () async throws -> Exchange
     ) async throws -> (Exchange, joined: Bool) {
-        let (task, joined) = tasks.withLock { tasks -> (Task<Exchange, any Error>, Bool) in
-            if let running = tasks[key] {
-                joins.withLock { $0 += 1 }
+        let (flight, joined) = state.withLock { state -> (Flight, Bool) in
+            if var running = state.flights[key] {
+                state.joins += 1
+                running.waiters += 1
+                state.flights[key] = running
                 return (running, true)
             }
-            let task = Task { try await fetch() }
-            tasks[key] = task
-            return (task, false)
+            state.lastID += 1
+            let flight = Flight(id: state.lastID, task: Task { try await fetch() }, waiters: 1)
+            state.flights[key] = flight
+            return (flight, false)
         }
-        defer {
-            if !joined { _ = tasks.withLock { $0.removeValue(forKey: key) } }
+        defer { end(flight.id, key: key) }
+        let exchange = try await withTaskCancellationHandler {
+            try await flight.task.value
+        } onCancel: {
+            leave(flight.id, key: key)
         }
-        return (try await task.value, joined)
+        return (exchange, joined)
+    }
+
+    /// A caller was cancelled: the last one to go cancels the fetch, and a new caller starts
+    /// another rather than joining the cancelled one.
+    private func leave(_ id: UInt64, key: String) {
+        let abandoned = state.withLock { state -> Task<Exchange, any Error>? in
+            guard var flight = state.flights[key], flight.id == id else { return nil }
+            flight.waiters -= 1
+            guard flight.waiters == 0 else {
+                state.flights[key] = flight
+                return nil
+            }
+            state.flights[key] = nil
+            return flight.task
+        }
+        abandoned?.cancel()
+    }
+
+    /// The fetch is over: the next caller starts a new one.
+    private func end(_ id: UInt64, key: String) {
+        state.withLock { state in
+            if state.flights[key]?.id == id { state.flights[key] = nil }
+        }
     }
 }
 
