@@ -302,14 +302,13 @@ public final class TieredURLCache: URLCache, @unchecked Sendable {
         removeCachedResponse(for: request)
     }
 
-    /// Empties every tier (local ones now, network ones in the background).
+    /// Empties every tier (local ones now, network ones in the background). A read racing it
+    /// does not leave what it read from a lower tier promoted into one emptied before
+    /// (`TieredCache.removeAllLocally()`): after a logout, nothing of the previous user's stays.
     public override func removeAllCachedResponses() {
-        for tier in storage.tiers {
-            if let local = tier as? any LocalCacheTier {
-                try? Self.removeAllLocally(local)
-            } else {
-                Task.detached { try? await tier.removeAll() }
-            }
+        try? storage.removeAllLocally()
+        for tier in storage.tiers where !(tier is any LocalCacheTier) {
+            Task.detached { try? await tier.removeAll() }
         }
     }
 
@@ -319,8 +318,6 @@ public final class TieredURLCache: URLCache, @unchecked Sendable {
     public override func removeCachedResponses(since date: Date) {
         removeAllCachedResponses()
     }
-
-    private static func removeAllLocally(_ tier: any LocalCacheTier) throws { try tier.removeAll() }
 
     private func removeEverywhere(_ key: CacheKey) {
         try? storage.removeLocalEntry(forKey: key)

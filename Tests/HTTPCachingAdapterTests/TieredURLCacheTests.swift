@@ -191,6 +191,28 @@ struct TieredURLCacheTests {
         try await origin.stop()
     }
 
+    @Test("removeAllCachedResponses racing a read leaves nothing promoted into the memory tier")
+    func removeAllRacingRead() throws {
+        let request = URLRequest(url: URL(string: "http://origin.test/account")!)
+        let disk = ReadingOnRemoveAll(try MemoryTier(capacity: 4 << 20))
+        let storage = TieredCache(
+            tiers: [try MemoryTier(capacity: 4 << 20), disk],
+            policyTable: .init(["http": .allowed], default: .notAllowed))
+        let urlCache = TieredURLCache(storage: storage)
+        let response = try #require(
+            HTTPURLResponse(
+                url: request.url!, statusCode: 200, httpVersion: "HTTP/1.1",
+                headerFields: ["Cache-Control": "max-age=3600"]))
+        urlCache.storeCachedResponse(CachedURLResponse(response: response, data: Data("user 1".utf8)), for: request)
+        // Only on disk, as after the memory tier let it go: the read below promotes it.
+        try storage.tiers[0].asLocal?.removeAll()
+        // The read happens after the memory tier is emptied and before the disk is.
+        disk.beforeRemoveAll = { _ = urlCache.cachedResponse(for: request) }
+        urlCache.removeAllCachedResponses()
+        #expect(urlCache.cachedResponse(for: request) == nil)
+        #expect(try storage.tiers[0].asLocal?.usage().entries == 0)
+    }
+
     @Test("A response the origin marks no-store is neither stored nor served")
     func noStore() async throws {
         let origin = try await LoopbackOrigin.start()
@@ -328,4 +350,28 @@ struct TieredURLCacheTests {
         #expect(
             cached.userInfo?[TieredURLCache.storedAtUserInfoKey] as? Date == Date(timeIntervalSinceReferenceDate: 0))
     }
+}
+
+extension CacheTier {
+    var asLocal: (any LocalCacheTier)? { self as? any LocalCacheTier }
+}
+
+/// A local tier that runs `beforeRemoveAll` when asked to empty itself, before it does: a read
+/// that races the emptying of the tiers.
+final class ReadingOnRemoveAll: LocalCacheTier, @unchecked Sendable {
+    // `beforeRemoveAll` is set once, before the removal that reads it, on the test's one thread.
+    var beforeRemoveAll: (() -> Void)?
+    private let inner: MemoryTier
+    init(_ inner: MemoryTier) { self.inner = inner }
+    var name: String { "racing disk" }
+    var medium: TierMedium { .disk }
+    func entry(forKey key: CacheKey) -> CacheEntry? { inner.entry(forKey: key) }
+    func store(_ entry: CacheEntry, forKey key: CacheKey) -> StoreOutcome { inner.store(entry, forKey: key) }
+    func removeEntry(forKey key: CacheKey) { inner.removeEntry(forKey: key) }
+    func removeAll() {
+        beforeRemoveAll?()
+        inner.removeAll()
+    }
+    func usage() -> TierUsage { inner.usage() }
+    func statistics() -> TierStatistics { inner.statistics() }
 }

@@ -325,6 +325,24 @@ public final class TieredCache: Sendable {
         }
     }
 
+    /// Empties the local tiers without suspending (for synchronous callers; a network tier is not
+    /// reached), as one change: a lookup that reads a lower tier before it is emptied does not
+    /// leave what it read promoted into a tier emptied before (see ``InvalidationLog``). Tries
+    /// them all, then rethrows the first failure.
+    public func removeAllLocally() throws(TierCacheError) {
+        try changingLocally(nil) { () throws(TierCacheError) in
+            var firstError: TierCacheError?
+            for slot in slots {
+                guard let local = slot.local else { continue }
+                do { try local.removeAll() } catch {
+                    slot.failed(error, during: "removal")
+                    if firstError == nil { firstError = Self.tierError(error) }
+                }
+            }
+            if let firstError { throw firstError }
+        }
+    }
+
     /// Runs `change`, a write or removal of `key` (`nil`: of every key) that changes the tiers one
     /// after another: a lookup that reads the old value from a lower tier meanwhile must not
     /// leave it promoted above (its promotion is undone; see ``InvalidationLog``). One tier has
