@@ -32,8 +32,9 @@ import TierCache
 public enum EntryRecord {
     public static let formatVersion: UInt8 = 1
     public static let headerSize = 32
-    /// The largest value a record can describe (its size field is 32 bits).
-    public static let maximumValueSize = Int(UInt32.max)
+    /// The largest value a record can describe (its size field is 32 bits), or `Int.max` where an
+    /// `Int` is 32 bits itself (watchOS on arm64_32).
+    public static let maximumValueSize = Int(clamping: UInt32.max)
     private static let fullKeyFlag: UInt8 = 2
     private static let dictionaryFlag: UInt8 = 4
     private static let compressedFlags = PayloadFormat.zstd.rawValue | PayloadFormat.zlib.rawValue
@@ -158,13 +159,21 @@ public enum EntryRecord {
         guard needsDictionary ? format != nil : dictionaryID == 0 else {
             throw DecodeFailure(reason: "dictionary field \(dictionaryID) with flags \(flags)")
         }
-        let originalSize = Int(UInt32(littleEndian: record.loadUnaligned(fromByteOffset: 4, as: UInt32.self)))
+        // `Int(exactly:)`: a damaged size or key length of 2^31 or more is damage where an `Int` is
+        // 32 bits, not a trap.
+        guard
+            let originalSize = Int(
+                exactly: UInt32(littleEndian: record.loadUnaligned(fromByteOffset: 4, as: UInt32.self)))
+        else { throw DecodeFailure(reason: "a value size this platform cannot hold") }
         let storedAt = Double(
             bitPattern: UInt64(littleEndian: record.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
         let expiresAt = Double(
             bitPattern: UInt64(littleEndian: record.loadUnaligned(fromByteOffset: 16, as: UInt64.self)))
         let checksum = UInt32(littleEndian: record.loadUnaligned(fromByteOffset: 24, as: UInt32.self))
-        let keyLength = Int(UInt32(littleEndian: record.loadUnaligned(fromByteOffset: 28, as: UInt32.self)))
+        guard
+            let keyLength = Int(
+                exactly: UInt32(littleEndian: record.loadUnaligned(fromByteOffset: 28, as: UInt32.self)))
+        else { throw DecodeFailure(reason: "a key length this platform cannot hold") }
         guard storedAt.isFinite else { throw DecodeFailure(reason: "stored-at is not a time") }
         guard keyLength <= record.count - headerSize else { throw DecodeFailure(reason: "key length past the end") }
         let hasFullKey = flags & fullKeyFlag != 0

@@ -87,8 +87,12 @@ public final class SQLiteTier: LocalCacheTier {
     let opening: StoreOpening
     let capacity: Int
     let budget: Int
-    /// The largest record stored: the 5% rule's limit, or SQLite's blob limit if that is lower.
+    /// The largest record stored: the 5% rule's limit, or SQLite's row length limit less the longest
+    /// key and a row's own fields, if that is lower.
     let maxRecordBytes: Int
+    /// A row's bytes besides its key and record, at most: SQLite's record header and the cost and
+    /// recency integers.
+    static let rowOverheadBytes = 64
     let codec: ZlibCodec
     let clock: CacheClock
     let counters: TierCounters
@@ -146,7 +150,11 @@ public final class SQLiteTier: LocalCacheTier {
         self.logger = configuration.logger
         self.onStoreReset = configuration.onStoreReset
         self.counters = TierCounters(tierName: configuration.name, metricsFactory: configuration.metricsFactory)
-        self.maxRecordBytes = min(sizeLimit.maxBytes, opened.writer.lengthLimit)
+        // SQLite's length limit (a billion bytes by default) bounds the whole row, the key and
+        // the row's own fields as well as the record: a record at the limit under a long key was
+        // refused by SQLite (SQLITE_TOOBIG, a storage failure) rather than by the tier.
+        self.maxRecordBytes = min(
+            sizeLimit.maxBytes, opened.writer.lengthLimit - CacheKey.maximumUTF8Length - Self.rowOverheadBytes)
         self.writer = Locked(opened.writer)
         self.users = opened.users
         self.readers = ReaderPool(idleLimit: 16) { () throws(SQLiteFailure) in try opening.connect() }
@@ -252,7 +260,8 @@ public final class SQLiteTier: LocalCacheTier {
                 }
             }
             return TierUsage(
-                bytes: Int(max(0, used)), entries: Int(count), capacity: capacity, maxEntryBytes: maxRecordBytes)
+                bytes: Int(clamping: max(0, used)), entries: Int(clamping: max(0, count)), capacity: capacity,
+                maxEntryBytes: maxRecordBytes)
         } catch  where storeWasEmptied(under: error, seen: generation) {
             return TierUsage(bytes: 0, entries: 0, capacity: capacity, maxEntryBytes: maxRecordBytes)
         } catch {

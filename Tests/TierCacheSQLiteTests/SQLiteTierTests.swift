@@ -38,6 +38,14 @@ struct SQLiteTierTests {
         #expect(tier.statistics().refusedTooLarge == 1)
     }
 
+    @Test("Where 5% of the capacity passes SQLite's row length limit, the entry limit leaves room for the longest key")
+    func entryLimitUnderSQLiteRowLimit() throws {
+        let directory = TemporaryDirectory()
+        let tier = try SQLiteTier(directory: directory.url, capacity: 1 << 40)
+        // SQLite's default SQLITE_LIMIT_LENGTH, less a 16 KiB key and 64 bytes of the row's own.
+        #expect(try tier.usage().maxEntryBytes == 1_000_000_000 - CacheKey.maximumUTF8Length - 64)
+    }
+
     @Test("Eviction is least-recently-used, with reads applied at the next write")
     func leastRecentlyUsed() throws {
         let directory = TemporaryDirectory()

@@ -41,7 +41,8 @@ struct ZlibCodec: RecordCompressor {
             throw EntryRecord.DecodeFailure(reason: "an empty zlib stream")
         }
         // Deflate expands at most 1,032 to 1: a larger size is damage, refused before it is allocated.
-        guard originalSize <= source.count * 1_032 + 64 else {
+        // In 64 bits: `source.count * 1_032` overflows a 32-bit `Int` from about 2 MB.
+        guard UInt64(originalSize) <= UInt64(source.count) * 1_032 + 64 else {
             throw EntryRecord.DecodeFailure(
                 reason: "a \(source.count)-byte zlib stream cannot hold \(originalSize) bytes")
         }
