@@ -69,35 +69,52 @@ extension SQLiteTier {
     }
 
     /// The bytes an entry takes in the database: its row (the record inline, or its first part
-    /// inline and the rest on overflow pages) and its two index rows, leaf rows scaled by how full
-    /// B-tree leaves are on average.
+    /// inline and the rest on overflow pages) and its two index rows, on the safe side of what
+    /// SQLite lays out in 4 KiB pages.
     ///
-    /// Leaves filled in random key order are about ln 2 (69%) full (Yao, 1978); the tick index,
-    /// filled in increasing order, is split by SQLite near its end and stays fuller, but counting
-    /// it at 69% too keeps the sum on the safe side. SQLite keeps a row inline up to a page less
-    /// 35 bytes; past that, the first `minLocal`-ish bytes stay inline and the rest fills overflow
-    /// pages of a page less 4 bytes each.
+    /// - A leaf holds as many whole cells as fit: a cell of over half a page is a page to itself
+    ///   (a row of a 2–2.8 KiB record took 4 KiB, not the 3 KiB its bytes alone suggest). Leaves
+    ///   filled in random order are about ln 2 (69%) full (Yao, 1978), so a leaf's page is shared
+    ///   by 69% of the cells that fit it; the tick index, filled in increasing order, stays fuller,
+    ///   but counting it at 69% too keeps the sum on the safe side.
+    /// - A row larger than SQLite's inline limit keeps part of itself inline (SQLite's `K` or its
+    ///   minimum) and the rest on overflow pages of a page less 4 bytes each. An index row has a
+    ///   lower inline limit (about 1,000 bytes): a long key spills onto overflow pages in the key
+    ///   index too, and the separator copies of keys in the index's interior pages carry their own
+    ///   (one per leaf).
     func accountedBytes(keyCount: Int, recordCount: Int) -> Int {
-        let pageSize = 4096
-        let rowHeader = 16, cellPointer = 2
-        let payload = keyCount + recordCount + rowHeader
-        let maxLocal = pageSize - 35
-        let rowBytes: Int
-        if payload <= maxLocal {
-            rowBytes = Self.leafShare(payload + cellPointer)
-        } else {
-            let minLocal = (pageSize - 12) * 32 / 255 - 23
-            let overflowPages = (payload - minLocal + pageSize - 5) / (pageSize - 4)
-            rowBytes = Self.leafShare(minLocal + 4 + cellPointer) + overflowPages * pageSize
-        }
-        let keyIndexRow = keyCount + 12 + cellPointer
-        let tickIndexRow = 20 + cellPointer
-        return rowBytes + Self.leafShare(keyIndexRow) + Self.leafShare(tickIndexRow)
+        let rowHeader = 16
+        let row = Self.spill(keyCount + recordCount + rowHeader, maxLocal: Self.pageSize - 35)
+        let rowBytes = Self.leafShare(row.cell) + row.overflowPages * Self.pageSize
+        let keyIndex = Self.spill(keyCount + 12, maxLocal: (Self.pageSize - 12) * 64 / 255 - 23)
+        // Its share of the interior separators: one per leaf, a leaf holding 69% of what fits.
+        let rowsPerLeaf = max(1, (Self.pageSize - 8) / keyIndex.cell * 69 / 100)
+        let separatorShare = (keyIndex.cell + keyIndex.overflowPages * Self.pageSize + rowsPerLeaf - 1) / rowsPerLeaf
+        let keyIndexBytes = Self.leafShare(keyIndex.cell) + keyIndex.overflowPages * Self.pageSize + separatorShare
+        let tickIndexBytes = Self.leafShare(20 + 2)
+        return rowBytes + keyIndexBytes + tickIndexBytes
     }
 
-    /// The page bytes a leaf row of `bytes` takes in leaves 69% full on average.
+    private static let pageSize = 4096
+
+    /// A B-tree cell of `payload` bytes: its bytes in the page (with its cell pointer, and the
+    /// overflow page number when it spills) and its overflow pages, by SQLite's rule (the file
+    /// format's "cell payload overflow pages").
+    private static func spill(_ payload: Int, maxLocal: Int) -> (cell: Int, overflowPages: Int) {
+        let cellPointer = 2
+        guard payload > maxLocal else { return (payload + cellPointer, 0) }
+        let minLocal = (pageSize - 12) * 32 / 255 - 23
+        let surplus = minLocal + (payload - minLocal) % (pageSize - 4)
+        let local = surplus <= maxLocal ? surplus : minLocal
+        return (local + 4 + cellPointer, (payload - local + pageSize - 5) / (pageSize - 4))
+    }
+
+    /// The page bytes a leaf cell of `bytes` takes: a page shared by the 69% of the cells that fit
+    /// one (a whole page for a cell that fits only alone).
     private static func leafShare(_ bytes: Int) -> Int {
-        (bytes * 100 + 68) / 69
+        let fitting = (pageSize - 8) / max(1, bytes)
+        guard fitting > 1 else { return pageSize }
+        return (pageSize * 100 + 69 * fitting - 1) / (69 * fitting)
     }
 
     // MARK: Removing

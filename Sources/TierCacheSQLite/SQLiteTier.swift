@@ -15,11 +15,10 @@ import TierCacheRecords
 /// pages, its key twice, in the row and in the key index, and its recency index row, each scaled
 /// by how full B-tree leaves are on average) and keeps that sum under ``fillLimit`` of capacity,
 /// evicting least-recently-used entries in the same transaction as the store. Pages freed by
-/// eviction are reused by later stores, so the database file stays within the capacity for the
-/// usual shapes of entries. Two shapes the accounting does not yet model take more: records
-/// of about 2.0–2.8 KiB (one to a 4 KiB page), and keys over about 1,000 bytes (which spill from
-/// the key index onto overflow pages); a store of nothing but those can grow the file to 1.2–1.7
-/// times the capacity. The write-ahead log beside it is checkpointed every 4 MiB (every capacity / 16 in stores under
+/// eviction are reused by later stores, so the database file stays within the capacity, whatever
+/// the entries' shapes (a record of just over half a page takes a leaf to itself; a key over
+/// about 1,000 bytes spills onto overflow pages in the key index too: both are charged). The
+/// write-ahead log beside it is checkpointed every 4 MiB (every capacity / 16 in stores under
 /// 64 MiB) and truncated back to that size; a reader that holds a snapshot while much is written
 /// can make it grow longer until the reader ends.
 ///

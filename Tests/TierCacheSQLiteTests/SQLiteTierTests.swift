@@ -93,6 +93,38 @@ struct SQLiteTierTests {
         #expect(try tier.usage().bytes <= Int(Double(capacity) * SQLiteTier.fillLimit))
     }
 
+    /// Entry shapes SQLite lays out larger than their bytes: a record of just over half a page
+    /// (one row to a leaf), and keys over the key index's inline limit (overflow pages in the
+    /// index, and in its interior pages' copies).
+    static let wastefulShapes: [(valueSize: Int, keyPadding: Int)] = [
+        (1_990, 0), (2_400, 0), (100, 1_010), (2_000, 1_000),
+    ]
+
+    @Test(
+        "The database file stays within the capacity for entry shapes SQLite lays out wastefully",
+        arguments: wastefulShapes)
+    func fileStaysWithinCapacityForWastefulShapes(valueSize: Int, keyPadding: Int) throws {
+        let directory = TemporaryDirectory()
+        let capacity = 2 << 20
+        let tier = try SQLiteTier(directory: directory.url, capacity: capacity)
+        var written = 0
+        var index = 0
+        while written < 3 * capacity {
+            let name = "key-\(index)-" + String(repeating: "k", count: keyPadding)
+            #expect(try tier.store(entry(incompressible(valueSize, seed: UInt64(index))), forKey: key(name)) == .stored)
+            written += valueSize + name.utf8.count
+            index += 1
+        }
+        try tier.sync()
+        let file = fileSize(databaseFile(directory.url))
+        print(
+            "SQLiteTier, \(valueSize)-byte values under keys padded by \(keyPadding): file \(file * 100 / capacity)% of capacity"
+        )
+        #expect(file <= capacity, "\(file * 100 / capacity)% of the capacity")
+        // Not so cautious that most of the capacity is left unused.
+        #expect(file >= capacity / 2, "\(file * 100 / capacity)% of the capacity")
+    }
+
     @Test("removeAll empties the store and gives its pages back to the file system")
     func removeAllShrinksTheFile() throws {
         let directory = TemporaryDirectory()
