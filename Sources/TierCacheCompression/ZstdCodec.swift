@@ -160,7 +160,11 @@ final class ContextPools: Sendable {
         decompressors.withLock { $0.popLast() } ?? ZstdContext(decompressor: ())
     }
 
+    /// Keeps `context` for reuse, unless zstd failed to make it: a context that is not one (a
+    /// moment's memory pressure) would otherwise be checked out again and again, failing every
+    /// value after it.
     func checkIn(_ context: ZstdContext) {
+        guard context.pointer != nil else { return }
         switch context.kind {
         case .compressor: compressors.withLock { if $0.count < limit { $0.append(context) } }
         case .decompressor: decompressors.withLock { if $0.count < limit { $0.append(context) } }

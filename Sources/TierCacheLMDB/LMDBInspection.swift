@@ -97,6 +97,7 @@ extension LMDBTier {
         do {
             return try lease.environment.read { txn in
                 let shelf = DictionaryShelf(level: codec.level, sealer: encryption, maximumValueSize: 0)
+                let capacity = Int(clamping: try txn.metaValue("capacity") ?? 0)
                 var originalTotal = 0, payloadTotal = 0, recordTotal = 0, damaged = 0, unopened = 0
                 var byDictionary: [String: Int] = [:], byKey: [String: Int] = [:]
                 var dictionaryTotals = (original: 0, with: 0, without: 0, sampled: 0)
@@ -124,7 +125,9 @@ extension LMDBTier {
                             byDictionary[String(id), default: 0] += 1
                             // How these values compress alone, on a sample: what the dictionary gains.
                             if dictionaryTotals.sampled < 256, let dictionary = shelf.dictionary(id, in: txn),
-                                let value = try? StoredRecord.value(of: header, codec: codec, dictionary: dictionary)
+                                let value = try? StoredRecord.value(
+                                    of: header, codec: codec, dictionary: dictionary,
+                                    largestValue: StoredRecord.largestValue(inCapacity: capacity))
                             {
                                 if scratch.count < ZstdCodec.compressedBound(value.count) {
                                     scratch = [UInt8](repeating: 0, count: ZstdCodec.compressedBound(value.count))
@@ -152,7 +155,7 @@ extension LMDBTier {
                         atPath: directory.appendingPathComponent("data.mdb").path)[.size] as? Int) ?? 0
                 return LMDBInspection(
                     directory: directory.path,
-                    capacity: Int(clamping: try txn.metaValue("capacity") ?? 0),
+                    capacity: capacity,
                     bytesInUse: try txn.writeState().used,
                     entries: txn.entryCount(lease.environment.entries),
                     dataFileBytes: fileSize,

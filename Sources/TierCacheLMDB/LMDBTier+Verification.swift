@@ -171,10 +171,16 @@ extension LMDBTier {
             throw TierCacheError(.foreignStore, "\(directory.path) holds no TierCache store (no data.mdb)")
         }
         guard let codec = ZstdCodec(level: 1) else { throw TierCacheError(.storageFailure, "zstd is unavailable") }
+        // The store's capacity is not read here (the check reads pages, not through LMDB): a value
+        // declaring more than half the machine's memory counts as damage rather than being
+        // allocated.
+        let largestValue = StoredRecord.largestValue(
+            inCapacity: Int(clamping: ProcessInfo.processInfo.physicalMemory / 2))
         let scope = LMDBStoreChecker.Scope.records { _, record in
             if SealedEnvelope.isSealed(record) { return SealedEnvelope.keyID(of: record) != nil }
             guard let header = try? StoredRecord.header(of: record) else { return false }
-            return header.dictionaryID != nil || (try? StoredRecord.value(of: header, codec: codec)) != nil
+            return header.dictionaryID != nil
+                || (try? StoredRecord.value(of: header, codec: codec, largestValue: largestValue)) != nil
         }
         let report = LMDBStoreChecker(dataFile: dataFile).checkWhileOthersMayWrite(scope: scope)
         if let foreign = report.foreign {

@@ -296,9 +296,9 @@ public final class LMDBTier: LocalCacheTier {
         if entry.metadata.isExpired(at: clock.now()) {
             outcome = .refused(.alreadyExpired)
             try removeEntry(storageKey)
-        } else if entry.value.count > StoredRecord.maximumValueSize {
-            // The record format counts a value's size in 32 bits; such a value is over any
-            // sensible per-entry limit anyway.
+        } else if entry.value.count > StoredRecord.largestValue(inCapacity: capacity) {
+            // Larger than the whole tier, however well it compresses (and than the 32 bits the
+            // record format counts a value's size in).
             outcome = .refused(.tooLarge(size: entry.value.count, limit: sizeLimit.maxBytes))
             try removeEntry(storageKey)
         } else {

@@ -35,6 +35,13 @@ public enum EntryRecord {
     /// The largest value a record can describe (its size field is 32 bits), or `Int.max` where an
     /// `Int` is 32 bits itself (watchOS on arm64_32).
     public static let maximumValueSize = Int(clamping: UInt32.max)
+
+    /// The largest value a tier of `capacity` bytes stores and reads: its capacity (a compressible
+    /// value takes far fewer bytes than it holds, but none is larger than the whole tier), and at
+    /// most ``maximumValueSize``. A record that declares more is damage, refused before anything
+    /// is allocated: decompressing allocates what the header says, and a zstd frame of 128 KiB
+    /// can declare 4 GiB.
+    public static func largestValue(inCapacity capacity: Int) -> Int { max(0, min(maximumValueSize, capacity)) }
     private static let fullKeyFlag: UInt8 = 2
     private static let dictionaryFlag: UInt8 = 4
     private static let compressedFlags = PayloadFormat.zstd.rawValue | PayloadFormat.zlib.rawValue
@@ -196,10 +203,15 @@ public enum EntryRecord {
 
     /// The value, decompressed and verified. A record naming a dictionary needs it as
     /// `dictionary` (the caller looks its id up); a payload in another format than `codec`'s
-    /// fails.
+    /// fails, and so does one that declares more than `largestValue` bytes
+    /// (``largestValue(inCapacity:)``).
     public static func value<Codec: RecordCompressor>(
-        of header: Header, codec: Codec, dictionary: Codec.Dictionary? = nil
+        of header: Header, codec: Codec, dictionary: Codec.Dictionary? = nil, largestValue: Int
     ) throws(DecodeFailure) -> [UInt8] {
+        guard header.originalSize <= largestValue else {
+            throw DecodeFailure(
+                reason: "a value of \(header.originalSize) bytes, more than the \(largestValue) a value can hold here")
+        }
         if let format = header.format {
             guard format == Codec.format else {
                 throw DecodeFailure(reason: "a \(format) payload, where \(Codec.format) is expected")

@@ -11,7 +11,8 @@ extension RedisTier: RedisRecordDecoder {
             guard header.fullKey == nil else {
                 throw EntryRecord.DecodeFailure(reason: "unexpected key in a Redis record")
             }
-            let value = try EntryRecord.value(of: header, codec: codec)
+            let value = try EntryRecord.value(
+                of: header, codec: codec, largestValue: EntryRecord.largestValue(inCapacity: configuration.capacity))
             return .entry(
                 CacheEntry(value: value, storedAt: header.metadata.storedAt, expiresAt: header.metadata.expiresAt))
         } catch {

@@ -233,7 +233,8 @@ public final class RedisTier: CacheTier {
             try await removeEntry(forKey: key)
             return .refused(.alreadyExpired)
         }
-        guard entry.value.count <= EntryRecord.maximumValueSize else {
+        // Larger than the whole tier, however well it compresses, is too large.
+        guard entry.value.count <= EntryRecord.largestValue(inCapacity: configuration.capacity) else {
             counters.record(.refused(.tooLarge(size: entry.value.count, limit: sizeLimit.maxBytes)))
             try await removeEntry(forKey: key)
             return .refused(.tooLarge(size: entry.value.count, limit: sizeLimit.maxBytes))

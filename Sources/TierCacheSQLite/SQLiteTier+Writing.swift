@@ -15,9 +15,9 @@ extension SQLiteTier {
         let outcome: StoreOutcome
         if entry.metadata.isExpired(at: clock.now()) {
             outcome = .refused(.alreadyExpired)
-        } else if entry.value.count > EntryRecord.maximumValueSize {
-            // The record format counts a value's size in 32 bits; such a value is over any
-            // sensible per-entry limit anyway.
+        } else if entry.value.count > EntryRecord.largestValue(inCapacity: capacity) {
+            // Larger than the whole tier, however well it compresses (and than the 32 bits the
+            // record format counts a value's size in).
             outcome = .refused(.tooLarge(size: entry.value.count, limit: maxRecordBytes))
         } else {
             let record = EntryRecord.encode(entry, fullKey: keyBytes, codec: codec)
@@ -166,7 +166,7 @@ extension SQLiteTier {
                 try statement.bind(key, at: 1)
                 guard try statement.step() else { return false }
                 return statement.withBlob(at: 0) { record in
-                    if case .unusable = Self.decode(record, key: key, now: now, codec: codec) { true } else { false }
+                    if case .unusable = decode(record, key: key, now: now) { true } else { false }
                 }
             }
             if stillUnusable { try delete(key, in: connection, state: &state) }

@@ -197,7 +197,7 @@ public final class SQLiteTier: LocalCacheTier {
                     statement throws(SQLiteFailure) in
                     try statement.bind(utf8: key.rawValue, at: 1)
                     guard try statement.step() else { return .miss }
-                    return statement.withBlob(at: 0) { Self.decode($0, key: key.rawValue.utf8, now: now, codec: codec) }
+                    return statement.withBlob(at: 0) { decode($0, key: key.rawValue.utf8, now: now) }
                 }
             }
         } catch {
@@ -235,15 +235,16 @@ public final class SQLiteTier: LocalCacheTier {
     }
 
     /// Decodes a stored record for `key`: the entry, or why it is unusable (a record naming another
-    /// key is damage: keys are stored whole).
-    static func decode(
-        _ record: UnsafeRawBufferPointer, key: some Sequence<UInt8>, now: Date?, codec: ZlibCodec
-    ) -> Lookup {
+    /// key is damage: keys are stored whole, and so is one declaring a value larger than the tier).
+    func decode(_ record: UnsafeRawBufferPointer, key: some Sequence<UInt8>, now: Date?) -> Lookup {
         guard let header = try? EntryRecord.header(of: record), let fullKey = header.fullKey,
             fullKey.elementsEqual(key)
         else { return .unusable(.damaged) }
         if let now, header.metadata.isExpired(at: now) { return .unusable(.expired) }
-        guard let value = try? EntryRecord.value(of: header, codec: codec) else { return .unusable(.damaged) }
+        guard
+            let value = try? EntryRecord.value(
+                of: header, codec: codec, largestValue: EntryRecord.largestValue(inCapacity: capacity))
+        else { return .unusable(.damaged) }
         return .hit(CacheEntry(value: value, storedAt: header.metadata.storedAt, expiresAt: header.metadata.expiresAt))
     }
 

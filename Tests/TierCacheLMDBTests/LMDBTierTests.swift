@@ -26,6 +26,19 @@ struct LMDBTierTests {
         #expect(tier.statistics().refusedTooLarge == 1)
     }
 
+    @Test("A value larger than the whole tier is refused however well it compresses (its record would read as damage)")
+    func valueLargerThanTheTier() throws {
+        let directory = TemporaryDirectory()
+        let tier = try LMDBTier(directory: directory.url, capacity: 4 << 20)
+        let zeros = [UInt8](repeating: 0, count: 5 << 20)
+        #expect(
+            try tier.store(CacheEntry(value: zeros, storedAt: Date()), forKey: CacheKey("zeros"))
+                == .refused(.tooLarge(size: 5 << 20, limit: tier.usage().maxEntryBytes)))
+        let fits = [UInt8](repeating: 0, count: 4 << 20)
+        #expect(try tier.store(CacheEntry(value: fits, storedAt: Date()), forKey: CacheKey("fits")) == .stored)
+        #expect(try tier.entry(forKey: CacheKey("fits"))?.value == fits)
+    }
+
     @Test("Compressible values shrink on disk; incompressible ones are stored raw and verified")
     func compression() throws {
         let directory = TemporaryDirectory()

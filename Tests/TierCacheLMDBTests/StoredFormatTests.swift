@@ -28,7 +28,7 @@ struct StoredFormatTests {
         let value = try Self.versionOneRecord.withUnsafeBytes { bytes in
             let header = try EntryRecord.header(of: bytes)
             #expect(header.metadata.storedAt == Self.storedAt && header.metadata.expiresAt == nil)
-            return try EntryRecord.value(of: header, codec: codec)
+            return try EntryRecord.value(of: header, codec: codec, largestValue: 1 << 20)
         }
         #expect(value == Array("hello, version 1".utf8))
         // This version still writes the same bytes.
@@ -53,6 +53,24 @@ struct StoredFormatTests {
         #expect(failure?.isUnknownFormatVersion == true)
     }
 
+    @Test("A compressed record declaring more than the tier holds is refused before anything is allocated")
+    func decompressionBomb() throws {
+        let codec = try #require(ZstdCodec(level: 1))
+        // 8 MiB of zeros compress to a few hundred bytes: a record far smaller than what it declares.
+        let zeros = [UInt8](repeating: 0, count: 8 << 20)
+        let record = EntryRecord.encode(CacheEntry(value: zeros, storedAt: Self.storedAt), fullKey: nil, codec: codec)
+        #expect(record.count < 4_096)
+        try record.withUnsafeBytes { bytes in
+            let header = try EntryRecord.header(of: bytes)
+            #expect(throws: EntryRecord.DecodeFailure.self) {
+                try EntryRecord.value(of: header, codec: codec, largestValue: 4 << 20)
+            }
+            #expect(try EntryRecord.value(of: header, codec: codec, largestValue: 8 << 20) == zeros)
+        }
+        #expect(EntryRecord.largestValue(inCapacity: 4 << 20) == 4 << 20)
+        #expect(EntryRecord.largestValue(inCapacity: .max) == EntryRecord.maximumValueSize)
+    }
+
     @Test("Damage is not mistaken for another version")
     func damageIsDamage() throws {
         let codec = try #require(ZstdCodec(level: 1))
@@ -60,7 +78,7 @@ struct StoredFormatTests {
         record[record.count - 1] ^= 0xFF
         let failure = record.withUnsafeBytes { bytes -> EntryRecord.DecodeFailure? in
             do {
-                _ = try EntryRecord.value(of: try EntryRecord.header(of: bytes), codec: codec)
+                _ = try EntryRecord.value(of: try EntryRecord.header(of: bytes), codec: codec, largestValue: 1 << 20)
                 return nil
             } catch {
                 return error as? EntryRecord.DecodeFailure
