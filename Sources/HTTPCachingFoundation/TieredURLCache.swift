@@ -35,7 +35,8 @@ import FoundationNetworking
 /// `URLCache`'s API is synchronous, so this class never suspends and never blocks a thread on
 /// async work: reads go through the *local* tiers only (`LocalCacheTier`: memory, LMDB), with
 /// the same promotion as `TieredCache.localEntry(forKey:tiers:)`; stores and removals reach
-/// local tiers synchronously and a network tier (Redis) from a detached task, so a response
+/// local tiers synchronously and a network tier (Redis) in the background, in the order they were
+/// made (``waitForNetworkWrites()`` waits for them), so a response
 /// stored to Redis is visible to *other* processes, while this process reads it back from its
 /// local tiers. A cache whose tiers are all network tiers therefore never answers a read.
 ///
@@ -72,7 +73,7 @@ import FoundationNetworking
 /// body); a store encodes it once and writes it to each permitted tier.
 public final class TieredURLCache: URLCache, @unchecked Sendable {
     // @unchecked Sendable: every stored property is a `let` of a Sendable type (TieredCache,
-    // [StoreHook], a @Sendable closure); the superclass's own storage is never used (it is
+    // [StoreHook], a @Sendable closure, NetworkTierWrites); the superclass's own storage is never used (it is
     // created with zero capacities), so no mutable state is shared.
 
     /// The tiers behind this cache.
@@ -80,6 +81,8 @@ public final class TieredURLCache: URLCache, @unchecked Sendable {
     /// The hooks run before each store.
     public let storeHooks: [StoreHook]
     private let key: @Sendable (URLRequest) -> String?
+    /// The network tiers' writes and removals, in order.
+    private let networkWrites = NetworkTierWrites()
 
     /// The `userInfo` key under which a cached response carries the `Date` it was stored.
     public static let storedAtUserInfoKey = "TierCache.storedAt"
@@ -114,6 +117,12 @@ public final class TieredURLCache: URLCache, @unchecked Sendable {
     private func cacheKey(for request: URLRequest) -> CacheKey? {
         guard let raw = key(request) else { return nil }
         return try? CacheKey(raw)
+    }
+
+    /// Waits until the network tiers have received every write and removal made so far (they
+    /// are sent in the background, in order).
+    public func waitForNetworkWrites() async {
+        await networkWrites.waitForAll()
     }
 
     // MARK: Reading
@@ -257,7 +266,7 @@ public final class TieredURLCache: URLCache, @unchecked Sendable {
         let report = storage.storeLocally(entry, forKey: key, policy: policy)
         for tier in storage.tiers where !(tier is any LocalCacheTier) {
             let permitted = policy.permits(tier.medium)
-            Task.detached {
+            networkWrites.send {
                 if permitted {
                     // A failed store leaves no older entry behind (as `TieredCache.store` does).
                     do { _ = try await tier.store(entry, forKey: key) } catch {
@@ -308,7 +317,7 @@ public final class TieredURLCache: URLCache, @unchecked Sendable {
     public override func removeAllCachedResponses() {
         try? storage.removeAllLocally()
         for tier in storage.tiers where !(tier is any LocalCacheTier) {
-            Task.detached { try? await tier.removeAll() }
+            networkWrites.send { try? await tier.removeAll() }
         }
     }
 
@@ -322,7 +331,7 @@ public final class TieredURLCache: URLCache, @unchecked Sendable {
     private func removeEverywhere(_ key: CacheKey) {
         try? storage.removeLocalEntry(forKey: key)
         for tier in storage.tiers where !(tier is any LocalCacheTier) {
-            Task.detached { try? await tier.removeEntry(forKey: key) }
+            networkWrites.send { try? await tier.removeEntry(forKey: key) }
         }
     }
 

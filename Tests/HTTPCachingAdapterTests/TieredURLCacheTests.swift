@@ -213,6 +213,34 @@ struct TieredURLCacheTests {
         #expect(try storage.tiers[0].asLocal?.usage().entries == 0)
     }
 
+    @Test("Writes and removals reach a network tier in the order they were made")
+    func networkTierOrder() async throws {
+        let request = URLRequest(url: URL(string: "http://origin.test/page")!)
+        let remote = RecordingRemoteTier()
+        let storage = TieredCache(
+            tiers: [try MemoryTier(capacity: 4 << 20), remote],
+            policyTable: .init(["http": .allowed], default: .notAllowed))
+        let urlCache = TieredURLCache(storage: storage)
+        func store(_ body: String) throws {
+            let response = try #require(
+                HTTPURLResponse(
+                    url: request.url!, statusCode: 200, httpVersion: "HTTP/1.1",
+                    headerFields: ["Cache-Control": "max-age=3600"]))
+            urlCache.storeCachedResponse(CachedURLResponse(response: response, data: Data(body.utf8)), for: request)
+        }
+        for round in 0..<50 {
+            try store("v\(round)a")
+            try store("v\(round)b")
+            urlCache.removeCachedResponse(for: request)
+            try store("v\(round)c")
+        }
+        await urlCache.waitForNetworkWrites()
+        let log = await remote.log
+        #expect(log.count == 200)
+        #expect(log == (0..<50).flatMap { _ in ["store", "store", "remove", "store"] })
+        #expect(await remote.storedCount == 1)
+    }
+
     @Test("A response the origin marks no-store is neither stored nor served")
     func noStore() async throws {
         let origin = try await LoopbackOrigin.start()
@@ -374,4 +402,40 @@ final class ReadingOnRemoveAll: LocalCacheTier, @unchecked Sendable {
     }
     func usage() -> TierUsage { inner.usage() }
     func statistics() -> TierStatistics { inner.statistics() }
+}
+
+/// A network tier that records what reaches it, in order. Each operation takes a while, longer for
+/// some than others (as network round trips do), so that operations sent without waiting for one
+/// another would arrive out of order.
+actor RecordingRemoteTier: CacheTier {
+    nonisolated let name = "recording remote"
+    nonisolated let medium = TierMedium.remote
+    private(set) var log: [String] = []
+    private var entries: [CacheKey: CacheEntry] = [:]
+    var storedCount: Int { entries.count }
+    private var calls = 0
+
+    private func roundTrip() async {
+        calls += 1
+        for _ in 0..<(calls % 4 * 3) { await Task.yield() }
+    }
+
+    func entry(forKey key: CacheKey) -> CacheEntry? { entries[key] }
+    func store(_ entry: CacheEntry, forKey key: CacheKey) async -> StoreOutcome {
+        await roundTrip()
+        log.append("store")
+        entries[key] = entry
+        return .stored
+    }
+    func removeEntry(forKey key: CacheKey) async {
+        await roundTrip()
+        log.append("remove")
+        entries[key] = nil
+    }
+    func removeAll() {
+        log.append("removeAll")
+        entries = [:]
+    }
+    func usage() -> TierUsage { TierUsage(bytes: 0, entries: entries.count, capacity: 1 << 30, maxEntryBytes: 1 << 20) }
+    func statistics() -> TierStatistics { TierStatistics() }
 }
