@@ -26,5 +26,26 @@ import Testing
         #expect(titles.contains("Hit ratio over time"))
         let html = HTMLReport.render(report)
         #expect(html.contains("memory-s3fifo") && html.contains("<svg") && html.contains("Latency CDF"))
+        // Every point is drawn inside its chart (requests per second on a 0–100% axis were drawn
+        // hundreds of millions of pixels above it).
+        for chart in report.charts {
+            let coordinates = Self.pointCoordinates(in: chart.svg)
+            #expect(!coordinates.isEmpty, "\(chart.title) draws no points")
+            #expect(coordinates.allSatisfy { (0...720).contains($0) }, "\(chart.title): \(coordinates.max() ?? 0)")
+        }
+    }
+
+    /// The `cx` and `cy` of every circle an SVG document draws.
+    static func pointCoordinates(in svg: String) -> [Double] {
+        var values: [Double] = []
+        for attribute in [" cx=\"", " cy=\""] {
+            var rest = Substring(svg)
+            while let start = rest.range(of: attribute) {
+                rest = rest[start.upperBound...]
+                guard let end = rest.firstIndex(of: "\"") else { break }
+                if let value = Double(rest[..<end]) { values.append(value) }
+            }
+        }
+        return values
     }
 }

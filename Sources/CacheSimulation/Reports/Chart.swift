@@ -57,11 +57,22 @@ public struct LineChart: Sendable {
     public var guides: [(y: Double, label: String)]
     /// Formats x tick labels (e.g. as byte sizes).
     public var formatX: @Sendable (Double) -> String
+    /// What the vertical axis shows.
+    public var yAxis: YAxis
+
+    /// What a line chart's vertical axis shows.
+    public enum YAxis: Sendable {
+        /// Shares from 0 to 1 (hit ratios), labelled as percentages, up to at most 100%.
+        case ratio
+        /// Any non-negative values (requests per second), from 0 to a round number above the
+        /// largest, labelled compactly (`1.5M`).
+        case value
+    }
 
     /// A line chart of `series`.
     public init(
         title: String, xLabel: String, yLabel: String, logarithmicX: Bool, series: [Series],
-        guides: [(y: Double, label: String)] = [],
+        guides: [(y: Double, label: String)] = [], yAxis: YAxis = .ratio,
         formatX: @escaping @Sendable (Double) -> String = { ChartFormat.compact($0) }
     ) {
         self.title = title
@@ -70,6 +81,7 @@ public struct LineChart: Sendable {
         self.logarithmicX = logarithmicX
         self.series = series
         self.guides = guides
+        self.yAxis = yAxis
         self.formatX = formatX
     }
 }

@@ -16,8 +16,18 @@ extension LineChart {
         if xMax <= xMin { xMax = xMin + 1 }
         if logarithmicX { xMin = max(xMin, 1e-9) }
         let yMin = 0.0
-        var yMax = max(ys.max() ?? 1, 0.05)
-        yMax = min(1, (yMax * 10).rounded(.up) / 10)
+        let yMax: Double
+        let yTicks: [Double]
+        switch yAxis {
+        case .ratio:
+            yMax = min(1, (max(ys.max() ?? 1, 0.05) * 10).rounded(.up) / 10)
+            // Every 10% (or 5% for short ranges).
+            let yStep = yMax <= 0.3 ? 0.05 : 0.1
+            yTicks = stride(from: 0, through: yMax + 1e-9, by: yStep).map { $0 }
+        case .value:
+            yMax = Self.roundCeiling(ys.filter(\.isFinite).max() ?? 1)
+            yTicks = (0...5).map { yMax * Double($0) / 5 }
+        }
         func x(_ value: Double) -> Double {
             let fraction =
                 logarithmicX
@@ -30,14 +40,10 @@ extension LineChart {
         var out = SVGBuilder(width: width, height: height)
         out.text(title, x: left, y: 24, size: 15, weight: "bold")
         out.rect(x: left, y: top, width: plotWidth, height: plotHeight, fill: "#fafafa", stroke: "#cccccc")
-        // Y ticks: every 10% (or 5% for short ranges).
-        let yStep = yMax <= 0.3 ? 0.05 : 0.1
-        var tick = 0.0
-        while tick <= yMax + 1e-9 {
+        for tick in yTicks {
             out.line(x1: left, y1: y(tick), x2: left + plotWidth, y2: y(tick), stroke: "#e5e5e5")
-            out.text(
-                ChartFormat.fixed(tick * 100, digits: 0) + "%", x: left - 8, y: y(tick) + 4, size: 11, anchor: "end")
-            tick += yStep
+            let label = yAxis == .ratio ? ChartFormat.fixed(tick * 100, digits: 0) + "%" : ChartFormat.compact(tick)
+            out.text(label, x: left - 8, y: y(tick) + 4, size: 11, anchor: "end")
         }
         // X ticks: powers of ten on a log axis, five even steps otherwise.
         var xTicks: [Double] = []
@@ -90,6 +96,14 @@ extension LineChart {
             out.text(line.name, x: left + plotWidth + 40, y: legendY, size: 12)
         }
         return out.document
+    }
+
+    /// The smallest of 1, 2, 2.5 and 5 times a power of ten at or above `value` (1 for nothing
+    /// positive): a value axis's top.
+    static func roundCeiling(_ value: Double) -> Double {
+        guard value > 0, value.isFinite else { return 1 }
+        let decade = pow(10, floor(log10(value)))
+        return [1, 2, 2.5, 5, 10].map { $0 * decade }.first { $0 >= value * (1 - 1e-12) } ?? 10 * decade
     }
 }
 

@@ -82,7 +82,7 @@ extension BenchmarkResults {
                                 points: succeeded.filter { $0.subject == subject }.map {
                                     (Double($0.tasks), $0.throughput)
                                 })
-                        }, formatX: { ChartFormat.fixed($0, digits: 0) })))
+                        }, yAxis: .value, formatX: { ChartFormat.fixed($0, digits: 0) })))
         } else {
             charts.append(
                 .bars(
