@@ -6,13 +6,23 @@ extension TierConformanceSuite {
     struct Context: Sendable {
         let check: Check
         let directory: URL
+        /// The clock the tiers read, when they read the suite's (the suite may move it).
+        let clock: ManualCacheClock?
         let makeTier: @Sendable (URL) async throws -> any CacheTier
 
+        // Dates every clock base holds exactly (seconds since 1970 or 2001, in a Double): the
+        // round trip compares them exactly, and one taken from `Date()` lost its last bit in half
+        // the runs through a tier that stores seconds since 1970.
         private let storedAt = Date(timeIntervalSince1970: 1_700_000_000.125)
+        private let farExpiry = Date(timeIntervalSince1970: 4_000_000_000.5)
 
-        init(check: Check, directory: URL, makeTier: @escaping @Sendable (URL) async throws -> any CacheTier) {
+        init(
+            check: Check, directory: URL, clock: ManualCacheClock?,
+            makeTier: @escaping @Sendable (URL) async throws -> any CacheTier
+        ) {
             self.check = check
             self.directory = directory
+            self.clock = clock
             self.makeTier = makeTier
         }
 
@@ -28,8 +38,7 @@ extension TierConformanceSuite {
 
         func roundTrip() async throws {
             let tier = try await makeTier(directory)
-            let expires = Date().addingTimeInterval(86_400 * 365)
-            let stored = entry(Array("hello, tier".utf8), expiresAt: expires)
+            let stored = entry(Array("hello, tier".utf8), expiresAt: farExpiry)
             let outcome = try await tier.store(stored, forKey: key("a"))
             try expect(outcome == .stored, "storing a small entry gave \(outcome)")
             let found = try await tier.entry(forKey: key("a"))
@@ -90,6 +99,19 @@ extension TierConformanceSuite {
             try expect(outcome == .refused(.alreadyExpired), "storing an expired entry gave \(outcome)")
             let found = try await tier.entry(forKey: key("k"))
             try expect(found == nil, "an expired store left \(String(describing: found)) behind")
+            // An entry that expires after it is stored: served until then, a miss after.
+            let now = clock?.now ?? Date()
+            let fresh = entry([3], expiresAt: now.addingTimeInterval(60))
+            let stored = try await tier.store(fresh, forKey: key("expiring"))
+            try expect(stored == .stored, "storing an entry that expires in a minute gave \(stored)")
+            let beforeExpiry = try await tier.entry(forKey: key("expiring"))
+            try expect(
+                beforeExpiry?.value == [3],
+                "an entry a minute from its expiry read back \(String(describing: beforeExpiry))")
+            guard let clock else { return }
+            clock.advance(by: 120)
+            let afterExpiry = try await tier.entry(forKey: key("expiring"))
+            try expect(afterExpiry == nil, "an entry past its expiry was returned: \(String(describing: afterExpiry))")
         }
 
         func longKeys() async throws {

@@ -19,6 +19,10 @@ import TierCache
 /// A persistent tier keeps its data there: the ``Check/persistence`` check releases the tier and
 /// calls `makeTier` again with the same directory, expecting the entries back. Capacities of
 /// 1 MiB to 64 MiB keep the suite quick.
+///
+/// A tier that reads the time from a `CacheClock` should be made with the clock the suite gives
+/// (``init(isPersistent:makeTierWithClock:)``): the ``Check/expiry`` check then moves it past an
+/// entry's expiry and expects a miss, which it cannot check without it.
 public struct TierConformanceSuite: Sendable {
     /// One property of the contract.
     public enum Check: String, CaseIterable, Sendable, CustomStringConvertible {
@@ -32,7 +36,9 @@ public struct TierConformanceSuite: Sendable {
         case remove
         /// Removing all empties the tier.
         case removeAll
-        /// An entry whose expiry hint has passed is never returned.
+        /// An entry whose expiry hint has passed is never returned: one stored already expired is
+        /// refused, and (with the suite's clock) one whose expiry passes after it is stored is a
+        /// miss from then on.
         case expiry
         /// The longest keys work, and keys sharing a long prefix stay distinct.
         case longKeys
@@ -59,17 +65,36 @@ public struct TierConformanceSuite: Sendable {
         public var description: String { "\(check): \(message)" }
     }
 
-    private let makeTier: @Sendable (URL) async throws -> any CacheTier
+    private let makeTier: @Sendable (URL, CacheClock) async throws -> any CacheTier
     private let isPersistent: Bool
+    /// Whether the tiers read the time from the clock the suite gives them.
+    private let usesClock: Bool
 
-    /// Creates the suite for tiers made by `makeTier`.
+    /// Creates the suite for tiers made by `makeTier`, which read the time from the system.
     ///
     /// - Parameters:
     ///   - isPersistent: whether the tier keeps its entries in the directory across instances.
     ///   - makeTier: makes an empty tier; a persistent tier stores in the directory given.
     public init(isPersistent: Bool, makeTier: @escaping @Sendable (_ directory: URL) async throws -> any CacheTier) {
         self.isPersistent = isPersistent
-        self.makeTier = makeTier
+        self.makeTier = { directory, _ in try await makeTier(directory) }
+        usesClock = false
+    }
+
+    /// Creates the suite for tiers made by `makeTierWithClock`, which read the time from the
+    /// clock given: the suite moves it to let an entry's expiry pass (``Check/expiry``).
+    ///
+    /// - Parameters:
+    ///   - isPersistent: whether the tier keeps its entries in the directory across instances.
+    ///   - makeTierWithClock: makes an empty tier that reads the time from the clock given; a
+    ///     persistent tier stores in the directory given.
+    public init(
+        isPersistent: Bool,
+        makeTierWithClock: @escaping @Sendable (_ directory: URL, _ clock: CacheClock) async throws -> any CacheTier
+    ) {
+        self.isPersistent = isPersistent
+        makeTier = makeTierWithClock
+        usesClock = true
     }
 
     /// Runs every check, in order, stopping at the first failure.
@@ -81,8 +106,13 @@ public struct TierConformanceSuite: Sendable {
     public func run(_ check: Check) async throws {
         let directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("tiercache-conformance-\(UUID().uuidString)", isDirectory: true)
+        // Made here, as the documentation promises (a tier may open a file in it without making it).
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        let context = Context(check: check, directory: directory, makeTier: makeTier)
+        let clock = ManualCacheClock(start: Date())
+        let context = Context(
+            check: check, directory: directory, clock: usesClock ? clock : nil,
+            makeTier: { [makeTier] directory in try await makeTier(directory, clock.cacheClock) })
         switch check {
         case .roundTrip: try await context.roundTrip()
         case .emptyValue: try await context.emptyValue()

@@ -7,8 +7,8 @@ import TierCacheTesting
 struct SQLiteConformanceTests {
     @Test(arguments: TierConformanceSuite.Check.allCases)
     func sqliteTier(_ check: TierConformanceSuite.Check) async throws {
-        let suite = TierConformanceSuite(isPersistent: true) { directory in
-            try SQLiteTier(directory: directory, capacity: 2 << 20)
+        let suite = TierConformanceSuite(isPersistent: true) { directory, clock in
+            try SQLiteTier(directory: directory, configuration: .init(capacity: 2 << 20, clock: clock))
         }
         try await suite.run(check)
     }

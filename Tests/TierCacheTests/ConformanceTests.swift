@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 import TierCache
 import TierCacheTesting
@@ -6,13 +7,39 @@ import TierCacheTesting
 struct ConformanceTests {
     @Test(arguments: TierConformanceSuite.Check.allCases, MemoryTier.EvictionPolicy.allCases)
     func memoryTier(_ check: TierConformanceSuite.Check, policy: MemoryTier.EvictionPolicy) async throws {
-        let suite = TierConformanceSuite(isPersistent: false) { _ in try MemoryTier(capacity: 1 << 20, policy: policy) }
+        let suite = TierConformanceSuite(isPersistent: false) { _, clock in
+            try MemoryTier(.init(capacity: 1 << 20, policy: policy, clock: clock))
+        }
         try await suite.run(check)
     }
 
     @Test(arguments: TierConformanceSuite.Check.allCases)
     func userWrittenTier(_ check: TierConformanceSuite.Check) async throws {
-        let suite = TierConformanceSuite(isPersistent: false) { _ in DictionaryTier(capacity: 1 << 20) }
+        let suite = TierConformanceSuite(isPersistent: false) { _, clock in
+            DictionaryTier(capacity: 1 << 20, clock: clock)
+        }
+        try await suite.run(check)
+        // Made with the system's clock, as the README's example is.
+        try await TierConformanceSuite(isPersistent: false) { _ in DictionaryTier(capacity: 1 << 20) }.run(check)
+    }
+
+    @Test("A tier that checks expiry only when storing fails the expiry check, given the suite's clock")
+    func expiryCheckedOnlyOnStore() async throws {
+        let suite = TierConformanceSuite(isPersistent: false) { _, clock in
+            DictionaryTier(capacity: 1 << 20, clock: clock, checksExpiryOnRead: false)
+        }
+        await #expect(throws: TierConformanceSuite.Failure.self) { try await suite.run(.expiry) }
+    }
+
+    @Test("The directory a check gives the tier exists, as documented", arguments: TierConformanceSuite.Check.allCases)
+    func directoryExists(_ check: TierConformanceSuite.Check) async throws {
+        let suite = TierConformanceSuite(isPersistent: false) { directory in
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory),
+                isDirectory.boolValue
+            else { throw TierCacheError(.notADirectory, "\(directory.path) does not exist") }
+            return DictionaryTier(capacity: 1 << 20)
+        }
         try await suite.run(check)
     }
 

@@ -9,11 +9,20 @@ final class DictionaryTier: LocalCacheTier {
     private let capacity: Int
     private let maxEntryBytes: Int
     private let counters: TierCounters
+    private let clock: CacheClock
+    /// Whether a read checks the entry's expiry (a tier that checks it only when storing breaks
+    /// the contract: the conformance suite's test of itself turns it off).
+    private let checksExpiryOnRead: Bool
     // A user's own tier would hold this in a `Synchronization.Mutex`; `Locked` is that `Mutex`,
     // except under scripts/tsan, where it is a lock ThreadSanitizer can see on Linux.
     private let state = Locked<(entries: [CacheKey: CacheEntry], order: [CacheKey], bytes: Int)>(([:], [], 0))
 
-    init(name: String = "dictionary", medium: TierMedium = .disk, capacity: Int) {
+    init(
+        name: String = "dictionary", medium: TierMedium = .disk, capacity: Int, clock: CacheClock = .system,
+        checksExpiryOnRead: Bool = true
+    ) {
+        self.clock = clock
+        self.checksExpiryOnRead = checksExpiryOnRead
         self.name = name
         self.medium = medium
         self.capacity = capacity
@@ -23,7 +32,9 @@ final class DictionaryTier: LocalCacheTier {
     }
 
     func entry(forKey key: CacheKey) -> CacheEntry? {
-        let found = state.withLock { $0.entries[key] }.flatMap { $0.metadata.isExpired(at: Date()) ? nil : $0 }
+        let found = state.withLock { $0.entries[key] }.flatMap {
+            checksExpiryOnRead && $0.metadata.isExpired(at: clock.now()) ? nil : $0
+        }
         counters.recordLookup(hit: found != nil)
         return found
     }
@@ -32,7 +43,7 @@ final class DictionaryTier: LocalCacheTier {
         let outcome: StoreOutcome =
             entry.size > maxEntryBytes
             ? .refused(.tooLarge(size: entry.size, limit: maxEntryBytes))
-            : entry.metadata.isExpired(at: Date()) ? .refused(.alreadyExpired) : .stored
+            : entry.metadata.isExpired(at: clock.now()) ? .refused(.alreadyExpired) : .stored
         let evicted = state.withLock { state -> Int in
             if let old = state.entries.removeValue(forKey: key) {
                 state.bytes -= old.size
