@@ -75,7 +75,10 @@ struct BenchCommand: AsyncParsableCommand {
 
     func validate() throws {
         _ = try subjects()
-        _ = try plan(trace: nil)
+        // With a trace the synthetic options (--keys, --distribution) are unused, and not checked:
+        // a stand-in trace of one request checks the rest.
+        let standIn = try trace.map { _ in try Trace(name: "--trace", requests: [TraceRequest(key: 1)]) }
+        _ = try plan(trace: standIn)
     }
 
     func subjects() throws -> [BenchmarkSubject] {
@@ -96,7 +99,8 @@ struct BenchCommand: AsyncParsableCommand {
         guard requests > 0 else { throw ValidationError("--requests must be positive") }
         guard warmUp >= 0 else { throw ValidationError("--warm-up must be zero or positive") }
         let workload: Workload
-        let distribution = try keyDistribution()
+        // Read only without a trace (with one, --keys and --distribution are unused).
+        let distribution = loaded == nil ? try keyDistribution() : .uniform
         do {
             let sizes = try ValueSizes(parsing: valueSize)
             var mix = try OperationMix(parsing: mix)
@@ -164,8 +168,12 @@ struct BenchCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        // A run of so many requests reads no more of the trace than it replays (a long trace
+        // loaded whole could pass the 2^31 requests the simulator numbers); a timed run cycles
+        // through all of it.
+        let limit = duration == nil ? ["--limit", String(warmUp &+ requests)] : []
         let loaded = try trace.map {
-            try TraceOptions.parse(["--trace", $0] + (format.map { ["--format", $0] } ?? [])).load()
+            try TraceOptions.parse(["--trace", $0] + (format.map { ["--format", $0] } ?? []) + limit).load()
         }
         let plan = try plan(trace: loaded)
         let subjects = try subjects()

@@ -42,6 +42,25 @@ struct BenchCommandTests {
         #expect(rows.count >= 2 && rows.allSatisfy { $0.contains("×") }, "ratios to the raw baselines: \(rows)")
     }
 
+    @Test("With --trace the synthetic options are not checked: --keys 0 and a scan larger than --keys run")
+    func traceIgnoresSyntheticOptions() throws {
+        let directory = TemporaryDirectory()
+        try FileManager.default.createDirectory(at: directory.url, withIntermediateDirectories: true)
+        let trace = directory.url.appendingPathComponent("keys.csv")
+        try (["key"] + (0..<300).map { "\($0 % 37)" }).joined(separator: "\n").write(
+            to: trace, atomically: true, encoding: .utf8)
+        for synthetic in [["--keys", "0"], ["--distribution", "scan:200000:0.2"]] {
+            let (status, text) = try runTiercache(
+                [
+                    "bench", "--tiers", "memory", "--trace", trace.path, "--requests", "200", "--warm-up", "50",
+                    "--no-baselines",
+                ]
+                    + synthetic)
+            #expect(status == 0, "\(synthetic): \(text)")
+            #expect(text.contains("memory-lru"), "\(text)")
+        }
+    }
+
     @Test(
         "Refuses bad options with a message",
         arguments: [

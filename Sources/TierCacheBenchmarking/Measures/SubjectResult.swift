@@ -34,7 +34,9 @@ public struct SubjectResult: Sendable, Codable, Hashable {
     public var hitRatioTimeline: [TimelinePoint]
     /// Each tier's counters over the measured phase (statistics after it minus before it).
     public var tiers: [TierResult]
-    /// The process's resident memory after the run, with the subject still open (bytes).
+    /// The process's resident memory after the run, with the subject still open (bytes): on
+    /// Linux the current figure; elsewhere the process's peak so far (`ru_maxrss`, the one figure
+    /// every platform gives), so a subject measured after a larger one shows that one's.
     public var residentBytes: Int?
     /// What the subject's scratch directory held on disk after the run (bytes).
     public var diskBytes: Int?
@@ -59,7 +61,8 @@ public struct SubjectResult: Sendable, Codable, Hashable {
 
 /// Latency of one subject's measured requests, from an HDR histogram (three significant digits).
 public struct LatencySummary: Sendable, Codable, Hashable {
-    /// Recorded requests (the measured phase's, all of them).
+    /// Recorded requests: 1 in `BenchmarkPlan.latencySampling` of the measured phase's (1 in 8 by
+    /// default), not all of them.
     public var count: Int
     /// The mean, in nanoseconds.
     public var meanNanoseconds: Double
