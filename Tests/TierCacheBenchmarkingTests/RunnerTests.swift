@@ -88,6 +88,22 @@ import TierCacheEviction
         #expect(results.throughputRatio(of: result) != nil)
     }
 
+    /// 64 MiB and 64 MiB less a page print alike ("64 MiB"): two baselines all the same, each
+    /// subject compared with its own.
+    @Test func baselinesOfCapacitiesThatPrintAlikeStayApart() async throws {
+        let plan = BenchmarkPlan(
+            workload: Workload.zipf(keys: 500, sizes: .fixed(64)), length: .requests(1_000), tasks: [1])
+        let results = try await BenchmarkRunner(plan: plan).run([
+            .memory(capacity: 64 << 20), .memory(capacity: (64 << 20) - 4_096, policy: .fifo),
+        ])
+        let lru = try #require(results.result("memory-lru", tasks: 1))
+        let fifo = try #require(results.result("memory-fifo", tasks: 1))
+        let names = [lru.baseline, fifo.baseline].compactMap { $0 }
+        #expect(names == ["minimal LRU 64 MiB", "minimal LRU 64 MiB (2)"])
+        let baselineRows = results.results.filter(\.isBaseline).map(\.subject)
+        #expect(baselineRows == names)
+    }
+
     @Test func aFailingFactoryOrTierIsReportedAndTheOthersStillRun() async throws {
         struct Refusal: Error {}
         let plan = BenchmarkPlan(workload: Self.workload, length: .requests(5_000), tasks: [2], baselines: false)

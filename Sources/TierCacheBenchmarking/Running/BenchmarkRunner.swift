@@ -48,7 +48,12 @@ public struct BenchmarkRunner: Sendable {
             "tiercache-bench-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: root) }
         var measuredBaselines = Set<String>()
-        for subject in Self.namedApart(subjects) {
+        let subjects = Self.namedApart(subjects)
+        // Each baseline's name in the report, by what it is (its name and exact capacity): two
+        // capacities its name rounds alike (64 MiB and 64 MiB less a page) are two baselines,
+        // the second named `name (2)`, so that each subject's ratio is to its own.
+        var baselineNames: [String: String] = [:]
+        for subject in subjects {
             for tasks in plan.tasks {
                 let scratch = BenchmarkScratch(directory: root.appendingPathComponent("\(results.count)"))
                 let driver: SubjectDriver
@@ -66,12 +71,18 @@ public struct BenchmarkRunner: Sendable {
                 if plan.baselines, !subject.isBaseline {
                     do {
                         if let baseline = try await Self.baseline(of: subject, driver) {
-                            baselineName = baseline.name
-                            let identity = "\(baseline.name)/\(baseline.capacity)/\(tasks)"
-                            if measuredBaselines.insert(identity).inserted {
+                            let identity = "\(baseline.name)/\(baseline.capacity)"
+                            let name =
+                                baselineNames[identity]
+                                ?? Self.unusedName(
+                                    baseline.name, taken: Set(baselineNames.values).union(subjects.map(\.name)))
+                            baselineNames[identity] = name
+                            baselineName = name
+                            if measuredBaselines.insert("\(identity)/\(tasks)").inserted {
+                                var named = baseline.subject
+                                named.name = name
                                 results.append(
-                                    await measureFresh(baseline.subject, tasks: tasks, root: root, index: results.count)
-                                )
+                                    await measureFresh(named, tasks: tasks, root: root, index: results.count))
                             }
                         }
                     } catch {
@@ -115,12 +126,18 @@ public struct BenchmarkRunner: Sendable {
         return subjects.map { subject in
             if seen.insert(subject.name).inserted { return subject }
             var renamed = subject
-            var number = 2
-            while taken.contains("\(subject.name) (\(number))") { number += 1 }
-            renamed.name = "\(subject.name) (\(number))"
+            renamed.name = unusedName(subject.name, taken: taken)
             taken.insert(renamed.name)
             return renamed
         }
+    }
+
+    /// `name` if it is not taken, else `name (2)`, `name (3)`, ..., the first that is not.
+    static func unusedName(_ name: String, taken: Set<String>) -> String {
+        guard taken.contains(name) else { return name }
+        var number = 2
+        while taken.contains("\(name) (\(number))") { number += 1 }
+        return "\(name) (\(number))"
     }
 
     /// The baseline subject `subject` is compared with, at the capacity of the tier it stands for.
