@@ -151,23 +151,39 @@ extension LMDBTier {
 
     /// The dictionaries, opened, that are stored plain or sealed under a key other than the
     /// current one (those sealed under a key not at hand are left: they cannot be opened).
+    ///
+    /// Plain rows only while the store turns to encryption, holding nothing sealed yet: in a store
+    /// already encrypted this tier writes sealed rows alone, so a plain one was put there by
+    /// someone else, and sealing it would make it the current dictionary, compressing every value
+    /// against bytes they chose (the record lengths, visible, would then tell them about the
+    /// values). Left plain, it is never read (an encrypted store reads sealed rows only).
     private func dictionariesToSeal(in txn: Transaction, encryption: any RecordSealing) throws -> [DictionaryRow] {
         var rows: [DictionaryRow] = []
+        var plainRows: [DictionaryRow] = []
+        var holdsSealed = false
         try txn.forEach(environment.meta) { key, value in
             guard let id = DictionaryRow.id(ofKey: key), value.count > DictionaryRow.headerSize,
                 let stored = try? DictionaryRow.decode(value, id: id, sealer: nil)
             else { return }
             if !stored.isSealed {
-                rows.append(stored)  // decoded without a sealer: its bytes are the plain dictionary
+                plainRows.append(stored)  // decoded without a sealer: its bytes are the plain dictionary
                 return
             }
+            holdsSealed = true
             let content = UnsafeRawBufferPointer(rebasing: value[DictionaryRow.headerSize...])
             guard SealedEnvelope.keyID(of: content) != encryption.currentKeyID,
                 let opened = try? DictionaryRow.decode(value, id: id, sealer: encryption), opened.bytes != nil
             else { return }
             rows.append(opened)
         }
-        return rows
+        guard !plainRows.isEmpty, !holdsSealed else { return rows }
+        // The records too: the first one tells (an encrypted store's are all sealed).
+        var holdsSealedRecords = false
+        try txn.forEach(environment.entries) { _, stored in
+            holdsSealedRecords = SealedEnvelope.isSealed(stored)
+            return false
+        }
+        return holdsSealedRecords ? rows : rows + plainRows
     }
 
     /// Trains a dictionary on the trainer's samples and installs it if it compresses them

@@ -171,6 +171,25 @@ struct LMDBDictionaryRobustnessTests {
         }
     }
 
+    @Test("A plain dictionary row planted in a store already encrypted is not sealed, nor ever used")
+    func plantedPlainRowIsNotSealed() throws {
+        let directory = TemporaryDirectory()
+        let configuration = LMDBTier.Configuration(
+            capacity: 64 << 20, dictionary: .automatic(Fixtures.training), encryption: TestSealer(), durability: .none)
+        do {
+            let encrypted = try LMDBTier(directory: directory.url, configuration: configuration)
+            for (index, value) in Fixtures.responses(20).enumerated() {
+                #expect(try encrypted.store(entry(value), forKey: key("r\(index)")) == .stored)
+            }
+            // Written to the file as someone able to write it would, under the highest id.
+            try Self.putDictionaryRow([UInt8](repeating: 0x41, count: 4_096), id: .max, in: encrypted)
+        }
+        let reopened = try LMDBTier(directory: directory.url, configuration: configuration)
+        let planted = try #require(try reopened.storedDictionaries().first { $0.id == .max })
+        #expect(!planted.isSealed)
+        #expect(try reopened.entry(forKey: key("r3"))?.value == Fixtures.responses(20)[3])
+    }
+
     @Test("Turning encryption on seals the dictionaries stored in the clear, which then serve sealed records")
     func encryptionSealsPlainDictionaries() throws {
         let directory = TemporaryDirectory()
