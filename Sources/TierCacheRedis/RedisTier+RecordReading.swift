@@ -11,8 +11,9 @@ extension RedisTier: RedisRecordDecoder {
             guard header.fullKey == nil else {
                 throw EntryRecord.DecodeFailure(reason: "unexpected key in a Redis record")
             }
-            let value = try EntryRecord.value(
-                of: header, codec: codec, largestValue: EntryRecord.largestValue(inCapacity: configuration.capacity))
+            let largest = EntryRecord.largestValue(inCapacity: configuration.capacity)
+            guard header.originalSize <= largest else { return .largerThanTier(size: header.originalSize) }
+            let value = try EntryRecord.value(of: header, codec: codec, largestValue: largest)
             return .entry(
                 CacheEntry(value: value, storedAt: header.metadata.storedAt, expiresAt: header.metadata.expiresAt))
         } catch {
@@ -30,7 +31,9 @@ extension RedisTier: RedisRecordDecoder {
     /// The entry a decoded record is, counting the lookup: a missing key is a miss, a damaged
     /// record is a miss and is deleted, an expired one a miss. A record in a format version this
     /// code does not read is a miss left in place: in a rolling deploy, servers still on this
-    /// version must not delete what newer ones write.
+    /// version must not delete what newer ones write. So is one larger than this tier's capacity:
+    /// a server configured larger may read it (and reading it here would allocate what it
+    /// declares, whoever wrote it).
     func entry(
         from record: DecodedRecord, key: CacheKey, redisKey: [UInt8], timing: TierCounters.LookupTiming
     ) async -> CacheEntry? {
@@ -41,6 +44,12 @@ extension RedisTier: RedisRecordDecoder {
         case .unknownFormat:
             counters.recordUnknownFormat()
             counters.recordLookup(hit: false, timing: timing)
+            return nil
+        case .largerThanTier(let size):
+            counters.recordLookup(hit: false, timing: timing)
+            configuration.logger?.debug(
+                "record larger than the tier left in place (a miss)",
+                metadata: ["tier": "\(name)", "key": "\(key.rawValue)", "size": "\(size)"])
             return nil
         case .damaged(let reason):
             counters.recordCorruptionRemoved()

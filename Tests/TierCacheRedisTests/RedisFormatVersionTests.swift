@@ -39,4 +39,21 @@ struct RedisFormatVersionTests {
             try await connection.send([Array("EXISTS".utf8), redisKey]) == .integer(1),
             "left for the servers that read it")
     }
+
+    @Test("A value larger than a reading tier's capacity is a miss there, left in Redis for a tier configured larger")
+    func largerThanTheReadingTier() async throws {
+        let prefix = "larger-\(UUID().uuidString):"
+        let large = try RedisServers.tier(cluster: false, prefix: prefix, capacity: 64 << 20)
+        let small = try RedisServers.tier(cluster: false, prefix: prefix, capacity: 1 << 20)
+        let key = try CacheKey("compressible")
+        // 2 MiB of zeros: a few hundred bytes stored, within the small tier's 5% as well.
+        let zeros = [UInt8](repeating: 0, count: 2 << 20)
+        #expect(try await large.store(CacheEntry(value: zeros, storedAt: Date()), forKey: key) == .stored)
+        #expect(try await small.entry(forKey: key) == nil)
+        #expect(small.counterSnapshot.corruptionsRemoved == 0)
+        #expect(try await large.entry(forKey: key)?.value == zeros, "left for the tier that reads it")
+        // The small tier refuses such a value itself.
+        let outcome = try await small.store(CacheEntry(value: zeros, storedAt: Date()), forKey: try CacheKey("other"))
+        #expect(outcome == .refused(.tooLarge(size: 2 << 20, limit: try await small.usage().maxEntryBytes)))
+    }
 }

@@ -8,6 +8,9 @@ enum DecodedRecord: Sendable {
     case missing
     /// A record written by a newer format version.
     case unknownFormat
+    /// A value larger than this tier's capacity (``EntryRecord/largestValue(inCapacity:)``), not
+    /// decompressed: a server whose tier is configured larger may have written it, and may read it.
+    case largerThanTier(size: Int)
     /// Not a record this tier can read: damaged, or written by another program.
     case damaged(reason: String)
 }
