@@ -149,10 +149,9 @@ extension SQLiteTier {
             try connection.execute("DELETE FROM entries")
             state = WriteState(used: 0, entries: 0, clock: state.clock)
         }
-        // Only once the rows are gone: a removal that fails (a full disk, a busy store) must keep
-        // hiding the keys a refused store could not delete.
-        accessLog.removeAll()
-        hiddenKeys.removeAll()
+        // The hidden keys and the noted reads need nothing more: `write` deleted the keys hidden
+        // before it (and forgot them once committed) and applied the reads; a key hidden since,
+        // by a store refused meanwhile, stays hidden until the next write deletes it.
         try? writer.withLock { connection throws(SQLiteFailure) in try connection.execute("PRAGMA incremental_vacuum") }
         recordUsageIfObserved()
     }

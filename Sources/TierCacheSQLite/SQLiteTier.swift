@@ -235,16 +235,19 @@ public final class SQLiteTier: LocalCacheTier {
     }
 
     /// Decodes a stored record for `key`: the entry, or why it is unusable (a record naming another
-    /// key is damage: keys are stored whole, and so is one declaring a value larger than the tier).
+    /// key is damage: keys are stored whole). A value larger than the tier's capacity is a miss
+    /// left in place, not decompressed: a process using the store with a larger capacity may
+    /// have written it (and decompressing would allocate what it declares).
     func decode(_ record: UnsafeRawBufferPointer, key: some Sequence<UInt8>, now: Date?) -> Lookup {
         guard let header = try? EntryRecord.header(of: record), let fullKey = header.fullKey,
             fullKey.elementsEqual(key)
         else { return .unusable(.damaged) }
         if let now, header.metadata.isExpired(at: now) { return .unusable(.expired) }
-        guard
-            let value = try? EntryRecord.value(
-                of: header, codec: codec, largestValue: EntryRecord.largestValue(inCapacity: capacity))
-        else { return .unusable(.damaged) }
+        let largest = EntryRecord.largestValue(inCapacity: capacity)
+        guard header.originalSize <= largest else { return .miss }
+        guard let value = try? EntryRecord.value(of: header, codec: codec, largestValue: largest) else {
+            return .unusable(.damaged)
+        }
         return .hit(CacheEntry(value: value, storedAt: header.metadata.storedAt, expiresAt: header.metadata.expiresAt))
     }
 

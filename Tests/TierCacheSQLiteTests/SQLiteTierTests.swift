@@ -46,6 +46,24 @@ struct SQLiteTierTests {
         #expect(try tier.usage().maxEntryBytes == 1_000_000_000 - CacheKey.maximumUTF8Length - 64)
     }
 
+    @Test("A value stored under a larger capacity is a miss for a tier opened smaller, left in place, not damage")
+    func valueLargerThanTheTier() throws {
+        let directory = TemporaryDirectory()
+        let zeros = [UInt8](repeating: 0, count: 2 << 20)
+        do {
+            let large = try SQLiteTier(directory: directory.url, capacity: 64 << 20)
+            #expect(try large.store(entry(zeros), forKey: key("zeros")) == .stored)
+        }
+        do {
+            let small = try SQLiteTier(directory: directory.url, capacity: 1 << 20)
+            #expect(try small.entry(forKey: key("zeros")) == nil)
+            #expect(small.statistics().corruptionsRemoved == 0)
+            #expect(try small.store(entry(zeros), forKey: key("other")) != .stored)
+        }
+        let again = try SQLiteTier(directory: directory.url, capacity: 64 << 20)
+        #expect(try again.entry(forKey: key("zeros"))?.value == zeros)
+    }
+
     @Test("Eviction is least-recently-used, with reads applied at the next write")
     func leastRecentlyUsed() throws {
         let directory = TemporaryDirectory()
