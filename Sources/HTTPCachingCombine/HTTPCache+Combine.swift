@@ -110,7 +110,12 @@ where Downstream.Input == HTTPCacheResponse, Downstream.Failure == any Error {
                 }
                 deliver()
             }
-            lock.withLock { state.task = task }
+            // A cancel that came between the start and here found no task to cancel.
+            let cancelled = lock.withLock { () -> Bool in
+                state.task = task
+                return state.subscriber == nil
+            }
+            if cancelled { task.cancel() }
         }
         deliver()
     }

@@ -14,10 +14,10 @@ struct Exchange: Sendable {
 
 /// Fetches in flight, so concurrent misses for the same request make one network request.
 ///
-/// The fetch runs in a task of its own, shared by the callers that join it; it is cancelled when
-/// every one of them is (a cancelled caller alone leaves it to the others), so that a request
-/// nobody waits for any more stops reaching the origin (a 500 MB download its caller gave up on
-/// ran to its end before, and was stored).
+/// The fetch runs in a task of its own, shared by the callers that join it. A cancelled caller
+/// returns at once (`CancellationError`), leaving the fetch to the others; the last one to go
+/// cancels it, so that a request nobody waits for any more stops reaching the origin (a 500 MB
+/// download its caller gave up on ran to its end before, and was stored).
 final class InFlightFetches: Sendable {
     private struct Flight {
         let id: UInt64
@@ -49,15 +49,25 @@ final class InFlightFetches: Sendable {
                 return (running, true)
             }
             state.lastID += 1
-            let flight = Flight(id: state.lastID, task: Task { try await fetch() }, waiters: 1)
+            let id = state.lastID
+            let task = Task {
+                // Over: the next caller starts a new one.
+                defer { self.end(id, key: key) }
+                return try await fetch()
+            }
+            let flight = Flight(id: id, task: task, waiters: 1)
             state.flights[key] = flight
             return (flight, false)
         }
-        defer { end(flight.id, key: key) }
+        let waiter = Waiter()
+        // Waiting on the task's value would outlast this caller's cancellation: its result is
+        // handed to the waiter instead, which a cancellation can end first.
+        Task { waiter.finish(await flight.task.result) }
         let exchange = try await withTaskCancellationHandler {
-            try await flight.task.value
+            try await withCheckedThrowingContinuation { waiter.wait($0) }
         } onCancel: {
             leave(flight.id, key: key)
+            waiter.finish(.failure(CancellationError()))
         }
         return (exchange, joined)
     }
@@ -83,6 +93,51 @@ final class InFlightFetches: Sendable {
         state.withLock { state in
             if state.flights[key]?.id == id { state.flights[key] = nil }
         }
+    }
+}
+
+/// One caller's wait for a fetch: resumed once, by the fetch's result or by the caller's
+/// cancellation, whichever comes first.
+private final class Waiter: Sendable {
+    private enum State {
+        case idle
+        case waiting(CheckedContinuation<Exchange, any Error>)
+        case finished(Result<Exchange, any Error>)
+        case resumed
+    }
+
+    private let state = Locked(State.idle)
+
+    func wait(_ continuation: CheckedContinuation<Exchange, any Error>) {
+        let ready = state.withLock { state -> Result<Exchange, any Error>? in
+            switch state {
+            case .finished(let result):
+                state = .resumed
+                return result
+            case .idle:
+                state = .waiting(continuation)
+                return nil
+            case .waiting, .resumed:
+                return nil
+            }
+        }
+        if let ready { continuation.resume(with: ready) }
+    }
+
+    func finish(_ result: Result<Exchange, any Error>) {
+        let waiting = state.withLock { state -> CheckedContinuation<Exchange, any Error>? in
+            switch state {
+            case .waiting(let continuation):
+                state = .resumed
+                return continuation
+            case .idle:
+                state = .finished(result)
+                return nil
+            case .finished, .resumed:
+                return nil
+            }
+        }
+        waiting?.resume(with: result)
     }
 }
 
