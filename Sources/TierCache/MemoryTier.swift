@@ -307,19 +307,12 @@ public final class MemoryTier: LocalCacheTier {
         case .custom(let store): result = store.apply(Storing(tier: self, entry: entry, cost: cost, key: key))
         }
         counters.recordEvictions(result.evicted)
-        guard result.admitted else { return refused(key, for: notAdmitted(cost: cost)) }
+        // LIRS keeps out, on its first store, an entry larger than the room its LIR set leaves;
+        // a policy of the app's own may keep out others.
+        guard result.admitted else { return refused(key, for: .notAdmitted(policy: policyName)) }
         counters.recordStoredMetric()
         if counters.isRecordingMetrics { counters.recordUsage(usage()) }
         return .stored
-    }
-
-    /// Why a store the policy did not admit is refused: LIRS keeps out, in byte mode, an entry
-    /// larger than the room its LIR set leaves; a policy of the app's own may keep out others.
-    private func notAdmitted(cost: Int) -> RefusalReason {
-        .outOfSpace(
-            detail:
-                "the \(policyName) policy did not admit an entry of \(cost) bytes (it keeps the room for entries it ranks higher)"
-        )
     }
 
     /// Why the tier refuses `entry` at `cost`, or nil when it stores it: over the per-entry

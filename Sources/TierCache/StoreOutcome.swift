@@ -32,6 +32,11 @@ public enum RefusalReason: Hashable, Sendable, CustomStringConvertible {
     /// store's map stayed full after evicting. Entries already stored stay readable, and the tier
     /// stores again by itself once space returns. `detail` says which.
     case outOfSpace(detail: String)
+    /// The tier's eviction policy did not admit the entry: an admission rule, not a lack of room
+    /// (`MemoryTier` under LIRS keeps out, on its first store, an entry larger than the room its
+    /// LIR set leaves; a policy of your own may have rules of its own). The key's older entry is
+    /// removed.
+    case notAdmitted(policy: String)
     /// The tier is suspended: its ``TieredCache`` skips it for now, because what keeps it coherent
     /// with a shared tier below cannot (``TieredCache/suspendTiers(above:)``).
     case suspended
@@ -43,6 +48,7 @@ public enum RefusalReason: Hashable, Sendable, CustomStringConvertible {
         case .policy(let policy): "storage policy \(policy) excludes this tier"
         case .alreadyExpired: "already expired"
         case .outOfSpace(let detail): "out of space: \(detail)"
+        case .notAdmitted(let policy): "not admitted by the \(policy) policy"
         case .suspended: "suspended: the tier cannot be kept coherent now"
         }
     }

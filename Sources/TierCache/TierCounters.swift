@@ -19,6 +19,7 @@ public final class TierCounters: Sendable {
     private let refusedTooLarge = Atomic<Int>(0)
     private let refusedExpired = Atomic<Int>(0)
     private let refusedOutOfSpace = Atomic<Int>(0)
+    private let refusedNotAdmitted = Atomic<Int>(0)
     private let expirations = Atomic<Int>(0)
     private let corruptionsRemoved = Atomic<Int>(0)
     private let dictionaryMisses = Atomic<Int>(0)
@@ -91,6 +92,9 @@ public final class TierCounters: Sendable {
         case .refused(.outOfSpace):
             refusedOutOfSpace.wrappingAdd(1, ordering: .relaxed)
             metrics?.refusedOutOfSpace.increment()
+        case .refused(.notAdmitted):
+            refusedNotAdmitted.wrappingAdd(1, ordering: .relaxed)
+            metrics?.refusedNotAdmitted.increment()
         case .refused(.policy), .refused(.suspended):
             break
         }
@@ -170,6 +174,7 @@ public final class TierCounters: Sendable {
         s.refusedTooLarge = refusedTooLarge.load(ordering: .relaxed)
         s.refusedExpired = refusedExpired.load(ordering: .relaxed)
         s.refusedOutOfSpace = refusedOutOfSpace.load(ordering: .relaxed)
+        s.refusedNotAdmitted = refusedNotAdmitted.load(ordering: .relaxed)
         s.expirations = expirations.load(ordering: .relaxed)
         s.corruptionsRemoved = corruptionsRemoved.load(ordering: .relaxed)
         s.dictionaryMisses = dictionaryMisses.load(ordering: .relaxed)

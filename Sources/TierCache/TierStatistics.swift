@@ -19,6 +19,8 @@ public struct TierStatistics: Hashable, Sendable {
     public var refusedExpired = 0
     /// Stores refused because the storage had no room left (``RefusalReason/outOfSpace(detail:)``).
     public var refusedOutOfSpace = 0
+    /// Stores the tier's eviction policy did not admit (``RefusalReason/notAdmitted(policy:)``).
+    public var refusedNotAdmitted = 0
     /// Entries dropped because their expiry hint passed.
     public var expirations = 0
     /// Entries that failed to decode or verify, were treated as misses and deleted.

@@ -10,6 +10,7 @@ final class TierMetrics: Sendable {
     let refusedTooLarge: Counter
     let refusedExpired: Counter
     let refusedOutOfSpace: Counter
+    let refusedNotAdmitted: Counter
     let evictions: Counter
     let expirations: Counter
     let corruptionsRemoved: Counter
@@ -34,6 +35,7 @@ final class TierMetrics: Sendable {
         refusedTooLarge = counter(MetricLabels.tierStores, [("outcome", "too_large")])
         refusedExpired = counter(MetricLabels.tierStores, [("outcome", "expired")])
         refusedOutOfSpace = counter(MetricLabels.tierStores, [("outcome", "out_of_space")])
+        refusedNotAdmitted = counter(MetricLabels.tierStores, [("outcome", "not_admitted")])
         evictions = counter(MetricLabels.tierEvictions)
         expirations = counter(MetricLabels.tierExpirations)
         corruptionsRemoved = counter(MetricLabels.tierCorruptionsRemoved)

@@ -18,13 +18,9 @@
 ///
 /// In byte mode the LIR set holds at most `capacity − Lhirs` bytes and Q whatever the LIR set
 /// leaves. Promoting an object to LIR demotes S's bottom LIR objects until the LIR set fits again.
-/// A new object that is not LIR and larger than the room the LIR set leaves is admitted all the
-/// same, as every policy admits an object within the capacity (a memory tier's store is readable
-/// right after it): S's bottom LIR objects are demoted to Q, as for a promotion, until it fits,
-/// and Q's front then makes room. (It was recorded as a non-resident entry instead, so that in a
-/// memory tier an entry above about 1% of the capacity was kept out of a full cache on its first
-/// store.) With unit sizes the room is never smaller than an object, and every step is exactly
-/// the paper's.
+/// A new object that is not LIR and larger than the room the LIR set leaves is not admitted; it is
+/// only recorded in S as a non-resident entry, so a second request soon enough admits it as LIR.
+/// With unit sizes every step is exactly the paper's.
 ///
 /// Against the ARC paper's Table IV (OLTP, online LIRS with Lhirs = 1%) this is within 0.05 points
 /// at four of five sizes (the paper's fifth figure is out of line with its own column); Table V
@@ -217,13 +213,9 @@ extension LIRSLinks {
             moveToTop(id)
             pushHead(id, Self.q)
         } else {
-            // Larger than what the LIR set leaves (byte mode only): the LIR set's oldest objects
-            // make the room. On top of S first, so that every LIR object is below it.
+            // Larger than what the LIR set leaves (byte mode only): remembered, not admitted.
             moveToTop(id)
-            while ends.lirWeight + size > limits.capacity, demoteBottomLIR(sparing: id) {}
-            while ends.lirWeight + ends.qWeight + size > limits.capacity, evictHIR() {}
-            pushHead(id, Self.q)
-            prune()
+            pushHead(id, Self.nonResident)
         }
         trimStack(limits)
         return false
@@ -250,20 +242,15 @@ extension LIRSLinks {
 
     /// Moves S's bottom LIR objects to the end of Q until the LIR set fits in its share again.
     private mutating func demoteLIROverflow(_ limits: LIRSLimits) {
-        while ends.lirWeight > limits.lir, demoteBottomLIR(sparing: -1) {}
+        while ends.lirWeight > limits.lir {
+            prune()
+            let bottom = ends.bottom
+            guard bottom >= 0, isLIR(bottom) else { return }
+            removeFromStack(bottom)
+            pushHead(bottom, Self.q)
+            ends.lirWeight -= size(bottom)
+        }
         prune()
-    }
-
-    /// Demotes the LIR object at S's bottom (after pruning) to Q's young end; false, changing
-    /// nothing more, when S's bottom is `spared` or not a LIR object.
-    private mutating func demoteBottomLIR(sparing spared: Int32) -> Bool {
-        prune()
-        let bottom = ends.bottom
-        guard bottom >= 0, bottom != spared, isLIR(bottom) else { return false }
-        removeFromStack(bottom)
-        pushHead(bottom, Self.q)
-        ends.lirWeight -= size(bottom)
-        return true
     }
 
     /// Stack pruning: removes the HIR entries at S's bottom until a LIR object is there. Resident
