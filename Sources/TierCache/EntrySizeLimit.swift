@@ -3,10 +3,11 @@
 public struct EntrySizeLimit: Hashable, Sendable {
     /// The fraction of capacity, in `0...1`.
     public let fraction: Double
-    /// The largest stored size accepted, in bytes: `floor(capacity × fraction)`, with the
-    /// fraction taken to nine decimal places (billionths), in integer arithmetic: 5% of any
-    /// capacity is exactly `capacity / 20`. (A `Double` product was not: `0.05` is not exact in
-    /// binary, and above 2^53 the product rounds.)
+    /// The largest stored size accepted, in bytes: `floor(capacity × fraction)`. A fraction of
+    /// whole billionths (any of nine decimal places or fewer, as written) is applied in integer
+    /// arithmetic: 5% of any capacity is exactly `capacity / 20`. (A `Double` product was not:
+    /// `0.05` is not exact in binary, and above 2^53 the product rounds.) Any other fraction (a
+    /// third) is applied as a `Double` product, rounded down.
     public let maxBytes: Int
 
     /// The fraction `URLCache` documents for its disk cache.
@@ -20,9 +21,17 @@ public struct EntrySizeLimit: Hashable, Sendable {
                 .invalidConfiguration, "maxEntryFraction must be in (0, 1]; got \(fraction)")
         }
         self.fraction = fraction
-        // At most a billion billionths, so the limit never exceeds the capacity and fits an Int.
-        let billionths = Int128(min(1e9, (fraction * 1e9).rounded()))
-        self.maxBytes = Int(Int128(max(capacity, 0)) * billionths / 1_000_000_000)
+        let capacity = max(capacity, 0)
+        let scaled = fraction * 1e9
+        let billionths = scaled.rounded()
+        if billionths >= 1, abs(scaled - billionths) < 1e-3 {
+            // At most a billion billionths: the limit never exceeds the capacity and fits an Int.
+            self.maxBytes = Int(Int128(capacity) * Int128(min(billionths, 1e9)) / 1_000_000_000)
+        } else {
+            // `Double(Int.max)` is 2^63, one past `Int.max`: such a product is the capacity.
+            let bytes = (Double(capacity) * fraction).rounded(.down)
+            self.maxBytes = bytes < Double(Int.max) ? min(Int(bytes), capacity) : capacity
+        }
     }
 
     /// Whether an entry of `size` stored bytes is acceptable.

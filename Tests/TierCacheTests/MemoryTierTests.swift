@@ -114,6 +114,10 @@ struct MemoryTierTests {
             #expect(try EntrySizeLimit(fraction: 0.05, capacity: capacity).maxBytes == capacity / 20, "\(capacity)")
         }
         #expect(try EntrySizeLimit(fraction: 0.3, capacity: 10).maxBytes == 3)
+        // Fractions that are not whole billionths: a product rounded down, never 0 for a tiny one
+        // of a huge capacity.
+        #expect(try EntrySizeLimit(fraction: 1.0 / 3, capacity: 300).maxBytes == 100)
+        #expect(try EntrySizeLimit(fraction: 1e-12, capacity: 1 << 60).maxBytes == 1_152_921)
     }
 
     @Test("An entry-count limit too small for the policy to admit any entry is a typed error")
