@@ -35,8 +35,8 @@ import FoundationNetworking
 /// `URLCache`'s API is synchronous, so this class never suspends and never blocks a thread on
 /// async work: reads go through the *local* tiers only (`LocalCacheTier`: memory, LMDB), with
 /// the same promotion as `TieredCache.localEntry(forKey:tiers:)`; stores and removals reach
-/// local tiers synchronously and a network tier (Redis) in the background, in the order they were
-/// made (``waitForNetworkWrites()`` waits for them), so a response
+/// local tiers synchronously and a network tier (Redis) in the background, each key's in the order
+/// they were made (``waitForNetworkWrites()`` waits for them), so a response
 /// stored to Redis is visible to *other* processes, while this process reads it back from its
 /// local tiers. A cache whose tiers are all network tiers therefore never answers a read.
 ///
@@ -266,7 +266,7 @@ public final class TieredURLCache: URLCache, @unchecked Sendable {
         let report = storage.storeLocally(entry, forKey: key, policy: policy)
         for tier in storage.tiers where !(tier is any LocalCacheTier) {
             let permitted = policy.permits(tier.medium)
-            networkWrites.send {
+            networkWrites.send(key) {
                 if permitted {
                     // A failed store leaves no older entry behind (as `TieredCache.store` does).
                     do { _ = try await tier.store(entry, forKey: key) } catch {
@@ -317,7 +317,7 @@ public final class TieredURLCache: URLCache, @unchecked Sendable {
     public override func removeAllCachedResponses() {
         try? storage.removeAllLocally()
         for tier in storage.tiers where !(tier is any LocalCacheTier) {
-            networkWrites.send { try? await tier.removeAll() }
+            networkWrites.sendRemovingAll { try? await tier.removeAll() }
         }
     }
 
@@ -331,7 +331,7 @@ public final class TieredURLCache: URLCache, @unchecked Sendable {
     private func removeEverywhere(_ key: CacheKey) {
         try? storage.removeLocalEntry(forKey: key)
         for tier in storage.tiers where !(tier is any LocalCacheTier) {
-            networkWrites.send { try? await tier.removeEntry(forKey: key) }
+            networkWrites.send(key) { try? await tier.removeEntry(forKey: key) }
         }
     }
 

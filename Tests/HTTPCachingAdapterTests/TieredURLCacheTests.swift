@@ -234,10 +234,13 @@ struct TieredURLCacheTests {
             urlCache.removeCachedResponse(for: request)
             try store("v\(round)c")
         }
+        // A removal of everything comes after all of them, and a store after it after it.
+        urlCache.removeAllCachedResponses()
+        try store("after")
         await urlCache.waitForNetworkWrites()
         let log = await remote.log
-        #expect(log.count == 200)
-        #expect(log == (0..<50).flatMap { _ in ["store", "store", "remove", "store"] })
+        #expect(log.count == 202)
+        #expect(log == (0..<50).flatMap { _ in ["store", "store", "remove", "store"] } + ["removeAll", "store"])
         #expect(await remote.storedCount == 1)
     }
 
