@@ -132,13 +132,15 @@ extension LMDBTier {
     }
 
     /// Seals, under the current key, every dictionary row stored plain or sealed under another
-    /// key (when the tier encrypts). Looks in a read transaction first, so an open with nothing
-    /// to seal writes nothing; what it then writes it reads again in the write transaction.
+    /// key (when the tier encrypts), and marks the store as encrypted (``encryptedMark``). Looks
+    /// in a read transaction first, so an open with nothing to do writes nothing; what it then
+    /// writes it reads again in the write transaction.
     private func sealDictionariesUnderCurrentKey() throws {
         guard let encryption else { return }
-        guard try environment.read({ txn in try !dictionariesToSeal(in: txn, encryption: encryption).isEmpty }) else {
-            return
+        let (toSeal, marked) = try environment.read { txn in
+            (try dictionariesToSeal(in: txn, encryption: encryption), try txn.metaValue(Self.encryptedMark) != nil)
         }
+        guard !toSeal.isEmpty || !marked else { return }
         try write { txn in
             for row in try dictionariesToSeal(in: txn, encryption: encryption) {
                 let encoded = try row.encoded(sealer: encryption)
@@ -146,14 +148,21 @@ extension LMDBTier {
                     try encoded.withUnsafeBytes { try txn.put(environment.meta, key, $0) }
                 }
             }
+            try txn.setMetaValue(Self.encryptedMark, 1)
         }
     }
+
+    /// The meta row that says the store was opened with encryption once: from then on a plain
+    /// dictionary row is never sealed (see `dictionariesToSeal(in:encryption:)`), even in a store
+    /// left empty.
+    static let encryptedMark = "encrypted"
 
     /// The dictionaries, opened, that are stored plain or sealed under a key other than the
     /// current one (those sealed under a key not at hand are left: they cannot be opened).
     ///
-    /// Plain rows only while the store turns to encryption, holding nothing sealed yet: in a store
-    /// already encrypted this tier writes sealed rows alone, so a plain one was put there by
+    /// Plain rows only while the store turns to encryption: not yet marked encrypted, and holding
+    /// nothing sealed (the mark could have been removed). In a store already encrypted this tier
+    /// writes sealed rows alone, so a plain one was put there by
     /// someone else, and sealing it would make it the current dictionary, compressing every value
     /// against bytes they chose (the record lengths, visible, would then tell them about the
     /// values). Left plain, it is never read (an encrypted store reads sealed rows only).
@@ -176,7 +185,7 @@ extension LMDBTier {
             else { return }
             rows.append(opened)
         }
-        guard !plainRows.isEmpty, !holdsSealed else { return rows }
+        guard !plainRows.isEmpty, !holdsSealed, try txn.metaValue(Self.encryptedMark) == nil else { return rows }
         // The records too: the first one tells (an encrypted store's are all sealed).
         var holdsSealedRecords = false
         try txn.forEach(environment.entries) { _, stored in

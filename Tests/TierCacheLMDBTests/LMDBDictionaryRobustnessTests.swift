@@ -190,6 +190,20 @@ struct LMDBDictionaryRobustnessTests {
         #expect(try reopened.entry(forKey: key("r3"))?.value == Fixtures.responses(20)[3])
     }
 
+    @Test("A plain dictionary row planted in an encrypted store left empty is not sealed either")
+    func plantedPlainRowInEmptyStore() throws {
+        let directory = TemporaryDirectory()
+        let configuration = LMDBTier.Configuration(
+            capacity: 64 << 20, dictionary: .automatic(Fixtures.training), encryption: TestSealer(), durability: .none)
+        do {
+            let encrypted = try LMDBTier(directory: directory.url, configuration: configuration)
+            try Self.putDictionaryRow([UInt8](repeating: 0x41, count: 4_096), id: .max, in: encrypted)
+        }
+        let reopened = try LMDBTier(directory: directory.url, configuration: configuration)
+        let planted = try #require(try reopened.storedDictionaries().first { $0.id == .max })
+        #expect(!planted.isSealed)
+    }
+
     @Test("Turning encryption on seals the dictionaries stored in the clear, which then serve sealed records")
     func encryptionSealsPlainDictionaries() throws {
         let directory = TemporaryDirectory()
