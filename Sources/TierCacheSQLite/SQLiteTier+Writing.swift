@@ -380,7 +380,7 @@ extension SQLiteTier {
     /// truncates the log: afterwards the database file alone holds the store (for a backup or a
     /// copy), whatever the ``Durability``.
     ///
-    /// - Throws: ``TierCache/TierCacheError/Code/storageFailure`` when another connection (a
+    /// - Throws: `TierCacheError.Code.storageFailure` when another connection (a
     ///   reader's snapshot, a writer in another process) kept the checkpoint from finishing within
     ///   the busy timeout: the database file alone is then not the whole store.
     public func sync() throws {

@@ -327,7 +327,7 @@ public final class TieredCache: Sendable {
 
     /// Empties the local tiers without suspending (for synchronous callers; a network tier is not
     /// reached), as one change: a lookup that reads a lower tier before it is emptied does not
-    /// leave what it read promoted into a tier emptied before (see ``InvalidationLog``). Tries
+    /// leave what it read promoted into a tier emptied before (its promotion is undone). Tries
     /// them all, then rethrows the first failure.
     public func removeAllLocally() throws(TierCacheError) {
         try changingLocally(nil) { () throws(TierCacheError) in
