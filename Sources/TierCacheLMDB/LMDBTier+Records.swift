@@ -107,16 +107,13 @@ extension LMDBTier {
             guard let found = dictionaries.dictionary(id, in: txn) else { return .unusable(.missingDictionary) }
             dictionary = found
         }
-        var value = try? StoredRecord.value(
-            of: header, codec: codec, dictionary: dictionary,
-            largestValue: StoredRecord.largestValue(inCapacity: capacity))
+        let largest = StoredRecord.largestValue(inCapacity: capacity)
+        var value = try? StoredRecord.value(of: header, codec: codec, dictionary: dictionary, largestValue: largest)
         if value == nil, let id = header.dictionaryID, let stale = dictionary,
             let current = dictionaries.redigested(id, replacing: stale, in: txn)
         {
             // The id names another dictionary than the one digested here (see `DictionaryShelf`).
-            value = try? StoredRecord.value(
-                of: header, codec: codec, dictionary: current,
-                largestValue: StoredRecord.largestValue(inCapacity: capacity))
+            value = try? StoredRecord.value(of: header, codec: codec, dictionary: current, largestValue: largest)
         }
         guard let value else { return .unusable(.damaged) }
         let entry = CacheEntry(value: value, storedAt: header.metadata.storedAt, expiresAt: header.metadata.expiresAt)
