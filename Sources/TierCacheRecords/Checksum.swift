@@ -1,10 +1,13 @@
-/// A fast 32-bit checksum for values stored without compression (zstd frames carry their own).
+/// A fast 32-bit checksum of stored bytes: records' headers and raw payloads (zstd frames carry
+/// their own), dictionaries.
 ///
 /// Processes eight bytes per step with a multiply-rotate mix; it detects damage, it is not a
 /// cryptographic hash.
 public enum Checksum {
-    public static func of(_ bytes: UnsafeRawBufferPointer) -> UInt32 {
-        var hash: UInt64 = 0x9E37_79B9_7F4A_7C15 ^ UInt64(bytes.count)
+    /// The checksum of `bytes`. With a `seed` (the checksum of bytes that come before), the
+    /// checksum of both parts; a seed of 0 is no seed.
+    public static func of(_ bytes: UnsafeRawBufferPointer, seed: UInt32 = 0) -> UInt32 {
+        var hash: UInt64 = 0x9E37_79B9_7F4A_7C15 ^ UInt64(bytes.count) ^ (UInt64(seed) &* 0xC2B2_AE3D_27D4_EB4F)
         let wordCount = bytes.count / 8
         for index in 0..<wordCount {
             let word = bytes.loadUnaligned(fromByteOffset: index * 8, as: UInt64.self)

@@ -1,27 +1,31 @@
 import Foundation
 import TierCache
 
-/// The stored form of an entry (format version 1), little-endian:
+/// The stored form of an entry (format version 3), little-endian:
 ///
 /// | offset | size | field |
 /// |---|---|---|
-/// | 0 | 1 | format version (1) |
+/// | 0 | 1 | format version (3) |
 /// | 1 | 1 | flags: bit 0 payload is a zstd frame, bit 1 full key follows the header, bit 2 the frame needs a dictionary, bit 3 payload is a zlib stream |
 /// | 2 | 2 | the dictionary's id (with flag bit 2), else 0 |
 /// | 4 | 4 | original value size |
 /// | 8 | 8 | stored-at, seconds since 2001-01-01 (IEEE double, `Date`'s own representation, so it round-trips exactly) |
 /// | 16 | 8 | expires-at, likewise, NaN when absent |
-/// | 24 | 4 | checksum of a raw payload (zstd frames carry their own), else 0 |
+/// | 24 | 4 | checksum of the other header fields, the full key and a raw payload (compressed frames carry their own) |
 /// | 28 | 4 | full key length (0 unless flag bit 1) |
 /// | 32 | n | full key, then the payload |
+///
+/// Format version 1, still read, differs only in its checksum, which covers a raw payload alone
+/// (0 with a compressed one): damage to its times could go unnoticed, an entry never expire.
+/// (Version 2 is taken: it marks a ``SealedEnvelope``, which readers of records alone reject.)
 ///
 /// Anything that does not match (another version, unknown flags, impossible lengths, a bad
 /// checksum, a frame that fails to decode) decodes as ``DecodeFailure``: the tier counts it and
 /// deletes the record, except that a shared tier leaves a record of another format version in
 /// place (``DecodeFailure/isUnknownFormatVersion``; a newer TierCache may be writing them). A
 /// record naming a dictionary decodes only with that dictionary; which dictionary an id means is
-/// the tier's to keep (see ``ZstdDictionary``). Version 1 readers that predate dictionaries fail
-/// such a record's checksum, and delete it.
+/// the tier's to keep (see ``ZstdDictionary``). A TierCache that reads version 1 only takes a
+/// version 3 record for another version's.
 ///
 /// A tier that encrypts wraps the whole record in a ``SealedEnvelope``.
 ///
@@ -30,7 +34,10 @@ import TierCache
 /// has zstd). A tier reads only the payload format of its ``RecordCompressor``: a record whose
 /// payload is in another format is refused like a damaged one.
 public enum EntryRecord {
-    public static let formatVersion: UInt8 = 1
+    /// The format version this code writes.
+    public static let formatVersion: UInt8 = 3
+    /// The first format version, still read.
+    public static let firstFormatVersion: UInt8 = 1
     public static let headerSize = 32
     /// The largest value a record can describe (its size field is 32 bits), or `Int.max` where an
     /// `Int` is 32 bits itself (watchOS on arm64_32).
@@ -89,7 +96,6 @@ public enum EntryRecord {
             let raw = UnsafeMutableRawBufferPointer(buffer)
             let payload = UnsafeMutableRawBufferPointer(rebasing: raw[payloadOffset...])
             var flags: UInt8 = 0
-            var checksum: UInt32 = 0
             var dictionaryID: UInt16 = 0
             var payloadCount = valueCount
             entry.value.withUnsafeBytes { value in
@@ -108,7 +114,6 @@ public enum EntryRecord {
                     payloadCount = compressed
                 } else {
                     if valueCount > 0 { payload.copyMemory(from: value) }
-                    checksum = Checksum.of(value)
                 }
             }
             if let fullKey {
@@ -125,15 +130,26 @@ public enum EntryRecord {
             raw.storeBytes(of: storedAt.littleEndian, toByteOffset: 8, as: UInt64.self)
             let expiresAt = (entry.metadata.expiresAt?.timeIntervalSinceReferenceDate ?? .nan).bitPattern
             raw.storeBytes(of: expiresAt.littleEndian, toByteOffset: 16, as: UInt64.self)
-            raw.storeBytes(of: checksum.littleEndian, toByteOffset: 24, as: UInt32.self)
             raw.storeBytes(of: UInt32(keyLength).littleEndian, toByteOffset: 28, as: UInt32.self)
+            let covered = flags & compressedFlags == 0 ? payloadOffset + payloadCount : payloadOffset
+            let checksum = recordChecksum(UnsafeRawBufferPointer(rebasing: raw[..<covered]))
+            raw.storeBytes(of: checksum.littleEndian, toByteOffset: 24, as: UInt32.self)
             initialized = payloadOffset + payloadCount
         }
     }
 
-    /// The header fields, without touching the payload.
+    /// The checksum of a record of this format version cut after what it covers: every byte but
+    /// the checksum field's own.
+    private static func recordChecksum(_ covered: UnsafeRawBufferPointer) -> UInt32 {
+        Checksum.of(
+            UnsafeRawBufferPointer(rebasing: covered[28...]),
+            seed: Checksum.of(UnsafeRawBufferPointer(rebasing: covered[..<24])))
+    }
+
+    /// The header fields, checked against the record's checksum (format version 1: unchecked),
+    /// without decompressing the payload.
     public struct Header {
-        /// The payload's compression format, or `nil` for a raw payload (checked by ``checksum``).
+        /// The payload's compression format, or `nil` for a raw payload.
         public var format: PayloadFormat?
         /// Whether the payload is compressed.
         public var isCompressed: Bool { format != nil }
@@ -141,15 +157,19 @@ public enum EntryRecord {
         public var dictionaryID: UInt16?
         public var originalSize: Int
         public var metadata: CacheEntry.Metadata
+        /// The record's checksum field.
         public var checksum: UInt32
         public var fullKey: UnsafeRawBufferPointer?
         public var payload: UnsafeRawBufferPointer
+        /// Whether ``checksum`` covered a raw payload already (format version 3), or the payload
+        /// is still to be checked against it (format version 1).
+        var payloadChecked: Bool
     }
 
     public static func header(of record: UnsafeRawBufferPointer) throws(DecodeFailure) -> Header {
         guard record.count >= headerSize else { throw DecodeFailure(reason: "record shorter than its header") }
         let version = record.load(fromByteOffset: 0, as: UInt8.self)
-        guard version == formatVersion else {
+        guard version == formatVersion || version == firstFormatVersion else {
             throw DecodeFailure(reason: "format version \(version)", isUnknownFormatVersion: true)
         }
         let flags = record.load(fromByteOffset: 1, as: UInt8.self)
@@ -189,6 +209,13 @@ public enum EntryRecord {
         guard format != nil || payload.count == originalSize else {
             throw DecodeFailure(reason: "raw payload of \(payload.count) bytes, header says \(originalSize)")
         }
+        let checksumCoversRecord = version == formatVersion
+        if checksumCoversRecord {
+            let covered = format == nil ? record.count : headerSize + keyLength
+            guard recordChecksum(UnsafeRawBufferPointer(rebasing: record[..<covered])) == checksum else {
+                throw DecodeFailure(reason: "checksum mismatch")
+            }
+        }
         return Header(
             format: format,
             dictionaryID: needsDictionary ? dictionaryID : nil,
@@ -198,7 +225,8 @@ public enum EntryRecord {
                 expiresAt: expiresAt.isNaN ? nil : Date(timeIntervalSinceReferenceDate: expiresAt)),
             checksum: checksum,
             fullKey: hasFullKey ? UnsafeRawBufferPointer(rebasing: record[headerSize..<(headerSize + keyLength)]) : nil,
-            payload: payload)
+            payload: payload,
+            payloadChecked: checksumCoversRecord)
     }
 
     /// The value, decompressed and verified. A record naming a dictionary needs it as
@@ -223,7 +251,9 @@ public enum EntryRecord {
                 header.payload, originalSize: header.originalSize,
                 dictionary: header.dictionaryID == nil ? nil : dictionary)
         }
-        guard Checksum.of(header.payload) == header.checksum else { throw DecodeFailure(reason: "checksum mismatch") }
+        guard header.payloadChecked || Checksum.of(header.payload) == header.checksum else {
+            throw DecodeFailure(reason: "checksum mismatch")
+        }
         return [UInt8](header.payload)
     }
 }

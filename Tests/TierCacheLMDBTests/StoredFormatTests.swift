@@ -7,8 +7,8 @@ import TierCacheRecords
 
 /// The promise about stored formats across versions: a record written by an earlier version is
 /// read by this one, and a record this version cannot read is a counted miss, never misread.
-/// The bytes below were written by format version 1 (the first); a change to the record format
-/// must keep reading them, or bump the version (which makes them a counted miss).
+/// The bytes below were written by format version 1 (the first) and 3 (the current); a change to
+/// the record format must keep reading them, or bump the version (which makes them a counted miss).
 @Suite("Stored records across format versions")
 struct StoredFormatTests {
     /// "hello, version 1", stored at 2026-01-01T00:00:00Z (788918400 s after 2001), no expiry,
@@ -20,27 +20,72 @@ struct StoredFormatTests {
         151, 216, 133, 135, 0, 0, 0, 0,  // the payload's checksum, no full key
         104, 101, 108, 108, 111, 44, 32, 118, 101, 114, 115, 105, 111, 110, 32, 49,  // "hello, version 1"
     ]
+    /// The same entry as format version 3 writes it: only the version and the checksum, which
+    /// now covers the header and key too, differ.
+    static let versionThreeRecord: [UInt8] = [
+        3, 0, 0, 0, 16, 0, 0, 0,  // version 3, no flags, no dictionary, 16 bytes
+        0, 0, 0, 64, 248, 130, 199, 65,  // stored at 788918400.0
+        0, 0, 0, 0, 0, 0, 248, 127,  // no expiry (NaN)
+        169, 3, 180, 224, 0, 0, 0, 0,  // the record's checksum, no full key
+        104, 101, 108, 108, 111, 44, 32, 118, 101, 114, 115, 105, 111, 110, 32, 49,  // "hello, version 1"
+    ]
     static let storedAt = Date(timeIntervalSinceReferenceDate: 788_918_400)
 
-    @Test("A record written by format version 1 reads back exactly")
-    func versionOneReads() throws {
+    @Test("Records written by format versions 1 and 3 read back exactly", arguments: [1, 3] as [UInt8])
+    func earlierVersionsRead(version: UInt8) throws {
         let codec = try #require(ZstdCodec(level: 1))
-        let value = try Self.versionOneRecord.withUnsafeBytes { bytes in
+        let record = version == 1 ? Self.versionOneRecord : Self.versionThreeRecord
+        let value = try record.withUnsafeBytes { bytes in
             let header = try EntryRecord.header(of: bytes)
             #expect(header.metadata.storedAt == Self.storedAt && header.metadata.expiresAt == nil)
             return try EntryRecord.value(of: header, codec: codec, largestValue: 1 << 20)
         }
         #expect(value == Array("hello, version 1".utf8))
-        // This version still writes the same bytes.
+    }
+
+    @Test("This version writes format version 3's bytes")
+    func writesVersionThree() throws {
+        let codec = try #require(ZstdCodec(level: 1))
         let written = EntryRecord.encode(
             CacheEntry(value: Array("hello, version 1".utf8), storedAt: Self.storedAt), fullKey: nil, codec: codec)
-        #expect(written == Self.versionOneRecord, "\(written)")
+        #expect(written == Self.versionThreeRecord, "\(written)")
+    }
+
+    /// Damage anywhere in a record, its times included, must not be read as another entry: a
+    /// flipped bit in the expiry could otherwise keep an entry for ever.
+    @Test(
+        "Every single flipped bit of a record is refused or reads back the same entry",
+        arguments: [false, true], [false, true])
+    func everyFlippedBit(compressible: Bool, withKey: Bool) throws {
+        let codec = try #require(ZstdCodec(level: 1))
+        let value =
+            compressible ? [UInt8](repeating: 42, count: 200) : (0..<64).map { UInt8(truncatingIfNeeded: $0 &* 97) }
+        let entry = CacheEntry(
+            value: value, storedAt: Self.storedAt, expiresAt: Self.storedAt.addingTimeInterval(3_600))
+        let key: [UInt8]? = withKey ? Array("GET https://a.example/".utf8) : nil
+        let record = EntryRecord.encode(entry, fullKey: key, codec: codec)
+        #expect(record.count < (compressible ? 100 : 200), "compressed as expected: \(record.count) bytes")
+        var misread: [Int] = []
+        for bit in 0..<(record.count * 8) {
+            var damaged = record
+            damaged[bit / 8] ^= 1 << UInt8(bit % 8)
+            let decoded = damaged.withUnsafeBytes { bytes -> (CacheEntry, [UInt8]?)? in
+                guard let header = try? EntryRecord.header(of: bytes),
+                    let value = try? EntryRecord.value(of: header, codec: codec, largestValue: 1 << 20)
+                else { return nil }
+                let entry = CacheEntry(
+                    value: value, storedAt: header.metadata.storedAt, expiresAt: header.metadata.expiresAt)
+                return (entry, header.fullKey.map(Array.init))
+            }
+            if let (read, readKey) = decoded, read != entry || readKey != key { misread.append(bit) }
+        }
+        #expect(misread.isEmpty, "bits read as another entry or key: \(misread)")
     }
 
     @Test(
-        "A record of another format version is refused as such, never decoded", arguments: [0, 2, 3, 9, 255] as [UInt8])
+        "A record of another format version is refused as such, never decoded", arguments: [0, 2, 4, 9, 255] as [UInt8])
     func otherVersions(version: UInt8) {
-        var record = Self.versionOneRecord
+        var record = Self.versionThreeRecord
         record[0] = version
         let failure = record.withUnsafeBytes { bytes -> EntryRecord.DecodeFailure? in
             do {

@@ -28,7 +28,7 @@ struct RedisFormatVersionTests {
             return
         }
         var future = Array(stored)
-        future[0] = 3  // a version after this one's records (1) and sealed envelopes (2)
+        future[0] = 4  // a version after this one's records (3) and sealed envelopes (2)
         try await connection.sendChecked([Array("SET".utf8), redisKey, future])
 
         #expect(try await tier.entry(forKey: newer) == nil)
