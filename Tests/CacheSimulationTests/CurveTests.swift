@@ -43,6 +43,24 @@ import Testing
         #expect(sampled.meanAbsoluteError(against: exact) < 1e-12)
     }
 
+    /// SHARDS-adj (Waldspurger et al., FAST '15): a sample that took more requests than
+    /// its rate expects counts the difference off the smallest distance, so every hit ratio
+    /// falls. The sample here is ten keys that all hash under a rate of 1/2, requested 100 times
+    /// each: 1,000 sampled requests where 500 are expected, 990 of them hits once 20 (10 keys
+    /// at the rate's scale) fit. Adjusted: (990 - 500) / 500 = 0.98. The count was clamped at 0
+    /// while the total fell, so the curve said 990 / 500, shown as 1.
+    @Test func shardsAdjustmentLowersAnOversampledCurve() throws {
+        var sampler = SHARDS(mode: .fixedRate(0.5), unit: .objects, bucketWidth: 1)
+        let threshold = SHARDS.modulus / 2
+        let sampledKeys = (UInt64(0)...).lazy.filter { SHARDS.hash($0) < threshold }.prefix(10)
+        for _ in 0..<100 {
+            for key in sampledKeys { sampler.record(key: key, size: 1) }
+        }
+        let curve = sampler.curve()
+        #expect(abs(curve.hitRatio(at: 20) - 0.98) < 1e-9, "\(curve.points)")
+        #expect(curve.points.allSatisfy { (0...1).contains($0.hitRatio) })
+    }
+
     @Test func fixedSizeShardsStaysWithinItsKeyBudget() throws {
         var sampler = SHARDS(mode: .fixedSize(maximumKeys: 64), unit: .objects)
         for key in 0..<100_000 { sampler.record(key: UInt64(key % 5_000), size: 1) }

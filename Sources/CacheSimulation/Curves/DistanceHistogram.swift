@@ -38,10 +38,13 @@ struct DistanceHistogram: Sendable {
         counts[bucket] += weight
     }
 
-    /// Adds `weight` references at the smallest distance (SHARDS' sample-count adjustment).
+    /// Adds `weight` references at the smallest distance (SHARDS' sample-count adjustment), which
+    /// may be negative: a sample that took more requests than its rate expects counts fewer hits
+    /// at every capacity. The count it leaves may be below 0 (``curve(unit:scale:)`` clamps the
+    /// ratios); clamping it instead, while the total fell, made every hit ratio too high, up to 1.
     mutating func adjustSmallest(by weight: Double) {
         if counts.isEmpty { counts = [0] }
-        counts[0] = max(0, counts[0] + weight)
+        counts[0] += weight
         total = max(0, total + weight)
     }
 
@@ -80,14 +83,16 @@ struct DistanceHistogram: Sendable {
     }
 
     /// The hit-ratio curve: for each non-empty bucket, the capacity at its upper bound and the
-    /// fraction of references whose distance is within it.
+    /// fraction of references whose distance is within it (between 0 and 1: SHARDS' adjustment
+    /// may leave the smallest bucket below 0, lowering every later point, and is no point itself).
     func curve(unit: CapacityUnit, scale: Double = 1) -> MissRatioCurve {
         var points: [MissRatioCurve.Point] = []
         var cumulative = 0.0
-        for (index, count) in counts.enumerated() where count > 0 {
+        for (index, count) in counts.enumerated() where count != 0 {
             cumulative += count
+            guard count > 0 else { continue }
             let capacity = UInt64((Double(upperBound(ofBucket: index)) * scale).rounded())
-            points.append(.init(capacity: capacity, hitRatio: total > 0 ? min(1, cumulative / total) : 0))
+            points.append(.init(capacity: capacity, hitRatio: total > 0 ? min(1, max(0, cumulative / total)) : 0))
         }
         return MissRatioCurve(unit: unit, points: points)
     }
