@@ -23,6 +23,19 @@ import Testing
 
     private let sequence: [UInt64] = [1, 2, 3, 1, 4, 2, 5, 1]
 
+    /// An object requested at several sizes counts at its largest, as the replay's hits count it,
+    /// on both sides of the byte hit ratio: `a` at 1, 1 and 1,000 bytes is two hits of 1,000 bytes
+    /// in 3,000 requested, 2/3. Summing each request's own size gave 2,000 / 1,002, about 2.
+    @Test func byteHitRatioCountsEachRequestAtItsObjectsSize() throws {
+        let requests = [
+            TraceRequest(key: 1, size: 1), TraceRequest(key: 1, size: 1), TraceRequest(key: 1, size: 1_000),
+        ]
+        let trace = try Trace(name: "varying", requests: requests, hasSizes: true)
+        #expect(trace.requestedBytes == 3_000)
+        let result = try Simulator(trace: trace, unit: .bytes).replay(.lru, capacity: 1_000)
+        #expect(result.hitBytes == 2_000 && abs(result.byteHitRatio - 2.0 / 3) < 1e-12)
+    }
+
     @Test func lru() throws {
         // [3 2 1] → 1 hits → 4 evicts 2 → 2 evicts 3 → 5 evicts 1 → 1 misses.
         #expect(try hits(.lru, sequence, capacity: 3) == [false, false, false, true, false, false, false, false])

@@ -186,7 +186,8 @@ import Testing
             hasSizes: true)
         #expect(trace.requests == [0, 1, 0])
         #expect(trace.objectSizes == [30, 5])
-        #expect(trace.footprintBytes == 35 && trace.requestedBytes == 45)
+        // Each request at its object's size, as replays count hits: 30 + 5 + 30.
+        #expect(trace.footprintBytes == 35 && trace.requestedBytes == 65)
         let fixtures = try TraceFixtures()
         defer { fixtures.remove() }
         let limited = try Trace.load(TraceReader(path: fixtures.write("a.lis", text: "100 3 0 1\n5 1 0 2\n")), limit: 2)
@@ -205,6 +206,6 @@ import Testing
         let trace = try Trace.load(TraceReader(path: fixtures.write("sizes.csv", text: csv)))
         #expect(trace.requests == [0, 0, 1, 0, 0, 1, 2])
         #expect(trace.objectSizes == [200, 10, 10])
-        #expect(trace.requestedBytes == 100 + 50 + 10 + 60 + 200 + 10 + 10)
+        #expect(trace.requestedBytes == 4 * 200 + 10 + 10 + 10)
     }
 }

@@ -123,21 +123,19 @@ public struct MiniatureSimulation: Sendable {
         }
         var requests: [UInt32] = []
         requests.reserveCapacity(Int(Double(trace.requestCount) * Double(threshold) / Double(SHARDS.modulus) * 1.2))
-        var requestedBytes: UInt64 = 0
         trace.requests.withUnsafeBufferPointer { all in
             newID.withUnsafeBufferPointer { newID in
                 for object in all {
                     let id = newID[Int(object)]
                     guard id != UInt32.max else { continue }
                     requests.append(id)
-                    requestedBytes &+= UInt64(sizes[Int(id)])
                 }
             }
         }
         let rate = Double(threshold) / Double(SHARDS.modulus)
         return Trace(
             name: "\(trace.name) (sampled at \(rate))", requests: requests, objectSizes: sizes,
-            hasSizes: trace.hasSizes, requestedBytes: requestedBytes)
+            hasSizes: trace.hasSizes)
     }
 
     /// The estimated hit ratio of `policy` at `capacity`: the sample's hit ratio in a cache scaled

@@ -20,7 +20,8 @@ public struct Trace: Sendable {
     public var objectCount: Int { objectSizes.count }
     /// The sum of all objects' sizes: the capacity at which nothing is ever evicted (byte mode).
     public let footprintBytes: UInt64
-    /// The bytes of all requests together.
+    /// The bytes of all requests together, each at its object's size (the largest it was
+    /// requested with, as replays count it: a byte hit ratio never passes 1).
     public let requestedBytes: UInt64
 
     /// How the trace was loaded, when it came from ``load(_:limit:cache:)``.
@@ -89,14 +90,21 @@ public struct Trace: Sendable {
         self = builder.build(name: name, hasSizes: hasSizes)
     }
 
-    /// A trace from already-dense parts (a sample of another trace, see ``MiniatureSimulation``).
-    init(name: String, requests: [UInt32], objectSizes: [UInt32], hasSizes: Bool, requestedBytes: UInt64) {
+    /// A trace from already-dense parts (a sample of another trace, see ``MiniatureSimulation``,
+    /// or a binary copy): every id in `requests` is an index of `objectSizes`.
+    init(name: String, requests: [UInt32], objectSizes: [UInt32], hasSizes: Bool) {
         self.name = name
         self.requests = requests
         self.objectSizes = objectSizes
         self.hasSizes = hasSizes
         self.footprintBytes = objectSizes.reduce(0) { $0 + UInt64($1) }
-        self.requestedBytes = requestedBytes
+        // Each request at its object's size, which is what a replay's hits count: summing each
+        // request's own size instead gave byte hit ratios over 1 where an object's size varies.
+        self.requestedBytes =
+            hasSizes
+            ? objectSizes.withUnsafeBufferPointer { sizes in
+                requests.reduce(0) { $0 &+ UInt64(sizes[Int($1)]) }
+            } : UInt64(requests.count)
     }
 
     private struct Builder {
@@ -105,7 +113,6 @@ public struct Trace: Sendable {
         var sizes: [UInt32] = []
         /// The smallest of `sizes`: no request at or below it can raise an object's size.
         var smallestSize = UInt32.max
-        var requestedBytes: UInt64 = 0
 
         @inline(__always)
         mutating func append(_ request: TraceRequest, file: String) throws(TraceError) {
@@ -123,7 +130,6 @@ public struct Trace: Sendable {
                 sizes[Int(id)] = request.size
             }
             requests.append(id)
-            requestedBytes &+= UInt64(request.size)
         }
 
         /// ``append(_:file:)`` for a chunk of requests, numbered at once (``DenseIDTable/number(_:into:sizes:smallestSize:)``).
@@ -141,14 +147,12 @@ public struct Trace: Sendable {
                     chunk, into: UnsafeMutableBufferPointer(rebasing: requests[start...]), sizes: &sizes,
                     smallestSize: &smallestSize)
             }
-            for request in chunk { requestedBytes &+= UInt64(request.size) }
         }
 
         func build(name: String, hasSizes: Bool) -> Trace {
             Trace(
                 name: name, requests: requests,
-                objectSizes: hasSizes ? sizes : [UInt32](repeating: 1, count: sizes.count),
-                hasSizes: hasSizes, requestedBytes: hasSizes ? requestedBytes : UInt64(requests.count))
+                objectSizes: hasSizes ? sizes : [UInt32](repeating: 1, count: sizes.count), hasSizes: hasSizes)
         }
     }
 }

@@ -95,8 +95,9 @@ public struct TraceCache: Sendable {
         let limit = UInt32(truncatingIfNeeded: objectCount)
         guard !requests.contains(where: { $0 >= limit }) else { return nil }
         let name = String(reader.path.split(separator: "/").last ?? Substring(reader.path))
-        return Trace(
-            name: name, requests: requests, objectSizes: sizes, hasSizes: words[6] == 1, requestedBytes: words[7])
+        // Word 7, the requested bytes, is not read back: copies written by earlier versions summed each
+        // request's own size, where replays count its object's (the trace computes it again).
+        return Trace(name: name, requests: requests, objectSizes: sizes, hasSizes: words[6] == 1)
     }
 
     /// Writes `trace` as the copy of `reader`'s trace (creating ``directory`` when missing).
