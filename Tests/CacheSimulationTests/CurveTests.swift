@@ -180,6 +180,12 @@ import Testing
         #expect(
             try CapacitySpecification(parsing: "0.5%").resolve(for: hundred, unit: .objects) == 1,
             "never below one object")
+        // The case made directly, with shares parsing never gives: resolved, not trapped on.
+        for share in [-0.1, .nan, -.infinity] {
+            #expect(CapacitySpecification.fraction(share).resolve(for: hundred, unit: .objects) == 1, "\(share)")
+        }
+        #expect(CapacitySpecification.fraction(.infinity).resolve(for: hundred, unit: .objects) == .max)
+        #expect(CapacitySpecification.fraction(2).resolve(for: hundred, unit: .objects) == 200)
     }
 }
 

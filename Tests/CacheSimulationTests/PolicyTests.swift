@@ -36,6 +36,16 @@ import Testing
         #expect(result.hitBytes == 2_000 && abs(result.byteHitRatio - 2.0 / 3) < 1e-12)
     }
 
+    /// A capacity is the user's to choose, up to `UInt64.max` (`tiercache simulate --capacity`
+    /// takes any count): no policy may trap on its own arithmetic there (ARC's directory bound is
+    /// 2c; `PolicyContext` gives no policy more than 2^60).
+    @Test(arguments: PolicyKind.allCases, [CapacityUnit.objects, .bytes])
+    func theLargestCapacityReplays(kind: PolicyKind, unit: CapacityUnit) throws {
+        let requests = (0..<200).map { TraceRequest(key: UInt64($0 % 37), size: UInt32(1 + $0 % 5)) }
+        let simulator = try Simulator(trace: try Trace(name: "small", requests: requests, hasSizes: true), unit: unit)
+        #expect(simulator.replay(SimulatedPolicy(kind), capacity: .max).hits == 200 - 37)
+    }
+
     @Test func lru() throws {
         // [3 2 1] → 1 hits → 4 evicts 2 → 2 evicts 3 → 5 evicts 1 → 1 misses.
         #expect(try hits(.lru, sequence, capacity: 3) == [false, false, false, true, false, false, false, false])

@@ -13,7 +13,7 @@ public enum PolicyKind: String, Sendable, CaseIterable, CustomStringConvertible 
     /// ARC (Megiddo & Modha, FAST'03): recency and frequency lists balanced by ghost hits (`ARCPolicy`).
     case arc
     /// W-TinyLFU (Einziger, Friedman & Manes, 2017): a window LRU before an admission filter
-    /// over a segmented LRU, with Caffeine's hill climber (`WTinyLFUPolicy`).
+    /// over a segmented LRU, its window sized by miniature simulation (`WTinyLFUPolicy`).
     case wtinylfu = "w-tinylfu"
     /// Belady's MIN: evicts the object used furthest in the future; the offline optimum (``BeladyPolicy``).
     case belady

@@ -6,7 +6,8 @@ import TierCache
 /// bytes of all distinct objects). A size with a unit, in any form `TierCache`'s `ByteCount` reads
 /// (`64MiB`, `1.5GB`, `2TiB`), asks for byte mode; a bare number counts objects.
 public enum CapacitySpecification: Sendable, Hashable, CustomStringConvertible {
-    /// A share of the footprint, from 0 to 1 (`10%` is `fraction(0.1)`); resolved by rounding down.
+    /// A share of the footprint, from 0 to 1 (`10%` is `fraction(0.1)`); resolved by rounding down,
+    /// to at least 1 (NaN and negative shares too).
     case fraction(Double)
     /// A number of objects.
     case objects(UInt64)
@@ -73,7 +74,11 @@ public enum CapacitySpecification: Sendable, Hashable, CustomStringConvertible {
         switch self {
         case .fraction(let fraction):
             let footprint = unit == .bytes ? Double(trace.footprintBytes) : Double(trace.objectCount)
-            return max(1, UInt64((footprint * fraction * (1 + 1e-12)).rounded(.down)))
+            let capacity = (footprint * fraction * (1 + 1e-12)).rounded(.down)
+            // Parsing gives 0...1, but the case can be made with any value: NaN, negative and
+            // infinite shares must not trap in `UInt64(_:)`.
+            guard capacity >= 1 else { return 1 }
+            return capacity < 0x1p64 ? UInt64(capacity) : .max
         case .objects(let count): return count
         case .bytes(let bytes): return bytes
         }
