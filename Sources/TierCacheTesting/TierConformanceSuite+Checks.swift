@@ -32,6 +32,18 @@ extension TierConformanceSuite {
 
         func key(_ text: String) throws -> CacheKey { try CacheKey(text) }
 
+        /// Fails the check, with what to do, when a limit the tier reports is more than the suite
+        /// writes (``TierConformanceSuite/largestExercisedBytes``): a tier bounded by a count alone,
+        /// or of unknown capacity (`Int.max`), would have the suite allocate that much, or
+        /// overflow, rather than fail.
+        func expectExercisable(_ bytes: Int, _ what: String) throws {
+            try expect(
+                bytes <= TierConformanceSuite.largestExercisedBytes,
+                "the tier's \(what), \(bytes) bytes, is more than the suite writes "
+                    + "(\(TierConformanceSuite.largestExercisedBytes) at most): make the tier with a test capacity "
+                    + "(1 MiB to 64 MiB keep the suite quick)")
+        }
+
         func entry(_ value: [UInt8], expiresAt: Date? = nil) -> CacheEntry {
             CacheEntry(value: value, storedAt: storedAt, expiresAt: expiresAt)
         }
@@ -131,6 +143,7 @@ extension TierConformanceSuite {
         func entrySizeRule() async throws {
             let tier = try await makeTier(directory)
             let limit = try await tier.usage().maxEntryBytes
+            try expectExercisable(limit, "entry limit")
             var random = SplitMix64(seed: 5)
             _ = try await tier.store(entry([9]), forKey: key("big"))
             let outcome = try await tier.store(entry(random.bytes(limit + 1)), forKey: key("big"))
@@ -153,6 +166,7 @@ extension TierConformanceSuite {
         func capacity() async throws {
             let tier = try await makeTier(directory)
             let start = try await tier.usage()
+            try expectExercisable(start.capacity, "capacity")
             var random = SplitMix64(seed: 7)
             var written = 0, index = 0, stored = 0
             var lastKey = try key("none"), lastValue: [UInt8] = []

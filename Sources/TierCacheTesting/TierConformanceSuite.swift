@@ -42,9 +42,11 @@ public struct TierConformanceSuite: Sendable {
         case expiry
         /// The longest keys work, and keys sharing a long prefix stay distinct.
         case longKeys
-        /// An entry over the per-entry limit is refused as too large, and replaces nothing.
+        /// An entry over the per-entry limit is refused as too large, and replaces nothing. A
+        /// limit past ``TierConformanceSuite/largestExercisedBytes`` fails the check, saying so.
         case entrySizeRule
-        /// Writing several times the capacity never takes usage past capacity.
+        /// Writing several times the capacity never takes usage past capacity. A capacity past
+        /// ``TierConformanceSuite/largestExercisedBytes`` fails the check, saying so.
         case capacity
         /// Many tasks storing, reading and removing at once never see another key's value.
         case concurrentUse
@@ -64,6 +66,10 @@ public struct TierConformanceSuite: Sendable {
         /// The check and the message.
         public var description: String { "\(check): \(message)" }
     }
+
+    /// The largest capacity and entry limit the suite exercises, 1 GiB: the capacity check writes
+    /// four times the capacity, the entry-size check one entry over the limit.
+    public static let largestExercisedBytes = 1 << 30
 
     private let makeTier: @Sendable (URL, CacheClock) async throws -> any CacheTier
     private let isPersistent: Bool

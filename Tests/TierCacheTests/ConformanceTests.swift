@@ -43,6 +43,22 @@ struct ConformanceTests {
         try await suite.run(check)
     }
 
+    /// A tier bounded by a count alone reports a capacity of 2^60 bytes (an entry limit of 2^60/20):
+    /// the suite cannot write that much, and says so, rather than allocate it or overflow.
+    @Test(
+        "Capacities and entry limits past what the suite writes fail their checks with a message",
+        arguments: [
+            TierConformanceSuite.Check.entrySizeRule, .capacity,
+        ])
+    func tooLargeToExercise(_ check: TierConformanceSuite.Check) async throws {
+        let suite = TierConformanceSuite(isPersistent: false) { _ in
+            try MemoryTier(capacity: .max, maxEntryCount: 1_000)
+        }
+        let failure = await #expect(throws: TierConformanceSuite.Failure.self) { try await suite.run(check) }
+        #expect(
+            failure?.message.contains("make the tier with a test capacity") == true, "\(String(describing: failure))")
+    }
+
     @Test("A tier that breaks the contract fails the suite")
     func brokenTierFails() async throws {
         // A tier that never evicts breaks the capacity rule; the suite must say so.
