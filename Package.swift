@@ -159,7 +159,7 @@ let package = Package(
             name: "TierCacheEncryption",
             dependencies: ["TierCache", .product(name: "Crypto", package: "swift-crypto")]
         ),
-        .target(name: "TierCacheTesting", dependencies: ["TierCache"]),
+        .target(name: "TierCacheTesting", dependencies: ["TierCache", "TierCacheEviction"]),
         // The benchmark suite as a library: any tier or policy, the CLI's `bench` and users' own.
         // Only what `tiercache` already builds, unless a trait asks for Redis.
         .target(

@@ -21,7 +21,9 @@
 ///   (Belady's MIN), and the tier refuses them.
 ///
 /// A policy of your own conforms to this protocol; it then runs in `Simulator.replay(_:capacity:)`
-/// and in `MemoryTier(capacity:policyType:)` unchanged.
+/// and in `MemoryTier(capacity:policyType:)` unchanged. `PolicyConformanceSuite`
+/// (`TierCacheTesting`) checks the contract in a test: the simulator reads only hits, and a
+/// `MemoryTier` stops on a breach (a precondition naming the rule).
 ///
 /// The protocol refines `SendableMetatype`: a policy's type travels between tasks (a list of
 /// policies replayed in parallel, a benchmark subject's factory), though its instances stay with

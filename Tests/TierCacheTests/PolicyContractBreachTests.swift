@@ -53,7 +53,7 @@ struct PolicyContractBreachTests {
 }
 
 /// Admits everything and evicts nothing (nor lists a departure): a breach once the tier is full.
-private struct NeverEvictingPolicy: EvictionPolicy {
+struct NeverEvictingPolicy: EvictionPolicy {
     static let name = "never evicting"
     private var resident: Set<UInt32> = []
     init(context: PolicyContext) {}
@@ -70,7 +70,7 @@ private struct NeverEvictingPolicy: EvictionPolicy {
 }
 
 /// LRU whose `remove(_:)` does nothing: the slot stays resident after its key is removed.
-private struct KeepsRemovedSlotPolicy: EvictionPolicy {
+struct KeepsRemovedSlotPolicy: EvictionPolicy {
     static let name = "keeps removed slots"
     private var lru: LRUPolicy
     init(context: PolicyContext) { lru = LRUPolicy(context: context) }

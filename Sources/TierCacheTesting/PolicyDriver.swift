@@ -1,0 +1,178 @@
+import TierCacheEviction
+
+/// Drives a policy as `MemoryTier` does, for ``PolicyConformanceSuite``, and checks one rule of
+/// the contract after every call.
+///
+/// It keeps what the policy's reports say (a slot is resident or remembered from the call that
+/// admitted it to the call whose `departures` name it gone), as the tier does, and compares that
+/// with what `isResident(_:)` and `remembers(_:)` answer. A slot the policy forgets goes to a new
+/// object (a new key hash and size), as the tier gives it to the next new key.
+struct PolicyDriver<Policy: EvictionPolicy> {
+    typealias Check = PolicyConformanceSuite<Policy>.Check
+
+    private let check: Check
+    private let workload: PolicyWorkload
+    private var policy: Policy
+    /// Each slot's object: its size, and its key's hash.
+    private var sizes: [UInt64]
+    private var hashes: [UInt64]
+    /// What the policy's reports say it holds.
+    private var reportedResident: Set<UInt32> = []
+    private var reportedRemembered: Set<UInt32> = []
+    private var random: UInt64 = 0x5EED
+    private var step = 0
+
+    init(check: Check, workload: PolicyWorkload) {
+        self.check = check
+        self.workload = workload
+        policy = Policy(
+            context: PolicyContext(
+                capacity: workload.capacity, expectedSlots: Int(workload.slots), readsDepartures: true))
+        sizes = []
+        hashes = []
+        for _ in 0..<workload.slots {
+            sizes.append(drawSize())
+            hashes.append(nextRandom())
+        }
+    }
+
+    /// Replays `requests` requests, with removals and new sizes among them, then empties the policy.
+    mutating func replay(requests: Int) throws {
+        for step in 0..<requests {
+            self.step = step
+            let slot = pickSlot()
+            let roll = nextRandom() % 100
+            let isKnown = reportedRemembered.contains(slot)
+            if roll < 3, isKnown {
+                try remove(slot)
+                newObject(in: slot)
+            } else if roll < 6, workload.largestSize > 1 {
+                // A new size: the tier removes the slot first (a resident size never changes),
+                // and now and then the size is more than the policy admits.
+                if isKnown { try remove(slot) }
+                sizes[Int(slot)] = roll == 5 ? workload.capacity + 1 + nextRandom() % 100 : drawSize()
+                try access(slot)
+            } else {
+                try access(slot)
+            }
+        }
+        policy.removeAll()
+        let kept = (0..<workload.slots).filter { policy.isResident($0) || policy.remembers($0) }
+        try expect(.removeForgets, kept.isEmpty, "removeAll() kept slots \(kept.prefix(10))")
+    }
+
+    private mutating func access(_ slot: UInt32) throws {
+        let size = sizes[Int(slot)]
+        let wasResident = policy.isResident(slot)
+        let residentBefore = check == .hitsAreResidents ? residents() : []
+        let hit = policy.access(slot, size: size, keyHash: hashes[Int(slot)], position: 0)
+        try expect(
+            .hitsAreResidents, hit == wasResident,
+            "a request for slot \(slot) was \(hit ? "a hit" : "a miss") while isResident said \(wasResident)")
+        if hit, check == .hitsAreResidents {
+            let gone = residentBefore.subtracting(residents())
+            try expect(.hitsAreResidents, gone.isEmpty, "a hit on slot \(slot) evicted \(gone.sorted().prefix(10))")
+        }
+        if size > policy.largestAdmissibleSize {
+            try expect(
+                .refusesOversizedObjects, !policy.isResident(slot),
+                "slot \(slot) of size \(size) is resident, past largestAdmissibleSize \(policy.largestAdmissibleSize)")
+        }
+        settle(accessed: slot)
+        try verify()
+    }
+
+    private mutating func remove(_ slot: UInt32) throws {
+        policy.remove(slot)
+        settle(accessed: nil)
+        try expect(
+            .removeForgets, !policy.isResident(slot) && !policy.remembers(slot),
+            "remove(\(slot)) left it \(policy.isResident(slot) ? "resident" : "remembered")")
+        reportedResident.remove(slot)
+        reportedRemembered.remove(slot)
+        try verify()
+    }
+
+    /// Reads the last call's reports, as the tier does after each call.
+    private mutating func settle(accessed: UInt32?) {
+        var reported = Array(policy.departures)
+        if let accessed { reported.append(accessed) }
+        for slot in reported {
+            if policy.isResident(slot) { reportedResident.insert(slot) } else { reportedResident.remove(slot) }
+            if policy.remembers(slot) {
+                reportedRemembered.insert(slot)
+            } else if reportedRemembered.remove(slot) != nil || slot == accessed {
+                newObject(in: slot)
+            }
+        }
+    }
+
+    /// Checks, after a call, the rules of the check that do not concern one request.
+    private func verify() throws {
+        switch check {
+        case .staysWithinCapacity:
+            let weight = residents().reduce(UInt64(0)) { $0 + sizes[Int($1)] }
+            try expect(
+                .staysWithinCapacity, weight <= workload.capacity,
+                "resident objects weigh \(weight), past the capacity of \(workload.capacity)")
+        case .reportsDepartures:
+            for slot in 0..<workload.slots {
+                let resident = policy.isResident(slot), remembers = policy.remembers(slot)
+                try expect(
+                    .reportsDepartures, resident == reportedResident.contains(slot),
+                    "slot \(slot) is \(resident ? "" : "not ")resident, but departures said otherwise")
+                try expect(
+                    .reportsDepartures, remembers == reportedRemembered.contains(slot),
+                    "slot \(slot) is \(remembers ? "" : "not ")remembered, but departures said otherwise")
+                try expect(.reportsDepartures, !resident || remembers, "slot \(slot) is resident but not remembered")
+            }
+        case .listsResidents:
+            let listed = policy.residentsByRetention
+            let resident = residents()
+            try expect(
+                .listsResidents, listed.count == resident.count && Set(listed) == resident,
+                "residentsByRetention lists \(listed.count) slots, \(resident.count) are resident")
+        case .online, .hitsAreResidents, .refusesOversizedObjects, .removeForgets:
+            break
+        }
+    }
+
+    /// The resident slots, by `isResident(_:)`.
+    private func residents() -> Set<UInt32> {
+        Set((0..<workload.slots).filter { policy.isResident($0) })
+    }
+
+    private func expect(_ rule: Check, _ condition: Bool, _ message: @autoclosure () -> String) throws {
+        guard rule == check, !condition else { return }
+        throw PolicyConformanceSuite<Policy>.Failure(
+            check: check, message: "\(Policy.name), \(workload.name), request \(step): \(message())")
+    }
+
+    // MARK: The workload
+
+    /// A slot: nine requests in ten go to a tenth of the slots.
+    private mutating func pickSlot() -> UInt32 {
+        let hot = max(1, workload.slots / 10)
+        let spread = nextRandom() % 10 == 0 ? workload.slots : hot
+        return UInt32(nextRandom() % UInt64(spread))
+    }
+
+    private mutating func drawSize() -> UInt64 {
+        1 + nextRandom() % workload.largestSize
+    }
+
+    /// The tier gives a forgotten slot to the next new key: another object.
+    private mutating func newObject(in slot: UInt32) {
+        hashes[Int(slot)] = nextRandom()
+        sizes[Int(slot)] = drawSize()
+    }
+
+    /// SplitMix64: seeded, so every run replays the same requests.
+    private mutating func nextRandom() -> UInt64 {
+        random &+= 0x9E37_79B9_7F4A_7C15
+        var z = random
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

@@ -1,0 +1,96 @@
+import Testing
+import TierCacheEviction
+import TierCacheTesting
+
+/// Every built-in online policy keeps the contract `MemoryTier` relies on, and a policy that
+/// breaks a rule fails the check for that rule, before a tier would stop on it.
+@Suite("Policy conformance")
+struct PolicyConformanceTests {
+    @Test(arguments: PolicyConformanceSuite<LRUPolicy>.Check.allCases)
+    func builtInPolicies(_ check: PolicyConformanceSuite<LRUPolicy>.Check) throws {
+        func run<Policy: EvictionPolicy>(_ type: Policy.Type) throws {
+            let named = try #require(PolicyConformanceSuite<Policy>.Check(rawValue: check.rawValue))
+            try PolicyConformanceSuite(type).run(named)
+        }
+        try run(LRUPolicy.self)
+        try run(FIFOPolicy.self)
+        try run(CLOCKPolicy.self)
+        try run(SIEVEPolicy.self)
+        try run(S3FIFOPolicy.self)
+        try run(ARCPolicy.self)
+        try run(TwoQPolicy.self)
+        try run(LIRSPolicy.self)
+        try run(WTinyLFUPolicy.self)
+    }
+
+    @Test("A policy that evicts nothing fails the capacity check")
+    func neverEvicts() {
+        let failure = #expect(throws: PolicyConformanceSuite<NeverEvictingPolicy>.Failure.self) {
+            try PolicyConformanceSuite(NeverEvictingPolicy.self).run(.staysWithinCapacity)
+        }
+        #expect(failure?.message.contains("past the capacity") == true, "\(String(describing: failure))")
+    }
+
+    @Test("A policy whose remove keeps the slot fails the removal check")
+    func keepsRemovedSlot() {
+        #expect(throws: PolicyConformanceSuite<KeepsRemovedSlotPolicy>.Failure.self) {
+            try PolicyConformanceSuite(KeepsRemovedSlotPolicy.self).run(.removeForgets)
+        }
+    }
+
+    @Test("A policy that evicts without listing departures fails the departures check, and only that one")
+    func silentDepartures() throws {
+        #expect(throws: PolicyConformanceSuite<SilentLRU>.Failure.self) {
+            try PolicyConformanceSuite(SilentLRU.self).run(.reportsDepartures)
+        }
+        for check in PolicyConformanceSuite<SilentLRU>.Check.allCases where check != .reportsDepartures {
+            try PolicyConformanceSuite(SilentLRU.self).run(check)
+        }
+    }
+
+    @Test("A policy that reads the future fails the online check")
+    func readsTheFuture() {
+        #expect(throws: PolicyConformanceSuite<ClairvoyantLRU>.Failure.self) {
+            try PolicyConformanceSuite(ClairvoyantLRU.self).run(.online)
+        }
+    }
+}
+
+// README:begin policy-conformance
+@Test(arguments: PolicyConformanceSuite<MyPolicy>.Check.allCases)
+func policyConformance(_ check: PolicyConformanceSuite<MyPolicy>.Check) throws {
+    try PolicyConformanceSuite(MyPolicy.self).run(check)
+}
+// README:end
+
+/// A user's policy, as the README's example names it: SIEVE under another name.
+struct MyPolicy: EvictionPolicyVariant {
+    static let name = "mine"
+    var base: SIEVEPolicy
+    init(context: PolicyContext) { base = SIEVEPolicy(context: context) }
+}
+
+/// LRU that lists no departures: the tier would keep every evicted value.
+struct SilentLRU: EvictionPolicy {
+    static let name = "silent LRU"
+    private var lru: LRUPolicy
+    init(context: PolicyContext) { lru = LRUPolicy(context: context) }
+    mutating func access(_ slot: UInt32, size: UInt64, keyHash: UInt64, position: Int) -> Bool {
+        lru.access(slot, size: size, keyHash: keyHash, position: position)
+    }
+    mutating func remove(_ slot: UInt32) { lru.remove(slot) }
+    mutating func removeAll() { lru.removeAll() }
+    func isResident(_ slot: UInt32) -> Bool { lru.isResident(slot) }
+    func remembers(_ slot: UInt32) -> Bool { lru.remembers(slot) }
+    var departures: ArraySlice<UInt32> { [] }
+    var largestAdmissibleSize: UInt64 { lru.largestAdmissibleSize }
+    var residentsByRetention: [UInt32] { lru.residentsByRetention }
+}
+
+/// LRU that says it reads the future: the tier refuses offline policies.
+struct ClairvoyantLRU: EvictionPolicyVariant {
+    static let name = "clairvoyant LRU"
+    static var needsFuture: Bool { true }
+    var base: LRUPolicy
+    init(context: PolicyContext) { base = LRUPolicy(context: context) }
+}
