@@ -75,6 +75,35 @@ import Testing
         #expect(try hits(.fifo, reference, capacity: 3).filter { !$0 }.count == 15)
     }
 
+    /// Each hit leaves a stale heap entry that never surfaces (its next use is now): MIN's heap
+    /// stays near its residents' count instead of growing by one entry per hit, and its hits are
+    /// those of MIN written plainly (scan the residents for the furthest next use).
+    @Test func beladysHeapStaysNearItsResidents() throws {
+        let trace = try skewedTrace(count: 50_000, keys: 400, sized: false, seed: 9)
+        let nextUse = BeladyPolicy.nextUses(of: trace.requests, objectCount: trace.objectCount)
+        var policy = BeladyPolicy(
+            context: PolicyContext(capacity: 100, expectedSlots: trace.objectCount, nextUse: nextUse))
+        var hits = 0
+        var largestHeap = 0
+        for (position, object) in trace.requests.enumerated() {
+            if policy.access(object, size: 1, keyHash: 0, position: position) { hits += 1 }
+            largestHeap = max(largestHeap, policy.heapCount)
+        }
+        #expect(hits > 25_000, "a skewed trace hits often: \(hits)")
+        #expect(largestHeap <= 2 * 100 + 64 + 1, "the heap reached \(largestHeap) entries for 100 residents")
+        var resident: [UInt32: UInt32] = [:]  // object → its next use
+        var plainHits = 0
+        for (position, object) in trace.requests.enumerated() {
+            if resident[object] != nil {
+                plainHits += 1
+            } else if resident.count == 100, let furthest = resident.max(by: { $0.value < $1.value }) {
+                resident[furthest.key] = nil
+            }
+            resident[object] = nextUse[position]
+        }
+        #expect(plainHits == hits)
+    }
+
     /// MIN's byte accounting when sizes other than 1 arrive after unit sizes (it keeps sizes only
     /// from then): with 4 bytes, the 3-byte object evicts the two objects used furthest ahead,
     /// and leaves again, whole, for the next miss.
