@@ -71,6 +71,12 @@ import Testing
             try TraceFixtures.requests(path) == [
                 TraceRequest(key: 77, size: 4096, timestamp: 10), TraceRequest(key: 78, size: 512, timestamp: 11),
             ])
+        // A row number named `id` before the object's id: the object's id is the key.
+        let numbered = try fixtures.write("n.csv", text: "id,obj_id,obj_size\n1,5,10\n2,5,10\n3,6,20\n")
+        #expect(
+            try TraceFixtures.requests(numbered) == [
+                TraceRequest(key: 5, size: 10), TraceRequest(key: 5, size: 10), TraceRequest(key: 6, size: 20),
+            ])
     }
 
     @Test func plainTakesIntegerOrStringKeysWithOptionalSizeAndTime() throws {
@@ -174,6 +180,10 @@ import Testing
         #expect(TraceFormat.guess(fromFileName: "lirs/cs.trace.gz") == .lirs)
         #expect(TraceFormat.guess(fromFileName: "cache2k/web07.trace.xz") == .cache2k)
         #expect(TraceFormat.guess(fromFileName: "x.oracleGeneral.bin.zst") == .oracleGeneral)
+        #expect(TraceFormat.guess(fromFileName: "w44.oracleGeneral.zst") == .oracleGeneral)
+        // Another binary layout, and a CSV export, are not read as oracleGeneral's records.
+        #expect(TraceFormat.guess(fromFileName: "x.oracleGeneralOpNS.bin.zst") == nil)
+        #expect(TraceFormat.guess(fromFileName: "x.oracleGeneral.csv") == .csv)
         #expect(TraceFormat.guess(fromFileName: "x.csv.zst") == .csv)
         #expect(TraceFormat.guess(fromFileName: "mine.txt") == .plain)
         #expect(TraceFormat.guess(fromFileName: "unknown.dat") == nil)

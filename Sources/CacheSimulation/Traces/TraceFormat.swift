@@ -11,7 +11,8 @@ public enum TraceFormat: String, Sendable, CaseIterable, CustomStringConvertible
     /// libCacheSim's `oracleGeneral` binary: 24-byte little-endian records
     /// `uint32 time, uint64 obj_id, uint32 size, int64 next_access_vtime`.
     case oracleGeneral = "oracle-general"
-    /// CSV with a header line naming its columns: the key column is `lbn`, `obj_id`, `key` or `id`;
+    /// CSV with a header line naming its columns: the key column is the first of `obj_id`, `key`,
+    /// `lbn` and `id` (in that order) that the header names;
     /// optional `size`/`obj_size` and `time`/`timestamp` columns. libCacheSim's CSV traces read as is.
     case csv
     /// TierCache's plain format for users' own traces: `key[,size[,timestamp]]` per line, every
@@ -33,8 +34,10 @@ public enum TraceFormat: String, Sendable, CaseIterable, CustomStringConvertible
         }
     }
 
-    /// Guesses the format from a file name: `.lis` is ARC, `oracleGeneral` in the name is libCacheSim's
-    /// binary, `.csv` is CSV, `.trace.xz` is cache2k, `.trace` (optionally `.gz`) is LIRS, `.txt` is plain.
+    /// Guesses the format from a file name: `.lis` is ARC, `.csv` is CSV, an `oracleGeneral` part
+    /// (`x.oracleGeneral.bin`, `x.oracleGeneral`) is libCacheSim's binary, `.trace.xz` is cache2k,
+    /// `.trace` (optionally `.gz`) is LIRS, `.txt` is plain. libCacheSim's other binaries, such as
+    /// `oracleGeneralOpNS` (27-byte records), are no guess: their records would be misread.
     public static func guess(fromFileName path: String) -> TraceFormat? {
         let file = path.split(separator: "/").last.map(String.init) ?? path
         if file.hasSuffix(".trace.xz") { return .cache2k }
@@ -43,9 +46,9 @@ public enum TraceFormat: String, Sendable, CaseIterable, CustomStringConvertible
             base = base.dropLast(suffix.count)
             break
         }
-        if base.contains("oracleGeneral") { return .oracleGeneral }
         if base.hasSuffix(".lis") { return .arc }
         if base.hasSuffix(".csv") { return .csv }
+        if base.split(separator: ".").contains("oracleGeneral") { return .oracleGeneral }
         if base.hasSuffix(".trace") { return .lirs }
         if base.hasSuffix(".txt") { return .plain }
         return nil

@@ -176,12 +176,17 @@ public struct TraceReader: Sendable {
         }
     }
 
+    /// The names a CSV key column may have, the most specific first.
+    static let csvKeyColumns = ["obj_id", "key", "lbn", "id"]
+
     /// The columns a CSV header names (line `number`, split into `fields`).
     private func csvColumns(
         _ fields: [UnsafeBufferPointer<UInt8>], line: UnsafeBufferPointer<UInt8>, number: Int
     ) throws(TraceError) -> (key: Int, size: Int?, time: Int?) {
         let names = fields.map { ASCIIFields.text($0).lowercased() }
-        guard let key = names.firstIndex(where: { ["lbn", "obj_id", "key", "id"].contains($0) }) else {
+        // By the names' priority, not the columns' order: in `id,obj_id,obj_size` the `id` is a
+        // row number, and taking it made every request another object (a hit ratio of 0).
+        guard let key = Self.csvKeyColumns.lazy.compactMap({ names.firstIndex(of: $0) }).first else {
             throw malformed(
                 number, "the CSV header names no key column (lbn, obj_id, key or id): \"\(ASCIIFields.text(line))\"")
         }
