@@ -46,12 +46,6 @@ struct TraceOptions: ParsableArguments {
                 Data("loaded \(loaded.name): \(loaded.requestCount) requests in \(loading.summary)\n".utf8))
         }
         guard loaded.requestCount > 0 else { throw ValidationError("\(loaded.name) holds no requests") }
-        // The exact LRU curve and Belady's next uses number requests in 32 bits.
-        guard loaded.requestCount <= Int(Int32.max) else {
-            throw ValidationError(
-                "\(loaded.name) has \(loaded.requestCount) requests, more than the \(Int32.max) the simulator numbers; pass --limit"
-            )
-        }
         return loaded
     }
 }

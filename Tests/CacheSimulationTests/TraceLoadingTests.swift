@@ -40,6 +40,23 @@ import Testing
         #expect(table.count == reference.count)
     }
 
+    /// A trace past the most requests it may hold (2^31 - 1, which the exact LRU curve and MIN
+    /// number in 32 bits; 5 here) is refused at the first request past it, by the request and by
+    /// the chunk, naming that request: not loaded whole, then refused (or trapped on) later.
+    @Test func requestsPastTheMaximumAreRefusedWhereTheyStart() throws {
+        let requests = (0..<8).map { TraceRequest(key: UInt64($0 % 3)) }
+        var single = Trace.Builder(maximumRequests: 5)
+        for request in requests.prefix(5) { try single.append(request, file: "t") }
+        let one = #expect(throws: TraceError.self) { try single.append(requests[5], file: "t") }
+        #expect(one?.record == 6, "\(String(describing: one))")
+        var chunked = Trace.Builder(maximumRequests: 5)
+        let many = #expect(throws: TraceError.self) {
+            try requests.withUnsafeBufferPointer { try chunked.append(contentsOf: $0, file: "t") }
+        }
+        #expect(many?.record == 6 && chunked.requests.count == 5, "\(String(describing: many))")
+        #expect(Trace.maximumRequestCount == Int(Int32.max))
+    }
+
     /// The chunked numbering (prefetching ahead, the table grown before a chunk) gives the ids of
     /// a plain Dictionary and the largest size of each key, chunk after chunk.
     @Test func chunkedNumberingMatchesADictionary() {

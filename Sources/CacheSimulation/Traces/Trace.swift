@@ -16,6 +16,10 @@ public struct Trace: Sendable {
 
     /// The number of requests.
     public var requestCount: Int { requests.count }
+    /// The most requests a trace holds, 2^31 - 1: the exact LRU curve and Belady's MIN number
+    /// requests in 32 bits. Loading a longer trace fails at the first request past it (load it
+    /// with a limit), before its whole file is read.
+    public static let maximumRequestCount = Int(Int32.max)
     /// The number of distinct objects (the footprint in objects).
     public var objectCount: Int { objectSizes.count }
     /// The sum of all objects' sizes: the capacity at which nothing is ever evicted (byte mode).
@@ -60,7 +64,7 @@ public struct Trace: Sendable {
             return copy
         }
         let hasSizes = try reader.requestsCarrySizes()
-        var builder = Builder()
+        var builder = Builder(maximumRequests: Trace.maximumRequestCount)
         let limit = limit ?? Int.max
         if limit > 0 {
             try reader.forEachChunkParsedAhead(while: { chunk throws(TraceError) in
@@ -85,7 +89,7 @@ public struct Trace: Sendable {
 
     /// Builds a trace from requests in memory (tests, synthetic workloads).
     public init(name: String, requests: some Sequence<TraceRequest>, hasSizes: Bool = false) throws(TraceError) {
-        var builder = Builder()
+        var builder = Builder(maximumRequests: Trace.maximumRequestCount)
         for request in requests { try builder.append(request, file: name) }
         self = builder.build(name: name, hasSizes: hasSizes)
     }
@@ -107,7 +111,10 @@ public struct Trace: Sendable {
             } : UInt64(requests.count)
     }
 
-    private struct Builder {
+    /// Numbers a trace's requests as they are read.
+    struct Builder {
+        /// The most requests it takes (``Trace/maximumRequestCount``; less in tests).
+        let maximumRequests: Int
         var ids = DenseIDTable()
         var requests: [UInt32] = []
         var sizes: [UInt32] = []
@@ -122,6 +129,12 @@ public struct Trace: Sendable {
                     file: file, record: requests.count + 1,
                     reason: .malformed("more than \(UInt32.max - 1) distinct objects"))
             }
+            guard requests.count < maximumRequests else {
+                throw TraceError(
+                    file: file, record: requests.count + 1,
+                    reason: .malformed(
+                        "more than \(maximumRequests) requests, the most a trace holds: load it with a limit"))
+            }
             let (id, isNew) = ids.id(for: request.key)
             if isNew {
                 sizes.append(request.size)
@@ -134,8 +147,10 @@ public struct Trace: Sendable {
 
         /// ``append(_:file:)`` for a chunk of requests, numbered at once (``DenseIDTable/number(_:into:sizes:smallestSize:)``).
         mutating func append(contentsOf chunk: UnsafeBufferPointer<TraceRequest>, file: String) throws(TraceError) {
-            guard ids.count + chunk.count < Int(UInt32.max) - 1 else {
-                // Near the id limit: one at a time, so the error names the exact record.
+            guard ids.count + chunk.count < Int(UInt32.max) - 1,
+                requests.count + chunk.count <= maximumRequests
+            else {
+                // Near a limit: one at a time, so the error names the exact record.
                 for request in chunk { try append(request, file: file) }
                 return
             }

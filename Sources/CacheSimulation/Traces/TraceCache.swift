@@ -75,7 +75,7 @@ public struct TraceCache: Sendable {
         guard Self.readFully(descriptor, into: &header) else { return nil }
         let words = header.map { UInt64(littleEndian: $0) }
         guard words[0] == Self.magic, words[1] == identity, words[2] == source.size, words[3] == source.modified,
-            words[4] <= UInt64(Int32.max) * 4, words[5] <= UInt64(UInt32.max), words[6] <= 1
+            words[4] <= UInt64(Trace.maximumRequestCount), words[5] <= UInt64(UInt32.max), words[6] <= 1
         else { return nil }
         let requestCount = Int(words[4])
         let objectCount = Int(words[5])
