@@ -60,7 +60,7 @@ extension LMDBTier {
         let payloadCount = record.count - StoredRecord.headerSize - (key.fullKey?.count ?? 0)
         // The codec compresses alone when that is smaller: the header says whether it used it.
         let used = dictionary.flatMap { dictionary in
-            record.withUnsafeBytes { (try? StoredRecord.header(of: $0))?.dictionaryID } == dictionary.id
+            record.withUnsafeBytes { StoredRecord.dictionaryID(ofEncoded: $0) } == dictionary.id
                 ? UsedDictionary(id: dictionary.id, checksum: dictionary.dictionary.checksum) : nil
         }
         guard let encryption else {

@@ -138,6 +138,15 @@ public enum EntryRecord {
         }
     }
 
+    /// The dictionary a record just encoded names, read without checking the record (``header(of:)``
+    /// checks it, and hashes a raw payload to do so): for the writer that made it.
+    public static func dictionaryID(ofEncoded record: UnsafeRawBufferPointer) -> UInt16? {
+        guard record.count >= headerSize, record.load(fromByteOffset: 1, as: UInt8.self) & dictionaryFlag != 0 else {
+            return nil
+        }
+        return UInt16(littleEndian: record.loadUnaligned(fromByteOffset: 2, as: UInt16.self))
+    }
+
     /// The checksum of a record of this format version cut after what it covers: every byte but
     /// the checksum field's own.
     private static func recordChecksum(_ covered: UnsafeRawBufferPointer) -> UInt32 {
@@ -215,6 +224,10 @@ public enum EntryRecord {
             guard recordChecksum(UnsafeRawBufferPointer(rebasing: record[..<covered])) == checksum else {
                 throw DecodeFailure(reason: "checksum mismatch")
             }
+        } else if format != nil, checksum != 0 {
+            // Version 1 wrote 0 there with a compressed payload: a version 3 record whose version
+            // byte lost a bit (3 to 1) must not be read unchecked.
+            throw DecodeFailure(reason: "a version 1 compressed record with a checksum")
         }
         return Header(
             format: format,

@@ -80,6 +80,17 @@ struct StoredFormatTests {
             if let (read, readKey) = decoded, read != entry || readKey != key { misread.append(bit) }
         }
         #expect(misread.isEmpty, "bits read as another entry or key: \(misread)")
+        // Two bits: the version byte's (3 to 1: version 1 left compressed records unchecked) and
+        // one of the expiry's.
+        var twice = record
+        twice[0] ^= 2
+        twice[20] ^= 1
+        let read = twice.withUnsafeBytes { bytes in
+            (try? EntryRecord.header(of: bytes)).flatMap { header in
+                (try? EntryRecord.value(of: header, codec: codec, largestValue: 1 << 20)).map { _ in header.metadata }
+            }
+        }
+        #expect(read == nil, "read with expiry \(String(describing: read?.expiresAt))")
     }
 
     @Test(
