@@ -1,3 +1,4 @@
+import TierCache
 import TierCacheEviction
 
 /// Drives a policy as `MemoryTier` does, for ``PolicyConformanceSuite``, and checks one rule of
@@ -19,15 +20,15 @@ struct PolicyDriver<Policy: EvictionPolicy> {
     /// What the policy's reports say it holds.
     private var reportedResident: Set<UInt32> = []
     private var reportedRemembered: Set<UInt32> = []
-    private var random: UInt64 = 0x5EED
+    /// Seeded, so that every run replays the same requests.
+    private var random = SplitMix64(seed: 0x5EED)
     private var step = 0
 
     init(check: Check, workload: PolicyWorkload) {
         self.check = check
         self.workload = workload
-        policy = Policy(
-            context: PolicyContext(
-                capacity: workload.capacity, expectedSlots: Int(workload.slots), readsDepartures: true))
+        // No expected slot count, as the tier gives none: per-slot arrays must grow as slots appear.
+        policy = Policy(context: PolicyContext(capacity: workload.capacity, readsDepartures: true))
         sizes = []
         hashes = []
         for _ in 0..<workload.slots {
@@ -42,15 +43,18 @@ struct PolicyDriver<Policy: EvictionPolicy> {
             self.step = step
             let slot = pickSlot()
             let roll = nextRandom() % 100
-            let isKnown = reportedRemembered.contains(slot)
-            if roll < 3, isKnown {
+            if roll < 3, reportedRemembered.contains(slot) {
                 try remove(slot)
                 newObject(in: slot)
             } else if roll < 6, workload.largestSize > 1 {
-                // A new size: the tier removes the slot first (a resident size never changes),
-                // and now and then the size is more than the policy admits.
-                if isKnown { try remove(slot) }
-                sizes[Int(slot)] = roll == 5 ? workload.capacity + 1 + nextRandom() % 100 : drawSize()
+                // The same key stored at a new size: the tier removes the slot first if it holds a
+                // value (a resident size never changes), not if the policy only remembers it; now
+                // and then the size is more than the policy admits.
+                let hash = hashes[Int(slot)]
+                if reportedResident.contains(slot) { try remove(slot) }
+                hashes[Int(slot)] = hash
+                let largest = min(policy.largestAdmissibleSize, workload.capacity)
+                sizes[Int(slot)] = roll == 5 ? largest + 1 + nextRandom() % 100 : drawSize()
                 try access(slot)
             } else {
                 try access(slot)
@@ -167,12 +171,5 @@ struct PolicyDriver<Policy: EvictionPolicy> {
         sizes[Int(slot)] = drawSize()
     }
 
-    /// SplitMix64: seeded, so every run replays the same requests.
-    private mutating func nextRandom() -> UInt64 {
-        random &+= 0x9E37_79B9_7F4A_7C15
-        var z = random
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
+    private mutating func nextRandom() -> UInt64 { random.next() }
 }

@@ -48,6 +48,20 @@ struct PolicyConformanceTests {
         }
     }
 
+    @Test("A policy that admits objects past the size it says it admits fails the oversized check")
+    func admitsOversized() {
+        #expect(throws: PolicyConformanceSuite<UnderstatedLRU>.Failure.self) {
+            try PolicyConformanceSuite(UnderstatedLRU.self).run(.refusesOversizedObjects)
+        }
+    }
+
+    @Test("A policy whose retention list leaves out residents fails the listing check")
+    func listsTooFew() {
+        #expect(throws: PolicyConformanceSuite<ForgetfulListingLRU>.Failure.self) {
+            try PolicyConformanceSuite(ForgetfulListingLRU.self).run(.listsResidents)
+        }
+    }
+
     @Test("A policy that reads the future fails the online check")
     func readsTheFuture() {
         #expect(throws: PolicyConformanceSuite<ClairvoyantLRU>.Failure.self) {
@@ -93,4 +107,20 @@ struct ClairvoyantLRU: EvictionPolicyVariant {
     static var needsFuture: Bool { true }
     var base: LRUPolicy
     init(context: PolicyContext) { base = LRUPolicy(context: context) }
+}
+
+/// LRU that says it admits a tenth of its capacity, and admits up to all of it.
+struct UnderstatedLRU: EvictionPolicyVariant {
+    static let name = "understated LRU"
+    var base: LRUPolicy
+    init(context: PolicyContext) { base = LRUPolicy(context: context) }
+    var largestAdmissibleSize: UInt64 { base.largestAdmissibleSize / 10 }
+}
+
+/// LRU whose retention list leaves out its oldest resident.
+struct ForgetfulListingLRU: EvictionPolicyVariant {
+    static let name = "forgetful listing LRU"
+    var base: LRUPolicy
+    init(context: PolicyContext) { base = LRUPolicy(context: context) }
+    var residentsByRetention: [UInt32] { Array(base.residentsByRetention.dropFirst()) }
 }
