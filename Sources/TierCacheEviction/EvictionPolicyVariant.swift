@@ -41,4 +41,8 @@ extension EvictionPolicyVariant {
     public var largestAdmissibleSize: UInt64 { base.largestAdmissibleSize }
     /// The base policy's order.
     public var residentsByRetention: [UInt32] { base.residentsByRetention }
+    /// The base policy's hint: a variant of W-TinyLFU loads what its base would, ahead of the
+    /// request (the protocol's default, doing nothing, left a variant's replay waiting on memory).
+    @inlinable @inline(__always)
+    public mutating func prefetch(_ slot: UInt32, keyHash: UInt64) { base.prefetch(slot, keyHash: keyHash) }
 }

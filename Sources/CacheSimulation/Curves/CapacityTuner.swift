@@ -147,6 +147,13 @@ public struct CapacityTuner: Sendable {
             curves += try replayedCurves(
                 replayed, trace: trace, simulator: simulator, grid: grid, footprint: footprint, progress: progress)
         }
+        // A user's policy named "LRU" beside the exact curve, or two sharing a name: the report
+        // finds a curve's line and rows by its name. The exact and SHARDS curves and the built-ins
+        // keep theirs.
+        let builtIn = Array(repeating: true, count: curves.count - replayed.count) + replayed.map { $0.kind != nil }
+        for (index, name) in Simulator.namedApart(curves.map(\.policy), keeping: builtIn).enumerated() {
+            curves[index].policy = name
+        }
         if !options.fullCurves {
             for index in curves.indices {
                 let crossing = curves[index].capacityForTarget.map {

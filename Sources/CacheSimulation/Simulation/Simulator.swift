@@ -124,14 +124,41 @@ public struct Simulator: Sendable {
 
     /// Replays every (policy, capacity) pair, `parallelism` at a time, and returns the results in
     /// policy-major order. `progress` is called (from any thread) with (finished, total).
+    ///
+    /// Policies that share a name (a user's LRU named after the built-in, two instances of one
+    /// generic policy) are named apart in the results: a built-in keeps its name, the others are
+    /// numbered (`LRU (2)`), since reports find a policy's rows and chart line by its name.
     public func replay(
         policies: [SimulatedPolicy], capacities: [UInt64], parallelism: Int = Simulator.defaultParallelism,
         progress: (@Sendable (Int, Int) -> Void)? = nil
     ) -> [SimulationResult] {
         let jobs = policies.flatMap { policy in capacities.map { (policy, $0) } }
         if policies.contains(where: { $0.type.needsFuture }) { _ = future.nextUses(of: trace) }
+        let names = Self.namedApart(policies.map { $0.type.name }, keeping: policies.map { $0.kind != nil })
         return concurrentMap(count: jobs.count, parallelism: parallelism, progress: progress) { index in
-            replay(jobs[index].0, capacity: jobs[index].1)
+            var result = replay(jobs[index].0, capacity: jobs[index].1)
+            result.policy = names[index / capacities.count]
+            return result
+        }
+    }
+
+    /// `names`, each told apart: a name is kept by the first of its holders that `keeping` marks
+    /// (a built-in), else by its first holder, and the others are numbered (`LRU (2)`), skipping
+    /// numbered names the list already holds.
+    static func namedApart(_ names: [String], keeping: [Bool]? = nil) -> [String] {
+        let preferred = keeping ?? Array(repeating: false, count: names.count)
+        var keeper: [String: Int] = [:]
+        for (index, name) in names.enumerated() where preferred[index] && keeper[name] == nil { keeper[name] = index }
+        for (index, name) in names.enumerated() where keeper[name] == nil { keeper[name] = index }
+        var taken = Set(names)
+        return names.indices.map { index in
+            let name = names[index]
+            if keeper[name] == index { return name }
+            var number = 2
+            while taken.contains("\(name) (\(number))") { number += 1 }
+            let renamed = "\(name) (\(number))"
+            taken.insert(renamed)
+            return renamed
         }
     }
 

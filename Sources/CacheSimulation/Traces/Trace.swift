@@ -95,8 +95,9 @@ public struct Trace: Sendable {
     }
 
     /// A trace from already-dense parts (a sample of another trace, see ``MiniatureSimulation``,
-    /// or a binary copy): every id in `requests` is an index of `objectSizes`.
-    init(name: String, requests: [UInt32], objectSizes: [UInt32], hasSizes: Bool) {
+    /// or a binary copy, which knows its `requestedBytes`): every id in `requests` is an index of
+    /// `objectSizes`.
+    init(name: String, requests: [UInt32], objectSizes: [UInt32], hasSizes: Bool, requestedBytes: UInt64? = nil) {
         self.name = name
         self.requests = requests
         self.objectSizes = objectSizes
@@ -105,10 +106,12 @@ public struct Trace: Sendable {
         // Each request at its object's size, which is what a replay's hits count: summing each
         // request's own size instead gave byte hit ratios over 1 where an object's size varies.
         self.requestedBytes =
-            hasSizes
-            ? objectSizes.withUnsafeBufferPointer { sizes in
-                requests.reduce(0) { $0 &+ UInt64(sizes[Int($1)]) }
-            } : UInt64(requests.count)
+            !hasSizes
+            ? UInt64(requests.count)
+            : requestedBytes
+                ?? objectSizes.withUnsafeBufferPointer { sizes in
+                    requests.reduce(0) { $0 &+ UInt64(sizes[Int($1)]) }
+                }
     }
 
     /// Numbers a trace's requests as they are read.

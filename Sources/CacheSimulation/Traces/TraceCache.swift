@@ -53,7 +53,8 @@ public struct TraceCache: Sendable {
 
     /// "TCTRACE" and the layout's version, little-endian. Version 2: copies of CSV and plain
     /// traces made by version 1 said every such trace had sizes, even one without a size column.
-    static let magic: UInt64 = 0x0245_4341_5254_4354
+    /// Version 3: the requested bytes count each request at its object's size, not its own.
+    static let magic: UInt64 = 0x0345_4341_5254_4354
     static let headerWords = 10
 
     /// The copy's file for a source: its name hashes the source's real path, format and limit.
@@ -95,9 +96,8 @@ public struct TraceCache: Sendable {
         let limit = UInt32(truncatingIfNeeded: objectCount)
         guard !requests.contains(where: { $0 >= limit }) else { return nil }
         let name = String(reader.path.split(separator: "/").last ?? Substring(reader.path))
-        // Word 7, the requested bytes, is not read back: copies written by earlier versions summed each
-        // request's own size, where replays count its object's (the trace computes it again).
-        return Trace(name: name, requests: requests, objectSizes: sizes, hasSizes: words[6] == 1)
+        return Trace(
+            name: name, requests: requests, objectSizes: sizes, hasSizes: words[6] == 1, requestedBytes: words[7])
     }
 
     /// Writes `trace` as the copy of `reader`'s trace (creating ``directory`` when missing).
