@@ -143,10 +143,37 @@ import Testing
             targetHitRatio: 0.5, policies: [.fifo, SimulatedPolicy(FIFONamedLIRS.self), .lirs], gridPoints: 6)
         options.curveMethod = .fullReplays
         let curves = try CapacityTuner(options: options).tune(trace).curves.filter { $0.policy != "LRU" }
-        #expect(curves.map(\.policy) == ["FIFO", "LIRS", "LIRS"])
+        #expect(curves.map(\.policy) == ["FIFO", "LIRS (2)", "LIRS"], "the built-in keeps its name")
         let grid = curves.map { $0.curve.points.count }
         #expect(grid.allSatisfy { $0 == grid[0] }, "each curve has the grid's points alone: \(grid)")
         #expect(curves[1].curve.points.map(\.hitRatio) != curves[2].curve.points.map(\.hitRatio))
+    }
+
+    /// The simulate report finds a policy's rows and chart line by its name: a user's policy named
+    /// after a built-in is named apart in the results, and draws a line of its own.
+    @Test func policiesSharingANameAreNamedApartInReplays() throws {
+        let trace = try skewedTrace(count: 5_000, keys: 500, sized: false, seed: 3)
+        let results = try Simulator(trace: trace, unit: .objects).replay(
+            policies: [.lirs, SimulatedPolicy(FIFONamedLIRS.self), .fifo], capacities: [50, 100])
+        #expect(results.map(\.policy) == ["LIRS", "LIRS", "LIRS (2)", "LIRS (2)", "FIFO", "FIFO"])
+        let userFirst = try Simulator(trace: trace, unit: .objects).replay(
+            policies: [SimulatedPolicy(FIFONamedLIRS.self), .lirs], capacities: [50])
+        #expect(userFirst.map(\.policy) == ["LIRS (2)", "LIRS"], "the built-in keeps its name")
+        #expect(Simulator.namedApart(["A", "A (2)", "A"]) == ["A", "A (2)", "A (3)"])
+        let report = Report.simulation(trace: trace, unit: .objects, results: results, seconds: 0)
+        guard case .lines(let chart) = report.charts.first else {
+            Issue.record("the report's first chart is not a line chart")
+            return
+        }
+        #expect(chart.series.map(\.name) == ["LIRS", "LIRS (2)", "FIFO"])
+    }
+
+    /// A variant passes the simulator's hints to its base (a W-TinyLFU variant's replay waited on
+    /// memory its base would have loaded ahead).
+    @Test func aVariantPassesHintsToItsBase() {
+        var variant = VariantOfHintNoting(context: PolicyContext(capacity: 10))
+        variant.prefetch(7, keyHash: 1)
+        #expect(variant.base.hinted == [7])
     }
 
     @Test func reportedCurvesAreThinnedUnlessAskedForInFull() throws {
@@ -194,4 +221,20 @@ struct FIFONamedLIRS: EvictionPolicyVariant {
     static let name = "LIRS"
     var base: FIFOPolicy
     init(context: PolicyContext) { base = FIFOPolicy(context: context) }
+}
+
+/// LRU that notes the hints it is given: a variant of it must pass them on.
+struct HintNotingLRU: EvictionPolicyVariant {
+    static let name = "hint-noting LRU"
+    var base: LRUPolicy
+    var hinted: [UInt32] = []
+    init(context: PolicyContext) { base = LRUPolicy(context: context) }
+    mutating func prefetch(_ slot: UInt32, keyHash: UInt64) { hinted.append(slot) }
+}
+
+/// A variant of a variant, overriding nothing.
+struct VariantOfHintNoting: EvictionPolicyVariant {
+    static let name = "variant"
+    var base: HintNotingLRU
+    init(context: PolicyContext) { base = HintNotingLRU(context: context) }
 }

@@ -29,6 +29,19 @@ import FoundationXML
         #expect(parser.parse(), "SVG does not parse: \(String(describing: parser.parserError))")
     }
 
+    /// Past the palette's ten colours (the ten built-in policies), a series is told apart by its
+    /// dashes, and the legend's rows all fit in the drawing.
+    @Test func manySeriesStayDistinctAndInTheLegend() {
+        let series = (0..<25).map { LineChart.Series(name: "policy \($0)", points: [(1, 0.1), (2, 0.2)]) }
+        let chart = LineChart(title: "t", xLabel: "x", yLabel: "y", logarithmicX: false, series: series)
+        let styles = (0..<25).map { LineChart.style(of: $0) }
+        #expect(Set(styles.map { "\($0.color) \($0.dash ?? "")" }).count == 25)
+        let svg = chart.svg
+        #expect(svg.contains("stroke-dasharray=\"7 4\""))
+        let height = svg.firstRange(of: "height=\"").map { svg[$0.upperBound...].prefix { $0 != "\"" } }
+        #expect(height.flatMap { Double($0) }.map { $0 >= 40 + 14 + 25 * 18 } == true, "\(String(describing: height))")
+    }
+
     @Test func htmlIsSelfContained() throws {
         let html = HTMLReport.render(try sampleReport())
         #expect(html.contains("<svg"))
@@ -59,6 +72,20 @@ import FoundationXML
         #expect(ChartFormat.percent(0.32831) == "32.83%")
         #expect(ByteCount.format(1536) == "1.5 KiB")
         #expect(ChartFormat.compact(3_500_000) == "3.5M")
+    }
+
+    /// Tables print capacities exactly: a figure a user configures from must not be rounded (the
+    /// tuner's recommendation printed 1,249,000 objects as "1.2M", below what was measured).
+    @Test func tablesPrintCapacitiesExactly() throws {
+        #expect(ChartFormat.exactCapacity(1_249_000, in: .objects) == "1,249,000")
+        #expect(ChartFormat.exactCapacity(999, in: .objects) == "999")
+        #expect(ChartFormat.exactCapacity(1_000, in: .objects) == "1,000")
+        #expect(ChartFormat.exactCapacity(0, in: .bytes) == "0 B")
+        #expect(ChartFormat.exactCapacity(UInt64.max, in: .bytes) == "18,446,744,073,709,551,615 B")
+        let trace = try Trace(name: "t", requests: (0..<3_000).map { TraceRequest(key: UInt64($0 % 1_500)) })
+        let results = try Simulator(trace: trace, unit: .objects).replay(policies: [.lru], capacities: [1_249])
+        let report = Report.simulation(trace: trace, unit: .objects, results: results, seconds: 0)
+        #expect(report.tables.first?.rows.first?[1] == "1,249")
     }
 
     /// Past what an Int holds, or with digits out of range, numbers format instead of trapping:

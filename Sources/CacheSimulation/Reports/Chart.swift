@@ -147,6 +147,16 @@ public enum ChartFormat {
         }
     }
 
+    /// A capacity exactly, for tables and their CSV, where a user reads a figure to configure:
+    /// objects as a whole number with thousands separators (1249000 → "1,249,000"), bytes the
+    /// same with " B". Axes round (``capacity(in:)``); a table that did printed 1,249,000 objects
+    /// as "1.2M", and a recommended capacity up to 5% below the one measured.
+    public static func exactCapacity(_ value: UInt64, in unit: CapacityUnit) -> String {
+        var digits = Array(String(value))
+        for position in stride(from: digits.count - 3, to: 0, by: -3) { digits.insert(",", at: position) }
+        return String(digits) + (unit == .bytes ? " B" : "")
+    }
+
     /// A ratio 0...1 as a percentage with two decimals: 0.32831 → "32.83%".
     public static func percent(_ ratio: Double) -> String { fixed(ratio * 100, digits: 2) + "%" }
 }

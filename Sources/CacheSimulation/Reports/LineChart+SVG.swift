@@ -5,10 +5,21 @@ extension LineChart {
         "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22",
     ]
 
-    /// The chart as a standalone SVG document, 720 × 420.
+    /// How the lines past the palette's colours are told apart: each round of colours has its
+    /// own dashes (the eleventh series, a user's policy after the ten built-ins, is not LRU's twin).
+    static let dashes: [String?] = [nil, "7 4", "2 3", "9 3 2 3"]
+
+    /// The colour and dashes of series `index`.
+    static func style(of index: Int) -> (color: String, dash: String?) {
+        (palette[index % palette.count], dashes[index / palette.count % dashes.count])
+    }
+
+    /// The chart as a standalone SVG document, 720 wide and 420 high, higher when its legend
+    /// needs more room (18 points a series).
     public var svg: String {
-        let width = 720.0, height = 420.0
         let left = 64.0, right = 170.0, top = 40.0, bottom = 56.0
+        let width = 720.0
+        let height = max(420.0, top + 14 + Double(series.count) * 18 + bottom)
         let plotWidth = width - left - right, plotHeight = height - top - bottom
         let xs = series.flatMap { $0.points.map(\.x) }.filter { !logarithmicX || $0 > 0 }
         let ys = series.flatMap { $0.points.map(\.y) } + guides.map(\.y)
@@ -70,7 +81,7 @@ extension LineChart {
             out.text(guide.label, x: left + plotWidth - 4, y: y(guide.y) - 4, size: 11, anchor: "end")
         }
         for (index, line) in series.enumerated() {
-            let color = Self.palette[index % Self.palette.count]
+            let (color, dash) = Self.style(of: index)
             var path = ""
             var previous: (Double, Double)?
             for point in line.points.sorted(by: { $0.x < $1.x }) where !logarithmicX || point.x > 0 {
@@ -83,7 +94,7 @@ extension LineChart {
                 }
                 previous = (px, py)
             }
-            out.path(path, stroke: color)
+            out.path(path, stroke: color, dash: dash)
             if !line.stepped {
                 for point in line.points where !logarithmicX || point.x > 0 {
                     out.circle(x: x(point.x), y: y(point.y), radius: 2.5, fill: color)
@@ -92,7 +103,7 @@ extension LineChart {
             let legendY = top + 14 + Double(index) * 18
             out.line(
                 x1: left + plotWidth + 14, y1: legendY - 4, x2: left + plotWidth + 34, y2: legendY - 4, stroke: color,
-                width: 3)
+                width: 3, dash: dash)
             out.text(line.name, x: left + plotWidth + 40, y: legendY, size: 12)
         }
         return out.document

@@ -10,7 +10,7 @@ extension Report {
         let formatCapacity = ChartFormat.capacity(in: unit)
         let rows = results.map { result in
             [
-                result.policy, formatCapacity(Double(result.capacity)),
+                result.policy, ChartFormat.exactCapacity(result.capacity, in: unit),
                 ChartFormat.percent(Double(result.capacity) / footprint),
                 ChartFormat.percent(result.hitRatio), ChartFormat.percent(result.byteHitRatio),
                 ChartFormat.compact(result.requestsPerSecond),

@@ -7,10 +7,12 @@ extension Report {
         let rows = result.curves.map { curve -> [String] in
             let target =
                 curve.capacityForTarget.map {
-                    "\(formatCapacity(Double($0))) (\(ChartFormat.percent(Double($0) / footprint)))"
+                    "\(ChartFormat.exactCapacity($0, in: unit)) (\(ChartFormat.percent(Double($0) / footprint)))"
                 } ?? "not reached"
             let knee =
-                curve.knee.map { "\(formatCapacity(Double($0.capacity))) → \(ChartFormat.percent($0.hitRatio))" } ?? "—"
+                curve.knee.map {
+                    "\(ChartFormat.exactCapacity($0.capacity, in: unit)) → \(ChartFormat.percent($0.hitRatio))"
+                } ?? "—"
             let time =
                 ChartFormat.fixed(curve.seconds, digits: 2) + " s"
                 + (curve.refiningSeconds.map { " + " + ChartFormat.fixed($0, digits: 2) + " s refining" } ?? "")

@@ -43,10 +43,11 @@ struct SVGBuilder {
             "<rect x=\"\(Self.number(x))\" y=\"\(Self.number(y))\" width=\"\(Self.number(max(0, width)))\" height=\"\(Self.number(max(0, height)))\" fill=\"\(fill)\" stroke=\"\(stroke)\"/>\n"
     }
 
-    mutating func path(_ data: String, stroke: String) {
+    mutating func path(_ data: String, stroke: String, dash: String? = nil) {
         guard !data.isEmpty else { return }
+        let dashing = dash.map { " stroke-dasharray=\"\($0)\"" } ?? ""
         body +=
-            "<path d=\"\(data)\" fill=\"none\" stroke=\"\(stroke)\" stroke-width=\"2\" stroke-linejoin=\"round\"/>\n"
+            "<path d=\"\(data)\" fill=\"none\" stroke=\"\(stroke)\" stroke-width=\"2\" stroke-linejoin=\"round\"\(dashing)/>\n"
     }
 
     mutating func circle(x: Double, y: Double, radius: Double, fill: String) {
