@@ -191,11 +191,22 @@ public final class MemoryTier: LocalCacheTier {
     public convenience init<Policy: TierCacheEviction.EvictionPolicy>(
         capacity: Int, maxEntryCount: Int? = nil, policyType: Policy.Type
     ) throws(TierCacheError) {
+        try self.init(Configuration(capacity: capacity, maxEntryCount: maxEntryCount), policyType: policyType)
+    }
+
+    /// Creates a memory tier with `configuration`'s settings (capacity, count limit, entry-size
+    /// fraction, name, clock, logger, metrics) that evicts by a policy type of your own;
+    /// `configuration.policy`, a built-in's name, is not read.
+    ///
+    /// - Throws: ``TierCacheError/Code/invalidConfiguration`` for settings out of range, and for
+    ///   an offline policy (one that needs the future, like Belady's MIN).
+    public convenience init<Policy: TierCacheEviction.EvictionPolicy>(
+        _ configuration: Configuration, policyType: Policy.Type
+    ) throws(TierCacheError) {
         guard !Policy.needsFuture else {
             throw TierCacheError(
                 .invalidConfiguration, "\(Policy.name) needs the future (an offline policy): a tier cannot run it")
         }
-        let configuration = Configuration(capacity: capacity, maxEntryCount: maxEntryCount)
         try self.init(configuration, policy: nil, policyName: Policy.name) { capacity, weight in
             .custom(
                 CustomStore(

@@ -146,6 +146,19 @@ import TierCacheEviction
         #expect(subject.failure == nil && subject.baseline == baseline.subject)
     }
 
+    /// A user's disk tier of unknown capacity reports `Int.max`: its raw LMDB baseline reserves a
+    /// map it can have (LMDB refused one of `Int.max` bytes, and the subject never got a ratio).
+    @Test func aDiskTierOfUnknownCapacityGetsItsBaseline() async throws {
+        let plan = BenchmarkPlan(
+            workload: Workload.zipf(keys: 200, sizes: .fixed(64)), length: .requests(1_000), tasks: [1])
+        let results = try await BenchmarkRunner(plan: plan).run([
+            .localTier("unbounded", baseline: .automatic) { _ in try OddUsageTier(reportedCapacity: .max) }
+        ])
+        let baseline = try #require(results.results.first { $0.isBaseline })
+        #expect(baseline.failure == nil && baseline.requests == 1_000, "\(String(describing: baseline.failure))")
+        #expect(baseline.hits > 0)
+    }
+
     /// A user's tier whose usage throws still runs; the baseline that needed its capacity is a
     /// failed row saying why, where the subject's ratio would be.
     @Test func aBaselineWithoutItsTiersCapacitySaysWhy() async throws {
@@ -160,6 +173,21 @@ import TierCacheEviction
         #expect(baseline.failure?.contains("usage unknown") == true)
         let subject = try #require(results.result("unknown"))
         #expect(subject.failure == nil && subject.requests == 1_000 && subject.baseline == baseline.subject)
+    }
+
+    /// A tiered cache of a user's, memory over a disk tier, is compared with the disk tier's
+    /// baseline (raw LMDB+zstd), as the `memoryOverLMDB` preset is: it was given a RAM-only LRU,
+    /// chosen by its first tier.
+    @Test func aTieredCacheIsComparedWithItsLowestDisksBaseline() async throws {
+        let plan = BenchmarkPlan(
+            workload: Workload.zipf(keys: 200, sizes: .fixed(64)), length: .requests(500), tasks: [1])
+        let results = try await BenchmarkRunner(plan: plan).run([
+            .tiered("memory over mine") { _ in
+                TieredCache(tiers: [try MemoryTier(capacity: 1 << 16), try OddUsageTier()])
+            }
+        ])
+        let subject = try #require(results.result("memory over mine"))
+        #expect(subject.baseline?.hasPrefix("raw LMDB+zstd") == true, "\(String(describing: subject.baseline))")
     }
 
     /// Results are found by name: two subjects of one name shared rows and ratios.
@@ -291,9 +319,12 @@ final class OddUsageTier: LocalCacheTier {
     private let inner: MemoryTier
     private let throwsForUsage: Bool
 
-    init(throwsForUsage: Bool = false) throws {
+    private let reportedCapacity: Int
+
+    init(throwsForUsage: Bool = false, reportedCapacity: Int = -1) throws {
         inner = try MemoryTier(capacity: 1 << 20)
         self.throwsForUsage = throwsForUsage
+        self.reportedCapacity = reportedCapacity
     }
 
     func entry(forKey key: CacheKey) -> CacheEntry? { inner.entry(forKey: key) }
@@ -303,7 +334,7 @@ final class OddUsageTier: LocalCacheTier {
     func usage() throws -> TierUsage {
         if throwsForUsage { throw Unknown() }
         var usage = inner.usage()
-        usage.capacity = -1
+        usage.capacity = reportedCapacity
         return usage
     }
     func statistics() -> TierStatistics { inner.statistics() }

@@ -13,6 +13,19 @@ struct ConformanceTests {
         try await suite.run(check)
     }
 
+    /// A policy of the user's own, in a tier made with the suite's clock and a name: the whole
+    /// configuration, not only a capacity (`init(_:policyType:)`).
+    @Test(arguments: TierConformanceSuite.Check.allCases)
+    func memoryTierWithAUsersPolicy(_ check: TierConformanceSuite.Check) async throws {
+        let suite = TierConformanceSuite(isPersistent: false) { _, clock in
+            try MemoryTier(.init(capacity: 1 << 20, name: "mine", clock: clock), policyType: MyPolicy.self)
+        }
+        try await suite.run(check)
+        let tier = try MemoryTier(
+            .init(capacity: 1 << 20, maxEntryFraction: 0.5, name: "mine"), policyType: MyPolicy.self)
+        #expect(tier.name == "mine" && tier.usage().maxEntryBytes == 1 << 19)
+    }
+
     @Test(arguments: TierConformanceSuite.Check.allCases)
     func userWrittenTier(_ check: TierConformanceSuite.Check) async throws {
         let suite = TierConformanceSuite(isPersistent: false) { _, clock in

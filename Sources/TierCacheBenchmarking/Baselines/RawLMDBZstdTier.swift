@@ -31,6 +31,9 @@ final class RawLMDBZstdTier: LocalCacheTier, @unchecked Sendable {
     private let capacity: Int
     private let contexts = Mutex<[Contexts]>([])
 
+    /// The largest map the baseline reserves: 1 TiB of address space (a sparse file).
+    static let largestMapSize = 1 << 40
+
     /// A negative `capacity` (a user's tier may report one) counts as 0, as in `MinimalLRUTier`.
     init(directory: URL, capacity: Int) throws {
         self.capacity = max(capacity, 0)
@@ -40,7 +43,9 @@ final class RawLMDBZstdTier: LocalCacheTier, @unchecked Sendable {
         }
         self.env = env
         let flags = UInt32(MDB_NOTLS | MDB_NORDAHEAD | MDB_NOMETASYNC | MDB_NOSYNC)
-        var status = mdb_env_set_mapsize(env, max(capacity, 1 << 20))
+        // The map is address space reserved, not disk used: at most 1 TiB, since a tier of unknown
+        // capacity reports `Int.max`, and LMDB cannot map that (ENOMEM: the baseline never opened).
+        var status = mdb_env_set_mapsize(env, min(max(capacity, 1 << 20), Self.largestMapSize))
         if status == 0 { status = mdb_env_set_maxreaders(env, 512) }
         if status == 0 { status = mdb_env_open(env, directory.path, flags, 0o600) }
         var txn: OpaquePointer?

@@ -12,12 +12,14 @@ enum SubjectDriver: Sendable {
         .tiered(cache, allLocal: cache.tiers.allSatisfy { $0 is any LocalCacheTier })
     }
 
-    /// The medium of the subject's first tier: what its baseline is chosen by.
+    /// What the subject's baseline is chosen by: its tier's medium; for a tiered cache, that of
+    /// its lowest tier not in memory (memory over a disk is compared with the disk's baseline, as
+    /// the `memoryOverLMDB` preset is), else memory.
     var medium: TierMedium {
         switch self {
         case .tier(let tier): tier.medium
         case .localTier(let tier): tier.medium
-        case .tiered(let cache, _): cache.tiers.first?.medium ?? .memory
+        case .tiered(let cache, _): cache.tiers.last { $0.medium != .memory }?.medium ?? .memory
         }
     }
 
