@@ -24,6 +24,14 @@ struct TraceFixtures {
     /// `7 * 8\r\n (blank) 7 9` as LIRS text, gzip-compressed (made with `gzip -9`).
     static let lirsGzip = Array(
         Data(base64Encoded: "H4sICLpvAmsCA2xpcnMudHJhY2UAM+fS4rLg5eIy57LkAgBCa3RmDAAAAA==") ?? Data())
+    /// ``arcXz``'s text in a stream whose header names a dictionary of 3 GiB (Python's `lzma`,
+    /// the block header's property byte set to 39 and its CRC32 made again): decodable with that
+    /// much memory, refused within the decoder's limit.
+    static let arcXzHugeDictionary = Array(
+        Data(
+            base64Encoded:
+                "/Td6WFoAAAFpIt42AgAhAScAAACwsHLr4AAbABhdABiMLEA1sOhJayqYjL5PT6ZMwgGDbL4LgAAOiuwJAAEwHJffweuQQpkNAQAAAAABWVo="
+        ) ?? Data())
     /// `100 3 0 1`, `5 1 0 2`, `100 1 0 3` as ARC text, xz-compressed (made with `xz`).
     static let arcXz = Array(
         Data(

@@ -169,6 +169,16 @@ import Testing
         #expect(throws: TraceError.self) { try TraceFixtures.requests(path, format: codec == "gz" ? .lirs : .arc) }
     }
 
+    /// An xz header naming a 3 GiB dictionary is refused within the decoder's memory limit, with
+    /// a reason, not given the memory it asks for.
+    @Test func anXzStreamAskingForTooMuchMemoryIsRefused() throws {
+        let fixtures = try TraceFixtures()
+        defer { fixtures.remove() }
+        let path = try fixtures.write("huge.lis.xz", TraceFixtures.arcXzHugeDictionary)
+        let error = #expect(throws: TraceError.self) { try TraceFixtures.requests(path) }
+        #expect(error.map { "\($0)" }?.contains("more than 256 MiB") == true, "\(String(describing: error))")
+    }
+
     @Test func missingFilesAndUnknownNamesAreErrors() throws {
         #expect(throws: TraceError.self) { try TraceFixtures.requests("/nonexistent/x.lis") }
         let error = #expect(throws: TraceError.self) { try TraceReader(path: "/tmp/trace.bin") }
