@@ -79,6 +79,18 @@ import Testing
             ])
     }
 
+    /// A UTF-8 byte order mark before the first line is not part of the first key, nor of a CSV
+    /// header's first name.
+    @Test func aByteOrderMarkIsNotPartOfTheFirstLine() throws {
+        let fixtures = try TraceFixtures()
+        defer { fixtures.remove() }
+        let plain = try fixtures.write("bom.txt", [0xEF, 0xBB, 0xBF] + Array("/a\n/a\n".utf8))
+        let keys = try TraceFixtures.requests(plain).map(\.key)
+        #expect(keys.count == 2 && keys[0] == keys[1])
+        let csv = try fixtures.write("bom.csv", [0xEF, 0xBB, 0xBF] + Array("key,size\n7,2\n".utf8))
+        #expect(try TraceFixtures.requests(csv) == [TraceRequest(key: 7, size: 2)])
+    }
+
     @Test func plainTakesIntegerOrStringKeysWithOptionalSizeAndTime() throws {
         let fixtures = try TraceFixtures()
         defer { fixtures.remove() }

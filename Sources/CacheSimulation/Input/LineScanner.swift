@@ -35,7 +35,8 @@ struct LineScanner {
                 while index < end, let newline = memchr(base + index, Int32(UInt8(ascii: "\n")), end - index) {
                     index = newline.assumingMemoryBound(to: UInt8.self) - base
                     lineNumber += 1
-                    guard try body(Self.trimmed(base, from: lineStart, to: index), lineNumber) else { return }
+                    let line = Self.trimmed(base, from: lineStart, to: index, number: lineNumber)
+                    guard try body(line, lineNumber) else { return }
                     index += 1
                     lineStart = index
                 }
@@ -43,7 +44,7 @@ struct LineScanner {
                 if produced == 0 {
                     if carried > 0 {
                         lineNumber += 1
-                        _ = try body(Self.trimmed(base, from: lineStart, to: end), lineNumber)
+                        _ = try body(Self.trimmed(base, from: lineStart, to: end, number: lineNumber), lineNumber)
                     }
                     return
                 }
@@ -59,11 +60,17 @@ struct LineScanner {
         }
     }
 
+    /// Line `number`, from `start` to `end` in `base`, without its carriage return, and the first
+    /// without a UTF-8 byte order mark (editors on Windows write one): kept, it made the first key
+    /// another object, or a CSV header name no column.
     private static func trimmed(
-        _ base: UnsafeMutablePointer<UInt8>, from start: Int, to end: Int
+        _ base: UnsafeMutablePointer<UInt8>, from start: Int, to end: Int, number: Int
     ) -> UnsafeBufferPointer<UInt8> {
-        var end = end
+        var start = start, end = end
         if end > start, base[end - 1] == UInt8(ascii: "\r") { end -= 1 }
+        if number == 1, end - start >= 3, base[start] == 0xEF, base[start + 1] == 0xBB, base[start + 2] == 0xBF {
+            start += 3
+        }
         return UnsafeBufferPointer(start: base + start, count: end - start)
     }
 }
