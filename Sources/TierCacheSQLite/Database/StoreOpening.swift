@@ -168,9 +168,18 @@ struct StoreOpening: Sendable {
     /// version; sets WAL mode and the checkpoint size.
     func prepare(_ writer: SQLiteConnection) throws {
         // Reading the header first: a file that is not a database fails here, before any write.
-        let applicationID = try writer.integer("PRAGMA application_id") ?? 0
-        let version = try writer.integer("PRAGMA user_version") ?? 0
-        let tables = try writer.integer("SELECT count(*) FROM sqlite_schema") ?? 0
+        // One statement, so one read of the file: read apart, a store another process made between
+        // the reads (a fleet of workers started on an empty directory) showed the application id
+        // of before (0) and the tables of after, another program's database.
+        let (applicationID, version, tables) = try writer.withStatement(
+            """
+            SELECT (SELECT * FROM pragma_application_id), (SELECT * FROM pragma_user_version),
+                (SELECT count(*) FROM sqlite_schema)
+            """
+        ) { statement throws(SQLiteFailure) in
+            try statement.step()
+                ? (statement.integer(at: 0), statement.integer(at: 1), statement.integer(at: 2)) : (0, 0, 0)
+        }
         if applicationID == 0 && tables == 0 {
             try createSchema(writer)
         } else if applicationID != Self.applicationID {
