@@ -8,11 +8,14 @@
 /// - be safe to call from many tasks and threads at once (the protocol is `Sendable`; guard
 ///   mutable state with a `Mutex` or an actor);
 /// - never hold more than ``TierUsage/capacity`` bytes, evicting entries of its choosing to make
-///   room (least-recently-used is the conventional choice), and count each eviction;
+///   room (least-recently-used is the conventional choice), and count each eviction and each
+///   refusal, by its reason, in its ``TierStatistics``;
 /// - refuse, with ``StoreOutcome/refused(_:)`` and ``RefusalReason/tooLarge(size:limit:)``, any
 ///   entry whose stored size exceeds ``TierUsage/maxEntryBytes``, and remove whatever was stored
 ///   under the key before, so readers never see an older value after a refused store;
-/// - never return an entry whose expiry hint (``CacheEntry/Metadata/expiresAt``) has passed;
+/// - never return an entry whose expiry hint (``CacheEntry/Metadata/expiresAt``) has passed, and
+///   refuse one already expired when stored, with ``RefusalReason/alreadyExpired``, removing the
+///   key's older entry as any refused store does;
 /// - return exactly the bytes and metadata it was given, or nothing: a value that fails to decode
 ///   or verify is a miss (delete it and count it), never an error and never a crash;
 /// - make ``removeEntry(forKey:)`` and ``removeAll()`` visible to every later read.
