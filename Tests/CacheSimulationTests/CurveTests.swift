@@ -159,7 +159,7 @@ import Testing
         let userFirst = try Simulator(trace: trace, unit: .objects).replay(
             policies: [SimulatedPolicy(FIFONamedLIRS.self), .lirs], capacities: [50])
         #expect(userFirst.map(\.policy) == ["LIRS (2)", "LIRS"], "the built-in keeps its name")
-        #expect(Simulator.namedApart(["A", "A (2)", "A"]) == ["A", "A (2)", "A (3)"])
+        #expect(DistinctNames.apart(["A", "A (2)", "A"]) == ["A", "A (2)", "A (3)"])
         let report = Report.simulation(trace: trace, unit: .objects, results: results, seconds: 0)
         guard case .lines(let chart) = report.charts.first else {
             Issue.record("the report's first chart is not a line chart")

@@ -151,7 +151,7 @@ public struct CapacityTuner: Sendable {
         // finds a curve's line and rows by its name. The exact and SHARDS curves and the built-ins
         // keep theirs.
         let builtIn = Array(repeating: true, count: curves.count - replayed.count) + replayed.map { $0.kind != nil }
-        for (index, name) in Simulator.namedApart(curves.map(\.policy), keeping: builtIn).enumerated() {
+        for (index, name) in DistinctNames.apart(curves.map(\.policy), keeping: builtIn).enumerated() {
             curves[index].policy = name
         }
         if !options.fullCurves {

@@ -134,31 +134,11 @@ public struct Simulator: Sendable {
     ) -> [SimulationResult] {
         let jobs = policies.flatMap { policy in capacities.map { (policy, $0) } }
         if policies.contains(where: { $0.type.needsFuture }) { _ = future.nextUses(of: trace) }
-        let names = Self.namedApart(policies.map { $0.type.name }, keeping: policies.map { $0.kind != nil })
+        let names = DistinctNames.apart(policies.map { $0.type.name }, keeping: policies.map { $0.kind != nil })
         return concurrentMap(count: jobs.count, parallelism: parallelism, progress: progress) { index in
             var result = replay(jobs[index].0, capacity: jobs[index].1)
             result.policy = names[index / capacities.count]
             return result
-        }
-    }
-
-    /// `names`, each told apart: a name is kept by the first of its holders that `keeping` marks
-    /// (a built-in), else by its first holder, and the others are numbered (`LRU (2)`), skipping
-    /// numbered names the list already holds.
-    static func namedApart(_ names: [String], keeping: [Bool]? = nil) -> [String] {
-        let preferred = keeping ?? Array(repeating: false, count: names.count)
-        var keeper: [String: Int] = [:]
-        for (index, name) in names.enumerated() where preferred[index] && keeper[name] == nil { keeper[name] = index }
-        for (index, name) in names.enumerated() where keeper[name] == nil { keeper[name] = index }
-        var taken = Set(names)
-        return names.indices.map { index in
-            let name = names[index]
-            if keeper[name] == index { return name }
-            var number = 2
-            while taken.contains("\(name) (\(number))") { number += 1 }
-            let renamed = "\(name) (\(number))"
-            taken.insert(renamed)
-            return renamed
         }
     }
 

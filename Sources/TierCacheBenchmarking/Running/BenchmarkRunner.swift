@@ -1,3 +1,4 @@
+import CacheSimulation
 import Foundation
 import Histogram
 import TierCache
@@ -74,7 +75,7 @@ public struct BenchmarkRunner: Sendable {
                             let identity = "\(baseline.name)/\(baseline.capacity)"
                             let name =
                                 baselineNames[identity]
-                                ?? Self.unusedName(
+                                ?? DistinctNames.unused(
                                     baseline.name, taken: Set(baselineNames.values).union(subjects.map(\.name)))
                             baselineNames[identity] = name
                             baselineName = name
@@ -121,23 +122,11 @@ public struct BenchmarkRunner: Sendable {
     /// name, so a second `memory-lru` (a user's LRU type is named after the built-in's) becomes
     /// `memory-lru (2)` rather than sharing the first one's rows.
     static func namedApart(_ subjects: [BenchmarkSubject]) -> [BenchmarkSubject] {
-        var taken = Set(subjects.map(\.name))
-        var seen = Set<String>()
-        return subjects.map { subject in
-            if seen.insert(subject.name).inserted { return subject }
+        zip(subjects, DistinctNames.apart(subjects.map(\.name))).map { subject, name in
             var renamed = subject
-            renamed.name = unusedName(subject.name, taken: taken)
-            taken.insert(renamed.name)
+            renamed.name = name
             return renamed
         }
-    }
-
-    /// `name` if it is not taken, else `name (2)`, `name (3)`, ..., the first that is not.
-    static func unusedName(_ name: String, taken: Set<String>) -> String {
-        guard taken.contains(name) else { return name }
-        var number = 2
-        while taken.contains("\(name) (\(number))") { number += 1 }
-        return "\(name) (\(number))"
     }
 
     /// The baseline subject `subject` is compared with, at the capacity of the tier it stands for.
