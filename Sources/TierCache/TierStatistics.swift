@@ -1,7 +1,7 @@
 /// Counters a tier keeps about its own traffic, plus its usage when the snapshot was taken.
 ///
-/// Refusals by storage policy are decided above the tier, by ``TieredCache``, which adds them to
-/// the snapshot it reports for each tier.
+/// Refusals by storage policy, and while a tier is suspended, are decided above the tier, by
+/// ``TieredCache``, which adds them to the snapshot it reports for each tier.
 public struct TierStatistics: Hashable, Sendable {
     /// Lookups that returned an entry.
     public var hits = 0
@@ -15,6 +15,9 @@ public struct TierStatistics: Hashable, Sendable {
     public var refusedTooLarge = 0
     /// Entries refused because their storage policy excludes the tier.
     public var refusedByPolicy = 0
+    /// Writes that skipped the tier because its ``TieredCache`` had suspended it
+    /// (``RefusalReason/suspended``: the tier could not be kept coherent with a shared one then).
+    public var refusedWhileSuspended = 0
     /// Entries refused because their expiry hint had already passed.
     public var refusedExpired = 0
     /// Stores refused because the storage had no room left (``RefusalReason/outOfSpace(detail:)``).

@@ -123,6 +123,14 @@ struct ObservabilityTests {
         #expect(try metrics.expectTimer("tiercache_lookup_duration_seconds").values.count == 7)
         let statistics = await cache.statistics()
         #expect(statistics[1].statistics.errors == 3 && statistics[1].statistics.refusedByPolicy == 1)
+
+        // A suspended tier's refusal is the cache's decision too.
+        cache.suspendTiers(above: 1)
+        await cache.store(entry(11), forKey: key, policy: .allowed)
+        #expect(
+            try metrics.expectCounter(
+                "tiercache_tier_stores_total", [("tier", memory.name), ("outcome", "suspended")]
+            ).totalValue == 1)
     }
 
     @Test("Without a logger, a failing tier logs nothing and is still counted")

@@ -34,6 +34,8 @@ struct TieredCacheSuspensionTests {
         }
         #expect(memory.entry(forKey: key) == nil, "the write removes the older value from the suspended tier")
         #expect(shared.entry(forKey: key)?.value == [3])
+        let counted = await cache.statistics()
+        #expect(counted.map(\.statistics.refusedWhileSuspended) == [1, 0], "the refusal is counted for its tier")
 
         cache.resumeTiers()
         #expect(cache.suspendedTiers == 0)
@@ -103,6 +105,9 @@ struct TieredCacheSuspensionTests {
             return
         }
         #expect(memory.entry(forKey: key) == nil && disk.entry(forKey: key)?.value == [2])
+        let counted = await cache.statistics()
+        #expect(counted.map(\.statistics.refusedWhileSuspended) == [1, 0, 0])
+        #expect(counted.map(\.statistics.refusedByPolicy) == [0, 1, 0])
     }
 
     @Test("A synchronous write is a change a racing promotion sees: the old value is not put back")

@@ -2,17 +2,19 @@ import CoreMetrics
 import Logging
 import Synchronization
 
-/// One tier of a ``TieredCache`` and what the cache counts for it: refusals by policy (decided
-/// by the cache, not the tier), failures it carried on past, and whether the tier is failing now,
+/// One tier of a ``TieredCache`` and what the cache counts for it: refusals by policy and while
+/// suspended (decided by the cache, not the tier), failures it carried on past, and whether the tier is failing now,
 /// so that a broken tier is logged once when it breaks and once when it recovers.
 final class TierSlot: Sendable {
     let tier: any CacheTier
     let local: (any LocalCacheTier)?
     let refusedByPolicy = Atomic<Int>(0)
+    let refusedWhileSuspended = Atomic<Int>(0)
     let errors = Atomic<Int>(0)
     private let streak = FailureStreak()
     private let logger: Logger?
     private let refusedByPolicyMetric: Counter?
+    private let refusedWhileSuspendedMetric: Counter?
     private let errorsMetric: Counter?
 
     init(_ tier: any CacheTier, logger: Logger?, metricsFactory: (any MetricsFactory)?) {
@@ -23,6 +25,9 @@ final class TierSlot: Sendable {
         refusedByPolicyMetric = metricsFactory.map {
             Counter(label: MetricLabels.tierStores, dimensions: dimensions + [("outcome", "policy")], factory: $0)
         }
+        refusedWhileSuspendedMetric = metricsFactory.map {
+            Counter(label: MetricLabels.tierStores, dimensions: dimensions + [("outcome", "suspended")], factory: $0)
+        }
         errorsMetric = metricsFactory.map {
             Counter(label: MetricLabels.tierErrors, dimensions: dimensions, factory: $0)
         }
@@ -31,6 +36,11 @@ final class TierSlot: Sendable {
     func recordRefusalByPolicy() {
         refusedByPolicy.wrappingAdd(1, ordering: .relaxed)
         refusedByPolicyMetric?.increment()
+    }
+
+    func recordRefusalWhileSuspended() {
+        refusedWhileSuspended.wrappingAdd(1, ordering: .relaxed)
+        refusedWhileSuspendedMetric?.increment()
     }
 
     /// Counts a failed operation; logs it at `warning` if the tier was working until now.

@@ -274,12 +274,15 @@ public final class TieredCache: Sendable {
         }
     }
 
-    /// Why a write does not store in `slot` (at `index`), or `nil` when it does. A refusal by
-    /// policy is counted.
+    /// Why a write does not store in `slot` (at `index`), or `nil` when it does. A refusal is
+    /// counted.
     private func refusal(
         of slot: TierSlot, at index: Int, _ policy: StoragePolicy, _ suspended: TierSuspension.Snapshot
     ) -> RefusalReason? {
-        if index < suspended.suspendedTiers { return .suspended }
+        if index < suspended.suspendedTiers {
+            slot.recordRefusalWhileSuspended()
+            return .suspended
+        }
         guard policy.permits(slot.tier.medium) else {
             slot.recordRefusalByPolicy()
             return .policy(policy)
@@ -384,13 +387,14 @@ public final class TieredCache: Sendable {
 
     // MARK: Statistics
 
-    /// Each tier's statistics, top to bottom, with the policy refusals and errors this cache
-    /// counted for it added in.
+    /// Each tier's statistics, top to bottom, with the refusals (by policy, while suspended) and
+    /// errors this cache counted for it added in.
     public func statistics() async -> [(tierName: String, statistics: TierStatistics)] {
         var reports: [(tierName: String, statistics: TierStatistics)] = []
         for slot in slots {
             var statistics = await slot.tier.statistics()
             statistics.refusedByPolicy += slot.refusedByPolicy.load(ordering: .relaxed)
+            statistics.refusedWhileSuspended += slot.refusedWhileSuspended.load(ordering: .relaxed)
             statistics.errors += slot.errors.load(ordering: .relaxed)
             reports.append((slot.tier.name, statistics))
         }

@@ -322,7 +322,7 @@ extension TierResult {
             let new = tier.statistics
             func refused(_ s: TierStatistics) -> Int {
                 s.refusedTooLarge + s.refusedByPolicy + s.refusedExpired + s.refusedOutOfSpace
-                    + s.refusedNotAdmitted
+                    + s.refusedNotAdmitted + s.refusedWhileSuspended
             }
             return TierResult(
                 name: tier.tier, hits: new.hits - old.hits, misses: new.misses - old.misses,
