@@ -62,6 +62,27 @@ struct PolicyConformanceTests {
         }
     }
 
+    @Test("A policy that reports a hit as a miss fails the hits check, and only that one")
+    func missReportedOnHit() throws {
+        let failure = #expect(throws: PolicyConformanceSuite<HitHidingLRU>.Failure.self) {
+            try PolicyConformanceSuite(HitHidingLRU.self).run(.hitsAreResidents)
+        }
+        #expect(
+            failure?.message.contains("was a miss while isResident said true") == true, "\(String(describing: failure))"
+        )
+        for check in PolicyConformanceSuite<HitHidingLRU>.Check.allCases where check != .hitsAreResidents {
+            try PolicyConformanceSuite(HitHidingLRU.self).run(check)
+        }
+    }
+
+    @Test("A policy that evicts on a hit fails the hits check")
+    func evictsOnHit() {
+        let failure = #expect(throws: PolicyConformanceSuite<HitEvictingLRU>.Failure.self) {
+            try PolicyConformanceSuite(HitEvictingLRU.self).run(.hitsAreResidents)
+        }
+        #expect(failure?.message.contains("evicted") == true, "\(String(describing: failure))")
+    }
+
     @Test("A policy that reads the future fails the online check")
     func readsTheFuture() {
         #expect(throws: PolicyConformanceSuite<ClairvoyantLRU>.Failure.self) {
@@ -123,4 +144,28 @@ struct ForgetfulListingLRU: EvictionPolicyVariant {
     var base: LRUPolicy
     init(context: PolicyContext) { base = LRUPolicy(context: context) }
     var residentsByRetention: [UInt32] { Array(base.residentsByRetention.dropFirst()) }
+}
+
+/// LRU that answers a hit on every seventh slot as a miss: the tier would store its value again
+/// over the one it holds.
+struct HitHidingLRU: EvictionPolicyVariant {
+    static let name = "hit-hiding LRU"
+    var base: LRUPolicy
+    init(context: PolicyContext) { base = LRUPolicy(context: context) }
+    mutating func access(_ slot: UInt32, size: UInt64, keyHash: UInt64, position: Int) -> Bool {
+        base.access(slot, size: size, keyHash: keyHash, position: position) && !slot.isMultiple(of: 7)
+    }
+}
+
+/// LRU that drops its oldest resident on every hit, telling no one: a hit in the tier would lose
+/// another key's value.
+struct HitEvictingLRU: EvictionPolicyVariant {
+    static let name = "hit-evicting LRU"
+    var base: LRUPolicy
+    init(context: PolicyContext) { base = LRUPolicy(context: context) }
+    mutating func access(_ slot: UInt32, size: UInt64, keyHash: UInt64, position: Int) -> Bool {
+        let hit = base.access(slot, size: size, keyHash: keyHash, position: position)
+        if hit, let oldest = base.residentsByRetention.last, oldest != slot { base.remove(oldest) }
+        return hit
+    }
 }
