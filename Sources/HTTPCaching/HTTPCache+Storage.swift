@@ -25,8 +25,8 @@ extension HTTPCache {
         case .response(let located)?:
             return Vary.matches(request, located.response.varyingFields) ? located : nil
         case .variants(let index)?:
-            guard
-                case .response(let located)? = await read(Self.variantKey(primaryKey, index, request), from: firstTier)
+            guard let key = Self.listedVariantKey(primaryKey, index, request),
+                case .response(let located)? = await read(key, from: firstTier)
             else { return nil }
             return Vary.matches(request, located.response.varyingFields) ? located : nil
         case nil:
@@ -62,9 +62,8 @@ extension HTTPCache {
         case .response(let located)?:
             return Vary.matches(request, located.response.varyingFields) ? located : nil
         case .variants(let index)?:
-            guard
-                case .response(let located)? = readLocally(
-                    Self.variantKey(primaryKey, index, request), tiers: tiers, undecided: &undecided)
+            guard let key = Self.listedVariantKey(primaryKey, index, request),
+                case .response(let located)? = readLocally(key, tiers: tiers, undecided: &undecided)
             else { return nil }
             return Vary.matches(request, located.response.varyingFields) ? located : nil
         case nil:
@@ -130,9 +129,15 @@ extension HTTPCache {
         entry.memo.setIfEmpty(form)
     }
 
-    /// The key of the variant `request` selects among those `index` lists.
-    private static func variantKey(_ primaryKey: CacheKey, _ index: VariantIndex, _ request: HTTPRequest) -> CacheKey {
-        variantKey(primaryKey, fields: Vary.varyingFields(index.fieldNames, of: request))
+    /// The key of the variant `request` selects, if `index` lists it. A variant the index no
+    /// longer lists (one past its limit, one stored under other `Vary` names, one an invalidation
+    /// or a purge did not reach because the index had let it go) is not read, whatever is still
+    /// stored under its key.
+    private static func listedVariantKey(
+        _ primaryKey: CacheKey, _ index: VariantIndex, _ request: HTTPRequest
+    ) -> CacheKey? {
+        let key = variantKey(primaryKey, fields: Vary.varyingFields(index.fieldNames, of: request))
+        return index.variantKeys.contains(key) ? key : nil
     }
 
     /// The key of the variant of `primaryKey` selected by `fields`. Long field values (a 64 KiB
@@ -189,15 +194,24 @@ extension HTTPCache {
         }
         let variantKey = Self.variantKey(primaryKey, fields: stored.varyingFields)
         var index = VariantIndex(fieldNames: varyNames, variantKeys: [])
-        if case .variants(let existing)? = await read(primaryKey), existing.fieldNames == varyNames {
-            index.variantKeys = existing.variantKeys.filter { $0 != variantKey }
+        var dropped: [CacheKey] = []
+        if case .variants(let existing)? = await read(primaryKey) {
+            if existing.fieldNames == varyNames {
+                index.variantKeys = existing.variantKeys.filter { $0 != variantKey }
+            } else {
+                dropped = existing.variantKeys.filter { $0 != variantKey }
+            }
         }
         index.variantKeys.append(variantKey)
         if index.variantKeys.count > VariantIndex.limit {
+            dropped += index.variantKeys.prefix(index.variantKeys.count - VariantIndex.limit)
             index.variantKeys.removeFirst(index.variantKeys.count - VariantIndex.limit)
         }
         guard await write(stored, under: variantKey, policy: candidate.storagePolicy) else { return false }
-        return await writeEntry(.variants(index), under: primaryKey, policy: candidate.storagePolicy)
+        let kept = await writeEntry(.variants(index), under: primaryKey, policy: candidate.storagePolicy)
+        // Unlisted, they are never read again (``listedVariantKey(_:_:_:)``): their room is freed.
+        for key in dropped { try? await storage.removeEntry(forKey: key) }
+        return kept
     }
 
     /// Why RFC 9111 §3 forbids storing `response` to `request` (counted), or nil.
@@ -281,8 +295,9 @@ extension HTTPCache {
     /// cache's copy, nor undo a hook such as ``StoreHook/stripAuthenticationFields(additionalFields:)``.
     /// A 304 the cache may not store leaves the stored copy as it was (stale, so revalidated
     /// again), or removes it as ``storeIfAllowed(_:for:primaryKey:partialContent:)`` would; a
-    /// hook's veto removes it. The body is the stored one, already shaped when it was stored: a
-    /// hook's change to it is not kept. Returns whether any tier kept the update.
+    /// hook's veto removes it, and so does an update that changes the `Vary` names. The body is
+    /// the stored one, already shaped when it was stored: a hook's change to it is not kept.
+    /// Returns whether any tier kept the update.
     @discardableResult
     func writeFreshened(_ freshened: StoredResponse, under key: CacheKey, request: HTTPRequest) async -> Bool {
         // Judged as the GET's response, as every response the cache keeps is (a HEAD's included).
@@ -291,6 +306,14 @@ extension HTTPCache {
         let directives = CacheControl(fieldValues: freshened.response.headerFields[values: .cacheControl])
         if let reason = reasonNotToStore(freshened.response, directives: directives, for: request, freshening: true) {
             if Self.refusalRemovesStored(reason, directives: directives) { await removeResource(key) }
+            return false
+        }
+        // An update whose `Vary` names other request fields than the stored response was chosen
+        // by (a 304 adding `Vary: Origin`): its key no longer says which requests it answers
+        // (§4.1), and kept there it would be served to every one. It goes; the next request
+        // stores a response keyed by the new names.
+        if Set(Vary.fieldNames(of: freshened.response)) != Set(freshened.varyingFields.map(\.name)) {
+            await removeResource(key)
             return false
         }
         let candidate = shapedForStorage(

@@ -88,8 +88,8 @@ public enum Validation {
     }
 
     /// Whether a 200 response to HEAD may update `stored`, a stored GET response it could have
-    /// been chosen for (§4.3.5): every validator the HEAD response carries (`ETag`, compared
-    /// strongly, and `Last-Modified`) matches the stored one, at least one is present, and its
+    /// been chosen for (§4.3.5): every validator the HEAD response carries (`ETag` and
+    /// `Last-Modified`) has the stored one's value, at least one is present, and its
     /// `Content-Length`, when it has one, equals the stored response's. Otherwise the stored
     /// response should be considered stale.
     public static func headResponse(_ response: HTTPResponse, updates stored: StoredResponse) -> Bool {
@@ -100,7 +100,9 @@ public enum Validation {
         if let tag {
             guard let newTag = EntityTag(tag),
                 let storedTag = stored.response.headerFields[.eTag].flatMap(EntityTag.init),
-                newTag.strongMatches(storedTag)
+                // "Matching values", not a strong comparison: `W/"v1"` matches `W/"v1"` (and
+                // not `"v1"`), or no weak validator could ever freshen what it validates.
+                newTag == storedTag
             else { return false }
         }
         if let modified, stored.response.headerFields[.lastModified] != modified { return false }

@@ -454,7 +454,7 @@ public final class CachingProxy: Sendable {
         // Hop-by-hop fields are gone already: the transport removes them from every origin
         // response, before the cache stores it.
         var head = result.response
-        UpstreamTransport.restoringOriginCacheControl(&head.headerFields)
+        UpstreamTransport.restoringOriginFields(&head.headerFields)
         head.headerFields.append(HTTPField(name: .via, value: via))
         head.headerFields[CacheStatus.fieldName] = status.description
         if let preconditions = forwarding.preconditions, preconditions.notModified(head) {
@@ -473,7 +473,7 @@ public final class CachingProxy: Sendable {
         var head = oversized.head
         var status = status
         status.forwardStatus = head.status.code
-        UpstreamTransport.restoringOriginCacheControl(&head.headerFields)
+        UpstreamTransport.restoringOriginFields(&head.headerFields)
         head.headerFields.append(HTTPField(name: .via, value: via))
         head.headerFields[CacheStatus.fieldName] = status.description
         if request.method == .head { return Answer(head: head, body: .buffered(ByteBuffer()), outcome: .bypass) }

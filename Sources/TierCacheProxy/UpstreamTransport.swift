@@ -20,6 +20,9 @@ struct UpstreamTransport: Sendable {
 
     /// Where the origin's own `Cache-Control` waits while a targeted field stands in for it.
     static let originCacheControl = HTTPField.Name("TierCache-Origin-Cache-Control")!
+    /// Where the origin's `Expires` waits while a targeted field stands in for `Cache-Control`:
+    /// RFC 9213 §2.2 has the cache ignore both.
+    static let originExpires = HTTPField.Name("TierCache-Origin-Expires")!
 
     var transport: HTTPCache.Transport {
         { request, body in try await exchange(request, body: body) }
@@ -64,23 +67,36 @@ struct UpstreamTransport: Sendable {
 
         var head = HTTPCache.responseHead(of: response)
         var fields = head.headerFields
-        // The stash field is the proxy's own: an origin cannot set it.
-        if fields[Self.originCacheControl] != nil { fields[values: Self.originCacheControl] = [] }
+        // The stash fields are the proxy's own: an origin cannot set them.
+        for stash in [Self.originCacheControl, Self.originExpires] where fields[stash] != nil {
+            fields[values: stash] = []
+        }
         fields = HopByHop.removing(from: fields)
         // A targeted field stands in for Cache-Control only when it is a valid Dictionary (RFC
         // 9213 §2.1); otherwise the origin's Cache-Control rules, as if the field were absent.
+        // Standing in, it sets aside Expires too (§2.2): `CDN-Cache-Control: must-revalidate`
+        // gives a response no lifetime, whatever Expires says to other caches.
         if let targeted = targetedCacheControl, fields[targeted] != nil,
             let directives = TargetedCacheControl.cacheControlValue(of: fields[values: targeted])
         {
             fields[Self.originCacheControl] = fields[values: .cacheControl].joined(separator: ", ")
             fields[values: .cacheControl] = directives.isEmpty ? [] : [directives]
+            if fields[.expires] != nil {
+                fields[Self.originExpires] = fields[values: .expires].joined(separator: ", ")
+                fields[values: .expires] = []
+            }
         }
         head.headerFields = fields
         return (head, response)
     }
 
-    /// Puts back the origin's `Cache-Control` where a targeted field stood in for it.
-    static func restoringOriginCacheControl(_ fields: inout HTTPFields) {
+    /// Puts back the origin's `Cache-Control` and `Expires` where a targeted field stood in for
+    /// them.
+    static func restoringOriginFields(_ fields: inout HTTPFields) {
+        if let original = fields[originExpires] {
+            fields[values: .expires] = [original]
+            fields[originExpires] = nil
+        }
         guard let original = fields[originCacheControl] else { return }
         fields[values: .cacheControl] = original.isEmpty ? [] : [original]
         fields[originCacheControl] = nil

@@ -37,16 +37,16 @@ struct HTTPCacheHEADTests {
         #expect(origin.received.map(\.method) == [.head, .get])
     }
 
-    @Test("A 200 to HEAD whose validators and length match updates the stored GET response's fields and freshness")
-    func matchingHEADUpdatesStoredGET() async throws {
+    @Test(
+        "A 200 to HEAD whose validators and length match updates the stored GET response's fields and freshness",
+        arguments: ["\"v1\"", "W/\"v1\""])
+    func matchingHEADUpdatesStoredGET(tag: String) async throws {
         let cache = try makeCache()
-        let origin = ScriptedOrigin([ok([("Cache-Control", "max-age=60"), ("ETag", "\"v1\"")], body: "hello")])
+        let origin = ScriptedOrigin([ok([("Cache-Control", "max-age=60"), ("ETag", tag)], body: "hello")])
         _ = try await cache.response(for: request(), transport: origin.transport)
         clock.advance(by: 120)
         origin.enqueue(
-            ok(
-                [("Cache-Control", "max-age=600"), ("ETag", "\"v1\""), ("Content-Length", "5"), ("X-New", "1")],
-                body: ""))
+            ok([("Cache-Control", "max-age=600"), ("ETag", tag), ("Content-Length", "5"), ("X-New", "1")], body: ""))
         let head = try await cache.response(for: request(method: .head), transport: origin.transport)
         #expect(head.source == .network && head.wasStored)
         let get = try await cache.response(for: request(), transport: origin.transport)
@@ -60,6 +60,7 @@ struct HTTPCacheHEADTests {
         "A 200 to HEAD with another validator or length makes the stored GET response stale",
         arguments: [
             [("ETag", "\"v2\""), ("Content-Length", "5")],
+            [("ETag", "W/\"v1\""), ("Content-Length", "5")],  // another value: a weak tag for the strong one
             [("ETag", "\"v1\""), ("Content-Length", "6")],
             [("Last-Modified", "Mon, 06 Nov 2023 00:00:00 GMT")],  // a validator the stored response lacks
             [("Content-Length", "5")],  // no validator: nothing says it is the same

@@ -284,6 +284,22 @@ struct CachingProxyTests {
         }
     }
 
+    @Test("RFC 9213 §2.2: a targeted field sets Expires aside too; clients get it back")
+    func targetedFieldIgnoresExpires() async throws {
+        try await withProxy { origin, proxy in
+            let first = try await send(.GET, "\(proxy.url)/cdn-expires")
+            #expect(first.field("Expires") != nil && first.field("TierCache-Origin-Expires") == nil)
+            let second = try await send(.GET, "\(proxy.url)/cdn-expires")
+            #expect(!second.cacheStatus.hasPrefix("TierCache;hit"), "\(second.cacheStatus)")
+            #expect(origin.count("/cdn-expires") == 2, "must-revalidate alone gives no lifetime")
+            #expect(second.field("Expires") != nil)
+        }
+        try await withProxy(["--no-targeted-cache-control"]) { origin, proxy in
+            for _ in 0..<2 { _ = try await send(.GET, "\(proxy.url)/cdn-expires") }
+            #expect(origin.count("/cdn-expires") == 1, "without the targeted field, Expires gives a day")
+        }
+    }
+
     @Test("RFC 9213 §2.1: an invalid targeted field is ignored whole, and Cache-Control rules")
     func invalidTargetedField() async throws {
         try await withProxy { origin, proxy in

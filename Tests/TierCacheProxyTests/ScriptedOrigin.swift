@@ -1,4 +1,5 @@
 import Foundation
+import HTTPCaching
 import HTTPTypes
 import Hummingbird
 import Logging
@@ -112,6 +113,10 @@ final class ScriptedOrigin: Sendable {
         }
         router.get("/cdn") { _, _ in
             Self.text("cdn", ["Cache-Control": "no-store", "CDN-Cache-Control": "max-age=600"])
+        }
+        // Expires a day ahead, which the targeted field sets aside (RFC 9213 §2.2): no lifetime.
+        router.get("/cdn-expires") { _, _ in
+            Self.text("cdn", ["CDN-Cache-Control": "must-revalidate", "Expires": HTTPDate.format(Date() + 86_400)])
         }
         // Targeted fields that are not valid Dictionaries of the right types (RFC 9213 §2.1).
         router.get("/cdn-string") { _, _ in
