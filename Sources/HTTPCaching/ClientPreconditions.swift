@@ -37,11 +37,25 @@ public struct ClientPreconditions: Sendable, Hashable {
         request.headerFields[.ifNoneMatch] != nil || request.headerFields[.ifModifiedSince] != nil
     }
 
-    /// The members of `If-None-Match` field lines, trimmed, empty ones dropped.
+    /// The members of `If-None-Match` field lines, trimmed, empty ones dropped: split at the
+    /// commas outside an entity tag's quotes, since a tag may hold commas (`"a,b"`, RFC 9110
+    /// §8.8.3; a backslash there is a character, not an escape).
     private static func entityTags(in values: [String]) -> [String] {
-        values.flatMap {
-            $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        var tags: [String] = []
+        for value in values {
+            var member = Substring(), quoted = false
+            func endMember() {
+                let trimmed = member.trimmingCharacters(in: .whitespaces)
+                if !trimmed.isEmpty { tags.append(trimmed) }
+                member = ""
+            }
+            for character in value {
+                if character == "\"" { quoted.toggle() }
+                if character == ",", !quoted { endMember() } else { member.append(character) }
+            }
+            endMember()
         }
+        return tags
     }
 
     /// Whether the client's `If-None-Match` names `tag` (`*`, or a weak match, RFC 9110 §13.1.2).

@@ -96,6 +96,29 @@ struct HTTPBadInputTests {
         #expect(cache.statistics.corruptEntriesRemoved == 1)
     }
 
+    @Test("A stored entry with more fields than HTTPFields holds decodes as a failure, never a crash")
+    func tooManyFields() throws {
+        // One field, "a: x", then the same field 65,535 times under the count's new value.
+        let one = StoredEntryCodec.encode(.response(stored(response(200, [("a", "x")]))))
+        let field: [UInt8] = [1, 0, 0, 0, UInt8(ascii: "a"), 1, 0, 0, 0, UInt8(ascii: "x")]
+        let start = try #require(one.firstRange(of: [1, 0, 0, 0] + field)?.lowerBound, "the field count and field")
+        let count = 65_535
+        let bytes =
+            one[..<start] + withUnsafeBytes(of: UInt32(count).littleEndian, Array.init)
+            + Array([[UInt8]](repeating: field, count: count).joined()) + one[(start + 4 + field.count)...]
+        let failure = #expect(throws: StoredEntryCodec.DecodeFailure.self) { try StoredEntryCodec.decode(Array(bytes)) }
+        #expect(failure?.description == "65535 fields")
+        // One fewer is a (strange) response like any other.
+        let fewer =
+            one[..<start] + withUnsafeBytes(of: UInt32(count - 1).littleEndian, Array.init)
+            + Array([[UInt8]](repeating: field, count: count - 1).joined()) + one[(start + 4 + field.count)...]
+        guard case .response(let decoded) = try StoredEntryCodec.decode(Array(fewer)) else {
+            Issue.record("not a response")
+            return
+        }
+        #expect(decoded.response.headerFields.count == count - 1)
+    }
+
     @Test("Every truncation of a stored entry decodes as a failure, never a crash")
     func truncations() throws {
         let bytes = StoredEntryCodec.encode(

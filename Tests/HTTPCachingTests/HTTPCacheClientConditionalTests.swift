@@ -42,6 +42,21 @@ struct HTTPCacheClientConditionalTests {
         #expect(origin.received.count == 1)
     }
 
+    @Test("An entity tag holding commas is one tag, to match and to pass on (RFC 9110 §8.8.3)")
+    func commaInTag() async throws {
+        let (cache, origin) = try await stored([("ETag", "\"a,b\"")])
+        let same = try await cache.response(
+            for: request("https://example.com/a", [("If-None-Match", "\"x\", \"a,b\"")]), transport: origin.transport)
+        #expect(same.response.status.code == 304 && same.source == .cache)
+
+        clock.advance(by: 120)
+        origin.enqueue(reply(304, [("ETag", "\"c,d\""), ("Cache-Control", "max-age=600")]))
+        let passed = try await cache.response(
+            for: request("https://example.com/a", [("If-None-Match", "\"c,d\"")]), transport: origin.transport)
+        #expect(origin.received.last?.headerFields[.ifNoneMatch] == "\"a,b\", \"c,d\"", "both tags whole")
+        #expect(passed.response.status.code == 304 && passed.source == .network, "the client's own tag confirmed")
+    }
+
     @Test(
         "If-Modified-Since against the stored Last-Modified; without one, no validator is invented",
         arguments: [

@@ -98,7 +98,11 @@ enum StoredEntryCodec {
             guard (100...999).contains(code) else { throw DecodeFailure(description: "status \(code)") }
             let requestTime = try reader.date(), responseTime = try reader.date(), storedAt = try reader.date()
             var fields = HTTPFields()
-            for _ in 0..<(try reader.count()) {
+            let fieldCount = try reader.count()
+            // HTTPFields stops the process at 65,535 fields (a precondition of swift-http-types);
+            // no response received over HTTP/1.1 or HTTP/2 comes near it.
+            guard fieldCount < Int(UInt16.max) else { throw DecodeFailure(description: "\(fieldCount) fields") }
+            for _ in 0..<fieldCount {
                 let name = try reader.string(), value = try reader.string()
                 guard let fieldName = HTTPField.Name(name) else {
                     throw DecodeFailure(description: "field name \(name)")
