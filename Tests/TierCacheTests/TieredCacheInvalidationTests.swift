@@ -108,6 +108,38 @@ struct TieredCacheInvalidationTests {
         #expect(memory.entry(forKey: key) == nil)
     }
 
+    /// A memory tier over a gated disk-like tier over a shared one, the gated tier holding `[1]`
+    /// under `key`; `invalidation` is held at the gated tier's change (after it has passed the
+    /// memory tier) while a lookup reads the old value there and promotes it.
+    func lookupDuringASlowInvalidation(
+        _ invalidation: @escaping @Sendable (TieredCache) async throws -> Void
+    ) async throws -> MemoryTier {
+        let memory = try MemoryTier(capacity: 1 << 20)
+        let disk = GatedTier()
+        let shared = DictionaryTier(name: "shared", medium: .remote, capacity: 1 << 20)
+        let cache = TieredCache(tiers: [memory, disk, shared])
+        _ = try await disk.store(entry(1), forKey: key)
+        disk.changes.close()
+        let applying = Task { try await invalidation(cache) }
+        await disk.changes.waitUntilHeld()
+        #expect(await cache.lookup(key)?.entry.value == [1], "read from the tier not yet reached")
+        disk.changes.open()
+        try await applying.value
+        return memory
+    }
+
+    @Test("A lookup while an invalidation is still reaching a lower tier does not leave the old value above")
+    func lookupDuringASlowInvalidation() async throws {
+        let memory = try await lookupDuringASlowInvalidation { [key] in try await $0.invalidate([key], above: 2) }
+        #expect(memory.entry(forKey: key) == nil)
+    }
+
+    @Test("A lookup while a flush is still reaching a lower tier does not leave the old value above")
+    func lookupDuringASlowFlush() async throws {
+        let memory = try await lookupDuringASlowInvalidation { try await $0.invalidateAll(above: 2) }
+        #expect(memory.entry(forKey: key) == nil)
+    }
+
     @Test("A change under way answers for its key until it ends, and its end is a record of its own")
     func changesUnderWay() throws {
         let log = InvalidationLog(capacity: 16)
@@ -126,19 +158,26 @@ struct TieredCacheInvalidationTests {
 
     @Test("The log answers for keys invalidated after a mark, and for any key once it forgot")
     func logBounds() throws {
-        let log = InvalidationLog(capacity: 2)
+        // A change is recorded twice, when it begins and when it ends.
+        let log = InvalidationLog(capacity: 4)
         let a = try CacheKey("a"), b = try CacheKey("b"), c = try CacheKey("c")
+        func change(_ keys: [CacheKey]) {
+            log.beginChange(keys)
+            log.endChange(keys)
+        }
         let start = log.mark()
         #expect(!log.wasInvalidated(a, since: start))
-        log.record([a])
+        change([a])
         #expect(log.wasInvalidated(a, since: start) && !log.wasInvalidated(b, since: start))
         let afterA = log.mark()
         #expect(!log.wasInvalidated(a, since: afterA))
-        log.record([b, c])  // a is forgotten: capacity 2
+        change([b, c])  // a is forgotten: capacity 4
         #expect(log.wasInvalidated(c, since: afterA) && !log.wasInvalidated(a, since: afterA))
         #expect(log.wasInvalidated(try CacheKey("z"), since: start))  // older than what is kept
-        log.record(nil)
-        #expect(log.wasInvalidated(a, since: afterA))
+        let afterC = log.mark()
+        log.beginChange(nil)
+        log.endChange(nil)
+        #expect(log.wasInvalidated(a, since: afterC), "a flush names every key")
     }
 }
 
@@ -167,7 +206,10 @@ final class GatedTier: CacheTier {
         await changes.pass()
         inner.removeEntry(forKey: key)
     }
-    func removeAll() async throws { inner.removeAll() }
+    func removeAll() async throws {
+        await changes.pass()
+        inner.removeAll()
+    }
     func usage() async throws -> TierUsage { inner.usage() }
     func statistics() async -> TierStatistics { inner.statistics() }
 }

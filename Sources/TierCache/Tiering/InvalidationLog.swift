@@ -10,10 +10,10 @@ import Synchronization
 /// promotion's check comes after the record (and undoes it): a value read before an invalidation
 /// never stays in an upper tier after it.
 ///
-/// A write or removal through the cache changes its tiers one after another, and a lower tier
-/// may take milliseconds (a disk commit) while a lookup that began after the change was recorded
-/// reads the old value there and promotes it into a tier the change has already passed. So such a
-/// change is bracketed: ``beginChange(_:)`` before the first tier, ``endChange(_:)`` after the
+/// A write, removal or invalidation through the cache changes its tiers one after another, and a
+/// lower tier may take milliseconds (a disk commit) while a lookup that began after the change was
+/// recorded reads the old value there and promotes it into a tier the change has already passed.
+/// So such a change is bracketed: ``beginChange(_:)`` before the first tier, ``endChange(_:)`` after the
 /// last, which records the key again. A promotion's check then also answers yes while a change of
 /// its key is under way; once none is, the second record has been made, and a lookup that began
 /// before it sees it.
@@ -47,19 +47,6 @@ final class InvalidationLog: Sendable {
     /// The point a lookup starts from.
     func mark() -> UInt64 { sequence.load(ordering: .acquiring) }
 
-    /// Records `keys` as invalidated.
-    func record(_ keys: [CacheKey]) {
-        state.withLock { state in
-            for key in keys { append(key, to: &state) }
-        }
-    }
-
-    /// Records `key` as invalidated (`nil`: every key, as a flush does): a write's one key,
-    /// without an array made for it.
-    func record(_ key: CacheKey?) {
-        state.withLock { append(key, to: &$0) }
-    }
-
     /// A change of `key` (`nil`: every key) is about to reach the tiers: recorded, and under way
     /// until ``endChange(_:)``.
     func beginChange(_ key: CacheKey?) {
@@ -70,18 +57,45 @@ final class InvalidationLog: Sendable {
         }
     }
 
+    /// ``beginChange(_:)`` for each of `keys`, under one lock: an invalidation's batch.
+    func beginChange(_ keys: [CacheKey]) {
+        state.withLock { state in
+            for key in keys {
+                state.underWay[key, default: 0] += 1
+                append(key, to: &state)
+            }
+            changesUnderWay.add(keys.count, ordering: .releasing)
+        }
+    }
+
     /// The change ``beginChange(_:)`` began has reached every tier: recorded again, for lookups
     /// that began while it was under way, then no longer under way (in that order, so that a
     /// check that finds no change under way finds the record).
     func endChange(_ key: CacheKey?) {
         state.withLock { state in
             append(key, to: &state)
-            if let count = state.underWay[key], count > 1 {
-                state.underWay[key] = count - 1
-            } else {
-                state.underWay[key] = nil
-            }
+            settle(key, in: &state)
             changesUnderWay.subtract(1, ordering: .releasing)
+        }
+    }
+
+    /// ``endChange(_:)`` for each of `keys`, under one lock.
+    func endChange(_ keys: [CacheKey]) {
+        state.withLock { state in
+            for key in keys {
+                append(key, to: &state)
+                settle(key, in: &state)
+            }
+            changesUnderWay.subtract(keys.count, ordering: .releasing)
+        }
+    }
+
+    /// One change of `key` fewer under way.
+    private func settle(_ key: CacheKey?, in state: inout State) {
+        if let count = state.underWay[key], count > 1 {
+            state.underWay[key] = count - 1
+        } else {
+            state.underWay[key] = nil
         }
     }
 

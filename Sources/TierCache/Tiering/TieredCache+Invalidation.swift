@@ -12,7 +12,11 @@ extension TieredCache {
     /// still be served, so the caller should flush (``invalidateAll(above:)``).
     public func invalidate(_ keys: [CacheKey], above tierIndex: Int) async throws(TierCacheError) {
         guard !keys.isEmpty else { return }
-        invalidations.record(keys)
+        // Bracketed, as a write is: a lookup that misses a tier this has passed and reads the old
+        // value from one it has not reached yet (an LMDB commit under way) must not leave it
+        // promoted above.
+        invalidations.beginChange(keys)
+        defer { invalidations.endChange(keys) }
         var firstError: TierCacheError?
         for slot in slots.prefix(max(0, tierIndex)) {
             for key in keys {
@@ -29,7 +33,8 @@ extension TieredCache {
     /// what changed (its invalidations were lost with a connection, or it was flushed).
     /// Tries every tier, then rethrows the first failure.
     public func invalidateAll(above tierIndex: Int) async throws(TierCacheError) {
-        invalidations.record(nil)
+        invalidations.beginChange(nil)
+        defer { invalidations.endChange(nil) }
         var firstError: TierCacheError?
         for slot in slots.prefix(max(0, tierIndex)) {
             do { try await slot.tier.removeAll() } catch {
