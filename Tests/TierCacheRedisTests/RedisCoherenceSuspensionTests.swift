@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 import TierCache
 
@@ -73,4 +74,86 @@ struct RedisCoherenceSuspensionTests {
         await tracking.value
         #expect(cache.suspendedTiers == 1)
     }
+
+    @Test("Upper tiers that cannot be emptied stay suspended until a flush empties them")
+    func failedFlushKeepsTiersSuspended() async throws {
+        let server = try await RedisProcess()
+        func redis() throws -> RedisTier {
+            try RedisTier(
+                configuration: .init(
+                    deployment: .standalone(RedisEndpoint(host: "127.0.0.1", port: server.port)),
+                    keyPrefix: "unemptiable:", capacity: 1 << 20))
+        }
+        let upper = try UnemptiableTier()
+        let cache = TieredCache(tiers: [upper, try redis()])
+        let otherProcess = TieredCache(tiers: [try redis()])
+        let key = try CacheKey("k")
+        _ = try await upper.store(CacheEntry(value: [1], storedAt: Date()), forKey: key)  // from the last run
+        upper.refusesToEmpty.store(true, ordering: .relaxed)
+        let events = CoherenceEvents()
+        let coherence = try RedisCoherence(
+            cache: cache,
+            configuration: .init(
+                reconnectDelay: .milliseconds(10), maximumReconnectDelay: .milliseconds(50), onEvent: events.record))
+        let tracking = Task { await coherence.run() }
+        let first = await events.next {
+            switch $0 {
+            case .subscribed, .trackingLost: true
+            default: false
+            }
+        }
+        guard case .trackingLost(let reason)? = first else {
+            Issue.record("the first event is \(String(describing: first)), not a loss")
+            tracking.cancel()
+            return
+        }
+        #expect(reason.contains("could not be emptied"), "\(reason)")
+        #expect(cache.suspendedTiers == 1)
+        _ = await otherProcess.store(CacheEntry(value: [2], storedAt: Date()), forKey: key, policy: .allowed)
+        #expect(await cache.lookup(key)?.entry.value == [2], "Redis answers, not the stale tier above it")
+
+        upper.refusesToEmpty.store(false, ordering: .relaxed)
+        #expect(await events.next { if case .subscribed = $0 { true } else { false } } != nil)
+        #expect(cache.suspendedTiers == 0)
+        #expect(upper.memory.entry(forKey: key) == nil, "emptied before it is used")
+
+        // Subscribed, a FLUSHALL asks for a flush the tier cannot do: suspended, then resubscribed.
+        #expect(await cache.lookup(key)?.entry.value == [2])
+        #expect(upper.memory.entry(forKey: key)?.value == [2], "promoted while in use")
+        upper.refusesToEmpty.store(true, ordering: .relaxed)
+        let endpoint = RedisEndpoint(host: "127.0.0.1", port: server.port)
+        _ = try RedisCLI(seeds: [endpoint]).run(endpoint, "FLUSHALL")
+        let lost = await events.next { if case .trackingLost = $0 { true } else { false } }
+        #expect(lost == .trackingLost(reason: "the upper tiers could not be emptied"))
+        #expect(cache.suspendedTiers == 1, "what could not be emptied is not served")
+        #expect(await cache.lookup(key) == nil, "Redis was flushed")
+        upper.refusesToEmpty.store(false, ordering: .relaxed)
+        #expect(await events.next { if case .subscribed = $0 { true } else { false } } != nil)
+        #expect(cache.suspendedTiers == 0 && upper.memory.entry(forKey: key) == nil)
+        tracking.cancel()
+        await tracking.value
+    }
+}
+
+/// A memory tier whose `removeAll` fails while told to, as a disk tier's may (a full disk,
+/// another process holding the store).
+final class UnemptiableTier: CacheTier {
+    let memory: MemoryTier
+    let refusesToEmpty = Atomic<Bool>(false)
+    var name: String { "unemptiable" }
+    var medium: TierMedium { .memory }
+
+    init() throws { memory = try MemoryTier(capacity: 1 << 20) }
+
+    func entry(forKey key: CacheKey) async throws -> CacheEntry? { memory.entry(forKey: key) }
+    func store(_ entry: CacheEntry, forKey key: CacheKey) async throws -> StoreOutcome {
+        memory.store(entry, forKey: key)
+    }
+    func removeEntry(forKey key: CacheKey) async throws { memory.removeEntry(forKey: key) }
+    func removeAll() async throws {
+        if refusesToEmpty.load(ordering: .relaxed) { throw TierCacheError(.storageFailure, "the store is busy") }
+        memory.removeAll()
+    }
+    func usage() async throws -> TierUsage { memory.usage() }
+    func statistics() async -> TierStatistics { await memory.statistics() }
 }

@@ -1,6 +1,7 @@
 import CoreMetrics
 import Logging
 import NIOCore
+import Synchronization
 @_spi(TierCacheInternals) import TierCache
 
 /// Keeps the tiers above a ``RedisTier`` (memory, disk) coherent with Redis, in every process
@@ -28,6 +29,9 @@ import NIOCore
 ///   above it that no invalidation would reach.
 /// - A malformed push, a push of an unknown kind, a `FLUSHALL`, or a key that is not one of the
 ///   tier's empties the upper tiers, and is counted.
+/// - Under ``Configuration/AfterLoss/flushUpperTiers``, upper tiers that could not be emptied
+///   (a disk tier's `removeAll` failed) are suspended, and the subscription ends as a loss: they
+///   are used again only once a flush has emptied them.
 ///
 /// Cost: one more connection per primary, and invalidation messages: in broadcast mode one per
 /// write under the prefix to every process, in keys-read mode one per write to each process that
@@ -151,6 +155,9 @@ public final class RedisCoherence: Sendable {
     private let metrics: CoherenceMetrics?
     /// The server's `CLIENT ID` of each tracking connection now open, by primary.
     private let trackingIDs = Locked<[RedisEndpoint: Int64]>([:])
+    /// Set when the upper tiers could not be emptied while subscribed (they are suspended then):
+    /// the subscription ends, so that they are emptied again before they are used.
+    private let flushFailed = Atomic<Bool>(false)
 
     /// Coherence for `cache`, whose lowest tier must be a ``RedisTier``; nothing happens until
     /// ``run()``. Waits longer than about 136 years are waited that long (effectively forever).
@@ -285,7 +292,12 @@ public final class RedisCoherence: Sendable {
         }
         // What the upper tiers hold from before now was not covered by these subscriptions.
         if configuration.afterLoss == .flushUpperTiers {
-            await flush(.trackingBegan)
+            flushFailed.store(false, ordering: .relaxed)
+            // What the flush could not remove may be stale: the tiers stay suspended, and the next
+            // attempt flushes again.
+            guard await flush(.trackingBegan) else {
+                return .lost("the upper tiers could not be emptied", wasSubscribed: false)
+            }
             cache.resumeTiers()
         }
         emit(.subscribed(nodes))
@@ -295,7 +307,10 @@ public final class RedisCoherence: Sendable {
         return await withTaskGroup(of: Ending.self) { group in
             for (connection, pushes) in zip(connections, streams) {
                 group.addTask {
-                    for await push in pushes { await self.apply(push) }
+                    for await push in pushes {
+                        await self.apply(push)
+                        if let ending = self.endingAfterFailedFlush() { return ending }
+                    }
                     return .lost("\(connection.endpoint): the tracking connection closed", wasSubscribed: true)
                 }
             }
@@ -342,6 +357,8 @@ public final class RedisCoherence: Sendable {
             do { try await Task.sleep(for: configuration.healthCheckInterval) } catch {
                 return .lost("cancelled", wasSubscribed: true)
             }
+            // A flush outside the pushes' loop (a data connection closing) may have failed.
+            if let ending = endingAfterFailedFlush() { return ending }
             for connection in connections {
                 do { try await connection.sendChecked([Array("PING".utf8)]) } catch {
                     return .lost(
@@ -381,8 +398,18 @@ public final class RedisCoherence: Sendable {
         }
     }
 
-    /// Empties the upper tiers; the event's reason is the cause in words, then `detail`.
-    private func flush(_ cause: FlushCause, detail: String? = nil) async {
+    /// The subscription's end when a flush failed while it ran.
+    private func endingAfterFailedFlush() -> Ending? {
+        flushFailed.load(ordering: .relaxed)
+            ? .lost("the upper tiers could not be emptied", wasSubscribed: true) : nil
+    }
+
+    /// Empties the upper tiers; the event's reason is the cause in words, then `detail`. Returns
+    /// whether they were emptied. When they were not, under
+    /// ``Configuration/AfterLoss/flushUpperTiers`` they are suspended (what is left there may be
+    /// stale) and the subscription is to end (``endingAfterFailedFlush()``).
+    @discardableResult
+    private func flush(_ cause: FlushCause, detail: String? = nil) async -> Bool {
         let reason = detail.map { "\(cause.description): \($0)" } ?? cause.description
         counters.withLock { $0.flushes += 1 }
         metrics?.recordFlush(cause)
@@ -391,8 +418,14 @@ public final class RedisCoherence: Sendable {
         } catch {
             configuration.logger?.error(
                 "the upper tiers could not be emptied", metadata: ["reason": "\(reason)", "error": "\(error)"])
+            if configuration.afterLoss == .flushUpperTiers {
+                cache.suspendTiers(above: tierIndex)
+                flushFailed.store(true, ordering: .relaxed)
+            }
+            return false
         }
         emit(.flushed(reason: reason))
+        return true
     }
 
     private func emit(_ event: Event) { configuration.onEvent?(event) }
