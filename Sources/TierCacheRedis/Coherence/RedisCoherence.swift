@@ -29,6 +29,10 @@ import Synchronization
 ///   above it that no invalidation would reach.
 /// - A malformed push, a push of an unknown kind, a `FLUSHALL`, or a key that is not one of the
 ///   tier's empties the upper tiers, and is counted.
+/// - In a cluster, each health check reads the slot map (`CLUSTER SLOTS`): when the primaries
+///   change (a failover, a node given slots), the upper tiers are emptied and every primary is
+///   tracked anew. A node is a primary in that map from its first slot on: a key read from it by
+///   `ASK` while that first slot migrates is tracked by no one until the check after.
 /// - Under ``Configuration/AfterLoss/flushUpperTiers``, upper tiers that could not be emptied
 ///   (a disk tier's `removeAll` failed) are suspended, and the subscription ends as a loss: they
 ///   are used again only once a flush has emptied them.
@@ -350,8 +354,8 @@ public final class RedisCoherence: Sendable {
         }
     }
 
-    /// Pings every connection each interval, and watches the primaries: returns when one does
-    /// not answer, or the cluster's primaries are no longer `nodes`.
+    /// Pings every connection each interval, and reads the cluster's map again (one `CLUSTER
+    /// SLOTS`): returns when a connection does not answer, or the primaries are no longer `nodes`.
     private func checkHealth(of connections: [RedisConnection], nodes: [RedisEndpoint]) async -> Ending {
         while true {
             do { try await Task.sleep(for: configuration.healthCheckInterval) } catch {
@@ -365,6 +369,10 @@ public final class RedisCoherence: Sendable {
                         "\(connection.endpoint) did not answer its health check: \(error)", wasSubscribed: true)
                 }
             }
+            // Read afresh: the map changes by itself only on an error or a MOVED, and a node that
+            // took slots while this process's reads of them came by ASK (or not at all) would
+            // never be tracked.
+            await tier.client.refreshTopology()
             if let now = try? await tier.client.primaries(), Set(now) != Set(nodes) {
                 return .lost("the cluster's primaries changed", wasSubscribed: true)
             }

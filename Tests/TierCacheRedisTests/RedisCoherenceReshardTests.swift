@@ -1,0 +1,62 @@
+import Foundation
+import Testing
+import TierCache
+
+@testable import TierCacheRedis
+
+/// A primary that joins a cluster and takes slots is tracked, whether or not this process's own
+/// commands ever meet a `MOVED` that would show it the new map.
+@Suite(
+    .enabled(if: RedisProcess.cliPath != nil, "redis-server and redis-cli are not installed"), .timeLimit(.minutes(5)))
+struct RedisCoherenceReshardTests {
+    @Test("A primary given slots while this process sends nothing is tracked once its health check reads the map")
+    func newPrimaryIsTracked() async throws {
+        let cluster = try await TestCluster(nodes: 3, replicas: 0, options: [])
+        let joining = try await RedisProcess(arguments: ["--cluster-enabled", "yes"])
+        let newcomer = RedisEndpoint(host: "127.0.0.1", port: joining.port)
+        let cli = cluster.cli
+        _ = try cli.run(cluster.endpoints[0], "CLUSTER", "MEET", newcomer.host, "\(newcomer.port)")
+        try await cli.waitForState("ok", on: newcomer)
+
+        let tier = try RedisTier(
+            configuration: .init(
+                deployment: .cluster(seeds: cluster.endpoints), keyPrefix: "reshard:", capacity: 1 << 20))
+        let cache = TieredCache(tiers: [try MemoryTier(capacity: 1 << 20), tier])
+        let events = CoherenceEvents()
+        let coherence = try RedisCoherence(
+            cache: cache, configuration: .init(healthCheckInterval: .milliseconds(100), onEvent: events.record))
+        let tracking = Task { await coherence.run() }
+        defer { tracking.cancel() }
+        let first = await events.next { if case .subscribed = $0 { true } else { false } }
+        #expect(Set(subscribedNodes(first)) == Set(cluster.endpoints))
+
+        // An empty slot moves to the newcomer, told to every node (no key to migrate).
+        let slot = 0
+        let newcomerID = try cli.run(newcomer, "CLUSTER", "MYID")
+        try await waitUntilEveryNode(of: cluster, knows: newcomerID)
+        _ = try cli.run(newcomer, "CLUSTER", "SETSLOT", "\(slot)", "NODE", newcomerID)
+        for node in cluster.endpoints { _ = try cli.run(node, "CLUSTER", "SETSLOT", "\(slot)", "NODE", newcomerID) }
+
+        let lost = await events.next { if case .trackingLost = $0 { true } else { false } }
+        #expect(lost == .trackingLost(reason: "the cluster's primaries changed"))
+        let again = await events.next { if case .subscribed = $0 { true } else { false } }
+        #expect(Set(subscribedNodes(again)) == Set(cluster.endpoints + [newcomer]))
+    }
+
+    /// Waits (at most a minute) until gossip has told every node of `cluster` of the node `id`.
+    private func waitUntilEveryNode(of cluster: TestCluster, knows id: String) async throws {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while ContinuousClock.now < deadline {
+            let known = cluster.endpoints.allSatisfy {
+                (try? cluster.cli.run($0, "CLUSTER", "NODES"))?.contains(id) == true
+            }
+            if known { return }
+            try await Task.sleep(for: .milliseconds(25))
+        }
+        Issue.record("gossip did not reach every node")
+    }
+
+    private func subscribedNodes(_ event: RedisCoherence.Event?) -> [RedisEndpoint] {
+        if case .subscribed(let nodes)? = event { nodes } else { [] }
+    }
+}
