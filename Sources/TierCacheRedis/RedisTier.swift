@@ -38,7 +38,14 @@ public final class RedisTier: CacheTier {
     let connectionOptions: RedisConnectionPool.Options
     /// `SCAN MATCH` pattern for this tier's keys: the prefix, glob characters escaped, then `*`.
     private let scanPattern: [UInt8]
-    private let evictionBaseline = Locked<Int?>(nil)
+    /// The servers' `evicted_keys` when the tier first stored or reported statistics: its own
+    /// evictions are counted from there.
+    private let evictionBaseline = Locked(EvictionBaseline())
+    private struct EvictionBaseline {
+        var count: Int?
+        /// Whether a store has asked the servers for it (once, answered or not).
+        var askedByStore = false
+    }
     /// The group the tier's connections live on (``withEventLoopAffinity(isolation:_:)`` runs on it).
     let eventLoopGroup: any EventLoopGroup
     /// Its event loops, to tell whether a caller already runs on one of them.
@@ -248,8 +255,14 @@ public final class RedisTier: CacheTier {
             try await removeEntry(forKey: key)
             return outcome
         }
-        if evictionBaseline.withLock({ $0 == nil }), let evicted = await serverEvictions() {
-            evictionBaseline.withLock { if $0 == nil { $0 = evicted } }
+        // Asked once: a server that refuses `INFO` (an ACL without `@dangerous`) or is down would
+        // otherwise cost every store a round trip to each primary.
+        let asksBaseline = evictionBaseline.withLock { baseline in
+            defer { baseline.askedByStore = true }
+            return baseline.count == nil && !baseline.askedByStore
+        }
+        if asksBaseline, let evicted = await serverEvictions() {
+            evictionBaseline.withLock { if $0.count == nil { $0.count = evicted } }
         }
         var command: [[UInt8]] = [Self.set, redisKey, record]
         if let expiresAt = entry.metadata.expiresAt, let milliseconds = Self.ttlMilliseconds(until: expiresAt, now: now)
@@ -363,8 +376,8 @@ public final class RedisTier: CacheTier {
         var statistics = counters.snapshot(usage: try? await usage())
         if let evicted = await serverEvictions() {
             let baseline = evictionBaseline.withLock { baseline in
-                if baseline == nil { baseline = evicted }
-                return baseline ?? evicted
+                if baseline.count == nil { baseline.count = evicted }
+                return baseline.count ?? evicted
             }
             statistics.evictions = max(0, evicted - baseline)
         }

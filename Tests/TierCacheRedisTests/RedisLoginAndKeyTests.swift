@@ -45,6 +45,21 @@ struct RedisLoginAndKeyTests {
         await #expect(throws: TierCacheError.self) { try await none.entry(forKey: key) }
     }
 
+    @Test("A user refused INFO stores without asking for it on every store")
+    func refusedINFOIsAskedOnce() async throws {
+        let server = try await RedisProcess(arguments: ["--user", "app", "on", ">apppass", "~*", "+@all", "-info"])
+        let limited = try tier(RedisEndpoint(url: "redis://app:apppass@127.0.0.1:\(server.port)"))
+        for number in 0..<10 {
+            let outcome = try await limited.store(
+                CacheEntry(value: [1], storedAt: Date()), forKey: try CacheKey("k\(number)"))
+            #expect(outcome == .stored)
+        }
+        // The default user (no password) reads the server's count of refused INFO calls.
+        let stats = try RedisCLI(seeds: []).runTool(["-p", "\(server.port)", "INFO", "commandstats"])
+        let line = try #require(stats.split(whereSeparator: \.isNewline).first { $0.hasPrefix("cmdstat_info:") })
+        #expect(line.contains("rejected_calls=1,"), "\(line)")
+    }
+
     @Test func expiryHintsBecomeTTLs() async throws {
         let server = try await RedisProcess()
         let tier = try tier(RedisEndpoint(host: "127.0.0.1", port: server.port), prefix: "ttl:")

@@ -152,8 +152,11 @@ final class RedisCommandHandler: ChannelInboundHandler {
     ) {
         if let tracking {
             if trackingChanges.needsChange(toward: tracking.redirect.generation) {
+                // Written as it is, without checking the targets again: another check here could
+                // find them changed once more and write the newer change first, leaving this older
+                // one last on the wire while the newer generation counts as sent.
                 let change = tracking.redirect.command(for: tracking.endpoint)
-                enqueue(
+                write(
                     change.arguments, deadline: deadline, reply: .trackingChange(redirecting: change.redirecting),
                     context: context)
             } else if let refusal = trackingChanges.standingRefusal {
@@ -161,6 +164,13 @@ final class RedisCommandHandler: ChannelInboundHandler {
                 return
             }
         }
+        write(arguments, deadline: deadline, reply: reply, context: context)
+    }
+
+    /// Puts a command in the outgoing buffer, written at the end of this event loop tick.
+    private func write(
+        _ arguments: [[UInt8]], deadline: NIODeadline, reply: RedisReplyTarget, context: ChannelHandlerContext
+    ) {
         var buffer = outgoing ?? context.channel.allocator.buffer(capacity: 256)
         Self.encode(arguments, into: &buffer)
         outgoing = buffer
