@@ -1,7 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
-import TierCache
+@_spi(TierCacheInternals) import TierCache
 
 @testable import TierCacheRedis
 
@@ -133,6 +133,126 @@ struct RedisCoherenceSuspensionTests {
         tracking.cancel()
         await tracking.value
     }
+}
+
+extension RedisCoherenceSuspensionTests {
+    @Test("Invalidations past the backlog end the subscription as a loss: flushed, then tracked again")
+    func fullBacklogIsALoss() async throws {
+        let server = try await RedisProcess()
+        func redis() throws -> RedisTier {
+            try RedisTier(
+                configuration: .init(
+                    deployment: .standalone(RedisEndpoint(host: "127.0.0.1", port: server.port)),
+                    keyPrefix: "backlog:", capacity: 1 << 20))
+        }
+        let upper = try SlowRemovalTier()
+        let cache = TieredCache(tiers: [upper, try redis()])
+        let otherProcess = TieredCache(tiers: [try redis()])
+        let events = CoherenceEvents()
+        let coherence = try RedisCoherence(
+            cache: cache, configuration: .init(invalidationBacklog: 2, onEvent: events.record))
+        let tracking = Task { await coherence.run() }
+        defer { tracking.cancel() }
+        #expect(await events.next { if case .subscribed = $0 { true } else { false } } != nil)
+
+        upper.close()
+        func write(_ number: Int) async throws {
+            let key = try CacheKey("k\(number)")
+            _ = await otherProcess.store(CacheEntry(value: [1], storedAt: Date()), forKey: key, policy: .allowed)
+        }
+        try await write(0)
+        await upper.waitUntilHeld()  // the first invalidation is being applied, slowly
+        for number in 1...3 { try await write(number) }  // two wait in the backlog, the third does not fit
+        // The third push closes the tracking connection, once it arrives: the server then lists
+        // no tracking client (no other is made while the first invalidation is held).
+        let deadline = ContinuousClock.now + .seconds(60)
+        while try RedisCLI(seeds: []).runTool(["-p", "\(server.port)", "CLIENT", "LIST"]).contains(
+            "name=tiercache-tracking"), ContinuousClock.now < deadline
+        {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        upper.open()
+        let lost = await events.next { if case .trackingLost = $0 { true } else { false } }
+        guard case .trackingLost(let reason)? = lost else {
+            Issue.record("no loss")
+            return
+        }
+        #expect(reason.contains("the tracking connection closed"), "\(reason)")
+        #expect(await events.next { if case .subscribed = $0 { true } else { false } } != nil, "tracked again")
+        #expect(coherence.statistics.trackingLosses == 1 && coherence.statistics.flushes >= 2)
+    }
+
+    @Test("A backlog of no messages is refused")
+    func emptyBacklogIsRefused() throws {
+        let cache = TieredCache(tiers: [
+            try RedisTier(
+                configuration: .init(
+                    deployment: .standalone(RedisEndpoint(host: "127.0.0.1", port: 1)), capacity: 1 << 20))
+        ])
+        #expect(throws: TierCacheError.self) {
+            try RedisCoherence(cache: cache, configuration: .init(invalidationBacklog: 0))
+        }
+    }
+}
+
+/// A memory tier whose removals wait, while it is closed, until the test opens it: invalidations
+/// applied that slowly let the ones behind them pile up.
+final class SlowRemovalTier: CacheTier {
+    private struct Gate {
+        var closed = false
+        var waiting: [CheckedContinuation<Void, Never>] = []
+        var heldSignal: CheckedContinuation<Void, Never>?
+    }
+    let memory: MemoryTier
+    private let gate = Locked(Gate())
+    var name: String { "slow removal" }
+    var medium: TierMedium { .memory }
+
+    init() throws { memory = try MemoryTier(capacity: 1 << 20) }
+
+    func close() { gate.withLock { $0.closed = true } }
+
+    /// Returns once a removal waits at the closed gate.
+    func waitUntilHeld() async {
+        await withCheckedContinuation { continuation in
+            let held = gate.withLock { gate -> Bool in
+                if !gate.waiting.isEmpty { return true }
+                gate.heldSignal = continuation
+                return false
+            }
+            if held { continuation.resume() }
+        }
+    }
+
+    func open() {
+        let waiting = gate.withLock { gate in
+            gate.closed = false
+            defer { gate.waiting = [] }
+            return gate.waiting
+        }
+        for continuation in waiting { continuation.resume() }
+    }
+
+    func entry(forKey key: CacheKey) async throws -> CacheEntry? { memory.entry(forKey: key) }
+    func store(_ entry: CacheEntry, forKey key: CacheKey) async throws -> StoreOutcome {
+        memory.store(entry, forKey: key)
+    }
+    func removeEntry(forKey key: CacheKey) async throws {
+        await withCheckedContinuation { continuation in
+            let (passes, signal) = gate.withLock { gate -> (Bool, CheckedContinuation<Void, Never>?) in
+                guard gate.closed else { return (true, nil) }
+                gate.waiting.append(continuation)
+                defer { gate.heldSignal = nil }
+                return (false, gate.heldSignal)
+            }
+            signal?.resume()
+            if passes { continuation.resume() }
+        }
+        memory.removeEntry(forKey: key)
+    }
+    func removeAll() async throws { memory.removeAll() }
+    func usage() async throws -> TierUsage { memory.usage() }
+    func statistics() async -> TierStatistics { await memory.statistics() }
 }
 
 /// A memory tier whose `removeAll` fails while told to, as a disk tier's may (a full disk,

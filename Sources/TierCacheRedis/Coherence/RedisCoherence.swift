@@ -92,6 +92,12 @@ public final class RedisCoherence: Sendable {
         public var reconnectDelay: Duration
         /// 5 seconds by default; must be positive.
         public var maximumReconnectDelay: Duration
+        /// The most invalidation messages received and not yet applied, per tracking connection.
+        /// Past it the connection is closed, a loss: what the messages named is emptied with the
+        /// rest (with ``AfterLoss/flushUpperTiers``), where an unbounded backlog would grow with
+        /// the fleet's write rate, and with it how stale the upper tiers are. 65,536 by default;
+        /// must be positive.
+        public var invalidationBacklog: Int
         /// Where losses, flushes and malformed pushes are logged; `nil` logs nothing.
         public var logger: Logger?
         /// Where the `coherence…` metrics of `MetricLabels` are recorded; `nil` means the
@@ -106,7 +112,7 @@ public final class RedisCoherence: Sendable {
             tracking: TrackingMode = .broadcast,
             afterLoss: AfterLoss = .flushUpperTiers, healthCheckInterval: Duration = .seconds(1),
             reconnectDelay: Duration = .milliseconds(50), maximumReconnectDelay: Duration = .seconds(5),
-            logger: Logger? = nil, metricsFactory: (any MetricsFactory)? = nil,
+            invalidationBacklog: Int = 65_536, logger: Logger? = nil, metricsFactory: (any MetricsFactory)? = nil,
             onEvent: (@Sendable (Event) -> Void)? = nil
         ) {
             self.tracking = tracking
@@ -114,6 +120,7 @@ public final class RedisCoherence: Sendable {
             self.healthCheckInterval = healthCheckInterval
             self.reconnectDelay = reconnectDelay
             self.maximumReconnectDelay = maximumReconnectDelay
+            self.invalidationBacklog = invalidationBacklog
             self.logger = logger
             self.metricsFactory = metricsFactory
             self.onEvent = onEvent
@@ -166,7 +173,7 @@ public final class RedisCoherence: Sendable {
     /// Coherence for `cache`, whose lowest tier must be a ``RedisTier``; nothing happens until
     /// ``run()``. Waits longer than about 136 years are waited that long (effectively forever).
     /// - Throws: `TierCacheError` (`invalidConfiguration`) when the lowest tier is not Redis, the
-    ///   health check interval or a reconnect delay is not positive.
+    ///   health check interval, a reconnect delay or the invalidation backlog is not positive.
     public init(cache: TieredCache, configuration: Configuration = .init()) throws(TierCacheError) {
         guard let tier = cache.tiers.last as? RedisTier else {
             throw TierCacheError(
@@ -179,6 +186,9 @@ public final class RedisCoherence: Sendable {
         }
         guard configuration.reconnectDelay > .zero, configuration.maximumReconnectDelay > .zero else {
             throw TierCacheError(.invalidConfiguration, "reconnect delays must be positive")
+        }
+        guard configuration.invalidationBacklog > 0 else {
+            throw TierCacheError(.invalidConfiguration, "invalidationBacklog must be positive")
         }
         self.cache = cache
         self.tier = tier
@@ -333,7 +343,9 @@ public final class RedisCoherence: Sendable {
     private func subscribe(
         to node: RedisEndpoint
     ) async throws(RedisError) -> (connection: RedisConnection, pushes: AsyncStream<RESPValue>, id: Int64) {
-        let (pushes, continuation) = AsyncStream.makeStream(of: RESPValue.self, bufferingPolicy: .unbounded)
+        // A push that finds the backlog full closes the connection (RedisCommandHandler): a loss.
+        let (pushes, continuation) = AsyncStream.makeStream(
+            of: RESPValue.self, bufferingPolicy: .bufferingOldest(configuration.invalidationBacklog))
         let options = tier.connectionOptions
         let connection = try await RedisConnection.connect(
             to: node, on: tier.eventLoopGroup, connectTimeout: options.connectTimeout,

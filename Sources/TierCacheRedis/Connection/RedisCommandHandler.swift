@@ -89,7 +89,8 @@ final class RedisCommandHandler: ChannelInboundHandler {
     private var context: ChannelHandlerContext?
     private let parser: RESPParser
     /// Where RESP3 pushes go (a tracking connection's invalidations); finished when the
-    /// connection ends. `nil`: pushes are dropped, as a data connection subscribes to nothing.
+    /// connection ends, which a push its buffer drops ends too. `nil`: pushes are dropped, as a
+    /// data connection subscribes to nothing.
     private let pushes: AsyncStream<RESPValue>.Continuation?
     /// Where this connection's tracking invalidations go, and the node it is connected to; set
     /// once the connection has logged in (`CLIENT TRACKING` before `AUTH` would be refused). A
@@ -267,7 +268,11 @@ final class RedisCommandHandler: ChannelInboundHandler {
                 buffer.moveReaderIndex(forwardBy: length)
                 received = buffer.readableBytes > 0 ? buffer : nil
                 if case .push = value {
-                    pushes?.yield(value)
+                    if case .dropped = pushes?.yield(value) {
+                        // The reader's backlog is full: a dropped invalidation must not pass
+                        // unnoticed, so the connection ends, which its reader takes as a loss.
+                        throw RedisError.connectionFailed("the pushes' reader is too far behind; one was dropped")
+                    }
                     continue
                 }
                 guard let next = pending.popFirst() else {
