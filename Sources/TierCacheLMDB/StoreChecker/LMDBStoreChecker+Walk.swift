@@ -42,7 +42,14 @@ extension LMDBStoreChecker {
                     pread(fd, buffer.baseAddress! + done, count - done, off_t(offset + done))
                 }
                 if got < 0, errno == EINTR { continue }
-                guard got > 0 else { throw Damage("reading data.mdb at offset \(offset + done) failed") }
+                // A failed read says nothing of the contents (an I/O error may pass); a file that
+                // ends before its stated size is damage.
+                guard got >= 0 else {
+                    throw Unreadable(
+                        message:
+                            "reading data.mdb at offset \(offset + done) failed: \(String(cString: strerror(errno)))")
+                }
+                guard got > 0 else { throw Damage("data.mdb ends at offset \(offset + done), inside a read") }
                 done += got
             }
             bytesRead += count
@@ -82,7 +89,9 @@ extension LMDBStoreChecker {
 
         mutating func readMeta(transactionID: UInt64?) throws -> LMDBMetaPage {
             var stats = stat()
-            guard fstat(fd, &stats) == 0 else { throw Damage("cannot stat data.mdb") }
+            guard fstat(fd, &stats) == 0 else {
+                throw Unreadable(message: "cannot stat data.mdb: \(String(cString: strerror(errno)))")
+            }
             fileSize = Int(stats.st_size)
             guard fileSize >= 2 * F.pageSizes.lowerBound else {
                 throw Damage("data.mdb is \(fileSize) bytes, too short for LMDB's two meta pages")

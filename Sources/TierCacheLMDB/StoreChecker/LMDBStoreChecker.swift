@@ -76,8 +76,10 @@ struct LMDBStoreChecker {
     func check(scope: Scope, transactionID: UInt64? = nil) -> Report {
         var report = Report()
         let fd = open(path, O_RDONLY | O_CLOEXEC)
+        // Not damage: a file that cannot be opened now (EMFILE, EACCES) says nothing of what it
+        // holds, and must not be reset.
         guard fd >= 0 else {
-            report.damage = "cannot read \(path): \(String(cString: strerror(errno)))"
+            report.unreadable = "cannot open \(path): \(String(cString: strerror(errno)))"
             return report
         }
         defer { close(fd) }

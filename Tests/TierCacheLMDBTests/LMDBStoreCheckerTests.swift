@@ -1,0 +1,28 @@
+import Foundation
+import Testing
+
+@testable import TierCacheLMDB
+
+/// What the structure check calls damage, which an open with `resetDamagedStore` answers by
+/// deleting the store, and what it calls unreadable, which it answers with an error.
+@Suite("LMDB store checker")
+struct LMDBStoreCheckerTests {
+    @Test("A data file that cannot be opened is unreadable, not damaged: the store is not reset for it")
+    func unopenableFileIsUnreadable() {
+        let missing = FileManager.default.temporaryDirectory
+            .appendingPathComponent("no-such-store-\(UUID().uuidString)/data.mdb").path
+        let report = LMDBStoreChecker(dataFile: missing).check(scope: .structure)
+        #expect(report.damage == nil)
+        #expect(report.unreadable?.contains("cannot open") == true, "\(String(describing: report.unreadable))")
+    }
+
+    @Test("A data file too short for LMDB's meta pages is damaged")
+    func shortFileIsDamaged() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("short-\(UUID().uuidString).mdb")
+        try Data(repeating: 0, count: 100).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let report = LMDBStoreChecker(dataFile: file.path).check(scope: .structure)
+        #expect(report.unreadable == nil)
+        #expect(report.damage?.contains("too short") == true, "\(String(describing: report.damage))")
+    }
+}
