@@ -23,7 +23,8 @@ import NIOHTTPTypesHTTP1
 /// It also closes connections idle for the configured time (the async path's own idle timer
 /// cannot see the requests answered here), connections whose client began a request and sent
 /// nothing more for that time, and connections whose client took none of the answers waiting for
-/// it for that time.
+/// it for that time. A connection still sending an answer is not idle: bodies are written in
+/// slices (``NIOCore/ByteBuffer/writeSliceLength``), each one sent marking progress.
 final class CacheHitFastPath: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias InboundOut = HTTPServerRequestPart
@@ -43,6 +44,9 @@ final class CacheHitFastPath: ChannelDuplexHandler, RemovableChannelHandler {
     private var state = State.idle
     /// Requests handed to the async path whose response has not ended yet.
     private var requestsWithAsyncPath = 0
+    /// Responses written (their end included) whose bytes are not all sent yet: a connection
+    /// still sending is not idle, however long ago its client last wrote.
+    private var responsesUnsent = 0
 
     init(proxy: CachingProxy) {
         self.proxy = proxy
@@ -64,10 +68,10 @@ final class CacheHitFastPath: ChannelDuplexHandler, RemovableChannelHandler {
             let started = ContinuousClock.now
             if context.channel.isWritable, let answer = proxy.answerFromStorage(head) {
                 context.write(wrapOutboundOut(.head(answer.head)), promise: nil)
-                if answer.body.readableBytes > 0 {
-                    context.write(wrapOutboundOut(.body(.byteBuffer(answer.body))), promise: nil)
+                for slice in answer.body.writeSlices {
+                    context.write(wrapOutboundOut(.body(.byteBuffer(slice))), promise: nil)
                 }
-                context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+                context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: endSent(context))
                 proxy.metrics.eventLoopAnswers.increment()
                 proxy.record(
                     answer.outcome, method: head.method.rawValue, path: head.uri, status: Int(answer.head.status.code),
@@ -102,14 +106,23 @@ final class CacheHitFastPath: ChannelDuplexHandler, RemovableChannelHandler {
         if requestsWithAsyncPath > 0 { requestsWithAsyncPath -= 1 }
     }
 
+    /// A promise for a response's end, counting the response unsent until the end is sent (or
+    /// its write fails).
+    func endSent(_ context: ChannelHandlerContext) -> EventLoopPromise<Void> {
+        let promise = context.eventLoop.makePromise(of: Void.self)
+        responsesUnsent += 1
+        promise.futureResult.assumeIsolated().whenComplete { _ in self.responsesUnsent -= 1 }
+        return promise
+    }
+
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         guard let idle = event as? IdleStateHandler.IdleStateEvent else {
             return context.fireUserInboundEventTriggered(event)
         }
         switch (idle, state) {
         case (.read, .idle):
-            // Between requests, and none waiting on the origin: an idle connection.
-            if requestsWithAsyncPath == 0 { context.close(promise: nil) }
+            // Between requests, none waiting on the origin, nothing left to send: idle.
+            if requestsWithAsyncPath == 0, responsesUnsent == 0 { context.close(promise: nil) }
         case (.read, .holding), (.read, .passing):
             // A request begun and not finished for the whole timeout (a slow-loris client): it
             // held the connection, and a task waiting for its body, for good.
@@ -152,7 +165,10 @@ final class AsyncResponseObserver: ChannelOutboundHandler, RemovableChannelHandl
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        if case .end = unwrapOutboundIn(data) { fastPath.asyncResponseEnded() }
-        context.write(data, promise: promise)
+        guard case .end = unwrapOutboundIn(data) else { return context.write(data, promise: promise) }
+        fastPath.asyncResponseEnded()
+        let sent = fastPath.endSent(context)
+        promise.map { sent.futureResult.cascade(to: $0) }
+        context.write(data, promise: sent)
     }
 }

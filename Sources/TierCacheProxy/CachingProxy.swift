@@ -139,7 +139,7 @@ public final class CachingProxy: Sendable {
         case .buffered(let body):
             sent = body.readableBytes
             try await writer.write(
-                response: answer.head, body: sent == 0 ? ResponseBody() : ResponseBody(byteBuffer: body))
+                response: answer.head, body: sent == 0 ? ResponseBody() : ResponseBody(contentsOf: body.writeSlices))
         case .streamed(let oversized):
             var bodyWriter = try await writer.writeHead(answer.head)
             while let chunk = try await oversized.next() {

@@ -43,4 +43,34 @@ struct ProxyIdleTimeoutTests {
         try await proxy.shutdown()
         await origin.stop()
     }
+
+    @Test("A slow client still reading an answer much longer than the idle timeout gets all of it")
+    func slowReaderGetsTheWholeAnswer() async throws {
+        let origin = try await ScriptedOrigin()
+        let proxy = try CachingProxy(
+            configuration: .init(
+                upstream: CachingProxy.Upstream(origin.url), port: 0, maximumCacheableBodyBytes: 32 << 20,
+                idleTimeout: .milliseconds(300)),
+            storage: TieredCache(tiers: [try MemoryTier(capacity: 512 << 20)]),
+            cacheConfiguration: HTTPCache.Configuration(mode: .shared))
+        let (ports, listening) = AsyncStream.makeStream(of: Int.self)
+        let server = try proxy.makeServer { listening.yield($0) }
+        let running = Task { try await server.run() }
+        var iterator = ports.makeAsyncIterator()
+        let port = try #require(await iterator.next())
+
+        // The miss (the async path), then the hit (the event loop's path): 8 MiB at about 6 MB/s
+        // each, several idle timeouts long.
+        let request = Array("GET /huge HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8)
+        for path in ["miss", "hit"] {
+            let read = try await RawHTTP.bytesReadSlowly(port: port, request, slice: 64 << 10, pause: 10)
+            #expect(read > ScriptedOrigin.hugeBody.utf8.count, "\(path): \(read) bytes before the connection closed")
+        }
+        #expect(origin.count("/huge") == 1)
+
+        running.cancel()
+        _ = try? await running.value
+        try await proxy.shutdown()
+        await origin.stop()
+    }
 }

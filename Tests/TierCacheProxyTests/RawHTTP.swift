@@ -78,6 +78,40 @@ enum RawHTTP {
         }
     }
 
+    /// Sends `request` and reads the answer slowly, `slice` bytes every `pause` milliseconds
+    /// through a small receive buffer (a client on a slow link), until the server closes the
+    /// connection; returns the bytes read.
+    static func bytesReadSlowly(port: Int, _ request: [UInt8], slice: Int, pause: UInt32) async throws -> Int {
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socket >= 0 else { throw POSIXError(.EIO) }
+        defer { close(socket) }
+        // Set before connecting, so that the window the server sees stays small.
+        var bufferSize: Int32 = 16 << 10
+        setsockopt(socket, SOL_SOCKET, SO_RCVBUF, &bufferSize, socklen_t(MemoryLayout<Int32>.size))
+        var timeout = timeval(tv_sec: 20, tv_usec: 0)
+        setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard connected == 0 else { throw POSIXError(.ECONNREFUSED) }
+        try await onDispatch { try send(socket, request) }
+        return try await onDispatch {
+            var total = 0
+            var buffer = [UInt8](repeating: 0, count: slice)
+            while case let count = recv(socket, &buffer, buffer.count, Int32(MSG_WAITALL)), count > 0 {
+                total += count
+                usleep(pause * 1_000)  // pacing a slow client, not waiting for anything
+            }
+            return total
+        }
+    }
+
     /// Sends `request` and reads until the server closes the connection (true) or `readTimeout`
     /// seconds pass without a byte (false).
     static func isClosed(port: Int, after request: [UInt8], readTimeout: Int = 20) async throws -> Bool {

@@ -21,6 +21,8 @@ final class ScriptedOrigin: Sendable {
     let port: Int
 
     static let largeBody = String(repeating: "0123456789abcdef", count: 1 << 16)  // 1 MiB
+    /// Larger than the kernel's socket buffers on loopback hold (4 MiB each way at most).
+    static let hugeBody = String(repeating: "0123456789abcdef", count: 1 << 19)  // 8 MiB
     static let mediumBody = String(repeating: "fedcba9876543210", count: 100 << 6)  // 100 KiB
 
     init() async throws {
@@ -126,6 +128,7 @@ final class ScriptedOrigin: Sendable {
             Self.text("cdn", ["Cache-Control": "max-age=600", "CDN-Cache-Control": "no-store=3"])
         }
         router.get("/large") { _, _ in Self.text(Self.largeBody, ["Cache-Control": "max-age=600"]) }
+        router.get("/huge") { _, _ in Self.text(Self.hugeBody, ["Cache-Control": "max-age=600"]) }
         router.get("/medium") { _, _ in Self.text(Self.mediumBody, ["Cache-Control": "max-age=600"]) }
         // Varies, so each answer is its own copy (not memoized).
         router.get("/medium-vary") { _, _ in
