@@ -242,7 +242,8 @@ public final class CachingProxy: Sendable {
     }
 
     /// Whether `target`'s path (before any query) has a `.` or `..` segment, plain or
-    /// percent-encoded (`%2e`).
+    /// percent-encoded (`%2e`), alone or before `;` parameters (`..;`: Tomcat, Jetty and Spring
+    /// drop a segment's parameters and then resolve the dots).
     ///
     /// One pass over the bytes, allocating nothing: it runs on every request, hits included,
     /// when the upstream has a path prefix.
@@ -255,6 +256,11 @@ public final class CachingProxy: Sendable {
             if byte == UInt8(ascii: "/") {
                 if !other, escape == 0, dots == 1 || dots == 2 { return true }
                 (dots, other, escape) = (0, false, 0)
+                continue
+            }
+            if byte == UInt8(ascii: ";"), !other {
+                if escape == 0, dots == 1 || dots == 2 { return true }
+                other = true  // the parameters that follow are not part of the segment's name
                 continue
             }
             switch (escape, byte | 0x20) {
@@ -363,7 +369,9 @@ public final class CachingProxy: Sendable {
             var status = CacheStatus(cacheName: configuration.name)
             status.forward = head.method == .get || head.method == .head ? .uriMiss : .method
             status.detail = "too-large"
-            return streamedAnswer(oversized, request: head, status: status)
+            // The client's validators were taken out of what went to the origin: they are
+            // answered here, as for a stored response (RFC 9110 §13.1.2).
+            return streamedAnswer(oversized, request: head, status: status, preconditions: forwarding.preconditions)
         } catch {
             return upstreamFailure(error)
         }
@@ -469,13 +477,24 @@ public final class CachingProxy: Sendable {
         return Answer(head: head, body: .buffered(body), outcome: outcome)
     }
 
-    private func streamedAnswer(_ oversized: OversizedResponse, request: HTTPRequest, status: CacheStatus) -> Answer {
+    /// The answer streaming `oversized` from the origin, or a 304 when the client's own
+    /// `preconditions` (taken out of the request the origin got) say it has it. An answer without
+    /// the body leaves it unread: AsyncHTTPClient ends that request.
+    private func streamedAnswer(
+        _ oversized: OversizedResponse, request: HTTPRequest, status: CacheStatus,
+        preconditions: ClientPreconditions? = nil
+    ) -> Answer {
         var head = oversized.head
         var status = status
         status.forwardStatus = head.status.code
         UpstreamTransport.restoringOriginFields(&head.headerFields)
         head.headerFields.append(HTTPField(name: .via, value: via))
         head.headerFields[CacheStatus.fieldName] = status.description
+        if let preconditions, preconditions.notModified(head) {
+            return Answer(
+                head: ClientPreconditions.notModifiedResponse(for: head), body: .buffered(ByteBuffer()),
+                outcome: .notModified)
+        }
         if request.method == .head { return Answer(head: head, body: .buffered(ByteBuffer()), outcome: .bypass) }
         return Answer(head: head, body: .streamed(oversized), outcome: .bypass)
     }

@@ -16,14 +16,18 @@ enum ClientRoutingFields {
         "x-rewrite-url", "x-original-host", "x-http-method-override", "x-http-method", "x-method-override",
     ]
 
-    /// Whether `name` is one of them. Most names start with neither letter, so the set is rarely
-    /// consulted on the hit path.
+    /// Whether `name` is one of them, spelt with `-` or, as CGI-style servers (PHP, WSGI, Rack)
+    /// read `X_Forwarded_Host` the same as `X-Forwarded-Host` (`HTTP_X_FORWARDED_HOST`), with
+    /// `_`. Most names start with neither letter, so the set is rarely consulted on the hit path.
     @inline(__always)
     static func contains(_ name: HTTPField.Name) -> Bool {
-        guard let first = name.canonicalName.utf8.first, first == UInt8(ascii: "x") || first == UInt8(ascii: "f") else {
+        let canonical = name.canonicalName
+        guard let first = canonical.utf8.first, first == UInt8(ascii: "x") || first == UInt8(ascii: "f") else {
             return false
         }
-        return names.contains(name.canonicalName)
+        if names.contains(canonical) { return true }
+        guard canonical.utf8.contains(UInt8(ascii: "_")) else { return false }
+        return names.contains(String(canonical.map { $0 == "_" ? "-" : $0 }))
     }
 
     /// `fields` without them (`fields` itself when there are none).

@@ -73,6 +73,12 @@ struct ProxyFailureTests {
             }
             #expect(origin.count("/large") == 2)
             #expect(origin.count("/large-chunked") == 2)
+
+            // The client's own validators are answered as for a stored response (RFC 9110 §13.1.2).
+            let same = try await send(.GET, "\(proxy.url)/large-tagged", headers: [("If-None-Match", "\"big\"")])
+            #expect(same.status == 304 && same.body.isEmpty && same.field("ETag") == "\"big\"")
+            let other = try await send(.GET, "\(proxy.url)/large-tagged", headers: [("If-None-Match", "\"old\"")])
+            #expect(other.status == 200 && other.body == ScriptedOrigin.largeBody)
         }
     }
 

@@ -85,13 +85,14 @@ struct ProxyHostileRequestTests {
                 .GET, "\(proxy.url)/reflect",
                 headers: [
                     ("X-Forwarded-Host", "evil.example"), ("X-HTTP-Method-Override", "DELETE"),
-                    ("Forwarded", "host=evil.example"),
+                    ("Forwarded", "host=evil.example"), ("X_Forwarded_Host", "evil.example"),
                 ])
             #expect(attack.status == 200)
             #expect(!attack.body.contains("evil.example") && !attack.body.contains("DELETE"))
             let fields = try #require(origin.lastRequestFields("/reflect"))
             #expect(fields[Self.forwardedHost] == nil)
             #expect(fields[Self.forwarded] == nil)
+            #expect(fields[HTTPField.Name("X_Forwarded_Host")!] == nil, "read as X-Forwarded-Host by CGI-style servers")
             let victim = try await send(.GET, "\(proxy.url)/reflect")
             #expect(victim.cacheStatus.contains("hit"))
             #expect(victim.body == "<a href=\"https://origin.example/\">GET</a>")
@@ -104,14 +105,18 @@ struct ProxyHostileRequestTests {
     func dotSegmentsStayUnderThePrefix() async throws {
         let origin = try await ScriptedOrigin()
         let proxy = try ProxyProcess(["--upstream", origin.url + "/public"])
-        for target in ["/../fresh", "/%2e%2e/fresh", "/public/./x/../../fresh", "/.%2E/fresh?x=1"] {
+        for target in [
+            "/../fresh", "/%2e%2e/fresh", "/public/./x/../../fresh", "/.%2E/fresh?x=1", "/..;/fresh", "/..;x=1/fresh",
+            "/%2e;/x/fresh",
+        ] {
             let answer = try await RawHTTP.exchange(
                 port: proxy.port, Array("GET \(target) HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8))
             #expect(answer.hasPrefix("HTTP/1.1 400"), "\(target): \(answer.prefix(60))")
         }
         // Dots inside a segment, or in the query, are plain characters.
         let plain = try await RawHTTP.exchange(
-            port: proxy.port, Array("GET /a..b/c.d?p=../x HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8))
+            port: proxy.port,
+            Array("GET /a..b/c.d;v=..;/x;..?p=../x HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8))
         #expect(!plain.hasPrefix("HTTP/1.1 400"), "\(plain.prefix(60))")
         #expect(origin.count("/fresh") == 0)
         #expect(proxy.stop() == 0)

@@ -128,6 +128,9 @@ final class ScriptedOrigin: Sendable {
             Self.text("cdn", ["Cache-Control": "max-age=600", "CDN-Cache-Control": "no-store=3"])
         }
         router.get("/large") { _, _ in Self.text(Self.largeBody, ["Cache-Control": "max-age=600"]) }
+        router.get("/large-tagged") { _, _ in
+            Self.text(Self.largeBody, ["Cache-Control": "max-age=600", "ETag": "\"big\""])
+        }
         router.get("/huge") { _, _ in Self.text(Self.hugeBody, ["Cache-Control": "max-age=600"]) }
         router.get("/medium") { _, _ in Self.text(Self.mediumBody, ["Cache-Control": "max-age=600"]) }
         // Varies, so each answer is its own copy (not memoized).
