@@ -385,7 +385,7 @@ public final class LMDBTier: LocalCacheTier {
     private func commit(_ batch: [PendingRecord]) -> [Result<Void, any Error>] {
         if batch.count > 1 {
             do {
-                let evicted = try environment.write { txn -> Int in
+                let evicted = try writeApplyingAccesses { txn -> Int in
                     var state = try txn.writeState()
                     var evicted = 0
                     for pending in batch {
@@ -436,7 +436,7 @@ public final class LMDBTier: LocalCacheTier {
         var extraToFree = max(cost, capacity / 32)
         for attempt in 0..<12 {
             do {
-                let evicted = try environment.write { txn -> Int in
+                let evicted = try writeApplyingAccesses { txn -> Int in
                     var state = try txn.writeState()
                     let evicted = try put(pending, in: txn, state: &state)
                     try txn.setWriteState(state)
@@ -468,13 +468,26 @@ public final class LMDBTier: LocalCacheTier {
     /// Evicts until the accounted bytes are at most `target`, in a transaction of its own.
     /// Throws ``LMDBEnvironment/MapFull`` when even that found no page to write.
     func evictCommitted(until target: Int) throws {
-        let evicted = try environment.write { txn -> Int in
+        let evicted = try writeApplyingAccesses { txn -> Int in
             var state = try txn.writeState()
             let evicted = try evict(in: txn, state: &state, until: max(0, target))
             try txn.setWriteState(state)
             return evicted
         }
         counters.recordEvictions(evicted)
+    }
+
+    /// `environment.write` for a transaction that may evict, and so apply the accesses lookups
+    /// noted: when it does not commit, they go back to the log for the next write.
+    private func writeApplyingAccesses<T>(_ body: (Transaction) throws -> T) throws -> T {
+        do {
+            let result = try environment.write(body)
+            accessLog.committed()
+            return result
+        } catch {
+            accessLog.restoreUncommitted()
+            throw error
+        }
     }
 
     /// Applies the noted accesses, then evicts least-recently-used entries until the accounted
@@ -618,7 +631,7 @@ public final class LMDBTier: LocalCacheTier {
         do {
             for attempt in 0..<8 {
                 do {
-                    return try environment.write(body)
+                    return try writeApplyingAccesses(body)
                 } catch is LMDBEnvironment.MapFull {
                     // Readers pin the pages the deletion needs; try to free some, then wait for them.
                     try? evictCommitted(until: max(0, budget - capacity / 16))

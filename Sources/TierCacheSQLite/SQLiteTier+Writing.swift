@@ -211,6 +211,7 @@ extension SQLiteTier {
                     }
                 }
                 hiddenKeys.forget(hidden)
+                accessLog.committed()
                 return result
             } catch  where error.isDamage && attempt == 0 {
                 attempt += 1
@@ -218,6 +219,9 @@ extension SQLiteTier {
             } catch  where error.primaryCode == SQLITE_ERROR && attempt == 0 && restoreMissingSchema() {
                 attempt += 1
             } catch {
+                // Rolled back: the accesses it applied wait for the next write (a full disk is
+                // when the order matters most).
+                accessLog.restoreUncommitted()
                 let tierError = error.tierError(at: file.path)
                 if tierError.code != .diskFull { counters.recordError() }
                 throw tierError
