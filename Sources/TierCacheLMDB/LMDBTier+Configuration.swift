@@ -42,7 +42,9 @@ extension LMDBTier {
         /// current one achieved on its samples.
         case automatic(DictionaryTraining = DictionaryTraining())
         /// The app's own dictionary (trained offline, e.g. with `zstd --train`), used for values
-        /// of at most `maximumValueSize` bytes. Any bytes work as raw content.
+        /// of at most `maximumValueSize` bytes. Any bytes work as raw content. A store keeps the
+        /// four dictionaries provided last (records made with an older one become
+        /// `TierStatistics.dictionaryMisses`).
         case provided([UInt8], maximumValueSize: Int = DictionaryTraining.defaultMaximumValueSize)
     }
 

@@ -55,6 +55,43 @@ extension LMDBTier {
         }
     }
 
+    /// How many dictionaries a store keeps when the app provides its own: the newest and the
+    /// three before it, so that records compressed with the dictionaries of the last few
+    /// releases stay readable, while an app that ships a new one with every release does not
+    /// pile them up against the capacity (each may take 1/16 of it).
+    static let providedDictionariesKept = 4
+
+    /// Makes the newest of `rows` (the stored dictionaries, oldest first) that zstd can digest the
+    /// current dictionary, with the ratio it was trained at; whether one was. A row that passed
+    /// its checksum but that zstd cannot digest is skipped (records naming it are dictionary
+    /// misses), never a reason not to open.
+    @discardableResult
+    func adoptNewestDictionary(of rows: [DictionaryRow]) -> Bool {
+        for row in rows.reversed() {
+            guard let bytes = row.bytes else { continue }
+            guard let digested = try? ZstdDictionary(bytes: bytes, level: codec.level) else {
+                logger?.warning(
+                    "stored dictionary unusable; skipped", metadata: ["tier": "\(name)", "dictionary": "\(row.id)"])
+                continue
+            }
+            dictionaries.install(digested, id: row.id)
+            trainer?.adopt(trainedRatio: row.ratioWith)
+            return true
+        }
+        return false
+    }
+
+    /// After the current dictionary was retired under this tier (automatic dictionaries): the
+    /// newest the store holds, which another tier on the store trained and which retired it,
+    /// becomes current, as at open. Without it the tier compressed without a dictionary, and,
+    /// its trained ratio still set, never found training due again.
+    func adoptNewestDictionaryAfterRetirement() {
+        guard trainer != nil,
+            let rows = try? environment.read({ txn in try txn.dictionaryRows(sealer: encryption) })
+        else { return }
+        adoptNewestDictionary(of: rows)
+    }
+
     /// The dictionaries the store holds, oldest first.
     public func storedDictionaries() throws -> [LMDBDictionaryInfo] {
         try environment.read { txn in try txn.dictionaryRows(sealer: encryption).map(\.info) }
@@ -73,21 +110,7 @@ extension LMDBTier {
             case .off:
                 return
             case .automatic:
-                // A row that passed its checksum but that zstd cannot digest is skipped (records
-                // naming it are dictionary misses), never a reason not to open.
-                for row in rows.reversed() {
-                    guard let bytes = row.bytes else { continue }
-                    guard let digested = try? ZstdDictionary(bytes: bytes, level: codec.level) else {
-                        logger?.warning(
-                            "stored dictionary unusable; skipped",
-                            metadata: ["tier": "\(name)", "dictionary": "\(row.id)"])
-                        continue
-                    }
-                    dictionaries.install(digested, id: row.id)
-                    trainer?.adopt(trainedRatio: row.ratioWith)
-                    return
-                }
-                seedSamplesFromStore()
+                if !adoptNewestDictionary(of: rows) { seedSamplesFromStore() }
             case .provided(let bytes, _):
                 let digested = try ZstdDictionary(bytes: bytes, level: codec.level)
                 if let stored = rows.last(where: { $0.isProvided && $0.bytes == bytes }) {
@@ -96,7 +119,7 @@ extension LMDBTier {
                     let row = DictionaryRow(
                         id: 0, isProvided: true, samples: 0, createdAt: clock.now(), ratioWith: nil, ratioWithout: nil,
                         bytes: bytes, isSealed: false, storedSize: 0)
-                    try install(row, digested: digested, keepingAtMost: Int.max)
+                    try install(row, digested: digested, keepingAtMost: Self.providedDictionariesKept)
                 }
             }
         } catch let error as TierCacheError {

@@ -315,8 +315,9 @@ public final class LMDBTier: LocalCacheTier {
                     } catch let retired as DictionaryRetired {
                         // Compressed with a dictionary retired meanwhile (by another store here or
                         // in another process), or whose id now names another: forget it and
-                        // compress again, with the current dictionary (newer, or none).
+                        // compress again, with the newest the store holds (or none).
                         dictionaries.forget(retired.id)
+                        adoptNewestDictionaryAfterRetirement()
                     }
                 }
             } catch {

@@ -58,6 +58,24 @@ struct LMDBDictionaryRobustnessTests {
         #expect(reopened.statistics().dictionaryMisses == 0)
     }
 
+    @Test("A dictionary retired by a newer one another tier trained: this tier compresses with the newer one")
+    func retiredByANewerDictionary() throws {
+        let directory = TemporaryDirectory()
+        let values = Fixtures.responses(300)
+        let old = try Fixtures.populatedStore(directory.url, values.prefix(250))
+        let tier = try LMDBTier(directory: directory.url, configuration: Fixtures.automatic)
+        #expect(tier.dictionaries.current(forValueOf: 1024)?.id == old)
+        // Another tier on the store trains a dictionary and retires the old one.
+        let bytes = try #require(try tier.environment.read { try $0.dictionaryRow(old, sealer: nil)?.bytes })
+        try Self.putDictionaryRow(bytes, id: old + 1, in: tier)
+        try tier.write { txn in
+            _ = try DictionaryRow.key(old).withUnsafeBytes { try txn.delete(tier.environment.meta, $0) }
+        }
+        #expect(try tier.store(entry(values[250]), forKey: key("r250")) == .stored)
+        #expect(tier.dictionaries.current(forValueOf: 1024)?.id == old + 1, "the newer dictionary took over")
+        #expect(try tier.entry(forKey: key("r250"))?.value == values[250])
+    }
+
     @Test("A value compressed with a dictionary whose id was given to another dictionary meanwhile is compressed again")
     func idReusedBetweenCompressingAndWriting() throws {
         let directory = TemporaryDirectory()

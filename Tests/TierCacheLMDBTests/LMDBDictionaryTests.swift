@@ -253,6 +253,16 @@ struct LMDBDictionaryTests {
         for (index, value) in values.enumerated() {
             #expect(try changed.entry(forKey: key("r\(index)"))?.value == value)
         }
+
+        // A new dictionary with every release: the store keeps the last four, not every one.
+        for seed in UInt64(20)..<25 {
+            let next = try ZstdDictionary.train(samples: Self.responses(400, seed: seed), capacity: 8 << 10)
+            _ = try LMDBTier(
+                directory: directory.url,
+                configuration: .init(capacity: 64 << 20, dictionary: .provided(next), durability: .none))
+        }
+        let kept = try LMDBTier.inspect(directory: directory.url).dictionaries
+        #expect(kept.count == 4, "\(kept.map(\.id))")
     }
 
     @Test(
