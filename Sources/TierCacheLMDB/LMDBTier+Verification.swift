@@ -134,15 +134,22 @@ extension LMDBTier {
     public func verify() throws(TierCacheError) -> LMDBVerification {
         let dataFile = directory.appendingPathComponent("data.mdb").path
         do {
-            return try environment.read { txn in
-                let scope = LMDBStoreChecker.Scope.records { key, record in
-                    if case .entry = self.decode(record, storedUnder: key, owner: nil, now: nil, in: txn) {
-                        return true
+            // Busy writers can rewrite both meta pages between the snapshot's start and the check
+            // reading them: a sound store, checked again on a newer snapshot.
+            var attempts = 0
+            while true {
+                attempts += 1
+                let report = try environment.read { txn in
+                    let scope = LMDBStoreChecker.Scope.records { key, record in
+                        if case .entry = self.decode(record, storedUnder: key, owner: nil, now: nil, in: txn) {
+                            return true
+                        }
+                        return false
                     }
-                    return false
+                    return LMDBStoreChecker(dataFile: dataFile).check(
+                        scope: scope, transactionID: UInt64(mdb_txn_id(txn.txn)))
                 }
-                let report = LMDBStoreChecker(dataFile: dataFile).check(
-                    scope: scope, transactionID: UInt64(mdb_txn_id(txn.txn)))
+                if report.snapshotRewritten, attempts < 5 { continue }
                 if let unreadable = report.unreadable {
                     throw TierCacheError(
                         .storageFailure, "could not check the store at \(directory.path): \(unreadable)")

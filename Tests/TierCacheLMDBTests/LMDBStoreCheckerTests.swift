@@ -1,5 +1,7 @@
+import DiskTestSupport
 import Foundation
 import Testing
+import TierCache
 
 @testable import TierCacheLMDB
 
@@ -24,5 +26,16 @@ struct LMDBStoreCheckerTests {
         let report = LMDBStoreChecker(dataFile: file.path).check(scope: .structure)
         #expect(report.unreadable == nil)
         #expect(report.damage?.contains("too short") == true, "\(String(describing: report.damage))")
+    }
+
+    @Test("A snapshot that two commits moved past is not damage: checking again is the answer")
+    func rewrittenSnapshotIsNotDamage() throws {
+        let directory = TemporaryDirectory()
+        let tier = try LMDBTier(directory: directory.url, configuration: .init(capacity: 1 << 20, durability: .none))
+        #expect(try tier.store(CacheEntry(value: [1], storedAt: Date()), forKey: try CacheKey("k")) == .stored)
+        let dataFile = directory.url.appendingPathComponent("data.mdb").path
+        let report = LMDBStoreChecker(dataFile: dataFile).check(scope: .structure, transactionID: 1 << 40)
+        #expect(report.damage == nil && report.snapshotRewritten, "\(String(describing: report.damage))")
+        #expect(try tier.verify().structuralDamage == nil)
     }
 }

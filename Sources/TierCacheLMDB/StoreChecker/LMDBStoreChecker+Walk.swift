@@ -106,7 +106,7 @@ extension LMDBStoreChecker {
             let chosen: LMDBMetaPage
             if let transactionID {
                 guard let match = [first, second].first(where: { $0.transactionID == transactionID }) else {
-                    throw Damage("no meta page carries transaction \(transactionID)")
+                    throw SnapshotRewritten(transactionID: transactionID)
                 }
                 chosen = match
             } else {

@@ -31,6 +31,9 @@ struct LMDBStoreChecker {
         var foreign: String?
         /// Set when the file could not be read to check it (it was not found damaged).
         var unreadable: String?
+        /// Set (with ``unreadable``) when the snapshot to walk was no longer on either meta page:
+        /// two commits rewrote both after the snapshot began. Checking again finds a newer one.
+        var snapshotRewritten = false
         var pageSize = 0
         var transactionID: UInt64 = 0
         /// Branch, leaf and overflow pages of every tree, including the free-page tree.
@@ -64,6 +67,12 @@ struct LMDBStoreChecker {
         let message: String
     }
 
+    /// The snapshot asked for is on neither meta page any more (not damage: writers moved on).
+    struct SnapshotRewritten: Error {
+        let transactionID: UInt64
+        var message: String { "two commits rewrote the meta pages before transaction \(transactionID)'s was read" }
+    }
+
     let path: String
 
     init(dataFile path: String) {
@@ -93,6 +102,9 @@ struct LMDBStoreChecker {
             report.foreign = foreign.message
         } catch let unreadable as Unreadable {
             report.unreadable = unreadable.message
+        } catch let rewritten as SnapshotRewritten {
+            report.unreadable = rewritten.message
+            report.snapshotRewritten = true
         } catch {
             report.damage = "\(error)"
         }
