@@ -1,4 +1,5 @@
 import HTTPCaching
+import NIOCore
 import Testing
 import TierCache
 import TierCacheProxy
@@ -10,18 +11,12 @@ import TierCacheProxy
 struct ProxyIdleTimeoutTests {
     @Test("A request left unfinished closes after the idle timeout; a slow origin's answer is still sent")
     func unfinishedRequestsAreClosed() async throws {
-        let origin = try await ScriptedOrigin()
-        let proxy = try CachingProxy(
-            configuration: .init(
-                upstream: CachingProxy.Upstream(origin.url), port: 0, idleTimeout: .milliseconds(300)),
-            storage: TieredCache(tiers: [try MemoryTier(capacity: 16 << 20)]),
-            cacheConfiguration: HTTPCache.Configuration(mode: .shared))
-        let (ports, listening) = AsyncStream.makeStream(of: Int.self)
-        let server = try proxy.makeServer { listening.yield($0) }
-        let running = Task { try await server.run() }
-        var iterator = ports.makeAsyncIterator()
-        let port = try #require(await iterator.next())
+        try await withProxy(idleTimeout: .milliseconds(300)) { port, _ in
+            try await unfinishedRequestsAreClosed(port: port)
+        }
+    }
 
+    private func unfinishedRequestsAreClosed(port: Int) async throws {
         let unfinished = [
             // A GET whose body never comes (held by the event-loop path).
             "GET /fresh HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n",
@@ -37,37 +32,47 @@ struct ProxyIdleTimeoutTests {
         let slow = try await RawHTTP.exchange(
             port: port, Array("GET /slow HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8))
         #expect(slow.hasPrefix("HTTP/1.1 200") && slow.hasSuffix("late"), "\(slow.prefix(80))")
-
-        running.cancel()
-        _ = try? await running.value
-        try await proxy.shutdown()
-        await origin.stop()
     }
 
     @Test("A slow client still reading an answer much longer than the idle timeout gets all of it")
     func slowReaderGetsTheWholeAnswer() async throws {
+        try await withProxy(idleTimeout: .milliseconds(300), cacheableBytes: 32 << 20, memory: 512 << 20) {
+            port, origin in
+            // The miss (the async path), then the hit (the event loop's path): 8 MiB at about
+            // 6 MB/s each, several idle timeouts long.
+            let request = Array("GET /huge HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8)
+            for path in ["miss", "hit"] {
+                let read = try await RawHTTP.bytesReadSlowly(port: port, request, slice: 64 << 10, pause: 10)
+                #expect(
+                    read > ScriptedOrigin.hugeBody.utf8.count, "\(path): \(read) bytes before the connection closed")
+            }
+            #expect(origin.count("/huge") == 1)
+        }
+    }
+
+    /// Runs `body` with the port of an in-process proxy (shared mode, one memory tier of
+    /// `memory` bytes) in front of a scripted origin.
+    private func withProxy(
+        idleTimeout: TimeAmount, cacheableBytes: Int = 8 << 20, memory: Int = 16 << 20,
+        _ body: (Int, ScriptedOrigin) async throws -> Void
+    ) async throws {
         let origin = try await ScriptedOrigin()
         let proxy = try CachingProxy(
             configuration: .init(
-                upstream: CachingProxy.Upstream(origin.url), port: 0, maximumCacheableBodyBytes: 32 << 20,
-                idleTimeout: .milliseconds(300)),
-            storage: TieredCache(tiers: [try MemoryTier(capacity: 512 << 20)]),
+                upstream: CachingProxy.Upstream(origin.url), port: 0, maximumCacheableBodyBytes: cacheableBytes,
+                idleTimeout: idleTimeout),
+            storage: TieredCache(tiers: [try MemoryTier(capacity: memory)]),
             cacheConfiguration: HTTPCache.Configuration(mode: .shared))
         let (ports, listening) = AsyncStream.makeStream(of: Int.self)
         let server = try proxy.makeServer { listening.yield($0) }
         let running = Task { try await server.run() }
         var iterator = ports.makeAsyncIterator()
         let port = try #require(await iterator.next())
-
-        // The miss (the async path), then the hit (the event loop's path): 8 MiB at about 6 MB/s
-        // each, several idle timeouts long.
-        let request = Array("GET /huge HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8)
-        for path in ["miss", "hit"] {
-            let read = try await RawHTTP.bytesReadSlowly(port: port, request, slice: 64 << 10, pause: 10)
-            #expect(read > ScriptedOrigin.hugeBody.utf8.count, "\(path): \(read) bytes before the connection closed")
+        do {
+            try await body(port, origin)
+        } catch {
+            Issue.record(error)
         }
-        #expect(origin.count("/huge") == 1)
-
         running.cancel()
         _ = try? await running.value
         try await proxy.shutdown()

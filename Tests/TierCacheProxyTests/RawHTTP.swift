@@ -39,9 +39,14 @@ enum RawHTTP {
         return String(decoding: received, as: UTF8.self)
     }
 
-    static func connect(port: Int, readTimeout: Int = 10) throws -> Int32 {
+    /// A connected socket; with `receiveBuffer`, a receive buffer that small (set before
+    /// connecting, so that the window the server sees stays small).
+    static func connect(port: Int, readTimeout: Int = 10, receiveBuffer: Int32? = nil) throws -> Int32 {
         let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard socket >= 0 else { throw POSIXError(.EIO) }
+        if var size = receiveBuffer {
+            setsockopt(socket, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
         var timeout = timeval(tv_sec: readTimeout, tv_usec: 0)
         setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var address = sockaddr_in()
@@ -82,24 +87,8 @@ enum RawHTTP {
     /// through a small receive buffer (a client on a slow link), until the server closes the
     /// connection; returns the bytes read.
     static func bytesReadSlowly(port: Int, _ request: [UInt8], slice: Int, pause: UInt32) async throws -> Int {
-        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard socket >= 0 else { throw POSIXError(.EIO) }
+        let socket = try connect(port: port, readTimeout: 20, receiveBuffer: 16 << 10)
         defer { close(socket) }
-        // Set before connecting, so that the window the server sees stays small.
-        var bufferSize: Int32 = 16 << 10
-        setsockopt(socket, SOL_SOCKET, SO_RCVBUF, &bufferSize, socklen_t(MemoryLayout<Int32>.size))
-        var timeout = timeval(tv_sec: 20, tv_usec: 0)
-        setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                Glibc.connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard connected == 0 else { throw POSIXError(.ECONNREFUSED) }
         try await onDispatch { try send(socket, request) }
         return try await onDispatch {
             var total = 0

@@ -78,15 +78,8 @@ struct RedisCoherenceSuspensionTests {
     @Test("Upper tiers that cannot be emptied stay suspended until a flush empties them")
     func failedFlushKeepsTiersSuspended() async throws {
         let server = try await RedisProcess()
-        func redis() throws -> RedisTier {
-            try RedisTier(
-                configuration: .init(
-                    deployment: .standalone(RedisEndpoint(host: "127.0.0.1", port: server.port)),
-                    keyPrefix: "unemptiable:", capacity: 1 << 20))
-        }
         let upper = try UnemptiableTier()
-        let cache = TieredCache(tiers: [upper, try redis()])
-        let otherProcess = TieredCache(tiers: [try redis()])
+        let (cache, otherProcess) = try Self.caches(over: server, below: upper)
         let key = try CacheKey("k")
         _ = try await upper.store(CacheEntry(value: [1], storedAt: Date()), forKey: key)  // from the last run
         upper.refusesToEmpty.store(true, ordering: .relaxed)
@@ -136,18 +129,24 @@ struct RedisCoherenceSuspensionTests {
 }
 
 extension RedisCoherenceSuspensionTests {
-    @Test("Invalidations past the backlog end the subscription as a loss: flushed, then tracked again")
-    func fullBacklogIsALoss() async throws {
-        let server = try await RedisProcess()
+    /// A cache of `upper` over `server`, and another process's cache of the same Redis alone.
+    static func caches(
+        over server: RedisProcess, below upper: any CacheTier
+    ) throws -> (cache: TieredCache, otherProcess: TieredCache) {
         func redis() throws -> RedisTier {
             try RedisTier(
                 configuration: .init(
                     deployment: .standalone(RedisEndpoint(host: "127.0.0.1", port: server.port)),
-                    keyPrefix: "backlog:", capacity: 1 << 20))
+                    keyPrefix: "upper:", capacity: 1 << 20))
         }
+        return (TieredCache(tiers: [upper, try redis()]), TieredCache(tiers: [try redis()]))
+    }
+
+    @Test("Invalidations past the backlog end the subscription as a loss: flushed, then tracked again")
+    func fullBacklogIsALoss() async throws {
+        let server = try await RedisProcess()
         let upper = try SlowRemovalTier()
-        let cache = TieredCache(tiers: [upper, try redis()])
-        let otherProcess = TieredCache(tiers: [try redis()])
+        let (cache, otherProcess) = try Self.caches(over: server, below: upper)
         let events = CoherenceEvents()
         let coherence = try RedisCoherence(
             cache: cache, configuration: .init(invalidationBacklog: 2, onEvent: events.record))
