@@ -308,17 +308,18 @@ extension HTTPCache {
             if Self.refusalRemovesStored(reason, directives: directives) { await removeResource(key) }
             return false
         }
-        // An update whose `Vary` names other request fields than the stored response was chosen
-        // by (a 304 adding `Vary: Origin`): its key no longer says which requests it answers
-        // (§4.1), and kept there it would be served to every one. It goes; the next request
-        // stores a response keyed by the new names.
-        if Set(Vary.fieldNames(of: freshened.response)) != Set(freshened.varyingFields.map(\.name)) {
-            await removeResource(key)
-            return false
-        }
         let candidate = shapedForStorage(
             freshened.response, directives: directives, body: freshened.body, request: request,
             responseTime: freshened.responseTime, userInfo: freshened.userInfo, freshening: true)
+        // An update whose `Vary` names other request fields than the stored response was chosen
+        // by (a 304 adding `Vary: Origin`): its key no longer says which requests it answers
+        // (§4.1), and kept there it would be served to every one. It goes; the next request
+        // stores a response keyed by the new names. Compared after the hooks, as the stored
+        // names were (a hook that drops `User-Agent` from `Vary` keeps its responses).
+        if Set(Vary.fieldNames(of: candidate.response)) != Set(freshened.varyingFields.map(\.name)) {
+            await removeResource(key)
+            return false
+        }
         guard candidate.storagePolicy != .notAllowed else {
             counters.recordRefusedByPolicy()
             await removeResource(key)

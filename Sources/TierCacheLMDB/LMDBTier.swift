@@ -478,25 +478,32 @@ public final class LMDBTier: LocalCacheTier {
         counters.recordEvictions(evicted)
     }
 
-    /// `environment.write` for a transaction that may evict, and so apply the accesses lookups
-    /// noted: when it does not commit, they go back to the log for the next write.
+    /// `environment.write`, first applying the accesses lookups noted (so that what `body` evicts
+    /// is the least recently used): when the transaction does not commit, they go back to the
+    /// log for the next write. The keys are this write's own, taken under LMDB's write lock.
     private func writeApplyingAccesses<T>(_ body: (Transaction) throws -> T) throws -> T {
+        var applied: [[UInt8]] = []
         do {
-            let result = try environment.write(body)
-            accessLog.committed()
-            return result
+            return try environment.write { txn in
+                applied = accessLog.drain()
+                if !applied.isEmpty {
+                    var state = try txn.writeState()
+                    for key in applied {
+                        try key.withUnsafeBytes { try touch($0, in: txn, state: &state, onlyIfPresent: true) }
+                    }
+                    try txn.setWriteState(state)
+                }
+                return try body(txn)
+            }
         } catch {
-            accessLog.restoreUncommitted()
+            accessLog.restore(applied)
             throw error
         }
     }
 
-    /// Applies the noted accesses, then evicts least-recently-used entries until the accounted
-    /// bytes are at most `target`.
+    /// Evicts least-recently-used entries until the accounted bytes are at most `target`. Runs in
+    /// ``writeApplyingAccesses(_:)``, which applied the noted accesses first.
     func evict(in txn: Transaction, state: inout WriteState, until target: Int) throws -> Int {
-        for key in accessLog.drain() {
-            try key.withUnsafeBytes { try touch($0, in: txn, state: &state, onlyIfPresent: true) }
-        }
         var evicted = 0
         while state.used > target {
             guard let (oldestTick, oldestKey) = try txn.first(environment.recency) else {

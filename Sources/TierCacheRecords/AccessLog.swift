@@ -9,13 +9,7 @@
 /// keys are not noted until the next write (an approximation of LRU, never a failure).
 public final class AccessLog: Sendable {
     public let limit: Int
-    private struct State {
-        var sequence: Int64 = 0
-        var keys: [[UInt8]: Int64] = [:]
-        /// Drained since the last commit: applied in a transaction that may not commit.
-        var uncommitted: [[UInt8]] = []
-    }
-    private let pending = Locked(State())
+    private let pending = Locked<(sequence: Int64, keys: [[UInt8]: Int64])>((0, [:]))
 
     public init(limit: Int = 16_384) { self.limit = limit }
 
@@ -27,9 +21,8 @@ public final class AccessLog: Sendable {
         }
     }
 
-    /// The noted keys in access order, oldest first; the log is left empty. The keys are held
-    /// until the write transaction applying them ends: ``committed()`` lets them go,
-    /// ``restoreUncommitted()`` puts them back.
+    /// The noted keys in access order, oldest first; the log is left empty. A write whose
+    /// transaction then does not commit gives them back with ``restore(_:)``.
     public func drain() -> [[UInt8]] {
         let keys = pending.withLock { state -> [[UInt8]: Int64] in
             // Nothing noted (every store after a store): no copy of the table, no sorted array.
@@ -38,31 +31,19 @@ public final class AccessLog: Sendable {
             return state.keys
         }
         if keys.isEmpty { return [] }
-        let ordered = keys.sorted { $0.value < $1.value }.map(\.key)
-        pending.withLock { $0.uncommitted += ordered }
-        return ordered
+        return keys.sorted { $0.value < $1.value }.map(\.key)
     }
 
-    /// The transaction that applied the drained keys committed.
-    public func committed() {
+    /// Puts back `keys`, drained (oldest first) by a write whose transaction did not commit (a
+    /// full store, a failed commit), older than every access noted since, for the next write to
+    /// apply: a store that is full is when the order matters most. A key read again since keeps
+    /// its newer access; past ``limit``, the newest of `keys` are kept.
+    public func restore(_ keys: [[UInt8]]) {
+        guard !keys.isEmpty else { return }
         pending.withLock { state in
-            if !state.uncommitted.isEmpty { state.uncommitted = [] }
-        }
-    }
-
-    /// The transaction that applied the drained keys did not commit (a full store, a failed
-    /// commit): they go back into the log, older than every access noted since, so that the
-    /// next write applies them (a store that is full is when the order matters most).
-    public func restoreUncommitted() {
-        pending.withLock { state in
-            guard !state.uncommitted.isEmpty else { return }
-            let restored = state.uncommitted
-            state.uncommitted = []
-            // Newest first, each older than the last: past the limit, the newest are kept.
             var sequence = state.keys.values.min() ?? state.sequence + 1
-            for key in restored.reversed() {
+            for key in keys.reversed() {
                 sequence -= 1
-                // A key read again since keeps its newer access.
                 guard state.keys[key] == nil, state.keys.count < limit else { continue }
                 state.keys[key] = sequence
             }
@@ -74,9 +55,6 @@ public final class AccessLog: Sendable {
     }
 
     public func removeAll() {
-        pending.withLock { state in
-            state.keys.removeAll()
-            state.uncommitted = []
-        }
+        pending.withLock { $0.keys.removeAll() }
     }
 }

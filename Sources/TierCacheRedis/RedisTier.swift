@@ -43,7 +43,8 @@ public final class RedisTier: CacheTier {
     private let evictionBaseline = Locked(EvictionBaseline())
     private struct EvictionBaseline {
         var count: Int?
-        /// Whether a store has asked the servers for it (once, answered or not).
+        /// Whether a store has asked the servers for it: once, answered or refused (a store after a
+        /// failure to reach them asks again).
         var askedByStore = false
     }
     /// The group the tier's connections live on (``withEventLoopAffinity(isolation:_:)`` runs on it).
@@ -255,14 +256,22 @@ public final class RedisTier: CacheTier {
             try await removeEntry(forKey: key)
             return outcome
         }
-        // Asked once: a server that refuses `INFO` (an ACL without `@dangerous`) or is down would
-        // otherwise cost every store a round trip to each primary.
+        // Asked once: a server that refuses `INFO` (an ACL without `@dangerous`) would otherwise
+        // cost every store a round trip to each primary.
         let asksBaseline = evictionBaseline.withLock { baseline in
             defer { baseline.askedByStore = true }
             return baseline.count == nil && !baseline.askedByStore
         }
-        if asksBaseline, let evicted = await serverEvictions() {
-            evictionBaseline.withLock { if $0.count == nil { $0.count = evicted } }
+        if asksBaseline {
+            do throws(RedisError) {
+                let evicted = try await serverEvictions()
+                evictionBaseline.withLock { if $0.count == nil { $0.count = evicted } }
+            } catch .server {
+                // Refused (an ACL): asked once, as said above.
+            } catch {
+                // Not answered (Redis starting, a node away): the next store asks again.
+                evictionBaseline.withLock { $0.askedByStore = false }
+            }
         }
         var command: [[UInt8]] = [Self.set, redisKey, record]
         if let expiresAt = entry.metadata.expiresAt, let milliseconds = Self.ttlMilliseconds(until: expiresAt, now: now)
@@ -347,22 +356,18 @@ public final class RedisTier: CacheTier {
     /// Keys Redis evicted (`evicted_keys` of `INFO stats`, summed over the primaries) since this
     /// tier's first store. Redis counts per server, not per prefix: exact when the tier has its Redis
     /// to itself, as the TierCacheRedis documentation recommends.
-    private func serverEvictions() async -> Int? {
-        do throws(RedisError) {
-            var total = 0
-            for node in try await client.primaries() {
-                let text = try await client.send([Array("INFO".utf8), Array("stats".utf8)], to: node).string ?? ""
-                for line in text.split(whereSeparator: \.isNewline) where line.hasPrefix("evicted_keys:") {
-                    // The server's word: clamped to a count (not negative) and summed saturating,
-                    // so a broken server cannot crash us here or in `statistics()`'s subtraction.
-                    let count = max(0, Int(line.dropFirst("evicted_keys:".count)) ?? 0)
-                    total = Self.addingSaturating(total, count)
-                }
+    private func serverEvictions() async throws(RedisError) -> Int {
+        var total = 0
+        for node in try await client.primaries() {
+            let text = try await client.send([Array("INFO".utf8), Array("stats".utf8)], to: node).string ?? ""
+            for line in text.split(whereSeparator: \.isNewline) where line.hasPrefix("evicted_keys:") {
+                // The server's word: clamped to a count (not negative) and summed saturating,
+                // so a broken server cannot crash us here or in `statistics()`'s subtraction.
+                let count = max(0, Int(line.dropFirst("evicted_keys:".count)) ?? 0)
+                total = Self.addingSaturating(total, count)
             }
-            return total
-        } catch {
-            return nil
         }
+        return total
     }
 
     /// `a + b`, or `Int.max`/`Int.min` where that overflows.
@@ -374,7 +379,7 @@ public final class RedisTier: CacheTier {
     /// The counters since the tier was created, with its usage when Redis answers.
     public func statistics() async -> TierStatistics {
         var statistics = counters.snapshot(usage: try? await usage())
-        if let evicted = await serverEvictions() {
+        if let evicted = try? await serverEvictions() {
             let baseline = evictionBaseline.withLock { baseline in
                 if baseline.count == nil { baseline.count = evicted }
                 return baseline.count ?? evicted

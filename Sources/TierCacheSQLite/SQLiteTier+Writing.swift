@@ -193,12 +193,14 @@ extension SQLiteTier {
         while true {
             let generation = resetGeneration.load(ordering: .acquiring)
             let hidden = hiddenKeys.snapshot()
+            var applied: [[UInt8]] = []
             do {
                 let result = try writer.withLock { connection throws(SQLiteFailure) in
                     try connection.writeTransaction { () throws(SQLiteFailure) in
                         var state = try readState(connection)
                         for key in hidden { try delete(key, in: connection, state: &state) }
-                        try applyNotedAccesses(in: connection, state: &state)
+                        applied = accessLog.drain()
+                        try apply(accesses: applied, in: connection, state: &state)
                         let result = try body(connection, &state)
                         try connection.withStatement(.writeState) {
                             statement throws(SQLiteFailure) in
@@ -211,7 +213,6 @@ extension SQLiteTier {
                     }
                 }
                 hiddenKeys.forget(hidden)
-                accessLog.committed()
                 return result
             } catch  where error.isDamage && attempt == 0 {
                 attempt += 1
@@ -221,7 +222,7 @@ extension SQLiteTier {
             } catch {
                 // Rolled back: the accesses it applied wait for the next write (a full disk is
                 // when the order matters most).
-                accessLog.restoreUncommitted()
+                accessLog.restore(applied)
                 let tierError = error.tierError(at: file.path)
                 if tierError.code != .diskFull { counters.recordError() }
                 throw tierError
@@ -274,9 +275,12 @@ extension SQLiteTier {
         return value
     }
 
-    /// Gives each key read since the last write the next tick, in the order they were read.
-    private func applyNotedAccesses(in connection: SQLiteConnection, state: inout WriteState) throws(SQLiteFailure) {
-        for key in accessLog.drain() {
+    /// Gives each key read since the last write (`keys`, drained from the access log under the
+    /// writer's lock) the next tick, in the order they were read.
+    private func apply(
+        accesses keys: [[UInt8]], in connection: SQLiteConnection, state: inout WriteState
+    ) throws(SQLiteFailure) {
+        for key in keys {
             state.clock += 1
             try connection.withStatement(.touch) {
                 statement throws(SQLiteFailure) in

@@ -102,21 +102,28 @@ struct HTTPBadInputTests {
         let one = StoredEntryCodec.encode(.response(stored(response(200, [("a", "x")]))))
         let field: [UInt8] = [1, 0, 0, 0, UInt8(ascii: "a"), 1, 0, 0, 0, UInt8(ascii: "x")]
         let start = try #require(one.firstRange(of: [1, 0, 0, 0] + field)?.lowerBound, "the field count and field")
-        let count = 65_535
-        let bytes =
-            one[..<start] + withUnsafeBytes(of: UInt32(count).littleEndian, Array.init)
-            + Array([[UInt8]](repeating: field, count: count).joined()) + one[(start + 4 + field.count)...]
-        let failure = #expect(throws: StoredEntryCodec.DecodeFailure.self) { try StoredEntryCodec.decode(Array(bytes)) }
-        #expect(failure?.description == "65535 fields")
-        // One fewer is a (strange) response like any other.
-        let fewer =
-            one[..<start] + withUnsafeBytes(of: UInt32(count - 1).littleEndian, Array.init)
-            + Array([[UInt8]](repeating: field, count: count - 1).joined()) + one[(start + 4 + field.count)...]
-        guard case .response(let decoded) = try StoredEntryCodec.decode(Array(fewer)) else {
+        func entry(fields count: Int) -> [UInt8] {
+            Array(
+                one[..<start] + withUnsafeBytes(of: UInt32(count).littleEndian, Array.init)
+                    + Array([[UInt8]](repeating: field, count: count).joined()) + one[(start + 4 + field.count)...])
+        }
+        for count in [65_535, StoredEntryCodec.maximumFieldCount + 1] {
+            let failure = #expect(throws: StoredEntryCodec.DecodeFailure.self) {
+                try StoredEntryCodec.decode(entry(fields: count))
+            }
+            #expect(failure?.description.hasPrefix("\(count) fields") == true, "\(String(describing: failure))")
+        }
+        // At the limit, a (strange) response like any other, with room for the fields serving adds.
+        guard
+            case .response(var decoded) = try StoredEntryCodec.decode(entry(fields: StoredEntryCodec.maximumFieldCount))
+        else {
             Issue.record("not a response")
             return
         }
-        #expect(decoded.response.headerFields.count == count - 1)
+        for name in ["Age", "Via", "Cache-Status"] {
+            decoded.response.headerFields.append(HTTPField(name: try #require(HTTPField.Name(name)), value: "1"))
+        }
+        #expect(decoded.response.headerFields.count == StoredEntryCodec.maximumFieldCount + 3)
     }
 
     @Test("Every truncation of a stored entry decodes as a failure, never a crash")

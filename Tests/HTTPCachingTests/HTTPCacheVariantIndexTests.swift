@@ -18,8 +18,10 @@ struct HTTPCacheVariantIndexTests {
         memory = try MemoryTier(capacity: 4 << 20)
     }
 
-    func makeCache() -> HTTPCache {
-        HTTPCache(storage: TieredCache(tiers: [memory]), configuration: .init(clock: clock.cacheClock))
+    func makeCache(storeHooks: [StoreHook] = []) -> HTTPCache {
+        var configuration = HTTPCache.Configuration(clock: clock.cacheClock)
+        configuration.storeHooks = storeHooks
+        return HTTPCache(storage: TieredCache(tiers: [memory]), configuration: configuration)
     }
 
     func ok(_ fields: [(String, String)], body: String) -> ScriptedOrigin.Reply {
@@ -99,5 +101,26 @@ struct HTTPCacheVariantIndexTests {
         #expect(other.source == .network, "a.example's answer is not b.example's")
         #expect(other.response.headerFields[HTTPField.Name("Access-Control-Allow-Origin")!] == "https://b.example")
         #expect(origin.received.count == 3)
+    }
+
+    @Test("§4.3.4: a 304 repeating a Vary that a store hook narrowed freshens the stored response")
+    func notModifiedWithHookNarrowedVary() async throws {
+        // The app keeps one copy for every browser: its hook drops User-Agent from Vary.
+        let narrowing = StoreHook { candidate in
+            candidate.response.headerFields[.vary] = "Accept-Encoding"
+        }
+        let cache = makeCache(storeHooks: [narrowing])
+        let vary = ("Vary", "Accept-Encoding, User-Agent")
+        let origin = ScriptedOrigin([ok([("Cache-Control", "max-age=0"), ("ETag", "\"v1\""), vary], body: "page")])
+        let browser = request("https://example.com/p", [("Accept-Encoding", "gzip"), ("User-Agent", "one")])
+        _ = try await cache.response(for: browser, transport: origin.transport)
+
+        origin.enqueue(.respond(response(304, [("ETag", "\"v1\""), ("Cache-Control", "max-age=600"), vary]), ""))
+        let revalidated = try await cache.response(for: browser, transport: origin.transport)
+        #expect(revalidated.source == .revalidated && revalidated.body == Data("page".utf8))
+        let other = request("https://example.com/p", [("Accept-Encoding", "gzip"), ("User-Agent", "two")])
+        let hit = try await cache.response(for: other, transport: origin.transport)
+        #expect(hit.source == .cache, "freshened, not removed")
+        #expect(origin.received.count == 2)
     }
 }

@@ -36,13 +36,12 @@ struct ProxyIdleTimeoutTests {
 
     @Test("A slow client still reading an answer much longer than the idle timeout gets all of it")
     func slowReaderGetsTheWholeAnswer() async throws {
-        try await withProxy(idleTimeout: .milliseconds(300), cacheableBytes: 32 << 20, memory: 512 << 20) {
-            port, origin in
+        try await withProxy(idleTimeout: .seconds(1), cacheableBytes: 32 << 20, memory: 512 << 20) { port, origin in
             // The miss (the async path), then the hit (the event loop's path): 8 MiB at about
-            // 6 MB/s each, several idle timeouts long.
+            // 2.6 MB/s each, three idle timeouts long, a 256 KiB slice sent every 0.1 s.
             let request = Array("GET /huge HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8)
             for path in ["miss", "hit"] {
-                let read = try await RawHTTP.bytesReadSlowly(port: port, request, slice: 64 << 10, pause: 10)
+                let read = try await RawHTTP.bytesReadSlowly(port: port, request, slice: 64 << 10, pause: 25)
                 #expect(
                     read > ScriptedOrigin.hugeBody.utf8.count, "\(path): \(read) bytes before the connection closed")
             }

@@ -29,10 +29,10 @@ import Synchronization
 ///   above it that no invalidation would reach.
 /// - A malformed push, a push of an unknown kind, a `FLUSHALL`, or a key that is not one of the
 ///   tier's empties the upper tiers, and is counted.
-/// - In a cluster, each health check reads the slot map (`CLUSTER SLOTS`): when the primaries
-///   change (a failover, a node given slots), the upper tiers are emptied and every primary is
-///   tracked anew. A node is a primary in that map from its first slot on: a key read from it by
-///   `ASK` while that first slot migrates is tracked by no one until the check after.
+/// - In a cluster, each health check reads the slot map (`CLUSTER SLOTS`): when two checks in a
+///   row find the primaries changed (a failover, a node given slots), the upper tiers are emptied
+///   and every primary is tracked anew. A node is a primary in that map from its first slot on: a
+///   key read from it by `ASK` while that first slot migrates is tracked by no one until then.
 /// - Under ``Configuration/AfterLoss/flushUpperTiers``, upper tiers that could not be emptied
 ///   (a disk tier's `removeAll` failed) are suspended, and the subscription ends as a loss: they
 ///   are used again only once a flush has emptied them.
@@ -367,8 +367,13 @@ public final class RedisCoherence: Sendable {
     }
 
     /// Pings every connection each interval, and reads the cluster's map again (one `CLUSTER
-    /// SLOTS`): returns when a connection does not answer, or the primaries are no longer `nodes`.
+    /// SLOTS`): returns when a connection does not answer, or two checks in a row find other
+    /// primaries than `nodes`.
     private func checkHealth(of connections: [RedisConnection], nodes: [RedisEndpoint]) async -> Ending {
+        // Other primaries than `nodes`, seen at the last check: a change counts once two checks
+        // in a row see it, so that one node's stale view during a failover does not flush the
+        // upper tiers each time the map is read from it.
+        var changed: Set<RedisEndpoint>?
         while true {
             do { try await Task.sleep(for: configuration.healthCheckInterval) } catch {
                 return .lost("cancelled", wasSubscribed: true)
@@ -385,8 +390,14 @@ public final class RedisCoherence: Sendable {
             // took slots while this process's reads of them came by ASK (or not at all) would
             // never be tracked.
             await tier.client.refreshTopology()
-            if let now = try? await tier.client.primaries(), Set(now) != Set(nodes) {
+            guard let listed = try? await tier.client.primaries() else { continue }
+            let now = Set(listed)
+            if now == Set(nodes) {
+                changed = nil
+            } else if now == changed {
                 return .lost("the cluster's primaries changed", wasSubscribed: true)
+            } else {
+                changed = now
             }
         }
     }
