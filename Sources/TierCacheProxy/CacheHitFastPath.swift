@@ -68,9 +68,7 @@ final class CacheHitFastPath: ChannelDuplexHandler, RemovableChannelHandler {
             let started = ContinuousClock.now
             if context.channel.isWritable, let answer = proxy.answerFromStorage(head) {
                 context.write(wrapOutboundOut(.head(answer.head)), promise: nil)
-                for slice in answer.body.writeSlices {
-                    context.write(wrapOutboundOut(.body(.byteBuffer(slice))), promise: nil)
-                }
+                answer.body.forEachWriteSlice { context.write(wrapOutboundOut(.body(.byteBuffer($0))), promise: nil) }
                 context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: endSent(context))
                 proxy.metrics.eventLoopAnswers.increment()
                 proxy.record(

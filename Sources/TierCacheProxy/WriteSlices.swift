@@ -9,15 +9,21 @@ extension ByteBuffer {
     /// progress; a client that takes none of a slice for the whole timeout is still closed.
     static let writeSliceLength = 256 << 10
 
-    /// The readable bytes as views of at most ``writeSliceLength`` bytes each (no copy).
-    var writeSlices: [ByteBuffer] {
+    /// Calls `body` with the readable bytes as views of at most ``writeSliceLength`` bytes each,
+    /// in order (no copy, and no array: the event loop's hit path writes through it).
+    func forEachWriteSlice(_ body: (ByteBuffer) -> Void) {
         var rest = self
-        var slices: [ByteBuffer] = []
-        slices.reserveCapacity(rest.readableBytes / Self.writeSliceLength + 1)
         while rest.readableBytes > 0, let slice = rest.readSlice(length: min(Self.writeSliceLength, rest.readableBytes))
         {
-            slices.append(slice)
+            body(slice)
         }
+    }
+
+    /// The slices ``forEachWriteSlice(_:)`` gives, as an array (for a `ResponseBody`).
+    var writeSlices: [ByteBuffer] {
+        var slices: [ByteBuffer] = []
+        slices.reserveCapacity(readableBytes / Self.writeSliceLength + 1)
+        forEachWriteSlice { slices.append($0) }
         return slices
     }
 }

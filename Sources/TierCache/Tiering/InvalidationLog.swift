@@ -51,19 +51,15 @@ final class InvalidationLog: Sendable {
     /// until ``endChange(_:)``.
     func beginChange(_ key: CacheKey?) {
         state.withLock { state in
-            state.underWay[key, default: 0] += 1
+            begin(key, in: &state)
             changesUnderWay.add(1, ordering: .releasing)
-            append(key, to: &state)
         }
     }
 
     /// ``beginChange(_:)`` for each of `keys`, under one lock: an invalidation's batch.
     func beginChange(_ keys: [CacheKey]) {
         state.withLock { state in
-            for key in keys {
-                state.underWay[key, default: 0] += 1
-                append(key, to: &state)
-            }
+            for key in keys { begin(key, in: &state) }
             changesUnderWay.add(keys.count, ordering: .releasing)
         }
     }
@@ -73,8 +69,7 @@ final class InvalidationLog: Sendable {
     /// check that finds no change under way finds the record).
     func endChange(_ key: CacheKey?) {
         state.withLock { state in
-            append(key, to: &state)
-            settle(key, in: &state)
+            end(key, in: &state)
             changesUnderWay.subtract(1, ordering: .releasing)
         }
     }
@@ -82,16 +77,20 @@ final class InvalidationLog: Sendable {
     /// ``endChange(_:)`` for each of `keys`, under one lock.
     func endChange(_ keys: [CacheKey]) {
         state.withLock { state in
-            for key in keys {
-                append(key, to: &state)
-                settle(key, in: &state)
-            }
+            for key in keys { end(key, in: &state) }
             changesUnderWay.subtract(keys.count, ordering: .releasing)
         }
     }
 
-    /// One change of `key` fewer under way.
-    private func settle(_ key: CacheKey?, in state: inout State) {
+    /// One change of `key` more under way, recorded.
+    private func begin(_ key: CacheKey?, in state: inout State) {
+        state.underWay[key, default: 0] += 1
+        append(key, to: &state)
+    }
+
+    /// Recorded again, then one change of `key` fewer under way.
+    private func end(_ key: CacheKey?, in state: inout State) {
+        append(key, to: &state)
         if let count = state.underWay[key], count > 1 {
             state.underWay[key] = count - 1
         } else {
