@@ -105,7 +105,12 @@ extension LMDBTier {
         public var durability: Durability
         /// What to do with a damaged store; ``RecoveryPolicy/resetDamagedStore`` by default.
         public var recovery: RecoveryPolicy
-        /// Most concurrent reading threads across all processes (LMDB's reader table); 126 by default.
+        /// Most concurrent reads across all processes (LMDB's reader table); 126 by default.
+        ///
+        /// The first process to open the store while no other has it open sizes the table; later
+        /// ones share it. Slots of processes that died mid-read are taken back when the table is
+        /// full; a read that finds every slot held by live reads fails with
+        /// ``TierCacheError/Code/storageFailure`` naming this setting.
         public var maxReaders: Int
         /// The name in statistics.
         public var name: String

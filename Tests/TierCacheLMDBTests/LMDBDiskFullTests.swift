@@ -89,22 +89,9 @@ struct LMDBDiskFullTests {
             #expect(
                 try tier.store(entry(incompressible(40_000, seed: UInt64(index))), forKey: key("k\(index)")) == .stored)
         }
-        let reader = Process()
-        reader.executableURL = try harnessExecutable()
-        reader.arguments = ["hold-reader", directory.url.path]
-        let input = Pipe(), output = Pipe()
-        reader.standardInput = input
-        reader.standardOutput = output
-        try reader.run()
-        // The child says when its read transaction is open: from then on no page of the snapshot
-        // it reads, nor any freed after it, can be reused.
-        var said = ""
-        while !said.contains("reading") {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            said += String(decoding: chunk, as: UTF8.self)
-        }
-        try #require(said.contains("reading"), "hold-reader did not start: \(said)")
+        // From here on no page of the snapshot the other process reads, nor any freed after it, can
+        // be reused.
+        let reader = try HeldReader(directory: directory.url)
 
         // 15 entries of 40 kB pin about 600 kB of the 1 MiB map, so the map fills within a
         // dozen more stores, however many entries the tier evicts.
@@ -127,9 +114,7 @@ struct LMDBDiskFullTests {
         let held = try tier.usage().entries
         #expect(held >= 8, "the tier emptied itself: \(held) entries left")
 
-        try input.fileHandleForWriting.close()
-        reader.waitUntilExit()
-        #expect(reader.terminationStatus == 0)
+        #expect(try reader.end() == 0)
         #expect(try tier.store(entry(incompressible(40_000, seed: 1_000)), forKey: key("after")) == .stored)
         #expect(try tier.entry(forKey: key("after"))?.value == incompressible(40_000, seed: 1_000))
     }

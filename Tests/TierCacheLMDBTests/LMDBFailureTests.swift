@@ -49,6 +49,27 @@ struct LMDBFailureTests {
         _ = try LMDBTier(directory: directory.url, capacity: 1 << 20)
     }
 
+    @Test(
+        "A reader slot left by a process killed mid-read is reclaimed when the table is full; live readers filling it are named"
+    )
+    func readerTableFull() throws {
+        let directory = TemporaryDirectory()
+        // The first process to open the store sizes the reader table: one slot.
+        let tier = try LMDBTier(directory: directory.url, configuration: .init(capacity: 1 << 20, maxReaders: 1))
+        #expect(try tier.store(entry([1, 2, 3]), forKey: key("k")) == .stored)
+
+        let live = try HeldReader(directory: directory.url)
+        var failure: TierCacheError?
+        do { _ = try tier.entry(forKey: key("k")) } catch { failure = error as? TierCacheError }
+        #expect(failure?.code == .storageFailure)
+        #expect(failure?.message.contains("maxReaders") == true, "\(String(describing: failure))")
+        #expect(try live.end() == 0)
+
+        let killed = try HeldReader(directory: directory.url)
+        killed.kill()
+        #expect(try tier.entry(forKey: key("k"))?.value == [1, 2, 3])
+    }
+
     @Test("A path that is a file is not a directory")
     func pathIsAFile() throws {
         let directory = TemporaryDirectory()

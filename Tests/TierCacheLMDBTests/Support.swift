@@ -43,3 +43,40 @@ func rawGet(_ txn: OpaquePointer, _ dbi: MDB_dbi, key: [UInt8]) -> [UInt8]? {
         return [UInt8](UnsafeRawBufferPointer(start: mv.mv_data, count: mv.mv_size))
     }
 }
+
+/// Another process holding a read transaction open on a store (`tiercache-harness hold-reader`):
+/// it pins the snapshot's pages and takes one slot of the reader table until it ends.
+struct HeldReader {
+    private let process = Process()
+    private let input = Pipe()
+
+    /// Starts the process and returns once its read transaction is open.
+    init(directory: URL) throws {
+        let output = Pipe()
+        process.executableURL = try harnessExecutable()
+        process.arguments = ["hold-reader", directory.path]
+        process.standardInput = input
+        process.standardOutput = output
+        try process.run()
+        var said = ""
+        while !said.contains("reading") {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            said += String(decoding: chunk, as: UTF8.self)
+        }
+        try #require(said.contains("reading"), "hold-reader did not start: \(said)")
+    }
+
+    /// Ends the read and the process; returns its exit status.
+    func end() throws -> Int32 {
+        try input.fileHandleForWriting.close()
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    /// Kills the process mid-read, leaving its reader slot behind.
+    func kill() {
+        _ = Foundation.kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+}

@@ -80,9 +80,17 @@ final class LMDBEnvironment: @unchecked Sendable {
     }
 
     /// Runs `body` in a read-only transaction. Pointers handed to `body` are valid only inside it.
+    ///
+    /// A reader table left full by processes that died mid-read (`MDB_READERS_FULL`) is cleared of
+    /// their slots and the read tried once more: a long-running process would otherwise fail
+    /// every read until some writer opened the store again.
     func read<T>(_ body: (Transaction) throws -> T) throws -> T {
         var txn: OpaquePointer?
-        try LMDBStatus.check(mdb_txn_begin(handle, nil, UInt32(MDB_RDONLY), &txn), "beginning a read", path: path)
+        var rc = mdb_txn_begin(handle, nil, UInt32(MDB_RDONLY), &txn)
+        if rc == MDB_READERS_FULL, clearStaleReaders() > 0 {
+            rc = mdb_txn_begin(handle, nil, UInt32(MDB_RDONLY), &txn)
+        }
+        try LMDBStatus.check(rc, "beginning a read", path: path)
         guard let txn else { throw TierCacheError(.storageFailure, "LMDB returned no transaction for \(path)") }
         defer { mdb_txn_abort(txn) }
         return try body(Transaction(txn: txn, environment: self))
@@ -125,10 +133,12 @@ final class LMDBEnvironment: @unchecked Sendable {
         }
     }
 
-    /// Clears reader slots left behind by processes that died mid-read.
-    func clearStaleReaders() {
+    /// Clears reader slots left behind by processes that died mid-read; returns how many.
+    @discardableResult
+    func clearStaleReaders() -> Int {
         var dead: Int32 = 0
-        mdb_reader_check(handle, &dead)
+        guard mdb_reader_check(handle, &dead) == MDB_SUCCESS else { return 0 }
+        return Int(dead)
     }
 
     /// Flushes written data to disk, whatever the durability mode.

@@ -32,6 +32,11 @@ enum LMDBStatus {
         case MDB_INVALID, MDB_CORRUPTED, MDB_PAGE_NOTFOUND, MDB_BAD_TXN:
             return TierCacheError(
                 .damagedStore, "\(what) failed: the store at \(path) is damaged", underlying: underlying)
+        case MDB_READERS_FULL:
+            return TierCacheError(
+                .storageFailure,
+                "\(what) failed: every reader slot of \(path) is taken by live reads; raise LMDBTier.Configuration.maxReaders",
+                underlying: underlying)
         case MDB_VERSION_MISMATCH:
             return TierCacheError(
                 .incompatibleVersion, "the store at \(path) was written by another LMDB version", underlying: underlying
