@@ -60,6 +60,11 @@ extension CachingProxy {
         /// `nil`, the default, leaves `PURGE` to the origin like any other method. See
         /// ``CachingProxy/purgeMethod`` for the requests the proxy then answers itself.
         public var purgeToken: String?
+        /// Whether a request carrying ``CachingProxy/cacheKeyRequest`` (`TierCache-Debug-Key`) gets
+        /// its cache key in `Cache-Status` (`key="…"`). Off by default: the key names the upstream
+        /// (its host, port and path prefix) and the request's varying fields, which clients on the
+        /// internet need not learn; turn it on where only operators reach the proxy.
+        public var exposesCacheKeys: Bool
 
         /// A configuration; only the origin is required (listening on 127.0.0.1:8080 by default).
         public init(
@@ -69,7 +74,7 @@ extension CachingProxy {
             targetedCacheControl: String? = TargetedCacheControl.cdnCacheControl, name: String = "TierCache",
             idleTimeout: TimeAmount = .seconds(60),
             forwardsClientRoutingFields: Bool = false, convertsHEADToGET: Bool = true, servesSingleUser: Bool = false,
-            purgeToken: String? = nil
+            purgeToken: String? = nil, exposesCacheKeys: Bool = false
         ) {
             self.upstream = upstream
             self.host = host
@@ -85,6 +90,7 @@ extension CachingProxy {
             self.convertsHEADToGET = convertsHEADToGET
             self.servesSingleUser = servesSingleUser
             self.purgeToken = purgeToken
+            self.exposesCacheKeys = exposesCacheKeys
         }
 
         /// Throws ``CachingProxyError`` for settings the proxy cannot run with.

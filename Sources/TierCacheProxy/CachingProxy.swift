@@ -238,7 +238,7 @@ public final class CachingProxy: Sendable {
         return .success(
             Forwarding(
                 outgoing: outgoing, preconditions: preconditions,
-                wantsKey: head.headerFields[Self.cacheKeyRequest] != nil))
+                wantsKey: configuration.exposesCacheKeys && head.headerFields[Self.cacheKeyRequest] != nil))
     }
 
     /// Whether `target`'s path (before any query) has a `.` or `..` segment, plain or
@@ -416,7 +416,8 @@ public final class CachingProxy: Sendable {
         var outcome: ProxyMetrics.Outcome
     }
 
-    /// The name of the request field that asks for the cache key in `Cache-Status`.
+    /// The name of the request field that asks for the cache key in `Cache-Status`, answered only
+    /// under ``Configuration/exposesCacheKeys`` (and never forwarded).
     public static let cacheKeyRequest = HTTPField.Name("TierCache-Debug-Key")!
 
     private func cachedAnswer(_ result: HTTPCacheResponse, request: HTTPRequest, forwarding: Forwarding) -> Answer {

@@ -105,6 +105,12 @@ struct ProxyCommand: AsyncParsableCommand {
     )
     var forwardClientRoutingFields = false
 
+    @Flag(
+        help:
+            "Answer a request carrying TierCache-Debug-Key with its cache key in Cache-Status (off by default: the key names the upstream). Only where just operators reach the proxy."
+    )
+    var exposeCacheKeys = false
+
     @Option(
         help:
             "Largest response body offered to the cache (default: the largest entry a tier accepts, at most 64MiB); larger ones stream through.",
@@ -176,7 +182,7 @@ struct ProxyCommand: AsyncParsableCommand {
             maximumCacheableBodyBytes: maxCacheableBody?.bytes ?? max(1, min(largestEntry, 64 << 20)),
             upstreamTimeout: .nanoseconds(Int64(upstreamTimeout * 1e9)), targetedCacheControl: targetedField,
             forwardsClientRoutingFields: forwardClientRoutingFields, convertsHEADToGET: !forwardHead,
-            servesSingleUser: self.private, purgeToken: try purgeToken())
+            servesSingleUser: self.private, purgeToken: try purgeToken(), exposesCacheKeys: exposeCacheKeys)
         let storage = TieredCache(tiers: tiers, logger: logger)
         let coherence = try makeCoherence(of: storage, logger: logger)
         let proxy = try CachingProxy(

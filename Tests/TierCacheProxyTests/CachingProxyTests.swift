@@ -312,14 +312,24 @@ struct CachingProxyTests {
         }
     }
 
-    @Test("RFC 9211: Cache-Status carries the key when the request asks for it")
+    @Test("RFC 9211: Cache-Status carries the key when the request asks for it and the operator allows it")
     func cacheStatusKey() async throws {
-        try await withProxy { _, proxy in
+        try await withProxy(["--expose-cache-keys"]) { _, proxy in
             let response = try await send(.GET, "\(proxy.url)/fresh?b=2", headers: [("TierCache-Debug-Key", "1")])
             #expect(response.cacheStatus.contains("key=\"GET http://127.0.0.1:"))
             #expect(response.cacheStatus.contains("/fresh?b=2\""))
             let plain = try await send(.GET, "\(proxy.url)/fresh?b=2")
             #expect(!plain.cacheStatus.contains("key="))
+        }
+    }
+
+    @Test("The cache key, which names the upstream, is not shown to a client that asks unless allowed")
+    func cacheStatusKeyHiddenByDefault() async throws {
+        try await withProxy { origin, proxy in
+            let response = try await send(.GET, "\(proxy.url)/fresh?b=2", headers: [("TierCache-Debug-Key", "1")])
+            #expect(response.body == "fresh")
+            #expect(!response.cacheStatus.contains("key="), "\(response.cacheStatus)")
+            #expect(!response.cacheStatus.contains(origin.url), "\(response.cacheStatus)")
         }
     }
 
