@@ -36,6 +36,17 @@ import NIOCore
 /// requests at once make one) is sent the response the error stands for. A GET or HEAD whose
 /// `Host` is not `host[:port]` bypasses the cache.
 ///
+/// Request fields a client could use to steer a route without changing the cache key (web cache
+/// poisoning: a route that builds links from `X-Forwarded-Host`) are handled as follows: a GET or
+/// HEAD with a method override (`X-HTTP-Method-Override` and the like) bypasses the cache; a
+/// response to a request carrying `X-Forwarded-Host`, `-Proto`, `-Scheme`, `-Port`, `-Prefix` or
+/// `-Server`, `X-Host`, `X-Original-Host`, `X-Original-URL` or `X-Rewrite-URL` varies on those
+/// it carried (`Vary`, also sent to the client), so a value a client made up is served only to
+/// requests with the same value. Behind a load balancer that sets them, the value is the same for
+/// every request and no hits are lost. `Forwarded` and `X-Forwarded-For` name the client and are
+/// not varied on (a copy per client): a route that builds responses from them must say so in its
+/// own `Vary` or mark them `private`.
+///
 /// Routes run in the request that needs them: a background revalidation
 /// (`stale-while-revalidate`) cannot call a route after its request ended, so the stale response
 /// keeps being served within its window and the first request after it revalidates.
@@ -85,6 +96,18 @@ public struct HTTPCacheMiddleware<Context: RequestContext>: RouterMiddleware {
         guard let authority = head.authority, Self.isHostAndPort(authority) else {
             return try await next(request, context)
         }
+        // Fields steering the route that the key does not see (ClientRoutingFields): a method
+        // override bypasses the cache; what the request says of the host, scheme, port or path is
+        // added to the response's Vary, so that what the route made for one value answers only
+        // requests with that value.
+        var routingFields: [HTTPField.Name] = []
+        for field in head.headerFields {
+            guard let name = ClientRoutingFields.canonicalName(of: field.name) else { continue }
+            if ClientRoutingFields.methodOverrides.contains(name) { return try await next(request, context) }
+            if ClientRoutingFields.keyedNames.contains(name), !routingFields.contains(field.name) {
+                routingFields.append(field.name)
+            }
+        }
         // The engine calls the transport from its own tasks; the route must run here, in this
         // request's scope. Calls arrive as jobs and are served until the engine's answer is in.
         let (jobs, jobSink) = AsyncStream.makeStream(of: RouteCall.self)
@@ -128,6 +151,7 @@ public struct HTTPCacheMiddleware<Context: RequestContext>: RouterMiddleware {
                 if routeResponse.headers[.contentLength] == nil, Self.hasContent(routeResponse.status) {
                     routeResponse.headers[.contentLength] = String(body.count)
                 }
+                Self.addVary(routingFields, to: &routeResponse.headers)
                 call.continuation.resume(returning: (routeResponse.head, body))
             } catch {
                 call.continuation.resume(throwing: error)
@@ -151,6 +175,18 @@ public struct HTTPCacheMiddleware<Context: RequestContext>: RouterMiddleware {
     /// 1xx, 204 or 304 (RFC 9110 §8.6).
     static func hasContent(_ status: HTTPResponse.Status) -> Bool {
         status.code >= 200 && status.code != 204 && status.code != 304
+    }
+
+    /// Adds `names` to the `Vary` of `fields`, those it does not list already (none to `Vary: *`).
+    static func addVary(_ names: [HTTPField.Name], to fields: inout HTTPFields) {
+        guard !names.isEmpty else { return }
+        let listed = fields[values: .vary].flatMap { $0.split(separator: ",") }.map {
+            $0.trimmingCharacters(in: .whitespaces).lowercased()
+        }
+        guard !listed.contains("*") else { return }
+        let added = names.filter { !listed.contains($0.canonicalName) }.map(\.rawName)
+        guard !added.isEmpty else { return }
+        fields.append(HTTPField(name: .vary, value: added.joined(separator: ", ")))
     }
 
     /// Whether `authority` is `host[:port]`, with no user information, path, query or fragment

@@ -88,6 +88,14 @@ struct HTTPCacheMiddlewareTests {
                     try await writer.finish(nil)
                 })
         }
+        // Builds its link from X-Forwarded-Host, as apps behind a load balancer do.
+        router.get("/links") { request, _ in
+            calls.increment("/links")
+            let host = request.headers[HTTPField.Name("X-Forwarded-Host")!] ?? "localhost"
+            return Response(
+                status: .ok, headers: [.cacheControl: "max-age=60"],
+                body: ResponseBody(byteBuffer: ByteBuffer(string: "https://\(host)/next")))
+        }
         router.post("/report") { _, _ in
             calls.increment("POST /report")
             return Response(status: .noContent)
@@ -252,6 +260,50 @@ struct HTTPCacheMiddlewareTests {
             let answer = try await RawHTTP.exchange(port: port, plain)
             #expect(answer.hasPrefix("HTTP/1.1 200"))
             #expect(calls.count("/report") == 3, "nothing was stored under localhost")
+            #expect(cache.statistics.hits == 0)
+        }
+    }
+
+    @Test("A forwarded host a client made up is served only to requests naming it (Vary), not to everyone")
+    func forwardedHostDoesNotPoison() async throws {
+        try await withApp { base, calls, _ in
+            let poisoned = try await send(.GET, "\(base)/links", headers: [("X-Forwarded-Host", "evil.example")])
+            #expect(poisoned.body == "https://evil.example/next")
+            #expect(poisoned.field("Vary")?.lowercased().contains("x-forwarded-host") == true)
+            for _ in 0..<2 {
+                let plain = try await send(.GET, "\(base)/links")
+                #expect(plain.body == "https://localhost/next")
+            }
+            #expect(calls.count("/links") == 2, "the plain response was stored and served")
+        }
+    }
+
+    @Test("Behind a load balancer that sets the same forwarded host on every request, responses are still hits")
+    func forwardedHostFromALoadBalancerStillHits() async throws {
+        try await withApp { base, calls, cache in
+            for _ in 0..<3 {
+                let response = try await send(
+                    .GET, "\(base)/links",
+                    headers: [("X-Forwarded-Host", "shop.example"), ("X-Forwarded-For", "10.0.0.9")])
+                #expect(response.body == "https://shop.example/next")
+            }
+            #expect(calls.count("/links") == 1)
+            #expect(cache.statistics.hits == 2)
+        }
+    }
+
+    @Test("A GET overriding its method (X-HTTP-Method-Override) bypasses the cache both ways")
+    func methodOverrideBypassesTheCache() async throws {
+        try await withApp { base, calls, cache in
+            for _ in 0..<2 {
+                let response = try await send(.GET, "\(base)/report", headers: [("X-HTTP-Method-Override", "DELETE")])
+                #expect(response.status == 200)
+            }
+            #expect(calls.count("/report") == 2, "neither was answered from the cache")
+            _ = try await send(.GET, "\(base)/report")
+            #expect(calls.count("/report") == 3, "nothing was stored for the overridden requests")
+            _ = try await send(.GET, "\(base)/report", headers: [("X_HTTP_Method_Override", "DELETE")])
+            #expect(calls.count("/report") == 4, "spelt with underscores, as CGI-style servers read it")
             #expect(cache.statistics.hits == 0)
         }
     }

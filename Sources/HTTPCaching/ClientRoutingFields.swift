@@ -1,0 +1,60 @@
+import HTTPTypes
+
+/// Request fields with which a client can steer what an origin generates, without the cache key
+/// changing: the classic inputs of web cache poisoning (the origin reflects `X-Forwarded-Host`
+/// into links, or treats a GET as `X-HTTP-Method-Override: DELETE`, and the proxy stores the
+/// result under the plain URL for everyone).
+///
+/// The caching proxy is the edge of the origin's site, so it drops these fields from client
+/// requests by default. The Hummingbird middleware sits inside the app, often behind a load
+/// balancer that sets them, so it keeps them: a request overriding its method bypasses the cache,
+/// and a response is stored varying on the others the request carried (``keyedNames``).
+package enum ClientRoutingFields {
+    /// The fields, by name. Lower case, as `HTTPField.Name.canonicalName` spells them.
+    static let names: Set<String> = methodOverrides.union(keyedNames).union(perClientNames)
+
+    /// Fields that turn a GET into another method in the frameworks that honour them.
+    package static let methodOverrides: Set<String> = [
+        "x-http-method-override", "x-http-method", "x-method-override",
+    ]
+
+    /// Fields naming what the client reached (host, scheme, port, path), which a load balancer
+    /// sets to one value per site: varying on them costs no hits behind one, and keeps a value a
+    /// client made up to the client's own requests.
+    package static let keyedNames: Set<String> = [
+        "x-forwarded-host", "x-forwarded-proto", "x-forwarded-scheme", "x-forwarded-port", "x-forwarded-prefix",
+        "x-forwarded-server", "x-host", "x-original-url", "x-rewrite-url", "x-original-host",
+    ]
+
+    /// Fields that differ for every client (its address): varying on them would store a copy per
+    /// client.
+    static let perClientNames: Set<String> = ["forwarded", "x-forwarded-for"]
+
+    /// Whether `name` is one of them, spelt with `-` or, as CGI-style servers (PHP, WSGI, Rack)
+    /// read `X_Forwarded_Host` the same as `X-Forwarded-Host` (`HTTP_X_FORWARDED_HOST`), with
+    /// `_`. Most names start with neither letter, so the set is rarely consulted on the hit path.
+    @inline(__always)
+    package static func contains(_ name: HTTPField.Name) -> Bool {
+        guard let canonical = canonicalName(of: name) else { return false }
+        return names.contains(canonical)
+    }
+
+    /// `name` as the set spells it (`_` read as `-`), or nil when it cannot be one of them.
+    @inline(__always)
+    package static func canonicalName(of name: HTTPField.Name) -> String? {
+        let canonical = name.canonicalName
+        guard let first = canonical.utf8.first, first == UInt8(ascii: "x") || first == UInt8(ascii: "f") else {
+            return nil
+        }
+        guard canonical.utf8.contains(UInt8(ascii: "_")) else { return canonical }
+        return String(canonical.map { $0 == "_" ? "-" : $0 })
+    }
+
+    /// `fields` without them (`fields` itself when there are none).
+    package static func removing(from fields: HTTPFields) -> HTTPFields {
+        guard fields.contains(where: { contains($0.name) }) else { return fields }
+        var kept = HTTPFields()
+        for field in fields where !contains(field.name) { kept.append(field) }
+        return kept
+    }
+}
