@@ -92,7 +92,12 @@ struct SimulateCommand: ParsableCommand {
         try reportOptions.write(report, baseName: "simulate-" + Self.baseName(trace.name))
     }
 
+    /// The reports' name for a trace: its file name without a compression suffix, dots made
+    /// dashes (`cloudPhysicsIO.csv.zst` → `cloudPhysicsIO-csv`), so that two traces of one
+    /// workload in different formats do not overwrite each other's reports.
     static func baseName(_ traceName: String) -> String {
-        String(traceName.split(separator: ".").first ?? Substring(traceName))
+        var name = Substring(traceName)
+        for suffix in [".zst", ".gz", ".xz"] where name.hasSuffix(suffix) { name = name.dropLast(suffix.count) }
+        return String(name.map { $0 == "." ? "-" : $0 })
     }
 }

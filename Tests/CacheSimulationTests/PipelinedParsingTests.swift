@@ -63,11 +63,13 @@ struct PipelinedParsingTests {
         #expect(throws: expected) { _ = try Trace.load(TraceReader(path: path)) }
     }
 
-    @Test("A limit reached before the error does not see the error, as in a sequential read")
-    func aLimitBeforeTheErrorLoads() throws {
+    @Test(
+        "A limit reached before the error does not see the error, as in a sequential read, even in the error's chunk",
+        arguments: [20_000, 20_500, 90_000])
+    func aLimitBeforeTheErrorLoads(badAfter: Int) throws {
         let fixtures = try TraceFixtures()
         defer { fixtures.remove() }
-        let path = try lirsTrace(fixtures, count: 100_000, badAfter: 90_000)
+        let path = try lirsTrace(fixtures, count: 100_000, badAfter: badAfter)
         #expect(try Trace.load(TraceReader(path: path), limit: 20_000).requests == sequentialIDs(path, limit: 20_000))
     }
 }

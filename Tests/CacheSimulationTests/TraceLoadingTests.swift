@@ -139,6 +139,45 @@ import Testing
         #expect(reloaded.requests == [0, 1] && reloaded.objectCount == 2)
     }
 
+    /// A file written on while it was parsed gets no copy: the copy would carry the file's final
+    /// size and time with only what was read, and be taken for the whole file ever after.
+    @Test func aSourceChangedWhileReadGetsNoCopy() throws {
+        let fixtures = try TraceFixtures()
+        defer { fixtures.remove() }
+        let path = try arcTrace(fixtures)
+        let cache = TraceCache(directory: fixtures.directory.appendingPathComponent("copies").path)
+        let reader = try TraceReader(path: path)
+        let before = try #require(TraceCache.status(of: path))
+        let parsed = try Trace.load(reader)
+        _ = try fixtures.write("small.lis", text: "9 2 0 1\n1 1 0 2\n")
+        #expect(throws: TraceCache.StoreError.self) { try cache.store(parsed, for: reader, limit: nil, source: before) }
+        #expect(cache.load(reader, limit: nil) == nil)
+    }
+
+    /// A pipe or device has no size or time that says what it will yield: it is never given a
+    /// copy (two runs reading different data from `/dev/stdin` would share one), and a CSV or
+    /// plain trace in one, which loading reads twice, is refused with a reason.
+    @Test func pipesGetNoCopyAndPlainTracesInThemAreRefused() throws {
+        let fixtures = try TraceFixtures()
+        defer { fixtures.remove() }
+        let fifo = fixtures.directory.appendingPathComponent("fifo.txt").path
+        try #require(mkfifo(fifo, 0o600) == 0)
+        let writer = Thread {
+            let handle = FileHandle(forWritingAtPath: fifo)
+            handle?.write(Data("a\nb\na\n".utf8))
+            try? handle?.close()
+        }
+        writer.start()
+        let error = #expect(throws: TraceError.self) {
+            try Trace.load(TraceReader(path: fifo), cache: TraceCache(directory: fixtures.directory.path + "/copies"))
+        }
+        #expect(error.map { "\($0)".contains("save it to a file first") } == true, "\(String(describing: error))")
+        // The writer is still waiting for a reader if the refusal came before any open.
+        if let reader = FileHandle(forReadingAtPath: fifo) { _ = reader.readDataToEndOfFile() }
+        let status = try #require(TraceCache.status(of: fifo))
+        #expect(!status.isRegularFile)
+    }
+
     /// Damage to a copy (a flipped byte anywhere, a truncation, an id forged out of range with a
     /// matching checksum impossible to hit by chance) is never read as a trace: it is parsed again.
     @Test(arguments: ["flip header", "flip requests", "flip sizes", "truncate", "extend", "empty"])

@@ -103,6 +103,23 @@ import Testing
         #expect(try TraceFixtures.requests(keysOnly).map(\.size) == [1, 1, 1])
     }
 
+    /// The layout of many published traces, `key size timestamp` with spaces or tabs, reads as
+    /// fields, not as one string key (its sizes were lost and every line was another object).
+    @Test func plainFieldsMaySeparateBySpacesOrTabs() throws {
+        let fixtures = try TraceFixtures()
+        defer { fixtures.remove() }
+        let path = try fixtures.write("spaced.txt", text: "obj1 4096 1700000001\nobj1\t4096\t1700000002\n7  10  3\n")
+        let requests = try TraceFixtures.requests(path)
+        #expect(requests.count == 3)
+        #expect(
+            requests[0].key == requests[1].key && requests[0].size == 4096 && requests[1].timestamp == 1_700_000_002)
+        #expect(requests[2] == TraceRequest(key: 7, size: 10, timestamp: 3))
+        #expect(try TraceReader(path: path).requestsCarrySizes())
+        #expect(try Trace.load(TraceReader(path: path)).objectCount == 2)
+        let malformed = try fixtures.write("four.txt", text: "a 1 2 3\n")
+        #expect(throws: TraceError.self) { try TraceFixtures.requests(malformed) }
+    }
+
     /// Whether a trace has sizes is the file's, not the format's: a CSV trace without a size
     /// column, or a plain one of keys alone, has none, so that its objects are not taken for
     /// 1-byte objects in byte mode or in a benchmark.
@@ -179,6 +196,38 @@ import Testing
         let damaged = bytes.enumerated().map { $0.offset == bytes.count / 2 ? $0.element ^ 0xFF : $0.element }
         let path = try fixtures.write("damaged.\(codec)", damaged)
         #expect(throws: TraceError.self) { try TraceFixtures.requests(path, format: codec == "gz" ? .lirs : .arc) }
+    }
+
+    /// Zero bytes after the last gzip member are padding, as GNU gzip and Python read them, not a
+    /// damaged member.
+    @Test func zeroPaddingAfterAGzipMemberIsSkipped() throws {
+        let fixtures = try TraceFixtures()
+        defer { fixtures.remove() }
+        let plain = try TraceFixtures.requests(fixtures.write("x.trace.gz", TraceFixtures.lirsGzip))
+        let padded = try fixtures.write("padded.trace.gz", TraceFixtures.lirsGzip + [UInt8](repeating: 0, count: 512))
+        #expect(try TraceFixtures.requests(padded) == plain)
+        let twice = try fixtures.write(
+            "twice.trace.gz", TraceFixtures.lirsGzip + [0, 0, 0] + TraceFixtures.lirsGzip)
+        #expect(try TraceFixtures.requests(twice) == plain + plain)
+        let garbage = try fixtures.write("garbage.trace.gz", TraceFixtures.lirsGzip + [0, 0, 7])
+        #expect(throws: TraceError.self) { try TraceFixtures.requests(garbage) }
+    }
+
+    /// A zstd frame whose header asks for a 256 MiB window (`zstd --long=28` from a pipe) reads;
+    /// one asking for 1 GiB is refused with what to do, not called damaged without a reason.
+    @Test func zstdWindowsUpTo256MiBRead() throws {
+        let fixtures = try TraceFixtures()
+        defer { fixtures.remove() }
+        // A frame: magic, a descriptor with no content size, the window descriptor (exponent
+        // windowLog - 10, no mantissa), then one raw block, the last, of "1\n2\n".
+        func frame(windowLog: UInt8) -> [UInt8] {
+            [0x28, 0xB5, 0x2F, 0xFD, 0x00, (windowLog - 10) << 3, 4 << 3 | 1, 0, 0] + Array("1\n2\n".utf8)
+        }
+        let fits = try fixtures.write("w28.trace.zst", frame(windowLog: 28))
+        #expect(try TraceFixtures.requests(fits, format: .lirs).map(\.key) == [1, 2])
+        let huge = try fixtures.write("w30.trace.zst", frame(windowLog: 30))
+        let error = #expect(throws: TraceError.self) { try TraceFixtures.requests(huge, format: .lirs) }
+        #expect(error.map { "\($0)".contains("--long=28") } == true, "\(String(describing: error))")
     }
 
     /// An xz header naming a 3 GiB dictionary is refused within the decoder's memory limit, with

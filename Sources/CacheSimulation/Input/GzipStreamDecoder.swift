@@ -17,8 +17,10 @@ final class GzipStreamDecoder: StreamDecoder {
         _ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer
     ) throws(TraceError.Reason) -> (consumed: Int, produced: Int) {
         if memberComplete {
-            // Another gzip member follows the one that ended.
-            guard input.count > 0 else { return (0, 0) }
+            // Zero bytes after a member are padding (tape blocks, preallocated files), which GNU
+            // gzip and Python's gzip skip; anything else starts another member.
+            let padding = input.prefix { $0 == 0 }.count
+            if padding > 0 || input.isEmpty { return (padding, 0) }
             inflateReset(&stream)
             memberComplete = false
         }

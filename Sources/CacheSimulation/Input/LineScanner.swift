@@ -107,7 +107,9 @@ struct RecordScanner {
                     if left > 0 {
                         throw TraceError(
                             file: reader.path, record: recordNumber + 1,
-                            reason: .truncated("the last record has \(left) of \(recordSize) bytes"))
+                            reason: .truncated(
+                                "the last record has \(left) of \(recordSize) bytes (if the file is text, such as an LIRS `.trace.xz`, name its format)"
+                            ))
                     }
                     return
                 }

@@ -31,6 +31,18 @@ enum ASCIIFields {
         }
     }
 
+    /// Splits a line of the plain format into its fields: at commas when it has one, else at runs
+    /// of spaces and tabs (`key size timestamp`, the layout of many published traces, was read as
+    /// one string key, its sizes lost).
+    static func splitPlain(_ line: UnsafeBufferPointer<UInt8>, into fields: inout [UnsafeBufferPointer<UInt8>]) {
+        if line.contains(UInt8(ascii: ",")) { return splitCSV(line, into: &fields) }
+        fields.removeAll(keepingCapacity: true)
+        var cursor = 0
+        while let field = nextField(of: line, from: &cursor, separators: (UInt8(ascii: " "), UInt8(ascii: "\t"))) {
+            fields.append(field)
+        }
+    }
+
     static func trimmingSpaces(_ field: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8> {
         guard let base = field.baseAddress else { return field }
         var start = 0

@@ -9,8 +9,8 @@ extension TraceReader {
     /// a good part of a load, and on two cores they overlap instead of adding up.
     ///
     /// Errors are the same as ``forEach(while:)``'s, at the same point: `body` sees every request
-    /// before a malformed record, then the error is thrown. When `body` returns false or throws,
-    /// parsing stops within a chunk.
+    /// before a malformed record, then the error is thrown, unless `body` has returned false by
+    /// then. When `body` returns false or throws, parsing stops within a chunk.
     func forEachChunkParsedAhead(
         while body: (UnsafeBufferPointer<TraceRequest>) throws(TraceError) -> Bool
     ) throws(TraceError) {
@@ -103,7 +103,9 @@ final class ParsedRequestChunks: @unchecked Sendable {
             }
             if last {
                 finished.wait()
-                if let parseError { throw parseError }
+                // An error past the last request `body` wanted is not the caller's: a limited
+                // read stops before it, as ``TraceReader/forEach(while:)`` would.
+                if wantsMore, let parseError { throw parseError }
                 return
             }
             guard wantsMore else { return stop() }

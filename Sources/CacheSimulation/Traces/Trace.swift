@@ -59,6 +59,9 @@ public struct Trace: Sendable {
         _ reader: TraceReader, limit: Int? = nil, cache: TraceCache? = nil
     ) throws(TraceError) -> Trace {
         let start = ContinuousClock.now
+        // Taken before reading: a copy stamped after parsing a file still being written would
+        // describe more than it holds.
+        let source = cache.map { _ in TraceCache.status(of: reader.path) } ?? nil
         if let cache, var copy = cache.load(reader, limit: limit) {
             copy.loading = Loading(source: .binaryCopy, seconds: (ContinuousClock.now - start).inSeconds)
             return copy
@@ -78,7 +81,7 @@ public struct Trace: Sendable {
         var trace = builder.build(name: name, hasSizes: hasSizes)
         var storeFailure: String?
         if let cache {
-            do { try cache.store(trace, for: reader, limit: limit == Int.max ? nil : limit) } catch {
+            do { try cache.store(trace, for: reader, limit: limit == Int.max ? nil : limit, source: source) } catch {
                 storeFailure = error.description
             }
         }

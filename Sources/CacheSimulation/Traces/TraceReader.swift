@@ -58,11 +58,21 @@ public struct TraceReader: Sendable {
     ///
     /// Reads only up to the CSV header or the first plain request. Without sizes every object
     /// counts as 1 byte, so a byte-mode simulation is refused and a benchmark draws its own sizes.
+    ///
+    /// - Throws: for a CSV or plain trace in a pipe or device (`/dev/stdin`), which cannot be read
+    ///   again after this look at its start; save it to a file first.
     public func requestsCarrySizes() throws(TraceError) -> Bool {
         switch format {
         case .arc, .oracleGeneral: return true
         case .lirs, .cache2k: return false
         case .csv, .plain: break
+        }
+        if let status = TraceCache.status(of: path), !status.isRegularFile {
+            throw TraceError(
+                file: path,
+                reason: .unreadable(
+                    "a \(format) trace is read twice (its first line says whether it has sizes), and a pipe or device cannot be; save it to a file first"
+                ))
         }
         var carrySizes = false
         var fields: [UnsafeBufferPointer<UInt8>] = []
@@ -74,7 +84,7 @@ public struct TraceReader: Sendable {
             } else {
                 let trimmed = ASCIIFields.trimmingSpaces(line)
                 if trimmed.isEmpty || trimmed[0] == UInt8(ascii: "#") { return true }
-                ASCIIFields.splitCSV(trimmed, into: &fields)
+                ASCIIFields.splitPlain(trimmed, into: &fields)
                 carrySizes = fields.count > 1
             }
             return false
@@ -206,9 +216,11 @@ public struct TraceReader: Sendable {
         try LineScanner(reader: reader).forEachLine { line, number throws(TraceError) in
             let trimmed = ASCIIFields.trimmingSpaces(line)
             if trimmed.isEmpty || trimmed[0] == UInt8(ascii: "#") { return true }
-            ASCIIFields.splitCSV(trimmed, into: &fields)
+            ASCIIFields.splitPlain(trimmed, into: &fields)
             guard fields.count <= 3, !fields[0].isEmpty else {
-                throw malformed(number, "expected `key[,size[,timestamp]]`, found \"\(ASCIIFields.text(line))\"")
+                throw malformed(
+                    number,
+                    "expected `key[,size[,timestamp]]` or `key size timestamp`, found \"\(ASCIIFields.text(line))\"")
             }
             let givesSize = fields.count > 1
             if let carriesSizes, carriesSizes != givesSize {
