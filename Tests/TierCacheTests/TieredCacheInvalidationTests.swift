@@ -140,6 +140,34 @@ struct TieredCacheInvalidationTests {
         #expect(memory.entry(forKey: key) == nil)
     }
 
+    /// Two writes of one key at once, the first held at the lower tier until the second has
+    /// passed both: the memory tier sees them in order, the lower tier the other way round.
+    func overlappingWrites(_ first: UInt8, _ second: UInt8) async throws -> (above: [UInt8]?, below: [UInt8]?) {
+        let memory = try MemoryTier(capacity: 1 << 20)
+        let lower = FirstStoreHeldTier()
+        let cache = TieredCache(tiers: [memory, lower])
+        lower.firstStore.close()
+        let older = Task { [key] in await cache.store(entry(first), forKey: key, policy: .allowed) }
+        await lower.firstStore.waitUntilHeld()
+        _ = await cache.store(entry(second), forKey: key, policy: .allowed)
+        lower.firstStore.open()
+        _ = await older.value
+        return (memory.entry(forKey: key)?.value, try await lower.entry(forKey: key)?.value)
+    }
+
+    @Test("Two writes of one key at once with other content leave no tier holding the older under the newer")
+    func overlappingWritesOfOtherContent() async throws {
+        let (above, below) = try await overlappingWrites(1, 2)
+        #expect(below != [1], "the older value stayed below, to come back once the memory tier lets go")
+        #expect(above == nil && below == nil, "the write that found the conflict removed the key")
+    }
+
+    @Test("Two writes of one key at once with the same content (a stampede of read-throughs) keep it")
+    func overlappingWritesOfTheSameContent() async throws {
+        let (above, below) = try await overlappingWrites(2, 2)
+        #expect(above == [2] && below == [2])
+    }
+
     @Test("A change under way answers for its key until it ends, and its end is a record of its own")
     func changesUnderWay() throws {
         let log = InvalidationLog(capacity: 16)
@@ -210,6 +238,30 @@ final class GatedTier: CacheTier {
         await changes.pass()
         inner.removeAll()
     }
+    func usage() async throws -> TierUsage { inner.usage() }
+    func statistics() async -> TierStatistics { inner.statistics() }
+}
+
+/// A remote tier over a dictionary whose first store can be held (``Hold``); later ones pass.
+final class FirstStoreHeldTier: CacheTier {
+    let name = "first-store-held"
+    let medium = TierMedium.remote
+    private let inner = DictionaryTier(name: "first-store-held-inner", medium: .remote, capacity: 1 << 20)
+    private let stores = Locked(0)
+    /// Where the first store is held, before it changes anything.
+    let firstStore = Hold()
+
+    func entry(forKey key: CacheKey) async throws -> CacheEntry? { inner.entry(forKey: key) }
+    func store(_ entry: CacheEntry, forKey key: CacheKey) async throws -> StoreOutcome {
+        let isFirst = stores.withLock { count in
+            count += 1
+            return count == 1
+        }
+        if isFirst { await firstStore.pass() }
+        return inner.store(entry, forKey: key)
+    }
+    func removeEntry(forKey key: CacheKey) async throws { inner.removeEntry(forKey: key) }
+    func removeAll() async throws { inner.removeAll() }
     func usage() async throws -> TierUsage { inner.usage() }
     func statistics() async -> TierStatistics { inner.statistics() }
 }

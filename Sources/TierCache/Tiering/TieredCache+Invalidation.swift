@@ -58,9 +58,7 @@ extension TieredCache {
     func undoPromotionIfInvalidated(
         _ key: CacheKey, since mark: UInt64?, _ suspended: TierSuspension.Snapshot, above index: Int
     ) async {
-        for slot in slots.prefix(tiersToUndo(key, since: mark, suspended, above: index)) {
-            do { try await Self.remove(key, from: slot) } catch { slot.failed(error, during: "invalidation") }
-        }
+        await remove(key, fromTop: tiersToUndo(key, since: mark, suspended, above: index))
     }
 
     /// ``undoPromotionIfInvalidated(_:since:_:above:)`` for the local tiers a synchronous
@@ -68,7 +66,21 @@ extension TieredCache {
     func undoLocalPromotionIfInvalidated(
         _ key: CacheKey, since mark: UInt64?, _ suspended: TierSuspension.Snapshot, above index: Int
     ) {
-        for slot in slots.prefix(tiersToUndo(key, since: mark, suspended, above: index)) {
+        removeLocally(key, fromTop: tiersToUndo(key, since: mark, suspended, above: index))
+    }
+
+    /// Removes `key` from the top `count` tiers, counting failures. Also what a write does whose
+    /// change overlapped another of other content (``InvalidationLog/conflicted(_:)``), which may
+    /// have left the older content in a tier below the newer: it removes the key from them all.
+    func remove(_ key: CacheKey, fromTop count: Int) async {
+        for slot in slots.prefix(count) {
+            do { try await Self.remove(key, from: slot) } catch { slot.failed(error, during: "invalidation") }
+        }
+    }
+
+    /// ``remove(_:fromTop:)`` for the local tiers among them.
+    func removeLocally(_ key: CacheKey, fromTop count: Int) {
+        for slot in slots.prefix(count) {
             guard let local = slot.local else { continue }
             do { try local.removeEntry(forKey: key) } catch { slot.failed(error, during: "invalidation") }
         }

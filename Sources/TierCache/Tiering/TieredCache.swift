@@ -218,9 +218,14 @@ public final class TieredCache: Sendable {
     /// ``suspendTiers(above:)``). A tier that refuses the entry, or whose store fails, is asked
     /// to remove the key's older entry, which would otherwise be served once the tiers above
     /// let the new one go.
+    ///
+    /// Writes of one key with different content at once may reach the tiers in different orders
+    /// (the newer value above, the older below): the key is then removed from every tier before
+    /// the write returns, a miss rather than the older value later. Writes of the same content at
+    /// once keep it.
     @discardableResult
     public func store(_ entry: CacheEntry, forKey key: CacheKey, policy: StoragePolicy) async -> StoreReport {
-        await changing(key) {
+        await changing(key, storing: entry.value) {
             let suspended = suspension.snapshot()
             var outcomes: [(tierName: String, outcome: StoreReport.Outcome)] = []
             outcomes.reserveCapacity(slots.count)
@@ -243,6 +248,7 @@ public final class TieredCache: Sendable {
                 outcomes.append((slot.tier.name, outcome))
             }
             await undoPromotionIfInvalidated(key, since: nil, suspended, above: slots.count)
+            if invalidations.conflicted(key) { await remove(key, fromTop: slots.count) }
             return StoreReport(outcomes: outcomes)
         }
     }
@@ -252,7 +258,7 @@ public final class TieredCache: Sendable {
     /// names the local tiers only.
     @discardableResult
     public func storeLocally(_ entry: CacheEntry, forKey key: CacheKey, policy: StoragePolicy) -> StoreReport {
-        changingLocally(key) {
+        changingLocally(key, storing: entry.value) {
             let suspended = suspension.snapshot()
             var outcomes: [(tierName: String, outcome: StoreReport.Outcome)] = []
             for (index, slot) in slots.enumerated() {
@@ -270,6 +276,7 @@ public final class TieredCache: Sendable {
                 outcomes.append((slot.tier.name, outcome))
             }
             undoLocalPromotionIfInvalidated(key, since: nil, suspended, above: slots.count)
+            if invalidations.conflicted(key) { removeLocally(key, fromTop: slots.count) }
             return StoreReport(outcomes: outcomes)
         }
     }
@@ -351,20 +358,20 @@ public final class TieredCache: Sendable {
     /// leave it promoted above (its promotion is undone; see ``InvalidationLog``). One tier has
     /// nothing to promote into.
     private func changing<Result, Failure: Error>(
-        _ key: CacheKey?, _ change: () async throws(Failure) -> Result
+        _ key: CacheKey?, storing content: [UInt8]? = nil, _ change: () async throws(Failure) -> Result
     ) async throws(Failure) -> Result {
         guard slots.count > 1 else { return try await change() }
-        invalidations.beginChange(key)
+        invalidations.beginChange(key, storing: content)
         defer { invalidations.endChange(key) }
         return try await change()
     }
 
     /// ``changing(_:_:)`` for a synchronous change.
     private func changingLocally<Result, Failure: Error>(
-        _ key: CacheKey?, _ change: () throws(Failure) -> Result
+        _ key: CacheKey?, storing content: [UInt8]? = nil, _ change: () throws(Failure) -> Result
     ) throws(Failure) -> Result {
         guard slots.count > 1 else { return try change() }
-        invalidations.beginChange(key)
+        invalidations.beginChange(key, storing: content)
         defer { invalidations.endChange(key) }
         return try change()
     }
