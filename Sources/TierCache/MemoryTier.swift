@@ -266,6 +266,7 @@ public final class MemoryTier: LocalCacheTier {
     @inline(__always)
     private func lookup<Store: EvictingStore>(_ key: CacheKey, in store: borrowing Locked<Store>) -> CacheEntry? {
         var evicted = 0
+        var expired = false
         // Hits and misses are counted under the lock the lookup holds anyway, not by an atomic.
         let found = store.withLock { store -> CacheEntry? in
             guard let entry = store.lookup(key, evicted: &evicted) else {
@@ -275,13 +276,18 @@ public final class MemoryTier: LocalCacheTier {
             if entry.metadata.expiresAt != nil, entry.metadata.isExpired(at: clock.now()) {
                 store.remove(key)
                 store.requests.misses += 1
-                counters.recordExpiration()
+                expired = true
                 return nil
             }
             store.requests.hits += 1
             return entry
         }
         counters.recordEvictions(evicted)
+        // After the lock, as evictions are: the metrics backend is the app's, and may be slow.
+        if expired {
+            counters.recordExpiration()
+            if counters.isRecordingMetrics { counters.recordUsage(usage()) }
+        }
         return found
     }
 

@@ -8,6 +8,12 @@ public enum StoragePolicy: String, Hashable, Sendable, CaseIterable, CustomStrin
     /// No tier stores the entry.
     case notAllowed
 
+    /// The one of `self` and `other` that permits fewer tiers.
+    func narrowest(_ other: StoragePolicy) -> StoragePolicy {
+        let order: [StoragePolicy] = [.notAllowed, .allowedInMemoryOnly, .allowed]
+        return order.first { $0 == self || $0 == other } ?? self
+    }
+
     /// Whether a tier on `medium` may store an entry under this policy.
     @inline(__always)
     public func permits(_ medium: TierMedium) -> Bool {

@@ -15,9 +15,13 @@ public struct StoragePolicyTable: Hashable, Sendable {
     public var defaultPolicy: StoragePolicy
 
     /// Creates a table. Keys are URL schemes without the colon.
+    ///
+    /// Schemes that differ only in case (`"HTTPS"` and `"https"`) name one scheme: it gets the
+    /// narrower of their policies, whatever the dictionary's order (which differs from run to
+    /// run), since storing less than asked is always safe and storing more is not.
     public init(_ policies: [String: StoragePolicy] = [:], default defaultPolicy: StoragePolicy = .allowed) {
         self.policies = Dictionary(
-            policies.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { _, last in last })
+            policies.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { $0.narrowest($1) })
         self.defaultPolicy = defaultPolicy
     }
 

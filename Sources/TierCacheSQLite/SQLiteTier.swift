@@ -125,7 +125,8 @@ public final class SQLiteTier: LocalCacheTier {
                 .invalidConfiguration, "compression level must be in 1...9; got \(configuration.compressionLevel)")
         }
         let timeout = configuration.busyTimeout.components
-        guard timeout.seconds >= 0, timeout.seconds < Int64(Int32.max / 1000) else {
+        // Both parts: -0.5 s is 0 seconds and minus half a second's attoseconds.
+        guard timeout.seconds >= 0, timeout.attoseconds >= 0, timeout.seconds < Int64(Int32.max / 1000) else {
             throw TierCacheError(
                 .invalidConfiguration, "busyTimeout must be 0 to 24 days; got \(configuration.busyTimeout)")
         }

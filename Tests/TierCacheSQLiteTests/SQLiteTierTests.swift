@@ -184,6 +184,7 @@ struct SQLiteTierTests {
             (.init(capacity: 1 << 20, compressionLevel: 0), "compression level"),
             (.init(capacity: 1 << 20, compressionLevel: 10), "compression level"),
             (.init(capacity: 1 << 20, busyTimeout: .seconds(-1)), "busyTimeout"),
+            (.init(capacity: 1 << 20, busyTimeout: .milliseconds(-500)), "busyTimeout"),
         ]
         for (configuration, setting) in bad {
             #expect {
@@ -252,8 +253,10 @@ struct SQLiteTierTests {
         #expect(try tier.store(entry([4]), forKey: key("new")) == .stored)
     }
 
-    @Test("A damaged file header is damagedStore with throwError, and an emptied store by default")
-    func damagedHeader() throws {
+    @Test(
+        "A damaged file header (its magic, or a schema format SQLite calls unsupported) is damagedStore with throwError, and an emptied store by default",
+        arguments: ["magic", "schema format"])
+    func damagedHeader(damage: String) throws {
         let directory = TemporaryDirectory()
         do {
             let tier = try SQLiteTier(directory: directory.url, capacity: 1 << 20)
@@ -262,7 +265,11 @@ struct SQLiteTierTests {
         }
         let file = databaseFile(directory.url)
         var bytes = [UInt8](try Data(contentsOf: file))
-        for offset in 0..<16 { bytes[offset] = 0x5A }
+        if damage == "magic" {
+            for offset in 0..<16 { bytes[offset] = 0x5A }
+        } else {
+            bytes[47] ^= 0x10  // schema format 4 becomes 20: "unsupported file format", at every open
+        }
         try Data(bytes).write(to: file)
         do {
             _ = try SQLiteTier(directory: directory.url, configuration: .init(capacity: 1 << 20, recovery: .throwError))

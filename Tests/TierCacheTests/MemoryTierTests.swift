@@ -193,6 +193,20 @@ struct StoragePolicyTableTests {
         #expect(StoragePolicyTable.standard.policy(forScheme: "http") == .allowedInMemoryOnly)
     }
 
+    /// Schemes differing only in case are one scheme, with the narrower policy: the dictionary's
+    /// order, which differs from run to run and table to table, does not choose.
+    @Test func schemesDifferingInCaseGetTheNarrowerPolicy() {
+        for _ in 0..<200 {
+            let table = StoragePolicyTable(
+                ["HTTPS": .notAllowed, "https": .allowed, "Https": .allowedInMemoryOnly, "ftp": .allowed])
+            #expect(table.policy(forScheme: "https") == .notAllowed)
+            #expect(table.policy(forScheme: "FTP") == .allowed)
+        }
+        #expect(
+            StoragePolicyTable(["http": .allowed, "HTTP": .allowedInMemoryOnly]).policy(forScheme: "http")
+                == .allowedInMemoryOnly)
+    }
+
     @Test func policiesPermitMedia() {
         #expect(StoragePolicy.allowed.permits(.remote))
         #expect(StoragePolicy.allowedInMemoryOnly.permits(.memory))

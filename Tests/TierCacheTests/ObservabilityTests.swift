@@ -6,6 +6,7 @@ import MetricsTestKit
 import Synchronization
 import Testing
 import TierCache
+import TierCacheTesting
 
 /// Logging and metrics (swift-log, swift-metrics): every event a tier counts reaches the metrics
 /// backend under the documented names, a failing tier is logged once per change, and nothing is
@@ -53,6 +54,23 @@ struct ObservabilityTests {
         #expect(
             statistics.evictions == 1 && statistics.hits == 1 && statistics.misses == 1,
             "statistics count the same events")
+    }
+
+    @Test("An entry a lookup finds expired is counted and leaves the usage gauges")
+    func expiryOnLookupUpdatesTheGauges() throws {
+        let metrics = TestMetrics()
+        let clock = ManualCacheClock()
+        let tier = try MemoryTier(
+            .init(capacity: 1_000, maxEntryFraction: 0.5, name: "ram", clock: clock.cacheClock, metricsFactory: metrics)
+        )
+        _ = tier.store(entry(100, expiresAt: clock.now.addingTimeInterval(60)), forKey: try CacheKey("k"))
+        let ram = [("tier", "ram")]
+        #expect(try metrics.expectGauge("tiercache_tier_entries", ram).lastValue == 1)
+        clock.advance(by: 61)
+        #expect(tier.entry(forKey: try CacheKey("k")) == nil)
+        #expect(try metrics.expectCounter("tiercache_tier_expirations_total", ram).totalValue == 1)
+        #expect(try metrics.expectGauge("tiercache_tier_entries", ram).lastValue == 0)
+        #expect(try metrics.expectGauge("tiercache_tier_bytes", ram).lastValue == 0)
     }
 
     @Test("Counters record nothing without a name, with the no-op factory, or when no backend was bootstrapped")

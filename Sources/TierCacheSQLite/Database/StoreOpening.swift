@@ -28,6 +28,9 @@ struct StoreOpening: Sendable {
     func connect(creating: Bool = false) throws(SQLiteFailure) -> SQLiteConnection {
         let connection = try SQLiteConnection(
             path: file.path, busyTimeoutMilliseconds: busyTimeoutMilliseconds, creating: creating)
+        // Before any statement: preparing one reads the schema, and fails on some headers with
+        // errors that do not say damage.
+        if let problem = headerProblem(connection) { throw SQLiteFailure(code: SQLITE_NOTADB, message: problem) }
         try connection.execute(
             """
             PRAGMA synchronous = \(durability == .full ? "FULL" : "NORMAL");
@@ -46,7 +49,6 @@ struct StoreOpening: Sendable {
         do {
             let connection = try connect(creating: true)
             writer = connection
-            if let problem = headerProblem(connection) { throw SQLiteFailure(code: SQLITE_NOTADB, message: problem) }
             // Owner-only, like the directory: SQLite creates files with 0644, and gives the
             // write-ahead log and shared-memory files it makes later the database file's permissions.
             _ = chmod(file.path, 0o600)
@@ -97,9 +99,10 @@ struct StoreOpening: Sendable {
         }
     }
 
-    /// What is wrong with the database file's header, if anything: the magic string, or file
-    /// format versions other than 1 (legacy) and 2 (WAL), with which SQLite opens a file read-only
-    /// or not at all ("unsupported file format") rather than calling it damaged. A file shorter
+    /// What is wrong with the database file's header, if anything: the magic string, file format
+    /// versions other than 1 (legacy) and 2 (WAL), or a schema format over 4, with which SQLite
+    /// opens a file read-only or not at all ("unsupported file format") rather than calling it
+    /// damaged. A file shorter
     /// than a header (new, or emptied) is left to SQLite.
     ///
     /// Read through `connection`'s own handle on the file (SQLite opens it lazily, without reading
@@ -112,6 +115,10 @@ struct StoreOpening: Sendable {
         guard (1...2).contains(bytes[18]), (1...2).contains(bytes[19]) else {
             return "the header's file format versions are \(bytes[18]) and \(bytes[19])"
         }
+        // SQLite reads schema formats 1 to 4 (0 before any table); any other is an "unsupported
+        // file format" error at every open, not damage it would report.
+        let schemaFormat = bytes[44..<48].reduce(0) { $0 << 8 | UInt32($1) }
+        guard schemaFormat <= 4 else { return "the header's schema format is \(schemaFormat)" }
         return nil
     }
 
