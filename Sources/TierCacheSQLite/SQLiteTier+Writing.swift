@@ -192,11 +192,13 @@ extension SQLiteTier {
         var attempt = 0
         while true {
             let generation = resetGeneration.load(ordering: .acquiring)
-            let hidden = hiddenKeys.snapshot()
             var applied: [[UInt8]] = []
             do {
                 let result = try writer.withLock { connection throws(SQLiteFailure) in
-                    try connection.writeTransaction { () throws(SQLiteFailure) in
+                    // Taken and forgotten under the writer's lock: a snapshot taken before it
+                    // deleted the row a write committed meanwhile had stored anew.
+                    let hidden = hiddenKeys.snapshot()
+                    let result = try connection.writeTransaction { () throws(SQLiteFailure) in
                         var state = try readState(connection)
                         for key in hidden { try delete(key, in: connection, state: &state) }
                         applied = accessLog.drain()
@@ -211,8 +213,9 @@ extension SQLiteTier {
                         }
                         return result
                     }
+                    hiddenKeys.forget(hidden)
+                    return result
                 }
-                hiddenKeys.forget(hidden)
                 return result
             } catch  where error.isDamage && attempt == 0 {
                 attempt += 1
