@@ -30,6 +30,15 @@ package enum ClientRoutingFields {
     /// client.
     static let perClientNames: Set<String> = ["forwarded", "x-forwarded-for"]
 
+    /// Whether a `Forwarded` value (RFC 7239) names the host or scheme the client reached, beside
+    /// the client's address (`for=`): parameters are case-insensitive, separated by `;` and `,`.
+    package static func forwardedNamesTarget(_ value: String) -> Bool {
+        value.split(whereSeparator: { $0 == ";" || $0 == "," }).contains { element in
+            let parameter = element.drop(while: { $0 == " " || $0 == "\t" }).lowercased()
+            return parameter.hasPrefix("host=") || parameter.hasPrefix("proto=")
+        }
+    }
+
     /// Whether `name` is one of them, spelt with `-` or, as CGI-style servers (PHP, WSGI, Rack)
     /// read `X_Forwarded_Host` the same as `X-Forwarded-Host` (`HTTP_X_FORWARDED_HOST`), with
     /// `_`. Most names start with neither letter, so the set is rarely consulted on the hit path.

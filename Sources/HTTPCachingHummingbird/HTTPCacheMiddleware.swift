@@ -43,9 +43,12 @@ import NIOCore
 /// `-Server`, `X-Host`, `X-Original-Host`, `X-Original-URL` or `X-Rewrite-URL` varies on those
 /// it carried (`Vary`, also sent to the client), so a value a client made up is served only to
 /// requests with the same value. Behind a load balancer that sets them, the value is the same for
-/// every request and no hits are lost. `Forwarded` and `X-Forwarded-For` name the client and are
-/// not varied on (a copy per client): a route that builds responses from them must say so in its
-/// own `Vary` or mark them `private`.
+/// every request and no hits are lost. `Forwarded` (RFC 7239) carries the client's address beside
+/// the host and scheme, so it cannot be varied on without a copy per client: a request whose
+/// `Forwarded` names a `host=` or `proto=` bypasses the cache (behind a load balancer setting
+/// those, set `X-Forwarded-Host` and `X-Forwarded-Proto` instead). `X-Forwarded-For` names only
+/// the client and is not varied on: a route that builds responses from the client's address
+/// must say so in its own `Vary` or mark them `private`.
 ///
 /// Routes run in the request that needs them: a background revalidation
 /// (`stale-while-revalidate`) cannot call a route after its request ended, so the stale response
@@ -103,7 +106,11 @@ public struct HTTPCacheMiddleware<Context: RequestContext>: RouterMiddleware {
         var routingFields: [HTTPField.Name] = []
         for field in head.headerFields {
             guard let name = ClientRoutingFields.canonicalName(of: field.name) else { continue }
-            if ClientRoutingFields.methodOverrides.contains(name) { return try await next(request, context) }
+            if ClientRoutingFields.methodOverrides.contains(name)
+                || (name == "forwarded" && ClientRoutingFields.forwardedNamesTarget(field.value))
+            {
+                return try await next(request, context)
+            }
             if ClientRoutingFields.keyedNames.contains(name), !routingFields.contains(field.name) {
                 routingFields.append(field.name)
             }

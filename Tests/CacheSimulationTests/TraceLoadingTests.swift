@@ -139,8 +139,9 @@ import Testing
         #expect(reloaded.requests == [0, 1] && reloaded.objectCount == 2)
     }
 
-    /// A file written on while it was parsed gets no copy: the copy would carry the file's final
-    /// size and time with only what was read, and be taken for the whole file ever after.
+    /// A copy is stored only while the file is as it was before parsing (`Trace.load` passes the
+    /// status it took then): a file written on meanwhile would give a copy carrying its final
+    /// size and time with only what was read, taken for the whole file ever after.
     @Test func aSourceChangedWhileReadGetsNoCopy() throws {
         let fixtures = try TraceFixtures()
         defer { fixtures.remove() }
@@ -174,8 +175,21 @@ import Testing
         #expect(error.map { "\($0)".contains("save it to a file first") } == true, "\(String(describing: error))")
         // The writer is still waiting for a reader if the refusal came before any open.
         if let reader = FileHandle(forReadingAtPath: fifo) { _ = reader.readDataToEndOfFile() }
-        let status = try #require(TraceCache.status(of: fifo))
-        #expect(!status.isRegularFile)
+
+        // An ARC trace is read once: it loads from a pipe, and leaves no copy.
+        let arcFifo = fixtures.directory.appendingPathComponent("fifo.lis").path
+        try #require(mkfifo(arcFifo, 0o600) == 0)
+        let arcWriter = Thread {
+            let handle = FileHandle(forWritingAtPath: arcFifo)
+            handle?.write(Data("100 2 0 1\n7 1 0 2\n".utf8))
+            try? handle?.close()
+        }
+        arcWriter.start()
+        let copies = fixtures.directory.appendingPathComponent("arc-copies").path
+        let trace = try Trace.load(TraceReader(path: arcFifo), cache: TraceCache(directory: copies))
+        #expect(trace.requests == [0, 1, 2])
+        #expect(trace.loading?.storeFailure?.contains("not a regular file") == true)
+        #expect((try? FileManager.default.contentsOfDirectory(atPath: copies))?.isEmpty ?? true)
     }
 
     /// Damage to a copy (a flipped byte anywhere, a truncation, an id forged out of range with a

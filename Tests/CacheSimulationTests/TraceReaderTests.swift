@@ -116,8 +116,14 @@ import Testing
         #expect(requests[2] == TraceRequest(key: 7, size: 10, timestamp: 3))
         #expect(try TraceReader(path: path).requestsCarrySizes())
         #expect(try Trace.load(TraceReader(path: path)).objectCount == 2)
-        let malformed = try fixtures.write("four.txt", text: "a 1 2 3\n")
+        // Decided by the first request: then a line of four fields is malformed.
+        let malformed = try fixtures.write("four.txt", text: "a 1 2\na 1 2 3\n")
         #expect(throws: TraceError.self) { try TraceFixtures.requests(malformed) }
+        // Keys holding spaces, as before: the first request has no integers after its key.
+        let keys = try fixtures.write("keys.txt", text: "GET /a b\nGET /a b\nuser 42\n")
+        let read = try TraceFixtures.requests(keys)
+        #expect(read.count == 3 && read[0].key == read[1].key && read[2].key != read[0].key)
+        #expect(try !TraceReader(path: keys).requestsCarrySizes())
     }
 
     /// Whether a trace has sizes is the file's, not the format's: a CSV trace without a size

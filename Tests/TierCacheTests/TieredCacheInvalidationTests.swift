@@ -140,32 +140,57 @@ struct TieredCacheInvalidationTests {
         #expect(memory.entry(forKey: key) == nil)
     }
 
-    /// Two writes of one key at once, the first held at the lower tier until the second has
-    /// passed both: the memory tier sees them in order, the lower tier the other way round.
-    func overlappingWrites(_ first: UInt8, _ second: UInt8) async throws -> (above: [UInt8]?, below: [UInt8]?) {
+    /// Two writes of one key at once, the first held at the lower tier: the second, started
+    /// then, must not pass it (in the memory tier it would come after the first, in the lower
+    /// tier before, and the lower tier would keep the older value).
+    @Test("Two writes of one key at once take turns: every tier ends with the newer value")
+    func overlappingWritesTakeTurns() async throws {
         let memory = try MemoryTier(capacity: 1 << 20)
         let lower = FirstStoreHeldTier()
         let cache = TieredCache(tiers: [memory, lower])
         lower.firstStore.close()
-        let older = Task { [key] in await cache.store(entry(first), forKey: key, policy: .allowed) }
+        let older = Task { [key] in await cache.store(entry(1), forKey: key, policy: .allowed) }
         await lower.firstStore.waitUntilHeld()
-        _ = await cache.store(entry(second), forKey: key, policy: .allowed)
+        let finished = Record()
+        let newer = Task { [key] in
+            _ = await cache.store(entry(2), forKey: key, policy: .allowed)
+            await finished.append(2)
+        }
+        // Until the newer write waits its turn (or, were writes not ordered, has finished).
+        while await finished.numbers.isEmpty, cache.lanes.waitingCount(key) == 0 { await Task.yield() }
         lower.firstStore.open()
         _ = await older.value
-        return (memory.entry(forKey: key)?.value, try await lower.entry(forKey: key)?.value)
+        await newer.value
+        #expect(memory.entry(forKey: key)?.value == [2])
+        #expect(try await lower.entry(forKey: key)?.value == [2], "the older value stayed below")
     }
 
-    @Test("Two writes of one key at once with other content leave no tier holding the older under the newer")
-    func overlappingWritesOfOtherContent() async throws {
-        let (above, below) = try await overlappingWrites(1, 2)
-        #expect(below != [1], "the older value stayed below, to come back once the memory tier lets go")
-        #expect(above == nil && below == nil, "the write that found the conflict removed the key")
-    }
-
-    @Test("Two writes of one key at once with the same content (a stampede of read-throughs) keep it")
-    func overlappingWritesOfTheSameContent() async throws {
-        let (above, below) = try await overlappingWrites(2, 2)
-        #expect(above == [2] && below == [2])
+    @Test("Write lanes: a change waits for the one ahead of it on its key, in order, and not for other keys")
+    func writeLanes() async throws {
+        let lanes = WriteLanes()
+        let a = try CacheKey("a"), b = try CacheKey("b")
+        await lanes.enter(a)
+        await lanes.enter(b)  // another key: at once
+        let order = Record()
+        var waiters: [Task<Void, Never>] = []
+        for number in 1...3 {
+            waiters.append(
+                Task {
+                    await lanes.enter(a)
+                    await order.append(number)
+                    lanes.leave(a)
+                })
+            // One at a time, so that they queue in this order.
+            while lanes.waitingCount(a) < number { await Task.yield() }
+        }
+        #expect(await order.numbers.isEmpty, "none entered while the lane was taken")
+        lanes.leave(a)
+        for waiter in waiters { await waiter.value }
+        #expect(await order.numbers == [1, 2, 3])
+        lanes.leave(b)
+        await lanes.enter(a)  // free again
+        lanes.leave(a)
+        #expect(lanes.waitingCount(a) == 0)
     }
 
     @Test("A change under way answers for its key until it ends, and its end is a record of its own")
@@ -240,6 +265,12 @@ final class GatedTier: CacheTier {
     }
     func usage() async throws -> TierUsage { inner.usage() }
     func statistics() async -> TierStatistics { inner.statistics() }
+}
+
+/// Numbers in the order tasks append them.
+private actor Record {
+    var numbers: [Int] = []
+    func append(_ number: Int) { numbers.append(number) }
 }
 
 /// A remote tier over a dictionary whose first store can be held (``Hold``); later ones pass.

@@ -31,16 +31,30 @@ enum ASCIIFields {
         }
     }
 
-    /// Splits a line of the plain format into its fields: at commas when it has one, else at runs
-    /// of spaces and tabs (`key size timestamp`, the layout of many published traces, was read as
-    /// one string key, its sizes lost).
-    static func splitPlain(_ line: UnsafeBufferPointer<UInt8>, into fields: inout [UnsafeBufferPointer<UInt8>]) {
-        if line.contains(UInt8(ascii: ",")) { return splitCSV(line, into: &fields) }
+    /// Splits a line of the plain format into its fields: at runs of spaces and tabs in a trace
+    /// laid out `key size timestamp` (``plainIsSpaced(_:)``), else at commas (a key may hold
+    /// spaces).
+    static func splitPlain(
+        _ line: UnsafeBufferPointer<UInt8>, spaced: Bool, into fields: inout [UnsafeBufferPointer<UInt8>]
+    ) {
+        guard spaced else { return splitCSV(line, into: &fields) }
         fields.removeAll(keepingCapacity: true)
         var cursor = 0
         while let field = nextField(of: line, from: &cursor, separators: (UInt8(ascii: " "), UInt8(ascii: "\t"))) {
             fields.append(field)
         }
+    }
+
+    /// Whether a plain trace whose first request is `line` is laid out `key size [timestamp]`
+    /// with spaces or tabs, the layout of many published traces (read as one string key a line,
+    /// its sizes were lost): the line has no comma, and after its first field one or two more,
+    /// all integers. Decided once, from the first request, so that a trace of keys holding
+    /// spaces (`GET /a b`) reads as before.
+    static func plainIsSpaced(_ line: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard !line.contains(UInt8(ascii: ",")) else { return false }
+        var fields: [UnsafeBufferPointer<UInt8>] = []
+        splitPlain(line, spaced: true, into: &fields)
+        return (2...3).contains(fields.count) && fields.dropFirst().allSatisfy { unsigned($0) != nil }
     }
 
     static func trimmingSpaces(_ field: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8> {

@@ -18,9 +18,10 @@ public enum TraceFormat: String, Sendable, CaseIterable, CustomStringConvertible
     /// A size of 0 counts as 1; a time that is not a whole number reads as 0 (replays do not use
     /// times).
     case csv
-    /// TierCache's plain format for users' own traces: `key[,size[,timestamp]]` per line (or the
-    /// same fields separated by spaces or tabs, in a line without commas), every line with a size
-    /// or none (then the trace has no sizes). A key that is a decimal integer is
+    /// TierCache's plain format for users' own traces: `key[,size[,timestamp]]` per line, or
+    /// `key size [timestamp]` separated by spaces or tabs when the first request is laid out so
+    /// (no comma, integers after the key; otherwise a key may hold spaces), every line with a
+    /// size or none (then the trace has no sizes). A key that is a decimal integer is
     /// used as is; any other key is hashed (FNV-1a, 64 bits). Blank lines and lines starting with
     /// `#` are skipped.
     case plain

@@ -84,7 +84,7 @@ public struct TraceReader: Sendable {
             } else {
                 let trimmed = ASCIIFields.trimmingSpaces(line)
                 if trimmed.isEmpty || trimmed[0] == UInt8(ascii: "#") { return true }
-                ASCIIFields.splitPlain(trimmed, into: &fields)
+                ASCIIFields.splitPlain(trimmed, spaced: ASCIIFields.plainIsSpaced(trimmed), into: &fields)
                 carrySizes = fields.count > 1
             }
             return false
@@ -213,10 +213,14 @@ public struct TraceReader: Sendable {
         // Whether the first request gave a size: the rest must agree (`requestsCarrySizes()`),
         // since a trace whose sizes are partly missing would be measured in two units at once.
         var carriesSizes: Bool?
+        // Whether fields are separated by spaces, from the first request (`ASCIIFields.plainIsSpaced`).
+        var spaced: Bool?
         try LineScanner(reader: reader).forEachLine { line, number throws(TraceError) in
             let trimmed = ASCIIFields.trimmingSpaces(line)
             if trimmed.isEmpty || trimmed[0] == UInt8(ascii: "#") { return true }
-            ASCIIFields.splitPlain(trimmed, into: &fields)
+            let isSpaced = spaced ?? ASCIIFields.plainIsSpaced(trimmed)
+            spaced = isSpaced
+            ASCIIFields.splitPlain(trimmed, spaced: isSpaced, into: &fields)
             guard fields.count <= 3, !fields[0].isEmpty else {
                 throw malformed(
                     number,

@@ -18,15 +18,6 @@ import Synchronization
 /// its key is under way; once none is, the second record has been made, and a lookup that began
 /// before it sees it.
 ///
-/// Two changes of one key under way at once change the tiers one after another each, and the
-/// tiers may see them in different orders: a write of `[1]` that reaches the memory tier first
-/// and the disk last, against a write of `[2]` the other way round, leaves `[2]` above `[1]`,
-/// and `[1]` comes back once the memory tier lets `[2]` go. So a change records what it stores
-/// (nothing for a removal), and one that begins while a change of its key with other content is
-/// under way marks them ``conflicted(_:)``: a write that finds its change conflicted removes the
-/// key from every tier before it ends (a miss later, never an older value). Writes of the same
-/// content at once (a stampede of read-throughs) do not conflict.
-///
 /// Only the last ``capacity`` invalidations are kept; a mark older than those is answered `true`
 /// (the promotion is undone: a miss later, never a stale hit).
 final class InvalidationLog: Sendable {
@@ -36,17 +27,8 @@ final class InvalidationLog: Sendable {
         var firstSequence: UInt64 = 1
         /// Position in `recent` of the oldest entry once it is full (a ring).
         var oldest = 0
-        /// The changes under way, by key (`nil`: every key).
-        var underWay: [CacheKey?: Changes] = [:]
-    }
-
-    /// The changes of one key under way.
-    private struct Changes {
-        var count = 0
-        /// What the first of them stores (nil: a removal).
-        var content: [UInt8]?
-        /// Whether two of them, under way at once, change the key to different content.
-        var conflicted = false
+        /// The changes under way, by key (`nil`: every key), and how many of each.
+        var underWay: [CacheKey?: Int] = [:]
     }
 
     /// The sequence number of the last invalidation recorded (0: none yet). Read without the
@@ -66,24 +48,18 @@ final class InvalidationLog: Sendable {
     func mark() -> UInt64 { sequence.load(ordering: .acquiring) }
 
     /// A change of `key` (`nil`: every key) is about to reach the tiers: recorded, and under way
-    /// until ``endChange(_:)``. `content` is what it stores (nil for a removal).
-    func beginChange(_ key: CacheKey?, storing content: [UInt8]? = nil) {
+    /// until ``endChange(_:)``.
+    func beginChange(_ key: CacheKey?) {
         state.withLock { state in
-            begin(key, storing: content, in: &state)
+            begin(key, in: &state)
             changesUnderWay.add(1, ordering: .releasing)
         }
-    }
-
-    /// Whether a change of `key` with other content began while another was under way, since
-    /// the first of those now under way began.
-    func conflicted(_ key: CacheKey) -> Bool {
-        state.withLock { $0.underWay[key]?.conflicted ?? false }
     }
 
     /// ``beginChange(_:)`` for each of `keys`, under one lock: an invalidation's batch.
     func beginChange(_ keys: [CacheKey]) {
         state.withLock { state in
-            for key in keys { begin(key, storing: nil, in: &state) }
+            for key in keys { begin(key, in: &state) }
             changesUnderWay.add(keys.count, ordering: .releasing)
         }
     }
@@ -107,23 +83,16 @@ final class InvalidationLog: Sendable {
     }
 
     /// One change of `key` more under way, recorded.
-    private func begin(_ key: CacheKey?, storing content: [UInt8]?, in state: inout State) {
-        if var changes = state.underWay[key] {
-            // Compared only when changes overlap (an array equal to itself compares at once).
-            if changes.content != content { changes.conflicted = true }
-            changes.count += 1
-            state.underWay[key] = changes
-        } else {
-            state.underWay[key] = Changes(count: 1, content: content)
-        }
+    private func begin(_ key: CacheKey?, in state: inout State) {
+        state.underWay[key, default: 0] += 1
         append(key, to: &state)
     }
 
     /// Recorded again, then one change of `key` fewer under way.
     private func end(_ key: CacheKey?, in state: inout State) {
         append(key, to: &state)
-        if let changes = state.underWay[key], changes.count > 1 {
-            state.underWay[key]?.count = changes.count - 1
+        if let count = state.underWay[key], count > 1 {
+            state.underWay[key] = count - 1
         } else {
             state.underWay[key] = nil
         }

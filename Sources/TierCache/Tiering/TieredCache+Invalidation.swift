@@ -69,9 +69,7 @@ extension TieredCache {
         removeLocally(key, fromTop: tiersToUndo(key, since: mark, suspended, above: index))
     }
 
-    /// Removes `key` from the top `count` tiers, counting failures. Also what a write does whose
-    /// change overlapped another of other content (``InvalidationLog/conflicted(_:)``), which may
-    /// have left the older content in a tier below the newer: it removes the key from them all.
+    /// Removes `key` from the top `count` tiers, counting failures.
     func remove(_ key: CacheKey, fromTop count: Int) async {
         for slot in slots.prefix(count) {
             do { try await Self.remove(key, from: slot) } catch { slot.failed(error, during: "invalidation") }

@@ -63,6 +63,8 @@ public final class TieredCache: Sendable {
     private let metrics: TieredCacheMetrics?
     /// What ``invalidate(_:above:)`` removed lately, for the promotions racing it.
     let invalidations = InvalidationLog()
+    /// The turns of writes and removals of one key.
+    let lanes = WriteLanes()
     /// The tiers at the top skipped for now (``suspendTiers(above:)``).
     let suspension = TierSuspension()
     /// The storage policy used by ``store(_:forKey:url:)``.
@@ -219,13 +221,12 @@ public final class TieredCache: Sendable {
     /// to remove the key's older entry, which would otherwise be served once the tiers above
     /// let the new one go.
     ///
-    /// Writes of one key with different content at once may reach the tiers in different orders
-    /// (the newer value above, the older below): the key is then removed from every tier before
-    /// the write returns, a miss rather than the older value later. Writes of the same content at
-    /// once keep it.
+    /// Writes and removals of one key through this method and ``removeEntry(forKey:)`` take turns
+    /// (``WriteLanes``): each reaches every tier before the next begins, so no tier is left with
+    /// an older value than another.
     @discardableResult
     public func store(_ entry: CacheEntry, forKey key: CacheKey, policy: StoragePolicy) async -> StoreReport {
-        await changing(key, storing: entry.value) {
+        await changing(key) {
             let suspended = suspension.snapshot()
             var outcomes: [(tierName: String, outcome: StoreReport.Outcome)] = []
             outcomes.reserveCapacity(slots.count)
@@ -248,7 +249,6 @@ public final class TieredCache: Sendable {
                 outcomes.append((slot.tier.name, outcome))
             }
             await undoPromotionIfInvalidated(key, since: nil, suspended, above: slots.count)
-            if invalidations.conflicted(key) { await remove(key, fromTop: slots.count) }
             return StoreReport(outcomes: outcomes)
         }
     }
@@ -258,7 +258,7 @@ public final class TieredCache: Sendable {
     /// names the local tiers only.
     @discardableResult
     public func storeLocally(_ entry: CacheEntry, forKey key: CacheKey, policy: StoragePolicy) -> StoreReport {
-        changingLocally(key, storing: entry.value) {
+        changingLocally(key) {
             let suspended = suspension.snapshot()
             var outcomes: [(tierName: String, outcome: StoreReport.Outcome)] = []
             for (index, slot) in slots.enumerated() {
@@ -276,7 +276,6 @@ public final class TieredCache: Sendable {
                 outcomes.append((slot.tier.name, outcome))
             }
             undoLocalPromotionIfInvalidated(key, since: nil, suspended, above: slots.count)
-            if invalidations.conflicted(key) { removeLocally(key, fromTop: slots.count) }
             return StoreReport(outcomes: outcomes)
         }
     }
@@ -358,20 +357,22 @@ public final class TieredCache: Sendable {
     /// leave it promoted above (its promotion is undone; see ``InvalidationLog``). One tier has
     /// nothing to promote into.
     private func changing<Result, Failure: Error>(
-        _ key: CacheKey?, storing content: [UInt8]? = nil, _ change: () async throws(Failure) -> Result
+        _ key: CacheKey?, _ change: () async throws(Failure) -> Result
     ) async throws(Failure) -> Result {
         guard slots.count > 1 else { return try await change() }
-        invalidations.beginChange(key, storing: content)
+        if let key { await lanes.enter(key) }
+        defer { if let key { lanes.leave(key) } }
+        invalidations.beginChange(key)
         defer { invalidations.endChange(key) }
         return try await change()
     }
 
     /// ``changing(_:_:)`` for a synchronous change.
     private func changingLocally<Result, Failure: Error>(
-        _ key: CacheKey?, storing content: [UInt8]? = nil, _ change: () throws(Failure) -> Result
+        _ key: CacheKey?, _ change: () throws(Failure) -> Result
     ) throws(Failure) -> Result {
         guard slots.count > 1 else { return try change() }
-        invalidations.beginChange(key, storing: content)
+        invalidations.beginChange(key)
         defer { invalidations.endChange(key) }
         return try change()
     }

@@ -34,7 +34,7 @@ final class LMDBEnvironment: @unchecked Sendable {
 
         var txn: OpaquePointer?
         try LMDBStatus.check(
-            mdb_txn_begin(handle, nil, readOnly ? UInt32(MDB_RDONLY) : 0, &txn), "beginning a transaction", path: path)
+            Self.begin(handle, readOnly ? UInt32(MDB_RDONLY) : 0, &txn), "beginning a transaction", path: path)
         guard let txn else { throw TierCacheError(.storageFailure, "LMDB returned no transaction for \(path)") }
         var committed = false
         defer { if !committed { mdb_txn_abort(txn) } }
@@ -80,17 +80,9 @@ final class LMDBEnvironment: @unchecked Sendable {
     }
 
     /// Runs `body` in a read-only transaction. Pointers handed to `body` are valid only inside it.
-    ///
-    /// A reader table left full by processes that died mid-read (`MDB_READERS_FULL`) is cleared of
-    /// their slots and the read tried once more: a long-running process would otherwise fail
-    /// every read until some writer opened the store again.
     func read<T>(_ body: (Transaction) throws -> T) throws -> T {
         var txn: OpaquePointer?
-        var rc = mdb_txn_begin(handle, nil, UInt32(MDB_RDONLY), &txn)
-        if rc == MDB_READERS_FULL, clearStaleReaders() > 0 {
-            rc = mdb_txn_begin(handle, nil, UInt32(MDB_RDONLY), &txn)
-        }
-        try LMDBStatus.check(rc, "beginning a read", path: path)
+        try LMDBStatus.check(Self.begin(handle, UInt32(MDB_RDONLY), &txn), "beginning a read", path: path)
         guard let txn else { throw TierCacheError(.storageFailure, "LMDB returned no transaction for \(path)") }
         defer { mdb_txn_abort(txn) }
         return try body(Transaction(txn: txn, environment: self))
@@ -135,10 +127,22 @@ final class LMDBEnvironment: @unchecked Sendable {
 
     /// Clears reader slots left behind by processes that died mid-read; returns how many.
     @discardableResult
-    func clearStaleReaders() -> Int {
+    func clearStaleReaders() -> Int { Self.clearStaleReaders(handle) }
+
+    private static func clearStaleReaders(_ handle: OpaquePointer) -> Int {
         var dead: Int32 = 0
         guard mdb_reader_check(handle, &dead) == MDB_SUCCESS else { return 0 }
         return Int(dead)
+    }
+
+    /// `mdb_txn_begin`, tried once more after clearing the slots of processes that died mid-read
+    /// when they left the reader table full (`MDB_READERS_FULL`): a long-running process, or one
+    /// that only reads (and never clears them at open), would otherwise fail every read until
+    /// some writer opened the store again.
+    private static func begin(_ handle: OpaquePointer, _ flags: UInt32, _ txn: inout OpaquePointer?) -> Int32 {
+        let rc = mdb_txn_begin(handle, nil, flags, &txn)
+        guard rc == MDB_READERS_FULL, clearStaleReaders(handle) > 0 else { return rc }
+        return mdb_txn_begin(handle, nil, flags, &txn)
     }
 
     /// Flushes written data to disk, whatever the durability mode.

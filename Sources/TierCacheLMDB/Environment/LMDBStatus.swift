@@ -35,7 +35,7 @@ enum LMDBStatus {
         case MDB_READERS_FULL:
             return TierCacheError(
                 .storageFailure,
-                "\(what) failed: every reader slot of \(path) is taken by live reads; raise LMDBTier.Configuration.maxReaders",
+                "\(what) failed: every reader slot of \(path) is taken; raise LMDBTier.Configuration.maxReaders",
                 underlying: underlying)
         case MDB_VERSION_MISMATCH:
             return TierCacheError(

@@ -1,0 +1,64 @@
+import Synchronization
+
+/// Keeps a ``TieredCache``'s writes and removals of one key in order, one at a time.
+///
+/// A write changes the tiers one after another, and a lower tier may take milliseconds (a disk
+/// commit, a round trip to Redis). Two writes of one key under way at once could reach the tiers
+/// in different orders: the newer value in the memory tier, the older one on disk, served again
+/// once the memory tier let the newer one go (or after a restart). So a write or removal of a
+/// key enters the key's lane first: while another is under way it waits its turn, then changes
+/// every tier, then lets the next one in. Changes of different keys do not wait for each other.
+///
+/// Lanes order the cache's asynchronous writes and removals. Synchronous ones
+/// (``TieredCache/storeLocally(_:forKey:policy:)``) cannot wait, and invalidations from a shared
+/// tier remove only what lies above it; neither enters a lane.
+final class WriteLanes: Sendable {
+    /// The keys with a change under way, and the changes waiting their turn, first come first.
+    private let lanes = Locked<[CacheKey: [UnsafeContinuation<Void, Never>]]>([:])
+
+    init() {}
+
+    /// Returns once no other change of `key` is under way; the caller's change is then, until
+    /// ``leave(_:)``.
+    func enter(_ key: CacheKey) async {
+        // Without a continuation when the lane is free, as it nearly always is.
+        let entered = lanes.withLock { lanes -> Bool in
+            guard lanes[key] == nil else { return false }
+            lanes[key] = []
+            return true
+        }
+        if entered { return }
+        // Resumed exactly once: by `leave(_:)` of the change ahead, which hands the lane over
+        // (it stays taken), or here when that change left meanwhile.
+        await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
+            let entered = lanes.withLock { lanes -> Bool in
+                guard lanes[key] != nil else {
+                    lanes[key] = []
+                    return true
+                }
+                lanes[key]?.append(continuation)
+                return false
+            }
+            if entered { continuation.resume() }
+        }
+    }
+
+    /// How many changes of `key` wait their turn (for tests).
+    func waitingCount(_ key: CacheKey) -> Int {
+        lanes.withLock { $0[key]?.count ?? 0 }
+    }
+
+    /// Ends the caller's change of `key`, handing the lane to the next change waiting.
+    func leave(_ key: CacheKey) {
+        let next = lanes.withLock { lanes -> UnsafeContinuation<Void, Never>? in
+            guard var waiting = lanes[key], !waiting.isEmpty else {
+                lanes[key] = nil
+                return nil
+            }
+            let next = waiting.removeFirst()
+            lanes[key] = waiting
+            return next
+        }
+        next?.resume()
+    }
+}
