@@ -1,3 +1,4 @@
+import Foundation
 import HTTPTypes
 
 /// Request fields with which a client can steer what an origin generates, without the cache key
@@ -34,8 +35,10 @@ package enum ClientRoutingFields {
     /// the client's address (`for=`): parameters are case-insensitive, separated by `;` and `,`.
     package static func forwardedNamesTarget(_ value: String) -> Bool {
         value.split(whereSeparator: { $0 == ";" || $0 == "," }).contains { element in
-            let parameter = element.drop(while: { $0 == " " || $0 == "\t" }).lowercased()
-            return parameter.hasPrefix("host=") || parameter.hasPrefix("proto=")
+            // The name before `=`, spaces around it dropped, as lenient parsers read it.
+            guard let equals = element.firstIndex(of: "=") else { return false }
+            let name = element[..<equals].trimmingCharacters(in: .whitespaces).lowercased()
+            return name == "host" || name == "proto"
         }
     }
 

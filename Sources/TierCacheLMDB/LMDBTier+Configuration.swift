@@ -110,7 +110,7 @@ extension LMDBTier {
         /// The first process to open the store while no other has it open sizes the table; later
         /// ones share it. Slots of processes that died mid-read are taken back when the table is
         /// full; a read that finds every slot held by live reads fails with
-        /// ``TierCacheError/Code/storageFailure`` naming this setting.
+        /// `TierCacheError.Code.storageFailure` naming this setting.
         public var maxReaders: Int
         /// The name in statistics.
         public var name: String

@@ -124,6 +124,10 @@ import Testing
         let read = try TraceFixtures.requests(keys)
         #expect(read.count == 3 && read[0].key == read[1].key && read[2].key != read[0].key)
         #expect(try !TraceReader(path: keys).requestsCarrySizes())
+        // A timestamp that is not an integer is an error naming it, not one key a line.
+        let decimal = try fixtures.write("decimal.txt", text: "k 4096 1617.25\n")
+        let error = #expect(throws: TraceError.self) { try TraceFixtures.requests(decimal) }
+        #expect(error.map { "\($0)".contains("timestamp") } == true)
     }
 
     /// Whether a trace has sizes is the file's, not the format's: a CSV trace without a size

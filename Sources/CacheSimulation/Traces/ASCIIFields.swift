@@ -48,13 +48,14 @@ enum ASCIIFields {
     /// Whether a plain trace whose first request is `line` is laid out `key size [timestamp]`
     /// with spaces or tabs, the layout of many published traces (read as one string key a line,
     /// its sizes were lost): the line has no comma, and after its first field one or two more,
-    /// all integers. Decided once, from the first request, so that a trace of keys holding
-    /// spaces (`GET /a b`) reads as before.
+    /// the first of them an integer (a timestamp that is not one is then an error naming it).
+    /// Decided once, from the first request, so that a trace of keys holding spaces
+    /// (`GET /a b`) reads as before.
     static func plainIsSpaced(_ line: UnsafeBufferPointer<UInt8>) -> Bool {
         guard !line.contains(UInt8(ascii: ",")) else { return false }
         var fields: [UnsafeBufferPointer<UInt8>] = []
         splitPlain(line, spaced: true, into: &fields)
-        return (2...3).contains(fields.count) && fields.dropFirst().allSatisfy { unsigned($0) != nil }
+        return (2...3).contains(fields.count) && unsigned(fields[1]) != nil
     }
 
     static func trimmingSpaces(_ field: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8> {

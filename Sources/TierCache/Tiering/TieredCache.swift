@@ -222,8 +222,8 @@ public final class TieredCache: Sendable {
     /// let the new one go.
     ///
     /// Writes and removals of one key through this method and ``removeEntry(forKey:)`` take turns
-    /// (``WriteLanes``): each reaches every tier before the next begins, so no tier is left with
-    /// an older value than another.
+    /// (in lanes by key): each reaches every tier before the next begins, so no tier is left with
+    /// an older value than another. (Synchronous ones take turns among themselves, not with these.)
     @discardableResult
     public func store(_ entry: CacheEntry, forKey key: CacheKey, policy: StoragePolicy) async -> StoreReport {
         await changing(key) {
@@ -374,7 +374,8 @@ public final class TieredCache: Sendable {
         guard slots.count > 1 else { return try change() }
         invalidations.beginChange(key)
         defer { invalidations.endChange(key) }
-        return try change()
+        guard let key else { return try change() }
+        return try lanes.withSynchronousTurn(key, change)
     }
 
     private func forEveryTier(_ body: (any CacheTier) async throws -> Void) async throws(TierCacheError) {

@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 
 /// Keeps a ``TieredCache``'s writes and removals of one key in order, one at a time.
@@ -9,14 +10,32 @@ import Synchronization
 /// key enters the key's lane first: while another is under way it waits its turn, then changes
 /// every tier, then lets the next one in. Changes of different keys do not wait for each other.
 ///
-/// Lanes order the cache's asynchronous writes and removals. Synchronous ones
-/// (``TieredCache/storeLocally(_:forKey:policy:)``) cannot wait, and invalidations from a shared
-/// tier remove only what lies above it; neither enters a lane.
+/// Synchronous writes and removals (``TieredCache/storeLocally(_:forKey:policy:)``, the local
+/// tiers of `TieredURLCache`) cannot await a lane; they take turns with each other instead
+/// through ``withSynchronousTurn(_:_:)``, one of a fixed set of locks chosen by the key's hash,
+/// held while they change the local tiers. The two kinds do not wait for each other: a
+/// synchronous thread blocked on an asynchronous change could hold the very executor thread that
+/// change needs to finish. Invalidations from a shared tier remove only what lies above it and
+/// take no turn.
 final class WriteLanes: Sendable {
     /// The keys with a change under way, and the changes waiting their turn, first come first.
     private let lanes = Locked<[CacheKey: [UnsafeContinuation<Void, Never>]]>([:])
+    /// The synchronous changes' turns: 64 locks, a key's chosen by its hash (two keys sharing one
+    /// only wait for each other's local writes).
+    private let synchronousTurns = (0..<64).map { _ in NSLock() }
 
     init() {}
+
+    /// Runs `change`, a synchronous change of `key`, once no other synchronous change of a key
+    /// sharing its lock is under way.
+    func withSynchronousTurn<Result, Failure: Error>(
+        _ key: CacheKey, _ change: () throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        let lock = synchronousTurns[Int(UInt(bitPattern: key.hashValue) % UInt(synchronousTurns.count))]
+        lock.lock()
+        defer { lock.unlock() }
+        return try change()
+    }
 
     /// Returns once no other change of `key` is under way; the caller's change is then, until
     /// ``leave(_:)``.
@@ -47,6 +66,9 @@ final class WriteLanes: Sendable {
     func waitingCount(_ key: CacheKey) -> Int {
         lanes.withLock { $0[key]?.count ?? 0 }
     }
+
+    /// Whether no change of any key is under way (for tests: an idle lane is let go).
+    var isIdle: Bool { lanes.withLock { $0.isEmpty } }
 
     /// Ends the caller's change of `key`, handing the lane to the next change waiting.
     func leave(_ key: CacheKey) {
