@@ -161,14 +161,18 @@ import Testing
     @Test func pipesGetNoCopyAndPlainTracesInThemAreRefused() throws {
         let fixtures = try TraceFixtures()
         defer { fixtures.remove() }
-        let fifo = fixtures.directory.appendingPathComponent("fifo.txt").path
-        try #require(mkfifo(fifo, 0o600) == 0)
-        let writer = Thread {
-            let handle = FileHandle(forWritingAtPath: fifo)
-            handle?.write(Data("a\nb\na\n".utf8))
-            try? handle?.close()
+        /// A pipe named `name` that a thread writes `text` into once a reader opens it.
+        func pipe(_ name: String, writing text: String) throws -> String {
+            let path = fixtures.directory.appendingPathComponent(name).path
+            try #require(mkfifo(path, 0o600) == 0)
+            Thread {
+                let handle = FileHandle(forWritingAtPath: path)
+                handle?.write(Data(text.utf8))
+                try? handle?.close()
+            }.start()
+            return path
         }
-        writer.start()
+        let fifo = try pipe("fifo.txt", writing: "a\nb\na\n")
         let error = #expect(throws: TraceError.self) {
             try Trace.load(TraceReader(path: fifo), cache: TraceCache(directory: fixtures.directory.path + "/copies"))
         }
@@ -177,14 +181,7 @@ import Testing
         if let reader = FileHandle(forReadingAtPath: fifo) { _ = reader.readDataToEndOfFile() }
 
         // An ARC trace is read once: it loads from a pipe, and leaves no copy.
-        let arcFifo = fixtures.directory.appendingPathComponent("fifo.lis").path
-        try #require(mkfifo(arcFifo, 0o600) == 0)
-        let arcWriter = Thread {
-            let handle = FileHandle(forWritingAtPath: arcFifo)
-            handle?.write(Data("100 2 0 1\n7 1 0 2\n".utf8))
-            try? handle?.close()
-        }
-        arcWriter.start()
+        let arcFifo = try pipe("fifo.lis", writing: "100 2 0 1\n7 1 0 2\n")
         let copies = fixtures.directory.appendingPathComponent("arc-copies").path
         let trace = try Trace.load(TraceReader(path: arcFifo), cache: TraceCache(directory: copies))
         #expect(trace.requests == [0, 1, 2])
