@@ -31,13 +31,7 @@ struct BenchCommand: AsyncParsableCommand {
     var trace: String?
     @Option(help: "The trace's format (default: guessed from its name).")
     var format: String?
-    @Option(
-        help: ArgumentHelp(
-            "Where binary copies of parsed traces are kept (as for simulate; default: $TIERCACHE_TRACE_CACHE, else ~/.cache/tiercache/traces).",
-            valueName: "directory"))
-    var traceCache: String?
-    @Flag(help: "Parse the trace without reading or writing a binary copy.")
-    var noTraceCache = false
+    @OptionGroup var traceCacheOptions: TraceCacheOptions
     @Option(help: "Distinct keys of the synthetic workload.")
     var keys = 100_000
     @Option(
@@ -81,25 +75,12 @@ struct BenchCommand: AsyncParsableCommand {
     @OptionGroup var reportOptions: ReportOptions
 
     func validate() throws {
-        // The trace's own options, checked as simulate checks them, before anything runs.
-        if let trace { _ = try traceOptions(for: trace, limit: []) }
+        try TraceOptions.validate(format: format)
         _ = try subjects()
         // With a trace the synthetic options (--keys, --distribution) are unused, and not checked:
         // a stand-in trace of one request checks the rest.
         let standIn = try trace.map { _ in try Trace(name: "--trace", requests: [TraceRequest(key: 1)]) }
         _ = try plan(trace: standIn)
-    }
-
-    /// The trace options `simulate` would take for `path`, with `limit` (`--limit N` or none).
-    private func traceOptions(for path: String, limit: [String]) throws -> TraceOptions {
-        let arguments =
-            ["--trace", path] + (format.map { ["--format", $0] } ?? [])
-            + (traceCache.map { ["--trace-cache", $0] } ?? [])
-            + (noTraceCache ? ["--no-trace-cache"] : []) + limit
-        // Said as bench's own error: a nested parse's error printed as its internal description.
-        do { return try TraceOptions.parse(arguments) } catch {
-            throw ValidationError(TraceOptions.message(for: error))
-        }
     }
 
     func subjects() throws -> [BenchmarkSubject] {
@@ -192,8 +173,10 @@ struct BenchCommand: AsyncParsableCommand {
         // A run of so many requests reads no more of the trace than it replays (a long trace
         // loaded whole could pass the 2^31 requests the simulator numbers); a timed run cycles
         // through all of it.
-        let limit = duration == nil ? ["--limit", String(warmUp &+ requests)] : []
-        let loaded = try trace.map { try traceOptions(for: $0, limit: limit).load() }
+        let limit = duration == nil ? warmUp &+ requests : nil
+        let loaded = try trace.map {
+            try TraceOptions.load($0, format: format, limit: limit, cache: traceCacheOptions.cache)
+        }
         let plan = try plan(trace: loaded)
         let subjects = try subjects()
         let runner: BenchmarkRunner

@@ -16,6 +16,42 @@ struct TraceOptions: ParsableArguments {
     @Option(help: "Read at most this many requests.")
     var limit: Int?
 
+    @OptionGroup var cacheOptions: TraceCacheOptions
+
+    func validate() throws {
+        try Self.validate(format: format)
+        if let limit, limit <= 0 { throw ValidationError("--limit must be positive") }
+    }
+
+    /// Throws for a format name no ``TraceFormat`` has.
+    static func validate(format: String?) throws {
+        if let format, TraceFormat(rawValue: format) == nil {
+            throw ValidationError(
+                "unknown trace format \"\(format)\"; use one of \(TraceFormat.allCases.map(\.rawValue).joined(separator: ", "))"
+            )
+        }
+    }
+
+    /// Loads the trace (from its binary copy when there is a current one) and says how long that took.
+    func load() throws -> Trace {
+        try Self.load(trace, format: format, limit: limit, cache: cacheOptions.cache)
+    }
+
+    /// Loads the trace at `path` as ``load()`` does, for a command whose trace is optional.
+    static func load(_ path: String, format: String?, limit: Int?, cache: TraceCache?) throws -> Trace {
+        let loaded = try Trace.load(
+            TraceReader(path: path, format: format.flatMap(TraceFormat.init(rawValue:))), limit: limit, cache: cache)
+        if let loading = loaded.loading {
+            FileHandle.standardError.write(
+                Data("loaded \(loaded.name): \(loaded.requestCount) requests in \(loading.summary)\n".utf8))
+        }
+        guard loaded.requestCount > 0 else { throw ValidationError("\(loaded.name) holds no requests") }
+        return loaded
+    }
+}
+
+/// `--trace-cache`, `--no-trace-cache`: where binary copies of parsed traces are kept.
+struct TraceCacheOptions: ParsableArguments {
     @Option(
         help: ArgumentHelp(
             "Where binary copies of parsed traces are kept, so later runs skip parsing (default: $TIERCACHE_TRACE_CACHE, else ~/.cache/tiercache/traces).",
@@ -26,27 +62,12 @@ struct TraceOptions: ParsableArguments {
     var noTraceCache = false
 
     func validate() throws {
-        if let format, TraceFormat(rawValue: format) == nil {
-            throw ValidationError(
-                "unknown trace format \"\(format)\"; use one of \(TraceFormat.allCases.map(\.rawValue).joined(separator: ", "))"
-            )
-        }
-        if let limit, limit <= 0 { throw ValidationError("--limit must be positive") }
         if noTraceCache, traceCache != nil { throw ValidationError("use --trace-cache or --no-trace-cache, not both") }
     }
 
-    /// Loads the trace (from its binary copy when there is a current one) and says how long that took.
-    func load() throws -> Trace {
-        let directory = noTraceCache ? nil : traceCache ?? TraceCache.defaultDirectory
-        let loaded = try Trace.load(
-            TraceReader(path: trace, format: format.flatMap(TraceFormat.init(rawValue:))), limit: limit,
-            cache: directory.map(TraceCache.init(directory:)))
-        if let loading = loaded.loading {
-            FileHandle.standardError.write(
-                Data("loaded \(loaded.name): \(loaded.requestCount) requests in \(loading.summary)\n".utf8))
-        }
-        guard loaded.requestCount > 0 else { throw ValidationError("\(loaded.name) holds no requests") }
-        return loaded
+    /// The cache these options name; nil under `--no-trace-cache`, or when no default directory exists.
+    var cache: TraceCache? {
+        (noTraceCache ? nil : traceCache ?? TraceCache.defaultDirectory).map(TraceCache.init(directory:))
     }
 }
 

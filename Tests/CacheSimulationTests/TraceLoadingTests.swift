@@ -148,7 +148,7 @@ import Testing
         let path = try arcTrace(fixtures)
         let cache = TraceCache(directory: fixtures.directory.appendingPathComponent("copies").path)
         let reader = try TraceReader(path: path)
-        let before = try #require(TraceCache.status(of: path))
+        let before = try #require(FileStatus(path: path))
         let parsed = try Trace.load(reader)
         _ = try fixtures.write("small.lis", text: "9 2 0 1\n1 1 0 2\n")
         #expect(throws: TraceCache.StoreError.self) { try cache.store(parsed, for: reader, limit: nil, source: before) }

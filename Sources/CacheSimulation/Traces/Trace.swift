@@ -61,7 +61,7 @@ public struct Trace: Sendable {
         let start = ContinuousClock.now
         // Taken before reading: a copy stamped after parsing a file still being written would
         // describe more than it holds.
-        let source = cache.map { _ in TraceCache.status(of: reader.path) } ?? nil
+        let source = cache.map { _ in FileStatus(path: reader.path) } ?? nil
         if let cache, var copy = cache.load(reader, limit: limit) {
             copy.loading = Loading(source: .binaryCopy, seconds: (ContinuousClock.now - start).inSeconds)
             return copy

@@ -67,7 +67,7 @@ public struct TraceCache: Sendable {
 
     /// The copy of `reader`'s trace, or nil when there is none that still describes the source.
     public func load(_ reader: TraceReader, limit: Int?) -> Trace? {
-        guard let source = Self.status(of: reader.path), source.isRegularFile else { return nil }
+        guard let source = FileStatus(path: reader.path), source.isRegularFile else { return nil }
         let (path, identity) = path(for: reader, limit: limit)
         let descriptor = open(path, O_RDONLY)
         guard descriptor >= 0 else { return nil }
@@ -105,17 +105,17 @@ public struct TraceCache: Sendable {
     /// The copy records the source's size and modification time now: store a trace read from a
     /// file that is no longer being written.
     public func store(_ trace: Trace, for reader: TraceReader, limit: Int?) throws(StoreError) {
-        try store(trace, for: reader, limit: limit, source: Self.status(of: reader.path))
+        try store(trace, for: reader, limit: limit, source: FileStatus(path: reader.path))
     }
 
     /// ``store(_:for:limit:)`` with the source's status taken before the trace was read, so that a
     /// file written on while it was parsed is not stamped with the state of more than was read.
-    func store(_ trace: Trace, for reader: TraceReader, limit: Int?, source: SourceStatus?) throws(StoreError) {
+    func store(_ trace: Trace, for reader: TraceReader, limit: Int?, source: FileStatus?) throws(StoreError) {
         let (path, identity) = path(for: reader, limit: limit)
         guard let source, source.isRegularFile else {
             throw StoreError(path: path, reason: "the source cannot be read, or is not a regular file")
         }
-        guard Self.status(of: reader.path) == source else {
+        guard FileStatus(path: reader.path) == source else {
             throw StoreError(path: path, reason: "the source changed while it was read")
         }
         try Self.makeDirectories(directory, for: path)
@@ -146,27 +146,6 @@ public struct TraceCache: Sendable {
     }
 
     // MARK: - Files
-
-    /// What a copy records of its source: a copy describes the source while these are unchanged.
-    struct SourceStatus: Equatable {
-        var size: UInt64
-        var modified: UInt64
-        /// Whether the source is a regular file: a pipe or device has no size or time that says
-        /// what it will yield, so it never gets a copy.
-        var isRegularFile: Bool
-    }
-
-    static func status(of path: String) -> SourceStatus? {
-        var status = stat()
-        guard stat(path, &status) == 0 else { return nil }
-        #if canImport(Darwin)
-        let modified = UInt64(status.st_mtimespec.tv_sec) &* 1_000_000_000 &+ UInt64(status.st_mtimespec.tv_nsec)
-        #else
-        let modified = UInt64(status.st_mtim.tv_sec) &* 1_000_000_000 &+ UInt64(status.st_mtim.tv_nsec)
-        #endif
-        return SourceStatus(
-            size: UInt64(status.st_size), modified: modified, isRegularFile: status.st_mode & S_IFMT == S_IFREG)
-    }
 
     private static func realPath(_ path: String) -> String {
         guard let resolved = realpath(path, nil) else { return path }

@@ -67,7 +67,7 @@ public struct TraceReader: Sendable {
         case .lirs, .cache2k: return false
         case .csv, .plain: break
         }
-        if let status = TraceCache.status(of: path), !status.isRegularFile {
+        if let status = FileStatus(path: path), !status.isRegularFile {
             throw TraceError(
                 file: path,
                 reason: .unreadable(

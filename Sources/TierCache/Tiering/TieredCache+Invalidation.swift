@@ -58,7 +58,9 @@ extension TieredCache {
     func undoPromotionIfInvalidated(
         _ key: CacheKey, since mark: UInt64?, _ suspended: TierSuspension.Snapshot, above index: Int
     ) async {
-        await remove(key, fromTop: tiersToUndo(key, since: mark, suspended, above: index))
+        for slot in slots.prefix(tiersToUndo(key, since: mark, suspended, above: index)) {
+            do { try await Self.remove(key, from: slot) } catch { slot.failed(error, during: "invalidation") }
+        }
     }
 
     /// ``undoPromotionIfInvalidated(_:since:_:above:)`` for the local tiers a synchronous
@@ -66,19 +68,7 @@ extension TieredCache {
     func undoLocalPromotionIfInvalidated(
         _ key: CacheKey, since mark: UInt64?, _ suspended: TierSuspension.Snapshot, above index: Int
     ) {
-        removeLocally(key, fromTop: tiersToUndo(key, since: mark, suspended, above: index))
-    }
-
-    /// Removes `key` from the top `count` tiers, counting failures.
-    func remove(_ key: CacheKey, fromTop count: Int) async {
-        for slot in slots.prefix(count) {
-            do { try await Self.remove(key, from: slot) } catch { slot.failed(error, during: "invalidation") }
-        }
-    }
-
-    /// ``remove(_:fromTop:)`` for the local tiers among them.
-    func removeLocally(_ key: CacheKey, fromTop count: Int) {
-        for slot in slots.prefix(count) {
+        for slot in slots.prefix(tiersToUndo(key, since: mark, suspended, above: index)) {
             guard let local = slot.local else { continue }
             do { try local.removeEntry(forKey: key) } catch { slot.failed(error, during: "invalidation") }
         }

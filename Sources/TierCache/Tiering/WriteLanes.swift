@@ -73,13 +73,12 @@ final class WriteLanes: Sendable {
     /// Ends the caller's change of `key`, handing the lane to the next change waiting.
     func leave(_ key: CacheKey) {
         let next = lanes.withLock { lanes -> UnsafeContinuation<Void, Never>? in
-            guard var waiting = lanes[key], !waiting.isEmpty else {
+            // In place: a copy of the queue taken out and put back would be copied to change it.
+            guard lanes[key]?.isEmpty == false else {
                 lanes[key] = nil
                 return nil
             }
-            let next = waiting.removeFirst()
-            lanes[key] = waiting
-            return next
+            return lanes[key]?.removeFirst()
         }
         next?.resume()
     }

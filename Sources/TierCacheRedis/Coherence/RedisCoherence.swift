@@ -374,6 +374,7 @@ public final class RedisCoherence: Sendable {
         // in a row see it, so that one node's stale view during a failover does not flush the
         // upper tiers each time the map is read from it.
         var changed: Set<RedisEndpoint>?
+        let tracked = Set(nodes)
         while true {
             do { try await Task.sleep(for: configuration.healthCheckInterval) } catch {
                 return .lost("cancelled", wasSubscribed: true)
@@ -392,7 +393,7 @@ public final class RedisCoherence: Sendable {
             await tier.client.refreshTopology()
             guard let listed = try? await tier.client.primaries() else { continue }
             let now = Set(listed)
-            if now == Set(nodes) {
+            if now == tracked {
                 changed = nil
             } else if now == changed {
                 return .lost("the cluster's primaries changed", wasSubscribed: true)

@@ -102,8 +102,7 @@ struct StoreOpening: Sendable {
     /// What is wrong with the database file's header, if anything: the magic string, file format
     /// versions other than 1 (legacy) and 2 (WAL), or a schema format over 4, with which SQLite
     /// opens a file read-only or not at all ("unsupported file format") rather than calling it
-    /// damaged. A file shorter
-    /// than a header (new, or emptied) is left to SQLite.
+    /// damaged. A file shorter than a header (new, or emptied) is left to SQLite.
     ///
     /// Read through `connection`'s own handle on the file (SQLite opens it lazily, without reading
     /// it): closing a descriptor of our own would drop the POSIX locks of every connection this
