@@ -21,6 +21,9 @@ extension HTTPCache {
     /// answered 304 that way is sent again without its validators, since the 304 confirmed
     /// another resource. ``data(for:session:followingRedirects:)`` does better: it follows each
     /// redirect through the cache, under each hop's own key.
+    ///
+    /// A body the session decoded (gzip, deflate, Brotli) comes back without `Content-Encoding`
+    /// and with `Content-Length` its decoded size, so what is stored describes what it holds.
     public static func urlSessionTransport(_ session: URLSession) -> Transport {
         urlSessionTransport(session, followingRedirects: true)
     }
@@ -30,13 +33,25 @@ extension HTTPCache {
     /// swift-corelibs-foundation does not consult task delegates about redirects, only the
     /// session's, so there a session whose delegate does not decline still follows, and the
     /// response it reaches is marked as ``urlSessionTransport(_:)`` marks it.
-    static func urlSessionTransport(_ session: URLSession, followingRedirects: Bool) -> Transport {
+    ///
+    /// With `settings`, each request goes out with that `URLRequest`'s own settings (timeout,
+    /// cookie handling, cellular and expensive network access, service type, main document URL)
+    /// and the exchange's method, URL, fields and body: what the app set on the request it asked
+    /// the cache for applies to the cache's fetch.
+    static func urlSessionTransport(
+        _ session: URLSession, followingRedirects: Bool, settings: URLRequest? = nil
+    ) -> Transport {
         { request, body in
             try await exchangeFollowingRedirects(request) { request in
-                guard var urlRequest = URLRequest(httpRequest: request) else {
+                guard let converted = URLRequest(httpRequest: request) else {
                     throw HTTPCacheError(.invalidRequest, "the request has no absolute URL: \(request)")
                 }
+                var urlRequest = settings ?? converted
+                urlRequest.url = converted.url
+                urlRequest.httpMethod = converted.httpMethod
+                urlRequest.allHTTPHeaderFields = converted.allHTTPHeaderFields
                 urlRequest.cachePolicy = .reloadIgnoringLocalCacheData
+                urlRequest.httpBodyStream = nil
                 urlRequest.httpBody = body
                 let (data, response) =
                     followingRedirects
@@ -50,7 +65,10 @@ extension HTTPCache {
                         "\(urlRequest.url?.absoluteString ?? "the request") did not get an HTTP response")
                 }
                 // Compared with what was sent first: the keys only when the URLs differ at all.
-                return (httpResponse, data, httpURLResponse.url == urlRequest.url ? nil : httpURLResponse.url)
+                return (
+                    DecodedContent.describing(data, in: httpResponse, to: request), data,
+                    httpURLResponse.url == urlRequest.url ? nil : httpURLResponse.url
+                )
             }
         }
     }
@@ -85,6 +103,11 @@ extension HTTPCache {
     /// delegate is not asked about redirects (on Apple's platforms a task delegate declining them
     /// takes its place).
     ///
+    /// The request's own settings (`timeoutInterval`, `httpShouldHandleCookies`,
+    /// `allowsCellularAccess` and the like) apply to the fetches the cache makes for it. A body the
+    /// session decoded (gzip, deflate, Brotli) is stored and returned without `Content-Encoding`,
+    /// with `Content-Length` its decoded size.
+    ///
     /// Each hop asks `session` not to follow the redirect itself. On swift-corelibs-foundation
     /// (Linux) only a session's delegate is asked, so there a session whose delegate does not
     /// decline redirects (`completionHandler(nil)` in
@@ -97,7 +120,7 @@ extension HTTPCache {
     nonisolated(nonsending) public func data(
         for urlRequest: URLRequest, session: URLSession, followingRedirects: Bool = true
     ) async throws -> (Data, HTTPURLResponse, HTTPCacheResponse) {
-        let transport = Self.urlSessionTransport(session, followingRedirects: false)
+        let transport = Self.urlSessionTransport(session, followingRedirects: false, settings: urlRequest)
         var hop = (request: urlRequest, body: try urlRequest.bodyData())
         for _ in 0...(followingRedirects ? Redirects.limit : 0) {
             guard let request = hop.request.httpRequest else {

@@ -66,19 +66,28 @@ public final class HTTPCacheURLProtocol: URLProtocol {
     private final class Delivery: @unchecked Sendable {
         let owner: URLProtocol
         let client: (any URLProtocolClient)?
+        /// Set by `stopLoading()`: the client hears nothing more. Checked before each callback,
+        /// so at most the callback already under way when the protocol is stopped still arrives.
+        let stopped = Locked(false)
         init(owner: URLProtocol, client: (any URLProtocolClient)?) {
             self.owner = owner
             self.client = client
         }
+
+        /// `client`, unless the protocol was stopped.
+        var liveClient: (any URLProtocolClient)? { stopped.withLock { $0 } ? nil : client }
     }
 
     private struct Registration: Sendable {
         let cache: HTTPCache
         let transport: URLSession
+        /// Whether the session was made here (not passed by the app), so is to be invalidated
+        /// when another registration replaces this one.
+        let ownsTransport: Bool
     }
 
     private static let registration = Locked<Registration?>(nil)
-    private let work = Locked<Task<Void, Never>?>(nil)
+    private let work = Locked<(task: Task<Void, Never>, delivery: Delivery)?>(nil)
 
     /// The `Cache-Status` field name (RFC 9211) and this cache's name in it.
     public static let cacheStatusField = "Cache-Status"
@@ -88,8 +97,23 @@ public final class HTTPCacheURLProtocol: URLProtocol {
     /// Makes `cache` the one this protocol answers from, fetching with `transport` (by default
     /// an ephemeral session with no `URLCache`). Later registrations replace earlier ones.
     public static func register(_ cache: HTTPCache, transport: URLSession? = nil) {
-        let session = transport ?? fetchingSession(from: .ephemeral)
-        registration.withLock { $0 = Registration(cache: cache, transport: session) }
+        register(
+            Registration(
+                cache: cache, transport: transport ?? fetchingSession(from: .ephemeral), ownsTransport: transport == nil
+            ))
+    }
+
+    /// Makes `new` the registration (nil: none). A session the replaced registration made for
+    /// itself is invalidated once its tasks finish, so that registering again does not leave one
+    /// session (and its delegate) behind each time.
+    private static func register(_ new: Registration?) {
+        let replaced = registration.withLock { registration in
+            defer { registration = new }
+            return registration
+        }
+        if let replaced, replaced.ownsTransport, replaced.transport !== new?.transport {
+            replaced.transport.finishTasksAndInvalidate()
+        }
     }
 
     /// Registers `cache` and puts this class first in `configuration.protocolClasses`: the
@@ -102,7 +126,10 @@ public final class HTTPCacheURLProtocol: URLProtocol {
     public static func install(
         _ cache: HTTPCache, in configuration: URLSessionConfiguration, transport: URLSession? = nil
     ) {
-        register(cache, transport: transport ?? fetchingSession(from: configuration))
+        register(
+            Registration(
+                cache: cache, transport: transport ?? fetchingSession(from: configuration),
+                ownsTransport: transport == nil))
         configuration.protocolClasses =
             [HTTPCacheURLProtocol.self]
             + (configuration.protocolClasses ?? []).filter { $0 != HTTPCacheURLProtocol.self }
@@ -130,7 +157,7 @@ public final class HTTPCacheURLProtocol: URLProtocol {
 
     /// Removes the registration; requests then fall through to the next protocol class.
     public static func unregister() {
-        registration.withLock { $0 = nil }
+        register(nil)
     }
 
     /// `http` and `https` requests, while a cache is registered.
@@ -145,8 +172,16 @@ public final class HTTPCacheURLProtocol: URLProtocol {
     /// `httpBody` nor its stream), so they go to the next protocol class, straight to the origin.
     /// Their unsafe requests therefore do not invalidate stored responses (RFC 9111 §4.4); send
     /// writes that should as data tasks whose request carries the body.
+    ///
+    /// Not download tasks either: the cache holds a response's whole body in memory, and a
+    /// download task is how an app fetches what should go to a file instead (a 2 GB file through
+    /// the cache would need 2 GB of memory, and report no progress). They go straight to the
+    /// origin. (swift-corelibs-foundation does not ask this method; there a download task goes
+    /// through the cache.)
     public override class func canInit(with task: URLSessionTask) -> Bool {
-        guard !(task is URLSessionUploadTask), let request = task.currentRequest ?? task.originalRequest else {
+        guard !(task is URLSessionUploadTask), !(task is URLSessionDownloadTask),
+            let request = task.currentRequest ?? task.originalRequest
+        else {
             return false
         }
         return canInit(with: request)
@@ -180,7 +215,7 @@ public final class HTTPCacheURLProtocol: URLProtocol {
         let request = self.request
         let delivery = Delivery(owner: self, client: client)
         let task = Task { await HTTPCacheURLProtocol.answer(request, from: registration, to: delivery) }
-        work.withLock { $0 = task }
+        work.withLock { $0 = (task, delivery) }
     }
 
     /// Loads `request` through the cache and reports the outcome to `delivery`'s client.
@@ -188,21 +223,36 @@ public final class HTTPCacheURLProtocol: URLProtocol {
         do {
             let (body, response, result) = try await registration.cache.data(
                 for: request, session: registration.transport)
-            guard !Task.isCancelled else { return }
-            delivery.client?.urlProtocol(
+            delivery.liveClient?.urlProtocol(
                 delivery.owner, didReceive: labelled(response, with: result), cacheStoragePolicy: .notAllowed)
-            delivery.client?.urlProtocol(delivery.owner, didLoad: body)
-            delivery.client?.urlProtocolDidFinishLoading(delivery.owner)
+            delivery.liveClient?.urlProtocol(delivery.owner, didLoad: body)
+            delivery.liveClient?.urlProtocolDidFinishLoading(delivery.owner)
         } catch {
-            guard !Task.isCancelled else { return }
-            delivery.client?.urlProtocol(delivery.owner, didFailWithError: error)
+            delivery.liveClient?.urlProtocol(delivery.owner, didFailWithError: urlError(for: error, request: request))
         }
     }
 
+    /// The error URLSession's client expects for `error`: a request under
+    /// `.returnCacheDataDontLoad` with nothing stored fails as Apple's loader fails it,
+    /// `URLError.resourceUnavailable`; other errors pass as they are.
+    static func urlError(for error: any Error, request: URLRequest) -> any Error {
+        guard let cacheError = error as? HTTPCacheError, cacheError.code == .notCached else { return error }
+        return URLError(
+            .resourceUnavailable,
+            userInfo: [
+                NSLocalizedDescriptionKey:
+                    "\(request.url?.absoluteString ?? "the request") is not in the cache, and its cache policy (returnCacheDataDontLoad) forbids loading it",
+                NSUnderlyingErrorKey: cacheError,
+            ])
+    }
+
     /// Cancels the request's task; the cache's fetch, if shared with other requests, goes on
-    /// for them.
+    /// for them. The client hears nothing more from this protocol.
     public override func stopLoading() {
-        work.withLock { $0?.cancel() }
+        work.withLock { work in
+            work?.delivery.stopped.withLock { $0 = true }
+            work?.task.cancel()
+        }
     }
 
     /// `response` with a `Cache-Status` field saying where it came from (RFC 9211).

@@ -23,12 +23,21 @@ import FoundationNetworking
 /// stored.
 ///
 /// What it applies on every store, in this order:
+/// 0. hop-by-hop fields (`Connection`, `Keep-Alive`, `Transfer-Encoding` and the like) are
+///    removed from what is stored;
 /// 1. the storage policy: the narrower of the `CachedURLResponse`'s `storagePolicy` and the one
 ///    `TieredCache.policyTable` gives the URL's scheme (`.allowedInMemoryOnly` keeps the
 ///    response out of disk and network tiers, `.notAllowed` out of all);
 /// 2. the `StoreHook`s, in order (they may rewrite the stored response, stamp `userInfo`, or
 ///    override the policy; what the caller already received is unchanged);
-/// 3. each tier's own capacity and per-entry size rule (`EntrySizeLimit`, by default 5% of the
+/// 3. RFC 9111's rules for what a private cache may store (§3), on the response the hooks
+///    leave: no `no-store` in the request or the response, not a partial (206) or 304, 412 or
+///    416 response, and a response with freshness information or a status that may be cached
+///    heuristically (a hook can give one its freshness with
+///    `StoreHook.overrideCacheControl(_:where:)`). The method is the key function's business: a
+///    request it gives a key is judged as a GET would be. A response refused here is not stored
+///    and leaves a stored one in place;
+/// 4. each tier's own capacity and per-entry size rule (`EntrySizeLimit`, by default 5% of the
 ///    tier's capacity, as Apple's `URLCache` documents for its disk cache): a tier that refuses
 ///    an entry simply does not keep it.
 ///
@@ -36,7 +45,9 @@ import FoundationNetworking
 /// async work: reads go through the *local* tiers only (`LocalCacheTier`: memory, LMDB), with
 /// the same promotion as `TieredCache.localEntry(forKey:tiers:)`; stores and removals reach
 /// local tiers synchronously and a network tier (Redis) in the background, each key's in the order
-/// they were made (``waitForNetworkWrites()`` waits for them), so a response
+/// they were made (``waitForNetworkWrites()`` waits for them; a store that would take the bytes
+/// waiting for network tiers past `networkWriteBudget` removes the key there instead, so an
+/// unreachable server does not make the queue grow without bound), so a response
 /// stored to Redis is visible to *other* processes, while this process reads it back from its
 /// local tiers. A cache whose tiers are all network tiers therefore never answers a read.
 ///
@@ -82,7 +93,7 @@ public final class TieredURLCache: URLCache, @unchecked Sendable {
     public let storeHooks: [StoreHook]
     private let key: @Sendable (URLRequest) -> String?
     /// The network tiers' writes and removals, in order.
-    private let networkWrites = NetworkTierWrites()
+    private let networkWrites: NetworkTierWrites
 
     /// The `userInfo` key under which a cached response carries the `Date` it was stored.
     public static let storedAtUserInfoKey = "TierCache.storedAt"
@@ -95,10 +106,18 @@ public final class TieredURLCache: URLCache, @unchecked Sendable {
     ///   - key: the storage key of a request, `nil` to keep it out of the cache; by default
     ///     ``defaultKey(for:)`` (method and URL without fragment). Use it to drop volatile query
     ///     items, as SDWebImage's `cacheKeyFilter` does.
-    public init(storage: TieredCache, storeHooks: [StoreHook] = [], key: (@Sendable (URLRequest) -> String?)? = nil) {
+    ///   - networkWriteBudget: the most bytes of entries waiting to be written to the network
+    ///     tiers (in the background) at once; a store past it removes the key from the network
+    ///     tiers instead of writing it (they then hold nothing older than this process stored).
+    ///     64 MiB by default.
+    public init(
+        storage: TieredCache, storeHooks: [StoreHook] = [], key: (@Sendable (URLRequest) -> String?)? = nil,
+        networkWriteBudget: Int = 64 << 20
+    ) {
         self.storage = storage
         self.storeHooks = storeHooks
         self.key = key ?? Self.defaultKey(for:)
+        self.networkWrites = NetworkTierWrites(budget: max(0, networkWriteBudget))
         // Zero capacities: the base class keeps nothing itself. (On Linux it still creates its
         // cache directory under the user's caches directory, as every URLCache does.)
         super.init(memoryCapacity: 0, diskCapacity: 0, diskPath: nil)
@@ -236,8 +255,10 @@ public final class TieredURLCache: URLCache, @unchecked Sendable {
             let response = httpURLResponse.httpResponse,
             let httpRequest = request.httpRequest
         else { return [] }
+        var stored = response
+        stored.headerFields = HopByHop.removing(from: response.headerFields)
         var candidate = StoreHook.Candidate(
-            storing: response, body: cachedResponse.data, for: httpRequest,
+            storing: stored, body: cachedResponse.data, for: httpRequest,
             storagePolicy: TierCache.StoragePolicy(cachedResponse.storagePolicy).narrower(
                 than: storage.policyTable.policy(for: url)),
             userInfo: Self.stringUserInfo(cachedResponse.userInfo))
@@ -252,6 +273,7 @@ public final class TieredURLCache: URLCache, @unchecked Sendable {
             removeEverywhere(key)
             return []
         }
+        guard Self.mayStore(candidate.response, for: httpRequest) else { return [] }
         let now = Date()
         let record = URLCacheRecord(
             status: candidate.response.status.code,
@@ -265,8 +287,10 @@ public final class TieredURLCache: URLCache, @unchecked Sendable {
         // tier.
         let report = storage.storeLocally(entry, forKey: key, policy: policy)
         for tier in storage.tiers where !(tier is any LocalCacheTier) {
-            let permitted = policy.permits(tier.medium)
-            networkWrites.send(key) {
+            // Past the budget of bytes waiting for network tiers, the key is removed there
+            // instead: a removal holds no entry, and leaves nothing older than this store.
+            let permitted = policy.permits(tier.medium) && networkWrites.reserve(encoded.count)
+            networkWrites.send(key, releasing: permitted ? encoded.count : 0) {
                 if permitted {
                     // A failed store leaves no older entry behind (as `TieredCache.store` does).
                     do { _ = try await tier.store(entry, forKey: key) } catch {
@@ -286,6 +310,18 @@ public final class TieredURLCache: URLCache, @unchecked Sendable {
             case .failed: nil
             }
         }
+    }
+
+    /// Whether RFC 9111 lets a private cache store `response` to `request` (§3), the request
+    /// judged as a GET: the key function decides which methods are cached.
+    static func mayStore(_ response: HTTPResponse, for request: HTTPRequest) -> Bool {
+        var request = request
+        request.method = .get
+        let requestDirectives = CacheControl(fieldValues: request.headerFields[values: .cacheControl])
+        let directives = CacheControl(fieldValues: response.headerFields[values: .cacheControl])
+        return Storability.reasonNotToStore(
+            request: request, requestDirectives: requestDirectives, response: response, directives: directives,
+            shared: false) == nil
     }
 
     private static func stringUserInfo(_ userInfo: [AnyHashable: Any]?) -> [String: String] {
@@ -321,11 +357,14 @@ public final class TieredURLCache: URLCache, @unchecked Sendable {
         }
     }
 
-    /// Tiers cannot be enumerated by date, so this removes *every* response: nothing stored
-    /// since `date` survives, which is what callers of this method rely on (Apple's removes only
-    /// those stored since `date`).
+    /// Tiers cannot be enumerated by date, so this empties the *local* tiers: nothing stored
+    /// since `date` is answered afterwards, which is what callers of this method rely on (Apple's
+    /// removes only those stored since `date`). Network tiers are left as they are: they are
+    /// shared with other processes, whose entries an SDK clearing "the last hour" must not take
+    /// away, and this class never reads them (see above). To empty them too, call
+    /// ``removeAllCachedResponses()``.
     public override func removeCachedResponses(since date: Date) {
-        removeAllCachedResponses()
+        try? storage.removeAllLocally()
     }
 
     private func removeEverywhere(_ key: CacheKey) {
@@ -360,13 +399,19 @@ public final class TieredURLCache: URLCache, @unchecked Sendable {
         var total = (bytes: 0, capacity: 0)
         for tier in storage.tiers where isIncluded(tier.medium) {
             guard let local = tier as? any LocalCacheTier, let usage = try? Self.usage(of: local) else { continue }
-            total.bytes += usage.bytes
-            total.capacity += usage.capacity
+            // Saturating: a memory tier bounded by its entry count has a capacity of `Int.max`.
+            total.bytes = Self.saturatingSum(total.bytes, usage.bytes)
+            total.capacity = Self.saturatingSum(total.capacity, usage.capacity)
         }
         return total
     }
 
     private static func usage(of tier: any LocalCacheTier) throws -> TierUsage { try tier.usage() }
+
+    private static func saturatingSum(_ a: Int, _ b: Int) -> Int {
+        let (sum, overflow) = a.addingReportingOverflow(b)
+        return overflow ? Int.max : sum
+    }
 }
 
 /// Conversions from and to `URLCache.StoragePolicy`.

@@ -9,7 +9,10 @@ import FoundationNetworking
 #endif
 
 /// How ``TieredURLCache`` keeps a `CachedURLResponse` in a tier: `"TUC1"`, a 4-byte big-endian
-/// header length, a JSON header (status, fields, user info, policy, date), then the body as is.
+/// header length, a JSON header (status, fields, user info, policy, date, the body's length),
+/// then the body as is. A record whose body is not the length its header gives (cut short by a
+/// tier of the user's, or a partial copy) does not decode; records written before the length
+/// was kept have none to check.
 /// A format of its own (not the HTTP engine's) because a `URLCache` entry carries what
 /// `URLSession` decided, not the engine's request and response times.
 struct URLCacheRecord: Codable, Equatable {
@@ -30,7 +33,11 @@ struct URLCacheRecord: Codable, Equatable {
         var value: String?
     }
 
-    private enum CodingKeys: String, CodingKey { case status, fields, userInfo, storagePolicy, storedAt, varying }
+    private enum CodingKeys: String, CodingKey {
+        case status, fields, userInfo, storagePolicy, storedAt, varying, bodyLength
+    }
+    /// The body's length as the header gives it; nil in records written before it was kept.
+    private var bodyLength: Int?
 
     init(
         status: Int, fields: [[String]], userInfo: [String: String], storagePolicy: StoragePolicy, storedAt: Date,
@@ -58,6 +65,7 @@ struct URLCacheRecord: Codable, Equatable {
         storagePolicy = policy
         storedAt = try container.decode(Date.self, forKey: .storedAt)
         varying = try container.decodeIfPresent([VaryingField].self, forKey: .varying)
+        bodyLength = try container.decodeIfPresent(Int.self, forKey: .bodyLength)
         body = Data()
     }
 
@@ -69,6 +77,7 @@ struct URLCacheRecord: Codable, Equatable {
         try container.encode(storagePolicy.rawValue, forKey: .storagePolicy)
         try container.encode(storedAt, forKey: .storedAt)
         try container.encodeIfPresent(varying, forKey: .varying)
+        try container.encode(body.count, forKey: .bodyLength)
     }
 
     /// The fields a response stored for `request` varies on, with `request`'s values; nil for
@@ -129,7 +138,12 @@ struct URLCacheRecord: Codable, Equatable {
         guard (100...599).contains(record.status), record.fields.allSatisfy({ $0.count == 2 }) else {
             throw DecodeFailure(description: "bad status or fields")
         }
+        let bodyCount = bytes.count - 8 - length
+        if let expected = record.bodyLength, expected != bodyCount {
+            throw DecodeFailure(description: "the body is \(bodyCount) bytes, the header says \(expected)")
+        }
         record.body = Data(bytes[(8 + length)...])
+        record.bodyLength = nil
         return record
     }
 

@@ -138,6 +138,23 @@ struct SlowOriginTests {
         try await origin.stop()
     }
 
+    @Test("The request's own timeoutInterval applies to the cache's fetch, not only the session's")
+    func requestTimeout() async throws {
+        let origin = try await LoopbackOrigin.start()
+        let cache = try makeCache(
+            clock: ManualCacheClock(start: Date()), connectivity: HTTPCache.isURLConnectivityError)
+        var slow = URLRequest(url: origin.url("/max-age/60"))
+        slow.setValue("5000", forHTTPHeaderField: "X-Delay-Milliseconds")
+        slow.timeoutInterval = 1  // whole seconds: corelibs Foundation truncates fractions
+        // The session allows 10 s: only the request's own second ends the wait.
+        await #expect {
+            _ = try await cache.data(for: slow, session: ephemeralSession())
+        } throws: { error in
+            (error as NSError).code == URLError.Code.timedOut.rawValue
+        }
+        try await origin.stop()
+    }
+
     @Test(
         "AsyncHTTPClient: a deadline against a slow origin, before its head or in its body, is a connectivity error and falls back"
     )

@@ -133,6 +133,33 @@ struct HTTPCacheURLProtocolTests {
         try await origin.stop()
     }
 
+    @Test(
+        "returnCacheDataDontLoad with nothing stored fails as URLSession's loader fails it; a gzip body arrives decoded, and is described so"
+    )
+    func dontLoadAndDecodedContent() async throws {
+        let origin = try await LoopbackOrigin.start()
+        let session = installedSession(try makeHTTPCache())
+        var request = URLRequest(url: origin.url("/gzip"))
+        request.cachePolicy = .returnCacheDataDontLoad
+        await #expect {
+            _ = try await session.loaded(request)
+        } throws: { error in
+            (error as? URLError)?.code == .resourceUnavailable
+                || (error as NSError).code == URLError.Code.resourceUnavailable.rawValue
+        }
+        #expect(origin.log.requests(to: "/gzip").isEmpty)
+        request.cachePolicy = .useProtocolCachePolicy
+        for _ in 0..<2 {
+            let (body, response) = try await session.loaded(request)
+            let http = try #require(response as? HTTPURLResponse)
+            #expect(text(body) == "hello, decoded world")
+            #expect(http.value(forHTTPHeaderField: "Content-Encoding") == nil)
+            #expect(http.value(forHTTPHeaderField: "Content-Length") == "20")
+        }
+        #expect(origin.log.requests(to: "/gzip").count == 1)
+        try await origin.stop()
+    }
+
     @Test("A request's body reaches the origin: set as httpBody, as a stream, or given to an upload task")
     func requestBodies() async throws {
         let origin = try await LoopbackOrigin.start()

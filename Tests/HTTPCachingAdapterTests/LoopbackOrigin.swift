@@ -12,6 +12,8 @@ import NIOPosix
 /// - `/no-store`: `Cache-Control: no-store`
 /// - `/cookie`: 200 with `Set-Cookie` and `Cache-Control: max-age=3600`
 /// - `/status/N`: status N
+/// - `/gzip`: "hello, decoded world" gzip-compressed, with `Content-Encoding: gzip`, the
+///   compressed `Content-Length` and `max-age=3600`
 /// - `/echo`: 200, `no-store`; the body is the request's method, a space and the request's body
 /// - `/flip`: the first request gets 200 with `ETag: "v1"` and `max-age=0`; later ones a 302 to
 ///   `/etag` (whose `ETag` is the same)
@@ -101,6 +103,17 @@ private final class OriginHandler: ChannelInboundHandler {
             echo = (head, ByteBuffer())
             return
         }
+        if path == "/gzip" {
+            let fields = HTTPHeaders([
+                ("Cache-Control", "max-age=3600"), ("Content-Encoding", "gzip"),
+                ("Content-Length", "\(Self.gzippedGreeting.count)"),
+            ])
+            let responseHead = HTTPResponseHead(version: head.version, status: .ok, headers: fields)
+            context.write(wrapOutboundOut(.head(responseHead)), promise: nil)
+            context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: Self.gzippedGreeting)))), promise: nil)
+            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+            return
+        }
         var headers = HTTPHeaders([("Date", HTTPDateFormat.now())])
         var status = HTTPResponseStatus.ok
         var body = ""
@@ -176,6 +189,13 @@ private final class OriginHandler: ChannelInboundHandler {
             handler.send(responseHead, delayedBody, context: context)
         }
     }
+
+    /// "hello, decoded world" compressed by gzip (Python's `gzip.compress` with `mtime=0`).
+    static let gzippedGreeting: [UInt8] = [
+        0x1F, 0x8B, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0x03, 0xCB, 0x48, 0xCD, 0xC9, 0xC9, 0xD7, 0x51, 0x48,
+        0x49, 0x4D, 0xCE, 0x4F, 0x49, 0x4D, 0x51, 0x28, 0xCF, 0x2F, 0xCA, 0x49, 0x01, 0x00, 0x43, 0xD0, 0xD9, 0xC8,
+        0x14, 0x00, 0x00, 0x00,
+    ]
 
     private func send(_ head: HTTPResponseHead, _ body: String, context: ChannelHandlerContext) {
         context.write(wrapOutboundOut(.head(head)), promise: nil)

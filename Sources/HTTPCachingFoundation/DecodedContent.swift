@@ -1,0 +1,63 @@
+import Foundation
+import HTTPTypes
+
+/// What a response says of a body URLSession has already decoded.
+///
+/// URLSession removes the content codings it knows (gzip and deflate everywhere, Brotli on
+/// Apple's platforms and where libcurl has it) before it hands the body over, but leaves the
+/// response's `Content-Encoding` and `Content-Length` as the server sent them. Stored that way, a
+/// response would describe bytes it does not carry: a client honouring `Content-Encoding` would
+/// decode plain text as gzip, a range answer cut from the body would be labelled gzip, and
+/// `Content-Length` would not be the body's length.
+enum DecodedContent {
+    /// The content codings URLSession decodes.
+    static let decodedCodings: Set<String> = ["gzip", "x-gzip", "deflate", "br"]
+
+    /// `response` to `request` as it describes `body`: when URLSession decoded the content,
+    /// without `Content-Encoding` and with `Content-Length` the body's size; otherwise unchanged.
+    /// A response without content (to HEAD, or a 204 or 304) describes a body it did not send and
+    /// is left as it is.
+    ///
+    /// The body counts as decoded when the response names only codings URLSession decodes and
+    /// the body is not what the response announced: a `Content-Length` other than the body's, or,
+    /// without `Content-Length`, a body that does not begin as the last coding's output begins
+    /// (gzip's magic number, deflate's zlib header; Brotli has none, so a Brotli response without
+    /// `Content-Length` counts as decoded). A coding URLSession does not decode leaves the response
+    /// as it is: the body is still encoded and the fields describe it.
+    static func describing(_ body: Data, in response: HTTPResponse, to request: HTTPRequest) -> HTTPResponse {
+        guard request.method != .head, response.status.code != 204, response.status.code != 304 else {
+            return response
+        }
+        let codings = response.headerFields[values: .contentEncoding]
+            .flatMap { $0.split(separator: ",") }
+            .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            .filter { !$0.isEmpty && $0 != "identity" }
+        guard let last = codings.last, codings.allSatisfy(decodedCodings.contains) else { return response }
+        let decoded: Bool
+        if let announced = response.headerFields[.contentLength].flatMap({ Int($0) }) {
+            decoded = announced != body.count
+        } else {
+            decoded = !begins(body, asOutputOf: last)
+        }
+        guard decoded else { return response }
+        var response = response
+        response.headerFields[.contentEncoding] = nil
+        response.headerFields[.contentLength] = String(body.count)
+        return response
+    }
+
+    /// Whether `body` begins as `coding`'s output does.
+    private static func begins(_ body: Data, asOutputOf coding: String) -> Bool {
+        let bytes = Array(body.prefix(2))
+        guard bytes.count == 2 else { return false }
+        switch coding {
+        case "gzip", "x-gzip":
+            return bytes[0] == 0x1F && bytes[1] == 0x8B
+        case "deflate":
+            // A zlib header (RFC 1950): method 8, and the two bytes a multiple of 31.
+            return bytes[0] & 0x0F == 8 && (UInt16(bytes[0]) << 8 | UInt16(bytes[1])) % 31 == 0
+        default:
+            return false
+        }
+    }
+}
