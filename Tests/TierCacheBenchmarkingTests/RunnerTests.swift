@@ -122,6 +122,49 @@ import TierCacheEviction
         #expect(results.report().tables[0].text.contains("disk on fire"))
     }
 
+    /// Stores a subject did not keep show in its row, counted from what it answered: a user's
+    /// tier that refuses every store (and counts nothing itself), and a tiered cache whose lower
+    /// tier fails (the cache counts the error and goes on), which then gets no ratio.
+    @Test func refusedAndFailedStoresAreReported() async throws {
+        let plan = BenchmarkPlan(workload: Self.workload, length: .requests(4_000), tasks: [1])
+        let results = try await BenchmarkRunner(plan: plan).run([
+            .localTier("refuses", baseline: .minimalLRU) { _ in RefusingTier() },
+            .tiered("lower fails", baseline: .minimalLRU) { _ in
+                TieredCache(tiers: [try MemoryTier(capacity: 1 << 20), try FailingTier(failingAfter: 0)])
+            },
+        ])
+        let refuses = try #require(results.result("refuses"))
+        #expect(refuses.failure == nil && refuses.hits == 0)
+        #expect(refuses.refusedStores == refuses.writes + refuses.reads, "every write and read-through store")
+        #expect(refuses.status == "\(refuses.refusedStores) stores refused")
+        #expect(results.throughputRatio(of: refuses) != nil)
+        let failing = try #require(results.result("lower fails"))
+        #expect(failing.failure == nil && failing.failedStores > 0 && failing.refusedStores == 0)
+        #expect(failing.status == "\(failing.failedStores) stores failed")
+        #expect(results.throughputRatio(of: failing) == nil)
+        #expect(results.report().tables[0].text.contains("stores failed"))
+    }
+
+    /// The minimal LRU charges an entry what the memory tier charges, and refuses what it
+    /// refuses: at one capacity both hold the same entries, and an LRU memory tier hits exactly
+    /// as often.
+    @Test func theMinimalLRUHoldsWhatTheMemoryTierHolds() async throws {
+        let plan = BenchmarkPlan(workload: Self.workload, length: .requests(20_000), tasks: [1])
+        let results = try await BenchmarkRunner(plan: plan).run([.memory(capacity: 64 << 10)])
+        let memory = try #require(results.result("memory-lru"))
+        let baselineName = try #require(memory.baseline)
+        let baseline = try #require(results.result(baselineName))
+        #expect(memory.hits == baseline.hits && memory.hits > 0)
+        // Above 5% of 20 KiB: both refuse it.
+        let wide = Workload(.synthetic(keys: 10, distribution: .uniform, sizes: .fixed(2_000)))
+        let refusing = try await BenchmarkRunner(
+            plan: BenchmarkPlan(workload: wide, length: .requests(100), tasks: [1])
+        ).run([.memory(capacity: 20 << 10)])
+        for result in refusing.results {
+            #expect(result.hits == 0 && result.refusedStores == 100, "\(result.subject)")
+        }
+    }
+
     /// A user's disk tier may report a negative capacity; its raw LMDB or SQLite baseline, opened
     /// at that capacity, counts it as 0 and refuses every store (as the minimal LRU does), where
     /// the LMDB one's reads once trapped converting the capacity to UInt64, and the SQLite one
@@ -276,6 +319,18 @@ struct SmallWindow2Q: EvictionPolicyVariant {
     static let name = "2Q Kin=5%"
     var base: TwoQPolicy
     init(context: PolicyContext) { base = TwoQPolicy(context: context, inFraction: 0.05, outFraction: 0.5) }
+}
+
+/// A tier of the user's that refuses every store and counts nothing.
+final class RefusingTier: LocalCacheTier {
+    let name = "refusing"
+    let medium = TierMedium.memory
+    func entry(forKey key: CacheKey) -> CacheEntry? { nil }
+    func store(_ entry: CacheEntry, forKey key: CacheKey) -> StoreOutcome { .refused(.outOfSpace(detail: "full")) }
+    func removeEntry(forKey key: CacheKey) {}
+    func removeAll() {}
+    func usage() -> TierUsage { TierUsage(bytes: 0, entries: 0, capacity: 1 << 20, maxEntryBytes: 1 << 20) }
+    func statistics() -> TierStatistics { TierStatistics() }
 }
 
 /// A memory tier whose stores start throwing after a number of them: a tier failing mid-run.

@@ -2,13 +2,17 @@ import Foundation
 import Synchronization
 import TierCache
 
-/// The memory tiers' baseline: the least an LRU of `capacity` value bytes needs (a dictionary and
-/// an index-linked list) behind one `Mutex`, so any number of tasks can share it. No statistics,
-/// no expiry, no entry-size limit, no per-entry overhead in the accounting.
+/// The memory tiers' baseline: the least an LRU of `capacity` bytes needs (a dictionary and an
+/// index-linked list) behind one `Mutex`, so any number of tasks can share it. No statistics and
+/// no expiry; but each entry is charged what `MemoryTier` charges it (value, key and
+/// `MemoryTier.perEntryOverhead`) and one over 5% of the capacity is refused, as `MemoryTier`
+/// refuses it: at one capacity the two hold the same entries, so the baseline does not win by
+/// keeping more (fewer misses, fewer stores) or lose by storing what the tier refuses.
 final class MinimalLRUTier: LocalCacheTier {
     private struct Node {
         var key: CacheKey
         var entry: CacheEntry
+        var cost: Int
         var previous: Int
         var next: Int
     }
@@ -39,7 +43,7 @@ final class MinimalLRUTier: LocalCacheTier {
         mutating func remove(_ position: Int) {
             unlink(position)
             index[nodes[position].key] = nil
-            bytes -= nodes[position].entry.value.count
+            bytes -= nodes[position].cost
             nodes[position].entry = CacheEntry.empty
             free.append(position)
         }
@@ -48,10 +52,14 @@ final class MinimalLRUTier: LocalCacheTier {
     let name = "minimal LRU"
     let medium = TierMedium.memory
     private let capacity: Int
+    /// The largest entry cost stored: 5% of the capacity, `MemoryTier`'s default rule.
+    private let maxEntryCost: Int
     private let list = Mutex(List())
 
     init(capacity: Int) {
         self.capacity = max(capacity, 0)
+        // 5% exactly, as `EntrySizeLimit` computes it.
+        maxEntryCost = self.capacity / 20
     }
 
     func entry(forKey key: CacheKey) -> CacheEntry? {
@@ -66,12 +74,12 @@ final class MinimalLRUTier: LocalCacheTier {
     }
 
     func store(_ entry: CacheEntry, forKey key: CacheKey) -> StoreOutcome {
-        let size = entry.value.count
-        guard size <= capacity else { return .refused(.tooLarge(size: size, limit: capacity)) }
+        let cost = entry.value.count + key.rawValue.utf8.count + MemoryTier.perEntryOverhead
+        guard cost <= maxEntryCost else { return .refused(.tooLarge(size: cost, limit: maxEntryCost)) }
         return list.withLock { list in
             if let position = list.index[key] { list.remove(position) }
-            while list.bytes + size > capacity, list.tail >= 0 { list.remove(list.tail) }
-            let node = Node(key: key, entry: entry, previous: -1, next: -1)
+            while list.bytes + cost > capacity, list.tail >= 0 { list.remove(list.tail) }
+            let node = Node(key: key, entry: entry, cost: cost, previous: -1, next: -1)
             let position: Int
             if let reused = list.free.popLast() {
                 list.nodes[reused] = node
@@ -81,7 +89,7 @@ final class MinimalLRUTier: LocalCacheTier {
                 position = list.nodes.count - 1
             }
             list.index[key] = position
-            list.bytes += size
+            list.bytes += cost
             list.pushFront(position)
             return .stored
         }
@@ -99,7 +107,7 @@ final class MinimalLRUTier: LocalCacheTier {
 
     func usage() -> TierUsage {
         list.withLock {
-            TierUsage(bytes: $0.bytes, entries: $0.index.count, capacity: capacity, maxEntryBytes: capacity)
+            TierUsage(bytes: $0.bytes, entries: $0.index.count, capacity: capacity, maxEntryBytes: maxEntryCost)
         }
     }
 

@@ -22,6 +22,14 @@ public struct SubjectResult: Sendable, Codable, Hashable {
     public var deletes: Int
     /// Reads that found a value.
     public var hits: Int
+    /// Measured stores (writes, and stores after read misses) that a tier refused: too large, out
+    /// of space, not admitted. Counted from what the subject answered, so a tier of your own is
+    /// counted whether or not its statistics count refusals.
+    public var refusedStores: Int
+    /// Measured stores a tier of the subject failed without throwing (a `TieredCache` counts its
+    /// tiers' errors and goes on). A subject with failed stores gets no throughput ratio: it did
+    /// not do the work its baseline did.
+    public var failedStores: Int
     /// The bytes of the values read (by the workload's sizes).
     public var readBytes: UInt64
     /// The bytes of the values found.
@@ -49,6 +57,15 @@ public struct SubjectResult: Sendable, Codable, Hashable {
     public var hitRatio: Double { reads > 0 ? Double(hits) / Double(reads) : 0 }
     /// Bytes found over bytes read.
     public var byteHitRatio: Double { readBytes > 0 ? Double(hitBytes) / Double(readBytes) : 0 }
+    /// What the report's status column says: the failure, else the stores refused or failed, else
+    /// "ok".
+    public var status: String {
+        if let failure { return failure }
+        var notes: [String] = []
+        if failedStores > 0 { notes.append("\(failedStores) stores failed") }
+        if refusedStores > 0 { notes.append("\(refusedStores) stores refused") }
+        return notes.isEmpty ? "ok" : notes.joined(separator: ", ")
+    }
 
     /// One point of the hit ratio over time.
     public struct TimelinePoint: Sendable, Codable, Hashable {

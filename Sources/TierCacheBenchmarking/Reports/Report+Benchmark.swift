@@ -42,7 +42,7 @@ extension BenchmarkResults {
                     + [
                         result.residentBytes.map(ByteCount.format) ?? "-",
                         result.diskBytes.map(ByteCount.format) ?? "-",
-                        result.failure ?? "ok",
+                        result.status,
                     ]
             })
     }

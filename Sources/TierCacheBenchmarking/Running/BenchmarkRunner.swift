@@ -209,7 +209,8 @@ public struct BenchmarkRunner: Sendable {
                 BenchmarkError.subjectFailed(subject: subject.name, reason: $0).description
             },
             warmUpRequests: warmUp.reduce(0) { $0 + $1.requests },
-            reads: 0, writes: 0, deletes: 0, hits: 0, readBytes: 0, hitBytes: 0, seconds: seconds,
+            reads: 0, writes: 0, deletes: 0, hits: 0, refusedStores: 0, failedStores: 0, readBytes: 0, hitBytes: 0,
+            seconds: seconds,
             latency: LatencySummary(count: 0, meanNanoseconds: 0, percentiles: [:], distribution: []),
             hitRatioTimeline: [], tiers: TierResult.deltas(before: before, after: after),
             residentBytes: ResourceUsage.residentBytes(), diskBytes: ResourceUsage.diskBytes(under: scratch.directory))
@@ -219,6 +220,8 @@ public struct BenchmarkRunner: Sendable {
             result.writes += tally.writes
             result.deletes += tally.deletes
             result.hits += tally.hits
+            result.refusedStores += tally.refusedStores
+            result.failedStores += tally.failedStores
             result.readBytes &+= tally.readBytes
             result.hitBytes &+= tally.hitBytes
             if let latency = tally.latency { histogram.add(latency) }
@@ -284,7 +287,8 @@ extension SubjectResult {
     ) -> SubjectResult {
         SubjectResult(
             subject: subject, isBaseline: isBaseline, baseline: nil, tasks: tasks, failure: error.description,
-            warmUpRequests: 0, reads: 0, writes: 0, deletes: 0, hits: 0, readBytes: 0, hitBytes: 0, seconds: 0,
+            warmUpRequests: 0, reads: 0, writes: 0, deletes: 0, hits: 0, refusedStores: 0, failedStores: 0,
+            readBytes: 0, hitBytes: 0, seconds: 0,
             latency: LatencySummary(count: 0, meanNanoseconds: 0, percentiles: [:], distribution: []),
             hitRatioTimeline: [], tiers: [], residentBytes: nil, diskBytes: nil)
     }

@@ -9,6 +9,11 @@ struct TaskTally: Sendable {
     var writes = 0
     var deletes = 0
     var hits = 0
+    /// Stores (writes, and read-through stores after misses) the subject did not keep: a tier
+    /// refused the entry.
+    var refusedStores = 0
+    /// Stores a tier of the subject failed (for a tiered cache, counted by the cache, not thrown).
+    var failedStores = 0
     var readBytes: UInt64 = 0
     var hitBytes: UInt64 = 0
     /// Where the task stopped: its next stride index.
@@ -21,6 +26,15 @@ struct TaskTally: Sendable {
     var failure: String?
 
     var requests: Int { reads + writes + deletes }
+
+    @inline(__always)
+    mutating func count(_ outcome: WriteOutcome) {
+        switch outcome {
+        case .kept: break
+        case .refused: refusedStores += 1
+        case .failed: failedStores += 1
+        }
+    }
 
     /// Latencies up to a minute, to three significant digits.
     static func emptyHistogram() -> Histogram<UInt64> {
@@ -104,13 +118,16 @@ struct TaskLoop: Sendable {
                         windowHits += 1
                         tally.hitBytes &+= UInt64(found)
                     } else if readThrough {
-                        try await target.set(
-                            CacheEntry(value: sequence.value(for: object), storedAt: .now), forKey: keys[Int(object)])
+                        tally.count(
+                            try await target.set(
+                                CacheEntry(value: sequence.value(for: object), storedAt: .now),
+                                forKey: keys[Int(object)]))
                     }
                 case .write:
                     tally.writes += 1
-                    try await target.set(
-                        CacheEntry(value: sequence.value(for: object), storedAt: .now), forKey: keys[Int(object)])
+                    tally.count(
+                        try await target.set(
+                            CacheEntry(value: sequence.value(for: object), storedAt: .now), forKey: keys[Int(object)]))
                 case .delete:
                     tally.deletes += 1
                     try await target.remove(keys[Int(object)])
@@ -156,10 +173,38 @@ final class StopSignal: Sendable {
     }
 }
 
+/// What became of a store, as the loop counts it.
+enum WriteOutcome {
+    /// Every tier that was to keep the entry kept it.
+    case kept
+    /// A tier refused it (too large, out of space, not admitted).
+    case refused
+    /// A tier failed; a tiered cache counts the error instead of throwing it.
+    case failed
+
+    init(_ outcome: StoreOutcome) {
+        self = outcome.isStored ? .kept : .refused
+    }
+
+    init(_ report: TieredCache.StoreReport) {
+        var outcome = WriteOutcome.kept
+        for (_, tierOutcome) in report.outcomes {
+            switch tierOutcome {
+            case .stored: continue
+            case .refused: outcome = .refused
+            case .failed:
+                self = .failed
+                return
+            }
+        }
+        self = outcome
+    }
+}
+
 /// What the loop calls: a subject's operations, resolved once per run rather than per request.
 protocol RequestTarget: Sendable {
     func get(_ key: CacheKey) async throws -> Int?
-    func set(_ entry: CacheEntry, forKey key: CacheKey) async throws
+    func set(_ entry: CacheEntry, forKey key: CacheKey) async throws -> WriteOutcome
     func remove(_ key: CacheKey) async throws
 }
 
@@ -170,8 +215,8 @@ struct LocalTarget: RequestTarget {
     let tier: any LocalCacheTier
 
     @inline(__always) func get(_ key: CacheKey) throws -> Int? { try tier.entry(forKey: key)?.value.count }
-    @inline(__always) func set(_ entry: CacheEntry, forKey key: CacheKey) throws {
-        _ = try tier.store(entry, forKey: key)
+    @inline(__always) func set(_ entry: CacheEntry, forKey key: CacheKey) throws -> WriteOutcome {
+        WriteOutcome(try tier.store(entry, forKey: key))
     }
     @inline(__always) func remove(_ key: CacheKey) throws { try tier.removeEntry(forKey: key) }
 }
@@ -182,8 +227,8 @@ struct LocalTieredTarget: RequestTarget {
     let cache: TieredCache
 
     @inline(__always) func get(_ key: CacheKey) -> Int? { cache.localEntry(forKey: key)?.entry.value.count }
-    func set(_ entry: CacheEntry, forKey key: CacheKey) async {
-        _ = await cache.store(entry, forKey: key, policy: .allowed)
+    func set(_ entry: CacheEntry, forKey key: CacheKey) async -> WriteOutcome {
+        WriteOutcome(await cache.store(entry, forKey: key, policy: .allowed))
     }
     func remove(_ key: CacheKey) async throws { try await cache.removeEntry(forKey: key) }
 }

@@ -89,7 +89,9 @@ extension BenchmarkSubject {
     }
 
     /// The baseline of memory tiers: the least an LRU needs (a dictionary and an index-linked
-    /// list) behind one lock, with no statistics, expiry or byte accounting beyond the capacity.
+    /// list) behind one lock, with no statistics or expiry. It charges each entry what
+    /// `MemoryTier` charges (value, key and `MemoryTier.perEntryOverhead`) and refuses one above
+    /// 5% of its capacity, so at one capacity both hold the same entries.
     /// Named with its capacity (`minimal LRU 16 MiB`): subjects of different capacities in one run
     /// each get their own.
     public static func minimalLRU(capacity: Int) -> BenchmarkSubject {

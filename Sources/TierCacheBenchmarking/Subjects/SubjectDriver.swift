@@ -35,13 +35,15 @@ enum SubjectDriver: Sendable {
         }
     }
 
-    /// Stores `entry`; a tiered cache's per-tier failures are its own to count (as in an app).
+    /// Stores `entry`, saying whether it was kept; a tiered cache reports its per-tier
+    /// failures rather than throwing them (as in an app).
     @inline(__always)
-    func set(_ entry: CacheEntry, forKey key: CacheKey) async throws {
+    @discardableResult
+    func set(_ entry: CacheEntry, forKey key: CacheKey) async throws -> WriteOutcome {
         switch self {
         case .localTier(let tier): try Self.localSet(tier, entry, key)
-        case .tier(let tier): _ = try await tier.store(entry, forKey: key)
-        case .tiered(let cache, _): _ = await cache.store(entry, forKey: key, policy: .allowed)
+        case .tier(let tier): WriteOutcome(try await tier.store(entry, forKey: key))
+        case .tiered(let cache, _): WriteOutcome(await cache.store(entry, forKey: key, policy: .allowed))
         }
     }
 
@@ -77,8 +79,12 @@ enum SubjectDriver: Sendable {
         try tier.entry(forKey: key)?.value.count
     }
 
-    private static func localSet(_ tier: any LocalCacheTier, _ entry: CacheEntry, _ key: CacheKey) throws {
-        _ = try tier.store(entry, forKey: key)
+    private static func localSet(
+        _ tier: any LocalCacheTier, _ entry: CacheEntry, _ key: CacheKey
+    ) throws
+        -> WriteOutcome
+    {
+        WriteOutcome(try tier.store(entry, forKey: key))
     }
 
     private static func localRemove(_ tier: any LocalCacheTier, _ key: CacheKey) throws {
