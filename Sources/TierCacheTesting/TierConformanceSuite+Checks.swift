@@ -79,6 +79,13 @@ extension TierConformanceSuite {
             try expect(found?.value == Array("second".utf8), "overwrite read back \(String(describing: found))")
             let entries = try await tier.usage().entries
             try expect(entries == 1, "\(entries) entries after overwriting one key")
+            // The overwritten entry's bytes went with it: removing the key leaves nothing counted.
+            try await tier.removeEntry(forKey: key("k"))
+            let usage = try await tier.usage()
+            try expect(
+                usage.entries == 0 && usage.bytes == 0,
+                "usage after overwriting a key and removing it: \(usage) (the overwritten entry's bytes are still counted)"
+            )
         }
 
         func remove() async throws {
@@ -102,6 +109,25 @@ extension TierConformanceSuite {
             }
             let usage = try await tier.usage()
             try expect(usage.entries == 0 && usage.bytes == 0, "usage after removeAll: \(usage)")
+            // The emptied tier works as a new one: what it keeps afterwards reads back, and is
+            // accounted from zero (a tier that kept a stale total, or stale slots, fails here).
+            for index in 0..<20 {
+                _ = try await tier.store(entry([UInt8(index), 1]), forKey: key("k\(index)"))
+            }
+            for index in 0..<20 {
+                let found = try await tier.entry(forKey: key("k\(index)"))
+                try expect(
+                    found?.value == [UInt8(index), 1],
+                    "k\(index) read back as \(String(describing: found)) after removeAll")
+            }
+            let refilled = try await tier.usage()
+            try expect(
+                refilled.entries == 20 && refilled.bytes > 0 && refilled.bytes <= refilled.capacity,
+                "usage after storing 20 entries into an emptied tier: \(refilled)")
+            for index in 0..<20 { try await tier.removeEntry(forKey: key("k\(index)")) }
+            let emptied = try await tier.usage()
+            try expect(
+                emptied.entries == 0 && emptied.bytes == 0, "usage after removing what was stored since: \(emptied)")
         }
 
         func expiry() async throws {
@@ -202,7 +228,8 @@ extension TierConformanceSuite {
             let tier = try await makeTier(directory)
             let makeKey: @Sendable (Int) throws -> CacheKey = { try CacheKey("shared-\($0)") }
             let value: @Sendable (Int, Int) -> [UInt8] = { key, writer in
-                Array("\(key):\(writer)".utf8) + [UInt8](repeating: UInt8(key % 251), count: 64)
+                // The filler starts with 1, which no digit or ":" is, so the prefix is found.
+                Array("\(key):\(writer)".utf8) + [1] + [UInt8](repeating: UInt8(key % 251), count: 64)
             }
             let storedAt = self.storedAt
             try await withThrowingTaskGroup(of: String?.self) { group in
@@ -218,12 +245,21 @@ extension TierConformanceSuite {
                                     CacheEntry(value: value(keyIndex, worker), storedAt: storedAt),
                                     forKey: makeKey(keyIndex))
                             default:
-                                if let found = try await tier.entry(forKey: makeKey(keyIndex)),
-                                    !String(
-                                        decoding: found.value.prefix(while: { $0 != UInt8(ascii: ":") }), as: UTF8.self
-                                    ).elementsEqual("\(keyIndex)")
-                                {
+                                guard let found = try await tier.entry(forKey: makeKey(keyIndex)) else { continue }
+                                // "key:writer", then the key's filler: one writer's whole value.
+                                let fields = String(
+                                    decoding: found.value.prefix(while: { $0 != UInt8(ascii: "\u{1}") }),
+                                    as: UTF8.self
+                                ).split(separator: ":")
+                                guard fields.count == 2, fields[0] == "\(keyIndex)" else {
                                     return "key \(keyIndex) returned another key's value"
+                                }
+                                guard let writer = Int(fields[1]), found.value == value(keyIndex, writer) else {
+                                    return
+                                        "key \(keyIndex) returned a value no writer stored: \(found.value.count) bytes"
+                                }
+                                guard found.metadata == CacheEntry.Metadata(storedAt: storedAt) else {
+                                    return "key \(keyIndex) returned another entry's metadata: \(found.metadata)"
                                 }
                             }
                         }
@@ -240,6 +276,11 @@ extension TierConformanceSuite {
             }
             let usage = try await tier.usage()
             try expect(usage.bytes <= usage.capacity && usage.entries <= 32, "usage after concurrent use: \(usage)")
+            for keyIndex in 0..<32 { try await tier.removeEntry(forKey: makeKey(keyIndex)) }
+            let emptied = try await tier.usage()
+            try expect(
+                emptied.entries == 0 && emptied.bytes == 0,
+                "usage after removing every key used concurrently: \(emptied) (accounting drifted)")
         }
 
         func persistence() async throws {

@@ -30,11 +30,12 @@ public struct TierConformanceSuite: Sendable {
         case roundTrip
         /// An empty value is a value, not a miss.
         case emptyValue
-        /// Storing again under a key replaces the entry.
+        /// Storing again under a key replaces the entry, and its bytes: removing the key then
+        /// leaves the tier accounting nothing.
         case overwrite
         /// Removing a key makes it a miss; removing an absent key is not an error.
         case remove
-        /// Removing all empties the tier.
+        /// Removing all empties the tier, which then stores, reads and accounts as a new one.
         case removeAll
         /// An entry whose expiry hint has passed is never returned: one stored already expired is
         /// refused, and (with the suite's clock) one whose expiry passes after it is stored is a
@@ -42,13 +43,16 @@ public struct TierConformanceSuite: Sendable {
         case expiry
         /// The longest keys work, and keys sharing a long prefix stay distinct.
         case longKeys
-        /// An entry over the per-entry limit is refused as too large, and replaces nothing. A
-        /// limit past ``TierConformanceSuite/largestExercisedBytes`` fails the check, saying so.
+        /// An entry over the per-entry limit is refused as too large, and the entry stored before
+        /// under its key is gone (a refused store leaves nothing older readable). A limit past
+        /// ``TierConformanceSuite/largestExercisedBytes`` fails the check, saying so.
         case entrySizeRule
         /// Writing several times the capacity never takes usage past capacity. A capacity past
         /// ``TierConformanceSuite/largestExercisedBytes`` fails the check, saying so.
         case capacity
-        /// Many tasks storing, reading and removing at once never see another key's value.
+        /// Many tasks storing, reading and removing at once never see another key's value, nor a
+        /// value mixed from two writers' or with another stored date; afterwards, with every key
+        /// removed, the tier accounts no entries and no bytes.
         case concurrentUse
         /// A persistent tier keeps its entries when released and opened again.
         case persistence

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import TierCache
+@_spi(TierCacheInternals) import TierCache
 import TierCacheTesting
 
 @Suite("Conformance of the in-memory tiers")
@@ -78,6 +78,61 @@ struct ConformanceTests {
         let suite = TierConformanceSuite(isPersistent: false) { _ in NeverEvictingTier() }
         await #expect(throws: TierConformanceSuite.Failure.self) { try await suite.run(.capacity) }
     }
+
+    /// A tier that works until it is emptied, and one whose byte count drifts when a key is
+    /// stored over: each passes the other checks' first steps, and its own check catches it.
+    @Test(
+        "A tier unusable after removeAll, or whose accounting drifts under overwrites, fails its check",
+        arguments: [
+            (SlippingTier.Slip.forgetsAfterRemoveAll, TierConformanceSuite.Check.removeAll),
+            (.countsOverwritesTwice, .overwrite),
+        ])
+    func slippingTierFails(_ slip: SlippingTier.Slip, _ check: TierConformanceSuite.Check) async throws {
+        let suite = TierConformanceSuite(isPersistent: false) { _ in SlippingTier(slip) }
+        await #expect(throws: TierConformanceSuite.Failure.self) { try await suite.run(check) }
+        // Without the slip, the same tier passes.
+        try await TierConformanceSuite(isPersistent: false) { _ in SlippingTier(nil) }.run(check)
+    }
+}
+
+/// A dictionary tier with one slip of the contract, or none.
+final class SlippingTier: LocalCacheTier {
+    enum Slip: Sendable {
+        /// After `removeAll`, stores report `.stored` and keep nothing.
+        case forgetsAfterRemoveAll
+        /// A store over a key adds its bytes without taking the old entry's away.
+        case countsOverwritesTwice
+    }
+    let name = "slipping"
+    let medium = TierMedium.memory
+    private let slip: Slip?
+    private let state = Locked<(entries: [CacheKey: CacheEntry], bytes: Int, emptied: Bool)>(([:], 0, false))
+
+    init(_ slip: Slip?) { self.slip = slip }
+
+    func entry(forKey key: CacheKey) -> CacheEntry? { state.withLock { $0.entries[key] } }
+    func store(_ entry: CacheEntry, forKey key: CacheKey) -> StoreOutcome {
+        guard entry.size <= 1 << 15 else { return .refused(.tooLarge(size: entry.size, limit: 1 << 15)) }
+        return state.withLock { state in
+            if slip == .forgetsAfterRemoveAll, state.emptied { return .stored }
+            if let old = state.entries[key], slip != .countsOverwritesTwice { state.bytes -= old.size }
+            state.entries[key] = entry
+            state.bytes += entry.size
+            return .stored
+        }
+    }
+    func removeEntry(forKey key: CacheKey) {
+        state.withLock { state in
+            if let old = state.entries.removeValue(forKey: key) { state.bytes -= old.size }
+        }
+    }
+    func removeAll() { state.withLock { $0 = ([:], 0, true) } }
+    func usage() -> TierUsage {
+        state.withLock {
+            TierUsage(bytes: $0.bytes, entries: $0.entries.count, capacity: 1 << 20, maxEntryBytes: 1 << 15)
+        }
+    }
+    func statistics() -> TierStatistics { TierStatistics() }
 }
 
 /// Stores everything and reports usage past capacity: the suite must catch it.
