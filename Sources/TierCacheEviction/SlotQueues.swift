@@ -192,15 +192,28 @@ public struct SlotQueues: @unchecked Sendable {
     /// Sets `slot`'s size; `slot` must be in no queue (so that no queue's weight goes stale).
     @inlinable @inline(__always)
     public mutating func setSize(_ size: UInt64, of slot: UInt32) {
-        writableNode(slot).pointee.size = size
+        let node = writableNode(slot)
+        requireUnqueued(node, slot)
+        node.pointee.size = size
     }
 
     /// Sets `slot`'s size and its 32 bits (``word(of:)``) together; `slot` must be in no queue.
     @inlinable @inline(__always)
     public mutating func setSize(_ size: UInt64, word: UInt32, of slot: UInt32) {
         let node = writableNode(slot)
+        requireUnqueued(node, slot)
         node.pointee.size = size
         node.pointee.word = word
+    }
+
+    /// Stops a policy that resizes a queued slot: its queue's weight, which counts the old size,
+    /// would be taken the new one when the slot leaves, and go wrong (below zero, wrapping), so
+    /// that an eviction loop bounded by the weight never ends. One compare of a loaded node.
+    @inlinable @inline(__always)
+    func requireUnqueued(_ node: UnsafeMutablePointer<Node>, _ slot: UInt32) {
+        precondition(
+            node.pointee.owner == Self.none,
+            "setSize: slot \(slot) is in queue \(node.pointee.owner); take it out of its queue before resizing it")
     }
 
     /// ``setSize(_:word:of:)`` in storage known to be unique (see ``assertUnique()``).
@@ -302,6 +315,7 @@ public struct SlotQueues: @unchecked Sendable {
     public mutating func pushTail(_ slot: UInt32, _ queue: UInt8) {
         // The storage first: a copy made for this change must be the one written.
         makeUnique()
+        requireQueue(queue, "pushTail")
         requireInNoQueue(slot, "pushTail")
         pushTailKnowingUnique(slot, queue)
     }
@@ -328,8 +342,16 @@ public struct SlotQueues: @unchecked Sendable {
     public mutating func pushHead(_ slot: UInt32, _ queue: UInt8) {
         // The storage first: a copy made for this change must be the one written.
         makeUnique()
+        requireQueue(queue, "pushHead")
         requireInNoQueue(slot, "pushHead")
         pushHeadKnowingUnique(slot, queue)
+    }
+
+    /// Stops a policy that names ``none`` as a queue: the slot would be linked with no queue as
+    /// its owner, so a second push of it would pass ``requireInNoQueue(_:_:)`` and link it twice.
+    @inlinable @inline(__always)
+    func requireQueue(_ queue: UInt8, _ operation: StaticString) {
+        precondition(queue != Self.none, "\(operation): queue \(Self.none) is `none`, not a queue; queues are 1 and up")
     }
 
     /// Stops a policy that pushes a slot already in a queue: linked twice, the slot would point
@@ -411,6 +433,7 @@ public struct SlotQueues: @unchecked Sendable {
     public mutating func moveToHead(_ slot: UInt32, _ queue: UInt8) {
         // The storage first: a copy made for this change must be the one written.
         makeUnique()
+        requireQueue(queue, "moveToHead")
         moveToHeadKnowingUnique(slot, queue)
     }
 

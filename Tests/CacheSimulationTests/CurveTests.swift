@@ -3,6 +3,21 @@ import Testing
 @testable import CacheSimulation
 
 @Suite struct CurveTests {
+    /// SHARDS' adjustment goes to the smallest distance; a positive one (a sample that took fewer
+    /// requests than its rate expects) made a point of hits at capacity 0.
+    @Test(arguments: [DistanceHistogram.Layout.linear(width: 1), .logarithmic])
+    func noCurveHitsAtCapacityZero(layout: DistanceHistogram.Layout) throws {
+        var histogram = DistanceHistogram(layout: layout)
+        for distance: UInt64 in [1, 2, 2, 5] { histogram.record(distance: distance) }
+        histogram.record(distance: nil)
+        histogram.adjustSmallest(by: 2)
+        let points = histogram.curve(unit: .objects).points
+        #expect(points.allSatisfy { $0.capacity > 0 })
+        // The adjustment still counts, from the smallest capacity on: (2 + 1) of 7 at capacity 1.
+        let first = try #require(points.first)
+        #expect(first.capacity == 1 && abs(first.hitRatio - 3.0 / 7) < 1e-12)
+    }
+
     @Test(arguments: [CapacityUnit.objects, .bytes])
     func theExactCurveEqualsLRUReplaysAtEveryCapacity(unit: CapacityUnit) throws {
         let trace = try skewedTrace(count: 20_000, keys: 3_000, sized: unit == .bytes, seed: 11)

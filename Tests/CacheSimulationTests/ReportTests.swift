@@ -21,6 +21,39 @@ import FoundationXML
         #expect(table.csv == "a,b\n\"x,y\",\"say \"\"hi\"\"\"\nplain,1\n")
     }
 
+    @Test func csvKeepsFormulasFromSpreadsheetsAndNumbersAsTheyAre() {
+        let table = Report.Table(
+            title: "t", columns: ["policy", "value"],
+            rows: [["=HYPERLINK(\"x\")", "-0.5"], ["@sum", "+3"], ["-cmd", "1"]])
+        #expect(table.csv == "policy,value\n\"'=HYPERLINK(\"\"x\"\")\",-0.5\n'@sum,+3\n'-cmd,1\n")
+    }
+
+    /// A trace named with control characters (a file name may hold them) still charts as XML.
+    @Test func controlCharactersInNamesKeepTheSVGWellFormed() throws {
+        let trace = try Trace(name: "a\u{1}b\u{1B}c", requests: (0..<100).map { TraceRequest(key: UInt64($0 % 7)) })
+        let results = try Simulator(trace: trace, unit: .objects).replay(policies: [.lru], capacities: [2, 4])
+        let svg = try #require(
+            Report.simulation(trace: trace, unit: .objects, results: results, seconds: 0).charts.first?.svg)
+        let parser = XMLParser(data: Data(svg.utf8))
+        #expect(parser.parse(), "SVG does not parse: \(String(describing: parser.parserError))")
+    }
+
+    /// JSON has no NaN: a payload holding one is written with the figure as a string, and an
+    /// encoding error as valid JSON.
+    @Test func nonFiniteFiguresStillMakeValidJSON() throws {
+        struct Odd: Encodable { let ratio = Double.nan }
+        let json = encodeJSON(Odd())
+        let object = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any]
+        #expect(object?["ratio"] as? String == "NaN")
+        struct Failing: Encodable {
+            func encode(to encoder: any Encoder) throws {
+                throw EncodingError.invalidValue(0, .init(codingPath: [], debugDescription: "a \"quoted\\ reason\n"))
+            }
+        }
+        let failed = encodeJSON(Failing())
+        #expect(try JSONSerialization.jsonObject(with: Data(failed.utf8)) is [String: Any])
+    }
+
     @Test func svgIsWellFormedXMLWithEscapedText() throws {
         let report = try sampleReport()
         let svg = try #require(report.charts.first?.svg)

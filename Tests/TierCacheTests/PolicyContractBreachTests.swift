@@ -43,6 +43,38 @@ struct PolicyContractBreachTests {
         }
     }
 
+    @Test("A policy that keeps a removed slot stops a store changing the entry's size, before it counts the slot twice")
+    func keepsRemovedSlotOnResize() async {
+        await #expect(processExitsWith: .failure) {
+            let tier = try MemoryTier(capacity: 10_000, policyType: KeepsRemovedSlotPolicy.self)
+            _ = tier.store(entry(3), forKey: try CacheKey("a"))
+            _ = tier.store(entry(5), forKey: try CacheKey("a"))
+        }
+    }
+
+    @Test("SlotQueues stops a resize of a queued slot (its queue's weight would wrap) and a push to queue none")
+    func resizeQueuedOrPushToNone() async {
+        await #expect(processExitsWith: .failure) {
+            var queues = SlotQueues(queueCount: 1, notingDepartures: true)
+            queues.setSize(5, of: 0)
+            queues.pushHead(0, 1)
+            queues.setSize(10, of: 0)
+        }
+        await #expect(processExitsWith: .failure) {
+            var queues = SlotQueues(queueCount: 1, notingDepartures: true)
+            queues.setSize(1, of: 0)
+            queues.pushHead(0, SlotQueues.none)
+        }
+        // Within the contract: out of its queue, resized, back in.
+        var queues = SlotQueues(queueCount: 1, notingDepartures: true)
+        queues.setSize(5, of: 0)
+        queues.pushHead(0, 1)
+        queues.remove(0)
+        queues.setSize(10, of: 0)
+        queues.pushHead(0, 1)
+        #expect(queues.weight(1) == 10)
+    }
+
     @Test("The same policies within their contract run: a store and a removal")
     func withinContract() throws {
         let tier = try MemoryTier(capacity: 10_000, policyType: NeverEvictingPolicy.self)

@@ -90,8 +90,10 @@ struct DistanceHistogram: Sendable {
         var cumulative = 0.0
         for (index, count) in counts.enumerated() where count != 0 {
             cumulative += count
-            guard count > 0 else { continue }
             let capacity = UInt64((Double(upperBound(ofBucket: index)) * scale).rounded())
+            // No request has distance 0: what bucket 0 holds is SHARDS' adjustment, which counts
+            // toward the first real capacity's point, not a point of its own (hits at capacity 0).
+            guard count > 0, capacity > 0 else { continue }
             points.append(.init(capacity: capacity, hitRatio: total > 0 ? min(1, max(0, cumulative / total)) : 0))
         }
         return MissRatioCurve(unit: unit, points: points)

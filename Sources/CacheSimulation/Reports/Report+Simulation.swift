@@ -11,7 +11,7 @@ extension Report {
         let rows = results.map { result in
             [
                 result.policy, ChartFormat.exactCapacity(result.capacity, in: unit),
-                ChartFormat.percent(Double(result.capacity) / footprint),
+                footprint > 0 ? ChartFormat.percent(Double(result.capacity) / footprint) : "-",
                 ChartFormat.percent(result.hitRatio), ChartFormat.percent(result.byteHitRatio),
                 ChartFormat.compact(result.requestsPerSecond),
             ]
@@ -96,10 +96,16 @@ extension Report {
 func encodeJSON(_ value: some Encodable) -> String {
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+    // JSON has no NaN or infinity: a figure a caller's data made one is written as a string
+    // rather than losing the whole payload.
+    encoder.nonConformingFloatEncodingStrategy = .convertToString(
+        positiveInfinity: "Infinity", negativeInfinity: "-Infinity", nan: "NaN")
     do {
         return String(decoding: try encoder.encode(value), as: UTF8.self) + "\n"
     } catch {
-        return "{\"error\": \"\(String(describing: error).xmlEscaped)\"}\n"
+        // Escaped as JSON, by the encoder: a dictionary of strings always encodes.
+        let message = (try? encoder.encode(["error": String(describing: error)])) ?? Data("{}".utf8)
+        return String(decoding: message, as: UTF8.self) + "\n"
     }
 }
 

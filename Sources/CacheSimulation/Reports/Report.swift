@@ -64,6 +64,10 @@ public struct Report: Sendable {
         }
 
         private static func csvField(_ field: String) -> String {
+            // A text a spreadsheet would run as a formula (a policy or trace name starting with
+            // `=`, `+`, `-` or `@`) gets a leading apostrophe, as OWASP advises; numbers stay.
+            var field = field
+            if let first = field.first, "=+-@\t\r".contains(first), Double(field) == nil { field = "'" + field }
             guard field.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return field }
             return "\"" + field.replacingAll("\"", with: "\"\"") + "\""
         }
@@ -81,7 +85,9 @@ extension String {
         return result
     }
 
-    /// Escapes text for XML and HTML.
+    /// Escapes text for XML and HTML. Control characters XML 1.0 does not allow (C0 but tab,
+    /// line feed and carriage return; a file name may hold them) become U+FFFD: escaped or not,
+    /// they make a standalone SVG malformed.
     var xmlEscaped: String {
         var result = ""
         result.reserveCapacity(count)
@@ -92,7 +98,12 @@ extension String {
             case ">": result += "&gt;"
             case "\"": result += "&quot;"
             case "'": result += "&#39;"
-            default: result.append(character)
+            default:
+                if character.unicodeScalars.contains(where: { $0.value < 0x20 && ![9, 10, 13].contains($0.value) }) {
+                    result += "\u{FFFD}"
+                } else {
+                    result.append(character)
+                }
             }
         }
         return result

@@ -77,6 +77,12 @@ struct PolicyStore<Policy: TierCacheEviction.EvictionPolicy>: EvictingStore {
             }
             policy.remove(existing)
             settle(sparing: nil)
+            // As in `remove(_:)`: a policy that still held the slot would count it resident at
+            // its old size, and take the new entry for a hit.
+            precondition(
+                !policy.remembers(existing),
+                "\(Policy.name).remove(_:) kept slot \(existing): a removed slot must be forgotten (EvictionPolicy's contract)"
+            )
             slot = slotByKey[key]
         }
         let id = slot ?? allocate(key)
