@@ -55,6 +55,14 @@ struct TuneCommand: ParsableCommand {
     )
     var fullCurves = false
 
+    @Option(
+        help: ArgumentHelp(
+            "Bytes to add to every object's size (with --unit bytes): what a memory tier charges an entry beyond its value.",
+            discussion:
+                "MemoryTier charges each entry its key's UTF-8 length plus 64 bytes beyond the value, so with values of a trace and keys of about 40 bytes, --entry-overhead 104 makes the recommended capacity the one to give MemoryTier(capacity:)."
+        ))
+    var entryOverhead: UInt32 = 0
+
     @OptionGroup var reportOptions: ReportOptions
 
     func validate() throws {
@@ -79,11 +87,14 @@ struct TuneCommand: ParsableCommand {
             throw ValidationError("--compare-with-full-replays compares miniature curves; drop --full-replays")
         }
         if policy != "none" { _ = try SimulateCommand.policies(policy) }
+        if entryOverhead > 0, unit != .bytes {
+            throw ValidationError("--entry-overhead adds bytes to sizes: use it with --unit bytes")
+        }
     }
 
     func run() throws {
         let policies = policy == "none" ? [] : try SimulateCommand.policies(policy)
-        let trace = try traceOptions.load()
+        let trace = try traceOptions.load().addingEntryOverhead(entryOverhead)
         var sampling: SHARDS.Mode?
         if let sampleRate { sampling = .fixedRate(sampleRate) }
         if let sampleSize { sampling = .fixedSize(maximumKeys: sampleSize) }
@@ -112,6 +123,28 @@ struct TuneCommand: ParsableCommand {
         for (key, value) in report.summary { print("\(key): \(value)") }
         print("")
         print(report.tables[0].text)
+        if let line = Self.memoryTierLine(result, entryOverhead: entryOverhead) { print("\n" + line) }
         try reportOptions.write(report, baseName: "tune-" + SimulateCommand.baseName(trace.name))
+    }
+
+    /// In byte mode, the memory tier that reaches the target with the least capacity, as one line
+    /// of Swift, and what its capacity counts.
+    static func memoryTierLine(_ result: CapacityTuner.Result, entryOverhead: UInt32) -> String? {
+        guard result.unit == .bytes else { return nil }
+        let candidates = result.curves.compactMap { curve -> (PolicyKind, UInt64)? in
+            guard let kind = PolicyKind.allCases.first(where: { $0.displayName == curve.policy }),
+                kind.memoryTierPolicy != nil,
+                let capacity = curve.capacityForTarget
+            else { return nil }
+            return (kind, capacity)
+        }
+        guard let (kind, capacity) = candidates.min(by: { $0.1 < $1.1 }),
+            let line = kind.memoryTierConfiguration(capacityBytes: capacity)
+        else { return nil }
+        let counts =
+            entryOverhead > 0
+            ? "with \(entryOverhead) bytes an entry beyond its value"
+            : "values only: MemoryTier also charges each entry its key and 64 bytes; --entry-overhead adds them"
+        return "Memory tier: \(line) (\(counts))"
     }
 }

@@ -17,6 +17,7 @@ import Testing
             (["tune", "--trace", "/nonexistent/trace.csv", "--miniature-minimum-objects", "inf"], "from 1 to"),
             (["tune", "--trace", "/nonexistent/trace.csv", "--miniature-minimum-objects", "1e19"], "from 1 to"),
             (["tune", "--trace", "/nonexistent/trace.csv", "--miniature-minimum-objects", "nan"], "from 1 to"),
+            (["tune", "--trace", "/nonexistent/trace.csv", "--entry-overhead", "104"], "use it with --unit bytes"),
         ])
     func outOfRangeNumbersAreRefusedWithAMessage(_ arguments: [String], _ message: String) throws {
         // A trap ends the process by a signal, before any message.
@@ -35,6 +36,29 @@ import Testing
         let (status, output) = try runTiercache([command, "--trace", path, "--no-trace-cache"])
         #expect(status != 0)
         #expect(output.contains("holds no requests"), "\(output)")
+    }
+
+    /// `tune --unit bytes` ends with the memory tier to configure, and with `--entry-overhead`
+    /// its capacity counts what the tier charges: more than the values alone.
+    @Test func tuneInBytesPrintsTheMemoryTierCountingItsOverhead() throws {
+        let directory = TemporaryDirectory()
+        try FileManager.default.createDirectory(at: directory.url, withIntermediateDirectories: true)
+        let path = directory.url.appendingPathComponent("sized.csv").path
+        let lines = (0..<3_000).map { "\($0 * 7919 % 400),400" }
+        try Data(("key,size\n" + lines.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: path))
+        func capacity(overhead: Int) throws -> String {
+            let (status, output) = try runTiercache([
+                "tune", "--trace", path, "--no-trace-cache", "--unit", "bytes", "--policy", "none",
+                "--target-hit-ratio", "0.5", "--entry-overhead", "\(overhead)",
+            ])
+            #expect(status == 0, "\(output)")
+            let line = try #require(output.split(separator: "\n").last { $0.hasPrefix("Memory tier: ") }, "\(output)")
+            return String(line)
+        }
+        let values = try capacity(overhead: 0)
+        let charged = try capacity(overhead: 104)
+        #expect(values.contains("values only") && charged.contains("104 bytes an entry"))
+        #expect(values.contains("policy: .lru") && values != charged)
     }
 
     /// A hotspot over one key once drew key 1 of 1 and trapped indexing the value sizes.

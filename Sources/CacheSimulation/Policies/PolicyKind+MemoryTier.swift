@@ -23,8 +23,8 @@ extension PolicyKind {
     }
 
     /// The one line of Swift that configures a memory tier of `capacityBytes` with this policy,
-    /// e.g. `MemoryTier(capacity: 256 << 20, policy: .s3fifo)`, for `tiercache tune` to print
-    /// beside its recommendation; `nil` when the tier has no such policy or the capacity is not
+    /// e.g. `MemoryTier(capacity: 256 << 20, policy: .s3fifo)`, which `tiercache tune` prints
+    /// after its recommendation; `nil` when the tier has no such policy or the capacity is not
     /// positive. Capacities that are whole MiB or KiB are written as shifts.
     public func memoryTierConfiguration(capacityBytes: UInt64) -> String? {
         guard let policy = memoryTierPolicy, capacityBytes > 0, capacityBytes <= UInt64(Int.max) else { return nil }

@@ -97,6 +97,20 @@ public struct Trace: Sendable {
         self = builder.build(name: name, hasSizes: hasSizes)
     }
 
+    /// This trace with `bytes` added to every object's size (saturating at `UInt32.max`): sizes in
+    /// the units of a cache that charges each entry more than its value. `MemoryTier` charges an
+    /// entry its key's UTF-8 length and `MemoryTier.perEntryOverhead` (64) bytes beyond the value,
+    /// so a trace of values, replayed with that overhead added, is sized as the tier counts.
+    public func addingEntryOverhead(_ bytes: UInt32) -> Trace {
+        guard bytes > 0 else { return self }
+        var trace = Trace(
+            name: name, requests: requests,
+            objectSizes: objectSizes.map { $0.addingReportingOverflow(bytes).overflow ? .max : $0 + bytes },
+            hasSizes: true)
+        trace.loading = loading
+        return trace
+    }
+
     /// A trace from already-dense parts (a sample of another trace, see ``MiniatureSimulation``,
     /// or a binary copy, which knows its `requestedBytes`): every id in `requests` is an index of
     /// `objectSizes`.
