@@ -52,8 +52,31 @@ import TierCache
         #expect(abs(predicted - observed) < 0.05, "predicted \(predicted), observed \(observed)")
         #expect(sampler.estimatedHitRatio(forCapacityObjects: 4_000) > predicted)
         #expect(sampler.sampling.trackedKeys <= 2_048)
-        #expect(sampler.meanEntrySize == 100)
-        #expect(sampler.estimatedHitRatio(forCapacityBytes: 100_000) == predicted)
+        // Stores are recorded at the tier's charge: the value, the key ("item/N") and 64 bytes.
+        let charge = try #require(sampler.meanEntrySize)
+        #expect(charge > 100 + 64 + 6 && charge < 100 + 64 + 11, "\(charge)")
+    }
+
+    /// A tier bounded by bytes: the sampler's estimate at the tier's capacity in bytes is the
+    /// tier's hit ratio, since it counts entries at what the tier charges for them (counted at
+    /// their 10-byte values alone, it took the tier to hold eight times the entries it does).
+    @Test func aSampledByteBoundedMemoryTierPredictsItsOwnHitRatio() throws {
+        let sampler = LiveCurveSampler(maximumKeys: 2_048)
+        let capacity = 84_000
+        let tier = SampledTier(try MemoryTier(capacity: capacity), sampler: sampler)
+        let sequence = keys(count: 60_000, distinct: 20_000)
+        var hits = 0
+        for index in sequence {
+            let key = try CacheKey("item/\(index)")
+            if try tier.entry(forKey: key) != nil {
+                hits += 1
+            } else {
+                _ = try tier.store(CacheEntry(value: [UInt8](repeating: 1, count: 10), storedAt: Date()), forKey: key)
+            }
+        }
+        let observed = Double(hits) / Double(sequence.count)
+        let predicted = try #require(sampler.estimatedHitRatio(forCapacityBytes: capacity))
+        #expect(abs(predicted - observed) < 0.05, "predicted \(predicted), observed \(observed)")
     }
 
     @Test func theSampledCurveFollowsTheExactOne() throws {

@@ -3,16 +3,36 @@ import TierCache
 /// A tier that reports every lookup and store to a ``LiveCurveSampler`` and otherwise behaves exactly
 /// like the tier it wraps (same name, medium, capacity, statistics). Wrapping a `LocalCacheTier`
 /// keeps the synchronous path, so a `TieredCache` of local tiers stays suspension-free.
+///
+/// Each store is recorded at what the tier charges for it, so that the sampler's capacities are
+/// the tier's: for a `MemoryTier`, the value, the key's UTF-8 length and
+/// `MemoryTier.perEntryOverhead`; for other tiers, the value (or what `entryOverhead` adds).
+/// Stores the tier refused are recorded too: at the larger capacities the sampler estimates, an
+/// entry refused as too large now may be kept.
 public struct SampledTier<Base: CacheTier>: CacheTier {
     /// The tier that stores the entries.
     public let base: Base
     /// The sampler that sees every lookup and store.
     public let sampler: LiveCurveSampler
+    /// Bytes an entry costs beyond its value (and, for a `MemoryTier`, its key).
+    private let overhead: Int
+    /// Whether the tier charges an entry its key's bytes (a `MemoryTier`).
+    private let chargesKey: Bool
 
     /// Wraps `base`, reporting its traffic to `sampler`.
-    public init(_ base: Base, sampler: LiveCurveSampler) {
+    ///
+    /// - Parameter entryOverhead: bytes the tier charges an entry beyond its value, for a tier
+    ///   other than `MemoryTier` (whose charge, key and `MemoryTier.perEntryOverhead`, is known).
+    public init(_ base: Base, sampler: LiveCurveSampler, entryOverhead: Int = 0) {
         self.base = base
         self.sampler = sampler
+        chargesKey = base is MemoryTier
+        overhead = chargesKey ? MemoryTier.perEntryOverhead : max(0, entryOverhead)
+    }
+
+    /// The bytes the tier charges for `entry` under `key`.
+    private func charged(_ entry: CacheEntry, _ key: CacheKey) -> Int {
+        entry.value.count + overhead + (chargesKey ? key.rawValue.utf8.count : 0)
     }
 
     /// The wrapped tier's name.
@@ -29,7 +49,7 @@ public struct SampledTier<Base: CacheTier>: CacheTier {
     /// Stores in the wrapped tier, then records the stored bytes.
     public func store(_ entry: CacheEntry, forKey key: CacheKey) async throws -> StoreOutcome {
         let outcome = try await base.store(entry, forKey: key)
-        sampler.recordStore(bytes: entry.value.count)
+        sampler.recordStore(bytes: charged(entry, key))
         return outcome
     }
 
@@ -53,7 +73,7 @@ extension SampledTier: LocalCacheTier where Base: LocalCacheTier {
     /// Stores in the wrapped tier, synchronously, then records the stored bytes.
     public func store(_ entry: CacheEntry, forKey key: CacheKey) throws -> StoreOutcome {
         let outcome = try base.store(entry, forKey: key)
-        sampler.recordStore(bytes: entry.value.count)
+        sampler.recordStore(bytes: charged(entry, key))
         return outcome
     }
 
