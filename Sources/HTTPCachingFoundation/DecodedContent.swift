@@ -15,8 +15,12 @@ enum DecodedContent {
 
     /// `response` to `request` as it describes `body`: when URLSession decoded the content,
     /// without `Content-Encoding` and with `Content-Length` the body's size; otherwise unchanged.
-    /// A response without content (to HEAD, or a 204 or 304) describes a body it did not send and
-    /// is left as it is.
+    ///
+    /// A 204 or 304 is left as it is. A response to HEAD describes the body a GET would get, which
+    /// URLSession would decode: one naming only codings it decodes loses `Content-Encoding` and
+    /// `Content-Length` (the decoded length is not known), so that it describes the stored GET's
+    /// decoded content, and the engine's check of a HEAD against the stored response (RFC 9111
+    /// §4.3.5) does not take the encoded length for a changed resource.
     ///
     /// The body counts as decoded when the response names only codings URLSession decodes and
     /// the body is not what the response announced: a `Content-Length` other than the body's, or,
@@ -25,14 +29,18 @@ enum DecodedContent {
     /// `Content-Length` counts as decoded). A coding URLSession does not decode leaves the response
     /// as it is: the body is still encoded and the fields describe it.
     static func describing(_ body: Data, in response: HTTPResponse, to request: HTTPRequest) -> HTTPResponse {
-        guard request.method != .head, response.status.code != 204, response.status.code != 304 else {
-            return response
-        }
+        guard response.status.code != 204, response.status.code != 304 else { return response }
         let codings = response.headerFields[values: .contentEncoding]
             .flatMap { $0.split(separator: ",") }
             .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
             .filter { !$0.isEmpty && $0 != "identity" }
         guard let last = codings.last, codings.allSatisfy(decodedCodings.contains) else { return response }
+        if request.method == .head {
+            var response = response
+            response.headerFields[.contentEncoding] = nil
+            response.headerFields[.contentLength] = nil
+            return response
+        }
         let decoded: Bool
         if let announced = response.headerFields[.contentLength].flatMap({ Int($0) }) {
             decoded = announced != body.count
@@ -54,8 +62,10 @@ enum DecodedContent {
         case "gzip", "x-gzip":
             return bytes[0] == 0x1F && bytes[1] == 0x8B
         case "deflate":
-            // A zlib header (RFC 1950): method 8, and the two bytes a multiple of 31.
-            return bytes[0] & 0x0F == 8 && (UInt16(bytes[0]) << 8 | UInt16(bytes[1])) % 31 == 0
+            // A zlib header (RFC 1950): method 8, a window of at most 32 KiB (CINFO 7), and the
+            // two bytes a multiple of 31. Decoded text can begin so too ("x^", "h\u{1}"): without
+            // `Content-Length` such a body is taken for still encoded, and keeps its field.
+            return bytes[0] & 0x0F == 8 && bytes[0] >> 4 <= 7 && (UInt16(bytes[0]) << 8 | UInt16(bytes[1])) % 31 == 0
         default:
             return false
         }

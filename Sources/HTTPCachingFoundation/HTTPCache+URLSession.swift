@@ -49,7 +49,15 @@ extension HTTPCache {
                 var urlRequest = settings ?? converted
                 urlRequest.url = converted.url
                 urlRequest.httpMethod = converted.httpMethod
-                urlRequest.allHTTPHeaderFields = converted.allHTTPHeaderFields
+                // Field by field, every one of the app's first removed: the exchange's fields
+                // are what goes out (the cache may have removed validators or hop-by-hop fields),
+                // whether assigning `allHTTPHeaderFields` replaces or merges.
+                for name in (urlRequest.allHTTPHeaderFields ?? [:]).keys {
+                    urlRequest.setValue(nil, forHTTPHeaderField: name)
+                }
+                for (name, value) in converted.allHTTPHeaderFields ?? [:] {
+                    urlRequest.setValue(value, forHTTPHeaderField: name)
+                }
                 urlRequest.cachePolicy = .reloadIgnoringLocalCacheData
                 urlRequest.httpBodyStream = nil
                 urlRequest.httpBody = body

@@ -66,28 +66,34 @@ public final class HTTPCacheURLProtocol: URLProtocol {
     private final class Delivery: @unchecked Sendable {
         let owner: URLProtocol
         let client: (any URLProtocolClient)?
-        /// Set by `stopLoading()`: the client hears nothing more. Checked before each callback,
-        /// so at most the callback already under way when the protocol is stopped still arrives.
-        let stopped = Locked(false)
-        init(owner: URLProtocol, client: (any URLProtocolClient)?) {
+        let stop: StopFlag
+        init(owner: URLProtocol, client: (any URLProtocolClient)?, stop: StopFlag) {
             self.owner = owner
             self.client = client
+            self.stop = stop
         }
 
         /// `client`, unless the protocol was stopped.
-        var liveClient: (any URLProtocolClient)? { stopped.withLock { $0 } ? nil : client }
+        var liveClient: (any URLProtocolClient)? { stop.isRaised ? nil : client }
+    }
+
+    /// Raised by `stopLoading()`: the client hears nothing more. Checked before each callback,
+    /// so at most the callback already under way when the protocol is stopped still arrives. An
+    /// object of its own, held by the protocol and its delivery alike: the protocol holding the
+    /// delivery, which holds the protocol, would keep both alive for good.
+    private final class StopFlag: Sendable {
+        private let raised = Locked(false)
+        var isRaised: Bool { raised.withLock { $0 } }
+        func raise() { raised.withLock { $0 = true } }
     }
 
     private struct Registration: Sendable {
         let cache: HTTPCache
         let transport: URLSession
-        /// Whether the session was made here (not passed by the app), so is to be invalidated
-        /// when another registration replaces this one.
-        let ownsTransport: Bool
     }
 
     private static let registration = Locked<Registration?>(nil)
-    private let work = Locked<(task: Task<Void, Never>, delivery: Delivery)?>(nil)
+    private let work = Locked<(task: Task<Void, Never>, stop: StopFlag)?>(nil)
 
     /// The `Cache-Status` field name (RFC 9211) and this cache's name in it.
     public static let cacheStatusField = "Cache-Status"
@@ -96,24 +102,14 @@ public final class HTTPCacheURLProtocol: URLProtocol {
 
     /// Makes `cache` the one this protocol answers from, fetching with `transport` (by default
     /// an ephemeral session with no `URLCache`). Later registrations replace earlier ones.
+    ///
+    /// A session made here is kept for the process's life, even when a later registration
+    /// replaces this one: requests still running (their redirect hops, a background
+    /// revalidation) may create tasks on it, which an invalidated session refuses. Register once
+    /// per configuration, not per request.
     public static func register(_ cache: HTTPCache, transport: URLSession? = nil) {
-        register(
-            Registration(
-                cache: cache, transport: transport ?? fetchingSession(from: .ephemeral), ownsTransport: transport == nil
-            ))
-    }
-
-    /// Makes `new` the registration (nil: none). A session the replaced registration made for
-    /// itself is invalidated once its tasks finish, so that registering again does not leave one
-    /// session (and its delegate) behind each time.
-    private static func register(_ new: Registration?) {
-        let replaced = registration.withLock { registration in
-            defer { registration = new }
-            return registration
-        }
-        if let replaced, replaced.ownsTransport, replaced.transport !== new?.transport {
-            replaced.transport.finishTasksAndInvalidate()
-        }
+        let session = transport ?? fetchingSession(from: .ephemeral)
+        registration.withLock { $0 = Registration(cache: cache, transport: session) }
     }
 
     /// Registers `cache` and puts this class first in `configuration.protocolClasses`: the
@@ -126,10 +122,7 @@ public final class HTTPCacheURLProtocol: URLProtocol {
     public static func install(
         _ cache: HTTPCache, in configuration: URLSessionConfiguration, transport: URLSession? = nil
     ) {
-        register(
-            Registration(
-                cache: cache, transport: transport ?? fetchingSession(from: configuration),
-                ownsTransport: transport == nil))
+        register(cache, transport: transport ?? fetchingSession(from: configuration))
         configuration.protocolClasses =
             [HTTPCacheURLProtocol.self]
             + (configuration.protocolClasses ?? []).filter { $0 != HTTPCacheURLProtocol.self }
@@ -157,7 +150,7 @@ public final class HTTPCacheURLProtocol: URLProtocol {
 
     /// Removes the registration; requests then fall through to the next protocol class.
     public static func unregister() {
-        register(nil)
+        registration.withLock { $0 = nil }
     }
 
     /// `http` and `https` requests, while a cache is registered.
@@ -213,9 +206,10 @@ public final class HTTPCacheURLProtocol: URLProtocol {
             return
         }
         let request = self.request
-        let delivery = Delivery(owner: self, client: client)
+        let stop = StopFlag()
+        let delivery = Delivery(owner: self, client: client, stop: stop)
         let task = Task { await HTTPCacheURLProtocol.answer(request, from: registration, to: delivery) }
-        work.withLock { $0 = (task, delivery) }
+        work.withLock { $0 = (task, stop) }
     }
 
     /// Loads `request` through the cache and reports the outcome to `delivery`'s client.
@@ -250,7 +244,7 @@ public final class HTTPCacheURLProtocol: URLProtocol {
     /// for them. The client hears nothing more from this protocol.
     public override func stopLoading() {
         work.withLock { work in
-            work?.delivery.stopped.withLock { $0 = true }
+            work?.stop.raise()
             work?.task.cancel()
         }
     }

@@ -39,9 +39,6 @@ final class NetworkTierWrites: Sendable {
         }
     }
 
-    /// The bytes reserved by writes not yet run.
-    var reservedBytes: Int { state.withLock { $0.reservedBytes } }
-
     /// Runs `operation` on `key` after the key's operations sent before it (and the removal of
     /// everything sent before it), then releases `releasing` reserved bytes.
     func send(_ key: CacheKey, releasing: Int = 0, _ operation: @escaping @Sendable () async -> Void) {

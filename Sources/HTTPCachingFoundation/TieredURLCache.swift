@@ -46,8 +46,9 @@ import FoundationNetworking
 /// the same promotion as `TieredCache.localEntry(forKey:tiers:)`; stores and removals reach
 /// local tiers synchronously and a network tier (Redis) in the background, each key's in the order
 /// they were made (``waitForNetworkWrites()`` waits for them; a store that would take the bytes
-/// waiting for network tiers past `networkWriteBudget` removes the key there instead, so an
-/// unreachable server does not make the queue grow without bound), so a response
+/// waiting for network tiers past `networkWriteBudget` removes the key there instead, so that an
+/// unreachable server holds at most that many bytes of entries in the queue, beside its
+/// removals, which hold a key each), so a response
 /// stored to Redis is visible to *other* processes, while this process reads it back from its
 /// local tiers. A cache whose tiers are all network tiers therefore never answers a read.
 ///
@@ -245,7 +246,8 @@ public final class TieredURLCache: URLCache, @unchecked Sendable {
 
     /// `storeCachedResponse(_:for:)` with a request, saying what each local tier did (network
     /// tiers are written asynchronously and not reported). Empty when nothing was attempted:
-    /// no key, not an HTTP response, or a policy of `.notAllowed`.
+    /// no key, not an HTTP response, a policy of `.notAllowed`, `Vary: *`, or a response RFC
+    /// 9111 does not let a private cache store.
     @discardableResult
     public func store(
         _ cachedResponse: CachedURLResponse, for request: URLRequest
@@ -290,10 +292,13 @@ public final class TieredURLCache: URLCache, @unchecked Sendable {
             // Past the budget of bytes waiting for network tiers, the key is removed there
             // instead: a removal holds no entry, and leaves nothing older than this store.
             let permitted = policy.permits(tier.medium) && networkWrites.reserve(encoded.count)
+            // Only a permitted write holds the entry: a closure keeps what it names, whichever
+            // branch runs, so a removal naming `entry` would hold its bytes outside the budget.
+            let pending = permitted ? entry : nil
             networkWrites.send(key, releasing: permitted ? encoded.count : 0) {
-                if permitted {
+                if let pending {
                     // A failed store leaves no older entry behind (as `TieredCache.store` does).
-                    do { _ = try await tier.store(entry, forKey: key) } catch {
+                    do { _ = try await tier.store(pending, forKey: key) } catch {
                         try? await tier.removeEntry(forKey: key)
                     }
                 } else {

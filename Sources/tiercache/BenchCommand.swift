@@ -19,7 +19,8 @@ struct BenchCommand: AsyncParsableCommand {
         discussion: """
             Every read that misses stores the value (read-through), as an application would. Each subject runs the same \
             requests, split across --tasks concurrent tasks (a list sweeps them), beside its baseline: memory tiers \
-            beside a minimal LRU, the others beside LMDB and zstd called directly. With no arguments: memory, LMDB and \
+            beside a minimal LRU, SQLite beside SQLite and zlib called directly, the others beside LMDB and zstd \
+            called directly. With no arguments: memory, LMDB and \
             memory over LMDB in a temporary directory, about half a minute on two cores.
 
             Subjects: \(SubjectName.help).

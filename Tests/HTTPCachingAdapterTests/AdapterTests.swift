@@ -80,6 +80,27 @@ struct URLSessionAdapterTests {
         try await origin.stop()
     }
 
+    @Test("A HEAD of a gzip resource, answered encoded, freshens the decoded GET stored for it instead of removing it")
+    func headOfDecodedContent() async throws {
+        let origin = try await LoopbackOrigin.start()
+        let clock = ManualCacheClock(start: Date())
+        let cache = try makeCache(clock: clock)
+        let session = ephemeralSession()
+        let (body, _, _) = try await cache.data(for: URLRequest(url: origin.url("/gzip")), session: session)
+        #expect(String(decoding: body, as: UTF8.self) == "hello, decoded world")
+        clock.advance(by: 7_200)
+        var head = URLRequest(url: origin.url("/gzip"))
+        head.httpMethod = "HEAD"
+        _ = try await cache.data(for: head, session: session)
+        #expect(origin.log.requests(to: "/gzip").map(\.method) == [.GET, .HEAD])
+        // The HEAD freshened the stored GET: it answers without the origin.
+        var stored = URLRequest(url: origin.url("/gzip"))
+        stored.cachePolicy = .returnCacheDataDontLoad
+        let (again, _, result) = try await cache.data(for: stored, session: session)
+        #expect(String(decoding: again, as: UTF8.self) == "hello, decoded world" && result.source == .cache)
+        try await origin.stop()
+    }
+
     @Test("URLRequest.cachePolicy is honoured")
     func cachePolicies() async throws {
         let origin = try await LoopbackOrigin.start()

@@ -13,7 +13,7 @@ import NIOPosix
 /// - `/cookie`: 200 with `Set-Cookie` and `Cache-Control: max-age=3600`
 /// - `/status/N`: status N
 /// - `/gzip`: "hello, decoded world" gzip-compressed, with `Content-Encoding: gzip`, the
-///   compressed `Content-Length` and `max-age=3600`
+///   compressed `Content-Length`, `ETag: "g1"` and `max-age=3600` (to HEAD, the head alone)
 /// - `/echo`: 200, `no-store`; the body is the request's method, a space and the request's body
 /// - `/flip`: the first request gets 200 with `ETag: "v1"` and `max-age=0`; later ones a 302 to
 ///   `/etag` (whose `ETag` is the same)
@@ -105,12 +105,15 @@ private final class OriginHandler: ChannelInboundHandler {
         }
         if path == "/gzip" {
             let fields = HTTPHeaders([
-                ("Cache-Control", "max-age=3600"), ("Content-Encoding", "gzip"),
+                ("Cache-Control", "max-age=3600"), ("Content-Encoding", "gzip"), ("ETag", "\"g1\""),
                 ("Content-Length", "\(Self.gzippedGreeting.count)"),
             ])
             let responseHead = HTTPResponseHead(version: head.version, status: .ok, headers: fields)
             context.write(wrapOutboundOut(.head(responseHead)), promise: nil)
-            context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: Self.gzippedGreeting)))), promise: nil)
+            if head.method != .HEAD {
+                context.write(
+                    wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: Self.gzippedGreeting)))), promise: nil)
+            }
             context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
             return
         }

@@ -7,9 +7,9 @@ import TierCacheLMDB
 
 @testable import HTTPCaching
 
-/// Keeps the README's "Small responses and encryption at rest" example compiling and true (the
-/// code between the markers is the README's block, character for character; `ReadmeSnippetTests`
-/// checks that).
+/// Keeps the example of small responses and encryption at rest (an encrypted disk tier with
+/// automatic dictionaries under an `HTTPCache`, once a README block, the API the
+/// `DictionariesAndEncryption` article shows) compiling and true.
 @Suite("README example: dictionaries and encryption at rest")
 struct ReadmeAtRestExampleTests {
     @Test("The example builds an encrypted disk tier with automatic dictionaries under an HTTPCache")

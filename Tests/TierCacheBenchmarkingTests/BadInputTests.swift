@@ -16,6 +16,9 @@ import Testing
 
     @Test func syntheticWorkloadsWithImpossibleParametersAreRefused() {
         rejects(Workload(.synthetic(keys: 0, distribution: .uniform, sizes: .fixed(1))), "keys")
+        // Two billion keys were accepted, and the run killed for the sampler's 32 GB of tables.
+        rejects(Workload(.synthetic(keys: 2_000_000_000, distribution: .zipf(skew: 0.99), sizes: .fixed(1))), "keys")
+        rejects(Workload(.synthetic(keys: Workload.maximumKeys + 1, distribution: .uniform, sizes: .fixed(1))), "keys")
         rejects(Workload(.synthetic(keys: 10, distribution: .uniform, sizes: .fixed(0))), "positive")
         rejects(Workload(.synthetic(keys: 10, distribution: .uniform, sizes: .fixed(-5))), "positive")
         rejects(Workload(.synthetic(keys: 10, distribution: .uniform, sizes: .uniform(-10...10))), "positive")

@@ -6,6 +6,17 @@ import Testing
 
 /// The reports contain what the run measured, in every format.
 @Suite struct ReportTests {
+    /// More tasks than processors: the summary says the tasks of a local tier ran a processor's
+    /// worth at a time.
+    @Test func moreTasksThanProcessorsIsNoted() async throws {
+        let plan = BenchmarkPlan(workload: Workload.zipf(keys: 100), length: .requests(500), tasks: [1, 3])
+        var results = try await BenchmarkRunner(plan: plan).run([.memory(capacity: 1 << 20)])
+        results.processors = 2
+        #expect(results.report().summary.contains { $0.0 == "Note" && $0.1.hasPrefix("3 tasks on 2 processors") })
+        results.processors = 3
+        #expect(!results.report().summary.contains { $0.0 == "Note" })
+    }
+
     @Test func everyFormatCarriesTheRunsFigures() async throws {
         let plan = BenchmarkPlan(
             workload: Workload.zipf(keys: 1_000, sizes: .fixed(128)), length: .requests(4_000), tasks: [1, 2])
@@ -20,6 +31,14 @@ import Testing
         #expect(table.csv.contains("memory-s3fifo"))
         let decoded = try JSONDecoder().decode(BenchmarkResults.self, from: Data(report.json.utf8))
         #expect(decoded == results)
+        // A result written by 0.1.0, without the counts of refused and failed stores, still loads.
+        let encoded = try JSONEncoder().encode(result)
+        var older = try #require(try JSONSerialization.jsonObject(with: encoded) as? [String: Any])
+        older["refusedStores"] = nil
+        older["failedStores"] = nil
+        let loaded = try JSONDecoder().decode(
+            SubjectResult.self, from: try JSONSerialization.data(withJSONObject: older))
+        #expect(loaded == result && loaded.refusedStores == 0)
         let titles = report.charts.map(\.title)
         #expect(titles.contains("Throughput against concurrency"))
         #expect(titles.contains { $0.hasPrefix("Latency CDF") })

@@ -258,12 +258,38 @@ import TierCacheEviction
         var plan = BenchmarkPlan(workload: Workload(.trace(trace)), length: .duration(.seconds(1)))
         plan.cycleLength = 1_000
         #expect(plan.sequenceLength == 3_000)
+        // Whole traces: the warm-up's 500 and the cycle's 3,000 make two turns of the trace.
         plan.warmUp = .requests(500)
-        #expect(plan.sequenceLength == 3_500)
+        #expect(plan.sequenceLength == 6_000)
+        plan.warmUp = .duration(.seconds(1))
+        plan.length = .requests(7_000)
+        #expect(plan.sequenceLength == 12_000)
+        plan.cycleLength = 1 << 20
+        plan.length = .duration(.seconds(1))
+        #expect(plan.sequenceLength == 1_050_000)
+        plan.cycleLength = 1_000
+        // Both phases counted: no wrap, no rounding.
+        plan.warmUp = .requests(500)
+        plan.length = .requests(700)
+        #expect(plan.sequenceLength == 1_200)
+        plan.length = .duration(.seconds(1))
         plan.workload = Workload.zipf(keys: 5_000)
         #expect(plan.sequenceLength == 5_500)
         plan.cycleLength = 10_000
         #expect(plan.sequenceLength == 10_500)
+    }
+
+    /// A cancelled run ends at once, each subject reported as cancelled: a minute-long run (an
+    /// hour from the command line) once went on to its end.
+    @Test func aCancelledRunEndsAndSaysSo() async throws {
+        let plan = BenchmarkPlan(workload: Self.workload, length: .duration(.seconds(60)), tasks: [1])
+        let run = Task { try await BenchmarkRunner(plan: plan).run([.memory(capacity: 1 << 20)]) }
+        run.cancel()
+        let results = try await run.value
+        #expect(!results.results.isEmpty)
+        #expect(
+            results.results.allSatisfy { $0.failure?.contains("cancelled") == true }, "\(results.results.map(\.status))"
+        )
     }
 
     @Test func aDurationBoundedRunStopsOnTime() async throws {

@@ -82,10 +82,11 @@ struct ConformanceTests {
     /// A tier that works until it is emptied, and one whose byte count drifts when a key is
     /// stored over: each passes the other checks' first steps, and its own check catches it.
     @Test(
-        "A tier unusable after removeAll, or whose accounting drifts under overwrites, fails its check",
+        "A tier unusable after removeAll, whose accounting drifts under overwrites, or that tears values, fails its check",
         arguments: [
             (SlippingTier.Slip.forgetsAfterRemoveAll, TierConformanceSuite.Check.removeAll),
             (.countsOverwritesTwice, .overwrite),
+            (.tearsValues, .concurrentUse),
         ])
     func slippingTierFails(_ slip: SlippingTier.Slip, _ check: TierConformanceSuite.Check) async throws {
         let suite = TierConformanceSuite(isPersistent: false) { _ in SlippingTier(slip) }
@@ -102,6 +103,8 @@ final class SlippingTier: LocalCacheTier {
         case forgetsAfterRemoveAll
         /// A store over a key adds its bytes without taking the old entry's away.
         case countsOverwritesTwice
+        /// A read returns the value with its last byte changed: one no writer stored.
+        case tearsValues
     }
     let name = "slipping"
     let medium = TierMedium.memory
@@ -110,7 +113,11 @@ final class SlippingTier: LocalCacheTier {
 
     init(_ slip: Slip?) { self.slip = slip }
 
-    func entry(forKey key: CacheKey) -> CacheEntry? { state.withLock { $0.entries[key] } }
+    func entry(forKey key: CacheKey) -> CacheEntry? {
+        guard var found = state.withLock({ $0.entries[key] }) else { return nil }
+        if slip == .tearsValues, !found.value.isEmpty { found.value[found.value.count - 1] &+= 1 }
+        return found
+    }
     func store(_ entry: CacheEntry, forKey key: CacheKey) -> StoreOutcome {
         guard entry.size <= 1 << 15 else { return .refused(.tooLarge(size: entry.size, limit: 1 << 15)) }
         return state.withLock { state in

@@ -75,6 +75,14 @@ struct PolicyContractBreachTests {
         #expect(queues.weight(1) == 10)
     }
 
+    @Test("A policy whose departures pile up over requests stops, before every request walks them all")
+    func hoardsDepartures() async {
+        await #expect(processExitsWith: .failure) {
+            let tier = try MemoryTier(capacity: 10_000, policyType: HoardsDeparturesPolicy.self)
+            for index in 0..<5_000 { _ = tier.store(entry(30), forKey: try CacheKey("k\(index)")) }
+        }
+    }
+
     @Test("The same policies within their contract run: a store and a removal")
     func withinContract() throws {
         let tier = try MemoryTier(capacity: 10_000, policyType: NeverEvictingPolicy.self)
@@ -114,6 +122,33 @@ struct KeepsRemovedSlotPolicy: EvictionPolicy {
     func isResident(_ slot: UInt32) -> Bool { lru.isResident(slot) }
     func remembers(_ slot: UInt32) -> Bool { lru.remembers(slot) }
     var departures: ArraySlice<UInt32> { lru.departures }
+    var largestAdmissibleSize: UInt64 { lru.largestAdmissibleSize }
+    var residentsByRetention: [UInt32] { lru.residentsByRetention }
+}
+
+/// LRU that lists every departure since it began, as a policy forgetting
+/// `SlotQueues.beginRequest()` does.
+struct HoardsDeparturesPolicy: EvictionPolicy {
+    static let name = "hoards departures"
+    private var lru: LRUPolicy
+    private var hoard: [UInt32] = []
+    init(context: PolicyContext) { lru = LRUPolicy(context: context) }
+    mutating func access(_ slot: UInt32, size: UInt64, keyHash: UInt64, position: Int) -> Bool {
+        let hit = lru.access(slot, size: size, keyHash: keyHash, position: position)
+        hoard += lru.departures
+        return hit
+    }
+    mutating func remove(_ slot: UInt32) {
+        lru.remove(slot)
+        hoard += lru.departures
+    }
+    mutating func removeAll() {
+        lru.removeAll()
+        hoard = []
+    }
+    func isResident(_ slot: UInt32) -> Bool { lru.isResident(slot) }
+    func remembers(_ slot: UInt32) -> Bool { lru.remembers(slot) }
+    var departures: ArraySlice<UInt32> { hoard[...] }
     var largestAdmissibleSize: UInt64 { lru.largestAdmissibleSize }
     var residentsByRetention: [UInt32] { lru.residentsByRetention }
 }

@@ -6,7 +6,11 @@
 /// the curve for all capacities costs about as much as one replay at a single capacity.
 ///
 /// In object mode the curve is exact at every capacity. In byte mode distances are grouped into
-/// buckets of `footprint / 65,536` bytes, and the curve is exact at every bucket boundary.
+/// buckets of `footprint / 65,536` bytes, and the curve is exact at every bucket boundary for
+/// capacities at least as large as the trace's largest object. Below that the curve counts an
+/// object larger than the capacity as occupying it, where an LRU cache never admits it (and
+/// evicts nothing for it): the curve's hit ratio there is a lower bound of LRU's. Replay
+/// (`Simulator`) at such capacities for LRU's own figure.
 public enum ExactLRUCurve {
     /// LRU's curve over `trace` in one pass; `progress` hears the completed share (0...1).
     public static func compute(

@@ -21,8 +21,11 @@ public struct SampledTier<Base: CacheTier>: CacheTier {
 
     /// Wraps `base`, reporting its traffic to `sampler`.
     ///
-    /// - Parameter entryOverhead: bytes the tier charges an entry beyond its value, for a tier
-    ///   other than `MemoryTier` (whose charge, key and `MemoryTier.perEntryOverhead`, is known).
+    /// - Parameters:
+    ///   - base: the tier that stores the entries.
+    ///   - sampler: the sampler that sees every lookup and store.
+    ///   - entryOverhead: bytes the tier charges an entry beyond its value, for a tier other than
+    ///     `MemoryTier` (whose charge, key and `MemoryTier.perEntryOverhead`, is known).
     public init(_ base: Base, sampler: LiveCurveSampler, entryOverhead: Int = 0) {
         self.base = base
         self.sampler = sampler

@@ -65,9 +65,14 @@ public struct Report: Sendable {
 
         private static func csvField(_ field: String) -> String {
             // A text a spreadsheet would run as a formula (a policy or trace name starting with
-            // `=`, `+`, `-` or `@`) gets a leading apostrophe, as OWASP advises; numbers stay.
+            // `=`, `@`, or `+` or `-` before anything but a number) gets a leading apostrophe, as
+            // OWASP advises. Numbers (`-0.5`, `-12%`) and the placeholder `-` stay as they are.
             var field = field
-            if let first = field.first, "=+-@\t\r".contains(first), Double(field) == nil { field = "'" + field }
+            if let first = field.first, "=+-@\t\r".contains(first), field != "-" {
+                let next = field.dropFirst().first
+                let signedNumber = (first == "-" || first == "+") && (next?.isNumber == true || next == ".")
+                if !signedNumber { field = "'" + field }
+            }
             guard field.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return field }
             return "\"" + field.replacingAll("\"", with: "\"\"") + "\""
         }

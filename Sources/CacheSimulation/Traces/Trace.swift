@@ -100,9 +100,11 @@ public struct Trace: Sendable {
     /// This trace with `bytes` added to every object's size (saturating at `UInt32.max`): sizes in
     /// the units of a cache that charges each entry more than its value. `MemoryTier` charges an
     /// entry its key's UTF-8 length and `MemoryTier.perEntryOverhead` (64) bytes beyond the value,
-    /// so a trace of values, replayed with that overhead added, is sized as the tier counts.
+    /// so a trace of values, replayed with that overhead added, is sized as the tier counts. A
+    /// trace without sizes is returned as it is (it has no bytes to add to, and stays refused in
+    /// byte mode).
     public func addingEntryOverhead(_ bytes: UInt32) -> Trace {
-        guard bytes > 0 else { return self }
+        guard bytes > 0, hasSizes else { return self }
         var trace = Trace(
             name: name, requests: requests,
             objectSizes: objectSizes.map { $0.addingReportingOverflow(bytes).overflow ? .max : $0 + bytes },

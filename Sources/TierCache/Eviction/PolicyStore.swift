@@ -142,6 +142,14 @@ struct PolicyStore<Policy: TierCacheEviction.EvictionPolicy>: EvictingStore {
     /// the slot being stored, which the caller settles itself.
     @discardableResult
     private mutating func settle(sparing spared: UInt32?) -> Int {
+        // A policy of your own that never starts a request (`SlotQueues.beginRequest()`) lists
+        // every departure since it began, and each request would walk them all under the tier's
+        // lock, slower with every eviction. One request's departures are bounded by the slots
+        // (a slot leaves a queue a few times in a request at most), so past that it is the leak.
+        precondition(
+            policy.departures.count <= 4 * keys.count + 64,
+            "\(Policy.name) lists \(policy.departures.count) departures for \(keys.count) slots: departures are one request's (call SlotQueues.beginRequest() at the start of each access and removal; EvictionPolicy's contract)"
+        )
         var evicted = 0
         for slot in policy.departures where slot != spared && holdsKey(slot) {
             if holdsValue(slot), !policy.isResident(slot) {

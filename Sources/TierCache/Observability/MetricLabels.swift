@@ -80,7 +80,8 @@ public enum MetricLabels {
     /// Counter: keys removed from the upper tiers because Redis said they changed.
     public static let coherenceInvalidatedKeys = "tiercache_coherence_invalidated_keys_total"
     /// Counter: times the upper tiers were emptied, with `cause` = `tracking_began`,
-    /// `tracking_lost`, `server_flushed`, `foreign_key`, `unreadable_push` or `invalidation_failed`.
+    /// `tracking_lost`, `server_flushed`, `foreign_key`, `unreadable_push`, `invalidation_failed` or
+    /// `data_connection_closed`.
     public static let coherenceFlushes = "tiercache_coherence_flushes_total"
     /// Counter: tracking connections lost, or subscriptions that failed.
     public static let coherenceTrackingLosses = "tiercache_coherence_tracking_losses_total"

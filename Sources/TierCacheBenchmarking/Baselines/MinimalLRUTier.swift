@@ -75,9 +75,10 @@ final class MinimalLRUTier: LocalCacheTier {
 
     func store(_ entry: CacheEntry, forKey key: CacheKey) -> StoreOutcome {
         let cost = entry.value.count + key.rawValue.utf8.count + MemoryTier.perEntryOverhead
-        guard cost <= maxEntryCost else { return .refused(.tooLarge(size: cost, limit: maxEntryCost)) }
         return list.withLock { list in
             if let position = list.index[key] { list.remove(position) }
+            // Refused after the older entry goes, as every tier refuses (nothing older stays).
+            guard cost <= maxEntryCost else { return .refused(.tooLarge(size: cost, limit: maxEntryCost)) }
             while list.bytes + cost > capacity, list.tail >= 0 { list.remove(list.tail) }
             let node = Node(key: key, entry: entry, cost: cost, previous: -1, next: -1)
             let position: Int

@@ -76,6 +76,34 @@ public struct SubjectResult: Sendable, Codable, Hashable {
     }
 }
 
+extension SubjectResult {
+    /// Decodes a result. `refusedStores` and `failedStores`, which results written by 0.1.0 lack,
+    /// read as 0, so that earlier runs' JSON still loads beside new ones.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        subject = try container.decode(String.self, forKey: .subject)
+        isBaseline = try container.decode(Bool.self, forKey: .isBaseline)
+        baseline = try container.decodeIfPresent(String.self, forKey: .baseline)
+        tasks = try container.decode(Int.self, forKey: .tasks)
+        failure = try container.decodeIfPresent(String.self, forKey: .failure)
+        warmUpRequests = try container.decode(Int.self, forKey: .warmUpRequests)
+        reads = try container.decode(Int.self, forKey: .reads)
+        writes = try container.decode(Int.self, forKey: .writes)
+        deletes = try container.decode(Int.self, forKey: .deletes)
+        hits = try container.decode(Int.self, forKey: .hits)
+        refusedStores = try container.decodeIfPresent(Int.self, forKey: .refusedStores) ?? 0
+        failedStores = try container.decodeIfPresent(Int.self, forKey: .failedStores) ?? 0
+        readBytes = try container.decode(UInt64.self, forKey: .readBytes)
+        hitBytes = try container.decode(UInt64.self, forKey: .hitBytes)
+        seconds = try container.decode(Double.self, forKey: .seconds)
+        latency = try container.decode(LatencySummary.self, forKey: .latency)
+        hitRatioTimeline = try container.decode([TimelinePoint].self, forKey: .hitRatioTimeline)
+        tiers = try container.decode([TierResult].self, forKey: .tiers)
+        residentBytes = try container.decodeIfPresent(Int.self, forKey: .residentBytes)
+        diskBytes = try container.decodeIfPresent(Int.self, forKey: .diskBytes)
+    }
+}
+
 /// Latency of one subject's measured requests, from an HDR histogram (three significant digits).
 public struct LatencySummary: Sendable, Codable, Hashable {
     /// Recorded requests: 1 in `BenchmarkPlan.latencySampling` of the measured phase's (1 in 8 by

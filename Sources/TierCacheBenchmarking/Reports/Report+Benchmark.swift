@@ -11,8 +11,22 @@ extension BenchmarkResults {
             summary: [
                 ("Workload", workload), ("Measured", length), ("Warm-up", warmUp),
                 ("Tasks", concurrencies.map(String.init).joined(separator: ", ")), ("Processors", "\(processors)"),
-            ],
+            ] + oversubscription,
             tables: [mainTable, tierTable], charts: charts, json: Report.jsonDocument(self))
+    }
+
+    /// A note when a concurrency exceeds the processors: a local tier's tasks never suspend, so
+    /// Swift's pool (a thread per processor) runs them a processor's worth at a time, one group
+    /// after another. Such a row measures throughput at the processors' concurrency, not lock
+    /// contention among that many tasks, and its timeline merges windows run at different times.
+    private var oversubscription: [(String, String)] {
+        guard processors > 0, let most = concurrencies.max(), most > processors else { return [] }
+        return [
+            (
+                "Note",
+                "\(most) tasks on \(processors) processors: local tiers' tasks, which never suspend, run \(processors) at a time"
+            )
+        ]
     }
 
     private var concurrencies: [Int] {
@@ -31,11 +45,15 @@ extension BenchmarkResults {
                 + percentiles.map { "\($0) µs" } + ["resident", "on disk", "status"],
             rows: results.map { result in
                 let ratio = throughputRatio(of: result).map { ChartFormat.fixed($0, digits: 2) + "×" }
-                return [
+                // A run without reads (a write-only mix) has no hit ratio, not one of 0%.
+                let hitRatios: [String] =
+                    result.reads > 0
+                    ? [ChartFormat.percent(result.hitRatio), ChartFormat.percent(result.byteHitRatio)] : ["-", "-"]
+                let leading: [String] = [
                     result.subject, "\(result.tasks)", ChartFormat.compact(result.throughput),
-                    ratio ?? (result.isBaseline ? "baseline" : "-"), ChartFormat.percent(result.hitRatio),
-                    ChartFormat.percent(result.byteHitRatio),
+                    ratio ?? (result.isBaseline ? "baseline" : "-"),
                 ]
+                return leading + hitRatios
                     + percentiles.map { name in
                         result.latency.percentiles[name].map { ChartFormat.fixed(Double($0) / 1000, digits: 1) } ?? "-"
                     }

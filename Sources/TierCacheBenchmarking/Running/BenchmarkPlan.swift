@@ -19,9 +19,9 @@ public struct BenchmarkPlan: Sendable {
     /// The requests per task in one point of a duration-bounded run's hit-ratio timeline.
     public var timelineWindow: Int
     /// For duration-bounded runs, how many requests the workload generates, at least, and cycles
-    /// through: a trace's cycle is the whole trace, and a synthetic workload's has at least one
-    /// request per key, so that a long run is not a short prefix of its workload replayed over
-    /// and over.
+    /// through: a trace's cycle is a whole number of traces (at least one), and a synthetic
+    /// workload's has at least one request per key, so that a long run is not a short prefix of
+    /// its workload replayed over and over.
     public var cycleLength: Int
     /// Whether every key is stored before the warm-up, so that reads hit from the start (a
     /// get-hit benchmark: reads only, not through, over a prefilled subject).
@@ -76,13 +76,21 @@ public struct BenchmarkPlan: Sendable {
     /// (``cycleLength``). A plan that passed ``validate()`` cannot overflow the sums: a counted
     /// phase is at most ``RunLength/maximumRequests``, a cycle at most a trace's or a key
     /// space's length.
+    ///
+    /// A run bounded by a duration wraps at the sequence's end, so a trace's sequence is a whole
+    /// number of traces: a partial one at the end (a 100,000-request trace in a cycle of 2^20)
+    /// gave the trace's first requests one more turn per cycle than the rest, and jumped back
+    /// to the start mid-trace.
     var sequenceLength: Int {
         let cycle = max(cycleLength, workload.requestsPerCycle)
-        return switch (warmUp, length) {
-        case (.requests(let warm), .requests(let measured)): warm + measured
-        case (.requests(let warm), .duration): warm + cycle
-        case (.duration, .requests(let measured)): cycle + measured
-        case (.duration, .duration): cycle
+        let length: Int
+        switch (warmUp, self.length) {
+        case (.requests(let warm), .requests(let measured)): return warm + measured
+        case (.requests(let warm), .duration): length = warm + cycle
+        case (.duration, .requests(let measured)): length = cycle + measured
+        case (.duration, .duration): length = cycle
         }
+        guard case .trace(let trace, _) = workload.source, trace.requestCount > 0 else { return length }
+        return (length + trace.requestCount - 1) / trace.requestCount * trace.requestCount
     }
 }

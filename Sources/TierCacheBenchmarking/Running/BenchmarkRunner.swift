@@ -62,6 +62,7 @@ public struct BenchmarkRunner: Sendable {
                     try FileManager.default.createDirectory(at: scratch.directory, withIntermediateDirectories: true)
                     driver = try await subject.open(scratch)
                 } catch {
+                    await scratch.tearDown()
                     results.append(
                         .failed(
                             subject.name, tasks: tasks,
@@ -96,6 +97,7 @@ public struct BenchmarkRunner: Sendable {
                 var result = await measure(driver, subject, tasks: tasks, scratch: scratch)
                 result.baseline = baselineName
                 results.append(result)
+                await scratch.tearDown()
                 try? FileManager.default.removeItem(at: scratch.directory)
             }
         }
@@ -110,8 +112,11 @@ public struct BenchmarkRunner: Sendable {
         defer { try? FileManager.default.removeItem(at: scratch.directory) }
         do {
             try FileManager.default.createDirectory(at: scratch.directory, withIntermediateDirectories: true)
-            return await measure(try await subject.open(scratch), subject, tasks: tasks, scratch: scratch)
+            let result = await measure(try await subject.open(scratch), subject, tasks: tasks, scratch: scratch)
+            await scratch.tearDown()
+            return result
         } catch {
+            await scratch.tearDown()
             return .failed(
                 subject.name, isBaseline: subject.isBaseline, tasks: tasks,
                 BenchmarkError.subjectUnavailable(subject: subject.name, reason: "\(error)"))

@@ -92,10 +92,16 @@ struct TaskLoop: Sendable {
         var done = 0
         let limit = limit ?? Int.max
         while done < limit {
-            // The clock and the stop flag are read every 64 requests: often enough to end a
-            // duration-bounded run within microseconds, rarely enough to cost nothing.
+            // The clock, the stop flag and cancellation are read every 64 requests: often enough
+            // to end a duration-bounded (or cancelled) run within microseconds, rarely enough to
+            // cost nothing.
             if done & 63 == 0 {
                 if stop.isRaised { break }
+                if Task.isCancelled {
+                    tally.failure = "cancelled"
+                    stop.raise()
+                    break
+                }
                 if let deadline, clock.now >= deadline { break }
             }
             let object = objects[index]

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import TierCache
 import TierCacheSQLite
 
@@ -75,8 +76,35 @@ public struct BenchmarkSubject: Sendable {
 }
 
 /// A directory a subject may keep files in for one run; the runner deletes it afterwards and
-/// reports the bytes it held.
+/// reports the bytes it held. What a subject holds outside it (entries on a server, connections)
+/// it gives back through ``onTeardown(_:)``.
 public struct BenchmarkScratch: Sendable {
     /// The directory (created empty before the factory runs).
     public let directory: URL
+    private let teardowns = Teardowns()
+
+    init(directory: URL) {
+        self.directory = directory
+    }
+
+    /// Runs `action` once the run is measured, before the directory is deleted: to remove what a
+    /// subject stored on a shared server, or close what it opened. Actions run in the reverse
+    /// order of their registration; one that throws is not retried.
+    public func onTeardown(_ action: @escaping @Sendable () async throws -> Void) {
+        teardowns.actions.withLock { $0.append(action) }
+    }
+
+    /// Runs the registered actions, last first, and forgets them.
+    func tearDown() async {
+        let actions = teardowns.actions.withLock { actions in
+            defer { actions = [] }
+            return actions
+        }
+        for action in actions.reversed() { try? await action() }
+    }
+
+    /// The actions, shared by the copies of one scratch (the factory's and the runner's).
+    private final class Teardowns: Sendable {
+        let actions = Mutex<[@Sendable () async throws -> Void]>([])
+    }
 }

@@ -56,13 +56,21 @@ public struct Workload: Sendable, CustomStringConvertible {
         return capped == 0 ? "" : "; \(capped) objects over \(ValueSizes.maximum) bytes stored at \(ValueSizes.maximum)"
     }
 
+    /// The most keys a synthetic workload has, 2^25 (33,554,432): about 3 GiB of keys, value
+    /// sizes and the Zipf sampler's tables before any value is stored. Past it a run was killed
+    /// for memory (2 billion keys asked for about 32 GB of sampler tables alone) instead of
+    /// refused.
+    public static let maximumKeys = 1 << 25
+
     /// Throws for a workload that cannot run: no keys, an empty trace, bad sizes, shares or skew.
     public func validate() throws(BenchmarkError) {
         try mix.validate()
         switch source {
         case .synthetic(let keys, let distribution, let sizes):
-            guard keys > 0, keys <= Int(UInt32.max) else {
-                throw .invalidWorkload("a workload needs from 1 to \(UInt32.max) keys (got \(keys))")
+            guard keys > 0, keys <= Self.maximumKeys else {
+                throw .invalidWorkload(
+                    "a workload needs from 1 to \(Self.maximumKeys) keys (got \(keys)): each key costs about 100 bytes of keys, sizes and sampler tables before any value"
+                )
             }
             try distribution.validate(keys: keys)
             try sizes.validate()

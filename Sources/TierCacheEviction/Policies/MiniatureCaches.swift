@@ -163,7 +163,11 @@ struct MiniatureCaches {
 
         /// Replays a request for `record` through every miniature. Returns the mask of the
         /// miniatures that missed and how many records it left in `emptiedRecords`.
+        #if compiler(>=6.3)
         @inline(always)
+        #else
+        @inline(__always)
+        #endif
         func replay(_ record: Int32, sketch: TinyLFUSketch) -> (missed: UInt32, emptied: Int) {
             // The record just counted: each miniature's window will offer it to the main cache,
             // most of them before its block is counted again.
@@ -195,7 +199,11 @@ struct MiniatureCaches {
         /// loses a contest. The candidate stays in the window until it wins one: one that loses
         /// its first leaves from there, as it would have from probation's young end, without
         /// moving in and out (as `WTinyLFUPolicy.admitWindowsOldest` does).
+        #if compiler(>=6.3)
         @inline(always)
+        #else
+        @inline(__always)
+        #endif
         private func admit(
             _ candidate: Int32, _ miniature: Int, accessed record: Int32, sketch: TinyLFUSketch,
             emptied: inout Int
