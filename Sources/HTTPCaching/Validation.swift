@@ -90,8 +90,8 @@ public enum Validation {
     /// Whether a 200 response to HEAD may update `stored`, a stored GET response it could have
     /// been chosen for (§4.3.5): every validator the HEAD response carries (`ETag` and
     /// `Last-Modified`) has the stored one's value, at least one is present, and its
-    /// `Content-Length`, when it has one, equals the stored response's. Otherwise the stored
-    /// response should be considered stale.
+    /// `Content-Length`, when it has one and names the stored response's `Content-Encoding`,
+    /// equals the stored response's. Otherwise the stored response should be considered stale.
     public static func headResponse(_ response: HTTPResponse, updates stored: StoredResponse) -> Bool {
         guard response.status.code == 200 else { return false }
         let tag = response.headerFields[.eTag]
@@ -106,7 +106,12 @@ public enum Validation {
             else { return false }
         }
         if let modified, stored.response.headerFields[.lastModified] != modified { return false }
-        if let length = response.headerFields[.contentLength] {
+        // Lengths of one coding only: a client that decodes content (URLSession) stores the
+        // decoded body without `Content-Encoding`, while a HEAD still names the server's coding
+        // and its encoded length, which says nothing of a change.
+        if let length = response.headerFields[.contentLength],
+            response.headerFields[values: .contentEncoding] == stored.response.headerFields[values: .contentEncoding]
+        {
             let storedLength = stored.response.headerFields[.contentLength].flatMap(Int.init) ?? stored.body.count
             guard Int(length) == storedLength else { return false }
         }

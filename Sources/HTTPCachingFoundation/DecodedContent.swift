@@ -16,11 +16,9 @@ enum DecodedContent {
     /// `response` to `request` as it describes `body`: when URLSession decoded the content,
     /// without `Content-Encoding` and with `Content-Length` the body's size; otherwise unchanged.
     ///
-    /// A 204 or 304 is left as it is. A response to HEAD describes the body a GET would get, which
-    /// URLSession would decode: one naming only codings it decodes loses `Content-Encoding` and
-    /// `Content-Length` (the decoded length is not known), so that it describes the stored GET's
-    /// decoded content, and the engine's check of a HEAD against the stored response (RFC 9111
-    /// §4.3.5) does not take the encoded length for a changed resource.
+    /// A response without content (to HEAD, a 204 or a 304) is left as it is: the app receives the
+    /// fields the server sent. (A HEAD naming a coding the stored, decoded GET lacks is not taken
+    /// for a changed resource: the engine compares lengths only between responses of one coding.)
     ///
     /// The body counts as decoded when the response names only codings URLSession decodes and
     /// the body is not what the response announced: a `Content-Length` other than the body's, or,
@@ -29,18 +27,14 @@ enum DecodedContent {
     /// `Content-Length` counts as decoded). A coding URLSession does not decode leaves the response
     /// as it is: the body is still encoded and the fields describe it.
     static func describing(_ body: Data, in response: HTTPResponse, to request: HTTPRequest) -> HTTPResponse {
-        guard response.status.code != 204, response.status.code != 304 else { return response }
+        guard request.method != .head, response.status.code != 204, response.status.code != 304 else {
+            return response
+        }
         let codings = response.headerFields[values: .contentEncoding]
             .flatMap { $0.split(separator: ",") }
             .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
             .filter { !$0.isEmpty && $0 != "identity" }
         guard let last = codings.last, codings.allSatisfy(decodedCodings.contains) else { return response }
-        if request.method == .head {
-            var response = response
-            response.headerFields[.contentEncoding] = nil
-            response.headerFields[.contentLength] = nil
-            return response
-        }
         let decoded: Bool
         if let announced = response.headerFields[.contentLength].flatMap({ Int($0) }) {
             decoded = announced != body.count

@@ -118,7 +118,9 @@ public final class HTTPCacheURLProtocol: URLProtocol {
     /// Without `transport`, the cache fetches with a session made from a copy of
     /// `configuration` as it is now (see ``fetchingConfiguration(from:)``), so the app's
     /// cookies, headers, timeouts and protocol classes apply to the cache's fetches too. Pass
-    /// `transport` for a session with a delegate of the app's (challenges, pinning).
+    /// `transport` for a session with a delegate of the app's (challenges, pinning). As with
+    /// ``register(_:transport:)``, a session made here lives as long as the process: install once
+    /// per configuration, not per request.
     public static func install(
         _ cache: HTTPCache, in configuration: URLSessionConfiguration, transport: URLSession? = nil
     ) {

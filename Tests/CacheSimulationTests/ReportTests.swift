@@ -24,8 +24,12 @@ import FoundationXML
     @Test func csvKeepsFormulasFromSpreadsheetsAndNumbersAsTheyAre() {
         let table = Report.Table(
             title: "t", columns: ["policy", "value"],
-            rows: [["=HYPERLINK(\"x\")", "-0.5"], ["@sum", "+3"], ["-cmd", "-12.5%"], ["-", "-"]])
-        #expect(table.csv == "policy,value\n\"'=HYPERLINK(\"\"x\"\")\",-0.5\n'@sum,+3\n'-cmd,-12.5%\n-,-\n")
+            rows: [
+                ["=HYPERLINK(\"x\")", "-0.5"], ["@sum", "+3"], ["-cmd", "-12.5%"], ["-", "-"], ["-2+3+cmd", "1"],
+            ])
+        #expect(
+            table.csv
+                == "policy,value\n\"'=HYPERLINK(\"\"x\"\")\",-0.5\n'@sum,+3\n'-cmd,-12.5%\n-,-\n'-2+3+cmd,1\n")
     }
 
     /// A trace named with control characters (a file name may hold them) still charts as XML.

@@ -79,6 +79,21 @@ struct HTTPCacheHEADTests {
         #expect(origin.received[2].headerFields[.ifNoneMatch] == nil, "the stale response is gone, not revalidated")
     }
 
+    /// A client that decodes content (URLSession) stores the decoded body without
+    /// `Content-Encoding`; a HEAD naming the server's coding gives its encoded length, which is no
+    /// sign of change. Lengths of one coding still are.
+    @Test("A HEAD's Content-Length is compared with the stored response's only when both name one coding")
+    func headLengthOfOneCoding() {
+        let decoded = stored(response(200, [("ETag", "\"v1\""), ("Content-Length", "4")]))
+        let encodedHead = response(200, [("ETag", "\"v1\""), ("Content-Encoding", "gzip"), ("Content-Length", "40")])
+        #expect(Validation.headResponse(encodedHead, updates: decoded))
+        let changedHead = response(200, [("ETag", "\"v1\""), ("Content-Length", "40")])
+        #expect(!Validation.headResponse(changedHead, updates: decoded))
+        let encoded = stored(
+            response(200, [("ETag", "\"v1\""), ("Content-Encoding", "gzip"), ("Content-Length", "4")]))
+        #expect(!Validation.headResponse(encodedHead, updates: encoded))
+    }
+
     @Test("A fresh stored GET answers HEAD without content")
     func storedGETAnswersHEAD() async throws {
         let cache = try makeCache()

@@ -31,7 +31,7 @@ import Testing
         #expect(table.csv.contains("memory-s3fifo"))
         let decoded = try JSONDecoder().decode(BenchmarkResults.self, from: Data(report.json.utf8))
         #expect(decoded == results)
-        // A result written by 0.1.0, without the counts of refused and failed stores, still loads.
+        // A result written before refused and failed stores were counted still loads.
         let encoded = try JSONEncoder().encode(result)
         var older = try #require(try JSONSerialization.jsonObject(with: encoded) as? [String: Any])
         older["refusedStores"] = nil

@@ -64,14 +64,14 @@ public struct Report: Sendable {
         }
 
         private static func csvField(_ field: String) -> String {
-            // A text a spreadsheet would run as a formula (a policy or trace name starting with
-            // `=`, `@`, or `+` or `-` before anything but a number) gets a leading apostrophe, as
-            // OWASP advises. Numbers (`-0.5`, `-12%`) and the placeholder `-` stay as they are.
+            // A text a spreadsheet would run as a formula (starting with `=`, `+`, `-` or `@`: a
+            // policy or trace name such as `-2+3+cmd|...`) gets a leading apostrophe, as OWASP
+            // advises. A number (`-0.5`, `-12%`, whole) and the placeholder `-` stay as they are.
             var field = field
-            if let first = field.first, "=+-@\t\r".contains(first), field != "-" {
-                let next = field.dropFirst().first
-                let signedNumber = (first == "-" || first == "+") && (next?.isNumber == true || next == ".")
-                if !signedNumber { field = "'" + field }
+            if let first = field.first, "=+-@\t\r".contains(first), field != "-",
+                Double(field.hasSuffix("%") ? String(field.dropLast()) : field) == nil
+            {
+                field = "'" + field
             }
             guard field.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return field }
             return "\"" + field.replacingAll("\"", with: "\"\"") + "\""

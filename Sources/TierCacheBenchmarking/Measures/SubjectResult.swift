@@ -77,8 +77,8 @@ public struct SubjectResult: Sendable, Codable, Hashable {
 }
 
 extension SubjectResult {
-    /// Decodes a result. `refusedStores` and `failedStores`, which results written by 0.1.0 lack,
-    /// read as 0, so that earlier runs' JSON still loads beside new ones.
+    /// Decodes a result. `refusedStores` and `failedStores`, which results written before they
+    /// were counted lack, read as 0, so that earlier runs' JSON still loads beside new ones.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         subject = try container.decode(String.self, forKey: .subject)

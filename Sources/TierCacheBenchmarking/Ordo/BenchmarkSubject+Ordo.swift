@@ -35,7 +35,7 @@ extension BenchmarkSubject {
                     try await state.run(benchmark.scaledIterations.count, subject: subject.name)
                 },
                 setup: { try await state.open(subject, standard, keys: keys, valueSize: valueSize) },
-                teardown: { state.close() })
+                teardown: { await state.close() })
         }
     }
 }
@@ -59,14 +59,15 @@ public enum StandardBenchmark: String, CaseIterable, Sendable {
 final class StandardBenchmarkState {
     private var loop: TaskLoop?
     private var stride = 0
-    private var scratch: URL?
+    private var scratch: BenchmarkScratch?
 
     func open(_ subject: BenchmarkSubject, _ standard: StandardBenchmark, keys: Int, valueSize: Int) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "tiercache-ordo-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        scratch = directory
-        let driver = try await subject.open(BenchmarkScratch(directory: directory))
+        let scratch = BenchmarkScratch(directory: directory)
+        self.scratch = scratch
+        let driver = try await subject.open(scratch)
         var keyCount = keys
         if standard == .getOrSetEvicting, let capacity = try await driver.tiers.first?.usage().capacity {
             keyCount = try Workload.keysEvicting(capacity: capacity, valueSize: valueSize, atLeast: keys)
@@ -97,9 +98,14 @@ final class StandardBenchmarkState {
         stride = tally.nextStride
     }
 
-    func close() {
+    /// Releases the subject: its teardown actions (`BenchmarkScratch.onTeardown(_:)`), then its
+    /// directory.
+    func close() async {
         loop = nil
-        if let scratch { try? FileManager.default.removeItem(at: scratch) }
+        if let scratch {
+            await scratch.tearDown()
+            try? FileManager.default.removeItem(at: scratch.directory)
+        }
         scratch = nil
     }
 }

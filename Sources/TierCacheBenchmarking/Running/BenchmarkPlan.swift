@@ -77,20 +77,22 @@ public struct BenchmarkPlan: Sendable {
     /// phase is at most ``RunLength/maximumRequests``, a cycle at most a trace's or a key
     /// space's length.
     ///
-    /// A run bounded by a duration wraps at the sequence's end, so a trace's sequence is a whole
-    /// number of traces: a partial one at the end (a 100,000-request trace in a cycle of 2^20)
-    /// gave the trace's first requests one more turn per cycle than the rest, and jumped back
-    /// to the start mid-trace.
+    /// A run bounded by a duration wraps at the sequence's end (each phase starting where the
+    /// last ended), so a trace's sequence is the cycle rounded up to whole traces, both phases
+    /// replaying it: a partial trace at the end (a 100,000-request trace in a cycle of 2^20)
+    /// gave the trace's first requests one more turn per cycle than the rest, and jumped back to
+    /// the start mid-trace.
     var sequenceLength: Int {
         let cycle = max(cycleLength, workload.requestsPerCycle)
-        let length: Int
-        switch (warmUp, self.length) {
-        case (.requests(let warm), .requests(let measured)): return warm + measured
-        case (.requests(let warm), .duration): length = warm + cycle
-        case (.duration, .requests(let measured)): length = cycle + measured
-        case (.duration, .duration): length = cycle
+        if case .trace(let trace, _) = workload.source, trace.requestCount > 0 {
+            if case .requests(let warm) = warmUp, case .requests(let measured) = length { return warm + measured }
+            return (cycle + trace.requestCount - 1) / trace.requestCount * trace.requestCount
         }
-        guard case .trace(let trace, _) = workload.source, trace.requestCount > 0 else { return length }
-        return (length + trace.requestCount - 1) / trace.requestCount * trace.requestCount
+        return switch (warmUp, length) {
+        case (.requests(let warm), .requests(let measured)): warm + measured
+        case (.requests(let warm), .duration): warm + cycle
+        case (.duration, .requests(let measured)): cycle + measured
+        case (.duration, .duration): cycle
+        }
     }
 }

@@ -56,6 +56,12 @@ public struct BenchmarkRunner: Sendable {
         var baselineNames: [String: String] = [:]
         for subject in subjects {
             for tasks in plan.tasks {
+                // A cancelled run opens, prefills and measures nothing more: each subject left says so.
+                guard !Task.isCancelled else {
+                    results.append(
+                        .failed(subject.name, tasks: tasks, .subjectFailed(subject: subject.name, reason: "cancelled")))
+                    continue
+                }
                 let scratch = BenchmarkScratch(directory: root.appendingPathComponent("\(results.count)"))
                 let driver: SubjectDriver
                 do {

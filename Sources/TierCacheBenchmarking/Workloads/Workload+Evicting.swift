@@ -6,9 +6,9 @@ extension Workload {
     static func keysEvicting(capacity: Int, valueSize: Int, atLeast keys: Int) throws(BenchmarkError) -> Int {
         let (fourTimes, overflows) = capacity.multipliedReportingOverflow(by: 4)
         let needed = overflows ? Int.max : fourTimes / max(valueSize, 1)
-        guard needed <= Int(UInt32.max) else {
+        guard needed <= Workload.maximumKeys else {
             throw .invalidWorkload(
-                "evicting a tier of \(capacity) bytes at \(valueSize)-byte values needs four times the keys it holds, more than \(UInt32.max): use larger values, or a bounded tier"
+                "evicting a tier of \(capacity) bytes at \(valueSize)-byte values needs four times the keys it holds, more than a workload's \(Workload.maximumKeys): use larger values, or a smaller tier"
             )
         }
         return max(keys, needed)
