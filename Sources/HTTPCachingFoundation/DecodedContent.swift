@@ -57,7 +57,7 @@ enum DecodedContent {
             return bytes[0] == 0x1F && bytes[1] == 0x8B
         case "deflate":
             // A zlib header (RFC 1950): method 8, a window of at most 32 KiB (CINFO 7), and the
-            // two bytes a multiple of 31. Decoded text can begin so too ("x^", "h\u{1}"): without
+            // two bytes a multiple of 31. Decoded text can begin so too ("x^", "Hj"): without
             // `Content-Length` such a body is taken for still encoded, and keeps its field.
             return bytes[0] & 0x0F == 8 && bytes[0] >> 4 <= 7 && (UInt16(bytes[0]) << 8 | UInt16(bytes[1])) % 31 == 0
         default:
