@@ -1,4 +1,5 @@
 import Foundation
+import HTTPCaching
 import HTTPTypes
 
 /// What a response says of a body URLSession has already decoded.
@@ -31,9 +32,8 @@ enum DecodedContent {
             return response
         }
         let codings = response.headerFields[values: .contentEncoding]
-            .flatMap { $0.split(separator: ",") }
-            .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
-            .filter { !$0.isEmpty && $0 != "identity" }
+            .flatMap(DirectiveParser.fieldNames)
+            .filter { $0 != "identity" }
         guard let last = codings.last, codings.allSatisfy(decodedCodings.contains) else { return response }
         let decoded: Bool
         if let announced = response.headerFields[.contentLength].flatMap({ Int($0) }) {

@@ -225,8 +225,11 @@ public final class MemoryTier: LocalCacheTier {
         try self.init(Configuration(capacity: capacity, maxEntryCount: maxEntryCount, policy: policy))
     }
 
-    @inline(__always)
-    private static func cost(of entry: CacheEntry, key: CacheKey) -> Int {
+    /// What the tier charges `entry` stored under `key` against its capacity: the value's bytes,
+    /// the key's UTF-8 bytes and ``perEntryOverhead``. For what stands beside the tier and must
+    /// count entries as it does (a baseline, an estimate of the tier's hit ratio at a capacity).
+    @inlinable @inline(__always)
+    public static func cost(of entry: CacheEntry, forKey key: CacheKey) -> Int {
         entry.value.count + key.rawValue.utf8.count + perEntryOverhead
     }
 
@@ -302,7 +305,7 @@ public final class MemoryTier: LocalCacheTier {
     /// An entry over the per-entry limit or already past its expiry hint is refused, and the key's
     /// older entry is removed.
     public func store(_ entry: CacheEntry, forKey key: CacheKey) -> StoreOutcome {
-        let cost = Self.cost(of: entry, key: key)
+        let cost = Self.cost(of: entry, forKey: key)
         // The refusal apart, so that the usual store carries no outcome through the locked
         // section: a refusal's reason may carry a string, and passing the outcome in and out
         // copied it on every store.

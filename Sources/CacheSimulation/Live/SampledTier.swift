@@ -14,10 +14,10 @@ public struct SampledTier<Base: CacheTier>: CacheTier {
     public let base: Base
     /// The sampler that sees every lookup and store.
     public let sampler: LiveCurveSampler
-    /// Bytes an entry costs beyond its value (and, for a `MemoryTier`, its key).
-    private let overhead: Int
-    /// Whether the tier charges an entry its key's bytes (a `MemoryTier`).
-    private let chargesKey: Bool
+    /// Whether the tier is a `MemoryTier`, whose charge is `MemoryTier.cost(of:forKey:)`.
+    private let chargesAsMemoryTier: Bool
+    /// Bytes another tier charges an entry beyond its value.
+    private let entryOverhead: Int
 
     /// Wraps `base`, reporting its traffic to `sampler`.
     ///
@@ -29,13 +29,13 @@ public struct SampledTier<Base: CacheTier>: CacheTier {
     public init(_ base: Base, sampler: LiveCurveSampler, entryOverhead: Int = 0) {
         self.base = base
         self.sampler = sampler
-        chargesKey = base is MemoryTier
-        overhead = chargesKey ? MemoryTier.perEntryOverhead : max(0, entryOverhead)
+        chargesAsMemoryTier = base is MemoryTier
+        self.entryOverhead = max(0, entryOverhead)
     }
 
     /// The bytes the tier charges for `entry` under `key`.
     private func charged(_ entry: CacheEntry, _ key: CacheKey) -> Int {
-        entry.value.count + overhead + (chargesKey ? key.rawValue.utf8.count : 0)
+        chargesAsMemoryTier ? MemoryTier.cost(of: entry, forKey: key) : entry.value.count + entryOverhead
     }
 
     /// The wrapped tier's name.

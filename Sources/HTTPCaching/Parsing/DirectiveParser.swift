@@ -1,6 +1,6 @@
 /// Splits comma-separated lists of `name[=value]` directives, honouring quoted strings (RFC 9110
 /// §5.6.4) so that a comma inside quotes does not split.
-enum DirectiveParser {
+package enum DirectiveParser {
     /// Calls `body` with each directive's name and value (without surrounding whitespace; the
     /// value still quoted) in a comma-separated list, splitting only outside quoted strings.
     /// Works on the bytes in place: nothing is allocated.
@@ -67,8 +67,9 @@ enum DirectiveParser {
         return result
     }
 
-    /// The field names listed in a directive's value (`no-cache="Set-Cookie, Via"`), lower-cased.
-    static func fieldNames(_ value: String) -> [String] {
+    /// The field names listed in a directive's value (`no-cache="Set-Cookie, Via"`), lower-cased;
+    /// any comma-separated list of tokens (content codings) reads the same way.
+    package static func fieldNames(_ value: String) -> [String] {
         value.split(separator: ",").map { $0.trimmingOWS().lowercased() }.filter { !$0.isEmpty }
     }
 

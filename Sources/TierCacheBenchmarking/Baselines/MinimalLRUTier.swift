@@ -58,8 +58,10 @@ final class MinimalLRUTier: LocalCacheTier {
 
     init(capacity: Int) {
         self.capacity = max(capacity, 0)
-        // 5% exactly, as `EntrySizeLimit` computes it.
-        maxEntryCost = self.capacity / 20
+        // The default rule's fraction never throws: 0 only stands in for the impossible.
+        maxEntryCost =
+            (try? EntrySizeLimit(fraction: EntrySizeLimit.urlCacheDefaultFraction, capacity: self.capacity))?.maxBytes
+            ?? 0
     }
 
     func entry(forKey key: CacheKey) -> CacheEntry? {
@@ -74,7 +76,7 @@ final class MinimalLRUTier: LocalCacheTier {
     }
 
     func store(_ entry: CacheEntry, forKey key: CacheKey) -> StoreOutcome {
-        let cost = entry.value.count + key.rawValue.utf8.count + MemoryTier.perEntryOverhead
+        let cost = MemoryTier.cost(of: entry, forKey: key)
         return list.withLock { list in
             if let position = list.index[key] { list.remove(position) }
             // Refused after the older entry goes, as every tier refuses (nothing older stays).
