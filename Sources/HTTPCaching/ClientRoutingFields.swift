@@ -25,6 +25,8 @@ package enum ClientRoutingFields {
     package static let keyedNames: Set<String> = [
         "x-forwarded-host", "x-forwarded-proto", "x-forwarded-scheme", "x-forwarded-port", "x-forwarded-prefix",
         "x-forwarded-server", "x-host", "x-original-url", "x-rewrite-url", "x-original-host",
+        // The scheme by a flag (Rack reads `X-Forwarded-Ssl: on` as https; Microsoft's own).
+        "x-forwarded-ssl", "front-end-https",
     ]
 
     /// Fields that differ for every client (its address): varying on them would store a copy per
@@ -60,6 +62,42 @@ package enum ClientRoutingFields {
         }
         guard canonical.utf8.contains(UInt8(ascii: "_")) else { return canonical }
         return String(canonical.map { $0 == "_" ? "-" : $0 })
+    }
+
+    /// What a request's fields ask of a cache that keeps them (the middleware; the proxy behind
+    /// a proxy that sets them): ``Steering/bypass`` for a method override or a `Forwarded` naming
+    /// the host or scheme, else the fields naming what the client reached (``keyedNames``), to
+    /// add to the stored response's `Vary` (``addVary(_:to:)``).
+    package static func steering(of fields: HTTPFields) -> Steering {
+        var varying: [HTTPField.Name] = []
+        for field in fields {
+            guard let name = canonicalName(of: field.name) else { continue }
+            if methodOverrides.contains(name) || (name == "forwarded" && forwardedNamesTarget(field.value)) {
+                return .bypass
+            }
+            if keyedNames.contains(name), !varying.contains(field.name) { varying.append(field.name) }
+        }
+        return .vary(varying)
+    }
+
+    /// What ``steering(of:)`` asks.
+    package enum Steering: Equatable, Sendable {
+        /// Past the cache: the request asks the origin for something its key does not say.
+        case bypass
+        /// Through the cache, the stored response varying on these fields (none: as it is).
+        case vary([HTTPField.Name])
+    }
+
+    /// Adds `names` to the `Vary` of `fields`, those it does not list already (none to `Vary: *`).
+    package static func addVary(_ names: [HTTPField.Name], to fields: inout HTTPFields) {
+        guard !names.isEmpty else { return }
+        let listed = fields[values: .vary].flatMap { $0.split(separator: ",") }.map {
+            $0.trimmingCharacters(in: .whitespaces).lowercased()
+        }
+        guard !listed.contains("*") else { return }
+        let added = names.filter { !listed.contains($0.canonicalName) }.map(\.rawName)
+        guard !added.isEmpty else { return }
+        fields.append(HTTPField(name: .vary, value: added.joined(separator: ", ")))
     }
 
     /// `fields` without them (`fields` itself when there are none).

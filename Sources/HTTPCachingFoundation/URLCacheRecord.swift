@@ -130,9 +130,11 @@ struct URLCacheRecord: Codable, Equatable {
         guard bytes.count >= 8, Array(bytes[0..<4]) == magic else {
             throw DecodeFailure(description: "not a TieredURLCache record")
         }
-        let length = Int(bytes[4]) << 24 | Int(bytes[5]) << 16 | Int(bytes[6]) << 8 | Int(bytes[7])
-        guard length <= bytes.count - 8 else {
-            throw DecodeFailure(description: "header length \(length) exceeds the record")
+        // Built as 32 bits, then converted: shifted as `Int`s, a first byte of 0x80 or more made a
+        // negative length where an `Int` is 32 bits (watchOS on arm64_32), and the slice trapped.
+        let declared = UInt32(bytes[4]) << 24 | UInt32(bytes[5]) << 16 | UInt32(bytes[6]) << 8 | UInt32(bytes[7])
+        guard let length = Int(exactly: declared), length <= bytes.count - 8 else {
+            throw DecodeFailure(description: "header length \(declared) exceeds the record")
         }
         var record = try JSONDecoder().decode(URLCacheRecord.self, from: Data(bytes[8..<(8 + length)]))
         guard (100...599).contains(record.status), record.fields.allSatisfy({ $0.count == 2 }) else {

@@ -96,24 +96,22 @@ public struct HTTPCacheMiddleware<Context: RequestContext>: RouterMiddleware {
         // another to the key (`evil.example#@shop.example` is keyed as shop.example, whose users
         // would then be served what the route made for evil.example): it bypasses the cache. (An
         // unsafe method above still invalidates: removing is always safe.)
-        guard let authority = head.authority, Self.isHostAndPort(authority) else {
+        // So does a Host the key writes otherwise than the route reads it (`SHOP.EXAMPLE`,
+        // `shop.example:80`: a route redirecting to its canonical host would have its redirect
+        // stored for the canonical host's users), and a target with a fragment, which an
+        // origin-form target never has (RFC 9112 §3.2) and the key drops while the route reads it
+        // (`/posts/hello#x` would store the route's answer for `x` as `/posts/hello`'s).
+        guard let authority = head.authority, Self.isHostAndPort(authority),
+            Self.isKeyedAsWritten(authority, scheme: scheme), head.path?.utf8.contains(UInt8(ascii: "#")) != true
+        else {
             return try await next(request, context)
         }
         // Fields steering the route that the key does not see (ClientRoutingFields): a method
         // override bypasses the cache; what the request says of the host, scheme, port or path is
         // added to the response's Vary, so that what the route made for one value answers only
         // requests with that value.
-        var routingFields: [HTTPField.Name] = []
-        for field in head.headerFields {
-            guard let name = ClientRoutingFields.canonicalName(of: field.name) else { continue }
-            if ClientRoutingFields.methodOverrides.contains(name)
-                || (name == "forwarded" && ClientRoutingFields.forwardedNamesTarget(field.value))
-            {
-                return try await next(request, context)
-            }
-            if ClientRoutingFields.keyedNames.contains(name), !routingFields.contains(field.name) {
-                routingFields.append(field.name)
-            }
+        guard case .vary(let routingFields) = ClientRoutingFields.steering(of: head.headerFields) else {
+            return try await next(request, context)
         }
         // The engine calls the transport from its own tasks; the route must run here, in this
         // request's scope. Calls arrive as jobs and are served until the engine's answer is in.
@@ -158,7 +156,7 @@ public struct HTTPCacheMiddleware<Context: RequestContext>: RouterMiddleware {
                 if routeResponse.headers[.contentLength] == nil, Self.hasContent(routeResponse.status) {
                     routeResponse.headers[.contentLength] = String(body.count)
                 }
-                Self.addVary(routingFields, to: &routeResponse.headers)
+                ClientRoutingFields.addVary(routingFields, to: &routeResponse.headers)
                 call.continuation.resume(returning: (routeResponse.head, body))
             } catch {
                 call.continuation.resume(throwing: error)
@@ -184,18 +182,6 @@ public struct HTTPCacheMiddleware<Context: RequestContext>: RouterMiddleware {
         status.code >= 200 && status.code != 204 && status.code != 304
     }
 
-    /// Adds `names` to the `Vary` of `fields`, those it does not list already (none to `Vary: *`).
-    static func addVary(_ names: [HTTPField.Name], to fields: inout HTTPFields) {
-        guard !names.isEmpty else { return }
-        let listed = fields[values: .vary].flatMap { $0.split(separator: ",") }.map {
-            $0.trimmingCharacters(in: .whitespaces).lowercased()
-        }
-        guard !listed.contains("*") else { return }
-        let added = names.filter { !listed.contains($0.canonicalName) }.map(\.rawName)
-        guard !added.isEmpty else { return }
-        fields.append(HTTPField(name: .vary, value: added.joined(separator: ", ")))
-    }
-
     /// Whether `authority` is `host[:port]`, with no user information, path, query or fragment
     /// in it: reg-name, IPv4 and IP-literal characters and the port's colon (RFC 3986 §3.2).
     static func isHostAndPort(_ authority: String) -> Bool {
@@ -209,6 +195,14 @@ public struct HTTPCacheMiddleware<Context: RequestContext>: RouterMiddleware {
                     return "-._~%!$&'()*+,;=:[]".utf8.contains(byte)
                 }
             }
+    }
+
+    /// Whether the cache key spells `authority` as it is written: no upper-case letter (the key
+    /// lowers them) and not the scheme's default port (the key drops it).
+    static func isKeyedAsWritten(_ authority: String, scheme: String) -> Bool {
+        let defaultPort = scheme.lowercased() == "https" ? ":443" : scheme.lowercased() == "http" ? ":80" : nil
+        return !authority.utf8.contains { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }
+            && !(defaultPort.map(authority.hasSuffix) ?? false)
     }
 
     /// The whole body of a route's response.

@@ -44,7 +44,10 @@ public struct TierStatistics: Hashable, Sendable {
     /// Records read under an older encryption key and sealed again under the current one (key
     /// rotation, done lazily on read).
     public var recordsResealed = 0
-    /// Operations that failed with an error (a tiered cache counts these and carries on).
+    /// Operations that failed, each counted once: by the tier when it answers in the failure's
+    /// place (a miss instead of an error, a cleanup given up), by the ``TieredCache`` above it when
+    /// the tier throws (the cache carries on past the error). A tier alone does not count the
+    /// errors it throws: its caller has them.
     public var errors = 0
     /// Times the tier found its store damaged (or left half-checked by a process that died) and
     /// started it afresh, deleting what it held.

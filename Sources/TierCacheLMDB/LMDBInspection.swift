@@ -116,7 +116,7 @@ extension LMDBTier {
                         opened = plain
                     }
                     let summary: Void? = (opened ?? [UInt8](stored)).withUnsafeBytes { record -> Void? in
-                        guard let header = try? StoredRecord.header(of: record) else { return nil }
+                        guard let header = try? StoredRecord.header(of: record, storedUnder: key) else { return nil }
                         let keyText = String(decoding: header.fullKey ?? key, as: UTF8.self)
                         originalTotal += header.originalSize
                         payloadTotal += header.payload.count

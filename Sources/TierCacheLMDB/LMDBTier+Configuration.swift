@@ -97,9 +97,10 @@ extension LMDBTier {
         /// Small values compressed with a zstd dictionary: ``DictionaryCompression/off`` by default.
         public var dictionary: DictionaryCompression
         /// Encryption at rest (`EncryptionAtRest` from `TierCacheEncryption`, or a sealer of your
-        /// own); `nil`, the default, stores records in the clear. Opening a store written with
-        /// another setting works: records the tier cannot read are misses, and are replaced as
-        /// entries are stored again.
+        /// own); `nil`, the default, stores records in the clear. A plain store opened with
+        /// encryption turns to it: its plain records are misses, replaced as entries are stored
+        /// again. A store once opened with encryption does not open without it (the tier throws
+        /// `TierCacheError.Code.invalidConfiguration` rather than store in the clear there).
         public var encryption: (any RecordSealing)?
         /// Sync behaviour; ``Durability/metadataAsync`` by default.
         public var durability: Durability

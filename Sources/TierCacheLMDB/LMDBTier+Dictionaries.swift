@@ -133,18 +133,30 @@ extension LMDBTier {
     }
 
     /// Without a dictionary yet, the small values already stored are the first samples, up to a
-    /// ring's worth: the next store trains if they fill it. Reads at most that many bytes of
-    /// values, once per open, and only until a dictionary exists.
+    /// ring's worth: the next store trains if they fill it. Decompresses at most that many bytes
+    /// of values, once per open, and only until a dictionary exists: a record is skipped by its
+    /// stored size or its header before anything is decompressed (a store of large values never
+    /// fills the ring, and every open decompressed all of it).
     private func seedSamplesFromStore() {
         guard let trainer else { return }
         let settings = trainer.settings
+        // A small value's record: its header, key and payload (never larger than the value: a
+        // compressed payload is kept only when smaller), and a seal's envelope (its header, a
+        // nonce and a tag: 36 bytes with AES-GCM and ChaChaPoly; 64 more for a sealer of your own).
+        let largestSmallRecord =
+            StoredRecord.headerSize + StorageKey.maximumLength + settings.maximumValueSize
+            + SealedEnvelope.headerSize + 64
+        let now = clock.now()
         try? environment.read { txn in
             var gathered = 0
             try txn.forEach(
                 environment.entries,
                 while: { key, stored in
-                    if case .entry(let entry, _) = decode(stored, storedUnder: key, owner: nil, now: nil, in: txn),
-                        !entry.value.isEmpty, entry.value.count <= settings.maximumValueSize
+                    guard stored.count <= largestSmallRecord else { return true }
+                    if case .entry(let entry, _) = decode(
+                        stored, storedUnder: key, owner: nil, now: now, largestValue: settings.maximumValueSize, in: txn
+                    ),
+                        !entry.value.isEmpty
                     {
                         trainer.seed(entry.value)
                         gathered += entry.value.count

@@ -50,8 +50,11 @@ extension LMDBTier {
         return environment
     }
 
-    /// Checks (and on first use, writes) the layout version and capacity kept in the store.
-    static func checkLayout(of environment: LMDBEnvironment, capacity: Int) throws(TierCacheError) {
+    /// Checks (and on first use, writes) the layout version and capacity kept in the store, and
+    /// that a store once opened with encryption is not opened without it (`encrypting`).
+    static func checkLayout(
+        of environment: LMDBEnvironment, capacity: Int, encrypting: Bool
+    ) throws(TierCacheError) {
         let path = environment.path
         do {
             try environment.write { txn in
@@ -73,6 +76,16 @@ extension LMDBTier {
                         .invalidConfiguration,
                         "the store at \(path) was created with capacity \(stored) bytes, not \(capacity); "
                             + "open it with that capacity, or delete it first with LMDBTier.destroy(directory:)")
+                }
+                // Opened without its keys, an encrypted store would refuse every sealed record and
+                // go on storing new ones in the clear: one misconfigured open (a keychain read
+                // that failed) would undo encryption at rest for whatever is cached after it.
+                let markedEncrypted = try txn.metaValue(LMDBTier.encryptedMark) != nil
+                guard encrypting || !markedEncrypted else {
+                    throw TierCacheError(
+                        .invalidConfiguration,
+                        "the store at \(path) is encrypted; open it with its keys (Configuration.encryption), "
+                            + "or delete it first with LMDBTier.destroy(directory:)")
                 }
             }
         } catch let error as TierCacheError {

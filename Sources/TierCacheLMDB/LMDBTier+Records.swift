@@ -42,6 +42,8 @@ extension LMDBTier {
         case notThisKey
         /// Unusable: a miss, and the record is deleted and counted by its reason.
         case unusable(Unusable)
+        /// A value larger than the caller asked for, not decompressed.
+        case tooLarge
     }
 
     enum Unusable {
@@ -56,7 +58,8 @@ extension LMDBTier {
     /// Encodes `entry`, compressing small values with the current dictionary, and seals it.
     func encode(_ entry: CacheEntry, under key: StorageKey) throws -> EncodedRecord {
         let dictionary = dictionaries.current(forValueOf: entry.value.count)
-        let record = StoredRecord.encode(entry, fullKey: key.fullKey, codec: codec, dictionary: dictionary)
+        let record = StoredRecord.encode(
+            entry, fullKey: key.fullKey, codec: codec, dictionary: dictionary, boundTo: key.bytes)
         let payloadCount = record.count - StoredRecord.headerSize - (key.fullKey?.count ?? 0)
         // The codec compresses alone when that is smaller: the header says whether it used it.
         let used = dictionary.flatMap { dictionary in
@@ -78,30 +81,42 @@ extension LMDBTier {
     }
 
     /// Decodes a stored record. `owner` is the key looked up (its full key is checked against the
-    /// record's); `nil` skips that check. `now` `nil` skips the expiry check.
+    /// record's); `nil` skips that check. `now` `nil` skips the expiry check. A value over
+    /// `largestValue` bytes is ``Decoded/tooLarge``, known from the header without decompressing.
     func decode(
         _ stored: UnsafeRawBufferPointer, storedUnder storageKey: UnsafeRawBufferPointer, owner: StorageKey?,
-        now: Date?, in txn: Transaction
+        now: Date?, largestValue: Int = .max, in txn: Transaction
     ) -> Decoded {
         // A plain record in an encrypted store (or a sealed one in a plain store) is not served:
         // anyone able to write the file could plant plain records otherwise.
         guard SealedEnvelope.isSealed(stored) == (encryption != nil) else { return .unusable(.unopenable) }
-        guard let encryption else { return decodeOpened(stored, owner: owner, now: now, in: txn, reseal: false) }
+        guard let encryption else {
+            return decodeOpened(
+                stored, storedUnder: storageKey, owner: owner, now: now, largestValue: largestValue, in: txn,
+                reseal: false)
+        }
         guard let opened = try? SealedEnvelope.open(stored, context: storageKey, with: encryption) else {
             return .unusable(.unopenable)
         }
         let stale = SealedEnvelope.keyID(of: stored) != encryption.currentKeyID
-        let decoded = opened.withUnsafeBytes { decodeOpened($0, owner: owner, now: now, in: txn, reseal: stale) }
+        let decoded = opened.withUnsafeBytes {
+            decodeOpened(
+                $0, storedUnder: storageKey, owner: owner, now: now, largestValue: largestValue, in: txn, reseal: stale)
+        }
         if case .entry(let entry, reseal: .some) = decoded { return .entry(entry, reseal: opened) }
         return decoded
     }
 
     private func decodeOpened(
-        _ record: UnsafeRawBufferPointer, owner: StorageKey?, now: Date?, in txn: Transaction, reseal: Bool
+        _ record: UnsafeRawBufferPointer, storedUnder storageKey: UnsafeRawBufferPointer, owner: StorageKey?,
+        now: Date?, largestValue: Int, in txn: Transaction, reseal: Bool
     ) -> Decoded {
-        guard let header = try? StoredRecord.header(of: record) else { return .unusable(.damaged) }
+        guard let header = try? StoredRecord.header(of: record, storedUnder: storageKey) else {
+            return .unusable(.damaged)
+        }
         if let owner, !StoredRecord.belongs(header, to: owner) { return .notThisKey }
         if let now, header.metadata.isExpired(at: now) { return .unusable(.expired) }
+        guard header.originalSize <= largestValue else { return .tooLarge }
         var dictionary: ZstdDictionary?
         if let id = header.dictionaryID {
             guard let found = dictionaries.dictionary(id, in: txn) else { return .unusable(.missingDictionary) }

@@ -49,7 +49,8 @@ extension LMDBTier {
             let lease = try SharedEnvironments.lease(
                 directory: directory, mapSize: configuration.capacity, durability: configuration.durability,
                 maxReaders: configuration.maxReaders, readOnly: false)
-            try Self.checkLayout(of: lease.environment, capacity: configuration.capacity)
+            try Self.checkLayout(
+                of: lease.environment, capacity: configuration.capacity, encrypting: configuration.encryption != nil)
             return lease
         }
         let path = directory.path
@@ -183,9 +184,9 @@ extension LMDBTier {
         // allocated.
         let largestValue = StoredRecord.largestValue(
             inCapacity: Int(clamping: ProcessInfo.processInfo.physicalMemory / 2))
-        let scope = LMDBStoreChecker.Scope.records { _, record in
+        let scope = LMDBStoreChecker.Scope.records { key, record in
             if SealedEnvelope.isSealed(record) { return SealedEnvelope.keyID(of: record) != nil }
-            guard let header = try? StoredRecord.header(of: record) else { return false }
+            guard let header = try? StoredRecord.header(of: record, storedUnder: key) else { return false }
             return header.dictionaryID != nil
                 || (try? StoredRecord.value(of: header, codec: codec, largestValue: largestValue)) != nil
         }

@@ -141,7 +141,8 @@ public final class LMDBTier: LocalCacheTier {
     ///
     /// - Throws: `TierCacheError` with code
     ///   `TierCacheError.Code.invalidConfiguration` (capacity below ``minimumCapacity``, a
-    ///   fraction outside `(0, 0.5]`, a bad compression level, a capacity other than the store's),
+    ///   fraction outside `(0, 0.5]`, a bad compression level, a capacity other than the store's, no
+    ///   ``Configuration/encryption`` for a store once opened with it),
     ///   `TierCacheError.Code.notADirectory`, `TierCacheError.Code.permissionDenied`,
     ///   `TierCacheError.Code.foreignStore` (the directory holds another program's LMDB
     ///   database), or, with ``RecoveryPolicy/throwError``, `TierCacheError.Code.damagedStore`
@@ -220,7 +221,7 @@ public final class LMDBTier: LocalCacheTier {
                 switch decode(record, storedUnder: keyBytes, owner: storageKey, now: now, in: txn) {
                 case .entry(let entry, reseal: nil): return .hit(entry, reseal: nil)
                 case .entry(let entry, reseal: let opened?): return .hit(entry, reseal: (opened, [UInt8](record)))
-                case .notThisKey: return .miss
+                case .notThisKey, .tooLarge: return .miss  // (no bound was given)
                 case .unusable(let reason): return .unusable(reason)
                 }
             }
@@ -250,17 +251,17 @@ public final class LMDBTier: LocalCacheTier {
                 case .damaged:
                     counters.recordCorruptionRemoved()
                     logger?.warning(
-                        "damaged entry removed (a miss)", metadata: ["tier": "\(name)", "key": "\(key.rawValue)"])
+                        "damaged entry removed (a miss)", metadata: ["tier": "\(name)", "key": "\(logName(of: key))"])
                 case .missingDictionary:
                     counters.recordDictionaryMiss()
                     logger?.debug(
                         "entry compressed with a dictionary the store no longer holds removed (a miss)",
-                        metadata: ["tier": "\(name)", "key": "\(key.rawValue)"])
+                        metadata: ["tier": "\(name)", "key": "\(logName(of: key))"])
                 case .unopenable:
                     counters.recordUnopenableRecord()
                     logger?.warning(
                         "sealed entry that does not open with the keys given removed (a miss): wrong key, or altered",
-                        metadata: ["tier": "\(name)", "key": "\(key.rawValue)"])
+                        metadata: ["tier": "\(name)", "key": "\(logName(of: key))"])
                 }
             }
             return nil
@@ -669,7 +670,18 @@ public final class LMDBTier: LocalCacheTier {
     /// Logs a refusal, and sets the usage gauges (a read transaction) when metrics are recorded.
     private func report(_ outcome: StoreOutcome, key: CacheKey) {
         recordUsageIfObserved()
-        logger?.logRefusal(outcome, key: key, tier: name)
+        guard let logger, case .refused = outcome else { return }
+        logger.logRefusal(outcome, key: key, loggedAs: logName(of: key), tier: name)
+    }
+
+    /// How logs name `key`: itself, or with hashed key names, whose point is a store that does not
+    /// list its keys (logs are often kept and shipped), the first 8 bytes of its stored name in
+    /// hexadecimal: one key is always named alike, so its lines can still be followed.
+    func logName(of key: CacheKey) -> String {
+        guard let encryption,
+            let name = Array(key.rawValue.utf8).withUnsafeBytes({ encryption.storageName(forKey: $0) })
+        else { return key.rawValue }
+        return "#" + name.prefix(8).map { byte in (byte < 16 ? "0" : "") + String(byte, radix: 16) }.joined()
     }
 
     /// The counters since the tier was opened, with its usage.

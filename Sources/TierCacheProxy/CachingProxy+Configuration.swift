@@ -48,7 +48,12 @@ extension CachingProxy {
         /// Whether client requests keep the fields that steer an origin without changing the cache
         /// key (`Forwarded`, `X-Forwarded-Host`, `X-HTTP-Method-Override` and the like). Off by
         /// default: they are removed, so that no client can poison a stored response through them.
-        /// Turn it on only behind another proxy that sets those fields itself.
+        /// Turn it on only behind another proxy that sets those fields itself. Kept, they are
+        /// handled as `HTTPCacheMiddleware` handles them: a GET or HEAD with a method override, or
+        /// a `Forwarded` naming the host or scheme, goes past the cache, and a response is stored
+        /// varying on the fields naming the host, scheme, port or path the request carried, so
+        /// that one the proxy in front does not set (an AWS load balancer sets
+        /// `X-Forwarded-Proto`, not `X-Forwarded-Host`) answers only requests carrying it.
         public var forwardsClientRoutingFields: Bool
         /// Whether the proxy may run with a cache in private mode, for a proxy that only ever
         /// serves one user (a developer's local proxy). Off by default: a proxy answers many users,

@@ -185,6 +185,10 @@ public final class CachingProxy: Sendable {
         var preconditions: ClientPreconditions?
         /// Whether `Cache-Status` should carry the cache key.
         var wantsKey: Bool
+        /// What the client routing fields kept for the origin ask of the cache
+        /// (``CachingProxy/Configuration/forwardsClientRoutingFields``): nothing when they are
+        /// removed.
+        var steering = ClientRoutingFields.Steering.vary([])
     }
 
     /// The checks that come before anything else (header size, method, target form) and the
@@ -235,26 +239,39 @@ public final class CachingProxy: Sendable {
                     ? ClientRoutingFields.removing(from: head.headerFields) : head.headerFields))
         if addingVia { outgoing.headerFields.append(HTTPField(name: .via, value: via)) }
         let preconditions = ClientPreconditions.extract(from: &outgoing)
-        return .success(
-            Forwarding(
-                outgoing: outgoing, preconditions: preconditions,
-                wantsKey: configuration.exposesCacheKeys && head.headerFields[Self.cacheKeyRequest] != nil))
+        var forwarding = Forwarding(
+            outgoing: outgoing, preconditions: preconditions,
+            wantsKey: configuration.exposesCacheKeys && head.headerFields[Self.cacheKeyRequest] != nil)
+        if hasRoutingFields, configuration.forwardsClientRoutingFields {
+            forwarding.steering = ClientRoutingFields.steering(of: head.headerFields)
+        }
+        return .success(forwarding)
     }
 
     /// Whether `target`'s path (before any query) has a `.` or `..` segment, plain or
     /// percent-encoded (`%2e`), alone or before `;` parameters (`..;`: Tomcat, Jetty and Spring
-    /// drop a segment's parameters and then resolve the dots).
+    /// drop a segment's parameters and then resolve the dots). Segments end at `/`, and at what
+    /// origins decode into one or read as one: `%2f`, `%5c` and `\` (IIS and ASP.NET, Tomcat
+    /// with encoded slashes allowed, Apache with `AllowEncodedSlashes`), so `/..%2fadmin` counts.
     ///
     /// One pass over the bytes, allocating nothing: it runs on every request, hits included,
     /// when the upstream has a path prefix.
     static func hasDotSegment(_ target: String) -> Bool {
         var dots = 0  // the segment's dots so far, `.` or `%2e`
         var other = false  // whether the segment has anything else
-        var escape = 0  // how much of a `%2e` the last bytes were
+        var escape: UInt8 = 0  // the escape under way: 0, `%`, or `%` and its first digit, `2` or `5`
         for byte in target.utf8 {
             if byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#") { break }
-            if byte == UInt8(ascii: "/") {
-                if !other, escape == 0, dots == 1 || dots == 2 { return true }
+            let lower = byte | 0x20
+            let endsSegment =
+                switch escape {
+                case 0: byte == UInt8(ascii: "/") || byte == UInt8(ascii: "\\")
+                case UInt8(ascii: "2"): lower == UInt8(ascii: "f")
+                case UInt8(ascii: "5"): lower == UInt8(ascii: "c")
+                default: false
+                }
+            if endsSegment {
+                if !other, dots == 1 || dots == 2 { return true }
                 (dots, other, escape) = (0, false, 0)
                 continue
             }
@@ -263,11 +280,11 @@ public final class CachingProxy: Sendable {
                 other = true  // the parameters that follow are not part of the segment's name
                 continue
             }
-            switch (escape, byte | 0x20) {
+            switch (escape, lower) {
             case (0, _) where byte == UInt8(ascii: "."): dots += 1
-            case (0, _) where byte == UInt8(ascii: "%"): escape = 1
-            case (1, _) where byte == UInt8(ascii: "2"): escape = 2
-            case (2, UInt8(ascii: "e")):
+            case (0, _) where byte == UInt8(ascii: "%"): escape = UInt8(ascii: "%")
+            case (UInt8(ascii: "%"), _) where byte == UInt8(ascii: "2") || byte == UInt8(ascii: "5"): escape = byte
+            case (UInt8(ascii: "2"), UInt8(ascii: "e")):
                 dots += 1
                 escape = 0
             default:
@@ -291,7 +308,14 @@ public final class CachingProxy: Sendable {
     func answerFromStorage(_ head: HTTPRequestHead) -> StorageAnswer? {
         let now = ContinuousClock.now
         let generation = cache.storageGeneration
-        let memoKey = AnswerMemo.key(for: head, maximumHeaderBytes: configuration.maximumRequestHeaderBytes)
+        // Kept routing fields may ask to bypass the cache (`prepare`), which a reused answer
+        // would not hear.
+        let memoKey =
+            configuration.forwardsClientRoutingFields
+                && head.headers.contains(where: { field in
+                    HTTPField.Name(field.name).map(ClientRoutingFields.contains) ?? false
+                })
+            ? nil : AnswerMemo.key(for: head, maximumHeaderBytes: configuration.maximumRequestHeaderBytes)
         if let memoKey, let reused = memo.answer(forKey: memoKey, generation: generation, now: now) {
             cache.countReusedHits()
             return StorageAnswer(head: reused.head, body: reused.body, outcome: .hit)
@@ -314,7 +338,7 @@ public final class CachingProxy: Sendable {
     /// `nil` when it may not be: not a plain hit, or the response varies).
     func answerFromStorage(_ head: HTTPRequest) -> (Answer, reuseWindow: Double?)? {
         guard head.method == .get || head.method == .head,
-            case .success(let forwarding) = prepare(head, addingVia: false),
+            case .success(let forwarding) = prepare(head, addingVia: false), forwarding.steering != .bypass,
             forwarding.outgoing.headerFields[.range] == nil,
             let result = cache.usableStoredResponse(for: forwarding.outgoing)
         else { return nil }
@@ -358,8 +382,21 @@ public final class CachingProxy: Sendable {
                 forwarding.preconditions = nil
             }
         }
+        // Routing fields kept for the origin (behind a proxy that sets them) are handled as the
+        // middleware handles them: a GET or HEAD overriding its method goes past the cache, and a
+        // response is stored varying on the fields naming what the client reached, so that a
+        // value a client made up (one the proxy in front does not set) answers only its requests.
+        var transport = upstream.transport
+        switch forwarding.steering {
+        case .bypass where head.method == .get || head.method == .head:
+            return await bypass(head, outgoing: outgoing, body: body, preconditions: forwarding.preconditions)
+        case .vary(let names) where !names.isEmpty:
+            transport = upstream.varying(on: names)
+        default:
+            break
+        }
         do {
-            let result = try await cache.response(for: outgoing, body: body, transport: upstream.transport)
+            let result = try await cache.response(for: outgoing, body: body, transport: transport)
             return cachedAnswer(result, request: head, forwarding: forwarding)
         } catch let oversized as OversizedResponse {
             guard oversized.claim() else {

@@ -28,6 +28,15 @@ struct UpstreamTransport: Sendable {
         { request, body in try await exchange(request, body: body) }
     }
 
+    /// ``transport``, adding `names` to each response's `Vary`.
+    func varying(on names: [HTTPField.Name]) -> HTTPCache.Transport {
+        { request, body in
+            var (head, data) = try await exchange(request, body: body)
+            ClientRoutingFields.addVary(names, to: &head.headerFields)
+            return (head, data)
+        }
+    }
+
     /// Sends `request` and reads its response (up to the buffer limit), head and body within one
     /// deadline: AsyncHTTPClient's covers the head alone, so the body's chunks are held to what is
     /// left of it (an origin that trickles bytes), and each wait for one to the read timeout of the

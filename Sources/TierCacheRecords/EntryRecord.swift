@@ -6,7 +6,7 @@ import TierCache
 /// | offset | size | field |
 /// |---|---|---|
 /// | 0 | 1 | format version (3) |
-/// | 1 | 1 | flags: bit 0 payload is a zstd frame, bit 1 full key follows the header, bit 2 the frame needs a dictionary, bit 3 payload is a zlib stream |
+/// | 1 | 1 | flags: bit 0 payload is a zstd frame, bit 1 full key follows the header, bit 2 the frame needs a dictionary, bit 3 payload is a zlib stream, bit 4 the checksum covers the key the record is stored under |
 /// | 2 | 2 | the dictionary's id (with flag bit 2), else 0 |
 /// | 4 | 4 | original value size |
 /// | 8 | 8 | stored-at, seconds since 2001-01-01 (IEEE double, `Date`'s own representation, so it round-trips exactly) |
@@ -14,6 +14,12 @@ import TierCache
 /// | 24 | 4 | checksum of the other header fields, the full key and a raw payload (compressed frames carry their own) |
 /// | 28 | 4 | full key length (0 unless flag bit 1) |
 /// | 32 | n | full key, then the payload |
+///
+/// A record bound to its key (flag bit 4) is read only under that key: the checksum starts from
+/// the key's, so a record that ends up under another key (a bit of the key flipped where a store
+/// keeps it, two records' places swapped) fails it instead of answering for that key. The LMDB
+/// tier binds its records; the Redis tier does not (servers of an earlier version, in a rolling
+/// deploy, would take bound records for damaged ones and delete them).
 ///
 /// Format version 1, still read, differs only in its checksum, which covers a raw payload alone
 /// (0 with a compressed one): damage to its times could go unnoticed, an entry never expire.
@@ -51,8 +57,9 @@ public enum EntryRecord {
     public static func largestValue(inCapacity capacity: Int) -> Int { max(0, min(maximumValueSize, capacity)) }
     private static let fullKeyFlag: UInt8 = 2
     private static let dictionaryFlag: UInt8 = 4
+    private static let keyBoundFlag: UInt8 = 16
     private static let compressedFlags = PayloadFormat.zstd.rawValue | PayloadFormat.zlib.rawValue
-    private static let knownFlags: UInt8 = compressedFlags | fullKeyFlag | dictionaryFlag
+    private static let knownFlags: UInt8 = compressedFlags | fullKeyFlag | dictionaryFlag | keyBoundFlag
 
     /// The compression format of a record's payload: its flag bit in the header.
     public enum PayloadFormat: UInt8, Sendable, CustomStringConvertible {
@@ -83,10 +90,11 @@ public enum EntryRecord {
     }
 
     /// Encodes `entry`, compressing the value with `codec` when that makes it smaller; with
-    /// `dictionary`, compressing with it.
+    /// `dictionary`, compressing with it. With `boundKey`, the key the record will be stored
+    /// under, the record reads only under that key (``header(of:boundTo:)``).
     public static func encode<Codec: RecordCompressor>(
         _ entry: CacheEntry, fullKey: [UInt8]?, codec: Codec,
-        dictionary: RecordDictionary<Codec.Dictionary>? = nil
+        dictionary: RecordDictionary<Codec.Dictionary>? = nil, boundTo boundKey: [UInt8]? = nil
     ) -> [UInt8] {
         let keyLength = fullKey?.count ?? 0
         let payloadOffset = headerSize + keyLength
@@ -116,6 +124,7 @@ public enum EntryRecord {
                     if valueCount > 0 { payload.copyMemory(from: value) }
                 }
             }
+            if boundKey != nil { flags |= keyBoundFlag }
             if let fullKey {
                 flags |= fullKeyFlag
                 fullKey.withUnsafeBytes {
@@ -132,7 +141,8 @@ public enum EntryRecord {
             raw.storeBytes(of: expiresAt.littleEndian, toByteOffset: 16, as: UInt64.self)
             raw.storeBytes(of: UInt32(keyLength).littleEndian, toByteOffset: 28, as: UInt32.self)
             let covered = flags & compressedFlags == 0 ? payloadOffset + payloadCount : payloadOffset
-            let checksum = recordChecksum(UnsafeRawBufferPointer(rebasing: raw[..<covered]))
+            let keySeed = boundKey.map { key in key.withUnsafeBytes { Checksum.of($0) } } ?? 0
+            let checksum = recordChecksum(UnsafeRawBufferPointer(rebasing: raw[..<covered]), keySeed: keySeed)
             raw.storeBytes(of: checksum.littleEndian, toByteOffset: 24, as: UInt32.self)
             initialized = payloadOffset + payloadCount
         }
@@ -148,11 +158,12 @@ public enum EntryRecord {
     }
 
     /// The checksum of a record of this format version cut after what it covers: every byte but
-    /// the checksum field's own.
-    private static func recordChecksum(_ covered: UnsafeRawBufferPointer) -> UInt32 {
+    /// the checksum field's own, after the checksum of the key it is bound to (`keySeed`, 0 for
+    /// none: a seed of 0 is no seed, so unbound records keep the checksum they always had).
+    private static func recordChecksum(_ covered: UnsafeRawBufferPointer, keySeed: UInt32) -> UInt32 {
         Checksum.of(
             UnsafeRawBufferPointer(rebasing: covered[28...]),
-            seed: Checksum.of(UnsafeRawBufferPointer(rebasing: covered[..<24])))
+            seed: Checksum.of(UnsafeRawBufferPointer(rebasing: covered[..<24]), seed: keySeed))
     }
 
     /// The header fields, checked against the record's checksum (format version 1: unchecked),
@@ -175,7 +186,12 @@ public enum EntryRecord {
         var payloadChecked: Bool
     }
 
-    public static func header(of record: UnsafeRawBufferPointer) throws(DecodeFailure) -> Header {
+    /// The header of `record`, checked. `storedUnder` is the key the record was found under: a
+    /// record bound to its key (``encode(_:fullKey:codec:dictionary:boundTo:)``) is checked
+    /// against it, and fails without it; other records ignore it.
+    public static func header(
+        of record: UnsafeRawBufferPointer, storedUnder key: UnsafeRawBufferPointer? = nil
+    ) throws(DecodeFailure) -> Header {
         guard record.count >= headerSize else { throw DecodeFailure(reason: "record shorter than its header") }
         let version = record.load(fromByteOffset: 0, as: UInt8.self)
         guard version == formatVersion || version == firstFormatVersion else {
@@ -183,6 +199,14 @@ public enum EntryRecord {
         }
         let flags = record.load(fromByteOffset: 1, as: UInt8.self)
         guard flags & ~knownFlags == 0 else { throw DecodeFailure(reason: "unknown flags \(flags)") }
+        var keySeed: UInt32 = 0
+        if flags & keyBoundFlag != 0 {
+            guard version == formatVersion else {
+                throw DecodeFailure(reason: "a version \(version) record bound to a key")
+            }
+            guard let key else { throw DecodeFailure(reason: "a record bound to its key, read without it") }
+            keySeed = Checksum.of(key)
+        }
         let dictionaryID = UInt16(littleEndian: record.loadUnaligned(fromByteOffset: 2, as: UInt16.self))
         let format: PayloadFormat?
         switch flags & compressedFlags {
@@ -221,7 +245,8 @@ public enum EntryRecord {
         let checksumCoversRecord = version == formatVersion
         if checksumCoversRecord {
             let covered = format == nil ? record.count : headerSize + keyLength
-            guard recordChecksum(UnsafeRawBufferPointer(rebasing: record[..<covered])) == checksum else {
+            guard recordChecksum(UnsafeRawBufferPointer(rebasing: record[..<covered]), keySeed: keySeed) == checksum
+            else {
                 throw DecodeFailure(reason: "checksum mismatch")
             }
         } else if format != nil, checksum != 0 {

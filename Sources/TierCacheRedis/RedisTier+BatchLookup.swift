@@ -38,7 +38,6 @@ extension RedisTier {
             case .value(.array(let elements)) where elements.count == keys.count:
                 records = elements.map(decodeRecord)
             case let reply:
-                counters.recordError()
                 let count =
                     switch reply {
                     case .many(let decoded): "\(decoded.count) values"
@@ -50,6 +49,7 @@ extension RedisTier {
         } catch {
             for _ in keys { counters.recordLookup(hit: false, timing: timing) }
             if configuration.failureMode == .throwErrors { throw tierError(error) }
+            counters.recordError()
             return Array(repeating: nil, count: keys.count)
         }
         var entries: [CacheEntry?] = []

@@ -17,7 +17,7 @@ extension RedisTier: RedisRecordDecoder {
             return .entry(
                 CacheEntry(value: value, storedAt: header.metadata.storedAt, expiresAt: header.metadata.expiresAt))
         } catch {
-            return error.isUnknownFormatVersion ? .unknownFormat : .damaged(reason: "\(error)")
+            return error.isUnknownFormatVersion ? .unknownFormat : .damaged(reason: "\(error)", record: [UInt8](bytes))
         }
     }
 
@@ -51,13 +51,13 @@ extension RedisTier: RedisRecordDecoder {
                 "record larger than the tier left in place (a miss)",
                 metadata: ["tier": "\(name)", "key": "\(key.rawValue)", "size": "\(size)"])
             return nil
-        case .damaged(let reason):
+        case .damaged(let reason, let stored):
             counters.recordCorruptionRemoved()
             counters.recordLookup(hit: false, timing: timing)
             configuration.logger?.warning(
                 "damaged record removed (a miss)",
                 metadata: ["tier": "\(name)", "key": "\(key.rawValue)", "reason": "\(reason)"])
-            _ = try? await run([Self.del, redisKey], key: redisKey)
+            await removeIfUnchanged(redisKey, holding: stored)
             return nil
         case .entry(let entry):
             if entry.metadata.isExpired(at: Date()) {
@@ -70,4 +70,20 @@ extension RedisTier: RedisRecordDecoder {
             return entry
         }
     }
+
+    /// Deletes `redisKey` if it still holds `record`, comparing and deleting in one script on the
+    /// server: between the read that found the record damaged and its deletion, another server
+    /// may have stored a good value there, which an unconditional `DEL` removed for the whole
+    /// fleet. A failure is counted and leaves the record (a miss until it is written again).
+    func removeIfUnchanged(_ redisKey: [UInt8], holding record: [UInt8]) async {
+        do {
+            _ = try await run([Self.eval, Self.deleteIfEqual, Array("1".utf8), redisKey, record], key: redisKey)
+        } catch {
+            counters.recordError()
+        }
+    }
+
+    static let eval = Array("EVAL".utf8)
+    static let deleteIfEqual = Array(
+        "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0".utf8)
 }

@@ -152,12 +152,12 @@ public final class RedisTier: CacheTier {
     /// Command names, made once.
     static let get = Array("GET".utf8), mget = Array("MGET".utf8), set = Array("SET".utf8), del = Array("DEL".utf8)
 
-    /// Runs a command (through its node's circuit breaker), counting failures and logging
-    /// Redis's going away and coming back.
+    /// Runs a command (through its node's circuit breaker), logging Redis's going away and coming
+    /// back.
     func run(
         _ arguments: [[UInt8]], key: [UInt8]?, readingKeyFirst: Bool = false
     ) async throws(RedisError) -> RESPValue {
-        try await counting { () throws(RedisError) in
+        try await logging { () throws(RedisError) in
             try await client.send(arguments, key: key, readingKeyFirst: readingKeyFirst)
         }
     }
@@ -165,11 +165,14 @@ public final class RedisTier: CacheTier {
     /// Runs a read whose records are decoded as they arrive (see ``RedisRecordDecoder``), as
     /// ``run(_:key:readingKeyFirst:)`` runs a command.
     func read(_ arguments: [[UInt8]], key: [UInt8]?) async throws(RedisError) -> RedisRecordsReply {
-        try await counting { () throws(RedisError) in try await client.read(arguments, key: key, decoder: self) }
+        try await logging { () throws(RedisError) in try await client.read(arguments, key: key, decoder: self) }
     }
 
-    /// Counts a failure of `command` and logs Redis's going away and coming back.
-    private func counting<Reply>(_ command: () async throws(RedisError) -> Reply) async throws(RedisError) -> Reply {
+    /// Logs a failure of `command`, and Redis's going away and coming back. A failure is counted
+    /// (`TierStatistics.errors`) where the tier answers in its place (a miss in
+    /// ``Configuration/FailureMode/degrade``), not where it throws: a `TieredCache` counts the
+    /// errors it carries on past, and counted here too each was counted twice.
+    private func logging<Reply>(_ command: () async throws(RedisError) -> Reply) async throws(RedisError) -> Reply {
         do {
             let reply = try await command()
             if streak.noteSuccess() {
@@ -177,7 +180,6 @@ public final class RedisTier: CacheTier {
             }
             return reply
         } catch {
-            counters.recordError()
             let isFirst = streak.noteFailure()
             if let logger = configuration.logger {
                 let metadata: Logger.Metadata = ["tier": "\(name)", "error": "\(error)"]
@@ -206,6 +208,7 @@ public final class RedisTier: CacheTier {
         } catch {
             counters.recordLookup(hit: false, timing: timing)
             if configuration.failureMode == .throwErrors { throw tierError(error) }
+            counters.recordError()
             return nil
         }
         switch reply {

@@ -226,9 +226,8 @@ extension SQLiteTier {
                 // Rolled back: the accesses it applied wait for the next write (a full disk is
                 // when the order matters most).
                 accessLog.restore(applied)
-                let tierError = error.tierError(at: file.path)
-                if tierError.code != .diskFull { counters.recordError() }
-                throw tierError
+                // Not counted: thrown (see `entry(forKey:)`).
+                throw error.tierError(at: file.path)
             }
         }
     }

@@ -208,7 +208,7 @@ public final class SQLiteTier: LocalCacheTier {
                 return nil
             }
             if storeWasEmptied(under: error, seen: generation) { return nil }
-            counters.recordError()
+            // Not counted: the error is thrown, and a `TieredCache` counts what it carries on past.
             throw error.tierError(at: file.path)
         }
         switch lookup {

@@ -101,7 +101,7 @@ struct ProxyCommand: AsyncParsableCommand {
 
     @Flag(
         help:
-            "Forward clients' Forwarded, X-Forwarded-*, X-HTTP-Method-Override and similar fields (removed by default: they can poison cached responses). Only behind a proxy that sets them."
+            "Forward clients' Forwarded, X-Forwarded-*, X-HTTP-Method-Override and similar fields (removed by default: they can poison cached responses). Only behind a proxy that sets them. Kept, a method override bypasses the cache and responses vary on the host and scheme fields."
     )
     var forwardClientRoutingFields = false
 

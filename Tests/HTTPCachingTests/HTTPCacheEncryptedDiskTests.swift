@@ -58,6 +58,36 @@ struct HTTPCacheEncryptedDiskTests {
         #expect(origin.received.count == 1)
     }
 
+    @Test("With plain key names, a response varying on credentials keeps them out of the keys in the file")
+    func credentialsStayOutOfPlainKeys() async throws {
+        let clock = ManualCacheClock(start: epoch)
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "http-sealed-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let varying = response(200, [("Cache-Control", "private, max-age=600"), ("Vary", "Authorization, Cookie")])
+        let origin = ScriptedOrigin([.respond(varying, "Ada's profile"), .respond(varying, "Bob's profile")])
+        let encryption = try EncryptionAtRest(currentKey: .init(id: 1, key: Self.key))
+        let cache = HTTPCache(
+            storage: TieredCache(tiers: [
+                try LMDBTier(directory: directory, configuration: .init(capacity: 4 << 20, encryption: encryption))
+            ]),
+            configuration: .init(clock: clock.cacheClock))
+        let ada = [("Authorization", "Bearer ada-token-8f3k2"), ("Cookie", "session=ada-cookie-77q")]
+        let url = "https://api.example/me"
+        _ = try await cache.response(for: request(url, ada), transport: origin.transport)
+        let again = try await cache.response(for: request(url, ada), transport: origin.transport)
+        #expect(again.source == .cache && again.body == Data("Ada's profile".utf8))
+        let bob = try await cache.response(
+            for: request(url, [("Authorization", "Bearer bob-token-1x9"), ("Cookie", "session=ada-cookie-77q")]),
+            transport: origin.transport)
+        #expect(bob.source != .cache && bob.body == Data("Bob's profile".utf8))
+        let file = try Data(contentsOf: directory.appendingPathComponent("data.mdb"))
+        #expect(file.range(of: Data("api.example/me".utf8)) != nil, "plain key names: the URL is listed")
+        for secret in ["ada-token-8f3k2", "ada-cookie-77q", "bob-token-1x9"] {
+            #expect(file.range(of: Data(secret.utf8)) == nil, "\(secret) is readable in data.mdb")
+        }
+    }
+
     @Test("With another key, the stored response is a counted miss and the request goes to the origin")
     func wrongKeyGoesToTheNetwork() async throws {
         let clock = ManualCacheClock(start: epoch)

@@ -2,6 +2,8 @@ import CLMDB
 import Crypto
 import DiskTestSupport
 import Foundation
+import InMemoryLogging
+import Logging
 import Testing
 import TierCache
 import TierCacheEncryption
@@ -152,6 +154,21 @@ struct LMDBEncryptionTests {
             #expect(sealed.statistics().unopenableRecords == 1)
             _ = try sealed.store(entry(Self.secretValue), forKey: key("sealed"))
         }
+        // Once opened with encryption, the store does not open without it (it would store in the clear).
+        #expect {
+            try LMDBTier(directory: directory.url, configuration: Self.configuration(nil))
+        } throws: { ($0 as? TierCacheError)?.code == .invalidConfiguration }
+        #expect(try LMDBTier.inspect(directory: directory.url).sealedRecordsByKey == ["1": 1], "inspected without keys")
+        // A sealed record in a plain store (the mark removed, as anyone able to write the file can).
+        try rawLMDBEdit(
+            directory.url,
+            { txn, dbi in
+                var name = Array("encrypted".utf8)
+                name.withUnsafeMutableBytes { bytes in
+                    var key = MDB_val(mv_size: bytes.count, mv_data: bytes.baseAddress)
+                    _ = mdb_del(txn, dbi, &key, nil)
+                }
+            }, database: "tiercache.meta")
         let plain = try LMDBTier(directory: directory.url, configuration: Self.configuration(nil))
         #expect(try plain.entry(forKey: key("sealed")) == nil)
         #expect(plain.statistics().unopenableRecords == 1)
@@ -213,13 +230,36 @@ struct LMDBEncryptionTests {
             directory: directory.url, configuration: Self.configuration(try Self.encryption(Self.keyTwo, id: 2)))
         for (index, value) in values.enumerated() { #expect(try tier.entry(forKey: key("r\(index)"))?.value == value) }
         #expect(tier.statistics().dictionaryMisses == 0 && tier.statistics().unopenableRecords == 0)
-        // Without any key the records cannot be read (a sealed record in a plain store is
-        // refused before its dictionary is looked at), and the dictionary stays sealed: listed,
-        // never opened.
-        let plain = try LMDBTier(directory: directory.url, configuration: Self.configuration(nil))
-        #expect(try plain.entry(forKey: key("r0")) == nil)
-        #expect(plain.statistics().unopenableRecords == 1)
-        #expect(try plain.storedDictionaries().map(\.isSealed) == [true])
+        // Without any key the store does not open, and inspected it lists the dictionary sealed.
+        #expect(throws: TierCacheError.self) {
+            try LMDBTier(directory: directory.url, configuration: Self.configuration(nil))
+        }
+        #expect(try LMDBTier.inspect(directory: directory.url).dictionaries.map(\.isSealed) == [true])
+    }
+
+    @Test("With hashed key names, logs name a key by its stored name, never the key itself")
+    func logsKeepHashedKeysHidden() throws {
+        let directory = TemporaryDirectory()
+        let secretKey = "https://bank.example/accounts/ada"
+        do {
+            let tier = try LMDBTier(
+                directory: directory.url, configuration: Self.configuration(try Self.encryption(hashedNames: true)))
+            _ = try tier.store(entry(Self.secretValue), forKey: key(secretKey))
+        }
+        let logs = InMemoryLogHandler()
+        var logger = Logger(label: "test", factory: { _ in logs })
+        logger.logLevel = .debug
+        var configuration = Self.configuration(try Self.encryption(Self.keyTwo, id: 2, hashedNames: true))
+        configuration.logger = logger
+        let tier = try LMDBTier(directory: directory.url, configuration: configuration)
+        #expect(try tier.entry(forKey: key(secretKey)) == nil, "sealed under a key not given: unopenable")
+        // Refused by the 5% rule (incompressible, over 5% of 16 MiB).
+        #expect(try tier.store(entry(incompressible(900_000)), forKey: key(secretKey)) != .stored)
+        let names = logs.entries.compactMap { $0.metadata["key"].map { "\($0)" } }
+        #expect(names.count == 2, "\(logs.entries)")
+        #expect(names.allSatisfy { $0.count == 17 && $0.hasPrefix("#") }, "\(names)")
+        #expect(Set(names).count == 1, "one key, one name")
+        #expect(!logs.entries.contains { "\($0)".contains("bank.example") })
     }
 
     @Test("Keys of the wrong size, duplicate ids and a short hashing secret are refused")

@@ -122,6 +122,26 @@ struct LMDBFailureTests {
         #expect(try tier.entry(forKey: key("other"))?.value == [7])
     }
 
+    @Test("A record found under another key than its own is a miss, deleted and counted, never that key's value")
+    func recordUnderAnotherKey() throws {
+        let directory = TemporaryDirectory()
+        do {
+            let tier = try LMDBTier(directory: directory.url, capacity: 1 << 20)
+            _ = try tier.store(entry([1, 0, 0, 0]), forKey: key("item?id=1000"))
+        }
+        // What a flipped bit of the key does where LMDB keeps it ("0" to "1"): the record is there,
+        // whole, under the other key.
+        try rawLMDBEdit(directory.url) { txn, dbi in
+            guard let record = rawGet(txn, dbi, key: Array("item?id=1000".utf8)) else { return }
+            rawPut(txn, dbi, key: Array("item?id=1001".utf8), value: record)
+        }
+        let tier = try LMDBTier(directory: directory.url, capacity: 1 << 20)
+        #expect(try tier.entry(forKey: key("item?id=1001")) == nil)
+        #expect(tier.statistics().corruptionsRemoved == 1)
+        #expect(try tier.entry(forKey: key("item?id=1000"))?.value == [1, 0, 0, 0])
+        #expect(try LMDBTier.verify(directory: directory.url).isSound)
+    }
+
     // A full disk: LMDBDiskFullTests.
 
     @Test("A read-only file system is a permission error")

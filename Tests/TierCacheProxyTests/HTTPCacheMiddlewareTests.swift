@@ -40,6 +40,13 @@ struct HTTPCacheMiddlewareTests {
                 status: .ok, headers: [.cacheControl: "private, max-age=60"],
                 body: ResponseBody(byteBuffer: ByteBuffer(string: "one user's page")))
         }
+        router.get("/posts/:slug") { _, context in
+            calls.increment("/posts")
+            let slug = context.parameters.get("slug") ?? "-"
+            return Response(
+                status: .ok, headers: [.cacheControl: "max-age=60"],
+                body: ResponseBody(byteBuffer: ByteBuffer(string: "post \(slug)")))
+        }
         router.get("/account") { request, _ in
             calls.increment("/account")
             let user = request.headers[.authorization] ?? "nobody"
@@ -245,12 +252,13 @@ struct HTTPCacheMiddlewareTests {
         }
     }
 
-    @Test("A Host that is not host[:port] bypasses the cache: it cannot store under another host's key")
-    func hostWithUserInformationBypassesTheCache() async throws {
+    @Test(
+        "A Host that is not host[:port], or that the key writes otherwise, bypasses the cache: it cannot store under another host's key",
+        arguments: ["evil.example@localhost", "LOCALHOST", "localhost:80"])
+    func hostKeyedOtherwiseBypassesTheCache(host: String) async throws {
         try await withApp { base, calls, cache in
             let port = try #require(base.split(separator: ":").last.flatMap { Int($0) })
-            let poisoned = Array(
-                "GET /report HTTP/1.1\r\nHost: evil.example@localhost\r\nConnection: close\r\n\r\n".utf8)
+            let poisoned = Array("GET /report HTTP/1.1\r\nHost: \(host)\r\nConnection: close\r\n\r\n".utf8)
             for _ in 0..<2 {
                 let answer = try await RawHTTP.exchange(port: port, poisoned)
                 #expect(answer.hasPrefix("HTTP/1.1 200"))
@@ -261,6 +269,20 @@ struct HTTPCacheMiddlewareTests {
             #expect(answer.hasPrefix("HTTP/1.1 200"))
             #expect(calls.count("/report") == 3, "nothing was stored under localhost")
             #expect(cache.statistics.hits == 0)
+        }
+    }
+
+    @Test("A target with a fragment bypasses the cache: the route reads what the key drops")
+    func fragmentBypassesTheCache() async throws {
+        try await withApp { base, calls, _ in
+            let port = try #require(base.split(separator: ":").last.flatMap { Int($0) })
+            let poisoned = Array("GET /posts/hello#x HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n".utf8)
+            for _ in 0..<2 { _ = try await RawHTTP.exchange(port: port, poisoned) }
+            #expect(calls.count("/posts") == 2, "neither was answered from the cache")
+            let plain = Array("GET /posts/hello HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n".utf8)
+            let answer = try await RawHTTP.exchange(port: port, plain)
+            #expect(answer.hasSuffix("\r\n\r\npost hello"), "\(answer)")
+            #expect(calls.count("/posts") == 3)
         }
     }
 

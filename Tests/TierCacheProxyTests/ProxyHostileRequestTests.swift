@@ -86,6 +86,7 @@ struct ProxyHostileRequestTests {
                 headers: [
                     ("X-Forwarded-Host", "evil.example"), ("X-HTTP-Method-Override", "DELETE"),
                     ("Forwarded", "host=evil.example"), ("X_Forwarded_Host", "evil.example"),
+                    ("X-Forwarded-Ssl", "on"), ("Front-End-Https", "on"),
                 ])
             #expect(attack.status == 200)
             #expect(!attack.body.contains("evil.example") && !attack.body.contains("DELETE"))
@@ -93,6 +94,8 @@ struct ProxyHostileRequestTests {
             #expect(fields[Self.forwardedHost] == nil)
             #expect(fields[Self.forwarded] == nil)
             #expect(fields[HTTPField.Name("X_Forwarded_Host")!] == nil, "read as X-Forwarded-Host by CGI-style servers")
+            #expect(fields[HTTPField.Name("X-Forwarded-Ssl")!] == nil, "Rack reads it as the scheme")
+            #expect(fields[HTTPField.Name("Front-End-Https")!] == nil)
             let victim = try await send(.GET, "\(proxy.url)/reflect")
             #expect(victim.cacheStatus.contains("hit"))
             #expect(victim.body == "<a href=\"https://origin.example/\">GET</a>")
@@ -107,7 +110,7 @@ struct ProxyHostileRequestTests {
         let proxy = try ProxyProcess(["--upstream", origin.url + "/public"])
         for target in [
             "/../fresh", "/%2e%2e/fresh", "/public/./x/../../fresh", "/.%2E/fresh?x=1", "/..;/fresh", "/..;x=1/fresh",
-            "/%2e;/x/fresh",
+            "/%2e;/x/fresh", "/..%2ffresh", "/..%2Ffresh", "/x/%2e%2e%5C..%5cfresh", "/..\\fresh",
         ] {
             let answer = try await RawHTTP.exchange(
                 port: proxy.port, Array("GET \(target) HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8))
@@ -161,12 +164,28 @@ struct ProxyHostileRequestTests {
         return kibibytes << 10
     }
 
-    @Test("--forward-client-routing-fields passes them on, for a proxy behind one that sets them")
+    @Test(
+        "--forward-client-routing-fields passes them on, for a proxy behind one that sets them, without letting a client poison"
+    )
     func routingFieldsCanBeTrusted() async throws {
         try await withProxy(["--forward-client-routing-fields"]) { origin, proxy in
             let answer = try await send(.GET, "\(proxy.url)/reflect", headers: [("X-Forwarded-Host", "edge.example")])
             #expect(answer.body.contains("edge.example"))
             #expect(origin.lastRequestFields("/reflect")?[Self.forwardedHost] == "edge.example")
+            // Stored varying on it (the proxy in front may not set it: a client's own value then
+            // reaches the origin): what one value made answers only requests carrying that value.
+            #expect(answer.field("Vary")?.lowercased().contains("x-forwarded-host") == true)
+            let plain = try await send(.GET, "\(proxy.url)/reflect")
+            #expect(plain.body == "<a href=\"https://origin.example/\">GET</a>")
+            #expect(try await send(.GET, "\(proxy.url)/reflect").cacheStatus.contains("hit"))
+            // A method override goes past the cache, and its answer is not stored.
+            for _ in 0..<2 {
+                let overridden = try await send(
+                    .GET, "\(proxy.url)/reflect", headers: [("X-HTTP-Method-Override", "DELETE")])
+                #expect(overridden.body.contains("DELETE") && !overridden.cacheStatus.contains("hit"))
+            }
+            #expect(try await send(.GET, "\(proxy.url)/reflect").body == plain.body)
+            #expect(origin.count("/reflect") == 4, "edge.example, plain, and the two overrides")
         }
     }
 }

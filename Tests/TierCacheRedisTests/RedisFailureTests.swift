@@ -32,10 +32,32 @@ import TierCache
         await #expect(throws: TierCacheError.self) {
             try await tier.store(CacheEntry(value: [1], storedAt: Date()), forKey: key)
         }
+        // The lookup's failure, answered by a miss, is the tier's to count; the store's, thrown,
+        // is its caller's (a TieredCache counts it).
         let statistics = tier.counterSnapshot
-        #expect(statistics.errors == 2 && statistics.misses == 1)
+        #expect(statistics.errors == 1 && statistics.misses == 1)
         let strict = try self.tier(port: server.port, mode: .throwErrors)
         await #expect(throws: TierCacheError.self) { try await strict.entry(forKey: key) }
+        try await server.shutdown()
+    }
+
+    @Test(
+        "Through a TieredCache, each failure is one error, in the statistics and the metric, whichever counts it",
+        arguments: [RedisTier.Configuration.FailureMode.degrade, .throwErrors])
+    func failuresAreCountedOnce(_ mode: RedisTier.Configuration.FailureMode) async throws {
+        let server = try await MisbehavingServer(.garbage)
+        let metrics = TestMetrics()
+        let tier = try RedisTier(
+            configuration: .init(
+                deployment: .standalone(RedisEndpoint(host: "127.0.0.1", port: server.port)), capacity: 1 << 20,
+                connectTimeout: .milliseconds(500), commandTimeout: .milliseconds(200), failureMode: mode,
+                breakerThreshold: 100, metricsFactory: metrics),
+            name: "shared")
+        let cache = TieredCache(tiers: [tier], metricsFactory: metrics)
+        let key = try CacheKey("k")
+        for _ in 0..<3 { #expect(await cache.lookup(key) == nil) }
+        #expect(await cache.statistics()[0].statistics.errors == 3)
+        #expect(try metrics.expectCounter("tiercache_tier_errors_total", [("tier", "shared")]).totalValue == 3)
         try await server.shutdown()
     }
 

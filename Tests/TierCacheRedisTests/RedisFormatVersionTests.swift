@@ -40,6 +40,30 @@ struct RedisFormatVersionTests {
             "left for the servers that read it")
     }
 
+    @Test("A damaged record is deleted only while it is still the one read: a good value stored since stays")
+    func damagedRecordDeletedOnlyIfUnchanged() async throws {
+        let endpoint = try #require(RedisServers.standalone)
+        let prefix = "damaged-\(UUID().uuidString):"
+        let tier = try RedisServers.tier(cluster: false, prefix: prefix)
+        let key = try CacheKey("k")
+        let redisKey = Array("\(prefix)\(key.rawValue)".utf8)
+        let connection = try await RedisConnection.connect(
+            to: endpoint, on: MultiThreadedEventLoopGroup.singleton, connectTimeout: .seconds(5),
+            commandTimeout: .seconds(5))
+        defer { connection.close() }
+        let damaged = Array("not a record".utf8)
+        try await connection.sendChecked([Array("SET".utf8), redisKey, damaged])
+        // Another server stores a good value after this one read the damaged record.
+        _ = try await tier.store(CacheEntry(value: [1, 2, 3], storedAt: Date()), forKey: key)
+        await tier.removeIfUnchanged(redisKey, holding: damaged)
+        #expect(try await tier.entry(forKey: key)?.value == [1, 2, 3])
+        // Still the damaged record: deleted.
+        try await connection.sendChecked([Array("SET".utf8), redisKey, damaged])
+        #expect(try await tier.entry(forKey: key) == nil)
+        #expect(try await connection.send([Array("EXISTS".utf8), redisKey]) == .integer(0))
+        #expect(tier.counterSnapshot.corruptionsRemoved == 1 && tier.counterSnapshot.errors == 0)
+    }
+
     @Test("A value larger than a reading tier's capacity is a miss there, left in Redis for a tier configured larger")
     func largerThanTheReadingTier() async throws {
         let prefix = "larger-\(UUID().uuidString):"

@@ -83,6 +83,27 @@ struct TieredCacheInvalidationTests {
         #expect(await cache.lookup(key)?.entry.value == [2])
     }
 
+    @Test("A promotion checks before each store: a write that ended meanwhile is not overwritten, even for a moment")
+    func promotionChecksBeforeEachStore() async throws {
+        let memory = try MemoryTier(capacity: 1 << 20)
+        let middle = WatchingTier(watched: memory, key: key)
+        let shared = GatedTier()
+        let cache = TieredCache(tiers: [memory, middle, shared])
+        _ = try await shared.store(entry(1), forKey: key)
+        shared.reads.close()
+        async let hit = cache.lookup(key)
+        await shared.reads.waitUntilHeld()
+        // The write reaches every tier and returns while the lookup holds the old value.
+        _ = await cache.store(entry(2), forKey: key, policy: .allowed)
+        #expect(memory.entry(forKey: key)?.value == [2])
+        shared.reads.open()
+        #expect(await hit?.entry.value == [1])  // answered: it was the value when read
+        // No moment when memory held the old value over the write that had returned.
+        #expect(!middle.seenAboveWhenStored.contains([1]), "memory held \(middle.seenAboveWhenStored)")
+        #expect(memory.entry(forKey: key)?.value != [1])
+        #expect(await cache.lookup(key)?.entry.value == [2])
+    }
+
     @Test("A promotion racing a removal of the key does not bring the removed value back")
     func racingRemoval() async throws {
         let (_, memory, cache) = try await racingLookup { try await $0.removeEntry(forKey: key) }
@@ -343,4 +364,36 @@ final class Hold: Sendable {
             if !hold { continuation.resume() }
         }
     }
+}
+
+/// A remote tier over a dictionary that, when `key` is stored in it, notes what the tier above it
+/// (`watched`) holds under that key at that moment.
+final class WatchingTier: CacheTier {
+    let name = "watching"
+    let medium = TierMedium.remote
+    private let inner = DictionaryTier(name: "watching-inner", medium: .remote, capacity: 1 << 20)
+    private let watched: MemoryTier
+    private let key: CacheKey
+    private let seen = Locked<[[UInt8]?]>([])
+
+    init(watched: MemoryTier, key: CacheKey) {
+        self.watched = watched
+        self.key = key
+    }
+
+    /// What `watched` held under `key` at each of its stores here.
+    var seenAboveWhenStored: [[UInt8]?] { seen.withLock { $0 } }
+
+    func entry(forKey key: CacheKey) async throws -> CacheEntry? { inner.entry(forKey: key) }
+    func store(_ entry: CacheEntry, forKey key: CacheKey) async throws -> StoreOutcome {
+        if key == self.key {
+            let above = watched.entry(forKey: key).map { [UInt8]($0.value) }
+            seen.withLock { $0.append(above) }
+        }
+        return inner.store(entry, forKey: key)
+    }
+    func removeEntry(forKey key: CacheKey) async throws { inner.removeEntry(forKey: key) }
+    func removeAll() async throws { inner.removeAll() }
+    func usage() async throws -> TierUsage { inner.usage() }
+    func statistics() async -> TierStatistics { inner.statistics() }
 }

@@ -127,7 +127,7 @@ enum StoredEntryCodec {
             guard let policy = Self.policyCodes.first(where: { $0.value == policyCode })?.key else {
                 throw DecodeFailure(description: "storage policy \(policyCode)")
             }
-            let body = Data(try reader.bytes(Int(try reader.u32())))
+            let body = Data(try reader.bytes(try reader.length()))
             var stored = StoredResponse(
                 response: HTTPResponse(status: .init(code: code, reasonPhrase: reason), headerFields: fields),
                 body: body, requestTime: requestTime, responseTime: responseTime, storedAt: storedAt,
@@ -199,9 +199,16 @@ enum StoredEntryCodec {
             let raw = try bytes(8)
             return raw.reversed().reduce(0) { $0 << 8 | UInt64($1) }
         }
+        /// A 32-bit length, as an `Int`: one of 2^31 or more is damage where an `Int` is 32 bits
+        /// (watchOS on arm64_32), not a trap.
+        mutating func length() throws(DecodeFailure) -> Int {
+            let raw = try u32()
+            guard let value = Int(exactly: raw) else { throw DecodeFailure(description: "length \(raw) too large") }
+            return value
+        }
         /// An element count, bounded by the bytes left so a damaged count cannot loop for long.
         mutating func count() throws(DecodeFailure) -> Int {
-            let value = Int(try u32())
+            let value = try length()
             guard value <= input.count - offset else { throw DecodeFailure(description: "count \(value) past the end") }
             return value
         }
@@ -211,7 +218,7 @@ enum StoredEntryCodec {
             return Date(timeIntervalSinceReferenceDate: seconds)
         }
         mutating func string() throws(DecodeFailure) -> String {
-            let raw = try bytes(Int(try u32()))
+            let raw = try bytes(try length())
             guard let text = String(validating: raw, as: UTF8.self) else {
                 throw DecodeFailure(description: "invalid UTF-8")
             }

@@ -15,8 +15,9 @@ public enum MetricLabels {
     public static let tierLookups = "tiercache_tier_lookups_total"
     /// Timer: how long one lookup in the tier took, hit or miss.
     public static let tierLookupDuration = "tiercache_tier_lookup_duration_seconds"
-    /// Counter: stores, with `outcome` = `stored`, `too_large`, `expired`, `out_of_space` or
-    /// `policy` (the refusals of ``RefusalReason``; `policy` is counted by ``TieredCache``).
+    /// Counter: stores, with `outcome` = `stored`, `too_large`, `expired`, `out_of_space`,
+    /// `not_admitted`, `policy` or `suspended` (the refusals of ``RefusalReason``; `policy` and
+    /// `suspended` are counted by ``TieredCache``).
     public static let tierStores = "tiercache_tier_stores_total"
     /// Counter: entries evicted to make room (``TierStatistics/evictions``).
     public static let tierEvictions = "tiercache_tier_evictions_total"
@@ -32,8 +33,8 @@ public enum MetricLabels {
     public static let tierUnreadableRecords = "tiercache_tier_unreadable_records_total"
     /// Counter: records sealed again under the current encryption key (``TierStatistics/recordsResealed``).
     public static let tierRecordsResealed = "tiercache_tier_records_resealed_total"
-    /// Counter: operations that failed (``TierStatistics/errors``), counted by the tier and by
-    /// the ``TieredCache`` that carried on past them.
+    /// Counter: operations that failed (``TierStatistics/errors``), each once: by the tier when it
+    /// answers in the failure's place, by the ``TieredCache`` when the tier throws.
     public static let tierErrors = "tiercache_tier_errors_total"
     /// Counter: times the tier found its store damaged and started afresh (``TierStatistics/storeResets``).
     public static let tierStoreResets = "tiercache_tier_store_resets_total"

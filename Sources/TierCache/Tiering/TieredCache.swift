@@ -133,10 +133,19 @@ public final class TieredCache: Sendable {
             }
             slot.succeeded()
             guard let entry = found else { continue }
-            for above in slots[skipped..<index] where Self.mayPromote(from: slot.tier.medium, to: above.tier.medium) {
-                await storeIgnoringFailure(entry, forKey: key, in: above)
+            if index > skipped {
+                // From the tier just above up, asking before each store whether the key changed
+                // since the lookup began: a write that returned meanwhile is never overwritten,
+                // not even until the undo below (top first, memory held the old value while a
+                // disk below committed it, and every reader got it). The top tier is written
+                // last, just before the final check.
+                for above in slots[skipped..<index].reversed()
+                where Self.mayPromote(from: slot.tier.medium, to: above.tier.medium) {
+                    if invalidations.wasInvalidated(key, since: mark) { break }
+                    await storeIgnoringFailure(entry, forKey: key, in: above)
+                }
+                await undoPromotionIfInvalidated(key, since: mark, suspended, above: index)
             }
-            if index > skipped { await undoPromotionIfInvalidated(key, since: mark, suspended, above: index) }
             return Hit(entry: entry, tierIndex: index, tierName: slot.tier.name)
         }
         return nil
@@ -188,8 +197,11 @@ public final class TieredCache: Sendable {
             slot.succeeded()
             guard let entry = found else { continue }
             if index > skipped {
-                for above in slots[skipped..<index] where Self.mayPromote(from: tier.medium, to: above.tier.medium) {
+                // As in `lookupUntimed(_:from:)`: upwards, checking before each store.
+                for above in slots[skipped..<index].reversed()
+                where Self.mayPromote(from: tier.medium, to: above.tier.medium) {
                     guard let local = above.local else { continue }
+                    if invalidations.wasInvalidated(key, since: mark) { break }
                     do { _ = try local.store(entry, forKey: key) } catch { above.failed(error, during: "promotion") }
                 }
                 undoLocalPromotionIfInvalidated(key, since: mark, suspended, above: index)
