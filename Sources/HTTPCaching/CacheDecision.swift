@@ -171,6 +171,11 @@ public enum CacheDecision: Hashable, Sendable {
         directives.mustRevalidate || (shared && (directives.proxyRevalidate || directives.sharedMaxAge != nil))
     }
 
+    /// The statuses an origin's answer may have for `stale-if-error` to stand in for it: RFC 5861
+    /// §4's "any situation that would result in a 500, 502, 503, or 504" (not 501 Not
+    /// Implemented, 505, 507 or 511, which a stale response would not mend).
+    static let staleIfErrorStatuses: Set<Int> = [500, 502, 503, 504]
+
     /// Whether `stored` may be served stale after a failed fetch or revalidation, within
     /// `stale-if-error` (RFC 5861 §4), from the response or the request, unless its directives
     /// forbid stale answers (`no-cache`, `must-revalidate`, and in a shared cache

@@ -80,6 +80,16 @@ package enum ClientRoutingFields {
         return .vary(varying)
     }
 
+    /// Whether a field named `name` (as an HTTP/1 head spells it) is one ``steering(of:)`` acts
+    /// on: a method override, `Forwarded`, or one of ``keyedNames`` (not `X-Forwarded-For`). Most
+    /// names start with neither `x` nor `f` and are answered from their first byte.
+    package static func steersCache(named name: String) -> Bool {
+        guard let first = name.utf8.first, first | 0x20 == UInt8(ascii: "x") || first | 0x20 == UInt8(ascii: "f"),
+            let canonical = HTTPField.Name(name).flatMap(canonicalName(of:))
+        else { return false }
+        return methodOverrides.contains(canonical) || keyedNames.contains(canonical) || canonical == "forwarded"
+    }
+
     /// What ``steering(of:)`` asks.
     package enum Steering: Equatable, Sendable {
         /// Past the cache: the request asks the origin for something its key does not say.

@@ -99,11 +99,15 @@ extension HTTPCache {
         switch exchange.response.status.code {
         case 206:
             var result = HTTPCacheResponse(response: exchange.response, body: exchange.body, source: .network)
-            result.wasStored = await storePartial(exchange, for: whole, primaryKey: primaryKey)
+            if exchange.claimsStore() {
+                result.wasStored = await storePartial(exchange, for: whole, primaryKey: primaryKey)
+            }
             return result
         case 200:
             var result = HTTPCacheResponse(response: exchange.response, body: exchange.body, source: .network)
-            result.wasStored = await storeIfAllowed(exchange, for: whole, primaryKey: primaryKey)
+            if exchange.claimsStore() {
+                result.wasStored = await storeIfAllowed(exchange, for: whole, primaryKey: primaryKey)
+            }
             return Self.cut(result, to: range, ifRange: ifRange)
         default:
             return HTTPCacheResponse(response: exchange.response, body: exchange.body, source: .network)
@@ -207,14 +211,16 @@ extension HTTPCache {
             }
             counters.recordMiss()
             var answer = HTTPCacheResponse(response: combined.response, body: combined.body, source: .network)
-            answer.wasStored = await storeCombined(combined, content: content, for: whole, primaryKey: primaryKey)
+            if exchange.claimsStore() {
+                answer.wasStored = await storeCombined(combined, content: content, for: whole, primaryKey: primaryKey)
+            }
             return answerFrom(answer)
         case 416:
             return nil
         case let code:
             counters.recordMiss()
             var result = HTTPCacheResponse(response: exchange.response, body: exchange.body, source: .network)
-            guard code == 200 else { return result }
+            guard code == 200, exchange.claimsStore() else { return result }
             result.wasStored = await storeIfAllowed(exchange, for: whole, primaryKey: primaryKey)
             return range.map { Self.cut(result, to: $0, ifRange: ifRange) } ?? result
         }

@@ -143,23 +143,12 @@ extension HTTPCache {
     /// The key of the variant of `primaryKey` selected by `fields`. Long field values (a 64 KiB
     /// header) are replaced by a 128-bit hash to keep keys short; a collision cannot serve a wrong
     /// variant, because a lookup still checks the stored response's fields (``Vary/matches(_:_:)``).
-    /// A credential's value (``credentialFields``) is always replaced by its hash: a tier with
-    /// plain key names stores keys in the clear (an encrypted LMDB store's file, Redis, `tiercache
-    /// inspect`), where `Vary: Authorization` put the bearer token.
+    /// (A credential's value is a digest already: ``Vary/normalizedValue(of:in:)``.)
     static func variantKey(_ primaryKey: CacheKey, fields: [StoredResponse.VaryingField]) -> CacheKey {
-        let secondary = fields.map { field in
-            let value = field.value.map { value in
-                credentialFields.contains(field.name) ? "#" + KeyDigest.hex(of: value.utf8) : "\"\(value)\""
-            }
-            return "\u{1F}\(field.name)=\(value ?? "-")"
-        }.joined()
+        let secondary = fields.map { "\u{1F}\($0.name)=\($0.value.map { "\"\($0)\"" } ?? "-")" }.joined()
         guard secondary.utf8.count > 512 else { return CacheKey(primaryKey, appending: "\u{1F}vary" + secondary) }
         return CacheKey(primaryKey, appending: "\u{1F}vary#" + KeyDigest.hex(of: secondary.utf8))
     }
-
-    /// The request fields (lower-cased) that carry credentials, whose values a variant key holds
-    /// only as a digest.
-    static let credentialFields: Set<String> = ["authorization", "proxy-authorization", "cookie"]
 
     /// Stores a response from `exchange` if RFC 9111 §3, the hooks and the storage policy allow;
     /// returns whether any tier kept it.

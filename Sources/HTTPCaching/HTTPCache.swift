@@ -334,11 +334,12 @@ public final class HTTPCache: Sendable {
                     byAnswerTo: exchange.response,
                     askingFor: candidates.firstIndex { $0.key == stored.key } ?? -1, among: storedResponses)
                 : Validation.storedResponsesUpdated(by: exchange.response, among: storedResponses)
+            let writes = exchange.claimsStore()
             for index in updated {
                 let freshened = Validation.freshen(
                     candidates[index].response, with: exchange.response, requestTime: exchange.requestTime,
                     responseTime: exchange.responseTime)
-                await writeFreshened(freshened, under: candidates[index].key, request: request)
+                if writes { await writeFreshened(freshened, under: candidates[index].key, request: request) }
                 if candidates[index].key == stored.key { freshenedOwn = Located(response: freshened, key: stored.key) }
             }
             guard let freshenedOwn else {
@@ -353,7 +354,7 @@ public final class HTTPCache: Sendable {
             counters.recordRevalidation(modified: false)
             return served(freshenedOwn, source: .revalidated, request: request, now: configuration.clock.now())
         }
-        if (500...599).contains(exchange.response.status.code),
+        if CacheDecision.staleIfErrorStatuses.contains(exchange.response.status.code),
             CacheDecision.staleIfErrorAllows(
                 stored, requestDirectives: requestDirectives(of: request), context: context)
         {
@@ -376,7 +377,7 @@ public final class HTTPCache: Sendable {
             if let fallback, let response = staleFallback(fallback, for: original, error: error) { return response }
             throw error
         }
-        if let fallback, (500...599).contains(exchange.response.status.code),
+        if let fallback, CacheDecision.staleIfErrorStatuses.contains(exchange.response.status.code),
             CacheDecision.staleIfErrorAllows(
                 fallback, requestDirectives: requestDirectives(of: original), context: context)
         {
@@ -417,15 +418,23 @@ public final class HTTPCache: Sendable {
         let (exchange, joined) = try await inFlight.run(key: key, perform)
         guard joined else { return exchange }
         counters.recordCoalesced()
-        // The cookie the origin set answers the visitor whose request made the exchange: a
-        // shared cache that would not store it does not hand it to the others either, who fetch
-        // again (as nginx's cache lock does).
-        if configuration.mode == .shared, configuration.setCookieInSharedCache != .stored,
-            exchange.response.headerFields[.setCookie] != nil
-        {
+        // An answer for one user answers the visitor whose request made the exchange: a shared
+        // cache that would not store it does not hand it to the others either, who fetch again (as
+        // nginx's cache lock and Varnish's waiting list do). That is the cookie the origin set,
+        // and a response marked `private` (RFC 9111 §5.2.2.7: "intended for a single user": a
+        // page built from the client's address, which the identical requests do not show) or
+        // `no-store`.
+        if configuration.mode == .shared, Self.isForOneVisitor(exchange.response, configuration: configuration) {
             return try await perform()
         }
         return exchange
+    }
+
+    /// Whether a shared cache hands `response` only to the request that fetched it (see `fetch`).
+    private static func isForOneVisitor(_ response: HTTPResponse, configuration: Configuration) -> Bool {
+        if configuration.setCookieInSharedCache != .stored, response.headerFields[.setCookie] != nil { return true }
+        let directives = CacheControl(fieldValues: response.headerFields[values: .cacheControl])
+        return directives.isPrivate || !directives.privateFieldNames.isEmpty || directives.noStore
     }
 
     /// Stores a response from the network if it may be stored, and returns it. `stored` is what
@@ -434,6 +443,7 @@ public final class HTTPCache: Sendable {
         _ exchange: Exchange, for request: HTTPRequest, primaryKey: CacheKey, stored: Located?
     ) async -> HTTPCacheResponse {
         var result = HTTPCacheResponse(response: exchange.response, body: exchange.body, source: .network)
+        guard exchange.claimsStore() else { return result }
         switch request.method {
         case .get: result.wasStored = await storeIfAllowed(exchange, for: request, primaryKey: primaryKey)
         case .head:

@@ -55,7 +55,9 @@ public struct HTTPCacheResponse: Sendable {
     public var userInfo: [String: String]
     /// The error of the fetch that failed, when ``source`` is ``Source/staleFallback``.
     public var networkError: (any Error)?
-    /// For a response from the network: whether the cache stored it (in at least one tier).
+    /// For a response from the network: whether this request stored it (in at least one tier).
+    /// Of the identical requests that shared one fetch, the first to get the response stores it
+    /// and the others report `false`.
     public var wasStored = false
     /// The served response's freshness lifetime in seconds (RFC 9111 §4.2.1), for responses from
     /// the cache; fresh for `freshnessLifetime - age` more seconds (negative: stale).

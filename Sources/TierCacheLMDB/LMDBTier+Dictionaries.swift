@@ -140,11 +140,12 @@ extension LMDBTier {
     private func seedSamplesFromStore() {
         guard let trainer else { return }
         let settings = trainer.settings
-        // A small value's record: its header, key and payload (never larger than the value: a
+        // A small value's record: its header, its full key (kept in the record under hashed key
+        // names and for keys over 511 bytes), its payload (never larger than the value: a
         // compressed payload is kept only when smaller), and a seal's envelope (its header, a
         // nonce and a tag: 36 bytes with AES-GCM and ChaChaPoly; 64 more for a sealer of your own).
         let largestSmallRecord =
-            StoredRecord.headerSize + StorageKey.maximumLength + settings.maximumValueSize
+            StoredRecord.headerSize + CacheKey.maximumUTF8Length + settings.maximumValueSize
             + SealedEnvelope.headerSize + 64
         let now = clock.now()
         try? environment.read { txn in

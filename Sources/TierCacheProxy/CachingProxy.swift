@@ -308,13 +308,11 @@ public final class CachingProxy: Sendable {
     func answerFromStorage(_ head: HTTPRequestHead) -> StorageAnswer? {
         let now = ContinuousClock.now
         let generation = cache.storageGeneration
-        // Kept routing fields may ask to bypass the cache (`prepare`), which a reused answer
-        // would not hear.
+        // Kept routing fields may ask to bypass the cache or select a variant (`prepare`), which
+        // a reused answer would not hear.
         let memoKey =
             configuration.forwardsClientRoutingFields
-                && head.headers.contains(where: { field in
-                    HTTPField.Name(field.name).map(ClientRoutingFields.contains) ?? false
-                })
+                && head.headers.contains(where: { ClientRoutingFields.steersCache(named: $0.name) })
             ? nil : AnswerMemo.key(for: head, maximumHeaderBytes: configuration.maximumRequestHeaderBytes)
         if let memoKey, let reused = memo.answer(forKey: memoKey, generation: generation, now: now) {
             cache.countReusedHits()

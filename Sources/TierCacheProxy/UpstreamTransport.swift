@@ -28,11 +28,13 @@ struct UpstreamTransport: Sendable {
         { request, body in try await exchange(request, body: body) }
     }
 
-    /// ``transport``, adding `names` to each response's `Vary`.
+    /// ``transport``, adding `names` to each response's `Vary`, but a 304's: a 304's `Vary`
+    /// replaces the stored response's, and one that names other fields removes it (a client
+    /// adding a routing field to a revalidation would evict the stored response).
     func varying(on names: [HTTPField.Name]) -> HTTPCache.Transport {
         { request, body in
             var (head, data) = try await exchange(request, body: body)
-            ClientRoutingFields.addVary(names, to: &head.headerFields)
+            if head.status != .notModified { ClientRoutingFields.addVary(names, to: &head.headerFields) }
             return (head, data)
         }
     }

@@ -91,7 +91,7 @@ public enum EntryRecord {
 
     /// Encodes `entry`, compressing the value with `codec` when that makes it smaller; with
     /// `dictionary`, compressing with it. With `boundKey`, the key the record will be stored
-    /// under, the record reads only under that key (``header(of:boundTo:)``).
+    /// under, the record reads only under that key (``header(of:storedUnder:)``).
     public static func encode<Codec: RecordCompressor>(
         _ entry: CacheEntry, fullKey: [UInt8]?, codec: Codec,
         dictionary: RecordDictionary<Codec.Dictionary>? = nil, boundTo boundKey: [UInt8]? = nil

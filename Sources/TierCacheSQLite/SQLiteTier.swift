@@ -221,8 +221,16 @@ public final class SQLiteTier: LocalCacheTier {
             return nil
         case .unusable(let reason):
             counters.recordLookup(hit: false, timing: timing)
-            // Deleting is tidying up: on a full disk or a busy store the answer is still a miss.
-            guard (try? removeIfUnusable(Array(key.rawValue.utf8), now: now)) == true else { return nil }
+            // Deleting is tidying up: on a full disk or a busy store the answer is still a miss (a
+            // failure other than a full disk counted: the tier answers in its place).
+            let removed: Bool
+            do {
+                removed = try removeIfUnusable(Array(key.rawValue.utf8), now: now)
+            } catch {
+                if (error as? TierCacheError)?.code != .diskFull { counters.recordError() }
+                return nil
+            }
+            guard removed else { return nil }
             switch reason {
             case .expired:
                 counters.recordExpiration()

@@ -170,6 +170,20 @@ struct HTTPCacheEngineTests {
     }
 
     @Test(
+        "RFC 5861 §4: stale-if-error stands in for 500, 502, 503 and 504 only",
+        arguments: [(500, true), (502, true), (504, true), (501, false), (505, false), (507, false), (511, false)])
+    func staleIfErrorStatuses(status: Int, servesStale: Bool) async throws {
+        let origin = ScriptedOrigin([ok([("Cache-Control", "max-age=60, stale-if-error=600")])])
+        let cache = makeCache { $0.offlineFallback = .never }
+        _ = try await cache.response(for: request(), transport: origin.transport)
+        clock.advance(by: 120)
+        origin.enqueue(.respond(response(status), "error"))
+        let result = try await cache.response(for: request(), transport: origin.transport)
+        #expect((result.source == .staleFallback) == servesStale)
+        #expect(result.response.status.code == (servesStale ? 200 : status))
+    }
+
+    @Test(
         "RFC 9111 §4.2.4: in a shared cache proxy-revalidate and s-maxage forbid stale-if-error, the origin's and the client's",
         arguments: [
             "max-age=60, proxy-revalidate, stale-if-error=600", "max-age=60, s-maxage=60, stale-if-error=600",
@@ -224,6 +238,36 @@ struct HTTPCacheEngineTests {
         #expect(results.count == 5 && results.allSatisfy { $0.body == Data("hello".utf8) })
         #expect(origin.received.count == 1)
         #expect(cache.statistics.coalescedRequests == 4)
+        // Stored once, by one of them: not once per request, each write waiting for the last.
+        #expect(cache.statistics.stores == 1 && results.filter(\.wasStored).count == 1)
+        #expect(memory.statistics().stores == 1)
+    }
+
+    @Test(
+        "Shared: a request joining another's fetch of an answer for one user (private, no-store) fetches alone",
+        arguments: ["private, max-age=60", "no-store", "max-age=60, private=\"X-Visitor\""])
+    func joinedFetchOfAnAnswerForOneUser(cacheControl: String) async throws {
+        // An origin that answers from what the identical requests do not show (the client's address).
+        let origin = ScriptedOrigin([
+            ok([("Cache-Control", cacheControl), ("X-Visitor", "10.0.0.1")], body: "for 10.0.0.1"),
+            ok([("Cache-Control", cacheControl), ("X-Visitor", "10.0.0.2")], body: "for 10.0.0.2"),
+        ])
+        origin.hold()
+        let cache = makeCache { $0.mode = .shared }
+        let bodies = try await withThrowingTaskGroup(of: String.self) { group in
+            for _ in 0..<2 {
+                group.addTask {
+                    String(
+                        decoding: try await cache.response(for: request(), transport: origin.transport).body,
+                        as: UTF8.self)
+                }
+            }
+            while cache.inFlight.joinCount < 1 { await Task.yield() }
+            origin.release()
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(bodies.sorted() == ["for 10.0.0.1", "for 10.0.0.2"])
+        #expect(origin.received.count == 2)
     }
 
     @Test("A fetch whose only caller is cancelled is cancelled: the exchange stops")

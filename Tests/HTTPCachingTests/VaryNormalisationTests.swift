@@ -84,4 +84,19 @@ struct VaryNormalisationTests {
         #expect(other.source == .network && other.body == Data("de".utf8))
         #expect(origin.received.count == 2)
     }
+
+    @Test(
+        "Credentials a response varies on are recorded and keyed as digests, never as themselves",
+        arguments: ["Authorization", "Proxy-Authorization", "Cookie"])
+    func credentialsAreDigests(field: String) {
+        let alice = request("https://example.com/a", [(field, "Bearer  alice-token-1")])
+        let aliceAgain = request("https://example.com/a", [(field, "Bearer alice-token-1")])
+        let bob = request("https://example.com/a", [(field, "Bearer bob-token-2")])
+        let recorded = Vary.varyingFields([field.lowercased()], of: alice)
+        let value = recorded.first?.value ?? ""
+        #expect(!value.contains("alice") && value.hasPrefix("#") && value.count == 33, "\(value)")
+        #expect(Vary.matches(aliceAgain, recorded), "whitespace normalised before the digest")
+        #expect(!Vary.matches(bob, recorded))
+        #expect(!Vary.matches(request("https://example.com/a"), recorded), "absent is not any value")
+    }
 }

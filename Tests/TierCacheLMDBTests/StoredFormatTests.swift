@@ -29,6 +29,16 @@ struct StoredFormatTests {
         169, 3, 180, 224, 0, 0, 0, 0,  // the record's checksum, no full key
         104, 101, 108, 108, 111, 44, 32, 118, 101, 114, 115, 105, 111, 110, 32, 49,  // "hello, version 1"
     ]
+    /// The same entry bound to the key it is stored under, `GET https://a.example/` (flag bit
+    /// 4): the checksum starts from the key's.
+    static let boundRecord: [UInt8] = [
+        3, 16, 0, 0, 16, 0, 0, 0,  // version 3, flag bit 4 (bound), no dictionary, 16 bytes
+        0, 0, 0, 64, 248, 130, 199, 65,  // stored at 788918400.0
+        0, 0, 0, 0, 0, 0, 248, 127,  // no expiry (NaN)
+        174, 159, 53, 111, 0, 0, 0, 0,  // the record's checksum, from the key's; no full key
+        104, 101, 108, 108, 111, 44, 32, 118, 101, 114, 115, 105, 111, 110, 32, 49,  // "hello, version 1"
+    ]
+    static let boundKey = Array("GET https://a.example/".utf8)
     static let storedAt = Date(timeIntervalSinceReferenceDate: 788_918_400)
 
     @Test("Records written by format versions 1 and 3 read back exactly", arguments: [1, 3] as [UInt8])
@@ -51,6 +61,37 @@ struct StoredFormatTests {
         #expect(written == Self.versionThreeRecord, "\(written)")
     }
 
+    @Test("A record bound to its key is written as pinned, reads under that key, and under no other")
+    func boundRecords() throws {
+        let codec = try #require(ZstdCodec(level: 1))
+        let written = EntryRecord.encode(
+            CacheEntry(value: Array("hello, version 1".utf8), storedAt: Self.storedAt), fullKey: nil, codec: codec,
+            boundTo: Self.boundKey)
+        #expect(written == Self.boundRecord, "\(written)")
+        let value = try Self.boundRecord.withUnsafeBytes { bytes in
+            try Self.boundKey.withUnsafeBytes { key in
+                try EntryRecord.value(
+                    of: try EntryRecord.header(of: bytes, storedUnder: key), codec: codec, largestValue: 1 << 20)
+            }
+        }
+        #expect(value == Array("hello, version 1".utf8))
+        for other in [Array("GET https://a.example/x".utf8), Array("GET https://b.example/".utf8), []] {
+            #expect(throws: EntryRecord.DecodeFailure.self) {
+                try Self.boundRecord.withUnsafeBytes { bytes in
+                    try other.withUnsafeBytes { _ = try EntryRecord.header(of: bytes, storedUnder: $0) }
+                }
+            }
+        }
+        #expect(throws: EntryRecord.DecodeFailure.self, "read without a key") {
+            try Self.boundRecord.withUnsafeBytes { _ = try EntryRecord.header(of: $0) }
+        }
+        // An unbound record ignores the key it is read under.
+        let unbound = try Self.versionThreeRecord.withUnsafeBytes { bytes in
+            try Self.boundKey.withUnsafeBytes { try EntryRecord.header(of: bytes, storedUnder: $0).originalSize }
+        }
+        #expect(unbound == 16)
+    }
+
     /// Damage anywhere in a record, its times included, must not be read as another entry: a
     /// flipped bit in the expiry could otherwise keep an entry for ever.
     @Test(
@@ -63,14 +104,16 @@ struct StoredFormatTests {
         let entry = CacheEntry(
             value: value, storedAt: Self.storedAt, expiresAt: Self.storedAt.addingTimeInterval(3_600))
         let key: [UInt8]? = withKey ? Array("GET https://a.example/".utf8) : nil
-        let record = EntryRecord.encode(entry, fullKey: key, codec: codec)
+        // With a full key, the record is also bound to the key it is stored under (as LMDB's are).
+        let storedUnder = Array("stored-under".utf8)
+        let record = EntryRecord.encode(entry, fullKey: key, codec: codec, boundTo: withKey ? storedUnder : nil)
         #expect(record.count < (compressible ? 100 : 200), "compressed as expected: \(record.count) bytes")
         var misread: [Int] = []
         for bit in 0..<(record.count * 8) {
             var damaged = record
             damaged[bit / 8] ^= 1 << UInt8(bit % 8)
             let decoded = damaged.withUnsafeBytes { bytes -> (CacheEntry, [UInt8]?)? in
-                guard let header = try? EntryRecord.header(of: bytes),
+                guard let header = storedUnder.withUnsafeBytes({ try? EntryRecord.header(of: bytes, storedUnder: $0) }),
                     let value = try? EntryRecord.value(of: header, codec: codec, largestValue: 1 << 20)
                 else { return nil }
                 let entry = CacheEntry(

@@ -186,6 +186,14 @@ struct ProxyHostileRequestTests {
             }
             #expect(try await send(.GET, "\(proxy.url)/reflect").body == plain.body)
             #expect(origin.count("/reflect") == 4, "edge.example, plain, and the two overrides")
+            // A revalidation carrying a routing field is answered 304, which does not vary: the
+            // stored response is freshened, not evicted for a Vary it never had.
+            _ = try await send(.GET, "\(proxy.url)/no-cache")
+            let revalidated = try await send(
+                .GET, "\(proxy.url)/no-cache", headers: [("X-Forwarded-Host", "edge.example")])
+            #expect(revalidated.status == 200 && revalidated.field("Vary") == nil)
+            let after = try await send(.GET, "\(proxy.url)/no-cache")
+            #expect(!after.cacheStatus.contains("uri-miss"), "\(after.cacheStatus)")
         }
     }
 }

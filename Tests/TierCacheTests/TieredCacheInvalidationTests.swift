@@ -98,7 +98,10 @@ struct TieredCacheInvalidationTests {
         #expect(memory.entry(forKey: key)?.value == [2])
         shared.reads.open()
         #expect(await hit?.entry.value == [1])  // answered: it was the value when read
-        // No moment when memory held the old value over the write that had returned.
+        // No moment when a tier held the old value over the write that had returned: the
+        // promotion checked before its first store and stopped (the tier below memory never got
+        // it, and memory neither before nor after it).
+        #expect(!middle.storedValues.contains([1]), "the tier below memory got \(middle.storedValues)")
         #expect(!middle.seenAboveWhenStored.contains([1]), "memory held \(middle.seenAboveWhenStored)")
         #expect(memory.entry(forKey: key)?.value != [1])
         #expect(await cache.lookup(key)?.entry.value == [2])
@@ -375,6 +378,7 @@ final class WatchingTier: CacheTier {
     private let watched: MemoryTier
     private let key: CacheKey
     private let seen = Locked<[[UInt8]?]>([])
+    private let stored = Locked<[[UInt8]]>([])
 
     init(watched: MemoryTier, key: CacheKey) {
         self.watched = watched
@@ -383,12 +387,15 @@ final class WatchingTier: CacheTier {
 
     /// What `watched` held under `key` at each of its stores here.
     var seenAboveWhenStored: [[UInt8]?] { seen.withLock { $0 } }
+    /// The values stored here under `key`.
+    var storedValues: [[UInt8]] { stored.withLock { $0 } }
 
     func entry(forKey key: CacheKey) async throws -> CacheEntry? { inner.entry(forKey: key) }
     func store(_ entry: CacheEntry, forKey key: CacheKey) async throws -> StoreOutcome {
         if key == self.key {
             let above = watched.entry(forKey: key).map { [UInt8]($0.value) }
             seen.withLock { $0.append(above) }
+            stored.withLock { $0.append([UInt8](entry.value)) }
         }
         return inner.store(entry, forKey: key)
     }

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import Synchronization
 @_spi(TierCacheInternals) import TierCache
 
 /// One exchange with the origin and when it happened.
@@ -10,6 +11,23 @@ struct Exchange: Sendable {
     var responseTime: Date
     /// The tags the response carried (taken out of it when ``HTTPCache/Tagging`` says so).
     var tags = ResponseTags()
+    /// Shared by the requests that joined the exchange, so that one of them stores it.
+    let storing = StoreClaim()
+
+    /// Whether this request is the one to store the exchange (or freshen what it validated): the
+    /// first to ask. Each request that joined a fetch stored the same response again before,
+    /// one after another (a key's writes take turns), so the last of N waited for N − 1 writes
+    /// to every tier, and a purge between two of them was undone by the next. The first to ask
+    /// rather than the fetch's starter: a starter cancelled before the fetch ended never asks.
+    func claimsStore() -> Bool { storing.claim() }
+}
+
+/// Which of the requests sharing an exchange stores it (``Exchange/claimsStore()``).
+final class StoreClaim: Sendable {
+    private let claimed = Atomic<Bool>(false)
+
+    /// True for the first caller only.
+    func claim() -> Bool { !claimed.exchange(true, ordering: .relaxed) }
 }
 
 /// Fetches in flight, so concurrent misses for the same request make one network request.
