@@ -82,6 +82,7 @@ public enum CacheDecision: Hashable, Sendable {
             break
         }
         guard let located else { return requestDirectives.onlyIfCached ? .unsatisfiable : .fetch }
+        if located.revalidatesFirst { return requestDirectives.onlyIfCached ? .unsatisfiable : .revalidate }
         let measure = precomputed ?? Measure(located, context)
         let directives = measure.facts.directives
         let clientWantsRevalidation =

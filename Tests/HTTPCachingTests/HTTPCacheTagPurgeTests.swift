@@ -223,12 +223,16 @@ struct HTTPCacheTagPurgeTests {
         #expect(TagRecordCodec.decode([]) == nil && TagRecordCodec.decode(Array(repeating: 0xFF, count: 30)) == nil)
     }
 
-    @Test("When the lowest tier cannot be read, a tagged response is revalidated (stale), not trusted")
-    func unreadableRecordMeansRevalidate() async throws {
+    @Test(
+        "When the lowest tier cannot be read, a tagged response is revalidated before use, not trusted",
+        arguments: ["", "stale-while-revalidate=600"])
+    func unreadableRecordMeansRevalidate(moreCacheControl: String) async throws {
         let lowest = SwitchableTier(try MemoryTier(capacity: 1 << 20))
         let cache = engine([try MemoryTier(capacity: 1 << 20), lowest])
         let origin = ScriptedOrigin([
-            tagged([("Cache-Tag", "t"), ("ETag", "\"v1\"")]),
+            tagged(
+                [("Cache-Tag", "t"), ("ETag", "\"v1\"")],
+                extra: moreCacheControl.isEmpty ? [] : [("Cache-Control", moreCacheControl)]),
             .respond(response(304, [("ETag", "\"v1\""), ("Cache-Control", "max-age=600")]), ""),
         ])
         _ = try await get(cache, origin)
@@ -238,6 +242,29 @@ struct HTTPCacheTagPurgeTests {
         lowest.isBroken.store(true, ordering: .relaxed)
         let answer = try await get(unknowing, origin)
         #expect(answer.source == .revalidated && origin.received.count == 2)
+    }
+
+    @Test("A tag record that cannot be read is not replaced: the fleet's purges stand, nothing is purged")
+    func unreadableRecordIsNotReplaced() async throws {
+        let lowest = SwitchableTier(try MemoryTier(capacity: 1 << 20))
+        let first = engine([try MemoryTier(capacity: 1 << 20), lowest])
+        let origin = ScriptedOrigin([
+            tagged([("Cache-Tag", "t")], body: "a"), tagged([("Cache-Tag", "t")], body: "b"),
+            tagged([("Cache-Tag", "t")], body: "b again"),
+        ])
+        _ = try await get(first, origin, "/a")
+        let record = try #require(await lowest.entry(forKey: HTTPCache.tagKey("t"))?.value)
+        // Another engine, knowing nothing of the tag, stores a response tagged with it while the
+        // lowest tier refuses reads (a Redis timeout, a full reader table) and takes writes.
+        let second = engine([try MemoryTier(capacity: 1 << 20), lowest])
+        lowest.readsAreBroken.store(true, ordering: .relaxed)
+        _ = try await get(second, origin, "/b")
+        lowest.readsAreBroken.store(false, ordering: .relaxed)
+        #expect(try await lowest.entry(forKey: HTTPCache.tagKey("t"))?.value == record, "the record was replaced")
+        clock.advance(by: 1)
+        #expect(try await get(first, origin, "/a").source == .cache, "purged by nobody")
+        // The response stamped without a record reads as purged: fetched again.
+        #expect(try await get(second, origin, "/b").source == .network)
     }
 
     @Test("A purge the lowest tier cannot record throws purgeFailed")
@@ -314,6 +341,8 @@ final class SwitchableTier: CacheTier {
     let name = "switchable"
     let medium = TierMedium.remote
     let isBroken = Atomic<Bool>(false)
+    /// Fails reads alone while set.
+    let readsAreBroken = Atomic<Bool>(false)
     private let inner: MemoryTier
 
     init(_ inner: MemoryTier) { self.inner = inner }
@@ -323,6 +352,7 @@ final class SwitchableTier: CacheTier {
     }
     func entry(forKey key: CacheKey) async throws -> CacheEntry? {
         try check()
+        if readsAreBroken.load(ordering: .relaxed) { throw TierCacheError(.storageFailure, "the test's reads fail") }
         return inner.entry(forKey: key)
     }
     func store(_ entry: CacheEntry, forKey key: CacheKey) async throws -> StoreOutcome {

@@ -6,10 +6,15 @@ import TierCache
 final class Located: Sendable {
     let response: StoredResponse
     let key: CacheKey
+    /// Whether it must be revalidated before any use the protocol decides (a tag's purge
+    /// record could not be read: it may have been purged): not served under
+    /// `stale-while-revalidate` or `max-stale`, though `stale-if-error` may still stand in.
+    let revalidatesFirst: Bool
 
-    init(response: StoredResponse, key: CacheKey) {
+    init(response: StoredResponse, key: CacheKey, revalidatesFirst: Bool = false) {
         self.response = response
         self.key = key
+        self.revalidatesFirst = revalidatesFirst
     }
 
     /// `response`, stored nowhere: for the public decision functions, which take a bare

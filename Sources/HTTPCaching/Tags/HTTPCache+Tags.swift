@@ -60,6 +60,7 @@ extension HTTPCache {
     private func standing(of stamps: [TagStamp], known: [String: KnownRecord], now: Date) -> Judgement {
         tagLedger.withTrusted(now: now) { trusted in
             var staleSince: Date?
+            var unverifiable = false
             for stamp in stamps {
                 let standing: TagStanding
                 switch known.isEmpty ? nil : known[stamp.tag] {
@@ -67,7 +68,7 @@ extension HTTPCache {
                     standing = record?.standing(of: stamp.epoch) ?? .gone
                 case .unverifiable?:
                     // The tier cannot say: revalidate before serving, and let stale-if-error serve.
-                    standing = .stale(since: now)
+                    standing = .unverifiable
                 case nil:
                     guard let knowledge = trusted(stamp.tag) else { return .mustRead(stamp.tag) }
                     standing = knowledge.record?.standing(of: stamp.epoch) ?? .gone
@@ -76,8 +77,10 @@ extension HTTPCache {
                 case .current: continue
                 case .gone: return .judged(.gone)
                 case .stale(let since): staleSince = min(staleSince ?? since, since)
+                case .unverifiable: unverifiable = true
                 }
             }
+            if unverifiable { return .judged(.unverifiable) }
             return .judged(staleSince.map { .stale(since: $0) } ?? .current)
         }
     }
@@ -116,6 +119,13 @@ extension HTTPCache {
             var response = located.response
             response.invalidatedAt = since
             return Located(response: response, key: located.key)
+        case .unverifiable:
+            // Stale from now (as a soft purge now would leave it), and revalidated before use: a
+            // stale-while-revalidate window would otherwise serve it at once, on every request
+            // while the tier stays unreadable, though it may have been purged.
+            var response = located.response
+            response.invalidatedAt = min(response.invalidatedAt ?? configuration.clock.now(), configuration.clock.now())
+            return Located(response: response, key: located.key, revalidatesFirst: true)
         }
     }
 
@@ -140,8 +150,18 @@ extension HTTPCache {
             var record: TagRecord?
             if let knowledge = tagLedger.knowledge(of: tag, now: now) {
                 record = knowledge.record
-            } else if case .record(let read) = await readKnownRecord(tag, now: now) {
-                record = read
+            } else {
+                switch await readKnownRecord(tag, now: now) {
+                case .record(let read):
+                    record = read
+                case .unverifiable:
+                    // An unreadable record is not a missing one: a new one written over the
+                    // fleet's would make every response stamped with it a miss everywhere (and
+                    // this engine, trusting it, would delete them): a hard purge nobody asked
+                    // for. The stamp stays 0, which no record's epoch is: the response reads as
+                    // purged, a miss, and replaces what was stored under its key meanwhile.
+                    continue
+                }
             }
             if record == nil {
                 let adopted = tagLedger.adopt(.fresh(), for: tag, now: now)

@@ -55,6 +55,9 @@ enum TagStanding: Hashable, Sendable {
     case stale(since: Date)
     /// Purged, or its tag's record was lost.
     case gone
+    /// Its tag's record could not be read (and nothing was known of it): purged or not, nobody
+    /// can say, so it is revalidated before use.
+    case unverifiable
 }
 
 /// The stored format of a ``TagRecord``, little-endian: magic `TCTG`, version 1, the epoch, the
