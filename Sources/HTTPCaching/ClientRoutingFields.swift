@@ -99,8 +99,13 @@ package enum ClientRoutingFields {
     }
 
     /// Adds `names` to the `Vary` of `fields`, those it does not list already (none to `Vary: *`).
-    package static func addVary(_ names: [HTTPField.Name], to fields: inout HTTPFields) {
-        guard !names.isEmpty else { return }
+    ///
+    /// A 304's (`to304`) only when it has a `Vary` of its own: a 304's `Vary` replaces the stored
+    /// response's, which the names were added to as well, and different names remove the stored
+    /// response; a 304 without one leaves the stored `Vary` as it is, and adding the names alone
+    /// would replace it with them (a client adding a routing field to a revalidation evicted it).
+    package static func addVary(_ names: [HTTPField.Name], to fields: inout HTTPFields, to304: Bool = false) {
+        guard !names.isEmpty, !to304 || fields[.vary] != nil else { return }
         let listed = fields[values: .vary].flatMap { $0.split(separator: ",") }.map {
             $0.trimmingCharacters(in: .whitespaces).lowercased()
         }

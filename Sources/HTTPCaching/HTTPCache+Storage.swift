@@ -143,7 +143,8 @@ extension HTTPCache {
     /// The key of the variant of `primaryKey` selected by `fields`. Long field values (a 64 KiB
     /// header) are replaced by a 128-bit hash to keep keys short; a collision cannot serve a wrong
     /// variant, because a lookup still checks the stored response's fields (``Vary/matches(_:_:)``).
-    /// (A credential's value is a digest already: ``Vary/normalizedValue(of:in:)``.)
+    /// (A credential's value is a SHA-256 digest already, which is what the lookup compares:
+    /// ``Vary/normalizedValue(of:in:)``.)
     static func variantKey(_ primaryKey: CacheKey, fields: [StoredResponse.VaryingField]) -> CacheKey {
         let secondary = fields.map { "\u{1F}\($0.name)=\($0.value.map { "\"\($0)\"" } ?? "-")" }.joined()
         guard secondary.utf8.count > 512 else { return CacheKey(primaryKey, appending: "\u{1F}vary" + secondary) }

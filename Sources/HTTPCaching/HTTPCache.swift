@@ -431,7 +431,10 @@ public final class HTTPCache: Sendable {
     }
 
     /// Whether a shared cache hands `response` only to the request that fetched it (see `fetch`).
+    /// Not a server error: an error page is nobody's own, and each joined request asking a
+    /// failing origin again (then serving stale-if-error anyway) multiplied its load.
     private static func isForOneVisitor(_ response: HTTPResponse, configuration: Configuration) -> Bool {
+        guard response.status.code < 500 else { return false }
         if configuration.setCookieInSharedCache != .stored, response.headerFields[.setCookie] != nil { return true }
         let directives = CacheControl(fieldValues: response.headerFields[values: .cacheControl])
         return directives.isPrivate || !directives.privateFieldNames.isEmpty || directives.noStore

@@ -1,5 +1,4 @@
 import HTTPTypes
-import TierCache
 
 /// Secondary cache keys (RFC 9111 §4.1): which request fields a response varies on, and whether
 /// a new request matches a stored response's.
@@ -24,13 +23,13 @@ public enum Vary {
     /// semantics): field lines joined with ", ", runs of whitespace collapsed to one space,
     /// leading and trailing whitespace removed. The content-negotiation fields whose syntax is
     /// known (``negotiationFields``) are normalised further, as ``normalizedPreferenceList(_:)``
-    /// describes. A credential (``credentialFields``) is its normalised value's 128-bit digest
-    /// (`#` and 32 hexadecimal digits): stored responses keep the values they vary on, and their
-    /// keys are built from them, so with the values themselves a bearer token or session cookie
-    /// would be readable wherever the store keeps keys or records in the clear (Redis, an LMDB
-    /// store with plain key names). Two credentials with one digest would select each other's
-    /// responses; finding one means reading the digest from the store, whose responses can then
-    /// be read directly. `nil` when the request does not send the field.
+    /// describes. A credential (``credentialFields``) is the first 128 bits of its normalised
+    /// value's SHA-256 (`#` and 32 hexadecimal digits): stored responses keep the values they
+    /// vary on, and their keys are built from them, so with the values themselves a bearer token
+    /// or session cookie would be readable wherever the store keeps keys or records in the clear
+    /// (Redis, an LMDB store with plain key names). A cryptographic hash, since the digest is all
+    /// a lookup compares: nobody who reads one can make a credential that matches it. `nil` when
+    /// the request does not send the field.
     public static func normalizedValue(of name: String, in request: HTTPRequest) -> String? {
         guard let fieldName = HTTPField.Name(name) else { return nil }
         return normalized(request.headerFields[values: fieldName], name: fieldName.canonicalName)
@@ -153,7 +152,7 @@ public enum Vary {
     private static func normalized(_ values: [String], name: String) -> String? {
         guard !values.isEmpty else { return nil }
         if negotiationFields.contains(name) { return normalizedPreferenceList(values.joined(separator: ", ")) }
-        if credentialFields.contains(name) { return "#" + KeyDigest.hex(of: collapsingWhitespace(values).utf8) }
+        if credentialFields.contains(name) { return CredentialDigest.of(collapsingWhitespace(values)) }
         return collapsingWhitespace(values)
     }
 

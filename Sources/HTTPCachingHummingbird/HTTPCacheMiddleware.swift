@@ -156,10 +156,8 @@ public struct HTTPCacheMiddleware<Context: RequestContext>: RouterMiddleware {
                 if routeResponse.headers[.contentLength] == nil, Self.hasContent(routeResponse.status) {
                     routeResponse.headers[.contentLength] = String(body.count)
                 }
-                // Not a 304's: its Vary would replace the stored response's (see the proxy's).
-                if routeResponse.status != .notModified {
-                    ClientRoutingFields.addVary(routingFields, to: &routeResponse.headers)
-                }
+                ClientRoutingFields.addVary(
+                    routingFields, to: &routeResponse.headers, to304: routeResponse.status == .notModified)
                 call.continuation.resume(returning: (routeResponse.head, body))
             } catch {
                 call.continuation.resume(throwing: error)

@@ -28,13 +28,11 @@ struct UpstreamTransport: Sendable {
         { request, body in try await exchange(request, body: body) }
     }
 
-    /// ``transport``, adding `names` to each response's `Vary`, but a 304's: a 304's `Vary`
-    /// replaces the stored response's, and one that names other fields removes it (a client
-    /// adding a routing field to a revalidation would evict the stored response).
+    /// ``transport``, adding `names` to each response's `Vary` (`ClientRoutingFields.addVary`, a 304 as it says).
     func varying(on names: [HTTPField.Name]) -> HTTPCache.Transport {
         { request, body in
             var (head, data) = try await exchange(request, body: body)
-            if head.status != .notModified { ClientRoutingFields.addVary(names, to: &head.headerFields) }
+            ClientRoutingFields.addVary(names, to: &head.headerFields, to304: head.status == .notModified)
             return (head, data)
         }
     }

@@ -222,12 +222,13 @@ public final class SQLiteTier: LocalCacheTier {
         case .unusable(let reason):
             counters.recordLookup(hit: false, timing: timing)
             // Deleting is tidying up: on a full disk or a busy store the answer is still a miss (a
-            // failure other than a full disk counted: the tier answers in its place).
+            // damaged record's deletion failing otherwise is counted: the tier answers in its
+            // place; an expired one's is left to the next lookup or eviction).
             let removed: Bool
             do {
                 removed = try removeIfUnusable(Array(key.rawValue.utf8), now: now)
             } catch {
-                if (error as? TierCacheError)?.code != .diskFull { counters.recordError() }
+                if reason == .damaged, (error as? TierCacheError)?.code != .diskFull { counters.recordError() }
                 return nil
             }
             guard removed else { return nil }

@@ -242,6 +242,12 @@ struct HTTPCacheTagPurgeTests {
         lowest.isBroken.store(true, ordering: .relaxed)
         let answer = try await get(unknowing, origin)
         #expect(answer.source == .revalidated && origin.received.count == 2)
+        // Freshened by the 304, it keeps the stamp it had (the record could not be read to
+        // stamp it anew): once the tier reads again, it is current, not purged.
+        lowest.isBroken.store(false, ordering: .relaxed)
+        clock.advance(by: 1)
+        #expect(try await get(unknowing, origin).source == .cache)
+        #expect(unknowing.statistics.purgedEntriesRemoved == 0)
     }
 
     @Test("A tag record that cannot be read is not replaced: the fleet's purges stand, nothing is purged")

@@ -99,4 +99,36 @@ struct VaryNormalisationTests {
         #expect(!Vary.matches(bob, recorded))
         #expect(!Vary.matches(request("https://example.com/a"), recorded), "absent is not any value")
     }
+
+    @Test("SHA-256 as FIPS 180-4's examples give it, across block boundaries")
+    func sha256Vectors() {
+        func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
+        #expect(hex(SHA256.hash([])) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        #expect(
+            hex(SHA256.hash(Array("abc".utf8))) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(
+            hex(SHA256.hash(Array("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq".utf8)))
+                == "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")
+        #expect(
+            hex(SHA256.hash([UInt8](repeating: 0x61, count: 1_000)))
+                == "41edece42d63e8d9bf515a9ba6932e1c20cbc9f5a5d134645adb5db1b9737ea3")
+        #expect(CredentialDigest.of("abc") == "#ba7816bf8f01cfea414140de5dae2223")
+    }
+
+    @Test("Routing fields vary a 200, and a 304 only when it has a Vary of its own (which replaces the stored one)")
+    func routingVaryOn304() {
+        let names = [HTTPField.Name("X-Forwarded-Host")!]
+        var ok = HTTPFields()
+        ClientRoutingFields.addVary(names, to: &ok)
+        #expect(ok[.vary] == "X-Forwarded-Host")
+        var bare304 = HTTPFields()
+        ClientRoutingFields.addVary(names, to: &bare304, to304: true)
+        #expect(bare304[.vary] == nil, "the stored Vary stands")
+        var varying304: HTTPFields = [.vary: "Accept-Encoding"]
+        ClientRoutingFields.addVary(names, to: &varying304, to304: true)
+        #expect(
+            Vary.fieldNames(of: HTTPResponse(status: .notModified, headerFields: varying304)) == [
+                "accept-encoding", "x-forwarded-host",
+            ])
+    }
 }

@@ -68,7 +68,7 @@ extension HTTPCache {
                     standing = record?.standing(of: stamp.epoch) ?? .gone
                 case .unverifiable?:
                     // The tier cannot say: revalidate before serving, and let stale-if-error serve.
-                    standing = .unverifiable
+                    standing = .unverifiable(staleSince: nil)
                 case nil:
                     guard let knowledge = trusted(stamp.tag) else { return .mustRead(stamp.tag) }
                     standing = knowledge.record?.standing(of: stamp.epoch) ?? .gone
@@ -80,7 +80,7 @@ extension HTTPCache {
                 case .unverifiable: unverifiable = true
                 }
             }
-            if unverifiable { return .judged(.unverifiable) }
+            if unverifiable { return .judged(.unverifiable(staleSince: staleSince)) }
             return .judged(staleSince.map { .stale(since: $0) } ?? .current)
         }
     }
@@ -119,12 +119,13 @@ extension HTTPCache {
             var response = located.response
             response.invalidatedAt = since
             return Located(response: response, key: located.key)
-        case .unverifiable:
-            // Stale from now (as a soft purge now would leave it), and revalidated before use: a
-            // stale-while-revalidate window would otherwise serve it at once, on every request
-            // while the tier stays unreadable, though it may have been purged.
+        case .unverifiable(let staleSince):
+            // Stale from now at the latest (as a soft purge now would leave it), and revalidated
+            // before use: a stale-while-revalidate window would otherwise serve it at once, on
+            // every request while the tier stays unreadable, though it may have been purged.
+            let now = configuration.clock.now()
             var response = located.response
-            response.invalidatedAt = min(response.invalidatedAt ?? configuration.clock.now(), configuration.clock.now())
+            response.invalidatedAt = [response.invalidatedAt, staleSince, now].compactMap { $0 }.min()
             return Located(response: response, key: located.key, revalidatesFirst: true)
         }
     }
@@ -134,6 +135,9 @@ extension HTTPCache {
     /// Stamps `result` with its tags' current epochs; a tag without a record gets a new one.
     func stamp(_ result: inout [TagStamp]) async {
         let now = configuration.clock.now()
+        // What a response freshened after a 304 was stamped with, kept where a record cannot be
+        // read now (its stamp is as good as it was; 0 reads as purged).
+        let previous = result.map(\.epoch)
         // Tags whose record is trusted and present, stamped under one lock; the rest one by one.
         let unstamped = tagLedger.withTrusted(now: now) { trusted in
             var unstamped = false
@@ -158,8 +162,9 @@ extension HTTPCache {
                     // An unreadable record is not a missing one: a new one written over the
                     // fleet's would make every response stamped with it a miss everywhere (and
                     // this engine, trusting it, would delete them): a hard purge nobody asked
-                    // for. The stamp stays 0, which no record's epoch is: the response reads as
-                    // purged, a miss, and replaces what was stored under its key meanwhile.
+                    // for. A new response's stamp stays 0, which no record's epoch is: it reads
+                    // as purged, a miss, and replaces what was stored under its key meanwhile.
+                    result[index].epoch = previous[index]
                     continue
                 }
             }

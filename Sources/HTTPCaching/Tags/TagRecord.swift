@@ -56,8 +56,9 @@ enum TagStanding: Hashable, Sendable {
     /// Purged, or its tag's record was lost.
     case gone
     /// Its tag's record could not be read (and nothing was known of it): purged or not, nobody
-    /// can say, so it is revalidated before use.
-    case unverifiable
+    /// can say, so it is revalidated before use; stale since then at the latest (`staleSince`: an
+    /// earlier soft purge of another of its tags).
+    case unverifiable(staleSince: Date?)
 }
 
 /// The stored format of a ``TagRecord``, little-endian: magic `TCTG`, version 1, the epoch, the
