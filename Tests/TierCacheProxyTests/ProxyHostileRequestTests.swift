@@ -145,16 +145,22 @@ struct ProxyHostileRequestTests {
                 // While the client reads nothing: the queue grew to 100 MiB in milliseconds. This
                 // waits for that failure, up to 2 s; the proxy that waits for its client passes
                 // after them.
-                for _ in 0..<100 where try Self.peakResidentBytes(of: proxy) - before < 32 << 20 {
+                for _ in 0..<100 where try Self.peakResidentBytes(of: proxy) - before < Self.pipelinedGrowthBound {
                     try await Task.sleep(for: .milliseconds(20))
                 }
             }
             #expect(received > (count + 1) * ScriptedOrigin.mediumBody.utf8.count, "every answer came")
             let growth = try Self.peakResidentBytes(of: proxy) - before
-            #expect(growth < 32 << 20, "the proxy's peak memory grew by \(growth >> 20) MiB")
+            #expect(growth < Self.pipelinedGrowthBound, "the proxy's peak memory grew by \(growth >> 20) MiB")
             #expect(origin.count("/medium-vary") == 1)
         }
     }
+
+    /// How much the proxy's peak memory may grow while the pipelining client reads nothing and then
+    /// everything: the unbounded queue passed 100 MiB (the 1,001 answers' bodies) within
+    /// milliseconds. Run alone the bounded proxy passed under 32 MiB every time; in a full parallel
+    /// run on two cores, where the client's reads lag, one CI rehearsal saw 43 MiB.
+    static let pipelinedGrowthBound = 64 << 20
 
     /// The process's peak resident memory (`VmHWM`).
     static func peakResidentBytes(of proxy: ProxyProcess) throws -> Int {
