@@ -37,18 +37,7 @@ public enum HTTPCacheKey {
         return scheme.withUTF8 { scheme in
             authority.withUTF8 { authority in
                 path.withUTF8 { path in
-                    // Drop user information, then the scheme's default port.
-                    var host = authority
-                    if let at = host.lastIndex(of: UInt8(ascii: "@")) {
-                        host = UnsafeBufferPointer(rebasing: host[(at + 1)...])
-                    }
-                    let defaultPort: StaticString? =
-                        equalsIgnoringCase(scheme, "https") ? ":443" : equalsIgnoringCase(scheme, "http") ? ":80" : nil
-                    if let defaultPort, host.count > defaultPort.utf8CodeUnitCount,
-                        defaultPort.withUTF8Buffer({ suffix in host.suffix(suffix.count).elementsEqual(suffix) })
-                    {
-                        host = UnsafeBufferPointer(rebasing: host[..<(host.count - defaultPort.utf8CodeUnitCount)])
-                    }
+                    let host = keyedHost(authority, scheme: scheme)
                     var pathEnd = path.count
                     if let fragment = path.firstIndex(of: UInt8(ascii: "#")) { pathEnd = fragment }
                     let needsSlash = pathEnd == 0 || path[0] == UInt8(ascii: "?")
@@ -69,6 +58,41 @@ public enum HTTPCacheKey {
                         return index
                     }
                 }
+            }
+        }
+    }
+
+    /// The part of `authority` the key keeps: without user information, then without the
+    /// scheme's default port.
+    private static func keyedHost(
+        _ authority: UnsafeBufferPointer<UInt8>, scheme: UnsafeBufferPointer<UInt8>
+    ) -> UnsafeBufferPointer<UInt8> {
+        var host = authority
+        if let at = host.lastIndex(of: UInt8(ascii: "@")) {
+            host = UnsafeBufferPointer(rebasing: host[(at + 1)...])
+        }
+        let defaultPort: StaticString? =
+            equalsIgnoringCase(scheme, "https") ? ":443" : equalsIgnoringCase(scheme, "http") ? ":80" : nil
+        if let defaultPort, host.count > defaultPort.utf8CodeUnitCount,
+            defaultPort.withUTF8Buffer({ suffix in host.suffix(suffix.count).elementsEqual(suffix) })
+        {
+            host = UnsafeBufferPointer(rebasing: host[..<(host.count - defaultPort.utf8CodeUnitCount)])
+        }
+        return host
+    }
+
+    /// Whether the key writes `authority` as it is written: no upper-case letter (the key lowers
+    /// them), no user information and not `scheme`'s default port (the key drops both). A server
+    /// whose route reads the authority as written caches only such requests: for any other,
+    /// the route and the key could name two origins (a route redirecting `SHOP.EXAMPLE` to its
+    /// canonical host would have the redirect stored for the canonical host's users).
+    package static func keepsAuthorityAsWritten(_ authority: String, scheme: String) -> Bool {
+        var authority = authority
+        var scheme = scheme
+        return authority.withUTF8 { authority in
+            scheme.withUTF8 { scheme in
+                keyedHost(authority, scheme: scheme).count == authority.count
+                    && !authority.contains { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }
             }
         }
     }

@@ -102,7 +102,8 @@ public struct HTTPCacheMiddleware<Context: RequestContext>: RouterMiddleware {
         // origin-form target never has (RFC 9112 §3.2) and the key drops while the route reads it
         // (`/posts/hello#x` would store the route's answer for `x` as `/posts/hello`'s).
         guard let authority = head.authority, Self.isHostAndPort(authority),
-            Self.isKeyedAsWritten(authority, scheme: scheme), head.path?.utf8.contains(UInt8(ascii: "#")) != true
+            HTTPCacheKey.keepsAuthorityAsWritten(authority, scheme: scheme),
+            head.path?.utf8.contains(UInt8(ascii: "#")) != true
         else {
             return try await next(request, context)
         }
@@ -196,14 +197,6 @@ public struct HTTPCacheMiddleware<Context: RequestContext>: RouterMiddleware {
                     return "-._~%!$&'()*+,;=:[]".utf8.contains(byte)
                 }
             }
-    }
-
-    /// Whether the cache key spells `authority` as it is written: no upper-case letter (the key
-    /// lowers them) and not the scheme's default port (the key drops it).
-    static func isKeyedAsWritten(_ authority: String, scheme: String) -> Bool {
-        let defaultPort = scheme.lowercased() == "https" ? ":443" : scheme.lowercased() == "http" ? ":80" : nil
-        return !authority.utf8.contains { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }
-            && !(defaultPort.map(authority.hasSuffix) ?? false)
     }
 
     /// The whole body of a route's response.

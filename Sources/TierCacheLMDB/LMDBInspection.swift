@@ -71,7 +71,7 @@ extension LMDBTier {
                 atPath: directory.appendingPathComponent("data.mdb").path, isDirectory: &isDirectory),
             !isDirectory.boolValue
         else {
-            throw TierCacheError(.foreignStore, "\(directory.path) holds no TierCache store (no data.mdb)")
+            throw TierCacheError(.foreignStore, "\(directory.path) holds no LMDB tier store (no data.mdb)")
         }
         // LMDB follows whatever page numbers and offsets it finds; check them first, so a damaged
         // store is reported rather than crashing the inspector.

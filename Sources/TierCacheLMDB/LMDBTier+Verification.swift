@@ -176,7 +176,7 @@ extension LMDBTier {
     public static func verify(directory: URL) throws(TierCacheError) -> LMDBVerification {
         let dataFile = directory.appendingPathComponent("data.mdb").path
         guard FileManager.default.fileExists(atPath: dataFile) else {
-            throw TierCacheError(.foreignStore, "\(directory.path) holds no TierCache store (no data.mdb)")
+            throw TierCacheError(.foreignStore, "\(directory.path) holds no LMDB tier store (no data.mdb)")
         }
         guard let codec = ZstdCodec(level: 1) else { throw TierCacheError(.storageFailure, "zstd is unavailable") }
         // The store's capacity is not read here (the check reads pages, not through LMDB): a value

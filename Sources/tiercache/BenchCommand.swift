@@ -57,7 +57,9 @@ struct BenchCommand: AsyncParsableCommand {
     var tasks = "2"
     @Option(help: "Memory tier capacity.", transform: ByteCount.init(parsing:))
     var memory = ByteCount(bytes: 16 << 20)
-    @Option(help: "LMDB tier capacity.", transform: ByteCount.init(parsing:))
+    @Option(
+        help: "Disk tier capacity (the LMDB and SQLite subjects and their baselines).",
+        transform: ByteCount.init(parsing:))
     var diskCapacity = ByteCount(bytes: 256 << 20)
     @Option(help: "Where disk subjects keep their files (default: the temporary directory); deleted afterwards.")
     var directory: String?
@@ -171,6 +173,11 @@ struct BenchCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        let command = self
+        try await SignalCancellation.run { try await command.bench() }
+    }
+
+    private func bench() async throws {
         // A run of so many requests reads no more of the trace than it replays (a long trace
         // loaded whole could pass the 2^31 requests the simulator numbers); a timed run cycles
         // through all of it.
@@ -181,14 +188,15 @@ struct BenchCommand: AsyncParsableCommand {
         let plan = try plan(trace: loaded)
         let subjects = try subjects()
         let runner: BenchmarkRunner
-        do { runner = try BenchmarkRunner(plan: plan) } catch { throw ValidationError(error.description) }
+        do { runner = try BenchmarkRunner(plan: plan) } catch { throw CommandFailure(error.description) }
         print("tiercache bench: \(plan.workload); \(plan.length) per subject over \(tasks) task(s)")
-        print("memory \(memory), LMDB \(diskCapacity) (in \(directory ?? "the temporary directory"))\n")
+        print("memory \(memory), disk \(diskCapacity) (in \(directory ?? "the temporary directory"))\n")
         let results = await runner.run(subjects, scratchDirectory: directory.map(URLPath.url)) { result in
             // One line per result as it comes, flushed: a pipe sees the first figure at once.
             let figure =
                 result.failure
-                ?? "\(ChartFormat.compact(result.throughput)) requests/s, hit ratio \(ChartFormat.percent(result.hitRatio))"
+                ?? "\(ChartFormat.compact(result.throughput)) requests/s, hit ratio "
+                + (result.reads > 0 ? ChartFormat.percent(result.hitRatio) : "-")
             print("  \(result.subject), \(result.tasks) task\(result.tasks == 1 ? "" : "s"): \(figure)")
             fflush(nil)
         }

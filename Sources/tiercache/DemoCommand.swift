@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import TierCache
+import TierCacheBenchmarking
 import TierCacheLMDB
 
 /// `tiercache demo`: a memory tier over an LMDB tier in a temporary directory, driven by a
@@ -27,11 +28,29 @@ struct DemoCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard keys > 0, operations > 0 else { throw ValidationError("--keys and --operations must be positive") }
+        // The generator's table holds a number per key, as a bench workload's does.
+        guard keys <= Workload.maximumKeys else {
+            throw ValidationError("--keys is at most \(Workload.maximumKeys), as for bench (got \(keys))")
+        }
         guard skew >= 0, skew.isFinite else { throw ValidationError("--skew must be zero or positive") }
         guard valueSize > 0 else { throw ValidationError("--value-size must be positive") }
+        // Values reach 1.5 times the mean; one past 5% of the larger tier is refused by both, so
+        // every lookup would miss and build it again.
+        let largestAdmitted = max(memory.bytes, disk.bytes) / 20
+        guard valueSize <= largestAdmitted * 2 / 3 else {
+            throw ValidationError(
+                "--value-size \(valueSize) makes values larger than either tier admits (5% of its capacity, "
+                    + "\(ByteCount.format(largestAdmitted)) for \(ByteCount.format(max(memory.bytes, disk.bytes)))): "
+                    + "use at most \(largestAdmitted * 2 / 3), or larger tiers")
+        }
     }
 
     func run() async throws {
+        let command = self
+        try await SignalCancellation.run { try await command.demo() }
+    }
+
+    private func demo() async throws {
         let temporary = directory == nil
         let location =
             directory.map { URL(fileURLWithPath: $0) }
@@ -48,7 +67,7 @@ struct DemoCommand: AsyncParsableCommand {
                 policyTable: StoragePolicyTable(
                     ["https": .allowed, "http": .allowedInMemoryOnly], default: .notAllowed))
         } catch {
-            throw ValidationError("\(error)")
+            throw CommandFailure("\(error)")
         }
         print("tiercache demo: \(operations) lookups over \(keys) keys (Zipf \(skew)), ~\(valueSize) B values")
         print("memory \(memory) over LMDB \(disk) at \(location.path)\n")
@@ -57,6 +76,8 @@ struct DemoCommand: AsyncParsableCommand {
         let start = ContinuousClock.now
         var fetches = 0
         for _ in 0..<operations {
+            // Interrupted (`SignalCancellation`): out through the directory's removal.
+            try Task.checkCancellation()
             let index = generator.next()
             // One key in ten is an http:// URL, which the policy table keeps in memory only.
             let scheme = index % 10 == 0 ? "http" : "https"

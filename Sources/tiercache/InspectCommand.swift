@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import TierCache
 import TierCacheLMDB
+import TierCacheSQLite
 
 struct InspectCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -35,7 +36,7 @@ struct InspectCommand: ParsableCommand {
         do {
             report = try LMDBTier.inspect(directory: URL(fileURLWithPath: directory), top: max(0, top))
         } catch {
-            throw ValidationError("\(error)")
+            throw failure(error)
         }
         if json {
             let encoder = JSONEncoder()
@@ -93,6 +94,15 @@ extension InspectCommand {
         }
     }
 
+    /// `error`, saying so when the directory holds a SQLite tier, which this command does not read.
+    private func failure(_ error: TierCacheError) -> CommandFailure {
+        let sqliteFile = URL(fileURLWithPath: directory).appendingPathComponent(SQLiteTier.fileName).path
+        guard error.code == .foreignStore, FileManager.default.fileExists(atPath: sqliteFile) else {
+            return CommandFailure("\(error)")
+        }
+        return CommandFailure("\(error): it holds a SQLite tier (\(SQLiteTier.fileName)), and inspect reads LMDB tiers")
+    }
+
     /// "42 s", "17 min", "5 h", "3 d".
     static func age(_ seconds: TimeInterval) -> String {
         // From a creation time read off disk: any finite value, however far off.
@@ -111,7 +121,7 @@ extension InspectCommand {
         do {
             report = try LMDBTier.verify(directory: URL(fileURLWithPath: directory))
         } catch {
-            throw ValidationError("\(error)")
+            throw failure(error)
         }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]

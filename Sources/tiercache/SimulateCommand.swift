@@ -73,7 +73,7 @@ struct SimulateCommand: ParsableCommand {
         let (specs, unit) = try Self.capacities(capacity, unit: unit)
         let trace = try traceOptions.load()
         let simulator: Simulator
-        do { simulator = try Simulator(trace: trace, unit: unit) } catch { throw ValidationError(error.description) }
+        do { simulator = try Simulator(trace: trace, unit: unit) } catch { throw CommandFailure(error.description) }
         let capacities = specs.map { $0.resolve(for: trace, unit: unit) }
         print(
             "\(trace.name): \(trace.requestCount) requests, \(trace.objectCount) objects\(trace.hasSizes ? ", footprint \(ByteCount.format(Int(clamping: trace.footprintBytes)))" : ""); capacity in \(unit)"

@@ -21,6 +21,9 @@ struct TraceOptions: ParsableArguments {
     func validate() throws {
         try Self.validate(format: format)
         if let limit, limit <= 0 { throw ValidationError("--limit must be positive") }
+        if let limit, limit > Trace.maximumRequestCount {
+            throw ValidationError("--limit is at most \(Trace.maximumRequestCount), the most requests a trace holds")
+        }
     }
 
     /// Throws for a format name no ``TraceFormat`` has.
@@ -45,7 +48,7 @@ struct TraceOptions: ParsableArguments {
             FileHandle.standardError.write(
                 Data("loaded \(loaded.name): \(loaded.requestCount) requests in \(loading.summary)\n".utf8))
         }
-        guard loaded.requestCount > 0 else { throw ValidationError("\(loaded.name) holds no requests") }
+        guard loaded.requestCount > 0 else { throw CommandFailure("\(loaded.name) holds no requests") }
         return loaded
     }
 }
@@ -63,6 +66,8 @@ struct TraceCacheOptions: ParsableArguments {
 
     func validate() throws {
         if noTraceCache, traceCache != nil { throw ValidationError("use --trace-cache or --no-trace-cache, not both") }
+        // An empty name would put the copies at the file system's root.
+        if traceCache?.isEmpty == true { throw ValidationError("--trace-cache names a directory") }
     }
 
     /// The cache these options name; nil under `--no-trace-cache`, or when no default directory exists.
@@ -85,6 +90,17 @@ struct ReportOptions: ParsableArguments {
     func validate() throws {
         for name in report.split(separator: ",") where ReportWriter.Format(rawValue: String(name)) == nil {
             throw ValidationError("unknown report format \"\(name)\"; use csv, json, svg or html")
+        }
+        // Made and checked now, not after a run of minutes or hours that would then write nothing.
+        if let output {
+            do {
+                try FileManager.default.createDirectory(at: URLPath.url(output), withIntermediateDirectories: true)
+            } catch {
+                throw ValidationError("--output \(output): \(error.localizedDescription)")
+            }
+            guard FileManager.default.isWritableFile(atPath: output) else {
+                throw ValidationError("--output \(output) is not writable")
+            }
         }
     }
 

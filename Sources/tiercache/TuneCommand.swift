@@ -111,9 +111,9 @@ struct TuneCommand: ParsableCommand {
         let start = ContinuousClock.now
         let result: CapacityTuner.Result
         do {
-            result = try tuner.tune(trace) { stage, fraction in progress.update(fraction, detail: stage) }
+            result = try tuner.tune(trace) { stage, fraction in progress.update(fraction, stage: stage) }
         } catch {
-            throw ValidationError(error.description)
+            throw CommandFailure(error.description)
         }
         progress.finish()
         let elapsed = ContinuousClock.now - start

@@ -215,6 +215,30 @@ import Testing
         #expect(reloaded.requests == parsed.requests && reloaded.objectSizes == parsed.objectSizes)
     }
 
+    /// A copy being written is a temporary named for its writer's process; one whose writer was
+    /// killed (a Ctrl-C while a large trace's copy was written) is removed by the next store of
+    /// that copy, and one whose writer still runs is left.
+    @Test func temporariesOfWritersKilledMeanwhileAreRemoved() throws {
+        let fixtures = try TraceFixtures()
+        defer { fixtures.remove() }
+        let path = try arcTrace(fixtures)
+        let copies = fixtures.directory.appendingPathComponent("copies").path
+        let cache = TraceCache(directory: copies)
+        _ = try Trace.load(TraceReader(path: path), cache: cache)
+        let copy = try #require(try FileManager.default.contentsOfDirectory(atPath: copies).first)
+        // A process that has ended, and one that runs as long as the system does.
+        let ended = Process()
+        ended.executableURL = URL(fileURLWithPath: "/bin/true")
+        try ended.run()
+        ended.waitUntilExit()
+        let abandoned = TraceCache.temporaryPrefix(of: copies + "/" + copy) + "\(ended.processIdentifier)"
+        let running = TraceCache.temporaryPrefix(of: copies + "/" + copy) + "1"
+        for temporary in [abandoned, running] { try Data("partial".utf8).write(to: URL(fileURLWithPath: temporary)) }
+        try cache.store(try Trace.load(TraceReader(path: path)), for: TraceReader(path: path), limit: nil)
+        #expect(!FileManager.default.fileExists(atPath: abandoned))
+        #expect(FileManager.default.fileExists(atPath: running))
+    }
+
     /// A cache directory that cannot be created does not stop the load; the report says why.
     @Test func anUnwritableCacheIsReportedNotFatal() throws {
         let fixtures = try TraceFixtures()

@@ -18,6 +18,13 @@ import Testing
             (["tune", "--trace", "/nonexistent/trace.csv", "--miniature-minimum-objects", "1e19"], "from 1 to"),
             (["tune", "--trace", "/nonexistent/trace.csv", "--miniature-minimum-objects", "nan"], "from 1 to"),
             (["tune", "--trace", "/nonexistent/trace.csv", "--entry-overhead", "104"], "use it with --unit bytes"),
+            // The simulator numbers at most 2^31 - 1 requests: a larger limit is no limit.
+            (["simulate", "--trace", "/nonexistent/trace.csv", "--limit", "3000000000"], "--limit is at most"),
+            // An empty directory name put the copies at the file system's root.
+            (["simulate", "--trace", "/nonexistent/trace.csv", "--trace-cache", ""], "names a directory"),
+            // A table of 8 TB; values that no tier admits, built again on every lookup.
+            (["demo", "--keys", "1000000000000"], "--keys is at most"),
+            (["demo", "--value-size", "1000000000"], "larger than either tier admits"),
         ])
     func outOfRangeNumbersAreRefusedWithAMessage(_ arguments: [String], _ message: String) throws {
         // A trap ends the process by a signal, before any message.
@@ -34,8 +41,34 @@ import Testing
         let path = directory.url.appendingPathComponent("empty.txt").path
         try Data("# no requests\n".utf8).write(to: URL(fileURLWithPath: path))
         let (status, output) = try runTiercache([command, "--trace", path, "--no-trace-cache"])
-        #expect(status != 0)
-        #expect(output.contains("holds no requests"), "\(output)")
+        // What the file holds is no usage error (status 64, the usage text after the message).
+        #expect(status == 1)
+        #expect(output.contains("holds no requests") && !output.contains("USAGE"), "\(output)")
+    }
+
+    /// A directory given as a CSV trace was said to be "a pipe or device".
+    @Test func aDirectoryGivenAsATraceIsNamedSo() throws {
+        let directory = TemporaryDirectory()
+        let named = directory.url.appendingPathComponent("trace.csv")
+        try FileManager.default.createDirectory(at: named, withIntermediateDirectories: true)
+        let (status, output) = try runTiercache(["simulate", "--trace", named.path, "--no-trace-cache"])
+        #expect(status == 1)
+        #expect(output.contains("Is a directory") && !output.contains("pipe or device"), "\(output)")
+    }
+
+    /// A report directory that cannot be written is refused before the run, not after it.
+    @Test func anUnwritableOutputIsRefusedBeforeTheRun() throws {
+        let directory = TemporaryDirectory()
+        try FileManager.default.createDirectory(at: directory.url, withIntermediateDirectories: true)
+        let file = directory.url.appendingPathComponent("a-file")
+        try Data("x".utf8).write(to: file)
+        // A run of a year: refused at once, or the test never ends.
+        let (status, output) = try runTiercache([
+            "bench", "--tiers", "memory", "--duration", "8760h", "--output",
+            file.appendingPathComponent("reports").path,
+        ])
+        #expect(status == 64)
+        #expect(output.contains("--output"), "\(output)")
     }
 
     /// `tune --unit bytes` ends with the memory tier to configure, and with `--entry-overhead`

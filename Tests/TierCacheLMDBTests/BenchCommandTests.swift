@@ -26,6 +26,44 @@ struct BenchCommandTests {
         #expect(json.contains("\"subject\" : \"memory-s3fifo\"") && json.contains("\"tasks\" : 2"))
     }
 
+    /// Killed outright, an interrupted run left its subjects' store files behind (256 MiB of
+    /// LMDB each, by default, in the temporary directory); a closed pipe (`bench | head`) killed
+    /// it the same way.
+    @Test(
+        "An interrupted run stops, removes its files and exits as the signal would",
+        arguments: [SIGINT, SIGTERM, SIGPIPE])
+    func interruption(signal number: Int32) throws {
+        let scratch = TemporaryDirectory()
+        try FileManager.default.createDirectory(at: scratch.url, withIntermediateDirectories: true)
+        let process = Process()
+        process.executableURL = try tiercacheExecutable()
+        // Four measurements of 2 s each: the signal comes after the first.
+        process.arguments = [
+            "bench", "--tiers", "lmdb", "--no-baselines", "--duration", "2s", "--tasks", "1,1,1,1", "--directory",
+            scratch.url.path,
+        ]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        var text = ""
+        while !text.contains("lmdb, 1 task: ") {
+            let data = output.fileHandleForReading.availableData
+            try #require(!data.isEmpty, "the run ended before its first result: \(text)")
+            text += String(decoding: data, as: UTF8.self)
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.url.path).count == 1, "the run's files")
+        if number == SIGPIPE {
+            // Its next line goes to a pipe no one reads.
+            try output.fileHandleForReading.close()
+        } else {
+            kill(process.processIdentifier, number)
+        }
+        process.waitUntilExit()
+        #expect(process.terminationReason == .exit && process.terminationStatus == 128 + number)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.url.path).isEmpty)
+    }
+
     @Test("Runs SQLite subjects, each beside raw SQLite and zlib at its own durability, and LMDB in the same run")
     func sqliteSubjects() throws {
         let (status, text) = try runTiercache([

@@ -15,6 +15,7 @@ struct FileStatus: Equatable {
     /// Nanoseconds since the epoch.
     var modified: UInt64
     var isRegularFile: Bool
+    var isDirectory: Bool
 
     /// The status of the file at `path` (symbolic links followed), or nil when it cannot be read.
     init?(path: String) {
@@ -27,5 +28,6 @@ struct FileStatus: Equatable {
         #endif
         size = UInt64(status.st_size)
         isRegularFile = status.st_mode & S_IFMT == S_IFREG
+        isDirectory = status.st_mode & S_IFMT == S_IFDIR
     }
 }

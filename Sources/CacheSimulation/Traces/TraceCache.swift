@@ -119,7 +119,8 @@ public struct TraceCache: Sendable {
             throw StoreError(path: path, reason: "the source changed while it was read")
         }
         try Self.makeDirectories(directory, for: path)
-        let temporary = path + ".tmp.\(getpid())"
+        Self.removeAbandonedTemporaries(of: path)
+        let temporary = Self.temporaryPrefix(of: path) + "\(getpid())"
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         guard descriptor >= 0 else { throw StoreError(path: path, reason: String(cString: strerror(errno))) }
         #if _endian(big)
@@ -146,6 +147,31 @@ public struct TraceCache: Sendable {
     }
 
     // MARK: - Files
+
+    /// Where a process writes `path` before renaming it into place: this, then its process id.
+    static func temporaryPrefix(of path: String) -> String { path + ".tmp." }
+
+    /// Removes the temporaries of `path` whose writers are no longer running (killed while
+    /// writing: a copy is as large as the trace's requests, and nothing else would remove it).
+    /// One whose process id names a running process, another writer's or a reuse of the id, is
+    /// left.
+    static func removeAbandonedTemporaries(of path: String) {
+        let prefix = temporaryPrefix(of: path)
+        let slash = prefix.lastIndex(of: "/")
+        let directory = slash.map { String(prefix[..<$0]) } ?? "."
+        let namePrefix = slash.map { String(prefix[prefix.index(after: $0)...]) } ?? prefix
+        guard let stream = opendir(directory.isEmpty ? "/" : directory) else { return }
+        defer { closedir(stream) }
+        while let entry = readdir(stream) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) {
+                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            guard name.hasPrefix(namePrefix), let writer = pid_t(name.dropFirst(namePrefix.count)), writer > 0,
+                writer != getpid(), kill(writer, 0) != 0, errno == ESRCH
+            else { continue }
+            unlink(directory + "/" + name)
+        }
+    }
 
     private static func realPath(_ path: String) -> String {
         guard let resolved = realpath(path, nil) else { return path }

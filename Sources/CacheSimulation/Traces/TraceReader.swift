@@ -1,3 +1,11 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Streams the requests of a trace file, in any ``TraceFormat``, compressed or not.
 ///
 /// Reading is streaming: memory stays at a few MiB however long the trace is. Damaged, truncated or
@@ -71,7 +79,10 @@ public struct TraceReader: Sendable {
             throw TraceError(
                 file: path,
                 reason: .unreadable(
-                    "a \(format) trace is read twice (its first line says whether it has sizes), and a pipe or device cannot be; save it to a file first"
+                    status.isDirectory
+                        // As reading one says for the other formats.
+                        ? String(cString: strerror(EISDIR))
+                        : "a \(format) trace is read twice (its first line says whether it has sizes), and a pipe or device cannot be; save it to a file first"
                 ))
         }
         var carrySizes = false
