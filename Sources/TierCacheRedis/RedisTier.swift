@@ -230,7 +230,7 @@ public final class RedisTier: CacheTier {
         do {
             outcome = try await storeRecord(entry, forKey: key)
         } catch {
-            tracking.writeNotTracked(key)
+            tracking.writeFailed(key)
             throw error
         }
         if case .refused = outcome { tracking.writeNotTracked(key) }

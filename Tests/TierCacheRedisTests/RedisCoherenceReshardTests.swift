@@ -43,6 +43,33 @@ struct RedisCoherenceReshardTests {
         #expect(Set(subscribedNodes(again)) == Set(cluster.endpoints + [newcomer]))
     }
 
+    /// A cluster-enabled node that has not joined (a replacement under the old name, its
+    /// `nodes.conf` empty) answers `CLUSTER SLOTS` with no slots. Named first among the seeds,
+    /// its empty map was installed: every command failed ("no known nodes"), and coherence
+    /// subscribed to no primary at all and let the upper tiers store again.
+    @Test("A seed answering an empty slot map is passed over for one that covers the slots")
+    func emptySlotMapIsPassedOver() async throws {
+        let seeds = try #require(RedisServers.clusterSeeds, RedisServers.missingMessage)
+        let unjoined = try await RedisProcess(arguments: ["--cluster-enabled", "yes"])
+        let first = RedisEndpoint(host: "127.0.0.1", port: unjoined.port)
+        let tier = try RedisTier(
+            configuration: .init(
+                deployment: .cluster(seeds: [first] + seeds), keyPrefix: "empty-map:\(UUID().uuidString):",
+                capacity: 1 << 20))
+        let key = try CacheKey("key")
+        #expect(try await tier.store(CacheEntry(value: [7], storedAt: Date()), forKey: key) == .stored)
+        #expect(try await tier.entry(forKey: key)?.value == [7])
+
+        let cache = TieredCache(tiers: [try MemoryTier(capacity: 1 << 20), tier])
+        let events = CoherenceEvents()
+        let coherence = try RedisCoherence(cache: cache, configuration: .init(onEvent: events.record))
+        let tracking = Task { await coherence.run() }
+        defer { tracking.cancel() }
+        let subscribed = await events.next { if case .subscribed = $0 { true } else { false } }
+        #expect(subscribedNodes(subscribed).count == 3, "\(String(describing: subscribed))")
+        try await tier.removeEntry(forKey: key)
+    }
+
     /// Waits (at most a minute) until gossip has told every node of `cluster` of the node `id`.
     private func waitUntilEveryNode(of cluster: TestCluster, knows id: String) async throws {
         let deadline = ContinuousClock.now + .seconds(60)

@@ -61,6 +61,26 @@ import TierCache
         try await server.shutdown()
     }
 
+    /// One timeout closes the connection and fails every command pipelined on it; each caller
+    /// counted the failure, so one slow reply under load opened the breaker ("consecutive
+    /// failures" of the node), and the node's keys were misses for its open duration.
+    @Test("One connection's failure counts once against the breaker, however many commands it failed")
+    func oneConnectionFailureCountsOnce() async throws {
+        let server = try await MisbehavingServer(.silent)
+        let tier = try RedisTier(
+            configuration: .init(
+                deployment: .standalone(RedisEndpoint(host: "127.0.0.1", port: server.port)), capacity: 1 << 20,
+                connectionsPerNode: 1, connectTimeout: .seconds(5), commandTimeout: .milliseconds(200),
+                breakerThreshold: 3, breakerOpenDuration: .seconds(60)))
+        let key = try CacheKey("k")
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<8 { group.addTask { _ = try? await tier.entry(forKey: key) } }
+        }
+        #expect(tier.counterSnapshot.errors == 8, "each lookup failed")
+        #expect(!tier.isCircuitOpen)
+        try await server.shutdown()
+    }
+
     @Test func aClosedPortIsAMissAndTheBreakerOpens() async throws {
         let server = try await MisbehavingServer(.silent)
         let port = server.port

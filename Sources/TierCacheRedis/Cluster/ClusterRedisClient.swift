@@ -36,9 +36,14 @@ final class ClusterRedisClient: RedisClient {
         }
     }
 
-    /// Reloads the slot map from the first node that answers (known nodes first, then the seeds).
-    /// Unless `force`, at most one reload runs at a time and one starts per 100 ms: a dead node's
-    /// failing commands, which each ask for one, make a few reloads, not a storm.
+    /// Reloads the slot map from the first node that answers with every slot covered (known
+    /// nodes first, then the seeds), or, when none does, the answer covering the most slots. A
+    /// node that has not joined the cluster yet, or was rebuilt with an empty `nodes.conf` (a pod
+    /// replaced under the same name), answers an empty map: installed, it routed nothing and
+    /// left coherence tracking no primary at all; a node that has not heard all the gossip
+    /// yet answers part of it. Unless `force`, at most one reload runs at a time and one starts
+    /// per 100 ms: a dead node's failing commands, which each ask for one, make a few reloads, not
+    /// a storm.
     func refreshSlots(force: Bool = false) async throws(RedisError) {
         let (candidates, skip) = state.withLock { state -> ([RedisEndpoint], Bool) in
             if !force, state.refreshing { return ([], true) }
@@ -52,47 +57,67 @@ final class ClusterRedisClient: RedisClient {
         if skip { return }
         defer { state.withLock { $0.refreshing = false } }
         var lastError = RedisError.unavailable("no cluster node answered CLUSTER SLOTS")
+        var best: SlotMap?
         for candidate in candidates {
             do throws(RedisError) {
                 let reply = try await pool(for: candidate).send([Array("CLUSTER".utf8), Array("SLOTS".utf8)])
                 if case .error(let message) = reply { throw .server(message) }
-                try apply(reply, queried: candidate)
-                return
+                let map = try SlotMap(reply, queried: candidate)
+                if map.coveredSlots == HashSlot.count { return install(map) }
+                if map.coveredSlots > best?.coveredSlots ?? 0 { best = map }
+                if map.coveredSlots == 0 {
+                    lastError = .unavailable("\(candidate) answered CLUSTER SLOTS with no slots")
+                }
             } catch {
                 lastError = error
             }
         }
-        throw lastError
+        guard let best else { throw lastError }
+        install(best)
     }
 
-    private func apply(_ reply: RESPValue, queried: RedisEndpoint) throws(RedisError) {
-        guard case .array(let ranges) = reply else { throw .protocolViolation("CLUSTER SLOTS did not answer an array") }
+    /// Which node owns each slot, as one `CLUSTER SLOTS` answer has it.
+    private struct SlotMap {
+        /// Per slot, the index of its owner in `nodes`; -1 for none.
         var owners = [Int](repeating: -1, count: HashSlot.count)
         var nodes: [RedisEndpoint] = []
-        for range in ranges {
-            guard case .array(let fields) = range, fields.count >= 3,
-                case .integer(let first) = fields[0], case .integer(let last) = fields[1],
-                case .array(let primary) = fields[2], primary.count >= 2,
-                let host = primary[0].string, case .integer(let port) = primary[1],
-                first >= 0, last < HashSlot.count, first <= last, (1...65535).contains(port)
-            else {
-                throw .protocolViolation("a CLUSTER SLOTS range is malformed")
+        var coveredSlots = 0
+
+        init(_ reply: RESPValue, queried: RedisEndpoint) throws(RedisError) {
+            guard case .array(let ranges) = reply else {
+                throw .protocolViolation("CLUSTER SLOTS did not answer an array")
             }
-            var endpoint = queried
-            endpoint.host = host.isEmpty || host == "?" ? queried.host : host
-            endpoint.port = Int(port)
-            endpoint.database = 0
-            let index =
-                nodes.firstIndex(of: endpoint)
-                ?? {
-                    nodes.append(endpoint)
-                    return nodes.count - 1
-                }()
-            for slot in Int(first)...Int(last) { owners[slot] = index }
+            for range in ranges {
+                guard case .array(let fields) = range, fields.count >= 3,
+                    case .integer(let first) = fields[0], case .integer(let last) = fields[1],
+                    case .array(let primary) = fields[2], primary.count >= 2,
+                    let host = primary[0].string, case .integer(let port) = primary[1],
+                    first >= 0, last < HashSlot.count, first <= last, (1...65535).contains(port)
+                else {
+                    throw .protocolViolation("a CLUSTER SLOTS range is malformed")
+                }
+                var endpoint = queried
+                endpoint.host = host.isEmpty || host == "?" ? queried.host : host
+                endpoint.port = Int(port)
+                endpoint.database = 0
+                let index =
+                    nodes.firstIndex(of: endpoint)
+                    ?? {
+                        nodes.append(endpoint)
+                        return nodes.count - 1
+                    }()
+                for slot in Int(first)...Int(last) {
+                    if owners[slot] < 0 { coveredSlots += 1 }
+                    owners[slot] = index
+                }
+            }
         }
+    }
+
+    private func install(_ map: SlotMap) {
         state.withLock { state in
-            state.owners = owners
-            state.nodes = nodes
+            state.owners = map.owners
+            state.nodes = map.nodes
         }
     }
 

@@ -222,14 +222,17 @@ public final class RedisCoherence: Sendable {
     /// invalidations are received, and stay suspended when this returns: call
     /// `TieredCache.resumeTiers()` to use them without coherence.
     public func run() async {
-        if configuration.tracking == .keysRead, configuration.afterLoss == .flushUpperTiers {
-            // A write that did not reach Redis is not kept above it: nobody would be told of the
-            // next write to its key. (`stop()` lets it go when run ends: it holds the cache.)
+        if configuration.afterLoss == .flushUpperTiers {
+            // A write that did not reach Redis is not kept above it: the fleet reads the value
+            // Redis kept (or none), and in keys-read mode nobody would be told of the next write
+            // to its key. (`stop()` lets it go when run ends: it holds the cache.)
             let cache = self.cache
             let logger = configuration.logger
-            // The keys a closed data connection read are no longer tracked by anyone.
-            tier.tracking.onRedirectedConnectionClosed {
-                Task { await self.flush(.dataConnectionClosed) }
+            if configuration.tracking == .keysRead {
+                // The keys a closed data connection read are no longer tracked by anyone.
+                tier.tracking.onRedirectedConnectionClosed {
+                    Task { await self.flush(.dataConnectionClosed) }
+                }
             }
             tier.tracking.onWriteNotTracked { key in
                 do { try cache.removeLocalEntry(forKey: key) } catch {
@@ -289,6 +292,8 @@ public final class RedisCoherence: Sendable {
         do { nodes = try await tier.client.primaries() } catch {
             return .lost("the primaries could not be listed: \(error)", wasSubscribed: false)
         }
+        // Subscribed to none, the upper tiers would resume and hear of no write at all.
+        guard !nodes.isEmpty else { return .lost("no primary is known", wasSubscribed: false) }
         var subscriptions: [(connection: RedisConnection, pushes: AsyncStream<RESPValue>, id: Int64)] = []
         defer { for subscription in subscriptions { subscription.connection.close() } }
         for node in nodes {

@@ -49,14 +49,24 @@ final class TrackingRedirect: Sendable {
     var tracksWrittenKeys: Bool { writesRead.load(ordering: .relaxed) }
 
     /// Sets what a write that did not reach Redis calls: the coherence removes the key from the
-    /// upper tiers, which stored it first and which no invalidation would reach (the server
-    /// tracks the key only once the write's `EXISTS` has run).
+    /// upper tiers, which stored it first, and which hold a value the rest of the fleet does not
+    /// see (and, in keys-read mode, that no invalidation would reach: the server tracks the key
+    /// only once the write's `EXISTS` has run).
     func onWriteNotTracked(_ handler: (@Sendable (CacheKey) -> Void)?) {
         targets.withLock { $0.onWriteNotTracked = handler }
     }
 
-    /// A write of `key` was refused by the tier or failed: in keys-read mode, its value must not
-    /// stay in the upper tiers.
+    /// A write of `key` failed: while coherence runs, its value must not stay in the upper tiers,
+    /// in either mode. Redis may still hold the key's older value, which the rest of the fleet
+    /// reads (the cache's removal after a failed store fails too while Redis is unreachable).
+    func writeFailed(_ key: CacheKey) {
+        guard let handler = targets.withLock({ $0.onWriteNotTracked }) else { return }
+        handler(key)
+    }
+
+    /// A write of `key` was refused by the tier (which removed the key's older value): in
+    /// keys-read mode its value must not stay in the upper tiers, where no invalidation would
+    /// reach it. (Broadcast invalidations reach every key: the value may stay.)
     func writeNotTracked(_ key: CacheKey) {
         guard tracksWrittenKeys, let handler = targets.withLock({ $0.onWriteNotTracked }) else { return }
         handler(key)

@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import NIOPosix
 import NIOSSL
+import Synchronization
 
 /// One TCP connection to one Redis server, with pipelining and a timeout on every command.
 public final class RedisConnection: Sendable {
@@ -10,6 +11,8 @@ public final class RedisConnection: Sendable {
     private let channel: any Channel
     private let handler: NIOLoopBound<RedisCommandHandler>
     private let commandTimeout: TimeAmount
+    /// Whether a failure of this connection has been counted (``claimFailure()``).
+    private let failureClaimed = Atomic<Bool>(false)
 
     private init(
         endpoint: RedisEndpoint, channel: any Channel, handler: NIOLoopBound<RedisCommandHandler>,
@@ -108,6 +111,12 @@ public final class RedisConnection: Sendable {
 
     /// Whether the connection is still open.
     public var isActive: Bool { channel.isActive }
+
+    /// True the first time it is called, false ever after: a connection that fails fails every
+    /// command waiting on it, and only the first of their callers counts the failure.
+    func claimFailure() -> Bool {
+        !failureClaimed.exchange(true, ordering: .relaxed)
+    }
 
     /// The event loop that owns the connection: its reads, writes and replies happen there.
     public var eventLoop: any EventLoop { channel.eventLoop }

@@ -181,6 +181,16 @@ final class RedisConnectionPool: Sendable {
             let reading: [[[UInt8]]] = key.map { asking + [[Array("EXISTS".utf8), $0]] } ?? []
             let replies = try await connection.pipeline(reading + asking + [arguments])
             guard let last = replies.last else { throw .protocolViolation("a pipeline without replies") }
+            // The command went through but its key's EXISTS was refused (an ACL without
+            // `exists`): the server does not track the key for this process, whose upper tiers
+            // would keep the value through every later write by others. Thrown, the write counts
+            // as failed, and coherence removes it from the upper tiers. (A redirect or other
+            // error of the command itself is returned, for the caller to handle.)
+            if key != nil, case .error(let message) = replies[asking.count] {
+                if case .error = last { return last }
+                throw .server(
+                    "EXISTS, which coherence sends before a write so that its key is tracked, was refused: \(message)")
+            }
             return last
         }
     }
@@ -219,9 +229,11 @@ final class RedisConnectionPool: Sendable {
         return reply
     }
 
-    /// Forgets a connection that failed (the next command opens another) and counts the failure.
+    /// Forgets a connection that failed (the next command opens another) and counts the failure,
+    /// once per connection: one timeout fails every command pipelined on it, and counted once
+    /// each, five of them opened the breaker ("five consecutive failures") on one slow reply.
     func discard(_ connection: RedisConnection) {
-        breaker.recordFailure()
+        if connection.claimFailure() { breaker.recordFailure() }
         connection.close()
         state.withLock { $0.connections.removeAll { $0 === connection } }
     }
