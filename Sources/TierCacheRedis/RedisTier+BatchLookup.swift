@@ -9,8 +9,8 @@ extension RedisTier {
     /// about the time of one. (Larger lists are split so that no one reply holds up the
     /// connection's other commands or runs into the command timeout.) In a cluster the keys may
     /// live on several nodes (and `MGET` needs one hash slot), so they are looked up concurrently,
-    /// each with its own `GET`, and their commands to one node still leave together (automatic
-    /// pipelining).
+    /// each with its own `GET`, up to ``mgetBatchSize`` at a time, and their commands to one node
+    /// still leave together (automatic pipelining).
     ///
     /// Each key counts as a lookup (hit or miss) in the tier's statistics; a record that fails to
     /// decode is a miss and is deleted, as with ``entry(forKey:)``. When Redis fails, every key
@@ -64,14 +64,24 @@ extension RedisTier {
     /// The most keys one `MGET` asks for.
     public static let mgetBatchSize = 128
 
-    /// One `GET` per key, all in flight at once.
+    /// One `GET` per key, at most ``mgetBatchSize`` in flight: a list of thousands sent at once
+    /// queued on the connections past the command timeout, and their failures opened the node's
+    /// circuit breaker.
     private func concurrentEntries(forKeys keys: [CacheKey]) async throws -> [CacheEntry?] {
         try await withThrowingTaskGroup(of: (Int, CacheEntry?).self) { group in
-            for (index, key) in keys.enumerated() {
+            var next = 0
+            func startNext() {
+                guard next < keys.count else { return }
+                let (index, key) = (next, keys[next])
                 group.addTask { (index, try await self.entry(forKey: key)) }
+                next += 1
             }
+            while next < min(keys.count, Self.mgetBatchSize) { startNext() }
             var entries = [CacheEntry?](repeating: nil, count: keys.count)
-            for try await (index, entry) in group { entries[index] = entry }
+            for try await (index, entry) in group {
+                entries[index] = entry
+                startNext()
+            }
             return entries
         }
     }

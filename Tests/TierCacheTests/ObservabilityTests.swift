@@ -151,6 +151,27 @@ struct ObservabilityTests {
             ).totalValue == 1)
     }
 
+    /// A tier that answers its failures with a miss (Redis's degrade mode) while its writes
+    /// throw: each miss between two failed writes was logged as a recovery, each write as a new
+    /// failure at warning, the flood the streak exists to prevent.
+    @Test("A tier whose lookups answer failures as misses recovers when a write succeeds, not at each miss")
+    func degradedLookupsDoNotEndAFailure() async throws {
+        let logs = InMemoryLogHandler()
+        let flaky = FlakyTier()
+        flaky.missesWhileBroken.store(true, ordering: .relaxed)
+        let cache = TieredCache(tiers: [flaky], logger: logger(logs))
+        let key = try CacheKey("k")
+        flaky.isBroken.store(true, ordering: .relaxed)
+        for _ in 0..<3 {
+            await cache.store(entry(1), forKey: key, policy: .allowed)
+            #expect(await cache.lookup(key) == nil)
+        }
+        #expect(logs.entries.map(\.level) == [.warning, .debug, .debug])
+        flaky.isBroken.store(false, ordering: .relaxed)
+        await cache.store(entry(1), forKey: key, policy: .allowed)
+        #expect(logs.entries.map(\.level) == [.warning, .debug, .debug, .notice])
+    }
+
     @Test("Without a logger, a failing tier logs nothing and is still counted")
     func noLoggerStillCounts() async throws {
         let flaky = FlakyTier()
@@ -166,11 +187,13 @@ final class FlakyTier: CacheTier {
     let name = "flaky"
     let medium = TierMedium.remote
     let isBroken = Atomic<Bool>(false)
+    /// Whether a lookup answers a miss while broken rather than throwing.
+    let missesWhileBroken = Atomic<Bool>(false)
     private func check() throws(TierCacheError) {
         if isBroken.load(ordering: .relaxed) { throw TierCacheError(.storageFailure, "the test's tier is broken") }
     }
     func entry(forKey key: CacheKey) async throws -> CacheEntry? {
-        try check()
+        if !missesWhileBroken.load(ordering: .relaxed) { try check() }
         return nil
     }
     func store(_ entry: CacheEntry, forKey key: CacheKey) async throws -> StoreOutcome {

@@ -12,6 +12,8 @@ final class TierSlot: Sendable {
     let refusedWhileSuspended = Atomic<Int>(0)
     let errors = Atomic<Int>(0)
     private let streak = FailureStreak()
+    /// Whether a lookup failed since the tier last recovered (``succeededLookup()``).
+    private let lookupsFailed = Atomic<Bool>(false)
     private let logger: Logger?
     private let refusedByPolicyMetric: Counter?
     private let refusedWhileSuspendedMetric: Counter?
@@ -43,6 +45,12 @@ final class TierSlot: Sendable {
         refusedWhileSuspendedMetric?.increment()
     }
 
+    /// ``failed(_:during:)`` for a lookup, which ``succeededLookup()`` needs to know of.
+    func failedLookup(_ error: any Error) {
+        lookupsFailed.store(true, ordering: .relaxed)
+        failed(error, during: "lookup")
+    }
+
     /// Counts a failed operation; logs it at `warning` if the tier was working until now.
     func failed(_ error: any Error, during operation: StaticString) {
         errors.wrappingAdd(1, ordering: .relaxed)
@@ -57,12 +65,23 @@ final class TierSlot: Sendable {
         }
     }
 
-    /// Notes a successful operation (one relaxed load while the tier is healthy); logs the
-    /// recovery of a tier that was failing.
+    /// Notes a successful write (one relaxed load while the tier is healthy); logs the recovery
+    /// of a tier that was failing.
     @inline(__always)
     func succeeded() {
         guard streak.noteSuccess() else { return }
+        lookupsFailed.store(false, ordering: .relaxed)
         logger?.notice("tier recovered", metadata: ["tier": "\(tier.name)"])
+    }
+
+    /// Notes a lookup that did not throw (one relaxed load while the tier is healthy). It ends a
+    /// streak of failures only if lookups failed in it: a tier that answers its failures with a
+    /// miss (`RedisTier`'s degrade mode) has every lookup "succeed" while its writes fail, and
+    /// each lookup between two failed writes logged a recovery, each write a new failure.
+    @inline(__always)
+    func succeededLookup() {
+        guard streak.isFailing, lookupsFailed.load(ordering: .relaxed) else { return }
+        succeeded()
     }
 
     /// What a write reports for this tier, given what its store did: a failure is counted.

@@ -128,10 +128,11 @@ public final class TieredCache: Sendable {
                     found = try await slot.tier.entry(forKey: key)
                 }
             } catch {
-                slot.failed(error, during: "lookup")
+                slot.failedLookup(error)
                 continue
             }
-            slot.succeeded()
+            // A hit shows the tier working; a miss may be a failure answered as one.
+            if found != nil { slot.succeeded() } else { slot.succeededLookup() }
             guard let entry = found else { continue }
             if index > skipped {
                 // From the tier just above up, asking before each store whether the key changed
@@ -191,10 +192,11 @@ public final class TieredCache: Sendable {
             do {
                 found = try tier.entry(forKey: key)
             } catch {
-                slot.failed(error, during: "lookup")
+                slot.failedLookup(error)
                 continue
             }
-            slot.succeeded()
+            // A hit shows the tier working; a miss may be a failure answered as one.
+            if found != nil { slot.succeeded() } else { slot.succeededLookup() }
             guard let entry = found else { continue }
             if index > skipped {
                 // As in `lookupUntimed(_:from:)`: upwards, checking before each store.
