@@ -206,7 +206,12 @@ struct BenchCommand: AsyncParsableCommand {
             print(table.text)
             print("")
         }
-        try reportOptions.write(report, baseName: "bench")
+        // An interrupted run's report, its subjects mostly cancelled, would replace a whole one.
+        if Task.isCancelled {
+            if reportOptions.output != nil { StandardError.write("interrupted: no report written\n") }
+        } else {
+            try reportOptions.write(report, baseName: "bench")
+        }
         if results.results.contains(where: { $0.failure != nil }) { throw ExitCode(1) }
     }
 }

@@ -45,13 +45,13 @@ final class ProgressBar: Sendable {
         let eta = clamped > 0.01 ? " ETA \(Self.clock(elapsed / clamped - elapsed))" : ""
         let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)
         let shown = [stage, detail.isEmpty ? nil : detail].compactMap { $0 }.joined(separator: " ")
-        FileHandle.standardError.write(Data("\r\u{1B}[2K\(label) [\(bar)] \(Int(clamped * 100))%\(eta) \(shown)".utf8))
+        StandardError.write("\r\u{1B}[2K\(label) [\(bar)] \(Int(clamped * 100))%\(eta) \(shown)")
     }
 
     /// Clears the line.
     func finish() {
         guard enabled else { return }
-        FileHandle.standardError.write(Data("\r\u{1B}[2K".utf8))
+        StandardError.write("\r\u{1B}[2K")
     }
 
     private static func clock(_ seconds: Double) -> String {

@@ -12,7 +12,8 @@ import Foundation
 /// `SIGPIPE` cancel the work's task instead; the benchmark stops within 64 requests, its files
 /// are removed, and the command exits with 128 plus the signal's number, as a shell reports a
 /// process the signal killed. A second interruption (not a closed pipe's, which every later write
-/// raises) kills the process at once, for work that does not stop.
+/// raises) ends the process at once, without clean-up, for work that does not stop (loading a
+/// trace).
 enum SignalCancellation {
     static func run(_ work: @escaping @Sendable () async throws -> Void) async throws {
         let task = Task { try await work() }
@@ -26,8 +27,8 @@ enum SignalCancellation {
             if isFirst {
                 task.cancel()
             } else if number != SIGPIPE {
-                signal(number, SIG_DFL)
-                raise(number)
+                // Not `raise`: this runs on a dispatch thread, which blocks the signal.
+                _exit(128 + number)
             }
         }
         var sources = [SIGINT, SIGTERM, SIGHUP].map { number in
@@ -43,7 +44,7 @@ enum SignalCancellation {
         for source in sources { source.cancel() }
         if let number = received.withLock({ $0 }) {
             // A closed pipe is no reason to print; the others say why the run stopped.
-            if number != SIGPIPE { FileHandle.standardError.write(Data("\ninterrupted\n".utf8)) }
+            if number != SIGPIPE { StandardError.write("\ninterrupted\n") }
             throw ExitCode(128 + number)
         }
         try result.get()
@@ -69,8 +70,12 @@ private enum ClosedPipeNotice {
         _ = fcntl(ends[1], F_SETFL, fcntl(ends[1], F_GETFL) | O_NONBLOCK)
         writeEnd = ends[1]
         signal(SIGPIPE) { _ in
+            // The interrupted thread may read `errno` next (the write that raised this failing
+            // with EPIPE): kept as it was.
+            let saved = errno
             var byte: UInt8 = 0
             _ = write(ClosedPipeNotice.writeEnd, &byte, 1)
+            errno = saved
         }
         let readEnd = ends[0]
         let source = DispatchSource.makeReadSource(fileDescriptor: readEnd, queue: .global())

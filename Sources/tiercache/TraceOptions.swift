@@ -45,8 +45,7 @@ struct TraceOptions: ParsableArguments {
         let loaded = try Trace.load(
             TraceReader(path: path, format: format.flatMap(TraceFormat.init(rawValue:))), limit: limit, cache: cache)
         if let loading = loaded.loading {
-            FileHandle.standardError.write(
-                Data("loaded \(loaded.name): \(loaded.requestCount) requests in \(loading.summary)\n".utf8))
+            StandardError.write("loaded \(loaded.name): \(loaded.requestCount) requests in \(loading.summary)\n")
         }
         guard loaded.requestCount > 0 else { throw CommandFailure("\(loaded.name) holds no requests") }
         return loaded

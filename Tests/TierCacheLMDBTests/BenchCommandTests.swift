@@ -37,10 +37,11 @@ struct BenchCommandTests {
         try FileManager.default.createDirectory(at: scratch.url, withIntermediateDirectories: true)
         let process = Process()
         process.executableURL = try tiercacheExecutable()
-        // Four measurements of 2 s each: the signal comes after the first.
+        // Ten measurements of 2 s each: the signal comes after the first, and a run that went on
+        // to its end would take 18 s more.
         process.arguments = [
-            "bench", "--tiers", "lmdb", "--no-baselines", "--duration", "2s", "--tasks", "1,1,1,1", "--directory",
-            scratch.url.path,
+            "bench", "--tiers", "lmdb", "--no-baselines", "--duration", "2s", "--tasks", "1,1,1,1,1,1,1,1,1,1",
+            "--directory", scratch.url.path,
         ]
         let output = Pipe()
         process.standardOutput = output
@@ -53,13 +54,20 @@ struct BenchCommandTests {
             text += String(decoding: data, as: UTF8.self)
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.url.path).count == 1, "the run's files")
+        let interrupted = ContinuousClock.now
         if number == SIGPIPE {
             // Its next line goes to a pipe no one reads.
             try output.fileHandleForReading.close()
         } else {
             kill(process.processIdentifier, number)
+            // The measurements not run are in the table, cancelled.
+            text += String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            #expect(text.contains("cancelled"), "\(text)")
         }
         process.waitUntilExit()
+        // Cancelled, not run to the end (a run to the end removes its files too, and the exit
+        // status says only which signal came): the next measurement ends the run, not the tenth.
+        #expect(ContinuousClock.now - interrupted < .seconds(12), "the run stopped")
         #expect(process.terminationReason == .exit && process.terminationStatus == 128 + number)
         #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.url.path).isEmpty)
     }

@@ -81,6 +81,20 @@ import TierCache
         try await server.shutdown()
     }
 
+    /// A hung server (stalled, stopped) still accepts connections. A connect counted as the
+    /// node's success reset the count before each timeout: the breaker of a node that never
+    /// answers never opened, and every command waited its whole timeout.
+    @Test("A server that accepts connections and never answers opens the breaker")
+    func silentServerOpensTheBreaker() async throws {
+        let server = try await MisbehavingServer(.silent)
+        let tier = try tier(port: server.port, threshold: 3)
+        let key = try CacheKey("k")
+        // One at a time: each times out on a connection of its own.
+        for _ in 0..<3 { #expect(try await tier.entry(forKey: key) == nil) }
+        #expect(tier.isCircuitOpen)
+        try await server.shutdown()
+    }
+
     @Test func aClosedPortIsAMissAndTheBreakerOpens() async throws {
         let server = try await MisbehavingServer(.silent)
         let port = server.port

@@ -154,7 +154,8 @@ public struct TraceCache: Sendable {
     /// Removes the temporaries of `path` whose writers are no longer running (killed while
     /// writing: a copy is as large as the trace's requests, and nothing else would remove it).
     /// One whose process id names a running process, another writer's or a reuse of the id, is
-    /// left.
+    /// left. (In a directory shared between machines another machine's writer looks ended: its
+    /// rename then fails, and that copy is not written; nothing wrong is read.)
     static func removeAbandonedTemporaries(of path: String) {
         let prefix = temporaryPrefix(of: path)
         let slash = prefix.lastIndex(of: "/")

@@ -69,8 +69,11 @@ final class TierSlot: Sendable {
     /// of a tier that was failing.
     @inline(__always)
     func succeeded() {
-        guard streak.noteSuccess() else { return }
+        guard streak.isFailing else { return }
+        // Cleared before the streak ends: a lookup failing in between sets it again, for the
+        // streak it is part of, rather than losing it to this clearing.
         lookupsFailed.store(false, ordering: .relaxed)
+        guard streak.noteSuccess() else { return }
         logger?.notice("tier recovered", metadata: ["tier": "\(tier.name)"])
     }
 

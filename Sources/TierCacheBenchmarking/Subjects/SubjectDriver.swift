@@ -59,6 +59,8 @@ enum SubjectDriver: Sendable {
     /// Stores every object of `sequence` once, in id order (a prefilled subject).
     func storeEveryKey(of sequence: WorkloadRequests, keys: [CacheKey]) async throws {
         for object in sequence.sizes.indices {
+            // A cancelled run (an interrupted `tiercache bench`) stops here too, as its loops do.
+            if object & 63 == 0 { try Task.checkCancellation() }
             try await set(CacheEntry(value: sequence.value(for: UInt32(object)), storedAt: .now), forKey: keys[object])
         }
     }

@@ -143,7 +143,9 @@ final class RedisConnectionPool: Sendable {
                 to: endpoint, on: loop ?? group, connectTimeout: options.connectTimeout,
                 commandTimeout: options.commandTimeout,
                 tls: options.tls, tracking: options.tracking)
-            breaker.recordSuccess()
+            // Not a success for the breaker: a hung server still accepts connections, and only a
+            // reply shows the node answering (counted per connection, a connect that reset the
+            // count each time kept the breaker of a server that never answers closed).
             let keep = state.withLock { state in
                 endAttempt(&state)
                 state.backoff = .zero
