@@ -120,26 +120,41 @@ extension SQLiteTier {
     // MARK: Removing
 
     /// Removes the entry stored under `key`, if any.
+    ///
+    /// - Throws: `TierCacheError.Code.diskFull` when a full disk leaves no room even for the
+    ///   deletion: the entry is then a miss in this tier until a later write deletes it, but the
+    ///   row is still in the file, where another process sharing the store (an app extension)
+    ///   reads it, as does this app after a relaunch.
     public func removeEntry(forKey key: CacheKey) throws {
         try removeEntry(Array(key.rawValue.utf8))
         recordUsageIfObserved()
     }
 
     func removeEntry(_ key: [UInt8]) throws {
-        try removeOrHide(key)
+        if let failure = try removeOrHide(key) {
+            throw TierCacheError(
+                .diskFull,
+                "the removal could not be written (the disk is full): the entry is hidden in this process "
+                    + "until a write deletes it, and other processes sharing the store still read it",
+                underlying: "\(failure)")
+        }
     }
 
     /// Deletes the row under `key`; when a full disk leaves no room even for that, hides it
-    /// instead (a miss here until a later write deletes it), so that no older value is read after
-    /// a removal or a refused store.
-    func removeOrHide(_ key: [UInt8]) throws {
+    /// instead (a miss here until a later write deletes it), so that no older value is read here
+    /// after a removal or a refused store, and returns the failure (a refused store has said
+    /// `outOfSpace` already; a removal throws it).
+    @discardableResult
+    func removeOrHide(_ key: [UInt8]) throws -> TierCacheError? {
         accessLog.forget(key)
         // (A `catch where` here crashes the Swift 6.3 compiler's ClosureLifetimeFixup pass.)
         do {
             try write { connection, state throws(SQLiteFailure) in try delete(key, in: connection, state: &state) }
+            return nil
         } catch {
             guard error.code == .diskFull else { throw error }
             hiddenKeys.hide(key)
+            return error
         }
     }
 
@@ -164,7 +179,7 @@ extension SQLiteTier {
                 statement throws(SQLiteFailure) in
                 try statement.bind(key, at: 1)
                 guard try statement.step() else { return false }
-                return statement.withBlob(at: 0) { record in
+                return try statement.withBlob(at: 0) { record in
                     if case .unusable = decode(record, key: key, now: now) { true } else { false }
                 }
             }

@@ -198,7 +198,7 @@ public final class SQLiteTier: LocalCacheTier {
                     statement throws(SQLiteFailure) in
                     try statement.bind(utf8: key.rawValue, at: 1)
                     guard try statement.step() else { return .miss }
-                    return statement.withBlob(at: 0) { decode($0, key: key.rawValue.utf8, now: now) }
+                    return try statement.withBlob(at: 0) { decode($0, key: key.rawValue.utf8, now: now) }
                 }
             }
         } catch {

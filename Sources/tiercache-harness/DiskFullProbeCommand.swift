@@ -55,6 +55,13 @@ struct DiskFullProbeCommand: ParsableCommand {
         for index in stored where try tier.entry(forKey: try CacheKey("full-\(index)"))?.value == entry(index).value {
             readBack += 1
         }
+        // A removal on the full disk: when it returns, the entry is gone for every reader of the
+        // store (another instance stands for another process), not hidden in this one alone.
+        let removedKey = try CacheKey("full-\(stored[0])")
+        var removal = "returned"
+        do { try tier.removeEntry(forKey: removedKey) } catch { removal = "threw" }
+        let elsewhere = try self.tier.open(directory, capacity: 64 << 20).tier
+        let visibleElsewhere = try elsewhere.entry(forKey: removedKey) != nil
         // Space returns: the limit goes back to what it was; the same tier, not reopened, stores again.
         limit = original
         setrlimit(Int32(RLIMIT_FSIZE.rawValue), &limit)
@@ -63,6 +70,7 @@ struct DiskFullProbeCommand: ParsableCommand {
         let statistics = tier.statistics()
         print(
             "stored=\(stored.count) refusal=\"\(refusal)\" readBack=\(readBack) refusedOutOfSpace=\(statistics.refusedOutOfSpace) "
+                + "removal=\(removal) visibleElsewhere=\(visibleElsewhere) "
                 + "afterLimitLifted=\(again == .stored && afterRead ? "stored" : "\(again)")")
         #else
         throw ValidationError("disk-full-probe needs Linux (RLIMIT_FSIZE and SIGXFSZ as Glibc has them)")

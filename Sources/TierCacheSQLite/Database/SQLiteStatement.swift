@@ -55,16 +55,20 @@ struct SQLiteStatement {
     func integer(at index: Int32) -> Int64 { sqlite3_column_int64(pointer, index) }
 
     /// Column `index` (0-based) of the current row as a blob, valid until the next step or reset:
-    /// `body` reads it in place, without a copy.
-    func withBlob<T>(at index: Int32, _ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T {
+    /// `body` reads it in place, without a copy. Throws `SQLITE_NOMEM` when SQLite could not make
+    /// the blob (a null pointer for a non-empty value), which a buffer must not be built from.
+    func withBlob<T>(at index: Int32, _ body: (UnsafeRawBufferPointer) -> T) throws(SQLiteFailure) -> T {
         // sqlite3_column_blob first, then sqlite3_column_bytes, as SQLite's documentation orders them.
         let base = sqlite3_column_blob(pointer, index)
         let count = Int(sqlite3_column_bytes(pointer, index))
-        return try body(UnsafeRawBufferPointer(start: count > 0 ? base : nil, count: count))
+        guard count == 0 || base != nil else {
+            throw SQLiteFailure(code: SQLITE_NOMEM, message: "out of memory reading a \(count)-byte value")
+        }
+        return body(UnsafeRawBufferPointer(start: count > 0 ? base : nil, count: count))
     }
 
     /// Column `index` (0-based) of the current row as a blob, copied.
-    func blob(at index: Int32) -> [UInt8] {
-        withBlob(at: index) { [UInt8]($0) }
+    func blob(at index: Int32) throws(SQLiteFailure) -> [UInt8] {
+        try withBlob(at: index) { [UInt8]($0) }
     }
 }

@@ -147,7 +147,7 @@ struct StoreOpening: Sendable {
         // one when it could not switch) or fails with SQLITE_BUSY.
         func mode(_ pragma: String) throws(SQLiteFailure) -> String {
             try writer.withStatement(pragma) { statement throws(SQLiteFailure) in
-                try statement.step() ? String(decoding: statement.blob(at: 0), as: UTF8.self).lowercased() : ""
+                try statement.step() ? String(decoding: try statement.blob(at: 0), as: UTF8.self).lowercased() : ""
             }
         }
         while true {
