@@ -338,11 +338,32 @@ public final class RedisTier: CacheTier {
     /// the request path. The capacity is ``Configuration/capacity``; Redis's own `maxmemory`
     /// enforces it, with the memory Redis adds per key on top of these bytes.
     public func usage() async throws -> TierUsage {
+        // While coherence tracks the keys this process reads (keys-read mode), a `STRLEN` of every
+        // key on the pooled connections would register each one in the server's tracking table
+        // for this process: server memory per key, and the whole fleet's writes to them sent
+        // here. The lengths are read on a connection of their own per node, without tracking.
+        var untracked: [RedisEndpoint: RedisConnection] = [:]
+        defer { for connection in untracked.values { connection.close() } }
         do throws(RedisError) {
             var bytes = 0
             var entries = 0
             try await forEachKey { key, node throws(RedisError) in
-                let length = try await client.send([Array("STRLEN".utf8), key], to: node)
+                let command = [Array("STRLEN".utf8), key]
+                let length: RESPValue
+                if tracking.tracksWrittenKeys {
+                    let connection: RedisConnection
+                    if let open = untracked[node] {
+                        connection = open
+                    } else {
+                        connection = try await RedisConnection.connect(
+                            to: node, on: eventLoopGroup, connectTimeout: connectionOptions.connectTimeout,
+                            commandTimeout: connectionOptions.commandTimeout, tls: connectionOptions.tls)
+                        untracked[node] = connection
+                    }
+                    length = try await connection.sendChecked(command)
+                } else {
+                    length = try await client.send(command, to: node)
+                }
                 if case .integer(let count) = length, count > 0 {
                     entries += 1
                     // Saturating: the length is the server's word, and a broken one must not crash us.

@@ -180,6 +180,17 @@ import Testing
         #expect(throws: TraceError.self) { try TraceFixtures.requests(csv) }
     }
 
+    /// An LIRS trace compressed as `loop.trace.xz` is guessed to be cache2k's; a length of a
+    /// multiple of 4 bytes read it as keys, every hit ratio wrong and no error.
+    @Test func textReadAsCache2kIsRefused() throws {
+        let fixtures = try TraceFixtures()
+        defer { fixtures.remove() }
+        let path = try fixtures.write("loop.trace", text: "1\n2\n3\n4\n10\n11\n12\n13\n")  // 24 bytes
+        let error = #expect(throws: TraceError.self) { try TraceFixtures.requests(path, format: .cache2k) }
+        #expect(error?.description.contains("--format lirs") == true, "\(String(describing: error))")
+        #expect(try TraceFixtures.requests(path, format: .lirs).map(\.key) == [1, 2, 3, 4, 10, 11, 12, 13])
+    }
+
     @Test func truncatedBinaryRecordsAreReported() throws {
         let fixtures = try TraceFixtures()
         defer { fixtures.remove() }

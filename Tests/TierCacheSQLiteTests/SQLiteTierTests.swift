@@ -217,6 +217,7 @@ struct SQLiteTierTests {
         try FileManager.default.createDirectory(at: directory.url, withIntermediateDirectories: true)
         let file = databaseFile(directory.url)
         try rawSQLite(file, "CREATE TABLE notes(text TEXT); INSERT INTO notes VALUES ('keep me');")
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: file.path)
         let before = try Data(contentsOf: file)
         do {
             _ = try SQLiteTier(directory: directory.url, capacity: 1 << 20)
@@ -225,6 +226,9 @@ struct SQLiteTierTests {
             #expect(error.code == .foreignStore)
         }
         #expect(try Data(contentsOf: file) == before)
+        // Its permissions too: the other program's readers keep their access.
+        let permissions = try FileManager.default.attributesOfItem(atPath: file.path)[.posixPermissions] as? Int
+        #expect(permissions == 0o644)
     }
 
     @Test("A store of another schema version is an error with throwError, and emptied (counted, reported) by default")

@@ -1,5 +1,17 @@
 /// Byte-level helpers for the text formats: no `String` is made per line.
 enum ASCIIFields {
+    /// Whether `byte` is a decimal digit, a minus sign or white space (a line break included):
+    /// what a text trace of numbers is made of.
+    static func isDecimalTextByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: " "), UInt8(ascii: "\t"),
+            UInt8(ascii: "\n"), UInt8(ascii: "\r"):
+            return true
+        default:
+            return false
+        }
+    }
+
     /// The next field of `line` from `cursor` on, separators skipped, and `cursor` moved past it;
     /// nil when only separators are left. Lets a reader that needs a line's first fields take
     /// them without splitting the whole line into an array (the ARC reader, a million lines a

@@ -147,11 +147,29 @@ public struct TraceReader: Sendable {
     private func readCache2k(
         _ reader: DecompressingFileReader, _ body: (TraceRequest) throws(TraceError) -> Bool
     ) throws(TraceError) {
-        try RecordScanner(reader: reader, recordSize: 4).forEachRecord { record, _ throws(TraceError) in
+        // A text trace read as binary keys is wrong without an error when its length is a
+        // multiple of 4 (an LIRS trace compressed as `x.trace.xz`, a name that guesses cache2k):
+        // its first records are read as text too, and refused if they are all digits and spaces.
+        var textSoFar = true
+        try RecordScanner(reader: reader, recordSize: 4).forEachRecord { record, number throws(TraceError) in
+            if textSoFar, number <= Self.textProbeRecords {
+                textSoFar = record.allSatisfy { ASCIIFields.isDecimalTextByte($0) }
+                if textSoFar, number == Self.textProbeRecords {
+                    throw TraceError(
+                        file: path, record: 1,
+                        reason: .malformed(
+                            "this reads as text (digits and line breaks), not cache2k's binary keys: name the format (--format lirs for an LIRS trace)"
+                        ))
+                }
+            }
             let key = UInt32(bigEndian: record.loadUnaligned(as: UInt32.self))
             return try body(TraceRequest(key: UInt64(key)))
         }
     }
+
+    /// How many leading records of a cache2k trace are checked for text: 16 bytes each a digit or
+    /// white space (14 values of 256) come by chance once in about 10^20 binary traces.
+    static let textProbeRecords = 4
 
     private func readOracleGeneral(
         _ reader: DecompressingFileReader, _ body: (TraceRequest) throws(TraceError) -> Bool
