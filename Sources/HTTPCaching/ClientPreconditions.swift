@@ -81,15 +81,20 @@ public struct ClientPreconditions: Sendable, Hashable {
 
     /// `request` (the cache's own request to the origin) with these preconditions merged in
     /// (RFC 9111 §4.3.2: a cache may add its own validators to a client's): the entity tags of
-    /// both in `If-None-Match`, so that a 304 can confirm either representation, and the client's
-    /// `If-Modified-Since` where the cache sends none.
+    /// both in `If-None-Match`, so that a 304 can confirm either representation, and in
+    /// `If-Modified-Since` the earlier of the two dates: "not modified since" the earlier is true
+    /// of the later too, so a 304 then confirms both copies. (Sent the cache's later date, a 304
+    /// said nothing of a client's older copy, which was told it was current.)
     public func merged(into request: HTTPRequest) -> HTTPRequest {
         var merged = request
         var tags = Self.entityTags(in: request.headerFields[values: .ifNoneMatch])
         for tag in ifNoneMatch where !tags.contains(tag) { tags.append(tag) }
         if !tags.isEmpty { merged.headerFields[.ifNoneMatch] = tags.joined(separator: ", ") }
-        if merged.headerFields[.ifModifiedSince] == nil, let ifModifiedSince {
-            merged.headerFields[.ifModifiedSince] = HTTPDate.format(ifModifiedSince)
+        if let ifModifiedSince {
+            let own = merged.headerFields[.ifModifiedSince].flatMap { HTTPDate.parse($0) }
+            if own.map({ ifModifiedSince < $0 }) ?? true {
+                merged.headerFields[.ifModifiedSince] = HTTPDate.format(ifModifiedSince)
+            }
         }
         return merged
     }
@@ -103,13 +108,18 @@ public struct ClientPreconditions: Sendable, Hashable {
         return restored
     }
 
-    /// Whether a 304 to a merged request confirms the client's representation: its `ETag`
-    /// matches one the client sent (weakly, as `If-None-Match` compares), or it has none and the
-    /// client asked by date alone.
-    public func isConfirmed(by notModified: HTTPResponse) -> Bool {
+    /// Whether a 304 to `sent` (a merged request, ``merged(into:)``) confirms the client's
+    /// representation: its `ETag` matches one the client sent (weakly, as `If-None-Match`
+    /// compares), or it has none, the client asked by date alone, and the origin judged a date no
+    /// later than the client's: `sent` carried no `If-None-Match` (which the origin evaluates
+    /// instead of the date) and an `If-Modified-Since` at or before the client's.
+    public func isConfirmed(by notModified: HTTPResponse, answering sent: HTTPRequest) -> Bool {
         guard notModified.status.code == 304 else { return false }
         guard let tag = notModified.headerFields[.eTag].flatMap(EntityTag.init) else {
-            return ifNoneMatch.isEmpty && ifModifiedSince != nil
+            guard ifNoneMatch.isEmpty, let ifModifiedSince, sent.headerFields[.ifNoneMatch] == nil,
+                let judged = sent.headerFields[.ifModifiedSince].flatMap({ HTTPDate.parse($0) })
+            else { return false }
+            return judged <= ifModifiedSince
         }
         return ifNoneMatchNames(tag)
     }

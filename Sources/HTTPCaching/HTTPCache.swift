@@ -309,9 +309,9 @@ public final class HTTPCache: Sendable {
                 client: client)
         }
         let exchange: Exchange
+        let sent = client?.merged(into: conditional) ?? conditional
         do {
-            exchange = try await fetch(
-                client?.merged(into: conditional) ?? conditional, body: nil, transport: transport)
+            exchange = try await fetch(sent, body: nil, transport: transport)
         } catch {
             if let fallback = staleFallback(stored, for: request, error: error) { return fallback }
             throw error
@@ -344,7 +344,7 @@ public final class HTTPCache: Sendable {
             }
             guard let freshenedOwn else {
                 // The client's representation, not the stored one, is current: its 304 passes.
-                if let client, client.isConfirmed(by: exchange.response) {
+                if let client, client.isConfirmed(by: exchange.response, answering: sent) {
                     return HTTPCacheResponse(response: exchange.response, body: Data(), source: .network)
                 }
                 // The 304 is for another representation: ask again without preconditions.

@@ -54,8 +54,11 @@ public enum Vary {
     ///   parameter names (§8.3.1); only a quoted parameter value keeps its case;
     /// - a weight of 1 (`q=1`, `q=1.0`, …) dropped, as it is the default, and other weights
     ///   written without trailing zeros (`q=0.50` is `q=0.5`);
-    /// - members sorted by weight, highest first, and members of equal weight sorted: preference
-    ///   is what the weights say, not the order of the list (§12.4.2).
+    /// - members sorted by weight, highest first, and members of equal weight kept in the order
+    ///   sent: RFC 9111 §4.1 reorders only "when order is not significant", and for equal weights
+    ///   it is to many servers (RFC 9110 §12.5.4 says so of languages; Express's negotiator and
+    ///   Rails break ties by position), so `en, fr` and `fr, en` may be answered in two languages
+    ///   and `application/json, text/html` and its reverse in two formats.
     public static func normalizedPreferenceList(_ value: String) -> String {
         var members: [(weight: Int, text: String)] = []
         for member in splitOutsideQuotes(value, at: ",") {
@@ -78,8 +81,11 @@ public enum Vary {
             if weight != 1000 { text += ";q=\(formattedWeight(weight))" }
             members.append((weight, text))
         }
-        members.sort { $0.weight != $1.weight ? $0.weight > $1.weight : $0.text < $1.text }
-        return members.map(\.text).joined(separator: ", ")
+        // Stable: by weight alone, the list's order kept among equals.
+        let ranked = members.enumerated().sorted { lhs, rhs in
+            lhs.element.weight != rhs.element.weight ? lhs.element.weight > rhs.element.weight : lhs.offset < rhs.offset
+        }
+        return ranked.map(\.element.text).joined(separator: ", ")
     }
 
     /// A weight (RFC 9110 §12.4.2: `0` or `1` with up to three decimals) in thousandths; nil when

@@ -73,6 +73,33 @@ struct HTTPCacheClientConditionalTests {
         #expect(origin.received.count == 1)
     }
 
+    /// The cache sent its own `If-Modified-Since` (the stored Last-Modified) in place of a
+    /// client's earlier one, and passed the origin's 304, which said nothing of the client's
+    /// older copy, on to the client as a confirmation of it.
+    @Test("A client's older If-Modified-Since is the one sent: the origin's answer is about the client's copy")
+    func olderClientDateIsSent() async throws {
+        let (cache, origin) = try await stored([("Last-Modified", Self.modified)])
+        clock.advance(by: 120)
+        // An origin that answers the date it is sent: modified on the 6th.
+        let older = "Sun, 05 Nov 2023 00:00:00 GMT"
+        origin.enqueue(reply(200, [("Cache-Control", "max-age=60"), ("Last-Modified", Self.modified)], body: "hello"))
+        let answer = try await cache.response(
+            for: request("https://example.com/a", [("If-Modified-Since", older)]), transport: origin.transport)
+        #expect(origin.received.last?.headerFields[.ifModifiedSince] == older)
+        #expect(answer.response.status.code == 200 && answer.body == Data("hello".utf8))
+
+        // A 304 with no validator to a date later than the client's confirms nothing of its copy.
+        var conditional = request("https://example.com/a", [("If-Modified-Since", older)])
+        let preconditions = try #require(ClientPreconditions.extract(from: &conditional))
+        var sent = request()
+        sent.headerFields[.ifModifiedSince] = Self.modified
+        #expect(!preconditions.isConfirmed(by: response(304, []), answering: sent))
+        sent.headerFields[.ifModifiedSince] = older
+        #expect(preconditions.isConfirmed(by: response(304, []), answering: sent))
+        sent.headerFields[.ifNoneMatch] = "\"v1\""
+        #expect(!preconditions.isConfirmed(by: response(304, []), answering: sent), "the origin judged the tag")
+    }
+
     @Test(
         "Stale stored response: the client's tags ride along; a 304 for the stored tag freshens it, and the client gets what it lacks"
     )

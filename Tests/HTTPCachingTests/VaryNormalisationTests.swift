@@ -20,15 +20,15 @@ struct VaryNormalisationTests {
     @Test(
         "Requests that ask for the same thing select alike",
         arguments: [
-            ("Accept-Encoding", ["gzip, br"], ["br,gzip"]),
-            ("Accept-Encoding", ["gzip, br"], ["BR , GZIP"]),
-            ("Accept-Encoding", ["gzip", "br"], ["br, gzip"]),  // field lines are one list (RFC 9110 §5.3)
+            ("Accept-Encoding", ["gzip, br"], ["gzip,br"]),
+            ("Accept-Encoding", ["gzip, br"], ["GZIP , BR"]),
+            ("Accept-Encoding", ["gzip", "br"], ["gzip, br"]),  // field lines are one list (RFC 9110 §5.3)
             ("Accept-Encoding", ["gzip;q=1.0, br;q=0.8"], ["br; q=0.80, gzip"]),
             ("Accept-Language", ["en-US, fr;q=0.5"], ["fr; q=0.50, en-us"]),
             ("Accept-Language", ["en-US, fr;q=0.5"], ["en-US;q=1, fr;q=0.500"]),
             ("Accept", ["text/html;level=1, */*;q=0.1"], ["TEXT/HTML; LEVEL=1,*/*; q=0.10"]),
             // An empty member is no member.
-            ("Accept", ["text/html, application/json"], ["application/json,  text/html,"]),
+            ("Accept", ["text/html, application/json"], ["text/html,  application/json,"]),
             ("Accept-Charset", ["utf-8, iso-8859-1;q=0.5"], ["ISO-8859-1;Q=0.5, UTF-8"]),
         ])
     func equivalent(name: String, first: [String], second: [String]) {
@@ -41,6 +41,9 @@ struct VaryNormalisationTests {
         arguments: [
             ("Accept-Encoding", ["gzip"], ["br"]),
             ("Accept-Language", ["en;q=0.5, fr"], ["en, fr;q=0.5"]),  // the weights differ
+            // Equal weights in another order: many servers take the first (RFC 9110 §12.5.4).
+            ("Accept-Language", ["en, fr"], ["fr, en"]),
+            ("Accept", ["application/json, text/html"], ["text/html, application/json"]),
             ("Accept-Encoding", ["gzip;q=0"], ["gzip"]),  // q=0 is "not acceptable"
             ("Accept", ["text/plain;foo=\"ABC\""], ["text/plain;foo=\"abc\""]),  // a quoted value keeps its case
             ("Accept", ["text/plain;q=0.5"], ["text/plain;q=0.05"]),
@@ -53,12 +56,12 @@ struct VaryNormalisationTests {
 
     @Test func canonicalForm() {
         #expect(
-            Vary.normalizedPreferenceList(" fr ;Q=0.50 , EN-us,de;q=0.500, *;q=0") == "en-us, de;q=0.5, fr;q=0.5, *;q=0"
+            Vary.normalizedPreferenceList(" fr ;Q=0.50 , EN-us,de;q=0.500, *;q=0") == "en-us, fr;q=0.5, de;q=0.5, *;q=0"
         )
         #expect(
             Vary.normalizedPreferenceList("text/plain; Format=\"Flowed, Yes\"") == "text/plain;format=\"Flowed, Yes\"")
         #expect(
-            Vary.normalizedPreferenceList("gzip;q=2, br;q=abc") == "br;q=abc, gzip;q=2", "not weights: kept as written")
+            Vary.normalizedPreferenceList("gzip;q=2, br;q=abc") == "gzip;q=2, br;q=abc", "not weights: kept as written")
         #expect(Vary.normalizedPreferenceList(", ,") == "")
         #expect(Self.value("X-Custom", ["  a   b  "]) == "a b")
     }
