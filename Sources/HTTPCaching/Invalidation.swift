@@ -18,14 +18,22 @@ public enum Invalidation {
             let base = URL(string: "\(scheme)://\(authority)\(request.path ?? "/")")
         else { return uris }
         for name in [HTTPField.Name.location, .contentLocation] {
+            // Same origin as the keys spell it (the scheme's default port written or not):
+            // compared as URLs, `example.com` and `example.com:443` were two origins, and the
+            // stored `/b` outlived a PUT answered with `Location: https://example.com:443/b`.
             guard let value = response.headerFields[name], let url = URL(string: value, relativeTo: base)?.absoluteURL,
-                url.scheme?.lowercased() == base.scheme?.lowercased(),
-                url.host?.lowercased() == base.host?.lowercased(),
-                url.port == base.port
+                let uri = HTTPCacheKey.normalizedURI(of: HTTPRequest(method: .get, url: url)),
+                origin(of: uri) == origin(of: target)
             else { continue }
-            let related = HTTPRequest(method: .get, url: url)
-            if let uri = HTTPCacheKey.normalizedURI(of: related), !uris.contains(uri) { uris.append(uri) }
+            if !uris.contains(uri) { uris.append(uri) }
         }
         return uris
+    }
+
+    /// `scheme://authority` of a normalised URI.
+    private static func origin(of uri: String) -> Substring {
+        guard let separator = uri.range(of: "://") else { return Substring(uri) }
+        let path = uri[separator.upperBound...].firstIndex(of: "/") ?? uri.endIndex
+        return uri[..<path]
     }
 }

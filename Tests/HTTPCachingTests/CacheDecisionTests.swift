@@ -60,6 +60,21 @@ struct CacheDecisionTests {
                 == .useStored(stale: true))
     }
 
+    /// A private engine stores `private` responses; a shared one reading the same tier served
+    /// them to everyone.
+    @Test("§5.2.2.7: a shared cache does not use a stored private response, whatever the policy")
+    func sharedCacheIgnoresPrivate() {
+        let fields = [("Cache-Control", "private, max-age=600")]
+        #expect(decide(fields, at: 1) == .useStored(stale: false))
+        #expect(decide(fields, at: 1, shared: true) == .fetch)
+        #expect(decide(fields, at: 1, policy: .returnCacheDataElseLoad, shared: true) == .fetch)
+        #expect(
+            decide(fields, requestFields: [("Cache-Control", "only-if-cached")], at: 1, shared: true) == .unsatisfiable)
+        #expect(
+            decide([("Cache-Control", "private=\"Set-Cookie\", max-age=600")], at: 1, shared: true)
+                == .useStored(stale: false))
+    }
+
     @Test("§5.2.2.2/§5.2.2.8: must-revalidate (and proxy-revalidate when shared) forbid stale use")
     func mustRevalidate() {
         #expect(
@@ -300,6 +315,26 @@ struct InvalidationTests {
         #expect(
             Invalidation.invalidatedURIs(request: request("https://example.com/items/1"), response: response(200))
                 .isEmpty)
+    }
+
+    @Test("§4.4: a location of the same origin with its default port written, or its host in capitals, is invalidated")
+    func sameOriginSpelledOtherwise() {
+        let req = request("https://example.com/items/1", method: .put)
+        for location in ["https://example.com:443/b", "https://EXAMPLE.com/b"] {
+            let uris = Invalidation.invalidatedURIs(request: req, response: response(201, [("Location", location)]))
+            #expect(uris == ["https://example.com/items/1", "https://example.com/b"], "\(location)")
+        }
+        let port = request("https://example.com:443/items/1", method: .put)
+        #expect(
+            Invalidation.invalidatedURIs(
+                request: port, response: response(201, [("Location", "https://example.com/b")]))
+                == ["https://example.com/items/1", "https://example.com/b"])
+        // Another port, scheme or host is another origin.
+        for other in ["https://example.com:8443/b", "http://example.com/b", "https://api.example.com/b"] {
+            #expect(
+                Invalidation.invalidatedURIs(request: req, response: response(201, [("Location", other)])).count == 1,
+                "\(other)")
+        }
     }
 
     @Test("Keys normalise scheme, host, default port and empty path; keep the query")
