@@ -225,7 +225,8 @@ struct StoreOpening: Sendable {
             }
         }
         try switchToWriteAheadLog(writer)
-        // A checkpoint every 4 MiB of log (SQLite's default), or every capacity / 16 in a small store.
+        // A checkpoint every 4 MiB of log (SQLite's default), or every capacity / 16 in a small
+        // store, but not more often than every 64 pages (256 KiB).
         let checkpointPages = max(64, min(1_024, capacity / 16 / 4096))
         try writer.execute(
             """
