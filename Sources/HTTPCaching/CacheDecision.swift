@@ -63,11 +63,11 @@ public enum CacheDecision: Hashable, Sendable {
         request: HTTPRequest, requestDirectives: CacheControl, located: Located?,
         policy: RequestCachePolicy, context: Context, measure precomputed: Measure? = nil
     ) -> CacheDecision {
-        // A shared cache never answers from a response marked `private`, which only a private
-        // cache stores (§5.2.2.7): one found in a tier shared with a private engine (a client
-        // engine writing the same disk or Redis tier, or an engine whose mode changed) was served
-        // to every client. It is as good as absent.
-        let located = context.shared && located?.response.facts.directives.isPrivate == true ? nil : located
+        // A shared cache never answers from a response only a private cache stores (§5.2.2.7):
+        // one found in a tier shared with a private engine (a client engine writing the same disk
+        // or Redis tier, or an engine whose mode changed) was served to every client. It is as
+        // good as absent. (The engine does not even read one: `HTTPCache.isUsable(_:)`.)
+        let located = context.shared && located?.response.isForPrivateCachesOnly == true ? nil : located
         switch policy {
         case .reloadIgnoringLocalCacheData, .reloadIgnoringLocalAndRemoteCacheData:
             return .fetch

@@ -79,6 +79,10 @@ extension HTTPCache {
             try? await storage.removeEntry(forKey: key)
             return nil
         }
+        if case .response(let located) = decoded {
+            guard let usable = usableHere(located) else { return nil }
+            if usable !== located { return .response(usable) }
+        }
         guard case .response(let located) = decoded, !located.response.tagStamps.isEmpty else { return decoded }
         guard let judged = await judgeTags(located) else {
             try? await storage.removeEntry(forKey: key)
@@ -93,6 +97,10 @@ extension HTTPCache {
             try? storage.removeLocalEntry(forKey: key)
             return nil
         }
+        if case .response(let located) = decoded {
+            guard let usable = usableHere(located) else { return nil }
+            if usable !== located { return .response(usable) }
+        }
         guard case .response(let located) = decoded, !located.response.tagStamps.isEmpty else { return decoded }
         switch judgeTagsLocally(located) {
         case .some(let judged?):
@@ -104,6 +112,26 @@ extension HTTPCache {
             undecided = true
             return nil
         }
+    }
+
+    /// `located` as this engine may use it. A shared engine meets responses only a private cache
+    /// stores in a tier a private engine writes too (or one it wrote before its mode changed):
+    /// a `private` one is absent to it, and one holding a field `private` names, or `Set-Cookie`
+    /// where this engine withholds cookies, is used without those fields, as if stored by a
+    /// shared cache (RFC 9111 §5.2.2.7). Looked up as they were and refused only by the decision,
+    /// they still served as stale fallbacks when the origin failed, and fresh ones served the
+    /// writer's visitor's cookie. The stored entry is left as it is: it is its writer's.
+    private func usableHere(_ located: Located) -> Located? {
+        guard configuration.mode == .shared else { return located }
+        let response = located.response
+        let directives = response.cacheControl
+        if directives.isPrivate { return nil }
+        var withheld = directives.privateFieldNames.compactMap { HTTPField.Name($0) }
+        if withholdsCookies { withheld.append(.setCookie) }
+        guard withheld.contains(where: { response.response.headerFields[$0] != nil }) else { return located }
+        var shared = response
+        for name in withheld { shared.response.headerFields[values: name] = [] }
+        return Located(response: shared, key: located.key, revalidatesFirst: located.revalidatesFirst)
     }
 
     /// The entry's decoded form, from its memo when a reader (or the write that stored it) left
@@ -145,10 +173,16 @@ extension HTTPCache {
     /// variant, because a lookup still checks the stored response's fields (``Vary/matches(_:_:)``).
     /// (A credential's value is a SHA-256 digest already, which is what the lookup compares:
     /// ``Vary/normalizedValue(of:in:)``.)
+    ///
+    /// `vary2`: variants stored by 0.1.0 and until preference lists kept the order of members of
+    /// equal weight (``Vary/normalizedPreferenceList(_:)``) recorded `fr, en` as `en, fr`, and
+    /// would answer `en, fr` with the response made for `fr, en`. Under keys of their own they are
+    /// never read; an index still lists them until newer variants push them out, and servers of
+    /// the earlier version sharing the tier in a rolling deploy keep reading and writing their own.
     static func variantKey(_ primaryKey: CacheKey, fields: [StoredResponse.VaryingField]) -> CacheKey {
         let secondary = fields.map { "\u{1F}\($0.name)=\($0.value.map { "\"\($0)\"" } ?? "-")" }.joined()
-        guard secondary.utf8.count > 512 else { return CacheKey(primaryKey, appending: "\u{1F}vary" + secondary) }
-        return CacheKey(primaryKey, appending: "\u{1F}vary#" + KeyDigest.hex(of: secondary.utf8))
+        guard secondary.utf8.count > 512 else { return CacheKey(primaryKey, appending: "\u{1F}vary2" + secondary) }
+        return CacheKey(primaryKey, appending: "\u{1F}vary2#" + KeyDigest.hex(of: secondary.utf8))
     }
 
     /// Stores a response from `exchange` if RFC 9111 §3, the hooks and the storage policy allow;

@@ -73,6 +73,18 @@ public struct StoredResponse: Hashable, Sendable {
     /// The response's `Cache-Control` directives.
     public var cacheControl: CacheControl { facts.directives }
 
+    /// Whether only a private cache may use this response: it is `private`, or still holds a
+    /// field `private` names (RFC 9111 §5.2.2.7: a shared cache stores neither). A shared cache
+    /// meets one only in a tier a private cache writes too, or that it wrote itself before its
+    /// mode changed.
+    var isForPrivateCachesOnly: Bool {
+        let directives = facts.directives
+        return directives.isPrivate
+            || directives.privateFieldNames.contains { name in
+                HTTPField.Name(name).map { response.headerFields[$0] != nil } ?? false
+            }
+    }
+
     /// Stored responses are equal when every stored part is.
     public static func == (lhs: StoredResponse, rhs: StoredResponse) -> Bool {
         lhs.response == rhs.response && lhs.body == rhs.body && lhs.requestTime == rhs.requestTime

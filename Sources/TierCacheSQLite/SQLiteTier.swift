@@ -18,8 +18,8 @@ import TierCacheRecords
 /// eviction are reused by later stores, so the database file stays within the capacity, whatever
 /// the entries' shapes (a record of just over half a page takes a leaf to itself; a key over
 /// about 1,000 bytes spills onto overflow pages in the key index too: both are charged). The
-/// write-ahead log beside it is checkpointed every 4 MiB (every capacity / 16 in stores under
-/// 64 MiB, and at least every 256 KiB: a quarter of a 1 MiB store) and truncated back to that
+/// write-ahead log beside it is checkpointed every 4 MiB (every capacity / 16 in stores of
+/// 4–64 MiB, every 256 KiB below 4 MiB: a quarter of a 1 MiB store) and truncated back to that
 /// size; a reader that holds a snapshot while much is written can make it grow longer until the
 /// reader ends.
 ///

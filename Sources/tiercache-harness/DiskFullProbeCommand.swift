@@ -56,7 +56,9 @@ struct DiskFullProbeCommand: ParsableCommand {
             readBack += 1
         }
         // A removal on the full disk: when it returns, the entry is gone for every reader of the
-        // store (another instance stands for another process), not hidden in this one alone.
+        // store, not hidden in this one alone. (Another SQLite instance stands for another
+        // process; LMDB shares one environment per store within a process, so for LMDB it does
+        // not.)
         let removedKey = try CacheKey("full-\(stored[0])")
         var removal = "returned"
         do { try tier.removeEntry(forKey: removedKey) } catch { removal = "threw" }

@@ -88,6 +88,38 @@ struct VaryNormalisationTests {
         #expect(origin.received.count == 2)
     }
 
+    /// Variants stored before equal weights kept their order recorded `fr, en` as `en, fr`: read
+    /// as they are, one made for `fr, en` would answer `en, fr`. They are under keys of their own
+    /// (`vary`, not `vary2`) and not read.
+    @Test func variantsStoredUnderTheEarlierOrderingAreNotUsed() async throws {
+        let clock = ManualCacheClock(start: epoch)
+        let storage = TieredCache(tiers: [try MemoryTier(capacity: 1 << 20)])
+        let cache = HTTPCache(storage: storage, configuration: .init(clock: clock.cacheClock))
+        let fields = [
+            ("Date", HTTPDate.format(clock.now)), ("Cache-Control", "max-age=60"), ("Vary", "Accept-Language"),
+        ]
+        // What the earlier version stored for `fr, en`: its variant under the earlier key, the
+        // members sorted, and an index listing it.
+        let primaryKey = try #require(cache.primaryKey(for: request()))
+        let varying = [StoredResponse.VaryingField(name: "accept-language", value: "en, fr")]
+        let legacyKey = CacheKey(primaryKey, appending: "\u{1F}vary\u{1F}accept-language=\"en, fr\"")
+        let french = StoredResponse(
+            response: response(200, fields), body: Data("fr".utf8), requestTime: epoch, responseTime: epoch,
+            storedAt: epoch, varyingFields: varying)
+        _ = await cache.writeEntry(.response(french), under: legacyKey, policy: .allowed)
+        _ = await cache.writeEntry(
+            .variants(VariantIndex(fieldNames: ["accept-language"], variantKeys: [legacyKey])), under: primaryKey,
+            policy: .allowed)
+
+        let origin = ScriptedOrigin([.respond(response(200, fields), "en")])
+        let english = try await cache.response(
+            for: request("https://example.com/a", [("Accept-Language", "en, fr")]), transport: origin.transport)
+        #expect(english.source == .network && english.body == Data("en".utf8))
+        let again = try await cache.response(
+            for: request("https://example.com/a", [("Accept-Language", "en, fr")]), transport: origin.transport)
+        #expect(again.source == .cache && again.body == Data("en".utf8))
+    }
+
     @Test(
         "Credentials a response varies on are recorded and keyed as digests, never as themselves",
         arguments: ["Authorization", "Proxy-Authorization", "Cookie"])

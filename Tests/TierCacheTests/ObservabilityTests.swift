@@ -172,6 +172,21 @@ struct ObservabilityTests {
         #expect(logs.entries.map(\.level) == [.warning, .debug, .debug, .notice])
     }
 
+    /// On a full disk a tier refuses stores as out of space, and its removals (after a write it
+    /// may not keep, by policy) fail: each refusal was a success that logged a recovery between
+    /// two failures.
+    @Test("A tier refusing stores for lack of space is not logged as recovered by the refusal")
+    func outOfSpaceIsNoRecovery() async throws {
+        let logs = InMemoryLogHandler()
+        let cache = TieredCache(tiers: [try MemoryTier(capacity: 1 << 20), FullDiskTier()], logger: logger(logs))
+        let key = try CacheKey("k")
+        for _ in 0..<2 {
+            await cache.store(entry(1), forKey: key, policy: .allowedInMemoryOnly)  // its removal fails
+            await cache.store(entry(1), forKey: key, policy: .allowed)  // refused: out of space
+        }
+        #expect(logs.entries.map(\.level) == [.warning, .debug], "\(logs.entries.map(\.message))")
+    }
+
     @Test("Without a logger, a failing tier logs nothing and is still counted")
     func noLoggerStillCounts() async throws {
         let flaky = FlakyTier()
@@ -206,5 +221,19 @@ final class FlakyTier: CacheTier {
         try check()
         return TierUsage(bytes: 0, entries: 0, capacity: 1, maxEntryBytes: 1)
     }
+    func statistics() async -> TierStatistics { TierStatistics() }
+}
+
+/// A tier on a full disk: stores are refused as out of space, removals fail.
+final class FullDiskTier: CacheTier {
+    let name = "full"
+    let medium = TierMedium.disk
+    func entry(forKey key: CacheKey) async throws -> CacheEntry? { nil }
+    func store(_ entry: CacheEntry, forKey key: CacheKey) async throws -> StoreOutcome {
+        .refused(.outOfSpace(detail: "the test's disk is full"))
+    }
+    func removeEntry(forKey key: CacheKey) async throws { throw TierCacheError(.diskFull, "the test's disk is full") }
+    func removeAll() async throws {}
+    func usage() async throws -> TierUsage { TierUsage(bytes: 0, entries: 0, capacity: 1, maxEntryBytes: 1) }
     func statistics() async -> TierStatistics { TierStatistics() }
 }

@@ -94,7 +94,10 @@ final class TierSlot: Sendable {
             succeeded()
             return .stored
         case .success(.refused(let reason)):
-            succeeded()
+            // A full disk's refusal is no sign of health: its removals fail meanwhile (a SQLite
+            // tier throws `diskFull`), and counted a success it logged a recovery between each
+            // two of them.
+            if case .outOfSpace = reason {} else { succeeded() }
             return .refused(reason)
         case .failure(let error):
             failed(error, during: "store")

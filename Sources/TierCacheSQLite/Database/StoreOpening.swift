@@ -53,14 +53,14 @@ struct StoreOpening: Sendable {
         var notADatabase = false
         var writer: SQLiteConnection?
         do {
-            let existed = FileManager.default.fileExists(atPath: file.path)
+            // Owner-only, like the directory, from its creation: SQLite creates files with 0644,
+            // and gives the write-ahead log and shared-memory files it makes later the database
+            // file's permissions. A file found here is left as it is: a store made so before, or
+            // another program's database, whose permissions are its own (a `chmod` after SQLite
+            // opened it changed those, and a crash before it left a store readable by all).
+            createOwnerOnlyFile(file.path)
             let connection = try connect(creating: true)
             writer = connection
-            // Owner-only, like the directory: SQLite creates files with 0644, and gives the
-            // write-ahead log and shared-memory files it makes later the database file's
-            // permissions. Only a file this open made: one found here is a store made so before,
-            // or another program's database, whose permissions are its own.
-            if !existed { _ = chmod(file.path, 0o600) }
             try prepare(connection)
             return Opened(writer: connection, users: users, resetReason: nil)
         } catch let failure as SQLiteFailure where failure.isDamage {
@@ -262,4 +262,12 @@ struct StoreOpening: Sendable {
             COMMIT;
             """)
     }
+}
+
+/// Creates an empty file at `path` readable and writable by its owner alone, unless something is
+/// there already (an empty file is a new database to SQLite). Failures are SQLite's to report
+/// when it opens the path.
+private func createOwnerOnlyFile(_ path: String) {
+    let descriptor = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
+    if descriptor >= 0 { close(descriptor) }
 }

@@ -1,0 +1,64 @@
+import Foundation
+import HTTPTypes
+import Testing
+import TierCache
+import TierCacheTesting
+
+@testable import HTTPCaching
+
+/// A shared engine reading a tier a private engine writes too (a client engine and a proxy on
+/// one disk or Redis tier, or one engine whose mode changed) finds responses only a private
+/// cache may use: `private` ones, which it does not use on any path (not fresh, not as a stale
+/// fallback when the origin fails), and ones holding a field `private` names or `Set-Cookie`,
+/// which it uses without those fields.
+@Suite("HTTPCache: a shared engine reading a private engine's responses")
+struct HTTPCacheSharedTierTests {
+    let clock = ManualCacheClock(start: epoch)
+
+    func engines() throws -> (client: HTTPCache, proxy: HTTPCache) {
+        let storage = TieredCache(tiers: [try MemoryTier(capacity: 1 << 20)])
+        return (
+            HTTPCache(storage: storage, configuration: .init(mode: .private, clock: clock.cacheClock)),
+            HTTPCache(storage: storage, configuration: .init(mode: .shared, clock: clock.cacheClock))
+        )
+    }
+
+    func reply(_ fields: [(String, String)], _ body: String) -> ScriptedOrigin.Reply {
+        .respond(response(200, [("Date", HTTPDate.format(clock.now))] + fields), body)
+    }
+
+    @Test("A private response is absent to a shared engine: fetched when fresh, no fallback when stale")
+    func privateResponseIsAbsent() async throws {
+        let (client, proxy) = try engines()
+        let origin = ScriptedOrigin([reply([("Cache-Control", "private, max-age=60")], "alice's page")])
+        _ = try await client.response(for: request(), transport: origin.transport)
+        #expect(try await client.response(for: request(), transport: origin.transport).source == .cache)
+        origin.enqueue(reply([("Cache-Control", "private, max-age=60")], "bob's page"))
+        let fetched = try await proxy.response(for: request(), transport: origin.transport)
+        #expect(fetched.source == .network && fetched.body == Data("bob's page".utf8))
+
+        // Stale, the origin down: an error, not alice's page as a stale fallback.
+        clock.advance(by: 120)
+        let down = ScriptedOrigin([.fail(.cannotConnectToHost)])
+        await #expect(throws: URLError.self) { try await proxy.response(for: request(), transport: down.transport) }
+    }
+
+    @Test(
+        "The fields only a private cache keeps are not served by a shared engine",
+        arguments: [
+            ("X-User", [("Cache-Control", "private=\"X-User\", max-age=60"), ("X-User", "alice")]),
+            ("Set-Cookie", [("Cache-Control", "max-age=60"), ("Set-Cookie", "session=alice")]),
+        ])
+    func privateFieldsAreNotServed(field: String, fields: [(String, String)]) async throws {
+        let (client, proxy) = try engines()
+        let origin = ScriptedOrigin([reply(fields, "page")])
+        _ = try await client.response(for: request(), transport: origin.transport)
+        let name = try #require(HTTPField.Name(field))
+        #expect(
+            try await client.response(for: request(), transport: origin.transport).response.headerFields[name] != nil)
+        let shared = try await proxy.response(for: request(), transport: origin.transport)
+        #expect(shared.source == .cache && shared.body == Data("page".utf8))
+        #expect(shared.response.headerFields[name] == nil)
+        #expect(origin.received.count == 1)
+    }
+}
