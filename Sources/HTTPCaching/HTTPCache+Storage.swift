@@ -79,11 +79,9 @@ extension HTTPCache {
             try? await storage.removeEntry(forKey: key)
             return nil
         }
-        if case .response(let located) = decoded {
-            guard let usable = usableHere(located) else { return nil }
-            if usable !== located { return .response(usable) }
-        }
-        guard case .response(let located) = decoded, !located.response.tagStamps.isEmpty else { return decoded }
+        guard case .response(let found) = decoded else { return decoded }
+        guard let located = usableHere(found) else { return nil }
+        guard !located.response.tagStamps.isEmpty else { return .response(located) }
         guard let judged = await judgeTags(located) else {
             try? await storage.removeEntry(forKey: key)
             return nil
@@ -97,11 +95,9 @@ extension HTTPCache {
             try? storage.removeLocalEntry(forKey: key)
             return nil
         }
-        if case .response(let located) = decoded {
-            guard let usable = usableHere(located) else { return nil }
-            if usable !== located { return .response(usable) }
-        }
-        guard case .response(let located) = decoded, !located.response.tagStamps.isEmpty else { return decoded }
+        guard case .response(let found) = decoded else { return decoded }
+        guard let located = usableHere(found) else { return nil }
+        guard !located.response.tagStamps.isEmpty else { return .response(located) }
         switch judgeTagsLocally(located) {
         case .some(let judged?):
             return .response(judged)

@@ -61,4 +61,19 @@ struct HTTPCacheSharedTierTests {
         #expect(shared.response.headerFields[name] == nil)
         #expect(origin.received.count == 1)
     }
+
+    /// Used without the fields a private cache keeps, a tagged response is still judged by its
+    /// tags' purge records: a purge of its tag makes it a miss.
+    @Test("A response used without its private fields still answers to its tags' purges")
+    func strippedResponsesHonourPurges() async throws {
+        let (client, proxy) = try engines()
+        let fields = [("Cache-Control", "max-age=600"), ("Surrogate-Key", "product-1"), ("Set-Cookie", "s=alice")]
+        let origin = ScriptedOrigin([reply(fields, "page")])
+        _ = try await client.response(for: request(), transport: origin.transport)
+        #expect(try await proxy.response(for: request(), transport: origin.transport).source == .cache)
+        try await proxy.purge(tags: ["product-1"])
+        origin.enqueue(reply([("Cache-Control", "max-age=600")], "page, again"))
+        let after = try await proxy.response(for: request(), transport: origin.transport)
+        #expect(after.source == .network && after.body == Data("page, again".utf8))
+    }
 }
