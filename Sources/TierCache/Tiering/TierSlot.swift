@@ -65,8 +65,8 @@ final class TierSlot: Sendable {
         }
     }
 
-    /// Notes a successful write (one relaxed load while the tier is healthy); logs the recovery
-    /// of a tier that was failing.
+    /// Notes a successful write or a hit (one relaxed load while the tier is healthy); logs the
+    /// recovery of a tier that was failing.
     @inline(__always)
     func succeeded() {
         guard streak.isFailing else { return }
