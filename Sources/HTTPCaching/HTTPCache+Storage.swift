@@ -117,16 +117,18 @@ extension HTTPCache {
     /// shared cache (RFC 9111 §5.2.2.7). Looked up as they were and refused only by the decision,
     /// they still served as stale fallbacks when the origin failed, and fresh ones served the
     /// writer's visitor's cookie. The stored entry is left as it is: it is its writer's.
+    /// On a hit it reads facts parsed when the response was decoded: no field is looked up.
     private func usableHere(_ located: Located) -> Located? {
         guard configuration.mode == .shared else { return located }
-        let response = located.response
-        let directives = response.cacheControl
-        if directives.isPrivate { return nil }
-        var withheld = directives.privateFieldNames.compactMap { HTTPField.Name($0) }
-        if withholdsCookies { withheld.append(.setCookie) }
-        guard withheld.contains(where: { response.response.headerFields[$0] != nil }) else { return located }
-        var shared = response
-        for name in withheld { shared.response.headerFields[values: name] = [] }
+        let facts = located.response.facts
+        if facts.directives.isPrivate { return nil }
+        let dropsCookie = withholdsCookies && facts.setsCookie
+        guard dropsCookie || facts.holdsPrivateNamedFields else { return located }
+        var shared = located.response
+        for name in facts.directives.privateFieldNames {
+            if let fieldName = HTTPField.Name(name) { shared.response.headerFields[values: fieldName] = [] }
+        }
+        if dropsCookie { shared.response.headerFields[values: .setCookie] = [] }
         return Located(response: shared, key: located.key, revalidatesFirst: located.revalidatesFirst)
     }
 

@@ -77,13 +77,7 @@ public struct StoredResponse: Hashable, Sendable {
     /// field `private` names (RFC 9111 §5.2.2.7: a shared cache stores neither). A shared cache
     /// meets one only in a tier a private cache writes too, or that it wrote itself before its
     /// mode changed.
-    var isForPrivateCachesOnly: Bool {
-        let directives = facts.directives
-        return directives.isPrivate
-            || directives.privateFieldNames.contains { name in
-                HTTPField.Name(name).map { response.headerFields[$0] != nil } ?? false
-            }
-    }
+    var isForPrivateCachesOnly: Bool { facts.directives.isPrivate || facts.holdsPrivateNamedFields }
 
     /// Stored responses are equal when every stored part is.
     public static func == (lhs: StoredResponse, rhs: StoredResponse) -> Bool {
@@ -118,6 +112,10 @@ final class ResponseFacts: Sendable {
     let lastModified: Date?
     /// The status code.
     let statusCode: Int
+    /// Whether the response holds a field its `private="…"` names (which a shared cache drops).
+    let holdsPrivateNamedFields: Bool
+    /// Whether the response holds `Set-Cookie`.
+    let setsCookie: Bool
     /// The response as last served with its `Age` field, reused while the age in whole seconds
     /// is unchanged: a hot entry then costs no copy of its fields per hit.
     private let lastServed = Locked<(age: Int, response: HTTPResponse)?>(nil)
@@ -151,5 +149,9 @@ final class ResponseFacts: Sendable {
         expires = expiresField.flatMap { HTTPDate.parse($0) }
         lastModified = response.headerFields[.lastModified].flatMap { HTTPDate.parse($0) }
         statusCode = response.status.code
+        holdsPrivateNamedFields = directives.privateFieldNames.contains { name in
+            HTTPField.Name(name).map { response.headerFields[$0] != nil } ?? false
+        }
+        setsCookie = response.headerFields[.setCookie] != nil
     }
 }

@@ -81,11 +81,9 @@ public enum Vary {
             if weight != 1000 { text += ";q=\(formattedWeight(weight))" }
             members.append((weight, text))
         }
-        // Stable: by weight alone, the list's order kept among equals.
-        let ranked = members.enumerated().sorted { lhs, rhs in
-            lhs.element.weight != rhs.element.weight ? lhs.element.weight > rhs.element.weight : lhs.offset < rhs.offset
-        }
-        return ranked.map(\.element.text).joined(separator: ", ")
+        // By weight alone: `sort` is stable, so the list's order is kept among equals.
+        members.sort { $0.weight > $1.weight }
+        return members.map(\.text).joined(separator: ", ")
     }
 
     /// A weight (RFC 9110 §12.4.2: `0` or `1` with up to three decimals) in thousandths; nil when
