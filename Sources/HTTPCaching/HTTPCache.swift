@@ -97,6 +97,14 @@ public final class HTTPCache: Sendable {
         for request: HTTPRequest, body: Data? = nil, cachePolicy: RequestCachePolicy = .useProtocolCachePolicy,
         transport: @escaping Transport
     ) async throws -> HTTPCacheResponse {
+        if request.headerFields[.connection] != nil {
+            // The fields `Connection` names belong to the caller's hop (RFC 9110 §7.6.1): the
+            // origin never sees them, so neither may the key, `Vary` or the coalescing (a request
+            // naming `Accept-Language` there had the origin's default page stored as the variant
+            // for its language, for every reader of it).
+            return try await response(
+                for: Self.forwardable(request), body: body, cachePolicy: cachePolicy, transport: transport)
+        }
         guard request.method == .get || request.method == .head, let primaryKey = primaryKey(for: request) else {
             return try await forwardUncached(request, body: body, transport: transport)
         }
@@ -418,26 +426,46 @@ public final class HTTPCache: Sendable {
         let (exchange, joined) = try await inFlight.run(key: key, perform)
         guard joined else { return exchange }
         counters.recordCoalesced()
-        // An answer for one user answers the visitor whose request made the exchange: a shared
-        // cache that would not store it does not hand it to the others either, who fetch again (as
-        // nginx's cache lock and Varnish's waiting list do). That is the cookie the origin set,
-        // and a response marked `private` (RFC 9111 §5.2.2.7: "intended for a single user": a
-        // page built from the client's address, which the identical requests do not show) or
-        // `no-store`.
-        if configuration.mode == .shared, Self.isForOneVisitor(exchange.response, configuration: configuration) {
+        // A joined request gets the exchange only where this cache could have answered it with
+        // the response, without asking the origin; otherwise it fetches again (see
+        // `answersJoinedRequests`).
+        if configuration.mode == .shared, !answersJoinedRequests(exchange, to: request) {
             return try await perform()
         }
         return exchange
     }
 
-    /// Whether a shared cache hands `response` only to the request that fetched it (see `fetch`).
-    /// Not a server error: an error page is nobody's own, and each joined request asking a
-    /// failing origin again (then serving stale-if-error anyway) multiplied its load.
-    private static func isForOneVisitor(_ response: HTTPResponse, configuration: Configuration) -> Bool {
-        guard response.status.code < 500 else { return false }
-        if configuration.setCookieInSharedCache != .stored, response.headerFields[.setCookie] != nil { return true }
+    /// Whether a shared cache hands `exchange` to the requests that joined it, identical to
+    /// `request` but perhaps not from the same visitor: only when it could serve the response to
+    /// them from storage, fresh, with no validation (as nginx's cache lock and Varnish's waiting
+    /// list do). A response the origin built from what the identical requests do not show (the
+    /// client's address, its TLS certificate) answers only the request that fetched it: one
+    /// marked `private` or `no-store`, or setting a cookie (RFC 9111 §5.2.2.7: "intended for a
+    /// single user"), but also one the cache may not reuse without asking (`no-cache`, no
+    /// lifetime, stale on arrival), whose origin wants to judge every request. A 206 or 304 is
+    /// judged as the response it completes or confirms. Not a server error: an error page is
+    /// nobody's own, and each joined request asking a failing origin again (then serving
+    /// stale-if-error anyway) multiplied its load.
+    private func answersJoinedRequests(_ exchange: Exchange, to request: HTTPRequest) -> Bool {
+        var response = exchange.response
+        guard response.status.code < 500 else { return true }
+        if configuration.setCookieInSharedCache != .stored, response.headerFields[.setCookie] != nil { return false }
         let directives = CacheControl(fieldValues: response.headerFields[values: .cacheControl])
-        return directives.isPrivate || !directives.privateFieldNames.isEmpty || directives.noStore
+        if directives.noCache || !directives.noCacheFieldNames.isEmpty || !directives.privateFieldNames.isEmpty {
+            return false
+        }
+        if response.status.code == 206 || response.status.code == 304 { response.status = .ok }
+        var asStored = request
+        asStored.method = .get
+        guard
+            Storability.reasonNotToStore(
+                request: asStored, requestDirectives: CacheControl(), response: response, directives: directives,
+                shared: true) == nil
+        else { return false }
+        let lifetime = Freshness.lifetime(
+            of: response, directives: directives, responseTime: exchange.responseTime, shared: true,
+            heuristics: configuration.heuristics)
+        return lifetime > Freshness.ageValue(of: response)
     }
 
     /// Stores a response from the network if it may be stored, and returns it. `stored` is what

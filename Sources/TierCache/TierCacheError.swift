@@ -26,7 +26,7 @@ public struct TierCacheError: Error, Hashable, CustomStringConvertible, Sendable
         /// reached); the entry was not stored.
         public static let diskFull = Code(.diskFull)
         /// A store's fixed-size map stayed full after evicting (readers held on to the pages
-        /// eviction freed); the entry was not stored.
+        /// eviction freed); the entry was not stored, or the removal not written.
         public static let mapFull = Code(.mapFull)
         /// The tier's files exist but are damaged; see the tier's recovery options.
         public static let damagedStore = Code(.damagedStore)

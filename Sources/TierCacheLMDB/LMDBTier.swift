@@ -436,6 +436,10 @@ public final class LMDBTier: LocalCacheTier {
     private func insert(_ pending: PendingRecord) throws {
         let cost = accountedBytes(keyCount: pending.key.bytes.count, recordCount: pending.record.count)
         var extraToFree = max(cost, capacity / 32)
+        // Freeing more each time is bounded: past it, evicting more only empties the cache (each
+        // doubling committed, the whole cache was gone by the fifth retry) while the put waits
+        // on readers or on a run of free pages long enough, and the entry is refused instead.
+        let mostToFree = max(2 * cost, capacity / 8)
         for attempt in 0..<12 {
             do {
                 let evicted = try writeApplyingAccesses { txn -> Int in
@@ -458,7 +462,7 @@ public final class LMDBTier: LocalCacheTier {
                     // processes) hold snapshots that pin the freed pages. They are short, so wait
                     // for them, below.
                 }
-                extraToFree *= 2
+                extraToFree = min(extraToFree * 2, mostToFree)
                 MapFullBackoff.wait(attempt: attempt, environment: environment)
             }
         }
@@ -647,8 +651,9 @@ public final class LMDBTier: LocalCacheTier {
                     MapFullBackoff.wait(attempt: attempt, environment: environment)
                 }
             }
+            // `mapFull`, as a store's: a lookup tidying up an expired record takes it as a miss.
             throw TierCacheError(
-                .storageFailure,
+                .mapFull,
                 "the store at \(directory.path) stayed full; a long-running reader may be pinning its pages")
         } catch let error as TierCacheError {
             throw error

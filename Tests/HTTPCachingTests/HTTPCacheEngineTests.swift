@@ -244,8 +244,11 @@ struct HTTPCacheEngineTests {
     }
 
     @Test(
-        "Shared: a request joining another's fetch of an answer for one user (private, no-store) fetches alone",
-        arguments: ["private, max-age=60", "no-store", "max-age=60, private=\"X-Visitor\""])
+        "Shared: a request joining another's fetch of an answer the cache could not reuse for it (private, no-store, no-cache, no lifetime, stale) fetches alone",
+        arguments: [
+            "private, max-age=60", "no-store", "max-age=60, private=\"X-Visitor\"", "no-cache", "max-age=0", "",
+            "max-age=60, no-cache=\"X-Visitor\"", "max-age=60, must-revalidate, s-maxage=0",
+        ])
     func joinedFetchOfAnAnswerForOneUser(cacheControl: String) async throws {
         // An origin that answers from what the identical requests do not show (the client's address).
         let origin = ScriptedOrigin([

@@ -49,6 +49,26 @@ struct HTTPCacheHopByHopAndBare304Tests {
         #expect(sent.headerFields[HTTPField.Name("X-End-To-End")!] == "2")
     }
 
+    @Test(
+        "§7.6.1: a field the request's Connection names is not the request's for Vary either: the origin never saw it")
+    func connectionNamedFieldsDoNotSelectVariants() async throws {
+        let cache = try makeCache()
+        let origin = ScriptedOrigin([
+            ok([("Cache-Control", "max-age=60"), ("Vary", "Accept-Language")], body: "default"),
+            ok([("Cache-Control", "max-age=60"), ("Vary", "Accept-Language")], body: "fr"),
+        ])
+        // Stored as the answer to a request without Accept-Language, which is what the origin got.
+        let hop = try await cache.response(
+            for: request(method: .get, [("Accept-Language", "fr"), ("Connection", "Accept-Language")]),
+            transport: origin.transport)
+        #expect(String(decoding: hop.body, as: UTF8.self) == "default")
+        #expect(origin.received.first?.headerFields[HTTPField.Name("Accept-Language")!] == nil)
+        let french = try await cache.response(
+            for: request(method: .get, [("Accept-Language", "fr")]), transport: origin.transport)
+        #expect(String(decoding: french.body, as: UTF8.self) == "fr", "the default page answered French readers")
+        #expect(origin.received.count == 2)
+    }
+
     /// The proxy authentication fields answer the next hop alone: a stored nonce would be
     /// replayed to every later client.
     @Test("RFC 9111 §3.1: Proxy-Authenticate and Proxy-Authentication-Info are not stored")

@@ -99,8 +99,9 @@ struct HTTPCacheSetCookieTests {
     func joinedFetches(setCookie: HTTPCache.SetCookieInSharedCache) async throws {
         let cache = try makeCache(.shared, setCookie)
         let origin = ScriptedOrigin([
-            reply([("Cache-Control", "no-cache"), ("Set-Cookie", "sid=alice")]),
-            reply([("Cache-Control", "no-cache"), ("Set-Cookie", "sid=bob")]),
+            // Fresh for a minute: without the cookie, the joined request would get this response.
+            reply([("Cache-Control", "max-age=60"), ("Set-Cookie", "sid=alice")]),
+            reply([("Cache-Control", "max-age=60"), ("Set-Cookie", "sid=bob")]),
         ])
         origin.hold()
         let cookies = try await withThrowingTaskGroup(of: String?.self) { group in

@@ -5,6 +5,7 @@ import Logging
 import Testing
 import TierCache
 import TierCacheLMDB
+import TierCacheTesting
 
 /// A store on a full disk: the write that does not fit is refused with
 /// `RefusalReason.outOfSpace` (typed and counted), what is stored stays readable, and the same
@@ -84,11 +85,16 @@ struct LMDBDiskFullTests {
     )
     func mapStaysFull() throws {
         let directory = TemporaryDirectory()
-        let tier = try LMDBTier(directory: directory.url, configuration: .init(capacity: 1 << 20, durability: .none))
+        let clock = ManualCacheClock()
+        let tier = try LMDBTier(
+            directory: directory.url,
+            configuration: .init(capacity: 1 << 20, durability: .none, clock: clock.cacheClock))
         for index in 0..<15 {
             #expect(
                 try tier.store(entry(incompressible(40_000, seed: UInt64(index))), forKey: key("k\(index)")) == .stored)
         }
+        let expiring = entry([1, 2, 3], expiresAt: clock.now.addingTimeInterval(10))
+        #expect(try tier.store(expiring, forKey: key("expiring")) == .stored)
         // From here on no page of the snapshot the other process reads, nor any freed after it, can
         // be reused.
         let reader = try HeldReader(directory: directory.url)
@@ -113,6 +119,9 @@ struct LMDBDiskFullTests {
         // a bounded share, not after emptying itself.
         let held = try tier.usage().entries
         #expect(held >= 8, "the tier emptied itself: \(held) entries left")
+        // An expired record that cannot be deleted while the map stays full is still a miss.
+        clock.advance(by: 10)
+        #expect(try tier.entry(forKey: key("expiring")) == nil)
 
         #expect(try reader.end() == 0)
         #expect(try tier.store(entry(incompressible(40_000, seed: 1_000)), forKey: key("after")) == .stored)

@@ -107,6 +107,18 @@ struct TieredCacheInvalidationTests {
         #expect(await cache.lookup(key)?.entry.value == [2])
     }
 
+    @Test("A promotion that stopped before storing anything removes nothing: a memory-only write made meanwhile stays")
+    func stoppedPromotionKeepsANewerWrite() async throws {
+        let (hit, memory, cache) = try await racingLookup {
+            _ = await $0.store(entry(2), forKey: key, policy: .allowedInMemoryOnly)
+        }
+        #expect(hit?.entry.value == [1])  // answered: it was the value when read
+        // The write kept the new value in memory alone (and removed the old one below); the
+        // promotion saw it and stored nothing, so it has nothing to take back.
+        #expect(memory.entry(forKey: key)?.value == [2])
+        #expect(await cache.lookup(key)?.entry.value == [2])
+    }
+
     @Test("A promotion racing a removal of the key does not bring the removed value back")
     func racingRemoval() async throws {
         let (_, memory, cache) = try await racingLookup { try await $0.removeEntry(forKey: key) }

@@ -51,35 +51,36 @@ extension TieredCache {
     /// changed.
     package var changeCount: UInt64 { invalidations.mark() }
 
-    /// After a promotion from position `index`, or a write (`mark` `nil`, `index` the tier
-    /// count): removes what it stored above when `key` was invalidated since `mark` (the entry
-    /// promoted may be the old value), or from the tiers a suspension that began since `suspended`
-    /// names (no invalidation would reach it there).
+    /// After a promotion into the tiers at `stored` (from the lowest it stored in to the one
+    /// above the hit), or a write (`mark` `nil`, `stored` every tier): removes `key` from them
+    /// again when it was invalidated since `mark` (the entry promoted may be the old value), or
+    /// from those a suspension that began since `suspended` names (no invalidation would reach it
+    /// there). A tier the promotion never stored in is left alone: what it holds is a write's.
     func undoPromotionIfInvalidated(
-        _ key: CacheKey, since mark: UInt64?, _ suspended: TierSuspension.Snapshot, above index: Int
+        _ key: CacheKey, since mark: UInt64?, _ suspended: TierSuspension.Snapshot, stored: Range<Int>
     ) async {
-        for slot in slots.prefix(tiersToUndo(key, since: mark, suspended, above: index)) {
+        for slot in slots[tiersToUndo(key, since: mark, suspended, stored: stored)] {
             do { try await Self.remove(key, from: slot) } catch { slot.failed(error, during: "invalidation") }
         }
     }
 
-    /// ``undoPromotionIfInvalidated(_:since:_:above:)`` for the local tiers a synchronous
+    /// ``undoPromotionIfInvalidated(_:since:_:stored:)`` for the local tiers a synchronous
     /// promotion or write stored in.
     func undoLocalPromotionIfInvalidated(
-        _ key: CacheKey, since mark: UInt64?, _ suspended: TierSuspension.Snapshot, above index: Int
+        _ key: CacheKey, since mark: UInt64?, _ suspended: TierSuspension.Snapshot, stored: Range<Int>
     ) {
-        for slot in slots.prefix(tiersToUndo(key, since: mark, suspended, above: index)) {
+        for slot in slots[tiersToUndo(key, since: mark, suspended, stored: stored)] {
             guard let local = slot.local else { continue }
             do { try local.removeEntry(forKey: key) } catch { slot.failed(error, during: "invalidation") }
         }
     }
 
-    /// How many tiers from the top a promotion or write must remove `key` from again.
+    /// Which of the tiers at `stored` a promotion or write must remove `key` from again.
     private func tiersToUndo(
-        _ key: CacheKey, since mark: UInt64?, _ suspended: TierSuspension.Snapshot, above index: Int
-    ) -> Int {
-        if let mark, invalidations.wasInvalidated(key, since: mark) { return index }
-        return min(index, suspension.tiersSuspended(since: suspended))
+        _ key: CacheKey, since mark: UInt64?, _ suspended: TierSuspension.Snapshot, stored: Range<Int>
+    ) -> Range<Int> {
+        if let mark, invalidations.wasInvalidated(key, since: mark) { return stored }
+        return stored.clamped(to: 0..<suspension.tiersSuspended(since: suspended))
     }
 
     /// Removes `key` from `slot`'s tier, synchronously when it is local.

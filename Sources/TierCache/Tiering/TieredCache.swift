@@ -140,12 +140,14 @@ public final class TieredCache: Sendable {
                 // not even until the undo below (top first, memory held the old value while a
                 // disk below committed it, and every reader got it). The top tier is written
                 // last, just before the final check.
-                for above in slots[skipped..<index].reversed()
-                where Self.mayPromote(from: slot.tier.medium, to: above.tier.medium) {
+                var lowestStored = index
+                for position in (skipped..<index).reversed()
+                where Self.mayPromote(from: slot.tier.medium, to: slots[position].tier.medium) {
                     if invalidations.wasInvalidated(key, since: mark) { break }
-                    await storeIgnoringFailure(entry, forKey: key, in: above)
+                    await storeIgnoringFailure(entry, forKey: key, in: slots[position])
+                    lowestStored = position
                 }
-                await undoPromotionIfInvalidated(key, since: mark, suspended, above: index)
+                await undoPromotionIfInvalidated(key, since: mark, suspended, stored: lowestStored..<index)
             }
             return Hit(entry: entry, tierIndex: index, tierName: slot.tier.name)
         }
@@ -200,13 +202,16 @@ public final class TieredCache: Sendable {
             guard let entry = found else { continue }
             if index > skipped {
                 // As in `lookupUntimed(_:from:)`: upwards, checking before each store.
-                for above in slots[skipped..<index].reversed()
-                where Self.mayPromote(from: tier.medium, to: above.tier.medium) {
+                var lowestStored = index
+                for position in (skipped..<index).reversed()
+                where Self.mayPromote(from: tier.medium, to: slots[position].tier.medium) {
+                    let above = slots[position]
                     guard let local = above.local else { continue }
                     if invalidations.wasInvalidated(key, since: mark) { break }
                     do { _ = try local.store(entry, forKey: key) } catch { above.failed(error, during: "promotion") }
+                    lowestStored = position
                 }
-                undoLocalPromotionIfInvalidated(key, since: mark, suspended, above: index)
+                undoLocalPromotionIfInvalidated(key, since: mark, suspended, stored: lowestStored..<index)
             }
             return (entry, index)
         }
@@ -262,7 +267,7 @@ public final class TieredCache: Sendable {
                 }
                 outcomes.append((slot.tier.name, outcome))
             }
-            await undoPromotionIfInvalidated(key, since: nil, suspended, above: slots.count)
+            await undoPromotionIfInvalidated(key, since: nil, suspended, stored: slots.indices)
             return StoreReport(outcomes: outcomes)
         }
     }
@@ -289,7 +294,7 @@ public final class TieredCache: Sendable {
                 }
                 outcomes.append((slot.tier.name, outcome))
             }
-            undoLocalPromotionIfInvalidated(key, since: nil, suspended, above: slots.count)
+            undoLocalPromotionIfInvalidated(key, since: nil, suspended, stored: slots.indices)
             return StoreReport(outcomes: outcomes)
         }
     }
