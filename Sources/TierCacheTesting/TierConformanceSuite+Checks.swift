@@ -44,6 +44,19 @@ extension TierConformanceSuite {
                     + "(1 MiB to 64 MiB keep the suite quick)")
         }
 
+        /// Stores `entry` under `key` in `tier`, again when an eviction policy's admission rule
+        /// kept it out (`StoreOutcome.refused(.notAdmitted)`): a policy may admit an entry on its
+        /// second or third store only (a doorkeeper, "cache on second hit"), and no check here is
+        /// about admission.
+        func store(_ entry: CacheEntry, forKey key: CacheKey, in tier: any CacheTier) async throws -> StoreOutcome {
+            var outcome = StoreOutcome.stored
+            for _ in 0..<3 {
+                outcome = try await tier.store(entry, forKey: key)
+                guard case .refused(.notAdmitted) = outcome else { return outcome }
+            }
+            return outcome
+        }
+
         func entry(_ value: [UInt8], expiresAt: Date? = nil) -> CacheEntry {
             CacheEntry(value: value, storedAt: storedAt, expiresAt: expiresAt)
         }
@@ -51,7 +64,7 @@ extension TierConformanceSuite {
         func roundTrip() async throws {
             let tier = try await makeTier(directory)
             let stored = entry(Array("hello, tier".utf8), expiresAt: farExpiry)
-            let outcome = try await tier.store(stored, forKey: key("a"))
+            let outcome = try await store(stored, forKey: key("a"), in: tier)
             try expect(outcome == .stored, "storing a small entry gave \(outcome)")
             let found = try await tier.entry(forKey: key("a"))
             try expect(found == stored, "read back \(String(describing: found)), stored \(stored)")
@@ -66,7 +79,7 @@ extension TierConformanceSuite {
 
         func emptyValue() async throws {
             let tier = try await makeTier(directory)
-            _ = try await tier.store(entry([]), forKey: key("empty"))
+            _ = try await store(entry([]), forKey: key("empty"), in: tier)
             let found = try await tier.entry(forKey: key("empty"))
             try expect(found?.value == [], "an empty value read back as \(String(describing: found))")
         }
@@ -75,8 +88,8 @@ extension TierConformanceSuite {
             let tier = try await makeTier(directory)
             // What the tier counts before holding anything (a disk tier's dictionary, say).
             let empty = try await tier.usage()
-            _ = try await tier.store(entry(Array("first".utf8)), forKey: key("k"))
-            _ = try await tier.store(entry(Array("second".utf8)), forKey: key("k"))
+            _ = try await store(entry(Array("first".utf8)), forKey: key("k"), in: tier)
+            _ = try await store(entry(Array("second".utf8)), forKey: key("k"), in: tier)
             let found = try await tier.entry(forKey: key("k"))
             try expect(found?.value == Array("second".utf8), "overwrite read back \(String(describing: found))")
             let entries = try await tier.usage().entries
@@ -94,7 +107,7 @@ extension TierConformanceSuite {
             let tier = try await makeTier(directory)
             // What the tier counts before holding anything (a dictionary it was given, say).
             let empty = try await tier.usage()
-            _ = try await tier.store(entry([1, 2, 3]), forKey: key("k"))
+            _ = try await store(entry([1, 2, 3]), forKey: key("k"), in: tier)
             try await tier.removeEntry(forKey: key("k"))
             let found = try await tier.entry(forKey: key("k"))
             try expect(found == nil, "a removed key still returned \(String(describing: found))")
@@ -108,7 +121,7 @@ extension TierConformanceSuite {
         func removeAll() async throws {
             let tier = try await makeTier(directory)
             let empty = try await tier.usage()
-            for index in 0..<20 { _ = try await tier.store(entry([UInt8(index)]), forKey: key("k\(index)")) }
+            for index in 0..<20 { _ = try await store(entry([UInt8(index)]), forKey: key("k\(index)"), in: tier) }
             try await tier.removeAll()
             for index in 0..<20 {
                 let found = try await tier.entry(forKey: key("k\(index)"))
@@ -121,7 +134,7 @@ extension TierConformanceSuite {
             // The emptied tier works as a new one: what it keeps afterwards reads back, and is
             // accounted from zero (a tier that kept a stale total, or stale slots, fails here).
             for index in 0..<20 {
-                _ = try await tier.store(entry([UInt8(index), 1]), forKey: key("k\(index)"))
+                _ = try await store(entry([UInt8(index), 1]), forKey: key("k\(index)"), in: tier)
             }
             for index in 0..<20 {
                 let found = try await tier.entry(forKey: key("k\(index)"))
@@ -142,15 +155,15 @@ extension TierConformanceSuite {
 
         func expiry() async throws {
             let tier = try await makeTier(directory)
-            _ = try await tier.store(entry([1]), forKey: key("k"))
-            let outcome = try await tier.store(entry([2], expiresAt: .distantPast), forKey: key("k"))
+            _ = try await store(entry([1]), forKey: key("k"), in: tier)
+            let outcome = try await store(entry([2], expiresAt: .distantPast), forKey: key("k"), in: tier)
             try expect(outcome == .refused(.alreadyExpired), "storing an expired entry gave \(outcome)")
             let found = try await tier.entry(forKey: key("k"))
             try expect(found == nil, "an expired store left \(String(describing: found)) behind")
             // An entry that expires after it is stored: served until then, a miss after.
             let now = clock?.now ?? Date()
             let fresh = entry([3], expiresAt: now.addingTimeInterval(60))
-            let stored = try await tier.store(fresh, forKey: key("expiring"))
+            let stored = try await store(fresh, forKey: key("expiring"), in: tier)
             try expect(stored == .stored, "storing an entry that expires in a minute gave \(stored)")
             let beforeExpiry = try await tier.entry(forKey: key("expiring"))
             try expect(
@@ -166,8 +179,8 @@ extension TierConformanceSuite {
             let tier = try await makeTier(directory)
             let prefix = String(repeating: "p", count: CacheKey.maximumUTF8Length - 1)
             let first = try key(prefix + "1"), second = try key(prefix + "2")
-            _ = try await tier.store(entry([1]), forKey: first)
-            _ = try await tier.store(entry([2]), forKey: second)
+            _ = try await store(entry([1]), forKey: first, in: tier)
+            _ = try await store(entry([2]), forKey: second, in: tier)
             let one = try await tier.entry(forKey: first), two = try await tier.entry(forKey: second)
             try expect(
                 one?.value == [1] && two?.value == [2],
@@ -181,8 +194,8 @@ extension TierConformanceSuite {
             let limit = try await tier.usage().maxEntryBytes
             try expectExercisable(limit, "entry limit")
             var random = SplitMix64(seed: 5)
-            _ = try await tier.store(entry([9]), forKey: key("big"))
-            let outcome = try await tier.store(entry(random.bytes(limit + 1)), forKey: key("big"))
+            _ = try await store(entry([9]), forKey: key("big"), in: tier)
+            let outcome = try await store(entry(random.bytes(limit + 1)), forKey: key("big"), in: tier)
             guard case .refused(.tooLarge(let size, let reported)) = outcome else {
                 throw Failure(
                     check: check,
@@ -193,7 +206,7 @@ extension TierConformanceSuite {
                 "refusal reports size \(size), limit \(reported); expected limit \(limit)")
             let found = try await tier.entry(forKey: key("big"))
             try expect(found == nil, "a refused store left the older entry \(String(describing: found)) readable")
-            let fits = try await tier.store(entry(random.bytes(limit / 2)), forKey: key("fits"))
+            let fits = try await store(entry(random.bytes(limit / 2)), forKey: key("fits"), in: tier)
             try expect(fits == .stored, "an entry of half the limit gave \(fits)")
             let statistics = await tier.statistics()
             try expect(statistics.refusedTooLarge >= 1, "the refusal was not counted: \(statistics)")
@@ -209,7 +222,7 @@ extension TierConformanceSuite {
             while written < 4 * start.capacity {
                 let value = random.bytes(Int(random.next() % UInt64(max(1, start.maxEntryBytes / 2))) + 1)
                 let storeKey = try key("fill-\(index)")
-                let outcome = try await tier.store(entry(value), forKey: storeKey)
+                let outcome = try await store(entry(value), forKey: storeKey, in: tier)
                 // An eviction policy's admission rule may keep an entry out (LIRS does, on its
                 // first store, one larger than its spare room): said so, it is no failure.
                 if case .refused(.notAdmitted) = outcome {
@@ -301,7 +314,7 @@ extension TierConformanceSuite {
                 let tier = try await makeTier(directory)
                 for index in 0..<50 {
                     let stored = entry(Array("persistent \(index)".utf8))
-                    _ = try await tier.store(stored, forKey: key("p\(index)"))
+                    _ = try await store(stored, forKey: key("p\(index)"), in: tier)
                     expected.append((try key("p\(index)"), stored))
                 }
             }

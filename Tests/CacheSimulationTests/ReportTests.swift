@@ -21,6 +21,14 @@ import FoundationXML
         #expect(table.csv == "a,b\n\"x,y\",\"say \"\"hi\"\"\"\nplain,1\n")
     }
 
+    /// `Report.Table` is public: a table built with fewer columns than a row's cells, or none,
+    /// prints every cell (it indexed the widths at -1 and trapped).
+    @Test func textOfRowsLongerThanTheColumns() {
+        #expect(Report.Table(title: "", columns: [], rows: [["a", "bb"]]).text == "\n-  --\na  bb")
+        #expect(
+            Report.Table(title: "", columns: ["x"], rows: [["a", "bb"], ["ccc"]]).text == "x  \n---  --\na    bb\nccc")
+    }
+
     @Test func csvKeepsFormulasFromSpreadsheetsAndNumbersAsTheyAre() {
         let table = Report.Table(
             title: "t", columns: ["policy", "value"],
@@ -100,6 +108,27 @@ import FoundationXML
         let written = try ReportWriter(directory: directory, baseName: "r").write(try sampleReport())
         #expect(
             Set(written.map { URL(fileURLWithPath: $0).lastPathComponent }) == ["r.csv", "r.json", "r.svg", "r.html"])
+    }
+
+    /// A report rewritten with fewer charts leaves none of the earlier ones beside it; files of
+    /// other names stay.
+    @Test func theWriterRemovesChartsOfAnEarlierReport() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "tiercache-report-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let one = try sampleReport()
+        var three = one
+        three.charts = Array(repeating: try #require(one.charts.first), count: 3)
+        let writer = ReportWriter(directory: directory, baseName: "r", formats: [.svg])
+        try writer.write(three)
+        try Data().write(to: directory.appendingPathComponent("r-notes.svg"))
+        try Data().write(to: directory.appendingPathComponent("other-1.svg"))
+        try writer.write(one)
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
+        #expect(names == ["other-1.svg", "r-notes.svg", "r.svg"])
+        try writer.write(three)
+        let again = try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
+        #expect(again == ["other-1.svg", "r-1.svg", "r-2.svg", "r-3.svg", "r-notes.svg"])
     }
 
     @Test func numbersFormatWithoutFoundation() {

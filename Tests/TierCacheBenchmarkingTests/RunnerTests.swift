@@ -57,6 +57,35 @@ import TierCacheEviction
         #expect(results.throughputRatio(of: subject).map { $0 > 0 } == true)
     }
 
+    /// A latency past a minute (a stalled remote tier) is counted, and is the maximum.
+    @Test func latenciesPastAMinuteAreKept() throws {
+        var histogram = TaskTally.emptyHistogram()
+        let recorded = [histogram.record(1_000), histogram.record(90_000_000_000)]
+        #expect(recorded == [true, true])
+        var merged = TaskTally.emptyHistogram()
+        merged.add(histogram)
+        #expect(merged.totalCount == 2 && merged.max >= 90_000_000_000)
+    }
+
+    /// A memory tier that admits entries up to half its capacity gets a baseline that admits
+    /// them too: with the 5% rule in the baseline alone, it refused every store and did less.
+    @Test func theMinimalLRUTakesTheSubjectsPerEntryLimit() async throws {
+        let workload = Workload(
+            .synthetic(keys: 20, distribution: .zipf(skew: 0.9), sizes: .uniform(100_000...120_000)), mix: .readThrough)
+        let plan = BenchmarkPlan(workload: workload, length: .requests(2_000), tasks: [1])
+        let results = try await BenchmarkRunner(plan: plan).run([
+            .localTier("large entries", baseline: .minimalLRU) { _ in
+                try MemoryTier(.init(capacity: 1 << 20, maxEntryFraction: 0.5))
+            }
+        ])
+        let subject = try #require(results.result("large entries"))
+        let baselineName = try #require(subject.baseline)
+        let baseline = try #require(results.result(baselineName))
+        #expect(subject.refusedStores == 0 && subject.hits > 0)
+        #expect(baseline.refusedStores == 0, "the baseline refused \(baseline.refusedStores) stores")
+        #expect(baseline.hits > 0)
+    }
+
     /// Every subject sees the same requests: two runs of LRU at one capacity agree on every hit;
     /// a tier and its baseline, both LRU over the same bytes, differ only by the tier's per-entry
     /// overhead, so the baseline hits as often or a little more. One baseline serves both runs,

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @_spi(TierCacheInternals) import TierCache
+import TierCacheEviction
 import TierCacheTesting
 
 @Suite("Conformance of the in-memory tiers")
@@ -24,6 +25,17 @@ struct ConformanceTests {
         let tier = try MemoryTier(
             .init(capacity: 1 << 20, maxEntryFraction: 0.5, name: "mine"), policyType: MyPolicy.self)
         #expect(tier.name == "mine" && tier.usage().maxEntryBytes == 1 << 19)
+    }
+
+    /// A policy whose admission rule keeps an entry out on its first store is a correct tier's:
+    /// the suite stores again where it needs the entry, rather than fail the tier.
+    @Test(arguments: TierConformanceSuite.Check.allCases)
+    func memoryTierWithAnAdmissionRule(_ check: TierConformanceSuite.Check) async throws {
+        try PolicyConformanceSuite(AdmitsOnSecondStore.self).runAll()
+        let suite = TierConformanceSuite(isPersistent: false) { _, clock in
+            try MemoryTier(.init(capacity: 1 << 20, clock: clock), policyType: AdmitsOnSecondStore.self)
+        }
+        try await suite.run(check)
     }
 
     @Test(arguments: TierConformanceSuite.Check.allCases)

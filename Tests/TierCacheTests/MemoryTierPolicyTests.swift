@@ -237,7 +237,7 @@ struct MemoryTierPolicyTests {
 
 /// Admits an object on its second request only (a doorkeeper): a legal policy whose first store
 /// of a key is not admitted.
-private struct AdmitsOnSecondStore: EvictionPolicy {
+struct AdmitsOnSecondStore: EvictionPolicy {
     static let name = "admits on the second store"
     private var lru: LRUPolicy
     private var seen: Set<UInt32> = []

@@ -206,7 +206,8 @@ public struct CapacityTuner: Sendable {
         // curve crosses.
         progress?("refining crossings", 0)
         let refineStart = ContinuousClock.now
-        let refinements = concurrentMap(count: replayed.count, parallelism: replayed.count) { index -> Refinement in
+        let refinements = concurrentMap(count: replayed.count, parallelism: min(options.parallelism, replayed.count)) {
+            index -> Refinement in
             let policy = replayed[index]
             let hitRatio = { (capacity: UInt64) in simulator.replay(policy, capacity: capacity).hitRatio }
             switch options.curveMethod {

@@ -47,15 +47,18 @@ public struct Report: Sendable {
 
         /// The table as aligned plain text for a terminal.
         public var text: String {
+            // As many widths as the longest line has cells: a row longer than the header (or a
+            // table with no columns) has its extra cells aligned too.
             var widths = columns.map(\.count)
             for row in rows {
-                for (index, cell) in row.enumerated() where index < widths.count {
+                if row.count > widths.count { widths += Array(repeating: 0, count: row.count - widths.count) }
+                for (index, cell) in row.enumerated() {
                     widths[index] = max(widths[index], cell.count)
                 }
             }
             func line(_ cells: [String]) -> String {
                 cells.enumerated().map { index, cell in
-                    let pad = String(repeating: " ", count: max(0, widths[min(index, widths.count - 1)] - cell.count))
+                    let pad = String(repeating: " ", count: max(0, widths[index] - cell.count))
                     return index == 0 ? cell + pad : pad + cell
                 }.joined(separator: "  ")
             }

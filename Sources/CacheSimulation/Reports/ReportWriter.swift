@@ -42,12 +42,32 @@ public struct ReportWriter: Sendable {
         if formats.contains(.csv), let table = report.tables.first { try save(table.csv, "\(baseName).csv") }
         if formats.contains(.json) { try save(report.json, "\(baseName).json") }
         if formats.contains(.svg) {
+            var names: Set<String> = []
             for (index, chart) in report.charts.enumerated() {
-                try save(chart.svg, report.charts.count == 1 ? "\(baseName).svg" : "\(baseName)-\(index + 1).svg")
+                let name = report.charts.count == 1 ? "\(baseName).svg" : "\(baseName)-\(index + 1).svg"
+                try save(chart.svg, name)
+                names.insert(name)
             }
+            try removeEarlierCharts(keeping: names)
         }
         if formats.contains(.html) { try save(HTMLReport.render(report), "\(baseName).html") }
         return written
+    }
+
+    /// Removes the charts an earlier report of this name left that this one did not write (a
+    /// report of three charts rewritten as one left `NAME-1.svg` to `NAME-3.svg` beside the new
+    /// `NAME.svg`, figures of two runs side by side): `NAME.svg` and `NAME-N.svg` only.
+    private func removeEarlierCharts(keeping names: Set<String>) throws {
+        let prefix = "\(baseName)-"
+        for name in try FileManager.default.contentsOfDirectory(atPath: directory.path) where !names.contains(name) {
+            guard name.hasSuffix(".svg") else { continue }
+            let stem = name.dropLast(4)
+            let isChart =
+                stem == baseName
+                || (stem.hasPrefix(prefix) && stem.count > prefix.count
+                    && stem.dropFirst(prefix.count).allSatisfy { $0.isASCII && $0.isNumber })
+            if isChart { try FileManager.default.removeItem(at: directory.appendingPathComponent(name)) }
+        }
     }
 }
 

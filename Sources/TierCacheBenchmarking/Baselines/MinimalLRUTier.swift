@@ -5,9 +5,10 @@ import TierCache
 /// The memory tiers' baseline: the least an LRU of `capacity` bytes needs (a dictionary and an
 /// index-linked list) behind one `Mutex`, so any number of tasks can share it. No statistics and
 /// no expiry; but each entry is charged what `MemoryTier` charges it (value, key and
-/// `MemoryTier.perEntryOverhead`) and one over 5% of the capacity is refused, as `MemoryTier`
-/// refuses it: at one capacity the two hold the same entries, so the baseline does not win by
-/// keeping more (fewer misses, fewer stores) or lose by storing what the tier refuses.
+/// `MemoryTier.perEntryOverhead`) and one over the tier's per-entry limit (5% of the capacity by
+/// default) is refused, as `MemoryTier` refuses it: at one capacity the two hold the same
+/// entries, so the baseline does not win by keeping more (fewer misses, fewer stores) or lose by
+/// storing what the tier refuses.
 final class MinimalLRUTier: LocalCacheTier {
     private struct Node {
         var key: CacheKey
@@ -52,15 +53,18 @@ final class MinimalLRUTier: LocalCacheTier {
     let name = "minimal LRU"
     let medium = TierMedium.memory
     private let capacity: Int
-    /// The largest entry cost stored: 5% of the capacity, `MemoryTier`'s default rule.
+    /// The largest entry cost stored: the subject's own limit, else 5% of the capacity,
+    /// `MemoryTier`'s default rule.
     private let maxEntryCost: Int
     private let list = Mutex(List())
 
-    init(capacity: Int) {
-        self.capacity = max(capacity, 0)
+    init(capacity: Int, maxEntryCost: Int? = nil) {
+        let capacity = max(capacity, 0)
+        self.capacity = capacity
         // The default rule's fraction never throws: 0 only stands in for the impossible.
-        maxEntryCost =
-            (try? EntrySizeLimit(fraction: EntrySizeLimit.urlCacheDefaultFraction, capacity: self.capacity))?.maxBytes
+        self.maxEntryCost =
+            maxEntryCost.map { min(max($0, 0), capacity) }
+            ?? (try? EntrySizeLimit(fraction: EntrySizeLimit.urlCacheDefaultFraction, capacity: capacity))?.maxBytes
             ?? 0
     }
 

@@ -153,12 +153,14 @@ public struct BenchmarkRunner: Sendable {
         switch kind {
         case .minimalLRU:
             guard let tier = tiers.first(where: { $0.medium == .memory }) ?? tiers.first else { return nil }
-            let capacity = try await capacity(of: tier, standingFor: subject)
-            let baseline = BenchmarkSubject.minimalLRU(capacity: capacity)
-            return (baseline, baseline.name, capacity)
+            // The subject's own per-entry limit too: with 5% in the baseline and a larger share
+            // in the subject, the baseline refused what the subject stored, and did less work.
+            let usage = try await usage(of: tier, standingFor: subject)
+            let baseline = BenchmarkSubject.minimalLRU(capacity: usage.capacity, maxEntryBytes: usage.maxEntryBytes)
+            return (baseline, baseline.name, usage.capacity)
         case .rawLMDBZstd, .rawSQLiteZlib:
             guard let tier = tiers.last(where: { $0.medium != .memory }) ?? tiers.last else { return nil }
-            let capacity = try await capacity(of: tier, standingFor: subject)
+            let capacity = try await usage(of: tier, standingFor: subject).capacity
             let baseline =
                 if case .rawSQLiteZlib(let durability) = kind {
                     BenchmarkSubject.rawSQLiteZlib(capacity: capacity, durability: durability)
@@ -171,12 +173,13 @@ public struct BenchmarkRunner: Sendable {
         }
     }
 
-    /// The capacity a baseline of `subject` gets: its tier's, or an error saying why there is none.
-    private static func capacity(
+    /// The usage of the tier a baseline of `subject` stands for (the baseline takes its capacity),
+    /// or an error saying why there is none.
+    private static func usage(
         of tier: any CacheTier, standingFor subject: BenchmarkSubject
-    ) async throws(BenchmarkError) -> Int {
+    ) async throws(BenchmarkError) -> TierUsage {
         do {
-            return try await tier.usage().capacity
+            return try await tier.usage()
         } catch {
             throw .subjectUnavailable(
                 subject: "baseline of \(subject.name)",

@@ -36,9 +36,13 @@ struct TaskTally: Sendable {
         }
     }
 
-    /// Latencies up to a minute, to three significant digits.
+    /// Latencies to three significant digits: up to a minute without resizing, and longer ones
+    /// by growing the range (they were dropped, a stalled remote tier losing exactly its worst
+    /// samples from the count, the tail percentiles and the maximum).
     static func emptyHistogram() -> Histogram<UInt64> {
-        Histogram(highestTrackableValue: 60_000_000_000, numberOfSignificantValueDigits: .three)
+        var histogram = Histogram<UInt64>(highestTrackableValue: 60_000_000_000, numberOfSignificantValueDigits: .three)
+        histogram.autoResize = true
+        return histogram
     }
 }
 

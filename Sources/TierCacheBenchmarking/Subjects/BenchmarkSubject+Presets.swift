@@ -91,12 +91,14 @@ extension BenchmarkSubject {
     /// The baseline of memory tiers: the least an LRU needs (a dictionary and an index-linked
     /// list) behind one lock, with no statistics or expiry. It charges each entry what
     /// `MemoryTier` charges (value, key and `MemoryTier.perEntryOverhead`) and refuses one above
-    /// 5% of its capacity, so at one capacity both hold the same entries.
+    /// `maxEntryBytes` (by default 5% of its capacity, `MemoryTier`'s default), so at one capacity
+    /// both hold the same entries. The benchmark runner gives it the limit the subject's tier
+    /// reports (`TierUsage.maxEntryBytes`).
     /// Named with its capacity (`minimal LRU 16 MiB`): subjects of different capacities in one run
     /// each get their own.
-    public static func minimalLRU(capacity: Int) -> BenchmarkSubject {
+    public static func minimalLRU(capacity: Int, maxEntryBytes: Int? = nil) -> BenchmarkSubject {
         BenchmarkSubject(name: "minimal LRU \(ByteCount.format(capacity))", baseline: .none, isBaseline: true) { _ in
-            .localTier(MinimalLRUTier(capacity: capacity))
+            .localTier(MinimalLRUTier(capacity: capacity, maxEntryCost: maxEntryBytes))
         }
     }
 

@@ -29,7 +29,7 @@ public struct BenchmarkSubject: Sendable {
     public enum Baseline: Sendable, Hashable {
         /// Memory tiers with the minimal LRU, every other medium with raw LMDB + zstd.
         case automatic
-        /// The minimal LRU (``BenchmarkSubject/minimalLRU(capacity:)``).
+        /// The minimal LRU (``BenchmarkSubject/minimalLRU(capacity:maxEntryBytes:)``).
         case minimalLRU
         /// LMDB and zstd called directly (``BenchmarkSubject/rawLMDBZstd(capacity:)``).
         case rawLMDBZstd
