@@ -235,10 +235,23 @@ extension LMDBTier {
     /// clearly better (by 10%) than no dictionary does. Runs on the storing thread, after its
     /// store has committed; failures are logged, never thrown (the store succeeded).
     func trainDictionary(with trainer: DictionaryTrainer) {
-        let samples = trainer.samples()
-        let settings = trainer.settings
         var installedRatio: Double?
         defer { trainer.finish(trainedRatio: installedRatio) }
+        // Another tier on the store (another process) installed a dictionary after this tier's:
+        // that one becomes current, and nothing is trained. Each of several processes training
+        // its own (all started on a store without one, or all seeing the same drift) retired the
+        // oldest beyond `maximumDictionaries` while others still wrote with it, and every record
+        // compressed with it became a miss.
+        if let rows = try? environment.read({ txn in try txn.dictionaryRows(sealer: encryption) }),
+            let newest = rows.last, newest.id != dictionaries.currentID, adoptNewestDictionary(of: rows)
+        {
+            logger?.debug(
+                "dictionary trained by another tier on the store adopted instead of training",
+                metadata: ["tier": "\(name)", "dictionary": "\(newest.id)"])
+            return
+        }
+        let samples = trainer.samples()
+        let settings = trainer.settings
         let size = min(settings.dictionarySize, capacity / 64)
         do {
             let bytes = try ZstdDictionary.train(samples: samples, capacity: size)
@@ -291,7 +304,17 @@ extension LMDBTier {
         var row = row
         // Counted once committed: `write` may run the closure again (a full map), and an
         // attempt that aborted evicted nothing.
-        let (retired, evicted) = try write { txn -> ([UInt16], Int) in
+        let (id, retired, evicted) = try write { txn -> (UInt16, [UInt16], Int) in
+            // An app's dictionary another tier stored since this one looked (tiers opening at
+            // once): the same row serves both. Stored again under a new id, each copy retired
+            // one of the dictionaries kept from earlier releases, whose records became misses.
+            if row.isProvided,
+                let same = try txn.dictionaryRows(sealer: encryption).last(where: {
+                    $0.isProvided && $0.bytes == row.bytes
+                })
+            {
+                return (same.id, [], 0)
+            }
             let existing = try txn.dictionaryRows(sealer: nil)
             let used = Set(existing.map(\.id))
             let highest = existing.map(\.id).max() ?? 0
@@ -313,11 +336,11 @@ extension LMDBTier {
                 try encoded.withUnsafeBytes { try txn.put(environment.meta, key, $0) }
             }
             try txn.setWriteState(state)
-            return (retired, evicted)
+            return (row.id, retired, evicted)
         }
         counters.recordEvictions(evicted)
         for id in retired { dictionaries.forget(id) }
-        dictionaries.install(digested, id: row.id)
+        dictionaries.install(digested, id: id)
     }
 
     /// The bytes a dictionary row of `count` bytes takes: its overflow pages.

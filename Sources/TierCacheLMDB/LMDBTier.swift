@@ -410,6 +410,16 @@ public final class LMDBTier: LocalCacheTier {
     /// dictionary it names is no longer in the store (its row gone, or recording other bytes).
     private func put(_ pending: PendingRecord, in txn: Transaction, state: inout WriteState) throws -> Int {
         let (key, record) = (pending.key, pending.record)
+        // A store turned to encryption while this plain tier was open (another process, or a tier
+        // here, opened it with keys: a rollout of encryption) takes no more records in the clear.
+        // Checked at open only, the old processes went on writing plaintext, and each side deleted
+        // the other's records as unreadable.
+        if encryption == nil, try txn.metaValue(Self.encryptedMark) != nil {
+            throw TierCacheError(
+                .invalidConfiguration,
+                "the store at \(directory.path) was encrypted since this tier opened it without keys; "
+                    + "open it again with its keys (Configuration.encryption)")
+        }
         if let needed = pending.dictionary {
             let recorded = try DictionaryRow.key(needed.id).withUnsafeBytes { key in
                 try txn.get(environment.meta, key).flatMap(DictionaryRow.checksum(ofRow:))

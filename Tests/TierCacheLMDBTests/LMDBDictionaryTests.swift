@@ -1,6 +1,7 @@
 import CLMDB
 import DiskTestSupport
 import Foundation
+import Synchronization
 import Testing
 import TierCache
 import TierCacheCompression
@@ -222,6 +223,46 @@ struct LMDBDictionaryTests {
         #expect(try LMDBTier.inspect(directory: directory.url).recordsByDictionary[String(id)] ?? 0 == before)
         #expect(try tier.entry(forKey: key("large"))?.value == large)
         #expect(try tier.entry(forKey: key("empty"))?.value == [])
+    }
+
+    @Test(
+        "Tiers sharing a store (processes started together) train one dictionary: the others adopt it rather than retire it"
+    )
+    func tiersOnOneStoreShareADictionary() throws {
+        let directory = TemporaryDirectory()
+        // All open before any dictionary exists, as processes started together on a new store.
+        let tiers = try (0..<5).map { _ in try LMDBTier(directory: directory.url, configuration: Self.automatic) }
+        let values = Self.responses(200)
+        for (number, tier) in tiers.enumerated() {
+            for (index, value) in values.enumerated() {
+                #expect(try tier.store(entry(value), forKey: key("t\(number)-r\(index)")) == .stored)
+            }
+        }
+        let stored = try tiers[0].storedDictionaries()
+        #expect(stored.count == 1, "trained \(stored.map(\.id))")
+        // What the first tier wrote with its dictionary reads back through the last.
+        for (index, value) in values.enumerated() {
+            #expect(try tiers[4].entry(forKey: key("t0-r\(index)"))?.value == value)
+        }
+        #expect(tiers.allSatisfy { $0.statistics().dictionaryMisses == 0 })
+    }
+
+    @Test("Tiers opening at once (64) with an app's dictionary store it once")
+    func providedDictionaryOpenedAtOnce() throws {
+        let directory = TemporaryDirectory()
+        let trained = try ZstdDictionary.train(samples: Self.responses(400, seed: 5), capacity: 8 << 10)
+        let configuration = LMDBTier.Configuration(
+            capacity: 64 << 20, dictionary: .provided(trained), durability: .none)
+        let failures = Mutex(0)
+        let url = directory.url
+        DispatchQueue.concurrentPerform(iterations: 64) { _ in
+            if (try? LMDBTier(directory: url, configuration: configuration)) == nil {
+                failures.withLock { $0 += 1 }
+            }
+        }
+        #expect(failures.withLock { $0 } == 0)
+        let stored = try LMDBTier.inspect(directory: directory.url).dictionaries
+        #expect(stored.count == 1, "\(stored.map(\.id))")
     }
 
     @Test("An app's dictionary is stored once, found again on reopening, and replaced by a new id when it changes")

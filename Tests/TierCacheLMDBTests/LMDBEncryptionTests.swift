@@ -174,6 +174,20 @@ struct LMDBEncryptionTests {
         #expect(plain.statistics().unopenableRecords == 1)
     }
 
+    @Test("A plain tier still open when its store is opened with encryption stores nothing more in the clear")
+    func plainTierOpenWhenTheStoreIsEncrypted() throws {
+        let directory = TemporaryDirectory()
+        let plain = try LMDBTier(directory: directory.url, configuration: Self.configuration(nil))
+        #expect(try plain.store(entry([1]), forKey: key("before")) == .stored)
+        let sealed = try LMDBTier(directory: directory.url, configuration: Self.configuration(try Self.encryption()))
+        #expect {
+            try plain.store(entry(Self.secretValue), forKey: key("after"))
+        } throws: { ($0 as? TierCacheError)?.code == .invalidConfiguration }
+        #expect(try Self.dataFile(directory.url).range(of: Data("DE44500105175407324931".utf8)) == nil)
+        #expect(try sealed.store(entry([2]), forKey: key("after")) == .stored)
+        #expect(try sealed.entry(forKey: key("after"))?.value == [2])
+    }
+
     @Test("Rotation: records sealed under the previous key are read and sealed again under the current one")
     func keyRotation() throws {
         let directory = TemporaryDirectory()

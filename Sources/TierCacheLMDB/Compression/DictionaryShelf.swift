@@ -36,6 +36,9 @@ final class DictionaryShelf: Sendable {
         return state.withLock { $0.current }
     }
 
+    /// The id of the dictionary new values use, if any.
+    var currentID: UInt16? { state.withLock { $0.current?.id } }
+
     /// Makes `dictionary` (digested from `row`) the one new values use.
     func install(_ dictionary: ZstdDictionary, id: UInt16) {
         state.withLock {
