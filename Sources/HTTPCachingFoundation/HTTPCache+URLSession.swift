@@ -105,7 +105,9 @@ extension HTTPCache {
     /// apart, and a stored redirect answers without the network. A 303, and a 301 or 302
     /// answering a POST, continue as a GET without a body; a hop to another origin drops the
     /// `Authorization`, `Proxy-Authorization`, `Cookie` and `Origin` fields (as AsyncHTTPClient
-    /// does). More than 16 redirects fail with `URLError.httpTooManyRedirects`. With
+    /// does); URLSession adds its configuration's `httpAdditionalHeaders` to every request that
+    /// lacks them, so keep credentials out of `session`'s additional headers (as Apple advises) and
+    /// on the request, or they go to every hop. More than 16 redirects fail with `URLError.httpTooManyRedirects`. With
     /// `followingRedirects: false` a redirect is the answer (stored under its own URL like any
     /// response), for an app that follows redirects itself or inspects `Location`: the session's
     /// delegate is not asked about redirects (on Apple's platforms a task delegate declining them

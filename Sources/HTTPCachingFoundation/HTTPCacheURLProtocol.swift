@@ -90,6 +90,9 @@ public final class HTTPCacheURLProtocol: URLProtocol {
     private struct Registration: Sendable {
         let cache: HTTPCache
         let transport: URLSession
+        /// The credential fields of the app's `httpAdditionalHeaders` (see
+        /// ``fetchingConfiguration(from:)``), put on a request that lacks them.
+        var credentials: [(name: String, value: String)] = []
     }
 
     private static let registration = Locked<Registration?>(nil)
@@ -124,22 +127,54 @@ public final class HTTPCacheURLProtocol: URLProtocol {
     public static func install(
         _ cache: HTTPCache, in configuration: URLSessionConfiguration, transport: URLSession? = nil
     ) {
-        register(cache, transport: transport ?? fetchingSession(from: configuration))
+        let registered = Registration(
+            cache: cache, transport: transport ?? fetchingSession(from: configuration),
+            credentials: credentialFields(of: configuration))
+        registration.withLock { $0 = registered }
         configuration.protocolClasses =
             [HTTPCacheURLProtocol.self]
             + (configuration.protocolClasses ?? []).filter { $0 != HTTPCacheURLProtocol.self }
     }
 
     /// The configuration the cache fetches with by default: a copy of `configuration` without a
-    /// `URLCache` (`HTTPCache` is the cache) and without this class among its protocol classes
-    /// (a fetch must not come back through the cache). Everything else is kept as it is.
+    /// `URLCache` (`HTTPCache` is the cache), without this class among its protocol classes (a
+    /// fetch must not come back through the cache), and without the credentials of its
+    /// `httpAdditionalHeaders` (`Authorization`, `Proxy-Authorization`, `Cookie`, `Origin`).
+    /// Everything else is kept as it is.
+    ///
+    /// The credentials go because URLSession adds a configuration's additional headers to every
+    /// request that lacks them, the hops of a redirect the cache follows included: a token meant
+    /// for the app's API went to whatever origin a redirect named, after the cache had taken it
+    /// off that hop. ``install(_:in:transport:)`` puts them on each request's first hop instead
+    /// (where the cache also sees them, for `Vary`), and the cache keeps them only on hops to the
+    /// same origin. A session you make from this configuration for ``register(_:transport:)``
+    /// sends no credentials of the configuration's: install instead, or set them on requests.
     public static func fetchingConfiguration(from configuration: URLSessionConfiguration) -> URLSessionConfiguration {
         // A copy, so that the app's configuration is not changed; `copy()` of a configuration is
         // documented to return a configuration, and an ephemeral one stands in if it did not.
         let fetching = configuration.copy() as? URLSessionConfiguration ?? .ephemeral
         fetching.urlCache = nil
         fetching.protocolClasses = fetching.protocolClasses?.filter { $0 != HTTPCacheURLProtocol.self }
+        if let headers = fetching.httpAdditionalHeaders {
+            fetching.httpAdditionalHeaders = headers.filter { name, _ in !isCredentialField(name) }
+        }
         return fetching
+    }
+
+    /// Whether an `httpAdditionalHeaders` key names a field a redirect to another origin drops.
+    private static func isCredentialField(_ name: AnyHashable) -> Bool {
+        guard let name = name.base as? String else { return false }
+        return Redirects.crossOriginFields.contains { $0.caseInsensitiveCompare(name) == .orderedSame }
+    }
+
+    /// The credential fields of `configuration`'s `httpAdditionalHeaders`, with string values.
+    private static func credentialFields(of configuration: URLSessionConfiguration) -> [(name: String, value: String)] {
+        (configuration.httpAdditionalHeaders ?? [:]).compactMap { name, value in
+            guard isCredentialField(name), let name = name.base as? String, let value = value as? String else {
+                return nil
+            }
+            return (name, value)
+        }
     }
 
     /// A session fetching with ``fetchingConfiguration(from:)`` whose delegate declines
@@ -207,7 +242,11 @@ public final class HTTPCacheURLProtocol: URLProtocol {
             client?.urlProtocol(self, didFailWithError: Self.uploadTaskRefusal(for: request))
             return
         }
-        let request = self.request
+        var request = self.request
+        // As URLSession would add them (to the first hop only: see `fetchingConfiguration`).
+        for (name, value) in registration.credentials where request.value(forHTTPHeaderField: name) == nil {
+            request.setValue(value, forHTTPHeaderField: name)
+        }
         let stop = StopFlag()
         let delivery = Delivery(owner: self, client: client, stop: stop)
         let task = Task { await HTTPCacheURLProtocol.answer(request, from: registration, to: delivery) }

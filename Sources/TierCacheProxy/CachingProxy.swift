@@ -524,6 +524,9 @@ public final class CachingProxy: Sendable {
         var status = status
         status.forwardStatus = head.status.code
         UpstreamTransport.restoringOriginFields(&head.headerFields)
+        // The engine takes tags out of the responses it returns; these never went through it.
+        let tagging = cache.configuration.tagging
+        if tagging.removesFields { head.headerFields.removeAll { tagging.fieldNames.contains($0.name) } }
         head.headerFields.append(HTTPField(name: .via, value: via))
         head.headerFields[CacheStatus.fieldName] = status.description
         if let preconditions, preconditions.notModified(head) {

@@ -51,6 +51,28 @@ struct HTTPCacheURLProtocolTests {
     }
 
     @Test(
+        "Credentials in the configuration's additional headers reach the first origin, not one a redirect leads to")
+    func additionalCredentialsStayWithTheirOrigin() async throws {
+        let first = try await LoopbackOrigin.start()
+        let other = try await LoopbackOrigin.start()
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.httpAdditionalHeaders = ["Authorization": "Bearer secret", "X-App-Version": "7.1"]
+        configuration.timeoutIntervalForRequest = 10
+        HTTPCacheURLProtocol.install(try makeHTTPCache(), in: configuration)
+        let session = URLSession(configuration: configuration)
+        let target = other.url("/max-age/3600").absoluteString
+        let (body, _) = try await session.loaded(URLRequest(url: first.url("/moved/302?to=\(target)")))
+        #expect(text(body) == "response 1")
+        let asked = try #require(first.log.requests(to: "/moved/302").first)
+        #expect(asked.headers["Authorization"] == ["Bearer secret"], "the app's own origin gets its credentials")
+        let redirected = try #require(other.log.requests(to: "/max-age/3600").first)
+        #expect(redirected.headers["Authorization"].isEmpty, "sent to another origin: \(redirected.headers)")
+        #expect(redirected.headers["X-App-Version"] == ["7.1"])
+        try await first.stop()
+        try await other.stop()
+    }
+
+    @Test(
         "The cache fetches with a copy of the app's configuration: its headers reach the origin, its URLCache does not")
     func fetchesWithTheAppsConfiguration() async throws {
         let origin = try await LoopbackOrigin.start()

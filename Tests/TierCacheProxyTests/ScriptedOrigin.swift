@@ -129,7 +129,7 @@ final class ScriptedOrigin: Sendable {
         }
         router.get("/large") { _, _ in Self.text(Self.largeBody, ["Cache-Control": "max-age=600"]) }
         router.get("/large-tagged") { _, _ in
-            Self.text(Self.largeBody, ["Cache-Control": "max-age=600", "ETag": "\"big\""])
+            Self.text(Self.largeBody, ["Cache-Control": "max-age=600", "ETag": "\"big\"", "Surrogate-Key": "big-file"])
         }
         router.get("/huge") { _, _ in Self.text(Self.hugeBody, ["Cache-Control": "max-age=600"]) }
         router.get("/medium") { _, _ in Self.text(Self.mediumBody, ["Cache-Control": "max-age=600"]) }
