@@ -39,6 +39,11 @@ public struct PolicyConformanceSuite<Policy: EvictionPolicy>: Sendable {
         case removeForgets
         /// `residentsByRetention` lists each resident slot once, and nothing else.
         case listsResidents
+        /// `prefetch(_:keyHash:)` changes nothing the policy decides: a replay with hints of
+        /// slots about to be requested hits and keeps exactly what the same replay without them
+        /// does (the simulator hints, the memory tier does not: a policy whose hints count as
+        /// requests is simulated as a policy the tier does not run).
+        case prefetchChangesNothing
 
         /// The check's name.
         public var description: String { rawValue }

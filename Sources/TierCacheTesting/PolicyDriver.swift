@@ -14,6 +14,9 @@ struct PolicyDriver<Policy: EvictionPolicy> {
     private let check: Check
     private let workload: PolicyWorkload
     private var policy: Policy
+    /// For ``PolicyConformanceSuite/Check/prefetchChangesNothing``: the same policy given the
+    /// same calls without prefetch hints, which `policy` gets before each request.
+    private var unhinted: Policy?
     /// Each slot's object: its size, and its key's hash.
     private var sizes: [UInt64]
     private var hashes: [UInt64]
@@ -29,6 +32,9 @@ struct PolicyDriver<Policy: EvictionPolicy> {
         self.workload = workload
         // No expected slot count, as the tier gives none: per-slot arrays must grow as slots appear.
         policy = Policy(context: PolicyContext(capacity: workload.capacity, readsDepartures: true))
+        if check == .prefetchChangesNothing {
+            unhinted = Policy(context: PolicyContext(capacity: workload.capacity, readsDepartures: true))
+        }
         sizes = []
         hashes = []
         for _ in 0..<workload.slots {
@@ -61,6 +67,7 @@ struct PolicyDriver<Policy: EvictionPolicy> {
             }
         }
         policy.removeAll()
+        unhinted?.removeAll()
         let kept = (0..<workload.slots).filter { policy.isResident($0) || policy.remembers($0) }
         try expect(.removeForgets, kept.isEmpty, "removeAll() kept slots \(kept.prefix(10))")
     }
@@ -69,7 +76,19 @@ struct PolicyDriver<Policy: EvictionPolicy> {
         let size = sizes[Int(slot)]
         let wasResident = policy.isResident(slot)
         let residentBefore = check == .hitsAreResidents ? residents() : []
+        if unhinted != nil {
+            // As the simulator hints: the request's own slot, and another a few requests ahead.
+            let ahead = pickSlot()
+            policy.prefetch(ahead, keyHash: hashes[Int(ahead)])
+            policy.prefetch(slot, keyHash: hashes[Int(slot)])
+        }
         let hit = policy.access(slot, size: size, keyHash: hashes[Int(slot)], position: 0)
+        if let unhintedHit = unhinted?.access(slot, size: size, keyHash: hashes[Int(slot)], position: 0) {
+            try expect(
+                .prefetchChangesNothing, hit == unhintedHit,
+                "a request for slot \(slot) was \(hit ? "a hit" : "a miss") after prefetch hints, "
+                    + "\(unhintedHit ? "a hit" : "a miss") without them")
+        }
         try expect(
             .hitsAreResidents, hit == wasResident,
             "a request for slot \(slot) was \(hit ? "a hit" : "a miss") while isResident said \(wasResident)")
@@ -88,6 +107,7 @@ struct PolicyDriver<Policy: EvictionPolicy> {
 
     private mutating func remove(_ slot: UInt32) throws {
         policy.remove(slot)
+        unhinted?.remove(slot)
         settle(accessed: nil)
         try expect(
             .removeForgets, !policy.isResident(slot) && !policy.remembers(slot),
@@ -136,6 +156,14 @@ struct PolicyDriver<Policy: EvictionPolicy> {
             try expect(
                 .listsResidents, listed.count == resident.count && Set(listed) == resident,
                 "residentsByRetention lists \(listed.count) slots, \(resident.count) are resident")
+        case .prefetchChangesNothing:
+            guard let unhinted else { break }
+            let differ = (0..<workload.slots).filter {
+                policy.isResident($0) != unhinted.isResident($0) || policy.remembers($0) != unhinted.remembers($0)
+            }
+            try expect(
+                .prefetchChangesNothing, differ.isEmpty,
+                "with prefetch hints the policy holds or remembers otherwise than without, slots \(differ.prefix(10))")
         case .online, .hitsAreResidents, .refusesOversizedObjects, .removeForgets:
             break
         }

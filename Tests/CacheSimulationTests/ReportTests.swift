@@ -21,6 +21,14 @@ import FoundationXML
         #expect(table.csv == "a,b\n\"x,y\",\"say \"\"hi\"\"\"\nplain,1\n")
     }
 
+    /// In object mode the replay counts a request as one byte: the report's byte hit ratio
+    /// column says "-" rather than repeat the hit ratio under another name.
+    @Test func objectModeHasNoByteHitRatio() throws {
+        let table = try #require(try sampleReport().tables.first)
+        let column = try #require(table.columns.firstIndex(of: "byte hit ratio"))
+        #expect(table.rows.allSatisfy { $0[column] == "-" })
+    }
+
     /// `Report.Table` is public: a table built with fewer columns than a row's cells, or none,
     /// prints every cell (it indexed the widths at -1 and trapped).
     @Test func textOfRowsLongerThanTheColumns() {

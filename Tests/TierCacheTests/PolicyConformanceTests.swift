@@ -75,6 +75,17 @@ struct PolicyConformanceTests {
         }
     }
 
+    @Test("A policy whose prefetch hints count as requests fails the prefetch check, and only that one")
+    func prefetchThatDecides() throws {
+        let failure = #expect(throws: PolicyConformanceSuite<HintCountingLRU>.Failure.self) {
+            try PolicyConformanceSuite(HintCountingLRU.self).run(.prefetchChangesNothing)
+        }
+        #expect(failure?.message.contains("prefetch") == true, "\(String(describing: failure))")
+        for check in PolicyConformanceSuite<HintCountingLRU>.Check.allCases where check != .prefetchChangesNothing {
+            try PolicyConformanceSuite(HintCountingLRU.self).run(check)
+        }
+    }
+
     @Test("A policy that evicts on a hit fails the hits check")
     func evictsOnHit() {
         let failure = #expect(throws: PolicyConformanceSuite<HitEvictingLRU>.Failure.self) {
@@ -167,5 +178,16 @@ struct HitEvictingLRU: EvictionPolicyVariant {
         let hit = base.access(slot, size: size, keyHash: keyHash, position: position)
         if hit, let oldest = base.residentsByRetention.last, oldest != slot { base.remove(oldest) }
         return hit
+    }
+}
+
+/// LRU that takes a prefetch hint of a resident slot as a request (refreshing its recency): what
+/// it keeps in the simulator, which hints, differs from what it keeps in a tier, which does not.
+struct HintCountingLRU: EvictionPolicyVariant {
+    static let name = "hint-counting LRU"
+    var base: LRUPolicy
+    init(context: PolicyContext) { base = LRUPolicy(context: context) }
+    mutating func prefetch(_ slot: UInt32, keyHash: UInt64) {
+        if base.isResident(slot) { _ = base.access(slot, size: 1, keyHash: keyHash, position: 0) }
     }
 }

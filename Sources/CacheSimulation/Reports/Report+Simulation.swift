@@ -12,7 +12,9 @@ extension Report {
             [
                 result.policy, ChartFormat.exactCapacity(result.capacity, in: unit),
                 footprint > 0 ? ChartFormat.percent(Double(result.capacity) / footprint) : "-",
-                ChartFormat.percent(result.hitRatio), ChartFormat.percent(result.byteHitRatio),
+                // In object mode a request counts as one byte (see `SimulationResult.byteHitRatio`):
+                // the column would repeat the hit ratio under another name.
+                ChartFormat.percent(result.hitRatio), unit == .bytes ? ChartFormat.percent(result.byteHitRatio) : "-",
                 ChartFormat.compact(result.requestsPerSecond),
             ]
         }
