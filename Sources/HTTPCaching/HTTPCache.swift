@@ -97,11 +97,7 @@ public final class HTTPCache: Sendable {
         for request: HTTPRequest, body: Data? = nil, cachePolicy: RequestCachePolicy = .useProtocolCachePolicy,
         transport: @escaping Transport
     ) async throws -> HTTPCacheResponse {
-        if request.headerFields[.connection] != nil {
-            // The fields `Connection` names belong to the caller's hop (RFC 9110 §7.6.1): the
-            // origin never sees them, so neither may the key, `Vary` or the coalescing (a request
-            // naming `Accept-Language` there had the origin's default page stored as the variant
-            // for its language, for every reader of it).
+        if Self.carriesConnectionNamedFields(request) {
             return try await response(
                 for: Self.forwardable(request), body: body, cachePolicy: cachePolicy, transport: transport)
         }
@@ -250,6 +246,7 @@ public final class HTTPCache: Sendable {
     /// For servers that answer hits on their event loop (the caching proxy does) rather than
     /// starting an async task per request.
     public func usableStoredResponse(for request: HTTPRequest) -> HTTPCacheResponse? {
+        if Self.carriesConnectionNamedFields(request) { return usableStoredResponse(for: Self.forwardable(request)) }
         guard storage.isEntirelyLocal, request.method == .get || request.method == .head,
             let primaryKey = primaryKey(for: request),
             let stored = lookupLocally(primaryKey: primaryKey, request: request)
@@ -280,7 +277,8 @@ public final class HTTPCache: Sendable {
     public func responses(
         for request: HTTPRequest, transport: @escaping Transport
     ) -> AsyncThrowingStream<HTTPCacheResponse, any Error> {
-        AsyncThrowingStream { continuation in
+        let request = Self.carriesConnectionNamedFields(request) ? Self.forwardable(request) : request
+        return AsyncThrowingStream { continuation in
             let task = Task {
                 var yieldedStored = false
                 if let primaryKey = primaryKey(for: request),
@@ -319,7 +317,7 @@ public final class HTTPCache: Sendable {
         let exchange: Exchange
         let sent = client?.merged(into: conditional) ?? conditional
         do {
-            exchange = try await fetch(sent, body: nil, transport: transport)
+            exchange = try await fetch(sent, body: nil, confirming: stored.response, transport: transport)
         } catch {
             if let fallback = staleFallback(stored, for: request, error: error) { return fallback }
             throw error
@@ -399,6 +397,19 @@ public final class HTTPCache: Sendable {
         return await handle(exchange, for: original, primaryKey: primaryKey, stored: fallback)
     }
 
+    /// Whether `request` carries a field its `Connection` names (RFC 9110 §7.6.1). Such fields
+    /// belong to the caller's hop: the origin never sees them (see ``forwardable(_:)``), so
+    /// neither may the key, `Vary` or the coalescing, and every entry point takes them out
+    /// first (a request naming `Accept-Language` there had the origin's default page stored as
+    /// the variant for its language, for every reader of it). The usual `Connection: keep-alive`
+    /// names none: the request goes on as it is, its fields not copied.
+    static func carriesConnectionNamedFields(_ request: HTTPRequest) -> Bool {
+        guard let connection = request.headerFields[.connection] else { return false }
+        return DirectiveParser.fieldNames(connection).contains { name in
+            HTTPField.Name(name).map { $0 != .connection && request.headerFields[$0] != nil } ?? false
+        }
+    }
+
     /// `request` without its hop-by-hop fields (RFC 9110 §7.6.1): they describe the caller's
     /// connection, not the transport's, whatever the transport (URLSession, AsyncHTTPClient, the
     /// proxy's, a user's own).
@@ -408,8 +419,11 @@ public final class HTTPCache: Sendable {
         return request
     }
 
-    /// Performs the exchange, joining an identical one in flight.
-    func fetch(_ request: HTTPRequest, body: Data?, transport: @escaping Transport) async throws -> Exchange {
+    /// Performs the exchange, joining an identical one in flight. `confirming` is the stored
+    /// response a conditional request revalidates: what a 304 would confirm.
+    func fetch(
+        _ request: HTTPRequest, body: Data?, confirming stored: StoredResponse? = nil, transport: @escaping Transport
+    ) async throws -> Exchange {
         let request = Self.forwardable(request)
         let clock = configuration.clock
         let key =
@@ -425,13 +439,13 @@ public final class HTTPCache: Sendable {
         }
         let (exchange, joined) = try await inFlight.run(key: key, perform)
         guard joined else { return exchange }
-        counters.recordCoalesced()
         // A joined request gets the exchange only where this cache could have answered it with
         // the response, without asking the origin; otherwise it fetches again (see
-        // `answersJoinedRequests`).
-        if configuration.mode == .shared, !answersJoinedRequests(exchange, to: request) {
+        // `answersJoinedRequests`), and is not counted as coalesced.
+        if configuration.mode == .shared, !answersJoinedRequests(exchange, to: request, confirming: stored) {
             return try await perform()
         }
+        counters.recordCoalesced()
         return exchange
     }
 
@@ -442,30 +456,46 @@ public final class HTTPCache: Sendable {
     /// client's address, its TLS certificate) answers only the request that fetched it: one
     /// marked `private` or `no-store`, or setting a cookie (RFC 9111 §5.2.2.7: "intended for a
     /// single user"), but also one the cache may not reuse without asking (`no-cache`, no
-    /// lifetime, stale on arrival), whose origin wants to judge every request. A 206 or 304 is
-    /// judged as the response it completes or confirms. Not a server error: an error page is
-    /// nobody's own, and each joined request asking a failing origin again (then serving
-    /// stale-if-error anyway) multiplied its load.
-    private func answersJoinedRequests(_ exchange: Exchange, to request: HTTPRequest) -> Bool {
+    /// lifetime, stale on arrival), whose origin wants to judge every request. A 304 is judged
+    /// as the stored response it freshens (`stored`), a 206 as the response it is part of.
+    /// `Authorization` does not keep the response from them: they sent the same credentials.
+    /// Not a server error: an error page is nobody's own, and each joined request asking a
+    /// failing origin again (then serving stale-if-error anyway) multiplied its load.
+    ///
+    /// A joined request that fetches again has waited for the first exchange: a burst of
+    /// requests for a response nobody may share takes two round trips for all but the first.
+    private func answersJoinedRequests(
+        _ exchange: Exchange, to request: HTTPRequest, confirming stored: StoredResponse?
+    ) -> Bool {
         var response = exchange.response
         guard response.status.code < 500 else { return true }
+        if response.status.code == 304, let stored {
+            response =
+                Validation.freshen(
+                    stored, with: response, requestTime: exchange.requestTime, responseTime: exchange.responseTime
+                ).response
+        } else if response.status.code == 206 || response.status.code == 304 {
+            response.status = .ok
+        }
         if configuration.setCookieInSharedCache != .stored, response.headerFields[.setCookie] != nil { return false }
         let directives = CacheControl(fieldValues: response.headerFields[values: .cacheControl])
         if directives.noCache || !directives.noCacheFieldNames.isEmpty || !directives.privateFieldNames.isEmpty {
             return false
         }
-        if response.status.code == 206 || response.status.code == 304 { response.status = .ok }
         var asStored = request
         asStored.method = .get
+        asStored.headerFields[.authorization] = nil
         guard
             Storability.reasonNotToStore(
                 request: asStored, requestDirectives: CacheControl(), response: response, directives: directives,
                 shared: true) == nil
         else { return false }
+        let facts = ResponseFacts(response, directives: directives)
         let lifetime = Freshness.lifetime(
-            of: response, directives: directives, responseTime: exchange.responseTime, shared: true,
-            heuristics: configuration.heuristics)
-        return lifetime > Freshness.ageValue(of: response)
+            facts, responseTime: exchange.responseTime, shared: true, heuristics: configuration.heuristics)
+        let age = Freshness.currentAge(
+            facts, requestTime: exchange.requestTime, responseTime: exchange.responseTime, now: exchange.responseTime)
+        return lifetime > age
     }
 
     /// Stores a response from the network if it may be stored, and returns it. `stored` is what

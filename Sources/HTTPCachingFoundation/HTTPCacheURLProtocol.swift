@@ -137,27 +137,22 @@ public final class HTTPCacheURLProtocol: URLProtocol {
     }
 
     /// The configuration the cache fetches with by default: a copy of `configuration` without a
-    /// `URLCache` (`HTTPCache` is the cache), without this class among its protocol classes (a
-    /// fetch must not come back through the cache), and without the credentials of its
-    /// `httpAdditionalHeaders` (`Authorization`, `Proxy-Authorization`, `Cookie`, `Origin`).
-    /// Everything else is kept as it is.
+    /// `URLCache` (`HTTPCache` is the cache) and without this class among its protocol classes
+    /// (a fetch must not come back through the cache). Everything else is kept as it is.
     ///
-    /// The credentials go because URLSession adds a configuration's additional headers to every
-    /// request that lacks them, the hops of a redirect the cache follows included: a token meant
-    /// for the app's API went to whatever origin a redirect named, after the cache had taken it
-    /// off that hop. ``install(_:in:transport:)`` puts them on each request's first hop instead
-    /// (where the cache also sees them, for `Vary`), and the cache keeps them only on hops to the
-    /// same origin. A session you make from this configuration for ``register(_:transport:)``
-    /// sends no credentials of the configuration's: install instead, or set them on requests.
+    /// URLSession adds a configuration's `httpAdditionalHeaders` to every request that lacks
+    /// them, the hops of a redirect the cache follows included, so credentials there
+    /// (`Authorization`, `Proxy-Authorization`, `Cookie`, `Origin`) go to whatever origin a
+    /// redirect names. The session ``install(_:in:transport:)`` makes leaves them out and puts
+    /// them on each request's first hop instead, where the cache keeps them only on hops to the
+    /// same origin; a session you make from this configuration for `transport:` sends them on
+    /// every hop: keep credentials out of the additional headers, or on the requests.
     public static func fetchingConfiguration(from configuration: URLSessionConfiguration) -> URLSessionConfiguration {
         // A copy, so that the app's configuration is not changed; `copy()` of a configuration is
         // documented to return a configuration, and an ephemeral one stands in if it did not.
         let fetching = configuration.copy() as? URLSessionConfiguration ?? .ephemeral
         fetching.urlCache = nil
         fetching.protocolClasses = fetching.protocolClasses?.filter { $0 != HTTPCacheURLProtocol.self }
-        if let headers = fetching.httpAdditionalHeaders {
-            fetching.httpAdditionalHeaders = headers.filter { name, _ in !isCredentialField(name) }
-        }
         return fetching
     }
 
@@ -181,8 +176,12 @@ public final class HTTPCacheURLProtocol: URLProtocol {
     /// redirects: the cache follows them, each under its own key (see
     /// `HTTPCache.data(for:session:)`).
     private static func fetchingSession(from configuration: URLSessionConfiguration) -> URLSession {
-        URLSession(
-            configuration: fetchingConfiguration(from: configuration), delegate: RedirectRefusal(), delegateQueue: nil)
+        let fetching = fetchingConfiguration(from: configuration)
+        // Credentials go on first hops instead (see `fetchingConfiguration(from:)`).
+        if let headers = fetching.httpAdditionalHeaders {
+            fetching.httpAdditionalHeaders = headers.filter { name, _ in !isCredentialField(name) }
+        }
+        return URLSession(configuration: fetching, delegate: RedirectRefusal(), delegateQueue: nil)
     }
 
     /// Removes the registration; requests then fall through to the next protocol class.

@@ -242,8 +242,13 @@ extension LMDBTier {
         // its own (all started on a store without one, or all seeing the same drift) retired the
         // oldest beyond `maximumDictionaries` while others still wrote with it, and every record
         // compressed with it became a miss.
+        // By creation time, among the rows this tier can read (one sealed under a key it lacks is
+        // not a candidate): ids are reused after 65,535, so their order is not their age.
         if let rows = try? environment.read({ txn in try txn.dictionaryRows(sealer: encryption) }),
-            let newest = rows.last, newest.id != dictionaries.currentID, adoptNewestDictionary(of: rows)
+            let newest = rows.filter({ $0.bytes != nil }).max(by: { $0.createdAt < $1.createdAt }),
+            newest.id != dictionaries.currentID,
+            rows.first(where: { $0.id == dictionaries.currentID }).map({ newest.createdAt > $0.createdAt }) ?? true,
+            adoptNewestDictionary(of: [newest])
         {
             logger?.debug(
                 "dictionary trained by another tier on the store adopted instead of training",

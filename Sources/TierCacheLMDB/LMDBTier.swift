@@ -277,6 +277,11 @@ public final class LMDBTier: LocalCacheTier {
                 guard case .unusable = decode(record, storedUnder: keyBytes, owner: key, now: now, in: txn) else {
                     return false
                 }
+                // A sealed record, read by a plain tier still open in a store encrypted since (a
+                // rollout of encryption), is the encrypting tiers': a miss here, not deleted.
+                if encryption == nil, SealedEnvelope.isSealed(record), try txn.metaValue(Self.encryptedMark) != nil {
+                    return false
+                }
                 var state = try txn.writeState()
                 try removeRecord(keyBytes, in: txn, state: &state)
                 try txn.setWriteState(state)

@@ -525,8 +525,7 @@ public final class CachingProxy: Sendable {
         status.forwardStatus = head.status.code
         UpstreamTransport.restoringOriginFields(&head.headerFields)
         // The engine takes tags out of the responses it returns; these never went through it.
-        let tagging = cache.configuration.tagging
-        if tagging.removesFields { head.headerFields.removeAll { tagging.fieldNames.contains($0.name) } }
+        cache.configuration.tagging.removeFields(from: &head.headerFields)
         head.headerFields.append(HTTPField(name: .via, value: via))
         head.headerFields[CacheStatus.fieldName] = status.description
         if let preconditions, preconditions.notModified(head) {

@@ -131,12 +131,14 @@ import FoundationXML
         try writer.write(three)
         try Data().write(to: directory.appendingPathComponent("r-notes.svg"))
         try Data().write(to: directory.appendingPathComponent("other-1.svg"))
+        // Report `r-7`, of one chart: its chart is named as a chart of `r` would be.
+        try ReportWriter(directory: directory, baseName: "r-7", formats: [.svg, .json]).write(one)
         try writer.write(one)
         let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
-        #expect(names == ["other-1.svg", "r-notes.svg", "r.svg"])
+        #expect(names == ["other-1.svg", "r-7.json", "r-7.svg", "r-notes.svg", "r.svg"])
         try writer.write(three)
         let again = try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
-        #expect(again == ["other-1.svg", "r-1.svg", "r-2.svg", "r-3.svg", "r-notes.svg"])
+        #expect(again == ["other-1.svg", "r-1.svg", "r-2.svg", "r-3.svg", "r-7.json", "r-7.svg", "r-notes.svg"])
     }
 
     @Test func numbersFormatWithoutFoundation() {

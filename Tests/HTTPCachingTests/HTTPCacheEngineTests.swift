@@ -273,6 +273,34 @@ struct HTTPCacheEngineTests {
         #expect(origin.received.count == 2)
     }
 
+    @Test("Shared: requests joining a revalidation share its 304 when the stored response it freshens is fresh again")
+    func joinedRevalidationSharesA304() async throws {
+        let bare304 = ScriptedOrigin.Reply.respond(response(304, [("ETag", "\"v1\"")]), "")
+        let origin = ScriptedOrigin([
+            ok([("Cache-Control", "max-age=60"), ("ETag", "\"v1\"")]), bare304, bare304, bare304,
+        ])
+        let cache = makeCache { $0.mode = .shared }
+        _ = try await cache.response(for: request(), transport: origin.transport)
+        clock.advance(by: 120)
+        origin.hold()
+        let bodies = try await withThrowingTaskGroup(of: String.self) { group in
+            for _ in 0..<3 {
+                group.addTask {
+                    String(
+                        decoding: try await cache.response(for: request(), transport: origin.transport).body,
+                        as: UTF8.self)
+                }
+            }
+            while cache.inFlight.joinCount < 2 { await Task.yield() }
+            origin.release()
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(bodies == ["hello", "hello", "hello"])
+        // The 304 carries no lifetime of its own; the stored response it freshens has a minute.
+        #expect(origin.received.count == 2, "each joined request revalidated again")
+        #expect(cache.statistics.coalescedRequests == 2)
+    }
+
     @Test("A fetch whose only caller is cancelled is cancelled: the exchange stops")
     func cancelledFetch() async throws {
         let cache = makeCache()

@@ -67,6 +67,10 @@ struct HTTPCacheHopByHopAndBare304Tests {
             for: request(method: .get, [("Accept-Language", "fr")]), transport: origin.transport)
         #expect(String(decoding: french.body, as: UTF8.self) == "fr", "the default page answered French readers")
         #expect(origin.received.count == 2)
+        // The synchronous entry point (the proxy's hit path) picks the variant the same way.
+        let hopAgain = cache.usableStoredResponse(
+            for: request(method: .get, [("Accept-Language", "fr"), ("Connection", "keep-alive, Accept-Language")]))
+        #expect(hopAgain.map { String(decoding: $0.body, as: UTF8.self) } == "default")
     }
 
     /// The proxy authentication fields answer the next hop alone: a stored nonce would be

@@ -335,6 +335,22 @@ import TierCacheEviction
         #expect(!result.hitRatioTimeline.isEmpty)
     }
 
+    /// A run bounded by duration, with far more windows than the chart's points: neighbouring
+    /// windows are merged, and the timeline still reaches the run's end.
+    @Test func aLongDurationBoundedRunKeepsItsTimelineShort() async throws {
+        var plan = BenchmarkPlan(
+            workload: Workload.zipf(keys: 1_000, sizes: .fixed(64)), length: .duration(.milliseconds(200)),
+            tasks: [1], baselines: false)
+        plan.timelineWindow = 1
+        let results = try await BenchmarkRunner(plan: plan).run([.memory(capacity: 1 << 20)])
+        let result = try #require(results.result("memory-lru"))
+        try #require(result.requests > 4 * plan.timelinePoints, "too short a run to need merging")
+        let timeline = result.hitRatioTimeline
+        #expect(!timeline.isEmpty && timeline.count <= 2 * plan.timelinePoints, "\(timeline.count) points")
+        #expect(zip(timeline, timeline.dropFirst()).allSatisfy { $0.requests < $1.requests })
+        #expect((timeline.last?.requests ?? 0) > result.requests / 2)
+    }
+
     /// Prefilled and read without storing, every read hits; with sampling 1, every request is timed.
     @Test func aPrefilledGetHitRunHitsEveryTimeAndTimesEveryRequestWhenAsked() async throws {
         var plan = BenchmarkPlan(

@@ -185,6 +185,8 @@ struct LMDBEncryptionTests {
         } throws: { ($0 as? TierCacheError)?.code == .invalidConfiguration }
         #expect(try Self.dataFile(directory.url).range(of: Data("DE44500105175407324931".utf8)) == nil)
         #expect(try sealed.store(entry([2]), forKey: key("after")) == .stored)
+        // The plain tier cannot read what the encrypted one writes, and leaves it in place.
+        #expect(try plain.entry(forKey: key("after")) == nil)
         #expect(try sealed.entry(forKey: key("after"))?.value == [2])
     }
 

@@ -56,16 +56,19 @@ public struct ReportWriter: Sendable {
 
     /// Removes the charts an earlier report of this name left that this one did not write (a
     /// report of three charts rewritten as one left `NAME-1.svg` to `NAME-3.svg` beside the new
-    /// `NAME.svg`, figures of two runs side by side): `NAME.svg` and `NAME-N.svg` only.
+    /// `NAME.svg`, figures of two runs side by side): `NAME.svg` and `NAME-N.svg` only, and not
+    /// `NAME-N.svg` beside a `NAME-N` report's other files (the one chart of a report named so,
+    /// as `tiercache simulate` names one for a trace `x.1`).
     private func removeEarlierCharts(keeping names: Set<String>) throws {
         let prefix = "\(baseName)-"
-        for name in try FileManager.default.contentsOfDirectory(atPath: directory.path) where !names.contains(name) {
-            guard name.hasSuffix(".svg") else { continue }
-            let stem = name.dropLast(4)
+        let present = Set(try FileManager.default.contentsOfDirectory(atPath: directory.path))
+        for name in present where !names.contains(name) && name.hasSuffix(".svg") {
+            let stem = String(name.dropLast(4))
             let isChart =
                 stem == baseName
                 || (stem.hasPrefix(prefix) && stem.count > prefix.count
-                    && stem.dropFirst(prefix.count).allSatisfy { $0.isASCII && $0.isNumber })
+                    && stem.dropFirst(prefix.count).allSatisfy { $0.isASCII && $0.isNumber }
+                    && !["csv", "json", "html"].contains { present.contains("\(stem).\($0)") })
             if isChart { try FileManager.default.removeItem(at: directory.appendingPathComponent(name)) }
         }
     }

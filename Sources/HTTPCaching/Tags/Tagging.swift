@@ -62,8 +62,14 @@ extension HTTPCache {
                 parser.add(list: field.value)
             }
             guard found else { return ResponseTags() }
-            if removesFields { response.headerFields.removeAll { fieldNames.contains($0.name) } }
+            removeFields(from: &response.headerFields)
             return parser.finish(maximumTags: maximumTagsPerResponse)
+        }
+
+        /// `fields` without the tag fields, when ``removesFields`` says so: for a front end's
+        /// responses that never went through the engine (the proxy's streamed ones).
+        public func removeFields(from fields: inout HTTPFields) {
+            if removesFields { fields.removeAll { fieldNames.contains($0.name) } }
         }
     }
 }

@@ -51,25 +51,30 @@ extension TieredCache {
     /// changed.
     package var changeCount: UInt64 { invalidations.mark() }
 
-    /// After a promotion into the tiers at `stored` (from the lowest it stored in to the one
-    /// above the hit), or a write (`mark` `nil`, `stored` every tier): removes `key` from them
-    /// again when it was invalidated since `mark` (the entry promoted may be the old value), or
-    /// from those a suspension that began since `suspended` names (no invalidation would reach it
-    /// there). A tier the promotion never stored in is left alone: what it holds is a write's.
+    /// After a promotion from a tier of medium `source` into the tiers at `stored` (from the
+    /// lowest it stored in to the one above the hit, those the medium may go to), or a write
+    /// (`mark` and `source` `nil`, `stored` every tier): removes `key` from them again when it
+    /// was invalidated since `mark` (the entry promoted may be the old value), or from those a
+    /// suspension that began since `suspended` names (no invalidation would reach it there). A
+    /// tier the promotion never stored in is left alone: what it holds is a write's.
     func undoPromotionIfInvalidated(
-        _ key: CacheKey, since mark: UInt64?, _ suspended: TierSuspension.Snapshot, stored: Range<Int>
+        _ key: CacheKey, since mark: UInt64?, _ suspended: TierSuspension.Snapshot, stored: Range<Int>,
+        from source: TierMedium? = nil
     ) async {
-        for slot in slots[tiersToUndo(key, since: mark, suspended, stored: stored)] {
+        for slot in slots[tiersToUndo(key, since: mark, suspended, stored: stored)]
+        where source.map({ Self.mayPromote(from: $0, to: slot.tier.medium) }) ?? true {
             do { try await Self.remove(key, from: slot) } catch { slot.failed(error, during: "invalidation") }
         }
     }
 
-    /// ``undoPromotionIfInvalidated(_:since:_:stored:)`` for the local tiers a synchronous
+    /// ``undoPromotionIfInvalidated(_:since:_:stored:from:)`` for the local tiers a synchronous
     /// promotion or write stored in.
     func undoLocalPromotionIfInvalidated(
-        _ key: CacheKey, since mark: UInt64?, _ suspended: TierSuspension.Snapshot, stored: Range<Int>
+        _ key: CacheKey, since mark: UInt64?, _ suspended: TierSuspension.Snapshot, stored: Range<Int>,
+        from source: TierMedium? = nil
     ) {
-        for slot in slots[tiersToUndo(key, since: mark, suspended, stored: stored)] {
+        for slot in slots[tiersToUndo(key, since: mark, suspended, stored: stored)]
+        where source.map({ Self.mayPromote(from: $0, to: slot.tier.medium) }) ?? true {
             guard let local = slot.local else { continue }
             do { try local.removeEntry(forKey: key) } catch { slot.failed(error, during: "invalidation") }
         }

@@ -147,7 +147,8 @@ public final class TieredCache: Sendable {
                     await storeIgnoringFailure(entry, forKey: key, in: slots[position])
                     lowestStored = position
                 }
-                await undoPromotionIfInvalidated(key, since: mark, suspended, stored: lowestStored..<index)
+                await undoPromotionIfInvalidated(
+                    key, since: mark, suspended, stored: lowestStored..<index, from: slot.tier.medium)
             }
             return Hit(entry: entry, tierIndex: index, tierName: slot.tier.name)
         }
@@ -211,7 +212,8 @@ public final class TieredCache: Sendable {
                     do { _ = try local.store(entry, forKey: key) } catch { above.failed(error, during: "promotion") }
                     lowestStored = position
                 }
-                undoLocalPromotionIfInvalidated(key, since: mark, suspended, stored: lowestStored..<index)
+                undoLocalPromotionIfInvalidated(
+                    key, since: mark, suspended, stored: lowestStored..<index, from: tier.medium)
             }
             return (entry, index)
         }
@@ -225,7 +227,7 @@ public final class TieredCache: Sendable {
 
     /// An entry found in a memory tier may be memory-only, so it only moves into memory tiers;
     /// one found elsewhere was stored under `.allowed` and may go anywhere.
-    private static func mayPromote(from source: TierMedium, to target: TierMedium) -> Bool {
+    static func mayPromote(from source: TierMedium, to target: TierMedium) -> Bool {
         source != .memory || target == .memory
     }
 

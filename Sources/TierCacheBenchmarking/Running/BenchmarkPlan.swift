@@ -14,7 +14,8 @@ public struct BenchmarkPlan: Sendable {
     /// subject's capacity, so that every figure has a same-run ratio.
     public var baselines: Bool
     /// How many points the hit-ratio-over-time chart gets (for a run bounded by requests; a run
-    /// bounded by duration gets a point every ``timelineWindow`` requests per task).
+    /// bounded by duration gets a point every ``timelineWindow`` requests per task, neighbouring
+    /// points merged once there are more than twice this many).
     public var timelinePoints: Int
     /// The requests per task in one point of a duration-bounded run's hit-ratio timeline.
     public var timelineWindow: Int

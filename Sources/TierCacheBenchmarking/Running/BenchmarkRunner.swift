@@ -241,7 +241,7 @@ public struct BenchmarkRunner: Sendable {
             if let latency = tally.latency { histogram.add(latency) }
         }
         result.latency = LatencySummary(histogram)
-        result.hitRatioTimeline = Self.timeline(measured, window: window, tasks: tasks)
+        result.hitRatioTimeline = Self.timeline(measured, window: window, tasks: tasks, points: plan.timelinePoints)
         return result
     }
 
@@ -270,16 +270,28 @@ public struct BenchmarkRunner: Sendable {
         }
     }
 
-    /// The hit ratio of each window, summed over the tasks' windows of the same index.
-    private static func timeline(_ tallies: [TaskTally], window: Int, tasks: Int) -> [SubjectResult.TimelinePoint] {
+    /// The hit ratio of each window, summed over the tasks' windows of the same index. A run
+    /// bounded by duration has a window per ``BenchmarkPlan/timelineWindow`` requests, as many as
+    /// its length brings (a ten-minute run of a memory tier, hundreds of thousands: tens of
+    /// megabytes of chart, drawn point by point): past twice `points`, neighbouring windows are
+    /// merged, so that about `points` remain.
+    private static func timeline(
+        _ tallies: [TaskTally], window: Int, tasks: Int, points: Int
+    ) -> [SubjectResult.TimelinePoint] {
         let count = tallies.map(\.windows.count).max() ?? 0
-        return (0..<count).compactMap { index in
-            let windows = tallies.compactMap { index < $0.windows.count ? $0.windows[index] : nil }
-            let reads = windows.reduce(0) { $0 + $1.reads }
+        let merged = count > 2 * points ? (count + points - 1) / points : 1
+        return stride(from: 0, to: count, by: merged).compactMap { first in
+            let indices = first..<min(first + merged, count)
+            var reads = 0, hits = 0
+            for tally in tallies {
+                for index in indices where index < tally.windows.count {
+                    reads += tally.windows[index].reads
+                    hits += tally.windows[index].hits
+                }
+            }
             guard reads > 0 else { return nil }
-            let requests = tallies.reduce(0) { $0 + min($1.requests, (index + 1) * window) }
-            return SubjectResult.TimelinePoint(
-                requests: requests, hitRatio: Double(windows.reduce(0) { $0 + $1.hits }) / Double(reads))
+            let requests = tallies.reduce(0) { $0 + min($1.requests, indices.upperBound * window) }
+            return SubjectResult.TimelinePoint(requests: requests, hitRatio: Double(hits) / Double(reads))
         }
     }
 }
