@@ -15,6 +15,10 @@
 /// - **Reporting.** After every call, ``departures`` lists the slots that may have left the cache
 ///   or the policy's memory (a superset is fine); the driver asks ``isResident(_:)`` and
 ///   ``remembers(_:)`` of each.
+/// - **Bounded memory.** What a policy remembers of objects no longer resident (ghost entries:
+///   ARC's, LIRS's non-resident HIR blocks) is bounded by a multiple of what the cache holds: the
+///   memory tier keeps each remembered slot's key until the policy forgets it, so a history that
+///   never forgets grows the tier's key table with every key ever stored.
 /// - **Bounded work.** A policy that runs in a `MemoryTier` does bounded work per request
 ///   (amortized O(1) or O(log n)), under the tier's lock, and never reads the future: only the
 ///   simulator fills ``PolicyContext/nextUse``, for policies whose ``needsFuture`` is true

@@ -81,6 +81,27 @@ struct TieredCacheSuspensionTests {
         #expect(await cache.lookup(key)?.tierIndex == 1)
     }
 
+    @Test("A write a suspension emptied again reports the tier suspended: kept in memory alone, it is stored nowhere")
+    func racingWriteReportsWhatStayed() async throws {
+        let memory = try MemoryTier(capacity: 1 << 20)
+        let shared = GatedTier()
+        let cache = TieredCache(tiers: [memory, shared])
+        shared.changes.close()
+        // The shared tier is refused by the policy, and its older entry's removal is held.
+        async let report = cache.store(entry(1), forKey: key, policy: .allowedInMemoryOnly)
+        await shared.changes.waitUntilHeld()
+        #expect(memory.entry(forKey: key)?.value == [1])
+        cache.suspendTiers(above: 1)
+        shared.changes.open()
+        let outcomes = await report.outcomes
+        #expect(memory.entry(forKey: key) == nil)
+        guard case .refused(.suspended) = outcomes[0].outcome else {
+            Issue.record("the memory tier's outcome: \(outcomes[0].outcome)")
+            return
+        }
+        #expect(!(await report.isStoredAnywhere))
+    }
+
     @Test("A synchronous write stores in the local tiers only, and skips the suspended ones")
     func storeLocally() async throws {
         let memory = try MemoryTier(capacity: 1 << 20)

@@ -57,27 +57,32 @@ extension TieredCache {
     /// was invalidated since `mark` (the entry promoted may be the old value), or from those a
     /// suspension that began since `suspended` names (no invalidation would reach it there). A
     /// tier the promotion never stored in is left alone: what it holds is a write's.
+    /// Returns the positions it removed `key` from (or tried to).
+    @discardableResult
     func undoPromotionIfInvalidated(
         _ key: CacheKey, since mark: UInt64?, _ suspended: TierSuspension.Snapshot, stored: Range<Int>,
         from source: TierMedium? = nil
-    ) async {
-        for slot in slots[tiersToUndo(key, since: mark, suspended, stored: stored)]
-        where source.map({ Self.mayPromote(from: $0, to: slot.tier.medium) }) ?? true {
+    ) async -> Range<Int> {
+        let undone = tiersToUndo(key, since: mark, suspended, stored: stored)
+        for slot in slots[undone] where source.map({ Self.mayPromote(from: $0, to: slot.tier.medium) }) ?? true {
             do { try await Self.remove(key, from: slot) } catch { slot.failed(error, during: "invalidation") }
         }
+        return undone
     }
 
     /// ``undoPromotionIfInvalidated(_:since:_:stored:from:)`` for the local tiers a synchronous
     /// promotion or write stored in.
+    @discardableResult
     func undoLocalPromotionIfInvalidated(
         _ key: CacheKey, since mark: UInt64?, _ suspended: TierSuspension.Snapshot, stored: Range<Int>,
         from source: TierMedium? = nil
-    ) {
-        for slot in slots[tiersToUndo(key, since: mark, suspended, stored: stored)]
-        where source.map({ Self.mayPromote(from: $0, to: slot.tier.medium) }) ?? true {
+    ) -> Range<Int> {
+        let undone = tiersToUndo(key, since: mark, suspended, stored: stored)
+        for slot in slots[undone] where source.map({ Self.mayPromote(from: $0, to: slot.tier.medium) }) ?? true {
             guard let local = slot.local else { continue }
             do { try local.removeEntry(forKey: key) } catch { slot.failed(error, during: "invalidation") }
         }
+        return undone
     }
 
     /// Which of the tiers at `stored` a promotion or write must remove `key` from again.

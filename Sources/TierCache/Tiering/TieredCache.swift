@@ -269,7 +269,8 @@ public final class TieredCache: Sendable {
                 }
                 outcomes.append((slot.tier.name, outcome))
             }
-            await undoPromotionIfInvalidated(key, since: nil, suspended, stored: slots.indices)
+            let undone = await undoPromotionIfInvalidated(key, since: nil, suspended, stored: slots.indices)
+            for index in undone { Self.reportSuspended(&outcomes[index].outcome) }
             return StoreReport(outcomes: outcomes)
         }
     }
@@ -282,8 +283,10 @@ public final class TieredCache: Sendable {
         changingLocally(key) {
             let suspended = suspension.snapshot()
             var outcomes: [(tierName: String, outcome: StoreReport.Outcome)] = []
+            var positions: [Int] = []
             for (index, slot) in slots.enumerated() {
                 guard let local = slot.local else { continue }
+                positions.append(index)
                 let outcome: StoreReport.Outcome
                 if let refusal = refusal(of: slot, at: index, policy, suspended) {
                     outcome = slot.removedForRefusal(
@@ -296,9 +299,19 @@ public final class TieredCache: Sendable {
                 }
                 outcomes.append((slot.tier.name, outcome))
             }
-            undoLocalPromotionIfInvalidated(key, since: nil, suspended, stored: slots.indices)
+            let undone = undoLocalPromotionIfInvalidated(key, since: nil, suspended, stored: slots.indices)
+            for (number, index) in positions.enumerated() where undone.contains(index) {
+                Self.reportSuspended(&outcomes[number].outcome)
+            }
             return StoreReport(outcomes: outcomes)
         }
+    }
+
+    /// A tier a suspension that began during the write emptied again: what it stored is gone,
+    /// so the report says suspended, not stored (a write kept in memory alone was reported
+    /// stored while it was nowhere).
+    private static func reportSuspended(_ outcome: inout StoreReport.Outcome) {
+        if case .stored = outcome { outcome = .refused(.suspended) }
     }
 
     /// Why a write does not store in `slot` (at `index`), or `nil` when it does. A refusal is
