@@ -22,7 +22,9 @@ public struct HTTPCacheStatistics: Hashable, Sendable {
     public var invalidations = 0
     /// Stored entries that failed to decode (another format version, damage): removed.
     public var corruptEntriesRemoved = 0
-    /// Requests that joined a fetch already in flight for the same resource.
+    /// Requests answered by a fetch already in flight for the same request (not those that
+    /// joined one and then fetched for themselves: in a shared cache, a response it could not
+    /// serve them from storage).
     public var coalescedRequests = 0
     /// Requests whose cache key (``HTTPCache/Configuration/key``) was empty or longer than
     /// ``HTTPCache/maximumPrimaryKeyLength``: they passed through uncached.

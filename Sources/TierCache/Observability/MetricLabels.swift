@@ -57,7 +57,8 @@ public enum MetricLabels {
     public static let httpRequests = "tiercache_http_requests_total"
     /// Counter: stale responses served (`stale-while-revalidate`, `max-stale`, offline fallback).
     public static let httpStaleServed = "tiercache_http_stale_served_total"
-    /// Counter: requests that joined a fetch already in flight for the same resource.
+    /// Counter: requests answered by a fetch already in flight for the same request (not those
+    /// that joined one and then fetched for themselves: a shared cache's rule).
     public static let httpCoalesced = "tiercache_http_coalesced_requests_total"
     /// Counter: responses offered for storing, with `outcome` = `stored`, `not_storable`
     /// (RFC 9111 §3; the reason in dimension `reason`), `policy` (a hook or the storage-policy
