@@ -17,6 +17,9 @@ extension HTTPCache {
     /// validators, since the 304 confirmed another resource. A client made with `redirectConfiguration: .disallow` returns redirects
     /// themselves, which are cached under their own URLs like any response.
     ///
+    /// A client made with `decompression: .enabled` decodes gzip and deflate bodies: the
+    /// response is then stored and returned as decoded, without `Content-Encoding`.
+    ///
     /// - Parameters:
     ///   - client: the client that sends the requests; the caller owns it and shuts it down.
     ///   - timeout: the deadline for each exchange, body included.
@@ -36,10 +39,12 @@ extension HTTPCache {
                 let deadline = NIODeadline.now() + timeout
                 let response = try await client.execute(outgoing, deadline: deadline)
                 let bytes = try await collect(response.body, upTo: maximumBodySize, by: deadline)
-                return (
-                    responseHead(of: response), Data(bytes.readableBytesView),
-                    response.history.count > 1 ? response.url : nil
-                )
+                let body = Data(bytes.readableBytesView)
+                // A client made with `decompression: .enabled` hands over a decoded body under the
+                // server's `Content-Encoding` and `Content-Length`.
+                let head = DecodedContent.describing(
+                    body, in: responseHead(of: response), to: request, decoding: DecodedContent.asyncHTTPClientCodings)
+                return (head, body, response.history.count > 1 ? response.url : nil)
             }
         }
     }

@@ -74,7 +74,8 @@ extension HTTPCache {
                 }
                 // Compared with what was sent first: the keys only when the URLs differ at all.
                 return (
-                    DecodedContent.describing(data, in: httpResponse, to: request), data,
+                    DecodedContent.describing(
+                        data, in: httpResponse, to: request, decoding: DecodedContent.urlSessionCodings), data,
                     httpURLResponse.url == urlRequest.url ? nil : httpURLResponse.url
                 )
             }

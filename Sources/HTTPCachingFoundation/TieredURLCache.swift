@@ -2,6 +2,7 @@ import Foundation
 import HTTPCaching
 import HTTPTypes
 import HTTPTypesFoundation
+import Synchronization
 import TierCache
 
 #if canImport(FoundationNetworking)
@@ -85,8 +86,8 @@ import FoundationNetworking
 /// body); a store encodes it once and writes it to each permitted tier.
 public final class TieredURLCache: URLCache, @unchecked Sendable {
     // @unchecked Sendable: every stored property is a `let` of a Sendable type (TieredCache,
-    // [StoreHook], a @Sendable closure, NetworkTierWrites); the superclass's own storage is never used (it is
-    // created with zero capacities), so no mutable state is shared.
+    // [StoreHook], a @Sendable closure, NetworkTierWrites, a Mutex, a Bool); the superclass's own
+    // storage is never used (it is created with zero capacities), so no mutable state is shared.
 
     /// The tiers behind this cache.
     public let storage: TieredCache
@@ -95,6 +96,13 @@ public final class TieredURLCache: URLCache, @unchecked Sendable {
     private let key: @Sendable (URLRequest) -> String?
     /// The network tiers' writes and removals, in order.
     private let networkWrites: NetworkTierWrites
+    /// Held across a change of the local tiers and the queueing of the same change for the
+    /// network tiers, when there are any: a store and a removal racing each other are queued in
+    /// the order they changed the local tiers (a store's local write, then a `removeAll`, then
+    /// the store queued after the removal left the response in Redis after the logout that
+    /// emptied the device).
+    private let changeOrder = Mutex(())
+    private let hasNetworkTiers: Bool
 
     /// The `userInfo` key under which a cached response carries the `Date` it was stored.
     public static let storedAtUserInfoKey = "TierCache.storedAt"
@@ -119,6 +127,7 @@ public final class TieredURLCache: URLCache, @unchecked Sendable {
         self.storeHooks = storeHooks
         self.key = key ?? Self.defaultKey(for:)
         self.networkWrites = NetworkTierWrites(budget: max(0, networkWriteBudget))
+        self.hasNetworkTiers = storage.tiers.contains { !($0 is any LocalCacheTier) }
         // Zero capacities: the base class keeps nothing itself. (On Linux it still creates its
         // cache directory under the user's caches directory, as every URLCache does.)
         super.init(memoryCapacity: 0, diskCapacity: 0, diskPath: nil)
@@ -287,15 +296,29 @@ public final class TieredURLCache: URLCache, @unchecked Sendable {
         // suspension of the upper tiers, cannot leave an older value above), a network tier in
         // the background: it cannot be reached without suspending. Failures are counted by the
         // tier.
+        return inChangeOrder { storeEverywhere(entry, forKey: key, policy: policy) }
+    }
+
+    /// Runs `change` (of the local tiers, queueing the same for the network tiers) in the order
+    /// ``changeOrder`` keeps, when there are network tiers.
+    private func inChangeOrder<T>(_ change: () -> T) -> T {
+        hasNetworkTiers ? changeOrder.withLock { _ in change() } : change()
+    }
+
+    /// Stores `entry` in the local tiers and queues it for the network tiers.
+    private func storeEverywhere(
+        _ entry: CacheEntry, forKey key: CacheKey, policy: TierCache.StoragePolicy
+    ) -> [(tierName: String, outcome: StoreOutcome)] {
+        let encodedCount = entry.value.count
         let report = storage.storeLocally(entry, forKey: key, policy: policy)
         for tier in storage.tiers where !(tier is any LocalCacheTier) {
             // Past the budget of bytes waiting for network tiers, the key is removed there
             // instead: a removal holds no entry, and leaves nothing older than this store.
-            let permitted = policy.permits(tier.medium) && networkWrites.reserve(encoded.count)
+            let permitted = policy.permits(tier.medium) && networkWrites.reserve(encodedCount)
             // Only a permitted write holds the entry: a closure keeps what it names, whichever
             // branch runs, so a removal naming `entry` would hold its bytes outside the budget.
             let pending = permitted ? entry : nil
-            networkWrites.send(key, releasing: permitted ? encoded.count : 0) {
+            networkWrites.send(key, releasing: permitted ? encodedCount : 0) {
                 if let pending {
                     // A failed store leaves no older entry behind (as `TieredCache.store` does).
                     do { _ = try await tier.store(pending, forKey: key) } catch {
@@ -356,9 +379,11 @@ public final class TieredURLCache: URLCache, @unchecked Sendable {
     /// does not leave what it read from a lower tier promoted into one emptied before
     /// (`TieredCache.removeAllLocally()`): after a logout, nothing of the previous user's stays.
     public override func removeAllCachedResponses() {
-        try? storage.removeAllLocally()
-        for tier in storage.tiers where !(tier is any LocalCacheTier) {
-            networkWrites.sendRemovingAll { try? await tier.removeAll() }
+        inChangeOrder {
+            try? storage.removeAllLocally()
+            for tier in storage.tiers where !(tier is any LocalCacheTier) {
+                networkWrites.sendRemovingAll { try? await tier.removeAll() }
+            }
         }
     }
 
@@ -367,15 +392,19 @@ public final class TieredURLCache: URLCache, @unchecked Sendable {
     /// removes only those stored since `date`). Network tiers are left as they are: they are
     /// shared with other processes, whose entries an SDK clearing "the last hour" must not take
     /// away, and this class never reads them (see above). To empty them too, call
-    /// ``removeAllCachedResponses()``.
+    /// ``removeAllCachedResponses()``. A date still to come removes nothing: nothing was stored
+    /// since then.
     public override func removeCachedResponses(since date: Date) {
+        guard date <= Date() else { return }
         try? storage.removeAllLocally()
     }
 
     private func removeEverywhere(_ key: CacheKey) {
-        try? storage.removeLocalEntry(forKey: key)
-        for tier in storage.tiers where !(tier is any LocalCacheTier) {
-            networkWrites.send(key) { try? await tier.removeEntry(forKey: key) }
+        inChangeOrder {
+            try? storage.removeLocalEntry(forKey: key)
+            for tier in storage.tiers where !(tier is any LocalCacheTier) {
+                networkWrites.send(key) { try? await tier.removeEntry(forKey: key) }
+            }
         }
     }
 

@@ -33,8 +33,10 @@ import NIOCore
 /// only where `stale-if-error` allows, never as for an unreachable origin. When the error's answer
 /// is the one sent, from the request's own call of the route, the error itself is thrown on to the
 /// app's error handling, as without the cache; a request that shared that call (identical
-/// requests at once make one) is sent the response the error stands for. A GET or HEAD whose
-/// `Host` is not `host[:port]` bypasses the cache.
+/// requests at once make one) is sent the response the error stands for. A body that fails while
+/// it is written is the route's failure too (a 500). A GET or HEAD whose `Host` is not
+/// `host[:port]`, or that has content (`Content-Length` or `Transfer-Encoding`), bypasses the
+/// cache.
 ///
 /// Request fields a client could use to steer a route without changing the cache key (web cache
 /// poisoning: a route that builds links from `X-Forwarded-Host`) are handled as follows: a GET or
@@ -92,6 +94,13 @@ public struct HTTPCacheMiddleware<Context: RequestContext>: RouterMiddleware {
             await cache.invalidate(after: head, response: response.head)
             return response
         }
+        // A GET or HEAD with content (a search API's query in the body): the key cannot see it,
+        // and the route would be called without it. It bypasses the cache.
+        if head.headerFields[.transferEncoding] != nil
+            || head.headerFields[.contentLength].map({ $0.trimmingCharacters(in: .whitespaces) != "0" }) == true
+        {
+            return try await next(request, context)
+        }
         // A Host that is not host[:port] (RFC 9112 §3.2) could name one origin to the route and
         // another to the key (`evil.example#@shop.example` is keyed as shop.example, whose users
         // would then be served what the route made for evil.example): it bypasses the cache. (An
@@ -140,29 +149,32 @@ public struct HTTPCacheMiddleware<Context: RequestContext>: RouterMiddleware {
         var routeFailure: (error: any Error, status: HTTPResponse.Status)?
         for await call in jobs {
             let routeRequest = Request(head: call.request, body: RequestBody(buffer: ByteBuffer()))
+            var routeResponse: Response
+            let body: Data
             do {
-                var routeResponse: Response
-                do {
-                    routeResponse = try await next(routeRequest, context)
-                    routeFailure = nil
-                } catch {
-                    routeResponse =
-                        try (error as? any HTTPResponseError)?.response(from: routeRequest, context: context)
-                        ?? Response(status: .internalServerError)
-                    routeFailure = (error, routeResponse.status)
-                }
-                let body = try await Self.collect(routeResponse.body)
-                // A streamed body has no length in its head: the stored response gets one, which
-                // a HEAD answered from it then keeps.
-                if routeResponse.headers[.contentLength] == nil, Self.hasContent(routeResponse.status) {
-                    routeResponse.headers[.contentLength] = String(body.count)
-                }
-                ClientRoutingFields.addVary(
-                    routingFields, to: &routeResponse.headers, to304: routeResponse.status == .notModified)
-                call.continuation.resume(returning: (routeResponse.head, body))
+                routeResponse = try await next(routeRequest, context)
+                // Read here: a body that fails while it is written is the route's failure too.
+                body = try await Self.collect(routeResponse.body)
+                routeFailure = nil
             } catch {
-                call.continuation.resume(throwing: error)
+                // The route has answered, with its error's response (not a transport failure,
+                // which the engine would answer with a stale response as for an unreachable
+                // origin). An error's `response(from:context:)` that throws, or a body that
+                // fails, is a 500.
+                routeResponse =
+                    (try? (error as? any HTTPResponseError)?.response(from: routeRequest, context: context))
+                    ?? Response(status: .internalServerError)
+                body = (try? await Self.collect(routeResponse.body)) ?? Data()
+                routeFailure = (error, routeResponse.status)
             }
+            // A streamed body has no length in its head: the stored response gets one, which a
+            // HEAD answered from it then keeps.
+            if routeResponse.headers[.contentLength] == nil, Self.hasContent(routeResponse.status) {
+                routeResponse.headers[.contentLength] = String(body.count)
+            }
+            ClientRoutingFields.addVary(
+                routingFields, to: &routeResponse.headers, to304: routeResponse.status == .notModified)
+            call.continuation.resume(returning: (routeResponse.head, body))
         }
         let result = try await answer
         if let routeFailure, result.source == .network, result.response.status == routeFailure.status {

@@ -207,6 +207,29 @@ struct SlowOriginTests {
 
 @Suite("AsyncHTTPClient adapter, end to end against a loopback origin", .serialized)
 struct AsyncHTTPClientAdapterTests {
+    @Test("A client that decompresses: the decoded body is stored and returned without Content-Encoding")
+    func decompressingClient() async throws {
+        let origin = try await LoopbackOrigin.start()
+        let cache = try makeCache(clock: ManualCacheClock(start: Date()))
+        let client = HTTPClient(
+            eventLoopGroupProvider: .singleton,
+            configuration: HTTPClient.Configuration(decompression: .enabled(limit: .none)))
+        do {
+            for _ in 0..<2 {
+                let result = try await cache.execute(HTTPRequest(method: .get, url: origin.url("/gzip")), on: client)
+                #expect(String(decoding: result.body, as: UTF8.self) == "hello, decoded world")
+                #expect(result.response.headerFields[.contentEncoding] == nil, "decoded bytes labelled gzip")
+                #expect(result.response.headerFields[.contentLength] == String(result.body.count))
+            }
+            #expect(origin.log.requests(to: "/gzip").count == 1, "the second answer came from the cache")
+        } catch {
+            try? await client.shutdown()
+            throw error
+        }
+        try await client.shutdown()
+        try await origin.stop()
+    }
+
     @Test("Hit, revalidation and offline fallback")
     func endToEnd() async throws {
         let origin = try await LoopbackOrigin.start()

@@ -124,11 +124,37 @@ struct TieredURLCacheStorageRulesTests {
         let urlCache = try urlCache(tiers: [MemoryTier(capacity: 1 << 20), remote])
         let request = URLRequest(url: url)
         urlCache.storeCachedResponse(try response(200, ["Cache-Control": "max-age=60"]), for: request)
+        urlCache.removeCachedResponses(since: Date(timeIntervalSinceNow: 3600))
+        #expect(urlCache.cachedResponse(for: request) != nil, "nothing was stored since an hour from now")
         urlCache.removeCachedResponses(since: Date(timeIntervalSinceNow: -3600))
         await urlCache.waitForNetworkWrites()
         #expect(urlCache.cachedResponse(for: request) == nil)
         #expect(await remote.log == ["store"])
         #expect(await remote.storedCount == 1)
+    }
+
+    @Test("A removal racing a store reaches the network tier after it, as it reached the local tier")
+    func removalRacingAStoreKeepsItsOrder() async throws {
+        let local = try FirstStoreHeldLocalTier()
+        let remote = RecordingRemoteTier()
+        let urlCache = try urlCache(tiers: [local, remote])
+        let stored = try response(200, ["Cache-Control": "max-age=60"])
+        let request = URLRequest(url: url)
+        let done = DispatchGroup()
+        DispatchQueue.global().async(group: done) { urlCache.storeCachedResponse(stored, for: request) }
+        local.entered.wait()
+        // The store is in the local tier; a logout empties the cache meanwhile.
+        let removing = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async(group: done) {
+            removing.signal()
+            urlCache.removeAllCachedResponses()
+        }
+        removing.wait()
+        local.release.signal()
+        done.wait()
+        await urlCache.waitForNetworkWrites()
+        #expect(await remote.log == ["store", "removeAll"], "the shared tier kept the response after the removal")
+        #expect(await remote.storedCount == 0)
     }
 
     @Test("Past the budget of bytes waiting for a network tier, a store removes the key there instead")
@@ -167,7 +193,8 @@ struct TieredURLCacheStorageRulesTests {
             var request = get
             request.method = method
             return DecodedContent.describing(
-                Data(body), in: HTTPResponse(status: .init(code: status), headerFields: fields), to: request
+                Data(body), in: HTTPResponse(status: .init(code: status), headerFields: fields), to: request,
+                decoding: DecodedContent.urlSessionCodings
             ).headerFields
         }
         let gzip: HTTPFields = [.contentEncoding: "gzip", .contentLength: "30"]
@@ -233,5 +260,37 @@ actor GatedRemoteTier: CacheTier {
     }
     func removeAll() { log.append("removeAll") }
     func usage() -> TierUsage { TierUsage(bytes: 0, entries: 0, capacity: 1 << 30, maxEntryBytes: 1 << 20) }
+    func statistics() -> TierStatistics { TierStatistics() }
+}
+
+/// A local tier whose first store waits, once it has begun, until `release` is signalled.
+final class FirstStoreHeldLocalTier: LocalCacheTier, @unchecked Sendable {
+    // @unchecked Sendable: the memory tier is Sendable, the semaphores are thread-safe, and
+    // `held` is read and written under `lock`.
+    let name = "first-store-held local"
+    let medium = TierMedium.memory
+    let entered = DispatchSemaphore(value: 0)
+    let release = DispatchSemaphore(value: 0)
+    private let inner: MemoryTier
+    private let lock = NSLock()
+    private var held = false
+
+    init() throws { inner = try MemoryTier(capacity: 1 << 20) }
+
+    func entry(forKey key: CacheKey) throws -> CacheEntry? { inner.entry(forKey: key) }
+    func store(_ entry: CacheEntry, forKey key: CacheKey) throws -> StoreOutcome {
+        let first = lock.withLock {
+            defer { held = true }
+            return !held
+        }
+        if first {
+            entered.signal()
+            release.wait()
+        }
+        return inner.store(entry, forKey: key)
+    }
+    func removeEntry(forKey key: CacheKey) throws { inner.removeEntry(forKey: key) }
+    func removeAll() throws { inner.removeAll() }
+    func usage() throws -> TierUsage { inner.usage() }
     func statistics() -> TierStatistics { TierStatistics() }
 }

@@ -86,6 +86,29 @@ struct HTTPCacheMiddlewareTests {
             default: throw RouteFailure()
             }
         }
+        router.get("/fails-midway") { _, _ in
+            calls.increment("/fails-midway")
+            guard calls.count("/fails-midway") > 1 else {
+                return Response(
+                    status: .ok, headers: [.cacheControl: "max-age=0"],
+                    body: ResponseBody(byteBuffer: ByteBuffer(string: "v1")))
+            }
+            // The head is fine; the body fails while it is written (a database dropping mid-query).
+            return Response(
+                status: .ok, headers: [.cacheControl: "max-age=0"],
+                body: ResponseBody { writer in
+                    try await writer.write(ByteBuffer(string: "partial"))
+                    throw RouteFailure()
+                })
+        }
+        // A search API that reads its query from a GET's body.
+        router.get("/search") { request, _ in
+            calls.increment("/search")
+            let query = try await request.body.collect(upTo: 1 << 10)
+            return Response(
+                status: .ok, headers: [.cacheControl: "max-age=60"],
+                body: ResponseBody(byteBuffer: ByteBuffer(string: "\(query.readableBytes) bytes")))
+        }
         router.get("/streamed") { _, _ in
             calls.increment("/streamed")
             return Response(
@@ -238,6 +261,27 @@ struct HTTPCacheMiddlewareTests {
             #expect(notFound.status == 404, "HTTPError(.notFound)")
             #expect(failed.status == 500, "another error")
             #expect(calls.count("/gone") == 3)
+        }
+    }
+
+    @Test("A route whose body fails while it is written has answered 500: the stale response does not stand in")
+    func bodyFailureIsAnAnswer() async throws {
+        try await withApp { base, calls, _ in
+            let stored = try await send(.GET, "\(base)/fails-midway")
+            let failed = try await send(.GET, "\(base)/fails-midway")
+            #expect(stored.body == "v1")
+            #expect(failed.status == 500 && failed.body != "v1", "served \(failed.status) \(failed.body)")
+            #expect(calls.count("/fails-midway") == 2)
+        }
+    }
+
+    @Test("A GET with content bypasses the cache: the route reads the body the key does not see")
+    func getWithContentBypasses() async throws {
+        try await withApp { base, calls, _ in
+            let short = try await send(.GET, "\(base)/search", body: "abc")
+            let long = try await send(.GET, "\(base)/search", body: "abcdef")
+            #expect(short.body == "3 bytes" && long.body == "6 bytes")
+            #expect(calls.count("/search") == 2)
         }
     }
 

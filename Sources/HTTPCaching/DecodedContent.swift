@@ -1,40 +1,45 @@
 import Foundation
-import HTTPCaching
 import HTTPTypes
 
-/// What a response says of a body URLSession has already decoded.
+/// What a response says of a body its transport has already decoded.
 ///
 /// URLSession removes the content codings it knows (gzip and deflate everywhere, Brotli on
-/// Apple's platforms and where libcurl has it) before it hands the body over, but leaves the
+/// Apple's platforms and where libcurl has it) before it hands the body over, and so does
+/// AsyncHTTPClient made with `decompression: .enabled` (gzip and deflate), but both leave the
 /// response's `Content-Encoding` and `Content-Length` as the server sent them. Stored that way, a
 /// response would describe bytes it does not carry: a client honouring `Content-Encoding` would
 /// decode plain text as gzip, a range answer cut from the body would be labelled gzip, and
 /// `Content-Length` would not be the body's length.
-enum DecodedContent {
+package enum DecodedContent {
     /// The content codings URLSession decodes.
-    static let decodedCodings: Set<String> = ["gzip", "x-gzip", "deflate", "br"]
+    package static let urlSessionCodings: Set<String> = ["gzip", "x-gzip", "deflate", "br"]
+    /// The content codings AsyncHTTPClient's decompression decodes.
+    package static let asyncHTTPClientCodings: Set<String> = ["gzip", "x-gzip", "deflate"]
 
-    /// `response` to `request` as it describes `body`: when URLSession decoded the content,
-    /// without `Content-Encoding` and with `Content-Length` the body's size; otherwise unchanged.
+    /// `response` to `request` as it describes `body`: when a transport that decodes `codings`
+    /// decoded the content, without `Content-Encoding` and with `Content-Length` the body's size;
+    /// otherwise unchanged.
     ///
     /// A response without content (to HEAD, a 204 or a 304) is left as it is: the app receives the
     /// fields the server sent. (A HEAD naming a coding the stored, decoded GET lacks is not taken
     /// for a changed resource: the engine compares lengths only between responses of one coding.)
     ///
-    /// The body counts as decoded when the response names only codings URLSession decodes and
-    /// the body is not what the response announced: a `Content-Length` other than the body's, or,
-    /// without `Content-Length`, a body that does not begin as the last coding's output begins
-    /// (gzip's magic number, deflate's zlib header; Brotli has none, so a Brotli response without
-    /// `Content-Length` counts as decoded). A coding URLSession does not decode leaves the response
-    /// as it is: the body is still encoded and the fields describe it.
-    static func describing(_ body: Data, in response: HTTPResponse, to request: HTTPRequest) -> HTTPResponse {
+    /// The body counts as decoded when the response names only codings in `codings` and the body
+    /// is not what the response announced: a `Content-Length` other than the body's, or, without
+    /// `Content-Length`, a body that does not begin as the last coding's output begins (gzip's
+    /// magic number, deflate's zlib header; Brotli has none, so a Brotli response without
+    /// `Content-Length` counts as decoded). A coding the transport does not decode leaves the
+    /// response as it is: the body is still encoded and the fields describe it.
+    package static func describing(
+        _ body: Data, in response: HTTPResponse, to request: HTTPRequest, decoding codings: Set<String>
+    ) -> HTTPResponse {
         guard request.method != .head, response.status.code != 204, response.status.code != 304 else {
             return response
         }
-        let codings = response.headerFields[values: .contentEncoding]
+        let named = response.headerFields[values: .contentEncoding]
             .flatMap(DirectiveParser.fieldNames)
             .filter { $0 != "identity" }
-        guard let last = codings.last, codings.allSatisfy(decodedCodings.contains) else { return response }
+        guard let last = named.last, named.allSatisfy(codings.contains) else { return response }
         let decoded: Bool
         if let announced = response.headerFields[.contentLength].flatMap({ Int($0) }) {
             decoded = announced != body.count
