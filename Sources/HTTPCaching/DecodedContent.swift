@@ -13,11 +13,12 @@ import HTTPTypes
 package enum DecodedContent {
     /// The content codings URLSession decodes.
     package static let urlSessionCodings: Set<String> = ["gzip", "x-gzip", "deflate", "br"]
-    /// The content codings AsyncHTTPClient's decompression decodes.
-    package static let asyncHTTPClientCodings: Set<String> = ["gzip", "x-gzip", "deflate"]
+    /// The content codings AsyncHTTPClient's decompression (SwiftNIO's) decodes: one layer of
+    /// one of these.
+    package static let asyncHTTPClientCodings: Set<String> = ["gzip", "deflate"]
 
     /// `response` to `request` as it describes `body`: when a transport that decodes `codings`
-    /// decoded the content, without `Content-Encoding` and with `Content-Length` the body's size;
+    /// (at most `layers` of them stacked) decoded the content, without `Content-Encoding` and with `Content-Length` the body's size;
     /// otherwise unchanged.
     ///
     /// A response without content (to HEAD, a 204 or a 304) is left as it is: the app receives the
@@ -31,7 +32,8 @@ package enum DecodedContent {
     /// `Content-Length` counts as decoded). A coding the transport does not decode leaves the
     /// response as it is: the body is still encoded and the fields describe it.
     package static func describing(
-        _ body: Data, in response: HTTPResponse, to request: HTTPRequest, decoding codings: Set<String>
+        _ body: Data, in response: HTTPResponse, to request: HTTPRequest, decoding codings: Set<String>,
+        layers: Int = .max
     ) -> HTTPResponse {
         guard request.method != .head, response.status.code != 204, response.status.code != 304 else {
             return response
@@ -39,7 +41,9 @@ package enum DecodedContent {
         let named = response.headerFields[values: .contentEncoding]
             .flatMap(DirectiveParser.fieldNames)
             .filter { $0 != "identity" }
-        guard let last = named.last, named.allSatisfy(codings.contains) else { return response }
+        guard let last = named.last, named.count <= layers, named.allSatisfy(codings.contains) else {
+            return response
+        }
         let decoded: Bool
         if let announced = response.headerFields[.contentLength].flatMap({ Int($0) }) {
             decoded = announced != body.count

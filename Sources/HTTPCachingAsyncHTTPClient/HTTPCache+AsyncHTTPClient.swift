@@ -43,7 +43,8 @@ extension HTTPCache {
                 // A client made with `decompression: .enabled` hands over a decoded body under the
                 // server's `Content-Encoding` and `Content-Length`.
                 let head = DecodedContent.describing(
-                    body, in: responseHead(of: response), to: request, decoding: DecodedContent.asyncHTTPClientCodings)
+                    body, in: responseHead(of: response), to: request, decoding: DecodedContent.asyncHTTPClientCodings,
+                    layers: 1)
                 return (head, body, response.history.count > 1 ? response.url : nil)
             }
         }

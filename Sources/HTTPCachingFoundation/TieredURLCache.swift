@@ -2,8 +2,7 @@ import Foundation
 import HTTPCaching
 import HTTPTypes
 import HTTPTypesFoundation
-import Synchronization
-import TierCache
+@_spi(TierCacheInternals) import TierCache
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -86,7 +85,7 @@ import FoundationNetworking
 /// body); a store encodes it once and writes it to each permitted tier.
 public final class TieredURLCache: URLCache, @unchecked Sendable {
     // @unchecked Sendable: every stored property is a `let` of a Sendable type (TieredCache,
-    // [StoreHook], a @Sendable closure, NetworkTierWrites, a Mutex, a Bool); the superclass's own
+    // [StoreHook], a @Sendable closure, NetworkTierWrites, a Locked, a Bool); the superclass's own
     // storage is never used (it is created with zero capacities), so no mutable state is shared.
 
     /// The tiers behind this cache.
@@ -101,7 +100,7 @@ public final class TieredURLCache: URLCache, @unchecked Sendable {
     /// the order they changed the local tiers (a store's local write, then a `removeAll`, then
     /// the store queued after the removal left the response in Redis after the logout that
     /// emptied the device).
-    private let changeOrder = Mutex(())
+    private let changeOrder = Locked(())
     private let hasNetworkTiers: Bool
 
     /// The `userInfo` key under which a cached response carries the `Date` it was stored.
@@ -301,7 +300,7 @@ public final class TieredURLCache: URLCache, @unchecked Sendable {
 
     /// Runs `change` (of the local tiers, queueing the same for the network tiers) in the order
     /// ``changeOrder`` keeps, when there are network tiers.
-    private func inChangeOrder<T>(_ change: () -> T) -> T {
+    private func inChangeOrder<T: Sendable>(_ change: () -> T) -> T {
         hasNetworkTiers ? changeOrder.withLock { _ in change() } : change()
     }
 

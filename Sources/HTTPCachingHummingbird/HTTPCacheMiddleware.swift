@@ -35,8 +35,9 @@ import NIOCore
 /// app's error handling, as without the cache; a request that shared that call (identical
 /// requests at once make one) is sent the response the error stands for. A body that fails while
 /// it is written is the route's failure too (a 500). A GET or HEAD whose `Host` is not
-/// `host[:port]`, or that has content (`Content-Length` or `Transfer-Encoding`), bypasses the
-/// cache.
+/// `host[:port]`, or that announces content (`Content-Length` or `Transfer-Encoding`), bypasses
+/// the cache. (Over HTTP/2 a body need not be announced: a GET sending one without
+/// `Content-Length` is cached as if it had none.)
 ///
 /// Request fields a client could use to steer a route without changing the cache key (web cache
 /// poisoning: a route that builds links from `X-Forwarded-Host`) are handled as follows: a GET or

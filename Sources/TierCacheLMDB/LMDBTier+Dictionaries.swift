@@ -67,7 +67,8 @@ extension LMDBTier {
     /// misses), never a reason not to open.
     @discardableResult
     func adoptNewestDictionary(of rows: [DictionaryRow]) -> Bool {
-        for row in rows.reversed() {
+        // By creation time: ids are reused after 65,535, so their order is not their age.
+        for row in rows.sorted(by: { $0.createdAt < $1.createdAt }).reversed() {
             guard let bytes = row.bytes else { continue }
             guard let digested = try? ZstdDictionary(bytes: bytes, level: codec.level) else {
                 logger?.warning(

@@ -222,7 +222,9 @@ public final class LMDBTier: LocalCacheTier {
                 case .entry(let entry, reseal: nil): return .hit(entry, reseal: nil)
                 case .entry(let entry, reseal: let opened?): return .hit(entry, reseal: (opened, [UInt8](record)))
                 case .notThisKey, .tooLarge: return .miss  // (no bound was given)
-                case .unusable(let reason): return .unusable(reason)
+                case .unusable(let reason):
+                    // Not taken to the write lock to be deleted, on every read, for nothing.
+                    return try belongsToEncryptingTiers(record, in: txn) ? .miss : .unusable(reason)
                 }
             }
         }
@@ -270,6 +272,14 @@ public final class LMDBTier: LocalCacheTier {
 
     /// Deletes the record under `key` if it is still unusable: a concurrent store may have
     /// replaced it since the lookup saw it.
+    /// Whether `record` is sealed and this plain tier is still open in a store encrypted since it
+    /// opened (a rollout of encryption): the encrypting tiers' record, a miss here, never deleted
+    /// (the two kinds of tier deleted each other's records).
+    private func belongsToEncryptingTiers(_ record: UnsafeRawBufferPointer, in txn: Transaction) throws -> Bool {
+        guard encryption == nil, SealedEnvelope.isSealed(record) else { return false }
+        return try txn.metaValue(Self.encryptedMark) != nil
+    }
+
     private func removeIfUnusable(_ key: StorageKey, now: Date) throws -> Bool {
         try write { txn in
             try key.bytes.withUnsafeBytes { keyBytes in
@@ -277,11 +287,7 @@ public final class LMDBTier: LocalCacheTier {
                 guard case .unusable = decode(record, storedUnder: keyBytes, owner: key, now: now, in: txn) else {
                     return false
                 }
-                // A sealed record, read by a plain tier still open in a store encrypted since (a
-                // rollout of encryption), is the encrypting tiers': a miss here, not deleted.
-                if encryption == nil, SealedEnvelope.isSealed(record), try txn.metaValue(Self.encryptedMark) != nil {
-                    return false
-                }
+                if try belongsToEncryptingTiers(record, in: txn) { return false }
                 var state = try txn.writeState()
                 try removeRecord(keyBytes, in: txn, state: &state)
                 try txn.setWriteState(state)

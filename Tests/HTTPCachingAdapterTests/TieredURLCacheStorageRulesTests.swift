@@ -144,6 +144,8 @@ struct TieredURLCacheStorageRulesTests {
         DispatchQueue.global().async(group: done) { urlCache.storeCachedResponse(stored, for: request) }
         local.entered.wait()
         // The store is in the local tier; a logout empties the cache meanwhile.
+        // (The local removal waits for the store's local write either way: what differs is
+        // whether the store's network write is queued before the removal's.)
         let removing = DispatchSemaphore(value: 0)
         DispatchQueue.global().async(group: done) {
             removing.signal()

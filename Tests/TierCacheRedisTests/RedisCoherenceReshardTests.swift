@@ -18,9 +18,12 @@ struct RedisCoherenceReshardTests {
         _ = try cli.run(cluster.endpoints[0], "CLUSTER", "MEET", newcomer.host, "\(newcomer.port)")
         try await cli.waitForState("ok", on: newcomer)
 
+        // Timeouts for a loaded machine (the whole suite at once on two cores): at the default
+        // 500 ms a slow `CLUSTER SLOTS` fails the check's read of the map.
         let tier = try RedisTier(
             configuration: .init(
-                deployment: .cluster(seeds: cluster.endpoints), keyPrefix: "reshard:", capacity: 1 << 20))
+                deployment: .cluster(seeds: cluster.endpoints), keyPrefix: "reshard:", capacity: 1 << 20,
+                connectTimeout: .seconds(5), commandTimeout: .seconds(5)))
         let cache = TieredCache(tiers: [try MemoryTier(capacity: 1 << 20), tier])
         let events = CoherenceEvents()
         let coherence = try RedisCoherence(
