@@ -185,9 +185,7 @@ private enum KnownDirective {
     init?(_ name: UnsafeBufferPointer<UInt8>) {
         for (candidate, directive) in Self.table where candidate.utf8CodeUnitCount == name.count {
             let matches = candidate.withUTF8Buffer { known in
-                zip(known, name).allSatisfy { known, byte in
-                    known == (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte)
-                }
+                zip(known, name).allSatisfy { known, byte in known == ASCIICase.lowercase(byte) }
             }
             if matches {
                 self = directive

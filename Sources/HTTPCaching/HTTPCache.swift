@@ -404,7 +404,10 @@ public final class HTTPCache: Sendable {
     /// the variant for its language, for every reader of it). The usual `Connection: keep-alive`
     /// names none: the request goes on as it is, its fields not copied.
     static func carriesConnectionNamedFields(_ request: HTTPRequest) -> Bool {
-        guard let connection = request.headerFields[.connection] else { return false }
+        guard let connection = request.headerFields[.connection],
+            !ASCIICase.equals(connection.utf8, ignoringCaseTo: "keep-alive"),
+            !ASCIICase.equals(connection.utf8, ignoringCaseTo: "close")
+        else { return false }
         return DirectiveParser.fieldNames(connection).contains { name in
             HTTPField.Name(name).map { $0 != .connection && request.headerFields[$0] != nil } ?? false
         }

@@ -50,9 +50,9 @@ public enum HTTPCacheKey {
                             index += 1
                         }
                         prefix.withUTF8Buffer { for byte in $0 { put(byte) } }
-                        for byte in scheme { put(lowercase(byte)) }
+                        for byte in scheme { put(ASCIICase.lowercase(byte)) }
                         for byte in "://".utf8 { put(byte) }
-                        for byte in host { put(lowercase(byte)) }
+                        for byte in host { put(ASCIICase.lowercase(byte)) }
                         if needsSlash { put(UInt8(ascii: "/")) }
                         for byte in path[..<pathEnd] { put(byte) }
                         return index
@@ -72,7 +72,8 @@ public enum HTTPCacheKey {
             host = UnsafeBufferPointer(rebasing: host[(at + 1)...])
         }
         let defaultPort: StaticString? =
-            equalsIgnoringCase(scheme, "https") ? ":443" : equalsIgnoringCase(scheme, "http") ? ":80" : nil
+            ASCIICase.equals(scheme, ignoringCaseTo: "https")
+            ? ":443" : ASCIICase.equals(scheme, ignoringCaseTo: "http") ? ":80" : nil
         if let defaultPort, host.count > defaultPort.utf8CodeUnitCount,
             defaultPort.withUTF8Buffer({ suffix in host.suffix(suffix.count).elementsEqual(suffix) })
         {
@@ -94,17 +95,6 @@ public enum HTTPCacheKey {
                 keyedHost(authority, scheme: scheme).count == authority.count
                     && !authority.contains { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }
             }
-        }
-    }
-
-    @inline(__always)
-    private static func lowercase(_ byte: UInt8) -> UInt8 {
-        byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
-    }
-
-    private static func equalsIgnoringCase(_ bytes: UnsafeBufferPointer<UInt8>, _ text: StaticString) -> Bool {
-        text.withUTF8Buffer { expected in
-            expected.count == bytes.count && zip(expected, bytes).allSatisfy { $0 == lowercase($1) }
         }
     }
 

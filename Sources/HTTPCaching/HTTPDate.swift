@@ -104,14 +104,12 @@ public enum HTTPDate {
         /// case-insensitively (see ``HTTPDate``).
         mutating func literal(_ text: String) -> Bool {
             for byte in text.utf8 {
-                guard index < bytes.count, Self.lowercased(bytes[index]) == Self.lowercased(byte) else { return false }
+                guard index < bytes.count, ASCIICase.lowercase(bytes[index]) == ASCIICase.lowercase(byte) else {
+                    return false
+                }
                 index += 1
             }
             return true
-        }
-
-        private static func lowercased(_ byte: UInt8) -> UInt8 {
-            byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
         }
 
         /// Consumes one of `names` (in any case), returning its index.

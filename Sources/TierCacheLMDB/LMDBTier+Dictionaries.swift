@@ -238,17 +238,17 @@ extension LMDBTier {
     func trainDictionary(with trainer: DictionaryTrainer) {
         var installedRatio: Double?
         defer { trainer.finish(trainedRatio: installedRatio) }
-        // Another tier on the store (another process) installed a dictionary after this tier's:
-        // that one becomes current, and nothing is trained. Each of several processes training
-        // its own (all started on a store without one, or all seeing the same drift) retired the
-        // oldest beyond `maximumDictionaries` while others still wrote with it, and every record
-        // compressed with it became a miss.
-        // By creation time, among the rows this tier can read (one sealed under a key it lacks is
-        // not a candidate): ids are reused after 65,535, so their order is not their age.
+        // Another tier on the store (another process) installed a dictionary after this tier's
+        // (by creation time, as `adoptNewestDictionary(of:)` orders them, among the rows this
+        // tier can read): that one becomes current, and nothing is trained. Each of several
+        // processes training its own (all started on a store without one, or all seeing the same
+        // drift) retired the oldest beyond `maximumDictionaries` while others still wrote with
+        // it, and every record compressed with it became a miss.
+        let current = dictionaries.currentID
         if let rows = try? environment.read({ txn in try txn.dictionaryRows(sealer: encryption) }),
             let newest = rows.filter({ $0.bytes != nil }).max(by: { $0.createdAt < $1.createdAt }),
-            newest.id != dictionaries.currentID,
-            rows.first(where: { $0.id == dictionaries.currentID }).map({ newest.createdAt > $0.createdAt }) ?? true,
+            newest.id != current,
+            rows.first(where: { $0.id == current }).map({ newest.createdAt > $0.createdAt }) ?? true,
             adoptNewestDictionary(of: [newest])
         {
             logger?.debug(

@@ -399,6 +399,7 @@ public final class LMDBTier: LocalCacheTier {
         if batch.count > 1 {
             do {
                 let evicted = try writeApplyingAccesses { txn -> Int in
+                    try ensureStillPlainIfPlain(in: txn)
                     var state = try txn.writeState()
                     var evicted = 0
                     for pending in batch {
@@ -416,21 +417,23 @@ public final class LMDBTier: LocalCacheTier {
         return batch.map { pending in Result { try insert(pending) } }
     }
 
+    /// Throws when this plain tier's store was encrypted since it opened (another process, or a
+    /// tier here, opened it with keys: a rollout of encryption): it takes no more records in the
+    /// clear. Checked at open only, the old processes went on writing plaintext, and each side
+    /// deleted the other's records as unreadable. Once per write transaction, before its puts.
+    private func ensureStillPlainIfPlain(in txn: Transaction) throws {
+        guard encryption == nil, try txn.metaValue(Self.encryptedMark) != nil else { return }
+        throw TierCacheError(
+            .invalidConfiguration,
+            "the store at \(directory.path) was encrypted since this tier opened it without keys; "
+                + "open it again with its keys (Configuration.encryption)")
+    }
+
     /// Puts the pending record in `txn`, first evicting least-recently-used entries until it
     /// fits the budget; returns how many were evicted. Throws ``DictionaryRetired`` when the
     /// dictionary it names is no longer in the store (its row gone, or recording other bytes).
     private func put(_ pending: PendingRecord, in txn: Transaction, state: inout WriteState) throws -> Int {
         let (key, record) = (pending.key, pending.record)
-        // A store turned to encryption while this plain tier was open (another process, or a tier
-        // here, opened it with keys: a rollout of encryption) takes no more records in the clear.
-        // Checked at open only, the old processes went on writing plaintext, and each side deleted
-        // the other's records as unreadable.
-        if encryption == nil, try txn.metaValue(Self.encryptedMark) != nil {
-            throw TierCacheError(
-                .invalidConfiguration,
-                "the store at \(directory.path) was encrypted since this tier opened it without keys; "
-                    + "open it again with its keys (Configuration.encryption)")
-        }
         if let needed = pending.dictionary {
             let recorded = try DictionaryRow.key(needed.id).withUnsafeBytes { key in
                 try txn.get(environment.meta, key).flatMap(DictionaryRow.checksum(ofRow:))
@@ -464,6 +467,7 @@ public final class LMDBTier: LocalCacheTier {
         for attempt in 0..<12 {
             do {
                 let evicted = try writeApplyingAccesses { txn -> Int in
+                    try ensureStillPlainIfPlain(in: txn)
                     var state = try txn.writeState()
                     let evicted = try put(pending, in: txn, state: &state)
                     try txn.setWriteState(state)

@@ -283,10 +283,8 @@ public final class TieredCache: Sendable {
         changingLocally(key) {
             let suspended = suspension.snapshot()
             var outcomes: [(tierName: String, outcome: StoreReport.Outcome)] = []
-            var positions: [Int] = []
             for (index, slot) in slots.enumerated() {
                 guard let local = slot.local else { continue }
-                positions.append(index)
                 let outcome: StoreReport.Outcome
                 if let refusal = refusal(of: slot, at: index, policy, suspended) {
                     outcome = slot.removedForRefusal(
@@ -300,8 +298,13 @@ public final class TieredCache: Sendable {
                 outcomes.append((slot.tier.name, outcome))
             }
             let undone = undoLocalPromotionIfInvalidated(key, since: nil, suspended, stored: slots.indices)
-            for (number, index) in positions.enumerated() where undone.contains(index) {
-                Self.reportSuspended(&outcomes[number].outcome)
+            // The report lists the local tiers alone: the n-th local slot is the n-th outcome.
+            // (Nearly always nothing was undone, and nothing is walked.)
+            if !undone.isEmpty {
+                for (number, index) in slots.indices.filter({ slots[$0].local != nil }).enumerated()
+                where undone.contains(index) {
+                    Self.reportSuspended(&outcomes[number].outcome)
+                }
             }
             return StoreReport(outcomes: outcomes)
         }
