@@ -7,7 +7,9 @@ import Testing
 /// `evictFromMain`) gives. The policy decides a full cache's usual miss in one step instead
 /// (`admitWindowsOldest`), and its prefetching and memory layout change for speed; none of that
 /// may change a decision, in object mode or in byte mode. The figures were taken from the
-/// replays with the one-step path switched off, and from the code before it (d8bcac1).
+/// replays with the one-step path switched off, and from the code before it (d8bcac1). web07 at
+/// 20 objects has the miniatures give the window the whole cache, where the one step takes the
+/// candidate out of an empty probation's place without moving it in.
 @Suite struct WTinyLFUDecisionTests {
     private static var folder: String? { ProcessInfo.processInfo.environment["TIERCACHE_TRACES"] }
 
