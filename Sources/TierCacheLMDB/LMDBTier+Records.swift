@@ -47,7 +47,16 @@ extension LMDBTier {
     }
 
     enum Unusable {
-        case expired, damaged, missingDictionary, unopenable
+        /// Past its expiry hint.
+        case expired
+        /// Fails to decode or verify.
+        case damaged
+        /// Compressed with a dictionary the store no longer holds.
+        case missingDictionary
+        /// Sealed, and does not open with the keys given.
+        case unopenable
+        /// In a format version this code does not read (a newer TierCache wrote it).
+        case unknownFormat
     }
 
     /// The key `key` is stored under: its bytes, or the sealer's keyed hash of them.
@@ -111,8 +120,11 @@ extension LMDBTier {
         _ record: UnsafeRawBufferPointer, storedUnder storageKey: UnsafeRawBufferPointer, owner: StorageKey?,
         now: Date?, largestValue: Int, in txn: Transaction, reseal: Bool
     ) -> Decoded {
-        guard let header = try? StoredRecord.header(of: record, storedUnder: storageKey) else {
-            return .unusable(.damaged)
+        let header: StoredRecord.Header
+        do {
+            header = try StoredRecord.header(of: record, storedUnder: storageKey)
+        } catch {
+            return .unusable(error.isUnknownFormatVersion ? .unknownFormat : .damaged)
         }
         if let owner, !StoredRecord.belongs(header, to: owner) { return .notThisKey }
         if let now, header.metadata.isExpired(at: now) { return .unusable(.expired) }

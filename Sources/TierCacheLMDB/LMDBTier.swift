@@ -53,7 +53,8 @@ import TierCacheRecords
 /// ## Integrity and crashes
 /// Compressed values are zstd frames with zstd's checksum; values that zstd does not shrink are
 /// stored raw with a checksum of their own. A record that fails to decode or verify is a miss,
-/// is deleted and is counted in `TierStatistics.corruptionsRemoved`. Every commit is handed to
+/// is deleted and is counted in `TierStatistics.corruptionsRemoved` (one in a format version this
+/// code does not read, in `TierStatistics.unknownFormatRecords`). Every commit is handed to
 /// the operating system before `store` returns, so a process killed at any point (even by
 /// `SIGKILL`) leaves every committed entry in place; what a power loss costs depends on
 /// ``Durability``. Several processes may open one directory at once; LMDB's lock file
@@ -264,14 +265,17 @@ public final class LMDBTier: LocalCacheTier {
                     logger?.warning(
                         "sealed entry that does not open with the keys given removed (a miss): wrong key, or altered",
                         metadata: ["tier": "\(name)", "key": "\(logName(of: key))"])
+                case .unknownFormat:
+                    counters.recordUnknownFormat()
+                    logger?.info(
+                        "entry in a format version this TierCache does not read removed (a miss)",
+                        metadata: ["tier": "\(name)", "key": "\(logName(of: key))"])
                 }
             }
             return nil
         }
     }
 
-    /// Deletes the record under `key` if it is still unusable: a concurrent store may have
-    /// replaced it since the lookup saw it.
     /// Whether `record` is sealed and this plain tier is still open in a store encrypted since it
     /// opened (a rollout of encryption): the encrypting tiers' record, a miss here, never deleted
     /// (the two kinds of tier deleted each other's records).
@@ -280,6 +284,8 @@ public final class LMDBTier: LocalCacheTier {
         return try txn.metaValue(Self.encryptedMark) != nil
     }
 
+    /// Deletes the record under `key` if it is still unusable: a concurrent store may have
+    /// replaced it since the lookup saw it.
     private func removeIfUnusable(_ key: StorageKey, now: Date) throws -> Bool {
         try write { txn in
             try key.bytes.withUnsafeBytes { keyBytes in

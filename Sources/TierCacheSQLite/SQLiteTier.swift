@@ -31,14 +31,15 @@ import TierCacheRecords
 /// ## Recency
 /// A hit does not write: it notes the access in memory, and the next write transaction applies the
 /// noted accesses in order before it evicts, as `TierCacheLMDB`'s tier does. The order is exact
-/// unless more than 16,384 distinct keys are read between two writes, or the write that drained
-/// them failed (its accesses are dropped, never wrong). A lookup writes only to delete a record it
-/// found expired or damaged.
+/// unless more than 16,384 distinct keys are read between two writes (the notes past that are
+/// dropped, never wrong); a write that fails gives the accesses it took back to the next. A lookup
+/// writes only to delete a record it found expired, damaged or in an unknown format.
 ///
 /// ## Integrity and crashes
 /// Records are the shared `EntryRecord` format with zlib payloads (zlib's Adler-32 checks them) or
 /// raw payloads with a checksum of their own, and carry their full key. A record that fails to
-/// decode or verify is a miss, deleted and counted in `TierStatistics.corruptionsRemoved`. A
+/// decode or verify is a miss, deleted and counted in `TierStatistics.corruptionsRemoved` (one in a
+/// format version this code does not read, in `TierStatistics.unknownFormatRecords`). A
 /// store returns once its transaction has committed, so a killed process keeps every committed
 /// entry; what a power loss costs depends on ``Durability``. A database that SQLite finds damaged
 /// (`SQLITE_CORRUPT`), at open or later, is emptied in place by SQLite's own reset (every process
@@ -73,6 +74,13 @@ public final class SQLiteTier: LocalCacheTier {
     public static let minimumCapacity = DiskCapacity.minimum
     /// The database file's name in the tier's directory.
     public static let fileName = "cache.sqlite"
+
+    /// The check every opening makes of the SQLite library, for a library of `versionNumber`
+    /// (`sqlite3_libversion_number()`'s form) named `version`: throws `storageFailure` below 3.35.0.
+    @_spi(TierCacheInternals)
+    public static func checkSQLiteLibrary(versionNumber: Int32, version: String) throws(TierCacheError) {
+        try StoreOpening.checkLibrary(versionNumber: versionNumber, version: version)
+    }
 
     /// The tier's name in statistics and reports.
     public let name: String
@@ -118,8 +126,10 @@ public final class SQLiteTier: LocalCacheTier {
     ///   `TierCacheError.Code.notADirectory`, `TierCacheError.Code.permissionDenied`,
     ///   `TierCacheError.Code.foreignStore` (the file is another program's SQLite database), or,
     ///   with ``RecoveryPolicy/throwError``, `TierCacheError.Code.damagedStore` and
-    ///   `TierCacheError.Code.incompatibleVersion`.
+    ///   `TierCacheError.Code.incompatibleVersion`; `TierCacheError.Code.storageFailure` when the
+    ///   process runs on a SQLite older than 3.35.0.
     public init(directory: URL, configuration: Configuration) throws(TierCacheError) {
+        try StoreOpening.checkLibrary()
         try DiskCapacity.check(configuration.capacity)
         guard let codec = ZlibCodec(level: configuration.compressionLevel) else {
             throw TierCacheError(
@@ -179,7 +189,12 @@ public final class SQLiteTier: LocalCacheTier {
 
     /// Why a stored record is not served.
     enum Unusable {
-        case expired, damaged
+        /// Past its expiry hint.
+        case expired
+        /// Fails to decode or verify.
+        case damaged
+        /// In a format version this code does not read (a newer TierCache wrote it).
+        case unknownFormat
     }
 
     /// The entry stored under `key`, or nil. A record that fails to decode or verify is removed,
@@ -240,6 +255,11 @@ public final class SQLiteTier: LocalCacheTier {
                 counters.recordCorruptionRemoved()
                 logger?.warning(
                     "damaged entry removed (a miss)", metadata: ["tier": "\(name)", "key": "\(key.rawValue)"])
+            case .unknownFormat:
+                counters.recordUnknownFormat()
+                logger?.info(
+                    "entry in a format version this TierCache does not read removed (a miss)",
+                    metadata: ["tier": "\(name)", "key": "\(key.rawValue)"])
             }
             return nil
         }
@@ -250,9 +270,13 @@ public final class SQLiteTier: LocalCacheTier {
     /// left in place, not decompressed: a process using the store with a larger capacity may
     /// have written it (and decompressing would allocate what it declares).
     func decode(_ record: UnsafeRawBufferPointer, key: some Sequence<UInt8>, now: Date?) -> Lookup {
-        guard let header = try? EntryRecord.header(of: record), let fullKey = header.fullKey,
-            fullKey.elementsEqual(key)
-        else { return .unusable(.damaged) }
+        let header: EntryRecord.Header
+        do {
+            header = try EntryRecord.header(of: record)
+        } catch {
+            return .unusable(error.isUnknownFormatVersion ? .unknownFormat : .damaged)
+        }
+        guard let fullKey = header.fullKey, fullKey.elementsEqual(key) else { return .unusable(.damaged) }
         if let now, header.metadata.isExpired(at: now) { return .unusable(.expired) }
         let largest = EntryRecord.largestValue(inCapacity: capacity)
         guard header.originalSize <= largest else { return .miss }

@@ -166,6 +166,9 @@ struct BenchCommand: AsyncParsableCommand {
                 guard value * unit.seconds <= longestDuration else {
                     throw ValidationError("--duration is at most a year, 8760h (got \"\(text)\")")
                 }
+                guard value * unit.seconds >= 0.001 else {
+                    throw ValidationError("--duration is at least 1ms (got \"\(text)\")")
+                }
                 return .milliseconds(Int64((value * unit.seconds * 1000).rounded()))
             }
         }

@@ -24,13 +24,13 @@ struct ProxyCommand: ParsableCommand {
         let directory = InspectCommand.currentExecutable().resolvingSymlinksInPath().deletingLastPathComponent()
         let executable = directory.appendingPathComponent("tiercache-proxy").path
         guard FileManager.default.isExecutableFile(atPath: executable) else {
-            throw ValidationError(
+            throw CommandFailure(
                 "tiercache-proxy is not built beside \(directory.path); run `swift build -c release --product tiercache-proxy` (or `swift run tiercache-proxy …`)"
             )
         }
         // Replace this process, so that signals (SIGTERM for a graceful stop) reach the proxy.
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         execv(executable, argv)
-        throw ValidationError("could not start \(executable): \(String(cString: strerror(errno)))")
+        throw CommandFailure("could not start \(executable): \(String(cString: strerror(errno)))")
     }
 }

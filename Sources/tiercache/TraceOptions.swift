@@ -56,7 +56,7 @@ struct TraceOptions: ParsableArguments {
 struct TraceCacheOptions: ParsableArguments {
     @Option(
         help: ArgumentHelp(
-            "Where binary copies of parsed traces are kept, so later runs skip parsing (default: $TIERCACHE_TRACE_CACHE, else ~/.cache/tiercache/traces).",
+            "Where binary copies of parsed traces are kept, so later runs skip parsing (default: $TIERCACHE_TRACE_CACHE, else $XDG_CACHE_HOME/tiercache/traces, else ~/.cache/tiercache/traces).",
             valueName: "directory"))
     var traceCache: String?
 

@@ -139,6 +139,30 @@ import Testing
         #expect(reloaded.requests == [0, 1] && reloaded.objectCount == 2)
     }
 
+    /// A source replaced by contents of the same size with its old modification time (as `cp -p`,
+    /// `rsync -t`, `tar x` and `curl -R` leave it) is parsed again: its status change time moved.
+    @Test func aSourceReplacedWithItsOldTimeIsParsedAgain() throws {
+        let fixtures = try TraceFixtures()
+        defer { fixtures.remove() }
+        let path = try arcTrace(fixtures)
+        let cache = TraceCache(directory: fixtures.directory.appendingPathComponent("copies").path)
+        _ = try Trace.load(TraceReader(path: path), cache: cache)
+        var original = stat()
+        try #require(stat(path, &original) == 0)
+        _ = try fixtures.write("small.lis", text: "200 3 0 1\n5 2 0 2\n100 1 0 3\n7 1 0 4\n")
+        #if canImport(Darwin)
+        var times = [original.st_atimespec, original.st_mtimespec]
+        #else
+        var times = [original.st_atim, original.st_mtim]
+        #endif
+        try #require(utimensat(AT_FDCWD, path, &times, 0) == 0)
+        let before = try #require(FileStatus(path: path))
+        #expect(before.size == UInt64(original.st_size))
+        let reloaded = try Trace.load(TraceReader(path: path), cache: cache)
+        #expect(reloaded.loading?.source == .parsed)
+        #expect(reloaded.objectCount == 7, "200 201 202 5 6 100 7: \(reloaded.objectCount)")
+    }
+
     /// A copy is stored only while the file is as it was before parsing (`Trace.load` passes the
     /// status it took then): a file written on meanwhile would give a copy carrying its final
     /// size and time with only what was read, taken for the whole file ever after.
@@ -191,7 +215,10 @@ import Testing
 
     /// Damage to a copy (a flipped byte anywhere, a truncation, an id forged out of range with a
     /// matching checksum impossible to hit by chance) is never read as a trace: it is parsed again.
-    @Test(arguments: ["flip header", "flip requests", "flip sizes", "truncate", "extend", "empty"])
+    @Test(arguments: [
+        "flip header", "flip has sizes", "flip requested bytes", "flip requests", "flip sizes", "truncate", "extend",
+        "empty",
+    ])
     func aDamagedCopyIsParsedAgain(damage: String) throws {
         let fixtures = try TraceFixtures()
         defer { fixtures.remove() }
@@ -203,6 +230,8 @@ import Testing
         let header = TraceCache.headerWords * 8
         switch damage {
         case "flip header": bytes[36] ^= 0x01  // the request count
+        case "flip has sizes": bytes[48] ^= 0x01
+        case "flip requested bytes": bytes[56] ^= 0x01
         case "flip requests": bytes[header + 5] ^= 0x80
         case "flip sizes": bytes[bytes.count - 2] ^= 0x01
         case "truncate": bytes.removeLast(3)
@@ -213,6 +242,7 @@ import Testing
         let reloaded = try Trace.load(TraceReader(path: path), cache: cache)
         #expect(reloaded.loading?.source == .parsed)
         #expect(reloaded.requests == parsed.requests && reloaded.objectSizes == parsed.objectSizes)
+        #expect(reloaded.hasSizes == parsed.hasSizes && reloaded.requestedBytes == parsed.requestedBytes)
     }
 
     /// A copy being written is a temporary named for its writer's process; one whose writer was

@@ -103,6 +103,16 @@ import Testing
         #expect(try TraceFixtures.requests(keysOnly).map(\.size) == [1, 1, 1])
     }
 
+    /// Zero-padded integers (ZIP codes, SKUs) are names: `007`, `7` and `0007` are three objects,
+    /// where reading each as the integer 7 merged them and raised the hit ratio. `0` is an integer.
+    @Test func plainZeroPaddedKeysAreNamesNotIntegers() throws {
+        let fixtures = try TraceFixtures()
+        defer { fixtures.remove() }
+        let keys = try TraceFixtures.requests(fixtures.write("z.txt", text: "007\n7\n0007\n0\n007\n")).map(\.key)
+        #expect(keys[1] == 7 && keys[3] == 0)
+        #expect(Set(keys.prefix(4)).count == 4 && keys[4] == keys[0])
+    }
+
     /// The layout of many published traces, `key size timestamp` with spaces or tabs, reads as
     /// fields, not as one string key (its sizes were lost and every line was another object).
     @Test func plainFieldsMaySeparateBySpacesOrTabs() throws {

@@ -14,6 +14,8 @@ import Testing
             (["bench", "--distribution", "scan:2.5:0.2"], "whole number of keys"),
             (["bench", "--duration", "1e16s"], "at most a year"),
             (["bench", "--duration", "1e300h"], "at most a year"),
+            // Rounded to 0 ms, it was refused as not positive.
+            (["bench", "--duration", "0.4ms"], "at least 1ms"),
             (["tune", "--trace", "/nonexistent/trace.csv", "--miniature-minimum-objects", "inf"], "from 1 to"),
             (["tune", "--trace", "/nonexistent/trace.csv", "--miniature-minimum-objects", "1e19"], "from 1 to"),
             (["tune", "--trace", "/nonexistent/trace.csv", "--miniature-minimum-objects", "nan"], "from 1 to"),

@@ -4,7 +4,7 @@ import Foundation
 import Testing
 @_spi(TierCacheInternals) import TierCache
 import TierCacheRecords
-import TierCacheSQLite
+@_spi(TierCacheInternals) import TierCacheSQLite
 
 @Suite("SQLiteTier")
 struct SQLiteTierTests {
@@ -287,6 +287,41 @@ struct SQLiteTierTests {
         #expect(try tier.entry(forKey: key("a")) == nil)
         #expect(try tier.store(entry([4]), forKey: key("b")) == .stored)
         #expect(try tier.entry(forKey: key("b"))?.value == [4])
+    }
+
+    /// An app and its extension updated apart share a store: the older one meets records of a
+    /// newer format. They are misses and deleted (a local store), counted as what they are, not
+    /// as damage.
+    @Test("A record in a format version this code does not read is a miss, deleted and counted apart from damage")
+    func unknownFormatVersion() throws {
+        let directory = TemporaryDirectory()
+        do {
+            let tier = try SQLiteTier(directory: directory.url, capacity: 1 << 20)
+            _ = try tier.store(entry([1, 2, 3]), forKey: key("newer"))
+            _ = try tier.store(entry([4]), forKey: key("kept"))
+        }
+        try rawSQLite(
+            databaseFile(directory.url),
+            "UPDATE entries SET record = x'09' || substr(record, 2) WHERE key = CAST('newer' AS BLOB);")
+        let tier = try SQLiteTier(directory: directory.url, capacity: 1 << 20)
+        #expect(try tier.entry(forKey: key("newer")) == nil)
+        let statistics = tier.statistics()
+        #expect(statistics.unknownFormatRecords == 1 && statistics.corruptionsRemoved == 0)
+        #expect(try tier.usage().entries == 1)
+        #expect(try tier.entry(forKey: key("kept"))?.value == [4])
+    }
+
+    /// `DELETE … RETURNING` came with SQLite 3.35: an older library is named as the cause at
+    /// opening, where it used to pass for a damaged store, emptied at every open.
+    @Test("A SQLite library older than 3.35 is refused with its version named")
+    func oldSQLiteLibrary() throws {
+        let error = #expect(throws: TierCacheError.self) {
+            try SQLiteTier.checkSQLiteLibrary(versionNumber: 3_034_001, version: "3.34.1")
+        }
+        #expect(error?.code == .storageFailure)
+        #expect(error.map { "\($0)".contains("3.35.0") && "\($0)".contains("3.34.1") } == true)
+        try SQLiteTier.checkSQLiteLibrary(
+            versionNumber: sqlite3_libversion_number(), version: String(cString: sqlite3_libversion()))
     }
 
     @Test(

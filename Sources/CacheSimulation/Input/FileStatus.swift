@@ -7,13 +7,23 @@ import Darwin
 #endif
 
 /// What `stat(2)` says of a trace file that matters to reading it: a binary copy describes its
-/// source while the size and modification time are unchanged, and only a regular file can be read
-/// twice (a pipe or device yields its bytes once, and has no size or time that says what it will
-/// yield).
+/// source while the file (device and inode), its size, its modification time and its status
+/// change time are unchanged, and only a regular file can be read twice (a pipe or device yields
+/// its bytes once, and has no size or time that says what it will yield).
+///
+/// The modification time alone does not say a file is unchanged: `cp -p`, `rsync -t`, `tar x`
+/// and `curl -R` replace a file's contents and set its old time back, and a trace of fixed-size
+/// records keeps its size when its requests change. No tool can set the status change time, and
+/// a replacement renamed into place is another inode.
 struct FileStatus: Equatable {
     var size: UInt64
     /// Nanoseconds since the epoch.
     var modified: UInt64
+    /// When the file's contents or attributes last changed (`st_ctime`), in nanoseconds since the
+    /// epoch.
+    var statusChanged: UInt64
+    var device: UInt64
+    var inode: UInt64
     var isRegularFile: Bool
     var isDirectory: Bool
 
@@ -22,12 +32,20 @@ struct FileStatus: Equatable {
         var status = stat()
         guard stat(path, &status) == 0 else { return nil }
         #if canImport(Darwin)
-        modified = UInt64(status.st_mtimespec.tv_sec) &* 1_000_000_000 &+ UInt64(status.st_mtimespec.tv_nsec)
+        modified = Self.nanoseconds(status.st_mtimespec)
+        statusChanged = Self.nanoseconds(status.st_ctimespec)
         #else
-        modified = UInt64(status.st_mtim.tv_sec) &* 1_000_000_000 &+ UInt64(status.st_mtim.tv_nsec)
+        modified = Self.nanoseconds(status.st_mtim)
+        statusChanged = Self.nanoseconds(status.st_ctim)
         #endif
+        device = UInt64(truncatingIfNeeded: status.st_dev)
+        inode = UInt64(truncatingIfNeeded: status.st_ino)
         size = UInt64(status.st_size)
         isRegularFile = status.st_mode & S_IFMT == S_IFREG
         isDirectory = status.st_mode & S_IFMT == S_IFDIR
+    }
+
+    private static func nanoseconds(_ time: timespec) -> UInt64 {
+        UInt64(truncatingIfNeeded: time.tv_sec) &* 1_000_000_000 &+ UInt64(truncatingIfNeeded: time.tv_nsec)
     }
 }

@@ -94,6 +94,14 @@ enum ASCIIFields {
         return value
     }
 
+    /// A plain trace's key: a decimal integer written without leading zeros is the key itself;
+    /// any other field is hashed (``fnv1a(_:)``), zero-padded integers too, so that `007`, `7`
+    /// and `0007` (three names, as zero-padded codes are) stay three objects.
+    static func plainKey(_ field: UnsafeBufferPointer<UInt8>) -> UInt64 {
+        if field.count == 1 || field.first != UInt8(ascii: "0"), let value = unsigned(field) { return value }
+        return fnv1a(field)
+    }
+
     /// 64-bit FNV-1a: a stable hash for string keys, the same on every run and platform.
     static func fnv1a(_ field: UnsafeBufferPointer<UInt8>) -> UInt64 {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325

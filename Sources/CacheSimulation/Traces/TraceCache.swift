@@ -14,9 +14,11 @@ import Darwin
 /// requests load from it in tens of milliseconds instead of seconds.
 ///
 /// A copy is used only while it still describes its source: the header records the source's
-/// size and modification time, and a copy whose source changed is ignored (and replaced by the
-/// next store). A copy that is truncated, damaged (its checksum covers both arrays) or holds an id
-/// out of range is ignored too: the trace is parsed again, never read wrong. Stores are best
+/// file (device and inode), size, modification time and status change time, and a copy whose
+/// source changed is ignored (and replaced by the next store), as is one made by a build that
+/// parsed the format differently (``TraceReader/parsingRevision``). A copy that is truncated,
+/// damaged (its checksum covers its header and both arrays) or holds an id out of range is ignored
+/// too: the trace is parsed again, never read wrong. Stores are best
 /// effort and atomic (a temporary file renamed into place), so a crash leaves no half-written copy.
 public struct TraceCache: Sendable {
     /// Where the copies live.
@@ -54,13 +56,22 @@ public struct TraceCache: Sendable {
     /// "TCTRACE" and the layout's version, little-endian. Version 2: copies of CSV and plain
     /// traces made by version 1 said every such trace had sizes, even one without a size column.
     /// Version 3: the requested bytes count each request at its object's size, not its own.
-    static let magic: UInt64 = 0x0345_4341_5254_4354
-    static let headerWords = 10
+    /// Version 4: the header records the source's status change time and file, and the checksum
+    /// covers the header too (a flipped bit in the requested bytes went unnoticed).
+    static let magic: UInt64 = 0x0445_4341_5254_4354
+    /// The magic, the identity, the source's size and modification time, the request and object
+    /// counts, whether the trace has sizes, the requested bytes, the checksum, the source's status
+    /// change time, device and inode.
+    static let headerWords = 12
+    /// The header word that holds the checksum (of every other word, and of both arrays).
+    private static let checksumWord = 8
 
     /// The copy's file for a source: its name hashes the source's real path, format and limit.
     func path(for reader: TraceReader, limit: Int?) -> (path: String, identity: UInt64) {
         let source = Self.realPath(reader.path)
-        let identity = Self.fnv1a("\(source)\u{0}\(reader.format.rawValue)\u{0}\(limit.map(String.init) ?? "all")")
+        let identity = Self.fnv1a(
+            "\(source)\u{0}\(reader.format.rawValue)\u{0}\(limit.map(String.init) ?? "all")\u{0}\(TraceReader.parsingRevision)"
+        )
         let hex = String(identity, radix: 16)
         return (directory + "/" + String(repeating: "0", count: 16 - hex.count) + hex + ".tctrace", identity)
     }
@@ -76,6 +87,7 @@ public struct TraceCache: Sendable {
         guard Self.readFully(descriptor, into: &header) else { return nil }
         let words = header.map { UInt64(littleEndian: $0) }
         guard words[0] == Self.magic, words[1] == identity, words[2] == source.size, words[3] == source.modified,
+            words[9] == source.statusChanged, words[10] == source.device, words[11] == source.inode,
             words[4] <= UInt64(Trace.maximumRequestCount), words[5] <= UInt64(UInt32.max), words[6] <= 1
         else { return nil }
         let requestCount = Int(words[4])
@@ -86,7 +98,7 @@ public struct TraceCache: Sendable {
         var requests = [UInt32](repeating: 0, count: requestCount)
         var sizes = [UInt32](repeating: 0, count: objectCount)
         guard Self.readFully(descriptor, into: &requests), Self.readFully(descriptor, into: &sizes) else { return nil }
-        guard Self.checksum(requests, sizes) == words[8] else { return nil }
+        guard Self.checksum(header: header, requests, sizes) == words[Self.checksumWord] else { return nil }
         #if _endian(big)
         requests = requests.map { UInt32(littleEndian: $0) }
         sizes = sizes.map { UInt32(littleEndian: $0) }
@@ -130,10 +142,11 @@ public struct TraceCache: Sendable {
         let requests = trace.requests
         let sizes = trace.objectSizes
         #endif
-        let header: [UInt64] = [
+        var header: [UInt64] = [
             Self.magic, identity, source.size, source.modified, UInt64(trace.requestCount), UInt64(trace.objectCount),
-            trace.hasSizes ? 1 : 0, trace.requestedBytes, Self.checksum(requests, sizes), 0,
+            trace.hasSizes ? 1 : 0, trace.requestedBytes, 0, source.statusChanged, source.device, source.inode,
         ].map { $0.littleEndian }
+        header[Self.checksumWord] = Self.checksum(header: header, requests, sizes).littleEndian
         let written =
             Self.writeFully(descriptor, header) && Self.writeFully(descriptor, requests)
             && Self.writeFully(descriptor, sizes)
@@ -226,10 +239,15 @@ public struct TraceCache: Sendable {
         return hash
     }
 
-    /// A 64-bit checksum of both arrays as stored, eight bytes at a time (a multiply-rotate mix:
-    /// every bit of every word reaches the result, fast enough to be unnoticed beside the read).
-    static func checksum(_ requests: [UInt32], _ sizes: [UInt32]) -> UInt64 {
+    /// A 64-bit checksum of the header as stored (but its checksum word) and of both arrays as
+    /// stored, eight bytes at a time (a multiply-rotate mix: every bit of every word reaches the
+    /// result, fast enough to be unnoticed beside the read).
+    static func checksum(header: [UInt64], _ requests: [UInt32], _ sizes: [UInt32]) -> UInt64 {
         var hash: UInt64 = 0x9E37_79B9_7F4A_7C15
+        for (index, word) in header.enumerated() where index != checksumWord {
+            hash = (hash ^ word) &* 0x94D0_49BB_1331_11EB
+            hash ^= hash >> 29
+        }
         for array in [requests, sizes] {
             hash = (hash ^ UInt64(array.count)) &* 0xBF58_476D_1CE4_E5B9
             array.withUnsafeBytes { bytes in

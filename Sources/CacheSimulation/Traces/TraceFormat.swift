@@ -21,9 +21,9 @@ public enum TraceFormat: String, Sendable, CaseIterable, CustomStringConvertible
     /// TierCache's plain format for users' own traces: `key[,size[,timestamp]]` per line, or
     /// `key size [timestamp]` separated by spaces or tabs when the first request is laid out so
     /// (no comma, integers after the key; otherwise a key may hold spaces), every line with a
-    /// size or none (then the trace has no sizes). A key that is a decimal integer is
-    /// used as is; any other key is hashed (FNV-1a, 64 bits). Blank lines and lines starting with
-    /// `#` are skipped.
+    /// size or none (then the trace has no sizes). A key that is a decimal integer without leading
+    /// zeros is used as is; any other key is hashed (FNV-1a, 64 bits), so `007` and `7` are two
+    /// objects. Blank lines and lines starting with `#` are skipped.
     case plain
 
     /// The format as the command line names it.

@@ -22,6 +22,13 @@ public struct TraceReader: Sendable {
     /// The trace's format.
     public let format: TraceFormat
 
+    /// How the readers parse, as a number: change it with any change to what a format's bytes
+    /// read as, and the binary copies made by earlier builds (``TraceCache``), which hold what
+    /// those read, are parsed again instead of used. Revision 2: a plain trace's zero-padded
+    /// integer keys are names (`007` and `7` are two objects), spaced fields are a key, a size
+    /// and a time, and a byte order mark is not part of the first key.
+    static let parsingRevision = 2
+
     /// A reader of the trace file at `path`; nothing is read until the trace is loaded.
     /// - Parameters:
     ///   - path: the trace file, compressed (zstd, gzip, xz) or not.
@@ -265,7 +272,7 @@ public struct TraceReader: Sendable {
                 )
             }
             carriesSizes = givesSize
-            var request = TraceRequest(key: ASCIIFields.unsigned(fields[0]) ?? ASCIIFields.fnv1a(fields[0]))
+            var request = TraceRequest(key: ASCIIFields.plainKey(fields[0]))
             if fields.count > 1 {
                 guard let size = ASCIIFields.unsigned(fields[1]), size >= 1, size <= UInt32.max else {
                     throw malformed(

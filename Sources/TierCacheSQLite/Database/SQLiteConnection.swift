@@ -85,7 +85,12 @@ final class SQLiteConnection: @unchecked Sendable {
     ) throws(SQLiteFailure) -> T {
         let prepared = try prepare(query)
         var statement = SQLiteStatement(pointer: prepared, connection: self)
-        defer { sqlite3_reset(prepared) }
+        defer {
+            sqlite3_reset(prepared)
+            // The bound values are SQLite's copies: a store's record (up to half the tier's
+            // capacity) stayed in memory until the statement's next use.
+            sqlite3_clear_bindings(prepared)
+        }
         return try body(&statement)
     }
 

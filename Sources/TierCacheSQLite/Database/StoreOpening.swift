@@ -9,6 +9,24 @@ struct StoreOpening: Sendable {
     static let applicationID: Int64 = 0x5443_5351
     /// `PRAGMA user_version`: the schema's version.
     static let schemaVersion: Int64 = 1
+    /// The oldest SQLite the tier runs on, as `sqlite3_libversion_number()` gives it: 3.35.0
+    /// (2021), whose `DELETE … RETURNING` the removals and evictions use (3.33 added the
+    /// `sqlite_schema` name the checks read). An older library failed every statement using them
+    /// as a syntax error, which opening took for a damaged store, emptying it at every open.
+    static let minimumLibraryVersion: Int32 = 3_035_000
+
+    /// Throws when the SQLite library this process runs on (`versionNumber`, `version`) is older
+    /// than ``minimumLibraryVersion``.
+    static func checkLibrary(
+        versionNumber: Int32 = sqlite3_libversion_number(), version: String = String(cString: sqlite3_libversion())
+    ) throws(TierCacheError) {
+        guard versionNumber >= minimumLibraryVersion else {
+            throw TierCacheError(
+                .storageFailure,
+                "the SQLite tier needs SQLite 3.35.0 or later (for DELETE … RETURNING); this process runs on SQLite \(version)"
+            )
+        }
+    }
 
     let file: URL
     let capacity: Int
@@ -31,15 +49,18 @@ struct StoreOpening: Sendable {
         // Before any statement: preparing one reads the schema, and fails on some headers with
         // errors that do not say damage.
         if let problem = headerProblem(connection) { throw SQLiteFailure(code: SQLITE_NOTADB, message: problem) }
-        // With `full`, `fullfsync`: on Apple platforms `fsync` leaves the drive's own cache
-        // unflushed, and only `F_FULLFSYNC` (these pragmas) makes a commit what a power loss
-        // cannot undo (SQLite's own documentation); elsewhere they change nothing.
-        let fullSync = durability == .full ? "ON" : "OFF"
+        // On Apple platforms `fsync` leaves the drive's own cache unflushed and unordered, and
+        // only `F_FULLFSYNC` (these pragmas) makes a write what a power loss cannot undo (SQLite's
+        // own documentation); elsewhere they change nothing. With `full`, every commit; with
+        // `normal`, the checkpoints at least: a checkpoint's pages must be on the device before
+        // the log that held them starts over, or a power loss leaves a database that is neither
+        // the old one nor the new (`normal` may lose commits, never consistency). A checkpoint
+        // comes once per 4 MiB of log or less, so its cost is spread over many commits.
         try connection.execute(
             """
             PRAGMA synchronous = \(durability == .full ? "FULL" : "NORMAL");
-            PRAGMA fullfsync = \(fullSync);
-            PRAGMA checkpoint_fullfsync = \(fullSync);
+            PRAGMA fullfsync = \(durability == .full ? "ON" : "OFF");
+            PRAGMA checkpoint_fullfsync = ON;
             PRAGMA cell_size_check = ON;
             """)
         return connection
