@@ -373,6 +373,17 @@ struct NormalizedKeysTests {
                 keys.key(for: request(target), validating: asKey)?.rawValue
                     == HTTPCacheKey.defaultKey(for: request(target)))
         }
+        // Canonically equivalent paths of different bytes (é precomposed, e and a combining
+        // accent) are two targets with two keys, in whichever order they come, sharing a slot
+        // or not (2,000 pairs: some share one).
+        for index in 0..<2_000 {
+            for path in ["/caf\u{E9}/\(index)", "/cafe\u{301}/\(index)"] {
+                let target = HTTPRequest(method: .get, scheme: "https", authority: "a.example", path: path)
+                // Compared as bytes: `==` would take the two keys for one.
+                let key = keys.key(for: target, validating: asKey)?.rawValue
+                #expect(key.map { Array($0.utf8) } == HTTPCacheKey.defaultKey(for: target).map { Array($0.utf8) })
+            }
+        }
         #expect(
             keys.key(for: HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/relative"), validating: asKey)
                 == nil)

@@ -36,7 +36,14 @@ final class NormalizedKeys: Sendable {
         let path = request.path ?? "/"
         let index = Self.slotIndex(authority: authority, path: path)
         let slot = slots.withLock { $0[index] }
-        if let slot, slot.path == path, slot.authority == authority, slot.scheme == scheme { return slot.key }
+        // Bytes, not `==`: Swift's string equality takes canonically equivalent Unicode for equal
+        // (`/café` precomposed and decomposed), and the key is made of the bytes, so `==` gave one
+        // target another's key (its response stored under that key, served for the other).
+        if let slot, slot.path.utf8.elementsEqual(path.utf8), slot.authority.utf8.elementsEqual(authority.utf8),
+            slot.scheme.utf8.elementsEqual(scheme.utf8)
+        {
+            return slot.key
+        }
         guard let text = HTTPCacheKey.defaultKey(scheme: scheme, authority: authority, path: path),
             let key = validating(text)
         else { return nil }

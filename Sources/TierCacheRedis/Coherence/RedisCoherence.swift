@@ -46,7 +46,7 @@ import Synchronization
 ///
 /// ```swift
 /// let coherence = try RedisCoherence(cache: cache)
-/// let tracking = Task { try await coherence.run() }
+/// let tracking = Task { await coherence.run() }
 /// // …
 /// tracking.cancel()
 /// ```

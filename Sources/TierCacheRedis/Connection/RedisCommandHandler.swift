@@ -1,4 +1,5 @@
 import NIOCore
+import Synchronization
 
 /// Where a command's reply goes: the task waiting for it, or the batch it is one command of.
 enum RedisReplyTarget {
@@ -92,6 +93,12 @@ final class RedisCommandHandler: ChannelInboundHandler {
     /// connection ends, which a push its buffer drops ends too. `nil`: pushes are dropped, as a
     /// data connection subscribes to nothing.
     private let pushes: AsyncStream<RESPValue>.Continuation?
+    /// Begun when the handler fails its commands and closes the connection (``failAll``): from
+    /// then on it queues nothing and reads nothing. Over TLS the channel stays active after the
+    /// close until the server answers its close_notify (up to NIOSSL's shutdown timeout), and
+    /// still delivers what arrives: a timed-out command's late reply would have answered a
+    /// command queued since, another key's value for a read.
+    private let ending: ConnectionEnding
     /// Where this connection's tracking invalidations go, and the node it is connected to; set
     /// once the connection has logged in (`CLIENT TRACKING` before `AUTH` would be refused). A
     /// class, so that the check every command makes copies one reference, not an endpoint.
@@ -108,9 +115,13 @@ final class RedisCommandHandler: ChannelInboundHandler {
     var tracking: Tracking?
     private var trackingChanges = TrackingChanges()
 
-    init(parser: RESPParser = RESPParser(), pushes: AsyncStream<RESPValue>.Continuation? = nil) {
+    init(
+        parser: RESPParser = RESPParser(), pushes: AsyncStream<RESPValue>.Continuation? = nil,
+        ending: ConnectionEnding = ConnectionEnding()
+    ) {
         self.parser = parser
         self.pushes = pushes
+        self.ending = ending
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -127,7 +138,7 @@ final class RedisCommandHandler: ChannelInboundHandler {
     /// Queues a command sent from outside the pipeline (``RedisConnection/send(_:)``): one hop to
     /// the event loop per command, no future. Must be called on the channel's event loop.
     func enqueue(_ arguments: [[UInt8]], deadline: NIODeadline, reply: RedisReplyTarget) {
-        guard let context, context.channel.isActive else {
+        guard let context, context.channel.isActive, !ending.hasBegun else {
             reply.complete(.failure(.connectionFailed("the connection is closed")))
             return
         }
@@ -140,7 +151,7 @@ final class RedisCommandHandler: ChannelInboundHandler {
         batch commands: [[[UInt8]]], deadline: NIODeadline,
         continuation: UnsafeContinuation<Result<[RESPValue], RedisError>, Never>
     ) {
-        guard let context, context.channel.isActive else {
+        guard let context, context.channel.isActive, !ending.hasBegun else {
             continuation.resume(returning: .failure(.connectionFailed("the connection is closed")))
             return
         }
@@ -241,6 +252,8 @@ final class RedisCommandHandler: ChannelInboundHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        // Replies to commands already failed: nobody waits for them.
+        if ending.hasBegun { return }
         var incoming = unwrapInboundIn(data)
         if var buffered = received {
             // Let go of the stored copy first, so that appending does not copy the whole buffer.
@@ -330,6 +343,7 @@ final class RedisCommandHandler: ChannelInboundHandler {
     }
 
     private func failAll(_ error: RedisError, context: ChannelHandlerContext) {
+        ending.begin()
         timer?.cancel()
         timer = nil
         failPending(error)
@@ -343,4 +357,16 @@ final class RedisCommandHandler: ChannelInboundHandler {
         trackingChanges.dropUnanswered()
         while let next = pending.popFirst() { next.reply.complete(.failure(error)) }
     }
+}
+
+/// Whether a connection's handler has failed its commands and closed it (``RedisCommandHandler``):
+/// read by the connection's callers and its pool on any thread, set on its event loop.
+final class ConnectionEnding: Sendable {
+    private let begun = Atomic<Bool>(false)
+
+    /// Whether the connection is ending.
+    var hasBegun: Bool { begun.load(ordering: .relaxed) }
+
+    /// Marks the connection as ending.
+    func begin() { begun.store(true, ordering: .relaxed) }
 }

@@ -13,15 +13,18 @@ public final class RedisConnection: Sendable {
     private let commandTimeout: TimeAmount
     /// Whether a failure of this connection has been counted (``claimFailure()``).
     private let failureClaimed = Atomic<Bool>(false)
+    /// Set by the handler once it has failed its commands and closed the connection.
+    private let ending: ConnectionEnding
 
     private init(
         endpoint: RedisEndpoint, channel: any Channel, handler: NIOLoopBound<RedisCommandHandler>,
-        commandTimeout: TimeAmount
+        commandTimeout: TimeAmount, ending: ConnectionEnding
     ) {
         self.endpoint = endpoint
         self.channel = channel
         self.handler = handler
         self.commandTimeout = commandTimeout
+        self.ending = ending
     }
 
     /// TLS for a connection: the context the tier's connections share, and the name to verify.
@@ -54,6 +57,7 @@ public final class RedisConnection: Sendable {
         let serverName = Self.isAddress(hostName) ? nil : hostName
         let channel: any Channel
         let handler: NIOLoopBound<RedisCommandHandler>
+        let ending = ConnectionEnding()
         do {
             channel = try await ClientBootstrap(group: group)
                 .connectTimeout(connectTimeout)
@@ -66,7 +70,8 @@ public final class RedisConnection: Sendable {
                                     context: tls.context, serverHostname: serverName,
                                     customVerificationCallback: nil, configuration: .init()))
                         }
-                        try channel.pipeline.syncOperations.addHandler(RedisCommandHandler(pushes: pushes))
+                        try channel.pipeline.syncOperations.addHandler(
+                            RedisCommandHandler(pushes: pushes, ending: ending))
                     }
                 }
                 .connect(host: endpoint.host, port: endpoint.port)
@@ -81,7 +86,7 @@ public final class RedisConnection: Sendable {
             throw .connectionFailed("\(endpoint): \(error)")
         }
         let connection = RedisConnection(
-            endpoint: endpoint, channel: channel, handler: handler, commandTimeout: commandTimeout)
+            endpoint: endpoint, channel: channel, handler: handler, commandTimeout: commandTimeout, ending: ending)
         do {
             if let password = endpoint.password {
                 let auth = endpoint.username.map { ["AUTH", $0, password] } ?? ["AUTH", password]
@@ -109,8 +114,9 @@ public final class RedisConnection: Sendable {
         return inet_pton(AF_INET, host, &v4) == 1 || inet_pton(AF_INET6, host, &v6) == 1
     }
 
-    /// Whether the connection is still open.
-    public var isActive: Bool { channel.isActive }
+    /// Whether the connection is still open, and not closing: a connection that failed its
+    /// commands (a timeout) may stay active while TLS says goodbye, and takes no more.
+    public var isActive: Bool { channel.isActive && !ending.hasBegun }
 
     /// True the first time it is called, false ever after: a connection that fails fails every
     /// command waiting on it, and only the first of their callers counts the failure.
@@ -148,7 +154,7 @@ public final class RedisConnection: Sendable {
     /// their replies in order, error replies included. The caller is resumed once, when the last
     /// reply arrives, not once a command; any failure fails the whole pipeline.
     public func pipeline(_ commands: [[[UInt8]]]) async throws(RedisError) -> [RESPValue] {
-        guard channel.isActive else { throw .connectionFailed("\(endpoint): the connection is closed") }
+        guard isActive else { throw .connectionFailed("\(endpoint): the connection is closed") }
         guard !commands.isEmpty else { return [] }  // a batch of none would never be answered
         return try await onEventLoop(commands) { handler, commands, deadline, continuation in
             handler.enqueue(batch: commands, deadline: deadline, continuation: continuation)
@@ -165,7 +171,7 @@ public final class RedisConnection: Sendable {
                 RedisCommandHandler, Work, NIODeadline, UnsafeContinuation<Result<Reply, RedisError>, Never>
             ) -> Void
     ) async throws(RedisError) -> Reply {
-        guard channel.isActive else { throw .connectionFailed("\(endpoint): the connection is closed") }
+        guard isActive else { throw .connectionFailed("\(endpoint): the connection is closed") }
         let deadline = NIODeadline.now() + commandTimeout
         let handler = self.handler
         let result = await withUnsafeContinuation {
