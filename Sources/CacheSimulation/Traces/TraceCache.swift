@@ -16,10 +16,10 @@ import Darwin
 /// A copy is used only while it still describes its source: the header records the source's
 /// file (device and inode), size, modification time and status change time, and a copy whose
 /// source changed is ignored (and replaced by the next store), as is one made by a build that
-/// parsed the format differently (``TraceReader/parsingRevision``). A copy that is truncated,
-/// damaged (its checksum covers its header and both arrays) or holds an id out of range is ignored
-/// too: the trace is parsed again, never read wrong. Stores are best
-/// effort and atomic (a temporary file renamed into place), so a crash leaves no half-written copy.
+/// parsed the format differently. A copy that is truncated, damaged (its checksum covers its
+/// header and both arrays) or holds an id out of range is ignored too: the trace is parsed again,
+/// never read wrong. Stores are best effort and atomic (a temporary file renamed into place), so a
+/// crash leaves no half-written copy.
 public struct TraceCache: Sendable {
     /// Where the copies live.
     public let directory: String
