@@ -377,7 +377,8 @@ struct NormalizedKeysTests {
         // accent) are two targets with two keys, in whichever order they come, sharing a slot
         // or not (2,000 pairs: some share one).
         for index in 0..<2_000 {
-            for path in ["/caf\u{E9}/\(index)", "/cafe\u{301}/\(index)"] {
+            let spellings = ["/caf\u{E9}/\(index)", "/cafe\u{301}/\(index)"]
+            for path in index.isMultiple(of: 2) ? spellings : spellings.reversed() {
                 let target = HTTPRequest(method: .get, scheme: "https", authority: "a.example", path: path)
                 // Compared as bytes: `==` would take the two keys for one.
                 let key = keys.key(for: target, validating: asKey)?.rawValue

@@ -7,14 +7,15 @@ import Darwin
 #endif
 
 /// What `stat(2)` says of a trace file that matters to reading it: a binary copy describes its
-/// source while the file (device and inode), its size, its modification time and its status
-/// change time are unchanged, and only a regular file can be read twice (a pipe or device yields
+/// source while the file (its inode), its size, its modification time and its status change time
+/// are unchanged, and only a regular file can be read twice (a pipe or device yields
 /// its bytes once, and has no size or time that says what it will yield).
 ///
 /// The modification time alone does not say a file is unchanged: `cp -p`, `rsync -t`, `tar x`
 /// and `curl -R` replace a file's contents and set its old time back, and a trace of fixed-size
 /// records keeps its size when its requests change. No tool can set the status change time, and
-/// a replacement renamed into place is another inode.
+/// a replacement renamed into place is another inode. (Not the device: network and removable
+/// file systems get another number at each mount, which would make every copy stale.)
 struct FileStatus: Equatable {
     var size: UInt64
     /// Nanoseconds since the epoch.
@@ -22,7 +23,6 @@ struct FileStatus: Equatable {
     /// When the file's contents or attributes last changed (`st_ctime`), in nanoseconds since the
     /// epoch.
     var statusChanged: UInt64
-    var device: UInt64
     var inode: UInt64
     var isRegularFile: Bool
     var isDirectory: Bool
@@ -38,7 +38,6 @@ struct FileStatus: Equatable {
         modified = Self.nanoseconds(status.st_mtim)
         statusChanged = Self.nanoseconds(status.st_ctim)
         #endif
-        device = UInt64(truncatingIfNeeded: status.st_dev)
         inode = UInt64(truncatingIfNeeded: status.st_ino)
         size = UInt64(status.st_size)
         isRegularFile = status.st_mode & S_IFMT == S_IFREG

@@ -14,7 +14,7 @@ import Darwin
 /// requests load from it in tens of milliseconds instead of seconds.
 ///
 /// A copy is used only while it still describes its source: the header records the source's
-/// file (device and inode), size, modification time and status change time, and a copy whose
+/// file (its inode), size, modification time and status change time, and a copy whose
 /// source changed is ignored (and replaced by the next store), as is one made by a build that
 /// parsed the format differently. A copy that is truncated, damaged (its checksum covers its
 /// header and both arrays) or holds an id out of range is ignored too: the trace is parsed again,
@@ -56,12 +56,15 @@ public struct TraceCache: Sendable {
     /// "TCTRACE" and the layout's version, little-endian. Version 2: copies of CSV and plain
     /// traces made by version 1 said every such trace had sizes, even one without a size column.
     /// Version 3: the requested bytes count each request at its object's size, not its own.
-    /// Version 4: the header records the source's status change time and file, and the checksum
-    /// covers the header too (a flipped bit in the requested bytes went unnoticed).
+    /// Version 4: the header records the source's status change time and inode and the readers'
+    /// parsing revision, and the checksum covers the header too (a flipped bit in the requested
+    /// bytes went unnoticed).
     static let magic: UInt64 = 0x0445_4341_5254_4354
     /// The magic, the identity, the source's size and modification time, the request and object
     /// counts, whether the trace has sizes, the requested bytes, the checksum, the source's status
-    /// change time, device and inode.
+    /// change time, the readers' parsing revision (``TraceReader``'s; in the header, not the
+    /// file's name, so that a copy made by an earlier revision is replaced, not left beside the
+    /// new one) and the source's inode.
     static let headerWords = 12
     /// The header word that holds the checksum (of every other word, and of both arrays).
     private static let checksumWord = 8
@@ -69,9 +72,7 @@ public struct TraceCache: Sendable {
     /// The copy's file for a source: its name hashes the source's real path, format and limit.
     func path(for reader: TraceReader, limit: Int?) -> (path: String, identity: UInt64) {
         let source = Self.realPath(reader.path)
-        let identity = Self.fnv1a(
-            "\(source)\u{0}\(reader.format.rawValue)\u{0}\(limit.map(String.init) ?? "all")\u{0}\(TraceReader.parsingRevision)"
-        )
+        let identity = Self.fnv1a("\(source)\u{0}\(reader.format.rawValue)\u{0}\(limit.map(String.init) ?? "all")")
         let hex = String(identity, radix: 16)
         return (directory + "/" + String(repeating: "0", count: 16 - hex.count) + hex + ".tctrace", identity)
     }
@@ -87,7 +88,8 @@ public struct TraceCache: Sendable {
         guard Self.readFully(descriptor, into: &header) else { return nil }
         let words = header.map { UInt64(littleEndian: $0) }
         guard words[0] == Self.magic, words[1] == identity, words[2] == source.size, words[3] == source.modified,
-            words[9] == source.statusChanged, words[10] == source.device, words[11] == source.inode,
+            words[9] == source.statusChanged, words[10] == UInt64(TraceReader.parsingRevision),
+            words[11] == source.inode,
             words[4] <= UInt64(Trace.maximumRequestCount), words[5] <= UInt64(UInt32.max), words[6] <= 1
         else { return nil }
         let requestCount = Int(words[4])
@@ -114,8 +116,8 @@ public struct TraceCache: Sendable {
 
     /// Writes `trace` as the copy of `reader`'s trace (creating ``directory`` when missing).
     ///
-    /// The copy records the source's size and modification time now: store a trace read from a
-    /// file that is no longer being written.
+    /// The copy records the source's status now (its size, times and inode): store a trace read
+    /// from a file that is no longer being written.
     public func store(_ trace: Trace, for reader: TraceReader, limit: Int?) throws(StoreError) {
         try store(trace, for: reader, limit: limit, source: FileStatus(path: reader.path))
     }
@@ -144,7 +146,8 @@ public struct TraceCache: Sendable {
         #endif
         var header: [UInt64] = [
             Self.magic, identity, source.size, source.modified, UInt64(trace.requestCount), UInt64(trace.objectCount),
-            trace.hasSizes ? 1 : 0, trace.requestedBytes, 0, source.statusChanged, source.device, source.inode,
+            trace.hasSizes ? 1 : 0, trace.requestedBytes, 0, source.statusChanged, UInt64(TraceReader.parsingRevision),
+            source.inode,
         ].map { $0.littleEndian }
         header[Self.checksumWord] = Self.checksum(header: header, requests, sizes).littleEndian
         let written =

@@ -24,7 +24,7 @@ public struct TraceReader: Sendable {
 
     /// How the readers parse, as a number: change it with any change to what a format's bytes
     /// read as, and the binary copies made by earlier builds (``TraceCache``), which hold what
-    /// those read, are parsed again instead of used. Revision 2: a plain trace's zero-padded
+    /// those read, are parsed again and replaced instead of used. Revision 2: a plain trace's zero-padded
     /// integer keys are names (`007` and `7` are two objects), spaced fields are a key, a size
     /// and a time, and a byte order mark is not part of the first key.
     static let parsingRevision = 2
