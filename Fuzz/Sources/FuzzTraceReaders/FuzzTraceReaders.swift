@@ -50,8 +50,8 @@ private func fuzzBinaryCopy(_ input: [UInt8], directory: String) {
     defer { unlink(source) }
     let cache = TraceCache(directory: "\(directory)/tiercache-fuzz-copies-\(getpid())")
     guard let reader = try? TraceReader(path: source, format: .plain) else { return }
-    // Make the copy of the real one-request trace, then replace everything after the identity,
-    // size and time with the fuzzed counts and arrays.
+    // Make the copy of the real one-request trace, then replace its counts, sizes flag and
+    // checksum and its arrays with fuzzed ones.
     guard let parsed = try? Trace.load(reader, cache: cache), parsed.requestCount == 1 else { return }
     let path = cache.path(for: reader, limit: nil).path
     defer {
@@ -61,7 +61,12 @@ private func fuzzBinaryCopy(_ input: [UInt8], directory: String) {
     guard var copy = try? [UInt8](Data(contentsOf: URL(fileURLWithPath: path))),
         copy.count >= TraceCache.headerWords * 8
     else { return }
-    copy.removeSubrange(32...)
+    // The real copy's header words as stored (little-endian), of which the counts, the sizes
+    // flag, the requested bytes and the checksum (words 4 to 8) are replaced; the source's status
+    // and the parsing revision (words 9 to 11) stay, so that the copy is taken as current.
+    var header = (0..<TraceCache.headerWords).map { index in
+        copy[index * 8..<index * 8 + 8].withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
+    }
     let counts = input[1..<17].withUnsafeBytes {
         (
             $0.loadUnaligned(fromByteOffset: 0, as: UInt64.self) % 64,
@@ -69,7 +74,11 @@ private func fuzzBinaryCopy(_ input: [UInt8], directory: String) {
         )
     }
     let payload = Array(input.dropFirst(17))
-    var words = [counts.0, counts.1, UInt64(payload.first ?? 0) & 1, 0, 0, 0]
+    header[4] = counts.0.littleEndian
+    header[5] = counts.1.littleEndian
+    header[6] = (UInt64(payload.first ?? 0) & 1).littleEndian
+    header[7] = 0
+    header[8] = 0
     if input[0] & 1 == 1 {
         let requestBytes = min(payload.count, Int(counts.0) * 4)
         let requests = stride(from: 0, to: requestBytes - 3, by: 4).map { offset in
@@ -79,9 +88,10 @@ private func fuzzBinaryCopy(_ input: [UInt8], directory: String) {
         let sizes = stride(from: 0, to: rest.count - 3, by: 4).map { offset in
             rest[offset..<offset + 4].withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) }
         }
-        words[4] = TraceCache.checksum(requests, sizes)
+        header[8] = TraceCache.checksum(header: header, requests, sizes).littleEndian
     }
-    for word in words { withUnsafeBytes(of: word.littleEndian) { copy += $0 } }
+    copy = []
+    for word in header { withUnsafeBytes(of: word) { copy += $0 } }
     copy += payload
     guard FileManager.default.createFile(atPath: path, contents: Data(copy)) else { return }
     if let trace = cache.load(reader, limit: nil) {
