@@ -1,3 +1,4 @@
+import Foundation
 import HTTPTypes
 @_spi(TierCacheInternals) import TierCache
 
@@ -39,8 +40,8 @@ final class NormalizedKeys: Sendable {
         // Bytes, not `==`: Swift's string equality takes canonically equivalent Unicode for equal
         // (`/café` precomposed and decomposed), and the key is made of the bytes, so `==` gave one
         // target another's key (its response stored under that key, served for the other).
-        if let slot, slot.path.utf8.elementsEqual(path.utf8), slot.authority.utf8.elementsEqual(authority.utf8),
-            slot.scheme.utf8.elementsEqual(scheme.utf8)
+        if let slot, Self.sameBytes(slot.path, path), Self.sameBytes(slot.authority, authority),
+            Self.sameBytes(slot.scheme, scheme)
         {
             return slot.key
         }
@@ -50,6 +51,20 @@ final class NormalizedKeys: Sendable {
         let built = Slot(scheme: scheme, authority: authority, path: path, key: key)
         slots.withLock { $0[index] = built }
         return key
+    }
+
+    /// Whether two strings hold the same UTF-8 bytes: one `memcmp` over native strings' storage
+    /// (the hit path's cost of `==` on ASCII), where `utf8.elementsEqual` steps byte by byte.
+    private static func sameBytes(_ a: String, _ b: String) -> Bool {
+        let compared = a.utf8.withContiguousStorageIfAvailable { a in
+            b.utf8.withContiguousStorageIfAvailable { b in
+                guard a.count == b.count, let first = a.baseAddress, let second = b.baseAddress else {
+                    return a.count == b.count
+                }
+                return memcmp(first, second, a.count) == 0
+            }
+        }
+        return (compared ?? nil) ?? a.utf8.elementsEqual(b.utf8)
     }
 
     /// A cheap hash of the target: eight bytes at a time, multiply and fold.
