@@ -416,6 +416,8 @@ public final class RedisTier: CacheTier {
     /// The counters without the usage and eviction queries ``statistics()`` makes.
     public var counterSnapshot: TierStatistics { counters.snapshot(usage: nil) }
 
-    /// Whether any node's circuit breaker is open (it is being skipped after repeated failures).
+    /// Whether the breaker of a node the tier sends commands to is open (it is being skipped after
+    /// repeated failures): the server's, or one of a cluster's primaries in the current slot map
+    /// (the seeds' until there is one). A primary that failed and was replaced counts no more.
     public var isCircuitOpen: Bool { !client.nodesWithOpenCircuit.isEmpty }
 }

@@ -18,11 +18,14 @@ struct RedisFailoverTests {
         let (nodes, endpoints, cli) = (cluster.nodes, cluster.endpoints, cluster.cli)
         try await cli.waitForReplicasInSync(endpoints)
 
+        let keys = try (0..<90).map { try CacheKey("failover-\($0)") }
+        let victim = try cli.owner(of: HashSlot.of(Array(("tiercache:" + keys[0].rawValue).utf8)))
+        let survivors = endpoints.filter { $0 != victim }
+        // Not a seed, so that nothing keeps its pool once the map no longer names it.
         let tier = try RedisTier(
             configuration: .init(
-                deployment: .cluster(seeds: Array(endpoints.prefix(3))), capacity: 1 << 20,
+                deployment: .cluster(seeds: Array(survivors.prefix(3))), capacity: 1 << 20,
                 commandTimeout: .seconds(2)))
-        let keys = try (0..<90).map { try CacheKey("failover-\($0)") }
         for key in keys {
             #expect(try await tier.store(CacheEntry(value: [1], storedAt: Date()), forKey: key) == .stored)
         }
@@ -30,23 +33,25 @@ struct RedisFailoverTests {
         // failover loses, whatever the client does.
         try await cli.waitForReplicasInSync(endpoints)
 
-        let victim = try cli.owner(of: HashSlot.of(Array(("tiercache:" + keys[0].rawValue).utf8)))
         let onVictim = try keys.filter {
             try cli.owner(of: HashSlot.of(Array(("tiercache:" + $0.rawValue).utf8))) == victim
         }
         let victimIndex = try #require(endpoints.firstIndex(of: victim))
-        let survivors = endpoints.filter { $0 != victim }
+        let client = try #require(tier.client as? ClusterRedisClient)
+        #expect(client.pooledEndpoints.contains(victim))
         let killedAt = ContinuousClock.now
         nodes[victimIndex].kill()
 
         // Read a key of the dead primary's slots until it answers again.
         var failures = 0
         var recoveredAt: ContinuousClock.Instant?
+        var circuitOpened = false
         while recoveredAt == nil, ContinuousClock.now - killedAt < .seconds(60) {
             if let found = try? await tier.entry(forKey: onVictim[0]), found.value == [1] {
                 recoveredAt = .now
             } else {
                 failures += 1
+                circuitOpened = circuitOpened || tier.isCircuitOpen
                 try await Task.sleep(for: .milliseconds(20))
             }
         }
@@ -66,6 +71,10 @@ struct RedisFailoverTests {
             #expect(try await tier.store(CacheEntry(value: [2], storedAt: Date()), forKey: key) == .stored)
             #expect(try await tier.entry(forKey: key)?.value == [2])
         }
+        // The dead primary's breaker opened during the window; replaced, it is no longer reported.
+        #expect(circuitOpened)
+        #expect(!tier.isCircuitOpen)
+        #expect(!client.pooledEndpoints.contains(victim))
         let survivorsView = RedisCLI(seeds: survivors)
         #expect(try survivorsView.owner(of: HashSlot.of(Array(("tiercache:" + keys[0].rawValue).utf8))) != victim)
     }

@@ -18,6 +18,7 @@ struct RedisLoginAndKeyTests {
     @Test func passwordsACLUsersAndDatabases() async throws {
         let server = try await RedisProcess(arguments: [
             "--requirepass", "s3cret", "--user", "app", "on", ">apppass", "~*", "+@all",
+            "--user", "reader", "on", "nopass", "~*", "+@all",
         ])
         let key = try CacheKey("k")
         let entry = CacheEntry(value: [1], storedAt: Date())
@@ -38,6 +39,12 @@ struct RedisLoginAndKeyTests {
 
         let aclUser = try tier(RedisEndpoint(url: "redis://app:apppass@127.0.0.1:\(server.port)/3"))
         #expect(try await aclUser.entry(forKey: key)?.value == [1])
+        // A user without a password logs in as that user (the default user needs one here)…
+        let passwordless = try tier(RedisEndpoint(url: "redis://reader@127.0.0.1:\(server.port)/3"))
+        #expect(try await passwordless.entry(forKey: key)?.value == [1])
+        // …and is refused if the user has a password.
+        let withoutItsPassword = try tier(RedisEndpoint(url: "redis://app@127.0.0.1:\(server.port)/3"))
+        await #expect(throws: TierCacheError.self) { try await withoutItsPassword.entry(forKey: key) }
 
         let wrong = try tier(RedisEndpoint(url: "redis://:nope@127.0.0.1:\(server.port)"))
         await #expect(throws: TierCacheError.self) { try await wrong.entry(forKey: key) }

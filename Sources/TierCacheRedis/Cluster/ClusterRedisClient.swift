@@ -114,10 +114,24 @@ final class ClusterRedisClient: RedisClient {
         }
     }
 
+    /// Installs `map` and retires the pools of nodes it no longer names (a failed primary, a node
+    /// removed by resharding), the seeds' excepted: a fleet whose cluster is rebuilt node by node
+    /// over months would otherwise keep a pool, and its connection attempts, for every address
+    /// that ever owned a slot, and a dead former primary's open breaker would keep
+    /// ``RedisTier/isCircuitOpen`` true for good. A retired pool closes after the command timeout,
+    /// so that the commands already on it end as they would have (a reply or a redirect).
     private func install(_ map: SlotMap) {
-        state.withLock { state in
+        let retired = state.withLock { state in
             state.owners = map.owners
             state.nodes = map.nodes
+            let kept = Set(map.nodes).union(seeds)
+            let retired = state.pools.filter { !kept.contains($0.key) }
+            for endpoint in retired.keys { state.pools[endpoint] = nil }
+            return Array(retired.values)
+        }
+        guard !retired.isEmpty else { return }
+        group.next().scheduleTask(in: options.commandTimeout) {
+            for pool in retired { pool.close() }
         }
     }
 
@@ -228,9 +242,19 @@ final class ClusterRedisClient: RedisClient {
         return reply
     }
 
+    /// The primaries of the current slot map whose breaker is open (before there is a map, any
+    /// node's: the seeds): a seed that failed, then left the map, is never asked again and its
+    /// breaker never closes, though the cluster serves every slot.
     var nodesWithOpenCircuit: [RedisEndpoint] {
-        state.withLock { state in state.pools.filter { $0.value.isCircuitOpen }.map(\.key) }
+        state.withLock { state in
+            state.pools.filter { endpoint, pool in
+                pool.isCircuitOpen && (state.nodes.isEmpty || state.nodes.contains(endpoint))
+            }.map(\.key)
+        }
     }
+
+    /// The nodes this client keeps a connection pool for.
+    var pooledEndpoints: [RedisEndpoint] { state.withLock { Array($0.pools.keys) } }
 
     func close() {
         let pools = state.withLock { Array($0.pools.values) }

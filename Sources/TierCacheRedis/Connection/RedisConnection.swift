@@ -88,7 +88,10 @@ public final class RedisConnection: Sendable {
         let connection = RedisConnection(
             endpoint: endpoint, channel: channel, handler: handler, commandTimeout: commandTimeout, ending: ending)
         do {
-            if let password = endpoint.password {
+            // A user without a password logs in with an empty one, which an ACL user with
+            // `nopass` accepts: without `AUTH` the connection would run as the default user.
+            if endpoint.username != nil || endpoint.password != nil {
+                let password = endpoint.password ?? ""
                 let auth = endpoint.username.map { ["AUTH", $0, password] } ?? ["AUTH", password]
                 _ = try await connection.sendChecked(auth.map { Array($0.utf8) })
             }

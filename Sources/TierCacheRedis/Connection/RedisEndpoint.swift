@@ -6,9 +6,10 @@ public struct RedisEndpoint: Sendable, Hashable, CustomStringConvertible {
     public var host: String
     /// The server's port (6379 by default).
     public var port: Int
-    /// The ACL user (Redis 6+); nil for the default user.
+    /// The ACL user (Redis 6+); nil for the default user. A user without a ``password`` logs in
+    /// with an empty one, which a user with `nopass` accepts and any other refuses.
     public var username: String?
-    /// The password for `AUTH`; nil when the server has none.
+    /// The password for `AUTH`; nil when the server or the user has none.
     public var password: String?
     /// The database for `SELECT` (standalone only; a cluster has only database 0).
     public var database: Int
@@ -28,7 +29,7 @@ public struct RedisEndpoint: Sendable, Hashable, CustomStringConvertible {
         self.usesTLS = usesTLS
     }
 
-    /// Parses `redis://[[user]:password@]host[:port][/database]`, or `rediss://…` for TLS
+    /// Parses `redis://[[user][:password]@]host[:port][/database]`, or `rediss://…` for TLS
     /// (see ``RedisTLS``).
     public init(url text: String) throws(RedisError) {
         guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased() else {
