@@ -51,7 +51,9 @@ public enum Vary {
     /// - whitespace around `;` and `=` removed (the grammar's OWS and BWS);
     /// - lower-cased outside quoted strings: content codings, charsets and language ranges are
     ///   case-insensitive (§8.4.1, §8.3.2, RFC 4647 §2), and so are media types, subtypes and
-    ///   parameter names (§8.3.1); only a quoted parameter value keeps its case;
+    ///   parameter names (§8.3.1); parameter values keep their case, `charset`'s excepted
+    ///   (§8.3.2): whether another parameter's value ignores case depends on the parameter
+    ///   (§8.3.1), and serving one representation for another is worse than a second variant;
     /// - a weight of 1 (`q=1`, `q=1.0`, …) dropped, as it is the default, and other weights
     ///   written without trailing zeros (`q=0.50` is `q=0.5`);
     /// - members sorted by weight, highest first, and members of equal weight kept in the order
@@ -75,7 +77,11 @@ public enum Vary {
                     weight = milli
                     continue
                 }
-                kept.append(rest.isEmpty && pieces.count == 1 ? name : "\(name)=\(lowercasedOutsideQuotes(rest))")
+                guard !rest.isEmpty || pieces.count > 1 else {
+                    kept.append(name)
+                    continue
+                }
+                kept.append("\(name)=\(Self.caseInsensitiveParameters.contains(name) ? rest.lowercased() : rest)")
             }
             var text = kept.joined(separator: ";")
             if weight != 1000 { text += ";q=\(formattedWeight(weight))" }
@@ -97,6 +103,9 @@ public enum Vary {
         fraction += String(repeating: "0", count: 3 - fraction.count)
         return Int(fraction)
     }
+
+    /// The parameters whose values ignore case (RFC 9110 §8.3.2), lower-cased.
+    private static let caseInsensitiveParameters: Set<String> = ["charset"]
 
     private static func formattedWeight(_ thousandths: Int) -> String {
         guard thousandths > 0 else { return "0" }

@@ -30,6 +30,7 @@ struct VaryNormalisationTests {
             // An empty member is no member.
             ("Accept", ["text/html, application/json"], ["text/html,  application/json,"]),
             ("Accept-Charset", ["utf-8, iso-8859-1;q=0.5"], ["ISO-8859-1;Q=0.5, UTF-8"]),
+            ("Accept", ["text/html;charset=utf-8"], ["text/html; Charset=UTF-8"]),  // charsets ignore case
         ])
     func equivalent(name: String, first: [String], second: [String]) {
         #expect(Self.value(name, first) == Self.value(name, second), "\(first) vs \(second)")
@@ -46,6 +47,8 @@ struct VaryNormalisationTests {
             ("Accept", ["application/json, text/html"], ["text/html, application/json"]),
             ("Accept-Encoding", ["gzip;q=0"], ["gzip"]),  // q=0 is "not acceptable"
             ("Accept", ["text/plain;foo=\"ABC\""], ["text/plain;foo=\"abc\""]),  // a quoted value keeps its case
+            // So does an unquoted one: only the parameter knows whether its case matters (§8.3.1).
+            ("Accept", ["application/x-report;format=A4"], ["application/x-report;format=a4"]),
             ("Accept", ["text/plain;q=0.5"], ["text/plain;q=0.05"]),
             ("X-Custom", ["a, b"], ["b, a"]),  // unknown syntax: only whitespace
             ("X-Custom", ["A"], ["a"]),
