@@ -30,6 +30,9 @@ public struct CacheControl: Hashable, Sendable {
     public var isPublic = false
     /// `must-revalidate` (response).
     public var mustRevalidate = false
+    /// Whether a shared cache may reuse the response to a request with `Authorization`:
+    /// `public`, `must-revalidate` or `s-maxage` (RFC 9111 §3.5).
+    public var allowsSharedReuseWithAuthorization: Bool { isPublic || mustRevalidate || sharedMaxAge != nil }
     /// `proxy-revalidate` (response; shared caches only).
     public var proxyRevalidate = false
     /// `must-understand` (response).

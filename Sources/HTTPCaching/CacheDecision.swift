@@ -66,7 +66,7 @@ public enum CacheDecision: Hashable, Sendable {
         // A shared cache never answers from a response only a private cache stores (§5.2.2.7):
         // one found in a tier shared with a private engine (a client engine writing the same disk
         // or Redis tier, or an engine whose mode changed) was served to every client. It is as
-        // good as absent. (The engine does not even read one: `HTTPCache.isUsable(_:)`.)
+        // good as absent.
         let located = context.shared && located?.response.isForPrivateCachesOnly == true ? nil : located
         switch policy {
         case .reloadIgnoringLocalCacheData, .reloadIgnoringLocalAndRemoteCacheData:

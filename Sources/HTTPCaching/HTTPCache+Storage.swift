@@ -222,6 +222,7 @@ extension HTTPCache {
             varyingFields: Vary.varyingFields(varyNames, of: request), userInfo: candidate.userInfo,
             storagePolicy: candidate.storagePolicy)
         stored.tagStamps = exchange.tags.tags.map { TagStamp(tag: $0, epoch: 0) }
+        stored.answeredAuthorization = request.headerFields[.authorization] != nil
 
         if varyNames.isEmpty {
             return await write(stored, under: primaryKey, policy: candidate.storagePolicy)

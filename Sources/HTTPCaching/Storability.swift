@@ -50,9 +50,7 @@ public enum Storability {
         }
         guard code >= 200, ![206, 304, 412, 416].contains(code) else { return .status }
         if shared, directives.isPrivate { return .privateResponse }
-        if shared, request.headerFields[.authorization] != nil,
-            !(directives.isPublic || directives.mustRevalidate || directives.sharedMaxAge != nil)
-        {
+        if shared, request.headerFields[.authorization] != nil, !directives.allowsSharedReuseWithAuthorization {
             return .authorization
         }
         if Vary.fieldNames(of: response) == ["*"] { return .varyStar }

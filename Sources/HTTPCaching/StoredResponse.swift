@@ -34,6 +34,10 @@ public struct StoredResponse: Hashable, Sendable {
     /// as a stale response may be (`stale-while-revalidate`, `stale-if-error`, the offline
     /// fallback) until a revalidation freshens it. `nil` when it was not.
     public var invalidatedAt: Date?
+    /// Whether the request that produced the response carried `Authorization`. A private cache
+    /// stores such responses; a shared cache that finds one in a tier it shares with a private
+    /// one uses it only as §3.5 allows (``isForPrivateCachesOnly``).
+    var answeredAuthorization = false
     /// The tags (surrogate keys) the response carried when stored, each with the epoch of its
     /// tag's purge record at that time (see ``HTTPCache/Tagging``).
     var tagStamps: [TagStamp] = []
@@ -74,10 +78,14 @@ public struct StoredResponse: Hashable, Sendable {
     public var cacheControl: CacheControl { facts.directives }
 
     /// Whether only a private cache may use this response: it is `private`, or still holds a
-    /// field `private` names (RFC 9111 §5.2.2.7: a shared cache stores neither). A shared cache
-    /// meets one only in a tier a private cache writes too, or that it wrote itself before its
-    /// mode changed.
-    var isForPrivateCachesOnly: Bool { facts.directives.isPrivate || facts.holdsPrivateNamedFields }
+    /// field `private` names (RFC 9111 §5.2.2.7: a shared cache stores neither), or it answered a
+    /// request with `Authorization` and does not say a shared cache may reuse it (§3.5). A shared
+    /// cache meets one only in a tier a private cache writes too, or that it wrote itself before
+    /// its mode changed.
+    var isForPrivateCachesOnly: Bool {
+        facts.directives.isPrivate || facts.holdsPrivateNamedFields
+            || (answeredAuthorization && !facts.directives.allowsSharedReuseWithAuthorization)
+    }
 
     /// Stored responses are equal when every stored part is.
     public static func == (lhs: StoredResponse, rhs: StoredResponse) -> Bool {
@@ -85,7 +93,7 @@ public struct StoredResponse: Hashable, Sendable {
             && lhs.responseTime == rhs.responseTime && lhs.storedAt == rhs.storedAt
             && lhs.varyingFields == rhs.varyingFields && lhs.userInfo == rhs.userInfo
             && lhs.storagePolicy == rhs.storagePolicy && lhs.invalidatedAt == rhs.invalidatedAt
-            && lhs.tagStamps == rhs.tagStamps
+            && lhs.tagStamps == rhs.tagStamps && lhs.answeredAuthorization == rhs.answeredAuthorization
     }
 
     /// Hashes the response, the body and the storage time (equal responses hash alike).

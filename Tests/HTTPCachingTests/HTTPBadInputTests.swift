@@ -89,7 +89,7 @@ struct HTTPBadInputTests {
         let (cache, memory) = try makeCache()
         let key = try CacheKey(try #require(HTTPCacheKey.defaultKey(for: request())))
         var bytes = StoredEntryCodec.encode(.response(stored(response(200, [("Cache-Control", "max-age=600")]))))
-        bytes[4] = StoredEntryCodec.version + 1  // the version byte
+        bytes[4] = StoredEntryCodec.flaggedVersion + 1  // the version byte
         _ = memory.store(CacheEntry(value: bytes, storedAt: epoch), forKey: key)
         let origin = ScriptedOrigin([ok([("Cache-Control", "max-age=60")])])
         #expect(try await cache.response(for: request(), transport: origin.transport).source == .network)
@@ -136,6 +136,28 @@ struct HTTPBadInputTests {
                 try StoredEntryCodec.decode(Array(bytes.prefix(length)))
             }
         }
+    }
+
+    /// Version 3 only for an entry with a flag, so that a release reading version 2 still reads
+    /// the others.
+    @Test("A response to a request with Authorization is written in version 3 and reads back flagged")
+    func authorizationFlag() throws {
+        var flagged = stored(response(200, [("Cache-Control", "max-age=600")]))
+        #expect(StoredEntryCodec.encode(.response(flagged))[4] == StoredEntryCodec.version)
+        flagged.answeredAuthorization = true
+        var bytes = StoredEntryCodec.encode(.response(flagged))
+        #expect(bytes[4] == StoredEntryCodec.flaggedVersion)
+        guard case .response(let decoded) = try StoredEntryCodec.decode(bytes) else {
+            Issue.record("not a response")
+            return
+        }
+        #expect(decoded.answeredAuthorization && decoded == flagged)
+        #expect(throws: StoredEntryCodec.DecodeFailure.self) {
+            try StoredEntryCodec.decode(bytes.dropLast(1).map { $0 })
+        }
+        bytes[bytes.count - 1] = 2  // a flag this release does not know
+        let failure = #expect(throws: StoredEntryCodec.DecodeFailure.self) { try StoredEntryCodec.decode(bytes) }
+        #expect(failure?.description == "unknown flags 2")
     }
 }
 

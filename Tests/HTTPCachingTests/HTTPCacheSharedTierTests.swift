@@ -9,8 +9,9 @@ import TierCacheTesting
 /// A shared engine reading a tier a private engine writes too (a client engine and a proxy on
 /// one disk or Redis tier, or one engine whose mode changed) finds responses only a private
 /// cache may use: `private` ones, which it does not use on any path (not fresh, not as a stale
-/// fallback when the origin fails), and ones holding a field `private` names or `Set-Cookie`,
-/// which it uses without those fields.
+/// fallback when the origin fails), ones answering a request with `Authorization` that §3.5 does
+/// not let a shared cache reuse, and ones holding a field `private` names or `Set-Cookie`, which
+/// it uses without those fields.
 @Suite("HTTPCache: a shared engine reading a private engine's responses")
 struct HTTPCacheSharedTierTests {
     let clock = ManualCacheClock(start: epoch)
@@ -41,6 +42,24 @@ struct HTTPCacheSharedTierTests {
         clock.advance(by: 120)
         let down = ScriptedOrigin([.fail(.cannotConnectToHost)])
         await #expect(throws: URLError.self) { try await proxy.response(for: request(), transport: down.transport) }
+    }
+
+    @Test(
+        "A response to a request with Authorization is absent to a shared engine unless §3.5 lets it reuse it",
+        arguments: [
+            ("max-age=60", false), ("public, max-age=60", true), ("max-age=60, s-maxage=60", true),
+            ("must-revalidate, max-age=60", true),
+        ])
+    func authorizedResponse(cacheControl: String, shared: Bool) async throws {
+        let (client, proxy) = try engines()
+        let origin = ScriptedOrigin([reply([("Cache-Control", cacheControl)], "alice's account")])
+        let alice = request("https://example.com/a", [("Authorization", "Bearer alice")])
+        _ = try await client.response(for: alice, transport: origin.transport)
+        #expect(try await client.response(for: alice, transport: origin.transport).source == .cache)
+        origin.enqueue(reply([("Cache-Control", cacheControl)], "the public page"))
+        let answer = try await proxy.response(for: request(), transport: origin.transport)
+        #expect(answer.source == (shared ? .cache : .network))
+        #expect(answer.body == Data((shared ? "alice's account" : "the public page").utf8))
     }
 
     @Test(

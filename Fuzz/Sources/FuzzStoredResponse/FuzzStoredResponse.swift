@@ -34,6 +34,7 @@ func fuzzMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<C
             response: response, body: Data("tagged".utf8), requestTime: date, responseTime: date, storedAt: date)
         tagged.tagStamps = [TagStamp(tag: "product-1", epoch: 42), TagStamp(tag: "catalog", epoch: 7)]
         tagged.invalidatedAt = date
+        tagged.answeredAuthorization = true  // format version 3, with its flags byte
         var written = writeSeed(
             StoredEntryCodec.encode(.response(tagged)), named: "tagged", in: directory)
         written =

@@ -19,15 +19,22 @@ struct VariantIndex: Equatable {
     static let limit = 32
 }
 
-/// The stored format of ``StoredEntry`` (version 2), little-endian:
+/// The stored format of ``StoredEntry`` (version 2 or 3), little-endian:
 /// magic `TCHE`, version, kind (1 response, 2 variant index), then the kind's fields with
 /// length-prefixed strings. Version 2 appends to a response the time a soft purge marked it
-/// stale and its tag stamps; version 1 entries (without them) still decode. Decoding checks every
-/// length against the bytes present, so a damaged or foreign value is a ``DecodeFailure``, never a
-/// crash.
+/// stale and its tag stamps; version 1 entries (without them) still decode. Version 3 appends a
+/// byte of flags (bit 0: the request carried `Authorization`), and is written only for a
+/// response with a flag set, so that a release reading versions 1 and 2 still reads every other
+/// entry (it drops these as undecodable: a miss). Decoding checks every length against the bytes
+/// present, so a damaged or foreign value is a ``DecodeFailure``, never a crash.
 enum StoredEntryCodec {
     static let magic: [UInt8] = Array("TCHE".utf8)
+    /// The version written when a response has no flags to record.
     static let version: UInt8 = 2
+    /// The version written when it has (``StoredEntryCodec``).
+    static let flaggedVersion: UInt8 = 3
+    /// Bit 0 of version 3's flags: ``StoredResponse/answeredAuthorization``.
+    static let answeredAuthorizationFlag: UInt8 = 1
     static let policyCodes: [StoragePolicy: UInt8] = [.allowed: 1, .allowedInMemoryOnly: 2, .notAllowed: 3]
     /// The most header fields a stored response may have. `HTTPFields` stops the process at
     /// 65,535 (a precondition of swift-http-types), and serving a response adds fields to it
@@ -41,7 +48,13 @@ enum StoredEntryCodec {
     static func encode(_ entry: StoredEntry) -> [UInt8] {
         var writer = ByteWriter()
         writer.bytes(magic)
-        writer.u8(version)
+        let flags: UInt8
+        if case .response(let stored) = entry, stored.answeredAuthorization {
+            flags = answeredAuthorizationFlag
+        } else {
+            flags = 0
+        }
+        writer.u8(flags == 0 ? version : flaggedVersion)
         switch entry {
         case .response(let stored):
             writer.u8(1)
@@ -76,6 +89,7 @@ enum StoredEntryCodec {
                 writer.string(stamp.tag)
                 writer.u64(stamp.epoch)
             }
+            if flags != 0 { writer.u8(flags) }
         case .variants(let index):
             writer.u8(2)
             writer.u32(UInt32(clamping: index.fieldNames.count))
@@ -92,7 +106,7 @@ enum StoredEntryCodec {
             throw DecodeFailure(description: "not an HTTP cache entry")
         }
         let entryVersion = try reader.u8()
-        guard entryVersion == version || entryVersion == 1 else {
+        guard (1...flaggedVersion).contains(entryVersion) else {
             throw DecodeFailure(description: "entry format version \(entryVersion)")
         }
         switch try reader.u8() {
@@ -139,6 +153,13 @@ enum StoredEntryCodec {
                     let tag = try reader.string()
                     stored.tagStamps.append(TagStamp(tag: tag, epoch: try reader.u64()))
                 }
+            }
+            if entryVersion >= flaggedVersion {
+                let flags = try reader.u8()
+                guard flags & ~answeredAuthorizationFlag == 0 else {
+                    throw DecodeFailure(description: "unknown flags \(flags)")
+                }
+                stored.answeredAuthorization = flags & answeredAuthorizationFlag != 0
             }
             guard reader.isAtEnd else { throw DecodeFailure(description: "trailing bytes") }
             return .response(stored)
