@@ -52,6 +52,9 @@ public struct LMDBInspection: Sendable, Codable, Hashable {
     public var unopenedRecords: Int
     /// Records that failed to decode (a later lookup deletes them).
     public var damagedRecords: Int
+    /// Records in a format version this release does not read (a newer TierCache sharing the
+    /// store wrote them; a later lookup here removes them). Not in ``damagedRecords``.
+    public var unknownFormatRecords: Int
     /// The largest entries by stored size, largest first.
     public var largest: [Entry]
     /// The oldest entries by stored-at, oldest first.
@@ -98,7 +101,7 @@ extension LMDBTier {
             return try lease.environment.read { txn in
                 let shelf = DictionaryShelf(level: codec.level, sealer: encryption, maximumValueSize: 0)
                 let capacity = Int(clamping: try txn.metaValue("capacity") ?? 0)
-                var originalTotal = 0, payloadTotal = 0, recordTotal = 0, damaged = 0, unopened = 0
+                var originalTotal = 0, payloadTotal = 0, recordTotal = 0, damaged = 0, unknownFormat = 0, unopened = 0
                 var byDictionary: [String: Int] = [:], byKey: [String: Int] = [:]
                 var dictionaryTotals = (original: 0, with: 0, without: 0, sampled: 0)
                 var all: [LMDBInspection.Entry] = []
@@ -115,8 +118,14 @@ extension LMDBTier {
                         }
                         opened = plain
                     }
-                    let summary: Void? = (opened ?? [UInt8](stored)).withUnsafeBytes { record -> Void? in
-                        guard let header = try? StoredRecord.header(of: record, storedUnder: key) else { return nil }
+                    (opened ?? [UInt8](stored)).withUnsafeBytes { (record: UnsafeRawBufferPointer) -> Void in
+                        let header: StoredRecord.Header
+                        do throws(StoredRecord.DecodeFailure) {
+                            header = try StoredRecord.header(of: record, storedUnder: key)
+                        } catch {
+                            if error.isUnknownFormatVersion { unknownFormat += 1 } else { damaged += 1 }
+                            return
+                        }
                         let keyText = String(decoding: header.fullKey ?? key, as: UTF8.self)
                         originalTotal += header.originalSize
                         payloadTotal += header.payload.count
@@ -146,9 +155,7 @@ extension LMDBTier {
                             LMDBInspection.Entry(
                                 key: keyText, originalBytes: header.originalSize, storedBytes: stored.count,
                                 storedAt: header.metadata.storedAt, expiresAt: header.metadata.expiresAt))
-                        return ()
                     }
-                    if summary == nil { damaged += 1 }
                 }
                 let fileSize =
                     (try? FileManager.default.attributesOfItem(
@@ -171,6 +178,7 @@ extension LMDBTier {
                     sealedRecordsByKey: byKey,
                     unopenedRecords: unopened,
                     damagedRecords: damaged,
+                    unknownFormatRecords: unknownFormat,
                     largest: Array(all.sorted { $0.storedBytes > $1.storedBytes }.prefix(top)),
                     oldest: Array(all.sorted { $0.storedAt < $1.storedAt }.prefix(top)))
             }

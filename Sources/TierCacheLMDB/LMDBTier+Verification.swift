@@ -14,6 +14,11 @@ public struct LMDBVerification: Sendable, Codable, Hashable {
     public var damagedRecords: Int
     /// Up to ten keys of damaged records.
     public var damagedRecordKeys: [String]
+    /// Entry records in a format version this release does not read: a newer TierCache sharing
+    /// the store wrote them. Not damage (they are not in ``damagedRecords``, and leave the store
+    /// ``isSound``): a lookup here misses one and removes it, counted in
+    /// `TierStatistics.unknownFormatRecords`.
+    public var unknownFormatRecords: Int
     /// Entry records walked.
     public var entries: Int
     /// Pages read: branch, leaf and overflow pages of every B-tree.
@@ -131,7 +136,7 @@ extension LMDBTier {
     /// Cost: reads the whole used part of `data.mdb` and decodes every entry (a full scan),
     /// opening sealed records and using the store's dictionaries as lookups do: a record sealed
     /// under a key this tier was not given, or needing a dictionary the store lost, counts as
-    /// damaged.
+    /// damaged; one in a newer format version counts apart (``LMDBVerification/unknownFormatRecords``).
     public func verify() throws(TierCacheError) -> LMDBVerification {
         let dataFile = directory.appendingPathComponent("data.mdb").path
         do {
@@ -142,10 +147,11 @@ extension LMDBTier {
                 attempts += 1
                 let report = try environment.read { txn in
                     let scope = LMDBStoreChecker.Scope.records { key, record in
-                        if case .entry = self.decode(record, storedUnder: key, owner: nil, now: nil, in: txn) {
-                            return true
+                        switch self.decode(record, storedUnder: key, owner: nil, now: nil, in: txn) {
+                        case .entry: .sound
+                        case .unusable(.unknownFormat): .unknownFormat
+                        default: .damaged
                         }
-                        return false
                     }
                     return LMDBStoreChecker(dataFile: dataFile).check(
                         scope: scope, transactionID: UInt64(mdb_txn_id(txn.txn)))
@@ -184,11 +190,17 @@ extension LMDBTier {
         // allocated.
         let largestValue = StoredRecord.largestValue(
             inCapacity: Int(clamping: ProcessInfo.processInfo.physicalMemory / 2))
-        let scope = LMDBStoreChecker.Scope.records { key, record in
-            if SealedEnvelope.isSealed(record) { return SealedEnvelope.keyID(of: record) != nil }
-            guard let header = try? StoredRecord.header(of: record, storedUnder: key) else { return false }
+        let scope = LMDBStoreChecker.Scope.records { key, record -> LMDBStoreChecker.RecordVerdict in
+            if SealedEnvelope.isSealed(record) { return SealedEnvelope.keyID(of: record) != nil ? .sound : .damaged }
+            let header: StoredRecord.Header
+            do throws(StoredRecord.DecodeFailure) {
+                header = try StoredRecord.header(of: record, storedUnder: key)
+            } catch {
+                return error.isUnknownFormatVersion ? .unknownFormat : .damaged
+            }
             return header.dictionaryID != nil
                 || (try? StoredRecord.value(of: header, codec: codec, largestValue: largestValue)) != nil
+                ? .sound : .damaged
         }
         let report = LMDBStoreChecker(dataFile: dataFile).checkWhileOthersMayWrite(scope: scope)
         if let foreign = report.foreign {
@@ -206,7 +218,7 @@ extension LMDBVerification {
     init(_ report: LMDBStoreChecker.Report) {
         self.init(
             structuralDamage: report.damage, damagedRecords: report.damagedRecords,
-            damagedRecordKeys: report.damagedRecordKeys,
+            damagedRecordKeys: report.damagedRecordKeys, unknownFormatRecords: report.unknownFormatRecords,
             entries: report.entries, pagesWalked: report.pagesWalked, freePages: report.freePages,
             pageSize: report.pageSize,
             bytesRead: report.bytesRead)

@@ -52,6 +52,9 @@ struct InspectCommand: ParsableCommand {
         )
         print("compression  \(String(format: "%.2f", report.compressionRatio))x")
         if report.damagedRecords > 0 { print("damaged      \(report.damagedRecords) records (deleted on next lookup)") }
+        if report.unknownFormatRecords > 0 {
+            print("newer format \(report.unknownFormatRecords) records (written by a newer TierCache)")
+        }
         printDictionaries(report)
         if !report.sealedRecordsByKey.isEmpty {
             let keys = report.sealedRecordsByKey.sorted { $0.key < $1.key }.map { "key \($0.key): \($0.value)" }.joined(
@@ -163,6 +166,9 @@ extension InspectCommand {
             print("structure    \(report.structuralDamage.map { "DAMAGED: \($0)" } ?? "sound")")
             print("records      \(report.damagedRecords == 0 ? "sound" : "\(report.damagedRecords) damaged")")
             for key in report.damagedRecordKeys { print("  damaged    \(key.prefix(100))") }
+            if report.unknownFormatRecords > 0 {
+                print("newer format \(report.unknownFormatRecords) records (written by a newer TierCache; not damage)")
+            }
         }
         if !report.isSound { throw ExitCode(1) }
     }

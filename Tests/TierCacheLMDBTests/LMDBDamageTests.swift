@@ -304,6 +304,29 @@ struct LMDBDamageTests {
         #expect(try LMDBTier.verify(directory: directory.url).damagedRecords == 1)
     }
 
+    @Test("verify() and inspect count a record of a newer format version apart, not as damage")
+    func verifyCountsNewerFormatsApart() throws {
+        let directory = TemporaryDirectory()
+        do {
+            let tier = try LMDBTier(directory: directory.url, capacity: 4 << 20)
+            _ = try tier.store(entry(compressible(5_000)), forKey: key("k"))
+            _ = try tier.store(entry([7]), forKey: key("other"))
+        }
+        try rawLMDBEdit(directory.url) { txn, dbi in
+            guard var record = rawGet(txn, dbi, key: Array("k".utf8)) else { return }
+            record[0] = 99  // the format version
+            rawPut(txn, dbi, key: Array("k".utf8), value: record)
+        }
+        for report in [
+            try LMDBTier(directory: directory.url, capacity: 4 << 20).verify(),
+            try LMDBTier.verify(directory: directory.url),
+        ] {
+            #expect(report.isSound && report.damagedRecords == 0 && report.unknownFormatRecords == 1)
+        }
+        let inspection = try LMDBTier.inspect(directory: directory.url)
+        #expect(inspection.damagedRecords == 0 && inspection.unknownFormatRecords == 1)
+    }
+
     @Test("A byte count or capacity near UInt64.max in the meta table is damage the tier survives, not a trap")
     func hugeCountsInMeta() throws {
         let directory = TemporaryDirectory()

@@ -259,10 +259,12 @@ extension LMDBStoreChecker.Walk {
 
     mutating func visitEntry(key: UnsafeRawBufferPointer, value: Value) throws {
         entries += 1
-        guard case .records(let isSound) = scope else { return }
+        guard case .records(let verdict) = scope else { return }
         let bytes = try valueBytes(value)
-        let sound = bytes.withUnsafeBytes { isSound(key, $0) }
-        if !sound {
+        switch bytes.withUnsafeBytes({ verdict(key, $0) }) {
+        case .sound: break
+        case .unknownFormat: unknownFormatRecords += 1
+        case .damaged:
             damagedRecords += 1
             if damagedRecordKeys.count < 10 { damagedRecordKeys.append(String(decoding: key, as: UTF8.self)) }
         }

@@ -21,6 +21,7 @@ extension LMDBStoreChecker {
         var entries = 0
         var damagedRecords = 0
         var damagedRecordKeys: [String] = []
+        var unknownFormatRecords = 0
         var bytesRead = 0
 
         init(fd: Int32, scope: Scope) {

@@ -19,8 +19,16 @@ struct LMDBStoreChecker {
         /// Every B-tree page and the first page of every overflow value; not the values.
         case structure
         /// Also every entry record, given with its key to this check (decode and verify it like a
-        /// lookup would; `true` when sound).
-        case records((_ key: UnsafeRawBufferPointer, _ record: UnsafeRawBufferPointer) -> Bool)
+        /// lookup would).
+        case records((_ key: UnsafeRawBufferPointer, _ record: UnsafeRawBufferPointer) -> RecordVerdict)
+    }
+
+    /// What a ``Scope/records(_:)`` check found of one record.
+    enum RecordVerdict {
+        case sound
+        case damaged
+        /// In a format version this code does not read: a newer TierCache's, not damage.
+        case unknownFormat
     }
 
     /// What the walk found.
@@ -45,6 +53,8 @@ struct LMDBStoreChecker {
         /// With ``Scope/records``: records that failed to decode or verify, and the first few keys.
         var damagedRecords = 0
         var damagedRecordKeys: [String] = []
+        /// With ``Scope/records``: records in a format version this code does not read.
+        var unknownFormatRecords = 0
         var bytesRead = 0
     }
 
@@ -115,6 +125,7 @@ struct LMDBStoreChecker {
         report.entries = walk.entries
         report.damagedRecords = walk.damagedRecords
         report.damagedRecordKeys = walk.damagedRecordKeys
+        report.unknownFormatRecords = walk.unknownFormatRecords
         report.bytesRead = walk.bytesRead
         return report
     }
