@@ -56,7 +56,7 @@ struct TraceOptions: ParsableArguments {
 struct TraceCacheOptions: ParsableArguments {
     @Option(
         help: ArgumentHelp(
-            "Where binary copies of parsed traces are kept, so later runs skip parsing (default: $TIERCACHE_TRACE_CACHE, else $XDG_CACHE_HOME/tiercache/traces, else ~/.cache/tiercache/traces).",
+            "Where binary copies of parsed traces are kept, so later runs skip parsing (default: $TIERCACHE_TRACE_CACHE, else $XDG_CACHE_HOME/tiercache/traces, else ~/.cache/tiercache/traces); at most 4 GiB of copies, the least recently used removed first.",
             valueName: "directory"))
     var traceCache: String?
 
@@ -71,7 +71,7 @@ struct TraceCacheOptions: ParsableArguments {
 
     /// The cache these options name; nil under `--no-trace-cache`, or when no default directory exists.
     var cache: TraceCache? {
-        (noTraceCache ? nil : traceCache ?? TraceCache.defaultDirectory).map(TraceCache.init(directory:))
+        (noTraceCache ? nil : traceCache ?? TraceCache.defaultDirectory).map { TraceCache(directory: $0) }
     }
 }
 

@@ -126,6 +126,37 @@ import Testing
         #expect(try Trace.load(TraceReader(path: path), cache: cache).requests.count == 7)
     }
 
+    /// The copies stay within the cache's bound: a store removes the least recently used others
+    /// (a load counts as a use), never the copy it wrote.
+    @Test func copiesBeyondTheBoundGoLeastRecentlyUsedFirst() throws {
+        let fixtures = try TraceFixtures()
+        defer { fixtures.remove() }
+        let path = try arcTrace(fixtures)
+        let directory = fixtures.directory.appendingPathComponent("copies").path
+        let unbounded = TraceCache(directory: directory)
+        let limits: [Int?] = [2, 3, nil, 1]
+        let copies = try limits.map { try unbounded.path(for: TraceReader(path: path), limit: $0).path }
+        for limit in limits.prefix(3) { _ = try Trace.load(TraceReader(path: path), limit: limit, cache: unbounded) }
+        // Last used 300, 200 and 100 seconds ago; then a load of the first marks it used now.
+        var now = timespec()
+        try #require(clock_gettime(CLOCK_REALTIME, &now) == 0)
+        for (copy, age) in zip(copies, [300, 200, 100]) {
+            var then = now
+            then.tv_sec -= age
+            var times = [then, then]
+            try #require(utimensat(AT_FDCWD, copy, &times, 0) == 0)
+        }
+        #expect(try Trace.load(TraceReader(path: path), limit: 2, cache: unbounded).loading?.source == .binaryCopy)
+        // Room for the copies of limits 2 (112 bytes) and 1 (104): storing the second removes the
+        // copies of limit 3 (used 200 s ago) and of the whole trace (100 s ago).
+        let bounded = TraceCache(directory: directory, maximumBytes: 230)
+        #expect(try Trace.load(TraceReader(path: path), limit: 1, cache: bounded).loading?.source == .parsed)
+        #expect(copies.map { FileStatus(path: $0) != nil } == [true, false, false, true])
+        // A copy larger than the bound alone is still kept, the others removed.
+        _ = try Trace.load(TraceReader(path: path), cache: TraceCache(directory: directory, maximumBytes: 0))
+        #expect(copies.map { FileStatus(path: $0) != nil } == [false, false, true, false])
+    }
+
     /// A copy whose source changed is not used: the new contents are parsed.
     @Test func aChangedSourceIsParsedAgain() throws {
         let fixtures = try TraceFixtures()

@@ -20,13 +20,25 @@ import Darwin
 /// header and both arrays) or holds an id out of range is ignored too: the trace is parsed again,
 /// never read wrong. Stores are best effort and atomic (a temporary file renamed into place), so a
 /// crash leaves no half-written copy.
+///
+/// The copies take at most ``maximumBytes`` together: each store removes the least recently used
+/// others beyond it (a load marks its copy used), so traces deleted or renamed, and request limits
+/// tried once, do not pile up in the user's cache directory.
 public struct TraceCache: Sendable {
     /// Where the copies live.
     public let directory: String
+    /// The most the copies in ``directory`` take together, in bytes; the copy just stored is kept
+    /// even if it alone takes more.
+    public let maximumBytes: Int
 
-    /// A cache of binary copies in `directory` (created when the first copy is written).
-    public init(directory: String) {
+    /// The default bound on the copies: about 60 copies of P12 (13.2 million requests).
+    public static let defaultMaximumBytes = 4 << 30
+
+    /// A cache of binary copies in `directory` (created when the first copy is written), holding
+    /// at most `maximumBytes` of them.
+    public init(directory: String, maximumBytes: Int = TraceCache.defaultMaximumBytes) {
         self.directory = directory
+        self.maximumBytes = max(0, maximumBytes)
     }
 
     /// `$TIERCACHE_TRACE_CACHE`, else `$XDG_CACHE_HOME/tiercache/traces`, else
@@ -74,7 +86,7 @@ public struct TraceCache: Sendable {
         let source = Self.realPath(reader.path)
         let identity = Self.fnv1a("\(source)\u{0}\(reader.format.rawValue)\u{0}\(limit.map(String.init) ?? "all")")
         let hex = String(identity, radix: 16)
-        return (directory + "/" + String(repeating: "0", count: 16 - hex.count) + hex + ".tctrace", identity)
+        return (directory + "/" + String(repeating: "0", count: 16 - hex.count) + hex + Self.copySuffix, identity)
     }
 
     /// The copy of `reader`'s trace, or nil when there is none that still describes the source.
@@ -109,6 +121,7 @@ public struct TraceCache: Sendable {
         // reach a policy's arrays even if a copy were forged.
         let limit = UInt32(truncatingIfNeeded: objectCount)
         guard !requests.contains(where: { $0 >= limit }) else { return nil }
+        Self.markUsed(descriptor)
         let name = String(reader.path.split(separator: "/").last ?? Substring(reader.path))
         return Trace(
             name: name, requests: requests, objectSizes: sizes, hasSizes: words[6] == 1, requestedBytes: words[7])
@@ -159,6 +172,45 @@ public struct TraceCache: Sendable {
             let detail = reason ?? String(cString: strerror(errno))
             unlink(temporary)
             throw StoreError(path: path, reason: detail)
+        }
+        prune(keeping: path)
+    }
+
+    // MARK: - Bound
+
+    /// The copies' names end so (``path(for:limit:)``).
+    private static let copySuffix = ".tctrace"
+
+    /// Records a use of the open copy: its modification time, which nothing else reads (a copy's
+    /// validity is its header's), orders the copies for ``prune(keeping:)``.
+    private static func markUsed(_ descriptor: Int32) {
+        var now = timespec()
+        guard clock_gettime(CLOCK_REALTIME, &now) == 0 else { return }
+        var times = [now, now]
+        _ = futimens(descriptor, &times)
+    }
+
+    /// Removes the least recently used copies in ``directory`` until they take at most
+    /// ``maximumBytes``, never `kept`. Best effort: a copy another process is reading stays
+    /// readable to it (its descriptor is open), and one it opens next is parsed again.
+    func prune(keeping kept: String) {
+        guard let stream = opendir(directory) else { return }
+        var copies: [(path: String, bytes: Int, used: UInt64)] = []
+        while let entry = readdir(stream) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) {
+                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            let path = directory + "/" + name
+            guard name.hasSuffix(Self.copySuffix), let status = FileStatus(path: path), status.isRegularFile else {
+                continue
+            }
+            copies.append((path, Int(clamping: status.size), status.modified))
+        }
+        closedir(stream)
+        var total = copies.reduce(0) { $0 &+ $1.bytes }
+        guard total > maximumBytes else { return }
+        for copy in copies.sorted(by: { $0.used < $1.used }) where total > maximumBytes && copy.path != kept {
+            if unlink(copy.path) == 0 { total -= copy.bytes }
         }
     }
 
