@@ -22,7 +22,8 @@ struct InspectCommand: ParsableCommand {
         help: ArgumentHelp(
             "Walk every page and record and report damage.",
             discussion: "The walk runs in a child process, so damage it misses cannot crash this one. "
-                + "Exits 1 when the store is damaged, 2 when the walk crashed."))
+                + "Exits 1 when the store is damaged, 2 when the walk crashed, "
+                + "3 when there is no store to check or it cannot be read."))
     var verify = false
 
     /// Set in the child that `--verify` starts: walk here and print JSON.
@@ -118,13 +119,19 @@ extension InspectCommand {
         return "\(Int(seconds / 86400)) d"
     }
 
+    /// The status of a `--verify` that could not check the store (none there, another kind of
+    /// store, unreadable): not 1, which says the store is damaged (a script that resets damaged
+    /// stores must not reset a path it mistyped, nor a SQLite store).
+    static let uncheckedStatus: Int32 = 3
+
     /// The child's side: walk, print the report as JSON.
     private func verifyHere() throws {
         let report: LMDBVerification
         do {
             report = try LMDBTier.verify(directory: URL(fileURLWithPath: directory))
         } catch {
-            throw failure(error)
+            StandardError.write("Error: \(failure(error))\n")
+            throw ExitCode(Self.uncheckedStatus)
         }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]

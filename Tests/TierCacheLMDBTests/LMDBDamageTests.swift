@@ -360,9 +360,13 @@ struct LMDBDamageTests {
         #expect(error?.code == .invalidConfiguration)
     }
 
-    @Test("tiercache inspect --verify exits 0 for a sound store, 1 with the damage for a damaged one")
+    @Test("tiercache inspect --verify exits 0 for a sound store, 1 with the damage for a damaged one, 3 for none")
     func inspectVerify() throws {
         let directory = try populatedStore()
+        let missing = try runHarness(
+            ["inspect", directory.url.appendingPathComponent("typo").path, "--verify"],
+            executable: tiercacheExecutable())
+        #expect(missing.reason == .exit && missing.status == 3, "\(missing)")
         let sound = try runHarness(["inspect", directory.url.path, "--verify"], executable: tiercacheExecutable())
         #expect(sound.reason == .exit && sound.status == 0, "\(sound)")
         try editMetaPages(directory.url) { page in page[88 + 32] &+= 1 }
