@@ -436,6 +436,7 @@ public final class HTTPCache: Sendable {
         let perform: @Sendable () async throws -> Exchange = {
             let requestTime = clock.now()
             var (response, responseBody) = try await transport(request, body)
+            try Self.checkFieldCount(response.headerFields.count)
             let tags = tagging.take(from: &response)
             return Exchange(
                 response: response, body: responseBody, requestTime: requestTime, responseTime: clock.now(), tags: tags)

@@ -12,6 +12,9 @@ public struct HTTPCacheError: Error, Hashable, Sendable, CustomStringConvertible
         /// ``HTTPCache/Mode/private`` mode, which would store one user's responses and serve them
         /// to every user.
         public static let privateCacheOnServer = Code("privateCacheOnServer")
+        /// The transport's response has more header fields than
+        /// ``HTTPCache/maximumResponseFieldCount``: it is neither stored nor returned.
+        public static let invalidResponse = Code("invalidResponse")
         /// A purge could not be recorded: the storage's lowest tier failed or refused the record.
         public static let purgeFailed = Code("purgeFailed")
         /// The code's name.

@@ -43,7 +43,8 @@ extension HTTPCache {
                 // A client made with `decompression: .enabled` hands over a decoded body under the
                 // server's `Content-Encoding` and `Content-Length`.
                 let head = DecodedContent.describing(
-                    body, in: responseHead(of: response), to: request, decoding: DecodedContent.asyncHTTPClientCodings,
+                    body, in: try responseHead(of: response), to: request,
+                    decoding: DecodedContent.asyncHTTPClientCodings,
                     layers: 1)
                 return (head, body, response.history.count > 1 ? response.url : nil)
             }
@@ -83,7 +84,10 @@ extension HTTPCache {
     }
 
     /// The status and fields of an AsyncHTTPClient response (fields with invalid names dropped).
-    package static func responseHead(of response: HTTPClientResponse) -> HTTPResponse {
+    /// Throws ``HTTPCacheError/Code/invalidResponse`` for one with more fields than
+    /// ``HTTPCache/maximumResponseFieldCount``, before copying them.
+    package static func responseHead(of response: HTTPClientResponse) throws(HTTPCacheError) -> HTTPResponse {
+        try checkFieldCount(response.headers.count)
         var fields = HTTPFields()
         for (name, value) in response.headers {
             guard let fieldName = HTTPField.Name(name) else { continue }

@@ -560,6 +560,10 @@ public final class CachingProxy: Sendable {
         {
             return errorAnswer(.gatewayTimeout, "the origin did not answer in time")
         }
+        if let invalid = error as? HTTPCacheError, invalid.code == .invalidResponse {
+            logger.warning("upstream response refused", metadata: ["error": "\(invalid.message)"])
+            return errorAnswer(.badGateway, "the origin's response could not be served")
+        }
         logger.warning("upstream request failed", metadata: ["error": "\(error)"])
         return errorAnswer(.badGateway, "the origin could not be reached")
     }

@@ -74,7 +74,7 @@ struct UpstreamTransport: Sendable {
         let elapsed = started.duration(to: .now).components
         latency.recordNanoseconds(elapsed.seconds * 1_000_000_000 + elapsed.attoseconds / 1_000_000_000)
 
-        var head = HTTPCache.responseHead(of: response)
+        var head = try HTTPCache.responseHead(of: response)
         var fields = head.headerFields
         // The stash fields are the proxy's own: an origin cannot set them.
         for stash in [Self.originCacheControl, Self.originExpires] where fields[stash] != nil {

@@ -389,6 +389,20 @@ struct HTTPCacheEngineTests {
         #expect(cache.statistics.refusedByPolicy == 1)
     }
 
+    /// Serving adds fields, and `HTTPFields` stops the process at 65,535: a response near that
+    /// many is refused before anything is added or stored.
+    @Test("A transport's response with more fields than the limit throws invalidResponse and is not stored")
+    func tooManyResponseFields() async throws {
+        let cache = makeCache()
+        let fields = [("Cache-Control", "max-age=60")] + Array(repeating: ("X-Filler", "1"), count: 65_000)
+        let origin = ScriptedOrigin([ok(fields), ok([("Cache-Control", "max-age=60")])])
+        await #expect {
+            try await cache.response(for: request(), transport: origin.transport)
+        } throws: { ($0 as? HTTPCacheError)?.code == .invalidResponse }
+        let next = try await cache.response(for: request(), transport: origin.transport)
+        #expect(next.source == .network && next.response.headerFields.count < 100)
+    }
+
     @Test("Request policies: returnCacheDataDontLoad fails without a stored response; only-if-cached gives 504")
     func policies() async throws {
         let origin = ScriptedOrigin()

@@ -24,6 +24,20 @@ struct ProxyFailureTests {
         }
     }
 
+    /// Serving adds fields (`Via`, `Cache-Status`, `Age`), and `HTTPFields` stops the process at
+    /// 65,535: stored, such a response crashed every process that served it, after restarts too.
+    @Test("A response with more header fields than the limit gives 502, is not stored, and the proxy stays up")
+    func tooManyResponseFields() async throws {
+        try await withProxy { origin, proxy in
+            for _ in 0..<2 {
+                let answer = try await send(.GET, "\(proxy.url)/many-fields")
+                #expect(answer.status == 502)
+            }
+            #expect(origin.count("/many-fields") == 2)
+            #expect(try await send(.GET, "\(proxy.url)/fresh").status == 200)
+        }
+    }
+
     @Test("Malformed requests get 400, CONNECT and non-origin-form targets too (never an open proxy)")
     func badRequests() async throws {
         try await withProxy { origin, proxy in

@@ -37,6 +37,13 @@ final class ScriptedOrigin: Sendable {
                 ["Cache-Control": "max-age=600", "ETag": "\"f1\"", "Last-Modified": "Sun, 01 Nov 2026 00:00:00 GMT"])
         }
         router.post("/fresh") { _, _ in Self.text("posted", [:]) }
+        // More header fields than any real response, within AsyncHTTPClient's parser's limits
+        // (65,534 fields, 80 KiB of names and values).
+        router.get("/many-fields") { _, _ in
+            var response = Self.text("many", ["Cache-Control": "max-age=600"])
+            for _ in 0..<65_000 { response.headers.append(HTTPField(name: .init("a")!, value: "")) }
+            return response
+        }
         // Tagged for purging (Fastly's field, Cloudflare's), with a validator for soft purges.
         router.get("/tagged-a") { _, _ in
             Self.text("a", ["Cache-Control": "max-age=600", "Surrogate-Key": "product-1 catalog", "ETag": "\"a1\""])

@@ -36,10 +36,8 @@ enum StoredEntryCodec {
     /// Bit 0 of version 3's flags: ``StoredResponse/answeredAuthorization``.
     static let answeredAuthorizationFlag: UInt8 = 1
     static let policyCodes: [StoragePolicy: UInt8] = [.allowed: 1, .allowedInMemoryOnly: 2, .notAllowed: 3]
-    /// The most header fields a stored response may have. `HTTPFields` stops the process at
-    /// 65,535 (a precondition of swift-http-types), and serving a response adds fields to it
-    /// (`Age`, `Via`, `Cache-Status`): far below that, and far above any real response's.
-    static let maximumFieldCount = 10_000
+    /// The most header fields a stored response may have: ``HTTPCache/maximumResponseFieldCount``.
+    static let maximumFieldCount = HTTPCache.maximumResponseFieldCount
 
     struct DecodeFailure: Error, CustomStringConvertible {
         let description: String
