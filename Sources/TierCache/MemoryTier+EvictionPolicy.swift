@@ -41,8 +41,9 @@ extension MemoryTier {
         /// says they are more popular than the entry they would evict; the window is sized by
         /// miniature simulation, so recency-heavy workloads get LRU's hit ratio and
         /// frequency-skewed ones TinyLFU's. Costs: a count-min sketch (8 to 16 bytes per entry
-        /// held) and the miniatures (under 1 MB), outside the byte budget; each stored key is
-        /// hashed once. The entry being stored is never the one its own store evicts.
+        /// held) and the miniatures (under 1 MB up to 32,768 entries; beyond, they sample 1 key
+        /// in 128, a few bytes per entry held and at most 25), outside the byte budget; each
+        /// stored key is hashed once. The entry being stored is never the one its own store evicts.
         case wTinyLFU
 
         /// The policy as written in Swift (`.lru`, `.s3fifo`, `.wTinyLFU`, …).

@@ -6,7 +6,8 @@
 /// - **Slots.** A slot names one object for as long as the policy ``remembers(_:)`` it. The
 ///   simulator's slots are dense ids `0..<objectCount`; the memory tier reuses a slot once the
 ///   policy forgets it. Keep per-slot state in arrays indexed by slot, grown as slots appear
-///   (``SlotQueues`` does both).
+///   (``SlotQueues`` does both), and set it when a slot is admitted: a reused slot holds what its
+///   last object left (a reference bit, a count), which the simulator's fresh ids never do.
 /// - **Requests.** ``access(_:size:keyHash:position:)`` is one request: a hit when the slot is
 ///   resident, else a miss after which the policy decides whether to admit the object, evicting
 ///   what it must to stay within ``PolicyContext/capacity`` (a sum of sizes: objects when every

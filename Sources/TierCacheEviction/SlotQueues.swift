@@ -229,7 +229,10 @@ public struct SlotQueues: @unchecked Sendable {
     }
 
     /// A byte the policy keeps for `slot` beside its links (CLOCK's reference bit, SIEVE's
-    /// visited bit, S3-FIFO's frequency), in the same cache line; 0 until set.
+    /// visited bit, S3-FIFO's frequency), in the same cache line; 0 until first set. Not reset
+    /// when the slot leaves: a slot the memory tier reuses for a new key (once the policy forgot
+    /// it) holds its last key's byte, so set it when the slot is admitted, as the built-in
+    /// policies do.
     @inlinable @inline(__always)
     public func tag(of slot: UInt32) -> UInt8 { node(slot).pointee.tag }
 
@@ -241,7 +244,7 @@ public struct SlotQueues: @unchecked Sendable {
 
     /// 32 bits the policy keeps for `slot` beside its links (W-TinyLFU's folded key hash, which
     /// its admission reads for a victim whose links it has just read), in the same cache line;
-    /// 0 until set.
+    /// 0 until first set, and, like ``tag(of:)``, kept when a reused slot gets a new key.
     @inlinable @inline(__always)
     public func word(of slot: UInt32) -> UInt32 { node(slot).pointee.word }
 

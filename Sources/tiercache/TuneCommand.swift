@@ -123,13 +123,17 @@ struct TuneCommand: ParsableCommand {
         for (key, value) in report.summary { print("\(key): \(value)") }
         print("")
         print(report.tables[0].text)
-        if let line = Self.memoryTierLine(result, entryOverhead: entryOverhead) { print("\n" + line) }
+        if let line = Self.memoryTierLine(
+            result, entryOverhead: entryOverhead, largestEntry: UInt64(trace.objectSizes.max() ?? 0))
+        {
+            print("\n" + line)
+        }
         try reportOptions.write(report, baseName: "tune-" + SimulateCommand.baseName(trace.name))
     }
 
     /// In byte mode, the memory tier that reaches the target with the least capacity, as one line
-    /// of Swift, and what its capacity counts.
-    static func memoryTierLine(_ result: CapacityTuner.Result, entryOverhead: UInt32) -> String? {
+    /// of Swift (admitting `largestEntry`, the trace's largest object), and what its capacity counts.
+    static func memoryTierLine(_ result: CapacityTuner.Result, entryOverhead: UInt32, largestEntry: UInt64) -> String? {
         guard result.unit == .bytes else { return nil }
         let candidates = result.curves.compactMap { curve -> (PolicyKind, UInt64)? in
             guard let kind = PolicyKind.allCases.first(where: { $0.displayName == curve.policy }),
@@ -139,7 +143,7 @@ struct TuneCommand: ParsableCommand {
             return (kind, capacity)
         }
         guard let (kind, capacity) = candidates.min(by: { $0.1 < $1.1 }),
-            let line = kind.memoryTierConfiguration(capacityBytes: capacity)
+            let line = kind.memoryTierConfiguration(capacityBytes: capacity, largestEntry: largestEntry)
         else { return nil }
         let counts =
             entryOverhead > 0

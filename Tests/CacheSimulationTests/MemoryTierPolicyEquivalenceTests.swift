@@ -265,6 +265,26 @@ struct MemoryTierConfigurationTests {
                 == "MemoryTier(capacity: 1 << 20, policy: .arc)")
         #expect(PolicyKind.belady.memoryTierConfiguration(capacityBytes: 1 << 20) == nil, "MIN reads the future")
         #expect(PolicyKind.s3fifo.memoryTierConfiguration(capacityBytes: 0) == nil)
+        // An entry over the default 5% sets the fraction that admits it, which the tier accepts.
+        #expect(
+            PolicyKind.lru.memoryTierConfiguration(capacityBytes: 1 << 20, largestEntry: 52_428)
+                == "MemoryTier(capacity: 1 << 20, policy: .lru)", "5% of 1 MiB, rounded down")
+        for (largest, fraction) in [(52_429, 0.051), (131_072, 0.125), (1_048_575, 1), (1 << 30, 1)]
+            as [(UInt64, Double)]
+        {
+            #expect(
+                PolicyKind.lru.memoryTierConfiguration(capacityBytes: 1 << 20, largestEntry: largest)
+                    == "MemoryTier(.init(capacity: 1 << 20, maxEntryFraction: \(fraction == 1 ? "1" : "\(fraction)"), policy: .lru))"
+            )
+            let tier = try MemoryTier(.init(capacity: 1 << 20, maxEntryFraction: fraction, policy: .lru))
+            let key = try CacheKey("k")
+            let value = [UInt8](
+                repeating: 1,
+                count: Int(min(largest, 1 << 20))
+                    - MemoryTier.cost(of: CacheEntry(value: [], storedAt: Date()), forKey: key))
+            // (An entry over the capacity, which the simulator does not admit either: the capacity.)
+            #expect(tier.store(CacheEntry(value: value, storedAt: Date()), forKey: key).isStored)
+        }
         // Every policy the tier has is named by one simulator policy.
         let named = Set(PolicyKind.allCases.compactMap(\.memoryTierPolicy))
         #expect(named == Set(MemoryTier.EvictionPolicy.allCases))

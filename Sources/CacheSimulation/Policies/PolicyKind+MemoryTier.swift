@@ -26,7 +26,13 @@ extension PolicyKind {
     /// e.g. `MemoryTier(capacity: 256 << 20, policy: .s3fifo)`, which `tiercache tune` prints
     /// after its recommendation; `nil` when the tier has no such policy or the capacity is not
     /// positive. Capacities that are whole MiB or KiB are written as shifts.
-    public func memoryTierConfiguration(capacityBytes: UInt64) -> String? {
+    ///
+    /// The simulator admits any object up to the capacity, but the tier refuses an entry over its
+    /// `maxEntryFraction` (5% by default): when `largestEntry`, the largest entry the workload
+    /// stores (its cost in the tier), is over that, the line sets the fraction that admits it, in
+    /// thousandths, so that the tier makes the simulation's decisions:
+    /// `MemoryTier(.init(capacity: 1 << 20, maxEntryFraction: 0.125, policy: .lru))`.
+    public func memoryTierConfiguration(capacityBytes: UInt64, largestEntry: UInt64 = 0) -> String? {
         guard let policy = memoryTierPolicy, capacityBytes > 0, capacityBytes <= UInt64(Int.max) else { return nil }
         let capacity: String
         if capacityBytes % (1 << 20) == 0 {
@@ -36,6 +42,26 @@ extension PolicyKind {
         } else {
             capacity = "\(capacityBytes)"
         }
-        return "MemoryTier(capacity: \(capacity), policy: \(policy))"
+        guard let fraction = Self.entryFraction(admitting: largestEntry, capacity: Int(capacityBytes)) else {
+            return "MemoryTier(capacity: \(capacity), policy: \(policy))"
+        }
+        return "MemoryTier(.init(capacity: \(capacity), maxEntryFraction: \(fraction), policy: \(policy)))"
+    }
+
+    /// The `maxEntryFraction`, written in thousandths, of the smallest limit that admits an entry
+    /// of `largest` bytes in a tier of `capacity`; nil when the default one does. (An entry over
+    /// the capacity is refused by the simulator too: then the fraction is 1.)
+    private static func entryFraction(admitting largest: UInt64, capacity: Int) -> String? {
+        let needed = Int(clamping: largest)
+        let admits = { (fraction: Double) in
+            (try? EntrySizeLimit(fraction: fraction, capacity: capacity))?.admits(needed) ?? false
+        }
+        guard !admits(EntrySizeLimit.urlCacheDefaultFraction) else { return nil }
+        var thousandths = min(1000, Int((Double(needed) / Double(capacity) * 1000).rounded(.up)))
+        while thousandths < 1000, !admits(Double(thousandths) / 1000) { thousandths += 1 }
+        if thousandths >= 1000 { return "1" }
+        var digits = String(thousandths + 1000).dropFirst()  // three digits, leading zeros kept
+        while digits.last == "0" { digits = digits.dropLast() }
+        return "0." + digits
     }
 }
