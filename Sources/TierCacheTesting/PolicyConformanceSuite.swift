@@ -44,6 +44,11 @@ public struct PolicyConformanceSuite<Policy: EvictionPolicy>: Sendable {
         /// does (the simulator hints, the memory tier does not: a policy whose hints count as
         /// requests is simulated as a policy the tier does not run).
         case prefetchChangesNothing
+        /// A slot the tier reuses for a new object decides as a slot of its own would: the same
+        /// requests hit with slots reused as the tier reuses them and with one slot per object,
+        /// as the simulator numbers them (per-slot state is set on admission, not left from the
+        /// slot's last object).
+        case reusedSlotsStartFresh
 
         /// The check's name.
         public var description: String { rawValue }
@@ -84,6 +89,11 @@ public struct PolicyConformanceSuite<Policy: EvictionPolicy>: Sendable {
             return
         }
         for workload in PolicyWorkload.all {
+            if check == .reusedSlotsStartFresh {
+                var comparison = SlotReuseComparison<Policy>(workload: workload)
+                try comparison.replay(requests: requests)
+                continue
+            }
             var driver = PolicyDriver<Policy>(check: check, workload: workload)
             try driver.replay(requests: requests)
         }

@@ -164,7 +164,7 @@ struct PolicyDriver<Policy: EvictionPolicy> {
             try expect(
                 .prefetchChangesNothing, differ.isEmpty,
                 "with prefetch hints the policy holds or remembers otherwise than without, slots \(differ.prefix(10))")
-        case .online, .hitsAreResidents, .refusesOversizedObjects, .removeForgets:
+        case .online, .hitsAreResidents, .refusesOversizedObjects, .removeForgets, .reusedSlotsStartFresh:
             break
         }
     }

@@ -62,7 +62,9 @@ struct PolicyConformanceTests {
         }
     }
 
-    @Test("A policy that reports a hit as a miss fails the hits check, and only that one")
+    /// (It hides the hits of every seventh slot number, so the reuse check, which compares hits
+    /// under two numberings, fails too.)
+    @Test("A policy that reports a hit as a miss fails the hits check, and only that and the reuse check")
     func missReportedOnHit() throws {
         let failure = #expect(throws: PolicyConformanceSuite<HitHidingLRU>.Failure.self) {
             try PolicyConformanceSuite(HitHidingLRU.self).run(.hitsAreResidents)
@@ -70,7 +72,8 @@ struct PolicyConformanceTests {
         #expect(
             failure?.message.contains("was a miss while isResident said true") == true, "\(String(describing: failure))"
         )
-        for check in PolicyConformanceSuite<HitHidingLRU>.Check.allCases where check != .hitsAreResidents {
+        for check in PolicyConformanceSuite<HitHidingLRU>.Check.allCases
+        where ![.hitsAreResidents, .reusedSlotsStartFresh].contains(check) {
             try PolicyConformanceSuite(HitHidingLRU.self).run(check)
         }
     }
@@ -92,6 +95,17 @@ struct PolicyConformanceTests {
             try PolicyConformanceSuite(HitEvictingLRU.self).run(.hitsAreResidents)
         }
         #expect(failure?.message.contains("evicted") == true, "\(String(describing: failure))")
+    }
+
+    @Test("A policy that reads a reused slot's leftover reference bit fails the reuse check, and only that one")
+    func leftoverTag() throws {
+        let failure = #expect(throws: PolicyConformanceSuite<LeftoverBitCLOCK>.Failure.self) {
+            try PolicyConformanceSuite(LeftoverBitCLOCK.self).run(.reusedSlotsStartFresh)
+        }
+        #expect(failure?.message.contains("reused slot") == true, "\(String(describing: failure))")
+        for check in PolicyConformanceSuite<LeftoverBitCLOCK>.Check.allCases where check != .reusedSlotsStartFresh {
+            try PolicyConformanceSuite(LeftoverBitCLOCK.self).run(check)
+        }
     }
 
     @Test("A policy that reads the future fails the online check")
@@ -190,4 +204,49 @@ struct HintCountingLRU: EvictionPolicyVariant {
     mutating func prefetch(_ slot: UInt32, keyHash: UInt64) {
         if base.isResident(slot) { _ = base.access(slot, size: 1, keyHash: keyHash, position: 0) }
     }
+}
+
+/// CLOCK that sets a slot's reference bit on a hit but does not clear it on admission, trusting
+/// `SlotQueues.tag(of:)` to be 0 for a new object: true of the simulator's fresh ids, not of a
+/// slot the tier reuses, where a new object inherits the last one's second chance.
+struct LeftoverBitCLOCK: EvictionPolicy {
+    static let name = "leftover-bit CLOCK"
+    private static let cache: UInt8 = 1
+    private var queues: SlotQueues
+    private let capacity: UInt64
+
+    init(context: PolicyContext) {
+        queues = SlotQueues(queueCount: 1, reserving: context.expectedSlots, notingDepartures: context.readsDepartures)
+        capacity = context.capacity
+    }
+
+    mutating func access(_ slot: UInt32, size: UInt64, keyHash: UInt64, position: Int) -> Bool {
+        queues.beginRequest()
+        if queues.queue(of: slot) == Self.cache {
+            queues.setTag(1, of: slot)
+            return true
+        }
+        guard size <= capacity else { return false }
+        while queues.weight(Self.cache) + size > capacity, let oldest = queues.popTail(Self.cache) {
+            if queues.tag(of: oldest) != 0 {
+                queues.setTag(0, of: oldest)
+                queues.pushHead(oldest, Self.cache)
+            }
+        }
+        queues.setSize(size, of: slot)
+        queues.pushHead(slot, Self.cache)
+        return false
+    }
+
+    mutating func remove(_ slot: UInt32) {
+        queues.beginRequest()
+        queues.remove(slot)
+    }
+
+    mutating func removeAll() { queues.removeAll() }
+    func isResident(_ slot: UInt32) -> Bool { queues.queue(of: slot) != SlotQueues.none }
+    func remembers(_ slot: UInt32) -> Bool { isResident(slot) }
+    var departures: ArraySlice<UInt32> { queues.departures }
+    var largestAdmissibleSize: UInt64 { capacity }
+    var residentsByRetention: [UInt32] { queues.members(of: Self.cache) }
 }
