@@ -130,6 +130,32 @@ struct RedisCoherenceSuspensionTests {
 
 extension RedisCoherenceSuspensionTests {
     /// A cache of `upper` over `server`, and another process's cache of the same Redis alone.
+    /// Keys-read tracking redirects the data connections to the tracking connection before the
+    /// first flush; when the flush fails that connection closes, and a data connection still
+    /// redirected to it had every command refused until the next subscription.
+    @Test("Keys-read tracking whose first flush fails leaves no data connection redirected: Redis answers")
+    func failedFirstFlushInKeysReadMode() async throws {
+        let server = try await RedisProcess()
+        let upper = try UnemptiableTier()
+        let (cache, otherProcess) = try Self.caches(over: server, below: upper)
+        let key = try CacheKey("k")
+        _ = try await upper.store(CacheEntry(value: [1], storedAt: Date()), forKey: key)
+        upper.refusesToEmpty.store(true, ordering: .relaxed)
+        let events = CoherenceEvents()
+        // Long enough that the lookups below run before the next attempt.
+        let coherence = try RedisCoherence(
+            cache: cache,
+            configuration: .init(
+                tracking: .keysRead, reconnectDelay: .seconds(30), maximumReconnectDelay: .seconds(30),
+                onEvent: events.record))
+        let tracking = Task { await coherence.run() }
+        defer { tracking.cancel() }
+        let lost = await events.next { if case .trackingLost = $0 { true } else { false } }
+        #expect(lost == .trackingLost(reason: "the upper tiers could not be emptied"))
+        _ = await otherProcess.store(CacheEntry(value: [2], storedAt: Date()), forKey: key, policy: .allowed)
+        for _ in 0..<3 { #expect(await cache.lookup(key)?.entry.value == [2], "Redis answers") }
+    }
+
     static func caches(
         over server: RedisProcess, below upper: any CacheTier
     ) throws -> (cache: TieredCache, otherProcess: TieredCache) {
@@ -186,6 +212,48 @@ extension RedisCoherenceSuspensionTests {
         #expect(reason.contains("the tracking connection closed"), "\(reason)")
         #expect(await events.next { if case .subscribed = $0 { true } else { false } } != nil, "tracked again")
         #expect(coherence.statistics.trackingLosses == 1 && coherence.statistics.flushes >= 2)
+    }
+
+    /// The task group of a subscription waits for every task in it: the tasks applying queued
+    /// invalidations kept the upper tiers in use, with nothing reporting newer writes, until all
+    /// of them were applied (up to the backlog, 65,536 removals).
+    @Test("A lost subscription suspends the upper tiers at once, not after the invalidations still queued")
+    func lossSuspendsBeforeTheBacklog() async throws {
+        let server = try await RedisProcess()
+        let upper = try SlowRemovalTier()
+        let (cache, otherProcess) = try Self.caches(over: server, below: upper)
+        let events = CoherenceEvents()
+        let coherence = try RedisCoherence(
+            cache: cache,
+            configuration: .init(
+                healthCheckInterval: .milliseconds(100), reconnectDelay: .seconds(30),
+                maximumReconnectDelay: .seconds(30), onEvent: events.record))
+        let tracking = Task { await coherence.run() }
+        defer {
+            upper.open()
+            tracking.cancel()
+        }
+        #expect(await events.next { if case .subscribed = $0 { true } else { false } } != nil)
+        #expect(cache.suspendedTiers == 0)
+
+        upper.close()
+        for number in 0..<20 {
+            let key = try CacheKey("k\(number)")
+            _ = await otherProcess.store(CacheEntry(value: [1], storedAt: Date()), forKey: key, policy: .allowed)
+            if number == 0 { await upper.waitUntilHeld() }  // the first invalidation waits; the rest queue
+        }
+        let cli = RedisCLI(seeds: [])
+        let clients = try cli.runTool(["-p", "\(server.port)", "CLIENT", "LIST"])
+        let trackingID = try #require(
+            clients.split(whereSeparator: \.isNewline).first { $0.contains("name=tiercache-tracking") }?
+                .split(separator: " ").first { $0.hasPrefix("id=") }?.dropFirst(3))
+        _ = try cli.runTool(["-p", "\(server.port)", "CLIENT", "KILL", "ID", String(trackingID)])
+        // The health check finds the connection gone while the first invalidation is still held.
+        let deadline = ContinuousClock.now + .seconds(60)
+        while cache.suspendedTiers == 0, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(cache.suspendedTiers == 1, "suspended with the invalidations still queued")
     }
 
     @Test("A backlog of no messages is refused")

@@ -254,6 +254,7 @@ public final class RedisCoherence: Sendable {
         // Once per loss: the attempts that fail while Redis stays away find nothing new to drop
         // (what this process stores meanwhile is emptied when tracking is back).
         var flushedSinceSubscribed = false
+        var isFirstAttempt = true
         while !Task.isCancelled {
             let ending = await trackUntilLost()
             guard !Task.isCancelled else { return }
@@ -263,9 +264,13 @@ public final class RedisCoherence: Sendable {
                 metrics?.recordTrackingLoss()
                 emit(.trackingLost(reason: reason))
                 // Once when tracking goes, then quietly while Redis stays away.
+                // The very first attempt's failure is a warning too: a server that refuses tracking
+                // (`CLIENT TRACKING` denied, no RESP3, a proxy in between) keeps the upper tiers
+                // suspended for good, and only this says why.
                 configuration.logger?.log(
-                    level: wasSubscribed ? .warning : .debug, "Redis invalidations lost; subscribing again",
-                    metadata: ["reason": "\(reason)"])
+                    level: wasSubscribed || isFirstAttempt ? .warning : .debug,
+                    "Redis invalidations lost; subscribing again", metadata: ["reason": "\(reason)"])
+                isFirstAttempt = false
                 if wasSubscribed { flushedSinceSubscribed = false }
                 if configuration.afterLoss == .flushUpperTiers, !flushedSinceSubscribed {
                     // Suspended first: what a lookup promotes after the flush would be stale
@@ -315,6 +320,9 @@ public final class RedisCoherence: Sendable {
             // What the flush could not remove may be stale: the tiers stay suspended, and the next
             // attempt flushes again.
             guard await flush(.trackingBegan) else {
+                // The subscriptions close on return: data connections redirected to them would
+                // have every command refused until the next attempt.
+                if configuration.tracking == .keysRead { tier.tracking.suspend() }
                 return .lost("the upper tiers could not be emptied", wasSubscribed: false)
             }
             cache.resumeTiers()
@@ -323,10 +331,15 @@ public final class RedisCoherence: Sendable {
 
         let connections = subscriptions.map(\.connection)
         let streams = subscriptions.map(\.pushes)
+        let flushesAfterLoss = configuration.afterLoss == .flushUpperTiers
         return await withTaskGroup(of: Ending.self) { group in
             for (connection, pushes) in zip(connections, streams) {
                 group.addTask {
                     for await push in pushes {
+                        // Once the subscription is lost, the flush replaces what is still queued:
+                        // applying it first (up to the backlog's 65,536 removals) kept the tiers in
+                        // use, deaf to newer writes, for as long as that took.
+                        if flushesAfterLoss, Task.isCancelled { break }
                         await self.apply(push)
                         if let ending = self.endingAfterFailedFlush() { return ending }
                     }
@@ -335,6 +348,9 @@ public final class RedisCoherence: Sendable {
             }
             group.addTask { await self.checkHealth(of: connections, nodes: nodes) }
             let ending = await group.next() ?? .lost("cancelled", wasSubscribed: true)
+            // Nothing reports writes any more: suspended now, not once the other subscriptions'
+            // tasks have ended (the task group waits for them).
+            if flushesAfterLoss { cache.suspendTiers(above: tierIndex) }
             // Data connections redirecting to a closed connection would have their reads refused.
             if configuration.tracking == .keysRead { tier.tracking.suspend() }
             group.cancelAll()
