@@ -65,7 +65,10 @@ public final class RedisCoherence: Sendable {
             /// the server remembers each key read per process (`tracking-table-max-keys` bounds
             /// that table; a key dropped from it is reported as invalidated), and every write
             /// sends an `EXISTS` of its key first, in the same round trip, since the server does
-            /// not track a key a process wrote but never read.
+            /// not track a key a process wrote but never read. Only for processes whose tiers
+            /// above Redis are their own: with a disk store shared by several processes, one
+            /// process's value reaches another's memory through the shared store, unread from
+            /// Redis, so no write to it is reported to that process. Use ``broadcast`` there.
             case keysRead
         }
 
