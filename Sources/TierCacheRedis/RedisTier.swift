@@ -294,7 +294,11 @@ public final class RedisTier: CacheTier {
     public func removeEntry(forKey key: CacheKey) async throws {
         let redisKey = redisKey(key)
         do {
-            _ = try await run([Self.del, redisKey], key: redisKey)
+            // Under keys-read coherence the key is read first, as a write's is: a removal here may
+            // leave a value in the tiers above (a store those tiers' policy keeps from Redis, a
+            // write past a budget), and the server then reports the key's next write to this
+            // process.
+            _ = try await run([Self.del, redisKey], key: redisKey, readingKeyFirst: tracking.tracksWrittenKeys)
         } catch {
             throw tierError(error)
         }

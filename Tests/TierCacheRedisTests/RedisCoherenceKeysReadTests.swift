@@ -87,6 +87,24 @@ struct RedisCoherenceKeysReadTests {
         try await fleet.b.removeAll()
     }
 
+    /// A memory-only store removes the key from Redis; its removal reads the key first, so the
+    /// value kept in memory is reported when another process writes the key.
+    @Test("A value kept in memory only is invalidated by another process's write")
+    func memoryOnlyValuesAreTracked() async throws {
+        let fleet = try Fleet()
+        let tracking = Task { await fleet.coherence.run() }
+        defer { tracking.cancel() }
+        #expect(await fleet.started())
+        let key = try CacheKey("memory-only")
+        _ = await fleet.a.store(CacheEntry(value: [1], storedAt: Date()), forKey: key, policy: .allowedInMemoryOnly)
+        #expect(fleet.memory.entry(forKey: key)?.value == [1])
+        _ = await fleet.b.store(CacheEntry(value: [2], storedAt: Date()), forKey: key, policy: .allowed)
+        #expect(await fleet.events.invalidation(of: key))
+        #expect(fleet.memory.entry(forKey: key) == nil)
+        #expect(await fleet.a.lookup(key)?.entry.value == [2])
+        try await fleet.b.removeAll()
+    }
+
     @Test("A write Redis refuses is not kept in the upper tiers, where no invalidation would reach it")
     func refusedWritesAreNotKept() async throws {
         // Redis admits entries up to 5% of 256 KiB (13 KiB), memory up to 5% of 1 MiB.
