@@ -394,7 +394,7 @@ struct HTTPCacheEngineTests {
     @Test("A transport's response with more fields than the limit throws invalidResponse and is not stored")
     func tooManyResponseFields() async throws {
         let cache = makeCache()
-        let fields = [("Cache-Control", "max-age=60")] + Array(repeating: ("X-Filler", "1"), count: 65_000)
+        let fields = [("Cache-Control", "max-age=60")] + Array(repeating: ("X-Filler", "1"), count: 10_001)
         let origin = ScriptedOrigin([ok(fields), ok([("Cache-Control", "max-age=60")])])
         await #expect {
             try await cache.response(for: request(), transport: origin.transport)

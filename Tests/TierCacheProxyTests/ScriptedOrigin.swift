@@ -41,7 +41,7 @@ final class ScriptedOrigin: Sendable {
         // (65,534 fields, 80 KiB of names and values).
         router.get("/many-fields") { _, _ in
             var response = Self.text("many", ["Cache-Control": "max-age=600"])
-            for _ in 0..<65_000 { response.headers.append(HTTPField(name: .init("a")!, value: "")) }
+            for _ in 0..<10_001 { response.headers.append(HTTPField(name: .init("a")!, value: "")) }
             return response
         }
         // Tagged for purging (Fastly's field, Cloudflare's), with a validator for soft purges.
