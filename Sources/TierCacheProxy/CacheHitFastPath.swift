@@ -25,6 +25,11 @@ import NIOHTTPTypesHTTP1
 /// nothing more for that time, and connections whose client took none of the answers waiting for
 /// it for that time. A connection still sending an answer is not idle: bodies are written in
 /// slices (``NIOCore/ByteBuffer/writeSliceLength``), each one sent marking progress.
+///
+/// On shutdown (`ChannelShouldQuiesceEvent`) it answers nothing more itself, and holds the event
+/// back until the answers it wrote are sent: the server's handlers behind the codec never see
+/// those requests, and told at once they closed the connection with an answer half sent (on
+/// every deploy, to whoever was downloading a large hit).
 final class CacheHitFastPath: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias InboundOut = HTTPServerRequestPart
@@ -47,16 +52,31 @@ final class CacheHitFastPath: ChannelDuplexHandler, RemovableChannelHandler {
     /// Responses written (their end included) whose bytes are not all sent yet: a connection
     /// still sending is not idle, however long ago its client last wrote.
     private var responsesUnsent = 0
+    /// Set once the server is shutting down: requests go to the async path, whose handlers
+    /// close the connection after answering.
+    private var isQuiescing = false
+    /// The shutdown event, held while answers are unsent (passed on when the last one is sent).
+    private var heldQuiesceEvent: ChannelShouldQuiesceEvent?
+    /// This handler's context, to pass the held event on from where the handler stands.
+    private var context: ChannelHandlerContext?
 
     init(proxy: CachingProxy) {
         self.proxy = proxy
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        self.context = nil
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let part = unwrapInboundIn(data)
         switch (state, part) {
         case (.idle, .head(let head)):
-            if requestsWithAsyncPath == 0, context.channel.isWritable, head.version == .http1_1,
+            if requestsWithAsyncPath == 0, !isQuiescing, context.channel.isWritable, head.version == .http1_1,
                 head.method == .GET || head.method == .HEAD, !head.headers.contains(name: "connection")
             {
                 state = .holding(head)
@@ -109,11 +129,26 @@ final class CacheHitFastPath: ChannelDuplexHandler, RemovableChannelHandler {
     func endSent(_ context: ChannelHandlerContext) -> EventLoopPromise<Void> {
         let promise = context.eventLoop.makePromise(of: Void.self)
         responsesUnsent += 1
-        promise.futureResult.assumeIsolated().whenComplete { _ in self.responsesUnsent -= 1 }
+        promise.futureResult.assumeIsolated().whenComplete { _ in
+            self.responsesUnsent -= 1
+            if self.responsesUnsent == 0, let held = self.heldQuiesceEvent {
+                self.heldQuiesceEvent = nil
+                self.context?.fireUserInboundEventTriggered(held)
+            }
+        }
         return promise
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let quiesce = event as? ChannelShouldQuiesceEvent {
+            isQuiescing = true
+            if responsesUnsent > 0 {
+                heldQuiesceEvent = quiesce
+            } else {
+                context.fireUserInboundEventTriggered(quiesce)
+            }
+            return
+        }
         guard let idle = event as? IdleStateHandler.IdleStateEvent else {
             return context.fireUserInboundEventTriggered(event)
         }

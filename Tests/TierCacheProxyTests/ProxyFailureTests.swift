@@ -147,6 +147,24 @@ struct ProxyFailureTests {
         await origin.stop()
     }
 
+    /// Hits answered on the event loop never reach the server's own handlers, which, told to
+    /// shut down, closed the connection with the answer half sent.
+    @Test("SIGTERM lets a hit being sent from the event loop finish: every byte, then the proxy exits 0")
+    func gracefulShutdownOfAHit() async throws {
+        let origin = try await ScriptedOrigin()
+        let proxy = try ProxyProcess(["--upstream", origin.url])
+        // Stored by the first request; the next one is a hit on the event loop's path.
+        #expect(try await send(.GET, "\(proxy.url)/huge").status == 200)
+        let pid = proxy.process.processIdentifier
+        let read = try await RawHTTP.bytesRead(
+            port: proxy.port, Array("GET /huge HTTP/1.1\r\nHost: x\r\n\r\n".utf8), first: 64 << 10
+        ) { kill(pid, SIGTERM) }
+        #expect(read > ScriptedOrigin.hugeBody.utf8.count, "\(read) bytes: the head and all 8 MiB")
+        #expect(origin.count("/huge") == 1)
+        #expect(proxy.stop() == 0)
+        await origin.stop()
+    }
+
     @Test("Bad options are refused with a message and a non-zero exit")
     func badOptions() throws {
         let cases: [([String], String)] = [

@@ -101,6 +101,23 @@ enum RawHTTP {
         }
     }
 
+    /// Sends `request` through a small receive buffer, reads `first` bytes of the answer, runs
+    /// `midway`, then reads until the server closes the connection; returns the bytes read.
+    static func bytesRead(
+        port: Int, _ request: [UInt8], first: Int, midway: @escaping @Sendable () -> Void
+    ) async throws -> Int {
+        let socket = try connect(port: port, readTimeout: 20, receiveBuffer: 16 << 10)
+        defer { close(socket) }
+        try await onDispatch { try send(socket, request) }
+        return try await onDispatch {
+            var buffer = [UInt8](repeating: 0, count: max(first, 1 << 16))
+            var total = max(0, recv(socket, &buffer, first, Int32(MSG_WAITALL)))
+            midway()
+            while case let count = recv(socket, &buffer, buffer.count, 0), count > 0 { total += count }
+            return total
+        }
+    }
+
     /// Sends `request` and reads until the server closes the connection (true) or `readTimeout`
     /// seconds pass without a byte (false).
     static func isClosed(port: Int, after request: [UInt8], readTimeout: Int = 20) async throws -> Bool {
