@@ -26,6 +26,11 @@ import NIOHTTPTypesHTTP1
 /// it for that time. A connection still sending an answer is not idle: bodies are written in
 /// slices (``NIOCore/ByteBuffer/writeSliceLength``), each one sent marking progress.
 ///
+/// It answers an HTTP/1.0 request in HTTP/1.0 (the codec after it writes every response head
+/// as 1.1): a body of unknown length then goes unchunked, ended by closing the connection, which
+/// the head announces (RFC 9112 §6.1, §6.3: a 1.0 client has no chunked coding, and read the chunk
+/// sizes as part of the body).
+///
 /// On shutdown (`ChannelShouldQuiesceEvent`) it answers nothing more itself, and holds the event
 /// back until the answers it wrote are sent: the server's handlers behind the codec never see
 /// those requests, and told at once they closed the connection with an answer half sent (on
@@ -59,6 +64,12 @@ final class CacheHitFastPath: ChannelDuplexHandler, RemovableChannelHandler {
     private var heldQuiesceEvent: ChannelShouldQuiesceEvent?
     /// This handler's context, to pass the held event on from where the handler stands.
     private var context: ChannelHandlerContext?
+    /// The HTTP versions of the requests whose responses have not begun, oldest first
+    /// (pipelined requests are answered in order).
+    private var unansweredVersions = CircularBuffer<HTTPVersion>()
+    /// Whether the response being written ends by closing the connection (an HTTP/1.0 client,
+    /// a body of unknown length).
+    private var closesAfterResponse = false
 
     init(proxy: CachingProxy) {
         self.proxy = proxy
@@ -74,6 +85,7 @@ final class CacheHitFastPath: ChannelDuplexHandler, RemovableChannelHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let part = unwrapInboundIn(data)
+        if case .head(let head) = part { unansweredVersions.append(head.version) }
         switch (state, part) {
         case (.idle, .head(let head)):
             if requestsWithAsyncPath == 0, !isQuiescing, context.channel.isWritable, head.version == .http1_1,
@@ -87,6 +99,7 @@ final class CacheHitFastPath: ChannelDuplexHandler, RemovableChannelHandler {
             state = .idle
             let started = ContinuousClock.now
             if context.channel.isWritable, let answer = proxy.answerFromStorage(head) {
+                _ = unansweredVersions.popFirst()  // an HTTP/1.1 request's: its head stays as written
                 context.write(wrapOutboundOut(.head(answer.head)), promise: nil)
                 answer.body.forEachWriteSlice { context.write(wrapOutboundOut(.body(.byteBuffer($0))), promise: nil) }
                 context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: endSent(context))
@@ -109,6 +122,32 @@ final class CacheHitFastPath: ChannelDuplexHandler, RemovableChannelHandler {
             context.fireChannelRead(data)
         default:
             context.fireChannelRead(data)
+        }
+    }
+
+    /// Writes the async path's responses, an HTTP/1.0 request's in HTTP/1.0.
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        switch unwrapOutboundIn(data) {
+        case .head(var head) where head.status.code >= 200:
+            guard let version = unansweredVersions.popFirst(), version.major == 1, version.minor == 0 else {
+                return context.write(data, promise: promise)
+            }
+            head.version = version
+            // Without a length, the body's end is the connection's (a 1.0 client's keep-alive
+            // cannot hold it); 204 and 304 have no body to end.
+            if !head.headers.contains(name: "content-length"), head.status.mayHaveResponseBody {
+                head.headers.remove(name: "transfer-encoding")
+                head.headers.replaceOrAdd(name: "connection", value: "close")
+                closesAfterResponse = true
+            }
+            context.write(wrapOutboundOut(.head(head)), promise: promise)
+        case .end where closesAfterResponse:
+            closesAfterResponse = false
+            let written = promise ?? context.eventLoop.makePromise()
+            written.futureResult.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+            context.write(data, promise: written)
+        default:
+            context.write(data, promise: promise)
         }
     }
 

@@ -98,6 +98,29 @@ struct ProxyFailureTests {
         }
     }
 
+    /// RFC 9112 §6.1: a server must not send Transfer-Encoding to an HTTP/1.0 request, which has
+    /// no chunked coding: the client read the chunk sizes as part of the body. A body of unknown
+    /// length is ended by closing the connection instead, which the answer announces.
+    @Test("An HTTP/1.0 client gets a streamed body of unknown length unchunked, ended by the connection's close")
+    func http10StreamedBody() async throws {
+        try await withProxy(["--max-cacheable-body", "512KiB"]) { origin, proxy in
+            for keepAlive in [false, true] {
+                let request =
+                    "GET /large-chunked HTTP/1.0\r\nHost: x\r\n" + (keepAlive ? "Connection: keep-alive\r\n" : "")
+                let answer = try await RawHTTP.exchange(
+                    port: proxy.port, Array((request + "\r\n").utf8), readTimeout: 20)
+                let parts = answer.components(separatedBy: "\r\n\r\n")
+                let head = parts[0].lowercased()
+                #expect(head.hasPrefix("http/1.0 200") || head.hasPrefix("http/1.1 200"), "\(head.prefix(80))")
+                #expect(!head.contains("transfer-encoding"), "\(head)")
+                #expect(head.contains("connection: close"), "\(head)")
+                let body = parts.dropFirst().joined(separator: "\r\n\r\n")
+                #expect(body.utf8.count == 1 << 20 && body.allSatisfy { $0 == "x" }, "keep-alive \(keepAlive)")
+            }
+            #expect(origin.count("/large-chunked") == 2)
+        }
+    }
+
     @Test("A disk tier refuses a response over 5% of its capacity; a smaller one is stored on disk")
     func diskTierFivePercentRule() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
