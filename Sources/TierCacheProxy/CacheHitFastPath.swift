@@ -125,6 +125,22 @@ final class CacheHitFastPath: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
+    /// Sends `100 Continue` to a request that expects it (RFC 9110 §10.1.1) and whose body the
+    /// async path will read: its client waits for that answer before sending the body (curl a
+    /// second), and the origin, to which the proxy sends the body it read, is not asked. Not to a
+    /// body declared over the limit, which the async path refuses with 413; not while an earlier
+    /// request's answer is pending, which the interim answer would come before (the client then
+    /// sends its body after its own wait); never to HTTP/1.0, which has no interim answers.
+    private func answerExpectation(of request: HTTPRequestHead, context: ChannelHandlerContext) {
+        guard request.version == .http1_1, requestsWithAsyncPath == 0, responsesUnsent == 0,
+            request.headers["expect"].contains(where: { $0.lowercased() == "100-continue" })
+        else { return }
+        let declared = request.headers.first(name: "content-length").flatMap { Int($0) } ?? 0
+        guard declared <= proxy.configuration.maximumRequestBodyBytes else { return }
+        context.writeAndFlush(
+            wrapOutboundOut(.head(HTTPResponseHead(version: request.version, status: .continue))), promise: nil)
+    }
+
     /// Writes the async path's responses, an HTTP/1.0 request's in HTTP/1.0.
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         switch unwrapOutboundIn(data) {
@@ -153,6 +169,7 @@ final class CacheHitFastPath: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// Hands a request head to the async path.
     private func pass(_ head: HTTPServerRequestPart, context: ChannelHandlerContext) {
+        if case .head(let request) = head { answerExpectation(of: request, context: context) }
         requestsWithAsyncPath += 1
         state = .passing
         context.fireChannelRead(wrapInboundOut(head))

@@ -583,10 +583,12 @@ public final class CachingProxy: Sendable {
 
     // MARK: Requests to the origin
 
-    /// The request's fields as forwarded: without hop-by-hop fields and credentials meant for
-    /// this proxy (`Proxy-Authorization`).
+    /// The request's fields as forwarded: without hop-by-hop fields, credentials meant for this
+    /// proxy (`Proxy-Authorization`) and `Expect`, which the proxy meets itself (it reads the
+    /// body before sending it on, and answers `100 Continue`).
     static func forwardedFields(_ fields: HTTPFields) -> HTTPFields {
         var forwarded = HopByHop.removing(from: fields)
+        if forwarded[.expect] != nil { forwarded[values: .expect] = [] }
         // Only when present: an assignment would copy the fields on every request.
         if forwarded[.proxyAuthorization] != nil { forwarded[values: .proxyAuthorization] = [] }
         if forwarded[cacheKeyRequest] != nil { forwarded[values: cacheKeyRequest] = [] }

@@ -121,6 +121,29 @@ struct ProxyFailureTests {
         }
     }
 
+    /// RFC 9110 §10.1.1: a client that sends `Expect: 100-continue` waits for the interim answer
+    /// before its body (curl for a second, for bodies over 1 MiB); the proxy reads the body itself,
+    /// so it answers, and does not pass the expectation on. Over the body limit, 413 instead.
+    @Test("Expect: 100-continue gets 100 Continue before the body is sent, and is not forwarded; 413 over the limit")
+    func expectContinue() async throws {
+        try await withProxy(["--max-request-body", "1KiB"]) { origin, proxy in
+            let head =
+                "POST /fresh HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n"
+            let (interim, final) = try await RawHTTP.exchangeInTwoSteps(
+                port: proxy.port, head: Array(head.utf8), body: Array("small".utf8), interimTimeout: 10)
+            #expect(interim.hasPrefix("HTTP/1.1 100 Continue"), "\(interim.prefix(80))")
+            let whole = interim + final
+            #expect(whole.contains("HTTP/1.1 200") && whole.hasSuffix("posted"), "\(whole.suffix(80))")
+            #expect(origin.count("/fresh") == 1)
+            #expect(origin.lastRequestFields("/fresh")?[.expect] == nil, "the expectation is the proxy's to meet")
+
+            let tooLarge =
+                "POST /fresh HTTP/1.1\r\nHost: x\r\nContent-Length: 5000\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n"
+            let refused = try await RawHTTP.exchange(port: proxy.port, Array(tooLarge.utf8), readTimeout: 10)
+            #expect(refused.hasPrefix("HTTP/1.1 413"), "\(refused.prefix(80))")
+        }
+    }
+
     @Test("A disk tier refuses a response over 5% of its capacity; a smaller one is stored on disk")
     func diskTierFivePercentRule() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(

@@ -118,6 +118,27 @@ enum RawHTTP {
         }
     }
 
+    /// Sends `head`, reads what comes back within `interimTimeout` seconds (an interim response,
+    /// or nothing), then sends `body` and reads until the server closes the connection.
+    static func exchangeInTwoSteps(
+        port: Int, head: [UInt8], body: [UInt8], interimTimeout: Int
+    ) async throws -> (interim: String, final: String) {
+        try await onDispatch {
+            let socket = try connect(port: port, readTimeout: interimTimeout)
+            defer { close(socket) }
+            try send(socket, head)
+            var buffer = [UInt8](repeating: 0, count: 65536)
+            let interimCount = recv(socket, &buffer, buffer.count, 0)
+            let interim = interimCount > 0 ? String(decoding: buffer[0..<interimCount], as: UTF8.self) : ""
+            try send(socket, body)
+            var final = [UInt8]()
+            var timeout = timeval(tv_sec: 10, tv_usec: 0)
+            setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            while case let count = recv(socket, &buffer, buffer.count, 0), count > 0 { final += buffer[0..<count] }
+            return (interim, String(decoding: final, as: UTF8.self))
+        }
+    }
+
     /// Sends `request` and reads until the server closes the connection (true) or `readTimeout`
     /// seconds pass without a byte (false).
     static func isClosed(port: Int, after request: [UInt8], readTimeout: Int = 20) async throws -> Bool {
