@@ -16,6 +16,28 @@ struct ProxyIdleTimeoutTests {
         }
     }
 
+    /// A slow-loris client: were each byte to restart the idle timer, a head trickled in would
+    /// hold the connection for as long as the client liked (thousands of them, every descriptor).
+    /// The timer sits after the HTTP decoder, so only a whole head (or body part) restarts it.
+    @Test("A head sent a byte at a time, each within the idle timeout, is closed once the timeout has passed")
+    func trickledHeadIsClosed() async throws {
+        try await withProxy(idleTimeout: .milliseconds(500)) { port, origin in
+            let head = Array(
+                "GET /fresh HTTP/1.1\r\nHost: x\r\nX-Slow: \(String(repeating: "a", count: 40))\r\n\r\n".utf8)
+            // 100 ms a byte: about 7 s for the whole head, fourteen idle timeouts.
+            let sent = try await RawHTTP.bytesTrickled(port: port, head, pause: 100)
+            #expect(sent < head.count, "the connection stayed open for the whole head")
+            #expect(origin.count("/fresh") == 0)
+            // A head sent at once, after an answer, has its own time: the connection serves on.
+            let answers = try await RawHTTP.exchange(
+                port: port,
+                Array(
+                    "GET /fresh HTTP/1.1\r\nHost: x\r\n\r\nGET /fresh HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+                        .utf8))
+            #expect(answers.components(separatedBy: "HTTP/1.1 200").count == 3, "\(answers.prefix(120))")
+        }
+    }
+
     private func unfinishedRequestsAreClosed(port: Int) async throws {
         let unfinished = [
             // A GET whose body never comes (held by the event-loop path).

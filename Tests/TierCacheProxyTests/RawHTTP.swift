@@ -118,6 +118,24 @@ enum RawHTTP {
         }
     }
 
+    /// Sends `request` a byte at a time, `pause` milliseconds apart (a slow-loris client), until
+    /// it is all sent or the server closes the connection; returns how many bytes were sent.
+    static func bytesTrickled(port: Int, _ request: [UInt8], pause: UInt32) async throws -> Int {
+        try await onDispatch {
+            let socket = try connect(port: port)
+            defer { close(socket) }
+            var probe = [UInt8](repeating: 0, count: 1)
+            for (index, byte) in request.enumerated() {
+                var byte = byte
+                guard Glibc.send(socket, &byte, 1, Int32(MSG_NOSIGNAL)) == 1 else { return index }
+                usleep(pause * 1_000)  // pacing a slow client, not waiting for anything
+                // Closed by the server: a read that does not block finds the end of the stream.
+                if recv(socket, &probe, 1, Int32(MSG_DONTWAIT | MSG_PEEK)) == 0 { return index + 1 }
+            }
+            return request.count
+        }
+    }
+
     /// Sends `head`, reads what comes back within `interimTimeout` seconds (an interim response,
     /// or nothing), then sends `body` and reads until the server closes the connection.
     static func exchangeInTwoSteps(
