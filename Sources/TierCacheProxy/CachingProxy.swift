@@ -503,8 +503,7 @@ public final class CachingProxy: Sendable {
         head.headerFields[CacheStatus.fieldName] = status.description
         if let preconditions = forwarding.preconditions, preconditions.notModified(head) {
             return Answer(
-                head: ClientPreconditions.notModifiedResponse(for: head), body: .buffered(ByteBuffer()),
-                outcome: .notModified)
+                head: Self.notModified(answering: head), body: .buffered(ByteBuffer()), outcome: .notModified)
         }
         // A HEAD answered by a HEAD response keeps that response's Content-Length: its body is
         // empty, but it describes the GET's.
@@ -530,8 +529,7 @@ public final class CachingProxy: Sendable {
         head.headerFields[CacheStatus.fieldName] = status.description
         if let preconditions, preconditions.notModified(head) {
             return Answer(
-                head: ClientPreconditions.notModifiedResponse(for: head), body: .buffered(ByteBuffer()),
-                outcome: .notModified)
+                head: Self.notModified(answering: head), body: .buffered(ByteBuffer()), outcome: .notModified)
         }
         if request.method == .head { return Answer(head: head, body: .buffered(ByteBuffer()), outcome: .bypass) }
         return Answer(head: head, body: .streamed(oversized), outcome: .bypass)
@@ -566,6 +564,16 @@ public final class CachingProxy: Sendable {
         }
         logger.warning("upstream request failed", metadata: ["error": "\(error)"])
         return errorAnswer(.badGateway, "the origin could not be reached")
+    }
+
+    /// The 304 that stands for `head` (a 200 the client's own validators match), with the
+    /// proxy's `Via` and `Cache-Status`, which every answer carries.
+    static func notModified(answering head: HTTPResponse) -> HTTPResponse {
+        var notModified = ClientPreconditions.notModifiedResponse(for: head)
+        for name in [HTTPField.Name.via, CacheStatus.fieldName] {
+            notModified.headerFields[values: name] = head.headerFields[values: name]
+        }
+        return notModified
     }
 
     func errorAnswer(_ status: HTTPResponse.Status, _ message: String) -> Answer {

@@ -48,6 +48,8 @@ struct CachingProxyTests {
             let matching = try await send(.GET, "\(proxy.url)/fresh", headers: [("If-None-Match", "\"f1\"")])
             #expect(matching.status == 304 && matching.body.isEmpty)
             #expect(matching.field("ETag") == "\"f1\"")
+            // Like every answer, it says who answered and how.
+            #expect(matching.field("Via")?.isEmpty == false && matching.cacheStatus.contains("hit"))
             let notMatching = try await send(.GET, "\(proxy.url)/fresh", headers: [("If-None-Match", "\"other\"")])
             #expect(notMatching.status == 200 && notMatching.body == "fresh")
             let notModifiedSince = try await send(
