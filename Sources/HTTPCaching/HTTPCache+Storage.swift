@@ -222,7 +222,10 @@ extension HTTPCache {
             varyingFields: Vary.varyingFields(varyNames, of: request), userInfo: candidate.userInfo,
             storagePolicy: candidate.storagePolicy)
         stored.tagStamps = exchange.tags.tags.map { TagStamp(tag: $0, epoch: 0) }
-        stored.answeredAuthorization = request.headerFields[.authorization] != nil
+        // Only where it changes what a shared engine may do: a response §3.5 lets any cache reuse
+        // stays in format version 2, which earlier releases sharing the tier read.
+        stored.answeredAuthorization =
+            request.headerFields[.authorization] != nil && !directives.allowsSharedReuseWithAuthorization
 
         if varyNames.isEmpty {
             return await write(stored, under: primaryKey, policy: candidate.storagePolicy)

@@ -34,9 +34,10 @@ public struct StoredResponse: Hashable, Sendable {
     /// as a stale response may be (`stale-while-revalidate`, `stale-if-error`, the offline
     /// fallback) until a revalidation freshens it. `nil` when it was not.
     public var invalidatedAt: Date?
-    /// Whether the request that produced the response carried `Authorization`. A private cache
-    /// stores such responses; a shared cache that finds one in a tier it shares with a private
-    /// one uses it only as §3.5 allows (``isForPrivateCachesOnly``).
+    /// Whether the request that produced the response carried `Authorization`, and the response
+    /// does not let a shared cache reuse it (RFC 9111 §3.5; set only then). A private cache stores
+    /// such responses; a shared cache that finds one in a tier it shares with a private one
+    /// treats it as absent (``isForPrivateCachesOnly``).
     var answeredAuthorization = false
     /// The tags (surrogate keys) the response carried when stored, each with the epoch of its
     /// tag's purge record at that time (see ``HTTPCache/Tagging``).

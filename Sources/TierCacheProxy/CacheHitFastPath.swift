@@ -27,14 +27,16 @@ import NIOHTTPTypesHTTP1
 /// slices (``NIOCore/ByteBuffer/writeSliceLength``), each one sent marking progress.
 ///
 /// It answers an HTTP/1.0 request in HTTP/1.0 (the codec after it writes every response head
-/// as 1.1): a body of unknown length then goes unchunked, ended by closing the connection, which
-/// the head announces (RFC 9112 §6.1, §6.3: a 1.0 client has no chunked coding, and read the chunk
-/// sizes as part of the body).
+/// as 1.1, and the server's handlers keep every connection open): a body of unknown length goes
+/// unchunked, ended by closing the connection (RFC 9112 §6.1, §6.3: a 1.0 client has no chunked
+/// coding, and read the chunk sizes as part of the body), and a request without
+/// `Connection: keep-alive` has its connection closed after the answer, as 1.0 has it.
 ///
-/// On shutdown (`ChannelShouldQuiesceEvent`) it answers nothing more itself, and holds the event
-/// back until the answers it wrote are sent: the server's handlers behind the codec never see
-/// those requests, and told at once they closed the connection with an answer half sent (on
-/// every deploy, to whoever was downloading a large hit).
+/// On shutdown (`ChannelShouldQuiesceEvent`) it closes the connection itself, once every request
+/// read is answered and sent, and does not pass the event on: the server's handlers behind the
+/// codec never see the requests answered here, and, told, closed the connection at once with such
+/// an answer half sent (on every deploy, to whoever was downloading a large hit); their own close
+/// after a last answer also fails the writes still queued, the end of a large answer.
 final class CacheHitFastPath: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias InboundOut = HTTPServerRequestPart
@@ -57,16 +59,13 @@ final class CacheHitFastPath: ChannelDuplexHandler, RemovableChannelHandler {
     /// Responses written (their end included) whose bytes are not all sent yet: a connection
     /// still sending is not idle, however long ago its client last wrote.
     private var responsesUnsent = 0
-    /// Set once the server is shutting down: requests go to the async path, whose handlers
-    /// close the connection after answering.
+    /// Set once the server is shutting down: the connection closes when nothing is left to answer.
     private var isQuiescing = false
-    /// The shutdown event, held while answers are unsent (passed on when the last one is sent).
-    private var heldQuiesceEvent: ChannelShouldQuiesceEvent?
-    /// This handler's context, to pass the held event on from where the handler stands.
+    /// This handler's context, to close the connection from when the last answer is sent.
     private var context: ChannelHandlerContext?
-    /// The HTTP versions of the requests whose responses have not begun, oldest first
-    /// (pipelined requests are answered in order).
-    private var unansweredVersions = CircularBuffer<HTTPVersion>()
+    /// The HTTP versions of the requests whose responses have not begun, and whether each asked
+    /// to keep the connection, oldest first (pipelined requests are answered in order).
+    private var unansweredVersions = CircularBuffer<(version: HTTPVersion, keepAlive: Bool)>()
     /// Whether the response being written ends by closing the connection (an HTTP/1.0 client,
     /// a body of unknown length).
     private var closesAfterResponse = false
@@ -85,11 +84,13 @@ final class CacheHitFastPath: ChannelDuplexHandler, RemovableChannelHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let part = unwrapInboundIn(data)
-        if case .head(let head) = part { unansweredVersions.append(head.version) }
+        if case .head(let head) = part { unansweredVersions.append((head.version, head.isKeepAlive)) }
         switch (state, part) {
         case (.idle, .head(let head)):
-            if requestsWithAsyncPath == 0, !isQuiescing, context.channel.isWritable, head.version == .http1_1,
-                head.method == .GET || head.method == .HEAD, !head.headers.contains(name: "connection")
+            // Not one that expects `100 Continue` (its body waits for it: `pass` answers it).
+            if requestsWithAsyncPath == 0, context.channel.isWritable, head.version == .http1_1,
+                head.method == .GET || head.method == .HEAD, !head.headers.contains(name: "connection"),
+                !head.headers.contains(name: "expect")
             {
                 state = .holding(head)
             } else {
@@ -145,17 +146,17 @@ final class CacheHitFastPath: ChannelDuplexHandler, RemovableChannelHandler {
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         switch unwrapOutboundIn(data) {
         case .head(var head) where head.status.code >= 200:
-            guard let version = unansweredVersions.popFirst(), version.major == 1, version.minor == 0 else {
+            guard let request = unansweredVersions.popFirst(), request.version.major == 1,
+                request.version.minor == 0
+            else {
                 return context.write(data, promise: promise)
             }
-            head.version = version
-            // Without a length, the body's end is the connection's (a 1.0 client's keep-alive
-            // cannot hold it); 204 and 304 have no body to end.
-            if !head.headers.contains(name: "content-length"), head.status.mayHaveResponseBody {
-                head.headers.remove(name: "transfer-encoding")
-                head.headers.replaceOrAdd(name: "connection", value: "close")
-                closesAfterResponse = true
-            }
+            head.version = request.version
+            head.headers.remove(name: "transfer-encoding")
+            // Without a length the body's end is the connection's (204 and 304 have no body).
+            let lengthless = !head.headers.contains(name: "content-length") && head.status.mayHaveResponseBody
+            closesAfterResponse = lengthless || !request.keepAlive
+            head.headers.replaceOrAdd(name: "connection", value: closesAfterResponse ? "close" : "keep-alive")
             context.write(wrapOutboundOut(.head(head)), promise: promise)
         case .end where closesAfterResponse:
             closesAfterResponse = false
@@ -187,23 +188,22 @@ final class CacheHitFastPath: ChannelDuplexHandler, RemovableChannelHandler {
         responsesUnsent += 1
         promise.futureResult.assumeIsolated().whenComplete { _ in
             self.responsesUnsent -= 1
-            if self.responsesUnsent == 0, let held = self.heldQuiesceEvent {
-                self.heldQuiesceEvent = nil
-                self.context?.fireUserInboundEventTriggered(held)
-            }
+            self.closeIfQuiescedAndIdle()
         }
         return promise
     }
 
+    /// Closes the connection once shutdown began and every request read is answered and sent (a
+    /// write's promise completes once its bytes are with the kernel: closing then loses none).
+    private func closeIfQuiescedAndIdle() {
+        guard isQuiescing, case .idle = state, requestsWithAsyncPath == 0, responsesUnsent == 0 else { return }
+        context?.close(promise: nil)
+    }
+
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if let quiesce = event as? ChannelShouldQuiesceEvent {
+        if event is ChannelShouldQuiesceEvent {
             isQuiescing = true
-            if responsesUnsent > 0 {
-                heldQuiesceEvent = quiesce
-            } else {
-                context.fireUserInboundEventTriggered(quiesce)
-            }
-            return
+            return closeIfQuiescedAndIdle()
         }
         guard let idle = event as? IdleStateHandler.IdleStateEvent else {
             return context.fireUserInboundEventTriggered(event)

@@ -41,7 +41,8 @@ struct SlotReuseComparison<Policy: EvictionPolicy> {
                     settle(accessed: nil)
                     release(slot)
                 }
-                fresh.remove(object)
+                // As the tier removes only a key it holds.
+                if fresh.remembers(object) { fresh.remove(object) }
                 pool[index] = newObject()
                 continue
             }

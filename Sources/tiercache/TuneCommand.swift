@@ -1,6 +1,7 @@
 import ArgumentParser
 import CacheSimulation
 import Foundation
+import TierCache
 
 /// `tiercache tune`: miss-ratio curves and the capacity each policy needs for a target hit ratio.
 struct TuneCommand: ParsableCommand {
@@ -123,9 +124,11 @@ struct TuneCommand: ParsableCommand {
         for (key, value) in report.summary { print("\(key): \(value)") }
         print("")
         print(report.tables[0].text)
-        if let line = Self.memoryTierLine(
-            result, entryOverhead: entryOverhead, largestEntry: UInt64(trace.objectSizes.max() ?? 0))
-        {
+        // Without --entry-overhead the sizes are values alone: the tier charges at least its
+        // 64 bytes an entry more (and the key, which the trace does not give).
+        let largestEntry =
+            UInt64(trace.objectSizes.max() ?? 0) + (entryOverhead == 0 ? UInt64(MemoryTier.perEntryOverhead) : 0)
+        if let line = Self.memoryTierLine(result, entryOverhead: entryOverhead, largestEntry: largestEntry) {
             print("\n" + line)
         }
         try reportOptions.write(report, baseName: "tune-" + SimulateCommand.baseName(trace.name))

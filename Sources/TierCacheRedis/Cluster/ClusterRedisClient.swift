@@ -13,6 +13,8 @@ final class ClusterRedisClient: RedisClient {
         var lastRefresh: ContinuousClock.Instant?
         /// A reload is running: others that would start meanwhile skip (they would ask the same nodes).
         var refreshing = false
+        /// Pools retired from the map, closed after the command timeout (or by `close()`).
+        var retiring: [ObjectIdentifier: RedisConnectionPool] = [:]
     }
 
     private let seeds: [RedisEndpoint]
@@ -114,24 +116,33 @@ final class ClusterRedisClient: RedisClient {
         }
     }
 
-    /// Installs `map` and retires the pools of nodes it no longer names (a failed primary, a node
-    /// removed by resharding), the seeds' excepted: a fleet whose cluster is rebuilt node by node
-    /// over months would otherwise keep a pool, and its connection attempts, for every address
-    /// that ever owned a slot, and a dead former primary's open breaker would keep
-    /// ``RedisTier/isCircuitOpen`` true for good. A retired pool closes after the command timeout,
-    /// so that the commands already on it end as they would have (a reply or a redirect).
+    /// Installs `map`. A map that covers every slot also retires the pools of nodes it no longer
+    /// names (a failed primary, a node removed by resharding), the seeds' excepted: a fleet whose
+    /// cluster is rebuilt node by node over months would otherwise keep a pool, and its connection
+    /// attempts, for every address that ever owned a slot, and a dead former primary's open
+    /// breaker would keep ``RedisTier/isCircuitOpen`` true for good. (A partial map, from a node
+    /// that has not heard all the gossip yet, leaves out live primaries: their pools stay.) A
+    /// retired pool closes after the command timeout, so that the commands already on it end as
+    /// they would have (a reply or a redirect).
     private func install(_ map: SlotMap) {
         let retired = state.withLock { state in
             state.owners = map.owners
             state.nodes = map.nodes
+            guard map.coveredSlots == HashSlot.count else { return [RedisConnectionPool]() }
             let kept = Set(map.nodes).union(seeds)
             let retired = state.pools.filter { !kept.contains($0.key) }
-            for endpoint in retired.keys { state.pools[endpoint] = nil }
+            for (endpoint, pool) in retired {
+                state.pools[endpoint] = nil
+                state.retiring[ObjectIdentifier(pool)] = pool
+            }
             return Array(retired.values)
         }
         guard !retired.isEmpty else { return }
-        group.next().scheduleTask(in: options.commandTimeout) {
-            for pool in retired { pool.close() }
+        group.next().scheduleTask(in: options.commandTimeout) { [self] in
+            for pool in retired {
+                pool.close()
+                self.state.withLock { $0.retiring[ObjectIdentifier(pool)] = nil }
+            }
         }
     }
 
@@ -257,7 +268,7 @@ final class ClusterRedisClient: RedisClient {
     var pooledEndpoints: [RedisEndpoint] { state.withLock { Array($0.pools.keys) } }
 
     func close() {
-        let pools = state.withLock { Array($0.pools.values) }
+        let pools = state.withLock { Array($0.pools.values) + Array($0.retiring.values) }
         for pool in pools { pool.close() }
     }
 }

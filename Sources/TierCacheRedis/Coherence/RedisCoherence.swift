@@ -339,10 +339,11 @@ public final class RedisCoherence: Sendable {
             for (connection, pushes) in zip(connections, streams) {
                 group.addTask {
                     for await push in pushes {
-                        // Once the subscription is lost, the flush replaces what is still queued:
-                        // applying it first (up to the backlog's 65,536 removals) kept the tiers in
-                        // use, deaf to newer writes, for as long as that took.
-                        if flushesAfterLoss, Task.isCancelled { break }
+                        // Once the subscription is lost (this connection closed, or another, which
+                        // cancels this task), the flush replaces what is still queued: applying it
+                        // first (up to the backlog's 65,536 removals) kept the tiers in use, deaf to
+                        // newer writes, for as long as that took.
+                        if flushesAfterLoss, Task.isCancelled || !connection.isActive { break }
                         await self.apply(push)
                         if let ending = self.endingAfterFailedFlush() { return ending }
                     }
