@@ -1,4 +1,5 @@
 import HTTPTypes
+import TierCache
 
 /// Secondary cache keys (RFC 9111 §4.1): which request fields a response varies on, and whether
 /// a new request matches a stored response's.
@@ -84,7 +85,7 @@ public enum Vary {
                 kept.append("\(name)=\(Self.caseInsensitiveParameters.contains(name) ? rest.lowercased() : rest)")
             }
             var text = kept.joined(separator: ";")
-            if weight != 1000 { text += ";q=\(formattedWeight(weight))" }
+            if weight != 1000 { text += ";q=\(DecimalText.thousandths(weight))" }
             members.append((weight, text))
         }
         // By weight alone: `sort` is stable, so the list's order is kept among equals.
@@ -106,13 +107,6 @@ public enum Vary {
 
     /// The parameters whose values ignore case (RFC 9110 §8.3.2), lower-cased.
     private static let caseInsensitiveParameters: Set<String> = ["charset"]
-
-    private static func formattedWeight(_ thousandths: Int) -> String {
-        guard thousandths > 0 else { return "0" }
-        var digits = String(thousandths + 1000).dropFirst()  // three digits, leading zeros kept
-        while digits.last == "0" { digits = digits.dropLast() }
-        return "0." + digits
-    }
 
     /// `text` split at `separator` where it is not inside a quoted string (RFC 9110 §5.6.4).
     private static func splitOutsideQuotes(_ text: String, at separator: Character) -> [String] {

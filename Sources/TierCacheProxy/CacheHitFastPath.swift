@@ -63,8 +63,9 @@ final class CacheHitFastPath: ChannelDuplexHandler, RemovableChannelHandler {
     private var isQuiescing = false
     /// This handler's context, to close the connection from when the last answer is sent.
     private var context: ChannelHandlerContext?
-    /// The HTTP versions of the requests whose responses have not begun, and whether each asked
-    /// to keep the connection, oldest first (pipelined requests are answered in order).
+    /// The HTTP versions of the requests handed to the async path whose responses have not begun,
+    /// and whether each asked to keep the connection, oldest first (pipelined requests are
+    /// answered in order).
     private var unansweredVersions = CircularBuffer<(version: HTTPVersion, keepAlive: Bool)>()
     /// Whether the response being written ends by closing the connection (an HTTP/1.0 client,
     /// a body of unknown length).
@@ -84,7 +85,6 @@ final class CacheHitFastPath: ChannelDuplexHandler, RemovableChannelHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let part = unwrapInboundIn(data)
-        if case .head(let head) = part { unansweredVersions.append((head.version, head.isKeepAlive)) }
         switch (state, part) {
         case (.idle, .head(let head)):
             // Not one that expects `100 Continue` (its body waits for it: `pass` answers it).
@@ -100,7 +100,6 @@ final class CacheHitFastPath: ChannelDuplexHandler, RemovableChannelHandler {
             state = .idle
             let started = ContinuousClock.now
             if context.channel.isWritable, let answer = proxy.answerFromStorage(head) {
-                _ = unansweredVersions.popFirst()  // an HTTP/1.1 request's: its head stays as written
                 context.write(wrapOutboundOut(.head(answer.head)), promise: nil)
                 answer.body.forEachWriteSlice { context.write(wrapOutboundOut(.body(.byteBuffer($0))), promise: nil) }
                 context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: endSent(context))
@@ -170,7 +169,11 @@ final class CacheHitFastPath: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// Hands a request head to the async path.
     private func pass(_ head: HTTPServerRequestPart, context: ChannelHandlerContext) {
-        if case .head(let request) = head { answerExpectation(of: request, context: context) }
+        if case .head(let request) = head {
+            // Recorded here, not for the hits answered above: their heads never pass `write`.
+            unansweredVersions.append((request.version, request.isKeepAlive))
+            answerExpectation(of: request, context: context)
+        }
         requestsWithAsyncPath += 1
         state = .passing
         context.fireChannelRead(wrapInboundOut(head))

@@ -1,3 +1,4 @@
+import TierCache
 import TierCacheEviction
 
 /// The checks an eviction policy of your own must pass to run in a `MemoryTier` as it runs in
@@ -113,4 +114,16 @@ struct PolicyWorkload: Sendable {
         PolicyWorkload(name: "object mode", capacity: 50, slots: 200, largestSize: 1),
         PolicyWorkload(name: "byte mode", capacity: 4_000, slots: 200, largestSize: 300),
     ]
+
+    /// A slot number below `slots`: nine requests in ten go to a tenth of them.
+    func pickSlot(_ random: inout SplitMix64) -> UInt32 {
+        let hot = max(1, slots / 10)
+        let spread = random.next() % 10 == 0 ? slots : hot
+        return UInt32(random.next() % UInt64(spread))
+    }
+
+    /// An ordinary object size, 1 through `largestSize`.
+    func drawSize(_ random: inout SplitMix64) -> UInt64 {
+        1 + random.next() % largestSize
+    }
 }

@@ -182,16 +182,9 @@ struct PolicyDriver<Policy: EvictionPolicy> {
 
     // MARK: The workload
 
-    /// A slot: nine requests in ten go to a tenth of the slots.
-    private mutating func pickSlot() -> UInt32 {
-        let hot = max(1, workload.slots / 10)
-        let spread = nextRandom() % 10 == 0 ? workload.slots : hot
-        return UInt32(nextRandom() % UInt64(spread))
-    }
+    private mutating func pickSlot() -> UInt32 { workload.pickSlot(&random) }
 
-    private mutating func drawSize() -> UInt64 {
-        1 + nextRandom() % workload.largestSize
-    }
+    private mutating func drawSize() -> UInt64 { workload.drawSize(&random) }
 
     /// The tier gives a forgotten slot to the next new key: another object.
     private mutating func newObject(in slot: UInt32) {

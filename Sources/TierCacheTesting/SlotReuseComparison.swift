@@ -33,7 +33,7 @@ struct SlotReuseComparison<Policy: EvictionPolicy> {
     /// Replays `requests` requests, a few of them removals of an object replaced by a new one.
     mutating func replay(requests: Int) throws {
         for step in 0..<requests {
-            let index = pickIndex()
+            let index = Int(workload.pickSlot(&random))
             let object = pool[index]
             if random.next() % 100 < 3 {
                 if let slot = slotOfObject[object] {
@@ -89,15 +89,8 @@ struct SlotReuseComparison<Policy: EvictionPolicy> {
     }
 
     private mutating func newObject() -> UInt32 {
-        sizes.append(1 + random.next() % workload.largestSize)
+        sizes.append(workload.drawSize(&random))
         hashes.append(random.next())
         return UInt32(sizes.count - 1)
-    }
-
-    /// Nine requests in ten go to a tenth of the pool.
-    private mutating func pickIndex() -> Int {
-        let hot = max(1, pool.count / 10)
-        let spread = random.next() % 10 == 0 ? pool.count : hot
-        return Int(random.next() % UInt64(spread))
     }
 }

@@ -59,9 +59,6 @@ extension PolicyKind {
         guard !admits(EntrySizeLimit.urlCacheDefaultFraction) else { return nil }
         var thousandths = min(1000, Int((Double(needed) / Double(capacity) * 1000).rounded(.up)))
         while thousandths < 1000, !admits(Double(thousandths) / 1000) { thousandths += 1 }
-        if thousandths >= 1000 { return "1" }
-        var digits = String(thousandths + 1000).dropFirst()  // three digits, leading zeros kept
-        while digits.last == "0" { digits = digits.dropLast() }
-        return "0." + digits
+        return DecimalText.thousandths(thousandths)
     }
 }

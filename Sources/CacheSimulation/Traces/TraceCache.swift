@@ -194,19 +194,13 @@ public struct TraceCache: Sendable {
     /// ``maximumBytes``, never `kept`. Best effort: a copy another process is reading stays
     /// readable to it (its descriptor is open), and one it opens next is parsed again.
     func prune(keeping kept: String) {
-        guard let stream = opendir(directory) else { return }
-        var copies: [(path: String, bytes: Int, used: UInt64)] = []
-        while let entry = readdir(stream) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) {
-                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
-            }
+        let copies = Self.names(in: directory).compactMap { name -> (path: String, bytes: Int, used: UInt64)? in
             let path = directory + "/" + name
             guard name.hasSuffix(Self.copySuffix), let status = FileStatus(path: path), status.isRegularFile else {
-                continue
+                return nil
             }
-            copies.append((path, Int(clamping: status.size), status.modified))
+            return (path, Int(clamping: status.size), status.modified)
         }
-        closedir(stream)
         var total = copies.reduce(0) { $0 &+ $1.bytes }
         guard total > maximumBytes else { return }
         for copy in copies.sorted(by: { $0.used < $1.used }) where total > maximumBytes && copy.path != kept {
@@ -229,17 +223,24 @@ public struct TraceCache: Sendable {
         let slash = prefix.lastIndex(of: "/")
         let directory = slash.map { String(prefix[..<$0]) } ?? "."
         let namePrefix = slash.map { String(prefix[prefix.index(after: $0)...]) } ?? prefix
-        guard let stream = opendir(directory.isEmpty ? "/" : directory) else { return }
-        defer { closedir(stream) }
-        while let entry = readdir(stream) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) {
-                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
-            }
+        for name in names(in: directory.isEmpty ? "/" : directory) {
             guard name.hasPrefix(namePrefix), let writer = pid_t(name.dropFirst(namePrefix.count)), writer > 0,
                 writer != getpid(), kill(writer, 0) != 0, errno == ESRCH
             else { continue }
             unlink(directory + "/" + name)
         }
+    }
+
+    /// The names of the entries of `directory` (none when it cannot be read).
+    private static func names(in directory: String) -> [String] {
+        guard let stream = opendir(directory) else { return [] }
+        defer { closedir(stream) }
+        var names: [String] = []
+        while let entry = readdir(stream) {
+            names.append(
+                withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) })
+        }
+        return names
     }
 
     private static func realPath(_ path: String) -> String {
