@@ -214,9 +214,29 @@ public final class MemoryTier: LocalCacheTier {
         }
     }
 
+    /// A tier of `policyType` that numbers at most `maximumSlots` keys at once: for tests of the
+    /// slot limit, which `PolicyContext.maximumSlotCount` puts past 130 GiB of entries.
+    convenience init<Policy: TierCacheEviction.EvictionPolicy>(
+        _ configuration: Configuration, policyType: Policy.Type, maximumSlots: Int
+    ) throws(TierCacheError) {
+        try self.init(configuration, policy: nil, policyName: Policy.name) { capacity, weight in
+            .custom(
+                CustomStore(
+                    PolicyStore<Policy>(
+                        capacity: capacity, minimumWeight: weight, maximumSlots: maximumSlots,
+                        keyHash: Self.defaultKeyHash)))
+        }
+    }
+
     /// How keys are hashed for policies that count them: the seeded hash the key computed when it
     /// was made (hashing that number again, as `hashValue` does, ran a second `Hasher` per store).
     static let defaultKeyHash: @Sendable (CacheKey) -> UInt64 = { UInt64(bitPattern: Int64($0.textHash)) }
+
+    /// The refusal of a new key while every slot id is in use (`PolicyContext.maximumSlotCount`).
+    static let slotsExhausted = RefusalReason.outOfSpace(
+        detail:
+            "the tier numbers at most \(PolicyContext.maximumSlotCount) keys at once (resident or remembered by its policy)"
+    )
 
     /// Creates a memory tier holding at most `capacity` bytes, evicting by `policy`.
     public convenience init(
@@ -329,7 +349,9 @@ public final class MemoryTier: LocalCacheTier {
         counters.recordEvictions(result.evicted)
         // LIRS keeps out, on its first store, an entry larger than the room its LIR set leaves;
         // a policy of the app's own may keep out others.
-        guard result.admitted else { return refused(key, for: .notAdmitted(policy: policyName)) }
+        guard result.admitted else {
+            return refused(key, for: result.slotsExhausted ? Self.slotsExhausted : .notAdmitted(policy: policyName))
+        }
         counters.recordStoredMetric()
         if counters.isRecordingMetrics { counters.recordUsage(usage()) }
         return .stored

@@ -29,8 +29,10 @@ public enum RefusalReason: Hashable, Sendable, CustomStringConvertible {
     case alreadyExpired
     /// The tier's storage has no room left that eviction could make: the file system is full
     /// (`ENOSPC`), over quota (`EDQUOT`) or over the process's file-size limit (`EFBIG`), or the
-    /// store's map stayed full after evicting. Entries already stored stay readable, and the tier
-    /// stores again by itself once space returns. `detail` says which.
+    /// store's map stayed full after evicting; or a ``MemoryTier`` numbers as many keys as its
+    /// policy's slot ids allow (`PolicyContext.maximumSlotCount`, over 2 billion). Entries already
+    /// stored stay readable, and the tier stores again by itself once space returns. `detail`
+    /// says which.
     case outOfSpace(detail: String)
     /// The tier's eviction policy did not admit the entry: an admission rule, not a lack of room
     /// (`MemoryTier` under LIRS keeps out, on its first store, an entry larger than the room its

@@ -7,7 +7,8 @@
 ///   simulator's slots are dense ids `0..<objectCount`; the memory tier reuses a slot once the
 ///   policy forgets it. Keep per-slot state in arrays indexed by slot, grown as slots appear
 ///   (``SlotQueues`` does both), and set it when a slot is admitted: a reused slot holds what its
-///   last object left (a reference bit, a count), which the simulator's fresh ids never do.
+///   last object left (a reference bit, a count), which the simulator's fresh ids never do. Slot
+///   ids stay below ``PolicyContext/maximumSlotCount``.
 /// - **Requests.** ``access(_:size:keyHash:position:)`` is one request: a hit when the slot is
 ///   resident, else a miss after which the policy decides whether to admit the object, evicting
 ///   what it must to stay within ``PolicyContext/capacity`` (a sum of sizes: objects when every
@@ -124,6 +125,13 @@ public struct PolicyContext: Sendable {
     /// policy's sums of sizes stay well inside 64 bits (ARC's directory holds twice the capacity,
     /// LIRS's stack up to three times), so no policy needs to check them for overflow.
     public static let maximumCapacity: UInt64 = 1 << 60
+
+    /// How many slots a driver numbers at most: slot ids run from 0 to `Int32.max - 1`, since
+    /// ``SlotQueues`` links slots by 32-bit signed ids (half the size of 64-bit links, on every
+    /// node a request touches). The simulator's traces stay below it (`Trace.maximumRequestCount`);
+    /// `MemoryTier` refuses a new key while this many are in use (keys of resident entries and of
+    /// those its policy remembers), which takes a tier of over 130 GiB of the smallest entries.
+    public static let maximumSlotCount = Int(Int32.max)
 
     /// A context for a policy of `capacity` (at most ``maximumCapacity``); a negative
     /// `expectedSlots` counts as 0.

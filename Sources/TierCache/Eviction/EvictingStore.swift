@@ -38,6 +38,9 @@ struct StoreResult {
     var evicted: Int
     /// Whether the policy admitted the entry stored.
     var admitted: Bool
+    /// Whether the entry was refused because every slot id is in use
+    /// (`PolicyContext.maximumSlotCount` keys resident or remembered).
+    var slotsExhausted = false
 }
 
 /// The requests a ``MemoryTier`` counts under the lock each holds, rather than with an atomic

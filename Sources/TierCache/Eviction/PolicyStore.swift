@@ -31,6 +31,8 @@ struct PolicyStore<Policy: TierCacheEviction.EvictionPolicy>: EvictingStore {
     /// overwrite).
     private var residents: [Resident] = []
     private var freeSlots: [UInt32] = []
+    /// The most slots in use at once (`PolicyContext.maximumSlotCount`; fewer in tests).
+    private let maximumSlots: Int
     private let minimumWeight: Int
     /// The policy's capacity (the tier's, at most `PolicyContext.maximumCapacity`).
     private let capacity: Int
@@ -42,8 +44,13 @@ struct PolicyStore<Policy: TierCacheEviction.EvictionPolicy>: EvictingStore {
 
     /// A store of `capacity` bytes in which each entry weighs at least `minimumWeight` for the
     /// policy (the entry-count limit, ``MemoryTier/Configuration/minimumEntryWeight``); `keyHash`
-    /// hashes keys for policies that count them (computed once per store).
-    init(capacity: Int, minimumWeight: Int, keyHash: @escaping @Sendable (CacheKey) -> UInt64) {
+    /// hashes keys for policies that count them (computed once per store). A store of a new key
+    /// while `maximumSlots` slots are in use is refused.
+    init(
+        capacity: Int, minimumWeight: Int, maximumSlots: Int = PolicyContext.maximumSlotCount,
+        keyHash: @escaping @Sendable (CacheKey) -> UInt64
+    ) {
+        self.maximumSlots = maximumSlots
         let context = PolicyContext(capacity: UInt64(capacity))
         policy = Policy(context: context)
         self.capacity = Int(clamping: context.capacity)
@@ -87,7 +94,9 @@ struct PolicyStore<Policy: TierCacheEviction.EvictionPolicy>: EvictingStore {
             )
             slot = slotByKey[key]
         }
-        let id = slot ?? allocate(key)
+        guard let id = slot ?? allocate(key) else {
+            return StoreResult(evicted: 0, admitted: false, slotsExhausted: true)
+        }
         if usesKeyHash, slot == nil { residents[Int(id)].keyHash = keyHash(key) }
         _ = policy.access(id, size: weight(cost), keyHash: hash(of: id), position: 0)
         let evicted = settle(sparing: id)
@@ -194,12 +203,14 @@ struct PolicyStore<Policy: TierCacheEviction.EvictionPolicy>: EvictingStore {
         count -= 1
     }
 
-    private mutating func allocate(_ key: CacheKey) -> UInt32 {
+    /// A slot for `key`: a freed one, else the next new one; nil when `maximumSlots` are in use.
+    private mutating func allocate(_ key: CacheKey) -> UInt32? {
         let slot: UInt32
         if let reused = freeSlots.popLast() {
             slot = reused
             keys[Int(slot)] = key
         } else {
+            guard keys.count < maximumSlots else { return nil }
             slot = UInt32(keys.count)
             keys.append(key)
             residents.append(.vacant)
