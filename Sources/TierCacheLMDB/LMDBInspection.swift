@@ -61,6 +61,33 @@ public struct LMDBInspection: Sendable, Codable, Hashable {
     public var oldest: [Entry]
 }
 
+extension LMDBInspection {
+    /// Decodes an inspection. `unknownFormatRecords`, which JSON written by 0.1.0 lacks, reads as
+    /// 0, so that reports saved then still load.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        directory = try container.decode(String.self, forKey: .directory)
+        capacity = try container.decode(Int.self, forKey: .capacity)
+        bytesInUse = try container.decode(Int.self, forKey: .bytesInUse)
+        entries = try container.decode(Int.self, forKey: .entries)
+        dataFileBytes = try container.decode(Int.self, forKey: .dataFileBytes)
+        compressionRatio = try container.decode(Double.self, forKey: .compressionRatio)
+        valueBytes = try container.decode(Int.self, forKey: .valueBytes)
+        recordBytes = try container.decode(Int.self, forKey: .recordBytes)
+        dictionaries = try container.decode([LMDBDictionaryInfo].self, forKey: .dictionaries)
+        recordsByDictionary = try container.decode([String: Int].self, forKey: .recordsByDictionary)
+        dictionaryRecordsRatio = try container.decodeIfPresent(Double.self, forKey: .dictionaryRecordsRatio)
+        dictionaryRecordsRatioWithout = try container.decodeIfPresent(
+            Double.self, forKey: .dictionaryRecordsRatioWithout)
+        sealedRecordsByKey = try container.decode([String: Int].self, forKey: .sealedRecordsByKey)
+        unopenedRecords = try container.decode(Int.self, forKey: .unopenedRecords)
+        damagedRecords = try container.decode(Int.self, forKey: .damagedRecords)
+        unknownFormatRecords = try container.decodeIfPresent(Int.self, forKey: .unknownFormatRecords) ?? 0
+        largest = try container.decode([Entry].self, forKey: .largest)
+        oldest = try container.decode([Entry].self, forKey: .oldest)
+    }
+}
+
 extension LMDBTier {
     /// Opens the store in `directory` read-only and summarises it, listing `top` entries in each
     /// listing. Changes nothing, and works while other processes use the store. Give the tier's

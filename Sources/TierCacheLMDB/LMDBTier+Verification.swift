@@ -34,6 +34,23 @@ public struct LMDBVerification: Sendable, Codable, Hashable {
     public var isSound: Bool { structuralDamage == nil && damagedRecords == 0 }
 }
 
+extension LMDBVerification {
+    /// Decodes a verification. `unknownFormatRecords`, which JSON written by 0.1.0 lacks, reads
+    /// as 0, so that reports saved then still load.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        structuralDamage = try container.decodeIfPresent(String.self, forKey: .structuralDamage)
+        damagedRecords = try container.decode(Int.self, forKey: .damagedRecords)
+        damagedRecordKeys = try container.decode([String].self, forKey: .damagedRecordKeys)
+        unknownFormatRecords = try container.decodeIfPresent(Int.self, forKey: .unknownFormatRecords) ?? 0
+        entries = try container.decode(Int.self, forKey: .entries)
+        pagesWalked = try container.decode(Int.self, forKey: .pagesWalked)
+        freePages = try container.decode(Int.self, forKey: .freePages)
+        pageSize = try container.decode(Int.self, forKey: .pageSize)
+        bytesRead = try container.decode(Int.self, forKey: .bytesRead)
+    }
+}
+
 extension LMDBTier {
     /// What opening found and did.
     struct CheckedOpen {

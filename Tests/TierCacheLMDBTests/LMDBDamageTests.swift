@@ -325,6 +325,28 @@ struct LMDBDamageTests {
         }
         let inspection = try LMDBTier.inspect(directory: directory.url)
         #expect(inspection.damagedRecords == 0 && inspection.unknownFormatRecords == 1)
+
+        // Both reports decode from their own JSON, and from 0.1.0's, which lacks the new count.
+        let verification = try LMDBTier.verify(directory: directory.url)
+        #expect(
+            try JSONDecoder().decode(LMDBVerification.self, from: JSONEncoder().encode(verification)) == verification)
+        #expect(try JSONDecoder().decode(LMDBInspection.self, from: JSONEncoder().encode(inspection)) == inspection)
+        var earlierVerification = verification, earlierInspection = inspection
+        earlierVerification.unknownFormatRecords = 0
+        earlierInspection.unknownFormatRecords = 0
+        #expect(
+            try JSONDecoder().decode(LMDBVerification.self, from: withoutUnknownFormatCount(verification))
+                == earlierVerification)
+        #expect(
+            try JSONDecoder().decode(LMDBInspection.self, from: withoutUnknownFormatCount(inspection))
+                == earlierInspection)
+    }
+
+    /// `report`'s JSON as TierCache 0.1.0 wrote it: without `unknownFormatRecords`.
+    private func withoutUnknownFormatCount(_ report: some Encodable) throws -> Data {
+        var object = try #require(JSONSerialization.jsonObject(with: JSONEncoder().encode(report)) as? [String: Any])
+        try #require(object.removeValue(forKey: "unknownFormatRecords") != nil)
+        return try JSONSerialization.data(withJSONObject: object)
     }
 
     @Test("A byte count or capacity near UInt64.max in the meta table is damage the tier survives, not a trap")
