@@ -20,6 +20,11 @@ struct StressCommand: ParsableCommand {
     @Argument var directory: String
     @Option var capacity = 4 << 20
     @Option var seconds = 5.0
+    @Option(
+        help:
+            "Stores each task makes at least: it runs past --seconds (up to 120 s more) until it has, so that a slow disk does not leave a test's run without the work it checks."
+    )
+    var minimumStores = 0
     @Option var tasks = 4
     @Option(help: "Keys shared by every writer.")
     var keys = 2000
@@ -59,13 +64,15 @@ struct StressCommand: ParsableCommand {
         let tier = try self.tier.open(directory, capacity: capacity).tier
         if verifyOnly { return try verify(tier) }
         let deadline = Date().addingTimeInterval(seconds)
+        let lastDeadline = deadline.addingTimeInterval(120)
+        let minimumStores = self.minimumStores
         let tallies = Locked([Tally](repeating: Tally(), count: tasks))
         let (keys, writer, capacity) = (self.keys, self.writer, self.capacity)
         DispatchQueue.concurrentPerform(iterations: tasks) { task in
             var tally = Tally()
             var random = SplitMix64(seed: UInt64(writer) << 32 | UInt64(task))
             var sequence = 0
-            while Date() < deadline {
+            while Date() < deadline || (tally.stores < minimumStores && Date() < lastDeadline) {
                 let keyNumber = Int(random.next() % UInt64(keys))
                 do {
                     let key = try CacheKey("stress-\(keyNumber)")

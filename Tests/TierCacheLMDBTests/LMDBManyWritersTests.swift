@@ -21,8 +21,10 @@ struct LMDBManyWritersTests {
         let directory = TemporaryDirectory()
         let store = directory.url.appendingPathComponent("store").path
         // 4 MiB against 20,000 keys of 0.1-2.1 KB: the store is full within a second, so most of
-        // the run evicts while other processes read and write.
-        let common = ["--capacity", String(4 << 20), "--keys", "20000", "--tasks", "4"]
+        // the run evicts while other processes read and write. Each task stores at least 100
+        // times, past the seconds if the disk is slow (enough that every writer reads what
+        // others wrote).
+        let common = ["--capacity", String(4 << 20), "--keys", "20000", "--tasks", "4", "--minimum-stores", "100"]
         var storesInAll = 0
         for (status, text) in try runStressWriters(
             store: store, processes: 4, seconds: String(Self.seconds), arguments: common)

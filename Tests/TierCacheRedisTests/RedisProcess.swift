@@ -48,18 +48,30 @@ final class RedisProcess: @unchecked Sendable {
         throw lastFailure ?? PortTaken(port: port)
     }
 
-    /// A port the kernel picks as free; a cluster node also listens on port + 10000 (its bus),
-    /// which must stay a valid port.
+    /// A free port from 20000–22767, below the range the kernel gives out for `bind(0)` and
+    /// outgoing connections (32768–60999 on Linux, 49152–65535 elsewhere): a test that kills its
+    /// server and starts it again on the same port must find the port still free, and a port from
+    /// that range could be taken meanwhile by any connection. A cluster node also listens on port
+    /// + 10000 (its bus), below the range too.
     private static func freePort(cluster: Bool) async throws -> Int {
-        var chosen = 0
-        repeat {
-            let probe = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton).bind(
-                host: "127.0.0.1", port: 0
+        for _ in 0..<200 {
+            let port = Int.random(in: 20_000...22_767)
+            guard await isFree(port) else { continue }
+            if cluster, !(await isFree(port + 10_000)) { continue }
+            return port
+        }
+        throw PortTaken(port: 0)
+    }
+
+    /// Whether a listener can bind `port` on the loopback address now.
+    private static func isFree(_ port: Int) async -> Bool {
+        guard
+            let probe = try? await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton).bind(
+                host: "127.0.0.1", port: port
             ).get()
-            chosen = probe.localAddress?.port ?? 0
-            try await probe.close()
-        } while cluster && chosen > 55_535
-        return chosen
+        else { return false }
+        try? await probe.close()
+        return true
     }
 
     /// Starts the server on ``port`` and returns once it accepts connections, as its own log

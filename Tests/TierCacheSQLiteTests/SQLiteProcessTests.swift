@@ -32,7 +32,10 @@ struct SQLiteProcessTests {
         let directory = TemporaryDirectory()
         let store = directory.url.appendingPathComponent("store").path
         let seconds = ProcessInfo.processInfo.environment["TIERCACHE_WRITERS_SECONDS"] ?? "4"
-        let common = ["--tier", "sqlite", "--capacity", String(4 << 20), "--keys", "20000", "--tasks", "4"]
+        let common = [
+            "--tier", "sqlite", "--capacity", String(4 << 20), "--keys", "20000", "--tasks", "4", "--minimum-stores",
+            "100",
+        ]
         var storesInAll = 0
         for (status, text) in try runStressWriters(store: store, processes: 4, seconds: seconds, arguments: common) {
             print(text, terminator: "")
