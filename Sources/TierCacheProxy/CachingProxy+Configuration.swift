@@ -7,7 +7,9 @@ extension CachingProxy {
     /// heuristics, offline behaviour) are the `HTTPCache`'s.
     public struct Configuration: Sendable {
         /// The origin every request goes to: `http://HOST[:PORT][/PREFIX]` (or `https`). The proxy
-        /// forwards nowhere else: requests in absolute form for another host are refused.
+        /// forwards nowhere else: a request in absolute form (`GET http://other.example/x`, which
+        /// a server must accept, RFC 9112 §3.2.2) is served by its path from this origin, as nginx
+        /// serves it, whatever host it names; `CONNECT` and other target forms get 400.
         public var upstream: Upstream
         /// The address to listen on; `127.0.0.1` by default.
         public var host: String

@@ -33,6 +33,22 @@ struct ProxyHostileRequestTests {
         }
     }
 
+    /// A server must accept the absolute form (RFC 9112 §3.2.2); a gateway of one upstream serves
+    /// it by its path, as nginx does, whatever host it names: it goes nowhere else, and is stored
+    /// and found under the upstream's URL like any other request for that path.
+    @Test("RFC 9112 §3.2.2: a request in absolute form is served by its path from the upstream, never another host")
+    func absoluteForm() async throws {
+        try await withProxy { origin, proxy in
+            for host in ["elsewhere.example", "127.0.0.1:1"] {
+                let request = "GET http://\(host)/fresh HTTP/1.1\r\nHost: \(host)\r\nConnection: close\r\n\r\n"
+                let answer = try await RawHTTP.exchange(port: proxy.port, Array(request.utf8))
+                #expect(answer.hasPrefix("HTTP/1.1 200"), "got: \(answer.prefix(80))")
+            }
+            #expect(try await send(.GET, "\(proxy.url)/fresh").status == 200)
+            #expect(origin.count("/fresh") == 1, "one fetch, then hits under the upstream's URL")
+        }
+    }
+
     @Test("RFC 9112 §3.2: a request with two Host fields gets 400, on the stored-answer path too")
     func duplicateHost() async throws {
         try await withProxy { origin, proxy in
