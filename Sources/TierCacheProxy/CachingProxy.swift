@@ -619,6 +619,11 @@ public final class CachingProxy: Sendable {
         } catch {
             return .failure(AnswerError(answer: errorAnswer(.badRequest, "the request body could not be read")))
         }
+        // RFC 9110 §9.3.8: a client must not send content in a TRACE request (the origin's
+        // client would refuse to send it: a 502 blamed the origin).
+        if collected.readableBytes > 0, request.head.method == .trace {
+            return .failure(AnswerError(answer: errorAnswer(.badRequest, "a TRACE request carries no content")))
+        }
         return .success(
             collected.readableBytes == 0 && request.head.headerFields[.contentLength] == nil
                 ? nil : Data(collected.readableBytesView))

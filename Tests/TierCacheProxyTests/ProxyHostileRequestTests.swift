@@ -49,6 +49,19 @@ struct ProxyHostileRequestTests {
         }
     }
 
+    @Test("RFC 9110 §9.3.8: a TRACE request with content gets 400 and goes nowhere; one without is forwarded")
+    func traceWithContent() async throws {
+        try await withProxy { origin, proxy in
+            let withContent = "TRACE /fresh HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nConnection: close\r\n\r\nbody"
+            let answer = try await RawHTTP.exchange(port: proxy.port, Array(withContent.utf8))
+            #expect(answer.hasPrefix("HTTP/1.1 400"), "got: \(answer.prefix(80))")
+            #expect(origin.count("/fresh") == 0)
+            let plain = "TRACE /fresh HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+            #expect(!(try await RawHTTP.exchange(port: proxy.port, Array(plain.utf8))).hasPrefix("HTTP/1.1 400"))
+            #expect(origin.count("/fresh") == 1)
+        }
+    }
+
     @Test("RFC 9112 §3.2: a request with two Host fields gets 400, on the stored-answer path too")
     func duplicateHost() async throws {
         try await withProxy { origin, proxy in
