@@ -191,8 +191,12 @@ extension TierConformanceSuite {
 
         func entrySizeRule() async throws {
             let tier = try await makeTier(directory)
-            let limit = try await tier.usage().maxEntryBytes
+            let usage = try await tier.usage()
+            let limit = usage.maxEntryBytes
             try expectExercisable(limit, "entry limit")
+            try expect(
+                limit >= 0 && limit <= usage.capacity,
+                "the tier reports an entry limit of \(limit) bytes for a capacity of \(usage.capacity)")
             var random = SplitMix64(seed: 5)
             _ = try await store(entry([9]), forKey: key("big"), in: tier)
             let outcome = try await store(entry(random.bytes(limit + 1)), forKey: key("big"), in: tier)
@@ -206,6 +210,33 @@ extension TierConformanceSuite {
                 "refusal reports size \(size), limit \(reported); expected limit \(limit)")
             let found = try await tier.entry(forKey: key("big"))
             try expect(found == nil, "a refused store left the older entry \(String(describing: found)) readable")
+            // The rule is exact: what the tier adds to a value (key, framing) is what its refusal
+            // reported beyond the value, so a value that much under the limit is stored at exactly
+            // the limit, and one byte more is refused. (Random bytes: no compression moves it.)
+            let added = size - (limit + 1)
+            if added >= 0, added <= limit {
+                let atLimit = try await store(entry(random.bytes(limit - added)), forKey: key("big"), in: tier)
+                if case .refused(.tooLarge(let size, let reported)) = atLimit {
+                    try expect(
+                        size > reported,
+                        "an entry of \(limit - added) bytes, stored at the \(limit)-byte limit, was refused as \(size) over \(reported)"
+                    )
+                } else {
+                    try expect(
+                        atLimit == .stored,
+                        "an entry of \(limit - added) bytes, stored at the \(limit)-byte limit, gave \(atLimit)")
+                }
+                let overLimit = try await store(
+                    entry(random.bytes(limit - added + 1)), forKey: key("big"), in: tier)
+                guard case .refused(.tooLarge(let size, _)) = overLimit else {
+                    throw Failure(
+                        check: check,
+                        message:
+                            "an entry of \(limit - added + 1) bytes, one over the \(limit)-byte limit with the \(added) bytes the tier adds, gave \(overLimit)"
+                    )
+                }
+                try expect(size > limit, "a refusal reported \(size) bytes, within the \(limit)-byte limit")
+            }
             let fits = try await store(entry(random.bytes(limit / 2)), forKey: key("fits"), in: tier)
             try expect(fits == .stored, "an entry of half the limit gave \(fits)")
             let statistics = await tier.statistics()
@@ -243,6 +274,16 @@ extension TierConformanceSuite {
             try expect(stored * 2 >= index, "only \(stored) of \(index) stores were admitted")
             let last = try await tier.entry(forKey: lastKey)
             try expect(last?.value == lastValue, "the most recently stored entry was evicted")
+            // What the tier still serves, not only what it reports: values of random bytes take
+            // at least their own size, so those found must fit in the capacity.
+            var servedBytes = 0
+            for number in 0..<index {
+                servedBytes += try await tier.entry(forKey: key("fill-\(number)"))?.value.count ?? 0
+            }
+            try expect(
+                servedBytes <= start.capacity,
+                "after writing 4x its capacity the tier still serves \(servedBytes) bytes of values, more than its capacity of \(start.capacity) (usage reports what it evicts, but the values stay)"
+            )
             let statistics = await tier.statistics()
             try expect(statistics.evictions > 0, "writing 4x capacity evicted nothing: \(statistics)")
         }

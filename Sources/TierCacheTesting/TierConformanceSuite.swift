@@ -44,10 +44,14 @@ public struct TierConformanceSuite: Sendable {
         /// The longest keys work, and keys sharing a long prefix stay distinct.
         case longKeys
         /// An entry over the per-entry limit is refused as too large, and the entry stored before
-        /// under its key is gone (a refused store leaves nothing older readable). A limit past
-        /// ``TierConformanceSuite/largestExercisedBytes`` fails the check, saying so.
+        /// under its key is gone (a refused store leaves nothing older readable). The limit is
+        /// exact: learning what the tier adds to a value from its refusal, an entry stored at
+        /// exactly the limit is kept and one a byte over is refused. A limit past
+        /// ``TierConformanceSuite/largestExercisedBytes``, or past the capacity, fails the check,
+        /// saying so.
         case entrySizeRule
-        /// Writing several times the capacity never takes usage past capacity. A capacity past
+        /// Writing several times the capacity never takes usage past capacity, and the values the
+        /// tier still serves afterwards fit in it. A capacity past
         /// ``TierConformanceSuite/largestExercisedBytes`` fails the check, saying so.
         case capacity
         /// Many tasks storing, reading and removing at once never see another key's value, nor a
