@@ -43,7 +43,11 @@ public enum CacheDecision: Hashable, Sendable {
     /// - a response is used when fresh (§4.2) and within the request's `max-age` and
     ///   `min-fresh` (§5.2.1.1, §5.2.1.3);
     /// - a stale response is used within the request's `max-stale` (§5.2.1.2) unless
-    ///   `must-revalidate` (or `proxy-revalidate` in a shared cache) forbids it (§5.2.2.2, §5.2.2.8);
+    ///   `must-revalidate` (or `proxy-revalidate` in a shared cache) forbids it (§5.2.2.2, §5.2.2.8),
+    ///   and in a shared cache only if it stated its lifetime (`max-age`, `Expires`): a response
+    ///   the origin said nothing about (a server route's per-user page without `Cache-Control`)
+    ///   is not served stale to another client on that client's say-so. §4.2.4 makes `max-stale`
+    ///   a permission, not a duty (nginx and Varnish ignore it altogether);
     /// - within `stale-while-revalidate` it is used while a background revalidation runs;
     /// - otherwise it is revalidated; `only-if-cached` turns "fetch" into ``unsatisfiable``.
     public static func decide(
@@ -108,7 +112,9 @@ public enum CacheDecision: Hashable, Sendable {
         }
         let staleness = -remaining
         if !forbidsStale(directives, shared: context.shared) {
-            if let maxStale = requestDirectives.maxStale, staleness <= TimeInterval(maxStale) {
+            if let maxStale = requestDirectives.maxStale, staleness <= TimeInterval(maxStale),
+                !context.shared || Self.statesLifetime(measure.facts)
+            {
                 return .useStored(stale: true)
             }
             if let window = directives.staleWhileRevalidate, staleness <= TimeInterval(window),
@@ -164,6 +170,12 @@ public enum CacheDecision: Hashable, Sendable {
     public static func isStale(_ stored: StoredResponse?, _ context: Context) -> Bool {
         guard let stored else { return false }
         return Measure(Located.unstored(stored), context).isStale
+    }
+
+    /// Whether a response stated its freshness lifetime (`max-age`, `s-maxage` or `Expires`)
+    /// rather than leaving it to a heuristic or to nothing.
+    static func statesLifetime(_ facts: ResponseFacts) -> Bool {
+        facts.directives.maxAge != nil || facts.directives.sharedMaxAge != nil || facts.hasExpires
     }
 
     /// Whether a stored response's `directives` forbid serving it stale (RFC 9111 §4.2.4):

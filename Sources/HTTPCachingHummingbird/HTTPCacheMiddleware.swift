@@ -23,8 +23,11 @@ import NIOCore
 /// cacheable routes, not in front of streaming downloads.
 ///
 /// A server's cache answers many users, so the engine must be in shared mode
-/// (`HTTPCache.Mode.shared`): it then never stores `private` responses or responses to
-/// requests with `Authorization`. ``init(cache:scheme:)`` refuses an engine in private mode (the
+/// (`HTTPCache.Mode.shared`): it then never stores `private` responses, nor responses to
+/// requests with `Authorization` unless they say `public`, `s-maxage` or `must-revalidate` (RFC
+/// 9111 §3.5). A route whose page depends on a session cookie must mark it `private`: a response
+/// that says nothing about caching may be stored, and, with `Last-Modified`, served to others
+/// while heuristically fresh. ``init(cache:scheme:)`` refuses an engine in private mode (the
 /// engine's default, meant for clients); ``init(singleUserCache:scheme:)`` accepts one, for a
 /// server that only ever serves one user (an app's embedded server on a device).
 ///

@@ -47,6 +47,26 @@ struct CacheDecisionTests {
                 == .useStored(stale: false))
     }
 
+    /// A server route's per-user page without `Cache-Control` is stored by a shared cache
+    /// (heuristically cacheable, lifetime 0): another client's `max-stale` must not be served it.
+    @Test("§4.2.4: a shared cache honours max-stale only for a response that stated its lifetime")
+    func maxStaleInASharedCache() {
+        let anyStaleness = [("Cache-Control", "max-stale")]
+        #expect(decide([], requestFields: anyStaleness, at: 10, shared: true) == .revalidate)
+        #expect(
+            decide(
+                [("Last-Modified", "Tue, 22 Feb 2022 22:00:00 GMT")], requestFields: anyStaleness, at: 1e7, shared: true
+            )
+                == .revalidate)
+        #expect(decide([], requestFields: anyStaleness, at: 10) == .useStored(stale: true), "a private cache serves it")
+        #expect(
+            decide([("Cache-Control", "max-age=60")], requestFields: anyStaleness, at: 100, shared: true)
+                == .useStored(stale: true))
+        #expect(
+            decide([("Expires", "Thu, 01 Jan 1970 00:00:00 GMT")], requestFields: anyStaleness, at: 100, shared: true)
+                == .useStored(stale: true))
+    }
+
     @Test("§5.2.1.2: max-stale accepts stale responses within its bound")
     func maxStale() {
         #expect(

@@ -54,6 +54,12 @@ struct HTTPCacheMiddlewareTests {
                 status: .ok, headers: [.cacheControl: "max-age=60"],
                 body: ResponseBody(byteBuffer: ByteBuffer(string: "account of \(user)")))
         }
+        router.get("/orders") { request, _ in
+            // A session's page that says nothing about caching, as most dynamic routes.
+            calls.increment("/orders")
+            let session = request.headers[.cookie] ?? "nobody"
+            return Response(status: .ok, body: ResponseBody(byteBuffer: ByteBuffer(string: "orders of \(session)")))
+        }
         router.get("/validated") { request, _ in
             calls.increment("/validated")
             if request.headers[.ifNoneMatch] == "\"v1\"" {
@@ -194,6 +200,17 @@ struct HTTPCacheMiddlewareTests {
             #expect(anonymous.body == "account of nobody")
             #expect(calls.count("/account") == 3)
             #expect(cache.statistics.hits == 0)
+        }
+    }
+
+    @Test("A session's page without Cache-Control never reaches a client asking for stale responses")
+    func maxStaleGetsNoOtherSessionsPage() async throws {
+        try await withApp { base, calls, _ in
+            let alice = try await send(.GET, "\(base)/orders", headers: [("Cookie", "session=alice")])
+            #expect(alice.body == "orders of session=alice")
+            let mallory = try await send(.GET, "\(base)/orders", headers: [("Cache-Control", "max-stale")])
+            #expect(mallory.body == "orders of nobody")
+            #expect(calls.count("/orders") == 2)
         }
     }
 
