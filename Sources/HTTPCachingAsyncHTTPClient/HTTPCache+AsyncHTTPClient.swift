@@ -6,6 +6,10 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 
+#if canImport(Network)
+import Network
+#endif
+
 /// AsyncHTTPClient as `HTTPCache`'s transport.
 extension HTTPCache {
     /// A transport that performs exchanges with an AsyncHTTPClient `HTTPClient`.
@@ -98,21 +102,31 @@ extension HTTPCache {
     }
 
     /// Whether an AsyncHTTPClient or NIO error means the origin could not be reached (refused or
-    /// lost connections, timeouts); for `HTTPCache.Configuration.isConnectivityError`.
+    /// lost connections, timeouts, handshakes that never finished; on Apple platforms, where the
+    /// client runs on Network.framework, its POSIX and resolution errors); for
+    /// `HTTPCache.Configuration.isConnectivityError`.
     public static let isAsyncHTTPClientConnectivityError: @Sendable (any Error) -> Bool = { error in
         if let clientError = error as? HTTPClientError {
             return [
                 .connectTimeout, .deadlineExceeded, .remoteConnectionClosed, .readTimeout, .writeTimeout,
-                .getConnectionFromPoolTimeout,
+                .getConnectionFromPoolTimeout, .tlsHandshakeTimeout, .socksHandshakeTimeout,
+                .httpProxyHandshakeTimeout,
             ]
             .contains(clientError)
         }
+        #if canImport(Network)
+        if error is HTTPClient.NWPOSIXError || error is NWError { return true }
+        #endif
         return error is NIOConnectionError || (error as? IOError) != nil || error is ChannelError
     }
 
     /// Executes `request` through the cache with `client`. Like
     /// `HTTPCache.response(for:body:cachePolicy:transport:)`, a memory hit is answered on the
     /// caller's executor.
+    ///
+    /// A server calling other services on behalf of many users needs a shared engine
+    /// (`HTTPCache.Configuration(mode: .shared)`): the default private mode stores responses to
+    /// one user's `Authorization` and `private` responses, and would serve them to the next.
     nonisolated(nonsending) public func execute(
         _ request: HTTPRequest, body: Data? = nil, on client: HTTPClient,
         cachePolicy: RequestCachePolicy = .useProtocolCachePolicy,

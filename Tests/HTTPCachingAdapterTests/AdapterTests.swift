@@ -176,6 +176,17 @@ struct SlowOriginTests {
         try await origin.stop()
     }
 
+    @Test("AsyncHTTPClient: timeouts of TLS, SOCKS and proxy handshakes are connectivity errors; a bad request is not")
+    func asyncHTTPClientHandshakeTimeouts() {
+        for error in [
+            HTTPClientError.tlsHandshakeTimeout, .socksHandshakeTimeout, .httpProxyHandshakeTimeout, .connectTimeout,
+        ] {
+            #expect(HTTPCache.isAsyncHTTPClientConnectivityError(error), "\(error)")
+        }
+        #expect(!HTTPCache.isAsyncHTTPClientConnectivityError(HTTPClientError.invalidURL))
+        #expect(!HTTPCache.isAsyncHTTPClientConnectivityError(CancellationError()))
+    }
+
     @Test(
         "AsyncHTTPClient: a deadline against a slow origin, before its head or in its body, is a connectivity error and falls back"
     )

@@ -48,10 +48,12 @@ struct ReadmeHTTPExampleTests {
     func asyncHTTPClient() async throws {
         let origin = try await LoopbackOrigin.start()
         let url = origin.url("/max-age/3600")
-        let cache = HTTPCache(storage: TieredCache(tiers: [try MemoryTier(capacity: 32 << 20)]))
         // README:begin http-async-http-client
         let client = HTTPClient(eventLoopGroupProvider: .singleton)
-        let result = try await cache.execute(HTTPRequest(method: .get, url: url), on: client)
+        let upstreamCache = HTTPCache(  // a server calling others for many users: a shared cache
+            storage: TieredCache(tiers: [try MemoryTier(capacity: 32 << 20)]),
+            configuration: .init(mode: .shared, isConnectivityError: HTTPCache.isAsyncHTTPClientConnectivityError))
+        let result = try await upstreamCache.execute(HTTPRequest(method: .get, url: url), on: client)
         print(result.response.status, result.source)  // 200 OK network
         try await client.shutdown()
         // README:end
