@@ -73,13 +73,16 @@ import TierCacheEviction
         let workload = Workload(
             .synthetic(keys: 20, distribution: .zipf(skew: 0.9), sizes: .uniform(100_000...120_000)), mix: .readThrough)
         let plan = BenchmarkPlan(workload: workload, length: .requests(2_000), tasks: [1])
+        // A subject of the same capacity with the default 5% first: its baseline is not reused.
         let results = try await BenchmarkRunner(plan: plan).run([
+            .localTier("default entries", baseline: .minimalLRU) { _ in try MemoryTier(capacity: 1 << 20) },
             .localTier("large entries", baseline: .minimalLRU) { _ in
                 try MemoryTier(.init(capacity: 1 << 20, maxEntryFraction: 0.5))
-            }
+            },
         ])
         let subject = try #require(results.result("large entries"))
         let baselineName = try #require(subject.baseline)
+        #expect(baselineName != results.result("default entries")?.baseline)
         let baseline = try #require(results.result(baselineName))
         #expect(subject.refusedStores == 0 && subject.hits > 0)
         #expect(baseline.refusedStores == 0, "the baseline refused \(baseline.refusedStores) stores")

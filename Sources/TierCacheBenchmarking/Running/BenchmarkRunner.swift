@@ -79,7 +79,7 @@ public struct BenchmarkRunner: Sendable {
                 if plan.baselines, !subject.isBaseline {
                     do {
                         if let baseline = try await Self.baseline(of: subject, driver) {
-                            let identity = "\(baseline.name)/\(baseline.capacity)"
+                            let identity = baseline.identity
                             let name =
                                 baselineNames[identity]
                                 ?? DistinctNames.unused(
@@ -140,10 +140,12 @@ public struct BenchmarkRunner: Sendable {
         }
     }
 
-    /// The baseline subject `subject` is compared with, at the capacity of the tier it stands for.
+    /// The baseline subject `subject` is compared with, at the capacity of the tier it stands for,
+    /// and what tells it apart from other subjects' baselines of the same name (their capacities,
+    /// and a minimal LRU's per-entry limit): subjects with equal identities share one measurement.
     private static func baseline(
         of subject: BenchmarkSubject, _ driver: SubjectDriver
-    ) async throws(BenchmarkError) -> (subject: BenchmarkSubject, name: String, capacity: Int)? {
+    ) async throws(BenchmarkError) -> (subject: BenchmarkSubject, name: String, identity: String)? {
         let kind: BenchmarkSubject.Baseline =
             switch subject.baseline {
             case .automatic: driver.medium == .memory ? .minimalLRU : .rawLMDBZstd
@@ -157,7 +159,7 @@ public struct BenchmarkRunner: Sendable {
             // in the subject, the baseline refused what the subject stored, and did less work.
             let usage = try await usage(of: tier, standingFor: subject)
             let baseline = BenchmarkSubject.minimalLRU(capacity: usage.capacity, maxEntryBytes: usage.maxEntryBytes)
-            return (baseline, baseline.name, usage.capacity)
+            return (baseline, baseline.name, "\(baseline.name)/\(usage.capacity)/\(usage.maxEntryBytes)")
         case .rawLMDBZstd, .rawSQLiteZlib:
             guard let tier = tiers.last(where: { $0.medium != .memory }) ?? tiers.last else { return nil }
             let capacity = try await usage(of: tier, standingFor: subject).capacity
@@ -167,7 +169,7 @@ public struct BenchmarkRunner: Sendable {
                 } else {
                     BenchmarkSubject.rawLMDBZstd(capacity: capacity)
                 }
-            return (baseline, baseline.name, capacity)
+            return (baseline, baseline.name, "\(baseline.name)/\(capacity)")
         case .automatic, .none:
             return nil
         }
