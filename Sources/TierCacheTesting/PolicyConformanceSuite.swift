@@ -50,6 +50,13 @@ public struct PolicyConformanceSuite<Policy: EvictionPolicy>: Sendable {
         /// as the simulator numbers them (per-slot state is set on admission, not left from the
         /// slot's last object).
         case reusedSlotsStartFresh
+        /// What the policy remembers of objects no longer resident stays within a multiple of
+        /// what it holds (four times the most it held at once) on a stream of mostly new
+        /// objects: a `MemoryTier` keeps each remembered object's key.
+        case boundedHistory
+        /// A policy that reads requests' key hashes declares `usesKeyHash`: one that does not
+        /// must decide alike whatever the hashes, as `MemoryTier` and the simulator then give it 0.
+        case declaresKeyHash
 
         /// The check's name.
         public var description: String { rawValue }
@@ -90,10 +97,21 @@ public struct PolicyConformanceSuite<Policy: EvictionPolicy>: Sendable {
             return
         }
         for workload in PolicyWorkload.all {
-            if check == .reusedSlotsStartFresh {
+            switch check {
+            case .reusedSlotsStartFresh:
                 var comparison = SlotReuseComparison<Policy>(workload: workload)
                 try comparison.replay(requests: requests)
                 continue
+            case .boundedHistory:
+                var bound = HistoryBound<Policy>(workload: workload)
+                try bound.replay(requests: requests)
+                continue
+            case .declaresKeyHash:
+                var declaration = KeyHashDeclaration<Policy>(workload: workload)
+                try declaration.replay(requests: requests)
+                continue
+            default:
+                break
             }
             var driver = PolicyDriver<Policy>(check: check, workload: workload)
             try driver.replay(requests: requests)

@@ -79,11 +79,12 @@ struct PolicyDriver<Policy: EvictionPolicy> {
         if unhinted != nil {
             // As the simulator hints: the request's own slot, and another a few requests ahead.
             let ahead = pickSlot()
-            policy.prefetch(ahead, keyHash: hashes[Int(ahead)])
-            policy.prefetch(slot, keyHash: hashes[Int(slot)])
+            policy.prefetch(ahead, keyHash: keyHash(of: ahead))
+            policy.prefetch(slot, keyHash: keyHash(of: slot))
         }
-        let hit = policy.access(slot, size: size, keyHash: hashes[Int(slot)], position: 0)
-        if let unhintedHit = unhinted?.access(slot, size: size, keyHash: hashes[Int(slot)], position: 0) {
+        let hash = keyHash(of: slot)
+        let hit = policy.access(slot, size: size, keyHash: hash, position: 0)
+        if let unhintedHit = unhinted?.access(slot, size: size, keyHash: hash, position: 0) {
             try expect(
                 .prefetchChangesNothing, hit == unhintedHit,
                 "a request for slot \(slot) was \(hit ? "a hit" : "a miss") after prefetch hints, "
@@ -164,7 +165,8 @@ struct PolicyDriver<Policy: EvictionPolicy> {
             try expect(
                 .prefetchChangesNothing, differ.isEmpty,
                 "with prefetch hints the policy holds or remembers otherwise than without, slots \(differ.prefix(10))")
-        case .online, .hitsAreResidents, .refusesOversizedObjects, .removeForgets, .reusedSlotsStartFresh:
+        case .online, .hitsAreResidents, .refusesOversizedObjects, .removeForgets, .reusedSlotsStartFresh,
+            .boundedHistory, .declaresKeyHash:
             break
         }
     }
@@ -183,6 +185,10 @@ struct PolicyDriver<Policy: EvictionPolicy> {
     // MARK: The workload
 
     private mutating func pickSlot() -> UInt32 { workload.pickSlot(&random) }
+
+    /// The key hash the tier and the simulator give a request for `slot`: 0 for a policy that
+    /// does not declare `usesKeyHash` (``PolicyConformanceSuite/Check/declaresKeyHash``).
+    private func keyHash(of slot: UInt32) -> UInt64 { Policy.usesKeyHash ? hashes[Int(slot)] : 0 }
 
     private mutating func drawSize() -> UInt64 { workload.drawSize(&random) }
 

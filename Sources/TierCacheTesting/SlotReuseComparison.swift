@@ -47,7 +47,7 @@ struct SlotReuseComparison<Policy: EvictionPolicy> {
                 continue
             }
             let slot = slotOfObject[object] ?? assignSlot(to: object)
-            let size = sizes[Int(object)], hash = hashes[Int(object)]
+            let size = sizes[Int(object)], hash = Policy.usesKeyHash ? hashes[Int(object)] : 0
             let hitWithReuse = reusing.access(slot, size: size, keyHash: hash, position: 0)
             let hitFresh = fresh.access(object, size: size, keyHash: hash, position: 0)
             guard hitWithReuse == hitFresh else {

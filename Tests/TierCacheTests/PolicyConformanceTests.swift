@@ -48,6 +48,26 @@ struct PolicyConformanceTests {
         }
     }
 
+    @Test("A policy that remembers every object it ever saw fails the history check, and only that one")
+    func hoardsHistory() throws {
+        let failure = #expect(throws: PolicyConformanceSuite<HoardingLRU>.Failure.self) {
+            try PolicyConformanceSuite(HoardingLRU.self).run(.boundedHistory)
+        }
+        #expect(failure?.message.contains("remembers") == true, "\(String(describing: failure))")
+        for check in PolicyConformanceSuite<HoardingLRU>.Check.allCases where check != .boundedHistory {
+            try PolicyConformanceSuite(HoardingLRU.self).run(check)
+        }
+    }
+
+    @Test("A policy that reads key hashes without declaring usesKeyHash fails the declaration check")
+    func undeclaredKeyHash() throws {
+        let failure = #expect(throws: PolicyConformanceSuite<UndeclaredHashLRU>.Failure.self) {
+            try PolicyConformanceSuite(UndeclaredHashLRU.self).run(.declaresKeyHash)
+        }
+        #expect(failure?.message.contains("usesKeyHash") == true, "\(String(describing: failure))")
+        try PolicyConformanceSuite(DeclaredHashLRU.self).run(.declaresKeyHash)
+    }
+
     @Test("A policy that admits objects past the size it says it admits fails the oversized check")
     func admitsOversized() {
         #expect(throws: PolicyConformanceSuite<UnderstatedLRU>.Failure.self) {
@@ -145,6 +165,48 @@ struct SilentLRU: EvictionPolicy {
     var departures: ArraySlice<UInt32> { [] }
     var largestAdmissibleSize: UInt64 { lru.largestAdmissibleSize }
     var residentsByRetention: [UInt32] { lru.residentsByRetention }
+}
+
+/// LRU that remembers every slot it ever saw until it is removed: in a tier, every key ever
+/// stored would stay in the key table.
+struct HoardingLRU: EvictionPolicyVariant {
+    static let name = "hoarding LRU"
+    var base: LRUPolicy
+    private var seen: Set<UInt32> = []
+    init(context: PolicyContext) { base = LRUPolicy(context: context) }
+    mutating func access(_ slot: UInt32, size: UInt64, keyHash: UInt64, position: Int) -> Bool {
+        seen.insert(slot)
+        return base.access(slot, size: size, keyHash: keyHash, position: position)
+    }
+    mutating func remove(_ slot: UInt32) {
+        seen.remove(slot)
+        base.remove(slot)
+    }
+    mutating func removeAll() {
+        seen.removeAll()
+        base.removeAll()
+    }
+    func remembers(_ slot: UInt32) -> Bool { seen.contains(slot) }
+}
+
+/// LRU that keeps out objects whose key hash is odd, without declaring that it reads key hashes:
+/// given 0 for every hash, as the tier and the simulator would, it admits everything.
+struct UndeclaredHashLRU: EvictionPolicyVariant {
+    static let name = "undeclared-hash LRU"
+    var base: LRUPolicy
+    init(context: PolicyContext) { base = LRUPolicy(context: context) }
+    mutating func access(_ slot: UInt32, size: UInt64, keyHash: UInt64, position: Int) -> Bool {
+        guard keyHash & 1 == 0 || base.isResident(slot) else { return false }
+        return base.access(slot, size: size, keyHash: keyHash, position: position)
+    }
+}
+
+/// The same, declaring it: it then gets the hashes everywhere, and passes.
+struct DeclaredHashLRU: EvictionPolicyVariant {
+    static let name = "declared-hash LRU"
+    static var usesKeyHash: Bool { true }
+    var base: UndeclaredHashLRU
+    init(context: PolicyContext) { base = UndeclaredHashLRU(context: context) }
 }
 
 /// LRU that says it reads the future: the tier refuses offline policies.
