@@ -3,7 +3,8 @@ import PackageDescription
 
 // What a user's own package looks like: a store written outside TierCache that passes the
 // conformance suite and benchmarks itself beside the built-in tiers, and an eviction policy of
-// its own compared with the built-ins on a trace. scripts/examples builds, tests and runs it (CI).
+// its own that passes the policy conformance suite, compared with the built-ins on a trace and
+// run in a MemoryTier. scripts/examples builds, tests and runs it (CI).
 let package = Package(
     name: "TierCacheExamples",
     platforms: [.macOS(.v15), .iOS(.v18)],
@@ -18,11 +19,22 @@ let package = Package(
                 .product(name: "TierCacheBenchmarking", package: "TierCache"),
             ]
         ),
+        // Segmented LRU, a policy of the user's own on the public SlotQueues.
+        .target(name: "SegmentedLRU", dependencies: [.product(name: "TierCacheEviction", package: "TierCache")]),
         .executableTarget(
             name: "PolicyComparison",
             dependencies: [
+                "SegmentedLRU",
                 .product(name: "CacheSimulation", package: "TierCache"),
                 .product(name: "TierCacheBenchmarking", package: "TierCache"),
+            ]
+        ),
+        .testTarget(
+            name: "SegmentedLRUTests",
+            dependencies: [
+                "SegmentedLRU",
+                .product(name: "TierCacheEviction", package: "TierCache"),
+                .product(name: "TierCacheTesting", package: "TierCache"),
             ]
         ),
         .testTarget(

@@ -7,9 +7,11 @@ import TierCache
 ///
 /// Each file holds a header (the key and the entry's dates) and the value; files are written to
 /// a temporary name and renamed, so a crash leaves either the old entry or the new one. The index
-/// of keys, sizes and recency lives in memory and is rebuilt from the files when the tier opens;
-/// the least recently used entries leave first when the capacity is reached. An entry larger than
-/// 5% of the capacity is refused, as every TierCache tier does.
+/// of keys, sizes and recency lives in memory and is rebuilt from the files when the tier opens
+/// (removing temporary files a crash left); the least recently used entries leave first when the
+/// capacity is reached. Each entry counts its whole file (header, key and value) against the
+/// capacity, and an entry whose file would be larger than 5% of the capacity is refused, as every
+/// TierCache tier does. A full disk refuses the store (out of space) rather than failing it.
 public final class FileStoreTier: LocalCacheTier {
     public let name: String
     public let medium = TierMedium.disk
@@ -17,25 +19,33 @@ public final class FileStoreTier: LocalCacheTier {
     private let capacity: Int
     private let maxEntryBytes: Int
     private let counters: TierCounters
+    private let clock: CacheClock
     private let index = Mutex(RecencyIndex())
 
     /// Opens (or creates) the store in `directory`, reading back the entries already there.
-    public init(directory: URL, capacity: Int, name: String = "file-store") throws {
+    /// `clock` says when entries expire (the system's by default; tests pass one they advance).
+    public init(directory: URL, capacity: Int, name: String = "file-store", clock: CacheClock = .system) throws {
         guard capacity > 0 else { throw TierCacheError(.invalidConfiguration, "capacity must be positive") }
         self.directory = directory
         self.capacity = capacity
         self.maxEntryBytes = capacity / 20
         self.name = name
+        self.clock = clock
         self.counters = TierCounters(tierName: name)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         var recovered = RecencyIndex()
-        for file in try FileManager.default.contentsOfDirectory(atPath: directory.path) where file.hasSuffix(".entry") {
+        for file in try FileManager.default.contentsOfDirectory(atPath: directory.path) {
             let url = directory.appendingPathComponent(file)
+            if file.hasSuffix(".partial") {
+                try? FileManager.default.removeItem(at: url)  // a write a crash cut short
+                continue
+            }
+            guard file.hasSuffix(".entry") else { continue }
             guard let data = try? Data(contentsOf: url), let record = EntryFile.decode(data) else {
                 try? FileManager.default.removeItem(at: url)  // damaged or foreign: not an entry
                 continue
             }
-            recovered.touch(record.key, size: record.entry.size)
+            recovered.touch(record.key, size: data.count)
         }
         index.withLock { $0 = recovered }
     }
@@ -49,39 +59,59 @@ public final class FileStoreTier: LocalCacheTier {
         let found =
             known
             ? (try? Data(contentsOf: url(for: key.rawValue))).flatMap(EntryFile.decode).flatMap { record in
-                record.key == key.rawValue && !record.entry.metadata.isExpired(at: Date()) ? record.entry : nil
+                record.key == key.rawValue && !record.entry.metadata.isExpired(at: clock.now()) ? record.entry : nil
             } : nil
         counters.recordLookup(hit: found != nil)
         return found
     }
 
     public func store(_ entry: CacheEntry, forKey key: CacheKey) throws -> StoreOutcome {
-        guard entry.size <= maxEntryBytes else {
-            removeEntry(forKey: key)  // a refused store still replaces nothing stale
-            let outcome = StoreOutcome.refused(.tooLarge(size: entry.size, limit: maxEntryBytes))
-            counters.record(outcome)
-            return outcome
+        let file = EntryFile.encode(entry, key: key.rawValue)
+        guard file.count <= maxEntryBytes else {
+            return refuse(.tooLarge(size: file.count, limit: maxEntryBytes), key)
         }
-        guard !entry.metadata.isExpired(at: Date()) else {
-            removeEntry(forKey: key)
-            counters.record(.refused(.alreadyExpired))
-            return .refused(.alreadyExpired)
-        }
+        guard !entry.metadata.isExpired(at: clock.now()) else { return refuse(.alreadyExpired, key) }
         let target = url(for: key.rawValue)
         let temporary = directory.appendingPathComponent(UUID().uuidString + ".partial")
-        try EntryFile.encode(entry, key: key.rawValue).write(to: temporary)
-        guard rename(temporary.path, target.path) == 0 else {  // atomic: the old file or the new one
+        do {
+            try file.write(to: temporary)
+        } catch {
             try? FileManager.default.removeItem(at: temporary)
-            throw TierCacheError(.storageFailure, "cannot rename into \(target.path): errno \(errno)")
+            if Self.isOutOfSpace(error) { return refuse(.outOfSpace(detail: "\(error)"), key) }
+            throw TierCacheError(.storageFailure, "cannot write \(temporary.path): \(error)")
+        }
+        guard rename(temporary.path, target.path) == 0 else {  // atomic: the old file or the new one
+            let code = errno
+            try? FileManager.default.removeItem(at: temporary)
+            throw TierCacheError(.storageFailure, "cannot rename into \(target.path): errno \(code)")
         }
         let evicted = index.withLock { index in
-            index.touch(key.rawValue, size: entry.size)
+            index.touch(key.rawValue, size: file.count)
             return index.evict(toFit: capacity, keeping: key.rawValue)
         }
         for victim in evicted { try? FileManager.default.removeItem(at: url(for: victim)) }
         counters.record(.stored)
         counters.recordEvictions(evicted.count)
         return .stored
+    }
+
+    /// Refuses a store for `reason`; the key's older entry goes, so no reader sees it after.
+    private func refuse(_ reason: RefusalReason, _ key: CacheKey) -> StoreOutcome {
+        removeEntry(forKey: key)
+        let outcome = StoreOutcome.refused(reason)
+        counters.record(outcome)
+        return outcome
+    }
+
+    /// Whether a write failed for want of room (a full disk, a used-up quota, the process's file
+    /// size limit): a refusal, not a failure of the store.
+    static func isOutOfSpace(_ error: any Error) -> Bool {
+        if let cocoa = error as? CocoaError, cocoa.code == .fileWriteOutOfSpace { return true }
+        let underlying = (error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError
+        let code =
+            (error as? POSIXError).map { Int($0.code.rawValue) }
+            ?? underlying.flatMap { $0.domain == NSPOSIXErrorDomain ? $0.code : nil }
+        return code.map { [ENOSPC, EDQUOT, EFBIG].map(Int.init).contains($0) } ?? false
     }
 
     public func removeEntry(forKey key: CacheKey) {

@@ -1,5 +1,7 @@
 import CacheSimulation
 import Foundation
+import SegmentedLRU
+import TierCacheBenchmarking
 
 // The ARC paper's OLTP trace when TIERCACHE_TRACES names the traces directory; otherwise a
 // synthetic one: a Zipf hot set with a scan through it, the pattern SLRU is built for.
@@ -24,3 +26,11 @@ let policies: [SimulatedPolicy] = [.lru, .arc, .s3fifo, .wtinylfu, SimulatedPoli
 let results = simulator.replay(policies: policies, capacities: [1_000, 5_000, 20_000])
 print(Report.simulation(trace: trace, unit: .objects, results: results, seconds: 0).tables[0].text)
 // README:end
+
+// The same policy in a running MemoryTier, beside the built-in LRU: the benchmark suite's
+// subjects take a policy type as they take a built-in.
+let plan = BenchmarkPlan(workload: .zipf(keys: 20_000, sizes: .uniform(256...4_096)), length: .requests(40_000))
+let inTier = await (try BenchmarkRunner(plan: plan)).run([
+    .memory(capacity: 4 << 20, policyType: SegmentedLRU.self), .memory(capacity: 4 << 20),
+])
+print(inTier.report(title: "SLRU in a MemoryTier beside LRU").tables[0].text)
