@@ -199,6 +199,9 @@ public final class HTTPCache: Sendable {
         case .useStoredAndRevalidate:
             guard let stored else { break }
             counters.recordHits(stale: true)
+            guard Self.revalidatesInBackground else {
+                return served(stored, source: .staleWhileRevalidate, request: request, now: context.now)
+            }
             background.start(key: stored.key.rawValue) { [self] in
                 do {
                     _ = try await revalidate(request, stored: stored, primaryKey: primaryKey, transport: transport)

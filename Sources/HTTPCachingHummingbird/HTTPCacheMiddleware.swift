@@ -140,9 +140,13 @@ public struct HTTPCacheMiddleware<Context: RequestContext>: RouterMiddleware {
         }
         let cache = self.cache
         let cacheRequest = head
+        // No background revalidation: it would call the route after (or, racing the answer, in)
+        // this request.
         async let answer = { () async throws -> HTTPCacheResponse in
             defer { jobSink.finish() }
-            return try await cache.response(for: cacheRequest, transport: transport)
+            return try await HTTPCache.$revalidatesInBackground.withValue(false) {
+                try await cache.response(for: cacheRequest, transport: transport)
+            }
         }()
         // A route that throws has answered: the engine gets the response the error stands for
         // (a 500 for one that is not an `HTTPResponseError`), not a transport failure, which it

@@ -224,6 +224,23 @@ struct HTTPCacheEngineTests {
         #expect(origin.received.count == 2)
     }
 
+    @Test(
+        "Where the transport lasts only as long as its request, stale-while-revalidate serves stale and starts nothing")
+    func staleWhileRevalidateWithoutBackground() async throws {
+        let origin = ScriptedOrigin([
+            ok([("Cache-Control", "max-age=60, stale-while-revalidate=600"), ("ETag", "\"a\"")], body: "old")
+        ])
+        let cache = makeCache()
+        _ = try await cache.response(for: request(), transport: origin.transport)
+        clock.advance(by: 120)
+        let stale = try await HTTPCache.$revalidatesInBackground.withValue(false) {
+            try await cache.response(for: request(), transport: origin.transport)
+        }
+        #expect(stale.source == .staleWhileRevalidate && stale.body == Data("old".utf8))
+        await cache.waitForBackgroundRevalidations()
+        #expect(origin.received.count == 1, "no revalidation went to the origin")
+    }
+
     @Test("Concurrent misses for one resource make one request")
     func coalescing() async throws {
         let origin = ScriptedOrigin([ok([("Cache-Control", "max-age=60")])])

@@ -255,7 +255,7 @@ struct HTTPCacheMiddlewareTests {
     }
 
     @Test(
-        "stale-while-revalidate serves the stored response; the background revalidation cannot call the route and fails quietly"
+        "stale-while-revalidate serves the stored response and starts no background revalidation, which could not call the route"
     )
     func staleWhileRevalidate() async throws {
         try await withApp { base, calls, cache in
