@@ -164,6 +164,11 @@ public struct HTTPCacheMiddleware<Context: RequestContext>: RouterMiddleware {
                 // Read here: a body that fails while it is written is the route's failure too.
                 body = try await Self.collect(routeResponse.body)
                 routeFailure = nil
+            } catch let failure where failure is CancellationError || Task.isCancelled {
+                // This request was cancelled (a timeout of the app's own): the route did not
+                // answer. Not a 500 for the requests that joined this call, which run their own.
+                call.continuation.resume(throwing: CancellationError())
+                continue
             } catch {
                 // The route has answered, with its error's response (not a transport failure,
                 // which the engine would answer with a stale response as for an unreachable
@@ -184,7 +189,14 @@ public struct HTTPCacheMiddleware<Context: RequestContext>: RouterMiddleware {
                 routingFields, to: &routeResponse.headers, to304: routeResponse.status == .notModified)
             call.continuation.resume(returning: (routeResponse.head, body))
         }
-        let result = try await answer
+        let result: HTTPCacheResponse
+        do {
+            result = try await answer
+        } catch is CancellationError where !Task.isCancelled {
+            // The request whose route call this one joined was cancelled before the route
+            // answered: this one is not, and runs the route itself.
+            return try await next(request, context)
+        }
         if let routeFailure, result.source == .network, result.response.status == routeFailure.status {
             throw routeFailure.error
         }
