@@ -172,10 +172,11 @@ public enum CacheDecision: Hashable, Sendable {
         return Measure(Located.unstored(stored), context).isStale
     }
 
-    /// Whether a response stated its freshness lifetime (`max-age`, `s-maxage` or `Expires`)
-    /// rather than leaving it to a heuristic or to nothing.
+    /// Whether a response stated its freshness lifetime (`max-age`, or a valid `Expires`: an
+    /// invalid one, such as `Expires: 0`, says "do not cache") rather than leaving it to a
+    /// heuristic or to nothing. (`s-maxage` forbids stale answers in a shared cache anyway.)
     static func statesLifetime(_ facts: ResponseFacts) -> Bool {
-        facts.directives.maxAge != nil || facts.directives.sharedMaxAge != nil || facts.hasExpires
+        facts.directives.maxAge != nil || facts.expires != nil
     }
 
     /// Whether a stored response's `directives` forbid serving it stale (RFC 9111 §4.2.4):
@@ -208,7 +209,11 @@ public enum CacheDecision: Hashable, Sendable {
         let measure = Measure(located, context)
         let directives = measure.facts.directives
         guard !forbidsStale(directives, shared: context.shared), !directives.noCache else { return false }
-        guard let window = requestDirectives.staleIfError ?? directives.staleIfError else { return false }
+        // A client's own stale-if-error, in a shared cache, only for a response that stated its
+        // lifetime (as max-stale): not another user's page that said nothing about caching.
+        let requestWindow =
+            context.shared && !statesLifetime(measure.facts) ? nil : requestDirectives.staleIfError
+        guard let window = requestWindow ?? directives.staleIfError else { return false }
         return measure.age - measure.lifetime <= TimeInterval(window)
     }
 }

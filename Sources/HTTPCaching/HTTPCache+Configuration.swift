@@ -50,11 +50,13 @@ extension HTTPCache {
         /// permission.
         case whereStaleIfErrorAllows
         /// When the response is at most this many seconds past its lifetime (or within
-        /// `stale-if-error`).
+        /// `stale-if-error`), with ``always``'s exceptions.
         case withinMaxStale(TimeInterval)
         /// Any stored response, as RFC 9111 §4.2.4 lets a disconnected cache, except those whose
         /// origin forbade it (`must-revalidate`, `no-cache`, and in a shared cache
-        /// `proxy-revalidate` and `s-maxage`). The default.
+        /// `proxy-revalidate` and `s-maxage`), and, in a shared cache, those that stated no
+        /// lifetime (`max-age` or `Expires`): a server's per-user page that says nothing about
+        /// caching is not served to the next user because the origin is down. The default.
         case always
         /// Any stored response at all, even where the origin forbade serving it stale: the app
         /// prefers stale data, clearly labelled, over an error.

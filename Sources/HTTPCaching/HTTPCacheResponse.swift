@@ -11,7 +11,9 @@ public struct HTTPCacheResponse: Sendable {
         case cache
         /// The cache, after the origin answered a conditional request with 304 Not Modified.
         case revalidated
-        /// The cache, stale, while a background revalidation runs (`stale-while-revalidate`).
+        /// The cache, stale, within `stale-while-revalidate`, while a background revalidation
+        /// runs (none where the transport lasts only as long as the request, as in
+        /// `HTTPCacheMiddleware`: the first request after the window revalidates).
         case staleWhileRevalidate
         /// The cache, stale, because the network failed (offline fallback or `stale-if-error`).
         case staleFallback

@@ -115,7 +115,14 @@ extension HTTPCache {
             .contains(clientError)
         }
         #if canImport(Network)
-        if error is HTTPClient.NWPOSIXError || error is NWError { return true }
+        if error is HTTPClient.NWPOSIXError { return true }
+        if let network = error as? NWError {
+            // Not TLS failures (a certificate the client refuses): the service was reached.
+            switch network {
+            case .posix, .dns: return true
+            default: return false
+            }
+        }
         #endif
         return error is NIOConnectionError || (error as? IOError) != nil || error is ChannelError
     }

@@ -132,9 +132,11 @@ public struct HTTPCacheMiddleware<Context: RequestContext>: RouterMiddleware {
         let (jobs, jobSink) = AsyncStream.makeStream(of: RouteCall.self)
         let transport: HTTPCache.Transport = { routeRequest, _ in
             try await withCheckedThrowingContinuation { continuation in
+                // The request that could run the route has ended before its answer: it was
+                // cancelled (an answer ends only after the calls it made). A request that joined
+                // this call runs the route itself (below).
                 if case .terminated = jobSink.yield(RouteCall(request: routeRequest, continuation: continuation)) {
-                    continuation.resume(
-                        throwing: HTTPCacheError(.invalidRequest, "the request that could run the route has ended"))
+                    continuation.resume(throwing: CancellationError())
                 }
             }
         }
@@ -164,9 +166,9 @@ public struct HTTPCacheMiddleware<Context: RequestContext>: RouterMiddleware {
                 // Read here: a body that fails while it is written is the route's failure too.
                 body = try await Self.collect(routeResponse.body)
                 routeFailure = nil
-            } catch let failure where failure is CancellationError || Task.isCancelled {
+            } catch _ where Task.isCancelled {
                 // This request was cancelled (a timeout of the app's own): the route did not
-                // answer. Not a 500 for the requests that joined this call, which run their own.
+                // answer. Not a 500 for the requests that joined this call, which run it again.
                 call.continuation.resume(throwing: CancellationError())
                 continue
             } catch {
@@ -194,8 +196,8 @@ public struct HTTPCacheMiddleware<Context: RequestContext>: RouterMiddleware {
             result = try await answer
         } catch is CancellationError where !Task.isCancelled {
             // The request whose route call this one joined was cancelled before the route
-            // answered: this one is not, and runs the route itself.
-            return try await next(request, context)
+            // answered: this one is not, and asks again (identical requests now joining it).
+            return try await handle(request, context: context, next: next)
         }
         if let routeFailure, result.source == .network, result.response.status == routeFailure.status {
             throw routeFailure.error

@@ -215,7 +215,7 @@ public final class MemoryTier: LocalCacheTier {
     }
 
     /// A tier of `policyType` that numbers at most `maximumSlots` keys at once: for tests of the
-    /// slot limit, which `PolicyContext.maximumSlotCount` puts past 130 GiB of entries.
+    /// slot limit, which `PolicyContext.maximumSlotCount` puts past tens of GiB of entries.
     convenience init<Policy: TierCacheEviction.EvictionPolicy>(
         _ configuration: Configuration, policyType: Policy.Type, maximumSlots: Int
     ) throws(TierCacheError) {

@@ -130,7 +130,8 @@ public struct PolicyContext: Sendable {
     /// ``SlotQueues`` links slots by 32-bit signed ids (half the size of 64-bit links, on every
     /// node a request touches). The simulator's traces stay below it (`Trace.maximumRequestCount`);
     /// `MemoryTier` refuses a new key while this many are in use (keys of resident entries and of
-    /// those its policy remembers), which takes a tier of over 130 GiB of the smallest entries.
+    /// those its policy remembers): a tier of the smallest entries reaches it past 130 GiB, or
+    /// past a third of that under a policy that remembers twice as many keys as it holds.
     public static let maximumSlotCount = Int(Int32.max)
 
     /// A context for a policy of `capacity` (at most ``maximumCapacity``); a negative

@@ -50,9 +50,9 @@ public struct PolicyConformanceSuite<Policy: EvictionPolicy>: Sendable {
         /// as the simulator numbers them (per-slot state is set on admission, not left from the
         /// slot's last object).
         case reusedSlotsStartFresh
-        /// What the policy remembers of objects no longer resident stays within a multiple of
-        /// what it holds (four times the most it held at once) on a stream of mostly new
-        /// objects: a `MemoryTier` keeps each remembered object's key.
+        /// What the policy remembers of objects no longer resident stays bounded on a stream of
+        /// mostly new objects: it levels off (or stays within four times the most the policy
+        /// held at once). A `MemoryTier` keeps each remembered object's key.
         case boundedHistory
         /// A policy that reads requests' key hashes declares `usesKeyHash`: one that does not
         /// must decide alike whatever the hashes, as `MemoryTier` and the simulator then give it 0.

@@ -213,8 +213,17 @@ extension TierConformanceSuite {
             // The rule is exact: what the tier adds to a value (key, framing) is what its refusal
             // reported beyond the value, so a value that much under the limit is stored at exactly
             // the limit, and one byte more is refused. (Random bytes: no compression moves it.)
+            // Only where a second refusal, 100 bytes larger, shows the same addition: a tier
+            // whose framing grows with the value (padding, rounding to blocks) is checked as above.
             let added = size - (limit + 1)
-            if added >= 0, added <= limit {
+            let larger = try await store(entry(random.bytes(limit + 101)), forKey: key("big"), in: tier)
+            guard case .refused(.tooLarge(let largerSize, _)) = larger else {
+                throw Failure(
+                    check: check,
+                    message: "an entry of \(limit + 101) random bytes over a \(limit)-byte limit gave \(larger)")
+            }
+            let addsConstantly = largerSize - (limit + 101) == added
+            if addsConstantly, added >= 0, added <= limit {
                 let atLimit = try await store(entry(random.bytes(limit - added)), forKey: key("big"), in: tier)
                 if case .refused(.tooLarge(let size, let reported)) = atLimit {
                     try expect(

@@ -65,6 +65,22 @@ struct CacheDecisionTests {
         #expect(
             decide([("Expires", "Thu, 01 Jan 1970 00:00:00 GMT")], requestFields: anyStaleness, at: 100, shared: true)
                 == .useStored(stale: true))
+        #expect(
+            decide([("Expires", "0")], requestFields: anyStaleness, at: 100, shared: true) == .revalidate,
+            "an invalid Expires (\"do not cache\") states no lifetime")
+    }
+
+    @Test("RFC 5861 §4: a shared cache honours a client's stale-if-error only for a response that stated its lifetime")
+    func requestStaleIfErrorInASharedCache() {
+        func allows(_ responseFields: [(String, String)], shared: Bool) -> Bool {
+            CacheDecision.staleIfErrorAllows(
+                stored(response(200, [("Date", date)] + responseFields)),
+                requestDirectives: CacheControl("stale-if-error=86400"), context: context(epoch + 100, shared: shared))
+        }
+        #expect(!allows([], shared: true))
+        #expect(allows([], shared: false))
+        #expect(allows([("Cache-Control", "max-age=60")], shared: true))
+        #expect(allows([("Cache-Control", "stale-if-error=86400")], shared: true), "the origin's own permission")
     }
 
     @Test("§5.2.1.2: max-stale accepts stale responses within its bound")

@@ -114,6 +114,27 @@ struct HTTPCacheEngineTests {
         #expect(origin.received.count == 2)
     }
 
+    /// A server's per-user page that said nothing about caching is stored (lifetime 0), but a
+    /// shared cache does not serve it to the next user because the origin is down.
+    @Test("Offline in a shared cache: only a response that stated its lifetime stands in")
+    func sharedOfflineFallbackNeedsAStatedLifetime() async throws {
+        for (fields, servesStale) in [([(String, String)](), false), ([("Cache-Control", "max-age=60")], true)] {
+            let origin = ScriptedOrigin([ok(fields)])
+            let cache = makeCache { $0.mode = .shared }
+            _ = try await cache.response(for: request(), transport: origin.transport)
+            clock.advance(by: 3_600)
+            origin.enqueue(.fail(.notConnectedToInternet))
+            if servesStale {
+                let result = try await cache.response(for: request(), transport: origin.transport)
+                #expect(result.source == .staleFallback)
+            } else {
+                await #expect(throws: URLError.self) {
+                    try await cache.response(for: request(), transport: origin.transport)
+                }
+            }
+        }
+    }
+
     @Test("Offline: a stale response stands in when the network fails, saying how old it is")
     func offlineFallback() async throws {
         let origin = ScriptedOrigin([ok([("Cache-Control", "max-age=60")])])

@@ -27,11 +27,15 @@ struct ConformanceTests {
         #expect(tier.name == "mine" && tier.usage().maxEntryBytes == 1 << 19)
     }
 
+    @Test("The admission-rule policy keeps the policy contract")
+    func admissionRulePolicyConforms() throws {
+        try PolicyConformanceSuite(AdmitsOnSecondStore.self).runAll()
+    }
+
     /// A policy whose admission rule keeps an entry out on its first store is a correct tier's:
     /// the suite stores again where it needs the entry, rather than fail the tier.
     @Test(arguments: TierConformanceSuite.Check.allCases)
     func memoryTierWithAnAdmissionRule(_ check: TierConformanceSuite.Check) async throws {
-        try PolicyConformanceSuite(AdmitsOnSecondStore.self).runAll()
         let suite = TierConformanceSuite(isPersistent: false) { _, clock in
             try MemoryTier(.init(capacity: 1 << 20, clock: clock), policyType: AdmitsOnSecondStore.self)
         }

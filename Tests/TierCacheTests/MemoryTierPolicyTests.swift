@@ -236,24 +236,33 @@ struct MemoryTierPolicyTests {
 }
 
 /// Admits an object on its second request only (a doorkeeper): a legal policy whose first store
-/// of a key is not admitted.
+/// of a key is not admitted. The doorkeeper remembers the last 64 objects seen once.
 struct AdmitsOnSecondStore: EvictionPolicy {
     static let name = "admits on the second store"
+    private static let doorkeeperSize = 64
     private var lru: LRUPolicy
-    private var seen: Set<UInt32> = []
+    /// The objects seen once, oldest first.
+    private var seen: [UInt32] = []
     private var forgotten: [UInt32] = []
     init(context: PolicyContext) { lru = LRUPolicy(context: context) }
     mutating func access(_ slot: UInt32, size: UInt64, keyHash: UInt64, position: Int) -> Bool {
         forgotten = []
-        guard lru.isResident(slot) || seen.contains(slot) else {
-            seen.insert(slot)
+        guard lru.isResident(slot) || unsee(slot) else {
+            seen.append(slot)
+            if seen.count > Self.doorkeeperSize { forgotten.append(seen.removeFirst()) }
             return false
         }
         return lru.access(slot, size: size, keyHash: keyHash, position: position)
     }
+    /// Takes `slot` out of the doorkeeper; true if it was there.
+    private mutating func unsee(_ slot: UInt32) -> Bool {
+        guard let index = seen.firstIndex(of: slot) else { return false }
+        seen.remove(at: index)
+        return true
+    }
     mutating func remove(_ slot: UInt32) {
         lru.remove(slot)
-        seen.remove(slot)
+        _ = unsee(slot)
         forgotten = [slot]
     }
     mutating func removeAll() {

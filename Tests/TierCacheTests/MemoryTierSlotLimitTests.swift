@@ -7,7 +7,7 @@ import TierCacheEviction
 /// A memory tier numbers its keys with the policy's 32-bit slot ids: once every id is in use, a
 /// new key is refused (out of space, and said so) rather than given an id the policy's queues
 /// would wrap to a negative link. The real limit (`PolicyContext.maximumSlotCount`) takes over
-/// 130 GiB of entries; these tiers have a limit of 3.
+/// tens of GiB of entries; these tiers have a limit of 3.
 @Suite("The memory tier's slot limit")
 struct MemoryTierSlotLimitTests {
     private func value(_ count: Int) -> CacheEntry {

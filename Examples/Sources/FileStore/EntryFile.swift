@@ -8,6 +8,9 @@ enum EntryFile {
     private static let noExpiry = UInt64.max
     private static let headerSize = 24
 
+    /// The size of the file `encode` writes for `entry` under `key`.
+    static func size(of entry: CacheEntry, key: String) -> Int { headerSize + key.utf8.count + entry.size }
+
     static func encode(_ entry: CacheEntry, key: String) -> Data {
         var data = Data()
         let keyBytes = Array(key.utf8)

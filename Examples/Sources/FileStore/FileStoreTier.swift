@@ -11,7 +11,9 @@ import TierCache
 /// (removing temporary files a crash left); the least recently used entries leave first when the
 /// capacity is reached. Each entry counts its whole file (header, key and value) against the
 /// capacity, and an entry whose file would be larger than 5% of the capacity is refused, as every
-/// TierCache tier does. A full disk refuses the store (out of space) rather than failing it.
+/// TierCache tier does. A full disk refuses the store (out of space) rather than failing it. One
+/// tier at a time uses a directory: the index is this process's, and opening removes any
+/// temporary file, another writer's included.
 public final class FileStoreTier: LocalCacheTier {
     public let name: String
     public let medium = TierMedium.disk
@@ -66,11 +68,10 @@ public final class FileStoreTier: LocalCacheTier {
     }
 
     public func store(_ entry: CacheEntry, forKey key: CacheKey) throws -> StoreOutcome {
-        let file = EntryFile.encode(entry, key: key.rawValue)
-        guard file.count <= maxEntryBytes else {
-            return refuse(.tooLarge(size: file.count, limit: maxEntryBytes), key)
-        }
+        let size = EntryFile.size(of: entry, key: key.rawValue)
+        guard size <= maxEntryBytes else { return refuse(.tooLarge(size: size, limit: maxEntryBytes), key) }
         guard !entry.metadata.isExpired(at: clock.now()) else { return refuse(.alreadyExpired, key) }
+        let file = EntryFile.encode(entry, key: key.rawValue)
         let target = url(for: key.rawValue)
         let temporary = directory.appendingPathComponent(UUID().uuidString + ".partial")
         do {
