@@ -113,7 +113,7 @@ public enum CacheDecision: Hashable, Sendable {
         let staleness = -remaining
         if !forbidsStale(directives, shared: context.shared) {
             if let maxStale = requestDirectives.maxStale, staleness <= TimeInterval(maxStale),
-                !context.shared || Self.statesLifetime(measure.facts)
+                mayServeStaleUnbidden(measure.facts, context)
             {
                 return .useStored(stale: true)
             }
@@ -172,11 +172,12 @@ public enum CacheDecision: Hashable, Sendable {
         return Measure(Located.unstored(stored), context).isStale
     }
 
-    /// Whether a response stated its freshness lifetime (`max-age`, or a valid `Expires`: an
-    /// invalid one, such as `Expires: 0`, says "do not cache") rather than leaving it to a
-    /// heuristic or to nothing. (`s-maxage` forbids stale answers in a shared cache anyway.)
-    static func statesLifetime(_ facts: ResponseFacts) -> Bool {
-        facts.directives.maxAge != nil || facts.expires != nil
+    /// Whether a stale response may be served without the origin's word: on a client's
+    /// `max-stale` or `stale-if-error`, or by the cache's own offline fallback. In a shared cache
+    /// only one that stated its lifetime (``Freshness/statesLifetime(_:)``): not a server's
+    /// per-user page that said nothing about caching, to the next user.
+    static func mayServeStaleUnbidden(_ facts: ResponseFacts, _ context: Context) -> Bool {
+        !context.shared || Freshness.statesLifetime(facts)
     }
 
     /// Whether a stored response's `directives` forbid serving it stale (RFC 9111 §4.2.4):
@@ -209,10 +210,8 @@ public enum CacheDecision: Hashable, Sendable {
         let measure = Measure(located, context)
         let directives = measure.facts.directives
         guard !forbidsStale(directives, shared: context.shared), !directives.noCache else { return false }
-        // A client's own stale-if-error, in a shared cache, only for a response that stated its
-        // lifetime (as max-stale): not another user's page that said nothing about caching.
-        let requestWindow =
-            context.shared && !statesLifetime(measure.facts) ? nil : requestDirectives.staleIfError
+        // A client's own stale-if-error, as its max-stale; the response's own is the origin's word.
+        let requestWindow = mayServeStaleUnbidden(measure.facts, context) ? requestDirectives.staleIfError : nil
         guard let window = requestWindow ?? directives.staleIfError else { return false }
         return measure.age - measure.lifetime <= TimeInterval(window)
     }

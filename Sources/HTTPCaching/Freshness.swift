@@ -77,6 +77,14 @@ public enum Freshness {
         directives.maxAge != nil || (shared && directives.sharedMaxAge != nil) || response.headerFields[.expires] != nil
     }
 
+    /// Whether a stored response stated a lifetime to serve it stale by: `max-age`, or a valid
+    /// `Expires`. Unlike ``hasExplicitLifetime(_:directives:shared:)`` (what makes a response
+    /// storable), an invalid `Expires` such as `Expires: 0` counts for nothing: it says "do not
+    /// cache". (`s-maxage` forbids stale answers in a shared cache anyway.)
+    static func statesLifetime(_ facts: ResponseFacts) -> Bool {
+        facts.directives.maxAge != nil || facts.expires != nil
+    }
+
     /// The response's `Date`, if valid.
     public static func dateValue(of response: HTTPResponse) -> Date? {
         response.headerFields[.date].flatMap { HTTPDate.parse($0) }

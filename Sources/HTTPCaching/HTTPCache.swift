@@ -615,11 +615,9 @@ public final class HTTPCache: Sendable {
         {
             allowed = true
         } else {
-            // A shared cache serves stale, on its own judgement, only responses that stated their
-            // lifetime: not a user's page that said nothing about caching, to the next user.
             let forbidden =
                 directives.noCache || CacheDecision.forbidsStale(directives, shared: context.shared)
-                || (context.shared && !CacheDecision.statesLifetime(measure.facts))
+                || !CacheDecision.mayServeStaleUnbidden(measure.facts, context)
             switch configuration.offlineFallback {
             case .never, .whereStaleIfErrorAllows:
                 allowed = false

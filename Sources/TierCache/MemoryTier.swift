@@ -203,22 +203,19 @@ public final class MemoryTier: LocalCacheTier {
     public convenience init<Policy: TierCacheEviction.EvictionPolicy>(
         _ configuration: Configuration, policyType: Policy.Type
     ) throws(TierCacheError) {
+        try self.init(configuration, policyType: policyType, maximumSlots: PolicyContext.maximumSlotCount)
+    }
+
+    /// A tier of `policyType` that numbers at most `maximumSlots` keys at once (the public
+    /// initializer's `PolicyContext.maximumSlotCount`; a small limit in tests, where the real one
+    /// takes tens of GiB of entries).
+    convenience init<Policy: TierCacheEviction.EvictionPolicy>(
+        _ configuration: Configuration, policyType: Policy.Type, maximumSlots: Int
+    ) throws(TierCacheError) {
         guard !Policy.needsFuture else {
             throw TierCacheError(
                 .invalidConfiguration, "\(Policy.name) needs the future (an offline policy): a tier cannot run it")
         }
-        try self.init(configuration, policy: nil, policyName: Policy.name) { capacity, weight in
-            .custom(
-                CustomStore(
-                    PolicyStore<Policy>(capacity: capacity, minimumWeight: weight, keyHash: Self.defaultKeyHash)))
-        }
-    }
-
-    /// A tier of `policyType` that numbers at most `maximumSlots` keys at once: for tests of the
-    /// slot limit, which `PolicyContext.maximumSlotCount` puts past tens of GiB of entries.
-    convenience init<Policy: TierCacheEviction.EvictionPolicy>(
-        _ configuration: Configuration, policyType: Policy.Type, maximumSlots: Int
-    ) throws(TierCacheError) {
         try self.init(configuration, policy: nil, policyName: Policy.name) { capacity, weight in
             .custom(
                 CustomStore(

@@ -83,7 +83,7 @@ public struct BenchmarkRunner: Sendable {
                             let name =
                                 baselineNames[identity]
                                 ?? DistinctNames.unused(
-                                    baseline.name, taken: Set(baselineNames.values).union(subjects.map(\.name)))
+                                    baseline.subject.name, taken: Set(baselineNames.values).union(subjects.map(\.name)))
                             baselineNames[identity] = name
                             baselineName = name
                             if measuredBaselines.insert("\(identity)/\(tasks)").inserted {
@@ -145,7 +145,7 @@ public struct BenchmarkRunner: Sendable {
     /// and a minimal LRU's per-entry limit): subjects with equal identities share one measurement.
     private static func baseline(
         of subject: BenchmarkSubject, _ driver: SubjectDriver
-    ) async throws(BenchmarkError) -> (subject: BenchmarkSubject, name: String, identity: String)? {
+    ) async throws(BenchmarkError) -> (subject: BenchmarkSubject, identity: String)? {
         let kind: BenchmarkSubject.Baseline =
             switch subject.baseline {
             case .automatic: driver.medium == .memory ? .minimalLRU : .rawLMDBZstd
@@ -159,7 +159,7 @@ public struct BenchmarkRunner: Sendable {
             // in the subject, the baseline refused what the subject stored, and did less work.
             let usage = try await usage(of: tier, standingFor: subject)
             let baseline = BenchmarkSubject.minimalLRU(capacity: usage.capacity, maxEntryBytes: usage.maxEntryBytes)
-            return (baseline, baseline.name, "\(baseline.name)/\(usage.capacity)/\(usage.maxEntryBytes)")
+            return (baseline, "\(baseline.name)/\(usage.capacity)/\(usage.maxEntryBytes)")
         case .rawLMDBZstd, .rawSQLiteZlib:
             guard let tier = tiers.last(where: { $0.medium != .memory }) ?? tiers.last else { return nil }
             let capacity = try await usage(of: tier, standingFor: subject).capacity
@@ -169,7 +169,7 @@ public struct BenchmarkRunner: Sendable {
                 } else {
                     BenchmarkSubject.rawLMDBZstd(capacity: capacity)
                 }
-            return (baseline, baseline.name, "\(baseline.name)/\(capacity)")
+            return (baseline, "\(baseline.name)/\(capacity)")
         case .automatic, .none:
             return nil
         }
