@@ -18,13 +18,11 @@ struct TuneCapacityPlugin: CommandPlugin {
             if arguments.isEmpty { return }
         }
         let packageDirectory = context.package.directoryURL
-        // Relative trace paths are relative to the package, where `swift package` runs.
-        if let index = arguments.firstIndex(of: "--trace"), index + 1 < arguments.count,
-            !arguments[index + 1].hasPrefix("/")
-        {
-            arguments[index + 1] = packageDirectory.appendingPathComponent(arguments[index + 1]).path
-        }
-        if !arguments.contains("--output") {
+        // Relative paths are relative to the package, where `swift package` runs (the tool runs
+        // elsewhere), given as `--trace PATH` or `--trace=PATH` alike.
+        let hasOutput = resolvePaths(of: "--output", in: &arguments, against: packageDirectory)
+        _ = resolvePaths(of: "--trace", in: &arguments, against: packageDirectory)
+        if !hasOutput {
             arguments += ["--output", packageDirectory.appendingPathComponent("capacity-report").path]
         }
         let build = try packageManager.build(
@@ -56,4 +54,29 @@ enum PluginFailure: Error, CustomStringConvertible {
         case .tunerFailed(let status): "tiercache tune exited with status \(status)"
         }
     }
+}
+
+/// Makes every relative path given to `option` (`--option PATH` or `--option=PATH`) absolute
+/// against `directory`; true if the option is given at all.
+private func resolvePaths(of option: String, in arguments: inout [String], against directory: URL) -> Bool {
+    func absolute(_ path: String) -> String {
+        path.hasPrefix("/") ? path : directory.appendingPathComponent(path).path
+    }
+    var found = false
+    var index = 0
+    while index < arguments.count {
+        if arguments[index] == "--" { break }  // what follows is not an option
+        if arguments[index] == option {
+            found = true
+            if index + 1 < arguments.count { arguments[index + 1] = absolute(arguments[index + 1]) }
+            index += 2
+            continue
+        }
+        if arguments[index].hasPrefix(option + "=") {
+            found = true
+            arguments[index] = option + "=" + absolute(String(arguments[index].dropFirst(option.count + 1)))
+        }
+        index += 1
+    }
+    return found
 }

@@ -13,7 +13,7 @@ extension TierConformanceSuite {
         // Dates every clock base holds exactly (seconds since 1970 or 2001, in a Double): the
         // round trip compares them exactly, and one taken from `Date()` lost its last bit in half
         // the runs through a tier that stores seconds since 1970.
-        private let storedAt = Date(timeIntervalSince1970: 1_700_000_000.125)
+        let storedAt = Date(timeIntervalSince1970: 1_700_000_000.125)
         private let farExpiry = Date(timeIntervalSince1970: 4_000_000_000.5)
 
         init(

@@ -58,6 +58,15 @@ public struct TierConformanceSuite: Sendable {
         /// value mixed from two writers' or with another stored date; afterwards, with every key
         /// removed, the tier accounts no entries and no bytes.
         case concurrentUse
+        /// Writers overflowing the capacity three times over, beside readers and a remover, never
+        /// take usage past capacity, never make a read return a value not stored under its key,
+        /// and leave the tier serving no more than its capacity; the evictions are counted, and
+        /// with every key removed the tier accounts no entries and no bytes.
+        case concurrentEviction
+        /// Hits, misses, stores and refusals of expired entries are counted in the tier's
+        /// statistics: each counter moves, by no more than the operations that happened (a tier
+        /// may count approximately, never more).
+        case statistics
         /// A persistent tier keeps its entries when released and opened again.
         case persistence
 
@@ -138,6 +147,8 @@ public struct TierConformanceSuite: Sendable {
         case .entrySizeRule: try await context.entrySizeRule()
         case .capacity: try await context.capacity()
         case .concurrentUse: try await context.concurrentUse()
+        case .concurrentEviction: try await context.concurrentEviction()
+        case .statistics: try await context.statistics()
         case .persistence: if isPersistent { try await context.persistence() }
         }
     }

@@ -43,8 +43,8 @@ struct BenchCommand: AsyncParsableCommand {
     var distribution = "zipf"
     @Option(help: "Zipf skew (0 is uniform; 0.8-1.0 is typical of web traffic).")
     var skew = 0.99
-    @Option(help: "Measured requests per subject (a trace is cut or repeated to this length).")
-    var requests = 200_000
+    @Option(help: "Measured requests per subject (a trace is cut or repeated to this length; 200,000 by default).")
+    var requests: Int?
     @Option(help: "Measure for this long instead of a number of requests (e.g. 10s, 500ms, 2m).")
     var duration: String?
     @Option(help: "Requests before measuring, to fill the caches (not measured).")
@@ -100,8 +100,15 @@ struct BenchCommand: AsyncParsableCommand {
         return values
     }
 
+    /// `--requests`, or its default.
+    var requestCount: Int { requests ?? 200_000 }
+
     func plan(trace loaded: Trace?) throws -> BenchmarkPlan {
-        guard requests > 0 else { throw ValidationError("--requests must be positive") }
+        guard requestCount > 0 else { throw ValidationError("--requests must be positive") }
+        // One length or the other: the count was dropped without a word under --duration.
+        if requests != nil, duration != nil {
+            throw ValidationError("--requests and --duration each set how long to measure: give one")
+        }
         guard warmUp >= 0 else { throw ValidationError("--warm-up must be zero or positive") }
         let workload: Workload
         // Read only without a trace (with one, --keys and --distribution are unused).
@@ -120,7 +127,7 @@ struct BenchCommand: AsyncParsableCommand {
             throw ValidationError(error.description)
         }
         var plan = BenchmarkPlan(
-            workload: workload, length: .requests(requests), warmUp: .requests(warmUp), tasks: try taskCounts(),
+            workload: workload, length: .requests(requestCount), warmUp: .requests(warmUp), tasks: try taskCounts(),
             baselines: !noBaselines)
         if let duration { plan.length = .duration(try Self.parseDuration(duration)) }
         plan.prefill = prefill
@@ -184,7 +191,7 @@ struct BenchCommand: AsyncParsableCommand {
         // A run of so many requests reads no more of the trace than it replays (a long trace
         // loaded whole could pass the 2^31 requests the simulator numbers); a timed run cycles
         // through all of it.
-        let limit = duration == nil ? warmUp &+ requests : nil
+        let limit = duration == nil ? warmUp &+ requestCount : nil
         let loaded = try trace.map {
             try TraceOptions.load($0, format: format, limit: limit, cache: traceCacheOptions.cache)
         }

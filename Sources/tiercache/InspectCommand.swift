@@ -70,7 +70,7 @@ struct InspectCommand: ParsableCommand {
             for entry in list {
                 print(
                     "  \(ByteCount.format(entry.storedBytes).padding(toLength: 10, withPad: " ", startingAt: 0)) "
-                        + "(\(ByteCount.format(entry.originalBytes)) raw)  \(dateFormatter.string(from: entry.storedAt))  \(entry.key.prefix(100))"
+                        + "(\(ByteCount.format(entry.originalBytes)) raw)  \(dateFormatter.string(from: entry.storedAt))  \(terminalSafe(entry.key))"
                 )
             }
         }
@@ -143,7 +143,8 @@ extension InspectCommand {
     private func verifyInChild() throws {
         let process = Process()
         process.executableURL = Self.currentExecutable()
-        process.arguments = ["inspect", directory, "--verify-in-this-process"]
+        // `--` first: a directory named like an option (`-odd`) is still the directory.
+        process.arguments = ["inspect", "--verify-in-this-process", "--", directory]
         let output = Pipe()
         process.standardOutput = output
         try process.run()
@@ -172,7 +173,7 @@ extension InspectCommand {
             )
             print("structure    \(report.structuralDamage.map { "DAMAGED: \($0)" } ?? "sound")")
             print("records      \(report.damagedRecords == 0 ? "sound" : "\(report.damagedRecords) damaged")")
-            for key in report.damagedRecordKeys { print("  damaged    \(key.prefix(100))") }
+            for key in report.damagedRecordKeys { print("  damaged    \(terminalSafe(key))") }
             if report.unknownFormatRecords > 0 {
                 print("newer format \(report.unknownFormatRecords) records (written by a newer TierCache; not damage)")
             }

@@ -83,12 +83,32 @@ struct ReportOptions: ParsableArguments {
     @Option(help: "Write report files (CSV, JSON, SVG, HTML) into this directory.")
     var output: String?
 
-    @Option(help: "Report formats to write with --output, comma-separated (csv,json,svg,html).")
-    var report = "csv,json,svg,html"
+    @Option(help: "Report formats to write with --output, comma-separated (csv,json,svg,html; all by default).")
+    var report: String?
+
+    /// The formats `--report` names (all when it is not given).
+    private func formats() throws -> Set<ReportWriter.Format> {
+        guard let report else { return Set(ReportWriter.Format.allCases) }
+        var formats = Set<ReportWriter.Format>()
+        for name in report.split(separator: ",", omittingEmptySubsequences: false) {
+            let trimmed = name.trimmingCharacters(in: .whitespaces)
+            if trimmed.isEmpty { continue }
+            guard let format = ReportWriter.Format(rawValue: trimmed) else {
+                throw ValidationError("unknown report format \"\(trimmed)\"; use csv, json, svg or html")
+            }
+            formats.insert(format)
+        }
+        guard !formats.isEmpty else {
+            throw ValidationError("--report \"\(report)\" names no format; use csv, json, svg or html")
+        }
+        return formats
+    }
 
     func validate() throws {
-        for name in report.split(separator: ",") where ReportWriter.Format(rawValue: String(name)) == nil {
-            throw ValidationError("unknown report format \"\(name)\"; use csv, json, svg or html")
+        _ = try formats()
+        // Without a directory nothing would be written, and the run would not say so.
+        if report != nil, output == nil {
+            throw ValidationError("--report chooses the formats --output writes: give --output DIRECTORY too")
         }
         // Made and checked now, not after a run of minutes or hours that would then write nothing.
         if let output {
@@ -105,8 +125,7 @@ struct ReportOptions: ParsableArguments {
 
     func write(_ report: Report, baseName: String) throws {
         guard let output else { return }
-        let formats = Set(self.report.split(separator: ",").compactMap { ReportWriter.Format(rawValue: String($0)) })
-        let writer = ReportWriter(directory: URLPath.url(output), baseName: baseName, formats: formats)
+        let writer = ReportWriter(directory: URLPath.url(output), baseName: baseName, formats: try formats())
         for path in try writer.write(report) { print("wrote \(path)") }
     }
 }

@@ -111,16 +111,20 @@ public struct HarnessRun: Sendable {
 public func tiercacheExecutable() throws -> URL { try executableBesideTests("tiercache") }
 
 /// Runs `tiercache` with `arguments`; its exit status and its output and errors together.
-public func runTiercache(_ arguments: [String]) throws -> (status: Int32, output: String) {
-    try runProcess(try tiercacheExecutable(), arguments)
+public func runTiercache(_ arguments: [String], in directory: URL? = nil) throws -> (status: Int32, output: String) {
+    try runProcess(try tiercacheExecutable(), arguments, in: directory)
 }
 
 /// Runs `executable` with `arguments` to its end; its exit status and its output and errors
-/// together (a process ended by a signal has that signal's number as its status).
-public func runProcess(_ executable: URL, _ arguments: [String]) throws -> (status: Int32, output: String) {
+/// together (a process ended by a signal has that signal's number as its status). It runs in
+/// `directory` when one is given, else in this process's current directory.
+public func runProcess(
+    _ executable: URL, _ arguments: [String], in directory: URL? = nil
+) throws -> (status: Int32, output: String) {
     let process = Process()
     process.executableURL = executable
     process.arguments = arguments
+    if let directory { process.currentDirectoryURL = directory }
     let output = Pipe()
     process.standardOutput = output
     process.standardError = output

@@ -70,7 +70,8 @@ import Testing
         for text in ["", "abc", "-5", "10-", "300-100", "1-2-3"] {
             #expect(throws: BenchmarkError.self, "\(text)") { try ValueSizes(parsing: text) }
         }
-        for text in ["", "90", "a:b", "-1:2", "0:0", "1:2:3:4"] {
+        // An empty part is refused, not dropped: `90::10` read as 90% reads and 10% writes.
+        for text in ["", "90", "a:b", "-1:2", "0:0", "1:2:3:4", "90::10", ":10:90", "90:10:"] {
             #expect(throws: BenchmarkError.self, "\(text)") { try OperationMix(parsing: text) }
         }
     }

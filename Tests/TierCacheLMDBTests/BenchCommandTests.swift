@@ -122,6 +122,12 @@ struct BenchCommandTests {
             (["--duration", "ten"], "--duration"),
             (["--keys", "0"], "keys"),
             (["--trace", "/nonexistent/trace.csv"], "nonexistent"),
+            // Each of these was accepted and ran something else than asked, without a word.
+            (["--mix", "90::10"], "READS:WRITES"),
+            (["--requests", "1000", "--duration", "1s"], "give one"),
+            (["--report", "csv"], "give --output"),
+            (["--output", NSTemporaryDirectory(), "--report", ","], "names no format"),
+            (["--output", NSTemporaryDirectory(), "--report", "csv,pdf"], "unknown report format \"pdf\""),
         ])
     func refuses(_ arguments: [String], _ message: String) throws {
         let (status, text) = try runTiercache(["bench"] + arguments)

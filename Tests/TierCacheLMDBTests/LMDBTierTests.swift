@@ -197,6 +197,24 @@ struct InspectCommandTests {
         #expect(textStatus == 0 && text.contains("7 entries") && text.contains("item-6"))
     }
 
+    /// A key may hold any character; printed raw, an escape sequence in one rewrote the terminal
+    /// and a newline split the line a script reads.
+    @Test("Prints keys' control characters as escapes")
+    func controlCharactersInKeys() throws {
+        let parent = TemporaryDirectory()
+        // Named like an option: still the directory to verify, given after `--`.
+        let directory = parent.url.appendingPathComponent("-odd")
+        do {
+            let tier = try LMDBTier(directory: directory, capacity: 2 << 20)
+            _ = try tier.store(entry(incompressible(4_000)), forKey: key("evil\u{1B}[2J\nkey"))
+        }
+        let (status, text) = try run(["inspect", directory.path])
+        #expect(status == 0)
+        #expect(!text.contains("\u{1B}") && text.contains("evil\\u{1B}[2J\\nkey"), "\(text)")
+        let (verifyStatus, verified) = try runTiercache(["inspect", "--verify", "--", "-odd"], in: parent.url)
+        #expect(verifyStatus == 0 && verified.contains("records      sound"), "\(verified)")
+    }
+
     @Test("Shows each dictionary with its age and the ratio with and without it, and counts sealed records")
     func dictionariesAndSealedRecords() throws {
         let directory = TemporaryDirectory()

@@ -7,8 +7,9 @@ import TierCacheTesting
 
 /// The tier contract, against a real standalone Redis and a real 3-primary cluster.
 ///
-/// The capacity check writes four times the capacity until Redis evicts (allkeys-lru), which on the
-/// servers every Redis suite shares would evict other suites' keys (a proxy's stored response, a
+/// The capacity checks (``TierConformanceSuite/Check/capacity``, and ``concurrentEviction``) write
+/// several times the capacity until Redis evicts (allkeys-lru), which on the servers every Redis
+/// suite shares would evict other suites' keys (a proxy's stored response, a
 /// coherence test's tracked keys) while they run beside it. So it runs against servers of its own;
 /// the other checks use the shared ones. Serialized, and with long timeouts: the checks count every
 /// store, and a slow command on a loaded machine would be counted as a refusal.
@@ -22,7 +23,7 @@ struct RedisConformanceTests {
     func standalone(_ check: TierConformanceSuite.Check) async throws {
         var endpoint = RedisServers.standalone
         var ownServer: RedisProcess?
-        if check == .capacity {
+        if Self.evicts(check) {
             let server = try await RedisProcess(arguments: Self.memoryOptions)
             endpoint = RedisEndpoint(host: "127.0.0.1", port: server.port)
             ownServer = server
@@ -36,7 +37,7 @@ struct RedisConformanceTests {
     func cluster(_ check: TierConformanceSuite.Check) async throws {
         var seeds = RedisServers.clusterSeeds
         var ownCluster: TestCluster?
-        if check == .capacity {
+        if Self.evicts(check) {
             let cluster = try await TestCluster(nodes: 3, replicas: 0, options: Self.memoryOptions)
             seeds = cluster.endpoints
             ownCluster = cluster
@@ -44,6 +45,11 @@ struct RedisConformanceTests {
         let deployment = try #require(seeds.map { RedisTier.Configuration.Deployment.cluster(seeds: $0) })
         try await run(check, on: deployment, capacity: 3 * Self.maxMemory)
         withExtendedLifetime(ownCluster) {}
+    }
+
+    /// Whether the check writes past the capacity, so that Redis evicts.
+    private static func evicts(_ check: TierConformanceSuite.Check) -> Bool {
+        check == .capacity || check == .concurrentEviction
     }
 
     private func run(

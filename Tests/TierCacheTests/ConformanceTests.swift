@@ -90,9 +90,14 @@ struct ConformanceTests {
 
     @Test("A tier that breaks the contract fails the suite")
     func brokenTierFails() async throws {
-        // A tier that never evicts breaks the capacity rule; the suite must say so.
+        // A tier that never evicts breaks the capacity rule; the suite must say so, with one
+        // writer and with several.
         let suite = TierConformanceSuite(isPersistent: false) { _ in NeverEvictingTier() }
         await #expect(throws: TierConformanceSuite.Failure.self) { try await suite.run(.capacity) }
+        let failure = await #expect(throws: TierConformanceSuite.Failure.self) {
+            try await suite.run(.concurrentEviction)
+        }
+        #expect(failure?.message.contains("exceeds capacity") == true, "\(String(describing: failure))")
     }
 
     /// A tier that works until it is emptied, and one whose byte count drifts when a key is
@@ -103,6 +108,8 @@ struct ConformanceTests {
             (SlippingTier.Slip.forgetsAfterRemoveAll, TierConformanceSuite.Check.removeAll),
             (.countsOverwritesTwice, .overwrite),
             (.tearsValues, .concurrentUse),
+            (.countsNothing, .statistics),
+            (.countsHitsTwice, .statistics),
         ])
     func slippingTierFails(_ slip: SlippingTier.Slip, _ check: TierConformanceSuite.Check) async throws {
         let suite = TierConformanceSuite(isPersistent: false) { _ in SlippingTier(slip) }
@@ -121,21 +128,37 @@ final class SlippingTier: LocalCacheTier {
         case countsOverwritesTwice
         /// A read returns the value with its last byte changed: one no writer stored.
         case tearsValues
+        /// Its statistics stay at zero.
+        case countsNothing
+        /// Each hit is counted twice.
+        case countsHitsTwice
     }
     let name = "slipping"
     let medium = TierMedium.memory
     private let slip: Slip?
     private let state = Locked<(entries: [CacheKey: CacheEntry], bytes: Int, emptied: Bool)>(([:], 0, false))
+    private let counters = TierCounters(tierName: "slipping")
 
     init(_ slip: Slip?) { self.slip = slip }
 
     func entry(forKey key: CacheKey) -> CacheEntry? {
-        guard var found = state.withLock({ $0.entries[key] }) else { return nil }
+        guard var found = state.withLock({ $0.entries[key] }) else {
+            counters.recordLookup(hit: false)
+            return nil
+        }
+        counters.recordLookup(hit: true)
+        if slip == .countsHitsTwice { counters.recordLookup(hit: true) }
         if slip == .tearsValues, !found.value.isEmpty { found.value[found.value.count - 1] &+= 1 }
         return found
     }
     func store(_ entry: CacheEntry, forKey key: CacheKey) -> StoreOutcome {
+        let outcome = storeCounted(entry, forKey: key)
+        counters.record(outcome)
+        return outcome
+    }
+    private func storeCounted(_ entry: CacheEntry, forKey key: CacheKey) -> StoreOutcome {
         guard entry.size <= 1 << 15 else { return .refused(.tooLarge(size: entry.size, limit: 1 << 15)) }
+        guard !entry.metadata.isExpired(at: Date()) else { return .refused(.alreadyExpired) }
         return state.withLock { state in
             if slip == .forgetsAfterRemoveAll, state.emptied { return .stored }
             if let old = state.entries[key], slip != .countsOverwritesTwice { state.bytes -= old.size }
@@ -155,7 +178,9 @@ final class SlippingTier: LocalCacheTier {
             TierUsage(bytes: $0.bytes, entries: $0.entries.count, capacity: 1 << 20, maxEntryBytes: 1 << 15)
         }
     }
-    func statistics() -> TierStatistics { TierStatistics() }
+    func statistics() -> TierStatistics {
+        slip == .countsNothing ? TierStatistics() : counters.snapshot(usage: usage())
+    }
 }
 
 /// Stores everything and reports usage past capacity: the suite must catch it.

@@ -28,7 +28,10 @@ public struct OperationMix: Sendable, Hashable, CustomStringConvertible {
 
     /// Parses `R:W:D` percentages or shares (`90:9:1`, `0.8:0.2:0`); two parts mean no deletes.
     public init(parsing text: String) throws(BenchmarkError) {
-        let parts = text.split(separator: ":").map { Double($0.trimmingPrefix(" ")) }
+        // Empty parts are kept (and refused): dropping them read `90::10` as 10% writes.
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false).map {
+            Double($0.trimmingPrefix(" "))
+        }
         guard (2...3).contains(parts.count), let values = parts as? [Double] else {
             throw .invalidWorkload("a mix is READS:WRITES[:DELETES], e.g. 90:9:1 (got \"\(text)\")")
         }
