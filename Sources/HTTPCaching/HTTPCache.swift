@@ -249,10 +249,30 @@ public final class HTTPCache: Sendable {
     /// For servers that answer hits on their event loop (the caching proxy does) rather than
     /// starting an async task per request.
     public func usableStoredResponse(for request: HTTPRequest) -> HTTPCacheResponse? {
-        if Self.carriesConnectionNamedFields(request) { return usableStoredResponse(for: Self.forwardable(request)) }
-        guard storage.isEntirelyLocal, request.method == .get || request.method == .head,
-            let primaryKey = primaryKey(for: request),
-            let stored = lookupLocally(primaryKey: primaryKey, request: request)
+        guard storage.isEntirelyLocal else { return nil }
+        return usableStoredResponse(for: request, tiers: nil)
+    }
+
+    /// ``usableStoredResponse(for:)`` read from the storage's leading memory tiers alone, whatever
+    /// tiers follow them: for an event loop, which must no more wait on a disk (a cold page, a
+    /// large body decompressed) than on a network. A response stored only below them is `nil`
+    /// here, and found by ``response(for:body:cachePolicy:transport:)``, which promotes it.
+    package func usableStoredResponseInMemory(for request: HTTPRequest) -> HTTPCacheResponse? {
+        guard storage.leadingMemoryTiers > 0 else { return nil }
+        return usableStoredResponse(for: request, tiers: 0..<storage.leadingMemoryTiers)
+    }
+
+    /// The stored response for `request` read without suspending from the local tiers in `tiers`
+    /// (all when nil), when it may be used as it is.
+    private func usableStoredResponse(for request: HTTPRequest, tiers: Range<Int>?) -> HTTPCacheResponse? {
+        if Self.carriesConnectionNamedFields(request) {
+            return usableStoredResponse(for: Self.forwardable(request), tiers: tiers)
+        }
+        // A response whose tags' purge records only a suspending tier holds is undecided here.
+        var undecided = false
+        guard request.method == .get || request.method == .head, let primaryKey = primaryKey(for: request),
+            let stored = lookupLocally(primaryKey: primaryKey, request: request, tiers: tiers, undecided: &undecided),
+            !undecided
         else { return nil }
         guard let usable = usableWithoutNetwork(request, stored: stored, cachePolicy: .useProtocolCachePolicy) else {
             return nil

@@ -99,10 +99,14 @@ final class CacheHitFastPath: ChannelDuplexHandler, RemovableChannelHandler {
         case (.holding(let head), .end(let trailers)):
             state = .idle
             let started = ContinuousClock.now
-            if context.channel.isWritable, let answer = proxy.answerFromStorage(head) {
+            // An answer past the budget of bodies in flight goes to the async path, which says 503.
+            if context.channel.isWritable, let answer = proxy.answerFromStorage(head),
+                proxy.answerBudget.reserve(answer.body.readableBytes)
+            {
                 context.write(wrapOutboundOut(.head(answer.head)), promise: nil)
                 answer.body.forEachWriteSlice { context.write(wrapOutboundOut(.body(.byteBuffer($0))), promise: nil) }
-                context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: endSent(context))
+                context.writeAndFlush(
+                    wrapOutboundOut(.end(nil)), promise: endSent(context, releasing: answer.body.readableBytes))
                 proxy.metrics.eventLoopAnswers.increment()
                 proxy.record(
                     answer.outcome, method: head.method.rawValue, path: head.uri, status: Int(answer.head.status.code),
@@ -185,11 +189,12 @@ final class CacheHitFastPath: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     /// A promise for a response's end, counting the response unsent until the end is sent (or
-    /// its write fails).
-    func endSent(_ context: ChannelHandlerContext) -> EventLoopPromise<Void> {
+    /// its write fails), and then returning `bytes` to the proxy's ``AnswerBudget``.
+    func endSent(_ context: ChannelHandlerContext, releasing bytes: Int = 0) -> EventLoopPromise<Void> {
         let promise = context.eventLoop.makePromise(of: Void.self)
         responsesUnsent += 1
         promise.futureResult.assumeIsolated().whenComplete { _ in
+            self.proxy.answerBudget.release(bytes)
             self.responsesUnsent -= 1
             self.closeIfQuiescedAndIdle()
         }

@@ -72,6 +72,25 @@ extension CachingProxy {
         /// (its host, port and path prefix) and the request's varying fields, which clients on the
         /// internet need not learn; turn it on where only operators reach the proxy.
         public var exposesCacheKeys: Bool
+        /// The most client connections open at once; past it, new connections wait in the listen
+        /// backlog until one closes (as nginx's `worker_connections`). Each holds a file descriptor,
+        /// and a client that trickles a request body can hold one for long: without a bound, enough
+        /// of them took every descriptor, the origin's connections included. 4,096 by default (the
+        /// process's descriptor limit must allow it and the origin's connections beside).
+        public var maximumConnections: Int
+        /// The most bytes of buffered answer bodies being sent, all clients together: an answer
+        /// from storage holds a copy of the stored body until its client has taken the last byte,
+        /// so a thousand slow clients of a large response held a thousand copies. An answer that
+        /// would go past it is answered 503 with `Retry-After: 1` (counted in
+        /// `tiercache_proxy_answers_refused_for_memory_total`); one larger than the whole budget is
+        /// sent when no other is in flight. 1 GiB by default. Responses too large to cache stream
+        /// from the origin at the client's pace and take no share of it.
+        public var maximumAnswerBytesInFlight: Int
+        /// How long ``CachingProxy/run(onListening:)`` lets the requests in flight finish after
+        /// SIGTERM or SIGINT before cancelling them (a client trickling an upload, or a download
+        /// read a byte at a time, held the process for good). 30 s by default, within the grace
+        /// period of common orchestrators.
+        public var shutdownTimeout: TimeAmount
 
         /// A configuration; only the origin is required (listening on 127.0.0.1:8080 by default).
         public init(
@@ -81,7 +100,8 @@ extension CachingProxy {
             targetedCacheControl: String? = TargetedCacheControl.cdnCacheControl, name: String = "TierCache",
             idleTimeout: TimeAmount = .seconds(60),
             forwardsClientRoutingFields: Bool = false, convertsHEADToGET: Bool = true, servesSingleUser: Bool = false,
-            purgeToken: String? = nil, exposesCacheKeys: Bool = false
+            purgeToken: String? = nil, exposesCacheKeys: Bool = false, maximumConnections: Int = 4096,
+            maximumAnswerBytesInFlight: Int = 1 << 30, shutdownTimeout: TimeAmount = .seconds(30)
         ) {
             self.upstream = upstream
             self.host = host
@@ -98,6 +118,9 @@ extension CachingProxy {
             self.servesSingleUser = servesSingleUser
             self.purgeToken = purgeToken
             self.exposesCacheKeys = exposesCacheKeys
+            self.maximumConnections = maximumConnections
+            self.maximumAnswerBytesInFlight = maximumAnswerBytesInFlight
+            self.shutdownTimeout = shutdownTimeout
         }
 
         /// Throws ``CachingProxyError`` for settings the proxy cannot run with.
@@ -109,6 +132,8 @@ extension CachingProxy {
                 ("maximumRequestHeaderBytes", maximumRequestHeaderBytes),
                 ("maximumRequestBodyBytes", maximumRequestBodyBytes),
                 ("maximumCacheableBodyBytes", maximumCacheableBodyBytes),
+                ("maximumConnections", maximumConnections),
+                ("maximumAnswerBytesInFlight", maximumAnswerBytesInFlight),
             ] where value <= 0 {
                 throw CachingProxyError("\(name) must be positive; got \(value)")
             }
@@ -119,6 +144,7 @@ extension CachingProxy {
                 }
             }
             guard upstreamTimeout > .zero else { throw CachingProxyError("the upstream timeout must be positive") }
+            guard shutdownTimeout >= .zero else { throw CachingProxyError("the shutdown timeout must not be negative") }
             if let targetedCacheControl,
                 targetedCacheControl.isEmpty || targetedCacheControl.contains(where: { $0 == ":" || $0.isWhitespace })
             {

@@ -18,19 +18,24 @@ extension CachingProxy {
         let parserLimit = max(2 * configuration.maximumRequestHeaderBytes, 16 << 10)
         channelConfiguration.httpDecoder = .init(maxHeaderFieldSize: parserLimit, maxHeaderListSize: parserLimit)
         return try HTTPServerBuilder.http1(configuration: channelConfiguration).buildServer(
-            configuration: ServerConfiguration(address: .hostname(configuration.host, port: configuration.port)),
+            configuration: ServerConfiguration(
+                address: .hostname(configuration.host, port: configuration.port),
+                availableConnectionsDelegate: MaximumAvailableConnections(
+                    configuration.maximumConnections, logger: logger)),
             eventLoopGroup: MultiThreadedEventLoopGroup.singleton, logger: logger,
             responder: { [self] request, writer, _ in try await respond(to: request, writer: writer) },
             onServerRunning: { channel in await onListening?(channel.localAddress?.port ?? 0) })
     }
 
     /// Runs the proxy until SIGTERM or SIGINT, then stops accepting connections and lets the
-    /// requests in flight finish.
+    /// requests in flight finish, for at most ``Configuration/shutdownTimeout`` before cancelling
+    /// them.
     public func run(onListening: (@Sendable (Int) async -> Void)? = nil) async throws {
-        let group = ServiceGroup(
-            configuration: .init(
-                services: [try makeServer(onListening: onListening)], gracefulShutdownSignals: [.sigterm, .sigint],
-                logger: logger))
+        var groupConfiguration = ServiceGroupConfiguration(
+            services: [try makeServer(onListening: onListening)], gracefulShutdownSignals: [.sigterm, .sigint],
+            logger: logger)
+        groupConfiguration.maximumGracefulShutdownDuration = configuration.shutdownDuration
+        let group = ServiceGroup(configuration: groupConfiguration)
         do {
             try await group.run()
         } catch {
@@ -39,4 +44,9 @@ extension CachingProxy {
         }
         try await shutdown()
     }
+}
+
+extension CachingProxy.Configuration {
+    /// ``shutdownTimeout`` as a service group's `maximumGracefulShutdownDuration`.
+    public var shutdownDuration: Duration { .nanoseconds(shutdownTimeout.nanoseconds) }
 }

@@ -36,6 +36,8 @@ public final class CachingProxy: Sendable {
     let metrics: ProxyMetrics
     let via: String
     let memo = AnswerMemo()
+    /// The buffered answer bodies being sent, within ``Configuration/maximumAnswerBytesInFlight``.
+    let answerBudget: AnswerBudget
 
     /// The client this proxy created (and must shut down), when none was given.
     private let ownedClient: HTTPClient?
@@ -81,6 +83,7 @@ public final class CachingProxy: Sendable {
         }
         self.cache = cache
         self.metrics = ProxyMetrics()
+        self.answerBudget = AnswerBudget(limit: configuration.maximumAnswerBytesInFlight)
         self.ownedClient = httpClient == nil ? Self.makeUpstreamClient(configuration) : nil
         self.upstream = UpstreamTransport(
             client: httpClient ?? ownedClient ?? .shared, timeout: configuration.upstreamTimeout,
@@ -133,7 +136,17 @@ public final class CachingProxy: Sendable {
     /// from storage, see ``CacheHitFastPath``).
     func respond(to request: Request, writer: consuming ResponseWriter) async throws {
         let started = ContinuousClock.now
-        let answer = await answer(request)
+        var answer = await answer(request)
+        var reserved = 0
+        if case .buffered(let body) = answer.body {
+            if answerBudget.reserve(body.readableBytes) {
+                reserved = body.readableBytes
+            } else {
+                answer = overloadedAnswer()
+            }
+        }
+        // Returned once the writer has taken the last slice (it waits for the client as it goes).
+        defer { answerBudget.release(reserved) }
         var sent = 0
         switch answer.body {
         case .buffered(let body):
@@ -142,13 +155,32 @@ public final class CachingProxy: Sendable {
                 response: answer.head, body: sent == 0 ? ResponseBody() : ResponseBody(contentsOf: body.writeSlices))
         case .streamed(let oversized):
             var bodyWriter = try await writer.writeHead(answer.head)
-            while let chunk = try await oversized.next() {
-                sent += chunk.readableBytes
-                try await bodyWriter.write(chunk)
+            do {
+                while let chunk = try await oversized.next() {
+                    sent += chunk.readableBytes
+                    try await bodyWriter.write(chunk)
+                }
+                try await bodyWriter.finish(nil)
+            } catch {
+                // The client sees a connection closed early; the operator sees it here.
+                metrics.abortedResponses.increment()
+                logger.notice(
+                    "response cut off after \(sent) bytes",
+                    metadata: ["path": "\(request.head.path ?? "")", "error": "\(error)"])
+                record(answer, for: request.head, bytesSent: sent, started: started)
+                throw error
             }
-            try await bodyWriter.finish(nil)
         }
         record(answer, for: request.head, bytesSent: sent, started: started)
+    }
+
+    /// The 503 for an answer that would take the bodies in flight past
+    /// ``Configuration/maximumAnswerBytesInFlight``.
+    func overloadedAnswer() -> Answer {
+        metrics.answersRefusedForMemory.increment()
+        var answer = errorAnswer(.serviceUnavailable, "too many answers are being sent; try again")
+        answer.head.headerFields[.retryAfter] = "1"
+        return answer
     }
 
     /// Counts and logs one answered request.
@@ -302,8 +334,9 @@ public final class CachingProxy: Sendable {
         var outcome: ProxyMetrics.Outcome
     }
 
-    /// The answer from storage, found without suspending, when a stored response may be used as
-    /// it is; `nil` when the request needs the full path (a miss, revalidation, a body, a range).
+    /// The answer from the memory tiers, found without suspending, when a stored response may be
+    /// used as it is; `nil` when the request needs the full path (a miss, revalidation, a body, a
+    /// range, a response stored only in a tier below memory, which that path reads and promotes).
     /// Repeated plain hits reuse the answer (``AnswerMemo``).
     func answerFromStorage(_ head: HTTPRequestHead) -> StorageAnswer? {
         let now = ContinuousClock.now
@@ -338,7 +371,7 @@ public final class CachingProxy: Sendable {
         guard head.method == .get || head.method == .head,
             case .success(let forwarding) = prepare(head, addingVia: false), forwarding.steering != .bypass,
             forwarding.outgoing.headerFields[.range] == nil,
-            let result = cache.usableStoredResponse(for: forwarding.outgoing)
+            let result = cache.usableStoredResponseInMemory(for: forwarding.outgoing)
         else { return nil }
         let answer = cachedAnswer(result, request: head, forwarding: forwarding)
         guard answer.outcome == .hit, result.response.headerFields[.vary] == nil, let age = result.age,

@@ -33,6 +33,11 @@ struct ProxyMetrics: Sendable {
     let eventLoopAnswers: Counter
     /// Time to the origin's response head.
     let upstreamLatency: Metrics.Timer
+    /// Answers refused 503 because the bodies in flight had reached
+    /// ``CachingProxy/Configuration/maximumAnswerBytesInFlight``.
+    let answersRefusedForMemory: Counter
+    /// Streamed responses cut off before their end (the origin failed mid-body, or the client went).
+    let abortedResponses: Counter
 
     init(label prefix: String = "tiercache_proxy") {
         var requests: [Outcome: Counter] = [:]
@@ -43,6 +48,8 @@ struct ProxyMetrics: Sendable {
         bytesSent = Counter(label: "\(prefix)_response_body_bytes_total")
         eventLoopAnswers = Counter(label: "\(prefix)_event_loop_answers_total")
         upstreamLatency = Metrics.Timer(label: "\(prefix)_upstream_latency_seconds", preferredDisplayUnit: .seconds)
+        answersRefusedForMemory = Counter(label: "\(prefix)_answers_refused_for_memory_total")
+        abortedResponses = Counter(label: "\(prefix)_responses_aborted_total")
     }
 
     func count(_ outcome: Outcome) {

@@ -126,6 +126,18 @@ struct ProxyCommand: AsyncParsableCommand {
     @Option(help: "Seconds the origin has to answer (504 beyond); more than 0, at most 86400.")
     var upstreamTimeout: Double = 30
 
+    @Option(help: "Most client connections open at once; more wait in the listen backlog.")
+    var maxConnections = 4096
+
+    @Option(
+        help:
+            "Most bytes of answer bodies being sent to clients, all together (503 with Retry-After beyond).",
+        transform: ByteCount.init(parsing:))
+    var maxAnswerMemory = ByteCount(bytes: 1 << 30)
+
+    @Option(help: "Seconds requests in flight get to finish after SIGTERM or SIGINT; at most 86400.")
+    var shutdownTimeout: Double = 30
+
     @Option(help: "Serve Prometheus metrics on HOST:PORT at /metrics (port 0 picks a free one).")
     var metrics: String?
 
@@ -143,6 +155,9 @@ struct ProxyCommand: AsyncParsableCommand {
         // nanoseconds NIO counts in (an Int64), which 1e10 seconds would overflow.
         guard upstreamTimeout > 0, upstreamTimeout <= 86_400 else {
             throw ValidationError("--upstream-timeout must be more than 0 and at most 86400 seconds (a day)")
+        }
+        guard shutdownTimeout >= 0, shutdownTimeout <= 86_400 else {
+            throw ValidationError("--shutdown-timeout must be from 0 to 86400 seconds (a day)")
         }
         guard let level = Logger.Level(rawValue: logLevel) else {
             throw ValidationError("unknown log level '\(logLevel)'")
@@ -182,7 +197,9 @@ struct ProxyCommand: AsyncParsableCommand {
             maximumCacheableBodyBytes: maxCacheableBody?.bytes ?? max(1, min(largestEntry, 64 << 20)),
             upstreamTimeout: .nanoseconds(Int64(upstreamTimeout * 1e9)), targetedCacheControl: targetedField,
             forwardsClientRoutingFields: forwardClientRoutingFields, convertsHEADToGET: !forwardHead,
-            servesSingleUser: self.private, purgeToken: try purgeToken(), exposesCacheKeys: exposeCacheKeys)
+            servesSingleUser: self.private, purgeToken: try purgeToken(), exposesCacheKeys: exposeCacheKeys,
+            maximumConnections: maxConnections, maximumAnswerBytesInFlight: maxAnswerMemory.bytes,
+            shutdownTimeout: .nanoseconds(Int64(shutdownTimeout * 1e9)))
         let storage = TieredCache(tiers: tiers, logger: logger)
         let coherence = try makeCoherence(of: storage, logger: logger)
         let proxy = try CachingProxy(
@@ -212,8 +229,10 @@ struct ProxyCommand: AsyncParsableCommand {
         }
         services.append(NamedEndpoint(option: "--listen", address: listen, server: proxyEndpoint))
         if let coherence { services.append(CoherenceService(coherence: coherence)) }
-        let group = ServiceGroup(
-            configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        var groupConfiguration = ServiceGroupConfiguration(
+            services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        groupConfiguration.maximumGracefulShutdownDuration = configuration.shutdownDuration
+        let group = ServiceGroup(configuration: groupConfiguration)
         do {
             try await group.run()
         } catch {

@@ -532,6 +532,31 @@ struct HTTPCacheEngineTests {
         #expect(origin.received.count == 1)
         #expect(cache.statistics.hits == 2)
     }
+
+    /// The proxy answers hits on its event loop through this read: a disk read there (a cold
+    /// page, a large body decompressed) stalled every connection on the loop.
+    @Test("The memory-only synchronous read leaves a response stored only on disk to the async path")
+    func memoryOnlySynchronousRead() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("http-tiers-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let disk = try LMDBTier(directory: directory, capacity: 4 << 20)
+        let cache = HTTPCache(
+            storage: TieredCache(tiers: [memory, disk]), configuration: .init(clock: clock.cacheClock))
+        let origin = ScriptedOrigin([ok([("Cache-Control", "max-age=60")])])
+        _ = try await cache.response(for: request(), transport: origin.transport)
+        memory.removeAll()
+        let diskHits = disk.statistics().hits
+        #expect(cache.usableStoredResponseInMemory(for: request()) == nil)
+        #expect(disk.statistics().hits == diskHits, "the disk was read")
+        #expect(cache.usableStoredResponse(for: request())?.body == Data("hello".utf8), "every local tier")
+        // Promoted by that read: now in memory, and answered from it.
+        #expect(cache.usableStoredResponseInMemory(for: request())?.body == Data("hello".utf8))
+        #expect(disk.statistics().hits == diskHits + 1)
+        // With no memory tier in front, nothing is read.
+        let diskOnly = HTTPCache(storage: TieredCache(tiers: [disk]), configuration: .init(clock: clock.cacheClock))
+        #expect(diskOnly.usableStoredResponseInMemory(for: request()) == nil)
+        #expect(origin.received.count == 1)
+    }
 }
 
 @Suite("HTTPCache keeps per-response policies")

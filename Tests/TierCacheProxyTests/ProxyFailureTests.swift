@@ -221,6 +221,87 @@ struct ProxyFailureTests {
         await origin.stop()
     }
 
+    /// Each answer from storage holds a copy of the body until its client has taken the last
+    /// byte: clients that stopped reading a large response held a copy each, without bound.
+    @Test(
+        "Past the memory budget for answers in flight, answers are 503 with Retry-After until the stalled reader goes")
+    func answerMemoryBudget() async throws {
+        try await withProxy(["--max-answer-memory", "10MiB"]) { origin, proxy in
+            #expect(try await send(.GET, "\(proxy.url)/huge").status == 200)  // stored: 8 MiB
+            // A client reads 64 KiB of the hit and stops: its 8 MiB stay in flight.
+            let stalled = try await RawHTTP.stalledReader(
+                port: proxy.port, Array("GET /huge HTTP/1.1\r\nHost: x\r\n\r\n".utf8), first: 64 << 10)
+            // Another 8 MiB would pass 10 MiB: refused, on the event loop's path and the async one.
+            let refused = try await send(.GET, "\(proxy.url)/huge")
+            #expect(refused.status == 503 && refused.field("Retry-After") == "1", "\(refused.status)")
+            let refusedAsync = try await send(.GET, "\(proxy.url)/huge", headers: [("Connection", "keep-alive")])
+            #expect(refusedAsync.status == 503, "\(refusedAsync.status)")
+            // A small answer still fits.
+            #expect(try await send(.GET, "\(proxy.url)/fresh").status == 200)
+            close(stalled)
+            // The stalled answer's bytes return once the proxy sees the connection gone (its
+            // writes fail): each attempt is a request, not a wait.
+            var status = 0
+            for _ in 0..<1_000 where status != 200 { status = try await send(.GET, "\(proxy.url)/huge").status }
+            #expect(status == 200)
+            #expect(origin.count("/huge") == 1)
+        }
+    }
+
+    /// Shutdown let requests in flight finish however long they took: a client trickling an
+    /// upload, a byte within every idle timeout, held the process after SIGTERM for as long as
+    /// it liked.
+    @Test("After SIGTERM, a request still in flight at the shutdown timeout is cut off and the proxy exits")
+    func shutdownTimeout() async throws {
+        let origin = try await ScriptedOrigin()
+        let proxy = try ProxyProcess(["--upstream", origin.url, "--shutdown-timeout", "0.5"])
+        let pid = proxy.process.processIdentifier
+        // 40 bytes at 250 ms each: 10 s, far past the half second the proxy gives it.
+        let sent = try await RawHTTP.bodyTrickled(
+            port: proxy.port,
+            head: Array(
+                "POST /fresh HTTP/1.1\r\nHost: x\r\nContent-Length: 40\r\nExpect: 100-continue\r\n\r\n".utf8),
+            body: Array(repeating: UInt8(ascii: "a"), count: 40), pause: 250
+        ) { kill(pid, SIGTERM) }
+        #expect(sent < 40, "the upload ran to its end: shutdown waited for it")
+        _ = proxy.stop()
+        await origin.stop()
+    }
+
+    /// Every connection holds a descriptor, and one whose client trickles an upload holds it for
+    /// long: without a bound, enough of them took every descriptor the process had.
+    @Test("Past --max-connections, a new connection waits in the backlog until one closes")
+    func connectionLimit() async throws {
+        try await withProxy(["--max-connections", "2"]) { _, proxy in
+            let request = Array("GET /fresh HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
+            // Reads one answer (a 200's head and its short body arrive in one read here), or
+            // nothing within `seconds`.
+            let answer: @Sendable (Int32, Int) async throws -> String = { socket, seconds in
+                try await RawHTTP.onDispatch {
+                    var timeout = timeval(tv_sec: seconds, tv_usec: 0)
+                    setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+                    var buffer = [UInt8](repeating: 0, count: 4096)
+                    let count = recv(socket, &buffer, buffer.count, 0)
+                    return count > 0 ? String(decoding: buffer[0..<count], as: UTF8.self) : ""
+                }
+            }
+            var open: [Int32] = []
+            defer { for socket in open { close(socket) } }
+            for _ in 0..<2 {
+                let socket = try RawHTTP.connect(port: proxy.port)
+                open.append(socket)
+                try RawHTTP.send(socket, request)
+                #expect(try await answer(socket, 10).hasPrefix("HTTP/1.1 200"), "the first two are served")
+            }
+            let third = try RawHTTP.connect(port: proxy.port)
+            open.append(third)
+            try RawHTTP.send(third, request)
+            #expect(try await answer(third, 1) == "", "a third connection was served beside two open ones")
+            close(open.removeFirst())
+            #expect(try await answer(third, 10).hasPrefix("HTTP/1.1 200"), "served once one of the two closed")
+        }
+    }
+
     @Test("Bad options are refused with a message and a non-zero exit")
     func badOptions() throws {
         let cases: [([String], String)] = [
@@ -234,6 +315,10 @@ struct ProxyFailureTests {
             (["--upstream", "http://127.0.0.1:1", "--upstream-timeout", "0"], "--upstream-timeout"),
             (["--upstream", "http://127.0.0.1:1", "--upstream-timeout", "nan"], "--upstream-timeout"),
             (["--upstream", "http://127.0.0.1:1", "--set-cookie", "sometimes"], "--set-cookie"),
+            (["--upstream", "http://127.0.0.1:1", "--max-connections", "0"], "maximumConnections must be positive"),
+            (["--upstream", "http://127.0.0.1:1", "--max-answer-memory", "0"], "maximumAnswerBytesInFlight"),
+            (["--upstream", "http://127.0.0.1:1", "--shutdown-timeout", "-1"], "--shutdown-timeout"),
+            (["--upstream", "http://127.0.0.1:1", "--shutdown-timeout", "nan"], "--shutdown-timeout"),
         ]
         for (arguments, expected) in cases {
             let (status, message, _) = try ProxyProcess.refusal(arguments)

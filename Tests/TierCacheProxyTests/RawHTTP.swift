@@ -118,6 +118,51 @@ enum RawHTTP {
         }
     }
 
+    /// Sends `request` through a small receive buffer and reads the first `first` bytes of the
+    /// answer; returns the socket, still open, for the caller to close (a client that stopped
+    /// reading a long answer midway).
+    static func stalledReader(port: Int, _ request: [UInt8], first: Int) async throws -> Int32 {
+        let socket = try connect(port: port, readTimeout: 20, receiveBuffer: 16 << 10)
+        do {
+            return try await onDispatch {
+                try send(socket, request)
+                var buffer = [UInt8](repeating: 0, count: first)
+                guard recv(socket, &buffer, first, Int32(MSG_WAITALL)) == first else { throw POSIXError(.EIO) }
+                return socket
+            }
+        } catch {
+            close(socket)
+            throw error
+        }
+    }
+
+    /// Sends `head` (which expects `100 Continue`) at once, waits for the interim answer (the
+    /// server has the request then), runs `headSent`, then sends `body` a byte at a time, `pause`
+    /// milliseconds apart, until it is all sent or the server closes the connection; returns how
+    /// many bytes of the body were sent.
+    static func bodyTrickled(
+        port: Int, head: [UInt8], body: [UInt8], pause: UInt32, headSent: @escaping @Sendable () -> Void
+    ) async throws -> Int {
+        try await onDispatch {
+            let socket = try connect(port: port)
+            defer { close(socket) }
+            try send(socket, head)
+            var interim = [UInt8](repeating: 0, count: 256)
+            guard recv(socket, &interim, interim.count, 0) > 0,
+                String(decoding: interim, as: UTF8.self).hasPrefix("HTTP/1.1 100")
+            else { throw POSIXError(.EPROTO) }
+            headSent()
+            var probe = [UInt8](repeating: 0, count: 1)
+            for (index, byte) in body.enumerated() {
+                var byte = byte
+                guard Glibc.send(socket, &byte, 1, Int32(MSG_NOSIGNAL)) == 1 else { return index }
+                usleep(pause * 1_000)  // pacing a slow client, not waiting for anything
+                if recv(socket, &probe, 1, Int32(MSG_DONTWAIT | MSG_PEEK)) == 0 { return index + 1 }
+            }
+            return body.count
+        }
+    }
+
     /// Sends `request` a byte at a time, `pause` milliseconds apart (a slow-loris client), until
     /// it is all sent or the server closes the connection; returns how many bytes were sent.
     static func bytesTrickled(port: Int, _ request: [UInt8], pause: UInt32) async throws -> Int {
@@ -174,7 +219,7 @@ enum RawHTTP {
     }
 
     /// Runs blocking socket calls on a Dispatch thread (see ``exchange(port:_:readTimeout:readLimit:)``).
-    private static func onDispatch<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    static func onDispatch<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
         }
