@@ -20,7 +20,7 @@ struct ProxyCoherenceTests {
         defer { try? FileManager.default.removeItem(at: file) }
         let arguments = ["--redis", redis, "--coherent", "--purge-token-file", file.path, "--metrics", "127.0.0.1:0"]
         try await withProxy(arguments) { origin, a in
-            let b = try ProxyProcess(["--upstream", origin.url] + arguments)
+            let b = try await ProxyProcess.start(["--upstream", origin.url] + arguments)
             defer { _ = b.stop() }
             #expect(b.summary.contains("coherent with Redis"))
             // B prints its summary before its tracking connection is up: a PURGE before B subscribes
@@ -44,7 +44,7 @@ struct ProxyCoherenceTests {
             #expect(try await metric(b, invalidated, above: before) > before, "B never applied an invalidation")
             #expect(try await send(.GET, b.url + path).cacheStatus.contains("fwd=uri-miss"))
             #expect(origin.count("/fresh") == 2)
-            #expect(b.stop() == 0, "B exits cleanly on SIGTERM")
+            #expect(await b.stopped() == 0, "B exits cleanly on SIGTERM")
         }
     }
 

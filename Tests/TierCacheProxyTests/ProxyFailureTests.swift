@@ -10,11 +10,11 @@ struct ProxyFailureTests {
     @Test("An origin that refuses connections gives 502; one that is too slow, or stalls within its body, gives 504")
     func upstreamDownAndSlow() async throws {
         let closedPort = try ReservedPort()
-        let down = try ProxyProcess(["--upstream", "http://127.0.0.1:\(closedPort.port)"])
+        let down = try await ProxyProcess.start(["--upstream", "http://127.0.0.1:\(closedPort.port)"])
         let refused = try await send(.GET, "\(down.url)/anything")
         #expect(refused.status == 502)
         #expect(refused.cacheStatus.contains("detail=proxy-error"))
-        #expect(down.stop() == 0)
+        #expect(await down.stopped() == 0)
 
         try await withProxy(["--upstream-timeout", "0.3"]) { _, proxy in
             let slow = try await send(.GET, "\(proxy.url)/slow")
@@ -189,14 +189,14 @@ struct ProxyFailureTests {
     @Test("SIGTERM lets a request in flight finish, then the proxy exits 0")
     func gracefulShutdown() async throws {
         let origin = try await ScriptedOrigin()
-        let proxy = try ProxyProcess(["--upstream", origin.url])
+        let proxy = try await ProxyProcess.start(["--upstream", origin.url])
         async let inFlight = send(.GET, "\(proxy.url)/gated")
         await origin.gate.waitForArrival()
         kill(proxy.process.processIdentifier, SIGTERM)
         origin.gate.open()
         let response = try await inFlight
         #expect(response.status == 200 && response.body == "gated")
-        #expect(proxy.stop() == 0)
+        #expect(await proxy.stopped() == 0)
         await origin.stop()
     }
 
@@ -208,7 +208,7 @@ struct ProxyFailureTests {
         arguments: ["hit", "miss"])
     func gracefulShutdownOfAnAnswer(_ kind: String) async throws {
         let origin = try await ScriptedOrigin()
-        let proxy = try ProxyProcess(["--upstream", origin.url])
+        let proxy = try await ProxyProcess.start(["--upstream", origin.url])
         // Stored by a first request: the next one is a hit on the event loop's path.
         if kind == "hit" { #expect(try await send(.GET, "\(proxy.url)/huge").status == 200) }
         let pid = proxy.process.processIdentifier
@@ -217,7 +217,7 @@ struct ProxyFailureTests {
         ) { kill(pid, SIGTERM) }
         #expect(read > ScriptedOrigin.hugeBody.utf8.count, "\(read) bytes: the head and all 8 MiB")
         #expect(origin.count("/huge") == 1)
-        #expect(proxy.stop() == 0)
+        #expect(await proxy.stopped() == 0)
         await origin.stop()
     }
 
@@ -254,7 +254,7 @@ struct ProxyFailureTests {
     @Test("After SIGTERM, a request still in flight at the shutdown timeout is cut off and the proxy exits")
     func shutdownTimeout() async throws {
         let origin = try await ScriptedOrigin()
-        let proxy = try ProxyProcess(["--upstream", origin.url, "--shutdown-timeout", "0.5"])
+        let proxy = try await ProxyProcess.start(["--upstream", origin.url, "--shutdown-timeout", "0.5"])
         let pid = proxy.process.processIdentifier
         // 40 bytes at 250 ms each: 10 s, far past the half second the proxy gives it.
         let sent = try await RawHTTP.bodyTrickled(
@@ -264,7 +264,7 @@ struct ProxyFailureTests {
             body: Array(repeating: UInt8(ascii: "a"), count: 40), pause: 250
         ) { kill(pid, SIGTERM) }
         #expect(sent < 40, "the upload ran to its end: shutdown waited for it")
-        _ = proxy.stop()
+        _ = await proxy.stopped()
         await origin.stop()
     }
 
@@ -406,10 +406,10 @@ struct ProxyFailureTests {
         let origin = try await ScriptedOrigin()
         let path = "/fresh?redis=\(UUID().uuidString)"
         for _ in 0..<2 {
-            let proxy = try ProxyProcess(["--upstream", origin.url, "--memory", "0", "--redis", redisURL])
+            let proxy = try await ProxyProcess.start(["--upstream", origin.url, "--memory", "0", "--redis", redisURL])
             let response = try await send(.GET, "\(proxy.url)\(path)")
             #expect(response.body == "fresh")
-            #expect(proxy.stop() == 0)
+            #expect(await proxy.stopped() == 0)
         }
         #expect(origin.count("/fresh") == 1, "the second proxy found the response in Redis")
         await origin.stop()

@@ -22,7 +22,7 @@ func withProxy(
     let origin = try await ScriptedOrigin()
     let proxy: ProxyProcess
     do {
-        proxy = try ProxyProcess(["--upstream", origin.url] + arguments)
+        proxy = try await ProxyProcess.start(["--upstream", origin.url] + arguments)
     } catch {
         await origin.stop()
         throw error
@@ -31,12 +31,12 @@ func withProxy(
     do {
         try await TestClient.$current.withValue(client) { try await body(origin, proxy) }
     } catch {
-        _ = proxy.stop()
+        _ = await proxy.stopped()
         await origin.stop()
         try? await client.shutdown()
         throw error
     }
-    #expect(proxy.stop() == 0, "the proxy exits cleanly on SIGTERM")
+    #expect(await proxy.stopped() == 0, "the proxy exits cleanly on SIGTERM")
     await origin.stop()
     try await client.shutdown()
 }

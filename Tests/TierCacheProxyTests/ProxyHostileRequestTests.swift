@@ -136,7 +136,7 @@ struct ProxyHostileRequestTests {
     @Test("Dot segments cannot leave the upstream's path prefix")
     func dotSegmentsStayUnderThePrefix() async throws {
         let origin = try await ScriptedOrigin()
-        let proxy = try ProxyProcess(["--upstream", origin.url + "/public"])
+        let proxy = try await ProxyProcess.start(["--upstream", origin.url + "/public"])
         for target in [
             "/../fresh", "/%2e%2e/fresh", "/public/./x/../../fresh", "/.%2E/fresh?x=1", "/..;/fresh", "/..;x=1/fresh",
             "/%2e;/x/fresh", "/..%2ffresh", "/..%2Ffresh", "/x/%2e%2e%5C..%5cfresh", "/..\\fresh",
@@ -151,7 +151,7 @@ struct ProxyHostileRequestTests {
             Array("GET /a..b/c.d;v=..;/x;..?p=../x HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8))
         #expect(!plain.hasPrefix("HTTP/1.1 400"), "\(plain.prefix(60))")
         #expect(origin.count("/fresh") == 0)
-        #expect(proxy.stop() == 0)
+        #expect(await proxy.stopped() == 0)
         await origin.stop()
     }
 

@@ -45,6 +45,15 @@ final class ProxyProcess: Sendable {
         }
     }
 
+    /// ``init(_:)`` on a Dispatch thread: it blocks until the proxy is listening, and on the
+    /// concurrency pool (two threads here) a few of them at once starved the in-process origins
+    /// of the tests running beside them.
+    static func start(_ arguments: [String]) async throws -> ProxyProcess {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(with: Result { try ProxyProcess(arguments) }) }
+        }
+    }
+
     var url: String { "http://127.0.0.1:\(port)" }
 
     /// Sends SIGTERM and returns the exit status.
@@ -52,6 +61,13 @@ final class ProxyProcess: Sendable {
         if process.isRunning { process.terminate() }
         process.waitUntilExit()
         return process.terminationStatus
+    }
+
+    /// ``stop()`` on a Dispatch thread (see ``start(_:)``).
+    func stopped() async -> Int32 {
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(returning: self.stop()) }
+        }
     }
 
     deinit { if process.isRunning { process.terminate() } }
