@@ -93,6 +93,19 @@ public final class HTTPCacheURLProtocol: URLProtocol {
         /// The credential fields of the app's `httpAdditionalHeaders` (see
         /// ``fetchingConfiguration(from:)``), put on a request that lacks them.
         var credentials: [(name: String, value: String)] = []
+        /// Whether configurations with different credential fields were installed since the last
+        /// ``unregister()``: then none are added.
+        var credentialsConflict = false
+        /// The configuration ``install(_:in:transport:)`` installed into (nil for ``register(_:transport:)``).
+        var configuration: ObjectIdentifier?
+    }
+
+    /// Whether two lists of fields hold the same names (ignoring case) and values, in any order.
+    private static func sameFields(_ a: [(name: String, value: String)], _ b: [(name: String, value: String)]) -> Bool {
+        func normalized(_ fields: [(name: String, value: String)]) -> [String] {
+            fields.map { $0.name.lowercased() + ":" + $0.value }.sorted()
+        }
+        return normalized(a) == normalized(b)
     }
 
     private static let registration = Locked<Registration?>(nil)
@@ -118,6 +131,14 @@ public final class HTTPCacheURLProtocol: URLProtocol {
     /// Registers `cache` and puts this class first in `configuration.protocolClasses`: the
     /// whole adoption for a session made from `configuration` afterwards.
     ///
+    /// Credential fields in `httpAdditionalHeaders` (`Authorization`, `Cookie`, ...) are put on
+    /// each request's first hop. The registration is process-wide, so once two configurations
+    /// with different credential fields have been installed (until ``unregister()``), none are
+    /// added: one session's token would otherwise go to every other session's hosts. The cache's
+    /// logger says so. In an app of several sessions, put credentials on the requests
+    /// themselves; to replace a token, install into the same configuration again (or
+    /// ``unregister()`` first).
+    ///
     /// Without `transport`, the cache fetches with a session made from a copy of
     /// `configuration` as it is now (see ``fetchingConfiguration(from:)``), so the app's
     /// cookies, headers, timeouts and protocol classes apply to the cache's fetches too. Pass
@@ -127,10 +148,33 @@ public final class HTTPCacheURLProtocol: URLProtocol {
     public static func install(
         _ cache: HTTPCache, in configuration: URLSessionConfiguration, transport: URLSession? = nil
     ) {
-        let registered = Registration(
+        var registered = Registration(
             cache: cache, transport: transport ?? fetchingSession(from: configuration),
-            credentials: credentialFields(of: configuration))
-        registration.withLock { $0 = registered }
+            credentials: credentialFields(of: configuration), configuration: ObjectIdentifier(configuration))
+        let conflicting = registration.withLock { current in
+            // One registration answers every session (see above): credentials of one
+            // configuration's headers put on another's requests went to that session's hosts
+            // (an API token to an image CDN). Installs into different configurations that
+            // disagree get none added, and say so; installing into the same configuration again
+            // (a new token) replaces its credentials.
+            let conflicting =
+                current.map {
+                    $0.credentialsConflict
+                        || ($0.configuration != registered.configuration
+                            && !sameFields($0.credentials, registered.credentials))
+                } ?? false
+            if conflicting {
+                registered.credentials = []
+                registered.credentialsConflict = true
+            }
+            current = registered
+            return conflicting
+        }
+        if conflicting {
+            cache.configuration.logger?.error(
+                "HTTPCacheURLProtocol installed in configurations whose httpAdditionalHeaders hold different credentials: the registration is process-wide, so none of them is added to requests; put credentials on the requests themselves"
+            )
+        }
         configuration.protocolClasses =
             [HTTPCacheURLProtocol.self]
             + (configuration.protocolClasses ?? []).filter { $0 != HTTPCacheURLProtocol.self }

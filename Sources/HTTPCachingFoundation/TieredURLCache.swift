@@ -285,9 +285,13 @@ public final class TieredURLCache: URLCache, @unchecked Sendable {
         }
         guard Self.mayStore(candidate.response, for: httpRequest) else { return [] }
         let now = Date()
+        // RFC 9110 §6.6.1: a cache storing a response without `Date` adds one (the engine does):
+        // URLSession ages what this cache returns by its `Date`, and without one never did.
+        var fields = candidate.response.headerFields
+        if fields[.date] == nil { fields[.date] = HTTPDate.format(now) }
         let record = URLCacheRecord(
             status: candidate.response.status.code,
-            fields: candidate.response.headerFields.map { [$0.name.rawName, $0.value] },
+            fields: fields.map { [$0.name.rawName, $0.value] },
             userInfo: candidate.userInfo, storagePolicy: policy, storedAt: now, varying: varying, body: candidate.body)
         guard let encoded = try? record.encode() else { return [] }
         let entry = CacheEntry(value: encoded, storedAt: now)

@@ -58,6 +58,7 @@ struct HTTPCacheURLProtocolTests {
         let configuration = URLSessionConfiguration.ephemeral
         configuration.httpAdditionalHeaders = ["Authorization": "Bearer secret", "X-App-Version": "7.1"]
         configuration.timeoutIntervalForRequest = 10
+        HTTPCacheURLProtocol.unregister()  // the earlier tests' installs, without credentials
         HTTPCacheURLProtocol.install(try makeHTTPCache(), in: configuration)
         let session = URLSession(configuration: configuration)
         let target = other.url("/max-age/3600").absoluteString
@@ -70,6 +71,32 @@ struct HTTPCacheURLProtocolTests {
         #expect(redirected.headers["X-App-Version"] == ["7.1"])
         try await first.stop()
         try await other.stop()
+    }
+
+    /// The registration is process-wide: an API session's token, installed after an image
+    /// session, went with the image session's requests to their hosts.
+    @Test("Two configurations with different credentials: neither's are added to requests, until unregister")
+    func credentialsOfTwoConfigurationsAreNotShared() async throws {
+        let origin = try await LoopbackOrigin.start()
+        HTTPCacheURLProtocol.unregister()
+        let images = URLSessionConfiguration.ephemeral
+        images.timeoutIntervalForRequest = 10
+        HTTPCacheURLProtocol.install(try makeHTTPCache(), in: images)
+        let api = URLSessionConfiguration.ephemeral
+        api.httpAdditionalHeaders = ["Authorization": "Bearer secret"]
+        api.timeoutIntervalForRequest = 10
+        HTTPCacheURLProtocol.install(try makeHTTPCache(), in: api)
+        _ = try await URLSession(configuration: images).loaded(URLRequest(url: origin.url("/max-age/3600")))
+        let asked = try #require(origin.log.requests(to: "/max-age/3600").first)
+        #expect(asked.headers["Authorization"].isEmpty, "the image session's request carried the API's token")
+        // The same configuration installed again replaces its own credentials: no conflict.
+        HTTPCacheURLProtocol.unregister()
+        HTTPCacheURLProtocol.install(try makeHTTPCache(), in: api)
+        api.httpAdditionalHeaders = ["Authorization": "Bearer renewed"]
+        HTTPCacheURLProtocol.install(try makeHTTPCache(), in: api)
+        _ = try await URLSession(configuration: api).loaded(URLRequest(url: origin.url("/max-age/60")))
+        #expect(origin.log.requests(to: "/max-age/60").first?.headers["Authorization"] == ["Bearer renewed"])
+        try await origin.stop()
     }
 
     @Test(

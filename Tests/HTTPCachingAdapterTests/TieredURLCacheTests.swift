@@ -313,6 +313,9 @@ struct TieredURLCacheTests {
         #expect(text(cached.data) == "body")
         #expect(cachedHTTP.value(forHTTPHeaderField: "Set-Cookie") == nil)
         #expect(cachedHTTP.value(forHTTPHeaderField: "Cache-Control") == "max-age=60")
+        // RFC 9110 §6.6.1: the origin sent no Date; the cache that stored the response adds one.
+        let date = try #require(cachedHTTP.value(forHTTPHeaderField: "Date"), "stored without a Date")
+        #expect(HTTPDate.parse(date).map { abs($0.timeIntervalSinceNow) < 3_600 } == true, "\(date)")
         #expect(cached.userInfo?["via"] as? String == "hook" && cached.userInfo?["app"] as? String == "1")
         #expect(cached.userInfo?["n"] == nil)
         // A POST is not cached by the default key.

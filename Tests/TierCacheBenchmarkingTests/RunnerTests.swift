@@ -154,6 +154,20 @@ import TierCacheEviction
         #expect(results.report().tables[0].text.contains("disk on fire"))
     }
 
+    /// Any value counted as a hit: a tier serving another key's value had a hit ratio, and a
+    /// throughput ratio, as good as a correct one's.
+    @Test func aTierServingAnotherKeysValueFails() async throws {
+        let plan = BenchmarkPlan(workload: Self.workload, length: .requests(5_000), tasks: [2], baselines: false)
+        let results = try await BenchmarkRunner(plan: plan).run([
+            .localTier("mixing") { _ in try KeyMixingTier() }, .memory(capacity: 1 << 20),
+        ])
+        let mixing = try #require(results.result("mixing"))
+        #expect(
+            mixing.failure?.contains("every value stored under it has") == true, "\(String(describing: mixing.failure))"
+        )
+        #expect(try #require(results.result("memory-lru")).failure == nil)
+    }
+
     /// Stores a subject did not keep show in its row, counted from what it answered: a user's
     /// tier that refuses every store (and counts nothing itself), and a tiered cache whose lower
     /// tier fails (the cache counts the error and goes on), which then gets no ratio.
@@ -406,6 +420,29 @@ final class RefusingTier: LocalCacheTier {
     func removeAll() {}
     func usage() -> TierUsage { TierUsage(bytes: 0, entries: 0, capacity: 1 << 20, maxEntryBytes: 1 << 20) }
     func statistics() -> TierStatistics { TierStatistics() }
+}
+
+/// A memory tier that answers every read with the last value stored, whatever its key.
+final class KeyMixingTier: LocalCacheTier {
+    let name = "mixing"
+    let medium = TierMedium.memory
+    private let inner: MemoryTier
+    private let last = Mutex<CacheEntry?>(nil)
+
+    init() throws { inner = try MemoryTier(capacity: 1 << 20) }
+
+    func entry(forKey key: CacheKey) -> CacheEntry? {
+        guard inner.entry(forKey: key) != nil else { return nil }
+        return last.withLock { $0 }
+    }
+    func store(_ entry: CacheEntry, forKey key: CacheKey) -> StoreOutcome {
+        last.withLock { $0 = entry }
+        return inner.store(entry, forKey: key)
+    }
+    func removeEntry(forKey key: CacheKey) { inner.removeEntry(forKey: key) }
+    func removeAll() { inner.removeAll() }
+    func usage() -> TierUsage { inner.usage() }
+    func statistics() -> TierStatistics { inner.statistics() }
 }
 
 /// A memory tier whose stores start throwing after a number of them: a tier failing mid-run.

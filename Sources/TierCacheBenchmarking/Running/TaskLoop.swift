@@ -95,7 +95,7 @@ struct TaskLoop: Sendable {
         var untilWindow = window
         var done = 0
         let limit = limit ?? Int.max
-        while done < limit {
+        requests: while done < limit {
             // The clock, the stop flag and cancellation are read every 64 requests: often enough
             // to end a duration-bounded (or cancelled) run within microseconds, rarely enough to
             // cost nothing.
@@ -124,6 +124,16 @@ struct TaskLoop: Sendable {
                     windowReads += 1
                     tally.readBytes &+= UInt64(sizes[Int(object)])
                     if let found = try await target.get(keys[Int(object)]) {
+                        // Every value of an object has its size: another size is another key's
+                        // value (or a torn one), and a tier serving those has no hit ratio to
+                        // report. (A size compare costs nothing; comparing bytes would cost the
+                        // measurement a copy's worth per hit.)
+                        guard found == Int(sizes[Int(object)]) else {
+                            tally.failure =
+                                "a read of \(keys[Int(object)]) returned \(found) bytes; every value stored under it has \(sizes[Int(object)])"
+                            stop.raise()
+                            break requests
+                        }
                         tally.hits += 1
                         windowHits += 1
                         tally.hitBytes &+= UInt64(found)
