@@ -413,14 +413,23 @@ public final class TieredURLCache: URLCache, @unchecked Sendable {
 
     // MARK: Usage
 
-    /// The summed capacity of the local memory tiers. Setting it has no effect: a tier's
-    /// capacity is fixed when it is made.
+    /// The summed capacity of the local memory tiers. A tier's capacity is fixed when it is made,
+    /// so setting less than the memory tiers hold empties them instead, as `URLCache` discards
+    /// what a lowered capacity no longer holds (apps set `memoryCapacity = 0` on a memory warning
+    /// to free the memory; the disk and network tiers keep their copies). Setting more has no
+    /// effect.
     public override var memoryCapacity: Int {
         get { localUsage(where: { $0 == .memory }).capacity }
-        set {}
+        set {
+            guard newValue < currentMemoryUsage else { return }
+            for tier in storage.tiers where tier.medium == .memory {
+                try? (tier as? any LocalCacheTier)?.removeAll()
+            }
+        }
     }
 
-    /// The summed capacity of the local disk tiers. Setting it has no effect.
+    /// The summed capacity of the local disk tiers. Setting it has no effect (an app that sets
+    /// it at every launch would otherwise empty its disk cache each time).
     public override var diskCapacity: Int {
         get { localUsage(where: { $0 != .memory }).capacity }
         set {}

@@ -2,11 +2,14 @@ import TierCache
 import TierCacheEviction
 
 /// For ``PolicyConformanceSuite/Check/reusedSlotsStartFresh``: one replay through two instances
-/// of the policy. One is given slots as `MemoryTier` gives them (a slot the policy forgets goes to
-/// the next new key, the last freed first), the other a slot of its own for every object, as the
-/// simulator numbers a trace's objects; every request must hit in both or in neither. A policy
+/// of the policy, one driven as `MemoryTier` drives it, the other as the simulator does; every
+/// request must hit in both or in neither. The tier's is given slots as the tier gives them (a
+/// slot the policy forgets goes to the next new key, the last freed first) and has its departures
+/// read; the simulator's has a slot of its own for every object, as the simulator numbers a
+/// trace's objects, is told how many objects to expect, and has no departures read. A policy
 /// that reads what a slot's last object left (a reference bit, a count, a hash it did not set
-/// again on admission) decides otherwise in the tier than in the simulation that recommended it.
+/// again on admission), or decides otherwise when nobody reads its departures, decides otherwise
+/// in the tier than in the simulation that recommended it.
 struct SlotReuseComparison<Policy: EvictionPolicy> {
     private let workload: PolicyWorkload
     private var reusing: Policy
@@ -26,12 +29,19 @@ struct SlotReuseComparison<Policy: EvictionPolicy> {
     init(workload: PolicyWorkload) {
         self.workload = workload
         reusing = Policy(context: PolicyContext(capacity: workload.capacity, readsDepartures: true))
-        fresh = Policy(context: PolicyContext(capacity: workload.capacity, readsDepartures: true))
+        fresh = Self.simulated(workload, objects: Int(workload.slots))
         for _ in 0..<workload.slots { pool.append(newObject()) }
+    }
+
+    /// The policy as the simulator makes it for a trace of `objects` objects.
+    private static func simulated(_ workload: PolicyWorkload, objects: Int) -> Policy {
+        Policy(context: PolicyContext(capacity: workload.capacity, expectedSlots: objects, readsDepartures: false))
     }
 
     /// Replays `requests` requests, a few of them removals of an object replaced by a new one.
     mutating func replay(requests: Int) throws {
+        // Every object the replay can meet: the pool, and one new object per request at most.
+        fresh = Self.simulated(workload, objects: Int(workload.slots) + requests)
         for step in 0..<requests {
             let index = Int(workload.pickSlot(&random))
             let object = pool[index]
@@ -55,8 +65,10 @@ struct SlotReuseComparison<Policy: EvictionPolicy> {
                     check: .reusedSlotsStartFresh,
                     message: "\(Policy.name), \(workload.name), request \(step): a request was "
                         + "\(hitWithReuse ? "a hit" : "a miss") in reused slot \(slot), "
-                        + "\(hitFresh ? "a hit" : "a miss") in a slot of its own: "
-                        + "state a slot's last object left decided it (set per-slot state on admission)")
+                        + "\(hitFresh ? "a hit" : "a miss") in a slot of its own, driven as the simulator drives it: "
+                        + "state a slot's last object left decided it (set per-slot state on admission), "
+                        + "or the policy decides otherwise when its departures are not read (as the simulator does not)"
+                )
             }
             settle(accessed: slot)
         }

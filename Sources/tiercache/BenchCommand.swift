@@ -80,6 +80,19 @@ struct BenchCommand: AsyncParsableCommand {
     func validate() throws {
         try TraceOptions.validate(format: format)
         _ = try subjects()
+        // Checked now, not when the subject's turn comes after the others have run.
+        for (option, bytes) in [
+            ("--memory", memory.bytes), ("--disk-capacity", diskCapacity.bytes),
+            ("--redis-capacity", redisCapacity.bytes),
+        ] where bytes <= 0 {
+            throw ValidationError("\(option) must be positive")
+        }
+        if let directory {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue,
+                FileManager.default.isWritableFile(atPath: directory)
+            else { throw ValidationError("--directory \(directory) is not a writable directory") }
+        }
         // With a trace the synthetic options (--keys, --distribution) are unused, and not checked:
         // a stand-in trace of one request checks the rest.
         let standIn = try trace.map { _ in try Trace(name: "--trace", requests: [TraceRequest(key: 1)]) }

@@ -288,6 +288,27 @@ struct TieredURLCacheTests {
         try await origin.stop()
     }
 
+    /// Apps answer a memory warning with `URLCache.shared.memoryCapacity = 0`; the setter did
+    /// nothing, and the memory stayed taken.
+    @Test("Setting memoryCapacity below what the memory tiers hold empties them; more changes nothing")
+    func loweringMemoryCapacityFreesMemory() throws {
+        let storage = try memoryCache(policies: .init(["https": .allowed], default: .notAllowed))
+        let urlCache = TieredURLCache(storage: storage)
+        let url = try #require(URL(string: "https://example.com/warned"))
+        let response = try #require(
+            HTTPURLResponse(
+                url: url, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: ["Cache-Control": "max-age=60"]))
+        urlCache.storeCachedResponse(
+            CachedURLResponse(response: response, data: Data("body".utf8)), for: URLRequest(url: url))
+        let held = urlCache.currentMemoryUsage
+        #expect(held > 0)
+        urlCache.memoryCapacity = urlCache.memoryCapacity * 2
+        #expect(urlCache.currentMemoryUsage == held && urlCache.cachedResponse(for: URLRequest(url: url)) != nil)
+        urlCache.memoryCapacity = 0
+        #expect(urlCache.currentMemoryUsage == 0)
+        #expect(urlCache.cachedResponse(for: URLRequest(url: url)) == nil)
+    }
+
     @Test("Direct use: storage policy, store hooks, removal, and a corrupt entry read as a miss and removed")
     func directUse() throws {
         let storage = try memoryCache(policies: .init(["https": .allowed], default: .notAllowed))

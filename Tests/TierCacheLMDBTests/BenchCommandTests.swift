@@ -124,6 +124,8 @@ struct BenchCommandTests {
             (["--trace", "/nonexistent/trace.csv"], "nonexistent"),
             // Each of these was accepted and ran something else than asked, without a word.
             (["--mix", "90::10"], "READS:WRITES"),
+            (["--memory", "0"], "--memory must be positive"),
+            (["--directory", "/nonexistent/scratch"], "is not a writable directory"),
             (["--requests", "1000", "--duration", "1s"], "give one"),
             (["--report", "csv"], "give --output"),
             (["--output", NSTemporaryDirectory(), "--report", ","], "names no format"),

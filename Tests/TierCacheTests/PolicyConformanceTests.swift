@@ -128,6 +128,20 @@ struct PolicyConformanceTests {
         }
     }
 
+    /// The simulator reads no departures; a policy that decides otherwise then was simulated as
+    /// a policy the tier does not run, and passed every check driven the tier's way.
+    @Test("A policy that decides otherwise when its departures are not read fails the reuse check, and only that one")
+    func decidesByReadDepartures() throws {
+        let failure = #expect(throws: PolicyConformanceSuite<UnreadHalvingLRU>.Failure.self) {
+            try PolicyConformanceSuite(UnreadHalvingLRU.self).run(.reusedSlotsStartFresh)
+        }
+        #expect(
+            failure?.message.contains("driven as the simulator drives it") == true, "\(String(describing: failure))")
+        for check in PolicyConformanceSuite<UnreadHalvingLRU>.Check.allCases where check != .reusedSlotsStartFresh {
+            try PolicyConformanceSuite(UnreadHalvingLRU.self).run(check)
+        }
+    }
+
     @Test("A policy that reads the future fails the online check")
     func readsTheFuture() {
         #expect(throws: PolicyConformanceSuite<ClairvoyantLRU>.Failure.self) {
@@ -165,6 +179,20 @@ struct SilentLRU: EvictionPolicy {
     var departures: ArraySlice<UInt32> { [] }
     var largestAdmissibleSize: UInt64 { lru.largestAdmissibleSize }
     var residentsByRetention: [UInt32] { lru.residentsByRetention }
+}
+
+/// LRU of half the capacity when its departures are not read (as in the simulator).
+struct UnreadHalvingLRU: EvictionPolicyVariant {
+    static let name = "unread-halving LRU"
+    var base: LRUPolicy
+    init(context: PolicyContext) {
+        base = LRUPolicy(
+            context: context.readsDepartures
+                ? context
+                : PolicyContext(
+                    capacity: max(1, context.capacity / 2), expectedSlots: context.expectedSlots,
+                    readsDepartures: false))
+    }
 }
 
 /// LRU that remembers every slot it ever saw until it is removed: in a tier, every key ever

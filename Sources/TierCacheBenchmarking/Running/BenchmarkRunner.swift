@@ -15,8 +15,12 @@ import TierCache
 /// print(results.report().tables[0].text)
 /// ```
 ///
-/// A subject that cannot be opened, or whose tier throws during the run, is reported as failed
-/// (``SubjectResult/failure``) and the run goes on with the next one.
+/// A subject that cannot be opened, whose tier throws during the run, or whose reads return a
+/// value of another size than the key's (another key's value), is reported as failed
+/// (``SubjectResult/failure``) and the run goes on with the next one. A `MemoryTier` running an
+/// eviction policy of your own that breaks `EvictionPolicy`'s contract stops the process instead
+/// (a precondition names the rule it broke), as it would in your app: run
+/// `PolicyConformanceSuite` on the policy first.
 public struct BenchmarkRunner: Sendable {
     /// The plan every subject runs.
     public let plan: BenchmarkPlan
