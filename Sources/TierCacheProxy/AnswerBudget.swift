@@ -38,7 +38,4 @@ final class AnswerBudget: Sendable {
         guard bytes > 0 else { return }
         inFlight.subtract(bytes, ordering: .relaxed)
     }
-
-    /// The bytes in flight now.
-    var bytesInFlight: Int { inFlight.load(ordering: .relaxed) }
 }

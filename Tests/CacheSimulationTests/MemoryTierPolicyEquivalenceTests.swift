@@ -264,6 +264,17 @@ struct MemoryTierConfigurationTests {
             PolicyKind.arc.memoryTierConfiguration(capacityBytes: 1 << 20)
                 == "MemoryTier(capacity: 1 << 20, policy: .arc)")
         #expect(PolicyKind.belady.memoryTierConfiguration(capacityBytes: 1 << 20) == nil, "MIN reads the future")
+        // A policy of the user's: the tuner recommends it as it recommends a built-in.
+        #expect(
+            SimulatedPolicy(LFUPolicy.self).memoryTierConfiguration(capacityBytes: 256 << 20)
+                == "MemoryTier(.init(capacity: 256 << 20), policyType: LFUPolicy.self)")
+        #expect(
+            SimulatedPolicy(LFUPolicy.self).memoryTierConfiguration(capacityBytes: 1 << 20, largestEntry: 200_000)
+                == "MemoryTier(.init(capacity: 1 << 20, maxEntryFraction: 0.191), policyType: LFUPolicy.self)")
+        #expect(
+            SimulatedPolicy.s3fifo.memoryTierConfiguration(capacityBytes: 1 << 20)
+                == "MemoryTier(capacity: 1 << 20, policy: .s3fifo)")
+        #expect(SimulatedPolicy.belady.memoryTierConfiguration(capacityBytes: 1 << 20) == nil)
         #expect(PolicyKind.s3fifo.memoryTierConfiguration(capacityBytes: 0) == nil)
         // An entry over the default 5% sets the fraction that admits it, which the tier accepts.
         #expect(

@@ -511,12 +511,7 @@ struct HTTPCacheEngineTests {
     func diskHitReadsEachTierOnce() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("http-tiers-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let disk = try LMDBTier(directory: directory, capacity: 4 << 20)
-        let cache = HTTPCache(
-            storage: TieredCache(tiers: [memory, disk]), configuration: .init(clock: clock.cacheClock))
-        let origin = ScriptedOrigin([ok([("Cache-Control", "max-age=60")])])
-        _ = try await cache.response(for: request(), transport: origin.transport)
-        memory.removeAll()  // as if the process had restarted: only the disk tier has it
+        let (cache, disk, origin) = try await storedOnlyOnDisk(in: directory)
         let before = (memory: memory.statistics(), disk: disk.statistics())
 
         let fromDisk = try await cache.response(for: request(), transport: origin.transport)
@@ -539,12 +534,7 @@ struct HTTPCacheEngineTests {
     func memoryOnlySynchronousRead() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("http-tiers-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let disk = try LMDBTier(directory: directory, capacity: 4 << 20)
-        let cache = HTTPCache(
-            storage: TieredCache(tiers: [memory, disk]), configuration: .init(clock: clock.cacheClock))
-        let origin = ScriptedOrigin([ok([("Cache-Control", "max-age=60")])])
-        _ = try await cache.response(for: request(), transport: origin.transport)
-        memory.removeAll()
+        let (cache, disk, origin) = try await storedOnlyOnDisk(in: directory)
         let diskHits = disk.statistics().hits
         #expect(cache.usableStoredResponseInMemory(for: request()) == nil)
         #expect(disk.statistics().hits == diskHits, "the disk was read")
@@ -556,6 +546,18 @@ struct HTTPCacheEngineTests {
         let diskOnly = HTTPCache(storage: TieredCache(tiers: [disk]), configuration: .init(clock: clock.cacheClock))
         #expect(diskOnly.usableStoredResponseInMemory(for: request()) == nil)
         #expect(origin.received.count == 1)
+    }
+
+    /// A cache of `memory` over an LMDB tier in `directory` holding one response ("hello", fresh
+    /// for a minute) on disk only, as after a restart; and the origin that served it.
+    private func storedOnlyOnDisk(in directory: URL) async throws -> (HTTPCache, LMDBTier, ScriptedOrigin) {
+        let disk = try LMDBTier(directory: directory, capacity: 4 << 20)
+        let cache = HTTPCache(
+            storage: TieredCache(tiers: [memory, disk]), configuration: .init(clock: clock.cacheClock))
+        let origin = ScriptedOrigin([ok([("Cache-Control", "max-age=60")])])
+        _ = try await cache.response(for: request(), transport: origin.transport)
+        memory.removeAll()
+        return (cache, disk, origin)
     }
 }
 

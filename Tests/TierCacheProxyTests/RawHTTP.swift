@@ -152,14 +152,7 @@ enum RawHTTP {
                 String(decoding: interim, as: UTF8.self).hasPrefix("HTTP/1.1 100")
             else { throw POSIXError(.EPROTO) }
             headSent()
-            var probe = [UInt8](repeating: 0, count: 1)
-            for (index, byte) in body.enumerated() {
-                var byte = byte
-                guard Glibc.send(socket, &byte, 1, Int32(MSG_NOSIGNAL)) == 1 else { return index }
-                usleep(pause * 1_000)  // pacing a slow client, not waiting for anything
-                if recv(socket, &probe, 1, Int32(MSG_DONTWAIT | MSG_PEEK)) == 0 { return index + 1 }
-            }
-            return body.count
+            return trickle(body, to: socket, pause: pause)
         }
     }
 
@@ -169,16 +162,22 @@ enum RawHTTP {
         try await onDispatch {
             let socket = try connect(port: port)
             defer { close(socket) }
-            var probe = [UInt8](repeating: 0, count: 1)
-            for (index, byte) in request.enumerated() {
-                var byte = byte
-                guard Glibc.send(socket, &byte, 1, Int32(MSG_NOSIGNAL)) == 1 else { return index }
-                usleep(pause * 1_000)  // pacing a slow client, not waiting for anything
-                // Closed by the server: a read that does not block finds the end of the stream.
-                if recv(socket, &probe, 1, Int32(MSG_DONTWAIT | MSG_PEEK)) == 0 { return index + 1 }
-            }
-            return request.count
+            return trickle(request, to: socket, pause: pause)
         }
+    }
+
+    /// Sends `bytes` one at a time, `pause` milliseconds apart, until they are all sent or the
+    /// server closes the connection; returns how many were sent.
+    private static func trickle(_ bytes: [UInt8], to socket: Int32, pause: UInt32) -> Int {
+        var probe = [UInt8](repeating: 0, count: 1)
+        for (index, byte) in bytes.enumerated() {
+            var byte = byte
+            guard Glibc.send(socket, &byte, 1, Int32(MSG_NOSIGNAL)) == 1 else { return index }
+            usleep(pause * 1_000)  // pacing a slow client, not waiting for anything
+            // Closed by the server: a read that does not block finds the end of the stream.
+            if recv(socket, &probe, 1, Int32(MSG_DONTWAIT | MSG_PEEK)) == 0 { return index + 1 }
+        }
+        return bytes.count
     }
 
     /// Sends `head`, reads what comes back within `interimTimeout` seconds (an interim response,
