@@ -12,8 +12,8 @@ struct InspectCommand: ParsableCommand {
     @Argument(help: "The tier's directory.")
     var directory: String
 
-    @Option(help: "How many entries to list as largest and oldest.")
-    var top = 5
+    @Option(help: "How many entries to list as largest and oldest (5 by default).")
+    var top: Int?
 
     @Flag(help: "Print JSON instead of text.")
     var json = false
@@ -30,12 +30,20 @@ struct InspectCommand: ParsableCommand {
     @Flag(help: .hidden)
     var verifyInThisProcess = false
 
+    func validate() throws {
+        // A negative count listed nothing, without a word.
+        if let top, top < 0 { throw ValidationError("--top must be zero or positive (got \(top))") }
+        if verify, top != nil {
+            throw ValidationError("--top lists entries of the summary; --verify walks the store instead")
+        }
+    }
+
     func run() throws {
         if verifyInThisProcess { return try verifyHere() }
         if verify { return try verifyInChild() }
         let report: LMDBInspection
         do {
-            report = try LMDBTier.inspect(directory: URL(fileURLWithPath: directory), top: max(0, top))
+            report = try LMDBTier.inspect(directory: URL(fileURLWithPath: directory), top: top ?? 5)
         } catch {
             throw failure(error)
         }

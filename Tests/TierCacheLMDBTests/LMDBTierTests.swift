@@ -247,6 +247,17 @@ struct InspectCommandTests {
         )
     }
 
+    @Test("Refuses a negative --top, and --top with --verify, as usage errors")
+    func badTop() throws {
+        let directory = TemporaryDirectory()
+        for (arguments, message) in [
+            (["--top=-3"], "--top must be zero or positive"), (["--verify", "--top", "2"], "--verify walks"),
+        ] {
+            let (status, output) = try run(["inspect", directory.url.path] + arguments)
+            #expect(status == 64 && output.contains(message), "\(arguments): \(output)")
+        }
+    }
+
     @Test("Names the problem and fails for a directory without a store")
     func missingStore() throws {
         let directory = TemporaryDirectory()
