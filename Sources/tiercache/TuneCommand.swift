@@ -38,14 +38,22 @@ struct TuneCommand: ParsableCommand {
     @Flag(help: "Draw the other policies' curves from full replays instead of miniature simulations.")
     var fullReplays = false
 
-    @Option(help: "The miniature simulations' lowest sampling rate (0 to 1).")
-    var miniatureRate = 0.01
+    @Option(help: "The miniature simulations' lowest sampling rate (0 to 1; 1% by default).")
+    var miniatureRate: Double?
 
     @Option(
         help:
             "The fewest objects a miniature simulation's scaled cache holds; smaller capacities are sampled at higher rates."
     )
-    var miniatureMinimumObjects = MiniatureSimulation.Options().minimumScaledObjects
+    var miniatureMinimumObjects: Double?
+
+    /// The miniature simulations' settings, the defaults where not given.
+    private var miniatureOptions: MiniatureSimulation.Options {
+        let defaults = MiniatureSimulation.Options()
+        return .init(
+            rate: miniatureRate ?? defaults.rate,
+            minimumScaledObjects: miniatureMinimumObjects ?? defaults.minimumScaledObjects)
+    }
 
     @Flag(help: "Also replay the full grid and report each miniature curve's mean absolute error against it.")
     var compareWithFullReplays = false
@@ -78,11 +86,20 @@ struct TuneCommand: ParsableCommand {
         if sampleRate != nil, sampleSize != nil {
             throw ValidationError("use --sample-rate or --sample-size, not both")
         }
-        guard miniatureRate > 0, miniatureRate <= 1 else { throw ValidationError("--miniature-rate must be in (0, 1]") }
+        let miniatures = miniatureOptions
+        guard miniatures.rate > 0, miniatures.rate <= 1 else {
+            throw ValidationError("--miniature-rate must be in (0, 1]")
+        }
         let largestMinimum = MiniatureSimulation.Options.largestMinimumScaledObjects
-        guard miniatureMinimumObjects >= 1, miniatureMinimumObjects <= largestMinimum else {
+        guard miniatures.minimumScaledObjects >= 1, miniatures.minimumScaledObjects <= largestMinimum else {
             throw ValidationError(
-                "--miniature-minimum-objects must be from 1 to \(Int(largestMinimum)) (got \(miniatureMinimumObjects))")
+                "--miniature-minimum-objects must be from 1 to \(Int(largestMinimum)) (got \(miniatures.minimumScaledObjects))"
+            )
+        }
+        // Full replays draw no miniature: the options were ignored without a word.
+        if fullReplays, miniatureRate != nil || miniatureMinimumObjects != nil {
+            throw ValidationError(
+                "--miniature-rate and --miniature-minimum-objects set the miniatures; drop --full-replays")
         }
         if fullReplays, compareWithFullReplays {
             throw ValidationError("--compare-with-full-replays compares miniature curves; drop --full-replays")
@@ -105,7 +122,7 @@ struct TuneCommand: ParsableCommand {
         options.fullCurves = fullCurves
         options.curveMethod =
             fullReplays
-            ? .fullReplays : .miniature(.init(rate: miniatureRate, minimumScaledObjects: miniatureMinimumObjects))
+            ? .fullReplays : .miniature(miniatureOptions)
         options.compareWithFullReplays = compareWithFullReplays
         let tuner = CapacityTuner(options: options)
         let progress = ProgressBar(label: "tuning")

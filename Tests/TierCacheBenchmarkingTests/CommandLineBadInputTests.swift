@@ -20,6 +20,12 @@ import Testing
             (["tune", "--trace", "/nonexistent/trace.csv", "--miniature-minimum-objects", "1e19"], "from 1 to"),
             (["tune", "--trace", "/nonexistent/trace.csv", "--miniature-minimum-objects", "nan"], "from 1 to"),
             (["tune", "--trace", "/nonexistent/trace.csv", "--entry-overhead", "104"], "use it with --unit bytes"),
+            // Full replays draw no miniature: the options were ignored without a word.
+            (
+                ["tune", "--trace", "/nonexistent/trace.csv", "--full-replays", "--miniature-rate", "0.1"],
+                "drop --full-replays"
+            ),
+            (["tune", "--trace", "/nonexistent/trace.csv", "--miniature-rate", "0"], "--miniature-rate must be in"),
             // The simulator numbers at most 2^31 - 1 requests: a larger limit is no limit.
             (["simulate", "--trace", "/nonexistent/trace.csv", "--limit", "3000000000"], "--limit is at most"),
             // An empty directory name put the copies at the file system's root.
