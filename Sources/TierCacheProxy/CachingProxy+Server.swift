@@ -31,11 +31,7 @@ extension CachingProxy {
     /// requests in flight finish, for at most ``Configuration/shutdownTimeout`` before cancelling
     /// them.
     public func run(onListening: (@Sendable (Int) async -> Void)? = nil) async throws {
-        var groupConfiguration = ServiceGroupConfiguration(
-            services: [try makeServer(onListening: onListening)], gracefulShutdownSignals: [.sigterm, .sigint],
-            logger: logger)
-        groupConfiguration.maximumGracefulShutdownDuration = configuration.shutdownDuration
-        let group = ServiceGroup(configuration: groupConfiguration)
+        let group = ServiceGroup(configuration: serviceGroupConfiguration([try makeServer(onListening: onListening)]))
         do {
             try await group.run()
         } catch {
@@ -44,9 +40,15 @@ extension CachingProxy {
         }
         try await shutdown()
     }
-}
 
-extension CachingProxy.Configuration {
-    /// ``shutdownTimeout`` as a service group's `maximumGracefulShutdownDuration`.
-    public var shutdownDuration: Duration { .nanoseconds(shutdownTimeout.nanoseconds) }
+    /// The configuration of a swift-service-lifecycle `ServiceGroup` running `services` (the
+    /// server ``makeServer(onListening:)`` makes, and any beside it) as ``run(onListening:)``
+    /// runs the proxy: stopped gracefully by SIGTERM or SIGINT, what is still running cancelled
+    /// ``Configuration/shutdownTimeout`` later.
+    public func serviceGroupConfiguration(_ services: [any Service]) -> ServiceGroupConfiguration {
+        var group = ServiceGroupConfiguration(
+            services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        group.maximumGracefulShutdownDuration = .nanoseconds(configuration.shutdownTimeout.nanoseconds)
+        return group
+    }
 }

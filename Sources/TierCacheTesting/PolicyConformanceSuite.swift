@@ -100,8 +100,8 @@ public struct PolicyConformanceSuite<Policy: EvictionPolicy>: Sendable {
         for workload in PolicyWorkload.all {
             switch check {
             case .reusedSlotsStartFresh:
-                var comparison = SlotReuseComparison<Policy>(workload: workload)
-                try comparison.replay(requests: requests)
+                var comparison = SlotReuseComparison<Policy>(workload: workload, requests: requests)
+                try comparison.replay()
                 continue
             case .boundedHistory:
                 var bound = HistoryBound<Policy>(workload: workload)

@@ -12,6 +12,7 @@ import TierCacheEviction
 /// in the tier than in the simulation that recommended it.
 struct SlotReuseComparison<Policy: EvictionPolicy> {
     private let workload: PolicyWorkload
+    private let requests: Int
     private var reusing: Policy
     private var fresh: Policy
     /// The objects requests go to; replaced one by one, as keys are removed from a tier.
@@ -26,22 +27,21 @@ struct SlotReuseComparison<Policy: EvictionPolicy> {
     private var slotCount: UInt32 = 0
     private var random = SplitMix64(seed: 0x5EED_5107)
 
-    init(workload: PolicyWorkload) {
+    /// A comparison that will replay `requests` requests.
+    init(workload: PolicyWorkload, requests: Int) {
         self.workload = workload
+        self.requests = requests
         reusing = Policy(context: PolicyContext(capacity: workload.capacity, readsDepartures: true))
-        fresh = Self.simulated(workload, objects: Int(workload.slots))
+        // As the simulator makes it for a trace of every object the replay can meet: the pool,
+        // and one new object per request at most.
+        fresh = Policy(
+            context: PolicyContext(
+                capacity: workload.capacity, expectedSlots: Int(workload.slots) + requests, readsDepartures: false))
         for _ in 0..<workload.slots { pool.append(newObject()) }
     }
 
-    /// The policy as the simulator makes it for a trace of `objects` objects.
-    private static func simulated(_ workload: PolicyWorkload, objects: Int) -> Policy {
-        Policy(context: PolicyContext(capacity: workload.capacity, expectedSlots: objects, readsDepartures: false))
-    }
-
-    /// Replays `requests` requests, a few of them removals of an object replaced by a new one.
-    mutating func replay(requests: Int) throws {
-        // Every object the replay can meet: the pool, and one new object per request at most.
-        fresh = Self.simulated(workload, objects: Int(workload.slots) + requests)
+    /// Replays the requests, a few of them removals of an object replaced by a new one.
+    mutating func replay() throws {
         for step in 0..<requests {
             let index = Int(workload.pickSlot(&random))
             let object = pool[index]

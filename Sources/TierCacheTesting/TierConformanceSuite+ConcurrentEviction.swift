@@ -17,8 +17,6 @@ extension TierConformanceSuite.Context {
         let writers = 4, storesPerWriter = 48
         let valueSize = max(1, min(empty.capacity / 64, empty.maxEntryBytes / 2))
         let keyCount = writers * storesPerWriter
-        let storedAt = self.storedAt
-        let check = self.check
         try await withThrowingTaskGroup(of: String?.self) { group in
             for writer in 0..<writers {
                 group.addTask {

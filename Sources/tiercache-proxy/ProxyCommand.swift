@@ -229,10 +229,7 @@ struct ProxyCommand: AsyncParsableCommand {
         }
         services.append(NamedEndpoint(option: "--listen", address: listen, server: proxyEndpoint))
         if let coherence { services.append(CoherenceService(coherence: coherence)) }
-        var groupConfiguration = ServiceGroupConfiguration(
-            services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
-        groupConfiguration.maximumGracefulShutdownDuration = configuration.shutdownDuration
-        let group = ServiceGroup(configuration: groupConfiguration)
+        let group = ServiceGroup(configuration: proxy.serviceGroupConfiguration(services))
         do {
             try await group.run()
         } catch {

@@ -122,15 +122,16 @@ struct TaskLoop: Sendable {
                 case .read:
                     tally.reads += 1
                     windowReads += 1
-                    tally.readBytes &+= UInt64(sizes[Int(object)])
+                    let size = Int(sizes[Int(object)])
+                    tally.readBytes &+= UInt64(size)
                     if let found = try await target.get(keys[Int(object)]) {
                         // Every value of an object has its size: another size is another key's
                         // value (or a torn one), and a tier serving those has no hit ratio to
                         // report. (A size compare costs nothing; comparing bytes would cost the
                         // measurement a copy's worth per hit.)
-                        guard found == Int(sizes[Int(object)]) else {
+                        guard found == size else {
                             tally.failure =
-                                "a read of \(keys[Int(object)]) returned \(found) bytes; every value stored under it has \(sizes[Int(object)])"
+                                "a read of \(keys[Int(object)]) returned \(found) bytes; every value stored under it has \(size)"
                             stop.raise()
                             break requests
                         }
