@@ -112,7 +112,8 @@ extension HTTPCache {
 
     /// `located` as this engine may use it. A shared engine meets responses only a private cache
     /// stores in a tier a private engine writes too (or one it wrote before its mode changed):
-    /// a `private` one is absent to it, and one holding a field `private` names, or `Set-Cookie`
+    /// a `private` one, or one answering a request with `Authorization` that §3.5 does not let it
+    /// reuse, is absent to it, and one holding a field `private` names, or `Set-Cookie`
     /// where this engine withholds cookies, is used without those fields, as if stored by a
     /// shared cache (RFC 9111 §5.2.2.7). Looked up as they were and refused only by the decision,
     /// they still served as stale fallbacks when the origin failed, and fresh ones served the
@@ -121,7 +122,7 @@ extension HTTPCache {
     private func usableHere(_ located: Located) -> Located? {
         guard configuration.mode == .shared else { return located }
         let facts = located.response.facts
-        if facts.directives.isPrivate { return nil }
+        if located.response.isWhollyForPrivateCaches { return nil }
         let dropsCookie = withholdsCookies && facts.setsCookie
         guard dropsCookie || facts.holdsPrivateNamedFields else { return located }
         var shared = located.response

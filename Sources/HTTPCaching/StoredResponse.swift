@@ -83,9 +83,13 @@ public struct StoredResponse: Hashable, Sendable {
     /// request with `Authorization` and does not say a shared cache may reuse it (§3.5). A shared
     /// cache meets one only in a tier a private cache writes too, or that it wrote itself before
     /// its mode changed.
-    var isForPrivateCachesOnly: Bool {
-        facts.directives.isPrivate || facts.holdsPrivateNamedFields
-            || (answeredAuthorization && !facts.directives.allowsSharedReuseWithAuthorization)
+    var isForPrivateCachesOnly: Bool { isWhollyForPrivateCaches || facts.holdsPrivateNamedFields }
+
+    /// Whether no part of this response may serve a shared cache's clients: it is `private`, or
+    /// it answered a request with `Authorization` that §3.5 does not let a shared cache reuse.
+    /// (One that only holds fields `private` names may serve them without those fields.)
+    var isWhollyForPrivateCaches: Bool {
+        facts.directives.isPrivate || (answeredAuthorization && !facts.directives.allowsSharedReuseWithAuthorization)
     }
 
     /// Stored responses are equal when every stored part is.

@@ -62,6 +62,25 @@ struct HTTPCacheSharedTierTests {
         #expect(answer.body == Data((shared ? "alice's account" : "the public page").utf8))
     }
 
+    @Test("A response to a request with Authorization is no stale fallback for a shared engine")
+    func authorizedResponseIsNoFallback() async throws {
+        let (client, proxy) = try engines()
+        let origin = ScriptedOrigin([reply([("Cache-Control", "max-age=60")], "alice's account")])
+        let alice = request("https://example.com/a", [("Authorization", "Bearer alice")])
+        _ = try await client.response(for: alice, transport: origin.transport)
+
+        // Fresh, and stale with the origin down: an error each time, never alice's account.
+        let down = ScriptedOrigin([
+            .fail(.cannotConnectToHost), .fail(.cannotConnectToHost), .fail(.cannotConnectToHost),
+        ])
+        await #expect(throws: URLError.self) { try await proxy.response(for: request(), transport: down.transport) }
+        clock.advance(by: 120)
+        await #expect(throws: URLError.self) { try await proxy.response(for: request(), transport: down.transport) }
+        // The private engine, whose entry it is, still falls back to it.
+        let fallback = try await client.response(for: alice, transport: down.transport)
+        #expect(fallback.body == Data("alice's account".utf8))
+    }
+
     @Test(
         "The fields only a private cache keeps are not served by a shared engine",
         arguments: [
