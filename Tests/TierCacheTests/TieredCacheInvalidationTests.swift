@@ -107,6 +107,33 @@ struct TieredCacheInvalidationTests {
         #expect(await cache.lookup(key)?.entry.value == [2])
     }
 
+    @Test("An undone promotion takes back the copies another lookup made above it from the tier it stored in")
+    func undoReachesCopiesAbove() async throws {
+        let memory = try MemoryTier(capacity: 1 << 20)
+        let middle = FirstStoreHeldTier()
+        let shared = DictionaryTier(name: "shared", medium: .remote, capacity: 1 << 20)
+        let cache = TieredCache(tiers: [memory, middle, shared])
+        _ = shared.store(entry(1), forKey: key)
+        middle.firstStore.close()
+        middle.firstStoreWritten.close()
+        // The promotion into the middle tier checks, then stores (an LMDB commit) only after a
+        // removal of the key has run through every tier and returned.
+        async let promoting = cache.lookup(key)
+        await middle.firstStore.waitUntilHeld()
+        try await cache.removeEntry(forKey: key)
+        middle.firstStore.open()
+        await middle.firstStoreWritten.waitUntilHeld()
+        // A lookup begun after the removal finds the old value in the middle tier and copies it
+        // into memory: it saw no change since it began.
+        #expect(await cache.lookup(key)?.tierIndex == 1)
+        middle.firstStoreWritten.open()
+        #expect(await promoting?.entry.value == [1])  // answered: it was the value when read
+        // The first promotion meets the removal and takes the old value back from the middle tier
+        // and from memory, where the second put it.
+        #expect(memory.entry(forKey: key) == nil && middle.storedValue(forKey: key) == nil)
+        #expect(await cache.lookup(key) == nil)
+    }
+
     @Test("A promotion that stopped before storing anything removes nothing: a memory-only write made meanwhile stays")
     func stoppedPromotionKeepsANewerWrite() async throws {
         let (hit, memory, cache) = try await racingLookup {
@@ -309,7 +336,8 @@ private actor Record {
     func append(_ number: Int) { numbers.append(number) }
 }
 
-/// A remote tier over a dictionary whose first store can be held (``Hold``); later ones pass.
+/// A remote tier over a dictionary whose first store can be held (``Hold``), before it changes
+/// anything and once it has; later ones pass.
 final class FirstStoreHeldTier: CacheTier {
     let name = "first-store-held"
     let medium = TierMedium.remote
@@ -317,6 +345,8 @@ final class FirstStoreHeldTier: CacheTier {
     private let stores = Locked(0)
     /// Where the first store is held, before it changes anything.
     let firstStore = Hold()
+    /// Where the first store is held once it has stored, before it returns.
+    let firstStoreWritten = Hold()
 
     func entry(forKey key: CacheKey) async throws -> CacheEntry? { inner.entry(forKey: key) }
     func store(_ entry: CacheEntry, forKey key: CacheKey) async throws -> StoreOutcome {
@@ -324,13 +354,18 @@ final class FirstStoreHeldTier: CacheTier {
             count += 1
             return count == 1
         }
-        if isFirst { await firstStore.pass() }
-        return inner.store(entry, forKey: key)
+        guard isFirst else { return inner.store(entry, forKey: key) }
+        await firstStore.pass()
+        let outcome = inner.store(entry, forKey: key)
+        await firstStoreWritten.pass()
+        return outcome
     }
     func removeEntry(forKey key: CacheKey) async throws { inner.removeEntry(forKey: key) }
     func removeAll() async throws { inner.removeAll() }
     func usage() async throws -> TierUsage { inner.usage() }
     func statistics() async -> TierStatistics { inner.statistics() }
+    /// What the tier holds under `key`, read without a tier's call.
+    func storedValue(forKey key: CacheKey) -> [UInt8]? { inner.entry(forKey: key)?.value }
 }
 
 /// A point where one caller at a time is held while it is closed, until the test opens it.

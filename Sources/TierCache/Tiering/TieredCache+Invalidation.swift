@@ -53,31 +53,42 @@ extension TieredCache {
 
     /// After a promotion from a tier of medium `source` into the tiers at `stored` (from the
     /// lowest it stored in to the one above the hit, those the medium may go to), or a write
-    /// (`mark` and `source` `nil`, `stored` every tier): removes `key` from them again when it
-    /// was invalidated since `mark` (the entry promoted may be the old value), or from those a
-    /// suspension that began since `suspended` names (no invalidation would reach it there). A
-    /// tier the promotion never stored in is left alone: what it holds is a write's.
+    /// (`mark` and `source` `nil`, `stored` every tier): removes `key` again when it was
+    /// invalidated since `mark` (the entry promoted may be the old value), or from the tiers a
+    /// suspension that began since `suspended` names (no invalidation would reach it there).
+    ///
+    /// An invalidated promotion is taken back from every tier at `reachable` (`stored` and the
+    /// tiers above it, up to the first not suspended), as a change of the key: another lookup,
+    /// begun once the invalidation had ended, may have read the old value from a tier this one
+    /// stored in and copied it higher, and its own check found nothing to undo (the old value
+    /// stayed in memory after `removeEntry(forKey:)` had returned). Bracketed as a change, the
+    /// removal either follows that copy, or that lookup's check meets it and undoes itself. A
+    /// promotion that stored nothing has nothing to take back.
     /// Returns the positions it removed `key` from (or tried to).
     @discardableResult
     func undoPromotionIfInvalidated(
         _ key: CacheKey, since mark: UInt64?, _ suspended: TierSuspension.Snapshot, stored: Range<Int>,
-        from source: TierMedium? = nil
+        reachable: Range<Int>? = nil, from source: TierMedium? = nil
     ) async -> Range<Int> {
-        let undone = tiersToUndo(key, since: mark, suspended, stored: stored)
+        let (undone, asChange) = tiersToUndo(key, since: mark, suspended, stored: stored, reachable: reachable)
+        if asChange { invalidations.beginChange(key) }
+        defer { if asChange { invalidations.endChange(key) } }
         for slot in slots[undone] where source.map({ Self.mayPromote(from: $0, to: slot.tier.medium) }) ?? true {
             do { try await Self.remove(key, from: slot) } catch { slot.failed(error, during: "invalidation") }
         }
         return undone
     }
 
-    /// ``undoPromotionIfInvalidated(_:since:_:stored:from:)`` for the local tiers a synchronous
-    /// promotion or write stored in.
+    /// ``undoPromotionIfInvalidated(_:since:_:stored:reachable:from:)`` for the local tiers a
+    /// synchronous promotion or write stored in.
     @discardableResult
     func undoLocalPromotionIfInvalidated(
         _ key: CacheKey, since mark: UInt64?, _ suspended: TierSuspension.Snapshot, stored: Range<Int>,
-        from source: TierMedium? = nil
+        reachable: Range<Int>? = nil, from source: TierMedium? = nil
     ) -> Range<Int> {
-        let undone = tiersToUndo(key, since: mark, suspended, stored: stored)
+        let (undone, asChange) = tiersToUndo(key, since: mark, suspended, stored: stored, reachable: reachable)
+        if asChange { invalidations.beginChange(key) }
+        defer { if asChange { invalidations.endChange(key) } }
         for slot in slots[undone] where source.map({ Self.mayPromote(from: $0, to: slot.tier.medium) }) ?? true {
             guard let local = slot.local else { continue }
             do { try local.removeEntry(forKey: key) } catch { slot.failed(error, during: "invalidation") }
@@ -85,12 +96,17 @@ extension TieredCache {
         return undone
     }
 
-    /// Which of the tiers at `stored` a promotion or write must remove `key` from again.
+    /// Which tiers a promotion or write must remove `key` from again, and whether that is a change
+    /// of the key (an invalidated promotion's).
     private func tiersToUndo(
-        _ key: CacheKey, since mark: UInt64?, _ suspended: TierSuspension.Snapshot, stored: Range<Int>
-    ) -> Range<Int> {
-        if let mark, invalidations.wasInvalidated(key, since: mark) { return stored }
-        return stored.clamped(to: 0..<suspension.tiersSuspended(since: suspended))
+        _ key: CacheKey, since mark: UInt64?, _ suspended: TierSuspension.Snapshot, stored: Range<Int>,
+        reachable: Range<Int>?
+    ) -> (tiers: Range<Int>, asChange: Bool) {
+        if let mark, invalidations.wasInvalidated(key, since: mark) {
+            guard !stored.isEmpty else { return (stored, false) }
+            return (reachable.map { $0.lowerBound..<stored.upperBound } ?? stored, true)
+        }
+        return (stored.clamped(to: 0..<suspension.tiersSuspended(since: suspended)), false)
     }
 
     /// Removes `key` from `slot`'s tier, synchronously when it is local.

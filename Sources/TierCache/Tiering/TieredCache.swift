@@ -148,7 +148,8 @@ public final class TieredCache: Sendable {
                     lowestStored = position
                 }
                 await undoPromotionIfInvalidated(
-                    key, since: mark, suspended, stored: lowestStored..<index, from: slot.tier.medium)
+                    key, since: mark, suspended, stored: lowestStored..<index, reachable: skipped..<index,
+                    from: slot.tier.medium)
             }
             return Hit(entry: entry, tierIndex: index, tierName: slot.tier.name)
         }
@@ -213,7 +214,8 @@ public final class TieredCache: Sendable {
                     lowestStored = position
                 }
                 undoLocalPromotionIfInvalidated(
-                    key, since: mark, suspended, stored: lowestStored..<index, from: tier.medium)
+                    key, since: mark, suspended, stored: lowestStored..<index, reachable: skipped..<index,
+                    from: tier.medium)
             }
             return (entry, index)
         }
