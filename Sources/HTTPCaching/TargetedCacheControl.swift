@@ -1,3 +1,4 @@
+import HTTPTypes
 import RawStructuredFieldValues
 
 /// Targeted cache-control fields (RFC 9213), such as `CDN-Cache-Control`: cache directives
@@ -22,6 +23,32 @@ public enum TargetedCacheControl {
     /// The targeted field for content delivery networks (RFC 9213 §3), the one a shared cache in
     /// front of an origin honours by default.
     public static let cdnCacheControl = "CDN-Cache-Control"
+
+    /// Where a cache that lets a targeted field stand in for `Cache-Control` (the caching proxy)
+    /// sets the origin's own `Cache-Control` aside, to give it back to clients; present, even
+    /// empty, exactly when the `Cache-Control` beside it is a targeted field's.
+    package static let originCacheControlField = HTTPField.Name("TierCache-Origin-Cache-Control")!
+    /// Where such a cache sets the origin's `Expires` aside: RFC 9213 §2.2 has the cache ignore
+    /// it too.
+    package static let originExpiresField = HTTPField.Name("TierCache-Origin-Expires")!
+
+    /// `newer`, a message updating `stored` (a 304, a HEAD's 200, a completing 206), with its
+    /// `Cache-Control` and `Expires` moved to the fields that keep them aside, when a targeted
+    /// field stands in for `stored`'s `Cache-Control` and `newer` repeats none (its own would have
+    /// been set aside already): `stored`'s targeted directives stay in force.
+    package static func settingAsideUntargeted(_ newer: HTTPFields, for stored: HTTPFields) -> HTTPFields {
+        guard stored[originCacheControlField] != nil, newer[originCacheControlField] == nil else { return newer }
+        var newer = newer
+        if newer[.cacheControl] != nil {
+            newer[originCacheControlField] = newer[values: .cacheControl].joined(separator: ", ")
+            newer[values: .cacheControl] = []
+        }
+        if newer[.expires] != nil {
+            newer[originExpiresField] = newer[values: .expires].joined(separator: ", ")
+            newer[values: .expires] = []
+        }
+        return newer
+    }
 
     /// Longer targeted fields are ignored as malformed: the Dictionary parser finds each member's
     /// key by a linear search, so an origin's field of tens of thousands of members would cost

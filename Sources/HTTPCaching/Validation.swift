@@ -154,10 +154,19 @@ extension Validation {
     /// newer message without one restarts it. The stored `Age` kept would count again on top of
     /// the new times: a response stored with `Age` past its lifetime was stale again the moment
     /// it was revalidated, and revalidated on every request.
+    ///
+    /// Where a targeted field stands in for the stored `Cache-Control` (the origin's own set
+    /// aside, ``TargetedCacheControl/originCacheControlField``) and `newer` does not repeat the
+    /// targeted field, `newer`'s `Cache-Control` and `Expires` update what was set aside: they
+    /// are the origin's directives for other caches. A 304 need not repeat a targeted field (RFC
+    /// 9110 §15.4.5 names `Cache-Control` and `Expires`, not `CDN-Cache-Control`), and the one
+    /// stored still governs (RFC 9213 §2.2): merged as they came, the browser's `max-age=86400`
+    /// gave the proxy a day where `CDN-Cache-Control` said a minute.
     static func updating(
         _ stored: HTTPFields, with newer: HTTPFields, except kept: Set<HTTPField.Name>
     ) -> HTTPFields {
         var fields = stored
+        let newer = TargetedCacheControl.settingAsideUntargeted(newer, for: stored)
         if newer[.age] == nil { fields[values: .age] = [] }
         var replaced = Set<HTTPField.Name>()
         for field in newer where !kept.contains(field.name) && !HopByHop.isHopByHop(field.name, in: newer) {

@@ -19,10 +19,10 @@ struct UpstreamTransport: Sendable {
     let latency: Metrics.Timer
 
     /// Where the origin's own `Cache-Control` waits while a targeted field stands in for it.
-    static let originCacheControl = HTTPField.Name("TierCache-Origin-Cache-Control")!
+    static let originCacheControl = TargetedCacheControl.originCacheControlField
     /// Where the origin's `Expires` waits while a targeted field stands in for `Cache-Control`:
     /// RFC 9213 §2.2 has the cache ignore both.
-    static let originExpires = HTTPField.Name("TierCache-Origin-Expires")!
+    static let originExpires = TargetedCacheControl.originExpiresField
 
     var transport: HTTPCache.Transport {
         { request, body in try await exchange(request, body: body) }

@@ -286,6 +286,20 @@ struct CachingProxyTests {
         }
     }
 
+    @Test("RFC 9213 §2.2: a 304 that does not repeat the targeted field leaves the stored one in force")
+    func targetedFieldOutlivesRevalidation() async throws {
+        try await withProxy { origin, proxy in
+            for _ in 0..<3 {
+                let answer = try await send(.GET, "\(proxy.url)/cdn-304")
+                #expect(answer.status == 200 && answer.body == "cdn")
+                #expect(answer.field("Cache-Control") == "max-age=86400", "clients get the origin's Cache-Control")
+            }
+            // CDN-Cache-Control: max-age=0 has every request revalidated; the 304's Cache-Control,
+            // merged as it came, gave the proxy a day.
+            #expect(origin.count("/cdn-304") == 3)
+        }
+    }
+
     @Test("RFC 9213 §2.2: a targeted field sets Expires aside too; clients get it back")
     func targetedFieldIgnoresExpires() async throws {
         try await withProxy { origin, proxy in

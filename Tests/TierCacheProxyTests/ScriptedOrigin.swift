@@ -127,6 +127,14 @@ final class ScriptedOrigin: Sendable {
         router.get("/cdn-expires") { _, _ in
             Self.text("cdn", ["CDN-Cache-Control": "must-revalidate", "Expires": HTTPDate.format(Date() + 86_400)])
         }
+        // A 304 that does not repeat CDN-Cache-Control (RFC 9110 §15.4.5 does not ask it to).
+        router.get("/cdn-304") { request, _ in
+            if request.headers[.ifNoneMatch] == "\"c1\"" {
+                return Response(status: .notModified, headers: [.eTag: "\"c1\"", .cacheControl: "max-age=86400"])
+            }
+            return Self.text(
+                "cdn", ["Cache-Control": "max-age=86400", "CDN-Cache-Control": "max-age=0", "ETag": "\"c1\""])
+        }
         // Targeted fields that are not valid Dictionaries of the right types (RFC 9213 §2.1).
         router.get("/cdn-string") { _, _ in
             Self.text("cdn", ["Cache-Control": "no-store", "CDN-Cache-Control": "max-age=\"600\""])
