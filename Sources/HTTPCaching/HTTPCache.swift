@@ -550,7 +550,17 @@ public final class HTTPCache: Sendable {
         _ request: HTTPRequest, body: Data?, transport: @escaping Transport
     ) async throws -> HTTPCacheResponse {
         let requestTime = configuration.clock.now()
-        var (response, responseBody) = try await transport(Self.forwardable(request), body)
+        let exchanged: (HTTPResponse, Data)
+        do {
+            exchanged = try await transport(Self.forwardable(request), body)
+        } catch {
+            // The origin may have made the change and answered 2xx before the exchange failed
+            // (a body too large for the transport to hold, one cut off or timed out): the target
+            // is invalidated as if it had succeeded, since a removal is always safe.
+            await invalidateTarget(of: request)
+            throw error
+        }
+        var (response, responseBody) = exchanged
         let responseTime = configuration.clock.now()
         let tags = configuration.tagging.take(from: &response)
         await invalidate(after: request, response: response)
@@ -580,6 +590,15 @@ public final class HTTPCache: Sendable {
             await remove(primaryKey: key)
             counters.recordInvalidation()
         }
+    }
+
+    /// Removes the target of `request`, an unsafe method whose response never arrived whole.
+    private func invalidateTarget(of request: HTTPRequest) async {
+        guard let uri = Invalidation.targetURI(ofUnanswered: request), let url = URL(string: uri),
+            let key = primaryKey(for: HTTPRequest(method: .get, url: url))
+        else { return }
+        await remove(primaryKey: key)
+        counters.recordInvalidation()
     }
 
     /// The longest primary key the engine uses, in UTF-8 bytes: a tier key's limit less 1 KiB,

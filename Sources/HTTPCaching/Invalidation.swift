@@ -30,6 +30,14 @@ public enum Invalidation {
         return uris
     }
 
+    /// The normalised target URI of `request` when it is an unsafe method whose response never
+    /// arrived whole (the exchange failed after the origin may have applied it); nil for a safe
+    /// method. Only the target: the response's `Location` and `Content-Location` are unknown.
+    static func targetURI(ofUnanswered request: HTTPRequest) -> String? {
+        guard !safeMethods.contains(request.method) else { return nil }
+        return HTTPCacheKey.normalizedURI(of: request)
+    }
+
     /// `scheme://authority` of a normalised URI.
     private static func origin(of uri: String) -> Substring {
         guard let separator = uri.range(of: "://") else { return Substring(uri) }

@@ -395,6 +395,28 @@ struct HTTPCacheEngineTests {
         #expect(cache.statistics.invalidations == 1)
     }
 
+    @Test("§4.4: an unsafe request whose exchange failed invalidates its target; a safe one does not")
+    func failedUnsafeExchangeInvalidates() async throws {
+        let origin = ScriptedOrigin([
+            ok([("Cache-Control", "max-age=600")]), .fail(.networkConnectionLost), .fail(.timedOut),
+            ok([("Cache-Control", "max-age=600")], body: "after"),
+        ])
+        let cache = makeCache()
+        _ = try await cache.response(for: request(), transport: origin.transport)
+        // OPTIONS is safe and forwarded uncached: its failure changes nothing.
+        await #expect(throws: URLError.self) {
+            try await cache.response(for: request(method: .options), transport: origin.transport)
+        }
+        #expect(try await cache.response(for: request(), transport: origin.transport).source == .cache)
+        // The PUT may have been applied before its response was cut off.
+        await #expect(throws: URLError.self) {
+            try await cache.response(for: request(method: .put), body: Data("x".utf8), transport: origin.transport)
+        }
+        let after = try await cache.response(for: request(), transport: origin.transport)
+        #expect(after.source == .network && after.body == Data("after".utf8))
+        #expect(cache.statistics.invalidations == 1)
+    }
+
     @Test("Hooks strip authentication fields from what is stored, not from what is returned")
     func stripAuthentication() async throws {
         let origin = ScriptedOrigin([
