@@ -486,8 +486,10 @@ public final class HTTPCache: Sendable {
     /// lifetime, stale on arrival), whose origin wants to judge every request. A 304 is judged
     /// as the stored response it freshens (`stored`), a 206 as the response it is part of.
     /// `Authorization` does not keep the response from them: they sent the same credentials.
-    /// Not a server error: an error page is nobody's own, and each joined request asking a
-    /// failing origin again (then serving stale-if-error anyway) multiplied its load.
+    /// A server error answers them unless it sets a cookie or is `private`: an error page is
+    /// otherwise nobody's own, and each joined request asking a failing origin again (then
+    /// serving stale-if-error anyway) multiplied its load; but a 503 setting a session cookie
+    /// gave every visitor of the burst one session.
     ///
     /// A joined request that fetches again has waited for the first exchange: a burst of
     /// requests for a response nobody may share takes two round trips for all but the first.
@@ -495,7 +497,11 @@ public final class HTTPCache: Sendable {
         _ exchange: Exchange, to request: HTTPRequest, confirming stored: StoredResponse?
     ) -> Bool {
         var response = exchange.response
-        guard response.status.code < 500 else { return true }
+        if response.status.code >= 500 {
+            let directives = CacheControl(fieldValues: response.headerFields[values: .cacheControl])
+            return !(configuration.setCookieInSharedCache != .stored && response.headerFields[.setCookie] != nil)
+                && !directives.isPrivate && directives.privateFieldNames.isEmpty
+        }
         if response.status.code == 304, let stored {
             response =
                 Validation.freshen(
