@@ -106,17 +106,18 @@ public struct CacheControl: Hashable, Sendable {
             sharedMaxAge = Self.merge(
                 sharedMaxAge, Self.deltaSeconds(value) ?? 0, firstTime: seen.insert(.sharedMaxAge).inserted)
         // The qualified forms apply "with one or more field names" (RFC 9111 §5.2.2.4, §5.2.2.7):
-        // a list that names none (`private=""`) is the unqualified directive, the safe reading,
-        // not a directive that withholds nothing.
+        // a list that names none (`private=""`), or anything but field names (an unterminated
+        // quote, `private="X-User, max-age=0`), is the unqualified directive, the safe reading,
+        // not a directive that withholds nothing, or a name that matches no field.
         case .noCache:
-            if let names = valueString().map(DirectiveParser.fieldNames), !names.isEmpty {
+            if let names = valueString().flatMap(DirectiveParser.qualifyingFieldNames) {
                 noCacheFieldNames += names
             } else {
                 noCache = true
             }
         case .noStore: noStore = true
         case .private:
-            if let names = valueString().map(DirectiveParser.fieldNames), !names.isEmpty {
+            if let names = valueString().flatMap(DirectiveParser.qualifyingFieldNames) {
                 privateFieldNames += names
             } else {
                 isPrivate = true

@@ -71,6 +71,18 @@ struct CacheControlTests {
         _ = CacheControl(value)
     }
 
+    @Test(
+        "§5.2.2.4, §5.2.2.7: a qualified no-cache or private that lists anything but field names reads as unqualified",
+        arguments: [#"private="X-User, max-age=0"#, #"private="""#, #"private="X User""#, #"private="X-User,""#])
+    func malformedQualifiedDirective(_ value: String) {
+        let directives = CacheControl(value)
+        let valid = value == #"private="X-User,""#
+        #expect(directives.isPrivate == !valid)
+        #expect(directives.privateFieldNames == (valid ? ["x-user"] : []))
+        let noCache = CacheControl(value.replacingOccurrences(of: "private", with: "no-cache"))
+        #expect(noCache.noCache == !valid && noCache.noCacheFieldNames == (valid ? ["x-user"] : []))
+    }
+
     @Test("Quoted commas do not split, escapes are resolved")
     func quoting() {
         #expect(DirectiveParser.directives(in: #"a="x, y", b="q\"q""#).map(\.value) == ["x, y", "q\"q"])

@@ -73,6 +73,26 @@ package enum DirectiveParser {
         value.split(separator: ",").map { $0.trimmingOWS().lowercased() }.filter { !$0.isEmpty }
     }
 
+    /// The field names a qualified `no-cache` or `private` lists, lower-cased; nil when it lists
+    /// none, or something that is not a field name (a token, RFC 9110 §5.1): the directive then
+    /// reads as unqualified.
+    static func qualifyingFieldNames(_ value: String) -> [String]? {
+        let names = fieldNames(value)
+        guard !names.isEmpty, names.allSatisfy({ $0.utf8.allSatisfy(isTokenByte) }) else { return nil }
+        return names
+    }
+
+    /// Whether `byte` may appear in a token (`tchar`, RFC 9110 §5.6.2).
+    private static func isTokenByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"):
+            return true
+        default:
+            return "!#$%&'*+-.^_`|~".utf8.contains(byte)
+        }
+    }
+
     /// A quoted string's content with its escapes resolved, or a token as it is.
     static func unquote(_ value: Substring) -> String {
         guard value.count >= 2, value.first == "\"", value.last == "\"" else { return String(value) }
