@@ -135,6 +135,9 @@ public final class LMDBTier: LocalCacheTier {
     /// Decides when to train a dictionary (automatic dictionaries only).
     let trainer: DictionaryTrainer?
     private let accessLog = AccessLog()
+    /// Keys whose older record a full map left in place after a refused store or a removal: a
+    /// miss here until the next write deletes them.
+    private let hiddenKeys = HiddenKeys()
     private let groupCommit = GroupCommit<PendingRecord>()
 
     /// Opens the store in `directory`, creating the directory (owner-only permissions) and the
@@ -215,6 +218,10 @@ public final class LMDBTier: LocalCacheTier {
     public func entry(forKey key: CacheKey) throws -> CacheEntry? {
         let timing = counters.startLookup()
         let storageKey = storageKey(key)
+        if hiddenKeys.hides(storageKey.bytes) {
+            counters.recordLookup(hit: false, timing: timing)
+            return nil
+        }
         let now = clock.now()
         let lookup = try storageKey.bytes.withUnsafeBytes { keyBytes in
             try environment.read { txn -> Lookup in
@@ -306,7 +313,8 @@ public final class LMDBTier: LocalCacheTier {
 
     /// Stores `entry` under `key` in one transaction, evicting least-recently-used entries
     /// to stay within the capacity. An entry whose record exceeds the per-entry limit, or already
-    /// expired, or that does not fit on a full disk, is refused and the key's older entry removed.
+    /// expired, or that does not fit on a full disk, is refused and the key's older entry removed
+    /// (or, when the disk has no room even for that, hidden: a miss here until a write deletes it).
     public func store(_ entry: CacheEntry, forKey key: CacheKey) throws -> StoreOutcome {
         let storageKey = storageKey(key)
         let outcome: StoreOutcome
@@ -375,7 +383,7 @@ public final class LMDBTier: LocalCacheTier {
             return .stored
         } catch let error as TierCacheError where error.code == .diskFull || error.code == .mapFull {
             // A full disk (or a map that stayed full) refuses this write; what is stored stays
-            // readable, and the next store tries again. The old entry goes if it can.
+            // readable, and the next store tries again. The old entry goes, or is hidden.
             try? removeEntry(key)
             return .refused(.outOfSpace(detail: error.message))
         }
@@ -514,16 +522,23 @@ public final class LMDBTier: LocalCacheTier {
         counters.recordEvictions(evicted)
     }
 
-    /// `environment.write`, first applying the accesses lookups noted (so that what `body` evicts
-    /// is the least recently used): when the transaction does not commit, they go back to the
-    /// log for the next write. The keys are this write's own, taken under LMDB's write lock.
+    /// `environment.write`, first deleting the records of hidden keys (forgotten once committed)
+    /// and applying the accesses lookups noted (so that what `body` evicts is the least recently
+    /// used): when the transaction does not commit, they go back to the log for the next write.
+    /// The keys are this write's own, taken under LMDB's write lock (a snapshot of the hidden
+    /// keys taken before it could delete a record a write committed meanwhile stored anew).
     private func writeApplyingAccesses<T>(_ body: (Transaction) throws -> T) throws -> T {
         var applied: [[UInt8]] = []
+        var hidden: [[UInt8]] = []
         do {
-            return try environment.write { txn in
+            let result = try environment.write { txn in
+                hidden = hiddenKeys.snapshot()
                 applied = accessLog.drain()
-                if !applied.isEmpty {
+                if !applied.isEmpty || !hidden.isEmpty {
                     var state = try txn.writeState()
+                    for key in hidden {
+                        try key.withUnsafeBytes { try removeRecord($0, in: txn, state: &state) }
+                    }
                     for key in applied {
                         try key.withUnsafeBytes { try touch($0, in: txn, state: &state, onlyIfPresent: true) }
                     }
@@ -531,6 +546,8 @@ public final class LMDBTier: LocalCacheTier {
                 }
                 return try body(txn)
             }
+            hiddenKeys.forget(hidden)
+            return result
         } catch {
             accessLog.restore(applied)
             throw error
@@ -637,17 +654,31 @@ public final class LMDBTier: LocalCacheTier {
         recordUsageIfObserved()
     }
 
+    /// Removes the record under `key`. When a full disk or map leaves no room even for that, the
+    /// key is hidden (a miss here until a later write deletes it) and the failure thrown: no
+    /// older value is read here after a removal or a refused store.
     private func removeEntry(_ key: StorageKey) throws {
         accessLog.forget(key.bytes)
-        try write { txn in
-            try key.bytes.withUnsafeBytes { keyBytes in
-                // Removing an absent key writes nothing, so it cannot fail on a full disk.
-                guard try txn.get(environment.entries, keyBytes) != nil || txn.get(environment.ticks, keyBytes) != nil
-                else { return }
-                var state = try txn.writeState()
-                try removeRecord(keyBytes, in: txn, state: &state)
-                try txn.setWriteState(state)
+        do {
+            try write { txn in
+                try key.bytes.withUnsafeBytes { keyBytes in
+                    // Removing an absent key writes nothing, so it cannot fail on a full disk.
+                    guard
+                        try txn.get(environment.entries, keyBytes) != nil
+                            || txn.get(environment.ticks, keyBytes) != nil
+                    else { return }
+                    var state = try txn.writeState()
+                    try removeRecord(keyBytes, in: txn, state: &state)
+                    try txn.setWriteState(state)
+                }
             }
+        } catch let error as TierCacheError where error.code == .diskFull || error.code == .mapFull {
+            hiddenKeys.hide(key.bytes)
+            throw TierCacheError(
+                error.code,
+                "the removal could not be written (\(error.message)): the entry is hidden in this process "
+                    + "until a write deletes it, and other processes sharing the store still read it",
+                underlying: error.underlying)
         }
     }
 

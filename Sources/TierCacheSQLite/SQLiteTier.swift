@@ -201,7 +201,7 @@ public final class SQLiteTier: LocalCacheTier {
     /// counted and missed; an entry past its expiry hint is removed and missed.
     public func entry(forKey key: CacheKey) throws -> CacheEntry? {
         let timing = counters.startLookup()
-        if hiddenKeys.hides(key) {
+        if hiddenKeys.hides(Array(key.rawValue.utf8)) {
             counters.recordLookup(hit: false, timing: timing)
             return nil
         }

@@ -119,6 +119,13 @@ struct LMDBDiskFullTests {
         // a bounded share, not after emptying itself.
         let held = try tier.usage().entries
         #expect(held >= 8, "the tier emptied itself: \(held) entries left")
+        // A new value refused for a key stored before: its older value is not read after, though
+        // the map had no room to delete it either.
+        let overwritten = key("k\(index - 2)")
+        #expect(try tier.entry(forKey: overwritten) != nil)
+        let refused = try tier.store(entry(incompressible(40_000, seed: 2_000)), forKey: overwritten)
+        #expect(refused != .stored, "\(refused)")
+        #expect(try tier.entry(forKey: overwritten) == nil, "the older value was read after the refused store")
         // An expired record that cannot be deleted while the map stays full is still a miss.
         clock.advance(by: 10)
         #expect(try tier.entry(forKey: key("expiring")) == nil)
@@ -126,5 +133,8 @@ struct LMDBDiskFullTests {
         #expect(try reader.end() == 0)
         #expect(try tier.store(entry(incompressible(40_000, seed: 1_000)), forKey: key("after")) == .stored)
         #expect(try tier.entry(forKey: key("after"))?.value == incompressible(40_000, seed: 1_000))
+        // That write deleted the hidden record: gone for every reader, not only this tier.
+        let other = try LMDBTier(directory: directory.url, configuration: .init(capacity: 1 << 20, durability: .none))
+        #expect(try other.entry(forKey: overwritten) == nil)
     }
 }
