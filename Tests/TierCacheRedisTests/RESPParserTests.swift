@@ -100,6 +100,30 @@ import Testing
     }
 }
 
+@Suite struct ClusterSlotMapTests {
+    func range(_ first: Int64, _ last: Int64, host: RESPValue, port: Int64) -> RESPValue {
+        .array([.integer(first), .integer(last), .array([host, .integer(port), .bulkString(Array("id".utf8))])])
+    }
+
+    /// `cluster-preferred-endpoint-type unknown-endpoint` names no host (NULL, in RESP2 or 3):
+    /// the node is at the host queried. (The whole map was refused as malformed, and the cluster
+    /// unusable.)
+    @Test func aNodeWithoutAHostIsAtTheQueriedOne() throws {
+        let queried = RedisEndpoint(host: "cache.internal", port: 7000)
+        let map = try ClusterRedisClient.SlotMap(
+            .array([
+                range(0, 8191, host: .null, port: 7000),
+                range(8192, 16383, host: .bulkString(Array("?".utf8)), port: 7001),
+            ]), queried: queried)
+        #expect(map.coveredSlots == HashSlot.count)
+        #expect(
+            map.nodes.map(\.host) == ["cache.internal", "cache.internal"] && map.nodes.map(\.port) == [7000, 7001])
+        #expect(throws: RedisError.self) {
+            try ClusterRedisClient.SlotMap(.array([range(0, 10, host: .integer(1), port: 7000)]), queried: queried)
+        }
+    }
+}
+
 @Suite struct ReceiveBufferTests {
     /// Bytes of replies already parsed are let go of when more bytes arrive, once they are as many
     /// as those unread; a large reply still arriving is not moved at every read.

@@ -79,7 +79,7 @@ final class ClusterRedisClient: RedisClient {
     }
 
     /// Which node owns each slot, as one `CLUSTER SLOTS` answer has it.
-    private struct SlotMap {
+    struct SlotMap {
         /// Per slot, the index of its owner in `nodes`; -1 for none.
         var owners = [Int](repeating: -1, count: HashSlot.count)
         var nodes: [RedisEndpoint] = []
@@ -93,7 +93,7 @@ final class ClusterRedisClient: RedisClient {
                 guard case .array(let fields) = range, fields.count >= 3,
                     case .integer(let first) = fields[0], case .integer(let last) = fields[1],
                     case .array(let primary) = fields[2], primary.count >= 2,
-                    let host = primary[0].string, case .integer(let port) = primary[1],
+                    let host = Self.host(primary[0]), case .integer(let port) = primary[1],
                     first >= 0, last < HashSlot.count, first <= last, (1...65535).contains(port)
                 else {
                     throw .protocolViolation("a CLUSTER SLOTS range is malformed")
@@ -113,6 +113,14 @@ final class ClusterRedisClient: RedisClient {
                     owners[slot] = index
                 }
             }
+        }
+
+        /// A node's endpoint as `CLUSTER SLOTS` gives it; "" (the queried host) for NULL, which
+        /// `cluster-preferred-endpoint-type unknown-endpoint` sends (a cluster behind one
+        /// address), as a redirect's empty or `?` host.
+        private static func host(_ value: RESPValue) -> String? {
+            if case .null = value { return "" }
+            return value.string
         }
     }
 
