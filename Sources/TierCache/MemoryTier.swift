@@ -162,6 +162,16 @@ public final class MemoryTier: LocalCacheTier {
                     + "\(storage.largestAdmissibleCost) the policy admits; allow more entries")
         }
         self.maxEntryCost = min(sizeLimit.maxBytes, storage.largestAdmissibleCost)
+        // The smallest entry costs the overhead and a one-byte key: a tier whose largest entry is
+        // less stores nothing, every store refused as too large.
+        guard maxEntryCost > Self.perEntryOverhead else {
+            throw TierCacheError(
+                .invalidConfiguration,
+                "capacity \(capacity) admits no entry: its largest entry may cost \(maxEntryCost) bytes (maxEntryFraction "
+                    + "\(configuration.maxEntryFraction), \(policyName) admitting \(storage.largestAdmissibleCost)), and the "
+                    + "smallest costs \(Self.perEntryOverhead + 1) (perEntryOverhead and a one-byte key); "
+                    + "raise the capacity or maxEntryFraction")
+        }
         self.storage = storage
     }
 

@@ -275,10 +275,10 @@ struct TieredURLCacheTests {
     @Test("The 5% rule: a tier refuses an entry above 5% of its capacity, so URLSession goes back to the origin")
     func entrySizeRule() async throws {
         let origin = try await LoopbackOrigin.start()
-        // 1,000 bytes of capacity admit entries up to 50 bytes; a stored response (fields and
+        // 2,000 bytes of capacity admit entries up to 100 bytes; a stored response (fields and
         // body) is several hundred.
-        let urlCache = TieredURLCache(storage: try memoryCache(capacity: 1_000))
-        #expect(urlCache.memoryCapacity == 1_000)
+        let urlCache = TieredURLCache(storage: try memoryCache(capacity: 2_000))
+        #expect(urlCache.memoryCapacity == 2_000)
         let session = session(with: urlCache)
         let request = URLRequest(url: origin.url("/max-age/3600"))
         _ = try await load(request, with: session, into: urlCache, expectStored: false)

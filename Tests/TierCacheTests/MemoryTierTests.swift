@@ -160,6 +160,12 @@ struct MemoryTierTests {
         #expect(statistics.expirations == 1 && statistics.hits == 1 && statistics.misses == 1)
     }
 
+    @Test("The smallest capacity that admits the smallest entry stores it")
+    func smallestCapacity() throws {
+        let tier = try MemoryTier(capacity: 1_300)  // 5%: 65 bytes, the overhead and a one-byte key
+        #expect(tier.store(CacheEntry(value: [], storedAt: Date()), forKey: key("k")) == .stored)
+    }
+
     @Test(
         "Rejects capacities, counts and fractions out of range",
         arguments: [
@@ -168,6 +174,8 @@ struct MemoryTierTests {
             MemoryTier.Configuration(capacity: 100, maxEntryCount: 0),
             MemoryTier.Configuration(capacity: 100, maxEntryFraction: 0),
             MemoryTier.Configuration(capacity: 100, maxEntryFraction: 1.5),
+            // Whose largest entry is smaller than the smallest: 5% of 1,299 bytes is 64.
+            MemoryTier.Configuration(capacity: 1_299),
             MemoryTier.Configuration(capacity: 100, maxEntryFraction: .nan),
         ])
     func invalidConfiguration(_ configuration: MemoryTier.Configuration) {
