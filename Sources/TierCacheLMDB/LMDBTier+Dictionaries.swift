@@ -256,7 +256,7 @@ extension LMDBTier {
                 metadata: ["tier": "\(name)", "dictionary": "\(newest.id)"])
             return
         }
-        let samples = trainer.samples()
+        let (samples, mark) = trainer.samples()
         let settings = trainer.settings
         let size = min(settings.dictionarySize, capacity / 64)
         do {
@@ -269,6 +269,8 @@ extension LMDBTier {
                     metadata: ["tier": "\(name)"])
                 return
             }
+            // The tier removed every entry while this trained: not made of what it removed.
+            guard trainer.stillHolds(mark) else { return }
             let row = DictionaryRow(
                 id: 0, isProvided: false, samples: samples.count, createdAt: clock.now(), ratioWith: with,
                 ratioWithout: without,

@@ -40,6 +40,11 @@ extension LMDBTier {
         case entry(CacheEntry, reseal: [UInt8]?)
         /// Another key's record (a hash collision): a plain miss.
         case notThisKey
+        /// Sealed under a key id this tier was not given: a miss, and the record left in place.
+        /// Another process sharing the store holds that key (a rotation rolling out: one that
+        /// knows only the old key deleted every record the new one sealed, and the other way
+        /// round when the new one resealed on read); otherwise eviction takes it in its turn.
+        case sealedUnderUnknownKey
         /// Unusable: a miss, and the record is deleted and counted by its reason.
         case unusable(Unusable)
         /// A value larger than the caller asked for, not decompressed.
@@ -104,7 +109,12 @@ extension LMDBTier {
                 stored, storedUnder: storageKey, owner: owner, now: now, largestValue: largestValue, in: txn,
                 reseal: false)
         }
-        guard let opened = try? SealedEnvelope.open(stored, context: storageKey, with: encryption) else {
+        let opened: [UInt8]
+        do {
+            opened = try SealedEnvelope.open(stored, context: storageKey, with: encryption)
+        } catch RecordSealingError.unknownKey {
+            return .sealedUnderUnknownKey
+        } catch {
             return .unusable(.unopenable)
         }
         let stale = SealedEnvelope.keyID(of: stored) != encryption.currentKeyID

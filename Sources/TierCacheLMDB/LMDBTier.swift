@@ -94,10 +94,11 @@ import TierCacheRecords
 /// ## Encryption at rest
 /// With ``Configuration/encryption`` set (`EncryptionAtRest` from `TierCacheEncryption`), every
 /// record and dictionary is sealed with an AEAD under the app's key, optionally under a keyed
-/// hash of its key. A record that does not open (wrong or unknown key, altered, moved under
-/// another key, or a plain record in an encrypted store) is a miss, deleted and counted in
-/// `TierStatistics.unopenableRecords`; records sealed under an older key are sealed again
-/// under the current one when read. The threat model is in <doc:DictionariesAndEncryption>.
+/// hash of its key. A record that does not open (wrong key, altered, moved under another key,
+/// or a plain record in an encrypted store) is a miss, deleted and counted in
+/// `TierStatistics.unopenableRecords`; one sealed under a key id the tier was not given is a
+/// miss left in place (another process may hold that key); records sealed under an older key
+/// are sealed again under the current one when read. The threat model is in <doc:DictionariesAndEncryption>.
 public final class LMDBTier: LocalCacheTier {
     /// The share of capacity that entries' accounted bytes may fill (75%).
     public static let fillLimit = 0.75
@@ -210,6 +211,8 @@ public final class LMDBTier: LocalCacheTier {
         /// With the opened record and the stored one when it must be sealed again under the current key.
         case hit(CacheEntry, reseal: (opened: [UInt8], old: [UInt8])?)
         case miss
+        /// Sealed under a key id this tier was not given: a miss, the record left in place.
+        case sealedUnderUnknownKey
         case unusable(Unusable)
     }
 
@@ -230,6 +233,7 @@ public final class LMDBTier: LocalCacheTier {
                 case .entry(let entry, reseal: nil): return .hit(entry, reseal: nil)
                 case .entry(let entry, reseal: let opened?): return .hit(entry, reseal: (opened, [UInt8](record)))
                 case .notThisKey, .tooLarge: return .miss  // (no bound was given)
+                case .sealedUnderUnknownKey: return .sealedUnderUnknownKey
                 case .unusable(let reason):
                     // Not taken to the write lock to be deleted, on every read, for nothing.
                     return try belongsToEncryptingTiers(record, in: txn) ? .miss : .unusable(reason)
@@ -244,6 +248,12 @@ public final class LMDBTier: LocalCacheTier {
             return entry
         case .miss:
             counters.recordLookup(hit: false, timing: timing)
+            return nil
+        case .sealedUnderUnknownKey:
+            counters.recordLookup(hit: false, timing: timing)
+            logger?.debug(
+                "entry sealed under a key id this tier was not given (another process's, or dropped): a miss, left in place",
+                metadata: ["tier": "\(name)", "key": "\(logName(of: key))"])
             return nil
         case .unusable(let reason):
             counters.recordLookup(hit: false, timing: timing)
@@ -682,16 +692,30 @@ public final class LMDBTier: LocalCacheTier {
         }
     }
 
-    /// Removes every entry.
+    /// Removes every entry, and the dictionaries trained on them (an app's own dictionary stays).
+    ///
+    /// A trained dictionary is made of fragments of the values stored before it (common strings,
+    /// an address that many responses repeat): kept, it outlived what an app removed on logout.
+    /// The next ring of values stored trains a new one. Pages LMDB freed keep their old bytes
+    /// until reused; encryption at rest covers them.
     public func removeAll() throws {
         accessLog.removeAll()
-        try write { txn in
+        let retired = try write { txn -> [UInt16] in
             try txn.clear(environment.entries)
             try txn.clear(environment.ticks)
             try txn.clear(environment.recency)
-            // The dictionaries stay (records written from now on use them), and so do their bytes.
+            // No record names a dictionary now; a tier in another process that compressed with
+            // one retired here finds it gone when it writes, and compresses again.
+            var retired: [UInt16] = []
+            for row in try txn.dictionaryRows(sealer: nil) where !row.isProvided {
+                try DictionaryRow.key(row.id).withUnsafeBytes { _ = try txn.delete(environment.meta, $0) }
+                retired.append(row.id)
+            }
             try txn.setWriteState(WriteState(used: try dictionaryBytes(in: txn), clock: try txn.writeState().clock))
+            return retired
         }
+        for id in retired { dictionaries.forget(id) }
+        trainer?.forgetSamples()
         recordUsageIfObserved()
     }
 

@@ -265,6 +265,40 @@ struct LMDBDictionaryTests {
         #expect(stored.count == 1, "\(stored.map(\.id))")
     }
 
+    @Test(
+        "removeAll removes the dictionaries trained on what it removed; the next ring trains anew; an app's own stays")
+    func removeAllRemovesTrainedDictionaries() throws {
+        let directory = TemporaryDirectory()
+        let values = Self.responses(400)
+        let tier = try LMDBTier(directory: directory.url, configuration: Self.automatic)
+        for (index, value) in values.prefix(200).enumerated() {
+            _ = try tier.store(entry(value), forKey: key("r\(index)"))
+        }
+        let trained = try #require(try tier.storedDictionaries().first)
+        try tier.removeAll()
+        #expect(try tier.storedDictionaries().isEmpty, "a dictionary made of the removed values outlived them")
+        #expect(try tier.usage().bytes == 0 && tier.usage().entries == 0)
+        // Stored after: readable, and a ring of them trains a dictionary of their own.
+        for (index, value) in values.suffix(200).enumerated() {
+            _ = try tier.store(entry(value), forKey: key("s\(index)"))
+        }
+        for (index, value) in values.suffix(200).enumerated() {
+            #expect(try tier.entry(forKey: key("s\(index)"))?.value == value)
+        }
+        let retrained = try tier.storedDictionaries()
+        #expect(retrained.count == 1 && retrained.first?.createdAt ?? .distantPast > trained.createdAt)
+
+        let app = try ZstdDictionary.train(samples: Self.responses(400, seed: 5), capacity: 8 << 10)
+        let providedDirectory = TemporaryDirectory()
+        let provided = try LMDBTier(
+            directory: providedDirectory.url,
+            configuration: .init(capacity: 64 << 20, dictionary: .provided(app), durability: .none))
+        _ = try provided.store(entry(values[0]), forKey: key("p"))
+        try provided.removeAll()
+        #expect(try provided.storedDictionaries().map(\.isProvided) == [true])
+        #expect(try provided.store(entry(values[1]), forKey: key("q")) == .stored)
+    }
+
     @Test("An app's dictionary is stored once, found again on reopening, and replaced by a new id when it changes")
     func providedDictionary() throws {
         let directory = TemporaryDirectory()

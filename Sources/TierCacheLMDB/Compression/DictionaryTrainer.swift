@@ -21,6 +21,8 @@ final class DictionaryTrainer: Sendable {
         var trainedRatio: Double?
         var windowOriginal = 0
         var windowCompressed = 0
+        /// How many times the samples were forgotten (``forgetSamples()``).
+        var forgettings = 0
     }
 
     let settings: LMDBTier.DictionaryTraining
@@ -78,9 +80,25 @@ final class DictionaryTrainer: Sendable {
         }
     }
 
-    /// The samples to train on (a copy).
-    func samples() -> [[UInt8]] {
-        state.withLock { Array($0.samples[$0.start...]) }
+    /// The samples to train on (a copy), and a mark for ``stillHolds(_:)``.
+    func samples() -> (samples: [[UInt8]], mark: Int) {
+        state.withLock { (Array($0.samples[$0.start...]), $0.forgettings) }
+    }
+
+    /// Whether the samples taken with `mark` have not been forgotten since: a dictionary trained
+    /// on forgotten ones is not installed.
+    func stillHolds(_ mark: Int) -> Bool { state.withLock { $0.forgettings == mark } }
+
+    /// Forgets the samples, and the current dictionary's ratio (the tier removed every entry, and
+    /// the trained dictionaries with them): the next ring of values stored trains anew.
+    func forgetSamples() {
+        state.withLock { state in
+            let forgettings = state.forgettings + 1
+            let isTraining = state.isTraining
+            state = State()
+            state.forgettings = forgettings
+            state.isTraining = isTraining
+        }
     }
 
     /// Ends a training: with the new dictionary's ratio on its samples when one was installed,
