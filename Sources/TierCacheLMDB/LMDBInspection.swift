@@ -92,9 +92,11 @@ extension LMDBTier {
     /// Opens the store in `directory` read-only and summarises it, listing `top` entries in each
     /// listing. Changes nothing, and works while other processes use the store. Give the tier's
     /// `encryption` to look inside sealed records; without it they are counted, not read.
+    /// Throws `invalidConfiguration` for a negative `top`.
     public static func inspect(
         directory: URL, top: Int = 5, encryption: (any RecordSealing)? = nil
     ) throws(TierCacheError) -> LMDBInspection {
+        guard top >= 0 else { throw TierCacheError(.invalidConfiguration, "top must not be negative; got \(top)") }
         var isDirectory: ObjCBool = false
         guard
             FileManager.default.fileExists(

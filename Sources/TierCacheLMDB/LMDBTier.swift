@@ -24,7 +24,11 @@ import TierCacheRecords
 /// `RefusalReason.outOfSpace(detail:)` and counted in `TierStatistics.refusedOutOfSpace`:
 /// entries already stored stay readable (nothing is evicted to make room: LMDB never shrinks its
 /// file), and stores succeed again as soon as space returns, without reopening. A lookup that
-/// cannot delete an expired or damaged record for lack of space is still a plain miss. A process
+/// cannot delete an expired or damaged record for lack of space is still a plain miss. (One
+/// case does not recover by itself: a commit that cannot write its meta page, an I/O error or a
+/// copy-on-write file system with no room to overwrite a block, leaves LMDB's environment
+/// unusable in this process, and every operation then throws `storageFailure` naming
+/// `MDB_PANIC` until every tier on the store is closed and it is opened again.) A process
 /// that lowers `RLIMIT_FSIZE` must ignore `SIGXFSZ` (`signal(SIGXFSZ, SIG_IGN)`), whose default
 /// action kills it; the tier installs no signal handlers of its own.
 ///

@@ -386,6 +386,9 @@ struct LMDBDamageTests {
         #expect(try LMDBTier.inspect(directory: directory.url).capacity == .max)
         let error = #expect(throws: TierCacheError.self) { try LMDBTier(directory: directory.url, capacity: 4 << 20) }
         #expect(error?.code == .invalidConfiguration)
+        // A negative number of entries to list is refused (it trapped).
+        let negative = #expect(throws: TierCacheError.self) { try LMDBTier.inspect(directory: directory.url, top: -1) }
+        #expect(negative?.code == .invalidConfiguration)
     }
 
     @Test("tiercache inspect --verify exits 0 for a sound store, 1 with the damage for a damaged one, 3 for none")

@@ -32,6 +32,16 @@ enum LMDBStatus {
         case MDB_INVALID, MDB_CORRUPTED, MDB_PAGE_NOTFOUND, MDB_BAD_TXN:
             return TierCacheError(
                 .damagedStore, "\(what) failed: the store at \(path) is damaged", underlying: underlying)
+        case MDB_PANIC:
+            // A commit failed to write its meta page (EIO, or a copy-on-write file system with no
+            // room to overwrite it): LMDB marks the environment unusable, and every later
+            // transaction of this process fails, until the environment is opened again.
+            return TierCacheError(
+                .storageFailure,
+                "\(what) failed: a write of the store at \(path) failed fatally earlier in this process (LMDB's "
+                    + "MDB_PANIC: a meta page could not be written); every tier on it must be closed and the store "
+                    + "opened again (or the process restarted)",
+                underlying: underlying)
         case MDB_READERS_FULL:
             return TierCacheError(
                 .storageFailure,
