@@ -24,11 +24,16 @@ extension HTTPCache {
         _ exchange: Exchange, for request: HTTPRequest, primaryKey: CacheKey, stored: Located?
     ) async -> Bool {
         if let stored, !Self.isHEADResponse(stored, primaryKey: primaryKey) {
-            // §4.3.5: update the stored GET response it could have been chosen for, or treat
-            // that response as stale: it is removed, so the next GET fetches the content anew.
+            // §4.3.5: update the stored GET response it could have been chosen for, or "consider
+            // the stored response to be stale": marked so (as a soft purge marks it), the next GET
+            // revalidates it with its validators, and it still serves where a stale response may
+            // (`stale-if-error`). Removed, a HEAD that only announced no length (an app's HEAD
+            // route answering `Content-Length: 0`) lost the stored GET and its revalidation.
             guard Validation.headResponse(exchange.response, updates: stored.response) else {
                 if exchange.response.status.code == 200 {
-                    await remove(primaryKey: primaryKey)
+                    var marked = stored.response
+                    marked.invalidatedAt = min(marked.invalidatedAt ?? exchange.responseTime, exchange.responseTime)
+                    _ = await writeFreshened(marked, under: stored.key, request: request)
                     counters.recordInvalidation()
                 }
                 return false

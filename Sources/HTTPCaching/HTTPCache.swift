@@ -651,7 +651,7 @@ public final class HTTPCache: Sendable {
 
     /// The stored response as the answer to `request`, if the offline policy allows it after `error`.
     private func staleFallback(_ stored: Located, for request: HTTPRequest, error: any Error) -> HTTPCacheResponse? {
-        guard configuration.isConnectivityError(error) else { return nil }
+        guard !(error is any ResponseSentPastCache), configuration.isConnectivityError(error) else { return nil }
         let context = self.context
         let measure = CacheDecision.Measure(stored, context)
         let directives = measure.facts.directives

@@ -19,8 +19,13 @@ import NIOCore
 /// ```
 ///
 /// The route's response body is read whole before it is stored and sent (the tiers refuse what is
-/// too large for them, counted in their statistics): add the middleware to a router group of
-/// cacheable routes, not in front of streaming downloads.
+/// too large for them, counted in their statistics), unless its head shows the cache would not
+/// keep it: a response to a GET announcing more than ``maximumCacheableBodyBytes``, a stream of
+/// server-sent events (`text/event-stream`), or one the engine may not store (`no-store`,
+/// `private` in a shared cache, a status it does not cache without a lifetime) goes to the client
+/// as the route writes it, and identical requests that joined its call run the route themselves.
+/// A body without `Content-Length` that the head does not mark so is still read whole: put the
+/// middleware on a router group of cacheable routes rather than in front of streaming downloads.
 ///
 /// A server's cache answers many users, so the engine must be in shared mode
 /// (`HTTPCache.Mode.shared`): it then never stores `private` responses, nor responses to
@@ -64,25 +69,34 @@ public struct HTTPCacheMiddleware<Context: RequestContext>: RouterMiddleware {
     public let cache: HTTPCache
     /// The scheme of the cache keys (requests reach a server without one); `http` by default.
     public let scheme: String
+    /// The largest body a route's response may announce (`Content-Length`) to be read and offered
+    /// to the cache; a larger one streams to the client uncached. 8 MiB by default; 0 or less
+    /// streams every response that announces content.
+    public let maximumCacheableBodyBytes: Int
 
     /// A middleware storing responses in `cache`, a shared cache, with cache keys in `scheme`.
     ///
     /// - Throws: `HTTPCacheError` with code `privateCacheOnServer` when `cache` is in private mode,
     ///   which would serve one user's `private` or authorized responses to every user.
-    public init(cache: HTTPCache, scheme: String = "http") throws(HTTPCacheError) {
+    public init(
+        cache: HTTPCache, scheme: String = "http", maximumCacheableBodyBytes: Int = 8 << 20
+    ) throws(HTTPCacheError) {
         try cache.requireSharedMode(for: "HTTPCacheMiddleware")
         self.cache = cache
         self.scheme = scheme
+        self.maximumCacheableBodyBytes = maximumCacheableBodyBytes
     }
 
     /// A middleware for a server that only ever serves one user, whose `cache` may be in private
     /// mode (storing `private` responses and responses to authorized requests).
     ///
     /// Never use it in a server that more than one user reaches: every user would be served what
-    /// the cache stored for another. ``init(cache:scheme:)`` is the initializer for everything else.
-    public init(singleUserCache cache: HTTPCache, scheme: String = "http") {
+    /// the cache stored for another. ``init(cache:scheme:maximumCacheableBodyBytes:)`` is the
+    /// initializer for everything else.
+    public init(singleUserCache cache: HTTPCache, scheme: String = "http", maximumCacheableBodyBytes: Int = 8 << 20) {
         self.cache = cache
         self.scheme = scheme
+        self.maximumCacheableBodyBytes = maximumCacheableBodyBytes
     }
 
     /// Answers `request` from the cache when a stored response may be used, else through `next`,
@@ -157,12 +171,19 @@ public struct HTTPCacheMiddleware<Context: RequestContext>: RouterMiddleware {
         // of the route, the error is thrown on, to the app's error handling, as if no cache were
         // there.
         var routeFailure: (error: any Error, status: HTTPResponse.Status)?
+        // The route's response when it goes to the client as the route writes it, past the cache.
+        var streamedPast: Response?
         for await call in jobs {
             let routeRequest = Request(head: call.request, body: RequestBody(buffer: ByteBuffer()))
             var routeResponse: Response
             let body: Data
             do {
                 routeResponse = try await next(routeRequest, context)
+                if streamsPastCache(routeResponse.head, answering: call.request) {
+                    streamedPast = routeResponse
+                    call.continuation.resume(throwing: RouteResponseStreamedPast())
+                    continue
+                }
                 // Read here: a body that fails while it is written is the route's failure too.
                 body = try await Self.collect(routeResponse.body)
                 routeFailure = nil
@@ -183,13 +204,18 @@ public struct HTTPCacheMiddleware<Context: RequestContext>: RouterMiddleware {
                 routeFailure = (error, routeResponse.status)
             }
             // A streamed body has no length in its head: the stored response gets one, which a
-            // HEAD answered from it then keeps.
-            if routeResponse.headers[.contentLength] == nil, Self.hasContent(routeResponse.status) {
+            // HEAD answered from it then keeps. A HEAD route's empty body says nothing of the
+            // length (an explicit HEAD handler writes none): `Content-Length: 0` made the engine
+            // judge the stored GET changed, and remove it. The engine keeps no body for a HEAD.
+            let isHEAD = call.request.method == .head
+            if routeResponse.headers[.contentLength] == nil, Self.hasContent(routeResponse.status),
+                !(isHEAD && body.isEmpty)
+            {
                 routeResponse.headers[.contentLength] = String(body.count)
             }
             ClientRoutingFields.addVary(
                 routingFields, to: &routeResponse.headers, to304: routeResponse.status == .notModified)
-            call.continuation.resume(returning: (routeResponse.head, body))
+            call.continuation.resume(returning: (routeResponse.head, isHEAD ? Data() : body))
         }
         let result: HTTPCacheResponse
         do {
@@ -198,6 +224,17 @@ public struct HTTPCacheMiddleware<Context: RequestContext>: RouterMiddleware {
             // The request whose route call this one joined was cancelled before the route
             // answered: this one is not, and asks again (identical requests now joining it).
             return try await handle(request, context: context, next: next)
+        } catch is RouteResponseStreamedPast {
+            // This request's route answered with what the cache does not keep; a request that
+            // joined its call runs the route itself, past the cache.
+            guard var streamed = streamedPast else { return try await next(request, context) }
+            ClientRoutingFields.addVary(routingFields, to: &streamed.headers, to304: false)
+            return streamed
+        }
+        if var streamed = streamedPast {
+            // (The engine answered anyway: the route's response is the one this request got.)
+            ClientRoutingFields.addVary(routingFields, to: &streamed.headers, to304: false)
+            return streamed
         }
         if let routeFailure, result.source == .network, result.response.status == routeFailure.status {
             throw routeFailure.error
@@ -207,9 +244,31 @@ public struct HTTPCacheMiddleware<Context: RequestContext>: RouterMiddleware {
         // empty, the representation is not.
         if head.method == .get {
             response.body = ResponseBody(byteBuffer: ByteBuffer(bytes: result.body))
-            response.headers[.contentLength] = String(result.body.count)
+            // Not on a 204 or 304 (RFC 9110 §8.6: a 304's would have to be the stored response's).
+            if Self.hasContent(result.response.status) { response.headers[.contentLength] = String(result.body.count) }
         }
         return response
+    }
+
+    /// Whether the route's `response` to `request` goes to the client as the route writes it,
+    /// past the cache, judged by its head: a GET's response with content that announces more
+    /// than ``maximumCacheableBodyBytes``, is a stream of server-sent events, or that the engine
+    /// may not store. A 304 and a server error always reach the engine (which freshens a stored
+    /// response with one, and may answer the other with a stale one, `stale-if-error`).
+    func streamsPastCache(_ response: HTTPResponse, answering request: HTTPRequest) -> Bool {
+        guard request.method == .get, Self.hasContent(response.status), response.status.code < 500 else { return false }
+        if let length = response.headerFields[.contentLength].flatMap({ Int($0) }), length > maximumCacheableBodyBytes {
+            return true
+        }
+        if let type = response.headerFields[.contentType],
+            type.lowercased().trimmingCharacters(in: .whitespaces).hasPrefix("text/event-stream")
+        {
+            return true
+        }
+        return Storability.reasonNotToStore(
+            request: request, requestDirectives: CacheControl(fieldValues: request.headerFields[values: .cacheControl]),
+            response: response, directives: CacheControl(fieldValues: response.headerFields[values: .cacheControl]),
+            shared: cache.configuration.mode == .shared) != nil
     }
 
     /// Whether a response of `status` has content whose length `Content-Length` states: not
@@ -240,6 +299,10 @@ public struct HTTPCacheMiddleware<Context: RequestContext>: RouterMiddleware {
         return Data(collector.buffer.readableBytesView)
     }
 }
+
+/// What the engine's call of the route gets when the route's response goes to the client past
+/// the cache (`HTTPCacheMiddleware.streamsPastCache(_:answering:)`).
+private struct RouteResponseStreamedPast: ResponseSentPastCache {}
 
 /// One call of the route, asked for by the engine.
 private struct RouteCall: Sendable {

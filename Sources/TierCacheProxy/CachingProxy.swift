@@ -68,9 +68,6 @@ public final class CachingProxy: Sendable {
             guard let fieldName = HTTPField.Name(name) else { throw CachingProxyError("'\(name)' is not a field name") }
             targeted = fieldName
         }
-        var cacheConfiguration = cacheConfiguration
-        let isConnectivityError = cacheConfiguration.isConnectivityError
-        cacheConfiguration.isConnectivityError = { !($0 is OversizedResponse) && isConnectivityError($0) }
         self.configuration = configuration
         let cache = HTTPCache(storage: storage, configuration: cacheConfiguration)
         if !configuration.servesSingleUser {

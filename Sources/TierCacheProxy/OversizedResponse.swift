@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import HTTPCaching
 import HTTPTypes
 import NIOCore
 import Synchronization
@@ -7,7 +8,7 @@ import Synchronization
 /// the engine stores nothing, and caught by the proxy, which streams it to the client.
 ///
 /// Holds the head, the bytes already read, and the rest of the body still to come.
-final class OversizedResponse: Error, @unchecked Sendable {
+final class OversizedResponse: ResponseSentPastCache, @unchecked Sendable {
     // @unchecked Sendable: `iterator` and `buffered` are touched by one task at a time. The
     // transport's task reads until it throws this error and never touches it again; afterwards
     // only the caller for which `claim()` returned true reads (the atomic exchange lets one win

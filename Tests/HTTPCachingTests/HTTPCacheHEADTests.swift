@@ -76,7 +76,25 @@ struct HTTPCacheHEADTests {
         let get = try await cache.response(for: request(), transport: origin.transport)
         #expect(get.source == .network && get.body == Data("world".utf8))
         #expect(origin.received.map(\.method) == [.get, .head, .get])
-        #expect(origin.received[2].headerFields[.ifNoneMatch] == nil, "the stale response is gone, not revalidated")
+        // Stale, not removed: revalidated with its own validator (a 304 would have kept it).
+        #expect(origin.received[2].headerFields[.ifNoneMatch] == "\"v1\"")
+    }
+
+    @Test("A stored GET a HEAD made stale still serves where a stale response may (stale-if-error)")
+    func staleAfterHEADStillFallsBack() async throws {
+        let cache = try makeCache()
+        let origin = ScriptedOrigin([
+            ok([("Cache-Control", "max-age=600, stale-if-error=600"), ("ETag", "\"v1\"")], body: "hello"),
+            ok([("Cache-Control", "max-age=600"), ("ETag", "\"v2\"")], body: ""), .fail(.cannotConnectToHost),
+        ])
+        _ = try await cache.response(for: request(), transport: origin.transport)
+        // Fresh, but a HEAD (the client's own) says the representation changed.
+        var head = request(method: .head)
+        head.headerFields[.cacheControl] = "no-cache"
+        _ = try await cache.response(for: head, transport: origin.transport)
+        let fallback = try await cache.response(for: request(), transport: origin.transport)
+        #expect(fallback.body == Data("hello".utf8) && fallback.source == .staleFallback)
+        #expect(origin.received.map(\.method) == [.get, .head, .get])
     }
 
     /// A client that decodes content (URLSession) stores the decoded body without

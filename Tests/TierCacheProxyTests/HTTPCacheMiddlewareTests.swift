@@ -15,7 +15,8 @@ import Testing
 struct HTTPCacheMiddlewareTests {
     /// Runs an app whose routes count their calls, with the middleware in front.
     func withApp(
-        singleUser: Bool = false, _ body: (String, RouteCalls, HTTPCache) async throws -> Void
+        singleUser: Bool = false, routes: (Router<BasicRequestContext>, RouteCalls) -> Void = { _, _ in },
+        _ body: (String, RouteCalls, HTTPCache) async throws -> Void
     ) async throws {
         let calls = RouteCalls()
         let memory = try MemoryTier(capacity: 1 << 20)
@@ -136,6 +137,7 @@ struct HTTPCacheMiddlewareTests {
             calls.increment("POST /report")
             return Response(status: .noContent)
         }
+        routes(router, calls)
         let (ports, portSink) = AsyncStream.makeStream(of: Int.self)
         var logger = Logger(label: "middleware-app")
         logger.logLevel = .critical
@@ -220,6 +222,63 @@ struct HTTPCacheMiddlewareTests {
             for _ in 0..<2 { _ = try await send(.GET, "\(base)/private") }
             #expect(calls.count("/private") == 1)
             #expect(cache.statistics.hits == 1)
+        }
+    }
+
+    @Test("Server-sent events reach the client as the route writes them, uncached")
+    func eventStreamStreamsPast() async throws {
+        let (release, releaser) = AsyncStream.makeStream(of: Void.self)
+        defer { releaser.finish() }
+        try await withApp(routes: { router, calls in
+            router.get("/events") { _, _ in
+                calls.increment("/events")
+                return Response(
+                    status: .ok, headers: [.contentType: "text/event-stream", .cacheControl: "max-age=60"],
+                    body: ResponseBody { writer in
+                        try await writer.write(ByteBuffer(string: "data: 1\n\n"))
+                        // The next event waits for the client to have the head: read whole before
+                        // it was sent, the stream never started.
+                        for await _ in release { break }
+                        try await writer.write(ByteBuffer(string: "data: 2\n\n"))
+                        try await writer.finish(nil)
+                    })
+            }
+        }) { base, calls, cache in
+            let client = HTTPClient(eventLoopGroupProvider: .singleton)
+            do {
+                let response = try await client.execute(HTTPClientRequest(url: "\(base)/events"), timeout: .seconds(10))
+                #expect(response.status == .ok && response.headers.first(name: "Content-Type") == "text/event-stream")
+                releaser.finish()
+                let body = try await response.body.collect(upTo: 1 << 10)
+                #expect(String(buffer: body) == "data: 1\n\ndata: 2\n\n")
+                try await client.shutdown()
+            } catch {
+                try? await client.shutdown()
+                throw error
+            }
+            #expect(cache.statistics.stores == 0 && calls.count("/events") == 1)
+        }
+    }
+
+    @Test("A response announcing more than the largest cacheable body streams past the cache, whole, every time")
+    func largeBodyStreamsPast() async throws {
+        let size = 9 << 20  // over the 8 MiB default
+        try await withApp(routes: { router, calls in
+            router.get("/large") { _, _ in
+                calls.increment("/large")
+                return Response(
+                    status: .ok, headers: [.cacheControl: "max-age=60", .contentLength: String(size)],
+                    body: ResponseBody(byteBuffer: ByteBuffer(repeating: 0x61, count: size)))
+            }
+        }) { base, calls, cache in
+            for _ in 0..<2 {
+                let answer = try await send(.GET, "\(base)/large")
+                #expect(answer.status == 200 && answer.body.utf8.count == size)
+            }
+            #expect(calls.count("/large") == 2)
+            for tier in cache.storage.tiers {
+                #expect(await tier.statistics().refusedTooLarge == 0, "it was read whole and offered to the cache")
+            }
         }
     }
 
