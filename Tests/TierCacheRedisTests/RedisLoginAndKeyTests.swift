@@ -85,6 +85,29 @@ struct RedisLoginAndKeyTests {
         #expect(try cli.runTool(["-p", "\(server.port)", "PTTL", "ttl:forever"]).contains("-1"))
     }
 
+    @Test("removeAll deletes every key under the prefix, page after page of SCAN, and no other")
+    func removeAllDeletesEveryPage() async throws {
+        let server = try await RedisProcess()
+        let tier = try tier(RedisEndpoint(host: "127.0.0.1", port: server.port), prefix: "mine:")
+        let cli = RedisCLI(seeds: [])
+        _ = try cli.runTool(["-p", "\(server.port)", "SET", "theirs:k", "kept"])
+        // More than two pages of SCAN's 1,000.
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for number in 0..<2_500 {
+                group.addTask {
+                    _ = try await tier.store(
+                        CacheEntry(value: [1], storedAt: Date()), forKey: try CacheKey("k\(number)"))
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(try cli.runTool(["-p", "\(server.port)", "DBSIZE"]).contains("2501"))
+        try await tier.removeAll()
+        #expect(
+            try cli.runTool(["-p", "\(server.port)", "DBSIZE"]).trimmingCharacters(in: .whitespacesAndNewlines) == "1")
+        #expect(try cli.runTool(["-p", "\(server.port)", "GET", "theirs:k"]).contains("kept"))
+    }
+
     @Test func aBurstOnAColdPoolOpensNoMoreConnectionsThanItsSize() async throws {
         let server = try await RedisProcess()
         let tier = try RedisTier(
