@@ -3,9 +3,21 @@ import TierCache
 import TierCacheRecords
 
 extension RedisTier: RedisRecordDecoder {
+    /// The largest value decoded where its record arrives, on the connection's event loop; a
+    /// larger one is copied out and decoded by the task that reads it. A highly compressible
+    /// value of up to the tier's capacity passes the 5% rule on its stored size, and
+    /// decompressing it on the loop stalled every connection there (a coherence's tracking
+    /// connection too, whose timeout then emptied the upper tiers).
+    static let largestValueDecodedInPlace = 1 << 20
+
     /// Decodes a stored record where it lies: for a `GET` or `MGET` reply, in the connection's
-    /// receive buffer, on its event loop.
+    /// receive buffer, on its event loop (a value over ``largestValueDecodedInPlace`` is left to
+    /// the reader, ``DecodedRecord/undecoded(record:)``).
     func decodeRecord(_ bytes: UnsafeRawBufferPointer) -> DecodedRecord {
+        decodeRecord(bytes, inPlace: true)
+    }
+
+    private func decodeRecord(_ bytes: UnsafeRawBufferPointer, inPlace: Bool) -> DecodedRecord {
         do throws(EntryRecord.DecodeFailure) {
             let header = try EntryRecord.header(of: bytes)
             guard header.fullKey == nil else {
@@ -13,6 +25,9 @@ extension RedisTier: RedisRecordDecoder {
             }
             let largest = EntryRecord.largestValue(inCapacity: configuration.capacity)
             guard header.originalSize <= largest else { return .largerThanTier(size: header.originalSize) }
+            if inPlace, header.originalSize > Self.largestValueDecodedInPlace {
+                return .undecoded(record: [UInt8](bytes))
+            }
             let value = try EntryRecord.value(of: header, codec: codec, largestValue: largest)
             return .entry(
                 CacheEntry(value: value, storedAt: header.metadata.storedAt, expiresAt: header.metadata.expiresAt))
@@ -25,7 +40,7 @@ extension RedisTier: RedisRecordDecoder {
     /// string is decoded, anything else is a miss.
     func decodeRecord(_ reply: RESPValue) -> DecodedRecord {
         guard case .bulkString(let record) = reply else { return .missing }
-        return record.withUnsafeBytes(decodeRecord)
+        return record.withUnsafeBytes { decodeRecord($0, inPlace: false) }
     }
 
     /// The entry a decoded record is, counting the lookup: a missing key is a miss, a damaged
@@ -38,6 +53,9 @@ extension RedisTier: RedisRecordDecoder {
         from record: DecodedRecord, key: CacheKey, redisKey: [UInt8], timing: TierCounters.LookupTiming
     ) async -> CacheEntry? {
         switch record {
+        case .undecoded(let stored):
+            let decoded = stored.withUnsafeBytes { decodeRecord($0, inPlace: false) }
+            return await entry(from: decoded, key: key, redisKey: redisKey, timing: timing)
         case .missing:
             counters.recordLookup(hit: false, timing: timing)
             return nil

@@ -8,10 +8,11 @@ import TierCache
 @Suite(
     .enabled(if: RedisProcess.cliPath != nil, "redis-server and redis-cli are not installed"), .timeLimit(.minutes(5)))
 struct RedisLoginAndKeyTests {
-    private func tier(_ endpoint: RedisEndpoint, prefix: String = "login:") throws -> RedisTier {
+    private func tier(_ endpoint: RedisEndpoint, prefix: String = "login:", capacity: Int = 1 << 20) throws -> RedisTier
+    {
         try RedisTier(
             configuration: .init(
-                deployment: .standalone(endpoint), keyPrefix: prefix, capacity: 1 << 20,
+                deployment: .standalone(endpoint), keyPrefix: prefix, capacity: capacity,
                 commandTimeout: .seconds(5), failureMode: .throwErrors))
     }
 
@@ -106,6 +107,21 @@ struct RedisLoginAndKeyTests {
         #expect(
             try cli.runTool(["-p", "\(server.port)", "DBSIZE"]).trimmingCharacters(in: .whitespacesAndNewlines) == "1")
         #expect(try cli.runTool(["-p", "\(server.port)", "GET", "theirs:k"]).contains("kept"))
+    }
+
+    @Test("A value over what is decoded on the event loop reads back whole, alone and in a batch")
+    func largeCompressibleValueIsDecodedByTheReader() async throws {
+        let server = try await RedisProcess()
+        let tier = try tier(RedisEndpoint(host: "127.0.0.1", port: server.port), prefix: "large:", capacity: 64 << 20)
+        // 3 MiB that compress to a few kB: within the 5% rule by their stored size.
+        let large = [UInt8](repeating: 7, count: 3 << 20)
+        let small = [UInt8](repeating: 1, count: 100)
+        #expect(try await tier.store(CacheEntry(value: large, storedAt: Date()), forKey: CacheKey("large")) == .stored)
+        _ = try await tier.store(CacheEntry(value: small, storedAt: Date()), forKey: CacheKey("small"))
+        #expect(large.count > RedisTier.largestValueDecodedInPlace)
+        #expect(try await tier.entry(forKey: CacheKey("large"))?.value == large)
+        let batch = try await tier.entries(forKeys: [CacheKey("small"), CacheKey("large"), CacheKey("absent")])
+        #expect(batch.map { $0?.value } == [small, large, nil])
     }
 
     @Test func aBurstOnAColdPoolOpensNoMoreConnectionsThanItsSize() async throws {

@@ -11,6 +11,9 @@ enum DecodedRecord: Sendable {
     /// A value larger than this tier's capacity (``EntryRecord/largestValue(inCapacity:)``), not
     /// decompressed: a server whose tier is configured larger may have written it, and may read it.
     case largerThanTier(size: Int)
+    /// A value too large to decompress on the connection's event loop
+    /// (``RedisTier/largestValueDecodedInPlace``): the record's bytes, decoded by the reader's task.
+    case undecoded(record: [UInt8])
     /// Not a record this tier can read: damaged, or written by another program. `record` is its
     /// bytes, so that it is deleted only while it is still the one read.
     case damaged(reason: String, record: [UInt8])
