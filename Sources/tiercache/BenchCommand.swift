@@ -242,7 +242,7 @@ struct BenchCommand: AsyncParsableCommand {
 /// The subjects `tiercache bench` knows by name.
 enum SubjectName {
     static let help =
-        "memory (memory-lru), memory-POLICY (\(MemoryTier.EvictionPolicy.allCases.map { "\($0)".lowercased() }.joined(separator: ", "))), "
+        "memory (memory-lru), memory-POLICY (\(MemoryTier.EvictionPolicy.allCases.map { $0.rawValue.lowercased() }.joined(separator: ", "))), "
         + "lmdb, lmdb-dictionary, lmdb-encrypted, sqlite, sqlite-full (synced commits), tiered (memory over LMDB), "
         + "redis (with --redis URL), and the baselines minimal-lru, raw-lmdb, raw-sqlite and raw-sqlite-full"
 

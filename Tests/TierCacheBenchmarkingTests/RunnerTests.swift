@@ -178,6 +178,11 @@ import TierCacheEviction
             .tiered("lower fails", baseline: .minimalLRU) { _ in
                 TieredCache(tiers: [try MemoryTier(capacity: 1 << 20), try FailingTier(failingAfter: 0)])
             },
+            .tiered("lower fails lookups", baseline: .minimalLRU) { _ in
+                TieredCache(tiers: [
+                    try MemoryTier(capacity: 4 << 10), try FailingTier(failingAfter: .max, lookups: true),
+                ])
+            },
         ])
         let refuses = try #require(results.result("refuses"))
         #expect(refuses.failure == nil && refuses.hits == 0)
@@ -186,9 +191,14 @@ import TierCacheEviction
         #expect(results.throughputRatio(of: refuses) != nil)
         let failing = try #require(results.result("lower fails"))
         #expect(failing.failure == nil && failing.failedStores > 0 && failing.refusedStores == 0)
-        #expect(failing.status == "\(failing.failedStores) stores failed")
+        #expect(failing.status.hasPrefix("\(failing.failedStores) stores failed"))
         #expect(results.throughputRatio(of: failing) == nil)
         #expect(results.report().tables[0].text.contains("stores failed"))
+        // Lookups a lower tier failed are misses to the requests: the tiers' errors say so.
+        let blind = try #require(results.result("lower fails lookups"))
+        #expect(blind.failure == nil && blind.failedStores == 0 && blind.tierErrors > 0)
+        #expect(blind.status.hasPrefix("\(blind.tierErrors) tier errors"), "\(blind.status)")
+        #expect(results.throughputRatio(of: blind) == nil)
     }
 
     /// The minimal LRU charges an entry what the memory tier charges, and refuses what it
@@ -455,12 +465,19 @@ final class FailingTier: LocalCacheTier {
     private let inner: MemoryTier
     private let storesLeft: Mutex<Int>
 
-    init(failingAfter stores: Int) throws {
+    private let failsLookups: Bool
+
+    /// Fails every store after the first `stores`, and with `lookups`, every lookup.
+    init(failingAfter stores: Int, lookups: Bool = false) throws {
         inner = try MemoryTier(capacity: 1 << 20)
         storesLeft = Mutex(stores)
+        failsLookups = lookups
     }
 
-    func entry(forKey key: CacheKey) -> CacheEntry? { inner.entry(forKey: key) }
+    func entry(forKey key: CacheKey) throws -> CacheEntry? {
+        if failsLookups { throw Failure() }
+        return inner.entry(forKey: key)
+    }
     func store(_ entry: CacheEntry, forKey key: CacheKey) throws -> StoreOutcome {
         guard
             storesLeft.withLock({

@@ -27,7 +27,7 @@ public struct Simulator: Sendable {
         public let trace: String
         /// What is wrong and what to do instead.
         public var description: String {
-            "\(trace) has no object sizes, so capacities in bytes mean nothing for it; give capacities in objects or percent"
+            "\(trace) has no object sizes, so a simulation in bytes means nothing for it; simulate in objects (`--unit objects`), or use a trace that gives sizes"
         }
     }
 

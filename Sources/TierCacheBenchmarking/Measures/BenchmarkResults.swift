@@ -13,11 +13,12 @@ public struct BenchmarkResults: Sendable, Codable, Hashable {
     public var results: [SubjectResult]
 
     /// `result`'s throughput over its baseline's at the same concurrency, in this run; `nil`
-    /// without a baseline, or when either failed or had stores fail (it did not do the work).
+    /// without a baseline, or when either failed, had stores fail or counted tier errors (a
+    /// lookup a tier failed is a miss: it did not do the work).
     public func throughputRatio(of result: SubjectResult) -> Double? {
-        guard let name = result.baseline, result.failure == nil, result.failedStores == 0,
+        guard let name = result.baseline, result.failure == nil, result.failedStores == 0, result.tierErrors == 0,
             let baseline = results.first(where: { $0.subject == name && $0.tasks == result.tasks && $0.isBaseline }),
-            baseline.failure == nil, baseline.failedStores == 0, baseline.throughput > 0
+            baseline.failure == nil, baseline.failedStores == 0, baseline.tierErrors == 0, baseline.throughput > 0
         else { return nil }
         return result.throughput / baseline.throughput
     }

@@ -57,12 +57,18 @@ public struct SubjectResult: Sendable, Codable, Hashable {
     public var hitRatio: Double { reads > 0 ? Double(hits) / Double(reads) : 0 }
     /// Bytes found over bytes read.
     public var byteHitRatio: Double { readBytes > 0 ? Double(hitBytes) / Double(readBytes) : 0 }
-    /// What the report's status column says: the failure, else the stores refused or failed, else
-    /// "ok".
+    /// The operations the subject's tiers counted as failed in the measured phase: a tiered
+    /// cache answers a lookup a tier failed as a miss, and goes on past a store a tier failed, so
+    /// these are the failures the requests' answers do not show. A subject with any gets no
+    /// throughput ratio.
+    public var tierErrors: Int { tiers.reduce(0) { $0 &+ $1.errors } }
+    /// What the report's status column says: the failure, else the stores failed, the tiers'
+    /// errors and the stores refused, else "ok".
     public var status: String {
         if let failure { return failure }
         var notes: [String] = []
         if failedStores > 0 { notes.append("\(failedStores) stores failed") }
+        if tierErrors > 0 { notes.append("\(tierErrors) tier errors") }
         if refusedStores > 0 { notes.append("\(refusedStores) stores refused") }
         return notes.isEmpty ? "ok" : notes.joined(separator: ", ")
     }
