@@ -77,10 +77,12 @@ extension HTTPCache {
     }
 
     /// `request` (and its body) for AsyncHTTPClient; `nil` when it has no absolute URL. Shared with
-    /// the caching proxy's upstream transport.
+    /// the caching proxy's upstream transport. The target goes as the client wrote it, with only
+    /// the bytes a URI may not hold percent-encoded (``RequestTarget``): through `URL`, a target
+    /// such as `?q=caf%C3%A9&tag[]=new` was encoded a second time.
     package static func clientRequest(for request: HTTPRequest, body: Data?) -> HTTPClientRequest? {
-        guard let url = request.url else { return nil }
-        var outgoing = HTTPClientRequest(url: url.absoluteString)
+        guard let uri = RequestTarget.absoluteURI(of: request) else { return nil }
+        var outgoing = HTTPClientRequest(url: uri)
         outgoing.method = HTTPMethod(rawValue: request.method.rawValue)
         outgoing.headers = HTTPHeaders(request.headerFields.map { ($0.name.rawName, $0.value) })
         if let body { outgoing.body = .bytes(ByteBuffer(bytes: body)) }

@@ -48,8 +48,7 @@ extension CachingProxy {
                 try await cache.purge(tags: tags, mode: mode)
                 done = "purged \(Set(tags).count) tag(s) (\(mode.rawValue))"
             } else {
-                guard let url = outgoing.url else { return errorAnswer(.badRequest, "the target is not a URL") }
-                try await cache.purge(url: url, mode: mode)
+                try await cache.purge(target: outgoing, mode: mode)
                 done = "purged \(head.path ?? "/") (\(mode.rawValue))"
             }
             let body = ByteBuffer(string: done + "\n")
@@ -59,6 +58,8 @@ extension CachingProxy {
                     .contentType: "text/plain; charset=utf-8", .contentLength: String(body.readableBytes), .via: via,
                 ])
             return Answer(head: response, body: .buffered(body), outcome: .purge)
+        } catch  where error.code == .invalidRequest {
+            return errorAnswer(.badRequest, error.message)
         } catch {
             logger.warning("PURGE failed", metadata: ["error": "\(error)"])
             return errorAnswer(.serviceUnavailable, "the purge was not recorded: \(error.message)")

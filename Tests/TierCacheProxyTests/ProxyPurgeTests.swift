@@ -35,6 +35,29 @@ struct ProxyPurgeTests {
         }
     }
 
+    @Test("A target with bytes a URI may not hold reaches the origin encoded once, and PURGE of it finds it")
+    func targetEncodedOnce() async throws {
+        try await withPurgingProxy { origin, proxy in
+            // As browsers send a query with brackets: unencoded, beside an encoded é.
+            func send(_ method: String, _ fields: String = "") async throws -> String {
+                try await RawHTTP.exchange(
+                    port: proxy.port,
+                    Array(
+                        ("\(method) /target?q=caf%C3%A9&tag[]=new HTTP/1.1\r\nHost: 127.0.0.1\r\n\(fields)"
+                            + "Connection: close\r\n\r\n").utf8))
+            }
+            // Encoded a second time, the origin got `q=caf%25C3%25A9`: a search for other text.
+            let first = try await send("GET")
+            #expect(first.hasSuffix("/target?q=caf%C3%A9&tag%5B%5D=new"), "\(first)")
+            let hit = try await send("GET").lowercased()
+            #expect(hit.contains("cache-status: tiercache;hit"), "\(hit)")
+            let purged = try await send("PURGE", "Authorization: Bearer \(Self.token)\r\n")
+            #expect(purged.hasPrefix("HTTP/1.1 200") && purged.contains("purged /target"), "\(purged)")
+            _ = try await send("GET")
+            #expect(origin.count("/target") == 2, "the purge named another key than the stored one")
+        }
+    }
+
     @Test("PURGE with Purge-Tags removes every response carrying a tag; soft mode revalidates instead")
     func purgeTags() async throws {
         try await withPurgingProxy { origin, proxy in

@@ -78,6 +78,8 @@ final class ScriptedOrigin: Sendable {
             let language = request.headers[.acceptLanguage] ?? "none"
             return Self.text("hello in \(language)", ["Cache-Control": "max-age=600", "Vary": "Accept-Language"])
         }
+        // The target as it arrived, byte for byte.
+        router.get("/target") { request, _ in Self.text(request.uri.description, ["Cache-Control": "max-age=600"]) }
         router.get("/echo") { request, _ in
             let lines = request.headers.map { "\($0.name.canonicalName): \($0.value)" }.sorted().joined(separator: "\n")
             return Self.text(lines, [:])

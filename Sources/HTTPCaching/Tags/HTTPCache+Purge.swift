@@ -83,6 +83,20 @@ extension HTTPCache {
         await purge(primaryKey: primaryKey, mode: mode)
     }
 
+    /// Purges the resource `request` targets (its method aside), keyed as a GET of the same
+    /// target: for a front end that has a request rather than a `URL` (the caching proxy's purge
+    /// endpoint). ``purge(url:mode:)`` goes through `URL`, which encodes again a target holding
+    /// bytes a URI may not (`?tag[]=new`), so that it named another key than the one the
+    /// resource is stored under.
+    public func purge(target request: HTTPRequest, mode: PurgeMode = .hard) async throws(HTTPCacheError) {
+        var get = request
+        get.method = .get
+        guard let primaryKey = primaryKey(for: get) else {
+            throw HTTPCacheError(.invalidRequest, "\(request.path ?? "the request") has no cache key")
+        }
+        await purge(primaryKey: primaryKey, mode: mode)
+    }
+
     /// ``purge(url:mode:)`` for a resource's primary key.
     func purge(primaryKey: CacheKey, mode: PurgeMode) async {
         defer { counters.recordPurge(ofTag: false, mode: mode) }
