@@ -114,11 +114,7 @@ public struct HTTPCacheMiddleware<Context: RequestContext>: RouterMiddleware {
         }
         // A GET or HEAD with content (a search API's query in the body): the key cannot see it,
         // and the route would be called without it. It bypasses the cache.
-        if head.headerFields[.transferEncoding] != nil
-            || head.headerFields[.contentLength].map({ $0.trimmingCharacters(in: .whitespaces) != "0" }) == true
-        {
-            return try await next(request, context)
-        }
+        if head.announcesContent { return try await next(request, context) }
         // A Host that is not host[:port] (RFC 9112 §3.2) could name one origin to the route and
         // another to the key (`evil.example#@shop.example` is keyed as shop.example, whose users
         // would then be served what the route made for evil.example): it bypasses the cache. (An

@@ -274,6 +274,9 @@ public final class CachingProxy: Sendable {
         if hasRoutingFields, configuration.forwardsClientRoutingFields {
             forwarding.steering = ClientRoutingFields.steering(of: head.headerFields)
         }
+        // A GET or HEAD with content (a search API's query in its body) goes past the cache,
+        // with its body: it was dropped, and the answer to the bare URL stored for every query.
+        if head.method == .get || head.method == .head, head.announcesContent { forwarding.steering = .bypass }
         return .success(forwarding)
     }
 
@@ -391,7 +394,7 @@ public final class CachingProxy: Sendable {
             return await purgeAnswer(head, outgoing: forwarding.outgoing, token: token)
         }
         var body: Data?
-        if head.method != .get && head.method != .head {
+        if head.method != .get && head.method != .head || head.announcesContent {
             switch await collectBody(of: request) {
             case .success(let collected): body = collected
             case .failure(let failure): return failure.answer

@@ -265,6 +265,17 @@ struct CachingProxyTests {
         }
     }
 
+    @Test("A GET with content goes past the cache with its body; its answer is not stored for the bare URL")
+    func getWithContentBypasses() async throws {
+        try await withProxy { origin, proxy in
+            let query = try await send(.GET, "\(proxy.url)/search-body", body: "{\"term\":\"alice\"}")
+            #expect(query.body == "16 bytes", "the body was dropped: \(query.body)")
+            #expect(query.cacheStatus.contains("fwd=bypass"), "\(query.cacheStatus)")
+            let bare = try await send(.GET, "\(proxy.url)/search-body")
+            #expect(bare.body == "0 bytes" && origin.count("/search-body") == 2)
+        }
+    }
+
     @Test("RFC 9213: CDN-Cache-Control governs the proxy by default; clients get Cache-Control")
     func targetedCacheControl() async throws {
         try await withProxy { origin, proxy in

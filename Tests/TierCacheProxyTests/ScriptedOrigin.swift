@@ -78,6 +78,11 @@ final class ScriptedOrigin: Sendable {
             let language = request.headers[.acceptLanguage] ?? "none"
             return Self.text("hello in \(language)", ["Cache-Control": "max-age=600", "Vary": "Accept-Language"])
         }
+        // A search API reading its query from a GET's body.
+        router.get("/search-body") { request, _ in
+            let query = try await request.body.collect(upTo: 1 << 10)
+            return Self.text("\(query.readableBytes) bytes", ["Cache-Control": "max-age=600"])
+        }
         // The target as it arrived, byte for byte.
         router.get("/target") { request, _ in Self.text(request.uri.description, ["Cache-Control": "max-age=600"]) }
         router.get("/echo") { request, _ in
