@@ -23,7 +23,9 @@ extension CachingProxy {
                 availableConnectionsDelegate: MaximumAvailableConnections(
                     configuration.maximumConnections, logger: logger)),
             eventLoopGroup: MultiThreadedEventLoopGroup.singleton, logger: logger,
-            responder: { [self] request, writer, _ in try await respond(to: request, writer: writer) },
+            responder: { [self] request, writer, channel in
+                try await respond(to: request, writer: writer, client: channel.remoteAddress?.ipAddress)
+            },
             onServerRunning: { channel in await onListening?(channel.localAddress?.port ?? 0) })
     }
 

@@ -129,11 +129,13 @@ public final class CachingProxy: Sendable {
 
     // MARK: Requests
 
+    static let forwardedFor = HTTPField.Name("X-Forwarded-For")!
+
     /// Answers one request from a client (the path for everything the event loop did not answer
     /// from storage, see ``CacheHitFastPath``).
-    func respond(to request: Request, writer: consuming ResponseWriter) async throws {
+    func respond(to request: Request, writer: consuming ResponseWriter, client: String? = nil) async throws {
         let started = ContinuousClock.now
-        var answer = await answer(request)
+        var answer = await answer(request, client: client)
         var reserved = 0
         if case .buffered(let body) = answer.body {
             if answerBudget.reserve(body.readableBytes) {
@@ -223,7 +225,9 @@ public final class CachingProxy: Sendable {
     /// The checks that come before anything else (header size, method, target form) and the
     /// request to forward; or the error answer.
     /// `addingVia: false` leaves out the `Via` field, for a lookup that will not reach the origin.
-    func prepare(_ head: HTTPRequest, addingVia: Bool = true) -> Result<Forwarding, AnswerError> {
+    /// `client`, the client's address, goes to the origin in `X-Forwarded-For`.
+    func prepare(_ head: HTTPRequest, addingVia: Bool = true, client: String? = nil) -> Result<Forwarding, AnswerError>
+    {
         var headerBytes = head.path?.utf8.count ?? 0
         var hasRoutingFields = false
         var hasSecondHost = false
@@ -267,6 +271,13 @@ public final class CachingProxy: Sendable {
                 hasRoutingFields && !configuration.forwardsClientRoutingFields
                     ? ClientRoutingFields.removing(from: head.headerFields) : head.headerFields))
         if addingVia { outgoing.headerFields.append(HTTPField(name: .via, value: via)) }
+        if let client {
+            // The origin learns who asked (its logs, its rate limits), as from Varnish: the
+            // client's own `X-Forwarded-For` was removed with the other routing fields, or, kept
+            // for the origin behind a proxy that sets them, gets this address appended.
+            let earlier = outgoing.headerFields[values: Self.forwardedFor]
+            outgoing.headerFields[values: Self.forwardedFor] = [(earlier + [client]).joined(separator: ", ")]
+        }
         let preconditions = ClientPreconditions.extract(from: &outgoing)
         var forwarding = Forwarding(
             outgoing: outgoing, preconditions: preconditions,
@@ -382,11 +393,11 @@ public final class CachingProxy: Sendable {
         return (answer, window > 0 ? window : nil)
     }
 
-    /// What to send for `request`.
-    func answer(_ request: Request) async -> Answer {
+    /// What to send for `request`, from the client at address `client`.
+    func answer(_ request: Request, client: String? = nil) async -> Answer {
         let head = request.head
         var forwarding: Forwarding
-        switch prepare(head) {
+        switch prepare(head, client: client) {
         case .success(let prepared): forwarding = prepared
         case .failure(let failure): return failure.answer
         }

@@ -200,6 +200,21 @@ struct ProxyHostileRequestTests {
     }
 
     @Test(
+        "The origin gets the client's address in X-Forwarded-For, never one a client made up; behind a trusted proxy it is appended"
+    )
+    func clientAddressForwarded() async throws {
+        let forwardedFor = HTTPField.Name("X-Forwarded-For")!
+        try await withProxy { origin, proxy in
+            _ = try await send(.GET, "\(proxy.url)/echo", headers: [("X-Forwarded-For", "6.6.6.6")])
+            #expect(origin.lastRequestFields("/echo")?[forwardedFor] == "127.0.0.1")
+        }
+        try await withProxy(["--forward-client-routing-fields"]) { origin, proxy in
+            _ = try await send(.GET, "\(proxy.url)/echo", headers: [("X-Forwarded-For", "10.0.0.9")])
+            #expect(origin.lastRequestFields("/echo")?[forwardedFor] == "10.0.0.9, 127.0.0.1")
+        }
+    }
+
+    @Test(
         "--forward-client-routing-fields passes them on, for a proxy behind one that sets them, without letting a client poison"
     )
     func routingFieldsCanBeTrusted() async throws {
