@@ -103,7 +103,11 @@ final class CacheHitFastPath: ChannelDuplexHandler, RemovableChannelHandler {
             if context.channel.isWritable, let answer = proxy.answerFromStorage(head),
                 proxy.answerBudget.reserve(answer.body.readableBytes)
             {
-                context.write(wrapOutboundOut(.head(answer.head)), promise: nil)
+                var answerHead = answer.head
+                // Shutting down, the connection closes after this answer: a client that reuses
+                // connections (a load balancer) must not send its next request into it.
+                if isQuiescing { answerHead.headers.replaceOrAdd(name: "connection", value: "close") }
+                context.write(wrapOutboundOut(.head(answerHead)), promise: nil)
                 answer.body.forEachWriteSlice { context.write(wrapOutboundOut(.body(.byteBuffer($0))), promise: nil) }
                 context.writeAndFlush(
                     wrapOutboundOut(.end(nil)), promise: endSent(context, releasing: answer.body.readableBytes))
@@ -145,14 +149,17 @@ final class CacheHitFastPath: ChannelDuplexHandler, RemovableChannelHandler {
             wrapOutboundOut(.head(HTTPResponseHead(version: request.version, status: .continue))), promise: nil)
     }
 
-    /// Writes the async path's responses, an HTTP/1.0 request's in HTTP/1.0.
+    /// Writes the async path's responses, an HTTP/1.0 request's in HTTP/1.0, and, once shutdown
+    /// began, with `Connection: close`.
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         switch unwrapOutboundIn(data) {
         case .head(var head) where head.status.code >= 200:
             guard let request = unansweredVersions.popFirst(), request.version.major == 1,
                 request.version.minor == 0
             else {
-                return context.write(data, promise: promise)
+                guard isQuiescing else { return context.write(data, promise: promise) }
+                head.headers.replaceOrAdd(name: "connection", value: "close")
+                return context.write(wrapOutboundOut(.head(head)), promise: promise)
             }
             head.version = request.version
             head.headers.remove(name: "transfer-encoding")

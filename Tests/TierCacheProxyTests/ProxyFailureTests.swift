@@ -196,6 +196,8 @@ struct ProxyFailureTests {
         origin.gate.open()
         let response = try await inFlight
         #expect(response.status == 200 && response.body == "gated")
+        // The connection closes after it: a client reusing connections must not send another.
+        #expect(response.field("Connection") == "close")
         #expect(await proxy.stopped() == 0)
         await origin.stop()
     }
