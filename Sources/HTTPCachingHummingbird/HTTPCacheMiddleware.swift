@@ -64,6 +64,13 @@ import NIOCore
 /// Routes run in the request that needs them: a background revalidation
 /// (`stale-while-revalidate`) cannot call a route after its request ended, so the stale response
 /// keeps being served within its window and the first request after it revalidates.
+///
+/// Two things the engine does that an app behind a CDN should know: the tag fields
+/// (`Surrogate-Key`, `Cache-Tag`) are taken out of the responses it answers, as a CDN takes them
+/// out (keep them for a CDN in front with `HTTPCache.Tagging(removesFields: false)` in the engine's
+/// configuration); and a client's request directives are obeyed as RFC 9111 §5.2.1 reads them
+/// (`Cache-Control: no-cache` or `max-age=0` revalidates through the route), so any client can
+/// have an expensive route run: put a rate limit in front of it where that matters.
 public struct HTTPCacheMiddleware<Context: RequestContext>: RouterMiddleware {
     /// The cache the responses are kept in.
     public let cache: HTTPCache

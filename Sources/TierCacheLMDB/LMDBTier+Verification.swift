@@ -154,6 +154,9 @@ extension LMDBTier {
     /// opening sealed records and using the store's dictionaries as lookups do: a record sealed
     /// under a key this tier was not given, or needing a dictionary the store lost, counts as
     /// damaged; one in a newer format version counts apart (``LMDBVerification/unknownFormatRecords``).
+    /// The walk holds one read transaction throughout: on a store of gigabytes, the pages freed
+    /// meanwhile cannot be reused until it ends, and stores beside it may evict more, or be
+    /// refused as out of space. Verify a large store at a quiet time.
     public func verify() throws(TierCacheError) -> LMDBVerification {
         let dataFile = directory.appendingPathComponent("data.mdb").path
         do {

@@ -44,7 +44,10 @@ public struct SubjectResult: Sendable, Codable, Hashable {
     public var tiers: [TierResult]
     /// The process's resident memory after the run, with the subject still open (bytes): on
     /// Linux the current figure; elsewhere the process's peak so far (`ru_maxrss`, the one figure
-    /// every platform gives), so a subject measured after a larger one shows that one's.
+    /// every platform gives), so a subject measured after a larger one shows that one's. The whole
+    /// process's, not the subject's alone: the run's own requests, and on Linux memory that
+    /// subjects measured earlier freed and the allocator kept, count too; compare subjects run
+    /// in the same order.
     public var residentBytes: Int?
     /// What the subject's scratch directory held on disk after the run (bytes).
     public var diskBytes: Int?
