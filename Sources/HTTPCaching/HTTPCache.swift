@@ -589,10 +589,13 @@ public final class HTTPCache: Sendable {
     /// (RFC 9111 §4.4). For front ends that forward such requests themselves (the Hummingbird
     /// middleware runs the route); ``response(for:body:cachePolicy:transport:)`` does it already.
     public func invalidate(after request: HTTPRequest, response: HTTPResponse) async {
-        for uri in Invalidation.invalidatedURIs(request: request, response: response) {
-            guard let url = URL(string: uri), let key = primaryKey(for: HTTPRequest(method: .get, url: url)) else {
-                continue
-            }
+        // The first is the target, keyed from the request; the locations come from URLs.
+        for (index, uri) in Invalidation.invalidatedURIs(request: request, response: response).enumerated() {
+            let key =
+                index == 0
+                ? targetKey(of: request)
+                : URL(string: uri).flatMap { primaryKey(for: HTTPRequest(method: .get, url: $0)) }
+            guard let key else { continue }
             await remove(primaryKey: key)
             counters.recordInvalidation()
         }
@@ -600,11 +603,18 @@ public final class HTTPCache: Sendable {
 
     /// Removes the target of `request`, an unsafe method whose response never arrived whole.
     private func invalidateTarget(of request: HTTPRequest) async {
-        guard let uri = Invalidation.targetURI(ofUnanswered: request), let url = URL(string: uri),
-            let key = primaryKey(for: HTTPRequest(method: .get, url: url))
-        else { return }
+        guard !Invalidation.safeMethods.contains(request.method), let key = targetKey(of: request) else { return }
         await remove(primaryKey: key)
         counters.recordInvalidation()
+    }
+
+    /// The primary key of a GET of `request`'s target, made from the request's own parts: through
+    /// `URL`, a target holding bytes a URI may not (`?tag[]=new`) was encoded a second time, and
+    /// named another key than the one its responses are stored under.
+    private func targetKey(of request: HTTPRequest) -> CacheKey? {
+        var get = request
+        get.method = .get
+        return primaryKey(for: get)
     }
 
     /// The longest primary key the engine uses, in UTF-8 bytes: a tier key's limit less 1 KiB,

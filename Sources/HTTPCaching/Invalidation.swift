@@ -7,8 +7,9 @@ public enum Invalidation {
     static let safeMethods: Set<HTTPRequest.Method> = [.get, .head, .options, .trace]
 
     /// The normalised URIs whose stored responses must be invalidated after `response` to
-    /// `request`: for an unsafe method with a non-error (2xx or 3xx) response, the target URI and
-    /// the `Location` and `Content-Location` URIs of the same origin (§4.4). Empty otherwise.
+    /// `request`: for an unsafe method with a non-error (2xx or 3xx) response, the target URI
+    /// (first) and the `Location` and `Content-Location` URIs of the same origin (§4.4). Empty
+    /// otherwise.
     public static func invalidatedURIs(request: HTTPRequest, response: HTTPResponse) -> [String] {
         guard !safeMethods.contains(request.method), (200..<400).contains(response.status.code),
             let target = HTTPCacheKey.normalizedURI(of: request)
@@ -28,14 +29,6 @@ public enum Invalidation {
             if !uris.contains(uri) { uris.append(uri) }
         }
         return uris
-    }
-
-    /// The normalised target URI of `request` when it is an unsafe method whose response never
-    /// arrived whole (the exchange failed after the origin may have applied it); nil for a safe
-    /// method. Only the target: the response's `Location` and `Content-Location` are unknown.
-    static func targetURI(ofUnanswered request: HTTPRequest) -> String? {
-        guard !safeMethods.contains(request.method) else { return nil }
-        return HTTPCacheKey.normalizedURI(of: request)
     }
 
     /// `scheme://authority` of a normalised URI.

@@ -416,6 +416,30 @@ struct HTTPCacheEngineTests {
         #expect(cache.statistics.invalidations == 1)
     }
 
+    @Test("§4.4: a target holding bytes a URI may not hold is invalidated under the key it is stored under")
+    func invalidationOfAnUnencodedTarget() async throws {
+        let target = HTTPRequest(method: .get, scheme: "https", authority: "example.com", path: "/items?tag[]=new")
+        var post = target
+        post.method = .post
+        let origin = ScriptedOrigin([
+            ok([("Cache-Control", "max-age=600")]), .respond(response(201), ""),
+            ok([("Cache-Control", "max-age=600")], body: "after"), .fail(.networkConnectionLost),
+            ok([("Cache-Control", "max-age=600")], body: "again"),
+        ])
+        let cache = makeCache()
+        _ = try await cache.response(for: target, transport: origin.transport)
+        #expect(try await cache.response(for: target, transport: origin.transport).source == .cache)
+        // Keyed through `URL`, the POST's target was `tag%5B%5D`: another key, and the GET stayed.
+        _ = try await cache.response(for: post, body: Data("x".utf8), transport: origin.transport)
+        let after = try await cache.response(for: target, transport: origin.transport)
+        #expect(after.source == .network && after.body == Data("after".utf8))
+        // And when the POST's exchange fails.
+        await #expect(throws: URLError.self) {
+            try await cache.response(for: post, body: Data("x".utf8), transport: origin.transport)
+        }
+        #expect(try await cache.response(for: target, transport: origin.transport).body == Data("again".utf8))
+    }
+
     @Test("§4.4: an unsafe request whose exchange failed invalidates its target; a safe one does not")
     func failedUnsafeExchangeInvalidates() async throws {
         let origin = ScriptedOrigin([
