@@ -14,9 +14,31 @@ extension LMDBTier {
     static let layoutVersion: UInt64 = 1
 
     /// Deletes the store in `directory` (its `data.mdb` and `lock.mdb`) and clears its "being
-    /// checked" mark, leaving other files and the directory itself. Only call it when no process
-    /// has the store open.
+    /// checked" mark, leaving other files and the directory itself.
+    ///
+    /// - Throws: `invalidConfiguration` while a tier, in this process or another, has the store
+    ///   open: deleted under it, the open tier went on writing to the deleted files (holding up
+    ///   to its capacity of disk), and a later opener in another process made a new store the two
+    ///   never shared. Close every tier on it first.
     public static func destroy(directory: URL) throws(TierCacheError) {
+        let users = open(directory.appendingPathComponent(CheckMarker.usersFileName).path, O_RDONLY | O_CLOEXEC)
+        if users >= 0 {
+            defer { close(users) }
+            // Every open tier holds this file's lock shared for its lifetime (`CheckMarker`).
+            guard flock(users, LOCK_EX | LOCK_NB) == 0 else {
+                throw TierCacheError(
+                    .invalidConfiguration,
+                    "the store at \(directory.path) is open in this or another process; close every tier on it first")
+            }
+            try deleteStoreFiles(in: directory)
+        } else {
+            try deleteStoreFiles(in: directory)
+        }
+    }
+
+    /// ``destroy(directory:)`` without its check, for an opener that holds the store alone (its
+    /// `CheckMarker` says so).
+    static func deleteStoreFiles(in directory: URL) throws(TierCacheError) {
         CheckMarker.clearMark(in: directory)
         for name in fileNames {
             let path = directory.appendingPathComponent(name).path

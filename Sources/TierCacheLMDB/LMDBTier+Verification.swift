@@ -95,7 +95,7 @@ extension LMDBTier {
                         .damagedStore,
                         "a process died while checking the store at \(path) (\(stale)); it may crash readers")
                 }
-                try destroy(directory: directory)
+                try deleteStoreFiles(in: directory)
                 resetReason = "a process died while checking the store (\(stale))"
             }
             marker.mark()
@@ -116,7 +116,7 @@ extension LMDBTier {
                         guard configuration.recovery == .resetDamagedStore else {
                             throw TierCacheError(.damagedStore, "the store at \(path) is damaged: \(damage)")
                         }
-                        try destroy(directory: directory)
+                        try deleteStoreFiles(in: directory)
                         resetReason = "the store was damaged: \(damage)"
                     }
                 }
@@ -127,7 +127,7 @@ extension LMDBTier {
                     where configuration.recovery == .resetDamagedStore
                     && (error.code == .damagedStore || error.code == .incompatibleVersion)
                 {
-                    try destroy(directory: directory)
+                    try deleteStoreFiles(in: directory)
                     resetReason = "LMDB could not open the store: \(error.message)"
                     lease = try open()
                 }

@@ -40,6 +40,19 @@ struct LMDBFailureTests {
             code { _ = try LMDBTier(directory: directory.url, configuration: configuration) } == .invalidConfiguration)
     }
 
+    @Test("destroy(directory:) refuses a store a tier has open, and deletes it once none has")
+    func destroyRefusesAnOpenStore() throws {
+        let directory = TemporaryDirectory()
+        do {
+            let tier = try LMDBTier(directory: directory.url, capacity: 2 << 20)
+            _ = try tier.store(CacheEntry(value: [1], storedAt: Date()), forKey: CacheKey("k"))
+            #expect(code { try LMDBTier.destroy(directory: directory.url) } == .invalidConfiguration)
+            #expect(try tier.entry(forKey: CacheKey("k"))?.value == [1], "the open store is untouched")
+        }
+        try LMDBTier.destroy(directory: directory.url)
+        #expect(!FileManager.default.fileExists(atPath: directory.url.appendingPathComponent("data.mdb").path))
+    }
+
     @Test("Reopening with another capacity is refused with a message naming the stored one")
     func capacityMismatch() throws {
         let directory = TemporaryDirectory()

@@ -246,7 +246,9 @@ struct HTTPCacheMiddlewareTests {
         }) { base, calls, cache in
             let client = HTTPClient(eventLoopGroupProvider: .singleton)
             do {
-                let response = try await client.execute(HTTPClientRequest(url: "\(base)/events"), timeout: .seconds(10))
+                // Generous: in a full parallel run on two cores a request here took 15 seconds.
+                // Read whole before it was sent, the head never came, however long.
+                let response = try await client.execute(HTTPClientRequest(url: "\(base)/events"), timeout: .seconds(60))
                 #expect(response.status == .ok && response.headers.first(name: "Content-Type") == "text/event-stream")
                 releaser.finish()
                 let body = try await response.body.collect(upTo: 1 << 10)
