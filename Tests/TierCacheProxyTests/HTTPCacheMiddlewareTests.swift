@@ -274,7 +274,8 @@ struct HTTPCacheMiddlewareTests {
             }
         }) { base, calls, cache in
             for _ in 0..<2 {
-                let answer = try await send(.GET, "\(base)/large")
+                // 9 MiB through a debug build, beside the whole suite on two cores: not 20 seconds.
+                let answer = try await send(.GET, "\(base)/large", timeout: .seconds(90))
                 #expect(answer.status == 200 && answer.body.utf8.count == size)
             }
             #expect(calls.count("/large") == 2)
