@@ -32,9 +32,10 @@ import NIOCore
 /// requests with `Authorization` unless they say `public`, `s-maxage` or `must-revalidate` (RFC
 /// 9111 §3.5). A route whose page depends on a session cookie must mark it `private`: a response
 /// that says nothing about caching may be stored, and, with `Last-Modified`, served to others
-/// while heuristically fresh. ``init(cache:scheme:)`` refuses an engine in private mode (the
-/// engine's default, meant for clients); ``init(singleUserCache:scheme:)`` accepts one, for a
-/// server that only ever serves one user (an app's embedded server on a device).
+/// while heuristically fresh. ``init(cache:scheme:maximumCacheableBodyBytes:)`` refuses an engine
+/// in private mode (the engine's default, meant for clients);
+/// ``init(singleUserCache:scheme:maximumCacheableBodyBytes:)`` accepts one, for a server that only
+/// ever serves one user (an app's embedded server on a device).
 ///
 /// A route that throws has answered, with its error's status (an `HTTPResponseError`'s, else
 /// 500): the engine judges that as the origin's response, so a stale response stands in for it
