@@ -497,11 +497,6 @@ public final class HTTPCache: Sendable {
         _ exchange: Exchange, to request: HTTPRequest, confirming stored: StoredResponse?
     ) -> Bool {
         var response = exchange.response
-        if response.status.code >= 500 {
-            let directives = CacheControl(fieldValues: response.headerFields[values: .cacheControl])
-            return !(configuration.setCookieInSharedCache != .stored && response.headerFields[.setCookie] != nil)
-                && !directives.isPrivate && directives.privateFieldNames.isEmpty
-        }
         if response.status.code == 304, let stored {
             response =
                 Validation.freshen(
@@ -512,6 +507,7 @@ public final class HTTPCache: Sendable {
         }
         if configuration.setCookieInSharedCache != .stored, response.headerFields[.setCookie] != nil { return false }
         let directives = CacheControl(fieldValues: response.headerFields[values: .cacheControl])
+        if response.status.code >= 500 { return !directives.isPrivate && directives.privateFieldNames.isEmpty }
         if directives.noCache || !directives.noCacheFieldNames.isEmpty || !directives.privateFieldNames.isEmpty {
             return false
         }

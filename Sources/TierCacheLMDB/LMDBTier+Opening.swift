@@ -21,19 +21,16 @@ extension LMDBTier {
     ///   to its capacity of disk), and a later opener in another process made a new store the two
     ///   never shared. Close every tier on it first.
     public static func destroy(directory: URL) throws(TierCacheError) {
+        // Every open tier holds this file's lock shared for its lifetime (`CheckMarker`); held
+        // exclusively here until the files are gone. No file: no tier ever opened the store.
         let users = open(directory.appendingPathComponent(CheckMarker.usersFileName).path, O_RDONLY | O_CLOEXEC)
-        if users >= 0 {
-            defer { close(users) }
-            // Every open tier holds this file's lock shared for its lifetime (`CheckMarker`).
-            guard flock(users, LOCK_EX | LOCK_NB) == 0 else {
-                throw TierCacheError(
-                    .invalidConfiguration,
-                    "the store at \(directory.path) is open in this or another process; close every tier on it first")
-            }
-            try deleteStoreFiles(in: directory)
-        } else {
-            try deleteStoreFiles(in: directory)
+        defer { if users >= 0 { close(users) } }
+        guard users < 0 || flock(users, LOCK_EX | LOCK_NB) == 0 else {
+            throw TierCacheError(
+                .invalidConfiguration,
+                "the store at \(directory.path) is open in this or another process; close every tier on it first")
         }
+        try deleteStoreFiles(in: directory)
     }
 
     /// ``destroy(directory:)`` without its check, for an opener that holds the store alone (its
