@@ -43,10 +43,18 @@ struct BenchCommand: AsyncParsableCommand {
     var distribution = "zipf"
     @Option(help: "Zipf skew (0 is uniform; 0.8-1.0 is typical of web traffic).")
     var skew = 0.99
-    @Option(help: "Measured requests per subject (a trace is cut or repeated to this length; 200,000 by default).")
+    @Option(
+        help:
+            "Measured requests per subject in each round (a trace is cut or repeated to this length; 200,000 by default)."
+    )
     var requests: Int?
-    @Option(help: "Measure for this long instead of a number of requests (e.g. 10s, 500ms, 2m).")
+    @Option(help: "Measure each round for this long instead of a number of requests (e.g. 10s, 500ms, 2m).")
     var duration: String?
+    @Option(
+        help:
+            "Measured rounds, each subject alternating with its baseline; the ratio is the median of the rounds' ratios."
+    )
+    var rounds = 3
     @Option(help: "Requests before measuring, to fill the caches (not measured).")
     var warmUp = 0
     @Option(help: "Value sizes: SIZE or MIN-MAX (uniform per key), in bytes or with a unit.")
@@ -141,7 +149,7 @@ struct BenchCommand: AsyncParsableCommand {
         }
         var plan = BenchmarkPlan(
             workload: workload, length: .requests(requestCount), warmUp: .requests(warmUp), tasks: try taskCounts(),
-            baselines: !noBaselines)
+            baselines: !noBaselines, rounds: rounds)
         if let duration { plan.length = .duration(try Self.parseDuration(duration)) }
         plan.prefill = prefill
         plan.latencySampling = latencySampling
@@ -203,8 +211,8 @@ struct BenchCommand: AsyncParsableCommand {
     private func bench() async throws {
         // A run of so many requests reads no more of the trace than it replays (a long trace
         // loaded whole could pass the 2^31 requests the simulator numbers); a timed run cycles
-        // through all of it.
-        let limit = duration == nil ? warmUp &+ requestCount : nil
+        // through all of it. (`validate()` bounded the rounds' requests: the sum cannot wrap.)
+        let limit = duration == nil ? warmUp &+ rounds &* requestCount : nil
         let loaded = try trace.map {
             try TraceOptions.load($0, format: format, limit: limit, cache: traceCacheOptions.cache)
         }
@@ -212,7 +220,9 @@ struct BenchCommand: AsyncParsableCommand {
         let subjects = try subjects()
         let runner: BenchmarkRunner
         do { runner = try BenchmarkRunner(plan: plan) } catch { throw CommandFailure(error.description) }
-        print("tiercache bench: \(plan.workload); \(plan.length) per subject over \(tasks) task(s)")
+        print(
+            "tiercache bench: \(plan.workload); \(plan.length) per subject in each of \(plan.rounds) round(s), over \(tasks) task(s)"
+        )
         print("memory \(memory), disk \(diskCapacity) (in \(directory ?? "the temporary directory"))\n")
         let results = await runner.run(subjects, scratchDirectory: directory.map(URLPath.url)) { result in
             // One line per result as it comes, flushed: a pipe sees the first figure at once.

@@ -90,6 +90,11 @@ import Testing
             // an overflow.
             BenchmarkPlan(workload: workload, length: .requests(Int.max), warmUp: .requests(1)),
             BenchmarkPlan(workload: workload, length: .requests(1), warmUp: .requests(RunLength.maximumRequests + 1)),
+            BenchmarkPlan(workload: workload, rounds: 0),
+            BenchmarkPlan(workload: workload, rounds: -2),
+            BenchmarkPlan(workload: workload, rounds: BenchmarkPlan.maximumRounds + 1),
+            // Every round's requests are made up front too.
+            BenchmarkPlan(workload: workload, length: .requests(RunLength.maximumRequests / 2 + 1), rounds: 2),
         ] {
             #expect(throws: BenchmarkError.self) { try BenchmarkRunner(plan: plan) }
         }

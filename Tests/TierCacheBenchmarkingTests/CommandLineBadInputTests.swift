@@ -16,6 +16,9 @@ import Testing
             (["bench", "--duration", "1e300h"], "at most a year"),
             // Rounded to 0 ms, it was refused as not positive.
             (["bench", "--duration", "0.4ms"], "at least 1ms"),
+            (["bench", "--rounds", "0"], "rounds must be from 1"),
+            // Every round's requests are made up front: the product was never summed into a wrap.
+            (["bench", "--rounds", "1000", "--requests", "2147483647"], "made up front"),
             (["tune", "--trace", "/nonexistent/trace.csv", "--miniature-minimum-objects", "inf"], "from 1 to"),
             (["tune", "--trace", "/nonexistent/trace.csv", "--miniature-minimum-objects", "1e19"], "from 1 to"),
             (["tune", "--trace", "/nonexistent/trace.csv", "--miniature-minimum-objects", "nan"], "from 1 to"),

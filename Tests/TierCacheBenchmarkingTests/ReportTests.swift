@@ -27,7 +27,9 @@ import Testing
         let result = try #require(results.result("memory-s3fifo", tasks: 1))
         #expect(row[2] == ChartFormat.compact(result.throughput))
         #expect(row[4] == ChartFormat.percent(result.hitRatio))
-        #expect(row[3].hasSuffix("×"), "a ratio to the baseline: \(row[3])")
+        // The median ratio, then the rounds' range: "1.02× (0.97–1.10)".
+        #expect(
+            row[3].hasPrefix(ChartFormat.fixed(try #require(results.throughputRatio(of: result)), digits: 2) + "× ("))
         #expect(table.csv.contains("memory-s3fifo"))
         let decoded = try JSONDecoder().decode(BenchmarkResults.self, from: Data(report.json.utf8))
         #expect(decoded == results)

@@ -22,13 +22,15 @@ import TierCacheEviction
         for tasks in [1, 3] {
             let result = try #require(results.results.first { $0.subject == "memory-lru" && $0.tasks == tasks })
             #expect(result.failure == nil)
-            // Every request counted; one in eight timed (each task's first, ninth, …).
+            // Every request of the three rounds counted; one in eight timed (each task's first,
+            // ninth, … in each round).
             let shares = (0..<tasks).map { 10_001 / tasks + ($0 < 10_001 % tasks ? 1 : 0) }
-            #expect(result.requests == 10_001)
-            #expect(result.latency.count == shares.reduce(0) { $0 + ($1 + 7) / 8 })
+            #expect(result.requests == 3 * 10_001)
+            #expect(result.roundThroughputs?.count == 3)
+            #expect(result.latency.count == 3 * shares.reduce(0) { $0 + ($1 + 7) / 8 })
             #expect(result.warmUpRequests == 3_000)
             // The sequence's own shares, over the measured stretch, within a few standard deviations.
-            #expect(abs(Double(result.reads) / 10_001 - 0.8) < 0.03)
+            #expect(abs(Double(result.reads) / (3 * 10_001) - 0.8) < 0.03)
             let tier = try #require(result.tiers.first)
             #expect(tier.hits == result.hits, "the tier's hits over the measured phase are the runner's")
             #expect(tier.hits + tier.misses == result.reads)
@@ -43,18 +45,79 @@ import TierCacheEviction
                 zip(result.latency.distribution, result.latency.distribution.dropFirst()).allSatisfy {
                     $0.nanoseconds <= $1.nanoseconds
                 })
+            // About 50 points per round, neighbours merged back to about 50 in all.
             let timelineReads = result.hitRatioTimeline.count
-            #expect(timelineReads >= 40 && timelineReads <= 60, "about 50 points: \(timelineReads)")
+            #expect(timelineReads >= 35 && timelineReads <= 60, "about 50 points: \(timelineReads)")
             // The last point closes the run (or the last window that had a read, a window earlier).
             let end = try #require(result.hitRatioTimeline.last?.requests)
-            #expect(end <= 10_001 && end > 10_001 - 2 * 10_001 / 50)
+            #expect(end <= 3 * 10_001 && end > 3 * 10_001 - 2 * 3 * 10_001 / 50)
         }
         // The baseline ran beside it, at each concurrency, on the same requests.
         let baseline = try #require(results.result("minimal LRU 1 MiB", tasks: 1))
-        #expect(baseline.isBaseline && baseline.requests == 10_001)
+        #expect(baseline.isBaseline && baseline.requests == 3 * 10_001)
         let subject = try #require(results.result("memory-lru", tasks: 1))
         #expect(subject.baseline == "minimal LRU 1 MiB")
         #expect(results.throughputRatio(of: subject).map { $0 > 0 } == true)
+    }
+
+    /// Each subject's rounds alternate with its baseline's, each pair gives a ratio, and the
+    /// subject's ratio is their median: a second subject beside the same baseline gets rounds of
+    /// its own with it, not the first one's figure, and no second baseline row.
+    @Test func theRatioIsTheMedianOfEachRoundsPair() async throws {
+        let plan = BenchmarkPlan(
+            workload: Workload.zipf(keys: 500, sizes: .fixed(64)), length: .requests(2_000), tasks: [1], rounds: 5)
+        let results = try await BenchmarkRunner(plan: plan).run([
+            .memory(capacity: 1 << 20), .memory(capacity: 1 << 20, policy: .sieve),
+        ])
+        #expect(results.results.map(\.subject) == ["minimal LRU 1 MiB", "memory-lru", "memory-sieve"])
+        #expect(results.length == "2000 requests in each of 5 rounds")
+        let baseline = try #require(results.result("minimal LRU 1 MiB"))
+        #expect(baseline.roundThroughputs?.count == 5 && baseline.roundRatios == nil)
+        for name in ["memory-lru", "memory-sieve"] {
+            let subject = try #require(results.result(name))
+            #expect(subject.requests == 5 * 2_000)
+            let throughputs = try #require(subject.roundThroughputs)
+            let ratios = try #require(subject.roundRatios)
+            #expect(throughputs.count == 5 && ratios.count == 5 && throughputs.allSatisfy { $0 > 0 })
+            #expect(results.throughputRatio(of: subject) == ratios.sorted()[2])
+        }
+        // The first subject's ratios are to the baseline row's rounds.
+        let first = try #require(results.result("memory-lru"))
+        let baselineRounds = try #require(baseline.roundThroughputs)
+        let firstRounds = try #require(first.roundThroughputs)
+        #expect(first.roundRatios == zip(firstRounds, baselineRounds).map { $0 / $1 })
+        // The report gives the median and the rounds' range.
+        let row = try #require(results.report().tables[0].rows.first { $0[0] == "memory-lru" })
+        #expect(row[3].contains("× (") && row[3].contains("–"))
+    }
+
+    @Test func theMedianOfAnEvenCountIsTheMeanOfTheMiddleTwo() {
+        #expect(BenchmarkResults.median([]) == nil)
+        #expect(BenchmarkResults.median([3]) == 3)
+        #expect(BenchmarkResults.median([4, 1, 3, 2]) == 2.5)
+        #expect(BenchmarkResults.median([0.9, 1.3, 0.2]) == 0.9)
+    }
+
+    /// A run's JSON written before rounds were recorded (no `roundThroughputs`, no
+    /// `roundRatios`) still loads, and its ratio is to the baseline's row, as it was computed then.
+    @Test func resultsWrittenBeforeRoundsStillGiveTheirRatio() async throws {
+        let plan = BenchmarkPlan(
+            workload: Workload.zipf(keys: 200, sizes: .fixed(64)), length: .requests(1_000), tasks: [1], rounds: 1)
+        let results = try await BenchmarkRunner(plan: plan).run([.memory(capacity: 1 << 20)])
+        var json = try #require(
+            JSONSerialization.jsonObject(with: JSONEncoder().encode(results)) as? [String: Any])
+        var rows = try #require(json["results"] as? [[String: Any]])
+        #expect(rows.allSatisfy { $0["roundThroughputs"] != nil })
+        for index in rows.indices {
+            rows[index]["roundThroughputs"] = nil
+            rows[index]["roundRatios"] = nil
+        }
+        json["results"] = rows
+        let old = try JSONDecoder().decode(BenchmarkResults.self, from: JSONSerialization.data(withJSONObject: json))
+        let subject = try #require(old.result("memory-lru"))
+        let baseline = try #require(old.result("minimal LRU 1 MiB"))
+        #expect(subject.roundRatios == nil)
+        #expect(old.throughputRatio(of: subject) == subject.throughput / baseline.throughput)
     }
 
     /// A latency past a minute (a stalled remote tier) is counted, and is the maximum.
@@ -150,7 +213,7 @@ import TierCacheEviction
         #expect(breaks.failure?.contains("disk on fire") == true)
         #expect(breaks.requests < 5_000, "both tasks stopped")
         let memory = try #require(results.result("memory-lru"))
-        #expect(memory.failure == nil && memory.requests == 5_000)
+        #expect(memory.failure == nil && memory.requests == plan.rounds * 5_000)
         #expect(results.report().tables[0].text.contains("disk on fire"))
     }
 
@@ -214,7 +277,7 @@ import TierCacheEviction
         // Above 5% of 20 KiB: both refuse it.
         let wide = Workload(.synthetic(keys: 10, distribution: .uniform, sizes: .fixed(2_000)))
         let refusing = try await BenchmarkRunner(
-            plan: BenchmarkPlan(workload: wide, length: .requests(100), tasks: [1])
+            plan: BenchmarkPlan(workload: wide, length: .requests(100), tasks: [1], rounds: 1)
         ).run([.memory(capacity: 20 << 10)])
         for result in refusing.results {
             #expect(result.hits == 0 && result.refusedStores == 100, "\(result.subject)")
@@ -239,7 +302,7 @@ import TierCacheEviction
         ])
         let baseline = try #require(results.results.first { $0.isBaseline })
         #expect(baseline.subject.hasPrefix(name))
-        #expect(baseline.failure == nil && baseline.requests == 2_000)
+        #expect(baseline.failure == nil && baseline.requests == plan.rounds * 2_000)
         #expect(baseline.hits == 0, "nothing stored, nothing hit")
         let subject = try #require(results.result("negative"))
         #expect(subject.failure == nil && subject.baseline == baseline.subject)
@@ -254,7 +317,9 @@ import TierCacheEviction
             .localTier("unbounded", baseline: .automatic) { _ in try OddUsageTier(reportedCapacity: .max) }
         ])
         let baseline = try #require(results.results.first { $0.isBaseline })
-        #expect(baseline.failure == nil && baseline.requests == 1_000, "\(String(describing: baseline.failure))")
+        #expect(
+            baseline.failure == nil && baseline.requests == plan.rounds * 1_000,
+            "\(String(describing: baseline.failure))")
         #expect(baseline.hits > 0)
     }
 
@@ -271,7 +336,8 @@ import TierCacheEviction
         #expect(baseline.failure?.contains("did not report its capacity") == true)
         #expect(baseline.failure?.contains("usage unknown") == true)
         let subject = try #require(results.result("unknown"))
-        #expect(subject.failure == nil && subject.requests == 1_000 && subject.baseline == baseline.subject)
+        #expect(
+            subject.failure == nil && subject.requests == plan.rounds * 1_000 && subject.baseline == baseline.subject)
     }
 
     /// A tiered cache of a user's, memory over a disk tier, is compared with the disk tier's
@@ -325,10 +391,10 @@ import TierCacheEviction
         plan.length = .duration(.seconds(1))
         #expect(plan.sequenceLength == 1_050_000)
         plan.cycleLength = 1_000
-        // Both phases counted: no wrap, no rounding.
+        // Both phases counted: no wrap, no rounding; each round measures the next requests.
         plan.warmUp = .requests(500)
         plan.length = .requests(700)
-        #expect(plan.sequenceLength == 1_200)
+        #expect(plan.sequenceLength == 500 + 3 * 700)
         plan.length = .duration(.seconds(1))
         plan.workload = Workload.zipf(keys: 5_000)
         #expect(plan.sequenceLength == 5_500)
@@ -384,7 +450,7 @@ import TierCacheEviction
             workload: Workload(
                 .synthetic(keys: 3_000, distribution: .zipf(skew: 0.99), sizes: .fixed(512)),
                 mix: OperationMix(reads: 1, readThrough: false)),
-            length: .requests(6_000), tasks: [2], baselines: false)
+            length: .requests(6_000), tasks: [2], baselines: false, rounds: 1)
         plan.prefill = true
         plan.latencySampling = 1
         let results = try await BenchmarkRunner(plan: plan).run([.memory(capacity: 8 << 20)])
@@ -401,7 +467,8 @@ import TierCacheEviction
             return TraceRequest(key: key, size: key == 0 ? 40_000 : 100)
         }
         let trace = try Trace(name: "sized", requests: requests, hasSizes: true)
-        let plan = BenchmarkPlan(workload: Workload(.trace(trace)), length: .requests(4_000), baselines: false)
+        let plan = BenchmarkPlan(
+            workload: Workload(.trace(trace)), length: .requests(4_000), baselines: false, rounds: 1)
         let results = try await BenchmarkRunner(plan: plan).run([.minimalLRU(capacity: 20_000)])
         #expect(results.results.map(\.subject) == ["minimal LRU 19.5 KiB"])
         let result = try #require(results.result("minimal LRU 19.5 KiB"))

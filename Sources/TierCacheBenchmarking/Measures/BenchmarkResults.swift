@@ -3,7 +3,7 @@
 public struct BenchmarkResults: Sendable, Codable, Hashable {
     /// The workload, in words.
     public var workload: String
-    /// The measured phase's length, in words.
+    /// The measured phase's length, in words (and how many rounds measured it).
     public var length: String
     /// The warm-up's length, in words.
     public var warmUp: String
@@ -12,15 +12,26 @@ public struct BenchmarkResults: Sendable, Codable, Hashable {
     /// One result per subject and concurrency.
     public var results: [SubjectResult]
 
-    /// `result`'s throughput over its baseline's at the same concurrency, in this run; `nil`
-    /// without a baseline, or when either failed, had stores fail or counted tier errors (a
-    /// lookup a tier failed is a miss: it did not do the work).
+    /// `result`'s throughput over its baseline's at the same concurrency, in this run: the median
+    /// of the rounds' ratios (``SubjectResult/roundRatios``), each round's throughput over the
+    /// baseline's round beside it. `nil` without a baseline, or when either side failed, had
+    /// stores fail or counted tier errors (a lookup a tier failed is a miss: it did not do the
+    /// work). A result written before rounds were recorded is compared with its baseline's row.
     public func throughputRatio(of result: SubjectResult) -> Double? {
-        guard let name = result.baseline, result.failure == nil, result.failedStores == 0, result.tierErrors == 0,
-            let baseline = results.first(where: { $0.subject == name && $0.tasks == result.tasks && $0.isBaseline }),
-            baseline.failure == nil, baseline.failedStores == 0, baseline.tierErrors == 0, baseline.throughput > 0
+        guard let name = result.baseline, result.isComparable else { return nil }
+        if let ratios = result.roundRatios { return Self.median(ratios) }
+        guard let baseline = results.first(where: { $0.subject == name && $0.tasks == result.tasks && $0.isBaseline }),
+            baseline.isComparable, baseline.throughput > 0
         else { return nil }
         return result.throughput / baseline.throughput
+    }
+
+    /// The middle value (the mean of the two middle ones for an even count); `nil` for none.
+    static func median(_ values: [Double]) -> Double? {
+        guard !values.isEmpty else { return nil }
+        let sorted = values.sorted()
+        let middle = sorted.count / 2
+        return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
     }
 
     /// The result of `subject` at `tasks` tasks (the first concurrency when `tasks` is `nil`).

@@ -42,7 +42,8 @@ public struct SubjectResult: Sendable, Codable, Hashable {
     public var hitRatioTimeline: [TimelinePoint]
     /// Each tier's counters over the measured phase (statistics after it minus before it).
     public var tiers: [TierResult]
-    /// The process's resident memory after the run, with the subject still open (bytes): on
+    /// The process's resident memory after the run, with the subject still open (and, for a
+    /// baseline, the subject it ran beside) (bytes): on
     /// Linux the current figure; elsewhere the process's peak so far (`ru_maxrss`, the one figure
     /// every platform gives), so a subject measured after a larger one shows that one's. The whole
     /// process's, not the subject's alone: the run's own requests, and on Linux memory that
@@ -51,6 +52,14 @@ public struct SubjectResult: Sendable, Codable, Hashable {
     public var residentBytes: Int?
     /// What the subject's scratch directory held on disk after the run (bytes).
     public var diskBytes: Int?
+    /// Each measured round's throughput (requests per second), in order
+    /// (``BenchmarkPlan/rounds``); `nil` in results written before rounds were recorded.
+    public var roundThroughputs: [Double]? = nil
+    /// For a subject with a baseline: each round's throughput over the baseline's round beside
+    /// it, in order; empty when the baseline could not be measured cleanly (it failed, had stores
+    /// fail or counted tier errors). ``BenchmarkResults/throughputRatio(of:)`` is their median.
+    /// `nil` without a baseline, and in results written before rounds were recorded.
+    public var roundRatios: [Double]? = nil
 
     /// Every measured request.
     public var requests: Int { reads + writes + deletes }
@@ -65,6 +74,10 @@ public struct SubjectResult: Sendable, Codable, Hashable {
     /// these are the failures the requests' answers do not show. A subject with any gets no
     /// throughput ratio.
     public var tierErrors: Int { tiers.reduce(0) { $0 &+ $1.errors } }
+    /// Whether the result's throughput can be compared with another's: it did not fail, had no
+    /// stores fail and counted no tier errors (a lookup a tier failed is a miss: it did not do
+    /// the work).
+    var isComparable: Bool { failure == nil && failedStores == 0 && tierErrors == 0 }
     /// What the report's status column says: the failure, else the stores failed, the tiers'
     /// errors and the stores refused, else "ok".
     public var status: String {
@@ -87,7 +100,8 @@ public struct SubjectResult: Sendable, Codable, Hashable {
 
 extension SubjectResult {
     /// Decodes a result. `refusedStores` and `failedStores`, which results written before they
-    /// were counted lack, read as 0, so that earlier runs' JSON still loads beside new ones.
+    /// were counted lack, read as 0, and the rounds' figures as `nil`, so that earlier runs' JSON
+    /// still loads beside new ones.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         subject = try container.decode(String.self, forKey: .subject)
@@ -110,6 +124,8 @@ extension SubjectResult {
         tiers = try container.decode([TierResult].self, forKey: .tiers)
         residentBytes = try container.decodeIfPresent(Int.self, forKey: .residentBytes)
         diskBytes = try container.decodeIfPresent(Int.self, forKey: .diskBytes)
+        roundThroughputs = try container.decodeIfPresent([Double].self, forKey: .roundThroughputs)
+        roundRatios = try container.decodeIfPresent([Double].self, forKey: .roundRatios)
     }
 }
 

@@ -44,7 +44,7 @@ extension BenchmarkResults {
             columns: ["subject", "tasks", "requests/s", "vs baseline", "hit ratio", "byte hit ratio"]
                 + percentiles.map { "\($0) µs" } + ["resident", "on disk", "status"],
             rows: results.map { result in
-                let ratio = throughputRatio(of: result).map { ChartFormat.fixed($0, digits: 2) + "×" }
+                let ratio = throughputRatio(of: result).map { ratioText($0, rounds: result.roundRatios ?? []) }
                 // A run without reads (a write-only mix) has no hit ratio, not one of 0%.
                 let hitRatios: [String] =
                     result.reads > 0
@@ -63,6 +63,13 @@ extension BenchmarkResults {
                         result.status,
                     ]
             })
+    }
+
+    /// A ratio, and with several rounds the range of theirs: `0.96× (0.91–1.02)`.
+    private func ratioText(_ ratio: Double, rounds: [Double]) -> String {
+        let text = ChartFormat.fixed(ratio, digits: 2) + "×"
+        guard rounds.count > 1, let lowest = rounds.min(), let highest = rounds.max() else { return text }
+        return text + " (\(ChartFormat.fixed(lowest, digits: 2))–\(ChartFormat.fixed(highest, digits: 2)))"
     }
 
     private var tierTable: Report.Table {

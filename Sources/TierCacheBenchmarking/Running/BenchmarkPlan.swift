@@ -13,6 +13,13 @@ public struct BenchmarkPlan: Sendable {
     /// Whether each subject's baseline (``BenchmarkSubject/Baseline``) runs beside it, at the
     /// subject's capacity, so that every figure has a same-run ratio.
     public var baselines: Bool
+    /// How many times the measured phase runs, each subject's rounds alternating with its
+    /// baseline's (baseline first in the last round and every second one before it), each round
+    /// on the workload's next requests. The throughput ratio is the median of the rounds'
+    /// ratios, so that one round disturbed by the machine (another process, a page cache
+    /// flushing) does not make the figure; the other figures cover every round. 3 by default; 1
+    /// measures each side once.
+    public var rounds: Int
     /// How many points the hit-ratio-over-time chart gets (for a run bounded by requests; a run
     /// bounded by duration gets a point every ``timelineWindow`` requests per task, neighbouring
     /// points merged once there are more than twice this many).
@@ -33,16 +40,18 @@ public struct BenchmarkPlan: Sendable {
     /// Throughput, hits and the timeline count every request whatever the sampling.
     public var latencySampling: Int
 
-    /// A plan; by default 200,000 measured requests, no warm-up, one task, with baselines.
+    /// A plan; by default 200,000 measured requests in each of three rounds, no warm-up, one
+    /// task, with baselines.
     public init(
         workload: Workload, length: RunLength = .requests(200_000), warmUp: RunLength = .requests(0),
-        tasks: [Int] = [1], baselines: Bool = true
+        tasks: [Int] = [1], baselines: Bool = true, rounds: Int = 3
     ) {
         self.workload = workload
         self.length = length
         self.warmUp = warmUp
         self.tasks = tasks
         self.baselines = baselines
+        self.rounds = rounds
         self.timelinePoints = 50
         self.timelineWindow = 10_000
         self.cycleLength = 1 << 20
@@ -52,6 +61,8 @@ public struct BenchmarkPlan: Sendable {
 
     /// The most tasks a plan may ask for.
     public static let maximumTasks = 1024
+    /// The most rounds a plan may ask for.
+    public static let maximumRounds = 1000
 
     /// Throws for a plan that cannot run.
     public func validate() throws(BenchmarkError) {
@@ -64,6 +75,15 @@ public struct BenchmarkPlan: Sendable {
         if case .duration(let duration) = length, duration == .zero {
             throw .invalidWorkload("the measured phase needs a positive duration")
         }
+        guard (1...Self.maximumRounds).contains(rounds) else {
+            throw .invalidWorkload("rounds must be from 1 to \(Self.maximumRounds) (got \(rounds))")
+        }
+        // The rounds' requests are made up front, as one phase's are.
+        if case .requests(let count) = length, count > RunLength.maximumRequests / rounds {
+            throw .invalidWorkload(
+                "\(rounds) rounds of \(count) requests pass the \(RunLength.maximumRequests) made up front; run fewer rounds, fewer requests, or for a duration"
+            )
+        }
         guard !tasks.isEmpty, tasks.allSatisfy({ (1...Self.maximumTasks).contains($0) }) else {
             throw .invalidWorkload("task counts must be from 1 to \(Self.maximumTasks) (got \(tasks))")
         }
@@ -73,10 +93,10 @@ public struct BenchmarkPlan: Sendable {
         }
     }
 
-    /// How many requests the workload generates: both phases when they are counted, else a cycle
-    /// (``cycleLength``). A plan that passed ``validate()`` cannot overflow the sums: a counted
-    /// phase is at most ``RunLength/maximumRequests``, a cycle at most a trace's or a key
-    /// space's length.
+    /// How many requests the workload generates: the warm-up and every round when they are
+    /// counted, else a cycle (``cycleLength``). A plan that passed ``validate()`` cannot overflow
+    /// the sums: a counted warm-up, and the rounds of a counted measured phase together, are at
+    /// most ``RunLength/maximumRequests`` each, a cycle at most a trace's or a key space's length.
     ///
     /// A run bounded by a duration wraps at the sequence's end (each phase starting where the
     /// last ended), so a trace's sequence is the cycle rounded up to whole traces, both phases
@@ -86,13 +106,15 @@ public struct BenchmarkPlan: Sendable {
     var sequenceLength: Int {
         let cycle = max(cycleLength, workload.requestsPerCycle)
         if case .trace(let trace, _) = workload.source, trace.requestCount > 0 {
-            if case .requests(let warm) = warmUp, case .requests(let measured) = length { return warm + measured }
+            if case .requests(let warm) = warmUp, case .requests(let measured) = length {
+                return warm + rounds * measured
+            }
             return (cycle + trace.requestCount - 1) / trace.requestCount * trace.requestCount
         }
         return switch (warmUp, length) {
-        case (.requests(let warm), .requests(let measured)): warm + measured
+        case (.requests(let warm), .requests(let measured)): warm + rounds * measured
         case (.requests(let warm), .duration): warm + cycle
-        case (.duration, .requests(let measured)): cycle + measured
+        case (.duration, .requests(let measured)): cycle + rounds * measured
         case (.duration, .duration): cycle
         }
     }

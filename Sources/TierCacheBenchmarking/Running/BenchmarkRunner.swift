@@ -80,21 +80,26 @@ public struct BenchmarkRunner: Sendable {
                     continue
                 }
                 var baselineName: String?
+                var baseline: MeasuredSide?
+                // The baseline's row: the first subject it stands beside gives it; a later
+                // subject's rounds with it give that subject's ratio only.
+                var reportsBaseline = false
                 if plan.baselines, !subject.isBaseline {
                     do {
-                        if let baseline = try await Self.baseline(of: subject, driver) {
-                            let identity = baseline.identity
+                        if let found = try await Self.baseline(of: subject, driver) {
+                            let identity = found.identity
                             let name =
                                 baselineNames[identity]
                                 ?? DistinctNames.unused(
-                                    baseline.subject.name, taken: Set(baselineNames.values).union(subjects.map(\.name)))
+                                    found.subject.name, taken: Set(baselineNames.values).union(subjects.map(\.name)))
                             baselineNames[identity] = name
                             baselineName = name
-                            if measuredBaselines.insert("\(identity)/\(tasks)").inserted {
-                                var named = baseline.subject
-                                named.name = name
-                                results.append(
-                                    await measureFresh(named, tasks: tasks, root: root, index: results.count))
+                            reportsBaseline = measuredBaselines.insert("\(identity)/\(tasks)").inserted
+                            var named = found.subject
+                            named.name = name
+                            switch await open(named, tasks: tasks, root: root, index: results.count) {
+                            case .opened(let side): baseline = side
+                            case .unavailable(let failed): if reportsBaseline { results.append(failed) }
                             }
                         }
                     } catch {
@@ -104,32 +109,66 @@ public struct BenchmarkRunner: Sendable {
                         results.append(.failed(name, isBaseline: true, tasks: tasks, error))
                     }
                 }
-                var result = await measure(driver, subject, tasks: tasks, scratch: scratch)
+                var measured = await prepare(
+                    MeasuredSide(driver: driver, subject: subject, scratch: scratch, tasks: tasks))
+                if let side = baseline.take() { baseline = await prepare(side) }
+                for round in 0..<plan.rounds where !measured.hasFailed {
+                    // Alternately first and second (the last round's baseline first), so that a
+                    // drift of the machine's pace falls on both sides alike.
+                    let baselineFirst = (plan.rounds - 1 - round) % 2 == 0
+                    if baselineFirst, let side = baseline.take() { baseline = await measureRound(side) }
+                    measured = await measureRound(measured)
+                    if !baselineFirst, let side = baseline.take() { baseline = await measureRound(side) }
+                }
+                var pairedRatios: [Double] = []
+                if let side = baseline {
+                    let result = await result(of: side)
+                    if result.isComparable, side.roundThroughputs.count == measured.roundThroughputs.count {
+                        pairedRatios = zip(measured.roundThroughputs, side.roundThroughputs).compactMap {
+                            $1 > 0 ? $0 / $1 : nil
+                        }
+                    }
+                    if reportsBaseline { results.append(result) }
+                    await side.scratch.tearDown()
+                    try? FileManager.default.removeItem(at: side.scratch.directory)
+                }
+                var result = await result(of: measured)
                 result.baseline = baselineName
+                result.roundRatios = baselineName == nil ? nil : pairedRatios
                 results.append(result)
                 await scratch.tearDown()
                 try? FileManager.default.removeItem(at: scratch.directory)
             }
         }
         return BenchmarkResults(
-            workload: plan.workload.description, length: plan.length.description,
+            workload: plan.workload.description,
+            length: plan.length.description + (plan.rounds > 1 ? " in each of \(plan.rounds) rounds" : ""),
             warmUp: plan.warmUp.description, processors: ProcessInfo.processInfo.activeProcessorCount,
             results: results)
     }
 
-    private func measureFresh(_ subject: BenchmarkSubject, tasks: Int, root: URL, index: Int) async -> SubjectResult {
+    /// A baseline opened, or the row saying why it could not be.
+    private enum BaselineOpening {
+        case opened(MeasuredSide)
+        case unavailable(SubjectResult)
+    }
+
+    /// Opens a baseline in a scratch directory of its own.
+    private func open(
+        _ subject: BenchmarkSubject, tasks: Int, root: URL, index: Int
+    ) async -> BaselineOpening {
         let scratch = BenchmarkScratch(directory: root.appendingPathComponent("\(index)-baseline"))
-        defer { try? FileManager.default.removeItem(at: scratch.directory) }
         do {
             try FileManager.default.createDirectory(at: scratch.directory, withIntermediateDirectories: true)
-            let result = await measure(try await subject.open(scratch), subject, tasks: tasks, scratch: scratch)
-            await scratch.tearDown()
-            return result
+            let driver = try await subject.open(scratch)
+            return .opened(MeasuredSide(driver: driver, subject: subject, scratch: scratch, tasks: tasks))
         } catch {
             await scratch.tearDown()
-            return .failed(
-                subject.name, isBaseline: subject.isBaseline, tasks: tasks,
-                BenchmarkError.subjectUnavailable(subject: subject.name, reason: "\(error)"))
+            try? FileManager.default.removeItem(at: scratch.directory)
+            return .unavailable(
+                .failed(
+                    subject.name, isBaseline: subject.isBaseline, tasks: tasks,
+                    BenchmarkError.subjectUnavailable(subject: subject.name, reason: "\(error)")))
         }
     }
 
@@ -193,49 +232,71 @@ public struct BenchmarkRunner: Sendable {
         }
     }
 
-    /// Warms `driver` up, then measures it.
-    private func measure(
-        _ driver: SubjectDriver, _ subject: BenchmarkSubject, tasks: Int, scratch: BenchmarkScratch
-    ) async -> SubjectResult {
-        let stop = StopSignal()
-        let clock = ContinuousClock()
-        let window: Int =
-            switch plan.length {
-            case .requests(let count): max(1, count / tasks / plan.timelinePoints)
-            case .duration: plan.timelineWindow
-            }
-        func loops(measured: Bool) -> [TaskLoop] {
-            (0..<tasks).map {
-                TaskLoop(
-                    driver: driver, sequence: sequence, keys: keyTable, task: $0, tasks: tasks, measured: measured,
-                    sampling: plan.latencySampling, window: window, stop: stop)
-            }
+    /// The window of the hit-ratio timeline, in requests per task.
+    private func timelineWindow(tasks: Int) -> Int {
+        switch plan.length {
+        case .requests(let count): max(1, count / tasks / plan.timelinePoints)
+        case .duration: plan.timelineWindow
         }
-        var prefillFailure: String?
+    }
+
+    private func loops(_ side: MeasuredSide, measured: Bool) -> [TaskLoop] {
+        (0..<side.tasks).map {
+            TaskLoop(
+                driver: side.driver, sequence: sequence, keys: keyTable, task: $0, tasks: side.tasks,
+                measured: measured, sampling: plan.latencySampling, window: timelineWindow(tasks: side.tasks),
+                stop: side.stop)
+        }
+    }
+
+    /// Fills `side` (with ``BenchmarkPlan/prefill``) and warms it up; then notes its tiers'
+    /// counters, from which its measured rounds count.
+    private func prepare(_ side: MeasuredSide) async -> MeasuredSide {
+        var side = side
         if plan.prefill {
-            do { try await driver.storeEveryKey(of: sequence, keys: keys) } catch { prefillFailure = "\(error)" }
+            do {
+                try await side.driver.storeEveryKey(of: sequence, keys: keys)
+            } catch {
+                side.preparationFailure = "\(error)"
+                side.stop.raise()  // nothing to measure on a subject that cannot be filled
+            }
         }
-        if prefillFailure != nil { stop.raise() }  // nothing to measure on a subject that cannot be filled
-        let warmUp = await Self.phase(
-            loops(measured: false), firstStrides: Array(repeating: 0, count: tasks), plan.warmUp)
-        let before = await driver.statistics()
+        let warmUp = await Self.phase(loops(side, measured: false), firstStrides: side.strides, plan.warmUp)
+        side.warmUpRequests = warmUp.reduce(0) { $0 + $1.requests }
+        side.preparationFailure = side.preparationFailure ?? warmUp.lazy.compactMap(\.failure).first
+        side.strides = warmUp.map(\.nextStride)
+        side.before = await side.driver.statistics()
+        return side
+    }
+
+    /// Measures one round of `side`: the plan's measured phase, from where its last round ended.
+    private func measureRound(_ side: MeasuredSide) async -> MeasuredSide {
+        guard !side.hasFailed else { return side }
+        var side = side
+        let clock = ContinuousClock()
         let start = clock.now
-        let measured = await Self.phase(loops(measured: true), firstStrides: warmUp.map(\.nextStride), plan.length)
-        let seconds = (clock.now - start).inSeconds
-        let after = await driver.statistics()
+        let round = await Self.phase(loops(side, measured: true), firstStrides: side.strides, plan.length)
+        side.add(round: round, seconds: (clock.now - start).inSeconds)
+        return side
+    }
+
+    /// What `side` measured over its rounds.
+    private func result(of side: MeasuredSide) async -> SubjectResult {
+        let after = await side.driver.statistics()
         var result = SubjectResult(
-            subject: subject.name, isBaseline: subject.isBaseline, baseline: nil, tasks: tasks,
-            failure: ([prefillFailure] + (warmUp + measured).map(\.failure)).compactMap { $0 }.first.map {
-                BenchmarkError.subjectFailed(subject: subject.name, reason: $0).description
+            subject: side.subject.name, isBaseline: side.subject.isBaseline, baseline: nil, tasks: side.tasks,
+            failure: side.failure.map {
+                BenchmarkError.subjectFailed(subject: side.subject.name, reason: $0).description
             },
-            warmUpRequests: warmUp.reduce(0) { $0 + $1.requests },
+            warmUpRequests: side.warmUpRequests,
             reads: 0, writes: 0, deletes: 0, hits: 0, refusedStores: 0, failedStores: 0, readBytes: 0, hitBytes: 0,
-            seconds: seconds,
+            seconds: side.seconds,
             latency: LatencySummary(count: 0, meanNanoseconds: 0, percentiles: [:], distribution: []),
-            hitRatioTimeline: [], tiers: TierResult.deltas(before: before, after: after),
-            residentBytes: ResourceUsage.residentBytes(), diskBytes: ResourceUsage.diskBytes(under: scratch.directory))
+            hitRatioTimeline: [], tiers: TierResult.deltas(before: side.before, after: after),
+            residentBytes: ResourceUsage.residentBytes(),
+            diskBytes: ResourceUsage.diskBytes(under: side.scratch.directory))
         var histogram = TaskTally.emptyHistogram()
-        for tally in measured {
+        for tally in side.tallies {
             result.reads += tally.reads
             result.writes += tally.writes
             result.deletes += tally.deletes
@@ -247,7 +308,9 @@ public struct BenchmarkRunner: Sendable {
             if let latency = tally.latency { histogram.add(latency) }
         }
         result.latency = LatencySummary(histogram)
-        result.hitRatioTimeline = Self.timeline(measured, window: window, tasks: tasks, points: plan.timelinePoints)
+        result.roundThroughputs = side.roundThroughputs
+        result.hitRatioTimeline = Self.timeline(
+            side.tallies, window: timelineWindow(tasks: side.tasks), tasks: side.tasks, points: plan.timelinePoints)
         return result
     }
 
