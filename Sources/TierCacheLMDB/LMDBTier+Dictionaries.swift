@@ -82,15 +82,31 @@ extension LMDBTier {
         return false
     }
 
-    /// After the current dictionary was retired under this tier (automatic dictionaries): the
-    /// newest the store holds, which another tier on the store trained and which retired it,
-    /// becomes current, as at open. Without it the tier compressed without a dictionary, and,
-    /// its trained ratio still set, never found training due again.
-    func adoptNewestDictionaryAfterRetirement() {
-        guard trainer != nil,
-            let rows = try? environment.read({ txn in try txn.dictionaryRows(sealer: encryption) })
-        else { return }
-        adoptNewestDictionary(of: rows)
+    /// After the dictionary new values used was forgotten (retired by another tier on the store,
+    /// its id given to another dictionary, or every trained one removed by `removeAll()` here or
+    /// in another process), before the next value is compressed: without this the tier went on
+    /// without a dictionary until it was opened again, since training, its trained ratio still
+    /// set, was judged on values compressed with a dictionary and never came due.
+    /// - Automatic: the newest the store holds becomes current, as at open; with none (every
+    ///   trained one removed), the trainer starts over, its samples, which may be fragments of the
+    ///   removed values, forgotten.
+    /// - Provided: the app's dictionary is found among the stored ones, or stored again.
+    func recoverCurrentDictionaryIfLost() {
+        guard dictionaries.takeLostCurrent() else { return }
+        if let trainer {
+            let rows = (try? environment.read { txn in try txn.dictionaryRows(sealer: encryption) }) ?? []
+            if !adoptNewestDictionary(of: rows) { trainer.forgetSamples() }
+        } else if let providedDictionary {
+            do {
+                try installProvidedDictionary(providedDictionary)
+            } catch {
+                // Tried again by the next store.
+                dictionaries.noteLostCurrent()
+                logger?.warning(
+                    "the app's dictionary could not be stored again; values are compressed without it",
+                    metadata: ["tier": "\(name)", "error": "\(error)"])
+            }
+        }
     }
 
     /// The dictionaries the store holds, oldest first.
@@ -113,15 +129,7 @@ extension LMDBTier {
             case .automatic:
                 if !adoptNewestDictionary(of: rows) { seedSamplesFromStore() }
             case .provided(let bytes, _):
-                let digested = try ZstdDictionary(bytes: bytes, level: codec.level)
-                if let stored = rows.last(where: { $0.isProvided && $0.bytes == bytes }) {
-                    dictionaries.install(digested, id: stored.id)
-                } else {
-                    let row = DictionaryRow(
-                        id: 0, isProvided: true, samples: 0, createdAt: clock.now(), ratioWith: nil, ratioWithout: nil,
-                        bytes: bytes, isSealed: false, storedSize: 0)
-                    try install(row, digested: digested, keepingAtMost: Self.providedDictionariesKept)
-                }
+                try installProvidedDictionary(bytes, storedRows: rows)
             }
         } catch let error as TierCacheError {
             throw error
@@ -130,6 +138,21 @@ extension LMDBTier {
         } catch {
             throw TierCacheError(
                 .storageFailure, "could not prepare the dictionaries of \(directory.path)", underlying: "\(error)")
+        }
+    }
+
+    /// Makes the app's dictionary current: the stored row holding it (among `storedRows`, read
+    /// now when not given), or a new one.
+    private func installProvidedDictionary(_ bytes: [UInt8], storedRows: [DictionaryRow]? = nil) throws {
+        let digested = try ZstdDictionary(bytes: bytes, level: codec.level)
+        let rows = try storedRows ?? environment.read { txn in try txn.dictionaryRows(sealer: encryption) }
+        if let stored = rows.last(where: { $0.isProvided && $0.bytes == bytes }) {
+            dictionaries.install(digested, id: stored.id)
+        } else {
+            let row = DictionaryRow(
+                id: 0, isProvided: true, samples: 0, createdAt: clock.now(), ratioWith: nil, ratioWithout: nil,
+                bytes: bytes, isSealed: false, storedSize: 0)
+            try install(row, digested: digested, keepingAtMost: Self.providedDictionariesKept)
         }
     }
 
@@ -269,13 +292,14 @@ extension LMDBTier {
                     metadata: ["tier": "\(name)"])
                 return
             }
-            // The tier removed every entry while this trained: not made of what it removed.
-            guard trainer.stillHolds(mark) else { return }
             let row = DictionaryRow(
                 id: 0, isProvided: false, samples: samples.count, createdAt: clock.now(), ratioWith: with,
                 ratioWithout: without,
                 bytes: bytes, isSealed: false, storedSize: 0)
-            try install(row, digested: digested, keepingAtMost: settings.maximumDictionaries)
+            // Not if the tier removed every entry while this trained: not made of what it removed
+            // (checked in the installing transaction, which `removeAll()`'s precedes or follows).
+            guard try install(row, digested: digested, keepingAtMost: settings.maximumDictionaries, samplesMark: mark)
+            else { return }
             installedRatio = with
             logger?.info(
                 "dictionary trained",
@@ -308,11 +332,21 @@ extension LMDBTier {
 
     /// Stores a dictionary under the next free id, retiring the oldest beyond `limit`, and makes
     /// it current.
-    private func install(_ row: DictionaryRow, digested: ZstdDictionary, keepingAtMost limit: Int) throws {
+    /// Stores `row` and makes it current, retiring the oldest beyond `limit`; with
+    /// `samplesMark`, only if the trainer still holds the samples it was trained on (whether it
+    /// was installed).
+    @discardableResult
+    private func install(
+        _ row: DictionaryRow, digested: ZstdDictionary, keepingAtMost limit: Int, samplesMark: Int? = nil
+    ) throws -> Bool {
         var row = row
         // Counted once committed: `write` may run the closure again (a full map), and an
         // attempt that aborted evicted nothing.
-        let (id, retired, evicted) = try write { txn -> (UInt16, [UInt16], Int) in
+        let installed = try write { txn -> (UInt16, [UInt16], Int)? in
+            if let samplesMark, trainer?.stillHolds(samplesMark) == false { return nil }
+            // A plain tier's dictionary, made of values stored in the clear, is not written
+            // into a store encrypted since it opened (no tier would seal it).
+            try ensureStillPlainIfPlain(in: txn)
             // An app's dictionary another tier stored since this one looked (tiers opening at
             // once): the same row serves both. Stored again under a new id, each copy retired
             // one of the dictionaries kept from earlier releases, whose records became misses.
@@ -346,9 +380,11 @@ extension LMDBTier {
             try txn.setWriteState(state)
             return (row.id, retired, evicted)
         }
+        guard let (id, retired, evicted) = installed else { return false }
         counters.recordEvictions(evicted)
         for id in retired { dictionaries.forget(id) }
         dictionaries.install(digested, id: id)
+        return true
     }
 
     /// The bytes a dictionary row of `count` bytes takes: its overflow pages.

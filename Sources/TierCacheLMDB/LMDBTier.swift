@@ -139,6 +139,8 @@ public final class LMDBTier: LocalCacheTier {
     let dictionaries: DictionaryShelf
     /// Decides when to train a dictionary (automatic dictionaries only).
     let trainer: DictionaryTrainer?
+    /// The app's dictionary (``DictionaryCompression/provided(_:maximumValueSize:)``), if any.
+    let providedDictionary: [UInt8]?
     private let accessLog = AccessLog()
     /// Keys whose older record a full map left in place after a refused store or a removal: a
     /// miss here until the next write deletes them.
@@ -200,6 +202,11 @@ public final class LMDBTier: LocalCacheTier {
             self.trainer = DictionaryTrainer(settings: training)
         } else {
             self.trainer = nil
+        }
+        if case .provided(let bytes, _) = configuration.dictionary {
+            self.providedDictionary = bytes
+        } else {
+            self.providedDictionary = nil
         }
         try prepareDictionaries(configuration.dictionary)
     }
@@ -347,6 +354,7 @@ public final class LMDBTier: LocalCacheTier {
             var committed: StoreOutcome?
             do {
                 for _ in 0..<8 {
+                    recoverCurrentDictionaryIfLost()
                     let encoding = try encode(entry, under: storageKey)
                     encoded = encoding
                     do {
@@ -355,9 +363,8 @@ public final class LMDBTier: LocalCacheTier {
                     } catch let retired as DictionaryRetired {
                         // Compressed with a dictionary retired meanwhile (by another store here or
                         // in another process), or whose id now names another: forget it and
-                        // compress again, with the newest the store holds (or none).
+                        // compress again, with the one the next turn recovers (or none).
                         dictionaries.forget(retired.id)
-                        adoptNewestDictionaryAfterRetirement()
                     }
                 }
             } catch {
@@ -449,7 +456,7 @@ public final class LMDBTier: LocalCacheTier {
     /// tier here, opened it with keys: a rollout of encryption): it takes no more records in the
     /// clear. Checked at open only, the old processes went on writing plaintext, and each side
     /// deleted the other's records as unreadable. Once per write transaction, before its puts.
-    private func ensureStillPlainIfPlain(in txn: Transaction) throws {
+    func ensureStillPlainIfPlain(in txn: Transaction) throws {
         guard encryption == nil, try txn.metaValue(Self.encryptedMark) != nil else { return }
         throw TierCacheError(
             .invalidConfiguration,
@@ -705,6 +712,9 @@ public final class LMDBTier: LocalCacheTier {
     public func removeAll() throws {
         accessLog.removeAll()
         let retired = try write { txn -> [UInt16] in
+            // Before the commit, with the write lock held: a training that took its samples
+            // earlier finds them forgotten when it installs, in a transaction after this one.
+            trainer?.forgetSamples()
             try txn.clear(environment.entries)
             try txn.clear(environment.ticks)
             try txn.clear(environment.recency)
@@ -719,7 +729,6 @@ public final class LMDBTier: LocalCacheTier {
             return retired
         }
         for id in retired { dictionaries.forget(id) }
-        trainer?.forgetSamples()
         recordUsageIfObserved()
     }
 

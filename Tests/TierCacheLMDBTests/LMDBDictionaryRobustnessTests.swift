@@ -58,6 +58,72 @@ struct LMDBDictionaryRobustnessTests {
         #expect(reopened.statistics().dictionaryMisses == 0)
     }
 
+    @Test("After another tier's removeAll, a tier that compressed with a removed dictionary trains a new one")
+    func anotherTiersRemoveAllLeavesThisTierTraining() throws {
+        let directory = TemporaryDirectory()
+        let values = Fixtures.responses(700)
+        _ = try Fixtures.populatedStore(directory.url, values.prefix(200))
+        let other = try LMDBTier(directory: directory.url, configuration: Fixtures.automatic)
+        let tier = try LMDBTier(directory: directory.url, configuration: Fixtures.automatic)
+        #expect(tier.dictionaries.currentID != nil)
+        try other.removeAll()
+        // Its next store finds the dictionary gone, and there is none to adopt: it used to go on
+        // without one for good (its trained ratio set, training never came due again).
+        for index in 200..<700 {
+            _ = try tier.store(entry(values[index]), forKey: key("r\(index)"))
+        }
+        let trained = try #require(tier.dictionaries.currentID, "a dictionary trained anew")
+        let stored = try tier.storedDictionaries()
+        #expect(stored.map(\.id) == [trained])
+        // Trained on values stored after the removal only: its samples were forgotten.
+        #expect(stored.allSatisfy { $0.samples <= 500 })
+        #expect(try tier.entry(forKey: key("r699"))?.value == values[699])
+    }
+
+    @Test(
+        "A tier that read a record compressed with a new dictionary under its old one's id compresses with the new one")
+    func aReaderMeetingAReusedIdAdoptsTheNewDictionary() throws {
+        let directory = TemporaryDirectory()
+        let values = Fixtures.responses(600)
+        let old = try Fixtures.populatedStore(directory.url, values.prefix(200))
+        let other = try LMDBTier(directory: directory.url, configuration: Fixtures.automatic)
+        let tier = try LMDBTier(directory: directory.url, configuration: Fixtures.automatic)
+        #expect(tier.dictionaries.currentID == old)
+        // The other tier removes everything and trains again: the new dictionary takes the id.
+        try other.removeAll()
+        for index in 200..<600 {
+            _ = try other.store(entry(values[index]), forKey: key("r\(index)"))
+        }
+        let new = try #require(other.dictionaries.currentID)
+        try #require(new == old, "the id is reused")
+        // Reading a record compressed with the new one digests it afresh; the next store
+        // compresses with it (it went on without any).
+        #expect(try tier.entry(forKey: key("r599"))?.value == values[599])
+        #expect(try tier.store(entry(values[0]), forKey: key("again")) == .stored)
+        let current = try #require(tier.dictionaries.current(forValueOf: 1024))
+        #expect(
+            current.id == new
+                && current.dictionary.checksum == other.dictionaries.current(forValueOf: 1024)?.dictionary.checksum)
+    }
+
+    @Test("A tier with the app's dictionary stores it again after another tier retired it")
+    func aProvidedDictionaryRetiredIsStoredAgain() throws {
+        let directory = TemporaryDirectory()
+        let trained = try ZstdDictionary.train(samples: Fixtures.responses(400, seed: 5), capacity: 8 << 10)
+        let tier = try LMDBTier(
+            directory: directory.url,
+            configuration: .init(capacity: 64 << 20, dictionary: .provided(trained), durability: .none))
+        let id = try #require(tier.dictionaries.currentID)
+        try tier.write { txn in
+            _ = try DictionaryRow.key(id).withUnsafeBytes { try txn.delete(tier.environment.meta, $0) }
+        }
+        let value = Fixtures.responses(1, seed: 9)[0]
+        #expect(try tier.store(entry(value), forKey: key("p")) == .stored)
+        #expect(tier.dictionaries.currentID != nil, "the app's dictionary is current again")
+        #expect(try tier.storedDictionaries().map(\.isProvided) == [true])
+        #expect(try tier.entry(forKey: key("p"))?.value == value)
+    }
+
     @Test("A dictionary retired by a newer one another tier trained: this tier compresses with the newer one")
     func retiredByANewerDictionary() throws {
         let directory = TemporaryDirectory()

@@ -1,3 +1,4 @@
+import Synchronization
 @_spi(TierCacheInternals) import TierCache
 import TierCacheCompression
 import TierCacheRecords
@@ -19,6 +20,8 @@ final class DictionaryShelf: Sendable {
     }
 
     private let state = Locked(State())
+    /// Set when the current dictionary is forgotten (``takeLostCurrent()``).
+    private let lostCurrent = Atomic<Bool>(false)
     let level: Int32
     let sealer: (any RecordSealing)?
     /// Values larger than this are compressed without a dictionary.
@@ -55,8 +58,28 @@ final class DictionaryShelf: Sendable {
         state.withLock {
             if let digested, $0.digested[id] !== digested { return }
             $0.digested[id] = nil
-            if $0.current?.id == id { $0.current = nil }
+            if $0.current?.id == id {
+                $0.current = nil
+                lostCurrent.store(true, ordering: .relaxed)
+            }
         }
+    }
+
+    /// Whether the dictionary new values used was forgotten (``forget(_:digested:)``) and none
+    /// installed since; the note is cleared, so one caller recovers
+    /// (`LMDBTier.recoverCurrentDictionaryIfLost()`). One relaxed load while nothing was lost: a
+    /// store asks before compressing each value.
+    func takeLostCurrent() -> Bool {
+        guard lostCurrent.load(ordering: .relaxed) else { return false }
+        return state.withLock { state in
+            lostCurrent.store(false, ordering: .relaxed)
+            return state.current == nil
+        }
+    }
+
+    /// Notes the current dictionary lost again (its recovery failed: the next store retries).
+    func noteLostCurrent() {
+        lostCurrent.store(true, ordering: .relaxed)
     }
 
     /// The dictionary the store now holds under `id`, when it is not `stale` (a value failed to
