@@ -79,16 +79,18 @@ struct TuneCommand: ParsableCommand {
             throw ValidationError("--target-hit-ratio must be in (0, 1]")
         }
         guard gridPoints >= 2, gridPoints <= 200 else { throw ValidationError("--grid-points must be from 2 to 200") }
-        if let sampleRate, !(sampleRate > 0 && sampleRate <= 1) {
-            throw ValidationError("--sample-rate must be in (0, 1]")
+        // Below SHARDS' smallest rate the sample was drawn at that rate, and the report named
+        // the rate asked for.
+        if let sampleRate, !(sampleRate >= SHARDS.smallestRate && sampleRate <= 1) {
+            throw ValidationError("--sample-rate must be from 2^-24 (\(SHARDS.smallestRate)) to 1")
         }
         if let sampleSize, sampleSize < 16 { throw ValidationError("--sample-size must be at least 16") }
         if sampleRate != nil, sampleSize != nil {
             throw ValidationError("use --sample-rate or --sample-size, not both")
         }
         let miniatures = miniatureOptions
-        guard miniatures.rate > 0, miniatures.rate <= 1 else {
-            throw ValidationError("--miniature-rate must be in (0, 1]")
+        guard miniatures.rate >= SHARDS.smallestRate, miniatures.rate <= 1 else {
+            throw ValidationError("--miniature-rate must be in (0, 1], from 2^-24 (\(SHARDS.smallestRate))")
         }
         let largestMinimum = MiniatureSimulation.Options.largestMinimumScaledObjects
         guard miniatures.minimumScaledObjects >= 1, miniatures.minimumScaledObjects <= largestMinimum else {
@@ -104,7 +106,16 @@ struct TuneCommand: ParsableCommand {
         if fullReplays, compareWithFullReplays {
             throw ValidationError("--compare-with-full-replays compares miniature curves; drop --full-replays")
         }
-        if policy != "none" { _ = try SimulateCommand.policies(policy) }
+        let policies = policy == "none" ? [] : try SimulateCommand.policies(policy)
+        // LRU's curve is exact (stack distances): with no other policy, nothing is replayed, and
+        // the options that set how replayed curves are drawn were ignored without a word.
+        if !policies.contains(where: { $0 != .lru }),
+            fullReplays || compareWithFullReplays || miniatureRate != nil || miniatureMinimumObjects != nil
+        {
+            throw ValidationError(
+                "--full-replays, --compare-with-full-replays, --miniature-rate and --miniature-minimum-objects set how other policies' curves are drawn; --policy \(policy) draws LRU's exact curve only"
+            )
+        }
         if entryOverhead > 0, unit != .bytes {
             throw ValidationError("--entry-overhead adds bytes to sizes: use it with --unit bytes")
         }

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import CacheSimulation
@@ -252,4 +253,22 @@ struct VariantOfHintNoting: EvictionPolicyVariant {
     static let name = "variant"
     var base: HintNotingLRU
     init(context: PolicyContext) { base = HintNotingLRU(context: context) }
+}
+
+extension CurveTests {
+    /// A curve decoded from a document, or whose points are set, in any order: its points are
+    /// sorted, as the knee and the tuner's refinement assume (both trapped on a decreasing pair).
+    @Test func pointsInAnyOrderAreSortedWhereverTheyComeFrom() throws {
+        let json =
+            #"{"unit":"objects","points":[{"capacity":10,"hitRatio":0.1},{"capacity":5,"hitRatio":0.5},{"capacity":100,"hitRatio":0.9}]}"#
+        let decoded = try JSONDecoder().decode(MissRatioCurve.self, from: Data(json.utf8))
+        #expect(decoded.points.map(\.capacity) == [5, 10, 100])
+        #expect(decoded.knee != nil)
+        #expect(CapacityTuner.refineCrossing(of: decoded, target: 0.4) { _ in 0.5 }.capacity != nil)
+        var set = MissRatioCurve(unit: .objects, points: [])
+        set.points = decoded.points.reversed()
+        #expect(set.points.map(\.capacity) == [5, 10, 100])
+        // Sorted points encode and decode as they are.
+        #expect(try JSONDecoder().decode(MissRatioCurve.self, from: JSONEncoder().encode(decoded)) == decoded)
+    }
 }

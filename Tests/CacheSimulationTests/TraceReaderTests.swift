@@ -63,6 +63,37 @@ import Testing
             ])
     }
 
+    /// A binary trace whose first bytes are gzip's two magic bytes is read as itself: its first
+    /// timestamp, 35,615, is `1F 8B 00 00` little-endian, and it was refused as damaged gzip.
+    @Test func aBinaryTraceOpeningWithGzipsMagicBytesIsNotGzip() throws {
+        var record: [UInt8] = []
+        func append<T: FixedWidthInteger>(_ value: T) { withUnsafeBytes(of: value.littleEndian) { record += $0 } }
+        append(UInt32(35_615))
+        append(UInt64(1))
+        append(UInt32(100))
+        append(Int64(-1))
+        let fixtures = try TraceFixtures()
+        defer { fixtures.remove() }
+        let path = try fixtures.write("t.oracleGeneral.bin", record)
+        #expect(try TraceFixtures.requests(path) == [TraceRequest(key: 1, size: 100, timestamp: 35_615)])
+        // A cache2k trace whose first key is 0x1F8B0800: not a gzip header either (its extra
+        // flags, the ninth byte, are no deflate level).
+        let keys: [UInt8] = [0x1F, 0x8B, 0x08, 0x00, 0, 0, 0, 5, 0x63, 0, 0, 7]
+        let cache2k = try fixtures.write("k.trace", keys)
+        #expect(try TraceFixtures.requests(cache2k, format: .cache2k).map(\.key) == [0x1F8B_0800, 5, 0x6300_0007])
+        // Real gzip still reads.
+        #expect(try TraceFixtures.requests(fixtures.write("x.trace.gz", TraceFixtures.lirsGzip)).count == 4)
+    }
+
+    /// A dump of a binary trace as text, named `w.oracleGeneral.txt`, is read as text: it was
+    /// read as 24-byte records (one garbage request for these 24 bytes).
+    @Test func anOracleGeneralTextDumpIsReadAsText() throws {
+        let fixtures = try TraceFixtures()
+        defer { fixtures.remove() }
+        let path = try fixtures.write("w.oracleGeneral.txt", text: "1,100\n2,100\n3,100\n4,100\n")
+        #expect(try TraceFixtures.requests(path).map(\.key) == [1, 2, 3, 4])
+    }
+
     @Test func csvFindsItsColumnsByHeader() throws {
         let fixtures = try TraceFixtures()
         defer { fixtures.remove() }
@@ -199,6 +230,9 @@ import Testing
         let error = #expect(throws: TraceError.self) { try TraceFixtures.requests(path, format: .cache2k) }
         #expect(error?.description.contains("--format lirs") == true, "\(String(describing: error))")
         #expect(try TraceFixtures.requests(path, format: .lirs).map(\.key) == [1, 2, 3, 4, 10, 11, 12, 13])
+        // With an LIRS marker line among the first bytes (it passed for binary, 4 keys read).
+        let marked = try fixtures.write("marked.trace", text: "*\n1\n2\n3\n4\n10\n11\n")  // 16 bytes
+        #expect(throws: TraceError.self) { try TraceFixtures.requests(marked, format: .cache2k) }
     }
 
     @Test func truncatedBinaryRecordsAreReported() throws {
@@ -286,6 +320,7 @@ import Testing
         // Another binary layout, and a CSV export, are not read as oracleGeneral's records.
         #expect(TraceFormat.guess(fromFileName: "x.oracleGeneralOpNS.bin.zst") == nil)
         #expect(TraceFormat.guess(fromFileName: "x.oracleGeneral.csv") == .csv)
+        #expect(TraceFormat.guess(fromFileName: "w.oracleGeneral.txt") == .plain)
         #expect(TraceFormat.guess(fromFileName: "x.csv.zst") == .csv)
         #expect(TraceFormat.guess(fromFileName: "mine.txt") == .plain)
         #expect(TraceFormat.guess(fromFileName: "unknown.dat") == nil)

@@ -29,6 +29,15 @@ import Testing
                 "drop --full-replays"
             ),
             (["tune", "--trace", "/nonexistent/trace.csv", "--miniature-rate", "0"], "--miniature-rate must be in"),
+            // Below 2^-24 the samples were drawn at 2^-24, and the report named the rate asked for.
+            (["tune", "--trace", "/nonexistent/trace.csv", "--miniature-rate", "1e-9"], "--miniature-rate must be in"),
+            (["tune", "--trace", "/nonexistent/trace.csv", "--sample-rate", "1e-9"], "--sample-rate must be from"),
+            // Nothing is replayed beside LRU's exact curve: the options were ignored without a word.
+            (
+                ["tune", "--trace", "/nonexistent/trace.csv", "--policy", "none", "--miniature-rate", "0.5"],
+                "exact curve only"
+            ),
+            (["tune", "--trace", "/nonexistent/trace.csv", "--policy", "lru", "--full-replays"], "exact curve only"),
             // The simulator numbers at most 2^31 - 1 requests: a larger limit is no limit.
             (["simulate", "--trace", "/nonexistent/trace.csv", "--limit", "3000000000"], "--limit is at most"),
             // An empty directory name put the copies at the file system's root.
@@ -103,6 +112,18 @@ import Testing
         let charged = try capacity(overhead: 104)
         #expect(values.contains("values only") && charged.contains("104 bytes an entry"))
         #expect(values.contains("policy: .lru") && values != charged)
+        // The saved report says its footprint and capacities count the overhead (they did
+        // without a word).
+        let reports = directory.url.appendingPathComponent("reports")
+        let (status, output) = try runTiercache([
+            "tune", "--trace", path, "--no-trace-cache", "--unit", "bytes", "--policy", "none",
+            "--entry-overhead", "104", "--output", reports.path,
+        ])
+        #expect(status == 0, "\(output)")
+        #expect(output.contains("with 104 B added to each object"), "\(output)")
+        let json = try FileManager.default.contentsOfDirectory(atPath: reports.path).filter { $0.hasSuffix(".json") }
+        let document = try String(contentsOf: reports.appendingPathComponent(try #require(json.first)), encoding: .utf8)
+        #expect(document.contains("\"entryOverheadBytes\" : 104"), "\(document.prefix(600))")
     }
 
     /// A hotspot over one key once drew key 1 of 1 and trapped indexing the value sizes.

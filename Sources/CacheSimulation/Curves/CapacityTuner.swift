@@ -100,6 +100,9 @@ public struct CapacityTuner: Sendable {
         public var samplingError: Double?
         /// The best hit ratio any cache can reach: every request but the first of each object.
         public var compulsoryHitRatio: Double
+        /// Bytes the trace's sizes had added to each object (``Trace/addingEntryOverhead(_:)``),
+        /// which the footprint and byte capacities count; `nil` for the trace's own sizes.
+        public var entryOverheadBytes: UInt32? = nil
     }
 
     /// What the tuner was created with.
@@ -169,7 +172,7 @@ public struct CapacityTuner: Sendable {
         return Result(
             trace: trace.name, requests: trace.requestCount, objects: trace.objectCount, footprint: footprint,
             unit: options.unit, targetHitRatio: target, curves: curves, samplingError: samplingError,
-            compulsoryHitRatio: compulsory)
+            compulsoryHitRatio: compulsory, entryOverheadBytes: trace.entryOverhead > 0 ? trace.entryOverhead : nil)
     }
 
     /// A crossing found by bisection, and the points measured on the way.

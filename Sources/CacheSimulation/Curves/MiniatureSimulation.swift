@@ -28,8 +28,9 @@
 public struct MiniatureSimulation: Sendable {
     /// The sampling rate and the smallest scaled cache.
     public struct Options: Sendable, Hashable, CustomStringConvertible {
-        /// The lowest sampling rate, used wherever the scaled cache stays large enough (0...1;
-        /// ``MiniatureSimulation`` clamps a rate outside that to it, and counts NaN as 1).
+        /// The lowest sampling rate, used wherever the scaled cache stays large enough
+        /// (``SHARDS/smallestRate``...1; ``MiniatureSimulation`` clamps a rate outside that to it,
+        /// and counts NaN as 1).
         public var rate: Double
         /// How many objects (on average, by the trace's mean object size in byte mode) a scaled
         /// cache must hold; smaller capacities are simulated at a higher rate. From 1 to

@@ -22,13 +22,34 @@ public struct MissRatioCurve: Sendable, Codable, Hashable {
 
     /// Whether capacities count objects or bytes.
     public var unit: CapacityUnit
-    /// Points in increasing capacity (and non-decreasing hit ratio for stack algorithms).
-    public var points: [Point]
+    /// Points in increasing capacity (and non-decreasing hit ratio for stack algorithms): points
+    /// set in any order are sorted, as the reading between them, the knee and the tuner's
+    /// refinement assume (a decreasing pair trapped the knee's arithmetic).
+    public var points: [Point] {
+        didSet { points = Self.sorted(points) }
+    }
 
     /// A curve through `points`, in any order (they are sorted by capacity).
     public init(unit: CapacityUnit, points: [Point]) {
         self.unit = unit
-        self.points = points.sorted { $0.capacity < $1.capacity }
+        self.points = Self.sorted(points)
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case unit, points
+    }
+
+    /// Decodes a curve; its points are sorted by capacity, whatever order the document gives.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            unit: try container.decode(CapacityUnit.self, forKey: .unit),
+            points: try container.decode([Point].self, forKey: .points))
+    }
+
+    private static func sorted(_ points: [Point]) -> [Point] {
+        let isSorted = zip(points, points.dropFirst()).allSatisfy { $0.capacity <= $1.capacity }
+        return isSorted ? points : points.sorted { $0.capacity < $1.capacity }
     }
 
     /// A curve through replay results of one policy.

@@ -11,8 +11,8 @@
 public struct SHARDS: Sendable {
     /// How keys are sampled.
     public enum Mode: Sendable, Hashable, CustomStringConvertible {
-        /// A fixed share of the keys, by hash (0...1; a rate outside that is clamped to it, and NaN
-        /// counts as 1: every key).
+        /// A fixed share of the keys, by hash (``SHARDS/smallestRate``...1; a rate outside that is
+        /// clamped to it, and NaN counts as 1: every key).
         case fixedRate(Double)
         /// At most `maximumKeys` keys: the rate falls as more keys arrive (bounded memory).
         case fixedSize(maximumKeys: Int)
@@ -27,6 +27,10 @@ public struct SHARDS: Sendable {
     }
 
     static let modulus: UInt64 = 1 << 24
+
+    /// The smallest sampling rate: 1 key in 2^24 by hash (the sample is drawn from 24 bits of
+    /// each key's hash); smaller rates sample at this one.
+    public static let smallestRate = 1.0 / Double(modulus)
 
     /// How keys are sampled.
     public let mode: Mode

@@ -51,11 +51,22 @@ final class DecompressingFileReader {
     deinit { close(descriptor) }
 
     private static func decoder(forMagic prefix: ArraySlice<UInt8>) throws(TraceError.Reason) -> any StreamDecoder {
-        let bytes = Array(prefix.prefix(6))
+        let bytes = Array(prefix.prefix(10))
         if bytes.starts(with: [0x28, 0xB5, 0x2F, 0xFD]) { return try ZstdStreamDecoder() }
-        if bytes.starts(with: [0x1F, 0x8B]) { return try GzipStreamDecoder() }
+        if isGzipHeader(bytes) { return try GzipStreamDecoder() }
         if bytes.starts(with: [0xFD, 0x37, 0x7A, 0x58, 0x5A, 0x00]) { return try XzStreamDecoder() }
         return PassthroughDecoder()
+    }
+
+    /// Whether `bytes` (a file's first ten) open a gzip member (RFC 1952 §2.3): the two magic
+    /// bytes, deflate (8, the one method defined), no reserved flag, a deflate extra flag (0, 2
+    /// or 4) and a defined operating system (0 to 13, or 255). The magic bytes alone were not
+    /// enough: a binary trace's first record begins with its own numbers, and an oracleGeneral
+    /// trace whose first timestamp is 35,615 (`1F 8B 00 00`) was taken for gzip and refused as
+    /// damaged, whatever format was named.
+    static func isGzipHeader(_ bytes: [UInt8]) -> Bool {
+        bytes.count >= 10 && bytes[0] == 0x1F && bytes[1] == 0x8B && bytes[2] == 8 && bytes[3] & 0xE0 == 0
+            && [0, 2, 4].contains(bytes[8]) && (bytes[9] <= 13 || bytes[9] == 255)
     }
 
     /// Fills `output` with decompressed bytes; returns 0 only at the end of the data.

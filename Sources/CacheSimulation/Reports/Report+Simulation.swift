@@ -64,6 +64,9 @@ public struct TraceSummary: Sendable, Codable {
     public var hasSizes: Bool
     /// How the trace was loaded and how long that took (apart from the replays).
     public var loading: Trace.Loading?
+    /// Bytes added to every object's size (`tiercache tune --entry-overhead`), which
+    /// ``footprintBytes`` and byte capacities count; absent for the trace's own sizes.
+    public var entryOverheadBytes: UInt32?
 
     /// The facts of `trace`.
     public init(_ trace: Trace) {
@@ -73,13 +76,22 @@ public struct TraceSummary: Sendable, Codable {
         footprintBytes = trace.footprintBytes
         hasSizes = trace.hasSizes
         loading = trace.loading
+        entryOverheadBytes = trace.entryOverhead > 0 ? trace.entryOverhead : nil
     }
 }
 
 extension Trace {
     func summaryLines(unit: CapacityUnit) -> [(String, String)] {
         var lines = [("Trace", name), ("Requests", "\(requestCount)"), ("Distinct objects", "\(objectCount)")]
-        if hasSizes { lines.append(("Footprint", ByteCount.format(Int(clamping: footprintBytes)))) }
+        if hasSizes {
+            let footprint = ByteCount.format(Int(clamping: footprintBytes))
+            // Sizes with an entry overhead added: the footprint and every byte capacity count it.
+            lines.append(
+                (
+                    "Footprint",
+                    entryOverhead > 0 ? "\(footprint), with \(entryOverhead) B added to each object" : footprint
+                ))
+        }
         lines.append(("Capacity unit", unit.rawValue))
         if let loading { lines.append(("Load time", loading.summary)) }
         return lines

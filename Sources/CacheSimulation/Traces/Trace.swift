@@ -48,6 +48,9 @@ public struct Trace: Sendable {
 
     /// How this trace was loaded (nil for traces built in memory).
     public internal(set) var loading: Loading?
+    /// The bytes ``addingEntryOverhead(_:)`` added to every object's size (0 for a trace's own
+    /// sizes): reports say so, since their footprint and capacities then count them.
+    public internal(set) var entryOverhead: UInt32 = 0
 
     /// Loads a trace file.
     /// - Parameters:
@@ -110,6 +113,7 @@ public struct Trace: Sendable {
             objectSizes: objectSizes.map { $0.addingReportingOverflow(bytes).overflow ? .max : $0 + bytes },
             hasSizes: true)
         trace.loading = loading
+        trace.entryOverhead = entryOverhead.addingReportingOverflow(bytes).overflow ? .max : entryOverhead + bytes
         return trace
     }
 

@@ -39,10 +39,11 @@ public enum TraceFormat: String, Sendable, CaseIterable, CustomStringConvertible
         }
     }
 
-    /// Guesses the format from a file name: `.lis` is ARC, `.csv` is CSV, an `oracleGeneral` part
-    /// (`x.oracleGeneral.bin`, `x.oracleGeneral`) is libCacheSim's binary, `.trace.xz` is cache2k,
-    /// `.trace` (optionally `.gz`) is LIRS, `.txt` is plain. libCacheSim's other binaries, such as
-    /// `oracleGeneralOpNS` (27-byte records), are no guess: their records would be misread.
+    /// Guesses the format from a file name: `.lis` is ARC, `.csv` is CSV, `.txt` is plain (a
+    /// `x.oracleGeneral.txt` dump too), an `oracleGeneral` part (`x.oracleGeneral.bin`,
+    /// `x.oracleGeneral`) is libCacheSim's binary, `.trace.xz` is cache2k, `.trace` (optionally
+    /// `.gz`) is LIRS. libCacheSim's other binaries, such as `oracleGeneralOpNS` (27-byte
+    /// records), are no guess: their records would be misread.
     public static func guess(fromFileName path: String) -> TraceFormat? {
         let file = path.split(separator: "/").last.map(String.init) ?? path
         if file.hasSuffix(".trace.xz") { return .cache2k }
@@ -52,10 +53,12 @@ public enum TraceFormat: String, Sendable, CaseIterable, CustomStringConvertible
             break
         }
         if base.hasSuffix(".lis") { return .arc }
+        // Text extensions before the `oracleGeneral` part: `w.oracleGeneral.txt` is a text dump
+        // of a binary trace, and its lines read as 24-byte records were garbage.
         if base.hasSuffix(".csv") { return .csv }
+        if base.hasSuffix(".txt") { return .plain }
         if base.split(separator: ".").contains("oracleGeneral") { return .oracleGeneral }
         if base.hasSuffix(".trace") { return .lirs }
-        if base.hasSuffix(".txt") { return .plain }
         return nil
     }
 }

@@ -160,7 +160,8 @@ public struct TraceReader: Sendable {
         var textSoFar = true
         try RecordScanner(reader: reader, recordSize: 4).forEachRecord { record, number throws(TraceError) in
             if textSoFar, number <= Self.textProbeRecords {
-                textSoFar = record.allSatisfy { ASCIIFields.isDecimalTextByte($0) }
+                // An LIRS trace's `*` marker lines count as text too.
+                textSoFar = record.allSatisfy { ASCIIFields.isDecimalTextByte($0) || $0 == UInt8(ascii: "*") }
                 if textSoFar, number == Self.textProbeRecords {
                     throw TraceError(
                         file: path, record: 1,
@@ -174,8 +175,8 @@ public struct TraceReader: Sendable {
         }
     }
 
-    /// How many leading records of a cache2k trace are checked for text: 16 bytes each a digit or
-    /// white space (14 values of 256) come by chance once in about 10^20 binary traces.
+    /// How many leading records of a cache2k trace are checked for text: 16 bytes each a digit,
+    /// white space or `*` (15 values of 256) come by chance once in about 10^19 binary traces.
     static let textProbeRecords = 4
 
     private func readOracleGeneral(
