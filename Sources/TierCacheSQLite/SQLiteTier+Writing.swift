@@ -316,10 +316,24 @@ extension SQLiteTier {
             try statement.bind(key, at: 1)
             return try statement.step() ? try Self.accounted(statement.integer(at: 0), "entry cost") : nil
         }
-        if let cost {
+        guard let cost else { return }
+        if cost > state.used || state.entries < 1 {
+            // The accounts say the store held less than this row: they drifted (a damaged cost
+            // or state cell still in range, which SQLite checks no more than any page). Clamped
+            // to 0, the difference stayed for good, and the file grew past the capacity with
+            // nothing evicted; counted again from the rows instead.
+            try recount(in: connection, state: &state)
+        } else {
             state.used -= cost
             state.entries -= 1
         }
+    }
+
+    /// Sets the accounted bytes and entries to what the rows hold (one scan of the table).
+    private func recount(in connection: SQLiteConnection, state: inout WriteState) throws(SQLiteFailure) {
+        state.used = try Self.accounted(
+            connection.integer("SELECT coalesce(sum(cost), 0) FROM entries") ?? 0, "used bytes")
+        state.entries = try Self.accounted(connection.integer("SELECT count(*) FROM entries") ?? 0, "entry count")
     }
 
     /// Deletes least-recently-used rows until the accounted bytes are at most `target`; returns how
@@ -361,6 +375,10 @@ extension SQLiteTier {
             let result = Result { () throws -> Bool in
                 try connection.resetDatabase()
                 try opening.prepare(connection)
+                // Under the writer's lock, as the emptying: cleared after it, the set lost a key
+                // a store refused on a full disk hid meanwhile, and its older value was read again.
+                accessLog.removeAll()
+                hiddenKeys.removeAll()
                 return true
             }
             // Counted even when it failed half-way: an operation that met the damage before must
@@ -372,8 +390,6 @@ extension SQLiteTier {
         case .success(false):
             return
         case .success(true):
-            accessLog.removeAll()
-            hiddenKeys.removeAll()
             readers.closeIdle()
             reportReset(reason)
         case .failure(let error):

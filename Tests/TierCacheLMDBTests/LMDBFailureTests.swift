@@ -90,6 +90,10 @@ struct LMDBFailureTests {
         let file = directory.url.appendingPathComponent("file")
         try Data("x".utf8).write(to: file)
         #expect(code { _ = try LMDBTier(directory: file, capacity: 1 << 20) } == .notADirectory)
+        // A path through the file too (it was permissionDenied, which sent users to fix
+        // permissions).
+        let below = file.appendingPathComponent("store")
+        #expect(code { _ = try LMDBTier(directory: below, capacity: 1 << 20) } == .notADirectory)
     }
 
     @Test("A garbage data file is reset by default, or reported as damaged")

@@ -204,10 +204,15 @@ struct SQLiteTierTests {
         try Data("x".utf8).write(to: file)
         #expect(throws: TierCacheError.self) { try SQLiteTier(directory: file, capacity: 1 << 20) }
         #expect((try? SQLiteTier(directory: file, capacity: 1 << 20)) == nil)
-        do {
-            _ = try SQLiteTier(directory: file, capacity: 1 << 20)
-        } catch {
-            #expect(error.code == .notADirectory)
+        // A path through the file too (it was permissionDenied, which sent users to fix
+        // permissions).
+        for path in [file, file.appendingPathComponent("store")] {
+            do {
+                _ = try SQLiteTier(directory: path, capacity: 1 << 20)
+                Issue.record("opened at \(path.path)")
+            } catch {
+                #expect(error.code == .notADirectory)
+            }
         }
     }
 
@@ -374,6 +379,34 @@ struct SQLiteTierTests {
         #expect(try tier.entry(forKey: key("k"))?.value == [1, 2, 3])
         let usage = try tier.usage()
         #expect(usage.entries == 1 && usage.bytes > 0 && usage.bytes < 1 << 20)
+    }
+
+    /// A row's cost damaged to a value in range (nothing flags it), then the row deleted: the
+    /// bytes used went below 0 and were clamped to 0, the difference kept for good, and the file
+    /// grew past the capacity with nothing evicted. The accounts are counted again from the rows.
+    @Test("Accounts that drifted below a deleted row's cost are counted again from the rows")
+    func accountsBelowARowsCostAreCountedAgain() throws {
+        let directory = TemporaryDirectory()
+        let capacity = 1 << 20
+        do {
+            let tier = try SQLiteTier(directory: directory.url, capacity: capacity)
+            for index in 0..<40 {
+                _ = try tier.store(entry(incompressible(20_000, seed: UInt64(index))), forKey: key("old\(index)"))
+            }
+            try tier.sync()
+        }
+        try rawSQLite(
+            databaseFile(directory.url), "UPDATE entries SET cost = 1099511627776 WHERE key = CAST('old0' AS BLOB)")
+        let tier = try SQLiteTier(directory: directory.url, capacity: capacity)
+        try tier.removeEntry(forKey: key("old0"))
+        let recounted = try tier.usage()
+        #expect(recounted.entries > 1 && recounted.bytes > 20_000 * recounted.entries)
+        for index in 0..<40 {
+            _ = try tier.store(entry(incompressible(20_000, seed: UInt64(100 + index))), forKey: key("new\(index)"))
+        }
+        try tier.sync()
+        #expect(fileSize(databaseFile(directory.url)) <= capacity)
+        #expect(tier.statistics().evictions > 0)
     }
 
     @Test("Lookups that meet a damaged table together empty the store once, count it once, and it works after")

@@ -1,5 +1,6 @@
 import Foundation
 import TierCache
+import TierCacheRecords
 
 /// A shared `flock` on a sidecar file (`cache.sqlite.users`) that every open tier holds, so that
 /// an opener can tell whether it is the store's only user before it replaces the database file.
@@ -15,7 +16,10 @@ final class StoreUsersLock: Sendable {
         let path = file.path + ".users"
         let opened = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard opened >= 0 else {
-            throw TierCacheError(.permissionDenied, "cannot open \(path)", underlying: "errno \(errno)")
+            let failure = errno
+            throw TierCacheError(
+                TierCacheError.Code(fileSystemErrno: failure), "cannot open \(path)",
+                underlying: String(cString: strerror(failure)))
         }
         guard flock(opened, LOCK_SH) == 0 else {
             close(opened)
