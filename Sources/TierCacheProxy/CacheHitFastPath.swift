@@ -86,7 +86,17 @@ final class CacheHitFastPath: ChannelDuplexHandler, RemovableChannelHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let part = unwrapInboundIn(data)
         switch (state, part) {
-        case (.idle, .head(let head)):
+        case (.idle, .head(var head)):
+            // RFC 9112 §3.2: an HTTP/1.1 request without Host gets 400. The version is known
+            // here, not past the conversion to HTTP types: the request is marked for `prepare`
+            // to refuse, in order with the requests before it (a client's own mark is dropped).
+            let missingHost = CachingProxy.missingHostMark.rawName
+            if head.headers.contains(name: missingHost) { head.headers.remove(name: missingHost) }
+            if head.version.major == 1, head.version.minor >= 1, !head.headers.contains(name: "host") {
+                head.headers.add(name: missingHost, value: "1")
+                pass(.head(head), context: context)
+                return
+            }
             // Not one that expects `100 Continue` (its body waits for it: `pass` answers it).
             if requestsWithAsyncPath == 0, context.channel.isWritable, head.version == .http1_1,
                 head.method == .GET || head.method == .HEAD, !head.headers.contains(name: "connection"),

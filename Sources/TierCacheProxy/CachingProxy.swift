@@ -248,6 +248,11 @@ public final class CachingProxy: Sendable {
         guard !hasSecondHost else {
             return .failure(AnswerError(answer: errorAnswer(.badRequest, "more than one Host field")))
         }
+        // And an HTTP/1.1 request with none (marked by the connection's handler, which knows the
+        // version).
+        guard head.headerFields[Self.missingHostMark] == nil else {
+            return .failure(AnswerError(answer: errorAnswer(.badRequest, "an HTTP/1.1 request needs a Host field")))
+        }
         // `utf8.first`, not `hasPrefix`: with Foundation imported, `hasPrefix` resolved to a
         // `range(of:)` search that cost 3.5% of a hit.
         guard head.method != .connect, let path = head.path, path.utf8.first == UInt8(ascii: "/") else {
@@ -498,6 +503,10 @@ public final class CachingProxy: Sendable {
     /// The name of the request field that asks for the cache key in `Cache-Status`, answered only
     /// under ``Configuration/exposesCacheKeys`` (and never forwarded).
     public static let cacheKeyRequest = HTTPField.Name("TierCache-Debug-Key")!
+
+    /// The field `CacheHitFastPath` adds to an HTTP/1.1 request that came without `Host`, for
+    /// ``prepare(_:addingVia:client:)`` to refuse (a client's own is removed first).
+    static let missingHostMark = HTTPField.Name("TierCache-Missing-Host")!
 
     private func cachedAnswer(_ result: HTTPCacheResponse, request: HTTPRequest, forwarding: Forwarding) -> Answer {
         let outgoing = forwarding.outgoing

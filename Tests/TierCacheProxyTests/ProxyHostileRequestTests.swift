@@ -74,6 +74,23 @@ struct ProxyHostileRequestTests {
     }
 
     @Test(
+        "RFC 9112 §3.2: an HTTP/1.1 request without Host gets 400, on the stored-answer path too; HTTP/1.0 needs none")
+    func missingHost() async throws {
+        try await withProxy { origin, proxy in
+            for _ in 0..<2 { #expect(try await send(.GET, "\(proxy.url)/fresh").status == 200) }  // stored and memoized
+            let hostless = "GET /fresh HTTP/1.1\r\nConnection: close\r\n\r\n"
+            let answer = try await RawHTTP.exchange(port: proxy.port, Array(hostless.utf8))
+            #expect(answer.hasPrefix("HTTP/1.1 400"), "got: \(answer.prefix(80))")
+            // A client's own mark does not refuse a request that has a Host.
+            let marked = "GET /fresh HTTP/1.1\r\nHost: x\r\nTierCache-Missing-Host: 1\r\nConnection: close\r\n\r\n"
+            #expect(try await RawHTTP.exchange(port: proxy.port, Array(marked.utf8)).hasPrefix("HTTP/1.1 200"))
+            let old = "GET /fresh HTTP/1.0\r\n\r\n"
+            #expect(try await RawHTTP.exchange(port: proxy.port, Array(old.utf8)).hasPrefix("HTTP/1.0 200"))
+            #expect(origin.count("/fresh") == 1)
+        }
+    }
+
+    @Test(
         "RFC 9110 §5.1, §5.5; RFC 9112 §5.2: field names with odd bytes, control bytes in values and obs-fold get 400")
     func malformedFields() async throws {
         try await withProxy { origin, proxy in
