@@ -533,6 +533,7 @@ public final class HTTPCache: Sendable {
         _ exchange: Exchange, for request: HTTPRequest, primaryKey: CacheKey, stored: Located?
     ) async -> HTTPCacheResponse {
         var result = HTTPCacheResponse(response: exchange.response, body: exchange.body, source: .network)
+        result.replacedStoredResponse = stored != nil
         guard exchange.claimsStore() else { return result }
         switch request.method {
         case .get: result.wasStored = await storeIfAllowed(exchange, for: request, primaryKey: primaryKey)

@@ -61,6 +61,12 @@ public struct HTTPCacheResponse: Sendable {
     /// Of the identical requests that shared one fetch, the first to get the response stores it
     /// and the others report `false`.
     public var wasStored = false
+    /// For a response from the network: whether the cache had a stored response for the request
+    /// that it could not use as it was (stale, without validators or not confirmed by the
+    /// origin), which this response answers in its place: `Cache-Status`'s `fwd=stale` (RFC 9211
+    /// §2.2), where `false` is a miss. A response the request's own directives passed over
+    /// (`no-cache`) counts too; `fwd=request` names that case first.
+    public var replacedStoredResponse = false
     /// The served response's freshness lifetime in seconds (RFC 9111 §4.2.1), for responses from
     /// the cache; fresh for `freshnessLifetime - age` more seconds (negative: stale).
     public var freshnessLifetime: TimeInterval?

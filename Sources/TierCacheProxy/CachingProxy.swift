@@ -539,7 +539,8 @@ public final class CachingProxy: Sendable {
             } else if requestDirectives.noCache || requestDirectives.maxAge == 0 {
                 status.forward = .request
             } else {
-                status.forward = .uriMiss
+                // A stale response replaced (it was `uri-miss`, as if nothing had been stored).
+                status.forward = result.replacedStoredResponse ? .stale : .uriMiss
             }
             status.forwardStatus = result.response.status.code
             status.stored = result.wasStored

@@ -86,6 +86,18 @@ struct CachingProxyTests {
         }
     }
 
+    @Test("RFC 9211 §2.2: a stale response the origin's new one replaces is fwd=stale, not uri-miss")
+    func staleReplacedIsForwardedAsStale() async throws {
+        try await withProxy { origin, proxy in
+            let first = try await send(.GET, "\(proxy.url)/sie")
+            #expect(first.cacheStatus.hasPrefix("TierCache;fwd=uri-miss;fwd-status=200"), "\(first.cacheStatus)")
+            // Stored, stale at once and without validators: fetched again in full.
+            let second = try await send(.GET, "\(proxy.url)/sie")
+            #expect(second.cacheStatus.hasPrefix("TierCache;fwd=stale;fwd-status=200"), "\(second.cacheStatus)")
+            #expect(origin.count("/sie") == 2)
+        }
+    }
+
     @Test("RFC 9111 §5.2.2.10, §5.2.2.7: s-maxage makes a response fresh for the proxy; private keeps it out")
     func sharedMaxAgeAndPrivate() async throws {
         try await withProxy { origin, proxy in
