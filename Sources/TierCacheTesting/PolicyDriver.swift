@@ -26,6 +26,8 @@ struct PolicyDriver<Policy: EvictionPolicy> {
     /// Seeded, so that every run replays the same requests.
     private var random = SplitMix64(seed: 0x5EED)
     private var step = 0
+    /// How many departures the last call listed (``settle(accessed:)``).
+    private var departuresLastSettled = 0
 
     init(check: Check, workload: PolicyWorkload) {
         self.check = check
@@ -102,14 +104,14 @@ struct PolicyDriver<Policy: EvictionPolicy> {
                 .refusesOversizedObjects, !policy.isResident(slot),
                 "slot \(slot) of size \(size) is resident, past largestAdmissibleSize \(policy.largestAdmissibleSize)")
         }
-        settle(accessed: slot)
+        try settle(accessed: slot)
         try verify()
     }
 
     private mutating func remove(_ slot: UInt32) throws {
         policy.remove(slot)
         unhinted?.remove(slot)
-        settle(accessed: nil)
+        try settle(accessed: nil)
         try expect(
             .removeForgets, !policy.isResident(slot) && !policy.remembers(slot),
             "remove(\(slot)) left it \(policy.isResident(slot) ? "resident" : "remembered")")
@@ -118,8 +120,16 @@ struct PolicyDriver<Policy: EvictionPolicy> {
         try verify()
     }
 
-    /// Reads the last call's reports, as the tier does after each call.
-    private mutating func settle(accessed: UInt32?) {
+    /// Reads the last call's reports, as the tier does after each call; fails a list of
+    /// departures that only grows, on which the tier stops (``DepartureLeak``).
+    private mutating func settle(accessed: UInt32?) throws {
+        let listed = policy.departures.count
+        try expect(
+            .reportsDepartures,
+            !DepartureLeak.isLeaking(listed: listed, lastListed: departuresLastSettled, slots: Int(workload.slots)),
+            "departures lists \(listed) slots of \(workload.slots), more with every call: they are one call's (call SlotQueues.beginRequest() at the start of each access and removal); MemoryTier stops on this"
+        )
+        departuresLastSettled = listed
         var reported = Array(policy.departures)
         if let accessed { reported.append(accessed) }
         for slot in reported {

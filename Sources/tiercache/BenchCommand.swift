@@ -245,7 +245,7 @@ struct BenchCommand: AsyncParsableCommand {
         } else {
             try reportOptions.write(report, baseName: "bench")
         }
-        if results.results.contains(where: { $0.failure != nil }) { throw ExitCode(1) }
+        if results.results.contains(where: { $0.failure != nil || $0.baselineFailure != nil }) { throw ExitCode(1) }
     }
 }
 

@@ -91,6 +91,57 @@ import TierCacheEviction
         #expect(row[3].contains("× (") && row[3].contains("–"))
     }
 
+    /// A subject that fails while being filled measures no round; its baseline still measures
+    /// every one: its row (the one every subject sharing it shows) was empty and said "ok".
+    @Test func aBaselineMeasuresEveryRoundPastASubjectThatFailed() async throws {
+        var plan = BenchmarkPlan(
+            workload: Workload.zipf(keys: 200, sizes: .fixed(64)), length: .requests(1_000), tasks: [1], rounds: 2)
+        plan.prefill = true
+        let results = try await BenchmarkRunner(plan: plan).run([
+            .localTier("breaks", baseline: .minimalLRU) { _ in try FailingTier(failingAfter: 0) },
+            .memory(capacity: 1 << 20),
+        ])
+        #expect(results.results.map(\.subject) == ["minimal LRU 1 MiB", "breaks", "memory-lru"])
+        let baseline = try #require(results.result("minimal LRU 1 MiB"))
+        #expect(baseline.failure == nil && baseline.requests == 2 * 1_000 && baseline.roundThroughputs?.count == 2)
+        #expect(try #require(results.result("breaks")).failure?.contains("disk on fire") == true)
+        #expect(results.throughputRatio(of: try #require(results.result("memory-lru"))) != nil)
+    }
+
+    /// A later subject's own rounds with a shared baseline that fails: no row of its own (the
+    /// first subject's says "ok"), so the subject's status says why it has no ratio.
+    @Test func aLaterSubjectsFailedBaselineIsInItsStatus() async throws {
+        let plan = BenchmarkPlan(
+            workload: Workload.zipf(keys: 200, sizes: .fixed(64)), length: .requests(500), tasks: [1], rounds: 1)
+        let results = try await BenchmarkRunner(plan: plan).run([
+            .localTier("first", baseline: .rawLMDBZstd) { _ in try MemoryTier(capacity: 1 << 20) },
+            .localTier("second", baseline: .rawLMDBZstd) { scratch in
+                // A file where its baseline's directory goes: that baseline cannot be opened.
+                try Data().write(to: URL(fileURLWithPath: scratch.directory.path + "-baseline"))
+                return try MemoryTier(capacity: 1 << 20)
+            },
+        ])
+        #expect(results.results.filter(\.isBaseline).count == 1)
+        let first = try #require(results.result("first"))
+        #expect(results.throughputRatio(of: first) != nil && first.baselineFailure == nil && first.status == "ok")
+        let second = try #require(results.result("second"))
+        #expect(results.throughputRatio(of: second) == nil)
+        #expect(second.failure == nil && second.baselineFailure != nil)
+        #expect(second.status.hasPrefix("no ratio: its baseline failed"), "\(second.status)")
+    }
+
+    /// Each round ends with a partial window; the timeline's points are at the requests done by
+    /// their windows' end (they assumed full windows, shifting every point after the first round).
+    @Test func theTimelineCountsEachWindowsOwnRequests() async throws {
+        var plan = BenchmarkPlan(
+            workload: Workload.zipf(keys: 200, sizes: .fixed(64)), length: .requests(5), tasks: [1], baselines: false,
+            rounds: 2)
+        plan.timelinePoints = 2
+        let results = try await BenchmarkRunner(plan: plan).run([.memory(capacity: 1 << 20)])
+        // Windows of 2, 2 and 1 requests a round, merged three at a time.
+        #expect(try #require(results.result("memory-lru")).hitRatioTimeline.map(\.requests) == [5, 10])
+    }
+
     @Test func theMedianOfAnEvenCountIsTheMeanOfTheMiddleTwo() {
         #expect(BenchmarkResults.median([]) == nil)
         #expect(BenchmarkResults.median([3]) == 3)

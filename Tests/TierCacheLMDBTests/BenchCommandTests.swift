@@ -37,8 +37,8 @@ struct BenchCommandTests {
         try FileManager.default.createDirectory(at: scratch.url, withIntermediateDirectories: true)
         let process = Process()
         process.executableURL = try tiercacheExecutable()
-        // Ten measurements of 2 s each: the signal comes after the first, and a run that went on
-        // to its end would take 18 s more.
+        // Ten measurements of three 2 s rounds each: the signal comes after the first, and a run
+        // that went on to its end would take 54 s more.
         process.arguments = [
             "bench", "--tiers", "lmdb", "--no-baselines", "--duration", "2s", "--tasks", "1,1,1,1,1,1,1,1,1,1",
             "--directory", scratch.url.path,

@@ -30,7 +30,7 @@ final class NoOpTier: LocalCacheTier {
 let workload = Workload(
     .synthetic(keys: 10_000, distribution: .zipf(skew: 0.99), sizes: .fixed(1_024)),
     mix: OperationMix(reads: 1, readThrough: false))
-var plan = BenchmarkPlan(workload: workload, length: .requests(length), baselines: false)
+var plan = BenchmarkPlan(workload: workload, length: .requests(length), baselines: false, rounds: 1)
 plan.prefill = true
 let runner = try BenchmarkRunner(plan: plan)
 let requests = try workload.requests(length: length)

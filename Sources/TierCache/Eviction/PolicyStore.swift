@@ -156,14 +156,11 @@ struct PolicyStore<Policy: TierCacheEviction.EvictionPolicy>: EvictingStore {
     private mutating func settle(sparing spared: UInt32?) -> Int {
         // A policy of your own that never starts a request (`SlotQueues.beginRequest()`) lists
         // every departure since it began, and each request would walk them all under the tier's
-        // lock, slower with every eviction. One request's departures stay near the slots' count
-        // (a slot leaves a queue a few times in a request at most); a list past four times that,
-        // and longer than the last request's, which was past it too, is the leak. (One request
-        // that sweeps a queue through pops and pushes may pass the bound; it does not grow.)
+        // lock, slower with every eviction (`DepartureLeak`). (One request that sweeps a queue
+        // through pops and pushes may pass the bound; it does not grow.)
         let listed = policy.departures.count
-        let bound = 4 * keys.count + 64
         precondition(
-            !(listed > bound && departuresLastSettled > bound && listed > departuresLastSettled),
+            !DepartureLeak.isLeaking(listed: listed, lastListed: departuresLastSettled, slots: keys.count),
             "\(Policy.name) lists \(listed) departures for \(keys.count) slots, more with every request: departures are one request's (call SlotQueues.beginRequest() at the start of each access and removal; EvictionPolicy's contract)"
         )
         departuresLastSettled = listed

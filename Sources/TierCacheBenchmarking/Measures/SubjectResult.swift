@@ -42,8 +42,9 @@ public struct SubjectResult: Sendable, Codable, Hashable {
     public var hitRatioTimeline: [TimelinePoint]
     /// Each tier's counters over the measured phase (statistics after it minus before it).
     public var tiers: [TierResult]
-    /// The process's resident memory after the run, with the subject still open (and, for a
-    /// baseline, the subject it ran beside) (bytes): on
+    /// The process's resident memory after the run, with the subject still open (bytes): its
+    /// baseline was open beside it through the rounds (a baseline's figure is taken with its
+    /// subject still open), so the figure counts what the allocator kept of the other's. On
     /// Linux the current figure; elsewhere the process's peak so far (`ru_maxrss`, the one figure
     /// every platform gives), so a subject measured after a larger one shows that one's. The whole
     /// process's, not the subject's alone: the run's own requests, and on Linux memory that
@@ -60,6 +61,10 @@ public struct SubjectResult: Sendable, Codable, Hashable {
     /// fail or counted tier errors). ``BenchmarkResults/throughputRatio(of:)`` is their median.
     /// `nil` without a baseline, and in results written before rounds were recorded.
     public var roundRatios: [Double]? = nil
+    /// Why the baseline beside the subject gave no ratio, when it failed (could not be opened,
+    /// failed a round, had stores fail or counted tier errors): said in the subject's status too,
+    /// since the baseline's row may be another subject's, which says "ok".
+    public var baselineFailure: String? = nil
 
     /// Every measured request.
     public var requests: Int { reads + writes + deletes }
@@ -79,13 +84,14 @@ public struct SubjectResult: Sendable, Codable, Hashable {
     /// the work).
     var isComparable: Bool { failure == nil && failedStores == 0 && tierErrors == 0 }
     /// What the report's status column says: the failure, else the stores failed, the tiers'
-    /// errors and the stores refused, else "ok".
+    /// errors, the stores refused and the baseline's failure, else "ok".
     public var status: String {
         if let failure { return failure }
         var notes: [String] = []
         if failedStores > 0 { notes.append("\(failedStores) stores failed") }
         if tierErrors > 0 { notes.append("\(tierErrors) tier errors") }
         if refusedStores > 0 { notes.append("\(refusedStores) stores refused") }
+        if let baselineFailure { notes.append("no ratio: its baseline failed (\(baselineFailure))") }
         return notes.isEmpty ? "ok" : notes.joined(separator: ", ")
     }
 
@@ -126,6 +132,7 @@ extension SubjectResult {
         diskBytes = try container.decodeIfPresent(Int.self, forKey: .diskBytes)
         roundThroughputs = try container.decodeIfPresent([Double].self, forKey: .roundThroughputs)
         roundRatios = try container.decodeIfPresent([Double].self, forKey: .roundRatios)
+        baselineFailure = try container.decodeIfPresent(String.self, forKey: .baselineFailure)
     }
 }
 

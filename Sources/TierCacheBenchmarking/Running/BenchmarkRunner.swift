@@ -81,6 +81,8 @@ public struct BenchmarkRunner: Sendable {
                 }
                 var baselineName: String?
                 var baseline: MeasuredSide?
+                /// Why the baseline beside this subject gave no ratio, when it failed.
+                var baselineFailure: String?
                 // The baseline's row: the first subject it stands beside gives it; a later
                 // subject's rounds with it give that subject's ratio only.
                 var reportsBaseline = false
@@ -99,7 +101,9 @@ public struct BenchmarkRunner: Sendable {
                             named.name = name
                             switch await open(named, tasks: tasks, root: root, index: results.count) {
                             case .opened(let side): baseline = side
-                            case .unavailable(let failed): if reportsBaseline { results.append(failed) }
+                            case .unavailable(let failed):
+                                if reportsBaseline { results.append(failed) }
+                                baselineFailure = failed.failure
                             }
                         }
                     } catch {
@@ -112,7 +116,9 @@ public struct BenchmarkRunner: Sendable {
                 var measured = await prepare(
                     MeasuredSide(driver: driver, subject: subject, scratch: scratch, tasks: tasks))
                 if let side = baseline.take() { baseline = await prepare(side) }
-                for round in 0..<plan.rounds where !measured.hasFailed {
+                // Every round of the baseline, even past a subject that failed (which measures no
+                // more): its row is complete, whichever subject gives it.
+                for round in 0..<plan.rounds {
                     // Alternately first and second (the last round's baseline first), so that a
                     // drift of the machine's pace falls on both sides alike.
                     let baselineFirst = (plan.rounds - 1 - round) % 2 == 0
@@ -127,6 +133,8 @@ public struct BenchmarkRunner: Sendable {
                         pairedRatios = zip(measured.roundThroughputs, side.roundThroughputs).compactMap {
                             $1 > 0 ? $0 / $1 : nil
                         }
+                    } else if !result.isComparable {
+                        baselineFailure = result.status
                     }
                     if reportsBaseline { results.append(result) }
                     await side.scratch.tearDown()
@@ -135,6 +143,9 @@ public struct BenchmarkRunner: Sendable {
                 var result = await result(of: measured)
                 result.baseline = baselineName
                 result.roundRatios = baselineName == nil ? nil : pairedRatios
+                // Said in the subject's own row too: the baseline's row, another subject's, may
+                // say "ok".
+                result.baselineFailure = baselineFailure
                 results.append(result)
                 await scratch.tearDown()
                 try? FileManager.default.removeItem(at: scratch.directory)
@@ -185,7 +196,8 @@ public struct BenchmarkRunner: Sendable {
 
     /// The baseline subject `subject` is compared with, at the capacity of the tier it stands for,
     /// and what tells it apart from other subjects' baselines of the same name (their capacities,
-    /// and a minimal LRU's per-entry limit): subjects with equal identities share one measurement.
+    /// and a minimal LRU's per-entry limit): subjects with equal identities share a name and a
+    /// row (each measures rounds of its own beside it).
     private static func baseline(
         of subject: BenchmarkSubject, _ driver: SubjectDriver
     ) async throws(BenchmarkError) -> (subject: BenchmarkSubject, identity: String)? {
@@ -309,8 +321,7 @@ public struct BenchmarkRunner: Sendable {
         }
         result.latency = LatencySummary(histogram)
         result.roundThroughputs = side.roundThroughputs
-        result.hitRatioTimeline = Self.timeline(
-            side.tallies, window: timelineWindow(tasks: side.tasks), tasks: side.tasks, points: plan.timelinePoints)
+        result.hitRatioTimeline = Self.timeline(side.tallies, points: plan.timelinePoints)
         return result
     }
 
@@ -339,16 +350,23 @@ public struct BenchmarkRunner: Sendable {
         }
     }
 
-    /// The hit ratio of each window, summed over the tasks' windows of the same index. A run
-    /// bounded by duration has a window per ``BenchmarkPlan/timelineWindow`` requests, as many as
-    /// its length brings (a ten-minute run of a memory tier, hundreds of thousands: tens of
-    /// megabytes of chart, drawn point by point): past twice `points`, neighbouring windows are
-    /// merged, so that about `points` remain.
-    private static func timeline(
-        _ tallies: [TaskTally], window: Int, tasks: Int, points: Int
-    ) -> [SubjectResult.TimelinePoint] {
+    /// The hit ratio of each window, summed over the tasks' windows of the same index, at the
+    /// requests the tasks had done by its end (each window counts its own: a round's last one is
+    /// partial, and the next round's follow it). A run bounded by duration has a window per
+    /// ``BenchmarkPlan/timelineWindow`` requests, as many as its length brings (a ten-minute run of
+    /// a memory tier, hundreds of thousands: tens of megabytes of chart, drawn point by point):
+    /// past twice `points`, neighbouring windows are merged, so that about `points` remain.
+    private static func timeline(_ tallies: [TaskTally], points: Int) -> [SubjectResult.TimelinePoint] {
         let count = tallies.map(\.windows.count).max() ?? 0
         let merged = count > 2 * points ? (count + points - 1) / points : 1
+        // Each task's requests by the end of each of its windows.
+        let done = tallies.map { tally in
+            var sum = 0
+            return tally.windows.map { window in
+                sum += window.requests
+                return sum
+            }
+        }
         return stride(from: 0, to: count, by: merged).compactMap { first in
             let indices = first..<min(first + merged, count)
             var reads = 0, hits = 0
@@ -359,7 +377,9 @@ public struct BenchmarkRunner: Sendable {
                 }
             }
             guard reads > 0 else { return nil }
-            let requests = tallies.reduce(0) { $0 + min($1.requests, indices.upperBound * window) }
+            let requests = done.reduce(0) { sum, task in
+                task.isEmpty ? sum : sum + task[min(indices.upperBound, task.count) - 1]
+            }
             return SubjectResult.TimelinePoint(requests: requests, hitRatio: Double(hits) / Double(reads))
         }
     }

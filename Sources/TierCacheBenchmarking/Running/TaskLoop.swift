@@ -18,8 +18,9 @@ struct TaskTally: Sendable {
     var hitBytes: UInt64 = 0
     /// Where the task stopped: its next stride index.
     var nextStride = 0
-    /// Per window of `window` requests: reads and hits.
-    var windows: [(reads: Int, hits: Int)] = []
+    /// Per window of `window` requests (the last one of a phase may hold fewer): reads, hits, and
+    /// the requests it holds.
+    var windows: [(reads: Int, hits: Int, requests: Int)] = []
     /// The timed requests' latencies; made only in a measured phase (a histogram is a few hundred
     /// KiB to allocate, more than a short warm-up or an ordo-one sample of requests costs).
     var latency: Histogram<UInt64>?
@@ -167,7 +168,7 @@ struct TaskLoop: Sendable {
             if measured {
                 untilWindow -= 1
                 if untilWindow == 0 {
-                    tally.windows.append((windowReads, windowHits))
+                    tally.windows.append((windowReads, windowHits, window))
                     windowReads = 0
                     windowHits = 0
                     untilWindow = window
@@ -177,7 +178,7 @@ struct TaskLoop: Sendable {
             if index >= length { index -= length }
             done += 1
         }
-        if measured, untilWindow != window { tally.windows.append((windowReads, windowHits)) }
+        if measured, untilWindow != window { tally.windows.append((windowReads, windowHits, window - untilWindow)) }
         tally.nextStride = firstStride + done
         return tally
     }
