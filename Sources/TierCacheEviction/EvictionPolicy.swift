@@ -8,7 +8,10 @@
 ///   policy forgets it. Keep per-slot state in arrays indexed by slot, grown as slots appear
 ///   (``SlotQueues`` does both), and set it when a slot is admitted: a reused slot holds what its
 ///   last object left (a reference bit, a count), which the simulator's fresh ids never do. Slot
-///   ids stay below ``PolicyContext/maximumSlotCount``.
+///   ids stay below ``PolicyContext/maximumSlotCount``. Decisions never depend on which number a
+///   slot has (a tie broken by the lower slot id, a random pick among ids): the tier numbers
+///   objects otherwise than the simulator does, and what the simulator measured is what the
+///   tier is to do.
 /// - **Requests.** ``access(_:size:keyHash:position:)`` is one request: a hit when the slot is
 ///   resident, else a miss after which the policy decides whether to admit the object, evicting
 ///   what it must to stay within ``PolicyContext/capacity`` (a sum of sizes: objects when every

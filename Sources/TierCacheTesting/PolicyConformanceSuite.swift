@@ -48,8 +48,8 @@ public struct PolicyConformanceSuite<Policy: EvictionPolicy>: Sendable {
         /// The policy decides in the tier as in the simulator: the same requests hit with slots
         /// reused as the tier reuses them, departures read, and with one slot per object, as the
         /// simulator numbers them, the number of objects given ahead and departures unread
-        /// (per-slot state is set on admission, not left from the slot's last object, and
-        /// nothing the policy decides depends on whether its departures are read).
+        /// (per-slot state is set on admission, not left from the slot's last object; nothing the
+        /// policy decides depends on a slot's number, nor on whether its departures are read).
         case reusedSlotsStartFresh
         /// What the policy remembers of objects no longer resident stays bounded on a stream of
         /// mostly new objects: it levels off (or stays within four times the most the policy

@@ -28,6 +28,11 @@ struct PolicyDriver<Policy: EvictionPolicy> {
     private var step = 0
     /// How many departures the last call listed (``settle(accessed:)``).
     private var departuresLastSettled = 0
+    /// The slots of the next requests, drawn ahead, so that a hint names a slot requested
+    /// ``hintDistance`` requests later, as the simulator's do.
+    private var upcoming: [UInt32] = []
+    /// How far ahead the simulator hints (its `prefetchDistance`).
+    private static var hintDistance: Int { 8 }
 
     init(check: Check, workload: PolicyWorkload) {
         self.check = check
@@ -78,11 +83,11 @@ struct PolicyDriver<Policy: EvictionPolicy> {
         let size = sizes[Int(slot)]
         let wasResident = policy.isResident(slot)
         let residentBefore = check == .hitsAreResidents ? residents() : []
-        if unhinted != nil {
-            // As the simulator hints: the request's own slot, and another a few requests ahead.
-            let ahead = pickSlot()
+        if unhinted != nil, let ahead = upcoming.last {
+            // As the simulator hints: the slot requested a few requests ahead, so that what a
+            // hint leaves behind is used requests later (a hint of the request's own slot just
+            // before it refreshed whatever a stale one would have left).
             policy.prefetch(ahead, keyHash: keyHash(of: ahead))
-            policy.prefetch(slot, keyHash: keyHash(of: slot))
         }
         let hash = keyHash(of: slot)
         let hit = policy.access(slot, size: size, keyHash: hash, position: 0)
@@ -126,8 +131,10 @@ struct PolicyDriver<Policy: EvictionPolicy> {
         let listed = policy.departures.count
         try expect(
             .reportsDepartures,
-            !DepartureLeak.isLeaking(listed: listed, lastListed: departuresLastSettled, slots: Int(workload.slots)),
-            "departures lists \(listed) slots of \(workload.slots), more with every call: they are one call's (call SlotQueues.beginRequest() at the start of each access and removal); MemoryTier stops on this"
+            // Against the slots the policy remembers: the keys the tier holds, which its bound counts.
+            !DepartureLeak.isLeaking(
+                listed: listed, lastListed: departuresLastSettled, slots: reportedRemembered.count),
+            "departures lists \(listed) slots while \(reportedRemembered.count) are remembered, more with every call: they are one call's (call SlotQueues.beginRequest() at the start of each access and removal); MemoryTier stops on this"
         )
         departuresLastSettled = listed
         var reported = Array(policy.departures)
@@ -194,7 +201,10 @@ struct PolicyDriver<Policy: EvictionPolicy> {
 
     // MARK: The workload
 
-    private mutating func pickSlot() -> UInt32 { workload.pickSlot(&random) }
+    private mutating func pickSlot() -> UInt32 {
+        while upcoming.count <= Self.hintDistance { upcoming.append(workload.pickSlot(&random)) }
+        return upcoming.removeFirst()
+    }
 
     /// The key hash the tier and the simulator give a request for `slot`: 0 for a policy that
     /// does not declare `usesKeyHash` (``PolicyConformanceSuite/Check/declaresKeyHash``).

@@ -67,6 +67,7 @@ struct SlotReuseComparison<Policy: EvictionPolicy> {
                         + "\(hitWithReuse ? "a hit" : "a miss") in reused slot \(slot), "
                         + "\(hitFresh ? "a hit" : "a miss") in a slot of its own, driven as the simulator drives it: "
                         + "state a slot's last object left decided it (set per-slot state on admission), "
+                        + "the slot's number did (a tie broken by slot id), "
                         + "or the policy decides otherwise when its departures are not read (as the simulator does not)"
                 )
             }

@@ -302,10 +302,15 @@ extension TierConformanceSuite {
             let empty = try await tier.usage()
             let makeKey: @Sendable (Int) throws -> CacheKey = { try CacheKey("shared-\($0)") }
             let value: @Sendable (Int, Int) -> [UInt8] = { key, writer in
-                // The filler starts with 1, which no digit or ":" is, so the prefix is found.
-                Array("\(key):\(writer)".utf8) + [1] + [UInt8](repeating: UInt8(key % 251), count: 64)
+                // The filler starts with 1, which no digit or ":" is, so the prefix is found; its
+                // bytes are the writer's own, so that a value mixed from two writers' is no
+                // writer's (with one filler per key, any mix of the same-length values was one).
+                var random = SplitMix64(seed: UInt64(key * 8 + writer))
+                return Array("\(key):\(writer)".utf8) + [1] + random.bytes(64 + key % 5)
             }
+            // Each writer's own date: an entry read with another writer's is torn.
             let storedAt = self.storedAt
+            let writerDate: @Sendable (Int) -> Date = { storedAt.addingTimeInterval(Double($0)) }
             try await withThrowingTaskGroup(of: String?.self) { group in
                 for worker in 0..<8 {
                     group.addTask {
@@ -316,7 +321,7 @@ extension TierConformanceSuite {
                             case 0: try await tier.removeEntry(forKey: makeKey(keyIndex))
                             case 1...4:
                                 _ = try await tier.store(
-                                    CacheEntry(value: value(keyIndex, worker), storedAt: storedAt),
+                                    CacheEntry(value: value(keyIndex, worker), storedAt: writerDate(worker)),
                                     forKey: makeKey(keyIndex))
                             default:
                                 guard let found = try await tier.entry(forKey: makeKey(keyIndex)) else { continue }
@@ -332,8 +337,9 @@ extension TierConformanceSuite {
                                     return
                                         "key \(keyIndex) returned a value no writer stored: \(found.value.count) bytes"
                                 }
-                                guard found.metadata == CacheEntry.Metadata(storedAt: storedAt) else {
-                                    return "key \(keyIndex) returned another entry's metadata: \(found.metadata)"
+                                guard found.metadata == CacheEntry.Metadata(storedAt: writerDate(writer)) else {
+                                    return
+                                        "key \(keyIndex) returned writer \(writer)'s value with another entry's metadata: \(found.metadata)"
                                 }
                             }
                         }
@@ -359,7 +365,7 @@ extension TierConformanceSuite {
         }
 
         func persistence() async throws {
-            var expected: [(CacheKey, CacheEntry)] = []
+            var expected: [(CacheKey, CacheEntry?)] = []
             do {
                 let tier = try await makeTier(directory)
                 for index in 0..<50 {
@@ -367,11 +373,25 @@ extension TierConformanceSuite {
                     _ = try await store(stored, forKey: key("p\(index)"), in: tier)
                     expected.append((try key("p\(index)"), stored))
                 }
+                // Removals and replacements last too: a tier that deleted only from an index in
+                // memory brought removed and replaced values back on reopening.
+                for index in 0..<10 {
+                    try await tier.removeEntry(forKey: key("p\(index)"))
+                    expected[index].1 = nil
+                }
+                for index in 10..<20 {
+                    let replaced = entry(Array("replaced \(index)".utf8))
+                    _ = try await store(replaced, forKey: key("p\(index)"), in: tier)
+                    expected[index].1 = replaced
+                }
             }
             let reopened = try await makeTier(directory)
             for (key, stored) in expected {
                 let found = try await reopened.entry(forKey: key)
-                try expect(found == stored, "\(key) read back as \(String(describing: found)) after reopening")
+                try expect(
+                    found == stored,
+                    "\(key) read back as \(String(describing: found)) after reopening; \(stored == nil ? "it was removed" : "expected \(String(describing: stored))")"
+                )
             }
         }
     }

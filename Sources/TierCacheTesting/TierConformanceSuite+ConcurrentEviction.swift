@@ -12,10 +12,12 @@ extension TierConformanceSuite.Context {
         let empty = try await tier.usage()
         try expectExercisable(empty.capacity, "capacity")
         let evictionsBefore = await tier.statistics().evictions
-        // 4 writers × 48 stores of 1/64 of the capacity each write 3 times the capacity; a value
-        // that size is within the 5% entry limit (a 64th is under half of it).
-        let writers = 4, storesPerWriter = 48
+        // 4 writers write 3 times the capacity in values of 1/64 of it (48 stores each), or of
+        // half the entry limit where that is smaller (more stores: counted by bytes, so that a
+        // tier admitting 1% entries still overflows; a 64th is under half of the 5% default).
+        let writers = 4
         let valueSize = max(1, min(empty.capacity / 64, empty.maxEntryBytes / 2))
+        let storesPerWriter = (3 * empty.capacity + writers * valueSize - 1) / (writers * valueSize)
         let keyCount = writers * storesPerWriter
         try await withThrowingTaskGroup(of: String?.self) { group in
             for writer in 0..<writers {

@@ -38,8 +38,9 @@ public struct TierConformanceSuite: Sendable {
         /// Removing all empties the tier, which then stores, reads and accounts as a new one.
         case removeAll
         /// An entry whose expiry hint has passed is never returned: one stored already expired is
-        /// refused, and (with the suite's clock) one whose expiry passes after it is stored is a
-        /// miss from then on.
+        /// refused, and one whose expiry passes after it is stored is a miss from then on. That
+        /// second rule needs the suite's clock (``init(isPersistent:makeTierWithClock:)``): made
+        /// without one, the check cannot move time and tests the first rule only.
         case expiry
         /// The longest keys work, and keys sharing a long prefix stay distinct.
         case longKeys
@@ -67,7 +68,8 @@ public struct TierConformanceSuite: Sendable {
         /// statistics: each counter moves, by no more than the operations that happened (a tier
         /// may count approximately, never more).
         case statistics
-        /// A persistent tier keeps its entries when released and opened again.
+        /// A persistent tier keeps its entries when released and opened again, and its removals
+        /// and replacements: a removed key stays a miss, a replaced one reads its new value.
         case persistence
 
         /// The check's name.

@@ -88,6 +88,30 @@ struct ConformanceTests {
             failure?.message.contains("make the tier with a test capacity") == true, "\(String(describing: failure))")
     }
 
+    /// A tier admitting entries of 1% of its capacity: the writers wrote 48 values of half that
+    /// each, under the capacity in all, and the check failed a correct tier for counting no
+    /// eviction.
+    @Test("concurrentEviction overflows a tier whose entry limit is well under 5%")
+    func concurrentEvictionWithASmallEntryLimit() async throws {
+        try await TierConformanceSuite(isPersistent: false) { _ in
+            try MemoryTier(.init(capacity: 1 << 20, maxEntryFraction: 0.01))
+        }.run(.concurrentEviction)
+    }
+
+    /// A persistent tier whose removals and replacements do not reach its files (an append-only
+    /// log without deletion records): reopened, removed values came back, and the check passed.
+    @Test("A persistent tier that forgets its removals on reopening fails the persistence check")
+    func removalsThatDoNotPersistFail() async throws {
+        await #expect(throws: TierConformanceSuite.Failure.self) {
+            try await TierConformanceSuite(isPersistent: true) { directory in
+                AppendOnlyTier(directory: directory, persistsRemovals: false)
+            }.run(.persistence)
+        }
+        try await TierConformanceSuite(isPersistent: true) { directory in
+            AppendOnlyTier(directory: directory, persistsRemovals: true)
+        }.run(.persistence)
+    }
+
     @Test("A tier that breaks the contract fails the suite")
     func brokenTierFails() async throws {
         // A tier that never evicts breaks the capacity rule; the suite must say so, with one
@@ -110,6 +134,10 @@ struct ConformanceTests {
             (.tearsValues, .concurrentUse),
             (.countsNothing, .statistics),
             (.countsHitsTwice, .statistics),
+            // As many hits as misses made these two pass.
+            (.swapsHitsAndMisses, .statistics),
+            // With one date for every writer, another entry's metadata was the same.
+            (.keepsFirstMetadata, .concurrentUse),
         ])
     func slippingTierFails(_ slip: SlippingTier.Slip, _ check: TierConformanceSuite.Check) async throws {
         let suite = TierConformanceSuite(isPersistent: false) { _ in SlippingTier(slip) }
@@ -132,6 +160,11 @@ final class SlippingTier: LocalCacheTier {
         case countsNothing
         /// Each hit is counted twice.
         case countsHitsTwice
+        /// Each hit is counted as a miss, and each miss as a hit.
+        case swapsHitsAndMisses
+        /// A store over a key keeps the metadata of the entry it replaces (kept apart from the
+        /// value, as a tier with an index of dates might).
+        case keepsFirstMetadata
     }
     let name = "slipping"
     let medium = TierMedium.memory
@@ -143,10 +176,10 @@ final class SlippingTier: LocalCacheTier {
 
     func entry(forKey key: CacheKey) -> CacheEntry? {
         guard var found = state.withLock({ $0.entries[key] }) else {
-            counters.recordLookup(hit: false)
+            counters.recordLookup(hit: slip == .swapsHitsAndMisses)
             return nil
         }
-        counters.recordLookup(hit: true)
+        counters.recordLookup(hit: slip != .swapsHitsAndMisses)
         if slip == .countsHitsTwice { counters.recordLookup(hit: true) }
         if slip == .tearsValues, !found.value.isEmpty { found.value[found.value.count - 1] &+= 1 }
         return found
@@ -162,7 +195,12 @@ final class SlippingTier: LocalCacheTier {
         return state.withLock { state in
             if slip == .forgetsAfterRemoveAll, state.emptied { return .stored }
             if let old = state.entries[key], slip != .countsOverwritesTwice { state.bytes -= old.size }
-            state.entries[key] = entry
+            if slip == .keepsFirstMetadata, let old = state.entries[key] {
+                state.entries[key] = CacheEntry(
+                    value: entry.value, storedAt: old.metadata.storedAt, expiresAt: old.metadata.expiresAt)
+            } else {
+                state.entries[key] = entry
+            }
             state.bytes += entry.size
             return .stored
         }
@@ -201,4 +239,58 @@ final class NeverEvictingTier: LocalCacheTier {
         return usage
     }
     func statistics() -> TierStatistics { inner.statistics() }
+}
+
+/// A "persistent" tier whose files are a log in memory per directory, kept across instances:
+/// stores append to it; removals and replacements reach it only with `persistsRemovals`, else only
+/// the instance's own view.
+final class AppendOnlyTier: LocalCacheTier {
+    let name = "append-only"
+    let medium = TierMedium.disk
+    private static let logs = Locked<[String: [(CacheKey, CacheEntry)]]>([:])
+    private let path: String
+    private let persistsRemovals: Bool
+    private let view: Locked<[CacheKey: CacheEntry]>
+    private let counters = TierCounters(tierName: "append-only")
+
+    init(directory: URL, persistsRemovals: Bool) {
+        path = directory.path
+        self.persistsRemovals = persistsRemovals
+        // Replayed from the log: the last value stored under each key.
+        let log = Self.logs.withLock { $0[directory.path] ?? [] }
+        view = Locked(Dictionary(log, uniquingKeysWith: { _, last in last }))
+    }
+
+    func entry(forKey key: CacheKey) -> CacheEntry? {
+        let found = view.withLock { $0[key] }
+        counters.recordLookup(hit: found != nil)
+        return found
+    }
+    func store(_ entry: CacheEntry, forKey key: CacheKey) -> StoreOutcome {
+        guard !entry.metadata.isExpired(at: Date()) else { return .refused(.alreadyExpired) }
+        view.withLock { $0[key] = entry }
+        // Without `persistsRemovals` a key's first value stays the log's last (no replacement).
+        Self.logs.withLock { logs in
+            if persistsRemovals || !(logs[path] ?? []).contains(where: { $0.0 == key }) {
+                logs[path, default: []].append((key, entry))
+            }
+        }
+        return .stored
+    }
+    func removeEntry(forKey key: CacheKey) {
+        view.withLock { _ = $0.removeValue(forKey: key) }
+        if persistsRemovals { Self.logs.withLock { $0[path]?.removeAll { $0.0 == key } } }
+    }
+    func removeAll() {
+        view.withLock { $0 = [:] }
+        Self.logs.withLock { $0[path] = [] }
+    }
+    func usage() -> TierUsage {
+        view.withLock { view in
+            TierUsage(
+                bytes: view.values.reduce(0) { $0 + $1.size }, entries: view.count, capacity: 1 << 20,
+                maxEntryBytes: 1 << 15)
+        }
+    }
+    func statistics() -> TierStatistics { counters.snapshot(usage: usage()) }
 }

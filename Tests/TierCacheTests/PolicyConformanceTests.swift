@@ -48,6 +48,16 @@ struct PolicyConformanceTests {
         }
     }
 
+    /// Departures that are never one call's (no `SlotQueues.beginRequest()`): a superset, so the
+    /// departures check passed it, and a `MemoryTier` stopped on it.
+    @Test("A policy whose departures only grow fails the departures check, as the tier would stop")
+    func hoardedDepartures() {
+        let failure = #expect(throws: PolicyConformanceSuite<HoardsDeparturesPolicy>.Failure.self) {
+            try PolicyConformanceSuite(HoardsDeparturesPolicy.self).run(.reportsDepartures)
+        }
+        #expect(failure?.message.contains("more with every call") == true, "\(String(describing: failure))")
+    }
+
     @Test("A policy that remembers every object it ever saw fails the history check, and only that one")
     func hoardsHistory() throws {
         let failure = #expect(throws: PolicyConformanceSuite<HoardingLRU>.Failure.self) {
