@@ -20,7 +20,11 @@ public struct ARCPolicy: EvictionPolicy {
         /// B1 (or T1) and B2 to the directory's bounds, then replaces until the object fits.
         case perByte
         /// libCacheSim's `ARC.c`: `p` moves by the ratio alone, and a complete miss makes room
-        /// one eviction at a time, each dropping one ghost entry and replacing once.
+        /// one eviction at a time, each dropping one ghost entry and replacing once. For the
+        /// simulator's comparisons with libCacheSim only: in byte mode its ghost lists grow
+        /// without bound once B1 outweighs the capacity less an object (B2 is trimmed only on
+        /// the other branch, as in `ARC.c`), which breaks the contract's bounded memory in a
+        /// `MemoryTier`.
         case libCacheSim
     }
 

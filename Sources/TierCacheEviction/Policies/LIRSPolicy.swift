@@ -20,7 +20,11 @@
 /// leaves. Promoting an object to LIR demotes S's bottom LIR objects until the LIR set fits again.
 /// A new object that is not LIR and larger than the room the LIR set leaves is not admitted; it is
 /// only recorded in S as a non-resident entry, so a second request soon enough admits it as LIR.
-/// With unit sizes every step is exactly the paper's.
+/// A new object that fits the room the LIR set leaves below its limit joins it (the paper's
+/// warm-up, while the LIR set is not full): demotions move whole objects, so in byte mode such
+/// room recurs after warm-up, and some first-time objects of a scan become LIR; the scan
+/// resistance above holds exactly only with unit sizes. With unit sizes every step is exactly
+/// the paper's.
 ///
 /// Against the ARC paper's Table IV (OLTP, online LIRS with Lhirs = 1%) this is within 0.05 points
 /// at four of five sizes (the paper's fifth figure is out of line with its own column); Table V
