@@ -533,7 +533,12 @@ public final class HTTPCache: Sendable {
         _ exchange: Exchange, for request: HTTPRequest, primaryKey: CacheKey, stored: Located?
     ) async -> HTTPCacheResponse {
         var result = HTTPCacheResponse(response: exchange.response, body: exchange.body, source: .network)
-        result.replacedStoredResponse = stored != nil
+        if let stored {
+            let measure = CacheDecision.Measure(stored, context)
+            result.replacedStoredResponse =
+                measure.isStale || measure.facts.directives.noCache || stored.revalidatesFirst
+                ? .stale : .passedOverByRequest
+        }
         guard exchange.claimsStore() else { return result }
         switch request.method {
         case .get: result.wasStored = await storeIfAllowed(exchange, for: request, primaryKey: primaryKey)

@@ -61,12 +61,19 @@ public struct HTTPCacheResponse: Sendable {
     /// Of the identical requests that shared one fetch, the first to get the response stores it
     /// and the others report `false`.
     public var wasStored = false
-    /// For a response from the network: whether the cache had a stored response for the request
-    /// that it could not use as it was (stale, without validators or not confirmed by the
-    /// origin), which this response answers in its place: `Cache-Status`'s `fwd=stale` (RFC 9211
-    /// §2.2), where `false` is a miss. A response the request's own directives passed over
-    /// (`no-cache`) counts too; `fwd=request` names that case first.
-    public var replacedStoredResponse = false
+    /// For a response from the network: the stored response the cache held for the request and
+    /// did not serve as it was (the origin did not confirm it), if any; `nil` is a miss.
+    /// `Cache-Status` (RFC 9211 §2.2) says `fwd=stale` and `fwd=request` for the two cases.
+    public var replacedStoredResponse: ReplacedStoredResponse?
+
+    /// Why a stored response was passed over (``replacedStoredResponse``).
+    public enum ReplacedStoredResponse: Sendable, Hashable {
+        /// It was stale, or its own `no-cache` asked for validation.
+        case stale
+        /// It was fresh, but the request's directives (`no-cache`, `max-age`, `min-fresh`,
+        /// `Pragma: no-cache`) or its cache policy would not take it.
+        case passedOverByRequest
+    }
     /// The served response's freshness lifetime in seconds (RFC 9111 §4.2.1), for responses from
     /// the cache; fresh for `freshnessLifetime - age` more seconds (negative: stale).
     public var freshnessLifetime: TimeInterval?

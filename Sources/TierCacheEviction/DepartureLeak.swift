@@ -7,6 +7,7 @@
 package enum DepartureLeak {
     /// Whether `listed` departures after a call, `lastListed` after the call before, among
     /// `slots` slots, are the leak.
+    @inlinable
     package static func isLeaking(listed: Int, lastListed: Int, slots: Int) -> Bool {
         let bound = 4 * slots + 64
         return listed > bound && lastListed > bound && listed > lastListed

@@ -94,7 +94,11 @@ extension LMDBTier {
     func recoverCurrentDictionaryIfLost() {
         guard dictionaries.takeLostCurrent() else { return }
         if let trainer {
-            let rows = (try? environment.read { txn in try txn.dictionaryRows(sealer: encryption) }) ?? []
+            guard let rows = try? environment.read({ txn in try txn.dictionaryRows(sealer: encryption) }) else {
+                // Unread (readers full, say), not known to be empty: the next store tries again.
+                dictionaries.noteLostCurrent()
+                return
+            }
             if !adoptNewestDictionary(of: rows) { trainer.forgetSamples() }
         } else if let providedDictionary {
             do {
@@ -330,11 +334,9 @@ extension LMDBTier {
         return (Double(original) / Double(max(1, with)), Double(original) / Double(max(1, without)))
     }
 
-    /// Stores a dictionary under the next free id, retiring the oldest beyond `limit`, and makes
-    /// it current.
-    /// Stores `row` and makes it current, retiring the oldest beyond `limit`; with
-    /// `samplesMark`, only if the trainer still holds the samples it was trained on (whether it
-    /// was installed).
+    /// Stores `row` under the next free id and makes it current, retiring the oldest beyond
+    /// `limit`; with `samplesMark`, only if the trainer still holds the samples it was trained on
+    /// (whether it was installed).
     @discardableResult
     private func install(
         _ row: DictionaryRow, digested: ZstdDictionary, keepingAtMost limit: Int, samplesMark: Int? = nil

@@ -89,11 +89,12 @@ final class CacheHitFastPath: ChannelDuplexHandler, RemovableChannelHandler {
         case (.idle, .head(var head)):
             // RFC 9112 §3.2: an HTTP/1.1 request without Host gets 400. The version is known
             // here, not past the conversion to HTTP types: the request is marked for `prepare`
-            // to refuse, in order with the requests before it (a client's own mark is dropped).
-            let missingHost = CachingProxy.missingHostMark.rawName
-            if head.headers.contains(name: missingHost) { head.headers.remove(name: missingHost) }
-            if head.version.major == 1, head.version.minor >= 1, !head.headers.contains(name: "host") {
-                head.headers.add(name: missingHost, value: "1")
+            // to refuse, in order with the requests before it. One pass over the fields finds
+            // both names (a hit's cost is counted in such passes); a client's own mark goes.
+            let (hasHost, hasMark) = Self.hostAndMark(in: head.headers)
+            if hasMark { head.headers.remove(name: CachingProxy.missingHostMark.rawName) }
+            if !hasHost, head.version.major == 1, head.version.minor >= 1 {
+                head.headers.add(name: CachingProxy.missingHostMark.rawName, value: proxy.missingHostToken)
                 pass(.head(head), context: context)
                 return
             }
@@ -141,6 +142,26 @@ final class CacheHitFastPath: ChannelDuplexHandler, RemovableChannelHandler {
         default:
             context.fireChannelRead(data)
         }
+    }
+
+    /// Whether `headers` hold a `Host` field, and the proxy's missing-Host mark, in one pass:
+    /// names are compared by length first, which rules out nearly every field.
+    private static func hostAndMark(in headers: HTTPHeaders) -> (host: Bool, mark: Bool) {
+        let mark = CachingProxy.missingHostMark.rawName
+        var host = false, marked = false
+        for (name, _) in headers {
+            let count = name.utf8.count
+            if count == 4, !host, equalsIgnoringASCIICase(name, "host") {
+                host = true
+            } else if count == mark.utf8.count, equalsIgnoringASCIICase(name, mark) {
+                marked = true
+            }
+        }
+        return (host, marked)
+    }
+
+    private static func equalsIgnoringASCIICase(_ name: String, _ lowercaseOrMixed: String) -> Bool {
+        name.utf8.elementsEqual(lowercaseOrMixed.utf8) { a, b in a | 0x20 == b | 0x20 }
     }
 
     /// Sends `100 Continue` to a request that expects it (RFC 9110 §10.1.1) and whose body the

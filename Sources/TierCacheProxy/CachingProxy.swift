@@ -36,6 +36,8 @@ public final class CachingProxy: Sendable {
     let metrics: ProxyMetrics
     let via: String
     let memo = AnswerMemo()
+    /// The value of ``missingHostMark`` in this process: random, so that no client can send it.
+    let missingHostToken = String(UInt64.random(in: 1...UInt64.max), radix: 36)
     /// The buffered answer bodies being sent, within ``Configuration/maximumAnswerBytesInFlight``.
     let answerBudget: AnswerBudget
 
@@ -231,10 +233,12 @@ public final class CachingProxy: Sendable {
         var headerBytes = head.path?.utf8.count ?? 0
         var hasRoutingFields = false
         var hasSecondHost = false
+        var lacksHost = false
         for field in head.headerFields {
             headerBytes += field.name.rawName.utf8.count + field.value.utf8.count + 4
             if ClientRoutingFields.contains(field.name) { hasRoutingFields = true }
             if field.name.canonicalName == "host" { hasSecondHost = true }
+            if field.name == Self.missingHostMark, field.value == missingHostToken { lacksHost = true }
         }
         guard headerBytes <= configuration.maximumRequestHeaderBytes else {
             return .failure(
@@ -249,8 +253,9 @@ public final class CachingProxy: Sendable {
             return .failure(AnswerError(answer: errorAnswer(.badRequest, "more than one Host field")))
         }
         // And an HTTP/1.1 request with none (marked by the connection's handler, which knows the
-        // version).
-        guard head.headerFields[Self.missingHostMark] == nil else {
+        // version, with this process's token: a client's own mark, were the handler missing, is
+        // not one).
+        guard !lacksHost else {
             return .failure(AnswerError(answer: errorAnswer(.badRequest, "an HTTP/1.1 request needs a Host field")))
         }
         // `utf8.first`, not `hasPrefix`: with Foundation imported, `hasPrefix` resolved to a
@@ -504,8 +509,9 @@ public final class CachingProxy: Sendable {
     /// under ``Configuration/exposesCacheKeys`` (and never forwarded).
     public static let cacheKeyRequest = HTTPField.Name("TierCache-Debug-Key")!
 
-    /// The field `CacheHitFastPath` adds to an HTTP/1.1 request that came without `Host`, for
-    /// ``prepare(_:addingVia:client:)`` to refuse (a client's own is removed first).
+    /// The field `CacheHitFastPath` adds to an HTTP/1.1 request that came without `Host`, with
+    /// ``missingHostToken`` as its value, for ``prepare(_:addingVia:client:)`` to refuse (a
+    /// client's own is removed first).
     static let missingHostMark = HTTPField.Name("TierCache-Missing-Host")!
 
     private func cachedAnswer(_ result: HTTPCacheResponse, request: HTTPRequest, forwarding: Forwarding) -> Answer {
@@ -533,14 +539,20 @@ public final class CachingProxy: Sendable {
             status.detail = "only-if-cached"
             outcome = .error
         case .network:
-            let requestDirectives = CacheControl(fieldValues: outgoing.headerFields[values: .cacheControl])
             if request.method != .get && request.method != .head {
                 status.forward = .method
-            } else if requestDirectives.noCache || requestDirectives.maxAge == 0 {
-                status.forward = .request
             } else {
-                // A stale response replaced (it was `uri-miss`, as if nothing had been stored).
-                status.forward = result.replacedStoredResponse ? .stale : .uriMiss
+                // What the cache held and passed over: a stale response replaced was `uri-miss`,
+                // as if nothing had been stored, and `fwd=request` followed two directives of five.
+                switch result.replacedStoredResponse {
+                case .stale?: status.forward = .stale
+                case .passedOverByRequest?: status.forward = .request
+                case nil:
+                    // Nothing stored the request could take; a request that would not take one
+                    // anyway says so.
+                    let requestDirectives = CacheControl(fieldValues: outgoing.headerFields[values: .cacheControl])
+                    status.forward = requestDirectives.noCache || requestDirectives.maxAge == 0 ? .request : .uriMiss
+                }
             }
             status.forwardStatus = result.response.status.code
             status.stored = result.wasStored

@@ -18,6 +18,10 @@ extension TierConformanceSuite.Context {
         let writers = 4
         let valueSize = max(1, min(empty.capacity / 64, empty.maxEntryBytes / 2))
         let storesPerWriter = (3 * empty.capacity + writers * valueSize - 1) / (writers * valueSize)
+        try expect(
+            storesPerWriter <= Self.mostEvictionStores,
+            "the tier's entry limit, \(empty.maxEntryBytes) bytes, is so small beside its capacity, \(empty.capacity), that overflowing it takes \(writers * storesPerWriter) stores: make the tier with a smaller capacity or a larger entry limit"
+        )
         let keyCount = writers * storesPerWriter
         try await withThrowingTaskGroup(of: String?.self) { group in
             for writer in 0..<writers {
@@ -94,6 +98,10 @@ extension TierConformanceSuite.Context {
             "usage after removing every key written while evicting: \(emptied), \(empty.bytes) bytes when made (accounting drifted)"
         )
     }
+
+    /// The most stores a writer makes (a tier admitting entries of 1/2,048 of its capacity, or
+    /// more); each is followed by a read of the usage, which a disk tier may sync.
+    private static let mostEvictionStores = 4_096
 
     private static func evictionKey(_ number: Int) throws -> CacheKey { try CacheKey("evict-\(number)") }
 

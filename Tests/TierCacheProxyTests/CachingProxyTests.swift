@@ -95,6 +95,15 @@ struct CachingProxyTests {
             let second = try await send(.GET, "\(proxy.url)/sie")
             #expect(second.cacheStatus.hasPrefix("TierCache;fwd=stale;fwd-status=200"), "\(second.cacheStatus)")
             #expect(origin.count("/sie") == 2)
+            // A fresh response the request's own directives pass over is `fwd=request`, for
+            // `min-fresh` and `max-age` as for `no-cache` (they were `uri-miss`).
+            _ = try await send(.GET, "\(proxy.url)/fresh")
+            for directive in ["min-fresh=100000", "max-age=0", "no-cache"] {
+                let passedOver = try await send(.GET, "\(proxy.url)/fresh", headers: [("Cache-Control", directive)])
+                #expect(
+                    passedOver.cacheStatus.hasPrefix("TierCache;fwd=request"), "\(directive): \(passedOver.cacheStatus)"
+                )
+            }
         }
     }
 

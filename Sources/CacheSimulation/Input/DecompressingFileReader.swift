@@ -59,14 +59,14 @@ final class DecompressingFileReader {
     }
 
     /// Whether `bytes` (a file's first ten) open a gzip member (RFC 1952 §2.3): the two magic
-    /// bytes, deflate (8, the one method defined), no reserved flag, a deflate extra flag (0, 2
-    /// or 4) and a defined operating system (0 to 13, or 255). The magic bytes alone were not
-    /// enough: a binary trace's first record begins with its own numbers, and an oracleGeneral
-    /// trace whose first timestamp is 35,615 (`1F 8B 00 00`) was taken for gzip and refused as
-    /// damaged, whatever format was named.
+    /// bytes, deflate (8, the one method defined), no reserved flag and a deflate extra flag (0,
+    /// 2 or 4). The magic bytes alone were not enough: a binary trace's first record begins with
+    /// its own numbers, and an oracleGeneral trace whose first timestamp is 35,615 (`1F 8B 00
+    /// 00`) was taken for gzip and refused as damaged, whatever format was named. (The operating
+    /// system byte is not checked: zlib writes 19 on Apple platforms, past RFC 1952's list.)
     static func isGzipHeader(_ bytes: [UInt8]) -> Bool {
         bytes.count >= 10 && bytes[0] == 0x1F && bytes[1] == 0x8B && bytes[2] == 8 && bytes[3] & 0xE0 == 0
-            && [0, 2, 4].contains(bytes[8]) && (bytes[9] <= 13 || bytes[9] == 255)
+            && [0, 2, 4].contains(bytes[8])
     }
 
     /// Fills `output` with decompressed bytes; returns 0 only at the end of the data.
