@@ -81,7 +81,7 @@ public struct BenchmarkRunner: Sendable {
                 }
                 var baselineName: String?
                 var baseline: MeasuredSide?
-                /// Why the baseline beside this subject gave no ratio, when it failed.
+                // Why the baseline beside this subject gave no ratio, when it failed.
                 var baselineFailure: String?
                 // The baseline's row: the first subject it stands beside gives it; a later
                 // subject's rounds with it give that subject's ratio only.
