@@ -123,6 +123,10 @@ extension CachingProxy {
             self.shutdownTimeout = shutdownTimeout
         }
 
+        /// The largest ``maximumRequestHeaderBytes``: 1 GiB, far past any header section a server
+        /// should read.
+        public static let largestRequestHeaderBytes = 1 << 30
+
         /// Throws ``CachingProxyError`` for settings the proxy cannot run with.
         func validate() throws(CachingProxyError) {
             guard (0...65535).contains(port) else {
@@ -136,6 +140,12 @@ extension CachingProxy {
                 ("maximumAnswerBytesInFlight", maximumAnswerBytesInFlight),
             ] where value <= 0 {
                 throw CachingProxyError("\(name) must be positive; got \(value)")
+            }
+            // The parser's own limit is twice this one: a value near Int.max trapped doubling it.
+            guard maximumRequestHeaderBytes <= Self.largestRequestHeaderBytes else {
+                throw CachingProxyError(
+                    "maximumRequestHeaderBytes must be at most \(Self.largestRequestHeaderBytes) (1 GiB); got \(maximumRequestHeaderBytes)"
+                )
             }
             if let purgeToken {
                 // A short token could be guessed; one with spaces could not be sent as a bearer token.

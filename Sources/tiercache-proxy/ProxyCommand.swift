@@ -35,8 +35,10 @@ struct ProxyCommand: AsyncParsableCommand {
     @Option(help: "Directory of an LMDB disk tier (none by default).")
     var disk: String?
 
-    @Option(help: "Capacity of the disk tier; it refuses entries over 5% of it.", transform: ByteCount.init(parsing:))
-    var diskCapacity = ByteCount(bytes: 2 << 30)
+    @Option(
+        help: "Capacity of the disk tier (2 GiB by default); it refuses entries over 5% of it.",
+        transform: ByteCount.init(parsing:))
+    var diskCapacity: ByteCount?
 
     @Option(help: "A Redis tier: redis://[user:password@]HOST[:PORT][/DB].")
     var redis: String?
@@ -44,8 +46,10 @@ struct ProxyCommand: AsyncParsableCommand {
     @Flag(help: "Treat --redis as a seed node of a Redis Cluster.")
     var redisCluster = false
 
-    @Option(help: "Capacity of the Redis tier's share of the server.", transform: ByteCount.init(parsing:))
-    var redisCapacity = ByteCount(bytes: 1 << 30)
+    @Option(
+        help: "Capacity of the Redis tier's share of the server (1 GiB by default).",
+        transform: ByteCount.init(parsing:))
+    var redisCapacity: ByteCount?
 
     @Flag(
         help:
@@ -174,15 +178,13 @@ struct ProxyCommand: AsyncParsableCommand {
 
         // After the metrics bootstrap: tiers, the tiered cache and the engine record through the
         // factory installed when they are created, and /metrics shows them with no code here.
-        let tiers = try makeTiers(logger: logger)
+        let (tiers, largestEntry) = try makeTiers(logger: logger)
         guard !tiers.isEmpty else { throw ValidationError("no tiers: give --memory, --disk or --redis") }
         var cacheConfiguration = HTTPCache.Configuration(
             mode: self.private ? .private : .shared, isConnectivityError: HTTPCache.isAsyncHTTPClientConnectivityError)
         cacheConfiguration.logger = logger
         cacheConfiguration.setCookieInSharedCache = setCookie.choice
         cacheConfiguration.storagePolicies = try storagePolicyTable()
-        var largestEntry = 0
-        for tier in tiers { largestEntry = max(largestEntry, (try? await tier.usage().maxEntryBytes) ?? 0) }
 
         guard !(noTargetedCacheControl && targetedCacheControl != nil) else {
             throw ValidationError("--targeted-cache-control and --no-targeted-cache-control contradict each other")
@@ -259,25 +261,50 @@ struct ProxyCommand: AsyncParsableCommand {
         return try RedisCoherence(cache: storage, configuration: .init(logger: logger))
     }
 
-    private func makeTiers(logger: Logger) throws -> [any CacheTier] {
+    /// The tiers the options name, and the largest entry any of them accepts (from their
+    /// configurations: asking a Redis tier's usage scanned the server at startup, and a server
+    /// down then made the largest cacheable body 1 byte for the life of the process).
+    private func makeTiers(logger: Logger) throws -> (tiers: [any CacheTier], largestEntry: Int) {
+        // Options for a tier not asked for were accepted and ignored.
+        if disk == nil, diskCapacity != nil {
+            throw ValidationError("--disk-capacity sizes the --disk tier: give --disk")
+        }
+        if redis == nil, redisCapacity != nil || redisCluster {
+            throw ValidationError("--redis-capacity and --redis-cluster set the --redis tier: give --redis")
+        }
         var tiers: [any CacheTier] = []
-        if memory.bytes > 0 { tiers.append(try MemoryTier(.init(capacity: memory.bytes, logger: logger))) }
+        var largestEntry = 0
+        if memory.bytes > 0 {
+            let configuration = MemoryTier.Configuration(capacity: memory.bytes, logger: logger)
+            tiers.append(try MemoryTier(configuration))
+            largestEntry = max(
+                largestEntry,
+                try EntrySizeLimit(fraction: configuration.maxEntryFraction, capacity: configuration.capacity).maxBytes)
+        }
         if let disk {
-            tiers.append(
-                try LMDBTier(
-                    directory: URL(fileURLWithPath: disk),
-                    configuration: .init(capacity: diskCapacity.bytes, logger: logger)))
+            let configuration = LMDBTier.Configuration(
+                capacity: (diskCapacity ?? Self.defaultDiskCapacity).bytes, logger: logger)
+            tiers.append(try LMDBTier(directory: URL(fileURLWithPath: disk), configuration: configuration))
+            largestEntry = max(
+                largestEntry,
+                try EntrySizeLimit(fraction: configuration.maxEntryFraction, capacity: configuration.capacity).maxBytes)
         }
         if let redis {
             let endpoint = try RedisEndpoint(url: redis)
             let deployment: RedisTier.Configuration.Deployment =
                 redisCluster ? .cluster(seeds: [endpoint]) : .standalone(endpoint)
-            tiers.append(
-                try RedisTier(
-                    configuration: .init(deployment: deployment, capacity: redisCapacity.bytes, logger: logger)))
+            let configuration = RedisTier.Configuration(
+                deployment: deployment, capacity: (redisCapacity ?? Self.defaultRedisCapacity).bytes, logger: logger)
+            tiers.append(try RedisTier(configuration: configuration))
+            largestEntry = max(
+                largestEntry,
+                try EntrySizeLimit(fraction: configuration.maxEntryFraction, capacity: configuration.capacity).maxBytes)
         }
-        return tiers
+        return (tiers, largestEntry)
     }
+
+    static let defaultDiskCapacity = ByteCount(bytes: 2 << 30)
+    static let defaultRedisCapacity = ByteCount(bytes: 1 << 30)
 
     private func storagePolicyTable() throws -> StoragePolicyTable {
         var table = StoragePolicyTable(["https": .allowed, "http": .allowed], default: .notAllowed)

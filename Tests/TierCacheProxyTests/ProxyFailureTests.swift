@@ -321,6 +321,12 @@ struct ProxyFailureTests {
             (["--upstream", "http://127.0.0.1:1", "--max-answer-memory", "0"], "maximumAnswerBytesInFlight"),
             (["--upstream", "http://127.0.0.1:1", "--shutdown-timeout", "-1"], "--shutdown-timeout"),
             (["--upstream", "http://127.0.0.1:1", "--shutdown-timeout", "nan"], "--shutdown-timeout"),
+            // Doubled for the parser's limit, it trapped the process before any message.
+            (["--upstream", "http://127.0.0.1:1", "--max-request-header", "4194304T"], "maximumRequestHeaderBytes"),
+            // Options of a tier not asked for were accepted and ignored.
+            (["--upstream", "http://127.0.0.1:1", "--disk-capacity", "10GiB"], "give --disk"),
+            (["--upstream", "http://127.0.0.1:1", "--redis-cluster"], "give --redis"),
+            (["--upstream", "http://127.0.0.1:1", "--redis-capacity", "1GiB"], "give --redis"),
         ]
         for (arguments, expected) in cases {
             let (status, message, _) = try ProxyProcess.refusal(arguments)
