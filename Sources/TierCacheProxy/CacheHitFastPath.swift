@@ -1,3 +1,4 @@
+import HTTPCaching
 import HTTPTypes
 import NIOCore
 import NIOHTTP1
@@ -144,24 +145,18 @@ final class CacheHitFastPath: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
-    /// Whether `headers` hold a `Host` field, and the proxy's missing-Host mark, in one pass:
-    /// names are compared by length first, which rules out nearly every field.
+    /// Whether `headers` hold a `Host` field, and the proxy's missing-Host mark, in one pass
+    /// (`ASCIICase.equals` compares lengths first, which rules out nearly every field).
     private static func hostAndMark(in headers: HTTPHeaders) -> (host: Bool, mark: Bool) {
-        let mark = CachingProxy.missingHostMark.rawName
         var host = false, marked = false
         for (name, _) in headers {
-            let count = name.utf8.count
-            if count == 4, !host, equalsIgnoringASCIICase(name, "host") {
+            if !host, ASCIICase.equals(name.utf8, ignoringCaseTo: "host") {
                 host = true
-            } else if count == mark.utf8.count, equalsIgnoringASCIICase(name, mark) {
+            } else if ASCIICase.equals(name.utf8, ignoringCaseTo: CachingProxy.missingHostMarkName) {
                 marked = true
             }
         }
         return (host, marked)
-    }
-
-    private static func equalsIgnoringASCIICase(_ name: String, _ lowercaseOrMixed: String) -> Bool {
-        name.utf8.elementsEqual(lowercaseOrMixed.utf8) { a, b in a | 0x20 == b | 0x20 }
     }
 
     /// Sends `100 Continue` to a request that expects it (RFC 9110 §10.1.1) and whose body the

@@ -512,7 +512,9 @@ public final class CachingProxy: Sendable {
     /// The field `CacheHitFastPath` adds to an HTTP/1.1 request that came without `Host`, with
     /// ``missingHostToken`` as its value, for ``prepare(_:addingVia:client:)`` to refuse (a
     /// client's own is removed first).
-    static let missingHostMark = HTTPField.Name("TierCache-Missing-Host")!
+    static let missingHostMark = HTTPField.Name(missingHostMarkName.description)!
+    /// ``missingHostMark``'s name, lower-case, as the connection's handler compares it.
+    static let missingHostMarkName: StaticString = "tiercache-missing-host"
 
     private func cachedAnswer(_ result: HTTPCacheResponse, request: HTTPRequest, forwarding: Forwarding) -> Answer {
         let outgoing = forwarding.outgoing

@@ -274,20 +274,19 @@ struct ProxyCommand: AsyncParsableCommand {
         }
         var tiers: [any CacheTier] = []
         var largestEntry = 0
+        func admits(_ fraction: Double, of capacity: Int) throws {
+            largestEntry = max(largestEntry, try EntrySizeLimit(fraction: fraction, capacity: capacity).maxBytes)
+        }
         if memory.bytes > 0 {
             let configuration = MemoryTier.Configuration(capacity: memory.bytes, logger: logger)
             tiers.append(try MemoryTier(configuration))
-            largestEntry = max(
-                largestEntry,
-                try EntrySizeLimit(fraction: configuration.maxEntryFraction, capacity: configuration.capacity).maxBytes)
+            try admits(configuration.maxEntryFraction, of: configuration.capacity)
         }
         if let disk {
             let configuration = LMDBTier.Configuration(
                 capacity: (diskCapacity ?? Self.defaultDiskCapacity).bytes, logger: logger)
             tiers.append(try LMDBTier(directory: URL(fileURLWithPath: disk), configuration: configuration))
-            largestEntry = max(
-                largestEntry,
-                try EntrySizeLimit(fraction: configuration.maxEntryFraction, capacity: configuration.capacity).maxBytes)
+            try admits(configuration.maxEntryFraction, of: configuration.capacity)
         }
         if let redis {
             let endpoint = try RedisEndpoint(url: redis)
@@ -296,9 +295,7 @@ struct ProxyCommand: AsyncParsableCommand {
             let configuration = RedisTier.Configuration(
                 deployment: deployment, capacity: (redisCapacity ?? Self.defaultRedisCapacity).bytes, logger: logger)
             tiers.append(try RedisTier(configuration: configuration))
-            largestEntry = max(
-                largestEntry,
-                try EntrySizeLimit(fraction: configuration.maxEntryFraction, capacity: configuration.capacity).maxBytes)
+            try admits(configuration.maxEntryFraction, of: configuration.capacity)
         }
         return (tiers, largestEntry)
     }
