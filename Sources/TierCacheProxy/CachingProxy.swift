@@ -115,15 +115,27 @@ public final class CachingProxy: Sendable {
     }
 
     /// One line describing the running configuration, for the start-up log.
-    public func summary() async -> String {
+    ///
+    /// - Parameter tierCapacities: The capacity of each of the storage's tiers, in their order,
+    ///   as configured. Without them each tier is asked its ``CacheTier/usage()``, which for a
+    ///   Redis tier reads the length of every key on the server before the line is ready.
+    public func summary(tierCapacities: [Int]? = nil) async -> String {
         var tiers: [String] = []
-        for tier in cache.storage.tiers {
-            let capacity = (try? await tier.usage()).map { " " + ByteCount.format($0.capacity) } ?? ""
-            tiers.append("\(tier.name)\(capacity)")
+        for (index, tier) in cache.storage.tiers.enumerated() {
+            let capacity: Int?
+            if let tierCapacities, tierCapacities.indices.contains(index) {
+                capacity = tierCapacities[index]
+            } else {
+                capacity = try? await tier.usage().capacity
+            }
+            tiers.append(tier.name + (capacity.map { " " + ByteCount.format($0) } ?? ""))
         }
         let mode = cache.configuration.mode == .shared ? "shared" : "private"
+        // An IPv6 address in brackets, as `--listen` takes it (`::1:8080` reads as a host `::1:8080`).
+        let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
+        let listenAddress = "\(host):\(configuration.port)"
         var line =
-            "tiercache proxy: \(configuration.host):\(configuration.port) -> \(configuration.upstream), \(mode) cache, tiers [\(tiers.joined(separator: ", "))]"
+            "tiercache proxy: \(listenAddress) -> \(configuration.upstream), \(mode) cache, tiers [\(tiers.joined(separator: ", "))]"
         line += ", cacheable bodies up to \(ByteCount.format(configuration.maximumCacheableBodyBytes))"
         if let targeted = configuration.targetedCacheControl { line += ", targeted cache control \(targeted)" }
         return line

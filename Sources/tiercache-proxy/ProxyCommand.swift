@@ -178,7 +178,7 @@ struct ProxyCommand: AsyncParsableCommand {
 
         // After the metrics bootstrap: tiers, the tiered cache and the engine record through the
         // factory installed when they are created, and /metrics shows them with no code here.
-        let (tiers, largestEntry) = try makeTiers(logger: logger)
+        let (tiers, capacities, largestEntry) = try makeTiers(logger: logger)
         guard !tiers.isEmpty else { throw ValidationError("no tiers: give --memory, --disk or --redis") }
         var cacheConfiguration = HTTPCache.Configuration(
             mode: self.private ? .private : .shared, isConnectivityError: HTTPCache.isAsyncHTTPClientConnectivityError)
@@ -206,7 +206,8 @@ struct ProxyCommand: AsyncParsableCommand {
         let coherence = try makeCoherence(of: storage, logger: logger)
         let proxy = try CachingProxy(
             configuration: configuration, storage: storage, cacheConfiguration: cacheConfiguration, logger: logger)
-        let summary = await proxy.summary() + (coherence == nil ? "" : ", coherent with Redis")
+        let summary =
+            await proxy.summary(tierCapacities: capacities) + (coherence == nil ? "" : ", coherent with Redis")
         // The metrics endpoint reports its port through this stream; it finishes without one when
         // the group stops first (the endpoint could not bind), and then no summary is printed.
         let (metricsListening, metricsListeningSink) = AsyncStream.makeStream(of: Int?.self)
@@ -261,10 +262,10 @@ struct ProxyCommand: AsyncParsableCommand {
         return try RedisCoherence(cache: storage, configuration: .init(logger: logger))
     }
 
-    /// The tiers the options name, and the largest entry any of them accepts (from their
-    /// configurations: asking a Redis tier's usage scanned the server at startup, and a server
-    /// down then made the largest cacheable body 1 byte for the life of the process).
-    private func makeTiers(logger: Logger) throws -> (tiers: [any CacheTier], largestEntry: Int) {
+    /// The tiers the options name, their capacities and the largest entry any of them accepts
+    /// (from their configurations: asking a Redis tier's usage reads every key on the server, and
+    /// a server down at startup made the largest cacheable body 1 byte for the life of the process).
+    private func makeTiers(logger: Logger) throws -> (tiers: [any CacheTier], capacities: [Int], largestEntry: Int) {
         // Options for a tier not asked for were accepted and ignored.
         if disk == nil, diskCapacity != nil {
             throw ValidationError("--disk-capacity sizes the --disk tier: give --disk")
@@ -273,20 +274,22 @@ struct ProxyCommand: AsyncParsableCommand {
             throw ValidationError("--redis-capacity and --redis-cluster set the --redis tier: give --redis")
         }
         var tiers: [any CacheTier] = []
+        var capacities: [Int] = []
         var largestEntry = 0
-        func admits(_ fraction: Double, of capacity: Int) throws {
+        func note(capacity: Int, entryFraction fraction: Double) throws {
+            capacities.append(capacity)
             largestEntry = max(largestEntry, try EntrySizeLimit(fraction: fraction, capacity: capacity).maxBytes)
         }
         if memory.bytes > 0 {
             let configuration = MemoryTier.Configuration(capacity: memory.bytes, logger: logger)
             tiers.append(try MemoryTier(configuration))
-            try admits(configuration.maxEntryFraction, of: configuration.capacity)
+            try note(capacity: configuration.capacity, entryFraction: configuration.maxEntryFraction)
         }
         if let disk {
             let configuration = LMDBTier.Configuration(
                 capacity: (diskCapacity ?? Self.defaultDiskCapacity).bytes, logger: logger)
             tiers.append(try LMDBTier(directory: URL(fileURLWithPath: disk), configuration: configuration))
-            try admits(configuration.maxEntryFraction, of: configuration.capacity)
+            try note(capacity: configuration.capacity, entryFraction: configuration.maxEntryFraction)
         }
         if let redis {
             let endpoint = try RedisEndpoint(url: redis)
@@ -295,9 +298,9 @@ struct ProxyCommand: AsyncParsableCommand {
             let configuration = RedisTier.Configuration(
                 deployment: deployment, capacity: (redisCapacity ?? Self.defaultRedisCapacity).bytes, logger: logger)
             tiers.append(try RedisTier(configuration: configuration))
-            try admits(configuration.maxEntryFraction, of: configuration.capacity)
+            try note(capacity: configuration.capacity, entryFraction: configuration.maxEntryFraction)
         }
-        return (tiers, largestEntry)
+        return (tiers, capacities, largestEntry)
     }
 
     static let defaultDiskCapacity = ByteCount(bytes: 2 << 30)
@@ -307,9 +310,13 @@ struct ProxyCommand: AsyncParsableCommand {
         var table = StoragePolicyTable(["https": .allowed, "http": .allowed], default: .notAllowed)
         for entry in storagePolicies {
             let parts = entry.split(separator: "=", maxSplits: 1).map(String.init)
-            guard parts.count == 2, !parts[0].isEmpty, let policy = StoragePolicy(rawValue: parts[1]) else {
+            // A scheme as RFC 3986 §3.1 spells it: `https =allowed` named a scheme no URL has.
+            guard parts.count == 2, let first = parts[0].first, first.isASCII, first.isLetter,
+                parts[0].allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) }),
+                let policy = StoragePolicy(rawValue: parts[1])
+            else {
                 throw ValidationError(
-                    "--storage-policy takes SCHEME=POLICY with POLICY one of \(StoragePolicy.allCases.map(\.rawValue).joined(separator: ", ")); got '\(entry)'"
+                    "--storage-policy takes SCHEME=POLICY, SCHEME a URL scheme (a letter, then letters, digits, '+', '-' or '.') and POLICY one of \(StoragePolicy.allCases.map(\.rawValue).joined(separator: ", ")); got '\(entry)'"
                 )
             }
             table[parts[0]] = policy

@@ -310,6 +310,10 @@ struct ProxyFailureTests {
             (["--upstream", "ftp://example.com"], "http:// or https://"),
             (["--upstream", "http://127.0.0.1:1", "--listen", "nowhere"], "is not HOST:PORT"),
             (["--upstream", "http://127.0.0.1:1", "--storage-policy", "https=sometimes"], "SCHEME=POLICY"),
+            // A scheme with a space, or none, named no URL's scheme and was accepted.
+            (["--upstream", "http://127.0.0.1:1", "--storage-policy", "https =allowed"], "SCHEME=POLICY"),
+            (["--upstream", "http://127.0.0.1:1", "--storage-policy", "=allowed"], "SCHEME=POLICY"),
+            (["--upstream", "http://127.0.0.1:1", "--storage-policy", "1http=allowed"], "SCHEME=POLICY"),
             (["--upstream", "http://127.0.0.1:1", "--memory", "lots"], "memory"),
             (["--upstream", "http://127.0.0.1:1", "--memory", "0"], "no tiers"),
             (["--upstream", "http://127.0.0.1:1", "--targeted-cache-control", "Bad Name"], "targeted cache control"),
