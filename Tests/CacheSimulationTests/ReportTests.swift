@@ -131,7 +131,8 @@ import FoundationXML
         try writer.write(three)
         try Data().write(to: directory.appendingPathComponent("r-notes.svg"))
         try Data().write(to: directory.appendingPathComponent("other-1.svg"))
-        // Report `r-7`, of one chart: its chart is named as a chart of `r` would be.
+        // Reports `r-7` and `r-2`, of one chart each: their charts are named as charts of `r`
+        // would be, with (`r-7`) and without (`r-2`) the report's other files beside them.
         try ReportWriter(directory: directory, baseName: "r-7", formats: [.svg, .json]).write(one)
         try writer.write(one)
         let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
@@ -139,6 +140,13 @@ import FoundationXML
         try writer.write(three)
         let again = try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
         #expect(again == ["other-1.svg", "r-1.svg", "r-2.svg", "r-3.svg", "r-7.json", "r-7.svg", "r-notes.svg"])
+        try ReportWriter(directory: directory, baseName: "r-2", formats: [.svg]).write(one)
+        try writer.write(one)
+        let last = try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
+        #expect(last == ["other-1.svg", "r-2.svg", "r-7.json", "r-7.svg", "r-notes.svg", "r.svg"])
+        // A chart file says which report it belongs to, in an element an SVG viewer does not draw.
+        let chart = try String(contentsOf: directory.appendingPathComponent("r-2.svg"), encoding: .utf8)
+        #expect(chart.contains("<metadata>TierCache report: r-2</metadata>"))
     }
 
     @Test func numbersFormatWithoutFoundation() {

@@ -45,7 +45,7 @@ public struct ReportWriter: Sendable {
             var names: Set<String> = []
             for (index, chart) in report.charts.enumerated() {
                 let name = report.charts.count == 1 ? "\(baseName).svg" : "\(baseName)-\(index + 1).svg"
-                try save(chart.svg, name)
+                try save(Self.markedChart(chart.svg, report: baseName), name)
                 names.insert(name)
             }
             try removeEarlierCharts(keeping: names)
@@ -56,21 +56,39 @@ public struct ReportWriter: Sendable {
 
     /// Removes the charts an earlier report of this name left that this one did not write (a
     /// report of three charts rewritten as one left `NAME-1.svg` to `NAME-3.svg` beside the new
-    /// `NAME.svg`, figures of two runs side by side): `NAME.svg` and `NAME-N.svg` only, and not
-    /// `NAME-N.svg` beside a `NAME-N` report's other files (the one chart of a report named so,
-    /// as `tiercache simulate` names one for a trace `x.1`).
+    /// `NAME.svg`, figures of two runs side by side). A chart is this report's if it says so
+    /// (``markedChart(_:report:)``): `NAME-1.svg` is also the one chart of a report named
+    /// `NAME-1`, which must stay. Charts written before the mark existed are left alone.
     private func removeEarlierCharts(keeping names: Set<String>) throws {
         let prefix = "\(baseName)-"
-        let present = Set(try FileManager.default.contentsOfDirectory(atPath: directory.path))
-        for name in present where !names.contains(name) && name.hasSuffix(".svg") {
+        let mark = Data(Self.chartMark(report: baseName).utf8)
+        for name in try FileManager.default.contentsOfDirectory(atPath: directory.path)
+        where !names.contains(name) && name.hasSuffix(".svg") {
             let stem = String(name.dropLast(4))
-            let isChart =
+            let isNamedAsChart =
                 stem == baseName
                 || (stem.hasPrefix(prefix) && stem.count > prefix.count
-                    && stem.dropFirst(prefix.count).allSatisfy { $0.isASCII && $0.isNumber }
-                    && !["csv", "json", "html"].contains { present.contains("\(stem).\($0)") })
-            if isChart { try FileManager.default.removeItem(at: directory.appendingPathComponent(name)) }
+                    && stem.dropFirst(prefix.count).allSatisfy { $0.isASCII && $0.isNumber })
+            let url = directory.appendingPathComponent(name)
+            guard isNamedAsChart, let contents = try? Data(contentsOf: url), contents.range(of: mark) != nil else {
+                continue
+            }
+            try FileManager.default.removeItem(at: url)
         }
+    }
+
+    /// The element that names the report a chart file belongs to.
+    static func chartMark(report baseName: String) -> String {
+        "<metadata>TierCache report: \(baseName.xmlEscaped)</metadata>"
+    }
+
+    /// `svg` with ``chartMark(report:)`` as the first child of its root element.
+    static func markedChart(_ svg: String, report baseName: String) -> String {
+        guard let root = svg.range(of: "<svg"), let end = svg[root.upperBound...].firstIndex(of: ">") else {
+            return svg
+        }
+        let afterTag = svg.index(after: end)
+        return String(svg[..<afterTag]) + Self.chartMark(report: baseName) + String(svg[afterTag...])
     }
 }
 
