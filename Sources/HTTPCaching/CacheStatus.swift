@@ -69,6 +69,20 @@ public struct CacheStatus: Sendable, Hashable, CustomStringConvertible {
         return String(decoding: bytes, as: UTF8.self)
     }
 
+    /// Why a GET or HEAD that `result` answered from the network went forward: what the cache
+    /// held and passed over (``HTTPCacheResponse/replacedStoredResponse``: `stale`, or `request`
+    /// when the request would not take it); with nothing stored, `request` if the request's own
+    /// `no-cache` or `max-age=0` (in `requestDirectives`) would not have taken a response anyway,
+    /// else `uri-miss`, which RFC 9211 §2.2 keeps for a cache that held nothing for the URI.
+    public static func forward(ofNetworkResponse result: HTTPCacheResponse, requestDirectives: CacheControl) -> Forward
+    {
+        switch result.replacedStoredResponse {
+        case .stale?: .stale
+        case .passedOverByRequest?: .request
+        case nil: requestDirectives.noCache || requestDirectives.maxAge == 0 ? .request : .uriMiss
+        }
+    }
+
     /// `text` with what a structured string may not hold (RFC 8941 §3.3.3: printable ASCII only)
     /// replaced by `%`: a key built from a request target can carry anything.
     private static func structuredString(_ text: String) -> String {

@@ -203,6 +203,11 @@ extension HTTPCache {
         let candidate = shapedForStorage(
             exchange.response, directives: directives, body: exchange.body, request: request,
             responseTime: exchange.responseTime, userInfo: [:])
+        if let reason = reasonHooksForbidStoring(candidate) {
+            counters.recordNotStorable(reason)
+            await remove(primaryKey: primaryKey)
+            return false
+        }
         if let refusal = exchange.tags.refusal {
             counters.recordTagListRefused()
             logger?.notice(
@@ -251,6 +256,21 @@ extension HTTPCache {
         // Unlisted, they are never read again (``listedVariantKey(_:_:_:)``): their room is freed.
         for key in dropped { try? await storage.removeEntry(forKey: key) }
         return kept
+    }
+
+    /// Why the store hooks made `candidate`'s response one RFC 9111 §3 forbids storing, or nil:
+    /// their `no-store` (``StoreHook/overrideCacheControl(_:where:)``'s way to keep a response
+    /// out), or in a shared cache their `private`. §3 judged the response as the origin sent it
+    /// before the hooks ran, and stored with such a field it was served (a `no-store` response
+    /// with `Last-Modified` got a heuristic lifetime). A hook can restrict what the origin allowed,
+    /// not allow what it forbade; a hook's veto, as ``StoreHook/Candidate/storagePolicy``'s,
+    /// removes the copy stored before.
+    private func reasonHooksForbidStoring(_ candidate: StoreHook.Candidate) -> Storability.Reason? {
+        guard !configuration.storeHooks.isEmpty else { return nil }
+        let directives = CacheControl(fieldValues: candidate.response.headerFields[values: .cacheControl])
+        if directives.noStore, !directives.mustUnderstand { return .noStore }
+        if configuration.mode == .shared, directives.isPrivate { return .privateResponse }
+        return nil
     }
 
     /// Why RFC 9111 §3 forbids storing `response` to `request` (counted), or nil.
@@ -356,6 +376,11 @@ extension HTTPCache {
         // stores a response keyed by the new names. Compared after the hooks, as the stored
         // names were (a hook that drops `User-Agent` from `Vary` keeps its responses).
         if Set(Vary.fieldNames(of: candidate.response)) != Set(freshened.varyingFields.map(\.name)) {
+            await removeResource(key)
+            return false
+        }
+        if let reason = reasonHooksForbidStoring(candidate) {
+            counters.recordNotStorable(reason)
             await removeResource(key)
             return false
         }

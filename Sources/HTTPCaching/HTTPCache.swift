@@ -90,6 +90,10 @@ public final class HTTPCache: Sendable {
     /// revalidating, fetching, storing) runs on the global concurrent executor, so the caller's
     /// actor never waits for a disk, the network or compression.
     ///
+    /// A GET or HEAD with content (`body` not empty, or the request announcing some) is passed
+    /// to `transport` with its body, and neither answered from the cache nor stored: the cache
+    /// key does not see the content.
+    ///
     /// - Throws: the transport's error when the network fails and no stored response may stand
     ///   in; ``HTTPCacheError/Code/notCached`` for ``RequestCachePolicy/returnCacheDataDontLoad``
     ///   without a stored response.
@@ -101,7 +105,12 @@ public final class HTTPCache: Sendable {
             return try await response(
                 for: Self.forwardable(request), body: body, cachePolicy: cachePolicy, transport: transport)
         }
-        guard request.method == .get || request.method == .head, let primaryKey = primaryKey(for: request) else {
+        // A GET or HEAD with content (a search API's query in the body) goes past the cache, with
+        // its body: the key cannot see the content, and one query's answer would be stored for
+        // every other (it went out without its body, and its answer was kept under the URL).
+        guard request.method == .get || request.method == .head, body?.isEmpty ?? true, !request.announcesContent,
+            let primaryKey = primaryKey(for: request)
+        else {
             return try await forwardUncached(request, body: body, transport: transport)
         }
         if request.method == .get, request.headerFields[.range] != nil {

@@ -48,8 +48,14 @@ public struct StoreHook: Sendable {
     }
 
     /// Replaces the response's `Cache-Control` with `value` where `applies` says so: to cache an
-    /// API that sends no caching fields (`"max-age=300"`), or to keep one out (`"no-store"`).
-    /// The replacement takes effect for storing and for every later freshness decision.
+    /// API that sends no caching fields (`"max-age=300"`), or to keep one out (`"no-store"`, or
+    /// `"private"` in a shared cache). The replacement takes effect for storing and for every
+    /// later freshness decision.
+    ///
+    /// ``HTTPCache`` judges a response by RFC 9111 §3 both as the origin sent it and as the hooks
+    /// leave it: a hook can keep out what the origin allowed, not store what it forbade (a
+    /// `no-store` response, or a 500 without a lifetime). `TieredURLCache`, a private cache whose
+    /// hooks stand where `URLSession`'s `willCacheResponse` would, judges only what they leave.
     public static func overrideCacheControl(
         _ value: String, where applies: @escaping @Sendable (HTTPRequest, HTTPResponse) -> Bool = { _, _ in true }
     ) -> StoreHook {

@@ -302,7 +302,8 @@ public final class HTTPCacheURLProtocol: URLProtocol {
             let (body, response, result) = try await registration.cache.data(
                 for: request, session: registration.transport)
             delivery.liveClient?.urlProtocol(
-                delivery.owner, didReceive: labelled(response, with: result), cacheStoragePolicy: .notAllowed)
+                delivery.owner, didReceive: labelled(response, with: result, for: request),
+                cacheStoragePolicy: .notAllowed)
             delivery.liveClient?.urlProtocol(delivery.owner, didLoad: body)
             delivery.liveClient?.urlProtocolDidFinishLoading(delivery.owner)
         } catch {
@@ -334,19 +335,23 @@ public final class HTTPCacheURLProtocol: URLProtocol {
     }
 
     /// `response` with a `Cache-Status` field saying where it came from (RFC 9211).
-    static func labelled(_ response: HTTPURLResponse, with result: HTTPCacheResponse) -> HTTPURLResponse {
+    static func labelled(
+        _ response: HTTPURLResponse, with result: HTTPCacheResponse, for request: URLRequest
+    ) -> HTTPURLResponse {
         guard let url = response.url else { return response }
         var fields: [String: String] = [:]
         for (name, value) in response.allHeaderFields {
             if let name = name as? String, let value = value as? String { fields[name] = value }
         }
-        fields[cacheStatusField] = cacheStatus(of: result)
+        fields[cacheStatusField] = cacheStatus(of: result, for: request)
         return HTTPURLResponse(url: url, statusCode: response.statusCode, httpVersion: "HTTP/1.1", headerFields: fields)
             ?? response
     }
 
-    /// The `Cache-Status` value for `result`.
-    public static func cacheStatus(of result: HTTPCacheResponse) -> String {
+    /// The `Cache-Status` value for `result`, the answer to `request`: without the request, a
+    /// response from the network that replaced nothing stored is `fwd=uri-miss` whatever the
+    /// request's method or directives.
+    public static func cacheStatus(of result: HTTPCacheResponse, for request: URLRequest? = nil) -> String {
         var status = CacheStatus(cacheName: cacheName)
         switch result.source {
         case .cache:
@@ -363,7 +368,14 @@ public final class HTTPCacheURLProtocol: URLProtocol {
         case .unsatisfiable:
             status.detail = "only-if-cached"
         case .network:
-            status.forward = .uriMiss
+            let method = request?.httpMethod?.uppercased() ?? "GET"
+            status.forward =
+                method != "GET" && method != "HEAD"
+                ? .method
+                : CacheStatus.forward(
+                    ofNetworkResponse: result,
+                    requestDirectives: CacheControl(
+                        fieldValues: request?.value(forHTTPHeaderField: "Cache-Control").map { [$0] } ?? []))
             status.forwardStatus = result.response.status.code
             status.stored = result.wasStored
         }

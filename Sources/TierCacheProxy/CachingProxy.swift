@@ -556,17 +556,9 @@ public final class CachingProxy: Sendable {
             if request.method != .get && request.method != .head {
                 status.forward = .method
             } else {
-                // What the cache held and passed over: a stale response replaced was `uri-miss`,
-                // as if nothing had been stored, and `fwd=request` followed two directives of five.
-                switch result.replacedStoredResponse {
-                case .stale?: status.forward = .stale
-                case .passedOverByRequest?: status.forward = .request
-                case nil:
-                    // Nothing stored the request could take; a request that would not take one
-                    // anyway says so.
-                    let requestDirectives = CacheControl(fieldValues: outgoing.headerFields[values: .cacheControl])
-                    status.forward = requestDirectives.noCache || requestDirectives.maxAge == 0 ? .request : .uriMiss
-                }
+                status.forward = CacheStatus.forward(
+                    ofNetworkResponse: result,
+                    requestDirectives: CacheControl(fieldValues: outgoing.headerFields[values: .cacheControl]))
             }
             status.forwardStatus = result.response.status.code
             status.stored = result.wasStored

@@ -244,6 +244,25 @@ struct HTTPCacheURLProtocolTests {
         #expect(HTTPCacheURLProtocol.cacheStatus(of: answer) == "TierCache;detail=only-if-cached")
     }
 
+    /// Every response from the network was `fwd=uri-miss`, which RFC 9211 §2.2 keeps for a cache
+    /// that held nothing for the URI.
+    @Test("A response from the network says what the cache held and passed over, and a POST says fwd=method")
+    func forwardReasons() throws {
+        var answer = HTTPCacheResponse(response: HTTPResponse(status: .ok), body: Data(), source: .network)
+        let url = try #require(URL(string: "https://example.com/a"))
+        var get = URLRequest(url: url)
+        #expect(HTTPCacheURLProtocol.cacheStatus(of: answer, for: get) == "TierCache;fwd=uri-miss;fwd-status=200")
+        get.setValue("no-cache", forHTTPHeaderField: "Cache-Control")
+        #expect(HTTPCacheURLProtocol.cacheStatus(of: answer, for: get) == "TierCache;fwd=request;fwd-status=200")
+        var post = URLRequest(url: url)
+        post.httpMethod = "POST"
+        #expect(HTTPCacheURLProtocol.cacheStatus(of: answer, for: post) == "TierCache;fwd=method;fwd-status=200")
+        answer.replacedStoredResponse = .stale
+        #expect(HTTPCacheURLProtocol.cacheStatus(of: answer) == "TierCache;fwd=stale;fwd-status=200")
+        answer.replacedStoredResponse = .passedOverByRequest
+        #expect(HTTPCacheURLProtocol.cacheStatus(of: answer) == "TierCache;fwd=request;fwd-status=200")
+    }
+
     @Test("A redirect is followed inside the cache: the page is stored under its own URL, not the redirect's")
     func redirects() async throws {
         let origin = try await LoopbackOrigin.start()

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import Synchronization
 import Testing
 @_spi(TierCacheInternals) import TierCache
 import TierCacheLMDB
@@ -492,6 +493,66 @@ struct HTTPCacheEngineTests {
         #expect(hit.source == .cache && hit.userInfo == ["fetchedBy": "test"])
         _ = try await cache.response(for: request("https://example.com/api/secret"), transport: origin.transport)
         #expect(cache.statistics.refusedByPolicy == 1)
+    }
+
+    /// The engine dropped a GET's body, sent the request without it, and stored the answer under
+    /// the URL for every other query.
+    @Test("A GET or HEAD with content goes to the origin with its body, and its answer is not stored")
+    func getWithContentPassesBy() async throws {
+        let cacheable = [("Cache-Control", "max-age=60")]
+        let origin = ScriptedOrigin([
+            .respond(response(200, cacheable), "stored"), .respond(response(200, cacheable), "for a"),
+            .respond(response(200, cacheable), "for b"), .respond(response(200, cacheable), "head"),
+        ])
+        let received = Mutex<[Data?]>([])
+        let transport: HTTPCache.Transport = { request, body in
+            received.withLock { $0.append(body) }
+            return try await origin.transport(request, body)
+        }
+        let cache = makeCache()
+        let url = "https://example.com/search"
+        _ = try await cache.response(for: request(url), transport: transport)
+        let a = try await cache.response(for: request(url), body: Data("a".utf8), transport: transport)
+        #expect(a.source == .network && a.body == Data("for a".utf8) && !a.wasStored)
+        var announcing = request(url, [("Content-Length", "1")])
+        announcing.method = .head
+        let b = try await cache.response(for: request(url, [("Transfer-Encoding", "chunked")]), transport: transport)
+        #expect(b.source == .network && b.body == Data("for b".utf8))
+        _ = try await cache.response(for: announcing, transport: transport)
+        #expect(received.withLock { $0 } == [nil, Data("a".utf8), nil, nil])
+        let plain = try await cache.response(for: request(url), transport: transport)
+        #expect(plain.source == .cache && plain.body == Data("stored".utf8), "the URL's stored answer stays")
+    }
+
+    /// §3 judged the response before the hooks ran: the hook's `no-store` was written to every
+    /// tier, and the next request was served it on the heuristic lifetime its `Last-Modified` gave.
+    @Test("A hook's no-store keeps the response out and removes the one stored before; its private, in a shared cache")
+    func hookKeepsResponseOut() async throws {
+        let cacheable = [("Cache-Control", "max-age=60"), ("Last-Modified", HTTPDate.format(epoch))]
+        let personal = cacheable + [("X-Personal", "1")]
+        for (mode, value) in [(HTTPCache.Mode.private, "no-store"), (.shared, "private")] {
+            let origin = ScriptedOrigin([
+                .respond(response(200, cacheable), "public"), .respond(response(200, personal), "alice"),
+                .respond(response(200, personal), "bob"),
+            ])
+            let hook = StoreHook.overrideCacheControl(value) { _, response in
+                response.headerFields[HTTPField.Name("X-Personal")!] != nil
+            }
+            let cache = HTTPCache(
+                storage: TieredCache(tiers: [try MemoryTier(capacity: 1 << 20)]),
+                configuration: .init(mode: mode, storeHooks: [hook], clock: clock.cacheClock))
+            let url = "https://example.com/account"
+            _ = try await cache.response(for: request(url), transport: origin.transport)
+            #expect(try await cache.response(for: request(url), transport: origin.transport).source == .cache)
+            clock.advance(by: 120)
+            let alice = try await cache.response(for: request(url), transport: origin.transport)
+            #expect(alice.body == Data("alice".utf8))
+            #expect(alice.response.headerFields[.cacheControl] == "max-age=60", "the caller's response is as sent")
+            let bob = try await cache.response(for: request(url), transport: origin.transport)
+            #expect(bob.source == .network && bob.body == Data("bob".utf8), "\(mode): kept under \(value)")
+            #expect(origin.received.last?.headerFields[.ifNoneMatch] == nil, "\(mode)")
+            #expect(origin.received.last?.headerFields[.ifModifiedSince] == nil, "\(mode): the copy before it stayed")
+        }
     }
 
     /// Serving adds fields, and `HTTPFields` stops the process at 65,535: a response near that
