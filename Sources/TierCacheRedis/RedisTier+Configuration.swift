@@ -51,7 +51,8 @@ extension RedisTier {
         public var keyPrefix: String
         /// The memory this tier may use, in bytes (match it to Redis's `maxmemory`).
         public var capacity: Int
-        /// The largest entry, as a fraction of `capacity` (URLCache's 5% by default).
+        /// The largest entry, as a fraction of `capacity` (URLCache's 5% by default), and never
+        /// above 512 MiB, the longest string Redis takes by default (`proto-max-bulk-len`).
         public var maxEntryFraction: Double
         /// zstd level for values (the same codec and record format as the LMDB tier).
         public var compressionLevel: Int32

@@ -29,7 +29,11 @@ public final class RedisTier: CacheTier {
 
     let client: any RedisClient
     let codec: ZstdCodec
-    private let sizeLimit: EntrySizeLimit
+    /// The largest record (with its key) the tier stores: `maxEntryFraction` of the capacity,
+    /// and never above a bulk string's 512 MiB (``RESPParser/largestBulkString``). Past it, from
+    /// a capacity above 10 GiB at 5%, a `SET` made Redis close the connection with every command
+    /// queued on it, and, where `proto-max-bulk-len` was raised, every read of the key failed here.
+    private let maxEntryBytes: Int
     let counters: TierCounters
     /// Redis going away and coming back is logged once each.
     private let streak = FailureStreak()
@@ -79,7 +83,9 @@ public final class RedisTier: CacheTier {
         guard let codec = ZstdCodec(level: configuration.compressionLevel) else {
             throw TierCacheError(.invalidConfiguration, "zstd level \(configuration.compressionLevel) is out of range")
         }
-        self.sizeLimit = try EntrySizeLimit(fraction: configuration.maxEntryFraction, capacity: configuration.capacity)
+        self.maxEntryBytes = min(
+            try EntrySizeLimit(fraction: configuration.maxEntryFraction, capacity: configuration.capacity).maxBytes,
+            RESPParser.largestBulkString)
         self.name = name
         self.configuration = configuration
         self.eventLoopGroup = eventLoopGroup
@@ -246,15 +252,15 @@ public final class RedisTier: CacheTier {
         }
         // Larger than the whole tier, however well it compresses, is too large.
         guard entry.value.count <= EntryRecord.largestValue(inCapacity: configuration.capacity) else {
-            counters.record(.refused(.tooLarge(size: entry.value.count, limit: sizeLimit.maxBytes)))
+            counters.record(.refused(.tooLarge(size: entry.value.count, limit: maxEntryBytes)))
             try await removeEntry(forKey: key)
-            return .refused(.tooLarge(size: entry.value.count, limit: sizeLimit.maxBytes))
+            return .refused(.tooLarge(size: entry.value.count, limit: maxEntryBytes))
         }
         let record = EntryRecord.encode(entry, fullKey: nil, codec: codec)
         let redisKey = redisKey(key)
-        guard sizeLimit.admits(record.count + redisKey.count) else {
+        guard record.count + redisKey.count <= maxEntryBytes else {
             let outcome = StoreOutcome.refused(
-                .tooLarge(size: record.count + redisKey.count, limit: sizeLimit.maxBytes))
+                .tooLarge(size: record.count + redisKey.count, limit: maxEntryBytes))
             counters.record(outcome)
             try await removeEntry(forKey: key)
             return outcome
@@ -404,7 +410,7 @@ public final class RedisTier: CacheTier {
                 }
             }
             return TierUsage(
-                bytes: bytes, entries: entries, capacity: configuration.capacity, maxEntryBytes: sizeLimit.maxBytes)
+                bytes: bytes, entries: entries, capacity: configuration.capacity, maxEntryBytes: maxEntryBytes)
         } catch {
             throw tierError(error)
         }

@@ -80,4 +80,15 @@ struct RedisFormatVersionTests {
         let outcome = try await small.store(CacheEntry(value: zeros, storedAt: Date()), forKey: try CacheKey("other"))
         #expect(outcome == .refused(.tooLarge(size: 2 << 20, limit: try await small.usage().maxEntryBytes)))
     }
+
+    /// 5% of 16 GiB is 819 MiB: Redis closed the connection on such a `SET` (its default
+    /// `proto-max-bulk-len`), with every command queued on it.
+    @Test("The largest entry is 5% of the capacity, and never above a Redis string's 512 MiB")
+    func largestEntryWithinABulkString() async throws {
+        let prefix = "bulk-\(UUID().uuidString):"
+        let huge = try RedisServers.tier(cluster: false, prefix: prefix, capacity: 16 << 30)
+        #expect(try await huge.usage().maxEntryBytes == 512 << 20)
+        let modest = try RedisServers.tier(cluster: false, prefix: prefix, capacity: 1 << 30)
+        #expect(try await modest.usage().maxEntryBytes == (1 << 30) / 20)
+    }
 }

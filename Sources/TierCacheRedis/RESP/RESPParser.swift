@@ -4,7 +4,11 @@ import NIOCore
 /// reply is there. Garbage — an unknown type byte, a bad length, a line without CRLF, nesting or
 /// sizes past the limits — throws ``RedisError`` (`protocolViolation`), never crashes.
 struct RESPParser {
-    var maximumBulkLength = 512 << 20
+    /// The longest bulk string Redis takes by default (`proto-max-bulk-len`), and this parser's
+    /// default limit.
+    static let largestBulkString = 512 << 20
+
+    var maximumBulkLength = largestBulkString
     var maximumAggregateCount = 1 << 20
     var maximumDepth = 32
     var maximumLineLength = 64 << 10
