@@ -243,7 +243,12 @@ public final class HTTPCache: Sendable {
         counters.recordMiss()
         var outgoing = request
         if cachePolicy == .reloadIgnoringLocalAndRemoteCacheData {
-            outgoing.headerFields[.cacheControl] = "no-cache"
+            // Added to the request's own directives: replaced, a client's `no-store` no longer
+            // reached the caches upstream (§5.2.1.5).
+            let directives = outgoing.headerFields[values: .cacheControl]
+            if !CacheControl(fieldValues: directives).noCache {
+                outgoing.headerFields[.cacheControl] = (directives + ["no-cache"]).joined(separator: ", ")
+            }
             if let pragma = HTTPField.Name("Pragma") { outgoing.headerFields[pragma] = "no-cache" }
         }
         return try await fetchAndStore(

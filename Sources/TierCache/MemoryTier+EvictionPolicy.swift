@@ -5,8 +5,10 @@ extension MemoryTier {
     /// `TierCacheEviction`, the same code the simulator replays (a policy type of your own goes
     /// to ``MemoryTier/init(capacity:maxEntryCount:policyType:)``).
     ///
-    /// All bound the tier by bytes and do O(1) work per request (LIRS amortized); they differ in
-    /// what they keep and in what a hit costs.
+    /// All bound the tier by bytes and do O(1) work per request, amortized for CLOCK, SIEVE,
+    /// S3-FIFO and LIRS: a store that must evict may first walk many entries (CLOCK and SIEVE up
+    /// to all of them, when every entry was hit since the hand last passed), under the tier's
+    /// lock, so a lookup can wait behind it. They differ in what they keep and in what a hit costs.
     public enum EvictionPolicy: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
         /// Least recently used: evicts the entry unused for longest. Each hit relinks the entry at
         /// the front of a list. The default; best when recent use predicts the next use.

@@ -6,7 +6,8 @@ import TierCacheEviction
 /// any online policy of the simulator's, or a policy type of your own), with an optional
 /// entry-count limit.
 ///
-/// Lookups, stores and removals are O(1) and hold one lock briefly; the hit path takes the lock,
+/// Lookups, stores and removals hold one lock briefly and do O(1) work (amortized for CLOCK,
+/// SIEVE, S3-FIFO and LIRS, whose eviction may walk many entries at once); the hit path takes the lock,
 /// finds the entry in a dictionary, updates the policy's bookkeeping (for LRU, relinks it at the
 /// front of the recency list) and returns the entry (its bytes are shared copy-on-write, not copied).
 ///

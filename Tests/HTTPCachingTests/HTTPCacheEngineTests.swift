@@ -585,6 +585,12 @@ struct HTTPCacheEngineTests {
         _ = try await cache.response(
             for: request(), cachePolicy: .reloadIgnoringLocalAndRemoteCacheData, transport: origin.transport)
         #expect(origin.received.last?.headerFields[.cacheControl] == "no-cache")
+        // The request's own directives stay: replaced, its no-store reached no cache upstream.
+        origin.enqueue(ok([]))
+        _ = try await cache.response(
+            for: request("https://example.com/", [("Cache-Control", "no-store")]),
+            cachePolicy: .reloadIgnoringLocalAndRemoteCacheData, transport: origin.transport)
+        #expect(origin.received.last?.headerFields[.cacheControl] == "no-store, no-cache")
     }
 
     @Test("HEAD is answered from a stored GET without a body")
