@@ -42,14 +42,32 @@ public final class RedisTier: CacheTier {
     let connectionOptions: RedisConnectionPool.Options
     /// `SCAN MATCH` pattern for this tier's keys: the prefix, glob characters escaped, then `*`.
     private let scanPattern: [UInt8]
-    /// The servers' `evicted_keys` when the tier first stored or reported statistics: its own
-    /// evictions are counted from there.
-    private let evictionBaseline = Locked(EvictionBaseline())
-    private struct EvictionBaseline {
-        var count: Int?
-        /// Whether a store has asked the servers for it: once, answered or refused (a store after a
+    /// The evictions counted since the tier first stored or reported statistics, from each
+    /// primary's `evicted_keys`.
+    private let evictionTally = Locked(EvictionTally())
+    private struct EvictionTally {
+        /// Each primary's `evicted_keys` when last asked; nil until first asked.
+        var lastSeen: [RedisEndpoint: Int]?
+        var counted = 0
+        /// Whether a store has asked the servers: once, answered or refused (a store after a
         /// failure to reach them asks again).
         var askedByStore = false
+
+        /// Adds what each primary evicted since it was last asked, and returns the total. A count
+        /// lower than last time (a restart, `CONFIG RESETSTAT`) is counted from 0; a primary not
+        /// seen before (a promoted replica, a node added) from its first answer. (Against one
+        /// baseline of the sum, a restart hid the evictions after it until the new count passed
+        /// the old one, and a failover swapped a primary's count for its replica's.)
+        mutating func observe(_ counts: [RedisEndpoint: Int]) -> Int {
+            if let lastSeen {
+                for (node, count) in counts {
+                    guard let previous = lastSeen[node] else { continue }
+                    counted = RedisTier.addingSaturating(counted, count >= previous ? count - previous : count)
+                }
+            }
+            lastSeen = counts
+            return counted
+        }
     }
     /// The group the tier's connections live on (``withEventLoopAffinity(isolation:_:)`` runs on it).
     let eventLoopGroup: any EventLoopGroup
@@ -267,19 +285,19 @@ public final class RedisTier: CacheTier {
         }
         // Asked once: a server that refuses `INFO` (an ACL without `@dangerous`) would otherwise
         // cost every store a round trip to each primary.
-        let asksBaseline = evictionBaseline.withLock { baseline in
-            defer { baseline.askedByStore = true }
-            return baseline.count == nil && !baseline.askedByStore
+        let asksBaseline = evictionTally.withLock { tally in
+            defer { tally.askedByStore = true }
+            return tally.lastSeen == nil && !tally.askedByStore
         }
         if asksBaseline {
             do throws(RedisError) {
                 let evicted = try await serverEvictions()
-                evictionBaseline.withLock { if $0.count == nil { $0.count = evicted } }
+                evictionTally.withLock { if $0.lastSeen == nil { _ = $0.observe(evicted) } }
             } catch .server {
                 // Refused (an ACL): asked once, as said above.
             } catch {
                 // Not answered (Redis starting, a node away): the next store asks again.
-                evictionBaseline.withLock { $0.askedByStore = false }
+                evictionTally.withLock { $0.askedByStore = false }
             }
         }
         var command: [[UInt8]] = [Self.set, redisKey, record]
@@ -419,18 +437,20 @@ public final class RedisTier: CacheTier {
     /// Keys Redis evicted (`evicted_keys` of `INFO stats`, summed over the primaries) since this
     /// tier's first store. Redis counts per server, not per prefix: exact when the tier has its Redis
     /// to itself, as the TierCacheRedis documentation recommends.
-    private func serverEvictions() async throws(RedisError) -> Int {
-        var total = 0
+    private func serverEvictions() async throws(RedisError) -> [RedisEndpoint: Int] {
+        var counts: [RedisEndpoint: Int] = [:]
         for node in try await client.primaries() {
             let text = try await client.send([Array("INFO".utf8), Array("stats".utf8)], to: node).string ?? ""
+            var total = 0
             for line in text.split(whereSeparator: \.isNewline) where line.hasPrefix("evicted_keys:") {
                 // The server's word: clamped to a count (not negative) and summed saturating,
-                // so a broken server cannot crash us here or in `statistics()`'s subtraction.
+                // so a broken server cannot crash us here or in the tally's subtraction.
                 let count = max(0, Int(line.dropFirst("evicted_keys:".count)) ?? 0)
                 total = Self.addingSaturating(total, count)
             }
+            counts[node] = total
         }
-        return total
+        return counts
     }
 
     /// `a + b`, or `Int.max`/`Int.min` where that overflows.
@@ -443,11 +463,7 @@ public final class RedisTier: CacheTier {
     public func statistics() async -> TierStatistics {
         var statistics = counters.snapshot(usage: try? await usage())
         if let evicted = try? await serverEvictions() {
-            let baseline = evictionBaseline.withLock { baseline in
-                if baseline.count == nil { baseline.count = evicted }
-                return baseline.count ?? evicted
-            }
-            statistics.evictions = max(0, evicted - baseline)
+            statistics.evictions = evictionTally.withLock { $0.observe(evicted) }
         }
         return statistics
     }

@@ -120,6 +120,27 @@ import Testing
         try await server.shutdown()
     }
 
+    /// Against one baseline, a restart's lower count hid every eviction after it until the new
+    /// count passed the old one.
+    @Test("Evictions after a server restart (its evicted_keys back near 0) are counted from 0")
+    func evictionsAcrossARestart() async throws {
+        let reports = Locked(["evicted_keys:100", "evicted_keys:150", "evicted_keys:20", "evicted_keys:30"])
+        let server = try await MisbehavingServer(
+            .scripted { command in
+                switch command.first {
+                case "INFO": Self.bulk(reports.withLock { $0.isEmpty ? "" : $0.removeFirst() })
+                case "SCAN": "*2\r\n$1\r\n0\r\n*0\r\n"
+                default: "+OK\r\n"
+                }
+            })
+        let tier = try tier(server)
+        #expect(await tier.statistics().evictions == 0)
+        #expect(await tier.statistics().evictions == 50)
+        #expect(await tier.statistics().evictions == 70, "restarted: its 20 are new")
+        #expect(await tier.statistics().evictions == 80)
+        try await server.shutdown()
+    }
+
     /// Coherence over a tier on `port`.
     private func coherence(port: Int, _ configuration: RedisCoherence.Configuration) throws -> RedisCoherence {
         let redis = try RedisTier(
