@@ -120,6 +120,21 @@ import Testing
         try await server.shutdown()
     }
 
+    /// Beside a live connection the pool tried a new one on every command that found a free slot,
+    /// with no backoff, and failed the command when the connect failed.
+    @Test("A node that refuses new connections: commands go on the live one, and the pool waits to reconnect")
+    func refusedConnectBesideALiveOne() async throws {
+        let server = try await MisbehavingServer(.scripted { $0.first == "GET" ? "$-1\r\n" : "+OK\r\n" })
+        let tier = try tier(server)
+        let key = try CacheKey("k")
+        #expect(try await tier.entry(forKey: key) == nil)
+        // The listener closes; the connection it accepted stays. A second connection is refused.
+        try await server.shutdown()
+        for _ in 0..<5 { #expect(try await tier.entry(forKey: key) == nil) }
+        #expect(tier.counterSnapshot.errors == 0, "a command failed for want of a second connection")
+        #expect(!tier.isCircuitOpen)
+    }
+
     /// Against one baseline, a restart's lower count hid every eviction after it until the new
     /// count passed the old one.
     @Test("Evictions after a server restart (its evicted_keys back near 0) are counted from 0")

@@ -5,8 +5,9 @@ import NIOSSL
 
 /// Up to `size` connections to one node, opened on demand and shared: commands pipeline on them.
 /// A broken connection is dropped and replaced on the next command; after a failed connect the
-/// pool waits (backoff doubling from 50 ms to 5 s) before trying again, answering `unavailable`
-/// meanwhile, so a dead node costs callers nothing but a fast error. Each pool has its own
+/// pool waits (backoff doubling from 50 ms to 5 s) before opening another, using the connections
+/// it has meanwhile or, with none, answering `unavailable`, so a dead node costs callers nothing
+/// but a fast error. A command whose new connection fails goes on a live one if there is one. Each pool has its own
 /// ``CircuitBreaker``: a node that times out repeatedly is skipped without affecting the others.
 final class RedisConnectionPool: Sendable {
     struct Options: Sendable {
@@ -77,8 +78,12 @@ final class RedisConnectionPool: Sendable {
             let choice: Choice = try state.withLock { (state: inout State) throws(RedisError) -> Choice in
                 guard !state.closed else { throw .unavailable("\(endpoint): the pool is closed") }
                 state.connections.removeAll { !$0.isActive }
-                // The clock is read only after a failed connect, not on every command.
-                if let retryAfter = state.retryAfter, state.connections.isEmpty, ContinuousClock.now < retryAfter {
+                // The clock is read only after a failed connect, not on every command. While the
+                // pool waits, it opens nothing, with connections or without: beside a live one,
+                // every command that found a free slot tried again (and waited out the connect
+                // timeout where the node drops new connections).
+                let waitsToReconnect = state.retryAfter.map { ContinuousClock.now < $0 } ?? false
+                if waitsToReconnect, state.connections.isEmpty {
                     breaker.recordFailure()  // still failing, as far as callers can tell
                     throw .unavailable("\(endpoint): waiting to reconnect after a failure")
                 }
@@ -88,7 +93,7 @@ final class RedisConnectionPool: Sendable {
                     }
                     if state.connectingOn[ObjectIdentifier(callersLoop), default: 0] > 0 { return .wait }
                 }
-                if state.connections.count + state.connecting < options.size {
+                if !waitsToReconnect, state.connections.count + state.connecting < options.size {
                     state.connecting += 1
                     if let callersLoop { state.connectingOn[ObjectIdentifier(callersLoop), default: 0] += 1 }
                     return .open
@@ -99,7 +104,14 @@ final class RedisConnectionPool: Sendable {
             }
             switch choice {
             case .use(let connection): return connection
-            case .open: return try await open(on: callersLoop)
+            case .open:
+                do {
+                    return try await open(on: callersLoop)
+                } catch {
+                    // A command that only wanted one more connection goes on a live one.
+                    if let live = state.withLock({ $0.connections.first(where: \.isActive) }) { return live }
+                    throw error
+                }
             case .wait: await waitForAttempt(on: callersLoop)
             }
         }
