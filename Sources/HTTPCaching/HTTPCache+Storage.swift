@@ -71,6 +71,16 @@ extension HTTPCache {
         }
     }
 
+    /// Whether `candidate` is still the response stored under its key, as a 304 that selected it
+    /// is about to update it: a response stored meanwhile (another request's 200) is the most
+    /// recent (RFC 9111 §4), and one removed meanwhile (an unsafe method's invalidation, a purge)
+    /// stays removed. Written back regardless, the old response, freshened, replaced either.
+    func isStillStored(_ candidate: Located) async -> Bool {
+        guard case .response(let current)? = await read(candidate.key) else { return false }
+        return current.response.storedAt == candidate.response.storedAt
+            && current.response.responseTime == candidate.response.responseTime
+    }
+
     /// The entry under `key`, decoded and, for a tagged response, judged by its tags' purge
     /// records (``judgeTags(_:)``); entries that fail to decode or were purged are removed.
     private func read(_ key: CacheKey, from firstTier: Int = 0) async -> DecodedEntry? {

@@ -382,7 +382,9 @@ public final class HTTPCache: Sendable {
                 let freshened = Validation.freshen(
                     candidates[index].response, with: exchange.response, requestTime: exchange.requestTime,
                     responseTime: exchange.responseTime)
-                if writes { await writeFreshened(freshened, under: candidates[index].key, request: request) }
+                if writes, await isStillStored(candidates[index]) {
+                    await writeFreshened(freshened, under: candidates[index].key, request: request)
+                }
                 if candidates[index].key == stored.key { freshenedOwn = Located(response: freshened, key: stored.key) }
             }
             guard let freshenedOwn else {

@@ -58,6 +58,41 @@ struct HTTPCacheEngineTests {
         #expect(cache.statistics.revalidatedNotModified == 1)
     }
 
+    /// The 304 wrote the old response, freshened, over whatever the key held by then.
+    @Test("§4: a 304 does not overwrite a response stored, or undo a removal, while it was in flight")
+    func lateNotModified() async throws {
+        for removes in [false, true] {
+            let cache = HTTPCache(
+                storage: TieredCache(tiers: [try MemoryTier(capacity: 1 << 20)]),
+                configuration: .init(clock: clock.cacheClock))
+            let v1 = ok([("Cache-Control", "max-age=60"), ("ETag", "\"v1\"")], body: "v1")
+            let v2 = ok([("Cache-Control", "max-age=60"), ("ETag", "\"v2\"")], body: "v2")
+            let origin = ScriptedOrigin([v1])
+            _ = try await cache.response(for: request(), transport: origin.transport)
+            clock.advance(by: 120)
+            // While the revalidation waits for the origin, another request stores v2 (or the
+            // resource is removed); then the 304 for v1 arrives.
+            let transport: HTTPCache.Transport = { sent, body in
+                guard sent.headerFields[.ifNoneMatch] == "\"v1\"" else { return try await origin.transport(sent, body) }
+                if removes {
+                    try await cache.storage.removeEntry(forKey: try #require(cache.primaryKey(for: request())))
+                } else {
+                    origin.enqueue(v2)
+                    _ = try await cache.response(
+                        for: request("https://example.com/a", [("Cache-Control", "no-cache"), ("X-Other", "1")]),
+                        transport: origin.transport)
+                }
+                return (response(304, [("Cache-Control", "max-age=600"), ("ETag", "\"v1\"")]), Data())
+            }
+            let revalidated = try await cache.response(for: request(), transport: transport)
+            #expect(revalidated.source == .revalidated && revalidated.body == Data("v1".utf8))
+            // Only what is stored answers: nothing, once removed.
+            let next = try? await cache.response(
+                for: request(), cachePolicy: .returnCacheDataDontLoad, transport: transport)
+            #expect(next?.body == (removes ? nil : Data("v2".utf8)), "removes: \(removes)")
+        }
+    }
+
     @Test("§4.3.3: a full response to a revalidation replaces the stored one")
     func revalidation200() async throws {
         let origin = ScriptedOrigin([ok([("Cache-Control", "max-age=60"), ("ETag", "\"v1\"")], body: "old")])
