@@ -97,7 +97,19 @@ public final class HTTPCacheURLProtocol: URLProtocol {
         /// ``unregister()``: then none are added.
         var credentialsConflict = false
         /// The configuration ``install(_:in:transport:)`` installed into (nil for ``register(_:transport:)``).
-        var configuration: ObjectIdentifier?
+        var configuration: InstalledConfiguration?
+    }
+
+    /// A configuration ``install(_:in:transport:)`` installed into, held so that its address is
+    /// not reused: compared by `ObjectIdentifier` alone, a configuration freed once its session
+    /// was made (`URLSession` copies it) and another allocated at its address counted as the same
+    /// one, and its credentials replaced the first's on the first's requests.
+    private final class InstalledConfiguration: @unchecked Sendable {
+        // Unchecked: `configuration` is never read or written through this reference, only kept
+        // alive; identity is compared through `===` on the box, which the `let` fixes.
+        private let configuration: URLSessionConfiguration
+        init(_ configuration: URLSessionConfiguration) { self.configuration = configuration }
+        func holds(_ other: URLSessionConfiguration) -> Bool { configuration === other }
     }
 
     /// Whether two lists of fields hold the same names (ignoring case) and values, in any order.
@@ -137,7 +149,13 @@ public final class HTTPCacheURLProtocol: URLProtocol {
     /// added: one session's token would otherwise go to every other session's hosts. The cache's
     /// logger says so. In an app of several sessions, put credentials on the requests
     /// themselves; to replace a token, install into the same configuration again (or
-    /// ``unregister()`` first).
+    /// ``unregister()`` first). The configuration is kept (its identity tells a new token from
+    /// another configuration's) until the next install or ``unregister()``.
+    ///
+    /// The cache fetches every session's requests with the one session made for the
+    /// configuration installed last (its other headers, cookie storage, proxy and timeouts): in
+    /// an app whose sessions differ in those, pass each install the same `transport`, or call
+    /// `HTTPCache.data(for:session:)` with each session instead of installing this class.
     ///
     /// Without `transport`, the cache fetches with a session made from a copy of
     /// `configuration` as it is now (see ``fetchingConfiguration(from:)``), so the app's
@@ -150,7 +168,7 @@ public final class HTTPCacheURLProtocol: URLProtocol {
     ) {
         var registered = Registration(
             cache: cache, transport: transport ?? fetchingSession(from: configuration),
-            credentials: credentialFields(of: configuration), configuration: ObjectIdentifier(configuration))
+            credentials: credentialFields(of: configuration), configuration: InstalledConfiguration(configuration))
         let conflicting = registration.withLock { current in
             // One registration answers every session (see above): credentials of one
             // configuration's headers put on another's requests went to that session's hosts
@@ -160,7 +178,7 @@ public final class HTTPCacheURLProtocol: URLProtocol {
             let conflicting =
                 current.map {
                     $0.credentialsConflict
-                        || ($0.configuration != registered.configuration
+                        || ($0.configuration?.holds(configuration) != true
                             && !sameFields($0.credentials, registered.credentials))
                 } ?? false
             if conflicting {

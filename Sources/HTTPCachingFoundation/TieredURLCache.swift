@@ -133,10 +133,12 @@ public final class TieredURLCache: URLCache, @unchecked Sendable {
     }
 
     /// The default storage key: `"urlcache GET <url>"` for GET requests without a fragment;
-    /// `nil` (not cached) for other methods, as `URLSession` caches only GET responses.
+    /// `nil` (not cached) for other methods, as `URLSession` caches only GET responses. A URL
+    /// relative to a base is keyed by the absolute URL it names.
     public static func defaultKey(for request: URLRequest) -> String? {
         guard let url = request.url, (request.httpMethod ?? "GET") == "GET" else { return nil }
-        var components = URLComponents(url: url, resolvingAgainstBaseURL: false)
+        // Resolved: the relative part alone (`users/me`) keyed every host's responses alike.
+        var components = URLComponents(url: url, resolvingAgainstBaseURL: true)
         components?.fragment = nil
         guard let absolute = components?.url?.absoluteString else { return nil }
         return "urlcache GET \(absolute)"

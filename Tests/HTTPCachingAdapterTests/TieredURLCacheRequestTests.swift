@@ -60,6 +60,21 @@ struct TieredURLCacheRequestTests {
         #expect(urlCache.cachedResponse(for: request()) == nil)
     }
 
+    /// Parsed without its base, `users/me` was the key of every host's `users/me`.
+    @Test("A URL relative to a base is keyed by the absolute URL: another host's response never answers it")
+    func relativeURLs() throws {
+        let a = try #require(URL(string: "users/me", relativeTo: URL(string: "https://a.example/api/")))
+        let b = try #require(URL(string: "users/me", relativeTo: URL(string: "https://b.example/api/")))
+        #expect(TieredURLCache.defaultKey(for: URLRequest(url: a)) == "urlcache GET https://a.example/api/users/me")
+        #expect(TieredURLCache.defaultKey(for: URLRequest(url: b)) == "urlcache GET https://b.example/api/users/me")
+        let urlCache = try urlCache()
+        let response = try #require(
+            HTTPURLResponse(url: a, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: ["Cache-Control": "max-age=60"]))
+        urlCache.storeCachedResponse(CachedURLResponse(response: response, data: Data("a's".utf8)), for: URLRequest(url: a))
+        #expect(urlCache.cachedResponse(for: URLRequest(url: a))?.data == Data("a's".utf8))
+        #expect(urlCache.cachedResponse(for: URLRequest(url: b)) == nil)
+    }
+
     @Test("A record written before the request's values were kept answers only if its response does not vary")
     func recordsWithoutValues() throws {
         let memory = try MemoryTier(capacity: 1 << 20)
