@@ -69,8 +69,10 @@ struct TieredURLCacheRequestTests {
         #expect(TieredURLCache.defaultKey(for: URLRequest(url: b)) == "urlcache GET https://b.example/api/users/me")
         let urlCache = try urlCache()
         let response = try #require(
-            HTTPURLResponse(url: a, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: ["Cache-Control": "max-age=60"]))
-        urlCache.storeCachedResponse(CachedURLResponse(response: response, data: Data("a's".utf8)), for: URLRequest(url: a))
+            HTTPURLResponse(
+                url: a, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: ["Cache-Control": "max-age=60"]))
+        urlCache.storeCachedResponse(
+            CachedURLResponse(response: response, data: Data("a's".utf8)), for: URLRequest(url: a))
         #expect(urlCache.cachedResponse(for: URLRequest(url: a))?.data == Data("a's".utf8))
         #expect(urlCache.cachedResponse(for: URLRequest(url: b)) == nil)
     }

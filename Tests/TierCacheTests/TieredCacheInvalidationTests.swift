@@ -171,6 +171,30 @@ struct TieredCacheInvalidationTests {
         #expect(memory.entry(forKey: key) == nil)
     }
 
+    /// The undo removed the key from every tier above the hit, the write's new value with it,
+    /// while the write's report said stored.
+    @Test("An undone promotion leaves a memory-only write made meanwhile in the tier it did not store in")
+    func undoKeepsAMemoryOnlyWrite() async throws {
+        let memory = try MemoryTier(capacity: 1 << 20)
+        let middle = FirstStoreHeldTier()
+        let shared = DictionaryTier(name: "shared", medium: .remote, capacity: 1 << 20)
+        let cache = TieredCache(tiers: [memory, middle, shared])
+        _ = shared.store(entry(1), forKey: key)
+        middle.firstStore.close()
+        async let promoting = cache.lookup(key)
+        await middle.firstStore.waitUntilHeld()
+        // While the promotion's store into the middle tier waits, a write keeps a new value in
+        // memory alone (and removes the key below).
+        let report = await cache.store(entry(2), forKey: key, policy: .allowedInMemoryOnly)
+        #expect(report.isStoredAnywhere)
+        middle.firstStore.open()
+        #expect(await promoting?.entry.value == [1])  // answered: it was the value when read
+        // The promotion takes back what it stored (the middle tier's old value), not the write.
+        #expect(middle.storedValue(forKey: key) == nil)
+        #expect(memory.entry(forKey: key)?.value == [2])
+        #expect(await cache.lookup(key)?.entry.value == [2])
+    }
+
     /// A memory tier over a gated disk-like tier over a shared one, the gated tier holding `[1]`
     /// under `key`; `invalidation` is held at the gated tier's change (after it has passed the
     /// memory tier) while a lookup reads the old value there and promotes it.

@@ -63,18 +63,36 @@ extension TieredCache {
     /// stored in and copied it higher, and its own check found nothing to undo (the old value
     /// stayed in memory after `removeEntry(forKey:)` had returned). Bracketed as a change, the
     /// removal either follows that copy, or that lookup's check meets it and undoes itself. A
-    /// promotion that stored nothing has nothing to take back.
+    /// promotion that stored nothing has nothing to take back. In a tier it did not store in,
+    /// only a copy of the `promoted` value is removed: a write made meanwhile to the tiers above
+    /// alone (`allowedInMemoryOnly`) is another value, and removed it was lost while its report
+    /// said stored.
     /// Returns the positions it removed `key` from (or tried to).
     @discardableResult
     func undoPromotionIfInvalidated(
         _ key: CacheKey, since mark: UInt64?, _ suspended: TierSuspension.Snapshot, stored: Range<Int>,
-        reachable: Range<Int>? = nil, from source: TierMedium? = nil
+        reachable: Range<Int>? = nil, from source: TierMedium? = nil, promoted: CacheEntry? = nil
     ) async -> Range<Int> {
         let (undone, asChange) = tiersToUndo(key, since: mark, suspended, stored: stored, reachable: reachable)
         if asChange { invalidations.beginChange(key) }
         defer { if asChange { invalidations.endChange(key) } }
-        for slot in slots[undone] where source.map({ Self.mayPromote(from: $0, to: slot.tier.medium) }) ?? true {
-            do { try await Self.remove(key, from: slot) } catch { slot.failed(error, during: "invalidation") }
+        for position in undone where source.map({ Self.mayPromote(from: $0, to: slots[position].tier.medium) }) ?? true
+        {
+            let slot = slots[position]
+            do {
+                if !stored.contains(position), let promoted {
+                    let current: CacheEntry?
+                    if let local = slot.local {
+                        current = try Self.synchronousEntry(local, key)
+                    } else {
+                        current = try await slot.tier.entry(forKey: key)
+                    }
+                    guard current?.value == promoted.value else { continue }
+                }
+                try await Self.remove(key, from: slot)
+            } catch {
+                slot.failed(error, during: "invalidation")
+            }
         }
         return undone
     }
@@ -84,14 +102,23 @@ extension TieredCache {
     @discardableResult
     func undoLocalPromotionIfInvalidated(
         _ key: CacheKey, since mark: UInt64?, _ suspended: TierSuspension.Snapshot, stored: Range<Int>,
-        reachable: Range<Int>? = nil, from source: TierMedium? = nil
+        reachable: Range<Int>? = nil, from source: TierMedium? = nil, promoted: CacheEntry? = nil
     ) -> Range<Int> {
         let (undone, asChange) = tiersToUndo(key, since: mark, suspended, stored: stored, reachable: reachable)
         if asChange { invalidations.beginChange(key) }
         defer { if asChange { invalidations.endChange(key) } }
-        for slot in slots[undone] where source.map({ Self.mayPromote(from: $0, to: slot.tier.medium) }) ?? true {
+        for position in undone where source.map({ Self.mayPromote(from: $0, to: slots[position].tier.medium) }) ?? true
+        {
+            let slot = slots[position]
             guard let local = slot.local else { continue }
-            do { try local.removeEntry(forKey: key) } catch { slot.failed(error, during: "invalidation") }
+            do {
+                if !stored.contains(position), let promoted, try local.entry(forKey: key)?.value != promoted.value {
+                    continue
+                }
+                try local.removeEntry(forKey: key)
+            } catch {
+                slot.failed(error, during: "invalidation")
+            }
         }
         return undone
     }

@@ -149,7 +149,7 @@ public final class TieredCache: Sendable {
                 }
                 await undoPromotionIfInvalidated(
                     key, since: mark, suspended, stored: lowestStored..<index, reachable: skipped..<index,
-                    from: slot.tier.medium)
+                    from: slot.tier.medium, promoted: entry)
             }
             return Hit(entry: entry, tierIndex: index, tierName: slot.tier.name)
         }
@@ -215,7 +215,7 @@ public final class TieredCache: Sendable {
                 }
                 undoLocalPromotionIfInvalidated(
                     key, since: mark, suspended, stored: lowestStored..<index, reachable: skipped..<index,
-                    from: tier.medium)
+                    from: tier.medium, promoted: entry)
             }
             return (entry, index)
         }
@@ -223,7 +223,7 @@ public final class TieredCache: Sendable {
     }
 
     /// Calls the synchronous requirement (in an async context the async overload would be chosen).
-    private static func synchronousEntry(_ tier: any LocalCacheTier, _ key: CacheKey) throws -> CacheEntry? {
+    static func synchronousEntry(_ tier: any LocalCacheTier, _ key: CacheKey) throws -> CacheEntry? {
         try tier.entry(forKey: key)
     }
 
