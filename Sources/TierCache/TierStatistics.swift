@@ -32,9 +32,11 @@ public struct TierStatistics: Hashable, Sendable {
     /// room for newer ones, or removed by hand): misses, deleted. Not counted in
     /// ``corruptionsRemoved``.
     public var dictionaryMisses = 0
-    /// Sealed (encrypted) records that could not be opened: sealed under a key the tier was not
-    /// given, or altered since they were sealed (authentication failed). Misses, deleted. Not
-    /// counted in ``corruptionsRemoved``.
+    /// Sealed (encrypted) records that could not be opened under a key the tier holds (altered
+    /// since they were sealed: authentication failed), or plain records in an encrypting tier.
+    /// Misses, deleted. Not counted in ``corruptionsRemoved``. A record sealed under a key id the
+    /// tier was not given (a dropped key, or another process's) is a miss left in place and not
+    /// counted here.
     public var unopenableRecords = 0
     /// Records in a format version this code does not read (written by a newer or much older
     /// TierCache): misses, never misread. A shared tier (Redis) leaves them in place, so that a

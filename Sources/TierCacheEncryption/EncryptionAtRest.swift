@@ -15,8 +15,10 @@ import TierCache
 /// Each record carries the id of the key that sealed it. To rotate, give the new key as
 /// ``currentKey`` and the old one in ``previousKeys``: records sealed under the old key stay
 /// readable and are sealed again under the new one when read (`TierStatistics.recordsResealed`).
-/// Once the old key is dropped, records still sealed under it are misses
-/// (`TierStatistics.unopenableRecords`) and are deleted. The key material is the app's to keep:
+/// Once the old key is dropped, records still sealed under it are misses, left in place (another
+/// process sharing the store may still hold that key) until eviction or a write of the key
+/// replaces them; they are not counted in `TierStatistics.unopenableRecords`, which counts
+/// records that fail to open under a key the tier holds. The key material is the app's to keep:
 /// on Apple platforms in the Keychain, on Linux in the service's secret store; TierCache never
 /// writes a key to disk.
 ///

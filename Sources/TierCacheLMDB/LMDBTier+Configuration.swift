@@ -90,7 +90,8 @@ extension LMDBTier {
         /// Fixed when the store is created: reopening with another capacity throws.
         public var capacity: Int
         /// The largest stored entry (after compression and framing), as a fraction of
-        /// ``capacity``; 0.05 by default, URLCache's documented rule, and at most 0.5.
+        /// ``capacity``; 0.05 by default, URLCache's documented rule, and at most 0.5. Never above
+        /// 4 GiB − 1, the most a record's 32-bit size field (and LMDB) counts.
         public var maxEntryFraction: Double
         /// zstd's level: 1 (fast) by default; see `ZstdCodec`.
         public var compressionLevel: Int32

@@ -21,6 +21,16 @@ extension LMDBTier {
     ///   to its capacity of disk), and a later opener in another process made a new store the two
     ///   never shared. Close every tier on it first.
     public static func destroy(directory: URL) throws(TierCacheError) {
+        // Openers take turns under the check file's lock (`CheckMarker`), taken here first: an
+        // opener that found the store in use holds no lock on the users file until it finishes
+        // opening, and the store was deleted under it once the other tiers had closed.
+        let check = open(directory.appendingPathComponent(CheckMarker.markFileName).path, O_RDWR | O_CLOEXEC)
+        defer { if check >= 0 { close(check) } }
+        while check >= 0, flock(check, LOCK_EX) != 0 {
+            guard errno == EINTR else {
+                throw LMDBStatus.error(errno, "locking \(CheckMarker.markFileName)", path: directory.path)
+            }
+        }
         // Every open tier holds this file's lock shared for its lifetime (`CheckMarker`); held
         // exclusively here until the files are gone. No file: no tier ever opened the store.
         let users = open(directory.appendingPathComponent(CheckMarker.usersFileName).path, O_RDONLY | O_CLOEXEC)

@@ -129,7 +129,11 @@ public final class LMDBTier: LocalCacheTier {
     private let marker: CheckMarker
     let capacity: Int
     let budget: Int
-    private let sizeLimit: EntrySizeLimit
+    /// The largest record the tier stores: `maxEntryFraction` of the capacity, and never above
+    /// what LMDB and the record format count a value's size in (32 bits). From a capacity of
+    /// 80 GiB at 5% the limit reported passed it: a value under it was refused as over it, or
+    /// its record failed in LMDB as a storage error instead of a refusal.
+    private let maxRecordBytes: Int
     let clock: CacheClock
     let counters: TierCounters
     let logger: Logger?
@@ -170,7 +174,9 @@ public final class LMDBTier: LocalCacheTier {
             throw TierCacheError(.invalidConfiguration, "maxReaders must be positive; got \(configuration.maxReaders)")
         }
         try DiskCapacity.checkEntryFraction(configuration.maxEntryFraction)
-        self.sizeLimit = try EntrySizeLimit(fraction: configuration.maxEntryFraction, capacity: configuration.capacity)
+        self.maxRecordBytes = min(
+            try EntrySizeLimit(fraction: configuration.maxEntryFraction, capacity: configuration.capacity).maxBytes,
+            Int(UInt32.max))
         let dictionaryValueLimit = try Self.validate(configuration.dictionary, capacity: configuration.capacity)
         try StoreDirectory.prepare(directory)
 
@@ -342,12 +348,12 @@ public final class LMDBTier: LocalCacheTier {
         var encoded: EncodedRecord?
         if entry.metadata.isExpired(at: clock.now()) {
             outcome = .refused(.alreadyExpired)
-            try removeEntry(storageKey)
+            try removeAfterRefusal(storageKey)
         } else if entry.value.count > StoredRecord.largestValue(inCapacity: capacity) {
             // Larger than the whole tier, however well it compresses (and than the 32 bits the
             // record format counts a value's size in).
-            outcome = .refused(.tooLarge(size: entry.value.count, limit: sizeLimit.maxBytes))
-            try removeEntry(storageKey)
+            outcome = .refused(.tooLarge(size: entry.value.count, limit: maxRecordBytes))
+            try removeAfterRefusal(storageKey)
         } else {
             // From here a commit being gathered waits for this store (see `GroupCommit`).
             groupCommit.enter()
@@ -378,7 +384,7 @@ public final class LMDBTier: LocalCacheTier {
             }
             outcome = committed
             if case .refused(.tooLarge) = outcome {
-                try removeEntry(storageKey)
+                try removeAfterRefusal(storageKey)
             }
         }
         counters.record(outcome)
@@ -396,8 +402,8 @@ public final class LMDBTier: LocalCacheTier {
     /// over the per-entry limit. Throws ``DictionaryRetired`` when the dictionary it names left
     /// the store before the commit.
     private func commitUnlessTooLarge(_ encoded: EncodedRecord, under key: StorageKey) throws -> StoreOutcome {
-        guard sizeLimit.admits(encoded.stored.count) else {
-            return .refused(.tooLarge(size: encoded.stored.count, limit: sizeLimit.maxBytes))
+        guard encoded.stored.count <= maxRecordBytes else {
+            return .refused(.tooLarge(size: encoded.stored.count, limit: maxRecordBytes))
         }
         do {
             try commitJoiningOthers(PendingRecord(key: key, record: encoded.stored, dictionary: encoded.dictionary))
@@ -449,7 +455,16 @@ public final class LMDBTier: LocalCacheTier {
                 // Fall through: one at a time.
             }
         }
-        return batch.map { pending in Result { try insert(pending) } }
+        // A map that stayed full for one record (twelve attempts, about 60 ms of waiting) refuses
+        // the rest at once: each waited its own attempts, and the whole batch's callers waited
+        // for all of them (some 16 s for 256 records) to be refused alike.
+        var stayedFull: (any Error)?
+        return batch.map { pending in
+            if let stayedFull { return .failure(stayedFull) }
+            let result = Result { try insert(pending) }
+            if case .failure(let error as TierCacheError) = result, error.code == .mapFull { stayedFull = error }
+            return result
+        }
     }
 
     /// Throws when this plain tier's store was encrypted since it opened (another process, or a
@@ -516,7 +531,7 @@ public final class LMDBTier: LocalCacheTier {
                 // reusable after it commits, so evict in a transaction of its own, then retry,
                 // freeing more each time.
                 do {
-                    try evictCommitted(until: budget - cost - extraToFree)
+                    try evictCommitted(until: budget - cost - extraToFree, recountingIfUnder: attempt == 0)
                 } catch is LMDBEnvironment.MapFull {
                     // Even the eviction found no page to write: readers (here or in other
                     // processes) hold snapshots that pin the freed pages. They are short, so wait
@@ -533,9 +548,17 @@ public final class LMDBTier: LocalCacheTier {
 
     /// Evicts until the accounted bytes are at most `target`, in a transaction of its own.
     /// Throws ``LMDBEnvironment/MapFull`` when even that found no page to write.
-    func evictCommitted(until target: Int) throws {
+    ///
+    /// With `recountingIfUnder`, accounts already at or under `target` while entries remain are
+    /// counted again from the records first: a full map with room by the accounts may be
+    /// accounts damaged low (a state row lost, or a bit of it flipped), under which nothing was
+    /// ever evicted and every store of a new key was refused for good.
+    func evictCommitted(until target: Int, recountingIfUnder: Bool = false) throws {
         let evicted = try writeApplyingAccesses { txn -> Int in
             var state = try txn.writeState()
+            if recountingIfUnder, state.used <= max(0, target), try txn.first(environment.recency) != nil {
+                state.used = try heldBytes(in: txn)
+            }
             let evicted = try evict(in: txn, state: &state, until: max(0, target))
             try txn.setWriteState(state)
             return evicted
@@ -582,13 +605,8 @@ public final class LMDBTier: LocalCacheTier {
         while state.used > target {
             guard let (oldestTick, oldestKey) = try txn.first(environment.recency) else {
                 // Nothing left to evict, and still over: the count had drifted (a damaged state
-                // row). Recounted from what the store holds: its entries (a damaged recency index
-                // may have left some unindexed) and its dictionaries.
-                var held = try dictionaryBytes(in: txn)
-                try txn.forEach(environment.entries) { key, record in
-                    held += accountedBytes(keyCount: key.count, recordCount: record.count)
-                }
-                state.used = held
+                // row). Recounted from what the store holds.
+                state.used = try heldBytes(in: txn)
                 break
             }
             // A damaged row (a key LMDB cannot look up, or one whose tick row points elsewhere)
@@ -601,6 +619,17 @@ public final class LMDBTier: LocalCacheTier {
             _ = try oldestTick.withUnsafeBytes { try txn.delete(environment.recency, $0) }
         }
         return evicted
+    }
+
+    /// The bytes the store holds, counted from its records: its entries (a damaged recency index
+    /// may have left some unindexed) and its dictionaries. A scan of every entry, for accounts
+    /// found wrong.
+    private func heldBytes(in txn: Transaction) throws -> Int {
+        var held = try dictionaryBytes(in: txn)
+        try txn.forEach(environment.entries) { key, record in
+            held += accountedBytes(keyCount: key.count, recordCount: record.count)
+        }
+        return held
     }
 
     /// Gives `key` the next access tick, replacing its previous one in the recency index.
@@ -675,6 +704,17 @@ public final class LMDBTier: LocalCacheTier {
         recordUsageIfObserved()
     }
 
+    /// Removes the key's older entry after a refused store. A removal a full disk or map kept
+    /// from being written hides the key (``removeEntry(_:)``), and the refusal stands: thrown,
+    /// it went uncounted and the caller saw an error where the contract promises an outcome.
+    private func removeAfterRefusal(_ key: StorageKey) throws {
+        do {
+            try removeEntry(key)
+        } catch let error as TierCacheError where error.code == .diskFull || error.code == .mapFull {
+            // Hidden by `removeEntry(_:)`.
+        }
+    }
+
     /// Removes the record under `key`. When a full disk or map leaves no room even for that, the
     /// key is hidden (a miss here until a later write deletes it) and the failure thrown: no
     /// older value is read here after a removal or a refused store.
@@ -683,7 +723,8 @@ public final class LMDBTier: LocalCacheTier {
         do {
             try write { txn in
                 try key.bytes.withUnsafeBytes { keyBytes in
-                    // Removing an absent key writes nothing, so it cannot fail on a full disk.
+                    // Removing an absent key writes nothing of its own (the accesses lookups noted
+                    // still are).
                     guard
                         try txn.get(environment.entries, keyBytes) != nil
                             || txn.get(environment.ticks, keyBytes) != nil
@@ -746,7 +787,7 @@ public final class LMDBTier: LocalCacheTier {
                     return try writeApplyingAccesses(body)
                 } catch is LMDBEnvironment.MapFull {
                     // Readers pin the pages the deletion needs; try to free some, then wait for them.
-                    try? evictCommitted(until: max(0, budget - capacity / 16))
+                    try? evictCommitted(until: max(0, budget - capacity / 16), recountingIfUnder: true)
                     MapFullBackoff.wait(attempt: attempt, environment: environment)
                 }
             }
@@ -768,7 +809,7 @@ public final class LMDBTier: LocalCacheTier {
         let (used, count) = try environment.read { txn in
             (try txn.writeState().used, txn.entryCount(environment.entries))
         }
-        return TierUsage(bytes: used, entries: count, capacity: capacity, maxEntryBytes: sizeLimit.maxBytes)
+        return TierUsage(bytes: used, entries: count, capacity: capacity, maxEntryBytes: maxRecordBytes)
     }
 
     /// Logs a refusal, and sets the usage gauges (a read transaction) when metrics are recorded.

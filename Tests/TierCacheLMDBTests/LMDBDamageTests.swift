@@ -391,6 +391,32 @@ struct LMDBDamageTests {
         #expect(negative?.code == .invalidConfiguration)
     }
 
+    /// Counts damaged low: nothing was ever evicted, every store of a new key was refused once
+    /// the map filled, and the clock's ticks, reused, replaced other keys' recency rows.
+    @Test("A state row damaged to zero: stores go on, evicting the least recently used, and the count is recounted")
+    func zeroedStateRow() throws {
+        let directory = TemporaryDirectory()
+        let value = { (index: Int) in incompressible(20_000, seed: UInt64(index + 1)) }
+        do {
+            let tier = try LMDBTier(directory: directory.url, capacity: 1 << 20)
+            for index in 0..<40 { _ = try tier.store(entry(value(index)), forKey: key("k\(index)")) }
+        }
+        try rawLMDBEdit(
+            directory.url,
+            { txn, dbi in rawPut(txn, dbi, key: Array("state".utf8), value: [UInt8](repeating: 0, count: 16)) },
+            database: "tiercache.meta")
+        let tier = try LMDBTier(directory: directory.url, capacity: 1 << 20)
+        for index in 40..<160 {
+            #expect(try tier.store(entry(value(index)), forKey: key("k\(index)")) == .stored, "k\(index)")
+        }
+        #expect(tier.statistics().refusedOutOfSpace == 0)
+        // The newest stay, the oldest went: eviction still takes the least recently used.
+        #expect(try tier.entry(forKey: key("k159"))?.value == value(159))
+        #expect(try tier.entry(forKey: key("k158"))?.value == value(158))
+        for index in 0..<40 { #expect(try tier.entry(forKey: key("k\(index)")) == nil, "k\(index) was never evicted") }
+        #expect(try tier.usage().bytes <= 1 << 20)
+    }
+
     @Test("tiercache inspect --verify exits 0 for a sound store, 1 with the damage for a damaged one, 3 for none")
     func inspectVerify() throws {
         let directory = try populatedStore()

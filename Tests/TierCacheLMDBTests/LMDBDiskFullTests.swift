@@ -126,6 +126,12 @@ struct LMDBDiskFullTests {
         let refused = try tier.store(entry(incompressible(40_000, seed: 2_000)), forKey: overwritten)
         #expect(refused != .stored, "\(refused)")
         #expect(try tier.entry(forKey: overwritten) == nil, "the older value was read after the refused store")
+        // A store refused for its own reason (already expired) while the map has no room to
+        // delete the older entry: the refusal, counted, not the removal's error.
+        let expired = entry([9], expiresAt: clock.now.addingTimeInterval(-1))
+        #expect(try tier.store(expired, forKey: key("k\(index - 3)")) == .refused(.alreadyExpired))
+        #expect(try tier.entry(forKey: key("k\(index - 3)")) == nil)
+        #expect(tier.statistics().refusedExpired == 1)
         // An expired record that cannot be deleted while the map stays full is still a miss.
         clock.advance(by: 10)
         #expect(try tier.entry(forKey: key("expiring")) == nil)

@@ -26,6 +26,16 @@ struct LMDBTierTests {
         #expect(tier.statistics().refusedTooLarge == 1)
     }
 
+    /// 5% of 100 GiB is 5 GiB: a value under it was refused as over it (past 32 bits), and one
+    /// just under 4 GiB failed in LMDB as a storage error.
+    @Test("The largest entry is 5% of the capacity, and never above the 4 GiB a record's size counts")
+    func largestEntryWithin32Bits() throws {
+        let directory = TemporaryDirectory()
+        // LMDB's map is reserved address space: a file of a few pages on disk.
+        let tier = try LMDBTier(directory: directory.url, capacity: 100 << 30)
+        #expect(try tier.usage().maxEntryBytes == Int(UInt32.max))
+    }
+
     @Test("A value larger than the whole tier is refused however well it compresses (its record would read as damage)")
     func valueLargerThanTheTier() throws {
         let directory = TemporaryDirectory()

@@ -189,6 +189,20 @@ struct Transaction {
         return true
     }
 
+    /// The last key of `dbi` in key order, copied.
+    func lastKey(_ dbi: MDB_dbi) throws -> [UInt8]? {
+        var cursor: OpaquePointer?
+        let rc = mdb_cursor_open(txn, dbi, &cursor)
+        if rc != MDB_SUCCESS { try fail(rc, "opening a cursor") }
+        defer { mdb_cursor_close(cursor) }
+        var k = MDB_val()
+        var v = MDB_val()
+        let got = mdb_cursor_get(cursor, &k, &v, MDB_LAST)
+        if got == MDB_NOTFOUND { return nil }
+        if got != MDB_SUCCESS { try fail(got, "reading a cursor") }
+        return [UInt8](UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size))
+    }
+
     /// The first key and value of `dbi` in key order, copied.
     func first(_ dbi: MDB_dbi) throws -> (key: [UInt8], value: [UInt8])? {
         var first: (key: [UInt8], value: [UInt8])?
@@ -276,7 +290,7 @@ extension Transaction {
     private static let writeStateName = Array("state".utf8)
 
     func writeState() throws -> WriteState {
-        try Self.writeStateName.withUnsafeBytes { key in
+        var state = try Self.writeStateName.withUnsafeBytes { key in
             guard let value = try get(environment.meta, key), value.count == 16 else {
                 return WriteState(used: 0, clock: 0)
             }
@@ -284,9 +298,20 @@ extension Transaction {
             let clock = UInt64(littleEndian: value.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
             // No map holds 2^62 bytes: a larger count is damage (the structural check at open
             // does not read it). Capped, every cost added to it stays in range, and the eviction
-            // that follows, finding nothing left to evict, recounts it (`LMDBTier.evict`).
+            // that follows, finding nothing left to evict, recounts it (`LMDBTier.evict`). A
+            // count damaged low is recounted when the map fills with room by the accounts
+            // (`LMDBTier.evictCommitted(until:recountingIfUnder:)`).
             return WriteState(used: Int(clamping: min(used, 1 << 62)), clock: clock)
         }
+        // Never behind the newest tick in the recency index (one cursor step to its end): a
+        // clock damaged low (or a row lost) gave new accesses ticks older than every entry's, so
+        // eviction took the newest first, and a tick already in use replaced another key's row,
+        // which was then never evicted.
+        if let newest = try lastKey(environment.recency), newest.count == 8 {
+            state.clock = max(
+                state.clock, UInt64(bigEndian: newest.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }))
+        }
+        return state
     }
 
     func setWriteState(_ state: WriteState) throws {
