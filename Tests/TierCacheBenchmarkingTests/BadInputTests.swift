@@ -95,9 +95,23 @@ import Testing
             BenchmarkPlan(workload: workload, rounds: BenchmarkPlan.maximumRounds + 1),
             // Every round's requests are made up front too.
             BenchmarkPlan(workload: workload, length: .requests(RunLength.maximumRequests / 2 + 1), rounds: 2),
+            // A cycle past the bound overflowed the sequence's length, or asked for 40 GiB; so
+            // many timeline points trapped after the run.
+            changed(BenchmarkPlan(workload: workload, length: .duration(.seconds(1)), warmUp: .requests(1))) {
+                $0.cycleLength = .max
+            },
+            changed(BenchmarkPlan(workload: workload, length: .duration(.seconds(1)))) { $0.cycleLength = 1 << 33 },
+            changed(BenchmarkPlan(workload: workload)) { $0.timelinePoints = .max },
         ] {
             #expect(throws: BenchmarkError.self) { try BenchmarkRunner(plan: plan) }
         }
+        #expect(throws: BenchmarkError.self) { try workload.requests(length: Int.max) }
+    }
+
+    private func changed(_ plan: BenchmarkPlan, _ change: (inout BenchmarkPlan) -> Void) -> BenchmarkPlan {
+        var plan = plan
+        change(&plan)
+        return plan
     }
 
     /// The evicting standard benchmark's key space, four times what the tier holds: a tier too

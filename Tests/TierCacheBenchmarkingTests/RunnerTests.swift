@@ -335,6 +335,19 @@ import TierCacheEviction
         }
     }
 
+    /// The raw SQLite baseline's delete is prepared once, as its other statements are, and runs
+    /// every removal of a delete-bearing mix.
+    @Test func theRawSQLiteBaselineRunsAMixWithDeletes() async throws {
+        let plan = BenchmarkPlan(workload: Self.workload, length: .requests(3_000), tasks: [1])
+        let results = try await BenchmarkRunner(plan: plan).run([
+            .localTier("memory", baseline: .rawSQLiteZlib(.normal)) { _ in try MemoryTier(capacity: 1 << 20) }
+        ])
+        let baseline = try #require(results.results.first { $0.isBaseline })
+        #expect(baseline.subject.hasPrefix("raw SQLite+zlib"))
+        #expect(baseline.failure == nil && baseline.tierErrors == 0, "\(baseline.status)")
+        #expect(baseline.deletes > 100 && baseline.hits > 0)
+    }
+
     /// A user's disk tier may report a negative capacity; its raw LMDB or SQLite baseline, opened
     /// at that capacity, counts it as 0 and refuses every store (as the minimal LRU does), where
     /// the LMDB one's reads once trapped converting the capacity to UInt64, and the SQLite one
@@ -389,6 +402,8 @@ import TierCacheEviction
         let subject = try #require(results.result("unknown"))
         #expect(
             subject.failure == nil && subject.requests == plan.rounds * 1_000 && subject.baseline == baseline.subject)
+        // Its own row says why it has no ratio (it said "ok").
+        #expect(subject.baselineFailure == baseline.failure && subject.status.contains("no ratio"), "\(subject.status)")
     }
 
     /// A tiered cache of a user's, memory over a disk tier, is compared with the disk tier's

@@ -15,13 +15,15 @@ import TierCacheSQLite
 /// taken from `readers`, a `Mutex`-guarded pool, and put back after; the writer is only used
 /// inside `writer`'s lock.
 final class RawSQLiteZlibTier: LocalCacheTier {
-    /// A connection and its two prepared statements.
+    /// A connection and its prepared statements (the delete's too: prepared for each removal, it
+    /// slowed the baseline of delete-bearing mixes, which `SQLiteTier` runs from its own cache).
     ///
     /// `@unchecked Sendable`: owned by whoever took it from the pool or holds the writer's lock.
     private final class Connection: @unchecked Sendable {
         let handle: OpaquePointer
         let select: OpaquePointer
         let insert: OpaquePointer
+        let delete: OpaquePointer
 
         init(path: String, synchronous: String) throws {
             var handle: OpaquePointer?
@@ -39,23 +41,28 @@ final class RawSQLiteZlibTier: LocalCacheTier {
                 """
             var select: OpaquePointer?
             var insert: OpaquePointer?
+            var delete: OpaquePointer?
             guard sqlite3_exec(handle, setup, nil, nil, nil) == SQLITE_OK,
                 sqlite3_prepare_v2(handle, "SELECT value FROM entries WHERE key = ?1", -1, &select, nil) == SQLITE_OK,
                 sqlite3_prepare_v2(handle, "INSERT OR REPLACE INTO entries VALUES (?1, ?2)", -1, &insert, nil)
                     == SQLITE_OK,
-                let select, let insert
+                sqlite3_prepare_v2(handle, "DELETE FROM entries WHERE key = ?1", -1, &delete, nil) == SQLITE_OK,
+                let select, let insert, let delete
             else {
                 let message = String(cString: sqlite3_errmsg(handle))
                 sqlite3_finalize(select)
+                sqlite3_finalize(insert)
+                sqlite3_finalize(delete)
                 sqlite3_close_v2(handle)
                 throw TierCacheError(.storageFailure, "cannot set up raw SQLite: \(message)")
             }
-            (self.handle, self.select, self.insert) = (handle, select, insert)
+            (self.handle, self.select, self.insert, self.delete) = (handle, select, insert, delete)
         }
 
         deinit {
             sqlite3_finalize(select)
             sqlite3_finalize(insert)
+            sqlite3_finalize(delete)
             sqlite3_close_v2(handle)
         }
     }
@@ -139,12 +146,8 @@ final class RawSQLiteZlibTier: LocalCacheTier {
 
     func removeEntry(forKey key: CacheKey) throws {
         let status = writer.withLock { connection -> Int32 in
-            var statement: OpaquePointer?
-            defer { sqlite3_finalize(statement) }
-            guard
-                sqlite3_prepare_v2(connection.handle, "DELETE FROM entries WHERE key = ?1", -1, &statement, nil)
-                    == SQLITE_OK
-            else { return sqlite3_errcode(connection.handle) }
+            let statement = connection.delete
+            defer { sqlite3_reset(statement) }
             var key = key.rawValue
             key.withUTF8 { bytes in
                 _ = tiercache_sqlite3_bind_blob_transient(statement, 1, bytes.baseAddress, Int32(bytes.count))

@@ -63,6 +63,8 @@ public struct BenchmarkPlan: Sendable {
     public static let maximumTasks = 1024
     /// The most rounds a plan may ask for.
     public static let maximumRounds = 1000
+    /// The most points a plan's hit-ratio timeline may have.
+    public static let maximumTimelinePoints = 100_000
 
     /// Throws for a plan that cannot run.
     public func validate() throws(BenchmarkError) {
@@ -90,6 +92,17 @@ public struct BenchmarkPlan: Sendable {
         guard timelinePoints > 0, timelineWindow > 0, cycleLength > 0, latencySampling > 0 else {
             throw .invalidWorkload(
                 "timeline points, timeline window, cycle length and latency sampling must be positive")
+        }
+        // Unbounded, a cycle overflowed the sequence's length (or asked for its whole memory up
+        // front), and a timeline's points trapped once the run had finished.
+        guard cycleLength <= RunLength.maximumRequests else {
+            throw .invalidWorkload(
+                "the cycle length must be at most \(RunLength.maximumRequests) requests, made up front (got \(cycleLength))"
+            )
+        }
+        guard timelinePoints <= Self.maximumTimelinePoints else {
+            throw .invalidWorkload(
+                "timeline points must be at most \(Self.maximumTimelinePoints) (got \(timelinePoints))")
         }
     }
 

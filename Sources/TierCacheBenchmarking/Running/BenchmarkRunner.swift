@@ -110,7 +110,10 @@ public struct BenchmarkRunner: Sendable {
                         // The report says why the subject has no ratio, in the baseline's row.
                         let name = "baseline of \(subject.name)"
                         baselineName = name
-                        results.append(.failed(name, isBaseline: true, tasks: tasks, error))
+                        let failed = SubjectResult.failed(name, isBaseline: true, tasks: tasks, error)
+                        results.append(failed)
+                        // And in the subject's: without it, its row said "ok" with no ratio.
+                        baselineFailure = failed.failure
                     }
                 }
                 var measured = await prepare(

@@ -94,6 +94,10 @@ public struct Workload: Sendable, CustomStringConvertible {
     public func requests(length: Int) throws(BenchmarkError) -> WorkloadRequests {
         try validate()
         guard length > 0 else { throw .invalidWorkload("a run needs at least one request") }
+        guard length <= RunLength.maximumRequests else {
+            throw .invalidWorkload(
+                "\(length) requests are more than the \(RunLength.maximumRequests) a run makes up front")
+        }
         var random = SplitMix64(seed: seed)
         var objects = [UInt32]()
         objects.reserveCapacity(length)
