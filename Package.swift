@@ -310,8 +310,8 @@ let package = Package(
             name: "TierCacheBenchmarkingTests",
             // `tiercache` and DiskTestSupport: the bad-input tests run the command-line tool.
             dependencies: [
-                "TierCacheBenchmarking", "TierCache", "TierCacheEviction", "CacheSimulation", "DiskTestSupport",
-                "tiercache",
+                "TierCacheBenchmarking", "TierCache", "TierCacheEviction", "TierCacheLMDB", "CacheSimulation",
+                "DiskTestSupport", "tiercache",
             ]
         ),
         .testTarget(

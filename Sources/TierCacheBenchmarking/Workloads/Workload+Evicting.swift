@@ -14,3 +14,21 @@ extension Workload {
         return max(keys, needed)
     }
 }
+
+extension SubjectDriver {
+    /// Fills a fresh subject for the evicting standard benchmark (its iterations, 10,000
+    /// requests by package-benchmark's default, found an empty tier and evicted nothing) and
+    /// returns the key space: four times the entries the filled tier holds as it stores them
+    /// (compressed, a disk tier holds more than its capacity over the value size), and at least
+    /// `keys`.
+    func fillForEvicting(keys: Int, valueSize: Int) async throws -> Int {
+        guard let top = tiers.first else { return keys }
+        let estimate = try Workload.keysEvicting(
+            capacity: try await top.usage().capacity, valueSize: valueSize, atLeast: keys)
+        let filling = try Workload(.synthetic(keys: estimate, distribution: .uniform, sizes: .fixed(valueSize)))
+            .requests(length: 1)
+        try await storeEveryKey(of: filling, keys: try filling.keys())
+        let held = try await top.usage().entries
+        return min(max(keys, held.multipliedReportingOverflow(by: 4).partialValue), Workload.maximumKeys)
+    }
+}
