@@ -99,13 +99,10 @@ import Testing
         try await server.shutdown()
     }
 
-    @Test("evicted_keys that are negative, or sum past Int.max, are clamped")
-    func hostileEvictionCounts() async throws {
-        let reports = Locked([
-            "evicted_keys:-9223372036854775808", "evicted_keys:5",
-            "evicted_keys:9223372036854775807\r\nevicted_keys:9223372036854775807",
-        ])
-        let server = try await MisbehavingServer(
+    /// A server with no keys whose `INFO stats` answers are `reports`, one each time.
+    private static func serverReporting(_ answers: [String]) async throws -> MisbehavingServer {
+        let reports = Locked(answers)
+        return try await MisbehavingServer(
             .scripted { command in
                 switch command.first {
                 case "INFO": Self.bulk(reports.withLock { $0.isEmpty ? "" : $0.removeFirst() })
@@ -113,6 +110,14 @@ import Testing
                 default: "+OK\r\n"
                 }
             })
+    }
+
+    @Test("evicted_keys that are negative, or sum past Int.max, are clamped")
+    func hostileEvictionCounts() async throws {
+        let server = try await Self.serverReporting([
+            "evicted_keys:-9223372036854775808", "evicted_keys:5",
+            "evicted_keys:9223372036854775807\r\nevicted_keys:9223372036854775807",
+        ])
         let tier = try tier(server)
         #expect(await tier.statistics().evictions == 0)  // the baseline: a negative count is none
         #expect(await tier.statistics().evictions == 5)  // not 5 - Int.min
@@ -139,15 +144,9 @@ import Testing
     /// count passed the old one.
     @Test("Evictions after a server restart (its evicted_keys back near 0) are counted from 0")
     func evictionsAcrossARestart() async throws {
-        let reports = Locked(["evicted_keys:100", "evicted_keys:150", "evicted_keys:20", "evicted_keys:30"])
-        let server = try await MisbehavingServer(
-            .scripted { command in
-                switch command.first {
-                case "INFO": Self.bulk(reports.withLock { $0.isEmpty ? "" : $0.removeFirst() })
-                case "SCAN": "*2\r\n$1\r\n0\r\n*0\r\n"
-                default: "+OK\r\n"
-                }
-            })
+        let server = try await Self.serverReporting([
+            "evicted_keys:100", "evicted_keys:150", "evicted_keys:20", "evicted_keys:30",
+        ])
         let tier = try tier(server)
         #expect(await tier.statistics().evictions == 0)
         #expect(await tier.statistics().evictions == 50)

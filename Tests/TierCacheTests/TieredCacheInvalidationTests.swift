@@ -107,14 +107,20 @@ struct TieredCacheInvalidationTests {
         #expect(await cache.lookup(key)?.entry.value == [2])
     }
 
-    @Test("An undone promotion takes back the copies another lookup made above it from the tier it stored in")
-    func undoReachesCopiesAbove() async throws {
+    /// A memory tier over a tier whose first store is held (closed here), over a shared tier
+    /// holding `[1]` under `key`: a lookup of it promotes into the middle tier, then waits.
+    func promotionHeldInTheMiddle() throws -> (memory: MemoryTier, middle: FirstStoreHeldTier, cache: TieredCache) {
         let memory = try MemoryTier(capacity: 1 << 20)
         let middle = FirstStoreHeldTier()
         let shared = DictionaryTier(name: "shared", medium: .remote, capacity: 1 << 20)
-        let cache = TieredCache(tiers: [memory, middle, shared])
         _ = shared.store(entry(1), forKey: key)
         middle.firstStore.close()
+        return (memory, middle, TieredCache(tiers: [memory, middle, shared]))
+    }
+
+    @Test("An undone promotion takes back the copies another lookup made above it from the tier it stored in")
+    func undoReachesCopiesAbove() async throws {
+        let (memory, middle, cache) = try promotionHeldInTheMiddle()
         middle.firstStoreWritten.close()
         // The promotion into the middle tier checks, then stores (an LMDB commit) only after a
         // removal of the key has run through every tier and returned.
@@ -175,12 +181,7 @@ struct TieredCacheInvalidationTests {
     /// while the write's report said stored.
     @Test("An undone promotion leaves a memory-only write made meanwhile in the tier it did not store in")
     func undoKeepsAMemoryOnlyWrite() async throws {
-        let memory = try MemoryTier(capacity: 1 << 20)
-        let middle = FirstStoreHeldTier()
-        let shared = DictionaryTier(name: "shared", medium: .remote, capacity: 1 << 20)
-        let cache = TieredCache(tiers: [memory, middle, shared])
-        _ = shared.store(entry(1), forKey: key)
-        middle.firstStore.close()
+        let (memory, middle, cache) = try promotionHeldInTheMiddle()
         async let promoting = cache.lookup(key)
         await middle.firstStore.waitUntilHeld()
         // While the promotion's store into the middle tier waits, a write keeps a new value in

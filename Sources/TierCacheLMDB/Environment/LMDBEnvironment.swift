@@ -191,16 +191,12 @@ struct Transaction {
 
     /// The last key of `dbi` in key order, copied.
     func lastKey(_ dbi: MDB_dbi) throws -> [UInt8]? {
-        var cursor: OpaquePointer?
-        let rc = mdb_cursor_open(txn, dbi, &cursor)
-        if rc != MDB_SUCCESS { try fail(rc, "opening a cursor") }
-        defer { mdb_cursor_close(cursor) }
-        var k = MDB_val()
-        var v = MDB_val()
-        let got = mdb_cursor_get(cursor, &k, &v, MDB_LAST)
-        if got == MDB_NOTFOUND { return nil }
-        if got != MDB_SUCCESS { try fail(got, "reading a cursor") }
-        return [UInt8](UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size))
+        var last: [UInt8]?
+        try scan(dbi, from: MDB_LAST) { key, _ in
+            last = [UInt8](key)
+            return false
+        }
+        return last
     }
 
     /// The first key and value of `dbi` in key order, copied.
@@ -226,15 +222,19 @@ struct Transaction {
         try scan(dbi, body)
     }
 
-    /// Walks `dbi` in key order while `body` returns `true`.
-    private func scan(_ dbi: MDB_dbi, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
+    /// Walks `dbi` in key order while `body` returns `true`, from its first key (or from `start`,
+    /// a cursor operation such as `MDB_LAST`).
+    private func scan(
+        _ dbi: MDB_dbi, from start: MDB_cursor_op = MDB_FIRST,
+        _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool
+    ) throws {
         var cursor: OpaquePointer?
         let rc = mdb_cursor_open(txn, dbi, &cursor)
         if rc != MDB_SUCCESS { try fail(rc, "opening a cursor") }
         defer { mdb_cursor_close(cursor) }
         var k = MDB_val()
         var v = MDB_val()
-        var op = MDB_FIRST
+        var op = start
         while true {
             let got = mdb_cursor_get(cursor, &k, &v, op)
             if got == MDB_NOTFOUND { return }
