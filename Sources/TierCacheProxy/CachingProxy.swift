@@ -117,7 +117,7 @@ public final class CachingProxy: Sendable {
     /// One line describing the running configuration, for the start-up log.
     ///
     /// - Parameter tierCapacities: The capacity of each of the storage's tiers, in their order,
-    ///   as configured. Without them each tier is asked its ``CacheTier/usage()``, which for a
+    ///   as configured. Without them each tier is asked its `usage()`, which for a
     ///   Redis tier reads the length of every key on the server before the line is ready.
     public func summary(tierCapacities: [Int]? = nil) async -> String {
         var tiers: [String] = []
