@@ -72,9 +72,11 @@ extension HTTPCache {
     }
 
     /// Whether `candidate` is still the response stored under its key, as a 304 that selected it
-    /// is about to update it: a response stored meanwhile (another request's 200) is the most
-    /// recent (RFC 9111 §4), and one removed meanwhile (an unsafe method's invalidation, a purge)
-    /// stays removed. Written back regardless, the old response, freshened, replaced either.
+    /// is about to update it: a response stored while the 304 was in flight (another request's
+    /// 200) is the most recent (RFC 9111 §4), and one removed then (an unsafe method's
+    /// invalidation, a purge) stays removed. Written back regardless, the old response, freshened,
+    /// replaced either. (A change between this read and the update's write is not seen: the
+    /// window is that of two tier calls, not of a round trip to the origin.)
     func isStillStored(_ candidate: Located) async -> Bool {
         guard case .response(let current)? = await read(candidate.key) else { return false }
         return current.response.storedAt == candidate.response.storedAt

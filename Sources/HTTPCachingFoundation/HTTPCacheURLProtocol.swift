@@ -361,14 +361,16 @@ public final class HTTPCacheURLProtocol: URLProtocol {
         for (name, value) in response.allHeaderFields {
             if let name = name as? String, let value = value as? String { fields[name] = value }
         }
-        fields[cacheStatusField] = cacheStatus(of: result, for: request)
+        // The request's method and fields describe the answer unless a redirect was followed
+        // (a POST answered by a 303 ends in a GET).
+        fields[cacheStatusField] = cacheStatus(of: result, for: url == request.url ? request : nil)
         return HTTPURLResponse(url: url, statusCode: response.statusCode, httpVersion: "HTTP/1.1", headerFields: fields)
             ?? response
     }
 
-    /// The `Cache-Status` value for `result`, the answer to `request`: without the request, a
-    /// response from the network that replaced nothing stored is `fwd=uri-miss` whatever the
-    /// request's method or directives.
+    /// The `Cache-Status` value for `result`, the answer to `request` (nil when a redirect was
+    /// followed to it): without the request, a response from the network that replaced nothing
+    /// stored is `fwd=uri-miss` whatever the request's method, body or directives.
     public static func cacheStatus(of result: HTTPCacheResponse, for request: URLRequest? = nil) -> String {
         var status = CacheStatus(cacheName: cacheName)
         switch result.source {
@@ -387,13 +389,17 @@ public final class HTTPCacheURLProtocol: URLProtocol {
             status.detail = "only-if-cached"
         case .network:
             let method = request?.httpMethod?.uppercased() ?? "GET"
-            status.forward =
-                method != "GET" && method != "HEAD"
-                ? .method
-                : CacheStatus.forward(
+            if method != "GET" && method != "HEAD" {
+                status.forward = .method
+            } else if let request, request.httpBody?.isEmpty == false || request.httpBodyStream != nil {
+                // A GET or HEAD with a body goes past the cache (`HTTPCache.response(for:body:)`).
+                status.forward = .bypass
+            } else {
+                status.forward = CacheStatus.forward(
                     ofNetworkResponse: result,
                     requestDirectives: CacheControl(
                         fieldValues: request?.value(forHTTPHeaderField: "Cache-Control").map { [$0] } ?? []))
+            }
             status.forwardStatus = result.response.status.code
             status.stored = result.wasStored
         }

@@ -456,13 +456,17 @@ public final class LMDBTier: LocalCacheTier {
             }
         }
         // A map that stayed full for one record (twelve attempts, about 60 ms of waiting) refuses
-        // the rest at once: each waited its own attempts, and the whole batch's callers waited
-        // for all of them (some 16 s for 256 records) to be refused alike.
-        var stayedFull: (any Error)?
+        // the records as large or larger at once: each waited its own attempts, and the whole
+        // batch's callers waited for all of them (some 16 s for 256 records) to be refused
+        // alike. A smaller one is still tried: a run of free pages too short for one record
+        // may hold another.
+        var stayedFull: (error: any Error, size: Int)?
         return batch.map { pending in
-            if let stayedFull { return .failure(stayedFull) }
+            if let stayedFull, pending.record.count >= stayedFull.size { return .failure(stayedFull.error) }
             let result = Result { try insert(pending) }
-            if case .failure(let error as TierCacheError) = result, error.code == .mapFull { stayedFull = error }
+            if case .failure(let error as TierCacheError) = result, error.code == .mapFull {
+                stayedFull = (error, min(pending.record.count, stayedFull?.size ?? .max))
+            }
             return result
         }
     }
@@ -549,14 +553,18 @@ public final class LMDBTier: LocalCacheTier {
     /// Evicts until the accounted bytes are at most `target`, in a transaction of its own.
     /// Throws ``LMDBEnvironment/MapFull`` when even that found no page to write.
     ///
-    /// With `recountingIfUnder`, accounts already at or under `target` while entries remain are
-    /// counted again from the records first: a full map with room by the accounts may be
-    /// accounts damaged low (a state row lost, or a bit of it flipped), under which nothing was
-    /// ever evicted and every store of a new key was refused for good.
+    /// With `recountingIfUnder`, accounts already at or under `target` while the entries occupy
+    /// more than twice their bytes in pages are counted again from the records first: a full map
+    /// with room by the accounts may be accounts damaged low (a state row lost, or a bit of it
+    /// flipped), under which nothing was ever evicted and every store of a new key was refused
+    /// for good. (Readers pinning pages fill a map with sound accounts too; the pages' count,
+    /// read without a walk, keeps those episodes from scanning every entry at each store.)
     func evictCommitted(until target: Int, recountingIfUnder: Bool = false) throws {
         let evicted = try writeApplyingAccesses { txn -> Int in
             var state = try txn.writeState()
-            if recountingIfUnder, state.used <= max(0, target), try txn.first(environment.recency) != nil {
+            if recountingIfUnder, state.used <= max(0, target),
+                txn.pageBytes(environment.entries) > 2 * state.used
+            {
                 state.used = try heldBytes(in: txn)
             }
             let evicted = try evict(in: txn, state: &state, until: max(0, target))

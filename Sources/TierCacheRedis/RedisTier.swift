@@ -52,13 +52,26 @@ public final class RedisTier: CacheTier {
         /// Whether a store has asked the servers: once, answered or refused (a store after a
         /// failure to reach them asks again).
         var askedByStore = false
+        /// Numbers the askings (``ask()``), and the latest one observed: an answer older than
+        /// one already observed is dropped, or two overlapping calls of `statistics()` read a
+        /// lower count second and took it for a restart.
+        private var asked: UInt64 = 0
+        private var observedAsking: UInt64 = 0
+
+        /// A number for an asking about to start.
+        mutating func ask() -> UInt64 {
+            asked &+= 1
+            return asked
+        }
 
         /// Adds what each primary evicted since it was last asked, and returns the total. A count
         /// lower than last time (a restart, `CONFIG RESETSTAT`) is counted from 0; a primary not
         /// seen before (a promoted replica, a node added) from its first answer. (Against one
         /// baseline of the sum, a restart hid the evictions after it until the new count passed
         /// the old one, and a failover swapped a primary's count for its replica's.)
-        mutating func observe(_ counts: [RedisEndpoint: Int]) -> Int {
+        mutating func observe(_ counts: [RedisEndpoint: Int], asking: UInt64) -> Int {
+            guard asking > observedAsking else { return counted }
+            observedAsking = asking
             if let lastSeen {
                 for (node, count) in counts {
                     guard let previous = lastSeen[node] else { continue }
@@ -291,8 +304,9 @@ public final class RedisTier: CacheTier {
         }
         if asksBaseline {
             do throws(RedisError) {
+                let asking = evictionTally.withLock { $0.ask() }
                 let evicted = try await serverEvictions()
-                evictionTally.withLock { if $0.lastSeen == nil { _ = $0.observe(evicted) } }
+                evictionTally.withLock { if $0.lastSeen == nil { _ = $0.observe(evicted, asking: asking) } }
             } catch .server {
                 // Refused (an ACL): asked once, as said above.
             } catch {
@@ -462,8 +476,9 @@ public final class RedisTier: CacheTier {
     /// The counters since the tier was created, with its usage when Redis answers.
     public func statistics() async -> TierStatistics {
         var statistics = counters.snapshot(usage: try? await usage())
+        let asking = evictionTally.withLock { $0.ask() }
         if let evicted = try? await serverEvictions() {
-            statistics.evictions = evictionTally.withLock { $0.observe(evicted) }
+            statistics.evictions = evictionTally.withLock { $0.observe(evicted, asking: asking) }
         }
         return statistics
     }

@@ -257,6 +257,9 @@ struct HTTPCacheURLProtocolTests {
         var post = URLRequest(url: url)
         post.httpMethod = "POST"
         #expect(HTTPCacheURLProtocol.cacheStatus(of: answer, for: post) == "TierCache;fwd=method;fwd-status=200")
+        var search = URLRequest(url: url)
+        search.httpBody = Data("{}".utf8)
+        #expect(HTTPCacheURLProtocol.cacheStatus(of: answer, for: search) == "TierCache;fwd=bypass;fwd-status=200")
         answer.replacedStoredResponse = .stale
         #expect(HTTPCacheURLProtocol.cacheStatus(of: answer) == "TierCache;fwd=stale;fwd-status=200")
         answer.replacedStoredResponse = .passedOverByRequest

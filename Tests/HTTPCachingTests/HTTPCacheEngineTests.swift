@@ -582,6 +582,10 @@ struct HTTPCacheEngineTests {
             clock.advance(by: 120)
             let alice = try await cache.response(for: request(url), transport: origin.transport)
             #expect(alice.body == Data("alice".utf8))
+            // Nothing kept under the key: a shared cache's lookup passed over a `private`
+            // response kept anyway, so the next answer alone could not tell.
+            let primaryKey = try #require(cache.primaryKey(for: request(url)))
+            #expect(await cache.storage.lookup(primaryKey) == nil, "\(mode): kept under \(value)")
             #expect(alice.response.headerFields[.cacheControl] == "max-age=60", "the caller's response is as sent")
             let bob = try await cache.response(for: request(url), transport: origin.transport)
             #expect(bob.source == .network && bob.body == Data("bob".utf8), "\(mode): kept under \(value)")

@@ -253,6 +253,14 @@ struct Transaction {
         if rc != MDB_SUCCESS { try fail(rc, "clearing") }
     }
 
+    /// The bytes of the pages `dbi` occupies (branch, leaf and overflow), from its statistics:
+    /// no walk.
+    func pageBytes(_ dbi: MDB_dbi) -> Int {
+        var stat = MDB_stat()
+        mdb_stat(txn, dbi, &stat)
+        return (Int(stat.ms_branch_pages) + Int(stat.ms_leaf_pages) + Int(stat.ms_overflow_pages)) * Int(stat.ms_psize)
+    }
+
     func entryCount(_ dbi: MDB_dbi) -> Int {
         var stat = MDB_stat()
         mdb_stat(txn, dbi, &stat)

@@ -78,11 +78,13 @@ final class RedisConnectionPool: Sendable {
             let choice: Choice = try state.withLock { (state: inout State) throws(RedisError) -> Choice in
                 guard !state.closed else { throw .unavailable("\(endpoint): the pool is closed") }
                 state.connections.removeAll { !$0.isActive }
-                // The clock is read only after a failed connect, not on every command. While the
-                // pool waits, it opens nothing, with connections or without: beside a live one,
-                // every command that found a free slot tried again (and waited out the connect
-                // timeout where the node drops new connections).
-                let waitsToReconnect = state.retryAfter.map { ContinuousClock.now < $0 } ?? false
+                // The clock is read only while a failed connect's wait is on (it is cleared once
+                // over), not on every command. While the pool waits, it opens nothing, with
+                // connections or without: beside a live one, every command that found a free slot
+                // tried again (and waited out the connect timeout where the node drops new
+                // connections).
+                if let retryAfter = state.retryAfter, ContinuousClock.now >= retryAfter { state.retryAfter = nil }
+                let waitsToReconnect = state.retryAfter != nil
                 if waitsToReconnect, state.connections.isEmpty {
                     breaker.recordFailure()  // still failing, as far as callers can tell
                     throw .unavailable("\(endpoint): waiting to reconnect after a failure")
