@@ -33,16 +33,18 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "The trace's format (default: guessed from its name).")
     var format: String?
     @OptionGroup var traceCacheOptions: TraceCacheOptions
-    @Option(help: "Distinct keys of the synthetic workload.")
-    var keys = 100_000
+    // The synthetic workload's options are optionals, so that one given where it is unused (with
+    // --trace, or --skew with a distribution without one) is refused rather than ignored.
+    @Option(help: "Distinct keys of the synthetic workload (100,000 by default).")
+    var keys: Int?
     @Option(
         help: """
             Key distribution: zipf (with --skew), uniform, hotspot[:KEY-FRACTION:PROBABILITY] (default 0.2:0.8), \
-            scan[:HOT-KEYS:SCAN-PROBABILITY] (default a tenth of the keys, 0.2).
+            scan[:HOT-KEYS:SCAN-PROBABILITY] (default a tenth of the keys, 0.2). zipf by default.
             """)
-    var distribution = "zipf"
-    @Option(help: "Zipf skew (0 is uniform; 0.8-1.0 is typical of web traffic).")
-    var skew = 0.99
+    var distribution: String?
+    @Option(help: "Zipf skew of zipf and scan (0 is uniform; 0.8-1.0 is typical of web traffic; 0.99 by default).")
+    var skew: Double?
     @Option(
         help:
             "Measured requests per subject in each round (a trace is cut or repeated to this length; 200,000 by default)."
@@ -57,8 +59,11 @@ struct BenchCommand: AsyncParsableCommand {
     var rounds = 3
     @Option(help: "Requests before measuring, to fill the caches (not measured).")
     var warmUp = 0
-    @Option(help: "Value sizes: SIZE or MIN-MAX (uniform per key), in bytes or with a unit.")
-    var valueSize = "256-4096"
+    @Option(
+        help:
+            "Value sizes: SIZE or MIN-MAX (uniform per key), in bytes or with a unit (256-4096 by default; a trace that carries sizes uses its own)."
+    )
+    var valueSize: String?
     @Option(help: "Reads:writes[:deletes], as shares or percentages (reads go through: a miss stores).")
     var mix = "100:0:0"
     @Option(help: "Concurrent tasks; a comma-separated list sweeps them (1,2,4,8).")
@@ -101,8 +106,15 @@ struct BenchCommand: AsyncParsableCommand {
                 FileManager.default.isWritableFile(atPath: directory)
             else { throw ValidationError("--directory \(directory) is not a writable directory") }
         }
-        // With a trace the synthetic options (--keys, --distribution) are unused, and not checked:
-        // a stand-in trace of one request checks the rest.
+        if trace != nil, keys != nil || distribution != nil || skew != nil {
+            throw ValidationError(
+                "--keys, --distribution and --skew shape a synthetic workload: --trace replays its own keys")
+        }
+        if trace == nil, format != nil || traceCacheOptions.traceCache != nil || traceCacheOptions.noTraceCache {
+            throw ValidationError("--format, --trace-cache and --no-trace-cache are for --trace: give it")
+        }
+        // With a trace the synthetic options are unused: a stand-in trace of one request checks
+        // the rest.
         let standIn = try trace.map { _ in try Trace(name: "--trace", requests: [TraceRequest(key: 1)]) }
         _ = try plan(trace: standIn)
     }
@@ -132,17 +144,21 @@ struct BenchCommand: AsyncParsableCommand {
         }
         guard warmUp >= 0 else { throw ValidationError("--warm-up must be zero or positive") }
         let workload: Workload
-        // Read only without a trace (with one, --keys and --distribution are unused).
+        // Read only without a trace (with one, --keys and --distribution are refused).
         let distribution = loaded == nil ? try keyDistribution() : .uniform
+        if let loaded, loaded.hasSizes, valueSize != nil {
+            throw ValidationError(
+                "--value-size sizes the objects of a trace without sizes; \(loaded.name) carries its own")
+        }
         do {
-            let sizes = try ValueSizes(parsing: valueSize)
+            let sizes = try ValueSizes(parsing: valueSize ?? "256-4096")
             var mix = try OperationMix(parsing: mix)
             mix.readThrough = !noReadThrough
             if let loaded {
                 workload = Workload(.trace(loaded, sizesIfAbsent: sizes), mix: mix)
             } else {
                 workload = Workload(
-                    .synthetic(keys: keys, distribution: distribution, sizes: sizes), mix: mix)
+                    .synthetic(keys: keys ?? Self.defaultKeys, distribution: distribution, sizes: sizes), mix: mix)
             }
         } catch {
             throw ValidationError(error.description)
@@ -157,13 +173,21 @@ struct BenchCommand: AsyncParsableCommand {
         return plan
     }
 
+    static let defaultKeys = 100_000
+
     func keyDistribution() throws -> KeyDistribution {
+        let distribution = self.distribution ?? "zipf"
+        let keys = self.keys ?? Self.defaultKeys
         let parts = distribution.lowercased().split(separator: ":").map(String.init)
         let numbers = parts.dropFirst().map { Double($0) }
         guard numbers.allSatisfy({ $0 != nil }) else {
             throw ValidationError("--distribution \(distribution): the parameters must be numbers")
         }
         let values = numbers.compactMap { $0 }
+        if skew != nil, parts.first != "zipf", parts.first != "scan" {
+            throw ValidationError("--skew is zipf's and scan's: --distribution \(distribution) has none")
+        }
+        let skew = self.skew ?? 0.99
         switch (parts.first, values.count) {
         case ("zipf", 0): return .zipf(skew: skew)
         case ("uniform", 0): return .uniform

@@ -19,6 +19,14 @@ import Testing
             (["bench", "--rounds", "0"], "rounds must be from 1"),
             // Every round's requests are made up front: the product was never summed into a wrap.
             (["bench", "--rounds", "1000", "--requests", "2147483647"], "made up front"),
+            // Accepted and ignored without a word: the synthetic workload's options with a trace,
+            // a skew with a distribution that has none, the trace's options without a trace.
+            (["bench", "--trace", "/nonexistent/trace.csv", "--keys", "10"], "--trace replays its own keys"),
+            (["bench", "--trace", "/nonexistent/trace.csv", "--distribution", "uniform"], "--trace replays its own"),
+            (["bench", "--distribution", "uniform", "--skew", "0.5"], "--distribution uniform has none"),
+            (["bench", "--distribution", "hotspot", "--skew", "0.5"], "--distribution hotspot has none"),
+            (["bench", "--format", "arc"], "are for --trace"),
+            (["bench", "--no-trace-cache"], "are for --trace"),
             (["tune", "--trace", "/nonexistent/trace.csv", "--miniature-minimum-objects", "inf"], "from 1 to"),
             (["tune", "--trace", "/nonexistent/trace.csv", "--miniature-minimum-objects", "1e19"], "from 1 to"),
             (["tune", "--trace", "/nonexistent/trace.csv", "--miniature-minimum-objects", "nan"], "from 1 to"),
@@ -64,6 +72,28 @@ import Testing
         // What the file holds is no usage error (status 64, the usage text after the message).
         #expect(status == 1)
         #expect(output.contains("holds no requests") && !output.contains("USAGE"), "\(output)")
+    }
+
+    /// `--value-size` sizes the objects of a trace without sizes; with a trace that carries its
+    /// own, it was ignored without a word.
+    @Test func aValueSizeForATraceWithSizesIsRefused() throws {
+        let directory = TemporaryDirectory()
+        try FileManager.default.createDirectory(at: directory.url, withIntermediateDirectories: true)
+        // oracleGeneral: per request a 32-bit time, a 64-bit id, a 32-bit size, a 64-bit next access.
+        var bytes = Data()
+        for id in 1...3 {
+            withUnsafeBytes(of: UInt32(id).littleEndian) { bytes.append(contentsOf: $0) }
+            withUnsafeBytes(of: UInt64(id).littleEndian) { bytes.append(contentsOf: $0) }
+            withUnsafeBytes(of: UInt32(100).littleEndian) { bytes.append(contentsOf: $0) }
+            withUnsafeBytes(of: Int64(-1).littleEndian) { bytes.append(contentsOf: $0) }
+        }
+        let path = directory.url.appendingPathComponent("sized.oracleGeneral.bin").path
+        try bytes.write(to: URL(fileURLWithPath: path))
+        let (status, output) = try runTiercache([
+            "bench", "--trace", path, "--no-trace-cache", "--value-size", "1KiB", "--tiers", "memory",
+        ])
+        #expect(status != 0)
+        #expect(output.contains("carries its own"), "\(output)")
     }
 
     /// A directory given as a CSV trace was said to be "a pipe or device".

@@ -88,22 +88,25 @@ struct BenchCommandTests {
         #expect(rows.count >= 2 && rows.allSatisfy { $0.contains("×") }, "ratios to the raw baselines: \(rows)")
     }
 
-    @Test("With --trace the synthetic options are not checked: --keys 0 and a scan larger than --keys run")
-    func traceIgnoresSyntheticOptions() throws {
+    /// They were accepted and ignored: a run asked for 10 keys replayed the trace's.
+    @Test("With --trace the run replays the trace; the synthetic workload's options are refused")
+    func traceRefusesSyntheticOptions() throws {
         let directory = TemporaryDirectory()
         try FileManager.default.createDirectory(at: directory.url, withIntermediateDirectories: true)
         let trace = directory.url.appendingPathComponent("keys.csv")
         try (["key"] + (0..<300).map { "\($0 % 37)" }).joined(separator: "\n").write(
             to: trace, atomically: true, encoding: .utf8)
-        for synthetic in [["--keys", "0"], ["--distribution", "scan:200000:0.2"]] {
-            let (status, text) = try runTiercache(
-                [
-                    "bench", "--tiers", "memory", "--trace", trace.path, "--requests", "200", "--warm-up", "50",
-                    "--no-baselines",
-                ]
-                    + synthetic)
-            #expect(status == 0, "\(synthetic): \(text)")
-            #expect(text.contains("memory-lru"), "\(text)")
+        let run = [
+            "bench", "--tiers", "memory", "--trace", trace.path, "--requests", "200", "--warm-up", "50",
+            "--no-baselines",
+        ]
+        let (status, text) = try runTiercache(run)
+        #expect(status == 0, "\(text)")
+        #expect(text.contains("memory-lru"), "\(text)")
+        for synthetic in [["--keys", "0"], ["--distribution", "scan:200000:0.2"], ["--skew", "0.5"]] {
+            let (status, text) = try runTiercache(run + synthetic)
+            #expect(status != 0, "\(synthetic): \(text)")
+            #expect(text.contains("--trace replays its own keys"), "\(synthetic): \(text)")
         }
     }
 
