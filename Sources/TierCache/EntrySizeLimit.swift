@@ -13,6 +13,15 @@ public struct EntrySizeLimit: Hashable, Sendable {
     /// The fraction `URLCache` documents for its disk cache.
     public static let urlCacheDefaultFraction = 0.05
 
+    /// Creates the rule for a tier of `capacity` bytes whose storage takes no record larger than
+    /// `ceiling` (a Redis string's 512 MiB, a 32-bit size field): the limit is the lower of the
+    /// two, and reported as such.
+    public init(fraction: Double, capacity: Int, ceiling: Int) throws(TierCacheError) {
+        let rule = try EntrySizeLimit(fraction: fraction, capacity: capacity)
+        self.fraction = fraction
+        self.maxBytes = min(rule.maxBytes, max(0, ceiling))
+    }
+
     /// Creates the rule for a tier of `capacity` bytes, or throws
     /// ``TierCacheError/Code/invalidConfiguration`` when `fraction` is outside `0...1` or not a number.
     public init(fraction: Double, capacity: Int) throws(TierCacheError) {

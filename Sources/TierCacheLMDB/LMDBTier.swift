@@ -174,9 +174,9 @@ public final class LMDBTier: LocalCacheTier {
             throw TierCacheError(.invalidConfiguration, "maxReaders must be positive; got \(configuration.maxReaders)")
         }
         try DiskCapacity.checkEntryFraction(configuration.maxEntryFraction)
-        self.maxRecordBytes = min(
-            try EntrySizeLimit(fraction: configuration.maxEntryFraction, capacity: configuration.capacity).maxBytes,
-            Int(UInt32.max))
+        self.maxRecordBytes = try EntrySizeLimit(
+            fraction: configuration.maxEntryFraction, capacity: configuration.capacity, ceiling: Int(UInt32.max)
+        ).maxBytes
         let dictionaryValueLimit = try Self.validate(configuration.dictionary, capacity: configuration.capacity)
         try StoreDirectory.prepare(directory)
 

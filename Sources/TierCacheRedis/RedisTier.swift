@@ -114,9 +114,10 @@ public final class RedisTier: CacheTier {
         guard let codec = ZstdCodec(level: configuration.compressionLevel) else {
             throw TierCacheError(.invalidConfiguration, "zstd level \(configuration.compressionLevel) is out of range")
         }
-        self.maxEntryBytes = min(
-            try EntrySizeLimit(fraction: configuration.maxEntryFraction, capacity: configuration.capacity).maxBytes,
-            RESPParser.largestBulkString)
+        self.maxEntryBytes = try EntrySizeLimit(
+            fraction: configuration.maxEntryFraction, capacity: configuration.capacity,
+            ceiling: RESPParser.largestBulkString
+        ).maxBytes
         self.name = name
         self.configuration = configuration
         self.eventLoopGroup = eventLoopGroup
