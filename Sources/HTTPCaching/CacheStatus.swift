@@ -83,6 +83,13 @@ public struct CacheStatus: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// Why a request that `result` answered with a stored response the origin confirmed (304)
+    /// went forward: `request` when the stored response was fresh and the request would not take
+    /// it so, else `stale`.
+    public static func forward(ofRevalidated result: HTTPCacheResponse) -> Forward {
+        result.replacedStoredResponse == .passedOverByRequest ? .request : .stale
+    }
+
     /// `text` with what a structured string may not hold (RFC 8941 §3.3.3: printable ASCII only)
     /// replaced by `%`: a key built from a request target can carry anything.
     private static func structuredString(_ text: String) -> String {

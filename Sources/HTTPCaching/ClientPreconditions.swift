@@ -65,17 +65,21 @@ public struct ClientPreconditions: Sendable, Hashable {
 
     /// Whether `response` (a 200 the proxy would send) makes the client's condition false, so
     /// that 304 Not Modified is the answer. `If-None-Match` uses the weak comparison and, when
-    /// present, `If-Modified-Since` is ignored (RFC 9110 §13.1.2, §13.1.3).
-    public func notModified(_ response: HTTPResponse) -> Bool {
+    /// present, `If-Modified-Since` is ignored (RFC 9110 §13.1.2, §13.1.3). `If-Modified-Since`
+    /// is compared with `Last-Modified`; for a response from storage (`isStored`) without one,
+    /// with its `Date` (RFC 9111 §4.3.2: the stored response is no newer than that), and a
+    /// response with neither is sent in full.
+    public func notModified(_ response: HTTPResponse, isStored: Bool = false) -> Bool {
         guard response.status.code == 200 else { return false }
         if !ifNoneMatch.isEmpty {
             if ifNoneMatch.contains("*") { return true }
             guard let current = response.headerFields[.eTag].flatMap(EntityTag.init) else { return false }
             return ifNoneMatchNames(current)
         }
-        guard let since = ifModifiedSince,
-            let lastModified = response.headerFields[.lastModified].flatMap({ HTTPDate.parse($0) })
-        else { return false }
+        let modified = response.headerFields[.lastModified] ?? (isStored ? response.headerFields[.date] : nil)
+        guard let since = ifModifiedSince, let lastModified = modified.flatMap({ HTTPDate.parse($0) }) else {
+            return false
+        }
         return lastModified <= since
     }
 

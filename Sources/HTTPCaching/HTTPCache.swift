@@ -170,7 +170,7 @@ public final class HTTPCache: Sendable {
         let result = try await respond(
             to: plain, cachePolicy: cachePolicy, transport: transport, primaryKey: primaryKey, found: nil,
             searchedTiers: 0, client: client)
-        guard client.notModified(result.response) else { return result }
+        guard client.notModified(result.response, isStored: result.source.isFromCache) else { return result }
         var answer = result
         answer.response = ClientPreconditions.notModifiedResponse(for: result.response)
         answer.body = Data()
@@ -351,6 +351,8 @@ public final class HTTPCache: Sendable {
                 request, original: request, primaryKey: primaryKey, fallback: stored, transport: transport,
                 client: client)
         }
+        // Judged before the round trip, over which a fresh response can turn stale.
+        let passedOver = whyPassedOver(stored)
         let exchange: Exchange
         let sent = client?.merged(into: conditional) ?? conditional
         do {
@@ -397,7 +399,10 @@ public final class HTTPCache: Sendable {
                     request, original: request, primaryKey: primaryKey, fallback: stored, transport: transport)
             }
             counters.recordRevalidation(modified: false)
-            return served(freshenedOwn, source: .revalidated, request: request, now: configuration.clock.now())
+            var revalidated = served(
+                freshenedOwn, source: .revalidated, request: request, now: configuration.clock.now())
+            revalidated.replacedStoredResponse = passedOver
+            return revalidated
         }
         if CacheDecision.staleIfErrorStatuses.contains(exchange.response.status.code),
             CacheDecision.staleIfErrorAllows(
@@ -543,18 +548,22 @@ public final class HTTPCache: Sendable {
         return lifetime > age
     }
 
+    /// Why `stored` was not served without asking the origin: stale, or its own directives asked
+    /// for validation (`no-cache`, a hook's revalidation), or else the request would not take it
+    /// fresh (RFC 9211 §2.2's `fwd=stale` and `fwd=request`).
+    private func whyPassedOver(_ stored: Located) -> HTTPCacheResponse.ReplacedStoredResponse {
+        let measure = CacheDecision.Measure(stored, context)
+        return measure.isStale || measure.facts.directives.noCache || stored.revalidatesFirst
+            ? .stale : .passedOverByRequest
+    }
+
     /// Stores a response from the network if it may be stored, and returns it. `stored` is what
     /// the cache held for the request, if anything (a HEAD response updates it or marks it stale).
     private func handle(
         _ exchange: Exchange, for request: HTTPRequest, primaryKey: CacheKey, stored: Located?
     ) async -> HTTPCacheResponse {
         var result = HTTPCacheResponse(response: exchange.response, body: exchange.body, source: .network)
-        if let stored {
-            let measure = CacheDecision.Measure(stored, context)
-            result.replacedStoredResponse =
-                measure.isStale || measure.facts.directives.noCache || stored.revalidatesFirst
-                ? .stale : .passedOverByRequest
-        }
+        result.replacedStoredResponse = stored.map(whyPassedOver)
         guard exchange.claimsStore() else { return result }
         switch request.method {
         case .get: result.wasStored = await storeIfAllowed(exchange, for: request, primaryKey: primaryKey)

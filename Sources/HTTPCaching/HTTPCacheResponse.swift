@@ -62,7 +62,8 @@ public struct HTTPCacheResponse: Sendable {
     /// and the others report `false`.
     public var wasStored = false
     /// For a response from the network: the stored response the cache held for the request and
-    /// did not serve as it was (the origin did not confirm it), if any; `nil` is a miss.
+    /// did not serve as it was (the origin did not confirm it), if any; `nil` is a miss. For a
+    /// ``Source/revalidated`` one: why the stored response was not served without asking.
     /// `Cache-Status` (RFC 9211 §2.2) says `fwd=stale` and `fwd=request` for the two cases.
     public var replacedStoredResponse: ReplacedStoredResponse?
 

@@ -352,18 +352,27 @@ public final class HTTPCacheURLProtocol: URLProtocol {
         }
     }
 
-    /// `response` with a `Cache-Status` field saying where it came from (RFC 9211).
+    /// `response` with a `Cache-Status` field saying where it came from (RFC 9211): the cache's
+    /// member after those of caches upstream, which stay (§2).
     static func labelled(
         _ response: HTTPURLResponse, with result: HTTPCacheResponse, for request: URLRequest
     ) -> HTTPURLResponse {
         guard let url = response.url else { return response }
         var fields: [String: String] = [:]
+        var upstream: [String] = []
         for (name, value) in response.allHeaderFields {
-            if let name = name as? String, let value = value as? String { fields[name] = value }
+            guard let name = name as? String, let value = value as? String else { continue }
+            // Field names are case-insensitive; one spelled otherwise would stand beside ours.
+            if name.caseInsensitiveCompare(cacheStatusField) == .orderedSame {
+                upstream.append(value)
+            } else {
+                fields[name] = value
+            }
         }
         // The request's method and fields describe the answer unless a redirect was followed
         // (a POST answered by a 303 ends in a GET).
-        fields[cacheStatusField] = cacheStatus(of: result, for: url == request.url ? request : nil)
+        let own = cacheStatus(of: result, for: url == request.url ? request : nil)
+        fields[cacheStatusField] = (upstream + [own]).joined(separator: ", ")
         return HTTPURLResponse(url: url, statusCode: response.statusCode, httpVersion: "HTTP/1.1", headerFields: fields)
             ?? response
     }
@@ -377,7 +386,7 @@ public final class HTTPCacheURLProtocol: URLProtocol {
         case .cache:
             status.hit = true
         case .revalidated:
-            status.forward = .stale
+            status.forward = CacheStatus.forward(ofRevalidated: result)
             status.forwardStatus = 304
         case .staleWhileRevalidate:
             status.hit = true

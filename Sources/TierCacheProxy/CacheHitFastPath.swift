@@ -126,7 +126,7 @@ final class CacheHitFastPath: ChannelDuplexHandler, RemovableChannelHandler {
                 proxy.metrics.eventLoopAnswers.increment()
                 proxy.record(
                     answer.outcome, method: head.method.rawValue, path: head.uri, status: Int(answer.head.status.code),
-                    cacheStatus: answer.head.headers.first(name: "cache-status"), bytesSent: answer.body.readableBytes,
+                    cacheStatus: answer.head.headers["cache-status"].last, bytesSent: answer.body.readableBytes,
                     started: started)
             } else {
                 pass(.head(head), context: context)

@@ -200,7 +200,8 @@ public final class CachingProxy: Sendable {
     func record(_ answer: Answer, for request: HTTPRequest, bytesSent: Int, started: ContinuousClock.Instant) {
         record(
             answer.outcome, method: request.method.rawValue, path: request.path ?? "", status: answer.head.status.code,
-            cacheStatus: answer.head.headerFields[CacheStatus.fieldName], bytesSent: bytesSent, started: started)
+            cacheStatus: answer.head.headerFields[values: CacheStatus.fieldName].last, bytesSent: bytesSent,
+            started: started)
     }
 
     /// Counts and logs one answered request.
@@ -541,7 +542,7 @@ public final class CachingProxy: Sendable {
             status.detail = "stale-while-revalidate"
             outcome = .staleWhileRevalidate
         case .revalidated:
-            status.forward = .stale
+            status.forward = CacheStatus.forward(ofRevalidated: result)
             status.forwardStatus = 304
             outcome = .revalidated
         case .staleFallback:
@@ -572,8 +573,10 @@ public final class CachingProxy: Sendable {
         var head = result.response
         UpstreamTransport.restoringOriginFields(&head.headerFields)
         head.headerFields.append(HTTPField(name: .via, value: via))
-        head.headerFields[CacheStatus.fieldName] = status.description
-        if let preconditions = forwarding.preconditions, preconditions.notModified(head) {
+        Self.addCacheStatus(status, to: &head.headerFields)
+        if let preconditions = forwarding.preconditions,
+            preconditions.notModified(head, isStored: result.source.isFromCache)
+        {
             return Answer(
                 head: Self.notModified(answering: head), body: .buffered(ByteBuffer()), outcome: .notModified)
         }
@@ -598,7 +601,7 @@ public final class CachingProxy: Sendable {
         // The engine takes tags out of the responses it returns; these never went through it.
         cache.configuration.tagging.removeFields(from: &head.headerFields)
         head.headerFields.append(HTTPField(name: .via, value: via))
-        head.headerFields[CacheStatus.fieldName] = status.description
+        Self.addCacheStatus(status, to: &head.headerFields)
         if let preconditions, preconditions.notModified(head) {
             return Answer(
                 head: Self.notModified(answering: head), body: .buffered(ByteBuffer()), outcome: .notModified)
@@ -636,6 +639,13 @@ public final class CachingProxy: Sendable {
         }
         logger.warning("upstream request failed", metadata: ["error": "\(error)"])
         return errorAnswer(.badGateway, "the origin could not be reached")
+    }
+
+    /// Adds the proxy's member to `Cache-Status` after those of the caches upstream, which stay
+    /// (RFC 9211 §2: the list runs from the origin's side to the client's, and a cache adding
+    /// its member SHOULD keep the others, for debugging the whole chain).
+    static func addCacheStatus(_ status: CacheStatus, to fields: inout HTTPFields) {
+        fields.append(HTTPField(name: CacheStatus.fieldName, value: status.description))
     }
 
     /// The 304 that stands for `head` (a 200 the client's own validators match), with the

@@ -266,6 +266,24 @@ struct HTTPCacheURLProtocolTests {
         #expect(HTTPCacheURLProtocol.cacheStatus(of: answer) == "TierCache;fwd=request;fwd-status=200")
     }
 
+    /// The cache's member replaced an upstream cache's `Cache-Status`.
+    @Test("RFC 9211 §2: the cache's Cache-Status member follows those of caches upstream, which stay")
+    func upstreamCacheStatusStays() async throws {
+        let origin = try await LoopbackOrigin.start()
+        let session = installedSession(try makeHTTPCache())
+        var statuses: [String?] = []
+        for _ in 0..<2 {
+            let (_, response) = try await session.loaded(URLRequest(url: origin.url("/upstream-labelled")))
+            statuses.append((response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Cache-Status"))
+        }
+        #expect(
+            statuses == [
+                "Upstream;fwd=uri-miss, TierCache;fwd=uri-miss;fwd-status=200;stored",
+                "Upstream;fwd=uri-miss, TierCache;hit",
+            ])
+        try await origin.stop()
+    }
+
     @Test("A redirect is followed inside the cache: the page is stored under its own URL, not the redirect's")
     func redirects() async throws {
         let origin = try await LoopbackOrigin.start()

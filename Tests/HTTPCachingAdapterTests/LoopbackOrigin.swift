@@ -131,6 +131,11 @@ private final class OriginHandler: ChannelInboundHandler {
             } else {
                 body = "etag body"
             }
+        } else if path == "/upstream-labelled" {
+            // As a cache between the origin and this one labels what it passes on (RFC 9211).
+            headers.add(name: "Cache-Control", value: "max-age=3600")
+            headers.add(name: "cache-status", value: "Upstream;fwd=uri-miss")
+            body = "labelled upstream"
         } else if path == "/vary" {
             headers.add(name: "Cache-Control", value: "max-age=3600")
             headers.add(name: "Vary", value: "Accept-Language")

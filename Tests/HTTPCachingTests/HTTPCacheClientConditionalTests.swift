@@ -58,12 +58,15 @@ struct HTTPCacheClientConditionalTests {
     }
 
     @Test(
-        "If-Modified-Since against the stored Last-Modified; without one, no validator is invented",
+        "If-Modified-Since against the stored Last-Modified; without one, against its Date (§4.3.2)",
         arguments: [
             ([("Last-Modified", Self.modified)], "Mon, 06 Nov 2023 00:00:00 GMT", 304),
             ([("Last-Modified", Self.modified)], "Tue, 07 Nov 2023 00:00:00 GMT", 304),
             ([("Last-Modified", Self.modified)], "Sun, 05 Nov 2023 00:00:00 GMT", 200),
-            ([], "Tue, 07 Nov 2030 00:00:00 GMT", 200),
+            // Stored with the Date of `epoch`, 14 Nov 2023 22:13:20 (a full 200 went out before).
+            ([], "Tue, 07 Nov 2030 00:00:00 GMT", 304),
+            ([], "Tue, 14 Nov 2023 22:13:20 GMT", 304),
+            ([], "Mon, 13 Nov 2023 00:00:00 GMT", 200),
         ])
     func ifModifiedSince(fields: [(String, String)], since: String, expected: Int) async throws {
         let (cache, origin) = try await stored(fields)
@@ -71,6 +74,18 @@ struct HTTPCacheClientConditionalTests {
             for: request("https://example.com/a", [("If-Modified-Since", since)]), transport: origin.transport)
         #expect(answer.response.status.code == expected && answer.source == .cache)
         #expect(origin.received.count == 1)
+    }
+
+    /// §4.3.2's `Date` stands for a stored response's modification only: the origin judged a
+    /// response it sent just now, and its `Date` says nothing of when it changed.
+    @Test("A response from the network without Last-Modified is not judged by its Date")
+    func networkResponseNotJudgedByDate() async throws {
+        let cache = try makeCache()
+        let origin = ScriptedOrigin([reply(200, [("Cache-Control", "no-store")], body: "hello")])
+        let answer = try await cache.response(
+            for: request("https://example.com/a", [("If-Modified-Since", "Tue, 07 Nov 2030 00:00:00 GMT")]),
+            transport: origin.transport)
+        #expect(answer.response.status.code == 200 && answer.source == .network)
     }
 
     /// The cache sent its own `If-Modified-Since` (the stored Last-Modified) in place of a

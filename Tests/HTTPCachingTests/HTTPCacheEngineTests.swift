@@ -51,11 +51,19 @@ struct HTTPCacheEngineTests {
         origin.enqueue(.respond(response(304, [("Cache-Control", "max-age=600"), ("ETag", "\"v1\"")]), ""))
         let revalidated = try await cache.response(for: request(), transport: origin.transport)
         #expect(revalidated.source == .revalidated && revalidated.body == Data("hello".utf8))
+        #expect(CacheStatus.forward(ofRevalidated: revalidated) == .stale)
         #expect(origin.received.last?.headerFields[.ifNoneMatch] == "\"v1\"")
         clock.advance(by: 300)
         let hit = try await cache.response(for: request(), transport: origin.transport)
         #expect(hit.source == .cache && hit.age == 300, "the freshened lifetime (600 s) applies from the revalidation")
         #expect(cache.statistics.revalidatedNotModified == 1)
+        // Fresh, and revalidated because the request's own `no-cache` asked (RFC 9211 §2.2:
+        // `fwd=request`, which said `fwd=stale`).
+        origin.enqueue(.respond(response(304, [("Cache-Control", "max-age=600"), ("ETag", "\"v1\"")]), ""))
+        let asked = try await cache.response(
+            for: request("https://example.com/a", [("Cache-Control", "no-cache")]), transport: origin.transport)
+        #expect(asked.source == .revalidated && asked.replacedStoredResponse == .passedOverByRequest)
+        #expect(CacheStatus.forward(ofRevalidated: asked) == .request)
     }
 
     /// The 304 wrote the old response, freshened, over whatever the key held by then.

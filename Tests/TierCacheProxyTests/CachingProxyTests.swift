@@ -62,6 +62,17 @@ struct CachingProxyTests {
         }
     }
 
+    /// The proxy's member replaced an upstream cache's `Cache-Status`.
+    @Test("RFC 9211 §2: the proxy's Cache-Status member follows an upstream cache's, on a miss and a hit")
+    func upstreamCacheStatusStays() async throws {
+        try await withProxy { _, proxy in
+            let miss = try await send(.GET, "\(proxy.url)/upstream-labelled")
+            #expect(miss.cacheStatus.hasPrefix("Upstream;hit, TierCache;fwd=uri-miss;fwd-status=200;stored"))
+            let hit = try await send(.GET, "\(proxy.url)/upstream-labelled")
+            #expect(hit.cacheStatus.hasPrefix("Upstream;hit, TierCache;hit;ttl="), "\(hit.cacheStatus)")
+        }
+    }
+
     @Test("HEAD is answered from a stored GET, with the GET's Content-Length and no body")
     func headFromStoredGet() async throws {
         try await withProxy { origin, proxy in

@@ -12,7 +12,8 @@ struct Received {
     var body: String
 
     func field(_ name: String) -> String? { headers.first(name: name) }
-    var cacheStatus: String { field("Cache-Status") ?? "" }
+    /// Every `Cache-Status` field line, as one list.
+    var cacheStatus: String { headers["Cache-Status"].joined(separator: ", ") }
 }
 
 /// A scripted origin and a proxy process in front of it, stopped again at the end.

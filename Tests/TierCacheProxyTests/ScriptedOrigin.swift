@@ -37,6 +37,10 @@ final class ScriptedOrigin: Sendable {
                 ["Cache-Control": "max-age=600", "ETag": "\"f1\"", "Last-Modified": "Sun, 01 Nov 2026 00:00:00 GMT"])
         }
         router.post("/fresh") { _, _ in Self.text("posted", [:]) }
+        // Labelled by a cache between the origin and the proxy (RFC 9211).
+        router.get("/upstream-labelled") { _, _ in
+            Self.text("labelled", ["Cache-Control": "max-age=600", "Cache-Status": "Upstream;hit"])
+        }
         // More header fields than any real response, within AsyncHTTPClient's parser's limits
         // (65,534 fields, 80 KiB of names and values).
         router.get("/many-fields") { _, _ in
