@@ -122,6 +122,41 @@ import Testing
             try ClusterRedisClient.SlotMap(.array([range(0, 10, host: .integer(1), port: 7000)]), queried: queried)
         }
     }
+
+    /// A complete map of two primaries split at `split`, answered by the node at `queried`.
+    func map(split: Int64, _ first: Int64 = 7000, _ second: Int64 = 7001) throws -> ClusterRedisClient.SlotMap {
+        let local = RESPValue.bulkString(Array("127.0.0.1".utf8))
+        return try ClusterRedisClient.SlotMap(
+            .array([range(split, 16383, host: local, port: second), range(0, split - 1, host: local, port: first)]),
+            queried: RedisEndpoint(host: "127.0.0.1", port: 7000))
+    }
+
+    @Test("One refresh's answers: a majority decides at once; else the most answered, a change winning a tie")
+    func votes() throws {
+        let old = try map(split: 8192)
+        let new = try map(split: 8192, 7000, 7002)
+        // The same routes whatever order the answer lists its nodes in.
+        #expect(try map(split: 8192).routes == old.routes && old.routes != new.routes)
+        let partial = try ClusterRedisClient.SlotMap(
+            .array([range(0, 99, host: .null, port: 7003)]), queried: RedisEndpoint(host: "127.0.0.1", port: 7003))
+
+        var majority = SlotMapVotes(asked: 3, installed: old.routes)
+        #expect(majority.add(old) == nil && majority.add(partial) == nil)
+        #expect(majority.add(new) == nil)
+        #expect(majority.add(new)?.routes == new.routes, "two of three")
+
+        var tie = SlotMapVotes(asked: 4, installed: old.routes)
+        for answer in [old, new, old, new] { #expect(tie.add(answer) == nil) }
+        #expect(tie.choice?.routes == new.routes, "the installed map loses a tie")
+        var moreOld = SlotMapVotes(asked: 5, installed: old.routes)
+        for answer in [new, old, old] { _ = moreOld.add(answer) }
+        #expect(moreOld.choice?.routes == old.routes, "the most answered")
+
+        var none = SlotMapVotes(asked: 2, installed: nil)
+        #expect(none.choice == nil)
+        _ = none.add(partial)
+        #expect(none.choice?.coveredSlots == 100, "the widest partial map when none is complete")
+    }
 }
 
 @Suite struct ReceiveBufferTests {

@@ -75,6 +75,35 @@ struct RedisCoherenceReshardTests {
         try await tier.removeEntry(forKey: key)
     }
 
+    /// A primary cut off from the cluster bus but reachable from here answers its old map, in
+    /// which it still owns slots the majority gave its replica. Stood for by a real node that
+    /// owns every slot in a cluster of its own: named first among the seeds, its complete map
+    /// was installed, and every key went to it.
+    @Test(
+        "A node answering a map of its own is outvoted by the nodes that agree on the cluster's",
+        .enabled(if: RedisServers.available, RedisServers.missingMessage))
+    func minorityMapIsOutvoted() async throws {
+        let seeds = try #require(RedisServers.clusterSeeds, RedisServers.missingMessage)
+        let loner = try await RedisProcess(arguments: ["--cluster-enabled", "yes"])
+        let stale = RedisEndpoint(host: "127.0.0.1", port: loner.port)
+        let cli = RedisCLI(seeds: [stale])
+        _ = try cli.run(stale, "CLUSTER", "ADDSLOTSRANGE", "0", "\(HashSlot.count - 1)")
+        try await cli.waitForState("ok", on: stale)
+
+        let prefix = "outvoted:\(UUID().uuidString):"
+        let agreed = try RedisTier(
+            configuration: .init(deployment: .cluster(seeds: seeds), keyPrefix: prefix, capacity: 1 << 20))
+        let tier = try RedisTier(
+            configuration: .init(deployment: .cluster(seeds: [stale] + seeds), keyPrefix: prefix, capacity: 1 << 20))
+        let primaries = try await tier.client.primaries()
+        #expect(Set(primaries) == Set(try await agreed.client.primaries()) && !primaries.contains(stale))
+        let key = try CacheKey("key")
+        #expect(try await tier.store(CacheEntry(value: [7], storedAt: Date()), forKey: key) == .stored)
+        #expect(try await agreed.entry(forKey: key)?.value == [7], "stored in the cluster the other nodes agree on")
+        #expect(try cli.run(stale, "DBSIZE") == "0")
+        try await tier.removeEntry(forKey: key)
+    }
+
     /// Waits (at most a minute) until gossip has told every node of `cluster` of the node `id`.
     private func waitUntilEveryNode(of cluster: TestCluster, knows id: String) async throws {
         let deadline = ContinuousClock.now + .seconds(60)

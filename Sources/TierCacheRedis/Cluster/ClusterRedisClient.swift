@@ -38,89 +38,86 @@ final class ClusterRedisClient: RedisClient {
         }
     }
 
-    /// Reloads the slot map from the first node that answers with every slot covered (known
-    /// nodes first, then the seeds), or, when none does, the answer covering the most slots. A
-    /// node that has not joined the cluster yet, or was rebuilt with an empty `nodes.conf` (a pod
-    /// replaced under the same name), answers an empty map: installed, it routed nothing and
-    /// left coherence tracking no primary at all; a node that has not heard all the gossip
-    /// yet answers part of it. Unless `force`, at most one reload runs at a time and one starts
-    /// per 100 ms: a dead node's failing commands, which each ask for one, make a few reloads, not
-    /// a storm.
+    /// Reloads the slot map, asking the known nodes and the seeds at once (`CLUSTER SLOTS`) and
+    /// taking the map that covers every slot as most of them answer it: a primary cut off from
+    /// the cluster bus but reachable from here still answers its old map, in which it owns slots
+    /// the majority has given its promoted replica; taking the first complete answer, as before,
+    /// a client that knew that primary first routed to it (and its commands then failed, or
+    /// wrote where no other process reads) until the partition healed. The map is installed as
+    /// soon as more than half of the nodes asked have answered it, without waiting for a node
+    /// that does not answer; between complete maps that as many nodes answer, one that differs
+    /// from the installed map wins (a node that has not yet heard of a change answers the old).
+    ///
+    /// With no complete answer, the answer covering the most slots is installed: a node that has
+    /// not joined the cluster yet, or was rebuilt with an empty `nodes.conf` (a pod replaced under
+    /// the same name), answers an empty map, which installed routed nothing and left coherence
+    /// tracking no primary at all; a node that has not heard all the gossip yet answers part of
+    /// it. Unless `force`, at most one reload runs at a time and one starts per 100 ms: a dead
+    /// node's failing commands, which each ask for one, make a few reloads, not a storm.
     func refreshSlots(force: Bool = false) async throws(RedisError) {
-        let (candidates, skip) = state.withLock { state -> ([RedisEndpoint], Bool) in
-            if !force, state.refreshing { return ([], true) }
+        let (candidates, current, skip) = state.withLock { state -> ([RedisEndpoint], SlotMap.Routes?, Bool) in
+            if !force, state.refreshing { return ([], nil, true) }
             if !force, let last = state.lastRefresh, ContinuousClock.now - last < .milliseconds(100) {
-                return ([], true)
+                return ([], nil, true)
             }
             state.lastRefresh = .now
             state.refreshing = true
-            return (state.nodes + seeds.filter { !state.nodes.contains($0) }, false)
+            let current = SlotMap.Routes(owners: state.owners, nodes: state.nodes)
+            return (state.nodes + seeds.filter { !state.nodes.contains($0) }, current, false)
         }
         if skip { return }
         defer { state.withLock { $0.refreshing = false } }
+        var votes = SlotMapVotes(asked: candidates.count, installed: current)
         var lastError = RedisError.unavailable("no cluster node answered CLUSTER SLOTS")
-        var best: SlotMap?
-        for candidate in candidates {
-            do throws(RedisError) {
-                let reply = try await pool(for: candidate).send([Array("CLUSTER".utf8), Array("SLOTS".utf8)])
-                if case .error(let message) = reply { throw .server(message) }
-                let map = try SlotMap(reply, queried: candidate)
-                if map.coveredSlots == HashSlot.count { return install(map) }
-                if map.coveredSlots > best?.coveredSlots ?? 0 { best = map }
+        for await (candidate, answer) in askForSlots(candidates) {
+            switch answer {
+            case .success(let map):
                 if map.coveredSlots == 0 {
                     lastError = .unavailable("\(candidate) answered CLUSTER SLOTS with no slots")
                 }
-            } catch {
+                if let decided = votes.add(map) { return install(decided) }
+            case .failure(let error):
                 lastError = error
             }
         }
-        guard let best else { throw lastError }
-        install(best)
+        guard let chosen = votes.choice else { throw lastError }
+        install(chosen)
     }
 
-    /// Which node owns each slot, as one `CLUSTER SLOTS` answer has it.
-    struct SlotMap {
-        /// Per slot, the index of its owner in `nodes`; -1 for none.
-        var owners = [Int](repeating: -1, count: HashSlot.count)
-        var nodes: [RedisEndpoint] = []
-        var coveredSlots = 0
-
-        init(_ reply: RESPValue, queried: RedisEndpoint) throws(RedisError) {
-            guard case .array(let ranges) = reply else {
-                throw .protocolViolation("CLUSTER SLOTS did not answer an array")
-            }
-            for range in ranges {
-                guard case .array(let fields) = range, fields.count >= 3,
-                    case .integer(let first) = fields[0], case .integer(let last) = fields[1],
-                    case .array(let primary) = fields[2], primary.count >= 2,
-                    let host = Self.host(primary[0]), case .integer(let port) = primary[1],
-                    first >= 0, last < HashSlot.count, first <= last, (1...65535).contains(port)
-                else {
-                    throw .protocolViolation("a CLUSTER SLOTS range is malformed")
-                }
-                var endpoint = queried
-                endpoint.host = host.isEmpty || host == "?" ? queried.host : host
-                endpoint.port = Int(port)
-                endpoint.database = 0
-                let index =
-                    nodes.firstIndex(of: endpoint)
-                    ?? {
-                        nodes.append(endpoint)
-                        return nodes.count - 1
-                    }()
-                for slot in Int(first)...Int(last) {
-                    if owners[slot] < 0 { coveredSlots += 1 }
-                    owners[slot] = index
+    /// Each of `candidates`' `CLUSTER SLOTS` answers (or its error) as it arrives. The requests
+    /// run in tasks of their own, so that a caller that has decided need not wait for a node
+    /// that does not answer (each request ends by the command timeout).
+    private func askForSlots(
+        _ candidates: [RedisEndpoint]
+    ) -> AsyncStream<(RedisEndpoint, Result<SlotMap, RedisError>)> {
+        let (answers, continuation) = AsyncStream.makeStream(
+            of: (RedisEndpoint, Result<SlotMap, RedisError>).self, bufferingPolicy: .unbounded)
+        let asked = candidates.map { ($0, pool(for: $0)) }
+        Task {
+            await withTaskGroup(of: Void.self) { group in
+                for (candidate, pool) in asked {
+                    group.addTask {
+                        continuation.yield((candidate, await Self.slotMap(from: pool, queried: candidate)))
+                    }
                 }
             }
+            continuation.finish()
         }
+        return answers
+    }
 
-        /// A node's endpoint as `CLUSTER SLOTS` gives it; "" (the queried host) for NULL, which
-        /// `cluster-preferred-endpoint-type unknown-endpoint` sends (a cluster behind one
-        /// address), as a redirect's empty or `?` host.
-        private static func host(_ value: RESPValue) -> String? {
-            if case .null = value { return "" }
-            return value.string
+    /// The slot map the node behind `pool` (reached as `queried`) answers.
+    private static func slotMap(
+        from pool: RedisConnectionPool, queried: RedisEndpoint
+    ) async -> Result<
+        SlotMap, RedisError
+    > {
+        do throws(RedisError) {
+            let reply = try await pool.send([Array("CLUSTER".utf8), Array("SLOTS".utf8)])
+            if case .error(let message) = reply { throw .server(message) }
+            return .success(try SlotMap(reply, queried: queried))
+        } catch {
+            return .failure(error)
         }
     }
 
