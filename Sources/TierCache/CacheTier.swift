@@ -47,6 +47,15 @@ public protocol CacheTier: Sendable {
     /// The entry stored under `key`, or `nil` on a miss. A hit counts as an access for eviction.
     func entry(forKey key: CacheKey) async throws -> CacheEntry?
 
+    /// ``entry(forKey:)``, throwing whenever the storage could not be read, whatever the tier's
+    /// own failure handling says: `nil` only when the tier read the key and found nothing. For
+    /// records whose absence means something (`HTTPCache`'s tag records: a missing one purges).
+    ///
+    /// A tier that answers a failed read with a miss (`RedisTier`'s default failure mode)
+    /// implements this; the default calls ``entry(forKey:)``, right for a tier whose failures
+    /// always throw.
+    func entryReportingFailures(forKey key: CacheKey) async throws -> CacheEntry?
+
     /// Stores `entry` under `key`, replacing any previous entry, evicting others if needed.
     func store(_ entry: CacheEntry, forKey key: CacheKey) async throws -> StoreOutcome
 
@@ -61,6 +70,13 @@ public protocol CacheTier: Sendable {
 
     /// The tier's counters, with its usage attached where it can report it.
     func statistics() async -> TierStatistics
+}
+
+extension CacheTier {
+    /// ``entry(forKey:)``: a tier whose failed reads throw reports them already.
+    public func entryReportingFailures(forKey key: CacheKey) async throws -> CacheEntry? {
+        try await entry(forKey: key)
+    }
 }
 
 /// A ``CacheTier`` that answers from this machine, synchronously and without suspending.

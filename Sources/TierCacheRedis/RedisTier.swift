@@ -238,6 +238,16 @@ public final class RedisTier: CacheTier {
     /// The entry stored under `key`, or nil. A record that fails to decode is removed and missed;
     /// when Redis fails, the ``Configuration/failureMode`` decides between a miss and an error.
     public func entry(forKey key: CacheKey) async throws -> CacheEntry? {
+        try await entry(forKey: key, throwingFailures: configuration.failureMode == .throwErrors)
+    }
+
+    /// The entry stored under `key`, or nil when Redis answered that there is none; a failure
+    /// throws whatever the ``Configuration/failureMode``.
+    public func entryReportingFailures(forKey key: CacheKey) async throws -> CacheEntry? {
+        try await entry(forKey: key, throwingFailures: true)
+    }
+
+    private func entry(forKey key: CacheKey, throwingFailures: Bool) async throws -> CacheEntry? {
         let timing = counters.startLookup()
         let redisKey = redisKey(key)
         let reply: RedisRecordsReply
@@ -245,7 +255,7 @@ public final class RedisTier: CacheTier {
             reply = try await read([Self.get, redisKey], key: redisKey)
         } catch {
             counters.recordLookup(hit: false, timing: timing)
-            if configuration.failureMode == .throwErrors { throw tierError(error) }
+            if throwingFailures { throw tierError(error) }
             counters.recordError()
             return nil
         }

@@ -250,6 +250,28 @@ struct HTTPCacheTagPurgeTests {
         #expect(unknowing.statistics.purgedEntriesRemoved == 0)
     }
 
+    /// A tier that answers a failed read with a miss (RedisTier, by default): the record read as
+    /// missing, so the response was purged from every tier and the record written anew, a purge
+    /// of every response stamped with it across the fleet.
+    @Test("A failed read of a tag record is not a missing record, where the tier answers failed reads with misses")
+    func failedReadIsNotAMissingRecord() async throws {
+        let lowest = SwitchableTier(try MemoryTier(capacity: 1 << 20))
+        lowest.failedReadsAreMisses.store(true, ordering: .relaxed)
+        let cache = engine([try MemoryTier(capacity: 1 << 20), lowest])
+        let origin = ScriptedOrigin([tagged([("Cache-Tag", "t"), ("ETag", "\"v1\"")])])
+        _ = try await get(cache, origin)
+        let record = try #require(await lowest.entry(forKey: HTTPCache.tagKey("t"))?.value)
+        let unknowing = HTTPCache(storage: cache.storage, configuration: cache.configuration)
+        lowest.readsAreBroken.store(true, ordering: .relaxed)
+        origin.enqueue(.respond(response(304, [("ETag", "\"v1\""), ("Cache-Control", "max-age=600")]), ""))
+        #expect(try await get(unknowing, origin).source == .revalidated, "revalidated, not fetched anew")
+        lowest.readsAreBroken.store(false, ordering: .relaxed)
+        #expect(try await lowest.entry(forKey: HTTPCache.tagKey("t"))?.value == record, "the record was replaced")
+        clock.advance(by: 1)
+        #expect(try await get(cache, origin).source == .cache, "purged by nobody")
+        #expect(unknowing.statistics.purgedEntriesRemoved == 0 && cache.statistics.purgedEntriesRemoved == 0)
+    }
+
     @Test("A tag record that cannot be read is not replaced: the fleet's purges stand, nothing is purged")
     func unreadableRecordIsNotReplaced() async throws {
         let lowest = SwitchableTier(try MemoryTier(capacity: 1 << 20))
@@ -349,6 +371,9 @@ final class SwitchableTier: CacheTier {
     let isBroken = Atomic<Bool>(false)
     /// Fails reads alone while set.
     let readsAreBroken = Atomic<Bool>(false)
+    /// While set, a failed read is a miss (as `RedisTier` answers one by default), reported only
+    /// by ``entryReportingFailures(forKey:)``.
+    let failedReadsAreMisses = Atomic<Bool>(false)
     private let inner: MemoryTier
 
     init(_ inner: MemoryTier) { self.inner = inner }
@@ -357,6 +382,13 @@ final class SwitchableTier: CacheTier {
         if isBroken.load(ordering: .relaxed) { throw TierCacheError(.storageFailure, "the test's tier is broken") }
     }
     func entry(forKey key: CacheKey) async throws -> CacheEntry? {
+        do {
+            return try await entryReportingFailures(forKey: key)
+        } catch  where failedReadsAreMisses.load(ordering: .relaxed) {
+            return nil
+        }
+    }
+    func entryReportingFailures(forKey key: CacheKey) async throws -> CacheEntry? {
         try check()
         if readsAreBroken.load(ordering: .relaxed) { throw TierCacheError(.storageFailure, "the test's reads fail") }
         return inner.entry(forKey: key)

@@ -39,6 +39,8 @@ import TierCache
         #expect(statistics.errors == 1 && statistics.misses == 1)
         let strict = try self.tier(port: server.port, mode: .throwErrors)
         await #expect(throws: TierCacheError.self) { try await strict.entry(forKey: key) }
+        // Asked to report failures, the degrading tier throws too (HTTPCache's tag records).
+        await #expect(throws: TierCacheError.self) { try await tier.entryReportingFailures(forKey: key) }
         try await server.shutdown()
     }
 

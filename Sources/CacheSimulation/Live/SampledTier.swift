@@ -49,6 +49,12 @@ public struct SampledTier<Base: CacheTier>: CacheTier {
         return try await base.entry(forKey: key)
     }
 
+    /// Records the lookup, then looks `key` up in the wrapped tier, which reports its failures.
+    public func entryReportingFailures(forKey key: CacheKey) async throws -> CacheEntry? {
+        sampler.recordLookup(key)
+        return try await base.entryReportingFailures(forKey: key)
+    }
+
     /// Stores in the wrapped tier, then records the stored bytes.
     public func store(_ entry: CacheEntry, forKey key: CacheKey) async throws -> StoreOutcome {
         let outcome = try await base.store(entry, forKey: key)

@@ -185,7 +185,11 @@ extension HTTPCache {
     // MARK: The records in the lowest tier
 
     func readTagRecord(_ tag: String) async throws -> TagRecord? {
-        guard let tier = tagTier, let entry = try await tier.entry(forKey: Self.tagKey(tag)) else { return nil }
+        // A failed read must throw, not read as a missing record, which purges the tag (a Redis
+        // tier answers failed reads with misses by default).
+        guard let tier = tagTier, let entry = try await tier.entryReportingFailures(forKey: Self.tagKey(tag)) else {
+            return nil
+        }
         return TagRecordCodec.decode(entry.value)
     }
 
