@@ -8,8 +8,9 @@ import Synchronization
 /// clients each reading a large stored response a slice a minute (or not at all, pipelining a
 /// second request) held a thousand copies for as long as they liked: tens of gigabytes, for a
 /// few bytes of request each. An answer that would take the total past the budget is answered
-/// 503 with `Retry-After` instead; an answer larger than the whole budget is sent when nothing
-/// else is in flight, so that no response becomes unservable.
+/// 503 with `Retry-After` instead, unless the origin has acted on an unsafe request; an answer
+/// larger than the whole budget is sent when nothing else is in flight, so that no response
+/// becomes unservable.
 final class AnswerBudget: Sendable {
     /// The most bytes in flight.
     let limit: Int
@@ -31,6 +32,13 @@ final class AnswerBudget: Sendable {
             if exchanged { return true }
             current = original
         }
+    }
+
+    /// Counts `bytes` as in flight whatever the limit: for an answer that must go out (the
+    /// origin's answer to an unsafe request, which a 503 would misreport as not acted on).
+    func reserveRegardless(_ bytes: Int) {
+        guard bytes > 0 else { return }
+        inFlight.add(bytes, ordering: .relaxed)
     }
 
     /// Returns `bytes` reserved earlier, once the answer is sent (or its connection closed).

@@ -82,8 +82,9 @@ extension CachingProxy {
         /// from storage holds a copy of the stored body until its client has taken the last byte,
         /// so a thousand slow clients of a large response held a thousand copies. An answer that
         /// would go past it is answered 503 with `Retry-After: 1` (counted in
-        /// `tiercache_proxy_answers_refused_for_memory_total`); one larger than the whole budget is
-        /// sent when no other is in flight. 1 GiB by default. Responses too large to cache stream
+        /// `tiercache_proxy_answers_refused_for_memory_total`), unless it is the origin's answer to
+        /// an unsafe request (a POST it has run), which goes out regardless; one larger than the
+        /// whole budget is sent when no other is in flight. 1 GiB by default. Responses too large to cache stream
         /// from the origin at the client's pace and take no share of it.
         public var maximumAnswerBytesInFlight: Int
         /// How long ``CachingProxy/run(onListening:)`` lets the requests in flight finish after

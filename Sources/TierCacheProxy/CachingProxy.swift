@@ -154,8 +154,14 @@ public final class CachingProxy: Sendable {
         if case .buffered(let body) = answer.body {
             if answerBudget.reserve(body.readableBytes) {
                 reserved = body.readableBytes
-            } else {
+            } else if Self.isSafe(request.head.method) {
                 answer = overloadedAnswer()
+            } else {
+                // The origin has acted on an unsafe request: a 503 would tell the client it had
+                // not (RFC 9110 §15.6.4), and a retried POST runs twice. Its answer goes out, past
+                // the budget, which the answers after it then find used up.
+                answerBudget.reserveRegardless(body.readableBytes)
+                reserved = body.readableBytes
             }
         }
         // Returned once the writer has taken the last slice (it waits for the client as it goes).
@@ -185,6 +191,12 @@ public final class CachingProxy: Sendable {
             }
         }
         record(answer, for: request.head, bytesSent: sent, started: started)
+    }
+
+    /// Whether `method` is safe (RFC 9110 §9.2.1): answering it 503 after the origin answered
+    /// leaves nothing undone that a retry would do twice.
+    static func isSafe(_ method: HTTPRequest.Method) -> Bool {
+        [.get, .head, .options, .trace].contains(method)
     }
 
     /// The 503 for an answer that would take the bodies in flight past

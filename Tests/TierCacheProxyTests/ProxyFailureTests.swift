@@ -240,6 +240,11 @@ struct ProxyFailureTests {
             #expect(refusedAsync.status == 503, "\(refusedAsync.status)")
             // A small answer still fits.
             #expect(try await send(.GET, "\(proxy.url)/fresh").status == 200)
+            // The origin's 4 MiB answer to a POST it has run goes out past the budget: a 503
+            // said it had not run, and a client's retry ran it twice.
+            let exported = try await send(.POST, "\(proxy.url)/export", body: "all")
+            #expect(exported.status == 200 && exported.body.utf8.count == 4 << 20, "\(exported.status)")
+            #expect(origin.count("/export") == 1)
             close(stalled)
             // The stalled answer's bytes return once the proxy sees the connection gone (its
             // writes fail): each attempt is a request, not a wait.

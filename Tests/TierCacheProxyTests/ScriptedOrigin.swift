@@ -37,6 +37,8 @@ final class ScriptedOrigin: Sendable {
                 ["Cache-Control": "max-age=600", "ETag": "\"f1\"", "Last-Modified": "Sun, 01 Nov 2026 00:00:00 GMT"])
         }
         router.post("/fresh") { _, _ in Self.text("posted", [:]) }
+        // An unsafe request whose answer is large (4 MiB), as an export the origin runs for a POST.
+        router.post("/export") { _, _ in Self.text(String(Self.hugeBody.prefix(4 << 20)), [:]) }
         // Labelled by a cache between the origin and the proxy (RFC 9211).
         router.get("/upstream-labelled") { _, _ in
             Self.text("labelled", ["Cache-Control": "max-age=600", "Cache-Status": "Upstream;hit"])
