@@ -422,12 +422,19 @@ extension HTTPCache {
 
     @discardableResult
     func writeEntry(_ entry: StoredEntry, under key: CacheKey, policy: StoragePolicy) async -> Bool {
+        await writeEntryReporting(entry, under: key, policy: policy).isStoredAnywhere
+    }
+
+    /// ``writeEntry(_:under:policy:)``, with what each tier did.
+    func writeEntryReporting(
+        _ entry: StoredEntry, under key: CacheKey, policy: StoragePolicy
+    ) async -> TieredCache.StoreReport {
         // After the change, so an answer built from the old entry meanwhile is not reused.
         defer { generation.add(1, ordering: .releasing) }
         let value = CacheEntry(value: StoredEntryCodec.encode(entry), storedAt: configuration.clock.now())
         // The first hit from memory then skips decoding what was just encoded.
         remember(DecodedEntry(entry, key: key), in: value, key: key)
-        return await storage.store(value, forKey: key, policy: policy).isStoredAnywhere
+        return await storage.store(value, forKey: key, policy: policy)
     }
 
     /// Every stored response of the resource under `primaryKey`: the one response, or each
@@ -446,17 +453,29 @@ extension HTTPCache {
     }
 
     /// Removes a resource: its primary entry and every variant it lists, and the same for its
-    /// HEAD responses and its partial content.
-    func remove(primaryKey: CacheKey) async {
-        for key in [primaryKey, Self.headKey(primaryKey), Self.partialKey(primaryKey)] { await removeResource(key) }
+    /// HEAD responses and its partial content. Returns the first failure of a tier (the others
+    /// are removed all the same), which the tiered cache has counted: a purge reports it.
+    @discardableResult
+    func remove(primaryKey: CacheKey) async -> TierCacheError? {
+        var firstFailure: TierCacheError?
+        for key in [primaryKey, Self.headKey(primaryKey), Self.partialKey(primaryKey)] {
+            if let failure = await removeResource(key), firstFailure == nil { firstFailure = failure }
+        }
+        return firstFailure
     }
 
-    /// Removes the entry under `key` and every variant it lists.
-    func removeResource(_ key: CacheKey) async {
+    /// Removes the entry under `key` and every variant it lists; returns the first failure.
+    @discardableResult
+    func removeResource(_ key: CacheKey) async -> TierCacheError? {
         defer { generation.add(1, ordering: .releasing) }
-        if case .variants(let index)? = await read(key) {
-            for variant in index.variantKeys { try? await storage.removeEntry(forKey: variant) }
+        var firstFailure: TierCacheError?
+        var keys = [key]
+        if case .variants(let index)? = await read(key) { keys = index.variantKeys + keys }
+        for key in keys {
+            do { try await storage.removeEntry(forKey: key) } catch {
+                if firstFailure == nil { firstFailure = error }
+            }
         }
-        try? await storage.removeEntry(forKey: key)
+        return firstFailure
     }
 }

@@ -623,15 +623,23 @@ public final class HTTPCache: Sendable {
                 ? targetKey(of: request)
                 : URL(string: uri).flatMap { primaryKey(for: HTTPRequest(method: .get, url: $0)) }
             guard let key else { continue }
-            await remove(primaryKey: key)
+            logIfIncomplete(await remove(primaryKey: key), invalidating: key)
             counters.recordInvalidation()
         }
+    }
+
+    /// Logs an invalidation a tier failed (it may still serve the old response; the tiered
+    /// cache has counted the error).
+    private func logIfIncomplete(_ failure: TierCacheError?, invalidating key: CacheKey) {
+        guard let failure else { return }
+        logger?.warning(
+            "an invalidated response may still be stored", metadata: ["key": "\(key)", "error": "\(failure)"])
     }
 
     /// Removes the target of `request`, an unsafe method whose response never arrived whole.
     private func invalidateTarget(of request: HTTPRequest) async {
         guard !Invalidation.safeMethods.contains(request.method), let key = targetKey(of: request) else { return }
-        await remove(primaryKey: key)
+        logIfIncomplete(await remove(primaryKey: key), invalidating: key)
         counters.recordInvalidation()
     }
 

@@ -15,7 +15,8 @@ public struct HTTPCacheError: Error, Hashable, Sendable, CustomStringConvertible
         /// The transport's response has more header fields than
         /// ``HTTPCache/maximumResponseFieldCount``: it is neither stored nor returned.
         public static let invalidResponse = Code("invalidResponse")
-        /// A purge could not be recorded: the storage's lowest tier failed or refused the record.
+        /// A purge could not be recorded: the storage's lowest tier failed or refused a tag's
+        /// record, or a tier failed to remove (or mark) a purged URL's responses.
         public static let purgeFailed = Code("purgeFailed")
         /// The code's name.
         public var description: String { name }

@@ -309,6 +309,30 @@ struct HTTPCacheTagPurgeTests {
         #expect(cache.statistics.purges == 0)
     }
 
+    /// A URL purge swallowed the tiers' failures: a shared tier that timed out kept the response
+    /// (and the next read promoted it again) while the purge reported success.
+    @Test("A URL purge a tier fails throws purgeFailed, hard or soft, and purges the other tiers")
+    func urlPurgeFailure() async throws {
+        let memory = try MemoryTier(capacity: 1 << 20)
+        let lowest = SwitchableTier(try MemoryTier(capacity: 1 << 20))
+        let cache = engine([memory, lowest])
+        let url = try #require(URL(string: "https://example.com/a"))
+        let origin = ScriptedOrigin([tagged([("ETag", "\"v1\"")]), tagged([("ETag", "\"v1\"")])])
+        for mode in [HTTPCache.PurgeMode.soft, .hard] {
+            _ = try await get(cache, origin)
+            lowest.isBroken.store(true, ordering: .relaxed)
+            await #expect {
+                try await cache.purge(url: url, mode: mode)
+            } throws: { ($0 as? HTTPCacheError)?.code == .purgeFailed }
+            lowest.isBroken.store(false, ordering: .relaxed)
+            let key = try #require(cache.primaryKey(for: request()))
+            #expect(try await lowest.entry(forKey: key) != nil, "the failing tier keeps it: nothing says otherwise")
+            if mode == .hard { #expect(memory.entry(forKey: key) == nil, "the other tiers are purged") }
+            try await cache.purge(url: url, mode: .hard)
+        }
+        #expect(cache.statistics.purges == 2, "the two that succeeded")
+    }
+
     @Test(
         "A response with too many tags, or too long a tag, is not stored, and counted",
         arguments: [

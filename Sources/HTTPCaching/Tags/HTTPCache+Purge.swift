@@ -73,14 +73,16 @@ extension HTTPCache {
     /// `RedisCoherence`), which drops it there at once.
     ///
     /// - Throws: ``HTTPCacheError/Code/invalidRequest`` when `url` has no cache key (no scheme
-    ///   or host, or the configured key function excludes it).
+    ///   or host, or the configured key function excludes it);
+    ///   ``HTTPCacheError/Code/purgeFailed`` when a tier failed to remove (or mark) a response,
+    ///   which it may still hold (the other tiers are purged all the same).
     public func purge(url: URL, mode: PurgeMode = .hard) async throws(HTTPCacheError) {
         // `HTTPRequest(url:)` traps on a URL without a scheme: checked first.
         guard url.scheme != nil, url.host != nil, let primaryKey = primaryKey(for: HTTPRequest(method: .get, url: url))
         else {
             throw HTTPCacheError(.invalidRequest, "\(url) has no cache key")
         }
-        await purge(primaryKey: primaryKey, mode: mode)
+        try await purge(primaryKey: primaryKey, mode: mode)
     }
 
     /// Purges the resource `request` targets (its method aside), keyed as a GET of the same
@@ -88,26 +90,42 @@ extension HTTPCache {
     /// endpoint). ``purge(url:mode:)`` goes through `URL`, which encodes again a target holding
     /// bytes a URI may not (`?tag[]=new`), so that it named another key than the one the
     /// resource is stored under.
+    ///
+    /// - Throws: as ``purge(url:mode:)`` does.
     public func purge(target request: HTTPRequest, mode: PurgeMode = .hard) async throws(HTTPCacheError) {
         var get = request
         get.method = .get
         guard let primaryKey = primaryKey(for: get) else {
             throw HTTPCacheError(.invalidRequest, "\(request.path ?? "the request") has no cache key")
         }
-        await purge(primaryKey: primaryKey, mode: mode)
+        try await purge(primaryKey: primaryKey, mode: mode)
     }
 
-    /// ``purge(url:mode:)`` for a resource's primary key.
-    func purge(primaryKey: CacheKey, mode: PurgeMode) async {
-        defer { counters.recordPurge(ofTag: false, mode: mode) }
-        guard mode == .soft else { return await remove(primaryKey: primaryKey) }
-        let now = configuration.clock.now()
-        for key in [primaryKey, Self.headKey(primaryKey), Self.partialKey(primaryKey)] {
-            for located in await storedResponses(of: key) {
-                var marked = located.response
-                marked.invalidatedAt = min(marked.invalidatedAt ?? now, now)
-                await writeEntry(.response(marked), under: located.key, policy: marked.storagePolicy)
+    /// ``purge(url:mode:)`` for a resource's primary key. Every tier is tried; a tier that failed
+    /// (a shared tier timing out) may still hold the response, and the purge throws
+    /// ``HTTPCacheError/Code/purgeFailed``.
+    func purge(primaryKey: CacheKey, mode: PurgeMode) async throws(HTTPCacheError) {
+        var failures: [String] = []
+        if mode == .hard {
+            if let failure = await remove(primaryKey: primaryKey) { failures.append("\(failure)") }
+        } else {
+            let now = configuration.clock.now()
+            for key in [primaryKey, Self.headKey(primaryKey), Self.partialKey(primaryKey)] {
+                for located in await storedResponses(of: key) {
+                    var marked = located.response
+                    marked.invalidatedAt = min(marked.invalidatedAt ?? now, now)
+                    let report = await writeEntryReporting(
+                        .response(marked), under: located.key, policy: marked.storagePolicy)
+                    for (tier, outcome) in report.outcomes {
+                        if case .failed(let error) = outcome { failures.append("\(tier): \(error)") }
+                    }
+                }
             }
         }
+        guard failures.isEmpty else {
+            throw HTTPCacheError(
+                .purgeFailed, "\(primaryKey) may still be stored: \(failures.joined(separator: "; "))")
+        }
+        counters.recordPurge(ofTag: false, mode: mode)
     }
 }
