@@ -473,9 +473,12 @@ public final class HTTPCache: Sendable {
     ) async throws -> Exchange {
         let request = Self.forwardable(request)
         let clock = configuration.clock
-        let key =
-            "\(request.method) \(HTTPCacheKey.normalizedURI(of: request) ?? "")\n"
-            + request.headerFields.map { "\($0.name.canonicalName): \($0.value)" }.joined(separator: "\n")
+        // Requests that differ only in the client's hop join one fetch (a proxy adds each
+        // client's address: keyed with it, a burst of misses from N clients made N fetches).
+        var key = "\(request.method) \(HTTPCacheKey.normalizedURI(of: request) ?? "")"
+        for field in request.headerFields where !Self.clientHopFields.contains(field.name) {
+            key += "\n\(field.name.canonicalName): \(field.value)"
+        }
         let tagging = configuration.tagging
         let perform: @Sendable () async throws -> Exchange = {
             let requestTime = clock.now()
@@ -483,10 +486,13 @@ public final class HTTPCache: Sendable {
             try Self.checkFieldCount(response.headerFields.count)
             let tags = tagging.take(from: &response)
             return Exchange(
-                response: response, body: responseBody, requestTime: requestTime, responseTime: clock.now(), tags: tags)
+                response: response, body: responseBody, requestTime: requestTime, responseTime: clock.now(), tags: tags,
+                sent: request)
         }
         let (exchange, joined) = try await inFlight.run(key: key, perform)
         guard joined else { return exchange }
+        // A response that varies on a client's hop field answers only requests that match it.
+        if !Self.sameVariant(exchange, for: request) { return try await perform() }
         // A joined request gets the exchange only where this cache could have answered it with
         // the response, without asking the origin; otherwise it fetches again (see
         // `answersJoinedRequests`), and is not counted as coalesced.
@@ -495,6 +501,20 @@ public final class HTTPCache: Sendable {
         }
         counters.recordCoalesced()
         return exchange
+    }
+
+    /// The request fields that describe a client's hop rather than what it asks for, which a
+    /// proxy adds per client: requests that differ only in them join one fetch
+    /// (``fetch(_:body:confirming:transport:)``), unless the response varies on one of them.
+    static let clientHopFields = Set(["X-Forwarded-For", "Forwarded", "Via"].compactMap { HTTPField.Name($0) })
+
+    /// Whether `request`, which joined `exchange` and may differ from the request sent in the
+    /// client's hop fields, selects the same variant of the response (RFC 9111 §4.1).
+    private static func sameVariant(_ exchange: Exchange, for request: HTTPRequest) -> Bool {
+        let names = Vary.fieldNames(of: exchange.response)
+        guard !names.isEmpty else { return true }
+        guard !names.contains("*") else { return false }
+        return Vary.matches(request, Vary.varyingFields(names, of: exchange.sent))
     }
 
     /// Whether a shared cache hands `exchange` to the requests that joined it, identical to
@@ -604,7 +624,7 @@ public final class HTTPCache: Sendable {
             if let primaryKey = primaryKey(for: get) {
                 let exchange = Exchange(
                     response: response, body: responseBody, requestTime: requestTime, responseTime: responseTime,
-                    tags: tags)
+                    tags: tags, sent: request)
                 result.wasStored = await storeIfAllowed(exchange, for: get, primaryKey: primaryKey)
             }
         }

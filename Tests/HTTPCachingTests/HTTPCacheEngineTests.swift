@@ -325,6 +325,32 @@ struct HTTPCacheEngineTests {
         #expect(memory.statistics().stores == 1)
     }
 
+    /// A proxy adds each client's address: keyed with it, concurrent misses from N clients
+    /// made N fetches.
+    @Test(
+        "Shared: misses differing only in the client's hop (X-Forwarded-For, Via) make one request, unless the response varies on it",
+        .timeLimit(.minutes(1)), arguments: ["", "x-forwarded-for"])
+    func coalescingAcrossClients(vary: String) async throws {
+        let fields = [("Cache-Control", "max-age=60")] + (vary.isEmpty ? [] : [("Vary", vary)])
+        let origin = ScriptedOrigin([ok(fields), ok(fields)])
+        origin.hold()
+        let cache = makeCache { $0.mode = .shared }
+        let results = try await withThrowingTaskGroup(of: HTTPCacheResponse.self) { group in
+            for client in 0..<2 {
+                let asked = request(
+                    "https://example.com/a", [("X-Forwarded-For", "192.0.2.\(client)"), ("Via", "1.1 edge\(client)")])
+                group.addTask { try await cache.response(for: asked, transport: origin.transport) }
+            }
+            // (Without the join, the second fetch waits at the held origin, and the time limit ends it.)
+            while cache.inFlight.joinCount < 1 { await Task.yield() }
+            origin.release()
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(results.allSatisfy { $0.body == Data("hello".utf8) })
+        #expect(origin.received.count == (vary.isEmpty ? 1 : 2))
+        #expect(cache.statistics.coalescedRequests == (vary.isEmpty ? 1 : 0))
+    }
+
     @Test(
         "Shared: a request joining another's fetch of an answer the cache could not reuse for it (private, no-store, no-cache, no lifetime, stale) fetches alone",
         arguments: [

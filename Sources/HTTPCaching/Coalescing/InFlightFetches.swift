@@ -11,6 +11,9 @@ struct Exchange: Sendable {
     var responseTime: Date
     /// The tags the response carried (taken out of it when ``HTTPCache/Tagging`` says so).
     var tags = ResponseTags()
+    /// The request sent: those that join it may differ from it in the fields
+    /// ``HTTPCache/clientHopFields`` names.
+    var sent: HTTPRequest
     /// Shared by the requests that joined the exchange, so that one of them stores it.
     let storing = StoreClaim()
 
