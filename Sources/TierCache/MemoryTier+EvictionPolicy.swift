@@ -32,7 +32,8 @@ extension MemoryTier {
         /// evicted entries outside the byte budget.
         case arc
         /// 2Q (Johnson & Shasha, VLDB 1994): a FIFO for first requests, a ghost of keys that left
-        /// it, and an LRU list for entries requested again while remembered.
+        /// it, and an LRU list for entries requested again while remembered. Entries larger than
+        /// the FIFO's share (25% of the capacity) are refused.
         case twoQ
         /// LIRS (Jiang & Zhang, SIGMETRICS 2002): keeps entries whose reuse distance is short;
         /// one scan only cycles through 1% of the capacity. Non-resident history (keys) of up to

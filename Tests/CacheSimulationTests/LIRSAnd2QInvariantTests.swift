@@ -74,9 +74,10 @@ import Testing
                 #expect(weight(after.am) + weight(after.a1in) <= capacity)
                 #expect(weight(after.a1out) <= capacity / 2)
                 #expect(Set(after.a1out).isDisjoint(with: Set(after.am + after.a1in)))
-                // Every object that fits the cache is resident right after its request.
+                // Every object that fits A1in (Kin) is resident right after its request.
                 let size = UInt64(trace.objectSizes[Int(object)])
-                #expect(size > capacity || after.am.contains(object) || after.a1in.contains(object))
+                let admissible = policy.policy.largestAdmissibleSize
+                #expect(size > admissible || after.am.contains(object) || after.a1in.contains(object))
                 // A hit in A1in changes nothing (a correlated reference).
                 if before.a1in.contains(object) { #expect(after.a1in == before.a1in && after.am == before.am) }
             }

@@ -71,6 +71,8 @@ import Testing
         }
     }
 
+    /// libCacheSim's TwoQ admits no object larger than Kin, which is 0 below 4 objects: such a
+    /// cache there never hits. This one admits as the paper's does (Kin a threshold).
     @Test("Capacity 1 (Kin = 0, Kout = 0) keeps the last object; capacity 0 never hits")
     func tinyCapacities() throws {
         // Capacity 1: A1in holds the one object; a new one pages it out to A1out, which keeps 0
@@ -82,18 +84,35 @@ import Testing
         #expect(zero.allSatisfy { !$0.hit && $0.am.isEmpty && $0.a1in.isEmpty && $0.a1out.isEmpty })
     }
 
-    @Test("Byte mode: Kin and Kout are byte budgets, and reclaiming repeats until the object fits")
+    @Test(
+        "Byte mode: Kin and Kout are byte budgets, reclaiming repeats until the object fits, larger than Kin is refused"
+    )
     func byteMode() throws {
-        // Capacity 100 B: Kin = 25 B, Kout = 50 B. Sizes: 1 = 30, 2 = 30, 3 = 30, 4 = 60.
-        // 1 2 3: free space, A1in holds 90 B. 4 (60 B): 150 > 100 and A1in (90) > 25 → 1 is paged
-        // out (A1out: 30 B); 120 > 100 and A1in (60) > 25 → 2 is paged out, A1out would hold 60 > 50
-        // B so its tail (1) is forgotten; 90 ≤ 100: 4 enters A1in.
-        let sizes: [UInt64: UInt32] = [1: 30, 2: 30, 3: 30, 4: 60]
-        let steps = try replay([1, 2, 3, 4, 2], capacity: 100, sizes: sizes)
-        #expect(steps[3] == Step(hit: false, am: [], a1in: [4, 3], a1out: [2]))
-        // 2 (in A1out) leaves it before reclaiming; 120 > 100 and A1in (90) > 25 → 3 (30 B) is paged
-        // out to A1out; 60 + 30 ≤ 100, so 2 enters Am.
-        #expect(steps[4] == Step(hit: false, am: [2], a1in: [4], a1out: [3]))
+        // Capacity 100 B: Kin = 25 B, Kout = 50 B.
+        let sizes: [UInt64: UInt32] = [1: 10, 2: 10, 3: 10, 4: 25, 5: 25, 6: 25, 7: 25, 8: 30]
+        let steps = try replay([1, 2, 3, 4, 5, 6, 7, 8, 2], capacity: 100, sizes: sizes)
+        // 1 to 5 fill 80 B. 6: 105 > 100 and A1in (80) > 25 → 1 is paged out; 95 fits.
+        #expect(steps[5] == Step(hit: false, am: [], a1in: [6, 5, 4, 3, 2], a1out: [1]))
+        // 7: 120 > 100 → 2 is paged out, 110 > 100 → 3 too; 100 fits.
+        #expect(steps[6] == Step(hit: false, am: [], a1in: [7, 6, 5, 4], a1out: [3, 2, 1]))
+        // 8 (30 B) is larger than Kin: a miss that changes nothing.
+        #expect(steps[7] == Step(hit: false, am: [], a1in: [7, 6, 5, 4], a1out: [3, 2, 1]))
+        // 2 (in A1out) leaves it before reclaiming; 110 > 100 and A1in (100) > 25 → 4 (25 B) is
+        // paged out to A1out (45 B); 85 fits, so 2 enters Am.
+        #expect(steps[8] == Step(hit: false, am: [2], a1in: [7, 6, 5], a1out: [4, 3, 1]))
+    }
+
+    /// Pushed, a key heavier than Kout emptied A1out of every key it held, itself included.
+    @Test("A key heavier than Kout is not remembered, and A1out keeps the keys it held")
+    func heavyKeyLeavesA1outAlone() {
+        var policy = TwoQPolicy(context: PolicyContext(capacity: 100), inFraction: 0.6, outFraction: 0.2)
+        // Kin = 60 B, Kout = 20 B. 1 (10), 2 (30), 3 (50) fill 90 B; 4 (50): 140 > 100 → 1 is paged
+        // out (A1out 10 B), 130 > 100 → 2 (30 B, past Kout) leaves unremembered; 100 fits.
+        for (slot, size) in [(UInt32(0), UInt64(10)), (1, 30), (2, 50), (3, 50)] {
+            _ = policy.access(slot, size: size, keyHash: UInt64(slot), position: Int(slot))
+        }
+        #expect(policy.snapshot.a1in == [3, 2] && policy.snapshot.a1out == [0])
+        #expect(policy.largestAdmissibleSize == 60)
     }
 
     @Test func namesParse() {

@@ -11,7 +11,10 @@
 /// values found offline). With them, 2Q is within 0.15 points of the ARC paper's 2Q column on OLTP
 /// (Table IV); on P12 (Table V) small caches want a larger Kin and large ones a smaller one, and the
 /// best of Kin = 5%, 25%, 90% is within 0.3 points. In byte mode the sizes of A1in, A1out and Am
-/// are sums of object sizes.
+/// are sums of object sizes; an object larger than Kin is not admitted, and one larger than Kout
+/// is not remembered in A1out (as libCacheSim's TwoQ, whose A1in and A1out are caches of those
+/// sizes), except that below 4 objects, where Kin is 0 and libCacheSim's TwoQ admits nothing,
+/// objects of size 1 are.
 ///
 /// Cost: one `SlotQueues` link set (17 bytes an object); O(1) a request, no allocation.
 public struct TwoQPolicy: EvictionPolicy {
@@ -32,6 +35,10 @@ public struct TwoQPolicy: EvictionPolicy {
     @usableFromInline let inLimit: UInt64
     /// Kout: the most the keys in A1out may add up to.
     @usableFromInline let outLimit: UInt64
+    /// The largest object admitted: Kin, as libCacheSim's TwoQ (its A1in is a cache of Kin), but
+    /// at least 1, so that a cache of fewer than 4 objects, whose Kin is 0, admits as the paper's
+    /// 2Q does (Kin a threshold for paging out, not a size) rather than nothing.
+    @usableFromInline let admissionLimit: UInt64
 
     /// An empty cache of `context`'s capacity, with the default parameters.
     public init(context: PolicyContext) {
@@ -51,6 +58,7 @@ public struct TwoQPolicy: EvictionPolicy {
         let kout = outFraction.isFinite ? max(outFraction, 0) : Self.defaultOutFraction
         inLimit = context.capacity.scaled(by: kin)
         outLimit = context.capacity.scaled(by: kout)
+        admissionLimit = min(max(inLimit, 1), context.capacity)
     }
 
     /// Serves a request; returns whether it hit.
@@ -64,14 +72,15 @@ public struct TwoQPolicy: EvictionPolicy {
         case Self.a1in:
             return true  // a correlated reference: nothing changes
         case Self.a1out:
-            // Removed before reclaiming, as Caffeine's simulator does, so it is not counted in A1out.
+            // Removed before reclaiming, as Caffeine's simulator does, so it is not counted in A1out
+            // (and before the size check, as libCacheSim's `TwoQ_find` does).
             queues.remove(object)
-            guard reclaim(for: size) else { return false }
+            guard size <= admissionLimit, reclaim(for: size) else { return false }
             queues.setSize(size, of: object)
             queues.pushHead(object, Self.am)
             return false
         default:
-            guard reclaim(for: size) else { return false }
+            guard size <= admissionLimit, reclaim(for: size) else { return false }
             queues.setSize(size, of: object)
             queues.pushHead(object, Self.a1in)
             return false
@@ -86,6 +95,9 @@ public struct TwoQPolicy: EvictionPolicy {
         while queues.weight(Self.am) + queues.weight(Self.a1in) + size > capacity {
             if queues.weight(Self.a1in) > inLimit || queues.count(Self.am) == 0 {
                 guard let oldest = queues.popTail(Self.a1in) else { break }
+                // A key heavier than all of A1out is not remembered: pushed, it emptied A1out,
+                // itself included, of every key it held.
+                guard queues.size(of: oldest) <= outLimit else { continue }
                 queues.pushHead(oldest, Self.a1out)
                 while queues.weight(Self.a1out) > outLimit, queues.popTail(Self.a1out) != nil {}
             } else {
@@ -115,8 +127,9 @@ extension TwoQPolicy {
     @inlinable public func remembers(_ slot: UInt32) -> Bool { queues.queue(of: slot) != SlotQueues.none }
     /// The slots the last call took out of a queue.
     @inlinable public var departures: ArraySlice<UInt32> { queues.departures }
-    /// The whole capacity.
-    public var largestAdmissibleSize: UInt64 { capacity }
+    /// Kin (at least 1): a first request enters A1in, and an object larger than A1in's share is
+    /// not admitted (libCacheSim's `TwoQ_can_insert`).
+    public var largestAdmissibleSize: UInt64 { admissionLimit }
     /// Am from most to least recent, then A1in.
     public var residentsByRetention: [UInt32] { queues.members(of: Self.am) + queues.members(of: Self.a1in) }
 
