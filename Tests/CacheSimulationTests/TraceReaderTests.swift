@@ -69,6 +69,23 @@ import Testing
             ])
     }
 
+    /// Records of size 0 counted as 1-byte requests (3 requests, 2 hits where libCacheSim, which
+    /// skips them by default, has 1 request and none).
+    @Test("Records of size 0 are not requests, in oracleGeneral and CSV traces, as libCacheSim reads them")
+    func sizeZeroRecordsAreSkipped() throws {
+        let fixtures = try TraceFixtures()
+        defer { fixtures.remove() }
+        let records =
+            Self.oracleGeneralRecord(time: 1, id: 5, size: 100) + Self.oracleGeneralRecord(time: 2, id: 5, size: 0)
+            + Self.oracleGeneralRecord(time: 3, id: 5, size: 0)
+        #expect(
+            try TraceFixtures.requests(fixtures.write("z.oracleGeneral.bin", records)) == [
+                TraceRequest(key: 5, size: 100, timestamp: 1)
+            ])
+        let csv = try fixtures.write("z.csv", text: "key,size\n5,100\n5,0\n6,0\n")
+        #expect(try TraceFixtures.requests(csv) == [TraceRequest(key: 5, size: 100)])
+    }
+
     /// A binary trace whose first bytes are gzip's two magic bytes is read as itself: its first
     /// timestamp, 35,615, is `1F 8B 00 00` little-endian, and it was refused as damaged gzip.
     @Test func aBinaryTraceOpeningWithGzipsMagicBytesIsNotGzip() throws {
@@ -139,6 +156,21 @@ import Testing
         #expect(try TraceFixtures.requests(keysOnly).map(\.size) == [1, 1, 1])
     }
 
+    /// Timestamps with a fraction, as recorders write epoch seconds, failed the whole load at
+    /// line 1 ("must be a non-negative integer"), though replays never read them.
+    @Test("A plain trace's timestamp may have a fraction; a sign or an exponent is an error")
+    func plainTimestampsMayHaveAFraction() throws {
+        let fixtures = try TraceFixtures()
+        defer { fixtures.remove() }
+        let path = try fixtures.write("f.txt", text: "k,100,1700000000.25\nk,100,1700000001.\nk,100,7\n")
+        #expect(try TraceFixtures.requests(path).map(\.timestamp) == [1_700_000_000, 1_700_000_001, 7])
+        for bad in ["k,100,-5", "k,100,1e9", "k,100,.5", "k,100,1.2.3"] {
+            #expect(throws: TraceError.self, "\(bad)") {
+                try TraceFixtures.requests(fixtures.write("b.txt", text: bad + "\n"))
+            }
+        }
+    }
+
     /// Zero-padded integers (ZIP codes, SKUs) are names: `007`, `7` and `0007` are three objects,
     /// where reading each as the integer 7 merged them and raised the hit ratio. `0` is an integer.
     @Test func plainZeroPaddedKeysAreNamesNotIntegers() throws {
@@ -170,9 +202,12 @@ import Testing
         let read = try TraceFixtures.requests(keys)
         #expect(read.count == 3 && read[0].key == read[1].key && read[2].key != read[0].key)
         #expect(try !TraceReader(path: keys).requestsCarrySizes())
-        // A timestamp that is not an integer is an error naming it, not one key a line.
+        // A timestamp with a fraction reads whole; one that is no number is an error naming it,
+        // not one key a line.
         let decimal = try fixtures.write("decimal.txt", text: "k 4096 1617.25\n")
-        let error = #expect(throws: TraceError.self) { try TraceFixtures.requests(decimal) }
+        #expect(try TraceFixtures.requests(decimal).map(\.timestamp) == [1617])
+        let garbled = try fixtures.write("garbled.txt", text: "k 4096 16x7\n")
+        let error = #expect(throws: TraceError.self) { try TraceFixtures.requests(garbled) }
         #expect(error.map { "\($0)".contains("timestamp") } == true)
     }
 

@@ -94,6 +94,16 @@ enum ASCIIFields {
         return value
     }
 
+    /// The whole part of a non-negative decimal number (`17`, `17.25`, `17.`): digits, then
+    /// optionally a point and digits; nil for anything else (a sign, an exponent, nothing before
+    /// the point).
+    static func unsignedWholePart(_ field: UnsafeBufferPointer<UInt8>) -> UInt64? {
+        guard let point = field.firstIndex(of: UInt8(ascii: ".")) else { return unsigned(field) }
+        let fraction = UnsafeBufferPointer(rebasing: field[(point + 1)...])
+        guard fraction.allSatisfy({ $0 &- UInt8(ascii: "0") < 10 }) else { return nil }
+        return unsigned(UnsafeBufferPointer(rebasing: field[..<point]))
+    }
+
     /// A plain trace's key: a decimal integer written without leading zeros is the key itself;
     /// any other field is hashed (``fnv1a(_:)``), zero-padded integers too, so that `007`, `7`
     /// and `0007` (three names, as zero-padded codes are) stay three objects.

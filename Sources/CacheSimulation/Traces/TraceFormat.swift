@@ -9,21 +9,22 @@ public enum TraceFormat: String, Sendable, CaseIterable, CustomStringConvertible
     /// cache2k's traces: big-endian signed 32-bit keys, one per request.
     case cache2k
     /// libCacheSim's `oracleGeneral` binary: 24-byte little-endian records
-    /// `uint32 time, uint64 obj_id, uint32 size, int64 next_access_vtime`. A size of 0 counts as 1
-    /// (an object costs at least a byte in byte mode).
+    /// `uint32 time, uint64 obj_id, uint32 size, int64 next_access_vtime`. A record of size 0 is
+    /// not a request, as libCacheSim reads it by default (`ignore_size_zero_req`).
     case oracleGeneral = "oracle-general"
     /// CSV with a header line naming its columns: the key column is the first of `obj_id`, `key`,
     /// `lbn` and `id` (in that order) that the header names;
     /// optional `size`/`obj_size` and `time`/`timestamp` columns. libCacheSim's CSV traces read as is.
-    /// A size of 0 counts as 1; a time that is not a whole number reads as 0 (replays do not use
-    /// times).
+    /// A record of size 0 is not a request (as libCacheSim reads it); a time that is not a whole
+    /// number reads as 0 (replays do not use times).
     case csv
     /// TierCache's plain format for users' own traces: `key[,size[,timestamp]]` per line, or
     /// `key size [timestamp]` separated by spaces or tabs when the first request is laid out so
     /// (no comma, integers after the key; otherwise a key may hold spaces), every line with a
     /// size or none (then the trace has no sizes). A key that is a decimal integer without leading
     /// zeros is used as is; any other key is hashed (FNV-1a, 64 bits), so `007` and `7` are two
-    /// objects. Blank lines and lines starting with `#` are skipped.
+    /// objects. A timestamp may have a fraction (`1700000000.25`), which is dropped. Blank lines
+    /// and lines starting with `#` are skipped.
     case plain
 
     /// The format as the command line names it.

@@ -26,8 +26,9 @@ public struct TraceReader: Sendable {
     /// read as, and the binary copies made by earlier builds (``TraceCache``), which hold what
     /// those read, are parsed again and replaced instead of used. Revision 2: a plain trace's zero-padded
     /// integer keys are names (`007` and `7` are two objects), spaced fields are a key, a size
-    /// and a time, and a byte order mark is not part of the first key.
-    static let parsingRevision = 2
+    /// and a time, and a byte order mark is not part of the first key. Revision 3: records of
+    /// size 0 in oracleGeneral and CSV traces are not requests (they counted as 1 byte).
+    static let parsingRevision = 3
 
     /// A reader of the trace file at `path`; nothing is read until the trace is loaded.
     /// - Parameters:
@@ -186,7 +187,9 @@ public struct TraceReader: Sendable {
             let time = UInt32(littleEndian: record.loadUnaligned(fromByteOffset: 0, as: UInt32.self))
             let key = UInt64(littleEndian: record.loadUnaligned(fromByteOffset: 4, as: UInt64.self))
             let size = UInt32(littleEndian: record.loadUnaligned(fromByteOffset: 12, as: UInt32.self))
-            return try body(TraceRequest(key: key, size: max(size, 1), timestamp: UInt64(time)))
+            // Not a request, as libCacheSim reads it (`ignore_size_zero_req`, its default).
+            guard size > 0 else { return true }
+            return try body(TraceRequest(key: key, size: size, timestamp: UInt64(time)))
         }
     }
 
@@ -214,7 +217,9 @@ public struct TraceReader: Sendable {
                         "expected a size (at most \(UInt32.max)) in column \(column + 1), found \"\(ASCIIFields.text(line))\""
                     )
                 }
-                request.size = UInt32(max(size, 1))
+                // Not a request, as libCacheSim reads it (`ignore_size_zero_req`, its default).
+                guard size > 0 else { return true }
+                request.size = UInt32(size)
             }
             if let column = layout.time, fields.count > column, let time = ASCIIFields.unsigned(fields[column]) {
                 request.timestamp = time
@@ -283,9 +288,12 @@ public struct TraceReader: Sendable {
                 request.size = UInt32(size)
             }
             if fields.count > 2 {
-                guard let time = ASCIIFields.unsigned(fields[2]) else {
+                // Seconds with a fraction (`1700000000.25`, as many recorders write them) count
+                // whole: replays do not use times.
+                guard let time = ASCIIFields.unsignedWholePart(fields[2]) else {
                     throw malformed(
-                        number, "the timestamp must be a non-negative integer, found \"\(ASCIIFields.text(fields[2]))\""
+                        number,
+                        "the timestamp must be a non-negative number (`1700000000` or `1700000000.25`), found \"\(ASCIIFields.text(fields[2]))\""
                     )
                 }
                 request.timestamp = time
