@@ -86,6 +86,21 @@ import Testing
         #expect(curve.points.allSatisfy { (0...1).contains($0.hitRatio) })
     }
 
+    /// More tracked keys hashing to 0 than the budget set the threshold to 0: the rate fell to
+    /// 0, every count was scaled to 0, and nothing was sampled again (a long-lived service's live
+    /// sampler answered 0 at every capacity).
+    @Test("Fixed-size SHARDS stops at the smallest rate, keeping the keys hashing to 0 past its budget")
+    func fixedSizeShardsNeverSamplesNothing() {
+        // Keys whose 24-bit sample hash is 0 (the hash's mixing inverted).
+        let zeroHashKeys: [UInt64] = [0x0cd1_4bd4_2303_1708, 0x5d3b_a348_bc0c_1649, 0xa7fd_426b_c78f_4da8]
+        #expect(zeroHashKeys.allSatisfy { SHARDS.hash($0) == 0 })
+        var sampler = SHARDS(mode: .fixedSize(maximumKeys: 1), unit: .objects)
+        for _ in 0..<2 { for key in zeroHashKeys { sampler.record(key: key, size: 1) } }
+        #expect(sampler.rate == SHARDS.smallestRate && sampler.trackedKeys == 3)
+        // The second round of the three keys hits (at distances scaled by the rate).
+        #expect(sampler.curve().points.contains { $0.hitRatio > 0 })
+    }
+
     @Test func curvesAnswerTheTuningQuestions() {
         let curve = MissRatioCurve(
             unit: .objects,

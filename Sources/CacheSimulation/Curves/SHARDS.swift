@@ -14,7 +14,8 @@ public struct SHARDS: Sendable {
         /// A fixed share of the keys, by hash (``SHARDS/smallestRate``...1; a rate outside that is
         /// clamped to it, and NaN counts as 1: every key).
         case fixedRate(Double)
-        /// At most `maximumKeys` keys: the rate falls as more keys arrive (bounded memory).
+        /// At most `maximumKeys` keys: the rate falls as more keys arrive (bounded memory), down
+        /// to ``SHARDS/smallestRate``, where the keys that rate samples are all kept.
         case fixedSize(maximumKeys: Int)
 
         /// The mode in words, for reports.
@@ -102,11 +103,17 @@ public struct SHARDS: Sendable {
         if case .fixedSize(let maximum) = mode, slots.count > maximum { lowerThreshold() }
     }
 
-    /// Drops the keys with the largest hashes until the sample is back within its size.
+    /// Drops the keys with the largest hashes until the sample is back within its size, or the
+    /// rate at its smallest (``smallestRate``): keys hashing to 0 stay, past `maximumKeys` if they
+    /// are more (a threshold of 0 sampled nothing ever after, and scaled every count to 0).
     private mutating func lowerThreshold() {
         guard case .fixedSize(let maximum) = mode else { return }
         let oldRate = rate
         while slots.count > maximum, let largest = byHash.max {
+            guard largest.hash > 0 else {
+                threshold = 1
+                break
+            }
             threshold = largest.hash
             while let top = byHash.max, top.hash >= threshold {
                 _ = byHash.popMax()
