@@ -32,7 +32,11 @@
 /// A policy of your own conforms to this protocol; it then runs in `Simulator.replay(_:capacity:)`
 /// and in `MemoryTier(capacity:policyType:)` unchanged. `PolicyConformanceSuite`
 /// (`TierCacheTesting`) checks the contract in a test: the simulator reads only hits, and a
-/// `MemoryTier` stops on a breach (a precondition naming the rule).
+/// `MemoryTier` stops, with a precondition naming the rule, on the breaches it sees as it runs:
+/// resident sizes past the capacity (a policy that does not evict, or evicts without listing the
+/// slots in ``departures``), a removed slot still remembered, and departures that pile up across
+/// requests. It does not check the others (a hit that evicts, a history that never forgets,
+/// which grows its key table): run the suite.
 ///
 /// The protocol refines `SendableMetatype`: a policy's type travels between tasks (a list of
 /// policies replayed in parallel, a benchmark subject's factory), though its instances stay with
