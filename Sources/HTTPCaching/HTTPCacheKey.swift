@@ -4,8 +4,11 @@ import HTTPTypes
 /// The primary cache key of a request (RFC 9111 §2): its method and normalised target URI.
 ///
 /// Normalisation (RFC 3986 §6.2.2–6.2.3): scheme and host lower-cased, the scheme's default port
-/// dropped, an empty path made `/`, the fragment dropped; the query is kept as sent. HEAD
-/// requests share GET's key (a HEAD can be answered from a stored GET).
+/// dropped, an empty path made `/`, the fragment dropped; the path and query are kept as sent,
+/// but for each byte a URI may not hold, percent-encoded as the request reaches an origin
+/// (`/a|b` is `/a%7Cb`), and the hex digits of escapes upper-cased (`%7c` is `%7C`): forms of one
+/// target that an origin cannot tell apart share a key, so a purge or an invalidation of one
+/// reaches the others. HEAD requests share GET's key (a HEAD can be answered from a stored GET).
 public enum HTTPCacheKey {
     /// The normalised URI of `request`, or `nil` without scheme and authority.
     public static func normalizedURI(of request: HTTPRequest) -> String? {
@@ -33,7 +36,7 @@ public enum HTTPCacheKey {
         guard !authority.isEmpty else { return nil }
         var scheme = scheme
         var authority = authority
-        var path = path
+        var path = RequestTarget.keyForm(path) ?? path
         return scheme.withUTF8 { scheme in
             authority.withUTF8 { authority in
                 path.withUTF8 { path in

@@ -33,4 +33,29 @@ struct RequestTargetTests {
         #expect(
             RequestTarget.absoluteURI(of: HTTPRequest(method: .get, scheme: "http", authority: "", path: "/")) == nil)
     }
+
+    /// The key kept the raw target while the origin got it encoded: `/a|b` from a browser and
+    /// `/a%7Cb` from a purge script were two entries of one resource, and purging one left the
+    /// other served.
+    @Test(
+        "The forms of one target an origin cannot tell apart share a key",
+        arguments: [
+            ["/a|b", "/a%7Cb", "/a%7cb", "/a|b#frag"],
+            ["/search?tag[]=new", "/search?tag%5B%5D=new", "/search?tag%5b%5D=new"],
+            ["/100%", "/100%25"],
+        ])
+    func equivalentTargetsShareAKey(targets: [String]) {
+        let keys = Set(targets.map { HTTPCacheKey.defaultKey(scheme: "https", authority: "example.com", path: $0) })
+        #expect(keys.count == 1, "\(keys)")
+    }
+
+    @Test("A target written as a URI already keys as before, and escapes of other bytes stay apart")
+    func keyFormLeavesWrittenTargets() {
+        #expect(RequestTarget.keyForm("/p;x=1/q:@!$&'()*+,=~-._?k=v%C3%A9") == nil)
+        #expect(RequestTarget.keyForm("/a%41") == nil, "an escape of an unreserved byte is not decoded")
+        #expect(RequestTarget.keyForm("/p?q#frag") == "/p?q")
+        #expect(
+            HTTPCacheKey.defaultKey(scheme: "https", authority: "example.com", path: "/a%41")
+                != HTTPCacheKey.defaultKey(scheme: "https", authority: "example.com", path: "/aA"))
+    }
 }
