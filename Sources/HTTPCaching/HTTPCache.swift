@@ -412,7 +412,7 @@ public final class HTTPCache: Sendable {
             return served(stored, source: .staleFallback, request: request, now: configuration.clock.now())
         }
         counters.recordRevalidation(modified: true)
-        return await handle(exchange, for: request, primaryKey: primaryKey, stored: stored)
+        return await handle(exchange, for: request, primaryKey: primaryKey, stored: stored, passedOver: passedOver)
     }
 
     private func fetchAndStore(
@@ -420,6 +420,8 @@ public final class HTTPCache: Sendable {
         transport: @escaping Transport,
         client: ClientPreconditions? = nil
     ) async throws -> HTTPCacheResponse {
+        // Judged before the round trip, as a revalidation's is.
+        let passedOver = fallback.map(whyPassedOver)
         let exchange: Exchange
         do {
             exchange = try await fetch(client?.merged(into: outgoing) ?? outgoing, body: nil, transport: transport)
@@ -438,7 +440,8 @@ public final class HTTPCache: Sendable {
             // An answer to the client's own preconditions: nothing to store.
             return HTTPCacheResponse(response: exchange.response, body: Data(), source: .network)
         }
-        return await handle(exchange, for: original, primaryKey: primaryKey, stored: fallback)
+        return await handle(
+            exchange, for: original, primaryKey: primaryKey, stored: fallback, passedOver: passedOver)
     }
 
     /// Whether `request` carries a field its `Connection` names (RFC 9110 §7.6.1). Such fields
@@ -508,6 +511,11 @@ public final class HTTPCache: Sendable {
     /// (``fetch(_:body:confirming:transport:)``), unless the response varies on one of them.
     static let clientHopFields = Set(["X-Forwarded-For", "Forwarded", "Via"].compactMap { HTTPField.Name($0) })
 
+    /// Whether `a` and `b` carry the same client's hop fields (``clientHopFields``).
+    private static func sameClientHop(_ a: HTTPRequest, _ b: HTTPRequest) -> Bool {
+        clientHopFields.allSatisfy { a.headerFields[values: $0] == b.headerFields[values: $0] }
+    }
+
     /// Whether `request`, which joined `exchange` and may differ from the request sent in the
     /// client's hop fields, selects the same variant of the response (RFC 9111 §4.1).
     private static func sameVariant(_ exchange: Exchange, for request: HTTPRequest) -> Bool {
@@ -518,7 +526,8 @@ public final class HTTPCache: Sendable {
     }
 
     /// Whether a shared cache hands `exchange` to the requests that joined it, identical to
-    /// `request` but perhaps not from the same visitor: only when it could serve the response to
+    /// `request` but for the client's hop fields (``clientHopFields``), perhaps not from the same
+    /// visitor: only when it could serve the response to
     /// them from storage, fresh, with no validation (as nginx's cache lock and Varnish's waiting
     /// list do). A response the origin built from what the identical requests do not show (the
     /// client's address, its TLS certificate) answers only the request that fetched it: one
@@ -530,7 +539,9 @@ public final class HTTPCache: Sendable {
     /// A server error answers them unless it sets a cookie or is `private`: an error page is
     /// otherwise nobody's own, and each joined request asking a failing origin again (then
     /// serving stale-if-error anyway) multiplied its load; but a 503 setting a session cookie
-    /// gave every visitor of the burst one session.
+    /// gave every visitor of the burst one session. That holds for requests from the same client
+    /// hop only: another client's is judged as any response, since an origin's error may be the
+    /// client's own (a rate limit keyed on its address).
     ///
     /// A joined request that fetches again has waited for the first exchange: a burst of
     /// requests for a response nobody may share takes two round trips for all but the first.
@@ -548,7 +559,11 @@ public final class HTTPCache: Sendable {
         }
         if configuration.setCookieInSharedCache != .stored, response.headerFields[.setCookie] != nil { return false }
         let directives = CacheControl(fieldValues: response.headerFields[values: .cacheControl])
-        if response.status.code >= 500 { return !directives.isPrivate && directives.privateFieldNames.isEmpty }
+        // An error page answers another client's requests only as a stored response would: one
+        // client's (a 503 of a rate limit keyed on its address) is not the others'.
+        if response.status.code >= 500, Self.sameClientHop(request, exchange.sent) {
+            return !directives.isPrivate && directives.privateFieldNames.isEmpty
+        }
         if directives.noCache || !directives.noCacheFieldNames.isEmpty || !directives.privateFieldNames.isEmpty {
             return false
         }
@@ -578,12 +593,14 @@ public final class HTTPCache: Sendable {
     }
 
     /// Stores a response from the network if it may be stored, and returns it. `stored` is what
-    /// the cache held for the request, if anything (a HEAD response updates it or marks it stale).
+    /// the cache held for the request, if anything (a HEAD response updates it or marks it stale),
+    /// and `passedOver` why it was not served, judged before the exchange.
     private func handle(
-        _ exchange: Exchange, for request: HTTPRequest, primaryKey: CacheKey, stored: Located?
+        _ exchange: Exchange, for request: HTTPRequest, primaryKey: CacheKey, stored: Located?,
+        passedOver: HTTPCacheResponse.ReplacedStoredResponse?
     ) async -> HTTPCacheResponse {
         var result = HTTPCacheResponse(response: exchange.response, body: exchange.body, source: .network)
-        result.replacedStoredResponse = stored.map(whyPassedOver)
+        result.replacedStoredResponse = passedOver
         guard exchange.claimsStore() else { return result }
         switch request.method {
         case .get: result.wasStored = await storeIfAllowed(exchange, for: request, primaryKey: primaryKey)

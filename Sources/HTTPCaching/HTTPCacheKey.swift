@@ -6,9 +6,9 @@ import HTTPTypes
 /// Normalisation (RFC 3986 §6.2.2–6.2.3): scheme and host lower-cased, the scheme's default port
 /// dropped, an empty path made `/`, the fragment dropped; the path and query are kept as sent,
 /// but for each byte a URI may not hold, percent-encoded as the request reaches an origin
-/// (`/a|b` is `/a%7Cb`), and the hex digits of escapes upper-cased (`%7c` is `%7C`): forms of one
-/// target that an origin cannot tell apart share a key, so a purge or an invalidation of one
-/// reaches the others. HEAD requests share GET's key (a HEAD can be answered from a stored GET).
+/// (`/a|b` is `/a%7Cb`): the two forms are one request to the origin, and share a key, so a purge
+/// or an invalidation of one reaches the other. HEAD requests share GET's key (a HEAD can be
+/// answered from a stored GET).
 public enum HTTPCacheKey {
     /// The normalised URI of `request`, or `nil` without scheme and authority.
     public static func normalizedURI(of request: HTTPRequest) -> String? {
@@ -83,6 +83,14 @@ public enum HTTPCacheKey {
             host = UnsafeBufferPointer(rebasing: host[..<(host.count - defaultPort.utf8CodeUnitCount)])
         }
         return host
+    }
+
+    /// Whether the key writes `path` (a request target) as it is written: no byte a URI may not
+    /// hold, which the key percent-encodes, and no fragment, which it drops. A server whose route
+    /// reads the target as written caches only such requests: `/search?tag[]=new` and
+    /// `/search?tag%5B%5D=new` share a key, and a route reading the raw query tells them apart.
+    package static func keepsTargetAsWritten(_ path: String) -> Bool {
+        RequestTarget.keyForm(path) == nil
     }
 
     /// Whether the key writes `authority` as it is written: no upper-case letter (the key lowers

@@ -4,7 +4,7 @@ import HTTPTypes
 /// Which stored responses a request invalidates (RFC 9111 §4.4).
 public enum Invalidation {
     /// Methods that do not change state (RFC 9110 §9.2.1).
-    static let safeMethods: Set<HTTPRequest.Method> = [.get, .head, .options, .trace]
+    package static let safeMethods: Set<HTTPRequest.Method> = [.get, .head, .options, .trace]
 
     /// The normalised URIs whose stored responses must be invalidated after `response` to
     /// `request`: for an unsafe method with a non-error (2xx or 3xx) response, the target URI

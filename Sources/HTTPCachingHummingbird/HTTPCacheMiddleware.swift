@@ -129,12 +129,15 @@ public struct HTTPCacheMiddleware<Context: RequestContext>: RouterMiddleware {
         // unsafe method above still invalidates: removing is always safe.)
         // So does a Host the key writes otherwise than the route reads it (`SHOP.EXAMPLE`,
         // `shop.example:80`: a route redirecting to its canonical host would have its redirect
-        // stored for the canonical host's users), and a target with a fragment, which an
-        // origin-form target never has (RFC 9112 §3.2) and the key drops while the route reads it
-        // (`/posts/hello#x` would store the route's answer for `x` as `/posts/hello`'s).
+        // stored for the canonical host's users), and a target the key writes otherwise: with a
+        // fragment, which an origin-form target never has (RFC 9112 §3.2) and the key drops while
+        // the route reads it (`/posts/hello#x` would store the route's answer for `x` as
+        // `/posts/hello`'s), or with bytes a URI may not hold, which the key percent-encodes while
+        // the route reads them raw (`?tag[]=new` shares a key with `?tag%5B%5D=new`, in which the
+        // route finds no `tag[]`).
         guard let authority = head.authority, Self.isHostAndPort(authority),
             HTTPCacheKey.keepsAuthorityAsWritten(authority, scheme: scheme),
-            head.path?.utf8.contains(UInt8(ascii: "#")) != true
+            HTTPCacheKey.keepsTargetAsWritten(head.path ?? "/")
         else {
             return try await next(request, context)
         }

@@ -34,7 +34,10 @@ import TierCacheEviction
 /// admitted to a small memory tier would evict most of the hot set for a value that is rarely hot
 /// itself; refusing it keeps the tier's hit ratio, and the disk tier below still holds the entry
 /// when it fits there. Raise the fraction for tiers that cache a few large objects. Under S3-FIFO
-/// the limit is also below 10% of the capacity, whatever the fraction (see ``EvictionPolicy/s3fifo``).
+/// the limit is also below 10% of the capacity, whatever the fraction (see ``EvictionPolicy/s3fifo``),
+/// and under 2Q at most 25% (``EvictionPolicy/twoQ``); an entry-count limit whose entries' weight
+/// passes that (10 entries or fewer under S3-FIFO, 3 or fewer under 2Q) is refused at
+/// initialization with ``TierCacheError/Code/invalidConfiguration``.
 ///
 /// ## The entry-count limit
 /// ``Configuration/maxEntryCount`` (`n`, of a capacity `c`) is kept by weight: for the policy each

@@ -154,7 +154,7 @@ public final class CachingProxy: Sendable {
         if case .buffered(let body) = answer.body {
             if answerBudget.reserve(body.readableBytes) {
                 reserved = body.readableBytes
-            } else if Self.isSafe(request.head.method) {
+            } else if Invalidation.safeMethods.contains(request.head.method) {
                 answer = overloadedAnswer()
             } else {
                 // The origin has acted on an unsafe request: a 503 would tell the client it had
@@ -193,12 +193,6 @@ public final class CachingProxy: Sendable {
         record(answer, for: request.head, bytesSent: sent, started: started)
     }
 
-    /// Whether `method` is safe (RFC 9110 §9.2.1): answering it 503 after the origin answered
-    /// leaves nothing undone that a retry would do twice.
-    static func isSafe(_ method: HTTPRequest.Method) -> Bool {
-        [.get, .head, .options, .trace].contains(method)
-    }
-
     /// The 503 for an answer that would take the bodies in flight past
     /// ``Configuration/maximumAnswerBytesInFlight``.
     func overloadedAnswer() -> Answer {
@@ -218,7 +212,8 @@ public final class CachingProxy: Sendable {
 
     /// Counts and logs one answered request.
     func record(
-        _ outcome: ProxyMetrics.Outcome, method: String, path: String, status: Int, cacheStatus: String?,
+        _ outcome: ProxyMetrics.Outcome, method: String, path: String, status: Int,
+        cacheStatus: @autoclosure () -> String?,
         bytesSent: Int,
         started: ContinuousClock.Instant
     ) {
@@ -229,7 +224,8 @@ public final class CachingProxy: Sendable {
         logger.info(
             "\(method) \(path) \(status) \(bytesSent)B",
             metadata: [
-                "cache_status": "\(cacheStatus ?? "")",
+                // Read only when logged (the proxy's own member, the last: upstream caches' come first).
+                "cache_status": "\(cacheStatus() ?? "")",
                 "duration_us": "\(elapsed.seconds * 1_000_000 + elapsed.attoseconds / 1_000_000_000_000)",
             ])
     }

@@ -255,8 +255,10 @@ public final class RedisTier: CacheTier {
             reply = try await read([Self.get, redisKey], key: redisKey)
         } catch {
             counters.recordLookup(hit: false, timing: timing)
+            // Counted here unless the failure mode has the caller count it (a TieredCache does;
+            // `entryReportingFailures`'s caller is not one).
+            if configuration.failureMode != .throwErrors { counters.recordError() }
             if throwingFailures { throw tierError(error) }
-            counters.recordError()
             return nil
         }
         switch reply {

@@ -373,11 +373,20 @@ struct HTTPCacheEngineTests {
         #expect(bodies == (shared ? ["for 10.0.0.1", "for 10.0.0.1"] : ["for 10.0.0.1", "for 10.0.0.2"]))
     }
 
-    /// The bodies two identical requests get in a shared cache when the second joins the first's
-    /// fetch, from an origin that answers each with `status`, `fields` and a body naming its
-    /// visitor, which the identical requests do not show; a request that fetches alone gets the
-    /// second.
-    func joinedBodies(status: Int, _ fields: [(String, String)]) async throws -> [String] {
+    /// A proxy's clients differ in `X-Forwarded-For`, and join one fetch: an origin's error for
+    /// one (a 503 of a rate limit keyed on its address) answered the others.
+    @Test("Shared: a server error fetched for one client's hop does not answer another client's joined request")
+    func joinedServerErrorAcrossClients() async throws {
+        let bodies = try await joinedBodies(
+            status: 503, [("Cache-Control", "no-store")], clients: ["192.0.2.1", "192.0.2.2"])
+        #expect(bodies == ["for 10.0.0.1", "for 10.0.0.2"])
+    }
+
+    /// The bodies two identical requests (from `clients`' addresses in `X-Forwarded-For`, if
+    /// given) get in a shared cache when the second joins the first's fetch, from an origin that
+    /// answers each with `status`, `fields` and a body naming its visitor, which the identical
+    /// requests do not show; a request that fetches alone gets the second.
+    func joinedBodies(status: Int, _ fields: [(String, String)], clients: [String]? = nil) async throws -> [String] {
         let origin = ScriptedOrigin([
             .respond(
                 response(status, [("Date", HTTPDate.format(clock.now))] + fields + [("X-Visitor", "10.0.0.1")]),
@@ -389,10 +398,12 @@ struct HTTPCacheEngineTests {
         origin.hold()
         let cache = makeCache { $0.mode = .shared }
         return try await withThrowingTaskGroup(of: String.self) { group in
-            for _ in 0..<2 {
+            for index in 0..<2 {
+                let asked = request(
+                    "https://example.com/a", clients.map { [("X-Forwarded-For", $0[index])] } ?? [])
                 group.addTask {
                     String(
-                        decoding: try await cache.response(for: request(), transport: origin.transport).body,
+                        decoding: try await cache.response(for: asked, transport: origin.transport).body,
                         as: UTF8.self)
                 }
             }

@@ -333,6 +333,29 @@ struct HTTPCacheTagPurgeTests {
         #expect(cache.statistics.purges == 2, "the two that succeeded")
     }
 
+    /// A soft purge marks what it reads: held only by a tier whose failed reads are misses (a
+    /// Redis timeout), the response was read as absent, nothing was written, and the purge
+    /// succeeded while the shared tier kept its fresh copy.
+    @Test("A soft URL purge that reads nothing where a tier fails its reads as misses fails, not succeeds")
+    func softPurgeOfAnUnreadTier() async throws {
+        let memory = try MemoryTier(capacity: 1 << 20)
+        let lowest = SwitchableTier(try MemoryTier(capacity: 1 << 20))
+        lowest.failedReadsAreMisses.store(true, ordering: .relaxed)
+        let cache = engine([memory, lowest])
+        let url = try #require(URL(string: "https://example.com/a"))
+        _ = try await get(cache, ScriptedOrigin([tagged([("ETag", "\"v1\"")])]))
+        memory.removeAll()
+        lowest.isBroken.store(true, ordering: .relaxed)
+        await #expect {
+            try await cache.purge(url: url, mode: .soft)
+        } throws: { ($0 as? HTTPCacheError)?.code == .purgeFailed }
+        lowest.isBroken.store(false, ordering: .relaxed)
+        // Readable again: marked stale, so the next request revalidates it.
+        try await cache.purge(url: url, mode: .soft)
+        let origin = ScriptedOrigin([.respond(response(304, [("ETag", "\"v1\"")]), "")])
+        #expect(try await get(cache, origin).source == .revalidated)
+    }
+
     @Test(
         "A response with too many tags, or too long a tag, is not stored, and counted",
         arguments: [

@@ -409,6 +409,22 @@ struct HTTPCacheMiddlewareTests {
         }
     }
 
+    /// The key percent-encodes what the route reads raw: `/posts/a|b`'s answer was stored under
+    /// the key of `/posts/a%7Cb`, whose route reads another parameter.
+    @Test("A target with bytes a URI may not hold bypasses the cache: the key encodes what the route reads raw")
+    func rawTargetBypassesTheCache() async throws {
+        try await withApp { base, calls, _ in
+            let port = try #require(base.split(separator: ":").last.flatMap { Int($0) })
+            let raw = Array("GET /posts/a|b HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n".utf8)
+            for _ in 0..<2 { _ = try await RawHTTP.exchange(port: port, raw) }
+            #expect(calls.count("/posts") == 2, "neither was answered from the cache")
+            let encoded = Array("GET /posts/a%7Cb HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n".utf8)
+            let answer = try await RawHTTP.exchange(port: port, encoded)
+            #expect(answer.hasSuffix("\r\n\r\npost a%7Cb"), "\(answer)")
+            #expect(calls.count("/posts") == 3, "nothing was stored for the raw form")
+        }
+    }
+
     @Test("A forwarded host a client made up is served only to requests naming it (Vary), not to everyone")
     func forwardedHostDoesNotPoison() async throws {
         try await withApp { base, calls, _ in

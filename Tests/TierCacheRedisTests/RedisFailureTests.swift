@@ -39,8 +39,10 @@ import TierCache
         #expect(statistics.errors == 1 && statistics.misses == 1)
         let strict = try self.tier(port: server.port, mode: .throwErrors)
         await #expect(throws: TierCacheError.self) { try await strict.entry(forKey: key) }
-        // Asked to report failures, the degrading tier throws too (HTTPCache's tag records).
+        // Asked to report failures, the degrading tier throws too (HTTPCache's tag records), and
+        // counts the error as its failed lookups do.
         await #expect(throws: TierCacheError.self) { try await tier.entryReportingFailures(forKey: key) }
+        #expect(tier.counterSnapshot.errors == 2 && tier.counterSnapshot.misses == 2)
         try await server.shutdown()
     }
 

@@ -42,10 +42,10 @@ package enum RequestTarget {
     }
 
     /// `path` (a request target) as the cache key writes it, or nil when it is so written already
-    /// (the usual case, found by one pass without allocating): up to its fragment, each byte a
-    /// URI may not hold percent-encoded as ``encodingDisallowed(_:)`` encodes it for the origin,
-    /// and the hex digits of escapes upper-cased (RFC 3986 §6.2.2.1).
-    static func keyForm(_ path: String) -> String? {
+    /// (the usual case, found by one pass without allocating): up to its fragment, with each byte a
+    /// URI may not hold percent-encoded as ``encodingDisallowed(_:)`` encodes it for the origin.
+    /// Valid escapes stay as written, as they reach the origin (`%7c` is not `%7C` there).
+    package static func keyForm(_ path: String) -> String? {
         var path = path
         let keyed = path.withUTF8 { bytes -> Bool in
             var index = 0
@@ -54,7 +54,6 @@ package enum RequestTarget {
                 if byte == UInt8(ascii: "%"), index + 2 < bytes.count, isHexDigit(bytes[index + 1]),
                     isHexDigit(bytes[index + 2])
                 {
-                    if isLowercaseHex(bytes[index + 1]) || isLowercaseHex(bytes[index + 2]) { return false }
                     index += 3
                 } else {
                     // A fragment, or a byte to encode.
@@ -65,24 +64,8 @@ package enum RequestTarget {
             return true
         }
         guard !keyed else { return nil }
-        let target = path.utf8.prefix { $0 != UInt8(ascii: "#") }
-        let encoded = encodingDisallowed(Substring(String(decoding: target, as: UTF8.self)))
-        var upper = Array(encoded.utf8)
-        var index = 0
-        while index < upper.count {
-            if upper[index] == UInt8(ascii: "%"), index + 2 < upper.count {
-                upper[index + 1] = ASCIICase.uppercase(upper[index + 1])
-                upper[index + 2] = ASCIICase.uppercase(upper[index + 2])
-                index += 3
-            } else {
-                index += 1
-            }
-        }
-        return String(decoding: upper, as: UTF8.self)
-    }
-
-    private static func isLowercaseHex(_ byte: UInt8) -> Bool {
-        (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
+        return encodingDisallowed(
+            Substring(String(decoding: path.utf8.prefix { $0 != UInt8(ascii: "#") }, as: UTF8.self)))
     }
 
     /// Whether the byte at `index` stays as it is.

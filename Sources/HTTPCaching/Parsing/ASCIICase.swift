@@ -7,12 +7,6 @@ package enum ASCIICase {
         byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
     }
 
-    /// `byte` with `a`…`z` folded to `A`…`Z`; any other byte as it is.
-    @inlinable
-    package static func uppercase(_ byte: UInt8) -> UInt8 {
-        byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z") ? byte & ~0x20 : byte
-    }
-
     /// Whether `bytes` spell `lowercased` (lower-case ASCII) in any case.
     @inlinable
     package static func equals<Bytes: Collection<UInt8>>(

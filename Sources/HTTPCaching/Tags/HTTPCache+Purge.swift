@@ -103,7 +103,8 @@ extension HTTPCache {
 
     /// ``purge(url:mode:)`` for a resource's primary key. Every tier is tried; a tier that failed
     /// (a shared tier timing out) may still hold the response, and the purge throws
-    /// ``HTTPCacheError/Code/purgeFailed``.
+    /// ``HTTPCacheError/Code/purgeFailed``. A soft purge that reads nothing under a key removes
+    /// it, since a tier that answers failed reads with misses may still hold it.
     func purge(primaryKey: CacheKey, mode: PurgeMode) async throws(HTTPCacheError) {
         var failures: [String] = []
         if mode == .hard {
@@ -111,7 +112,14 @@ extension HTTPCache {
         } else {
             let now = configuration.clock.now()
             for key in [primaryKey, Self.headKey(primaryKey), Self.partialKey(primaryKey)] {
-                for located in await storedResponses(of: key) {
+                let stored = await storedResponses(of: key)
+                if stored.isEmpty {
+                    // Nothing read, which a tier that answers failed reads with misses (a Redis
+                    // timeout) also says: removed there, or the purge fails, rather than a
+                    // success that left the shared tier's copy unmarked.
+                    if let failure = await removeResource(key) { failures.append("\(failure)") }
+                }
+                for located in stored {
                     var marked = located.response
                     marked.invalidatedAt = min(marked.invalidatedAt ?? now, now)
                     let report = await writeEntryReporting(

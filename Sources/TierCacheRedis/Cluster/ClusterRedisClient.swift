@@ -11,8 +11,9 @@ final class ClusterRedisClient: RedisClient {
         var nodes: [RedisEndpoint] = []
         var pools: [RedisEndpoint: RedisConnectionPool] = [:]
         var lastRefresh: ContinuousClock.Instant?
-        /// A reload is running: others that would start meanwhile skip (they would ask the same nodes).
-        var refreshing = false
+        /// The reload running, if any: a forced one joins it, others skip (they would ask the
+        /// same nodes; at startup every command's forced reload asked every seed).
+        var refresh: Task<Void, any Error>?
         /// Pools retired from the map, closed after the command timeout (or by `close()`).
         var retiring: [ObjectIdentifier: RedisConnectionPool] = [:]
     }
@@ -52,21 +53,40 @@ final class ClusterRedisClient: RedisClient {
     /// not joined the cluster yet, or was rebuilt with an empty `nodes.conf` (a pod replaced under
     /// the same name), answers an empty map, which installed routed nothing and left coherence
     /// tracking no primary at all; a node that has not heard all the gossip yet answers part of
-    /// it. Unless `force`, at most one reload runs at a time and one starts per 100 ms: a dead
-    /// node's failing commands, which each ask for one, make a few reloads, not a storm.
+    /// it. One reload runs at a time: a forced one waits for the one running, and others skip
+    /// it; unless `force`, one starts per 100 ms: a dead node's failing commands, which each ask
+    /// for one, make a few reloads, not a storm. The reload runs in a task of its own, so that a
+    /// caller cancelled meanwhile does not end the count early and install a minority's map.
     func refreshSlots(force: Bool = false) async throws(RedisError) {
-        let (candidates, current, skip) = state.withLock { state -> ([RedisEndpoint], SlotMap.Routes?, Bool) in
-            if !force, state.refreshing { return ([], nil, true) }
-            if !force, let last = state.lastRefresh, ContinuousClock.now - last < .milliseconds(100) {
-                return ([], nil, true)
-            }
+        let reload = state.withLock { state -> Task<Void, any Error>? in
+            if let running = state.refresh { return force ? running : nil }
+            if !force, let last = state.lastRefresh, ContinuousClock.now - last < .milliseconds(100) { return nil }
             state.lastRefresh = .now
-            state.refreshing = true
-            let current = SlotMap.Routes(owners: state.owners, nodes: state.nodes)
-            return (state.nodes + seeds.filter { !state.nodes.contains($0) }, current, false)
+            let candidates = state.nodes + seeds.filter { !state.nodes.contains($0) }
+            let installed = SlotMap.Routes(owners: state.owners, nodes: state.nodes)
+            let task = Task { [self] in
+                // Cleared under the lock this task was stored under, so after it was stored.
+                defer { self.state.withLock { $0.refresh = nil } }
+                try await reloadSlots(asking: candidates, installed: installed)
+            }
+            state.refresh = task
+            return task
         }
-        if skip { return }
-        defer { state.withLock { $0.refreshing = false } }
+        guard let reload else { return }
+        do {
+            try await reload.value
+        } catch let error as RedisError {
+            throw error
+        } catch {
+            throw .unavailable("the slot map's reload failed: \(error)")
+        }
+    }
+
+    /// Asks `candidates` for the slot map and installs the one their answers choose
+    /// (``SlotMapVotes``); `installed` is the map's routes now.
+    private func reloadSlots(
+        asking candidates: [RedisEndpoint], installed current: SlotMap.Routes
+    ) async throws(RedisError) {
         var votes = SlotMapVotes(asked: candidates.count, installed: current)
         var lastError = RedisError.unavailable("no cluster node answered CLUSTER SLOTS")
         for await (candidate, answer) in askForSlots(candidates) {
@@ -93,7 +113,7 @@ final class ClusterRedisClient: RedisClient {
         let (answers, continuation) = AsyncStream.makeStream(
             of: (RedisEndpoint, Result<SlotMap, RedisError>).self, bufferingPolicy: .unbounded)
         let asked = candidates.map { ($0, pool(for: $0)) }
-        Task {
+        let asking = Task {
             await withTaskGroup(of: Void.self) { group in
                 for (candidate, pool) in asked {
                     group.addTask {
@@ -103,6 +123,8 @@ final class ClusterRedisClient: RedisClient {
             }
             continuation.finish()
         }
+        // Decided early, the reload stops listening: the requests still out are cancelled.
+        continuation.onTermination = { _ in asking.cancel() }
         return answers
     }
 
