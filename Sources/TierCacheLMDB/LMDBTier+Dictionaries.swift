@@ -195,42 +195,54 @@ extension LMDBTier {
         }
     }
 
-    /// Seals, under the current key, every dictionary row stored plain or sealed under another
-    /// key (when the tier encrypts), and marks the store as encrypted (``encryptedMark``). Looks
-    /// in a read transaction first, so an open with nothing to do writes nothing; what it then
-    /// writes it reads again in the write transaction.
+    /// Seals, under the current key, every dictionary row sealed under another key (when the
+    /// tier encrypts), deletes the plain ones of a store turning to encryption, and marks the
+    /// store as encrypted (``encryptedMark``). Looks in a read transaction first, so an open with
+    /// nothing to do writes nothing; what it then writes it reads again in the write transaction.
     private func sealDictionariesUnderCurrentKey() throws {
         guard let encryption else { return }
-        let (toSeal, marked) = try environment.read { txn in
+        let (pending, marked) = try environment.read { txn in
             (try dictionariesToSeal(in: txn, encryption: encryption), try txn.metaValue(Self.encryptedMark) != nil)
         }
-        guard !toSeal.isEmpty || !marked else { return }
+        guard !pending.toSeal.isEmpty || !pending.toDelete.isEmpty || !marked else { return }
         try write { txn in
-            for row in try dictionariesToSeal(in: txn, encryption: encryption) {
+            let pending = try dictionariesToSeal(in: txn, encryption: encryption)
+            var state = try txn.writeState()
+            for row in pending.toSeal {
                 let encoded = try row.encoded(sealer: encryption)
                 try DictionaryRow.key(row.id).withUnsafeBytes { key in
                     try encoded.withUnsafeBytes { try txn.put(environment.meta, key, $0) }
                 }
+                state.used += dictionaryCost(encoded.count) - dictionaryCost(row.storedSize)
             }
+            for row in pending.toDelete {
+                try DictionaryRow.key(row.id).withUnsafeBytes { _ = try txn.delete(environment.meta, $0) }
+                state.used -= dictionaryCost(row.storedSize)
+            }
+            try txn.setWriteState(state)
             try txn.setMetaValue(Self.encryptedMark, 1)
         }
     }
 
     /// The meta row that says the store was opened with encryption once: from then on a plain
-    /// dictionary row is never sealed (see `dictionariesToSeal(in:encryption:)`), even in a store
-    /// left empty.
+    /// dictionary row is left alone, never read (see `dictionariesToSeal(in:encryption:)`), even
+    /// in a store left empty.
     static let encryptedMark = "encrypted"
 
-    /// The dictionaries, opened, that are stored plain or sealed under a key other than the
-    /// current one (those sealed under a key not at hand are left: they cannot be opened).
+    /// The dictionaries, opened, that are sealed under a key other than the current one (those
+    /// sealed under a key not at hand are left: they cannot be opened), and the plain rows to
+    /// delete.
     ///
-    /// Plain rows only while the store turns to encryption: not yet marked encrypted, and holding
-    /// nothing sealed (the mark could have been removed). In a store already encrypted this tier
-    /// writes sealed rows alone, so a plain one was put there by
-    /// someone else, and sealing it would make it the current dictionary, compressing every value
-    /// against bytes they chose (the record lengths, visible, would then tell them about the
-    /// values). Left plain, it is never read (an encrypted store reads sealed rows only).
-    private func dictionariesToSeal(in txn: Transaction, encryption: any RecordSealing) throws -> [DictionaryRow] {
+    /// Plain rows are deleted while the store turns to encryption (not yet marked encrypted, and
+    /// holding nothing sealed), never sealed: the mark and the sealed rows could have been removed
+    /// by someone able to write the file, who planted the plain row, and sealed it would be the
+    /// current dictionary, compressing every value against bytes they chose (the record lengths,
+    /// visible, would then tell them about the values). The store's plain records are not read
+    /// once it encrypts, so the dictionary is worth little; one is trained anew from sealed
+    /// values. In a store already encrypted a plain row is left plain, and never read.
+    private func dictionariesToSeal(
+        in txn: Transaction, encryption: any RecordSealing
+    ) throws -> (toSeal: [DictionaryRow], toDelete: [DictionaryRow]) {
         var rows: [DictionaryRow] = []
         var plainRows: [DictionaryRow] = []
         var holdsSealed = false
@@ -249,14 +261,16 @@ extension LMDBTier {
             else { return }
             rows.append(opened)
         }
-        guard !plainRows.isEmpty, !holdsSealed, try txn.metaValue(Self.encryptedMark) == nil else { return rows }
+        guard !plainRows.isEmpty, !holdsSealed, try txn.metaValue(Self.encryptedMark) == nil else {
+            return (rows, [])
+        }
         // The records too: the first one tells (an encrypted store's are all sealed).
         var holdsSealedRecords = false
         try txn.forEach(environment.entries) { _, stored in
             holdsSealedRecords = SealedEnvelope.isSealed(stored)
             return false
         }
-        return holdsSealedRecords ? rows : rows + plainRows
+        return (rows, holdsSealedRecords ? [] : plainRows)
     }
 
     /// Trains a dictionary on the trainer's samples and installs it if it compresses them

@@ -770,9 +770,12 @@ public final class LMDBTier: LocalCacheTier {
             // No record names a dictionary now; a tier in another process that compressed with
             // one retired here finds it gone when it writes, and compresses again.
             var retired: [UInt16] = []
-            for row in try txn.dictionaryRows(sealer: nil) where !row.isProvided {
-                try DictionaryRow.key(row.id).withUnsafeBytes { _ = try txn.delete(environment.meta, $0) }
-                retired.append(row.id)
+            // Damaged rows too: they hold fragments of values, and no reader would see them again.
+            for id in try txn.dictionaryRows(sealer: nil).filter({ !$0.isProvided }).map(\.id)
+                + txn.undecodableDictionaryRowIDs()
+            {
+                try DictionaryRow.key(id).withUnsafeBytes { _ = try txn.delete(environment.meta, $0) }
+                retired.append(id)
             }
             try txn.setWriteState(WriteState(used: try dictionaryBytes(in: txn), clock: try txn.writeState().clock))
             return retired

@@ -47,7 +47,10 @@ extension RedisTier {
 
         /// The server or the cluster.
         public var deployment: Deployment
-        /// Prefixed to every key, so several caches (or applications) share one Redis.
+        /// Prefixed to every key, so several caches (or applications) share one Redis. Prefixes
+        /// of caches sharing a Redis must not nest: with `tc:` and `tc:a:`, key `a:x` of the
+        /// first is key `x` of the second (a record does not name its key), and the first's
+        /// `removeAll()` and `usage()` take in the second's keys.
         public var keyPrefix: String
         /// The memory this tier may use, in bytes (match it to Redis's `maxmemory`).
         public var capacity: Int

@@ -10,14 +10,22 @@ extension RedisTier: RedisRecordDecoder {
     /// connection too, whose timeout then emptied the upper tiers).
     static let largestValueDecodedInPlace = 1 << 20
 
+    /// The most value bytes one reply decodes on the event loop: an `MGET` of 128 compressible
+    /// values of 1 MiB each decompressed 128 MiB there, the loop's connections waiting. The
+    /// values past it are left to the reader's task.
+    static let largestReplyDecodedInPlace = 4 << 20
+
     /// Decodes a stored record where it lies: for a `GET` or `MGET` reply, in the connection's
-    /// receive buffer, on its event loop (a value over ``largestValueDecodedInPlace`` is left to
-    /// the reader, ``DecodedRecord/undecoded(record:)``).
-    func decodeRecord(_ bytes: UnsafeRawBufferPointer) -> DecodedRecord {
-        decodeRecord(bytes, inPlace: true)
+    /// receive buffer, on its event loop (a value over ``largestValueDecodedInPlace``, or over
+    /// what is left of the reply's `budget`, is left to the reader,
+    /// ``DecodedRecord/undecoded(record:)``).
+    func decodeRecord(_ bytes: UnsafeRawBufferPointer, inPlaceBudget budget: Int) -> DecodedRecord {
+        decodeRecord(bytes, inPlace: true, budget: budget)
     }
 
-    private func decodeRecord(_ bytes: UnsafeRawBufferPointer, inPlace: Bool) -> DecodedRecord {
+    private func decodeRecord(
+        _ bytes: UnsafeRawBufferPointer, inPlace: Bool, budget: Int = .max
+    ) -> DecodedRecord {
         do throws(EntryRecord.DecodeFailure) {
             let header = try EntryRecord.header(of: bytes)
             guard header.fullKey == nil else {
@@ -25,7 +33,7 @@ extension RedisTier: RedisRecordDecoder {
             }
             let largest = EntryRecord.largestValue(inCapacity: configuration.capacity)
             guard header.originalSize <= largest else { return .largerThanTier(size: header.originalSize) }
-            if inPlace, header.originalSize > Self.largestValueDecodedInPlace {
+            if inPlace, header.originalSize > min(Self.largestValueDecodedInPlace, budget) {
                 return .undecoded(record: [UInt8](bytes))
             }
             let value = try EntryRecord.value(of: header, codec: codec, largestValue: largest)

@@ -255,6 +255,28 @@ struct LMDBDictionaryRobustnessTests {
         }
     }
 
+    /// A row that failed to decode was invisible: `removeAll()` said it emptied the store and
+    /// left the row, fragments of values, on disk.
+    @Test("removeAll() deletes a dictionary row that fails to decode")
+    func removeAllDeletesDamagedRows() throws {
+        let directory = TemporaryDirectory()
+        let tier = try LMDBTier(directory: directory.url, configuration: Fixtures.automatic)
+        try Self.putDictionaryRow([UInt8](repeating: 0x41, count: 4_096), id: 7, in: tier)
+        try tier.write { txn in
+            try DictionaryRow.key(7).withUnsafeBytes { key in
+                var row = try #require(try txn.get(tier.environment.meta, key)).map { $0 }
+                row[row.count - 1] ^= 0xFF  // its checksum fails now
+                try row.withUnsafeBytes { try txn.put(tier.environment.meta, key, $0) }
+            }
+        }
+        #expect(try tier.storedDictionaries().isEmpty, "a damaged row is not read")
+        try tier.removeAll()
+        let left = try tier.write { txn in
+            try DictionaryRow.key(7).withUnsafeBytes { try txn.get(tier.environment.meta, $0) != nil }
+        }
+        #expect(!left)
+    }
+
     @Test("A plain dictionary row planted in a store already encrypted is not sealed, nor ever used")
     func plantedPlainRowIsNotSealed() throws {
         let directory = TemporaryDirectory()
@@ -288,44 +310,47 @@ struct LMDBDictionaryRobustnessTests {
         #expect(!planted.isSealed)
     }
 
-    @Test("Turning encryption on seals the dictionaries stored in the clear, which then serve sealed records")
-    func encryptionSealsPlainDictionaries() throws {
+    /// Sealed, a plain row became the encrypted store's current dictionary: someone able to
+    /// write the file who removed its encrypted mark and sealed rows, and planted a plain one,
+    /// had every value compressed against bytes they chose (and read the lengths).
+    @Test("Turning encryption on deletes the dictionaries stored in the clear; sealed records read back")
+    func encryptionDeletesPlainDictionaries() throws {
         let directory = TemporaryDirectory()
         let values = Fixtures.responses(300)
         let id = try Fixtures.populatedStore(directory.url, values.prefix(250))
         #expect(
             try LMDBTier(directory: directory.url, configuration: .init(capacity: 64 << 20)).storedDictionaries().map(
                 \.isSealed) == [false])
+        let configuration = LMDBTier.Configuration(
+            capacity: 64 << 20, dictionary: .automatic(Fixtures.training), encryption: TestSealer(), durability: .none)
         do {
-            let encrypted = try LMDBTier(
-                directory: directory.url,
-                configuration: .init(
-                    capacity: 64 << 20, dictionary: .automatic(Fixtures.training), encryption: TestSealer(),
-                    durability: .none))
-            #expect(try encrypted.storedDictionaries().map { [$0.id: $0.isSealed] } == [[id: true]])
+            let encrypted = try LMDBTier(directory: directory.url, configuration: configuration)
+            #expect(try encrypted.storedDictionaries().allSatisfy(\.isSealed), "the plain row is gone")
             for (index, value) in values.enumerated().dropFirst(250) {
                 #expect(try encrypted.store(entry(value), forKey: key("r\(index)")) == .stored)
                 #expect(try encrypted.entry(forKey: key("r\(index)"))?.value == value)
             }
-            #expect(encrypted.statistics().dictionaryMisses == 0)
         }
-        // The row on disk is sealed: read without the sealer, the dictionary has no bytes.
+        // Not on disk either.
         var stored: [UInt8]?
         try rawLMDBEdit(
-            directory.url, { txn, dbi in stored = rawGet(txn, dbi, key: DictionaryRow.key(id)) },
+            directory.url,
+            { txn, dbi in
+                stored = rawGet(txn, dbi, key: DictionaryRow.key(id)).flatMap { row in
+                    (try? row.withUnsafeBytes { try DictionaryRow.decode($0, id: id, sealer: nil) })?.isSealed == false
+                        ? row : nil
+                }
+            },
             database: "tiercache.meta")
-        let row = try #require(stored)
-        let decoded = try row.withUnsafeBytes { try DictionaryRow.decode($0, id: id, sealer: nil) }
-        #expect(decoded.isSealed && decoded.bytes == nil)
-        // Reopened with the key, the sealed records compressed with it read back.
-        let again = try LMDBTier(
-            directory: directory.url,
-            configuration: .init(
-                capacity: 64 << 20, dictionary: .automatic(Fixtures.training), encryption: TestSealer(),
-                durability: .none))
+        #expect(stored == nil)
+        // Reopened with the key, the sealed records read back; the plain ones, never served by
+        // an encrypted store, are all verification finds.
+        let again = try LMDBTier(directory: directory.url, configuration: configuration)
         for (index, value) in values.enumerated().dropFirst(250) {
             #expect(try again.entry(forKey: key("r\(index)"))?.value == value)
         }
+        let verification = try again.verify()
+        #expect(verification.structuralDamage == nil && verification.damagedRecords == 250, "\(verification)")
     }
 
     @Test(

@@ -122,6 +122,23 @@ struct RedisLoginAndKeyTests {
         #expect(try await tier.entry(forKey: CacheKey("large"))?.value == large)
         let batch = try await tier.entries(forKeys: [CacheKey("small"), CacheKey("large"), CacheKey("absent")])
         #expect(batch.map { $0?.value } == [small, large, nil])
+        // Values each under the limit, together past what one reply decodes on the loop: those
+        // past it are decoded by the reader, and all read back whole.
+        let keys = try (0..<8).map { try CacheKey("medium\($0)") }
+        let medium = (0..<8).map { [UInt8](repeating: UInt8($0), count: 900 << 10) }
+        for (key, value) in zip(keys, medium) {
+            _ = try await tier.store(CacheEntry(value: value, storedAt: Date()), forKey: key)
+        }
+        #expect(try await tier.entries(forKeys: keys).map { $0?.value } == medium)
+        let record = try await tier.client.send(
+            [Array("GET".utf8), Array("large:medium0".utf8)], key: nil, readingKeyFirst: false)
+        guard case .bulkString(let bytes) = record else {
+            Issue.record("no record: \(record)")
+            return
+        }
+        let within = bytes.withUnsafeBytes { tier.decodeRecord($0, inPlaceBudget: 1 << 20) }
+        let past = bytes.withUnsafeBytes { tier.decodeRecord($0, inPlaceBudget: 100 << 10) }
+        #expect(within.isEntry && past.isUndecoded)
     }
 
     @Test func aBurstOnAColdPoolOpensNoMoreConnectionsThanItsSize() async throws {
@@ -167,4 +184,9 @@ struct RedisLoginAndKeyTests {
             #expect(server == HashSlot.of(Array(key.utf8)), "\(key)")
         }
     }
+}
+
+extension DecodedRecord {
+    var isEntry: Bool { if case .entry = self { true } else { false } }
+    var isUndecoded: Bool { if case .undecoded = self { true } else { false } }
 }

@@ -141,6 +141,17 @@ extension Transaction {
         return rows
     }
 
+    /// The ids of the dictionary rows that fail to decode (damage: a checksum that fails, a
+    /// creation time that is no time): no reader sees them, so only their ids find them.
+    func undecodableDictionaryRowIDs() throws -> [UInt16] {
+        var ids: [UInt16] = []
+        try forEach(environment.meta) { key, value in
+            guard let id = DictionaryRow.id(ofKey: key) else { return }
+            if (try? DictionaryRow.decode(value, id: id, sealer: nil)) == nil { ids.append(id) }
+        }
+        return ids
+    }
+
     /// Dictionary `id`'s row, or `nil` when there is none (or it fails to decode).
     func dictionaryRow(_ id: UInt16, sealer: (any RecordSealing)?) throws -> DictionaryRow? {
         try DictionaryRow.key(id).withUnsafeBytes { key in

@@ -21,7 +21,8 @@ enum DecodedRecord: Sendable {
 
 /// Decodes records where they arrive (the tier, for its `GET` and `MGET` replies).
 protocol RedisRecordDecoder: Sendable {
-    func decodeRecord(_ bytes: UnsafeRawBufferPointer) -> DecodedRecord
+    /// The record `bytes` hold, its value decoded in place if it is at most `budget` bytes.
+    func decodeRecord(_ bytes: UnsafeRawBufferPointer, inPlaceBudget budget: Int) -> DecodedRecord
 }
 
 /// A read's reply: its records decoded in place, or, for a reply of another shape (an error
@@ -43,10 +44,14 @@ struct RedisRecordsTarget: Sendable {
     func deliver(_ reply: RESPParser.BulkReply, in buffer: ByteBuffer) {
         let base = buffer.readerIndex
         let decoded = buffer.withUnsafeReadableBytes { bytes -> RedisRecordsReply in
+            var budget = RedisTier.largestReplyDecodedInPlace
             func record(_ range: Range<Int>?) -> DecodedRecord {
                 guard let range else { return .missing }
-                return decoder.decodeRecord(
-                    UnsafeRawBufferPointer(rebasing: bytes[(range.lowerBound - base)..<(range.upperBound - base)]))
+                let decoded = decoder.decodeRecord(
+                    UnsafeRawBufferPointer(rebasing: bytes[(range.lowerBound - base)..<(range.upperBound - base)]),
+                    inPlaceBudget: budget)
+                if case .entry(let entry) = decoded { budget -= entry.value.count }
+                return decoded
             }
             switch reply {
             case .one(let range): return .one(record(range))
