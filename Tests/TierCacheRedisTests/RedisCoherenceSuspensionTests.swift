@@ -159,11 +159,13 @@ extension RedisCoherenceSuspensionTests {
     static func caches(
         over server: RedisProcess, below upper: any CacheTier
     ) throws -> (cache: TieredCache, otherProcess: TieredCache) {
+        // Timeouts for the whole suite at once on two cores: at the default 500 ms a stalled
+        // health check's timeout, not the flush's failure, ended a subscription first.
         func redis() throws -> RedisTier {
             try RedisTier(
                 configuration: .init(
                     deployment: .standalone(RedisEndpoint(host: "127.0.0.1", port: server.port)),
-                    keyPrefix: "upper:", capacity: 1 << 20))
+                    keyPrefix: "upper:", capacity: 1 << 20, connectTimeout: .seconds(5), commandTimeout: .seconds(5)))
         }
         return (TieredCache(tiers: [upper, try redis()]), TieredCache(tiers: [try redis()]))
     }
