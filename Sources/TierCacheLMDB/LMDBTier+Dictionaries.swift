@@ -202,11 +202,14 @@ extension LMDBTier {
     private func sealDictionariesUnderCurrentKey() throws {
         guard let encryption else { return }
         let (pending, marked) = try environment.read { txn in
-            (try dictionariesToSeal(in: txn, encryption: encryption), try txn.metaValue(Self.encryptedMark) != nil)
+            (
+                try pendingDictionaryChanges(in: txn, encryption: encryption),
+                try txn.metaValue(Self.encryptedMark) != nil
+            )
         }
         guard !pending.toSeal.isEmpty || !pending.toDelete.isEmpty || !marked else { return }
         try write { txn in
-            let pending = try dictionariesToSeal(in: txn, encryption: encryption)
+            let pending = try pendingDictionaryChanges(in: txn, encryption: encryption)
             var state = try txn.writeState()
             for row in pending.toSeal {
                 let encoded = try row.encoded(sealer: encryption)
@@ -225,7 +228,7 @@ extension LMDBTier {
     }
 
     /// The meta row that says the store was opened with encryption once: from then on a plain
-    /// dictionary row is left alone, never read (see `dictionariesToSeal(in:encryption:)`), even
+    /// dictionary row is left alone, never read (see `pendingDictionaryChanges(in:encryption:)`), even
     /// in a store left empty.
     static let encryptedMark = "encrypted"
 
@@ -240,7 +243,7 @@ extension LMDBTier {
     /// visible, would then tell them about the values). The store's plain records are not read
     /// once it encrypts, so the dictionary is worth little; one is trained anew from sealed
     /// values. In a store already encrypted a plain row is left plain, and never read.
-    private func dictionariesToSeal(
+    private func pendingDictionaryChanges(
         in txn: Transaction, encryption: any RecordSealing
     ) throws -> (toSeal: [DictionaryRow], toDelete: [DictionaryRow]) {
         var rows: [DictionaryRow] = []

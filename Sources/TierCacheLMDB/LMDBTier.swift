@@ -769,13 +769,9 @@ public final class LMDBTier: LocalCacheTier {
             try txn.clear(environment.recency)
             // No record names a dictionary now; a tier in another process that compressed with
             // one retired here finds it gone when it writes, and compresses again.
-            var retired: [UInt16] = []
-            // Damaged rows too: they hold fragments of values, and no reader would see them again.
-            for id in try txn.dictionaryRows(sealer: nil).filter({ !$0.isProvided }).map(\.id)
-                + txn.undecodableDictionaryRowIDs()
-            {
+            let retired = try txn.removableDictionaryRowIDs()
+            for id in retired {
                 try DictionaryRow.key(id).withUnsafeBytes { _ = try txn.delete(environment.meta, $0) }
-                retired.append(id)
             }
             try txn.setWriteState(WriteState(used: try dictionaryBytes(in: txn), clock: try txn.writeState().clock))
             return retired

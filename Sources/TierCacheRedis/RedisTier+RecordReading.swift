@@ -20,11 +20,13 @@ extension RedisTier: RedisRecordDecoder {
     /// what is left of the reply's `budget`, is left to the reader,
     /// ``DecodedRecord/undecoded(record:)``).
     func decodeRecord(_ bytes: UnsafeRawBufferPointer, inPlaceBudget budget: Int) -> DecodedRecord {
-        decodeRecord(bytes, inPlace: true, budget: budget)
+        decodeRecord(bytes, decodingInPlaceUpTo: min(Self.largestValueDecodedInPlace, budget))
     }
 
+    /// The record `bytes` hold; a value over `inPlaceLimit` is left undecoded (nil: the reader's
+    /// task, which decodes any).
     private func decodeRecord(
-        _ bytes: UnsafeRawBufferPointer, inPlace: Bool, budget: Int = .max
+        _ bytes: UnsafeRawBufferPointer, decodingInPlaceUpTo inPlaceLimit: Int? = nil
     ) -> DecodedRecord {
         do throws(EntryRecord.DecodeFailure) {
             let header = try EntryRecord.header(of: bytes)
@@ -33,7 +35,7 @@ extension RedisTier: RedisRecordDecoder {
             }
             let largest = EntryRecord.largestValue(inCapacity: configuration.capacity)
             guard header.originalSize <= largest else { return .largerThanTier(size: header.originalSize) }
-            if inPlace, header.originalSize > min(Self.largestValueDecodedInPlace, budget) {
+            if let inPlaceLimit, header.originalSize > inPlaceLimit {
                 return .undecoded(record: [UInt8](bytes))
             }
             let value = try EntryRecord.value(of: header, codec: codec, largestValue: largest)
@@ -48,7 +50,7 @@ extension RedisTier: RedisRecordDecoder {
     /// string is decoded, anything else is a miss.
     func decodeRecord(_ reply: RESPValue) -> DecodedRecord {
         guard case .bulkString(let record) = reply else { return .missing }
-        return record.withUnsafeBytes { decodeRecord($0, inPlace: false) }
+        return record.withUnsafeBytes { decodeRecord($0) }
     }
 
     /// The entry a decoded record is, counting the lookup: a missing key is a miss, a damaged
@@ -62,7 +64,7 @@ extension RedisTier: RedisRecordDecoder {
     ) async -> CacheEntry? {
         switch record {
         case .undecoded(let stored):
-            let decoded = stored.withUnsafeBytes { decodeRecord($0, inPlace: false) }
+            let decoded = stored.withUnsafeBytes { decodeRecord($0) }
             return await entry(from: decoded, key: key, redisKey: redisKey, timing: timing)
         case .missing:
             counters.recordLookup(hit: false, timing: timing)

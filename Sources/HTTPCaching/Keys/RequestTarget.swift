@@ -47,42 +47,25 @@ package enum RequestTarget {
     /// Valid escapes stay as written, as they reach the origin (`%7c` is not `%7C` there).
     package static func keyForm(_ path: String) -> String? {
         var path = path
-        let keyed = path.withUTF8 { bytes -> Bool in
-            var index = 0
-            while index < bytes.count {
-                let byte = bytes[index]
-                if byte == UInt8(ascii: "%"), index + 2 < bytes.count, isHexDigit(bytes[index + 1]),
-                    isHexDigit(bytes[index + 2])
-                {
-                    index += 3
-                } else {
-                    // A fragment, or a byte to encode.
-                    if byte == UInt8(ascii: "#") || !isKeptOutsideEscapes(byte) { return false }
-                    index += 1
-                }
-            }
-            return true
-        }
+        // A fragment's `#` is not kept either: one pass tells both.
+        let keyed = path.withUTF8 { bytes in bytes.indices.allSatisfy { isKept(bytes, at: $0) } }
         guard !keyed else { return nil }
         return encodingDisallowed(
             Substring(String(decoding: path.utf8.prefix { $0 != UInt8(ascii: "#") }, as: UTF8.self)))
     }
 
     /// Whether the byte at `index` stays as it is.
-    private static func isKept(_ bytes: [UInt8], at index: Int) -> Bool {
-        guard bytes[index] == UInt8(ascii: "%") else { return isKeptOutsideEscapes(bytes[index]) }
-        return index + 2 < bytes.count && isHexDigit(bytes[index + 1]) && isHexDigit(bytes[index + 2])
-    }
-
-    /// Whether `byte`, not starting an escape, stays as it is: unreserved characters,
-    /// sub-delimiters, `:`, `@`, `/` and `?`.
-    private static func isKeptOutsideEscapes(_ byte: UInt8) -> Bool {
+    private static func isKept<Bytes: RandomAccessCollection<UInt8>>(_ bytes: Bytes, at index: Int) -> Bool
+    where Bytes.Index == Int {
+        let byte = bytes[index]
         switch byte {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
             UInt8(ascii: "0")...UInt8(ascii: "9"):
-            true
+            return true
+        case UInt8(ascii: "%"):
+            return index + 2 < bytes.count && isHexDigit(bytes[index + 1]) && isHexDigit(bytes[index + 2])
         default:
-            "-._~!$&'()*+,;=:@/?".utf8.contains(byte)
+            return "-._~!$&'()*+,;=:@/?".utf8.contains(byte)
         }
     }
 

@@ -141,13 +141,14 @@ extension Transaction {
         return rows
     }
 
-    /// The ids of the dictionary rows that fail to decode (damage: a checksum that fails, a
-    /// creation time that is no time): no reader sees them, so only their ids find them.
-    func undecodableDictionaryRowIDs() throws -> [UInt16] {
+    /// The ids of the dictionary rows `removeAll()` deletes: all but those an app provided, and
+    /// those that fail to decode (damage: a checksum that fails, a creation time that is no
+    /// time), which no reader sees and which hold fragments of values all the same.
+    func removableDictionaryRowIDs() throws -> [UInt16] {
         var ids: [UInt16] = []
         try forEach(environment.meta) { key, value in
             guard let id = DictionaryRow.id(ofKey: key) else { return }
-            if (try? DictionaryRow.decode(value, id: id, sealer: nil)) == nil { ids.append(id) }
+            if (try? DictionaryRow.decode(value, id: id, sealer: nil))?.isProvided != true { ids.append(id) }
         }
         return ids
     }

@@ -63,11 +63,13 @@ final class ClusterRedisClient: RedisClient {
             if !force, let last = state.lastRefresh, ContinuousClock.now - last < .milliseconds(100) { return nil }
             state.lastRefresh = .now
             let candidates = state.nodes + seeds.filter { !state.nodes.contains($0) }
-            let installed = SlotMap.Routes(owners: state.owners, nodes: state.nodes)
+            let (owners, nodes) = (state.owners, state.nodes)
             let task = Task { [self] in
                 // Cleared under the lock this task was stored under, so after it was stored.
                 defer { self.state.withLock { $0.refresh = nil } }
-                try await reloadSlots(asking: candidates, installed: installed)
+                // The installed map's routes, made here rather than under the lock (a pass over
+                // every slot).
+                try await reloadSlots(asking: candidates, installed: SlotMap.Routes(owners: owners, nodes: nodes))
             }
             state.refresh = task
             return task
