@@ -261,6 +261,7 @@ let package = Package(
             dependencies: [
                 "TierCache", "TierCacheLMDB", "TierCacheSQLite", "CacheSimulation", "TierCacheBenchmarking",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .target(name: "TierCacheRedis", condition: .when(traits: ["Redis"])),
                 .target(name: "TierCacheEncryption", condition: .when(traits: ["Encryption"])),
                 .product(name: "Crypto", package: "swift-crypto", condition: .when(traits: ["Encryption"])),
             ],

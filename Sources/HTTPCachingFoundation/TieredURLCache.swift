@@ -52,6 +52,15 @@ import FoundationNetworking
 /// stored to Redis is visible to *other* processes, while this process reads it back from its
 /// local tiers. A cache whose tiers are all network tiers therefore never answers a read.
 ///
+/// A network tier is taken to be shared (other processes, other hosts, other users), so it is
+/// given only what RFC 9111 lets a shared cache store, and not a response that sets a cookie (as
+/// `HTTPCache` in its shared mode by default): a response to a request with `Authorization`
+/// (without `public`, `s-maxage` or `must-revalidate`), a `private` one, or one with
+/// `Set-Cookie` stays in the local tiers, and the network tiers lose the key's older entry.
+/// Credentials URLSession adds on its own (a challenge's, cookies from its cookie storage) are
+/// not in the request a `URLCache` is given: an origin that personalises responses by them must
+/// mark them `private` (or `Vary` on the field) for them to stay out of a shared tier.
+///
 /// `userInfo` is kept for its `String` keys with `String` values (other entries are dropped:
 /// they cannot be stored on disk portably); the stored date is returned as
 /// ``storedAtUserInfoKey``.
@@ -285,7 +294,7 @@ public final class TieredURLCache: URLCache, @unchecked Sendable {
             removeEverywhere(key)
             return []
         }
-        guard Self.mayStore(candidate.response, for: httpRequest) else { return [] }
+        guard Self.mayStore(candidate.response, for: httpRequest, shared: false) else { return [] }
         let now = Date()
         // RFC 9110 §6.6.1: a cache storing a response without `Date` adds one (the engine does):
         // URLSession ages what this cache returns by its `Date`, and without one never did.
@@ -301,7 +310,12 @@ public final class TieredURLCache: URLCache, @unchecked Sendable {
         // suspension of the upper tiers, cannot leave an older value above), a network tier in
         // the background: it cannot be reached without suspending. Failures are counted by the
         // tier.
-        return inChangeOrder { storeEverywhere(entry, forKey: key, policy: policy) }
+        // A network tier is shared (other processes, other hosts): it gets only what RFC 9111
+        // lets a shared cache store, and loses the key's older entry otherwise.
+        let sharable =
+            hasNetworkTiers && Self.mayStore(candidate.response, for: httpRequest, shared: true)
+            && candidate.response.headerFields[.setCookie] == nil
+        return inChangeOrder { storeEverywhere(entry, forKey: key, policy: policy, sharable: sharable) }
     }
 
     /// Runs `change` (of the local tiers, queueing the same for the network tiers) in the order
@@ -310,16 +324,17 @@ public final class TieredURLCache: URLCache, @unchecked Sendable {
         hasNetworkTiers ? changeOrder.withLock { _ in change() } : change()
     }
 
-    /// Stores `entry` in the local tiers and queues it for the network tiers.
+    /// Stores `entry` in the local tiers and queues it for the network tiers, or their removal of
+    /// the key when the entry is not `sharable`.
     private func storeEverywhere(
-        _ entry: CacheEntry, forKey key: CacheKey, policy: TierCache.StoragePolicy
+        _ entry: CacheEntry, forKey key: CacheKey, policy: TierCache.StoragePolicy, sharable: Bool
     ) -> [(tierName: String, outcome: StoreOutcome)] {
         let encodedCount = entry.value.count
         let report = storage.storeLocally(entry, forKey: key, policy: policy)
         for tier in storage.tiers where !(tier is any LocalCacheTier) {
             // Past the budget of bytes waiting for network tiers, the key is removed there
             // instead: a removal holds no entry, and leaves nothing older than this store.
-            let permitted = policy.permits(tier.medium) && networkWrites.reserve(encodedCount)
+            let permitted = sharable && policy.permits(tier.medium) && networkWrites.reserve(encodedCount)
             // Only a permitted write holds the entry: a closure keeps what it names, whichever
             // branch runs, so a removal naming `entry` would hold its bytes outside the budget.
             let pending = permitted ? entry : nil
@@ -345,16 +360,16 @@ public final class TieredURLCache: URLCache, @unchecked Sendable {
         }
     }
 
-    /// Whether RFC 9111 lets a private cache store `response` to `request` (§3), the request
-    /// judged as a GET: the key function decides which methods are cached.
-    static func mayStore(_ response: HTTPResponse, for request: HTTPRequest) -> Bool {
+    /// Whether RFC 9111 lets a private cache (or a `shared` one) store `response` to `request`
+    /// (§3), the request judged as a GET: the key function decides which methods are cached.
+    static func mayStore(_ response: HTTPResponse, for request: HTTPRequest, shared: Bool) -> Bool {
         var request = request
         request.method = .get
         let requestDirectives = CacheControl(fieldValues: request.headerFields[values: .cacheControl])
         let directives = CacheControl(fieldValues: response.headerFields[values: .cacheControl])
         return Storability.reasonNotToStore(
             request: request, requestDirectives: requestDirectives, response: response, directives: directives,
-            shared: false) == nil
+            shared: shared) == nil
     }
 
     private static func stringUserInfo(_ userInfo: [AnyHashable: Any]?) -> [String: String] {

@@ -707,6 +707,10 @@ public final class LMDBTier: LocalCacheTier {
     // MARK: Removing
 
     /// Removes the entry stored under `key`, if any.
+    ///
+    /// - Throws: `TierCacheError` when the deletion cannot be written (`diskFull`, `mapFull`, an
+    ///   I/O failure): the entry is then a miss in this tier's process until a later write deletes
+    ///   it, but the record is still in the file, where other processes sharing the store read it.
     public func removeEntry(forKey key: CacheKey) throws {
         try removeEntry(storageKey(key))
         recordUsageIfObserved()
@@ -723,9 +727,10 @@ public final class LMDBTier: LocalCacheTier {
         }
     }
 
-    /// Removes the record under `key`. When a full disk or map leaves no room even for that, the
-    /// key is hidden (a miss here until a later write deletes it) and the failure thrown: no
-    /// older value is read here after a removal or a refused store.
+    /// Removes the record under `key`. When the deletion cannot be written (a full disk or map
+    /// leaves no room even for that, an I/O error), the key is hidden (a miss here until a later
+    /// write deletes it) and the failure thrown: no older value is read here after a removal or a
+    /// refused store.
     private func removeEntry(_ key: StorageKey) throws {
         accessLog.forget(key.bytes)
         do {
@@ -742,7 +747,10 @@ public final class LMDBTier: LocalCacheTier {
                     try txn.setWriteState(state)
                 }
             }
-        } catch let error as TierCacheError where error.code == .diskFull || error.code == .mapFull {
+        } catch let error as TierCacheError {
+            // Whatever kept the deletion from being written (a full map, an I/O error), the older
+            // value must not be read after it: `TieredCache` removes a key whose store failed,
+            // and a removal failing too would leave the old value to be served.
             hiddenKeys.hide(key.bytes)
             throw TierCacheError(
                 error.code,

@@ -73,7 +73,7 @@ extension RedisTier {
             func startNext() {
                 guard next < keys.count else { return }
                 let (index, key) = (next, keys[next])
-                group.addTaskUnlessCancelled { (index, try await self.entry(forKey: key)) }
+                _ = group.addTaskUnlessCancelled { (index, try await self.entry(forKey: key)) }
                 next += 1
             }
             while next < min(keys.count, Self.mgetBatchSize) { startNext() }

@@ -41,6 +41,7 @@ extension SQLiteTier {
                 try put(record, under: key, cost: cost, in: connection, state: &state)
             }
         } catch {
+            hiddenKeys.hide(key)
             guard error.code == .diskFull else { throw error }
             return .refused(.outOfSpace(detail: error.message))
         }
@@ -121,10 +122,11 @@ extension SQLiteTier {
 
     /// Removes the entry stored under `key`, if any.
     ///
-    /// - Throws: `TierCacheError.Code.diskFull` when a full disk leaves no room even for the
-    ///   deletion: the entry is then a miss in this tier until a later write deletes it, but the
-    ///   row is still in the file, where another process sharing the store (an app extension)
-    ///   reads it, as does this app after a relaunch.
+    /// - Throws: `TierCacheError` when the deletion cannot be written (`diskFull` when a full
+    ///   disk leaves no room even for it; another process holding the write lock past the busy
+    ///   timeout; an I/O failure): the entry is then a miss in this tier until a later write
+    ///   deletes it, but the row is still in the file, where another process sharing the store (an
+    ///   app extension) reads it, as does this app after a relaunch.
     public func removeEntry(forKey key: CacheKey) throws {
         try removeEntry(Array(key.rawValue.utf8))
         recordUsageIfObserved()
@@ -140,10 +142,11 @@ extension SQLiteTier {
         }
     }
 
-    /// Deletes the row under `key`; when a full disk leaves no room even for that, hides it
-    /// instead (a miss here until a later write deletes it), so that no older value is read here
-    /// after a removal or a refused store, and returns the failure (a refused store has said
-    /// `outOfSpace` already; a removal throws it).
+    /// Deletes the row under `key`; when the deletion cannot be written (a full disk leaves no
+    /// room even for that, another process holds the write lock past the busy timeout, an I/O
+    /// error), hides it instead (a miss here until a later write deletes it), so that no older
+    /// value is read here after a removal or a refused store. A full disk's failure is returned
+    /// (a refused store has said `outOfSpace` already; a removal throws it), any other thrown.
     @discardableResult
     func removeOrHide(_ key: [UInt8]) throws -> TierCacheError? {
         accessLog.forget(key)
@@ -152,8 +155,14 @@ extension SQLiteTier {
             try write { connection, state throws(SQLiteFailure) in try delete(key, in: connection, state: &state) }
             return nil
         } catch {
-            guard error.code == .diskFull else { throw error }
             hiddenKeys.hide(key)
+            guard error.code == .diskFull else {
+                throw TierCacheError(
+                    error.code,
+                    "the removal could not be written (\(error.message)): the entry is hidden in this process "
+                        + "until a write deletes it, and other processes sharing the store still read it",
+                    underlying: error.underlying)
+            }
             return error
         }
     }

@@ -122,7 +122,7 @@ public final class SQLiteTier: LocalCacheTier {
     /// database when absent.
     ///
     /// - Throws: `TierCacheError` with code `TierCacheError.Code.invalidConfiguration` (capacity
-    ///   below ``minimumCapacity``, a fraction outside `(0, 1]`, a compression level outside 1...9),
+    ///   below ``minimumCapacity``, a fraction outside `(0, 0.5]`, a compression level outside 1...9),
     ///   `TierCacheError.Code.notADirectory`, `TierCacheError.Code.permissionDenied`,
     ///   `TierCacheError.Code.foreignStore` (the file is another program's SQLite database), or,
     ///   with ``RecoveryPolicy/throwError``, `TierCacheError.Code.damagedStore` and

@@ -9,6 +9,10 @@ import Crypto
 import TierCacheEncryption
 #endif
 
+#if BenchmarkRedis
+import TierCacheRedis
+#endif
+
 /// `tiercache bench`: the README's main job, a thin shell over TierCacheBenchmarking. Drives the
 /// chosen subjects, each beside its baseline, with a synthetic workload or a trace, and reports
 /// throughput, latency percentiles, hit ratios and each tier's counters.
@@ -240,7 +244,12 @@ struct BenchCommand: AsyncParsableCommand {
         let loaded = try trace.map {
             try TraceOptions.load($0, format: format, limit: limit, cache: traceCacheOptions.cache)
         }
-        let plan = try plan(trace: loaded)
+        // What the trace turned out to hold is not a usage error (`validate()` checked the
+        // arguments with no trace loaded).
+        let plan: BenchmarkPlan
+        do { plan = try self.plan(trace: loaded) } catch let error as ValidationError {
+            throw CommandFailure(error.message)
+        }
         let subjects = try subjects()
         let runner: BenchmarkRunner
         do { runner = try BenchmarkRunner(plan: plan) } catch { throw CommandFailure(error.description) }
@@ -307,6 +316,8 @@ enum SubjectName {
         case "redis":
             guard let url = options.redis else { throw ValidationError("the redis subject needs --redis URL") }
             #if BenchmarkRedis
+            // Read now, not when the subject's turn comes after the others have run.
+            do { _ = try RedisEndpoint(url: url) } catch { throw ValidationError("--redis: \(error)") }
             return .redis(url: url, capacity: options.redisCapacity.bytes)
             #else
             _ = url

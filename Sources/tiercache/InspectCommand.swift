@@ -23,7 +23,8 @@ struct InspectCommand: ParsableCommand {
             "Walk every page and record and report damage.",
             discussion: "The walk runs in a child process, so damage it misses cannot crash this one. "
                 + "Exits 1 when the store is damaged, 2 when the walk crashed, "
-                + "3 when there is no store to check or it cannot be read."))
+                + "3 when there is no store to check, it cannot be read, or the walk was killed (SIGKILL: "
+                + "out of memory) or answered nothing readable."))
     var verify = false
 
     /// Set in the child that `--verify` starts: walk here and print JSON.
@@ -158,6 +159,13 @@ extension InspectCommand {
         try process.run()
         let data = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
+        if process.terminationReason == .uncaughtSignal, process.terminationStatus == SIGKILL {
+            // Not the store's doing: the out-of-memory killer, or someone's kill -9.
+            StandardError.write(
+                "Error: the verifier was killed (SIGKILL) before it finished reading \(directory): the store was not "
+                    + "checked (out of memory?)\n")
+            throw ExitCode(Self.uncheckedStatus)
+        }
         if process.terminationReason == .uncaughtSignal {
             let message =
                 "the verifier crashed (signal \(process.terminationStatus)) reading \(directory): the store is damaged"
@@ -168,9 +176,13 @@ extension InspectCommand {
             }
             throw ExitCode(2)
         }
-        guard process.terminationStatus == 0,
-            let report = try? JSONDecoder().decode(LMDBVerification.self, from: data)
-        else { throw ExitCode(process.terminationStatus == 0 ? 1 : process.terminationStatus) }
+        // The child said why it could not check (and exits 3), or the store's damage (1).
+        guard process.terminationStatus == 0 else { throw ExitCode(process.terminationStatus) }
+        guard let report = try? JSONDecoder().decode(LMDBVerification.self, from: data) else {
+            // Not damage: 1 would have a script reset a store nobody found damaged.
+            StandardError.write("Error: the verifier's report could not be read: the store was not checked\n")
+            throw ExitCode(Self.uncheckedStatus)
+        }
         if json {
             print(String(decoding: data, as: UTF8.self), terminator: "")
         } else {

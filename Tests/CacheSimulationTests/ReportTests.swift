@@ -95,6 +95,21 @@ import FoundationXML
         #expect(height.flatMap { Double($0) }.map { $0 >= 40 + 14 + 25 * 18 } == true, "\(String(describing: height))")
     }
 
+    /// A point that is not finite is left out: an infinite x on a log axis made its ticks count
+    /// up for ever, and a NaN wrote `nan` into the SVG.
+    @Test(arguments: [true, false])
+    func pointsThatAreNotFiniteAreLeftOut(logarithmicX: Bool) {
+        let series = [
+            LineChart.Series(name: "a", points: [(1, 0.1), (.infinity, 0.2), (10, .nan), (.nan, 0.3), (100, 0.4)])
+        ]
+        let chart = LineChart(
+            title: "t", xLabel: "x", yLabel: "y", logarithmicX: logarithmicX, series: series,
+            guides: [(y: .nan, label: "g")])
+        let svg = chart.svg
+        #expect(!svg.contains("nan") && !svg.contains("inf"))
+        #expect(XMLParser(data: Data(svg.utf8)).parse())
+    }
+
     @Test func htmlIsSelfContained() throws {
         let html = HTMLReport.render(try sampleReport())
         #expect(html.contains("<svg"))
@@ -156,6 +171,11 @@ import FoundationXML
         #expect(ChartFormat.percent(0.32831) == "32.83%")
         #expect(ByteCount.format(1536) == "1.5 KiB")
         #expect(ChartFormat.compact(3_500_000) == "3.5M")
+        // The unit is the one the value prints in.
+        #expect(ChartFormat.compact(999_960) == "1.0M")
+        #expect(ChartFormat.compact(999.6) == "1.0k")
+        #expect(ChartFormat.compact(999_400) == "999k")
+        #expect(ChartFormat.compact(-999_960_000) == "-1.0G")
     }
 
     /// Tables print capacities exactly: a figure a user configures from must not be rounded (the

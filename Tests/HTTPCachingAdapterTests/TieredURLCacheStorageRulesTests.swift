@@ -184,6 +184,40 @@ struct TieredURLCacheStorageRulesTests {
         #expect(await remote.log.filter { $0 == "store" }.count == 2)
     }
 
+    @Test(
+        "What a shared cache may not store stays in the local tiers; the network tier loses the key instead",
+        arguments: [
+            (["Cache-Control": "private, max-age=60"], [String: String]()),
+            (["Cache-Control": "max-age=60"], ["Authorization": "Bearer secret"]),
+            (["Cache-Control": "max-age=60", "Set-Cookie": "session=secret"], [:]),
+        ])
+    func privateResponsesStayLocal(fields: [String: String], requestFields: [String: String]) async throws {
+        let remote = RecordingRemoteTier()
+        let urlCache = try urlCache(tiers: [MemoryTier(capacity: 1 << 20), remote])
+        var request = URLRequest(url: url)
+        for (name, value) in requestFields { request.setValue(value, forHTTPHeaderField: name) }
+        // A shared response first (to a request without credentials), then the private one under
+        // the same key.
+        urlCache.storeCachedResponse(
+            try response(200, ["Cache-Control": "max-age=60"], body: "shared"), for: URLRequest(url: url))
+        #expect(urlCache.store(try response(200, fields, body: "personal"), for: request).map(\.outcome) == [.stored])
+        await urlCache.waitForNetworkWrites()
+        #expect(await remote.log == ["store", "remove"])
+        #expect(await remote.storedCount == 0)
+        #expect(urlCache.cachedResponse(for: request)?.data == Data("personal".utf8))
+    }
+
+    @Test("A response a shared cache may store with Authorization reaches the network tier")
+    func authorizedPublicResponseIsShared() async throws {
+        let remote = RecordingRemoteTier()
+        let urlCache = try urlCache(tiers: [MemoryTier(capacity: 1 << 20), remote])
+        var request = URLRequest(url: url)
+        request.setValue("Bearer secret", forHTTPHeaderField: "Authorization")
+        urlCache.storeCachedResponse(try response(200, ["Cache-Control": "public, max-age=60"]), for: request)
+        await urlCache.waitForNetworkWrites()
+        #expect(await remote.log == ["store"])
+    }
+
     @Test("A body URLSession decoded is described as decoded; an encoded one, a HEAD or a 304 is left as sent")
     func decodedContent() throws {
         let get = HTTPRequest(method: .get, scheme: "https", authority: "example.com", path: "/")

@@ -106,6 +106,12 @@ import Testing
             #expect(throws: BenchmarkError.self) { try BenchmarkRunner(plan: plan) }
         }
         #expect(throws: BenchmarkError.self) { try workload.requests(length: Int.max) }
+        // A warm-up and rounds each within the bound but not together: refused by the plan
+        // itself, which the command line checks before it loads a trace.
+        #expect(throws: BenchmarkError.self) {
+            try BenchmarkPlan(workload: workload, length: .requests(1), warmUp: .requests(RunLength.maximumRequests))
+                .validate()
+        }
     }
 
     private func changed(_ plan: BenchmarkPlan, _ change: (inout BenchmarkPlan) -> Void) -> BenchmarkPlan {

@@ -203,6 +203,42 @@ import TierCacheEviction
         #expect(baseline.hits > 0)
     }
 
+    /// The disk baselines refuse what their subject refuses: a compressed record above the
+    /// tier's per-entry limit (they took entries up to their whole capacity, and did more work).
+    @Test(arguments: [BenchmarkSubject.lmdb(capacity: 8 << 20), .sqlite(capacity: 8 << 20)])
+    func theDiskBaselinesTakeTheSubjectsPerEntryLimit(subject: BenchmarkSubject) async throws {
+        // 5-7 MB of JSON-like text, under the capacity, compresses to more than 5% of it.
+        let workload = Workload(
+            .synthetic(keys: 5, distribution: .zipf(skew: 0.9), sizes: .uniform(5_000_000...7_000_000)),
+            mix: .readThrough)
+        let plan = BenchmarkPlan(workload: workload, length: .requests(40), tasks: [1], rounds: 1)
+        let results = try await BenchmarkRunner(plan: plan).run([subject])
+        let measured = try #require(results.result(subject.name))
+        let baseline = try #require(results.results.first { $0.isBaseline })
+        #expect(measured.refusedStores > 0 && measured.hits == 0, "\(measured.status)")
+        #expect(baseline.refusedStores == measured.refusedStores, "\(baseline.status)")
+        #expect(baseline.hits == 0)
+    }
+
+    /// A disk baseline evicts nothing: once the workload outgrows the capacity it fails, saying
+    /// so, and its subject gets no ratio (it refused stores, or kept what its subject evicted,
+    /// and the two no longer did the same work).
+    @Test(arguments: [BenchmarkSubject.Baseline.rawLMDBZstd, .rawSQLiteZlib(.normal)])
+    func aDiskBaselineThatOutgrowsItsCapacityGivesNoRatio(baseline kind: BenchmarkSubject.Baseline) async throws {
+        // About 20 MB of values (a quarter of that compressed) against 1 MiB.
+        let workload = Workload(
+            .synthetic(keys: 20_000, distribution: .uniform, sizes: .uniform(512...1_536)), mix: .readThrough)
+        let plan = BenchmarkPlan(workload: workload, length: .requests(20_000), tasks: [1], rounds: 1)
+        let results = try await BenchmarkRunner(plan: plan).run([
+            .localTier("memory", baseline: kind) { _ in try MemoryTier(capacity: 1 << 20) }
+        ])
+        let baseline = try #require(results.results.first { $0.isBaseline })
+        #expect(baseline.failure?.contains("outgrew its capacity (1 MiB)") == true, "\(baseline.status)")
+        let subject = try #require(results.result("memory"))
+        #expect(results.throughputRatio(of: subject) == nil)
+        #expect(subject.status.hasPrefix("no ratio: its baseline failed"), "\(subject.status)")
+    }
+
     /// Every subject sees the same requests: two runs of LRU at one capacity agree on every hit;
     /// a tier and its baseline, both LRU over the same bytes, differ only by the tier's per-entry
     /// overhead, so the baseline hits as often or a little more. One baseline serves both runs,

@@ -207,6 +207,19 @@ import Testing
             #expect(throws: RedisError.self, "\(bad)") { try RedisEndpoint(url: bad) }
         }
     }
+
+    /// A password with a reserved character written as is makes the URL unreadable; the error
+    /// says so without quoting the password (it goes to logs and reports).
+    @Test(arguments: ["redis://default:p#ss@cache.internal:6379", "redis://app:p/ss@word@cache.internal"])
+    func aBadURLsErrorLeavesThePasswordOut(url: String) {
+        #expect {
+            try RedisEndpoint(url: url)
+        } throws: { error in
+            let message = "\(error)"
+            return !message.contains("p#ss") && !message.contains("p/ss") && !message.contains("word@")
+                && message.contains("redis://…@")
+        }
+    }
 }
 
 @Suite struct RESPIntegerTests {

@@ -40,14 +40,22 @@ func fileSize(_ url: URL) -> Int {
 
 /// The root page number of table or index `name` in the database `file`.
 func rootPage(of name: String, in file: URL) throws -> Int {
+    try integer("SELECT rootpage FROM sqlite_schema WHERE name = '\(name)'", in: file)
+}
+
+/// How many rows the store's `entries` table in `file` holds.
+func rowCount(in file: URL) throws -> Int {
+    try integer("SELECT count(*) FROM entries", in: file)
+}
+
+/// The first column of the first row `sql` selects in the database `file`, as an integer.
+private func integer(_ sql: String, in file: URL) throws -> Int {
     var handle: OpaquePointer?
     try #require(sqlite3_open(file.path, &handle) == SQLITE_OK)
     defer { sqlite3_close(handle) }
     var statement: OpaquePointer?
-    try #require(
-        sqlite3_prepare_v2(handle, "SELECT rootpage FROM sqlite_schema WHERE name = '\(name)'", -1, &statement, nil)
-            == SQLITE_OK)
+    try #require(sqlite3_prepare_v2(handle, sql, -1, &statement, nil) == SQLITE_OK)
     defer { sqlite3_finalize(statement) }
-    try #require(sqlite3_step(statement) == SQLITE_ROW, "no \(name) in \(file.path)")
+    try #require(sqlite3_step(statement) == SQLITE_ROW, "no row for \(sql) in \(file.path)")
     return Int(sqlite3_column_int64(statement, 0))
 }

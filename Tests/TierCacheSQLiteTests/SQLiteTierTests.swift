@@ -495,6 +495,26 @@ struct SQLiteTierTests {
         #expect(fileSize(directory.url.appendingPathComponent("cache.sqlite-wal")) == 0)
     }
 
+    @Test(
+        "A removal another connection's write lock keeps out throws, and the entry is a miss until a write deletes it")
+    func removalBlockedByWriter() throws {
+        let directory = TemporaryDirectory()
+        let tier = try SQLiteTier(
+            directory: directory.url, configuration: .init(capacity: 2 << 20, busyTimeout: .milliseconds(20)))
+        _ = try tier.store(entry(compressible(3_000)), forKey: key("old"))
+        var writer: OpaquePointer?
+        try #require(sqlite3_open(databaseFile(directory.url).path, &writer) == SQLITE_OK)
+        defer { sqlite3_close(writer) }
+        try #require(sqlite3_exec(writer, "BEGIN IMMEDIATE", nil, nil, nil) == SQLITE_OK)
+        #expect(throws: TierCacheError.self) { try tier.removeEntry(forKey: key("old")) }
+        // The row is still in the file, but no older value is read after a removal.
+        #expect(try tier.entry(forKey: key("old")) == nil)
+        try #require(sqlite3_exec(writer, "COMMIT", nil, nil, nil) == SQLITE_OK)
+        _ = try tier.store(entry([1]), forKey: key("other"))
+        #expect(try rowCount(in: databaseFile(directory.url)) == 1)
+        #expect(try tier.usage().entries == 1)
+    }
+
     @Test("The store's files are readable by their owner only")
     func ownerOnly() throws {
         let directory = TemporaryDirectory()

@@ -107,12 +107,14 @@ public struct BarChart: Sendable {
 public enum ChartFormat {
     /// 1234 → "1.2k", 3_500_000 → "3.5M".
     public static func compact(_ value: Double) -> String {
+        let units: [(scale: Double, suffix: String)] = [(1, ""), (1e3, "k"), (1e6, "M"), (1e9, "G")]
         let magnitude = abs(value)
-        let (scaled, suffix): (Double, String) =
-            magnitude >= 1e9
-            ? (value / 1e9, "G")
-            : magnitude >= 1e6 ? (value / 1e6, "M") : magnitude >= 1e3 ? (value / 1e3, "k") : (value, "")
-        return fixed(scaled, digits: scaled == scaled.rounded() || abs(scaled) >= 100 ? 0 : 1) + suffix
+        var unit = magnitude >= 1e9 ? 3 : magnitude >= 1e6 ? 2 : magnitude >= 1e3 ? 1 : 0
+        func digits(_ scaled: Double) -> Int { scaled == scaled.rounded() || abs(scaled) >= 100 ? 0 : 1 }
+        // Whichever unit the value prints in: 999,960 rounds to 1000k, which is 1.0M.
+        if unit < units.count - 1, abs(value / units[unit].scale).rounded() >= 1000 { unit += 1 }
+        let scaled = value / units[unit].scale
+        return fixed(scaled, digits: digits(scaled)) + units[unit].suffix
     }
 
     /// A fixed number of decimals without Foundation's `String(format:)`: from 0 to 18 of them

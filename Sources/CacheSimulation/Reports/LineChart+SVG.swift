@@ -14,15 +14,23 @@ extension LineChart {
         (palette[index % palette.count], dashes[index / palette.count % dashes.count])
     }
 
+    /// Whether `point` can be drawn: finite, and right of 0 on a logarithmic axis. (An infinite
+    /// x once made the log axis's ticks count up for ever; a NaN wrote `nan` into the SVG.)
+    private func isDrawn(_ point: (x: Double, y: Double)) -> Bool {
+        point.x.isFinite && point.y.isFinite && (!logarithmicX || point.x > 0)
+    }
+
     /// The chart as a standalone SVG document, 720 wide and 420 high, higher when its legend
-    /// needs more room (18 points a series).
+    /// needs more room (18 points a series). Points with a coordinate that is not finite, and at
+    /// or left of 0 on a logarithmic x axis, are left out.
     public var svg: String {
         let left = 64.0, right = 170.0, top = 40.0, bottom = 56.0
         let width = 720.0
         let height = max(420.0, top + 14 + Double(series.count) * 18 + bottom)
         let plotWidth = width - left - right, plotHeight = height - top - bottom
-        let xs = series.flatMap { $0.points.map(\.x) }.filter { !logarithmicX || $0 > 0 }
-        let ys = series.flatMap { $0.points.map(\.y) } + guides.map(\.y)
+        let drawn = series.flatMap { $0.points.filter(isDrawn) }
+        let xs = drawn.map(\.x)
+        let ys = drawn.map(\.y) + guides.map(\.y).filter(\.isFinite)
         var xMin = xs.min() ?? 0, xMax = xs.max() ?? 1
         if xMax <= xMin { xMax = xMin + 1 }
         if logarithmicX { xMin = max(xMin, 1e-9) }
@@ -36,7 +44,7 @@ extension LineChart {
             let yStep = yMax <= 0.3 ? 0.05 : 0.1
             yTicks = stride(from: 0, through: yMax + 1e-9, by: yStep).map { $0 }
         case .value:
-            yMax = Self.roundCeiling(ys.filter(\.isFinite).max() ?? 1)
+            yMax = Self.roundCeiling(ys.max() ?? 1)
             yTicks = (0...5).map { yMax * Double($0) / 5 }
         }
         func x(_ value: Double) -> Double {
@@ -76,7 +84,7 @@ extension LineChart {
             xLabel + (logarithmicX ? " (log scale)" : ""), x: left + plotWidth / 2, y: height - 14, size: 12,
             anchor: "middle")
         out.text(yLabel, x: 16, y: top + plotHeight / 2, size: 12, anchor: "middle", rotate: -90)
-        for guide in guides where guide.y <= yMax {
+        for guide in guides where guide.y.isFinite && guide.y <= yMax {
             out.line(x1: left, y1: y(guide.y), x2: left + plotWidth, y2: y(guide.y), stroke: "#555555", dash: "6 4")
             out.text(guide.label, x: left + plotWidth - 4, y: y(guide.y) - 4, size: 11, anchor: "end")
         }
@@ -84,7 +92,7 @@ extension LineChart {
             let (color, dash) = Self.style(of: index)
             var path = ""
             var previous: (Double, Double)?
-            for point in line.points.sorted(by: { $0.x < $1.x }) where !logarithmicX || point.x > 0 {
+            for point in line.points.sorted(by: { $0.x < $1.x }) where isDrawn(point) {
                 let px = x(point.x), py = y(point.y)
                 if let previous {
                     if line.stepped { path += " L\(SVGBuilder.number(px)),\(SVGBuilder.number(previous.1))" }
@@ -96,7 +104,7 @@ extension LineChart {
             }
             out.path(path, stroke: color, dash: dash)
             if !line.stepped {
-                for point in line.points where !logarithmicX || point.x > 0 {
+                for point in line.points where isDrawn(point) {
                     out.circle(x: x(point.x), y: y(point.y), radius: 2.5, fill: color)
                 }
             }

@@ -61,11 +61,7 @@ final class MinimalLRUTier: LocalCacheTier {
     init(capacity: Int, maxEntryCost: Int? = nil) {
         let capacity = max(capacity, 0)
         self.capacity = capacity
-        // The default rule's fraction never throws: 0 only stands in for the impossible.
-        self.maxEntryCost =
-            maxEntryCost.map { min(max($0, 0), capacity) }
-            ?? (try? EntrySizeLimit(fraction: EntrySizeLimit.urlCacheDefaultFraction, capacity: capacity))?.maxBytes
-            ?? 0
+        self.maxEntryCost = BaselineLimits.maxEntryBytes(maxEntryCost, capacity: capacity)
     }
 
     func entry(forKey key: CacheKey) -> CacheEntry? {

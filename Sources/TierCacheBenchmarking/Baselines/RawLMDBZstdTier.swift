@@ -6,9 +6,10 @@ import TierCache
 
 /// The disk tiers' baseline: LMDB and zstd called directly, with `LMDBTier`'s environment flags
 /// and compression level and nothing of its own: no accounting, recency, eviction, framing,
-/// checksum of its own, or group commit (one write transaction per store). When the map is full,
-/// stores are refused (`outOfSpace`) rather than evicting; values larger than the capacity are
-/// refused (`tooLarge`).
+/// checksum of its own, or group commit (one write transaction per store). It refuses a record
+/// (compressed, as `LMDBTier` measures it) above the subject's per-entry limit (`tooLarge`), and
+/// evicts nothing: when the map is full a store throws (``BaselineLimits/outgrown(_:capacity:)``),
+/// since from there on the two would not do the same work.
 ///
 /// `@unchecked Sendable`: the environment is opened with `MDB_NOTLS`, so read transactions may
 /// run on any thread, and LMDB serialises write transactions itself; the zstd contexts, which are
@@ -29,14 +30,17 @@ final class RawLMDBZstdTier: LocalCacheTier, @unchecked Sendable {
     private let env: OpaquePointer
     private let dbi: MDB_dbi
     private let capacity: Int
+    private let maxEntryBytes: Int
     private let contexts = Mutex<[Contexts]>([])
 
     /// The largest map the baseline reserves: 1 TiB of address space (a sparse file).
     static let largestMapSize = 1 << 40
 
-    /// A negative `capacity` (a user's tier may report one) counts as 0, as in `MinimalLRUTier`.
-    init(directory: URL, capacity: Int) throws {
+    /// A negative `capacity` (a user's tier may report one) counts as 0, as in `MinimalLRUTier`;
+    /// `maxEntryBytes` is the subject's per-entry limit (``BaselineLimits/maxEntryBytes(_:capacity:)``).
+    init(directory: URL, capacity: Int, maxEntryBytes: Int? = nil) throws {
         self.capacity = max(capacity, 0)
+        self.maxEntryBytes = BaselineLimits.maxEntryBytes(maxEntryBytes, capacity: self.capacity)
         var env: OpaquePointer?
         guard mdb_env_create(&env) == 0, let env else {
             throw TierCacheError(.storageFailure, "mdb_env_create failed")
@@ -93,7 +97,12 @@ final class RawLMDBZstdTier: LocalCacheTier, @unchecked Sendable {
             var mdbKey = MDB_val(
                 mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))
             var mdbValue = MDB_val()
-            guard mdb_get(txn, dbi, &mdbKey, &mdbValue) == 0, let data = mdbValue.mv_data else { return nil }
+            let found = mdb_get(txn, dbi, &mdbKey, &mdbValue)
+            if found == MDB_NOTFOUND { return nil }
+            // Any other failure is one: read as a miss, it would be a store, and not counted.
+            guard found == 0, let data = mdbValue.mv_data else {
+                throw TierCacheError(.storageFailure, "mdb_get: \(String(cString: mdb_strerror(found)))")
+            }
             let size = ZSTD_getFrameContentSize(data, mdbValue.mv_size)
             guard size <= UInt64(capacity) else { throw TierCacheError(.storageFailure, "bad zstd frame") }
             return try withContexts { pair in
@@ -121,6 +130,9 @@ final class RawLMDBZstdTier: LocalCacheTier, @unchecked Sendable {
                 count = written
             }
         }
+        guard compressed.count <= maxEntryBytes else {
+            return .refused(.tooLarge(size: compressed.count, limit: maxEntryBytes))
+        }
         var key = key.rawValue
         let status = key.withUTF8 { keyBytes in
             compressed.withUnsafeBytes { valueBytes -> Int32 in
@@ -137,7 +149,7 @@ final class RawLMDBZstdTier: LocalCacheTier, @unchecked Sendable {
                 return status
             }
         }
-        if status == MDB_MAP_FULL { return .refused(.outOfSpace(detail: "the raw LMDB map is full")) }
+        if status == MDB_MAP_FULL { throw BaselineLimits.outgrown(name, capacity: capacity) }
         guard status == 0 else {
             throw TierCacheError(.storageFailure, "mdb_put: \(String(cString: mdb_strerror(status)))")
         }
@@ -177,7 +189,7 @@ final class RawLMDBZstdTier: LocalCacheTier, @unchecked Sendable {
         mdb_env_info(env, &info)
         return TierUsage(
             bytes: (info.me_last_pgno + 1) * Int(stat.ms_psize), entries: Int(stat.ms_entries), capacity: capacity,
-            maxEntryBytes: capacity)
+            maxEntryBytes: maxEntryBytes)
     }
 
     func statistics() -> TierStatistics {

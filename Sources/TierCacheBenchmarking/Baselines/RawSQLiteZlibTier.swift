@@ -8,8 +8,10 @@ import TierCacheSQLite
 /// The SQLite tier's baseline: SQLite and zlib called directly, with `SQLiteTier`'s settings (WAL,
 /// the same `synchronous`, zlib level 1) and nothing of its own: no accounting, recency, eviction,
 /// framing or checksum of its own. A lookup is one `SELECT` and one `uncompress`; a store is one
-/// `INSERT OR REPLACE` in its own transaction. Nothing is evicted: a full disk refuses, and values
-/// larger than the capacity are refused (`tooLarge`), as in the raw LMDB baseline.
+/// `INSERT OR REPLACE` in its own transaction. As the raw LMDB baseline, it refuses a record above
+/// the subject's per-entry limit (`tooLarge`) and evicts nothing: once its database file outgrows
+/// the capacity (looked at every ``sizeCheckInterval`` stores), a store throws
+/// (``BaselineLimits/outgrown(_:capacity:)``); a full disk refuses.
 ///
 /// Each connection (with its prepared statements) is used by one call at a time: readers are
 /// taken from `readers`, a `Mutex`-guarded pool, and put back after; the writer is only used
@@ -72,16 +74,23 @@ final class RawSQLiteZlibTier: LocalCacheTier {
     private let path: String
     private let synchronous: String
     private let capacity: Int
-    private let writer: Mutex<Connection>
+    private let maxEntryBytes: Int
+    /// How many stores pass between looks at the database file's size: a `stat` each, a
+    /// microsecond against a store's tens (a `SQLiteTier` checks its accounts on every store).
+    static let sizeCheckInterval = 64
+    /// The writer's connection, and the stores since the file's size was last looked at.
+    private let writer: Mutex<(connection: Connection, storesSinceSizeCheck: Int)>
     private let readers = Mutex<[Connection]>([])
 
-    /// A negative `capacity` (a user's tier may report one) counts as 0, as in `MinimalLRUTier`.
-    init(directory: URL, capacity: Int, durability: SQLiteTier.Durability) throws {
+    /// A negative `capacity` (a user's tier may report one) counts as 0, as in `MinimalLRUTier`;
+    /// `maxEntryBytes` is the subject's per-entry limit (``BaselineLimits/maxEntryBytes(_:capacity:)``).
+    init(directory: URL, capacity: Int, maxEntryBytes: Int? = nil, durability: SQLiteTier.Durability) throws {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         path = directory.appendingPathComponent("raw.sqlite").path
         synchronous = durability == .full ? "FULL" : "NORMAL"
         self.capacity = max(capacity, 0)
-        writer = Mutex(try Connection(path: path, synchronous: synchronous))
+        self.maxEntryBytes = BaselineLimits.maxEntryBytes(maxEntryBytes, capacity: self.capacity)
+        writer = Mutex((try Connection(path: path, synchronous: synchronous), 0))
     }
 
     func entry(forKey key: CacheKey) throws -> CacheEntry? {
@@ -93,7 +102,10 @@ final class RawSQLiteZlibTier: LocalCacheTier {
         key.withUTF8 { bytes in
             _ = tiercache_sqlite3_bind_blob_transient(statement, 1, bytes.baseAddress, Int32(bytes.count))
         }
-        guard sqlite3_step(statement) == SQLITE_ROW else { return nil }
+        let found = sqlite3_step(statement)
+        if found == SQLITE_DONE { return nil }
+        // Any other failure is one: read as a miss, it would be a store, and not counted.
+        guard found == SQLITE_ROW else { throw TierCacheError(.storageFailure, "raw SQLite select: \(found)") }
         let data = sqlite3_column_blob(statement, 0)
         let count = Int(sqlite3_column_bytes(statement, 0))
         guard let data, count >= 4 else { return nil }
@@ -127,8 +139,11 @@ final class RawSQLiteZlibTier: LocalCacheTier {
             guard status == Z_OK else { throw TierCacheError(.storageFailure, "zlib failed") }
             initialized = 4 + Int(written)
         }
-        let status = writer.withLock { connection -> Int32 in
-            let statement = connection.insert
+        guard record.count <= maxEntryBytes else {
+            return .refused(.tooLarge(size: record.count, limit: maxEntryBytes))
+        }
+        let (status, outgrown) = writer.withLock { writer -> (Int32, Bool) in
+            let statement = writer.connection.insert
             defer { sqlite3_reset(statement) }
             var key = key.rawValue
             key.withUTF8 { bytes in
@@ -137,16 +152,21 @@ final class RawSQLiteZlibTier: LocalCacheTier {
             record.withUnsafeBytes { bytes in
                 _ = tiercache_sqlite3_bind_blob_transient(statement, 2, bytes.baseAddress, Int32(bytes.count))
             }
-            return sqlite3_step(statement)
+            let status = sqlite3_step(statement)
+            writer.storesSinceSizeCheck += 1
+            guard writer.storesSinceSizeCheck >= Self.sizeCheckInterval else { return (status, false) }
+            writer.storesSinceSizeCheck = 0
+            return (status, Self.fileSize(path) > capacity)
         }
+        if outgrown { throw BaselineLimits.outgrown(name, capacity: capacity) }
         if status & 0xFF == SQLITE_FULL { return .refused(.outOfSpace(detail: "the disk is full")) }
         guard status == SQLITE_DONE else { throw TierCacheError(.storageFailure, "raw SQLite insert: \(status)") }
         return .stored
     }
 
     func removeEntry(forKey key: CacheKey) throws {
-        let status = writer.withLock { connection -> Int32 in
-            let statement = connection.delete
+        let status = writer.withLock { writer -> Int32 in
+            let statement = writer.connection.delete
             defer { sqlite3_reset(statement) }
             var key = key.rawValue
             key.withUTF8 { bytes in
@@ -158,13 +178,30 @@ final class RawSQLiteZlibTier: LocalCacheTier {
     }
 
     func removeAll() throws {
-        let status = writer.withLock { sqlite3_exec($0.handle, "DELETE FROM entries", nil, nil, nil) }
+        let status = writer.withLock { sqlite3_exec($0.connection.handle, "DELETE FROM entries", nil, nil, nil) }
         guard status == SQLITE_OK else { throw TierCacheError(.storageFailure, "raw SQLite: \(status)") }
     }
 
+    /// The database file and its write-ahead log, and the rows counted.
     func usage() throws -> TierUsage {
-        let bytes = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
-        return TierUsage(bytes: bytes, entries: 0, capacity: capacity, maxEntryBytes: capacity)
+        let entries = try writer.withLock { writer -> Int in
+            var statement: OpaquePointer?
+            defer { sqlite3_finalize(statement) }
+            guard
+                sqlite3_prepare_v2(writer.connection.handle, "SELECT count(*) FROM entries", -1, &statement, nil)
+                    == SQLITE_OK, sqlite3_step(statement) == SQLITE_ROW
+            else { throw TierCacheError(.storageFailure, "raw SQLite: cannot count the rows") }
+            return Int(sqlite3_column_int64(statement, 0))
+        }
+        return TierUsage(
+            bytes: Self.fileSize(path) + Self.fileSize(path + "-wal"), entries: entries, capacity: capacity,
+            maxEntryBytes: maxEntryBytes)
+    }
+
+    /// The size of the file at `path`, 0 when it cannot be read.
+    private static func fileSize(_ path: String) -> Int {
+        var status = stat()
+        return stat(path, &status) == 0 ? Int(status.st_size) : 0
     }
 
     func statistics() -> TierStatistics {

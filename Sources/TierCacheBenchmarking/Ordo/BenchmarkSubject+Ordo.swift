@@ -86,7 +86,10 @@ final class StandardBenchmarkState {
             .synthetic(keys: keyCount, distribution: distribution, sizes: .fixed(valueSize)), mix: mix)
         let sequence = try workload.requests(length: 1 << 20)
         let keys = try sequence.keys()
-        if standard == .getHit { try await driver.storeEveryKey(of: sequence, keys: keys) }
+        if standard == .getHit {
+            try await driver.storeEveryKey(of: sequence, keys: keys)
+            try await driver.requireEveryKey(keys, of: subject.name, valueSize: valueSize)
+        }
         loop = TaskLoop(
             driver: driver, sequence: sequence, keys: KeyTable(keys), task: 0, tasks: 1, measured: false, sampling: 1,
             window: 1,

@@ -104,6 +104,14 @@ public struct BenchmarkPlan: Sendable {
             throw .invalidWorkload(
                 "timeline points must be at most \(Self.maximumTimelinePoints) (got \(timelinePoints))")
         }
+        // Each part is bounded above, so the sum cannot wrap; together they were only refused
+        // when the runner made them, after a trace had been loaded.
+        guard sequenceLength <= RunLength.maximumRequests else {
+            throw .invalidWorkload(
+                "the warm-up and the measured rounds make \(sequenceLength) requests up front, more than the "
+                    + "\(RunLength.maximumRequests) a run makes; warm up or measure for fewer requests, or for a duration"
+            )
+        }
     }
 
     /// How many requests the workload generates: the warm-up and every round when they are

@@ -220,14 +220,15 @@ public struct BenchmarkRunner: Sendable {
             return (baseline, "\(baseline.name)/\(usage.capacity)/\(usage.maxEntryBytes)")
         case .rawLMDBZstd, .rawSQLiteZlib:
             guard let tier = tiers.last(where: { $0.medium != .memory }) ?? tiers.last else { return nil }
-            let capacity = try await usage(of: tier, standingFor: subject).capacity
+            let usage = try await usage(of: tier, standingFor: subject)
             let baseline =
                 if case .rawSQLiteZlib(let durability) = kind {
-                    BenchmarkSubject.rawSQLiteZlib(capacity: capacity, durability: durability)
+                    BenchmarkSubject.rawSQLiteZlib(
+                        capacity: usage.capacity, maxEntryBytes: usage.maxEntryBytes, durability: durability)
                 } else {
-                    BenchmarkSubject.rawLMDBZstd(capacity: capacity)
+                    BenchmarkSubject.rawLMDBZstd(capacity: usage.capacity, maxEntryBytes: usage.maxEntryBytes)
                 }
-            return (baseline, "\(baseline.name)/\(capacity)")
+            return (baseline, "\(baseline.name)/\(usage.capacity)/\(usage.maxEntryBytes)")
         case .automatic, .none:
             return nil
         }

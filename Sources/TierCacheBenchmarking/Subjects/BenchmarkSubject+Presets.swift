@@ -104,22 +104,34 @@ extension BenchmarkSubject {
 
     /// The SQLite tier's baseline: SQLite and zlib called directly, with the tier's settings and
     /// nothing of its own (one `SELECT` and one `uncompress` per lookup, one `INSERT` in its own
-    /// transaction per store). Named with its capacity (`raw SQLite+zlib 256 MiB`, and `full sync`
-    /// with `SQLiteTier.Durability.full`).
-    public static func rawSQLiteZlib(capacity: Int, durability: SQLiteTier.Durability = .normal) -> BenchmarkSubject {
+    /// transaction per store). It refuses a compressed record above `maxEntryBytes` (by default
+    /// 5% of its capacity, the tiers' default rule; the benchmark runner gives it the subject
+    /// tier's `TierUsage.maxEntryBytes`) and evicts nothing: a store that finds its file grown
+    /// past the capacity throws, saying so (from there on the two would not do the same work).
+    /// Named with its capacity (`raw SQLite+zlib 256 MiB`, and `full sync` with
+    /// `SQLiteTier.Durability.full`).
+    public static func rawSQLiteZlib(
+        capacity: Int, maxEntryBytes: Int? = nil, durability: SQLiteTier.Durability = .normal
+    ) -> BenchmarkSubject {
         let name = "raw SQLite+zlib \(ByteCount.format(capacity))" + (durability == .full ? " full sync" : "")
         return BenchmarkSubject(name: name, baseline: .none, isBaseline: true) { scratch in
-            .localTier(try RawSQLiteZlibTier(directory: scratch.directory, capacity: capacity, durability: durability))
+            .localTier(
+                try RawSQLiteZlibTier(
+                    directory: scratch.directory, capacity: capacity, maxEntryBytes: maxEntryBytes,
+                    durability: durability))
         }
     }
 
     /// The baseline of disk tiers: LMDB and zstd called directly, with `LMDBTier`'s flags and
-    /// level and nothing of its own (no accounting, recency, framing or checksum). Named with its
-    /// capacity (`raw LMDB+zstd 256 MiB`).
-    public static func rawLMDBZstd(capacity: Int) -> BenchmarkSubject {
+    /// level and nothing of its own (no accounting, recency, framing or checksum). It refuses a
+    /// compressed record above `maxEntryBytes` (by default 5% of its capacity; the runner gives it
+    /// the subject tier's limit) and evicts nothing: a store that finds its map full throws,
+    /// saying so. Named with its capacity (`raw LMDB+zstd 256 MiB`).
+    public static func rawLMDBZstd(capacity: Int, maxEntryBytes: Int? = nil) -> BenchmarkSubject {
         BenchmarkSubject(name: "raw LMDB+zstd \(ByteCount.format(capacity))", baseline: .none, isBaseline: true) {
             scratch in
-            .localTier(try RawLMDBZstdTier(directory: scratch.directory, capacity: capacity))
+            .localTier(
+                try RawLMDBZstdTier(directory: scratch.directory, capacity: capacity, maxEntryBytes: maxEntryBytes))
         }
     }
 }

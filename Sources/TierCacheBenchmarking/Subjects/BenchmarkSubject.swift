@@ -31,10 +31,10 @@ public struct BenchmarkSubject: Sendable {
         case automatic
         /// The minimal LRU (``BenchmarkSubject/minimalLRU(capacity:maxEntryBytes:)``).
         case minimalLRU
-        /// LMDB and zstd called directly (``BenchmarkSubject/rawLMDBZstd(capacity:)``).
+        /// LMDB and zstd called directly (``BenchmarkSubject/rawLMDBZstd(capacity:maxEntryBytes:)``).
         case rawLMDBZstd
         /// SQLite and zlib called directly, committing as `durability` says
-        /// (``BenchmarkSubject/rawSQLiteZlib(capacity:durability:)``).
+        /// (``BenchmarkSubject/rawSQLiteZlib(capacity:maxEntryBytes:durability:)``).
         case rawSQLiteZlib(SQLiteTier.Durability)
         /// No ratio.
         case none

@@ -65,6 +65,19 @@ enum SubjectDriver: Sendable {
         }
     }
 
+    /// Throws unless the subject holds every one of `keys` (stored beforehand): a subject too
+    /// small for them would time misses under the name of a get-hit benchmark.
+    func requireEveryKey(_ keys: [CacheKey], of subject: String, valueSize: Int) async throws {
+        var held = 0
+        for key in keys where try await get(key) != nil { held += 1 }
+        guard held == keys.count else {
+            throw BenchmarkError.subjectUnavailable(
+                subject: subject,
+                reason: "it holds \(held) of the \(keys.count) keys of \(valueSize) bytes the get-hit benchmark "
+                    + "stores, so it would time misses: give it more capacity, or register fewer keys")
+        }
+    }
+
     /// Each tier's statistics, top to bottom.
     func statistics() async -> [(tier: String, statistics: TierStatistics)] {
         switch self {

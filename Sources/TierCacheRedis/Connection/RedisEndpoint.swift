@@ -31,15 +31,20 @@ public struct RedisEndpoint: Sendable, Hashable, CustomStringConvertible {
 
     /// Parses `redis://[[user][:password]@]host[:port][/database]`, or `rediss://…` for TLS
     /// (see ``RedisTLS``).
+    ///
+    /// Errors quote the URL without its user and password (a password holding `#`, `/` or `@`
+    /// unescaped makes the URL unreadable, and the message would otherwise carry it into logs).
     public init(url text: String) throws(RedisError) {
         guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased() else {
-            throw .invalidConfiguration("\"\(text)\" is not a URL; write redis://host:port")
+            throw .invalidConfiguration(
+                "\"\(Self.withoutCredentials(text))\" is not a URL; write redis://host:port (a password's "
+                    + "reserved characters, such as # / @ ?, percent-encoded)")
         }
         guard scheme == "redis" || scheme == "rediss" else {
             throw .invalidConfiguration("the scheme must be redis:// or rediss:// (TLS), not \(scheme)://")
         }
         guard let host = components.host, !host.isEmpty else {
-            throw .invalidConfiguration("\"\(text)\" names no host")
+            throw .invalidConfiguration("\"\(Self.withoutCredentials(text))\" names no host")
         }
         let port = components.port ?? 6379
         guard (1...65535).contains(port) else { throw .invalidConfiguration("port \(port) is out of range") }
@@ -57,6 +62,15 @@ public struct RedisEndpoint: Sendable, Hashable, CustomStringConvertible {
         self.init(
             host: host, port: port, username: user, password: components.password,
             database: database, usesTLS: scheme == "rediss")
+    }
+
+    /// `text` with what may be a user and password (anything between `://` and the last `@`)
+    /// replaced by `…`, for messages.
+    static func withoutCredentials(_ text: String) -> String {
+        guard let start = text.range(of: "://")?.upperBound, let at = text.range(of: "@", options: .backwards),
+            at.lowerBound >= start
+        else { return text }
+        return String(text[..<start]) + "…" + String(text[at.lowerBound...])
     }
 
     /// `host:port` (never the password).
