@@ -71,8 +71,10 @@ public final class MemoryTier: LocalCacheTier {
             let capacity = effectiveCapacity
             let weight = minimumEntryWeight
             guard weight > 0, let count = maxEntryCount else { return capacity }
-            // count × weight is at most the capacity (2^60), so this is at most 2^61: no overflow.
-            return min(capacity, (count + 1) * weight - 1)
+            // count × weight is at most the capacity; one weight more may pass `Int.max` where an
+            // Int has 32 bits (watchOS on arm64_32, where the capacity is clamped to 2^31 - 1).
+            let (bound, overflows) = (count * weight).addingReportingOverflow(weight - 1)
+            return overflows ? capacity : min(capacity, bound)
         }
         /// ``capacity``, at most what a policy is given (`PolicyContext.maximumCapacity`): the
         /// capacity the tier keeps, and the one the count limit's weights divide.
@@ -304,16 +306,16 @@ public final class MemoryTier: LocalCacheTier {
         // Hits and misses are counted under the lock the lookup holds anyway, not by an atomic.
         let found = store.withLock { store -> CacheEntry? in
             guard let entry = store.lookup(key, evicted: &evicted) else {
-                store.requests.misses += 1
+                store.requests.misses &+= 1
                 return nil
             }
             if entry.metadata.expiresAt != nil, entry.metadata.isExpired(at: clock.now()) {
                 store.remove(key)
-                store.requests.misses += 1
+                store.requests.misses &+= 1
                 expired = true
                 return nil
             }
-            store.requests.hits += 1
+            store.requests.hits &+= 1
             return entry
         }
         counters.recordEvictions(evicted)
@@ -396,7 +398,7 @@ public final class MemoryTier: LocalCacheTier {
         store.withLock { store -> StoreResult in
             let result = store.store(entry, cost: cost, for: key)
             // Counted under the lock, as lookups are; refusals are counted by the tier's counters.
-            if result.admitted { store.requests.stores += 1 }
+            if result.admitted { store.requests.stores &+= 1 }
             return result
         }
     }
@@ -434,9 +436,9 @@ public final class MemoryTier: LocalCacheTier {
     public func statistics() -> TierStatistics {
         var statistics = counters.snapshot(usage: usage())
         let requests = storage.requests
-        statistics.hits += requests.hits
-        statistics.misses += requests.misses
-        statistics.stores += requests.stores
+        statistics.hits &+= requests.hits
+        statistics.misses &+= requests.misses
+        statistics.stores &+= requests.stores
         return statistics
     }
 

@@ -9,8 +9,9 @@ import Synchronization
 ///
 /// The counters are atomics (relaxed: each is exact, a snapshot is not one instant across them).
 /// With no metrics backend, each event costs one atomic add and one branch. The adds wrap rather
-/// than trap on overflow (no count reaches 2^63): a trapping add compiles to a compare-and-swap
-/// loop, a wrapping one to a single `lock xadd`.
+/// than trap on overflow (no count reaches 2^63 where an Int has 64 bits; where it has 32, on
+/// watchOS's arm64_32, a count wraps past 2^31 - 1 rather than crash the app): a trapping add
+/// compiles to a compare-and-swap loop, a wrapping one to a single `lock xadd`.
 public final class TierCounters: Sendable {
     private let hits = Atomic<Int>(0)
     private let misses = Atomic<Int>(0)

@@ -25,7 +25,7 @@ struct SimulateCommand: ParsableCommand {
     @Option(help: "What a capacity counts: objects or bytes (default: bytes when a capacity has a byte unit).")
     var unit: CapacityUnit?
 
-    @Option(help: "Replays to run at once (default: one per core).")
+    @Option(help: "Replays to run at once (default: one per core this process may use).")
     var jobs = Simulator.defaultParallelism
 
     @OptionGroup var reportOptions: ReportOptions

@@ -72,9 +72,13 @@ struct TuneCommand: ParsableCommand {
         ))
     var entryOverhead: UInt32 = 0
 
+    @Option(help: "Replays to run at once (default: one per core this process may use).")
+    var jobs = Simulator.defaultParallelism
+
     @OptionGroup var reportOptions: ReportOptions
 
     func validate() throws {
+        guard jobs > 0 else { throw ValidationError("--jobs must be positive") }
         guard targetHitRatio > 0, targetHitRatio <= 1 else {
             throw ValidationError("--target-hit-ratio must be in (0, 1]")
         }
@@ -129,7 +133,7 @@ struct TuneCommand: ParsableCommand {
         if let sampleSize { sampling = .fixedSize(maximumKeys: sampleSize) }
         var options = CapacityTuner.Options(
             unit: unit, targetHitRatio: targetHitRatio, policies: policies,
-            gridPoints: gridPoints, sampling: sampling)
+            gridPoints: gridPoints, sampling: sampling, parallelism: jobs)
         options.fullCurves = fullCurves
         options.curveMethod =
             fullReplays
@@ -152,10 +156,10 @@ struct TuneCommand: ParsableCommand {
         for (key, value) in report.summary { print("\(key): \(value)") }
         print("")
         print(report.tables[0].text)
-        // Without --entry-overhead the sizes are values alone: the tier charges at least its
-        // 64 bytes an entry more (and the key, which the trace does not give).
-        let largestEntry =
-            UInt64(trace.objectSizes.max() ?? 0) + (entryOverhead == 0 ? UInt64(MemoryTier.perEntryOverhead) : 0)
+        // The sizes count what the tier charges only with --entry-overhead (a trace gives no
+        // keys): without it, a line would name a capacity holding fewer entries than the
+        // simulation did, and missing the target.
+        let largestEntry = UInt64(trace.objectSizes.max() ?? 0)
         if let line = Self.memoryTierLine(result, entryOverhead: entryOverhead, largestEntry: largestEntry) {
             print("\n" + line)
         }
@@ -163,9 +167,15 @@ struct TuneCommand: ParsableCommand {
     }
 
     /// In byte mode, the memory tier that reaches the target with the least capacity, as one line
-    /// of Swift (admitting `largestEntry`, the trace's largest object), and what its capacity counts.
+    /// of Swift (admitting `largestEntry`, the trace's largest object); without an entry overhead,
+    /// what to give for it.
     static func memoryTierLine(_ result: CapacityTuner.Result, entryOverhead: UInt32, largestEntry: UInt64) -> String? {
         guard result.unit == .bytes else { return nil }
+        guard entryOverhead > 0 else {
+            return "Memory tier: give --entry-overhead for the line that configures it (MemoryTier charges each "
+                + "entry its key's UTF-8 length and \(MemoryTier.perEntryOverhead) bytes beyond its value: 104 for "
+                + "keys of about 40 bytes); the capacities above count values alone"
+        }
         let candidates = result.curves.compactMap { curve -> (PolicyKind, UInt64)? in
             guard let kind = PolicyKind.allCases.first(where: { $0.displayName == curve.policy }),
                 kind.memoryTierPolicy != nil,
@@ -176,10 +186,6 @@ struct TuneCommand: ParsableCommand {
         guard let (kind, capacity) = candidates.min(by: { $0.1 < $1.1 }),
             let line = kind.memoryTierConfiguration(capacityBytes: capacity, largestEntry: largestEntry)
         else { return nil }
-        let counts =
-            entryOverhead > 0
-            ? "with \(entryOverhead) bytes an entry beyond its value"
-            : "values only: MemoryTier also charges each entry its key and 64 bytes; --entry-overhead adds them"
-        return "Memory tier: \(line) (\(counts))"
+        return "Memory tier: \(line) (with \(entryOverhead) bytes an entry beyond its value)"
     }
 }

@@ -89,6 +89,27 @@ import TierCache
         #expect(sampler.curve().meanAbsoluteError(against: exact.sampled(at: grid)) < 0.03)
     }
 
+    /// Keys not sampled are counted without the lock: from threads at once, every lookup is
+    /// counted; from one, the sampler ends with the curve and counts of a SHARDS fed every lookup.
+    @Test func lookupsFromManyThreadsAreCountedAsOneSampleWouldCountThem() async throws {
+        let sequence = keys(count: 40_000, distinct: 20_000)
+        let cacheKeys = try sequence.map { try CacheKey("k\($0)") }
+        let sampler = LiveCurveSampler(maximumKeys: 256)
+        // Interleaved, the threads' distances differ from run to run: the counts are checked
+        // here, the curve against one SHARDS below, fed from one thread.
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<4 { group.addTask { for key in cacheKeys { sampler.recordLookup(key) } } }
+        }
+        #expect(sampler.sampling.lookups == 4 * UInt64(cacheKeys.count))
+        let sequential = LiveCurveSampler(maximumKeys: 256)
+        for key in cacheKeys { sequential.recordLookup(key) }
+        var shards = SHARDS(mode: .fixedSize(maximumKeys: 256), unit: .objects)
+        for key in cacheKeys { shards.record(key: LiveCurveSampler.stableHash(key), size: 1) }
+        #expect(sequential.sampling.lookups == shards.requestsSeen)
+        #expect(sequential.sampling.rate == shards.rate && sequential.sampling.trackedKeys == shards.trackedKeys)
+        #expect(sequential.curve() == shards.curve())
+    }
+
     @Test func nothingStoredMeansNoByteEstimate() {
         #expect(LiveCurveSampler().estimatedHitRatio(forCapacityBytes: 1 << 20) == nil)
     }

@@ -31,6 +31,7 @@ import Testing
             (["tune", "--trace", "/nonexistent/trace.csv", "--miniature-minimum-objects", "1e19"], "from 1 to"),
             (["tune", "--trace", "/nonexistent/trace.csv", "--miniature-minimum-objects", "nan"], "from 1 to"),
             (["tune", "--trace", "/nonexistent/trace.csv", "--entry-overhead", "104"], "use it with --unit bytes"),
+            (["tune", "--trace", "/nonexistent/trace.csv", "--jobs", "0"], "--jobs must be positive"),
             // Full replays draw no miniature: the options were ignored without a word.
             (
                 ["tune", "--trace", "/nonexistent/trace.csv", "--full-replays", "--miniature-rate", "0.1"],
@@ -122,8 +123,8 @@ import Testing
         #expect(output.contains("--output"), "\(output)")
     }
 
-    /// `tune --unit bytes` ends with the memory tier to configure, and with `--entry-overhead`
-    /// its capacity counts what the tier charges: more than the values alone.
+    /// `tune --unit bytes` ends with the memory tier to configure when `--entry-overhead` says what
+    /// the tier charges beyond the values, and otherwise with what to give for it.
     @Test func tuneInBytesPrintsTheMemoryTierCountingItsOverhead() throws {
         let directory = TemporaryDirectory()
         try FileManager.default.createDirectory(at: directory.url, withIntermediateDirectories: true)
@@ -139,10 +140,11 @@ import Testing
             let line = try #require(output.split(separator: "\n").last { $0.hasPrefix("Memory tier: ") }, "\(output)")
             return String(line)
         }
+        // Without the overhead no capacity is named: it would hold fewer entries than simulated.
         let values = try capacity(overhead: 0)
         let charged = try capacity(overhead: 104)
-        #expect(values.contains("values only") && charged.contains("104 bytes an entry"))
-        #expect(values.contains("policy: .lru") && values != charged)
+        #expect(values.contains("give --entry-overhead") && !values.contains("MemoryTier("), "\(values)")
+        #expect(charged.contains("104 bytes an entry") && charged.contains("policy: .lru"), "\(charged)")
         // The saved report says its footprint and capacities count the overhead (they did
         // without a word).
         let reports = directory.url.appendingPathComponent("reports")

@@ -71,6 +71,17 @@ public struct SHARDS: Sendable {
     /// The current sampling rate.
     public var rate: Double { Double(threshold) / Double(Self.modulus) }
 
+    /// The hash below which a key is sampled. It only ever falls, so a copy read earlier admits
+    /// every key the current one does: ``LiveCurveSampler`` skips its lock for a key at or above
+    /// a copy, and counts it with ``recordUnsampled(_:)``.
+    var samplingThreshold: UInt64 { threshold }
+
+    /// Counts `count` requests for keys at or above ``samplingThreshold`` without their keys:
+    /// what ``record(key:size:)`` would have done with them.
+    mutating func recordUnsampled(_ count: UInt64) {
+        requestsSeen &+= count
+    }
+
     /// How many keys the sample tracks now.
     public var trackedKeys: Int { slots.count }
 

@@ -1,3 +1,4 @@
+import Synchronization
 @_spi(TierCacheInternals) import TierCache
 
 /// Keeps a running cache's own miss-ratio curve from its production traffic, in bounded memory.
@@ -25,19 +26,42 @@ public final class LiveCurveSampler: Sendable {
     }
 
     private let state: Locked<State>
+    /// A copy of the sample's threshold (``SHARDS/samplingThreshold``), which only falls: a key
+    /// hashing at or above it is not sampled, and is counted without the lock, so that lookups on
+    /// many threads do not take turns at it for the few keys sampled.
+    private let threshold: Atomic<UInt64>
+    /// Lookups of keys not sampled, not yet added to the sample's count of requests.
+    private let unsampledLookups = Atomic<UInt64>(0)
     /// The most keys the sample tracks at once.
     public let maximumKeys: Int
 
     /// - Parameter maximumKeys: the most keys tracked at once (at least 64).
     public init(maximumKeys: Int = 4_096) {
         self.maximumKeys = max(64, maximumKeys)
-        state = Locked(State(shards: SHARDS(mode: .fixedSize(maximumKeys: max(64, maximumKeys)), unit: .objects)))
+        let shards = SHARDS(mode: .fixedSize(maximumKeys: max(64, maximumKeys)), unit: .objects)
+        threshold = Atomic(shards.samplingThreshold)
+        state = Locked(State(shards: shards))
     }
 
     /// Notes one lookup of `key`.
     public func recordLookup(_ key: CacheKey) {
         let hash = Self.stableHash(key)
-        state.withLock { $0.shards.record(key: hash, size: 1) }
+        guard SHARDS.hash(hash) < threshold.load(ordering: .relaxed) else {
+            unsampledLookups.wrappingAdd(1, ordering: .relaxed)
+            return
+        }
+        state.withLock {
+            $0.shards.record(key: hash, size: 1)
+            threshold.store($0.shards.samplingThreshold, ordering: .relaxed)
+        }
+    }
+
+    /// Runs `body` on the state, with the lookups counted without the lock added first.
+    private func withCountedState<T>(_ body: (inout State) -> T) -> T {
+        state.withLock { state in
+            state.shards.recordUnsampled(unsampledLookups.exchange(0, ordering: .relaxed))
+            return body(&state)
+        }
     }
 
     /// Notes one stored entry of `bytes` (for the bytes-per-object estimate).
@@ -50,7 +74,7 @@ public final class LiveCurveSampler: Sendable {
 
     /// The LRU hit-ratio curve of the traffic so far, capacities in objects.
     public func curve() -> MissRatioCurve {
-        state.withLock { $0.shards.curve() }
+        withCountedState { $0.shards.curve() }
     }
 
     /// The hit ratio an LRU cache of `objects` entries would have had.
@@ -74,7 +98,7 @@ public final class LiveCurveSampler: Sendable {
 
     /// Lookups seen, and the current sampling rate.
     public var sampling: (lookups: UInt64, rate: Double, trackedKeys: Int) {
-        state.withLock { ($0.shards.requestsSeen, $0.shards.rate, $0.shards.trackedKeys) }
+        withCountedState { ($0.shards.requestsSeen, $0.shards.rate, $0.shards.trackedKeys) }
     }
 
     /// 64-bit FNV-1a of the key's UTF-8: the same key hashes the same in every process.

@@ -8,6 +8,10 @@
 ///
 /// Nothing is recorded unless the process bootstrapped a backend (`MetricsSystem.bootstrap`)
 /// before creating the cache, or the cache was given a factory of its own.
+///
+/// Give each tier of a process its own name (`MemoryTier.Configuration.name`, `"memory"` by
+/// default): tiers of one name record under one series, so two caches' memory tiers add their
+/// counters together and overwrite each other's gauges.
 public enum MetricLabels {
     // MARK: Per tier (dimension `tier`)
 
