@@ -72,18 +72,26 @@ struct BenchCommand: AsyncParsableCommand {
     var mix = "100:0:0"
     @Option(help: "Concurrent tasks; a comma-separated list sweeps them (1,2,4,8).")
     var tasks = "2"
-    @Option(help: "Memory tier capacity.", transform: ByteCount.init(parsing:))
-    var memory = ByteCount(bytes: 16 << 20)
+    // The capacities are optionals too: one given for no subject that has such a tier is refused.
+    @Option(help: "Memory tier capacity (16 MiB by default).", transform: ByteCount.init(parsing:))
+    var memory: ByteCount?
     @Option(
-        help: "Disk tier capacity (the LMDB and SQLite subjects and their baselines).",
+        help: "Disk tier capacity (the LMDB and SQLite subjects and their baselines; 256 MiB by default).",
         transform: ByteCount.init(parsing:))
-    var diskCapacity = ByteCount(bytes: 256 << 20)
+    var diskCapacity: ByteCount?
     @Option(help: "Where disk subjects keep their files (default: the temporary directory); deleted afterwards.")
     var directory: String?
     @Option(help: "The Redis server of the redis subject: redis://[user:password@]HOST[:PORT][/DB].")
     var redis: String?
-    @Option(help: "Redis tier capacity.", transform: ByteCount.init(parsing:))
-    var redisCapacity = ByteCount(bytes: 256 << 20)
+    @Option(help: "Redis tier capacity (256 MiB by default).", transform: ByteCount.init(parsing:))
+    var redisCapacity: ByteCount?
+
+    /// `--memory`, or its default.
+    var memoryCapacity: ByteCount { memory ?? ByteCount(bytes: 16 << 20) }
+    /// `--disk-capacity`, or its default.
+    var diskTierCapacity: ByteCount { diskCapacity ?? ByteCount(bytes: 256 << 20) }
+    /// `--redis-capacity`, or its default.
+    var redisTierCapacity: ByteCount { redisCapacity ?? ByteCount(bytes: 256 << 20) }
     @Flag(help: "Store every key before the warm-up (with --mix 100:0:0 and --no-read-through: a get-hit run).")
     var prefill = false
     @Flag(help: "Reads that miss store nothing (by default a miss stores the value, as an application would).")
@@ -98,11 +106,19 @@ struct BenchCommand: AsyncParsableCommand {
         try TraceOptions.validate(format: format)
         _ = try subjects()
         // Checked now, not when the subject's turn comes after the others have run.
-        for (option, bytes) in [
-            ("--memory", memory.bytes), ("--disk-capacity", diskCapacity.bytes),
-            ("--redis-capacity", redisCapacity.bytes),
-        ] where bytes <= 0 {
-            throw ValidationError("\(option) must be positive")
+        let used = Set(subjectNames.flatMap(SubjectName.capacities(of:)))
+        for (option, given, kind) in [
+            ("--memory", memory, SubjectName.Capacity.memory), ("--disk-capacity", diskCapacity, .disk),
+            ("--redis-capacity", redisCapacity, .redis),
+        ] {
+            guard let given else { continue }
+            guard used.contains(kind) else {
+                throw ValidationError("\(option) sizes a tier none of the subjects (\(tiers)) has")
+            }
+            guard given.bytes > 0 else { throw ValidationError("\(option) must be positive") }
+        }
+        if redis != nil, !used.contains(.redis) {
+            throw ValidationError("--redis is the redis subject's server: add redis to --tiers")
         }
         if let directory {
             var isDirectory: ObjCBool = false
@@ -124,9 +140,14 @@ struct BenchCommand: AsyncParsableCommand {
     }
 
     func subjects() throws -> [BenchmarkSubject] {
-        let names = tiers.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }
+        let names = subjectNames
         guard !names.isEmpty else { throw ValidationError("name at least one subject") }
         return try names.map { try SubjectName.subject($0, options: self) }
+    }
+
+    /// `--tiers`, split.
+    var subjectNames: [String] {
+        tiers.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }
     }
 
     func taskCounts() throws -> [Int] {
@@ -256,7 +277,14 @@ struct BenchCommand: AsyncParsableCommand {
         print(
             "tiercache bench: \(plan.workload); \(plan.length) per subject in each of \(plan.rounds) round(s), over \(tasks) task(s)"
         )
-        print("memory \(memory), disk \(diskCapacity) (in \(directory ?? "the temporary directory"))\n")
+        let used = Set(subjectNames.flatMap(SubjectName.capacities(of:)))
+        var capacities: [String] = []
+        if used.contains(.memory) { capacities.append("memory \(memoryCapacity)") }
+        if used.contains(.disk) {
+            capacities.append("disk \(diskTierCapacity) (in \(directory ?? "the temporary directory"))")
+        }
+        if used.contains(.redis) { capacities.append("Redis \(redisTierCapacity)") }
+        print(capacities.joined(separator: ", ") + "\n")
         let results = await runner.run(subjects, scratchDirectory: directory.map(URLPath.url)) { result in
             // One line per result as it comes, flushed: a pipe sees the first figure at once.
             let figure =
@@ -289,9 +317,23 @@ enum SubjectName {
         + "lmdb, lmdb-dictionary, lmdb-encrypted, sqlite, sqlite-full (synced commits), tiered (memory over LMDB), "
         + "redis (with --redis URL), and the baselines minimal-lru, raw-lmdb, raw-sqlite and raw-sqlite-full"
 
+    /// The kinds of tier a subject has, each sized by its own option.
+    enum Capacity { case memory, disk, redis }
+
+    /// The capacities subject `name` is sized by (an unknown name is refused elsewhere).
+    static func capacities(of name: String) -> [Capacity] {
+        switch name.lowercased() {
+        case "memory", "minimal-lru": [.memory]
+        case "tiered", "memory+lmdb": [.memory, .disk]
+        case "redis": [.redis]
+        case let other where other.hasPrefix("memory-"): [.memory]
+        default: [.disk]
+        }
+    }
+
     static func subject(_ name: String, options: BenchCommand) throws -> BenchmarkSubject {
-        let memory = options.memory.bytes
-        let disk = options.diskCapacity.bytes
+        let memory = options.memoryCapacity.bytes
+        let disk = options.diskTierCapacity.bytes
         switch name.lowercased() {
         case "memory": return .memory(capacity: memory)
         case "lmdb": return .lmdb(capacity: disk)
@@ -318,7 +360,7 @@ enum SubjectName {
             #if BenchmarkRedis
             // Read now, not when the subject's turn comes after the others have run.
             do { _ = try RedisEndpoint(url: url) } catch { throw ValidationError("--redis: \(error)") }
-            return .redis(url: url, capacity: options.redisCapacity.bytes)
+            return .redis(url: url, capacity: options.redisTierCapacity.bytes)
             #else
             _ = url
             throw ValidationError(

@@ -26,8 +26,8 @@ struct TuneCommand: ParsableCommand {
     @Option(help: "What a capacity counts: objects or bytes.")
     var unit: CapacityUnit = .objects
 
-    @Option(help: "Capacities on the replay grid (log-spaced from 0.1% to 100% of the footprint).")
-    var gridPoints = 16
+    @Option(help: "Capacities on the replay grid (log-spaced from 0.1% to 100% of the footprint; 16 by default).")
+    var gridPoints: Int?
 
     @Option(help: "Also estimate LRU's curve with fixed-rate SHARDS at this sampling rate (e.g. 0.01).")
     var sampleRate: Double?
@@ -82,7 +82,9 @@ struct TuneCommand: ParsableCommand {
         guard targetHitRatio > 0, targetHitRatio <= 1 else {
             throw ValidationError("--target-hit-ratio must be in (0, 1]")
         }
-        guard gridPoints >= 2, gridPoints <= 200 else { throw ValidationError("--grid-points must be from 2 to 200") }
+        if let gridPoints, !(2...200).contains(gridPoints) {
+            throw ValidationError("--grid-points must be from 2 to 200")
+        }
         // Below SHARDS' smallest rate the sample was drawn at that rate, and the report named
         // the rate asked for.
         if let sampleRate, !(sampleRate >= SHARDS.smallestRate && sampleRate <= 1) {
@@ -115,9 +117,10 @@ struct TuneCommand: ParsableCommand {
         // the options that set how replayed curves are drawn were ignored without a word.
         if !policies.contains(where: { $0 != .lru }),
             fullReplays || compareWithFullReplays || miniatureRate != nil || miniatureMinimumObjects != nil
+                || gridPoints != nil
         {
             throw ValidationError(
-                "--full-replays, --compare-with-full-replays, --miniature-rate and --miniature-minimum-objects set how other policies' curves are drawn; --policy \(policy) draws LRU's exact curve only"
+                "--full-replays, --compare-with-full-replays, --miniature-rate, --miniature-minimum-objects and --grid-points set how other policies' curves are drawn; --policy \(policy) draws LRU's exact curve only"
             )
         }
         if entryOverhead > 0, unit != .bytes {
@@ -133,7 +136,7 @@ struct TuneCommand: ParsableCommand {
         if let sampleSize { sampling = .fixedSize(maximumKeys: sampleSize) }
         var options = CapacityTuner.Options(
             unit: unit, targetHitRatio: targetHitRatio, policies: policies,
-            gridPoints: gridPoints, sampling: sampling, parallelism: jobs)
+            gridPoints: gridPoints ?? 16, sampling: sampling, parallelism: jobs)
         options.fullCurves = fullCurves
         options.curveMethod =
             fullReplays

@@ -27,6 +27,12 @@ import Testing
             (["bench", "--distribution", "hotspot", "--skew", "0.5"], "--distribution hotspot has none"),
             (["bench", "--format", "arc"], "are for --trace"),
             (["bench", "--no-trace-cache"], "are for --trace"),
+            // A capacity or server for a tier none of the subjects has.
+            (["bench", "--tiers", "lmdb", "--memory", "1GiB"], "--memory sizes a tier none of the subjects"),
+            (["bench", "--tiers", "memory", "--disk-capacity", "1GiB"], "--disk-capacity sizes a tier none"),
+            (["bench", "--redis-capacity", "1GiB"], "--redis-capacity sizes a tier none"),
+            (["bench", "--tiers", "memory", "--redis", "redis://127.0.0.1"], "add redis to --tiers"),
+            (["bench", "--tiers", "memory", "--memory", "0"], "--memory must be positive"),
             (["tune", "--trace", "/nonexistent/trace.csv", "--miniature-minimum-objects", "inf"], "from 1 to"),
             (["tune", "--trace", "/nonexistent/trace.csv", "--miniature-minimum-objects", "1e19"], "from 1 to"),
             (["tune", "--trace", "/nonexistent/trace.csv", "--miniature-minimum-objects", "nan"], "from 1 to"),
@@ -47,6 +53,11 @@ import Testing
                 "exact curve only"
             ),
             (["tune", "--trace", "/nonexistent/trace.csv", "--policy", "lru", "--full-replays"], "exact curve only"),
+            (
+                ["tune", "--trace", "/nonexistent/trace.csv", "--policy", "none", "--grid-points", "50"],
+                "exact curve only"
+            ),
+            (["tune", "--trace", "/nonexistent/trace.csv", "--grid-points", "1"], "--grid-points must be from 2"),
             // The simulator numbers at most 2^31 - 1 requests: a larger limit is no limit.
             (["simulate", "--trace", "/nonexistent/trace.csv", "--limit", "3000000000"], "--limit is at most"),
             // An empty directory name put the copies at the file system's root.
