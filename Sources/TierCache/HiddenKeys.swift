@@ -1,8 +1,9 @@
 import Synchronization
 
 /// Keys (as a disk tier stores them) whose entry must read as a miss although its record is
-/// still stored: a refused store or a removal found no room on a full disk to delete the older
-/// record (a deletion writes too: SQLite's WAL, LMDB's copy-on-write pages), and the tier's
+/// still stored: a refused or failed store, or a removal, could not write the deletion of the
+/// older record (no room on a full disk, since a deletion writes too: SQLite's WAL, LMDB's
+/// copy-on-write pages; another process holding the write lock; an I/O error), and the tier's
 /// contract is that no older value is read after either. The next write transaction that
 /// succeeds deletes them (the tier takes a snapshot under its write lock, deletes those keys in
 /// the transaction, and forgets them once it has committed). Only this process's tier hides

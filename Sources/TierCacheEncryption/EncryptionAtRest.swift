@@ -27,7 +27,9 @@ import TierCache
 /// allows (a repeated nonce reveals the XOR of the two plaintexts, and under AES-GCM lets the
 /// authentication key be recovered). Every store seals once, and so does every reseal after a
 /// rotation and every dictionary: a disk tier storing 1,000 records a second reaches 2^32 in
-/// about 50 days, one storing 50,000 a second in a day. `TierStatistics.stores` counts them.
+/// about 50 days, one storing 50,000 a second in a day. Keep the count (or the key's age) across
+/// launches yourself: `TierStatistics.stores` counts one process's stores since it opened the
+/// tier, without reseals and dictionaries.
 ///
 /// ## Key names
 /// With ``KeyNames/hashed(with:)`` the store holds HMAC-SHA256 digests of cache keys instead of

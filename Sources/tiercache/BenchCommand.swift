@@ -120,6 +120,9 @@ struct BenchCommand: AsyncParsableCommand {
         if redis != nil, !used.contains(.redis) {
             throw ValidationError("--redis is the redis subject's server: add redis to --tiers")
         }
+        if directory != nil, !used.contains(.disk) {
+            throw ValidationError("--directory holds the disk subjects' files: none of the subjects (\(tiers)) has one")
+        }
         if let directory {
             var isDirectory: ObjCBool = false
             guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue,

@@ -176,8 +176,16 @@ extension InspectCommand {
             }
             throw ExitCode(2)
         }
-        // The child said why it could not check (and exits 3), or the store's damage (1).
-        guard process.terminationStatus == 0 else { throw ExitCode(process.terminationStatus) }
+        // The child reports damage in its JSON and exits 0; 3 when it could not check, having said
+        // why. Any other status is a failure of the verifier's own (an argument error's 64), not
+        // damage: 1 would have a script reset the store.
+        guard process.terminationStatus == 0 else {
+            if process.terminationStatus != Self.uncheckedStatus {
+                StandardError.write(
+                    "Error: the verifier exited with status \(process.terminationStatus): the store was not checked\n")
+            }
+            throw ExitCode(Self.uncheckedStatus)
+        }
         guard let report = try? JSONDecoder().decode(LMDBVerification.self, from: data) else {
             // Not damage: 1 would have a script reset a store nobody found damaged.
             StandardError.write("Error: the verifier's report could not be read: the store was not checked\n")

@@ -73,12 +73,12 @@ struct TuneCommand: ParsableCommand {
     var entryOverhead: UInt32 = 0
 
     @Option(help: "Replays to run at once (default: one per core this process may use).")
-    var jobs = Simulator.defaultParallelism
+    var jobs: Int?
 
     @OptionGroup var reportOptions: ReportOptions
 
     func validate() throws {
-        guard jobs > 0 else { throw ValidationError("--jobs must be positive") }
+        if let jobs, jobs <= 0 { throw ValidationError("--jobs must be positive") }
         guard targetHitRatio > 0, targetHitRatio <= 1 else {
             throw ValidationError("--target-hit-ratio must be in (0, 1]")
         }
@@ -117,10 +117,10 @@ struct TuneCommand: ParsableCommand {
         // the options that set how replayed curves are drawn were ignored without a word.
         if !policies.contains(where: { $0 != .lru }),
             fullReplays || compareWithFullReplays || miniatureRate != nil || miniatureMinimumObjects != nil
-                || gridPoints != nil
+                || gridPoints != nil || jobs != nil
         {
             throw ValidationError(
-                "--full-replays, --compare-with-full-replays, --miniature-rate, --miniature-minimum-objects and --grid-points set how other policies' curves are drawn; --policy \(policy) draws LRU's exact curve only"
+                "--full-replays, --compare-with-full-replays, --miniature-rate, --miniature-minimum-objects, --grid-points and --jobs set how other policies' curves are drawn; --policy \(policy) draws LRU's exact curve only"
             )
         }
         if entryOverhead > 0, unit != .bytes {
@@ -136,7 +136,7 @@ struct TuneCommand: ParsableCommand {
         if let sampleSize { sampling = .fixedSize(maximumKeys: sampleSize) }
         var options = CapacityTuner.Options(
             unit: unit, targetHitRatio: targetHitRatio, policies: policies,
-            gridPoints: gridPoints ?? 16, sampling: sampling, parallelism: jobs)
+            gridPoints: gridPoints ?? 16, sampling: sampling, parallelism: jobs ?? Simulator.defaultParallelism)
         options.fullCurves = fullCurves
         options.curveMethod =
             fullReplays

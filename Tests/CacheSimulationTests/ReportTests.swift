@@ -176,6 +176,9 @@ import FoundationXML
         #expect(ChartFormat.compact(999.6) == "1.0k")
         #expect(ChartFormat.compact(999_400) == "999k")
         #expect(ChartFormat.compact(-999_960_000) == "-1.0G")
+        #expect(ChartFormat.compact(99_960) == "100k")
+        #expect(ChartFormat.compact(99.96) == "100")
+        #expect(ChartFormat.compact(99_940) == "99.9k")
     }
 
     /// Tables print capacities exactly: a figure a user configures from must not be rounded (the

@@ -33,6 +33,7 @@ import Testing
             (["bench", "--redis-capacity", "1GiB"], "--redis-capacity sizes a tier none"),
             (["bench", "--tiers", "memory", "--redis", "redis://127.0.0.1"], "add redis to --tiers"),
             (["bench", "--tiers", "memory", "--memory", "0"], "--memory must be positive"),
+            (["bench", "--tiers", "memory", "--directory", "/tmp"], "--directory holds the disk subjects' files"),
             (["tune", "--trace", "/nonexistent/trace.csv", "--miniature-minimum-objects", "inf"], "from 1 to"),
             (["tune", "--trace", "/nonexistent/trace.csv", "--miniature-minimum-objects", "1e19"], "from 1 to"),
             (["tune", "--trace", "/nonexistent/trace.csv", "--miniature-minimum-objects", "nan"], "from 1 to"),
@@ -58,6 +59,7 @@ import Testing
                 "exact curve only"
             ),
             (["tune", "--trace", "/nonexistent/trace.csv", "--grid-points", "1"], "--grid-points must be from 2"),
+            (["tune", "--trace", "/nonexistent/trace.csv", "--policy", "lru", "--jobs", "2"], "exact curve only"),
             // The simulator numbers at most 2^31 - 1 requests: a larger limit is no limit.
             (["simulate", "--trace", "/nonexistent/trace.csv", "--limit", "3000000000"], "--limit is at most"),
             // An empty directory name put the copies at the file system's root.

@@ -210,7 +210,10 @@ import Testing
 
     /// A password with a reserved character written as is makes the URL unreadable; the error
     /// says so without quoting the password (it goes to logs and reports).
-    @Test(arguments: ["redis://default:p#ss@cache.internal:6379", "redis://app:p/ss@word@cache.internal"])
+    @Test(arguments: [
+        "redis://default:p#ss@cache.internal:6379", "redis://app:p/ss@word@cache.internal",
+        "redis://default:6379/p/ss@word@cache.internal",
+    ])
     func aBadURLsErrorLeavesThePasswordOut(url: String) {
         #expect {
             try RedisEndpoint(url: url)

@@ -13,5 +13,6 @@ func standardBenchmarks() {
     BenchmarkSubject.memory(capacity: 64 << 20, policy: .s3fifo).registerStandardBenchmarks(configuration: memory)
     BenchmarkSubject.lmdb(capacity: 256 << 20).registerStandardBenchmarks()
     BenchmarkSubject.sqlite(capacity: 256 << 20).registerStandardBenchmarks()
-    BenchmarkSubject.rawSQLiteZlib(capacity: 256 << 20).registerStandardBenchmarks()
+    // The baseline evicts nothing: filled to four times its capacity, it fails, saying so.
+    BenchmarkSubject.rawSQLiteZlib(capacity: 256 << 20).registerStandardBenchmarks([.getHit, .set, .mix])
 }

@@ -110,7 +110,10 @@ public enum ChartFormat {
         let units: [(scale: Double, suffix: String)] = [(1, ""), (1e3, "k"), (1e6, "M"), (1e9, "G")]
         let magnitude = abs(value)
         var unit = magnitude >= 1e9 ? 3 : magnitude >= 1e6 ? 2 : magnitude >= 1e3 ? 1 : 0
-        func digits(_ scaled: Double) -> Int { scaled == scaled.rounded() || abs(scaled) >= 100 ? 0 : 1 }
+        // One decimal below 100 as printed (99.96 prints as 100, not 100.0), none for whole numbers.
+        func digits(_ scaled: Double) -> Int {
+            scaled == scaled.rounded() || abs((scaled * 10).rounded()) >= 1000 ? 0 : 1
+        }
         // Whichever unit the value prints in: 999,960 rounds to 1000k, which is 1.0M.
         if unit < units.count - 1, abs(value / units[unit].scale).rounded() >= 1000 { unit += 1 }
         let scaled = value / units[unit].scale

@@ -1,7 +1,9 @@
 import TierCache
 
 /// What the baselines share of the tiers' rules, so that at one capacity a baseline and its
-/// subject refuse the same entries and do the same work.
+/// subject refuse the same entries and do the same work. (The disk baselines measure their bare
+/// compressed value against the limit, where a tier's record adds its framing and, in SQLite, the
+/// key: an entry within those few dozen bytes of the limit is kept by the baseline alone.)
 enum BaselineLimits {
     /// The largest entry a baseline of `capacity` stores: the subject's own limit (`maxEntryBytes`,
     /// as its tier reports it), else 5% of the capacity (the tiers' default rule); never above the

@@ -52,7 +52,10 @@ public struct RedisEndpoint: Sendable, Hashable, CustomStringConvertible {
         let path = components.path.trimmingCharacters(in: CharacterSet(charactersIn: "/"))
         if !path.isEmpty {
             guard let number = Int(path), number >= 0 else {
-                throw .invalidConfiguration("\"\(path)\" is not a database number")
+                // Quoted whole, without credentials: a password with a `/` written as is puts its
+                // rest in the path (`redis://user:6379/pa@host` reads as port 6379, path "pa@host").
+                throw .invalidConfiguration(
+                    "the path of \"\(Self.withoutCredentials(text))\" is not a database number")
             }
             database = number
         }
