@@ -108,8 +108,10 @@ struct RedisCoherenceReshardTests {
     private func waitUntilEveryNode(of cluster: TestCluster, knows id: String) async throws {
         let deadline = ContinuousClock.now + .seconds(60)
         while ContinuousClock.now < deadline {
-            let known = cluster.endpoints.allSatisfy {
-                (try? cluster.cli.run($0, "CLUSTER", "NODES"))?.contains(id) == true
+            var known = true
+            for node in cluster.endpoints
+            where (try? await cluster.cli.polled(node, "CLUSTER", "NODES"))?.contains(id) != true {
+                known = false
             }
             if known { return }
             try await Task.sleep(for: .milliseconds(25))

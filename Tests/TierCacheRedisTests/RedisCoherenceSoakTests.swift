@@ -43,7 +43,15 @@ struct RedisCoherenceSoakTests {
         redis.kill()
         try await redis.start()
         for worker in workers {
-            await Task.detached { worker.waitUntilExit() }.value
+            // On a Dispatch thread: a detached task runs on the concurrency pool (two threads
+            // here), and the two cases of this test, each waiting half a run for its workers,
+            // held both threads, so every other test of the run stalled with them.
+            await withCheckedContinuation { continuation in
+                DispatchQueue.global().async {
+                    worker.waitUntilExit()
+                    continuation.resume()
+                }
+            }
             #expect(worker.terminationStatus == 0)
         }
 

@@ -195,7 +195,7 @@ extension RedisCoherenceSuspensionTests {
         // The third push closes the tracking connection, once it arrives: the server then lists
         // no tracking client (no other is made while the first invalidation is held).
         let deadline = ContinuousClock.now + .seconds(60)
-        while try RedisCLI(seeds: []).runTool(["-p", "\(server.port)", "CLIENT", "LIST"]).contains(
+        while try await RedisCLI(seeds: []).polledTool(["-p", "\(server.port)", "CLIENT", "LIST"]).contains(
             "name=tiercache-tracking")
         {
             guard ContinuousClock.now < deadline else {

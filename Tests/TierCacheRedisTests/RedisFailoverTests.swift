@@ -152,7 +152,7 @@ extension RedisCLI {
         while ContinuousClock.now < deadline {
             var inSync = true
             for node in nodes {
-                let info = try run(node, "INFO", "replication")
+                let info = try await polled(node, "INFO", "replication")
                 guard info.contains("role:slave") else { continue }
                 func field(_ name: String) -> Int? {
                     info.split(whereSeparator: \.isNewline).first { $0.hasPrefix(name + ":") }
@@ -164,7 +164,7 @@ extension RedisCLI {
                     inSync = false
                     continue
                 }
-                let primaryInfo = try run(RedisEndpoint(host: node.host, port: port), "INFO", "replication")
+                let primaryInfo = try await polled(RedisEndpoint(host: node.host, port: port), "INFO", "replication")
                 let written = primaryInfo.split(whereSeparator: \.isNewline)
                     .first { $0.hasPrefix("master_repl_offset:") }
                     .flatMap { Int($0.dropFirst("master_repl_offset:".count).trimmingCharacters(in: .whitespaces)) }

@@ -118,6 +118,10 @@ struct RedisCLI {
     }
 
     func run(_ node: RedisEndpoint, _ arguments: String...) throws -> String {
+        try run(node, arguments: arguments)
+    }
+
+    func run(_ node: RedisEndpoint, arguments: [String]) throws -> String {
         guard let path = RedisProcess.cliPath else { throw Failure(description: "redis-cli is missing") }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
@@ -142,11 +146,30 @@ struct RedisCLI {
         return text
     }
 
+    /// ``run(_:_:)`` on a Dispatch thread, for the loops that poll a node: each run blocks its
+    /// thread until redis-cli exits, and a loop polling for a minute on the concurrency pool (two
+    /// threads here) starved the tests beside it (the proxy's and the Hummingbird app's answers
+    /// waited past their clients' timeouts).
+    func polled(_ node: RedisEndpoint, _ arguments: String...) async throws -> String {
+        try await Self.offThePool { try run(node, arguments: arguments) }
+    }
+
+    /// ``runTool(_:)`` on a Dispatch thread (see ``polled(_:_:)``).
+    func polledTool(_ arguments: [String]) async throws -> String {
+        try await Self.offThePool { try runTool(arguments) }
+    }
+
+    private static func offThePool(_ body: @escaping @Sendable () throws -> String) async throws -> String {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
+        }
+    }
+
     /// Waits (at most a minute) until `CLUSTER INFO` on `node` reports `cluster_state:STATE`.
     func waitForState(_ state: String, on node: RedisEndpoint) async throws {
         let deadline = ContinuousClock.now + .seconds(60)
         while ContinuousClock.now < deadline {
-            if (try? run(node, "CLUSTER", "INFO"))?.contains("cluster_state:\(state)") == true { return }
+            if (try? await polled(node, "CLUSTER", "INFO"))?.contains("cluster_state:\(state)") == true { return }
             try await Task.sleep(for: .milliseconds(25))
         }
         throw Failure(description: "the cluster did not reach cluster_state:\(state)")
