@@ -106,7 +106,7 @@ struct BenchCommand: AsyncParsableCommand {
         try TraceOptions.validate(format: format)
         _ = try subjects()
         // Checked now, not when the subject's turn comes after the others have run.
-        let used = Set(subjectNames.flatMap(SubjectName.capacities(of:)))
+        let used = capacitiesInUse
         for (option, given, kind) in [
             ("--memory", memory, SubjectName.Capacity.memory), ("--disk-capacity", diskCapacity, .disk),
             ("--redis-capacity", redisCapacity, .redis),
@@ -147,6 +147,9 @@ struct BenchCommand: AsyncParsableCommand {
         guard !names.isEmpty else { throw ValidationError("name at least one subject") }
         return try names.map { try SubjectName.subject($0, options: self) }
     }
+
+    /// The kinds of tier the subjects have, each sized by its own option.
+    var capacitiesInUse: Set<SubjectName.Capacity> { Set(subjectNames.flatMap(SubjectName.capacities(of:))) }
 
     /// `--tiers`, split.
     var subjectNames: [String] {
@@ -280,7 +283,7 @@ struct BenchCommand: AsyncParsableCommand {
         print(
             "tiercache bench: \(plan.workload); \(plan.length) per subject in each of \(plan.rounds) round(s), over \(tasks) task(s)"
         )
-        let used = Set(subjectNames.flatMap(SubjectName.capacities(of:)))
+        let used = capacitiesInUse
         var capacities: [String] = []
         if used.contains(.memory) { capacities.append("memory \(memoryCapacity)") }
         if used.contains(.disk) {

@@ -46,12 +46,7 @@ struct RedisCoherenceSoakTests {
             // On a Dispatch thread: a detached task runs on the concurrency pool (two threads
             // here), and the two cases of this test, each waiting half a run for its workers,
             // held both threads, so every other test of the run stalled with them.
-            await withCheckedContinuation { continuation in
-                DispatchQueue.global().async {
-                    worker.waitUntilExit()
-                    continuation.resume()
-                }
-            }
+            try await onDispatch { worker.waitUntilExit() }
             #expect(worker.terminationStatus == 0)
         }
 

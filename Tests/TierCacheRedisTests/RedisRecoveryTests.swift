@@ -151,20 +151,24 @@ struct RedisCLI {
     /// threads here) starved the tests beside it (the proxy's and the Hummingbird app's answers
     /// waited past their clients' timeouts).
     func polled(_ node: RedisEndpoint, _ arguments: String...) async throws -> String {
-        try await Self.offThePool { try run(node, arguments: arguments) }
+        try await onDispatch { try run(node, arguments: arguments) }
     }
 
     /// ``runTool(_:)`` on a Dispatch thread (see ``polled(_:_:)``).
     func polledTool(_ arguments: [String]) async throws -> String {
-        try await Self.offThePool { try runTool(arguments) }
+        try await onDispatch { try runTool(arguments) }
     }
+}
 
-    private static func offThePool(_ body: @escaping @Sendable () throws -> String) async throws -> String {
-        try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
-        }
+/// Runs `body`, which blocks its thread (a child process, a wait for one), on a Dispatch thread:
+/// on the concurrency pool (two threads here) it held a thread every other test needs.
+func onDispatch<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
     }
+}
 
+extension RedisCLI {
     /// Waits (at most a minute) until `CLUSTER INFO` on `node` reports `cluster_state:STATE`.
     func waitForState(_ state: String, on node: RedisEndpoint) async throws {
         let deadline = ContinuousClock.now + .seconds(60)
