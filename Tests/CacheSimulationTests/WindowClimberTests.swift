@@ -27,6 +27,20 @@ struct WindowClimberTests {
         return keys
     }
 
+    /// `count` requests: a hot set of `hotKeys` keys (80% of them) among a stream of one-time keys
+    /// (numbered from 1,001 up).
+    static func hotAndScan(_ count: Int, hotKeys: UInt32, seed: UInt64) -> [UInt32] {
+        var state = seed
+        var next: UInt32 = 1_000
+        return (0..<count).map { _ in
+            state &+= 0x9E37_79B9_7F4A_7C15
+            let draw = TinyLFUSketch.mix(UInt32(truncatingIfNeeded: state >> 13), 2)
+            if draw % 10 < 8 { return UInt32(draw >> 32) % hotKeys }
+            next += 1
+            return next
+        }
+    }
+
     @Test("A miniature whose window is the whole cache is LRU, request for request")
     func wholeWindowIsLRU() throws {
         // Skewed random keys, so that the main cache's frequency contest would matter if it ran.
@@ -89,16 +103,7 @@ struct WindowClimberTests {
 
     @Test("A frequency-skewed workload keeps a small window: W-TinyLFU beats LRU")
     func frequencyWorkloadKeepsASmallWindow() throws {
-        // A hot set of 500 keys (80% of requests) among a stream of one-time keys.
-        var state: UInt64 = 11
-        var next: UInt32 = 1_000
-        let keys: [UInt32] = (0..<200_000).map { _ in
-            state &+= 0x9E37_79B9_7F4A_7C15
-            let draw = TinyLFUSketch.mix(UInt32(truncatingIfNeeded: state >> 13), 2)
-            if draw % 10 < 8 { return UInt32(draw >> 32) % 500 }
-            next += 1
-            return next
-        }
+        let keys = Self.hotAndScan(200_000, hotKeys: 500, seed: 11)
         let trace = try Trace(name: "hot-and-scan", requests: keys.map { TraceRequest(key: UInt64($0)) })
         let simulator = try Simulator(trace: trace, unit: .objects)
         let lru = simulator.replay(.lru, capacity: 600)
@@ -109,5 +114,67 @@ struct WindowClimberTests {
         for (position, key) in trace.requests.enumerated() { _ = policy.access(key, position: position) }
         // The scan keys would push the hot set out of a large window: it stays at most 20%.
         #expect(policy.policy.windowMaximum <= 120)
+    }
+
+    @Test("A cache sampled densely rests its miniatures after the warm-up, watching their share of requests")
+    func denseSampleRestsBetweenSpells() {
+        var climber = MiniatureWindowClimber()
+        climber.start(capacity: 2_000, entries: 2_000, initialShare: 0.01)
+        #expect(climber.samplingModulus == 7)
+        // The warm-up: 64 turnovers, but at least 2^20 requests.
+        var requests = 0
+        while climber.isWatching, requests < 2_000_000 {
+            _ = climber.record(Self.hash(UInt32(truncatingIfNeeded: requests)), cost: 1)
+            requests += 1
+        }
+        #expect(requests == MiniatureWindowClimber.warmUpRequests)
+        // Then spells of 8 turnovers (16,000 requests) and rests of 8 × (128 / 7 - 1) = 136
+        // (272,000 requests): the miniatures watch 1 request in 18, no more than 7 in 128.
+        var watched = 0
+        var starts: [Int] = []
+        for request in 0..<(3 * 288_000) {
+            let wasWatching = climber.isWatching
+            _ = climber.record(Self.hash(UInt32(truncatingIfNeeded: requests + request)), cost: 1)
+            if climber.isWatching { watched += 1 }
+            if climber.isWatching, !wasWatching { starts.append(request) }
+        }
+        #expect(starts == [271_999, 559_999, 847_999])
+        #expect(watched == 3 * 16_000)
+    }
+
+    @Test("A cache sampled at 1 key in 65 or more sparsely never rests its miniatures")
+    func sparseSampleNeverRests() {
+        var climber = MiniatureWindowClimber()
+        climber.start(capacity: 20_000, entries: 20_000, initialShare: 0.01)
+        #expect(climber.samplingModulus == 78)
+        var rested = 0
+        for key in UInt32(0)..<3_000_000 {
+            _ = climber.record(Self.hash(key), cost: 1)
+            if !climber.isWatching { rested += 1 }
+        }
+        #expect(rested == 0)
+    }
+
+    @Test("A change of workload long after the warm-up still moves the window, in a spell")
+    func changeAfterWarmUpMovesTheWindow() throws {
+        // A hot set of 300 keys (80% of requests) among one-time keys, then phases of fresh
+        // working sets that fit the cache (LRU optimal), in a cache of 600 sampling 1 key in 2: its
+        // miniatures rest 302,400 requests between spells of 4,800.
+        var keys = Self.hotAndScan(1_500_000, hotKeys: 300, seed: 13)
+        let changeAt = keys.count
+        keys += Self.phases(100, keysPerPhase: 360, requestsPerPhase: 12_000).map { $0 + 10_000_000 }
+        let trace = try Trace(name: "hot-then-phases", requests: keys.map { TraceRequest(key: UInt64($0)) })
+        var policy = TraceReplay<WTinyLFUPolicy>(
+            capacity: 600, objectSizes: [UInt32](repeating: 1, count: trace.objectCount))
+        var windowAtChange = 0
+        var lateMisses = 0
+        for (position, key) in trace.requests.enumerated() {
+            if position == changeAt { windowAtChange = policy.policy.windowMaximum }
+            if !policy.access(key, position: position), position >= keys.count - 240_000 { lateMisses += 1 }
+        }
+        #expect(windowAtChange <= 120)
+        #expect(policy.policy.windowMaximum >= 360)
+        // The last 20 phases: each key's first reference, and within 0.5% of requests more.
+        #expect(Double(lateMisses - 20 * 360) / 240_000 <= 0.005, "\(lateMisses) misses")
     }
 }

@@ -49,12 +49,12 @@ struct ProxyCoherenceTests {
     }
 
     @Test("--coherent without --redis, or with nothing above it, is refused")
-    func refusals() throws {
+    func refusals() async throws {
         for arguments in [
             ["--upstream", "http://127.0.0.1:1", "--coherent"],
             ["--upstream", "http://127.0.0.1:1", "--memory", "0", "--redis", "redis://127.0.0.1:1", "--coherent"],
         ] {
-            let refusal = try ProxyProcess.refusal(arguments)
+            let refusal = try await ProxyProcess.refusal(arguments)
             #expect(refusal.status != 0 && refusal.message.contains("--coherent"), "\(refusal.message)")
         }
     }

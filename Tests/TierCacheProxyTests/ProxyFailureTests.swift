@@ -310,7 +310,7 @@ struct ProxyFailureTests {
     }
 
     @Test("Bad options are refused with a message and a non-zero exit")
-    func badOptions() throws {
+    func badOptions() async throws {
         let cases: [([String], String)] = [
             (["--upstream", "ftp://example.com"], "http:// or https://"),
             (["--upstream", "http://127.0.0.1:1", "--listen", "nowhere"], "is not HOST:PORT"),
@@ -338,7 +338,7 @@ struct ProxyFailureTests {
             (["--upstream", "http://127.0.0.1:1", "--redis-capacity", "1GiB"], "give --redis"),
         ]
         for (arguments, expected) in cases {
-            let (status, message, _) = try ProxyProcess.refusal(arguments)
+            let (status, message, _) = try await ProxyProcess.refusal(arguments)
             #expect(status != 0, "\(arguments)")
             #expect(message.contains(expected), "\(arguments): \(message)")
         }
@@ -402,12 +402,12 @@ struct ProxyFailureTests {
     }
 
     @Test("An address that cannot be bound stops the proxy with an error naming the option, before any summary")
-    func unbindableAddress() throws {
+    func unbindableAddress() async throws {
         let taken = try ReservedPort()
         for option in ["--metrics", "--listen"] {
             var arguments = ["--upstream", "http://127.0.0.1:1", "--listen", "127.0.0.1:0", "--log-level", "critical"]
             arguments += [option, "127.0.0.1:\(taken.port)"]
-            let (status, message, output) = try ProxyProcess.refusal(arguments)
+            let (status, message, output) = try await ProxyProcess.refusal(arguments)
             #expect(status != 0)
             #expect(message.contains("could not serve \(option) on 127.0.0.1:\(taken.port)"), "\(message)")
             #expect(output.isEmpty, "no summary line: a test or a person waiting for it would connect to nothing")

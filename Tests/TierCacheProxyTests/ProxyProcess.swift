@@ -85,8 +85,16 @@ final class ProxyProcess: Sendable {
     }
 
     /// Runs the proxy with `arguments` expecting it to refuse them; returns its exit status and
-    /// what it printed on standard error and on standard output.
-    static func refusal(_ arguments: [String]) throws -> (status: Int32, message: String, output: String) {
+    /// what it printed on standard error and on standard output. On a Dispatch thread (see
+    /// ``start(_:)``): a test of two dozen refusals held a thread of the concurrency pool for
+    /// seconds.
+    static func refusal(_ arguments: [String]) async throws -> (status: Int32, message: String, output: String) {
+        try await RawHTTP.onDispatch { try blockingRefusal(arguments) }
+    }
+
+    private static func blockingRefusal(
+        _ arguments: [String]
+    ) throws -> (status: Int32, message: String, output: String) {
         let process = Process()
         process.executableURL = try executable()
         process.arguments = arguments

@@ -161,7 +161,9 @@ struct TestCluster {
         for _ in 0..<count { nodes.append(try await RedisProcess(arguments: ["--cluster-enabled", "yes"] + options)) }
         let endpoints = nodes.map { RedisEndpoint(host: "127.0.0.1", port: $0.port) }
         let cli = RedisCLI(seeds: endpoints)
-        _ = try cli.runTool(
+        // On a Dispatch thread: redis-cli waits, a second at a time, for the nodes to agree, and
+        // clusters made at once held both of the concurrency pool's threads for seconds.
+        _ = try await cli.polledTool(
             ["--cluster", "create"] + endpoints.map { "\($0.host):\($0.port)" } + [
                 "--cluster-replicas", String(replicas), "--cluster-yes",
             ])

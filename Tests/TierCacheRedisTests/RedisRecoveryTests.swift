@@ -154,7 +154,8 @@ struct RedisCLI {
         try await onDispatch { try run(node, arguments: arguments) }
     }
 
-    /// ``runTool(_:)`` on a Dispatch thread (see ``polled(_:_:)``).
+    /// ``runTool(_:)`` on a Dispatch thread (see ``polled(_:_:)``): polls, and `--cluster create`,
+    /// which waits for the nodes to agree.
     func polledTool(_ arguments: [String]) async throws -> String {
         try await onDispatch { try runTool(arguments) }
     }
