@@ -172,6 +172,33 @@ struct MemoryTierPolicyEquivalenceTests {
         try Self.expectSameDecisions(workload, capacity: capacity, Self.pairs[2])
     }
 
+    @Test("Same hits across W-TinyLFU's miniature rests, and a window moved in a spell after them")
+    func windowMovedAfterRests() throws {
+        // 600 entries sample 1 key in 2: after 2^20 requests the miniatures rest 302,400 requests
+        // between spells of 4,800 (WindowClimberTests). A hot set among one-time keys keeps the
+        // window small through the warm-up; fresh working sets that fit the cache then call for a
+        // larger one, found in a spell.
+        let hotThenScan = WindowClimberTests.hotAndScan(1_100_000, hotKeys: 300, seed: 17)
+        let offset = (hotThenScan.max() ?? 0) + 1
+        let phases = WindowClimberTests.phases(60, keysPerPhase: 360, requestsPerPhase: 12_000).map { $0 + offset }
+        let requests = hotThenScan + phases
+        let workload = Workload(
+            requests: requests, valueSizes: [Int](repeating: 1, count: Int(offset) + 60 * 360))
+        let capacity = 600 * Self.cost(valueSize: 1, id: 0)
+        var policy = TraceReplay<WTinyLFUPolicy>(
+            capacity: UInt64(capacity),
+            objectSizes: (0..<workload.valueSizes.count).map { UInt32(Self.cost(valueSize: 1, id: UInt32($0))) })
+        var windowAtChange = 0
+        for (position, id) in requests.enumerated() {
+            if position == hotThenScan.count { windowAtChange = policy.policy.windowMaximum }
+            _ = policy.access(id, position: position)
+        }
+        #expect(
+            policy.policy.windowMaximum > windowAtChange,
+            "the window must have moved after the rests began for this test to prove anything")
+        try Self.expectSameDecisions(workload, capacity: capacity, Self.pairs[2])
+    }
+
     @Test("A policy of the app's own makes the same decisions in the tier as in the simulator")
     func userPolicy() throws {
         let workload = Self.zipf(objects: 5_000, requests: 60_000) { id in 1 + Int(Self.sketchHash(id ^ 0x5A5A) % 2_048)

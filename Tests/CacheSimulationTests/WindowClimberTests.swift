@@ -128,8 +128,8 @@ struct WindowClimberTests {
             requests += 1
         }
         #expect(requests == MiniatureWindowClimber.warmUpRequests)
-        // Then spells of 8 turnovers (16,000 requests) and rests of 8 × (128 / 7 - 1) = 136
-        // (272,000 requests): the miniatures watch 1 request in 18, no more than 7 in 128.
+        // Then spells of 8 turnovers (16,000 requests) and rests of 8 × (⌊128 / 7⌋ - 1) = 136
+        // (272,000 requests): the miniatures watch 1 request in 18 (at least 7 in 128).
         var watched = 0
         var starts: [Int] = []
         for request in 0..<(3 * 288_000) {
@@ -142,17 +142,32 @@ struct WindowClimberTests {
         #expect(watched == 3 * 16_000)
     }
 
-    @Test("A cache sampled at 1 key in 65 or more sparsely never rests its miniatures")
-    func sparseSampleNeverRests() {
+    @Test(
+        "A cache sampled at 1 key in 64 rests its miniatures after the warm-up; at 1 in 65 or more sparsely, never",
+        arguments: [(16_639, 64, true), (16_640, 65, false), (20_000, 78, false)])
+    func restsEndAtOneKeyIn65(entries: Int, modulus: UInt64, rests: Bool) {
         var climber = MiniatureWindowClimber()
-        climber.start(capacity: 20_000, entries: 20_000, initialShare: 0.01)
-        #expect(climber.samplingModulus == 78)
+        climber.start(capacity: entries, entries: entries, initialShare: 0.01)
+        #expect(climber.samplingModulus == modulus)
         var rested = 0
-        for key in UInt32(0)..<3_000_000 {
+        for key in UInt32(0)..<1_200_000 {
             _ = climber.record(Self.hash(key), cost: 1)
             if !climber.isWatching { rested += 1 }
         }
-        #expect(rested == 0)
+        // At 1 in 64 the warm-up is 64 turnovers (1,064,896 requests, more than 2^20), then a rest
+        // of 8 turnovers (133,112 requests) before the next spell.
+        #expect(rested == (rests ? 8 * 16_639 : 0))
+    }
+
+    @Test("Emptying the policy starts the miniatures' warm-up again")
+    func removeAllRestartsTheWarmUp() {
+        var policy = WTinyLFUPolicy(context: PolicyContext(capacity: 2_000, expectedSlots: 1_100_000))
+        func request(_ key: UInt32) { _ = policy.access(key, size: 1, keyHash: Self.hash(key), position: Int(key)) }
+        for key in UInt32(0)..<1_100_000 { request(key) }
+        #expect(!policy.climberIsWatching, "past the warm-up, the miniatures rest")
+        policy.removeAll()
+        for key in UInt32(0)..<10_000 { request(key) }
+        #expect(policy.climberIsWatching)
     }
 
     @Test("A change of workload long after the warm-up still moves the window, in a spell")

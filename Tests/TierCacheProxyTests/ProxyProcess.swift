@@ -89,14 +89,16 @@ final class ProxyProcess: Sendable {
     /// ``start(_:)``): a test of two dozen refusals held a thread of the concurrency pool for
     /// seconds.
     static func refusal(_ arguments: [String]) async throws -> (status: Int32, message: String, output: String) {
-        try await RawHTTP.onDispatch { try blockingRefusal(arguments) }
+        // Found here, in the test's task, where a failed `#require` is the test's.
+        let executable = try executable()
+        return try await RawHTTP.onDispatch { try blockingRefusal(executable, arguments) }
     }
 
     private static func blockingRefusal(
-        _ arguments: [String]
+        _ executable: URL, _ arguments: [String]
     ) throws -> (status: Int32, message: String, output: String) {
         let process = Process()
-        process.executableURL = try executable()
+        process.executableURL = executable
         process.arguments = arguments
         let errors = Pipe()
         let output = Pipe()

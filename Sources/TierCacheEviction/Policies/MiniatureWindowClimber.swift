@@ -14,18 +14,21 @@
 /// (below). A 100% window is plain LRU, so the choice includes LRU's behaviour and W-TinyLFU
 /// tracks the better of recency and frequency.
 ///
-/// The miniatures' cost per request is capped at the sparsest sample's. A sampled request costs
-/// about a real request in each of the fourteen miniatures, so a cache sampled at 1 in 12 keys (a
-/// cache of 3,153 entries) spends more on its miniatures than on itself, and W-TinyLFU replayed a
-/// long trace at a quarter of LRU's speed. So, in a cache sampled more densely than 1 key in
-/// ``maximumSamplingModulus``, the miniatures watch in spells once the cache has run in:
-/// after ``warmUpTurnovers`` turnovers and at least ``warmUpRequests`` requests, they watch for
-/// ``spellTurnovers`` turnovers, then rest while the real cache serves the same requests alone,
-/// long enough that they watch a `samplingModulus / maximumSamplingModulus` share of the requests.
-/// The evidence and the window carry over a rest; the miniatures' contents, stale after it, turn
-/// over in the spell's first turnover. A trace shorter than the warm-up replays as before; on the
-/// 92 cells of `docs/eviction-policies.md` the mean miss ratio moved by +0.0001 (the figures are
-/// there).
+/// The miniatures' cost per request is kept within twice the sparsest sample's. A sampled request
+/// costs about a real request in each of the fourteen miniatures, so a cache sampled at 1 in 12
+/// keys (a cache of 3,153 entries) spent more on its miniatures than on itself, and W-TinyLFU
+/// replayed a long trace at a quarter of LRU's speed. So, in a cache sampled at 1 key in `m` ≤ 64
+/// (fewer than 16,640 entries), the miniatures watch in spells once the cache has run in: after
+/// ``warmUpTurnovers`` turnovers and at least ``warmUpRequests`` requests from the start, they
+/// watch for ``spellTurnovers`` turnovers, then rest while the real cache serves the requests
+/// alone, so that they watch 1 request in `⌊128 / m⌋` (at least `m / 128` of them). A turnover is
+/// the `entries` the cache was expected to hold at the start (the sampling rate rests on the same
+/// estimate). The window and the evidence carry over a rest; the miniatures' contents, stale after
+/// it, count as evidence too (the spell's first turnover replaces them). Evidence fades only while
+/// the miniatures watch, so in such a cache ``evidenceHorizon`` counts watched turnovers: a lasting
+/// change of workload wins within a few dozen spells rather than turnovers. A trace shorter than
+/// the warm-up replays as before; on the 92 cells of `docs/eviction-policies.md` the mean miss
+/// ratio moved by +0.0001 (the figures are there).
 ///
 /// Two safeguards keep noise from moving the window (Caffeine's `MiniSimClimber` has neither and
 /// flips between windows every period on workloads with recurring phases):
@@ -60,19 +63,19 @@ struct MiniatureWindowClimber {
     /// The one-sided z-score the paired evidence must reach to move the window (about 98%
     /// confidence): sampling noise in a sparse sample must not move it.
     static let significance = 2.0
-    /// Turnovers the miniatures always watch after they start, before any rest.
+    /// Turnovers the miniatures always watch after they start, before any rest (more than
+    /// ``warmUpRequests`` only for caches of 16,385 entries and more).
     static let warmUpTurnovers = 64
     /// Requests the miniatures always watch after they start, before any rest: the spells save
     /// time on long replays, and on a short trace, where resting costs evidence the trace has
     /// too little of, watching costs a fraction of a second (a million requests through the
     /// miniatures of a cache of fewer than 512 entries, every key sampled).
     static let warmUpRequests = 1 << 20
-    /// Turnovers a spell of watching lasts: the first turns the miniatures' stale contents
-    /// over, the rest gather evidence.
+    /// Turnovers a spell of watching lasts: the first turns the miniatures' stale contents over.
     static let spellTurnovers = 8
 
     /// None until ``start(capacity:entries:initialShare:)``: an empty set, not an optional (a
-    /// sampled request reaches it through `watching`, tested on every request; testing an
+    /// sampled request reaches it through ``isWatching``, tested on every request; testing an
     /// optional there took 4 instructions).
     private var miniatures = MiniatureCaches(capacity: 1, windowShares: [])
     private var shareCount: Int { Self.windowShares.count }
@@ -89,10 +92,11 @@ struct MiniatureWindowClimber {
     /// division, since the test runs on every request (the division was a tenth of a miss's cost
     /// at 32,768 objects).
     private var sampleTest = SampleTest(modulus: 1)
-    /// Whether sampled requests reach the miniatures now: false before the start and in a rest.
-    private var watching = false
+    /// Whether a sampled request reaches the miniatures now: false before the start and in a rest.
+    private(set) var isWatching = false
     /// Requests until the miniatures start or stop watching; `Int.max` where they never rest.
     private var countdown = Int.max
+    /// Requests in a spell of watching, and in a rest; 0 where the miniatures never rest.
     private var spellRequests = 0
     private var restRequests = 0
     /// 1 in this many keys (by hash) is replayed through the miniatures.
@@ -102,9 +106,6 @@ struct MiniatureWindowClimber {
 
     /// Whether ``start(capacity:entries:initialShare:)`` has run.
     var isStarted: Bool { !miniatures.isEmpty }
-
-    /// Whether a sampled request would reach the miniatures now (not in a rest).
-    var isWatching: Bool { watching }
 
     /// The window share the miniatures currently rank best.
     var bestShare: Double { Self.windowShares[bestIndex] }
@@ -131,38 +132,45 @@ struct MiniatureWindowClimber {
         decay = 1 - Double(periodLength) / Double(Self.evidenceHorizon * scaledEntries)
         bestIndex = Self.windowShares.firstIndex { $0 >= initialShare } ?? 0
         sampledInPeriod = 0
-        watching = true
-        // Rest so that the miniatures watch a `samplingModulus / maximumSamplingModulus` share of
-        // the requests (rounded up): none from a sample of 1 in 65 keys on.
+        isWatching = true
+        // Rest so that the miniatures watch 1 request in `⌊maximumSamplingModulus / m⌋`: never
+        // from a sample of 1 key in 65 on.
         let restTurnovers = Self.spellTurnovers * (Self.maximumSamplingModulus / Int(samplingModulus) - 1)
         if restTurnovers > 0 {
-            // Below `maximumSamplingModulus × minimumMiniatureEntries` entries (32,768), so none
-            // of these products comes near `Int.max`, on 32 bits either.
+            // Below 65 × `minimumMiniatureEntries` entries (16,640), so none of these products
+            // comes near `Int.max`, on 32 bits either (at most 1,016 × 16,639 requests).
             let turnover = max(1, entries)
             spellRequests = Self.spellTurnovers * turnover
             restRequests = restTurnovers * turnover
             countdown = max(Self.warmUpTurnovers * turnover, Self.warmUpRequests)
         } else {
-            countdown = Int.max
+            (spellRequests, restRequests, countdown) = (0, 0, Int.max)
         }
     }
 
     /// Replays a request for the key hashed to `hash` (of `cost`) through the miniatures if the
-    /// key is in the sample. Returns the window share to move to when a period ends with a new
+    /// key is in the sample and they are watching. Called for every request the cache serves:
+    /// spells and rests are counted in requests. Returns the window share to move to when a period ends with a new
     /// best miniature, else nil.
     @inline(__always)
     mutating func record(_ hash: UInt64, cost: Int) -> Double? {
         countdown &-= 1
         if countdown == 0 { toggleWatching() }
-        guard watching, sampleTest.isMultiple(Self.sampleHash(hash)) else { return nil }
+        guard isWatching, sampleTest.isMultiple(Self.sampleHash(hash)) else { return nil }
         return recordSampled(hash, cost: cost)
     }
 
     /// Ends the warm-up or a spell with a rest, or a rest with a spell.
     @inline(never)
     private mutating func toggleWatching() {
-        watching.toggle()
-        countdown = watching ? spellRequests : restRequests
+        // `Int.max` requests have passed (on 32 bits, 2^31) where the miniatures never rest, or
+        // before the start: the count starts again.
+        guard restRequests > 0 else {
+            countdown = .max
+            return
+        }
+        isWatching.toggle()
+        countdown = isWatching ? spellRequests : restRequests
     }
 
     private mutating func recordSampled(_ hash: UInt64, cost: Int) -> Double? {

@@ -44,6 +44,8 @@ public struct WTinyLFUPolicy: EvictionPolicy {
     @usableFromInline var driverPrefetches = false
     /// Whether the far hints of `prefetchNextContest()` are on (for tests).
     var givesFarHints: Bool { windowLog.isActive }
+    /// Whether the window's miniatures are watching, not resting (for tests).
+    var climberIsWatching: Bool { climber.isWatching }
 
     /// An empty cache of `context`'s capacity.
     public init(context: PolicyContext) {
@@ -428,7 +430,7 @@ public struct WTinyLFUPolicy: EvictionPolicy {
     }
 
     /// Moves the window to the share the miniatures rank best, when they name a new one. Inlined:
-    /// on all but the sampled requests it is the sample test alone.
+    /// on all but the sampled requests it is a countdown and the sample test alone.
     @inline(__always)
     private mutating func adapt(_ hash: UInt64, cost: Int) {
         guard let share = climber.record(hash, cost: cost) else { return }
