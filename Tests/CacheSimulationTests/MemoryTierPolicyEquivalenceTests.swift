@@ -169,7 +169,7 @@ struct MemoryTierPolicyEquivalenceTests {
         for (position, id) in requests.enumerated() { _ = policy.access(id, position: position) }
         #expect(
             policy.policy.windowMaximum > capacity / 2, "the window must have moved for this test to prove anything")
-        try Self.expectSameDecisions(workload, capacity: capacity, Self.pairs[2])
+        try Self.expectSameDecisions(workload, capacity: capacity, (.wTinyLFU, .wtinylfu))
     }
 
     @Test("Same hits across W-TinyLFU's miniature rests, and a window moved in a spell after them")
@@ -196,7 +196,7 @@ struct MemoryTierPolicyEquivalenceTests {
         #expect(
             policy.policy.windowMaximum > windowAtChange,
             "the window must have moved after the rests began for this test to prove anything")
-        try Self.expectSameDecisions(workload, capacity: capacity, Self.pairs[2])
+        try Self.expectSameDecisions(workload, capacity: capacity, (.wTinyLFU, .wtinylfu))
     }
 
     @Test("A policy of the app's own makes the same decisions in the tier as in the simulator")

@@ -16,7 +16,7 @@
 ///
 /// The miniatures' cost per request is kept within twice the sparsest sample's. A sampled request
 /// costs about a real request in each of the fourteen miniatures, so a cache sampled at 1 in 12
-/// keys (a cache of 3,153 entries) spent more on its miniatures than on itself, and W-TinyLFU
+/// keys (a cache of 3,153 entries) spent two fifths of its replay on its miniatures, and W-TinyLFU
 /// replayed a long trace at a quarter of LRU's speed. So, in a cache sampled at 1 key in `m` ≤ 64
 /// (fewer than 16,640 entries), the miniatures watch in spells once the cache has run in: after
 /// ``warmUpTurnovers`` turnovers and at least ``warmUpRequests`` requests from the start, they
@@ -26,9 +26,9 @@
 /// estimate). The window and the evidence carry over a rest; the miniatures' contents, stale after
 /// it, count as evidence too (the spell's first turnover replaces them). Evidence fades only while
 /// the miniatures watch, so in such a cache ``evidenceHorizon`` counts watched turnovers: a lasting
-/// change of workload wins within a few dozen spells rather than turnovers. A trace shorter than
-/// the warm-up replays as before; on the 92 cells of `docs/eviction-policies.md` the mean miss
-/// ratio moved by +0.0001 (the figures are there).
+/// change of workload wins within a few spells (8 turnovers each) rather than turnovers. A trace
+/// shorter than the warm-up replays as before; on the 92 cells of `docs/eviction-policies.md` the
+/// mean miss ratio moved by +0.0001 (the figures are there).
 ///
 /// Two safeguards keep noise from moving the window (Caffeine's `MiniSimClimber` has neither and
 /// flips between windows every period on workloads with recurring phases):
@@ -150,8 +150,8 @@ struct MiniatureWindowClimber {
 
     /// Replays a request for the key hashed to `hash` (of `cost`) through the miniatures if the
     /// key is in the sample and they are watching. Called for every request the cache serves:
-    /// spells and rests are counted in requests. Returns the window share to move to when a period ends with a new
-    /// best miniature, else nil.
+    /// spells and rests are counted in requests. Returns the window share to move to when a period
+    /// ends with a new best miniature, else nil.
     @inline(__always)
     mutating func record(_ hash: UInt64, cost: Int) -> Double? {
         countdown &-= 1
