@@ -178,19 +178,16 @@ struct MemoryTierPolicyEquivalenceTests {
         // between spells of 4,800 (WindowClimberTests). A hot set among one-time keys keeps the
         // window small through the warm-up; fresh working sets that fit the cache then call for a
         // larger one, found in a spell.
-        let hotThenScan = WindowClimberTests.hotAndScan(1_100_000, hotKeys: 300, seed: 17)
-        let offset = (hotThenScan.max() ?? 0) + 1
-        let phases = WindowClimberTests.phases(60, keysPerPhase: 360, requestsPerPhase: 12_000).map { $0 + offset }
-        let requests = hotThenScan + phases
-        let workload = Workload(
-            requests: requests, valueSizes: [Int](repeating: 1, count: Int(offset) + 60 * 360))
+        let (requests, changeAt, objectCount) = WindowClimberTests.hotThenPhases(
+            hotRequests: 1_100_000, seed: 17, phases: 60)
+        let workload = Workload(requests: requests, valueSizes: [Int](repeating: 1, count: objectCount))
         let capacity = 600 * Self.cost(valueSize: 1, id: 0)
         var policy = TraceReplay<WTinyLFUPolicy>(
             capacity: UInt64(capacity),
             objectSizes: (0..<workload.valueSizes.count).map { UInt32(Self.cost(valueSize: 1, id: UInt32($0))) })
         var windowAtChange = 0
         for (position, id) in requests.enumerated() {
-            if position == hotThenScan.count { windowAtChange = policy.policy.windowMaximum }
+            if position == changeAt { windowAtChange = policy.policy.windowMaximum }
             _ = policy.access(id, position: position)
         }
         #expect(

@@ -41,6 +41,18 @@ struct WindowClimberTests {
         }
     }
 
+    /// ``hotAndScan(_:hotKeys:seed:)`` (a small window is best), then `phases` phases of 360
+    /// fresh keys requested 12,000 times each (LRU is best in a cache of 600); the keys are dense,
+    /// `0..<objectCount`, and the phases start at request `changeAt`.
+    static func hotThenPhases(
+        hotRequests: Int, seed: UInt64, phases: Int
+    ) -> (requests: [UInt32], changeAt: Int, objectCount: Int) {
+        let hot = hotAndScan(hotRequests, hotKeys: 300, seed: seed)
+        let offset = (hot.max() ?? 0) + 1
+        let fresh = Self.phases(phases, keysPerPhase: 360, requestsPerPhase: 12_000).map { $0 + offset }
+        return (hot + fresh, hot.count, Int(offset) + phases * 360)
+    }
+
     @Test("A miniature whose window is the whole cache is LRU, request for request")
     func wholeWindowIsLRU() throws {
         // Skewed random keys, so that the main cache's frequency contest would matter if it ran.
@@ -175,9 +187,7 @@ struct WindowClimberTests {
         // A hot set of 300 keys (80% of requests) among one-time keys, then phases of fresh
         // working sets that fit the cache (LRU optimal), in a cache of 600 sampling 1 key in 2: its
         // miniatures rest 302,400 requests between spells of 4,800.
-        var keys = Self.hotAndScan(1_500_000, hotKeys: 300, seed: 13)
-        let changeAt = keys.count
-        keys += Self.phases(100, keysPerPhase: 360, requestsPerPhase: 12_000).map { $0 + 10_000_000 }
+        let (keys, changeAt, _) = Self.hotThenPhases(hotRequests: 1_500_000, seed: 13, phases: 100)
         let trace = try Trace(name: "hot-then-phases", requests: keys.map { TraceRequest(key: UInt64($0)) })
         var policy = TraceReplay<WTinyLFUPolicy>(
             capacity: 600, objectSizes: [UInt32](repeating: 1, count: trace.objectCount))

@@ -49,9 +49,7 @@ final class ProxyProcess: Sendable {
     /// concurrency pool (two threads here) a few of them at once starved the in-process origins
     /// of the tests running beside them.
     static func start(_ arguments: [String]) async throws -> ProxyProcess {
-        try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(with: Result { try ProxyProcess(arguments) }) }
-        }
+        try await RawHTTP.onDispatch { try ProxyProcess(arguments) }
     }
 
     var url: String { "http://127.0.0.1:\(port)" }

@@ -12,13 +12,8 @@ enum RawHTTP {
     static func exchange(
         port: Int, _ request: [UInt8], readTimeout: Int = 10, readLimit: Int? = nil
     ) async throws -> String {
-        try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
-                continuation.resume(
-                    with: Result {
-                        try blockingExchange(port: port, request, readTimeout: readTimeout, readLimit: readLimit)
-                    })
-            }
+        try await onDispatch {
+            try blockingExchange(port: port, request, readTimeout: readTimeout, readLimit: readLimit)
         }
     }
 
